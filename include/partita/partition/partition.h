@@ -1,0 +1,54 @@
+#pragma once
+// The partition pipeline: load a dataset, assign nodes to parts (METIS or random),
+// renumber contiguously, write the partition directory (docs/partition-format.md) and
+// report a summary.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "partita/data/dataset.h"
+
+namespace partita::partition {
+
+enum class Method { kMetis, kRandom };
+const char* method_name(Method method);
+
+struct PartitionOptions {
+  int num_parts = 2;            // >= 1 and <= number of nodes
+  Method method = Method::kMetis;
+  bool balance_train = false;   // METIS: balance training nodes per part too
+  bool balance_edges = false;   // METIS: balance in-degree (edges) per part too
+  uint64_t seed = 0;            // METIS seed / random assignment seed
+  std::string out_dir;          // created; existing partition files are replaced
+  int threads = 0;              // <= 0: all hardware threads
+};
+
+struct PartStats {
+  int64_t nodes = 0;
+  int64_t edges = 0;        // in-edges of owned nodes
+  int64_t train_nodes = 0;
+  int64_t valid_nodes = 0;
+  int64_t test_nodes = 0;
+};
+
+struct PartitionSummary {
+  std::vector<std::pair<std::string, double>> phase_seconds;  // in order of execution
+  int64_t num_nodes = 0;
+  int64_t num_edges = 0;
+  int64_t edge_cut = 0;             // edges whose endpoints lie in different parts
+  double edge_cut_fraction = 0;
+  std::vector<PartStats> parts;
+  // max over parts / mean over parts (1.0 = perfect balance)
+  double node_imbalance = 1, edge_imbalance = 1, train_imbalance = 1;
+  int64_t peak_rss_bytes = 0;
+};
+
+// Runs the whole pipeline on `dataset_dir`. Prints progress with log_info.
+PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadOptions& load,
+                               const PartitionOptions& options);
+
+// Human-readable multi-line summary (what `partita partition` and `partita info` print).
+std::string format_summary(const PartitionSummary& summary);
+
+}  // namespace partita::partition

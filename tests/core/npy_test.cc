@@ -1,0 +1,3 @@
+#include "partita/core/npy.h"
+#include <gtest/gtest.h>
+TEST(Npy, Placeholder) {}

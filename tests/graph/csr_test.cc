@@ -1,0 +1,3 @@
+#include "partita/graph/csr.h"
+#include <gtest/gtest.h>
+TEST(Csr, Placeholder) {}
