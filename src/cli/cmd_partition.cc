@@ -1,1 +1,54 @@
-// placeholder
+// partita partition: dataset in, partition directory out.
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "commands.h"
+#include "partita/partition/partition.h"
+
+namespace partita::cli {
+
+Action add_partition_command(CLI::App& app) {
+  struct Flags {
+    std::string dataset;
+    data::LoadOptions load;
+    partition::PartitionOptions partition;
+  };
+  auto flags = std::make_shared<Flags>();
+  app.description(
+      "Partition a dataset for distributed training. The dataset is a directory in OGB's raw "
+      "node-property layout (raw/*.csv.gz, split/<name>/*.csv.gz) or in the Partita numpy "
+      "layout (edges.npy, feat.npy, ...), detected automatically. Nodes are renumbered so part "
+      "p owns a contiguous id range; see docs/partition-format.md for the output.");
+  app.add_option("--dataset", flags->dataset, "Input dataset directory")->required();
+  app.add_option("--out", flags->partition.out_dir, "Output partition directory")->required();
+  app.add_option("--num-parts", flags->partition.num_parts, "Number of parts (one per rank)")
+      ->capture_default_str();
+  const std::map<std::string, partition::Method> methods{{"metis", partition::Method::kMetis},
+                                                         {"random", partition::Method::kRandom}};
+  app.add_option("--method", flags->partition.method,
+                 "Assignment method: metis (min edge cut) or random")
+      ->transform(CLI::CheckedTransformer(methods, CLI::ignore_case))
+      ->default_str("metis");
+  app.add_flag("--balance-train", flags->partition.balance_train,
+               "METIS: also balance the number of training nodes per part");
+  app.add_flag("--balance-edges", flags->partition.balance_edges,
+               "METIS: also balance the number of edges per part");
+  app.add_flag("--undirected", flags->load.undirected, "Add the reverse of every edge");
+  app.add_option("--split", flags->load.split,
+                 "OGB layout: split folder under split/ (default: the only one)");
+  app.add_option("--seed", flags->partition.seed, "Seed of METIS / random assignment")
+      ->capture_default_str();
+  app.add_option("--threads", flags->partition.threads, "Threads (0: all cores)")
+      ->capture_default_str();
+  return [flags] {
+    flags->load.threads = flags->partition.threads;
+    partition::PartitionSummary summary =
+        partition::run_partition(flags->dataset, flags->load, flags->partition);
+    std::printf("partitioned %s into %s\n%s", flags->dataset.c_str(),
+                flags->partition.out_dir.c_str(), partition::format_summary(summary).c_str());
+    return 0;
+  };
+}
+
+}  // namespace partita::cli

@@ -1,1 +1,74 @@
-// placeholder
+// partita <subcommand>: the single entry point of the engine.
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <string>
+
+#include "commands.h"
+#include "partita/core/error.h"
+#include "partita/core/log.h"
+
+namespace {
+
+constexpr int kExitFailure = 1;  // bad input data, I/O failure, internal error
+constexpr int kExitUsage = 2;    // bad flags
+
+int print_error(const std::string& message, int code) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Partita: partition large graphs and train graph neural networks on them across "
+      "machines.\nRun `partita <command> --help` for the options of each command."};
+  app.set_version_flag("--version", "partita 0.1.0");
+  app.require_subcommand(1);
+  bool quiet = false;
+  bool verbose = false;
+  app.add_flag("-q,--quiet", quiet, "Print only results and errors, no progress");
+  app.add_flag("-v,--verbose", verbose, "Print debugging detail");
+
+  std::map<CLI::App*, partita::cli::Action> actions;
+  auto add = [&](const char* name, const char* help, auto registrar) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    actions[sub] = registrar(*sub);
+  };
+  add("generate", "Write a synthetic graph dataset (numpy layout)",
+      partita::cli::add_generate_command);
+  add("partition", "Partition a dataset into a partition directory",
+      partita::cli::add_partition_command);
+  add("info", "Print the summary of a partition directory, optionally verifying it",
+      partita::cli::add_info_command);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return print_error(e.what(), kExitUsage);
+  }
+
+  partita::set_log_level(quiet     ? partita::LogLevel::kQuiet
+                         : verbose ? partita::LogLevel::kDebug
+                                   : partita::LogLevel::kInfo);
+  try {
+    for (auto& [sub, action] : actions)
+      if (sub->parsed()) return action();
+    return print_error("no command given (see --help)", kExitUsage);
+  } catch (const partita::UsageError& e) {
+    return print_error(e.what(), kExitUsage);
+  } catch (const partita::Error& e) {
+    return print_error(e.what(), kExitFailure);
+  } catch (const std::bad_alloc&) {
+    return print_error("out of memory", kExitFailure);
+  } catch (const std::exception& e) {
+    return print_error(std::string("internal: ") + e.what(), kExitFailure);
+  }
+}

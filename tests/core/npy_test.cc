@@ -1,3 +1,188 @@
 #include "partita/core/npy.h"
+
 #include <gtest/gtest.h>
-TEST(Npy, Placeholder) {}
+
+#include <cstring>
+#include <fstream>
+
+#include "helpers/test_paths.h"
+
+namespace partita {
+namespace {
+
+using testing::TempDir;
+using testing::write_file;
+using testing::read_file;
+
+// Builds a .npy file from a raw header dict and payload, as a hostile writer would.
+std::string raw_npy(const std::string& dict, const std::string& payload, int major = 1) {
+  std::string h = dict + "\n";
+  std::string out = "\x93NUMPY";
+  out.push_back(static_cast<char>(major));
+  out.push_back('\0');
+  out.push_back(static_cast<char>(h.size() & 0xff));
+  out.push_back(static_cast<char>((h.size() >> 8) & 0xff));
+  if (major >= 2) out += std::string(2, '\0');
+  return out + h + payload;
+}
+
+std::string expect_format_error(const std::string& path) {
+  try {
+    NpyArray::open(path);
+  } catch (const FormatError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no FormatError for " << path;
+  return "";
+}
+
+TEST(Npy, RoundTripKeepsValuesShapeAndCrc) {
+  TempDir dir;
+  std::vector<float> values{1.5f, -2.f, 3.25f, 4.f, 5.f, 6.f};
+  uint32_t crc = write_npy<float>(dir / "a.npy", ArrayView<const float>(values), {2, 3});
+  NpyArray a = NpyArray::open(dir / "a.npy");
+  EXPECT_EQ(a.dtype(), DType::kFloat32);
+  ASSERT_EQ(a.ndim(), 2);
+  EXPECT_EQ(a.dim(0), 2);
+  EXPECT_EQ(a.dim(1), 3);
+  EXPECT_EQ(a.header().data_offset % 64, 0u);
+  auto v = a.view<float>();
+  EXPECT_EQ(std::vector<float>(v.begin(), v.end()), values);
+  EXPECT_EQ(crc, crc32_file(dir / "a.npy"));
+  std::string bytes = read_file(dir / "a.npy");
+  EXPECT_EQ(crc, crc32_update(0, bytes.data(), bytes.size()));
+}
+
+TEST(Npy, WriterStreamsChunksAndLeavesNoTempFile) {
+  TempDir dir;
+  std::vector<int64_t> all(3'000'000);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i * 7);
+  {
+    NpyWriter w(dir / "b.npy", DType::kInt64, {static_cast<int64_t>(all.size())});
+    for (size_t off = 0; off < all.size(); off += 999'999) {
+      size_t n = std::min<size_t>(999'999, all.size() - off);
+      w.write(ArrayView<const int64_t>(all.data() + off, static_cast<int64_t>(n)));
+    }
+    w.finish();
+  }
+  EXPECT_EQ(read_npy_vector<int64_t>(dir / "b.npy"), all);
+  EXPECT_FALSE(std::ifstream(dir / "b.npy.tmp").good());
+}
+
+TEST(Npy, AbandonedWriterRemovesTempAndNeverCreatesTarget) {
+  TempDir dir;
+  {
+    NpyWriter w(dir / "c.npy", DType::kInt32, {4});
+    int32_t x = 1;
+    w.write(&x, sizeof(x));
+  }
+  EXPECT_FALSE(std::ifstream(dir / "c.npy").good());
+  EXPECT_FALSE(std::ifstream(dir / "c.npy.tmp").good());
+}
+
+TEST(Npy, FinishWithMissingDataIsAnError) {
+  TempDir dir;
+  NpyWriter w(dir / "d.npy", DType::kInt32, {4});
+  EXPECT_THROW(w.finish(), Error);
+}
+
+TEST(Npy, ReadsVersion2AndScalarsAndEmptyArrays) {
+  TempDir dir;
+  int64_t v = 42;
+  write_file(dir / "v2.npy",
+             raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
+                     std::string(reinterpret_cast<char*>(&v), 8), 2));
+  EXPECT_EQ(read_npy_vector<int64_t>(dir / "v2.npy"), std::vector<int64_t>{42});
+  write_file(dir / "empty.npy",
+             raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 5), }", ""));
+  NpyArray e = NpyArray::open(dir / "empty.npy");
+  EXPECT_EQ(e.num_elements(), 0);
+  EXPECT_EQ(e.dim(1), 5);
+}
+
+TEST(Npy, RejectsMissingFile) {
+  TempDir dir;
+  try {
+    NpyArray::open(dir / "nope.npy");
+    FAIL();
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("nope.npy: cannot open"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Npy, RejectsHostileHeaders) {
+  TempDir dir;
+  struct Case {
+    std::string name, bytes, expected;
+  };
+  const std::string eight(8, '\0');
+  std::vector<Case> cases{
+      {"magic", "NOTNUMPYATALL", "bad magic"},
+      {"short", "\x93NUM", "bad magic"},
+      {"version", raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", eight, 9),
+       "unsupported .npy version 9"},
+      {"truncated_header", std::string("\x93NUMPY\x01\x00\xff\x00{'descr'", 18),
+       "truncated .npy header"},
+      {"dtype", raw_npy("{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }", eight),
+       "unsupported dtype '<c16'"},
+      {"bigendian", raw_npy("{'descr': '>i8', 'fortran_order': False, 'shape': (1,), }", eight),
+       "unsupported dtype '>i8'"},
+      {"fortran", raw_npy("{'descr': '<i8', 'fortran_order': True, 'shape': (1, 1), }", eight),
+       "Fortran-order"},
+      {"negative", raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (-1,), }", eight),
+       "non-negative integers"},
+      {"nokey", raw_npy("{'descr': '<i8', 'shape': (1,), }", eight), "lacks"},
+      {"garbage", raw_npy("{'descr': '<i8', 'fortran_order': Maybe, 'shape': (1,), }", eight),
+       "True or False"},
+      {"truncated_data",
+       raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", eight),
+       "truncated: header claims shape (2,) (16 bytes of data) but the file holds 8"},
+      {"lying_huge",
+       raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000, 1000000), }",
+               eight),
+       "(4000000000000000000 bytes of data) but the file holds 8"},
+      {"overflow_product",
+       raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (4611686018427387904, 4), }",
+               eight),
+       "too large"},
+      {"trailing", raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
+                           eight + "x"),
+       "1 unexpected bytes"},
+  };
+  for (const Case& c : cases) {
+    std::string path = dir / (c.name + ".npy");
+    write_file(path, c.bytes);
+    std::string msg = expect_format_error(path);
+    EXPECT_EQ(msg.rfind(path + ": ", 0), 0u) << c.name << ": " << msg;
+    EXPECT_NE(msg.find(c.expected), std::string::npos) << c.name << ": " << msg;
+  }
+}
+
+TEST(Npy, ExpectNamesDtypeAndShapeMismatch) {
+  TempDir dir;
+  std::vector<int32_t> v{1, 2, 3};
+  write_npy(dir / "i.npy", v);
+  NpyArray a = NpyArray::open(dir / "i.npy");
+  try {
+    a.expect(DType::kInt64, 1);
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected dtype int64, found int32"), std::string::npos);
+  }
+  try {
+    a.expect(DType::kInt32, 2);
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected 2 dimension(s), found shape (3,)"),
+              std::string::npos);
+  }
+}
+
+TEST(Npy, Crc32MatchesKnownValue) {
+  // zlib.crc32(b"123456789") == 0xCBF43926, the standard check value.
+  EXPECT_EQ(crc32_update(0, "123456789", 9), 0xCBF43926u);
+  EXPECT_EQ(crc32_update(crc32_update(0, "1234", 4), "56789", 5), 0xCBF43926u);
+}
+
+}  // namespace
+}  // namespace partita

@@ -1,0 +1,18 @@
+#pragma once
+// Subcommands of the `partita` executable. Each add_* function registers its options on
+// a CLI11 subcommand and returns the action to run when that subcommand is chosen.
+// Actions return the process exit code; errors are thrown as partita::Error and turned
+// into one `error: ...` line by main().
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace partita::cli {
+
+using Action = std::function<int()>;
+
+Action add_generate_command(CLI::App& app);
+Action add_partition_command(CLI::App& app);
+Action add_info_command(CLI::App& app);
+
+}  // namespace partita::cli
