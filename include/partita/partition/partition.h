@@ -22,6 +22,9 @@ struct PartitionOptions {
   uint64_t seed = 0;            // METIS seed / random assignment seed
   std::string out_dir;          // created; existing partition files are replaced
   int threads = 0;              // <= 0: all hardware threads
+  // Recorded in partita.json only: whether the dataset was loaded with reverse edges added.
+  // run_partition sets it from LoadOptions::undirected.
+  bool undirected = false;
 };
 
 struct PartStats {
@@ -42,11 +45,22 @@ struct PartitionSummary {
   // max over parts / mean over parts (1.0 = perfect balance)
   double node_imbalance = 1, edge_imbalance = 1, train_imbalance = 1;
   int64_t peak_rss_bytes = 0;
+
+  int64_t empty_parts() const;  // parts owning no node (METIS may leave some on tiny graphs)
 };
 
-// Runs the whole pipeline on `dataset_dir`. Prints progress with log_info.
+// Runs the whole pipeline on `dataset_dir`: load_dataset, then partition_dataset. The
+// summary's first phase is "load". Prints progress with log_info. Throws UsageError naming
+// `--num-parts` when num_parts < 1 or > number of nodes, UsageError naming `--out` when
+// out_dir is empty, IoError/FormatError for unreadable input or unwritable output.
 PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadOptions& load,
                                const PartitionOptions& options);
+
+// Partitions an in-memory dataset into options.out_dir (same contract as run_partition,
+// without the load phase). `dataset` is only read. Identical dataset, options and seed give
+// byte-identical .npy files and a partita.json that differs only in "phase_seconds" and
+// "peak_rss_bytes". Returns the summary also stored in partita.json.
+PartitionSummary partition_dataset(const data::Dataset& dataset, const PartitionOptions& options);
 
 // Human-readable multi-line summary (what `partita partition` and `partita info` print).
 std::string format_summary(const PartitionSummary& summary);

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs every Debian package Partita's build, tests and benchmarks need, then configures
+# and builds the Release build in build/. Idempotent: when everything is installed and
+# built it only runs an incremental build (seconds).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PACKAGES=(
+  cmake ninja-build g++ ccache pkg-config git
+  libtorch-dev libopenblas0-openmp        # tensors, autograd; OpenBLAS under libtorch
+  libopenmpi-dev openmpi-bin              # processes, launch, messaging
+  libmetis-dev                            # graph partitioning
+  libabsl-dev                             # flat_hash_map
+  libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
+  zlib1g-dev libfast-float-dev            # reading OGB's *.csv.gz
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-numpy                           # docs examples and format cross-checks
+)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+
+# Debian's libtorch multiplies through the system libblas.so.3: make sure it is OpenBLAS,
+# not the reference BLAS (tens of times slower).
+blas_alt=libblas.so.3-x86_64-linux-gnu
+openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3
+if [ -e "$openblas" ] && ! update-alternatives --query "$blas_alt" | grep -q "^Value: $openblas"; then
+  as_root update-alternatives --set "$blas_alt" "$openblas"
+fi
+
+if [ ! -f build/CMakeCache.txt ]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+cmake --build build -j2

@@ -1,0 +1,123 @@
+// End-to-end tests of the `partita` executable: exit codes, the one-line `error:` contract
+// and the generate -> partition -> info --verify path on synthetic and real data.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "helpers/test_paths.h"
+
+namespace partita {
+namespace {
+
+using testing::CommandResult;
+using testing::TempDir;
+
+CommandResult partita(const std::string& args) {
+  return testing::run_command(testing::partita_binary() + " " + args);
+}
+
+// Lines of the output that start with "error:".
+std::vector<std::string> error_lines(const std::string& out) {
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("error:", 0) == 0) lines.push_back(line);
+  return lines;
+}
+
+// Asserts exit code `code`, exactly one `error:` line, containing every piece of `parts`.
+void expect_error(const CommandResult& r, int code, const std::vector<std::string>& parts) {
+  EXPECT_EQ(r.exit_code, code) << r.out;
+  auto lines = error_lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;
+  for (const auto& p : parts) EXPECT_NE(lines[0].find(p), std::string::npos) << lines[0];
+  EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << r.out;
+}
+
+std::string cora() { return testing::shared_datasets_dir() + "/ogb-layout/cora"; }
+
+TEST(Cli, HelpListsCommandsAndExitsZero) {
+  CommandResult r = partita("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* cmd : {"generate", "partition", "info"})
+    EXPECT_NE(r.out.find(cmd), std::string::npos) << r.out;
+  CommandResult sub = partita("partition --help");
+  EXPECT_EQ(sub.exit_code, 0);
+  EXPECT_NE(sub.out.find("--balance-train"), std::string::npos);
+}
+
+TEST(Cli, NonsenseFlagsExitTwoWithOneErrorLine) {
+  TempDir dir;
+  expect_error(partita(""), 2, {"subcommand"});
+  expect_error(partita("frobnicate"), 2, {"frobnicate"});
+  expect_error(partita("generate --nodes abc --out " + dir / "g"), 2, {"--nodes"});
+  expect_error(partita("generate --nodes 0 --out " + dir / "g"), 2, {"--nodes"});
+  expect_error(partita("generate --classes 1 --out " + dir / "g"), 2, {"--classes"});
+  expect_error(partita("generate --avg-degree -3 --out " + dir / "g"), 2, {"--avg-degree"});
+  expect_error(partita("generate --nodes 10"), 2, {"--out"});
+  expect_error(partita("partition --dataset " + cora() + " --out " + dir / "p" +
+                       " --num-parts 0"),
+               2, {"--num-parts"});
+  expect_error(partita("partition --dataset " + cora() + " --out " + dir / "p" +
+                       " --method spectral"),
+               2, {"--method", "spectral"});
+  expect_error(partita("partition --dataset " + cora() + " --out " + dir / "p" +
+                       " --num-parts 100000"),
+               2, {"--num-parts", "100000"});
+}
+
+TEST(Cli, MissingInputsExitOneNamingThePath) {
+  TempDir dir;
+  expect_error(partita("partition --dataset " + dir / "absent" + " --out " + dir / "p"), 1,
+               {dir / "absent"});
+  expect_error(partita("info " + dir / "absent"), 1, {dir / "absent"});
+  std::filesystem::create_directories(dir / "empty");
+  expect_error(partita("partition --dataset " + dir / "empty" + " --out " + dir / "p"), 1,
+               {dir / "empty"});
+}
+
+TEST(Cli, GeneratePartitionVerifyOnSyntheticGraph) {
+  TempDir dir;
+  CommandResult g = partita("--quiet generate --nodes 3000 --avg-degree 8 --feat-dim 8 "
+                            "--classes 4 --seed 3 --out " + dir / "ds");
+  ASSERT_EQ(g.exit_code, 0) << g.out;
+  for (const char* method : {"metis", "random"}) {
+    std::string out = dir / (std::string("p-") + method);
+    CommandResult p = partita("--quiet partition --dataset " + dir / "ds" +
+                              " --num-parts 3 --balance-train --balance-edges --method " +
+                              method + " --out " + out);
+    ASSERT_EQ(p.exit_code, 0) << p.out;
+    EXPECT_NE(p.out.find("edge cut"), std::string::npos) << p.out;
+    CommandResult i = partita("info " + out + " --verify");
+    EXPECT_EQ(i.exit_code, 0) << i.out;
+    EXPECT_NE(i.out.find("verified"), std::string::npos) << i.out;
+  }
+}
+
+TEST(Cli, CoraMetisBalanceTrainPassesVerify) {
+  // The acceptance command.
+  TempDir dir;
+  CommandResult p = partita("partition --dataset " + cora() +
+                            " --num-parts 2 --method metis --balance-train --out " + dir / "p");
+  ASSERT_EQ(p.exit_code, 0) << p.out;
+  CommandResult i = partita("info " + dir / "p" + " --verify");
+  EXPECT_EQ(i.exit_code, 0) << i.out;
+  EXPECT_NE(i.out.find("2708 nodes"), std::string::npos) << i.out;
+  EXPECT_NE(i.out.find("10556 edges"), std::string::npos) << i.out;
+}
+
+TEST(Cli, VerifyRejectsAFlippedByte) {
+  TempDir dir;
+  ASSERT_EQ(partita("--quiet partition --dataset " + cora() + " --num-parts 2 --out " +
+                    dir / "p").exit_code,
+            0);
+  std::string feat = dir / "p/part1/feat.npy";
+  std::string bytes = testing::read_file(feat);
+  bytes[bytes.size() / 2] ^= 0x10;
+  testing::write_file(feat, bytes);
+  expect_error(partita("info " + dir / "p" + " --verify"), 1, {"part1/feat.npy", "checksum"});
+}
+
+}  // namespace
+}  // namespace partita
