@@ -23,12 +23,13 @@ Action add_generate_command(CLI::App& app) {
   app.add_option("--classes", options->classes, "Number of classes")->capture_default_str();
   app.add_option("--seed", options->seed, "Random seed")->capture_default_str();
   app.add_option("--homophily", options->homophily,
-                 "Fraction of edges inside a community, in [0, 1]")
+                 "Probability that an edge's destination is drawn inside its source's community, "
+                 "in [0, 1]")
       ->capture_default_str();
   app.add_option("--power-law", options->power_law, "Exponent of the degree distribution (> 1)")
       ->capture_default_str();
   app.add_option("--feature-noise", options->feature_noise,
-                 "Feature noise stddev relative to the class centroids (>= 0)")
+                 "Feature noise relative to half the distance between two class centroids (>= 0)")
       ->capture_default_str();
   app.add_option("--threads", options->threads, "Threads (0: all cores)")->capture_default_str();
   return [options] {

@@ -1,9 +1,9 @@
 // partita partition: dataset in, partition directory out.
 #include <cstdio>
-#include <map>
 #include <memory>
 
 #include "commands.h"
+#include "partita/core/error.h"
 #include "partita/partition/partition.h"
 
 namespace partita::cli {
@@ -13,6 +13,7 @@ Action add_partition_command(CLI::App& app) {
     std::string dataset;
     data::LoadOptions load;
     partition::PartitionOptions partition;
+    std::string method = "metis";
   };
   auto flags = std::make_shared<Flags>();
   app.description(
@@ -24,12 +25,8 @@ Action add_partition_command(CLI::App& app) {
   app.add_option("--out", flags->partition.out_dir, "Output partition directory")->required();
   app.add_option("--num-parts", flags->partition.num_parts, "Number of parts (one per rank)")
       ->capture_default_str();
-  const std::map<std::string, partition::Method> methods{{"metis", partition::Method::kMetis},
-                                                         {"random", partition::Method::kRandom}};
-  app.add_option("--method", flags->partition.method,
-                 "Assignment method: metis (min edge cut) or random")
-      ->transform(CLI::CheckedTransformer(methods, CLI::ignore_case))
-      ->default_str("metis");
+  app.add_option("--method", flags->method, "Assignment method: metis (min edge cut) or random")
+      ->capture_default_str();
   app.add_flag("--balance-train", flags->partition.balance_train,
                "METIS: also balance the number of training nodes per part");
   app.add_flag("--balance-edges", flags->partition.balance_edges,
@@ -42,6 +39,13 @@ Action add_partition_command(CLI::App& app) {
   app.add_option("--threads", flags->partition.threads, "Threads (0: all cores)")
       ->capture_default_str();
   return [flags] {
+    if (flags->method == "metis") {
+      flags->partition.method = partition::Method::kMetis;
+    } else if (flags->method == "random") {
+      flags->partition.method = partition::Method::kRandom;
+    } else {
+      throw UsageError("--method: unknown method '" + flags->method + "' (metis or random)");
+    }
     flags->load.threads = flags->partition.threads;
     partition::PartitionSummary summary =
         partition::run_partition(flags->dataset, flags->load, flags->partition);

@@ -43,6 +43,15 @@ int main(int argc, char** argv) {
   add("info", "Print the summary of a partition directory, optionally verifying it",
       partita::cli::add_info_command);
 
+  // CLI11 reports an unknown command as "A subcommand is required"; name it instead.
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    std::string name = argv[i];
+    bool known = false;
+    for (auto& [sub, action] : actions) known = known || sub->get_name() == name;
+    if (!known) return print_error(name + ": unknown command (see partita --help)", kExitUsage);
+    break;
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -51,6 +60,11 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::RequiredError& e) {
+    if (argc <= 1 || argv[1][0] == '-')
+      return print_error("no command given; commands: generate, partition, info (see --help)",
+                         kExitUsage);
+    return print_error(e.what(), kExitUsage);
   } catch (const CLI::ParseError& e) {
     return print_error(e.what(), kExitUsage);
   }

@@ -1,0 +1,133 @@
+// FeatureMatrix, layout detection and the validation shared by both readers.
+#include "partita/data/dataset.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "partita/core/error.h"
+#include "partita/core/log.h"
+#include "partita/core/timer.h"
+#include "readers.h"
+
+namespace partita::data {
+
+namespace fs = std::filesystem;
+
+FeatureMatrix FeatureMatrix::owned(std::vector<float> values, int64_t rows, int64_t cols) {
+  PARTITA_CHECK(rows >= 0 && cols >= 0 && static_cast<int64_t>(values.size()) == rows * cols, Error,
+                "internal: feature buffer of {} values is not {} x {}", values.size(), rows, cols);
+  FeatureMatrix m;
+  m.owned_ = std::move(values);
+  m.data_ = m.owned_.data();
+  m.rows_ = rows;
+  m.cols_ = cols;
+  return m;
+}
+
+FeatureMatrix FeatureMatrix::mapped(NpyArray array) {
+  array.expect(DType::kFloat32, 2);
+  FeatureMatrix m;
+  m.rows_ = array.dim(0);
+  m.cols_ = array.dim(1);
+  m.mapped_ = std::move(array);
+  m.data_ = m.mapped_->view<float>().data();
+  return m;
+}
+
+void FeatureMatrix::release_rows(int64_t begin, int64_t end) const {
+  if (mapped_) mapped_->release_elements(begin * cols_, end * cols_);
+}
+
+int64_t validate_labels(const std::vector<int64_t>& labels, const std::string& source) {
+  int64_t max_label = -1;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const int64_t v = labels[i];
+    if (v < 0 || v > kMaxLabel) {
+      throw FormatError(fmt::format("{}: node {} has label {}; labels must be in [0, {}]", source,
+                                    i, v, kMaxLabel));
+    }
+    max_label = std::max(max_label, v);
+  }
+  return max_label + 1;
+}
+
+void validate_split(std::vector<int64_t>& ids, int64_t num_nodes, const std::string& source,
+                    bool lines) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= num_nodes) {
+      throw FormatError(fmt::format("{}: {} {}: node id {} is outside [0, {})", source,
+                                    lines ? "line" : "entry", lines ? i + 1 : i, ids[i],
+                                    num_nodes));
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  auto dup = std::adjacent_find(ids.begin(), ids.end());
+  PARTITA_CHECK(dup == ids.end(), FormatError, "{}: node id {} is listed more than once", source,
+                dup == ids.end() ? 0 : *dup);
+}
+
+void warn_split_overlap(const Dataset& ds) {
+  std::vector<uint8_t> seen(static_cast<size_t>(ds.num_nodes), 0);
+  int64_t overlap = 0;
+  for (const auto* split : {&ds.train_idx, &ds.valid_idx, &ds.test_idx}) {
+    for (int64_t v : *split) overlap += seen[v]++ > 0;
+  }
+  if (overlap > 0) {
+    log_warning("{}: {} node(s) belong to more than one of train/valid/test", ds.path, overlap);
+  }
+}
+
+void set_graph(Dataset& ds, graph::InEdgeResult&& result) {
+  ds.in_edges = std::move(result.in_edges);
+  ds.input_edges = result.input_edges;
+  ds.self_loops_dropped = result.self_loops_dropped;
+  ds.duplicates_dropped = result.duplicates_dropped;
+}
+
+void throw_no_edges(const std::string& source) {
+  throw FormatError(fmt::format("{}: the edge list is empty (a graph needs edges)", source));
+}
+
+Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, LoadStats* stats) {
+  std::string dir = dir_arg;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  LoadStats local;
+  LoadStats& st = stats != nullptr ? *stats : local;
+  st = LoadStats{};
+  std::error_code ec;
+  PARTITA_CHECK(fs::exists(dir, ec), IoError, "{}: no such dataset directory", dir);
+  PARTITA_CHECK(fs::is_directory(dir, ec), IoError, "{}: not a directory", dir);
+
+  Stopwatch total;
+  Dataset ds;
+  if (fs::exists(dir + "/raw", ec)) {
+    ds = read_ogb_dataset(dir, options, st);
+    ds.layout = "ogb";
+  } else if (fs::exists(dir + "/edges.npy", ec) || fs::exists(dir + "/feat.npy", ec)) {
+    ds = read_numpy_dataset(dir, options, st);
+    ds.layout = "numpy";
+  } else {
+    throw IoError(fmt::format(
+        "{}: not a dataset directory: expected raw/edge.csv.gz, raw/node-feat.csv.gz, ... and "
+        "split/<name>/ (OGB node-property layout) or edges.npy, feat.npy, label.npy, "
+        "{{train,valid,test}}_idx.npy (Partita numpy layout, docs/dataset-format.md)",
+        dir));
+  }
+  ds.path = dir;
+  warn_split_overlap(ds);
+  std::string text_rate;
+  if (st.text_s > 0) {
+    text_rate = fmt::format("; {} of CSV text at {:.0f} MB/s", format_bytes(st.text_bytes),
+                            st.text_bytes / st.text_s / 1e6);
+  }
+  log_info(
+      "{}: {} layout, {} nodes, {} edges ({} listed, {} self loops and {} duplicates "
+      "dropped{}), {} features, {} classes, split {}/{}/{}; read in {:.2f} s{}",
+      dir, ds.layout, ds.num_nodes, ds.num_edges(), ds.input_edges, ds.self_loops_dropped,
+      ds.duplicates_dropped, options.undirected ? ", reverse edges added" : "", ds.feat_dim(),
+      ds.num_classes, ds.train_idx.size(), ds.valid_idx.size(), ds.test_idx.size(), total.seconds(),
+      text_rate);
+  return ds;
+}
+
+}  // namespace partita::data

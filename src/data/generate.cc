@@ -1,0 +1,336 @@
+// Degree-corrected stochastic block model written in the Partita numpy layout.
+//
+// Determinism: every random quantity comes from a stream keyed by (seed, purpose, chunk
+// index), chunks have fixed sizes, and chunks are written in index order, so the bytes
+// depend on the options alone, never on `threads`. Memory: per-node tables (~40 bytes a
+// node) plus a bounded batch of chunks; edges and features are streamed to disk.
+#include "partita/data/generate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <vector>
+
+#include "alias_table.h"
+#include "partita/core/error.h"
+#include "partita/core/log.h"
+#include "partita/core/npy.h"
+#include "partita/core/parallel.h"
+#include "partita/core/random.h"
+#include "partita/core/timer.h"
+
+namespace partita::data {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Stream purposes (part of every stream key; changing one changes the output).
+enum Purpose : uint64_t { kClasses = 1, kTheta, kCentroids, kEdges, kFeatures, kSplit };
+
+constexpr int64_t kNodeChunk = int64_t{1} << 16;           // nodes per class/theta stream
+constexpr int64_t kEdgeChunk = int64_t{1} << 18;           // edges per edge stream
+constexpr int64_t kFeatureChunkValues = int64_t{1} << 18;  // floats per feature stream
+constexpr int64_t kBatchChunks = 8;                        // chunks generated per write batch
+constexpr int kMaxRedraws = 64;                            // then fall back to uniform draws
+
+void validate(const GenerateOptions& o) {
+  PARTITA_CHECK(!o.out_dir.empty(), UsageError, "--out: an output directory is required");
+  PARTITA_CHECK(o.nodes >= 2 && o.nodes <= std::numeric_limits<int32_t>::max(), UsageError,
+                "--nodes: must be in [2, 2147483647], got {}", o.nodes);
+  PARTITA_CHECK(std::isfinite(o.avg_degree) && o.avg_degree > 0, UsageError,
+                "--avg-degree: must be a positive number, got {}", o.avg_degree);
+  const double edges = std::round(static_cast<double>(o.nodes) * o.avg_degree);
+  PARTITA_CHECK(edges >= 1 && edges <= std::ldexp(1.0, 36), UsageError,
+                "--avg-degree: nodes x avg-degree = {} edges; must be in [1, 2^36]", edges);
+  PARTITA_CHECK(o.feat_dim >= 1 && o.feat_dim <= (int64_t{1} << 20), UsageError,
+                "--feat-dim: must be in [1, 1048576], got {}", o.feat_dim);
+  PARTITA_CHECK(o.feat_dim <= (int64_t{1} << 36) / o.nodes, UsageError,
+                "--feat-dim: nodes x feat-dim = {} values is too many (limit 2^36)",
+                static_cast<double>(o.nodes) * static_cast<double>(o.feat_dim));
+  PARTITA_CHECK(o.classes >= 2 && o.classes <= std::min<int64_t>(o.nodes, 1 << 16), UsageError,
+                "--classes: must be in [2, min(--nodes, 65536)], got {}", o.classes);
+  PARTITA_CHECK(o.classes <= (int64_t{1} << 26) / o.feat_dim, UsageError,
+                "--classes: classes x feat-dim = {} centroid values is too many (limit 2^26)",
+                o.classes * o.feat_dim);
+  PARTITA_CHECK(std::isfinite(o.homophily) && o.homophily >= 0 && o.homophily <= 1, UsageError,
+                "--homophily: must be in [0, 1], got {}", o.homophily);
+  PARTITA_CHECK(std::isfinite(o.power_law) && o.power_law > 1, UsageError,
+                "--power-law: must be > 1, got {}", o.power_law);
+  PARTITA_CHECK(std::isfinite(o.feature_noise) && o.feature_noise >= 0, UsageError,
+                "--feature-noise: must be >= 0, got {}", o.feature_noise);
+}
+
+// Standard normals in pairs (Marsaglia's polar method, both values used).
+class NormalSource {
+ public:
+  explicit NormalSource(Rng& rng) : rng_(rng) {}
+  double next() {
+    if (have_spare_) {
+      have_spare_ = false;
+      return spare_;
+    }
+    double u, v, s;
+    do {
+      u = 2.0 * rng_.uniform() - 1.0;
+      v = 2.0 * rng_.uniform() - 1.0;
+      s = u * u + v * v;
+    } while (s >= 1.0 || s == 0.0);
+    const double f = std::sqrt(-2.0 * std::log(s) / s);
+    spare_ = v * f;
+    have_spare_ = true;
+    return u * f;
+  }
+
+ private:
+  Rng& rng_;
+  double spare_ = 0;
+  bool have_spare_ = false;
+};
+
+// The sampling structure of the model: node classes, and alias tables drawing nodes with
+// probability proportional to theta, globally and within each community.
+struct Model {
+  int64_t nodes = 0;
+  std::vector<int64_t> label;             // class of each node (written as label.npy)
+  std::vector<AliasSlot> global;          // [nodes], tags = classes
+  std::vector<int64_t> community_offset;  // [classes + 1] into `community`
+  std::vector<AliasSlot> community;       // [nodes], grouped by class
+};
+
+Model build_model(const GenerateOptions& o, int threads) {
+  Model m;
+  m.nodes = o.nodes;
+  m.label.resize(static_cast<size_t>(o.nodes));
+  std::vector<double> theta(static_cast<size_t>(o.nodes));
+  // Pareto weights, tail index power_law - 1, capped so the largest expected degree stays
+  // near sqrt(nodes * avg_degree).
+  const double cap = std::max(1.0, std::sqrt(static_cast<double>(o.nodes) / o.avg_degree));
+  const double exponent = -1.0 / (o.power_law - 1.0);
+  parallel_chunks(0, o.nodes, kNodeChunk, threads, [&](int64_t b, int64_t e) {
+    Rng classes(stream_key(o.seed, kClasses, static_cast<uint64_t>(b / kNodeChunk)));
+    Rng weights(stream_key(o.seed, kTheta, static_cast<uint64_t>(b / kNodeChunk)));
+    for (int64_t v = b; v < e; ++v) {
+      m.label[v] = static_cast<int64_t>(classes.below(static_cast<uint64_t>(o.classes)));
+      theta[v] = std::min(cap, std::pow(1.0 - weights.uniform(), exponent));
+    }
+  });
+  std::vector<uint32_t> ids(static_cast<size_t>(o.nodes));
+  std::vector<uint16_t> tags(static_cast<size_t>(o.nodes));
+  for (int64_t v = 0; v < o.nodes; ++v) {
+    ids[v] = static_cast<uint32_t>(v);
+    tags[v] = static_cast<uint16_t>(m.label[v]);
+  }
+  m.global.resize(static_cast<size_t>(o.nodes));
+  build_alias_slots(theta.data(), ids.data(), tags.data(), o.nodes, m.global.data());
+  std::vector<uint16_t>().swap(tags);
+
+  // Group nodes by class (counting sort), then one alias table per community.
+  m.community_offset.assign(static_cast<size_t>(o.classes) + 1, 0);
+  for (int64_t c : m.label) ++m.community_offset[c + 1];
+  for (int64_t c = 0; c < o.classes; ++c) m.community_offset[c + 1] += m.community_offset[c];
+  std::vector<int64_t> cursor(m.community_offset.begin(), m.community_offset.end() - 1);
+  std::vector<double> member_theta(static_cast<size_t>(o.nodes));
+  for (int64_t v = 0; v < o.nodes; ++v) {
+    const int64_t at = cursor[m.label[v]]++;
+    ids[at] = static_cast<uint32_t>(v);
+    member_theta[at] = theta[v];
+  }
+  std::vector<double>().swap(theta);
+  m.community.resize(static_cast<size_t>(o.nodes));
+  for (int64_t c = 0; c < o.classes; ++c) {
+    const int64_t b = m.community_offset[c], n = m.community_offset[c + 1] - b;
+    if (n > 0) {
+      build_alias_slots(member_theta.data() + b, ids.data() + b, nullptr, n, &m.community[b]);
+    }
+  }
+  return m;
+}
+
+// Edges of chunk `chunk`: (src, dst) pairs, src ~ theta, dst ~ theta inside src's
+// community with probability homophily, else ~ theta over all nodes; never src itself.
+// Table lookups are random accesses into tables larger than the caches, so edges go in
+// groups: draw all slot indices of a group and prefetch them, then resolve them.
+void generate_edge_chunk(const Model& m, const GenerateOptions& o, int64_t chunk, int64_t count,
+                         int64_t* out) {
+  constexpr int kGroup = 32;
+  Rng rng(stream_key(o.seed, kEdges, static_cast<uint64_t>(chunk)));
+  const uint64_t n = static_cast<uint64_t>(m.nodes);
+  const AliasSlot* const global = m.global.data();
+  const AliasSlot* src_slot[kGroup];
+  const AliasSlot* dst_table[kGroup];
+  const AliasSlot* dst_slot[kGroup];
+  uint64_t dst_size[kGroup];
+  uint32_t src[kGroup];
+  float src_u[kGroup], dst_u[kGroup];
+  for (int64_t base = 0; base < count; base += kGroup) {
+    const int g = static_cast<int>(std::min<int64_t>(kGroup, count - base));
+    for (int i = 0; i < g; ++i) {
+      src_slot[i] = global + rng.below(n);
+      src_u[i] = static_cast<float>(rng.uniform());
+      __builtin_prefetch(src_slot[i]);
+    }
+    for (int i = 0; i < g; ++i) {
+      const AliasSlot& s = *src_slot[i];
+      const bool keep = alias_keeps(s, src_u[i]);
+      src[i] = keep ? s.keep : s.alias;
+      const int64_t c = keep ? s.keep_tag : s.alias_tag;
+      const int64_t offset = m.community_offset[c];
+      const uint64_t size = static_cast<uint64_t>(m.community_offset[c + 1] - offset);
+      const bool inside = rng.uniform() < o.homophily && size > 1;
+      dst_table[i] = inside ? m.community.data() + offset : global;
+      dst_size[i] = inside ? size : n;
+      dst_slot[i] = dst_table[i] + rng.below(dst_size[i]);
+      dst_u[i] = static_cast<float>(rng.uniform());
+      __builtin_prefetch(dst_slot[i]);
+    }
+    for (int i = 0; i < g; ++i) {
+      const AliasSlot& s = *dst_slot[i];
+      uint32_t dst = alias_keeps(s, dst_u[i]) ? s.keep : s.alias;
+      for (int tries = 0; dst == src[i] && tries < kMaxRedraws; ++tries) {
+        dst = draw_alias(dst_table[i], dst_size[i], rng);
+      }
+      while (dst == src[i]) dst = dst_table[i][rng.below(dst_size[i])].keep;  // src dominates
+      out[2 * (base + i)] = src[i];
+      out[2 * (base + i) + 1] = dst;
+    }
+  }
+}
+
+// Feature rows [row_begin, row_end): centroid of the class + isotropic Gaussian noise.
+void generate_feature_chunk(const Model& m, const std::vector<float>& centroids,
+                            const GenerateOptions& o, int64_t chunk, int64_t row_begin,
+                            int64_t row_end, float* out) {
+  Rng rng(stream_key(o.seed, kFeatures, static_cast<uint64_t>(chunk)));
+  NormalSource normal(rng);
+  // Noise per entry scaled so that 1/feature_noise is the signal-to-noise ratio of telling
+  // two classes apart, whatever feat_dim: centroids are sqrt(2 * feat_dim) apart.
+  const double scale = o.feature_noise * std::sqrt(static_cast<double>(o.feat_dim) / 2.0);
+  const int64_t f = o.feat_dim;
+  for (int64_t v = row_begin; v < row_end; ++v) {
+    const float* c = centroids.data() + m.label[v] * f;
+    float* row = out + (v - row_begin) * f;
+    for (int64_t j = 0; j < f; ++j) row[j] = static_cast<float>(c[j] + scale * normal.next());
+  }
+}
+
+// Generates `total` items in chunks of `chunk` (chunk index = stream index), kBatchChunks
+// chunks at a time in parallel, and hands each batch to `write` in order. Two batch buffers:
+// writing batch k is one more task of the parallel loop that generates batch k+1.
+template <class T, class Gen, class Write>
+void generate_batched(int64_t total, int64_t chunk, int64_t item_width, int threads, const Gen& gen,
+                      const Write& write) {
+  const int64_t batch_items = chunk * kBatchChunks;
+  std::vector<T> buffers[2];
+  for (auto& b : buffers) b.resize(static_cast<size_t>(std::min(total, batch_items) * item_width));
+  int pending = -1;  // buffer holding a generated batch not yet written
+  size_t pending_bytes = 0;
+  int64_t index = 0;
+  for (int64_t batch = 0; batch < total; batch += batch_items, ++index) {
+    const int64_t batch_end = std::min(total, batch + batch_items);
+    const int64_t chunks = (batch_end - batch + chunk - 1) / chunk;
+    const int64_t with_write = pending >= 0 ? 1 : 0;
+    T* const buffer = buffers[index % 2].data();
+    parallel_chunks(0, chunks + with_write, 1, threads, [&](int64_t t, int64_t) {
+      if (t < with_write) {
+        write(buffers[pending].data(), pending_bytes);
+        return;
+      }
+      const int64_t b = batch + (t - with_write) * chunk, e = std::min(batch_end, b + chunk);
+      gen(b / chunk, b, e, buffer + (b - batch) * item_width);
+    });
+    pending = static_cast<int>(index % 2);
+    pending_bytes = static_cast<size_t>((batch_end - batch) * item_width) * sizeof(T);
+  }
+  if (pending >= 0) write(buffers[pending].data(), pending_bytes);
+}
+
+int64_t write_ids(const std::string& path, std::vector<int64_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  write_npy<int64_t>(path, ids);
+  return static_cast<int64_t>(fs::file_size(path));
+}
+
+}  // namespace
+
+GenerateStats generate_synthetic(const GenerateOptions& options) {
+  validate(options);
+  const GenerateOptions& o = options;
+  Stopwatch watch;
+  const int threads = resolve_threads(o.threads);
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  PARTITA_CHECK(!ec && fs::is_directory(o.out_dir), IoError, "{}: cannot create directory: {}",
+                o.out_dir, ec ? ec.message() : "not a directory");
+  const std::string dir = o.out_dir + "/";
+  const int64_t num_edges =
+      static_cast<int64_t>(std::llround(static_cast<double>(o.nodes) * o.avg_degree));
+  GenerateStats stats;
+  stats.nodes = o.nodes;
+  stats.edges = num_edges;
+
+  Stopwatch phase;
+  const Model model = build_model(o, threads);
+  write_npy<int64_t>(dir + "label.npy", model.label);
+  stats.bytes_written += static_cast<int64_t>(fs::file_size(dir + "label.npy"));
+  stats.model_s = phase.seconds();
+
+  phase.restart();
+  {
+    NpyWriter writer(dir + "edges.npy", DType::kInt64, {num_edges, 2});
+    generate_batched<int64_t>(
+        num_edges, kEdgeChunk, 2, threads,
+        [&](int64_t chunk, int64_t b, int64_t e, int64_t* out) {
+          generate_edge_chunk(model, o, chunk, e - b, out);
+        },
+        [&](const void* data, size_t bytes) { writer.write(data, bytes); });
+    writer.finish();
+    stats.bytes_written += static_cast<int64_t>(fs::file_size(dir + "edges.npy"));
+  }
+  stats.edges_s = phase.seconds();
+
+  phase.restart();
+  {
+    std::vector<float> centroids(static_cast<size_t>(o.classes * o.feat_dim));
+    Rng rng(stream_key(o.seed, kCentroids));
+    NormalSource normal(rng);
+    for (float& x : centroids) x = static_cast<float>(normal.next());
+    const int64_t rows_per_chunk = std::max<int64_t>(1, kFeatureChunkValues / o.feat_dim);
+    NpyWriter writer(dir + "feat.npy", DType::kFloat32, {o.nodes, o.feat_dim});
+    generate_batched<float>(
+        o.nodes, rows_per_chunk, o.feat_dim, threads,
+        [&](int64_t chunk, int64_t b, int64_t e, float* out) {
+          generate_feature_chunk(model, centroids, o, chunk, b, e, out);
+        },
+        [&](const void* data, size_t bytes) { writer.write(data, bytes); });
+    writer.finish();
+    stats.bytes_written += static_cast<int64_t>(fs::file_size(dir + "feat.npy"));
+  }
+  stats.features_s = phase.seconds();
+
+  // Random 60/20/20 split from one seeded permutation (Fisher-Yates).
+  phase.restart();
+  std::vector<int64_t> perm(static_cast<size_t>(o.nodes));
+  for (int64_t v = 0; v < o.nodes; ++v) perm[v] = v;
+  Rng rng(stream_key(o.seed, kSplit));
+  for (int64_t i = o.nodes - 1; i > 0; --i) {
+    std::swap(perm[i], perm[rng.below(static_cast<uint64_t>(i) + 1)]);
+  }
+  const int64_t n_train = o.nodes * 6 / 10, n_valid = o.nodes * 2 / 10;
+  stats.bytes_written +=
+      write_ids(dir + "train_idx.npy", {perm.begin(), perm.begin() + n_train}) +
+      write_ids(dir + "valid_idx.npy", {perm.begin() + n_train, perm.begin() + n_train + n_valid}) +
+      write_ids(dir + "test_idx.npy", {perm.begin() + n_train + n_valid, perm.end()});
+
+  stats.split_s = phase.seconds();
+  stats.seconds = watch.seconds();
+  log_info(
+      "{}: generated {} nodes, {} edges, {} features, {} classes ({}) in {:.2f} s "
+      "(model {:.2f}, edges {:.2f}, features {:.2f}, split {:.2f})",
+      o.out_dir, o.nodes, num_edges, o.feat_dim, o.classes,
+      format_bytes(static_cast<double>(stats.bytes_written)), stats.seconds, stats.model_s,
+      stats.edges_s, stats.features_s, stats.split_s);
+  return stats;
+}
+
+}  // namespace partita::data

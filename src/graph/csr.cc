@@ -95,32 +95,114 @@ int64_t sort_and_dedup_rows(CsrOf<Index>& csr, int threads) {
 template int64_t sort_and_dedup_rows<int64_t>(CsrOf<int64_t>&, int);
 template int64_t sort_and_dedup_rows<int32_t>(CsrOf<int32_t>&, int);
 
+namespace {
+
+// Calls fn(v, u) for each u of the sorted union of sorted rows a and b, skipping v itself and
+// repeats.
+template <class A, class B, class Fn>
+void merge_rows(int64_t v, const A* a, const A* a_end, const B* b, const B* b_end, Fn&& fn) {
+  int64_t last = -1;
+  while (a != a_end || b != b_end) {
+    int64_t u;
+    if (b == b_end || (a != a_end && static_cast<int64_t>(*a) <= static_cast<int64_t>(*b)))
+      u = *a++;
+    else
+      u = *b++;
+    if (u != v && u != last) fn(u);
+    last = u;
+  }
+}
+
+}  // namespace
+
+// Transpose + merge: out-edges are scattered once (stripes of destinations in parallel, each
+// into its own slots, so out rows come out sorted), then every row merges its sorted in- and
+// out-lists twice (count, then write). Peak extra memory: the int32 transpose plus the result;
+// no unsorted doubled copy.
 CsrOf<int32_t> symmetrize_int32(const Csr& in_edges, int threads) {
   const int64_t n = in_edges.num_rows();
+  const int64_t entries = in_edges.num_entries();
   const int64_t max_entries = std::numeric_limits<int32_t>::max();
-  PARTITA_CHECK(n < max_entries && 2 * in_edges.num_entries() <= max_entries, FormatError,
-                "graph: {} nodes and {} symmetrized adjacency entries exceed METIS's 32-bit "
-                "index limit (2^31-1); use --method random",
-                n, 2 * in_edges.num_entries());
-  CsrOf<int32_t> adj;
-  adj.indptr.assign(static_cast<size_t>(n) + 1, 0);
-  for (int64_t d = 0; d < n; ++d) {
-    adj.indptr[d + 1] += static_cast<int32_t>(in_edges.degree(d));
-    for (int64_t k = in_edges.indptr[d]; k < in_edges.indptr[d + 1]; ++k)
-      ++adj.indptr[in_edges.indices[k] + 1];
-  }
-  for (int64_t v = 0; v < n; ++v) adj.indptr[v + 1] += adj.indptr[v];
-  adj.indices.resize(static_cast<size_t>(adj.indptr[n]));
-  std::vector<int32_t> cursor(adj.indptr.begin(), adj.indptr.end() - 1);
-  for (int64_t d = 0; d < n; ++d) {
-    for (int64_t k = in_edges.indptr[d]; k < in_edges.indptr[d + 1]; ++k) {
-      const int64_t s = in_edges.indices[k];
-      adj.indices[cursor[d]++] = static_cast<int32_t>(s);
-      adj.indices[cursor[s]++] = static_cast<int32_t>(d);
+  auto too_large = [&](int64_t adjacency) {
+    return FormatError(fmt::format(
+        "graph: {} nodes and {} symmetrized adjacency entries exceed METIS's 32-bit index "
+        "limit (2^31-1); use --method random",
+        n, adjacency));
+  };
+  // The result holds every in-edge, so more than 2^31-1 of them can never fit.
+  if (n >= max_entries || entries > max_entries) throw too_large(entries);
+  threads = std::max(threads, 1);
+
+  // Stripes of destination rows with about equal entry counts; stripe t counts, per source,
+  // its out-edges in count[t], later turned into that stripe's write cursors.
+  const int stripes = static_cast<int>(std::min<int64_t>({threads, 8, std::max<int64_t>(n, 1)}));
+  std::vector<int64_t> bound(static_cast<size_t>(stripes) + 1, n);
+  bound[0] = 0;
+  for (int t = 1; t < stripes; ++t)
+    bound[t] = std::lower_bound(in_edges.indptr.begin(), in_edges.indptr.end(),
+                                entries * t / stripes) - in_edges.indptr.begin();
+  std::vector<std::vector<int32_t>> count(static_cast<size_t>(stripes));
+  parallel_chunks(0, stripes, 1, threads, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      count[t].assign(static_cast<size_t>(n), 0);
+      for (int64_t d = bound[t]; d < bound[t + 1]; ++d) {
+        for (int64_t k = in_edges.indptr[d]; k < in_edges.indptr[d + 1]; ++k) {
+          PARTITA_CHECK(k == in_edges.indptr[d] || in_edges.indices[k - 1] < in_edges.indices[k],
+                        Error, "internal: symmetrize_int32: row {} is not sorted and unique", d);
+          ++count[t][in_edges.indices[k]];
+        }
+      }
     }
+  });
+  CsrOf<int32_t> out;  // transpose: row s lists the destinations of s's out-edges, ascending
+  out.indptr.assign(static_cast<size_t>(n) + 1, 0);
+  for (int64_t s = 0; s < n; ++s) {
+    int32_t offset = out.indptr[s];
+    for (int t = 0; t < stripes; ++t) {
+      const int32_t c = count[t][s];
+      count[t][s] = offset;
+      offset += c;
+    }
+    out.indptr[s + 1] = offset;
   }
-  std::vector<int32_t>().swap(cursor);
-  sort_and_dedup_rows(adj, threads);
+  out.indices.resize(static_cast<size_t>(entries));
+  parallel_chunks(0, stripes, 1, threads, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      int32_t* cursor = count[t].data();
+      for (int64_t d = bound[t]; d < bound[t + 1]; ++d)
+        for (int64_t k = in_edges.indptr[d]; k < in_edges.indptr[d + 1]; ++k)
+          out.indices[cursor[in_edges.indices[k]]++] = static_cast<int32_t>(d);
+      std::vector<int32_t>().swap(count[t]);
+    }
+  });
+
+  // Row sizes of the union, then offsets, then the rows themselves.
+  const int64_t kRowChunk = 1 << 14;
+  std::vector<int64_t> size(static_cast<size_t>(n) + 1, 0);
+  auto merge = [&](int64_t v, auto&& fn) {
+    merge_rows(v, in_edges.indices.data() + in_edges.indptr[v],
+               in_edges.indices.data() + in_edges.indptr[v + 1],
+               out.indices.data() + out.indptr[v], out.indices.data() + out.indptr[v + 1], fn);
+  };
+  parallel_chunks(0, n, kRowChunk, threads, [&](int64_t b, int64_t e) {
+    for (int64_t v = b; v < e; ++v) {
+      int64_t c = 0;
+      merge(v, [&](int64_t) { ++c; });
+      size[v + 1] = c;
+    }
+  });
+  for (int64_t v = 0; v < n; ++v) size[v + 1] += size[v];
+  if (size[n] > max_entries) throw too_large(size[n]);
+  CsrOf<int32_t> adj;
+  adj.indptr.assign(size.begin(), size.end());
+  std::vector<int64_t>().swap(size);
+  adj.indices.resize(static_cast<size_t>(adj.indptr[n]));
+  parallel_chunks(0, n, kRowChunk, threads, [&](int64_t b, int64_t e) {
+    for (int64_t v = b; v < e; ++v) {
+      int32_t* dst = adj.indices.data() + adj.indptr[v];
+      merge(v, [&](int64_t u) { *dst++ = static_cast<int32_t>(u); });
+    }
+  });
   return adj;
 }
 

@@ -1,0 +1,179 @@
+// The partition pipeline: check, assign, renumber, write arrays, write partita.json last.
+#include "partita/partition/partition.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "partita/core/error.h"
+#include "partita/core/log.h"
+#include "partita/core/parallel.h"
+#include "partita/core/timer.h"
+#include "partita/partition/assign.h"
+#include "partita/partition/format.h"
+#include "partita/partition/renumber.h"
+#include "summary_stats.h"
+#include "writer.h"
+
+namespace partita::partition {
+namespace {
+
+using Phases = std::vector<std::pair<std::string, double>>;
+
+constexpr int kMaxParts = 1 << 20;  // far beyond any cluster; keeps the writer's keys small
+
+void check_options(const PartitionOptions& o) {
+  PARTITA_CHECK(o.num_parts >= 1, UsageError, "--num-parts: must be at least 1, got {}",
+                o.num_parts);
+  PARTITA_CHECK(o.num_parts <= kMaxParts, UsageError, "--num-parts: at most {}, got {}",
+                kMaxParts, o.num_parts);
+  PARTITA_CHECK(!o.out_dir.empty(), UsageError, "--out: an output directory is required");
+}
+
+// The dataset contract (data/dataset.h), checked once because everything below indexes
+// with these values unchecked.
+void check_dataset(const data::Dataset& ds, const PartitionOptions& o) {
+  const int64_t n = ds.num_nodes;
+  const std::string& name = ds.path.empty() ? std::string("dataset") : ds.path;
+  PARTITA_CHECK(o.num_parts <= n, UsageError,
+                "--num-parts: {} parts requested but {} has only {} nodes", o.num_parts, name, n);
+  PARTITA_CHECK(ds.in_edges.num_rows() == n, Error,
+                "{}: graph has {} rows, expected {} nodes", name, ds.in_edges.num_rows(), n);
+  PARTITA_CHECK(ds.features.rows() == n, Error, "{}: features have {} rows, expected {}", name,
+                ds.features.rows(), n);
+  PARTITA_CHECK(static_cast<int64_t>(ds.labels.size()) == n, Error,
+                "{}: {} labels, expected {}", name, ds.labels.size(), n);
+  for (int64_t v = 0; v < n; ++v)
+    PARTITA_CHECK(ds.labels[v] >= 0 && ds.labels[v] < ds.num_classes, Error,
+                  "{}: label {} of node {} is outside [0, {})", name, ds.labels[v], v,
+                  ds.num_classes);
+  const std::pair<const char*, const std::vector<int64_t>*> splits[] = {
+      {"train", &ds.train_idx}, {"valid", &ds.valid_idx}, {"test", &ds.test_idx}};
+  for (const auto& [split, ids] : splits) {
+    for (size_t i = 0; i < ids->size(); ++i) {
+      const int64_t id = (*ids)[i];
+      PARTITA_CHECK(id >= 0 && id < n && (i == 0 || (*ids)[i - 1] < id), Error,
+                    "{}: {} split: id {} at position {} is out of range or not ascending", name,
+                    split, id, i);
+    }
+  }
+}
+
+void prepare_out_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", dir, ec.message());
+  // Until the new partita.json lands, the directory must not look like a valid partition.
+  std::filesystem::remove(dir + "/" + kMetaFileName, ec);
+  PARTITA_CHECK(!ec, IoError, "{}/{}: cannot remove the old metadata: {}", dir, kMetaFileName,
+                ec.message());
+}
+
+// Runs everything after loading. `owned` is the same object as `ds` when the caller owns
+// the dataset and lets the pipeline drop its in-edge indices once METIS's adjacency holds the
+// same rows (symmetric graphs): that saves their memory while METIS runs.
+PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
+                              const PartitionOptions& o, Phases phases) {
+  check_options(o);
+  check_dataset(ds, o);
+  const int threads = resolve_threads(o.threads);
+  const int64_t num_edges = ds.in_edges.num_entries();
+  // Feature pages the loader touched are not needed until the write phase.
+  ds.features.release_rows(0, ds.features.rows());
+  prepare_out_dir(o.out_dir);
+
+  Stopwatch watch;
+  std::vector<int32_t> part;
+  MetisGraph metis;  // kept past METIS only when it replaces the dropped in-edges
+  bool write_from_adj = false;
+  if (o.method == Method::kMetis && o.num_parts > 1) {
+    metis = metis_graph(ds.in_edges, threads);
+    if (metis.equals_input && owned != nullptr) {
+      std::vector<int64_t>().swap(owned->in_edges.indices);  // indptr stays: degrees
+      write_from_adj = true;
+    }
+    phases.emplace_back("symmetrize", watch.seconds());
+    MetisAssignOptions mo;
+    mo.num_parts = o.num_parts;
+    mo.seed = o.seed;
+    mo.balance_train = o.balance_train;
+    mo.balance_edges = o.balance_edges;
+    MetisAssignStats ms;
+    part = assign_metis(metis.adj, ds.in_edges.indptr, ds.train_idx, mo, &ms);
+    phases.emplace_back("metis", ms.metis_s);
+    if (!write_from_adj) metis = MetisGraph();  // free the adjacency before writing
+  } else {
+    if (o.method == Method::kRandom && (o.balance_train || o.balance_edges))
+      log_warning("--balance-train/--balance-edges apply to METIS only; ignored by random");
+    log_info("partition: {} assignment of {} nodes to {} part(s)", method_name(o.method),
+             ds.num_nodes, o.num_parts);
+    part = o.method == Method::kRandom ? assign_random(ds.num_nodes, o.num_parts, o.seed)
+                                       : std::vector<int32_t>(ds.num_nodes, 0);
+    phases.emplace_back("assign", watch.seconds());
+  }
+
+  watch.restart();
+  Renumbering numbering = renumber(part, o.num_parts);
+  std::vector<int32_t>().swap(part);
+  phases.emplace_back("renumber", watch.seconds());
+
+  log_info("partition: writing {} parts to {}", o.num_parts, o.out_dir);
+  WriteResult written =
+      write_from_adj ? write_partition_arrays(ds, metis.adj, numbering, o.out_dir, threads)
+                     : write_partition_arrays(ds, ds.in_edges, numbering, o.out_dir, threads);
+  phases.emplace_back("write_structure", written.structure_s);
+  phases.emplace_back("write_features", written.features_s);
+
+  PartitionMeta meta;
+  meta.num_parts = o.num_parts;
+  meta.num_nodes = ds.num_nodes;
+  meta.num_edges = num_edges;
+  meta.feat_dim = ds.features.cols();
+  meta.num_classes = ds.num_classes;
+  meta.ranges = numbering.ranges;
+  meta.method = method_name(o.method);
+  meta.seed = o.seed;
+  meta.balance_train = o.balance_train;
+  meta.balance_edges = o.balance_edges;
+  meta.undirected = o.undirected;
+  meta.dataset = ds.path;
+  meta.files = std::move(written.files);
+  meta.summary = make_summary(std::move(written.parts), written.edge_cut, std::move(phases));
+  const int64_t empty = meta.summary.empty_parts();
+  if (empty > 0)
+    log_warning("partition: {} of {} parts own no node; the partition is valid but those ranks "
+                "will hold no data",
+                empty, o.num_parts);
+  write_meta(o.out_dir, meta);
+  return meta.summary;
+}
+
+}  // namespace
+
+const char* method_name(Method method) {
+  switch (method) {
+    case Method::kMetis: return "metis";
+    case Method::kRandom: return "random";
+  }
+  return "unknown";
+}
+
+PartitionSummary partition_dataset(const data::Dataset& dataset, const PartitionOptions& options) {
+  return run_pipeline(dataset, /*owned=*/nullptr, options, {});
+}
+
+PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadOptions& load,
+                               const PartitionOptions& options) {
+  check_options(options);
+  Stopwatch watch;
+  log_info("partition: loading {}", dataset_dir);
+  data::Dataset dataset = data::load_dataset(dataset_dir, load);
+  Phases phases{{"load", watch.seconds()}};
+  log_info("partition: loaded {} nodes, {} edges in {:.2f} s", dataset.num_nodes,
+           dataset.in_edges.num_entries(), phases[0].second);
+  PartitionOptions o = options;
+  o.undirected = load.undirected;
+  return run_pipeline(dataset, &dataset, o, std::move(phases));
+}
+
+}  // namespace partita::partition

@@ -49,7 +49,7 @@ TEST(Cli, HelpListsCommandsAndExitsZero) {
 
 TEST(Cli, NonsenseFlagsExitTwoWithOneErrorLine) {
   TempDir dir;
-  expect_error(partita(""), 2, {"subcommand"});
+  expect_error(partita(""), 2, {"no command given"});
   expect_error(partita("frobnicate"), 2, {"frobnicate"});
   expect_error(partita("generate --nodes abc --out " + dir / "g"), 2, {"--nodes"});
   expect_error(partita("generate --nodes 0 --out " + dir / "g"), 2, {"--nodes"});

@@ -1,6 +1,9 @@
 #pragma once
 // A node-classification dataset in memory (or mapped): graph as in-edge CSC, features,
 // labels and split ids. Produced by the readers in data/, consumed by partition/.
+// The accepted on-disk layouts and every check made on them: docs/dataset-format.md.
+// A Dataset is move-only (mapped features); it is not modified after load_dataset returns,
+// so concurrent reads from several threads are safe.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +15,7 @@
 namespace partita::data {
 
 // Row-major float32 [rows, cols] features, either owned or mapped from a .npy file.
+// Move-only; data() stays valid across moves (the owned buffer or mapping moves along).
 class FeatureMatrix {
  public:
   FeatureMatrix() = default;
@@ -36,9 +40,10 @@ class FeatureMatrix {
 struct Dataset {
   std::string path;    // directory it was read from
   std::string layout;  // "ogb" or "numpy"
+  std::string split;   // OGB: the split/<name> folder used; numpy layout: empty
   int64_t num_nodes = 0;
-  graph::Csr in_edges;  // CSC; no self loops, no duplicates
-  int64_t input_edges = 0;         // edges as listed in the input
+  graph::Csr in_edges;      // CSC; no self loops, no duplicates
+  int64_t input_edges = 0;  // edges as listed in the input
   int64_t self_loops_dropped = 0;
   int64_t duplicates_dropped = 0;
   FeatureMatrix features;          // [num_nodes, feat_dim]
@@ -47,24 +52,33 @@ struct Dataset {
   std::vector<int64_t> train_idx;  // sorted ascending, unique, in [0, num_nodes)
   std::vector<int64_t> valid_idx;
   std::vector<int64_t> test_idx;
+
+  int64_t num_edges() const { return in_edges.num_entries(); }  // after dedup (+ reverse)
+  int64_t feat_dim() const { return features.cols(); }
 };
 
 struct LoadOptions {
-  bool undirected = false;  // add reverse edges
-  int threads = 0;          // <= 0: all hardware threads
+  bool undirected = false;  // --undirected: add the reverse of every edge
+  int threads = 0;          // <= 0: all hardware threads (graph build, feature scan)
   std::string split;        // OGB split folder under split/; empty: the only one present
 };
 
-// Per-phase figures of a load, for progress output and benchmarks.
+// Per-phase figures of a load, for progress output and benchmarks. Numpy layout: edges.npy
+// is read while the graph is built, so its time is in build_graph_s (read_edges_s = 0) and
+// read_features_s is the NaN/Inf scan of the mapped features.
 struct LoadStats {
   double read_edges_s = 0, read_features_s = 0, read_rest_s = 0, build_graph_s = 0;
-  int64_t text_bytes = 0;  // decompressed CSV bytes parsed (OGB layout)
-  double text_s = 0;       // seconds spent decompressing + parsing them
+  int64_t text_bytes = 0;        // decompressed CSV bytes parsed (OGB layout)
+  int64_t compressed_bytes = 0;  // size of the .csv.gz files they came from
+  double text_s = 0;  // seconds spent decompressing + parsing them (text_bytes / text_s: MB/s)
 };
 
 // Reads `dir`, detecting the layout: OGB raw node-property (raw/edge.csv.gz ...) or the
 // Partita numpy layout (edges.npy ...; see docs/dataset-format.md). Every file is
-// validated; problems throw IoError/FormatError naming the file.
-Dataset load_dataset(const std::string& dir, const LoadOptions& options, LoadStats* stats = nullptr);
+// validated; problems throw IoError/FormatError whose message starts with the offending
+// path. `stats` (optional) is overwritten. Uses up to options.threads threads; blocks for as
+// long as reading takes (a products-scale OGB directory: tens of seconds).
+Dataset load_dataset(const std::string& dir, const LoadOptions& options,
+                     LoadStats* stats = nullptr);
 
 }  // namespace partita::data

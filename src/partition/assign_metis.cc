@@ -1,0 +1,133 @@
+// METIS k-way assignment on the symmetrized graph.
+#include <metis.h>
+
+#include <algorithm>
+#include <string>
+#include <type_traits>
+
+#include "partita/core/error.h"
+#include "partita/core/log.h"
+#include "partita/core/timer.h"
+#include "partita/partition/assign.h"
+
+namespace partita::partition {
+namespace {
+
+static_assert(std::is_same_v<idx_t, int32_t>,
+              "this build expects METIS with 32-bit idx_t (Debian's libmetis-dev)");
+
+const char* metis_status_name(int status) {
+  switch (status) {
+    case METIS_ERROR_INPUT: return "METIS_ERROR_INPUT (invalid input)";
+    case METIS_ERROR_MEMORY: return "METIS_ERROR_MEMORY (out of memory)";
+    case METIS_ERROR: return "METIS_ERROR (internal error)";
+    default: return "unknown METIS status";
+  }
+}
+
+// METIS may leave parts empty on tiny graphs (seen with a handful of nodes per part). Each
+// empty part, in increasing order, takes the highest-numbered node of the currently largest
+// part (lowest part id on ties), so every part owns at least one node; num_parts <= n makes
+// this always possible. Returns the number of parts filled.
+int fill_empty_parts(std::vector<int32_t>& part, int num_parts) {
+  std::vector<int64_t> count(static_cast<size_t>(num_parts), 0);
+  for (int32_t p : part) ++count[p];
+  int filled = 0;
+  for (int e = 0; e < num_parts; ++e) {
+    if (count[e] > 0) continue;
+    const int donor = static_cast<int>(std::max_element(count.begin(), count.end()) -
+                                       count.begin());
+    for (int64_t v = static_cast<int64_t>(part.size()) - 1; v >= 0; --v) {
+      if (part[v] == donor) {
+        part[v] = e;
+        break;
+      }
+    }
+    --count[donor];
+    ++count[e];
+    ++filled;
+  }
+  return filled;
+}
+
+}  // namespace
+
+std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
+                                  ArrayView<const int64_t> in_degree_indptr,
+                                  ArrayView<const int64_t> train_idx,
+                                  const MetisAssignOptions& options, MetisAssignStats* stats) {
+  MetisAssignStats local;
+  MetisAssignStats& st = stats != nullptr ? *stats : local;
+  const int64_t n = adj.num_rows();
+  PARTITA_CHECK(options.num_parts >= 1 && in_degree_indptr.size() == n + 1, Error,
+                "internal: assign_metis with {} parts, {} nodes, {} in-degree offsets",
+                options.num_parts, n, in_degree_indptr.size());
+  std::vector<int32_t> part(static_cast<size_t>(n), 0);
+  if (options.num_parts == 1 || n == 0) return part;  // nothing to cut; METIS not called
+
+  // Vertex weights, row-major [n, ncon]. Constraints with zero total weight are dropped:
+  // METIS cannot balance a quantity that is zero everywhere.
+  bool use_train = options.balance_train;
+  bool use_edges = options.balance_edges;
+  if (use_train && train_idx.empty()) {
+    log_warning("--balance-train: the dataset has no training nodes; constraint ignored");
+    use_train = false;
+  }
+  if (use_edges && in_degree_indptr[n] == 0) {
+    log_warning("--balance-edges: the graph has no edges; constraint ignored");
+    use_edges = false;
+  }
+  const int ncon = 1 + (use_train ? 1 : 0) + (use_edges ? 1 : 0);
+  st.num_constraints = ncon;
+  std::vector<idx_t> vwgt;
+  if (ncon > 1) {
+    vwgt.assign(static_cast<size_t>(n) * ncon, 0);
+    for (int64_t v = 0; v < n; ++v) {
+      idx_t* w = vwgt.data() + v * ncon;
+      w[0] = 1;
+      // In-degrees fit: the in-edges are a subset of adj, which fits in 32 bits.
+      if (use_edges) w[ncon - 1] = static_cast<idx_t>(in_degree_indptr[v + 1] - in_degree_indptr[v]);
+    }
+    if (use_train)
+      for (int64_t t : train_idx) vwgt[static_cast<size_t>(t) * ncon + 1] = 1;
+  }
+
+  idx_t options_arr[METIS_NOPTIONS];
+  int status = METIS_SetDefaultOptions(options_arr);
+  PARTITA_CHECK(status == METIS_OK, Error, "METIS_SetDefaultOptions failed: {}",
+                metis_status_name(status));
+  options_arr[METIS_OPTION_NUMBERING] = 0;
+  options_arr[METIS_OPTION_SEED] = static_cast<idx_t>(options.seed & 0x7fffffffULL);
+
+  idx_t nvtxs = static_cast<idx_t>(n);
+  idx_t ncon_arg = ncon;
+  idx_t nparts = options.num_parts;
+  idx_t objval = 0;
+  log_info("partition: METIS k-way, {} nodes, {} adjacency entries, {} parts, {} constraint(s)",
+           n, adj.num_entries(), options.num_parts, ncon);
+  Stopwatch watch;
+  // METIS takes non-const pointers but does not modify the graph arrays.
+  status = METIS_PartGraphKway(&nvtxs, &ncon_arg, const_cast<idx_t*>(adj.indptr.data()),
+                               const_cast<idx_t*>(adj.indices.data()),
+                               vwgt.empty() ? nullptr : vwgt.data(), /*vsize=*/nullptr,
+                               /*adjwgt=*/nullptr, &nparts, /*tpwgts=*/nullptr,
+                               /*ubvec=*/nullptr, options_arr, &objval, part.data());
+  st.metis_s = watch.seconds();
+  PARTITA_CHECK(status == METIS_OK, Error,
+                "METIS_PartGraphKway failed partitioning {} nodes ({} adjacency entries, {} "
+                "constraint(s)) into {} parts: {}",
+                n, adj.num_entries(), ncon, options.num_parts, metis_status_name(status));
+  st.objective = objval;
+  for (int32_t p : part)
+    PARTITA_CHECK(p >= 0 && p < options.num_parts, Error,
+                  "METIS_PartGraphKway returned part {} outside [0, {})", p, options.num_parts);
+  st.filled_empty_parts = fill_empty_parts(part, options.num_parts);
+  if (st.filled_empty_parts > 0)
+    log_warning("partition: METIS left {} of {} parts empty; each got one node from the largest "
+                "part", st.filled_empty_parts, options.num_parts);
+  log_info("partition: METIS done in {:.2f} s, cut of the undirected graph {}", st.metis_s,
+           objval);
+  return part;
+}
+
+}  // namespace partita::partition

@@ -1,0 +1,387 @@
+// partita.json: serialization, parsing and cross-checking of the partition metadata.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "partita/core/error.h"
+#include "partita/partition/format.h"
+
+namespace partita::partition {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json part_stats_json(const PartStats& s) {
+  return Json{{"nodes", s.nodes},
+              {"edges", s.edges},
+              {"train", s.train_nodes},
+              {"valid", s.valid_nodes},
+              {"test", s.test_nodes}};
+}
+
+// Validating accessors over untrusted JSON. Every failure names the file and the key path.
+class Reader {
+ public:
+  explicit Reader(const std::string& path) : path_(path) {}
+
+  // "<file>: key '<key>'", for messages built elsewhere.
+  std::string key_name(const std::string& key) const {
+    return fmt::format("{}: key '{}'", path_, key);
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw FormatError(fmt::format("{}: {}", path_, what));
+  }
+  const Json& get(const Json& obj, const std::string& key, const std::string& where) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) fail(fmt::format("missing key '{}{}'", where, key));
+    return *it;
+  }
+  int64_t integer(const Json& obj, const std::string& key, const std::string& where = "",
+                  int64_t min = 0) const {
+    const Json& v = get(obj, key, where);
+    if (!v.is_number_integer())
+      fail(fmt::format("key '{}{}' must be an integer, found {}", where, key, v.type_name()));
+    if (v.is_number_unsigned() &&
+        v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      fail(fmt::format("key '{}{}' = {} is too large", where, key, v.dump()));
+    const int64_t x = v.get<int64_t>();
+    if (x < min) fail(fmt::format("key '{}{}' = {} must be >= {}", where, key, x, min));
+    return x;
+  }
+  uint64_t unsigned_integer(const Json& obj, const std::string& key,
+                            const std::string& where = "") const {
+    const Json& v = get(obj, key, where);
+    if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))
+      fail(fmt::format("key '{}{}' must be a non-negative integer, found {}", where, key,
+                       v.dump()));
+    return v.get<uint64_t>();
+  }
+  double number(const Json& obj, const std::string& key, const std::string& where = "") const {
+    const Json& v = get(obj, key, where);
+    if (!v.is_number())
+      fail(fmt::format("key '{}{}' must be a number, found {}", where, key, v.type_name()));
+    return v.get<double>();
+  }
+  bool boolean(const Json& obj, const std::string& key) const {
+    const Json& v = get(obj, key, "");
+    if (!v.is_boolean())
+      fail(fmt::format("key '{}' must be true or false, found {}", key, v.type_name()));
+    return v.get<bool>();
+  }
+  std::string string(const Json& obj, const std::string& key) const {
+    const Json& v = get(obj, key, "");
+    if (!v.is_string())
+      fail(fmt::format("key '{}' must be a string, found {}", key, v.type_name()));
+    return v.get<std::string>();
+  }
+  const Json& typed(const Json& obj, const std::string& key, bool array,
+                    const std::string& where = "") const {
+    const Json& v = get(obj, key, where);
+    if (array ? !v.is_array() : !v.is_object())
+      fail(fmt::format("key '{}{}' must be an {}, found {}", where, key,
+                       array ? "array" : "object", v.type_name()));
+    return v;
+  }
+
+ private:
+  const std::string& path_;
+};
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  NpyHeader h;
+  h.shape = shape;
+  return h.shape_string();
+}
+
+bool safe_relative_path(const std::string& p) {
+  if (p.empty() || p[0] == '/') return false;
+  std::stringstream parts(p);
+  std::string part;
+  while (std::getline(parts, part, '/'))
+    if (part.empty() || part == "." || part == "..") return false;
+  return p.back() != '/';
+}
+
+FileEntry parse_file_entry(const Reader& rd, const std::string& rel, const Json& v) {
+  const std::string where = "files." + rel + ".";
+  if (!v.is_object()) rd.fail(fmt::format("key 'files.{}' must be an object", rel));
+  if (!safe_relative_path(rel))
+    rd.fail(fmt::format("files: '{}' is not a relative path inside the directory", rel));
+  FileEntry f;
+  f.path = rel;
+  const Json& dtype = rd.get(v, "dtype", where);
+  if (!dtype.is_string()) rd.fail(fmt::format("key '{}dtype' must be a string", where));
+  f.dtype = dtype_from_name(dtype.get<std::string>(), rd.key_name(where + "dtype"));
+  const Json& shape = rd.typed(v, "shape", /*array=*/true, where);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (!shape[i].is_number_integer() || shape[i].get<int64_t>() < 0)
+      rd.fail(fmt::format("key '{}shape' must hold non-negative integers", where));
+    f.shape.push_back(shape[i].get<int64_t>());
+  }
+  const uint64_t crc = rd.unsigned_integer(v, "crc32", where);
+  if (crc > 0xffffffffULL) rd.fail(fmt::format("key '{}crc32' = {} exceeds 32 bits", where, crc));
+  f.crc32 = static_cast<uint32_t>(crc);
+  return f;
+}
+
+}  // namespace
+
+int PartitionMeta::owner(int64_t gid) const {
+  return static_cast<int>(std::upper_bound(ranges.begin(), ranges.end(), gid) - ranges.begin()) -
+         1;
+}
+
+const FileEntry& PartitionMeta::file(const std::string& path) const {
+  for (const FileEntry& f : files)
+    if (f.path == path) return f;
+  throw FormatError(fmt::format("{}: file '{}' is not listed", kMetaFileName, path));
+}
+
+namespace {
+
+// Arrays of objects and objects of objects get one element per line; the rest is compact.
+void dump_value(const Json& v, std::string& out) {
+  auto compact = [](const Json& x) {
+    return x.dump(-1, ' ', false, Json::error_handler_t::replace);
+  };
+  const bool nested = (v.is_array() || v.is_object()) && !v.empty() && v.begin()->is_structured();
+  if (!nested) {
+    out += compact(v);
+    return;
+  }
+  out += v.is_array() ? "[\n" : "{\n";
+  size_t i = 0;
+  for (auto it = v.begin(); it != v.end(); ++it, ++i) {
+    out += "    ";
+    if (v.is_object()) out += compact(Json(it.key())) + ": ";
+    out += compact(*it);
+    out += i + 1 < v.size() ? ",\n" : "\n";
+  }
+  out += v.is_array() ? "  ]" : "  }";
+}
+
+// Everything read_meta checks beyond types: ranges, expected files, per-part figures.
+void check_consistency(const Reader& rd, const PartitionMeta& m) {
+  const int64_t parts = m.num_parts;
+  if (static_cast<int64_t>(m.ranges.size()) != parts + 1)
+    rd.fail(fmt::format("ranges has {} entries, expected num_parts + 1 = {}", m.ranges.size(),
+                        parts + 1));
+  if (m.ranges[0] != 0) rd.fail(fmt::format("ranges must start at 0, found {}", m.ranges[0]));
+  for (int64_t p = 0; p < parts; ++p)
+    if (m.ranges[p + 1] < m.ranges[p])
+      rd.fail(fmt::format("ranges decrease: ranges[{}] = {} < ranges[{}] = {}", p + 1,
+                          m.ranges[p + 1], p, m.ranges[p]));
+  if (m.ranges[parts] != m.num_nodes)
+    rd.fail(fmt::format("ranges end at {}, expected num_nodes = {}", m.ranges[parts],
+                        m.num_nodes));
+
+  const PartitionSummary& s = m.summary;
+  if (static_cast<int64_t>(s.parts.size()) != parts)
+    rd.fail(fmt::format("parts has {} entries, expected num_parts = {}", s.parts.size(), parts));
+  int64_t edges = 0;
+  for (int p = 0; p < m.num_parts; ++p) {
+    if (s.parts[p].nodes != m.part_nodes(p))
+      rd.fail(fmt::format("parts[{}].nodes = {} disagrees with ranges ({} nodes)", p,
+                          s.parts[p].nodes, m.part_nodes(p)));
+    edges += s.parts[p].edges;
+  }
+  if (edges != m.num_edges)
+    rd.fail(fmt::format("per-part edges sum to {}, expected num_edges = {}", edges, m.num_edges));
+  if (s.edge_cut > m.num_edges)
+    rd.fail(fmt::format("edge_cut = {} exceeds num_edges = {}", s.edge_cut, m.num_edges));
+
+  auto expect_file = [&](const std::string& rel, DType dtype, std::vector<int64_t> shape) {
+    auto it = std::find_if(m.files.begin(), m.files.end(),
+                           [&](const FileEntry& f) { return f.path == rel; });
+    if (it == m.files.end()) rd.fail(fmt::format("files: '{}' is not listed", rel));
+    if (it->dtype != dtype)
+      rd.fail(fmt::format("files: '{}' has dtype {}, expected {}", rel, dtype_name(it->dtype),
+                          dtype_name(dtype)));
+    if (it->shape != shape)
+      rd.fail(fmt::format("files: '{}' has shape {}, expected {} from the counts", rel,
+                          shape_string(it->shape), shape_string(shape)));
+  };
+  expect_file(kNodeMapFile, DType::kInt64, {m.num_nodes});
+  for (int p = 0; p < m.num_parts; ++p) {
+    const int64_t n = m.part_nodes(p);
+    const PartStats& ps = s.parts[p];
+    expect_file(part_file(p, "indptr"), DType::kInt64, {n + 1});
+    expect_file(part_file(p, "indices"), DType::kInt64, {ps.edges});
+    expect_file(part_file(p, "feat"), DType::kFloat32, {n, m.feat_dim});
+    expect_file(part_file(p, "label"), DType::kInt64, {n});
+    expect_file(part_file(p, "train_idx"), DType::kInt64, {ps.train_nodes});
+    expect_file(part_file(p, "valid_idx"), DType::kInt64, {ps.valid_nodes});
+    expect_file(part_file(p, "test_idx"), DType::kInt64, {ps.test_nodes});
+  }
+}
+
+}  // namespace
+
+std::string meta_to_json(const PartitionMeta& m) {
+  const PartitionSummary& s = m.summary;
+  Json parts = Json::array();
+  for (const PartStats& p : s.parts) parts.push_back(part_stats_json(p));
+  Json phases = Json::object();
+  for (const auto& [name, seconds] : s.phase_seconds) phases[name] = seconds;
+  Json files = Json::object();
+  for (const FileEntry& f : m.files)
+    files[f.path] = Json{{"dtype", dtype_name(f.dtype)}, {"shape", f.shape}, {"crc32", f.crc32}};
+  const std::vector<std::pair<const char*, Json>> keys = {
+      {"format", kFormatName},
+      {"version", m.version},
+      {"num_parts", m.num_parts},
+      {"num_nodes", m.num_nodes},
+      {"num_edges", m.num_edges},
+      {"feat_dim", m.feat_dim},
+      {"num_classes", m.num_classes},
+      {"ranges", m.ranges},
+      {"method", m.method},
+      {"seed", m.seed},
+      {"balance_train", m.balance_train},
+      {"balance_edges", m.balance_edges},
+      {"undirected", m.undirected},
+      {"dataset", m.dataset},
+      {"edge_cut", s.edge_cut},
+      {"edge_cut_fraction", s.edge_cut_fraction},
+      {"parts", parts},
+      {"imbalance",
+       Json{{"nodes", s.node_imbalance}, {"edges", s.edge_imbalance},
+            {"train", s.train_imbalance}}},
+      {"phase_seconds", phases},
+      {"peak_rss_bytes", s.peak_rss_bytes},
+      {"files", files},
+  };
+  std::string out = "{\n";
+  for (size_t i = 0; i < keys.size(); ++i) {
+    out += fmt::format("  \"{}\": ", keys[i].first);
+    dump_value(keys[i].second, out);
+    out += i + 1 < keys.size() ? ",\n" : "\n";
+  }
+  return out + "}\n";
+}
+
+void write_meta(const std::string& dir, const PartitionMeta& meta) {
+  const std::string path = dir + "/" + kMetaFileName;
+  const std::string tmp = path + ".tmp";
+  const std::string text = meta_to_json(meta);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  PARTITA_CHECK(fd >= 0, IoError, "{}: cannot create: {}", tmp, std::strerror(errno));
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw IoError(fmt::format("{}: write failed: {}", tmp, std::strerror(err)));
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw IoError(fmt::format("{}: close failed: {}", tmp, std::strerror(err)));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw IoError(fmt::format("{}: cannot rename into place: {}", path, std::strerror(err)));
+  }
+}
+
+PartitionMeta parse_meta(const std::string& text, const std::string& path) {
+  Reader rd(path);
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    rd.fail(fmt::format("invalid JSON: {}", e.what()));
+  }
+  if (!j.is_object()) rd.fail(fmt::format("invalid JSON: expected an object, found {}",
+                                          j.type_name()));
+  // Identity and version first: a newer version may have changed anything else.
+  const std::string format = rd.string(j, "format");
+  if (format != kFormatName)
+    rd.fail(fmt::format("key 'format' is '{}', expected '{}'", format, kFormatName));
+  const int64_t version = rd.integer(j, "version", "", 1);
+  if (version > kFormatVersion)
+    rd.fail(fmt::format("format version {} is newer than this build supports ({})", version,
+                        kFormatVersion));
+
+  PartitionMeta m;
+  m.version = static_cast<int>(version);
+  const int64_t num_parts = rd.integer(j, "num_parts", "", 1);
+  if (num_parts > std::numeric_limits<int>::max())
+    rd.fail(fmt::format("key 'num_parts' = {} is too large", num_parts));
+  m.num_parts = static_cast<int>(num_parts);
+  m.num_nodes = rd.integer(j, "num_nodes");
+  m.num_edges = rd.integer(j, "num_edges");
+  m.feat_dim = rd.integer(j, "feat_dim");
+  m.num_classes = rd.integer(j, "num_classes");
+  const Json& ranges = rd.typed(j, "ranges", /*array=*/true);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (!ranges[i].is_number_integer())
+      rd.fail(fmt::format("ranges[{}] must be an integer, found {}", i, ranges[i].type_name()));
+    m.ranges.push_back(ranges[i].get<int64_t>());
+  }
+  m.method = rd.string(j, "method");
+  if (m.method.empty()) rd.fail("key 'method' is empty");
+  m.seed = rd.unsigned_integer(j, "seed");
+  m.balance_train = rd.boolean(j, "balance_train");
+  m.balance_edges = rd.boolean(j, "balance_edges");
+  m.undirected = rd.boolean(j, "undirected");
+  m.dataset = rd.string(j, "dataset");
+
+  PartitionSummary& s = m.summary;
+  s.num_nodes = m.num_nodes;
+  s.num_edges = m.num_edges;
+  s.edge_cut = rd.integer(j, "edge_cut");
+  s.edge_cut_fraction = rd.number(j, "edge_cut_fraction");
+  const Json& parts = rd.typed(j, "parts", /*array=*/true);
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const std::string where = fmt::format("parts[{}].", p);
+    if (!parts[p].is_object()) rd.fail(fmt::format("parts[{}] must be an object", p));
+    PartStats ps;
+    ps.nodes = rd.integer(parts[p], "nodes", where);
+    ps.edges = rd.integer(parts[p], "edges", where);
+    ps.train_nodes = rd.integer(parts[p], "train", where);
+    ps.valid_nodes = rd.integer(parts[p], "valid", where);
+    ps.test_nodes = rd.integer(parts[p], "test", where);
+    s.parts.push_back(ps);
+  }
+  const Json& imbalance = rd.typed(j, "imbalance", /*array=*/false);
+  s.node_imbalance = rd.number(imbalance, "nodes", "imbalance.");
+  s.edge_imbalance = rd.number(imbalance, "edges", "imbalance.");
+  s.train_imbalance = rd.number(imbalance, "train", "imbalance.");
+  const Json& phases = rd.typed(j, "phase_seconds", /*array=*/false);
+  for (auto it = phases.begin(); it != phases.end(); ++it)
+    s.phase_seconds.emplace_back(it.key(), rd.number(phases, it.key(), "phase_seconds."));
+  s.peak_rss_bytes = rd.integer(j, "peak_rss_bytes");
+
+  const Json& files = rd.typed(j, "files", /*array=*/false);
+  for (auto it = files.begin(); it != files.end(); ++it)
+    m.files.push_back(parse_file_entry(rd, it.key(), it.value()));
+  check_consistency(rd, m);
+  return m;
+}
+
+PartitionMeta read_meta(const std::string& dir) {
+  const std::string path = dir + "/" + kMetaFileName;
+  std::ifstream in(path, std::ios::binary);
+  PARTITA_CHECK(in.good(), IoError, "{}: cannot open: {}", path, std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  PARTITA_CHECK(!in.bad(), IoError, "{}: read failed", path);
+  return parse_meta(text.str(), path);
+}
+
+}  // namespace partita::partition

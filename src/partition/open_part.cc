@@ -1,0 +1,39 @@
+// Mapping one part's arrays: the fast start-up path (headers only, no data read).
+#include "partita/core/error.h"
+#include "partita/partition/format.h"
+
+namespace partita::partition {
+namespace {
+
+NpyArray open_checked(const std::string& dir, const PartitionMeta& meta, const std::string& rel) {
+  const FileEntry& entry = meta.file(rel);
+  NpyArray a = NpyArray::open(dir + "/" + rel);
+  PARTITA_CHECK(a.dtype() == entry.dtype, FormatError,
+                "{}: dtype {} does not match partita.json ({})", a.path(), dtype_name(a.dtype()),
+                dtype_name(entry.dtype));
+  NpyHeader expected;
+  expected.shape = entry.shape;
+  PARTITA_CHECK(a.header().shape == entry.shape, FormatError,
+                "{}: shape {} does not match partita.json ({})", a.path(),
+                a.header().shape_string(), expected.shape_string());
+  return a;
+}
+
+}  // namespace
+
+PartFiles open_part(const std::string& dir, const PartitionMeta& meta, int part) {
+  PARTITA_CHECK(part >= 0 && part < meta.num_parts, Error,
+                "{}: part {} requested but the partition has {} parts", dir, part,
+                meta.num_parts);
+  PartFiles f;
+  f.indptr = open_checked(dir, meta, part_file(part, "indptr"));
+  f.indices = open_checked(dir, meta, part_file(part, "indices"));
+  f.feat = open_checked(dir, meta, part_file(part, "feat"));
+  f.label = open_checked(dir, meta, part_file(part, "label"));
+  f.train_idx = open_checked(dir, meta, part_file(part, "train_idx"));
+  f.valid_idx = open_checked(dir, meta, part_file(part, "valid_idx"));
+  f.test_idx = open_checked(dir, meta, part_file(part, "test_idx"));
+  return f;
+}
+
+}  // namespace partita::partition

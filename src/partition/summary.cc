@@ -1,0 +1,78 @@
+// Summary figures of a partition run and their human-readable form.
+#include <algorithm>
+#include <cmath>
+
+#include "partita/core/log.h"
+#include "partita/core/timer.h"
+#include "summary_stats.h"
+
+namespace partita::partition {
+namespace {
+
+template <class Get>
+double imbalance(const std::vector<PartStats>& parts, Get get) {
+  int64_t total = 0, max = 0;
+  for (const PartStats& p : parts) {
+    total += get(p);
+    max = std::max(max, get(p));
+  }
+  if (total == 0 || parts.empty()) return 1.0;
+  return static_cast<double>(max) * static_cast<double>(parts.size()) /
+         static_cast<double>(total);
+}
+
+}  // namespace
+
+int64_t PartitionSummary::empty_parts() const {
+  return std::count_if(parts.begin(), parts.end(), [](const PartStats& p) { return p.nodes == 0; });
+}
+
+PartitionSummary make_summary(std::vector<PartStats> parts, int64_t edge_cut,
+                              std::vector<std::pair<std::string, double>> phases) {
+  PartitionSummary s;
+  // Microseconds are plenty, and keep partita.json readable.
+  for (auto& phase : phases) phase.second = std::round(phase.second * 1e6) / 1e6;
+  s.phase_seconds = std::move(phases);
+  for (const PartStats& p : parts) {
+    s.num_nodes += p.nodes;
+    s.num_edges += p.edges;
+  }
+  s.edge_cut = edge_cut;
+  s.edge_cut_fraction =
+      s.num_edges > 0 ? static_cast<double>(edge_cut) / static_cast<double>(s.num_edges) : 0.0;
+  s.node_imbalance = imbalance(parts, [](const PartStats& p) { return p.nodes; });
+  s.edge_imbalance = imbalance(parts, [](const PartStats& p) { return p.edges; });
+  s.train_imbalance = imbalance(parts, [](const PartStats& p) { return p.train_nodes; });
+  s.parts = std::move(parts);
+  s.peak_rss_bytes = peak_rss_bytes();
+  return s;
+}
+
+std::string format_summary(const PartitionSummary& s) {
+  std::string out;
+  double total = 0;
+  std::string phases;
+  for (const auto& [name, seconds] : s.phase_seconds) {
+    phases += fmt::format("{}{} {:.2f} s", phases.empty() ? "" : ", ", name, seconds);
+    total += seconds;
+  }
+  out += fmt::format("time: {:.2f} s ({})\n", total, phases.empty() ? "no phases" : phases);
+  out += fmt::format("edge cut: {} of {} edges ({:.2f}%)\n", s.edge_cut, s.num_edges,
+                     100.0 * s.edge_cut_fraction);
+  out += fmt::format("{:>6} {:>12} {:>14} {:>10} {:>10} {:>10}\n", "part", "nodes", "edges",
+                     "train", "valid", "test");
+  for (size_t p = 0; p < s.parts.size(); ++p) {
+    const PartStats& ps = s.parts[p];
+    out += fmt::format("{:>6} {:>12} {:>14} {:>10} {:>10} {:>10}{}\n", p, ps.nodes, ps.edges,
+                       ps.train_nodes, ps.valid_nodes, ps.test_nodes,
+                       ps.nodes == 0 ? "  (empty)" : "");
+  }
+  out += fmt::format("imbalance (max/mean): nodes {:.3f}, edges {:.3f}, train {:.3f}\n",
+                     s.node_imbalance, s.edge_imbalance, s.train_imbalance);
+  if (const int64_t empty = s.empty_parts(); empty > 0)
+    out += fmt::format("warning: {} empty part(s)\n", empty);
+  out += fmt::format("peak memory: {}\n", format_bytes(static_cast<double>(s.peak_rss_bytes)));
+  return out;
+}
+
+}  // namespace partita::partition

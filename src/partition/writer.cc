@@ -1,0 +1,304 @@
+// Writing the arrays of a partition directory, part by part, in bounded memory.
+#include "writer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <future>
+#include <system_error>
+
+#include "partita/core/error.h"
+#include "partita/core/log.h"
+#include "partita/core/parallel.h"
+#include "partita/core/timer.h"
+
+namespace partita::partition {
+namespace {
+
+constexpr int64_t kBlockEntries = int64_t{1} << 22;  // 32 MiB of int64 per indices block
+constexpr int64_t kBlockBytes = int64_t{32} << 20;   // per features block
+constexpr int64_t kRowChunk = 2048;                  // rows per parallel task
+
+class FileCollector {
+ public:
+  FileCollector(std::string dir, std::vector<FileEntry>* files)
+      : dir_(std::move(dir)), files_(files) {}
+
+  // Starts writing relative path `rel`; finish with `add(writer...)`.
+  std::string full(const std::string& rel) const { return dir_ + "/" + rel; }
+  void add(const std::string& rel, DType dtype, std::vector<int64_t> shape, uint32_t crc) {
+    files_->push_back({rel, dtype, std::move(shape), crc});
+  }
+  template <class T>
+  void write_vector(const std::string& rel, const std::vector<T>& values) {
+    add(rel, dtype_of<T>(), {static_cast<int64_t>(values.size())},
+        write_npy<T>(full(rel), values));
+  }
+
+ private:
+  std::string dir_;
+  std::vector<FileEntry>* files_;
+};
+
+// Ids of a split (sorted original ids) mapped to new ids and bucketed by owner. Because new
+// ids increase with original ids inside a part, each bucket comes out sorted.
+std::vector<std::vector<int64_t>> bucket_split(const std::vector<int64_t>& ids,
+                                               const Renumbering& r) {
+  std::vector<std::vector<int64_t>> buckets(static_cast<size_t>(r.num_parts()));
+  for (int64_t old : ids) {
+    const int64_t id = r.new_id[old];
+    const int p = static_cast<int>(std::upper_bound(r.ranges.begin(), r.ranges.end(), id) -
+                                   r.ranges.begin()) - 1;
+    buckets[p].push_back(id);
+  }
+  return buckets;
+}
+
+// Double buffering: the calling threads fill one block while the previous block is written
+// (CRC-32 + write, sequential) on a background thread.
+template <class T>
+class BlockPipeline {
+ public:
+  explicit BlockPipeline(NpyWriter* writer) : writer_(writer) {}
+  ~BlockPipeline() {
+    if (pending_.valid()) pending_.wait();
+  }
+  // The buffer to fill next, at least `count` elements.
+  T* buffer(int64_t count) {
+    std::vector<T>& b = buffers_[current_];
+    if (static_cast<int64_t>(b.size()) < count) b.resize(static_cast<size_t>(count));
+    return b.data();
+  }
+  // Queues the first `count` elements of buffer() for writing.
+  void submit(int64_t count) {
+    finish();
+    const T* data = buffers_[current_].data();
+    const size_t bytes = static_cast<size_t>(count) * sizeof(T);
+    pending_ = std::async(std::launch::async, [this, data, bytes] { writer_->write(data, bytes); });
+    current_ ^= 1;
+  }
+  // Waits for the queued write; rethrows its error.
+  void finish() {
+    if (pending_.valid()) pending_.get();
+  }
+
+ private:
+  NpyWriter* writer_;
+  std::vector<T> buffers_[2];
+  int current_ = 0;
+  std::future<void> pending_;
+};
+
+// Sort keys of the sources: owner part in the high bits, new id in the low ones. Since
+// parts own increasing id ranges, keys sort like new ids, and one random access per edge
+// gives both the id and its owner.
+constexpr int kOwnerShift = 40;
+constexpr uint64_t kIdMask = (uint64_t{1} << kOwnerShift) - 1;
+
+std::vector<uint64_t> source_keys(const Renumbering& r) {
+  const int64_t n = static_cast<int64_t>(r.node_map.size());
+  PARTITA_CHECK(n <= static_cast<int64_t>(kIdMask) && r.num_parts() < (1 << 23), Error,
+                "internal: {} nodes in {} parts exceed the writer's key range", n,
+                r.num_parts());
+  std::vector<uint64_t> key(static_cast<size_t>(n));
+  for (int p = 0; p < r.num_parts(); ++p)
+    for (int64_t id = r.ranges[p]; id < r.ranges[p + 1]; ++id)
+      key[r.node_map[id]] = (static_cast<uint64_t>(p) << kOwnerShift) | static_cast<uint64_t>(id);
+  return key;
+}
+
+// Per-thread scratch of map_row.
+struct RowScratch {
+  std::vector<uint64_t> keys;  // the row's source keys, in input order
+  std::vector<int64_t> count;  // per part
+};
+
+// Writes row `old` of `in` mapped to new ids at `out`, sorted; returns the entries whose
+// source lies outside part p. Sorting by new id is a stable counting sort by owner part
+// (new ids follow original ids inside a part, and rows come sorted by original id), or
+// std::sort when there are more parts than twice the row length.
+template <class Index>
+int64_t map_row(const graph::CsrOf<Index>& in, const std::vector<uint64_t>& key, int p,
+                int64_t old, int64_t* out, RowScratch& scratch) {
+  const Index* first = in.indices.data() + in.indptr[old];
+  const int64_t length = in.indptr[old + 1] - in.indptr[old];
+  const int parts = static_cast<int>(scratch.count.size());
+  if (parts > 2 * length) {
+    int64_t cut = 0;
+    uint64_t* keys = reinterpret_cast<uint64_t*>(out);
+    for (int64_t k = 0; k < length; ++k) {
+      keys[k] = key[first[k]];
+      cut += static_cast<int>(keys[k] >> kOwnerShift) != p ? 1 : 0;
+    }
+    std::sort(keys, keys + length);
+    for (int64_t k = 0; k < length; ++k) out[k] = static_cast<int64_t>(keys[k] & kIdMask);
+    return cut;
+  }
+  if (static_cast<int64_t>(scratch.keys.size()) < length)
+    scratch.keys.resize(static_cast<size_t>(length));
+  std::fill(scratch.count.begin(), scratch.count.end(), 0);
+  for (int64_t k = 0; k < length; ++k) {
+    const uint64_t x = key[first[k]];
+    scratch.keys[k] = x;
+    ++scratch.count[x >> kOwnerShift];
+  }
+  const int64_t cut = length - scratch.count[p];
+  int64_t offset = 0;
+  for (int q = 0; q < parts; ++q) {
+    const int64_t c = scratch.count[q];
+    scratch.count[q] = offset;
+    offset += c;
+  }
+  for (int64_t k = 0; k < length; ++k) {
+    const uint64_t x = scratch.keys[k];
+    out[scratch.count[x >> kOwnerShift]++] = static_cast<int64_t>(x & kIdMask);
+  }
+  return cut;
+}
+
+// indices.npy of part p: row i lists the new ids of the sources of node_map[lo + i], sorted.
+// Returns the number of entries whose source is owned by another part.
+template <class Index>
+int64_t write_indices(const graph::CsrOf<Index>& in, const Renumbering& r,
+                      const std::vector<uint64_t>& key, int p,
+                      const std::vector<int64_t>& indptr, const std::string& path, int threads,
+                      uint32_t* crc) {
+  const int64_t lo = r.ranges[p], rows = r.part_nodes(p);
+  NpyWriter writer(path, DType::kInt64, {indptr[rows]});
+  BlockPipeline<int64_t> pipeline(&writer);
+  std::atomic<int64_t> cut{0};
+  int64_t row = 0;
+  while (row < rows) {
+    // Rows [row, end) hold at most kBlockEntries entries, or one row if it alone holds more.
+    int64_t end = std::upper_bound(indptr.begin() + row + 1, indptr.end(),
+                                   indptr[row] + kBlockEntries) - indptr.begin() - 1;
+    end = std::max(end, row + 1);
+    const int64_t base = indptr[row], count = indptr[end] - base;
+    int64_t* buffer = pipeline.buffer(count);
+    parallel_chunks(row, end, kRowChunk, threads, [&](int64_t b, int64_t e) {
+      RowScratch scratch;
+      scratch.count.resize(static_cast<size_t>(r.num_parts()));
+      int64_t local_cut = 0;
+      for (int64_t i = b; i < e; ++i)
+        local_cut += map_row(in, key, p, r.node_map[lo + i], buffer + (indptr[i] - base), scratch);
+      cut.fetch_add(local_cut, std::memory_order_relaxed);
+    });
+    pipeline.submit(count);
+    row = end;
+  }
+  pipeline.finish();
+  *crc = writer.finish();
+  return cut.load();
+}
+
+// feat.npy of part p: rows of node_map[lo..hi) in order, i.e. increasing original ids, so the
+// source is read forward; pages behind the pass are released (a no-op for owned features).
+uint32_t write_features(const data::Dataset& ds, const Renumbering& r, int p,
+                        const std::string& path, int threads) {
+  const data::FeatureMatrix& f = ds.features;
+  const int64_t lo = r.ranges[p], rows = r.part_nodes(p), cols = f.cols();
+  NpyWriter writer(path, DType::kFloat32, {rows, cols});
+  if (cols == 0 || rows == 0) return writer.finish();
+  BlockPipeline<float> pipeline(&writer);
+  const int64_t block_rows = std::max<int64_t>(1, kBlockBytes / (cols * 4));
+  const size_t row_bytes = static_cast<size_t>(cols) * sizeof(float);
+  int64_t released = 0;  // original rows below this are released
+  for (int64_t row = 0; row < rows; row += block_rows) {
+    const int64_t end = std::min(rows, row + block_rows);
+    float* buffer = pipeline.buffer((end - row) * cols);
+    parallel_chunks(row, end, kRowChunk, threads, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        std::memcpy(buffer + (i - row) * cols, f.row(r.node_map[lo + i]), row_bytes);
+    });
+    pipeline.submit((end - row) * cols);
+    // The rest of this part reads only original rows >= node_map[lo + end].
+    const int64_t next = end < rows ? r.node_map[lo + end] : f.rows();
+    if (next > released) {
+      f.release_rows(released, next);
+      released = next;
+    }
+  }
+  pipeline.finish();
+  return writer.finish();
+}
+
+void make_dir(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", path, ec.message());
+}
+
+}  // namespace
+
+std::string part_file(int part, const std::string& name) {
+  return fmt::format("part{}/{}.npy", part, name);
+}
+
+template <class Index>
+WriteResult write_partition_arrays(const data::Dataset& ds, const graph::CsrOf<Index>& in,
+                                   const Renumbering& r, const std::string& out_dir,
+                                   int threads) {
+  WriteResult result;
+  FileCollector out(out_dir, &result.files);
+  const int num_parts = r.num_parts();
+  Stopwatch watch;
+  out.write_vector(kNodeMapFile, r.node_map);
+  const auto train = bucket_split(ds.train_idx, r);
+  const auto valid = bucket_split(ds.valid_idx, r);
+  const auto test = bucket_split(ds.test_idx, r);
+  const std::vector<uint64_t> key = source_keys(r);
+  result.structure_s += watch.seconds();
+
+  result.parts.resize(static_cast<size_t>(num_parts));
+  for (int p = 0; p < num_parts; ++p) {
+    watch.restart();
+    const int64_t lo = r.ranges[p], rows = r.part_nodes(p);
+    make_dir(fmt::format("{}/part{}", out_dir, p));
+    std::vector<int64_t> indptr(static_cast<size_t>(rows) + 1, 0);
+    for (int64_t i = 0; i < rows; ++i)
+      indptr[i + 1] = indptr[i] + in.degree(r.node_map[lo + i]);
+    const int64_t edges = indptr[rows];
+    out.write_vector(part_file(p, "indptr"), indptr);
+
+    uint32_t crc = 0;
+    const std::string indices_rel = part_file(p, "indices");
+    result.edge_cut +=
+        write_indices(in, r, key, p, indptr, out.full(indices_rel), threads, &crc);
+    out.add(indices_rel, DType::kInt64, {edges}, crc);
+    result.structure_s += watch.seconds();
+
+    watch.restart();
+    const std::string feat_rel = part_file(p, "feat");
+    crc = write_features(ds, r, p, out.full(feat_rel), threads);
+    out.add(feat_rel, DType::kFloat32, {rows, ds.features.cols()}, crc);
+    result.features_s += watch.seconds();
+
+    watch.restart();
+    std::vector<int64_t> label(static_cast<size_t>(rows));
+    for (int64_t i = 0; i < rows; ++i) label[i] = ds.labels[r.node_map[lo + i]];
+    out.write_vector(part_file(p, "label"), label);
+    out.write_vector(part_file(p, "train_idx"), train[p]);
+    out.write_vector(part_file(p, "valid_idx"), valid[p]);
+    out.write_vector(part_file(p, "test_idx"), test[p]);
+    result.structure_s += watch.seconds();
+
+    PartStats& s = result.parts[p];
+    s.nodes = rows;
+    s.edges = edges;
+    s.train_nodes = static_cast<int64_t>(train[p].size());
+    s.valid_nodes = static_cast<int64_t>(valid[p].size());
+    s.test_nodes = static_cast<int64_t>(test[p].size());
+    log_info("partition: wrote part {}/{}: {} nodes, {} edges", p + 1, num_parts, rows, edges);
+  }
+  return result;
+}
+
+template WriteResult write_partition_arrays<int32_t>(const data::Dataset&,
+                                                    const graph::CsrOf<int32_t>&,
+                                                    const Renumbering&, const std::string&, int);
+template WriteResult write_partition_arrays<int64_t>(const data::Dataset&,
+                                                    const graph::CsrOf<int64_t>&,
+                                                    const Renumbering&, const std::string&, int);
+
+}  // namespace partita::partition

@@ -1,0 +1,245 @@
+// The synthetic generator: determinism across thread counts, shapes and invariants,
+// option validation, and learnability (features help, neighborhoods help more).
+#include "partita/data/generate.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "helpers/test_paths.h"
+#include "partita/core/error.h"
+#include "partita/core/npy.h"
+#include "partita/data/dataset.h"
+
+namespace partita::data {
+namespace {
+
+using partita::testing::read_file;
+using partita::testing::TempDir;
+
+const char* const kFiles[] = {"edges.npy",     "feat.npy",      "label.npy",
+                              "train_idx.npy", "valid_idx.npy", "test_idx.npy"};
+
+GenerateOptions small_options(const std::string& out) {
+  GenerateOptions o;
+  o.nodes = 3000;
+  o.avg_degree = 6;
+  o.feat_dim = 16;
+  o.classes = 5;
+  o.seed = 42;
+  o.out_dir = out;
+  return o;
+}
+
+TEST(Generate, SameBytesWhateverTheThreads) {
+  TempDir dir;
+  GenerateOptions o = small_options(dir / "t1");
+  o.nodes = 70000;   // several node chunks
+  o.avg_degree = 9;  // several edge chunks
+  o.threads = 1;
+  generate_synthetic(o);
+  o.out_dir = dir / "t2";
+  o.threads = 2;
+  generate_synthetic(o);
+  o.out_dir = dir / "t3";
+  o.threads = 3;
+  generate_synthetic(o);
+  for (const char* f : kFiles) {
+    const std::string a = read_file(dir / "t1/" + f);
+    EXPECT_EQ(a, read_file(dir / "t2/" + f)) << f;
+    EXPECT_EQ(a, read_file(dir / "t3/" + f)) << f;
+  }
+}
+
+TEST(Generate, DifferentSeedDifferentGraph) {
+  TempDir dir;
+  GenerateOptions o = small_options(dir / "a");
+  generate_synthetic(o);
+  o.seed = 43;
+  o.out_dir = dir / "b";
+  generate_synthetic(o);
+  for (const char* f : kFiles) EXPECT_NE(read_file(dir / "a/" + f), read_file(dir / "b/" + f)) << f;
+}
+
+TEST(Generate, ShapesAndInvariants) {
+  TempDir dir;
+  GenerateOptions o = small_options(dir / "g");
+  o.avg_degree = 6.5;
+  GenerateStats stats = generate_synthetic(o);
+  EXPECT_EQ(stats.nodes, 3000);
+  EXPECT_EQ(stats.edges, 19500);
+  EXPECT_GT(stats.bytes_written, 19500 * 16 + 3000 * 16 * 4);
+
+  NpyArray edges = NpyArray::open(dir / "g/edges.npy");
+  edges.expect(DType::kInt64, 2);
+  ASSERT_EQ(edges.dim(0), 19500);
+  ASSERT_EQ(edges.dim(1), 2);
+  ArrayView<const int64_t> e = edges.view<int64_t>();
+  for (int64_t i = 0; i < edges.dim(0); ++i) {
+    ASSERT_NE(e[2 * i], e[2 * i + 1]) << "self loop at edge " << i;
+    ASSERT_TRUE(e[2 * i] >= 0 && e[2 * i] < 3000 && e[2 * i + 1] >= 0 && e[2 * i + 1] < 3000);
+  }
+  NpyArray feat = NpyArray::open(dir / "g/feat.npy");
+  feat.expect(DType::kFloat32, 2);
+  EXPECT_EQ(feat.dim(0), 3000);
+  EXPECT_EQ(feat.dim(1), 16);
+
+  Dataset ds = load_dataset(dir / "g", {});
+  EXPECT_EQ(ds.num_nodes, 3000);
+  EXPECT_EQ(ds.num_classes, 5);
+  EXPECT_EQ(ds.self_loops_dropped, 0);
+  EXPECT_EQ(ds.train_idx.size(), 1800u);
+  EXPECT_EQ(ds.valid_idx.size(), 600u);
+  EXPECT_EQ(ds.test_idx.size(), 600u);
+  std::vector<int64_t> all = ds.train_idx;
+  all.insert(all.end(), ds.valid_idx.begin(), ds.valid_idx.end());
+  all.insert(all.end(), ds.test_idx.begin(), ds.test_idx.end());
+  std::sort(all.begin(), all.end());
+  for (int64_t v = 0; v < 3000; ++v) ASSERT_EQ(all[v], v);  // a partition of the nodes
+  // Every class is populated roughly uniformly.
+  std::vector<int64_t> per_class(5, 0);
+  for (int64_t c : ds.labels) ++per_class[c];
+  for (int64_t n : per_class) EXPECT_GT(n, 450);
+}
+
+TEST(Generate, HeavyTailedDegrees) {
+  TempDir dir;
+  GenerateOptions o = small_options(dir / "g");
+  o.nodes = 20000;
+  o.avg_degree = 10;
+  generate_synthetic(o);
+  Dataset ds = load_dataset(dir / "g", {});
+  int64_t max_degree = 0;
+  for (int64_t v = 0; v < ds.num_nodes; ++v)
+    max_degree = std::max(max_degree, ds.in_edges.degree(v));
+  const double mean = static_cast<double>(ds.num_edges()) / ds.num_nodes;
+  EXPECT_GT(max_degree, 8 * mean);                     // hubs exist
+  EXPECT_LT(max_degree, 2 * std::sqrt(20000.0 * 10));  // but are capped
+}
+
+TEST(Generate, ValidatesOptionsNamingTheFlag) {
+  auto expect_flag = [](GenerateOptions o, const std::string& flag) {
+    try {
+      generate_synthetic(o);
+      ADD_FAILURE() << "no error for " << flag;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(flag + ": ", 0), 0u) << e.what();
+    }
+  };
+  TempDir dir;
+  const GenerateOptions ok = small_options(dir / "never");
+  GenerateOptions o = ok;
+  o.nodes = 1;
+  expect_flag(o, "--nodes");
+  o = ok;
+  o.avg_degree = 0;
+  expect_flag(o, "--avg-degree");
+  o.avg_degree = std::nan("");
+  expect_flag(o, "--avg-degree");
+  o = ok;
+  o.feat_dim = 0;
+  expect_flag(o, "--feat-dim");
+  o = ok;
+  o.classes = 1;
+  expect_flag(o, "--classes");
+  o = ok;
+  o.homophily = 1.5;
+  expect_flag(o, "--homophily");
+  o = ok;
+  o.power_law = 1;
+  expect_flag(o, "--power-law");
+  o = ok;
+  o.feature_noise = -1;
+  expect_flag(o, "--feature-noise");
+  o = ok;
+  o.out_dir = "";
+  expect_flag(o, "--out");
+  o = ok;
+  o.nodes = int64_t{1} << 30;
+  o.feat_dim = 1 << 20;
+  expect_flag(o, "--feat-dim");
+  o = ok;
+  o.classes = 3000;
+  o.feat_dim = 1 << 20;
+  expect_flag(o, "--classes");
+}
+
+// Nearest-centroid accuracy on the test split, centroids from the train split, using
+// (a) a node's own features, (b) the mean of its in-neighbors' features (own features
+// when it has none), (c) the mean over the node and its in-neighbors (GCN-like).
+struct Accuracy {
+  double features = 0, neighbors = 0, with_self = 0;
+};
+
+Accuracy nearest_centroid_accuracy(const Dataset& ds) {
+  const int64_t f = ds.feat_dim(), c = ds.num_classes;
+  std::vector<double> agg(static_cast<size_t>(ds.num_nodes * f), 0.0);
+  for (int64_t v = 0; v < ds.num_nodes; ++v) {
+    const int64_t deg = ds.in_edges.degree(v);
+    for (int64_t k = ds.in_edges.indptr[v]; k < ds.in_edges.indptr[v + 1]; ++k) {
+      const float* x = ds.features.row(ds.in_edges.indices[k]);
+      for (int64_t j = 0; j < f; ++j) agg[v * f + j] += x[j] / static_cast<double>(deg);
+    }
+    if (deg == 0) {
+      for (int64_t j = 0; j < f; ++j) agg[v * f + j] = ds.features.row(v)[j];
+    }
+  }
+  auto accuracy = [&](auto value) {
+    std::vector<double> centroid(static_cast<size_t>(c * f), 0.0);
+    std::vector<int64_t> count(static_cast<size_t>(c), 0);
+    for (int64_t v : ds.train_idx) {
+      ++count[ds.labels[v]];
+      for (int64_t j = 0; j < f; ++j) centroid[ds.labels[v] * f + j] += value(v, j);
+    }
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t j = 0; j < f; ++j) centroid[k * f + j] /= std::max<int64_t>(1, count[k]);
+    int64_t correct = 0;
+    for (int64_t v : ds.test_idx) {
+      int64_t best = 0;
+      double best_d = 1e300;
+      for (int64_t k = 0; k < c; ++k) {
+        double d = 0;
+        for (int64_t j = 0; j < f; ++j) d += std::pow(value(v, j) - centroid[k * f + j], 2);
+        if (d < best_d) best_d = d, best = k;
+      }
+      correct += best == ds.labels[v];
+    }
+    return static_cast<double>(correct) / static_cast<double>(ds.test_idx.size());
+  };
+  Accuracy a;
+  a.features = accuracy([&](int64_t v, int64_t j) { return double{ds.features.row(v)[j]}; });
+  a.neighbors = accuracy([&](int64_t v, int64_t j) { return agg[v * f + j]; });
+  a.with_self = accuracy([&](int64_t v, int64_t j) {
+    const double k = static_cast<double>(ds.in_edges.degree(v));
+    return k == 0 ? agg[v * f + j] : (agg[v * f + j] * k + ds.features.row(v)[j]) / (k + 1);
+  });
+  return a;
+}
+
+TEST(Generate, DefaultsAreLearnableMostlyFromNeighborhoods) {
+  TempDir dir;
+  GenerateOptions o;  // defaults: 10000 nodes, degree 10, 32 features, 8 classes
+  o.out_dir = dir / "g";
+  generate_synthetic(o);
+  const Accuracy a = nearest_centroid_accuracy(load_dataset(dir / "g", {}));
+  std::cout << "nearest-centroid accuracy, 8 classes: features " << a.features
+            << ", in-neighbor mean " << a.neighbors << ", self + in-neighbor mean " << a.with_self
+            << "\n";
+  EXPECT_GT(a.features, 0.4);  // well above chance (0.125)
+  EXPECT_LT(a.features, 0.6);
+  EXPECT_GT(a.neighbors, 0.83);
+  EXPECT_GT(a.with_self, a.neighbors);
+}
+
+TEST(Generate, NoHomophilyMeansNeighborsDoNotHelp) {
+  TempDir dir;
+  GenerateOptions o = small_options(dir / "g");
+  o.homophily = 0;
+  generate_synthetic(o);
+  const Accuracy a = nearest_centroid_accuracy(load_dataset(dir / "g", {}));
+  EXPECT_LT(a.neighbors, a.features);
+}
+
+}  // namespace
+}  // namespace partita::data
