@@ -18,10 +18,14 @@ static_assert(std::is_same_v<idx_t, int32_t>,
 
 const char* metis_status_name(int status) {
   switch (status) {
-    case METIS_ERROR_INPUT: return "METIS_ERROR_INPUT (invalid input)";
-    case METIS_ERROR_MEMORY: return "METIS_ERROR_MEMORY (out of memory)";
-    case METIS_ERROR: return "METIS_ERROR (internal error)";
-    default: return "unknown METIS status";
+    case METIS_ERROR_INPUT:
+      return "METIS_ERROR_INPUT (invalid input)";
+    case METIS_ERROR_MEMORY:
+      return "METIS_ERROR_MEMORY (out of memory)";
+    case METIS_ERROR:
+      return "METIS_ERROR (internal error)";
+    default:
+      return "unknown METIS status";
   }
 }
 
@@ -35,8 +39,8 @@ int fill_empty_parts(std::vector<int32_t>& part, int num_parts) {
   int filled = 0;
   for (int e = 0; e < num_parts; ++e) {
     if (count[e] > 0) continue;
-    const int donor = static_cast<int>(std::max_element(count.begin(), count.end()) -
-                                       count.begin());
+    const int donor =
+        static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
     for (int64_t v = static_cast<int64_t>(part.size()) - 1; v >= 0; --v) {
       if (part[v] == donor) {
         part[v] = e;
@@ -86,7 +90,8 @@ std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
       idx_t* w = vwgt.data() + v * ncon;
       w[0] = 1;
       // In-degrees fit: the in-edges are a subset of adj, which fits in 32 bits.
-      if (use_edges) w[ncon - 1] = static_cast<idx_t>(in_degree_indptr[v + 1] - in_degree_indptr[v]);
+      if (use_edges)
+        w[ncon - 1] = static_cast<idx_t>(in_degree_indptr[v + 1] - in_degree_indptr[v]);
     }
     if (use_train)
       for (int64_t t : train_idx) vwgt[static_cast<size_t>(t) * ncon + 1] = 1;
@@ -103,8 +108,8 @@ std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
   idx_t ncon_arg = ncon;
   idx_t nparts = options.num_parts;
   idx_t objval = 0;
-  log_info("partition: METIS k-way, {} nodes, {} adjacency entries, {} parts, {} constraint(s)",
-           n, adj.num_entries(), options.num_parts, ncon);
+  log_info("partition: METIS k-way, {} nodes, {} adjacency entries, {} parts, {} constraint(s)", n,
+           adj.num_entries(), options.num_parts, ncon);
   Stopwatch watch;
   // METIS takes non-const pointers but does not modify the graph arrays.
   status = METIS_PartGraphKway(&nvtxs, &ncon_arg, const_cast<idx_t*>(adj.indptr.data()),
@@ -123,10 +128,11 @@ std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
                   "METIS_PartGraphKway returned part {} outside [0, {})", p, options.num_parts);
   st.filled_empty_parts = fill_empty_parts(part, options.num_parts);
   if (st.filled_empty_parts > 0)
-    log_warning("partition: METIS left {} of {} parts empty; each got one node from the largest "
-                "part", st.filled_empty_parts, options.num_parts);
-  log_info("partition: METIS done in {:.2f} s, cut of the undirected graph {}", st.metis_s,
-           objval);
+    log_warning(
+        "partition: METIS left {} of {} parts empty; each got one node from the largest "
+        "part",
+        st.filled_empty_parts, options.num_parts);
+  log_info("partition: METIS done in {:.2f} s, cut of the undirected graph {}", st.metis_s, objval);
   return part;
 }
 

@@ -7,9 +7,8 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "partita/core/error.h"
 #include "partita/partition/format.h"
@@ -60,8 +59,8 @@ class Reader {
                             const std::string& where = "") const {
     const Json& v = get(obj, key, where);
     if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))
-      fail(fmt::format("key '{}{}' must be a non-negative integer, found {}", where, key,
-                       v.dump()));
+      fail(
+          fmt::format("key '{}{}' must be a non-negative integer, found {}", where, key, v.dump()));
     return v.get<uint64_t>();
   }
   double number(const Json& obj, const std::string& key, const std::string& where = "") const {
@@ -86,8 +85,8 @@ class Reader {
                     const std::string& where = "") const {
     const Json& v = get(obj, key, where);
     if (array ? !v.is_array() : !v.is_object())
-      fail(fmt::format("key '{}{}' must be an {}, found {}", where, key,
-                       array ? "array" : "object", v.type_name()));
+      fail(fmt::format("key '{}{}' must be an {}, found {}", where, key, array ? "array" : "object",
+                       v.type_name()));
     return v;
   }
 
@@ -135,8 +134,7 @@ FileEntry parse_file_entry(const Reader& rd, const std::string& rel, const Json&
 }  // namespace
 
 int PartitionMeta::owner(int64_t gid) const {
-  return static_cast<int>(std::upper_bound(ranges.begin(), ranges.end(), gid) - ranges.begin()) -
-         1;
+  return static_cast<int>(std::upper_bound(ranges.begin(), ranges.end(), gid) - ranges.begin()) - 1;
 }
 
 const FileEntry& PartitionMeta::file(const std::string& path) const {
@@ -147,25 +145,34 @@ const FileEntry& PartitionMeta::file(const std::string& path) const {
 
 namespace {
 
-// Arrays of objects and objects of objects get one element per line; the rest is compact.
-void dump_value(const Json& v, std::string& out) {
-  auto compact = [](const Json& x) {
-    return x.dump(-1, ' ', false, Json::error_handler_t::replace);
+// A "record": a scalar, an array of scalars, or an object of scalars and scalar arrays.
+bool is_record(const Json& v) {
+  auto flat = [](const Json& x) {
+    return !x.is_structured() ||
+           (x.is_array() &&
+            std::none_of(x.begin(), x.end(), [](const Json& y) { return y.is_structured(); }));
   };
-  const bool nested = (v.is_array() || v.is_object()) && !v.empty() && v.begin()->is_structured();
-  if (!nested) {
-    out += compact(v);
+  if (v.is_object()) return std::all_of(v.begin(), v.end(), [&](const Json& x) { return flat(x); });
+  return flat(v);
+}
+
+// Records on one line, other containers one element per line, indented by `depth`.
+void dump_value(const Json& v, int depth, std::string& out) {
+  if (is_record(v) || v.empty()) {
+    out += v.dump(-1, ' ', false, Json::error_handler_t::replace);
     return;
   }
+  const std::string indent(static_cast<size_t>(2 * (depth + 1)), ' ');
   out += v.is_array() ? "[\n" : "{\n";
   size_t i = 0;
   for (auto it = v.begin(); it != v.end(); ++it, ++i) {
-    out += "    ";
-    if (v.is_object()) out += compact(Json(it.key())) + ": ";
-    out += compact(*it);
+    out += indent;
+    if (v.is_object())
+      out += Json(it.key()).dump(-1, ' ', false, Json::error_handler_t::replace) + ": ";
+    dump_value(*it, depth + 1, out);
     out += i + 1 < v.size() ? ",\n" : "\n";
   }
-  out += v.is_array() ? "  ]" : "  }";
+  out += std::string(static_cast<size_t>(2 * depth), ' ') + (v.is_array() ? "]" : "}");
 }
 
 // Everything read_meta checks beyond types: ranges, expected files, per-part figures.
@@ -180,23 +187,24 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
       rd.fail(fmt::format("ranges decrease: ranges[{}] = {} < ranges[{}] = {}", p + 1,
                           m.ranges[p + 1], p, m.ranges[p]));
   if (m.ranges[parts] != m.num_nodes)
-    rd.fail(fmt::format("ranges end at {}, expected num_nodes = {}", m.ranges[parts],
-                        m.num_nodes));
+    rd.fail(fmt::format("ranges end at {}, expected num_nodes = {}", m.ranges[parts], m.num_nodes));
 
   const PartitionSummary& s = m.summary;
   if (static_cast<int64_t>(s.parts.size()) != parts)
-    rd.fail(fmt::format("parts has {} entries, expected num_parts = {}", s.parts.size(), parts));
+    rd.fail(fmt::format("summary.parts has {} entries, expected num_parts = {}", s.parts.size(),
+                        parts));
   int64_t edges = 0;
   for (int p = 0; p < m.num_parts; ++p) {
     if (s.parts[p].nodes != m.part_nodes(p))
-      rd.fail(fmt::format("parts[{}].nodes = {} disagrees with ranges ({} nodes)", p,
+      rd.fail(fmt::format("summary.parts[{}].nodes = {} disagrees with ranges ({} nodes)", p,
                           s.parts[p].nodes, m.part_nodes(p)));
     edges += s.parts[p].edges;
   }
   if (edges != m.num_edges)
-    rd.fail(fmt::format("per-part edges sum to {}, expected num_edges = {}", edges, m.num_edges));
+    rd.fail(
+        fmt::format("summary.parts edges sum to {}, expected num_edges = {}", edges, m.num_edges));
   if (s.edge_cut > m.num_edges)
-    rd.fail(fmt::format("edge_cut = {} exceeds num_edges = {}", s.edge_cut, m.num_edges));
+    rd.fail(fmt::format("summary.edge_cut = {} exceeds num_edges = {}", s.edge_cut, m.num_edges));
 
   auto expect_file = [&](const std::string& rel, DType dtype, std::vector<int64_t> shape) {
     auto it = std::find_if(m.files.begin(), m.files.end(),
@@ -234,6 +242,14 @@ std::string meta_to_json(const PartitionMeta& m) {
   Json files = Json::object();
   for (const FileEntry& f : m.files)
     files[f.path] = Json{{"dtype", dtype_name(f.dtype)}, {"shape", f.shape}, {"crc32", f.crc32}};
+  Json summary = Json::object();
+  summary["edge_cut"] = s.edge_cut;
+  summary["edge_cut_fraction"] = s.edge_cut_fraction;
+  summary["parts"] = parts;
+  summary["imbalance"] =
+      Json{{"nodes", s.node_imbalance}, {"edges", s.edge_imbalance}, {"train", s.train_imbalance}};
+  summary["phase_seconds"] = phases;
+  summary["peak_rss_bytes"] = s.peak_rss_bytes;
   const std::vector<std::pair<const char*, Json>> keys = {
       {"format", kFormatName},
       {"version", m.version},
@@ -249,23 +265,14 @@ std::string meta_to_json(const PartitionMeta& m) {
       {"balance_edges", m.balance_edges},
       {"undirected", m.undirected},
       {"dataset", m.dataset},
-      {"edge_cut", s.edge_cut},
-      {"edge_cut_fraction", s.edge_cut_fraction},
-      {"parts", parts},
-      {"imbalance",
-       Json{{"nodes", s.node_imbalance}, {"edges", s.edge_imbalance},
-            {"train", s.train_imbalance}}},
-      {"phase_seconds", phases},
-      {"peak_rss_bytes", s.peak_rss_bytes},
+      {"summary", summary},
       {"files", files},
   };
-  std::string out = "{\n";
-  for (size_t i = 0; i < keys.size(); ++i) {
-    out += fmt::format("  \"{}\": ", keys[i].first);
-    dump_value(keys[i].second, out);
-    out += i + 1 < keys.size() ? ",\n" : "\n";
-  }
-  return out + "}\n";
+  Json top = Json::object();
+  for (const auto& [key, value] : keys) top[key] = value;
+  std::string out;
+  dump_value(top, 0, out);
+  return out + "\n";
 }
 
 void write_meta(const std::string& dir, const PartitionMeta& meta) {
@@ -306,8 +313,8 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   } catch (const Json::parse_error& e) {
     rd.fail(fmt::format("invalid JSON: {}", e.what()));
   }
-  if (!j.is_object()) rd.fail(fmt::format("invalid JSON: expected an object, found {}",
-                                          j.type_name()));
+  if (!j.is_object())
+    rd.fail(fmt::format("invalid JSON: expected an object, found {}", j.type_name()));
   // Identity and version first: a newer version may have changed anything else.
   const std::string format = rd.string(j, "format");
   if (format != kFormatName)
@@ -344,12 +351,13 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   PartitionSummary& s = m.summary;
   s.num_nodes = m.num_nodes;
   s.num_edges = m.num_edges;
-  s.edge_cut = rd.integer(j, "edge_cut");
-  s.edge_cut_fraction = rd.number(j, "edge_cut_fraction");
-  const Json& parts = rd.typed(j, "parts", /*array=*/true);
+  const Json& sum = rd.typed(j, "summary", /*array=*/false);
+  s.edge_cut = rd.integer(sum, "edge_cut", "summary.");
+  s.edge_cut_fraction = rd.number(sum, "edge_cut_fraction", "summary.");
+  const Json& parts = rd.typed(sum, "parts", /*array=*/true, "summary.");
   for (size_t p = 0; p < parts.size(); ++p) {
-    const std::string where = fmt::format("parts[{}].", p);
-    if (!parts[p].is_object()) rd.fail(fmt::format("parts[{}] must be an object", p));
+    const std::string where = fmt::format("summary.parts[{}].", p);
+    if (!parts[p].is_object()) rd.fail(fmt::format("summary.parts[{}] must be an object", p));
     PartStats ps;
     ps.nodes = rd.integer(parts[p], "nodes", where);
     ps.edges = rd.integer(parts[p], "edges", where);
@@ -358,14 +366,14 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
     ps.test_nodes = rd.integer(parts[p], "test", where);
     s.parts.push_back(ps);
   }
-  const Json& imbalance = rd.typed(j, "imbalance", /*array=*/false);
-  s.node_imbalance = rd.number(imbalance, "nodes", "imbalance.");
-  s.edge_imbalance = rd.number(imbalance, "edges", "imbalance.");
-  s.train_imbalance = rd.number(imbalance, "train", "imbalance.");
-  const Json& phases = rd.typed(j, "phase_seconds", /*array=*/false);
+  const Json& imbalance = rd.typed(sum, "imbalance", /*array=*/false, "summary.");
+  s.node_imbalance = rd.number(imbalance, "nodes", "summary.imbalance.");
+  s.edge_imbalance = rd.number(imbalance, "edges", "summary.imbalance.");
+  s.train_imbalance = rd.number(imbalance, "train", "summary.imbalance.");
+  const Json& phases = rd.typed(sum, "phase_seconds", /*array=*/false, "summary.");
   for (auto it = phases.begin(); it != phases.end(); ++it)
-    s.phase_seconds.emplace_back(it.key(), rd.number(phases, it.key(), "phase_seconds."));
-  s.peak_rss_bytes = rd.integer(j, "peak_rss_bytes");
+    s.phase_seconds.emplace_back(it.key(), rd.number(phases, it.key(), "summary.phase_seconds."));
+  s.peak_rss_bytes = rd.integer(sum, "peak_rss_bytes", "summary.");
 
   const Json& files = rd.typed(j, "files", /*array=*/false);
   for (auto it = files.begin(); it != files.end(); ++it)

@@ -26,6 +26,14 @@ bool is_symmetric(const graph::Csr& in, int threads) {
   auto hash = [](uint64_t seed, int64_t a, int64_t b) {
     return mix64(mix64(static_cast<uint64_t>(a) ^ seed) + static_cast<uint64_t>(b));
   };
+  // Fast rejection of most directed graphs: a symmetric graph's out-degrees equal its
+  // in-degrees (one pass of increments, cheaper than the hashes).
+  {
+    std::vector<int64_t> out_degree(static_cast<size_t>(in.num_rows()), 0);
+    for (int64_t s : in.indices) ++out_degree[s];
+    for (int64_t v = 0; v < in.num_rows(); ++v)
+      if (out_degree[v] != in.degree(v)) return false;
+  }
   const int64_t n = in.num_rows();
   const int64_t chunks = (n + kRowChunk - 1) / kRowChunk;
   // Per-chunk sums, added in chunk order: the result does not depend on the thread count.
@@ -53,8 +61,8 @@ bool is_symmetric(const graph::Csr& in, int threads) {
 MetisGraph metis_graph(const graph::Csr& in, int threads) {
   const int64_t n = in.num_rows(), entries = in.num_entries();
   MetisGraph g;
-  if (n < std::numeric_limits<int32_t>::max() &&
-      entries <= std::numeric_limits<int32_t>::max() && is_symmetric(in, threads)) {
+  if (n < std::numeric_limits<int32_t>::max() && entries <= std::numeric_limits<int32_t>::max() &&
+      is_symmetric(in, threads)) {
     log_info("partition: the graph is symmetric; using it as METIS's adjacency directly");
     g.equals_input = true;
     g.adj.indptr.resize(static_cast<size_t>(n) + 1);

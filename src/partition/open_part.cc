@@ -23,8 +23,7 @@ NpyArray open_checked(const std::string& dir, const PartitionMeta& meta, const s
 
 PartFiles open_part(const std::string& dir, const PartitionMeta& meta, int part) {
   PARTITA_CHECK(part >= 0 && part < meta.num_parts, Error,
-                "{}: part {} requested but the partition has {} parts", dir, part,
-                meta.num_parts);
+                "{}: part {} requested but the partition has {} parts", dir, part, meta.num_parts);
   PartFiles f;
   f.indptr = open_checked(dir, meta, part_file(part, "indptr"));
   f.indices = open_checked(dir, meta, part_file(part, "indices"));

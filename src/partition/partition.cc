@@ -25,8 +25,8 @@ constexpr int kMaxParts = 1 << 20;  // far beyond any cluster; keeps the writer'
 void check_options(const PartitionOptions& o) {
   PARTITA_CHECK(o.num_parts >= 1, UsageError, "--num-parts: must be at least 1, got {}",
                 o.num_parts);
-  PARTITA_CHECK(o.num_parts <= kMaxParts, UsageError, "--num-parts: at most {}, got {}",
-                kMaxParts, o.num_parts);
+  PARTITA_CHECK(o.num_parts <= kMaxParts, UsageError, "--num-parts: at most {}, got {}", kMaxParts,
+                o.num_parts);
   PARTITA_CHECK(!o.out_dir.empty(), UsageError, "--out: an output directory is required");
 }
 
@@ -37,12 +37,12 @@ void check_dataset(const data::Dataset& ds, const PartitionOptions& o) {
   const std::string& name = ds.path.empty() ? std::string("dataset") : ds.path;
   PARTITA_CHECK(o.num_parts <= n, UsageError,
                 "--num-parts: {} parts requested but {} has only {} nodes", o.num_parts, name, n);
-  PARTITA_CHECK(ds.in_edges.num_rows() == n, Error,
-                "{}: graph has {} rows, expected {} nodes", name, ds.in_edges.num_rows(), n);
+  PARTITA_CHECK(ds.in_edges.num_rows() == n, Error, "{}: graph has {} rows, expected {} nodes",
+                name, ds.in_edges.num_rows(), n);
   PARTITA_CHECK(ds.features.rows() == n, Error, "{}: features have {} rows, expected {}", name,
                 ds.features.rows(), n);
-  PARTITA_CHECK(static_cast<int64_t>(ds.labels.size()) == n, Error,
-                "{}: {} labels, expected {}", name, ds.labels.size(), n);
+  PARTITA_CHECK(static_cast<int64_t>(ds.labels.size()) == n, Error, "{}: {} labels, expected {}",
+                name, ds.labels.size(), n);
   for (int64_t v = 0; v < n; ++v)
     PARTITA_CHECK(ds.labels[v] >= 0 && ds.labels[v] < ds.num_classes, Error,
                   "{}: label {} of node {} is outside [0, {})", name, ds.labels[v], v,
@@ -141,9 +141,10 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
   meta.summary = make_summary(std::move(written.parts), written.edge_cut, std::move(phases));
   const int64_t empty = meta.summary.empty_parts();
   if (empty > 0)
-    log_warning("partition: {} of {} parts own no node; the partition is valid but those ranks "
-                "will hold no data",
-                empty, o.num_parts);
+    log_warning(
+        "partition: {} of {} parts own no node; the partition is valid but those ranks "
+        "will hold no data",
+        empty, o.num_parts);
   write_meta(o.out_dir, meta);
   return meta.summary;
 }
@@ -152,8 +153,10 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
 
 const char* method_name(Method method) {
   switch (method) {
-    case Method::kMetis: return "metis";
-    case Method::kRandom: return "random";
+    case Method::kMetis:
+      return "metis";
+    case Method::kRandom:
+      return "random";
   }
   return "unknown";
 }

@@ -17,8 +17,7 @@ double imbalance(const std::vector<PartStats>& parts, Get get) {
     max = std::max(max, get(p));
   }
   if (total == 0 || parts.empty()) return 1.0;
-  return static_cast<double>(max) * static_cast<double>(parts.size()) /
-         static_cast<double>(total);
+  return static_cast<double>(max) * static_cast<double>(parts.size()) / static_cast<double>(total);
 }
 
 }  // namespace

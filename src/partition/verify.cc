@@ -46,19 +46,18 @@ void scan(const std::string& path, int64_t n, int threads, Check check) {
   std::vector<std::string> problems(static_cast<size_t>(chunks));
   parallel_chunks(0, n, kScanChunk, threads,
                   [&](int64_t b, int64_t e) { problems[b / kScanChunk] = check(b, e); });
-  for (const std::string& p : problems)
-    PARTITA_CHECK(p.empty(), FormatError, "{}: {}", path, p);
+  for (const std::string& p : problems) PARTITA_CHECK(p.empty(), FormatError, "{}: {}", path, p);
 }
 
 void check_permutation(const NpyArray& a, int64_t n) {
   auto v = a.view<int64_t>();
   std::vector<uint8_t> seen(static_cast<size_t>(n), 0);
   for (int64_t i = 0; i < v.size(); ++i) {
-    PARTITA_CHECK(v[i] >= 0 && v[i] < n, FormatError,
-                  "{}: entry {} = {} is outside [0, {})", a.path(), i, v[i], n);
+    PARTITA_CHECK(v[i] >= 0 && v[i] < n, FormatError, "{}: entry {} = {} is outside [0, {})",
+                  a.path(), i, v[i], n);
     PARTITA_CHECK(!seen[v[i]], FormatError,
-                  "{}: original id {} appears twice (entry {}); not a permutation", a.path(),
-                  v[i], i);
+                  "{}: original id {} appears twice (entry {}); not a permutation", a.path(), v[i],
+                  i);
     seen[v[i]] = 1;
   }
   a.release_elements(0, v.size());
@@ -73,12 +72,10 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
   PARTITA_CHECK(indptr[0] == 0, FormatError, "{}: starts at {}, expected 0", f.indptr.path(),
                 indptr[0]);
   for (int64_t i = 0; i < rows; ++i)
-    PARTITA_CHECK(indptr[i + 1] >= indptr[i], FormatError,
-                  "{}: decreases at row {} ({} then {})", f.indptr.path(), i, indptr[i],
-                  indptr[i + 1]);
-  PARTITA_CHECK(indptr[rows] == edges, FormatError,
-                "{}: ends at {}, expected the edge count {}", f.indptr.path(), indptr[rows],
-                edges);
+    PARTITA_CHECK(indptr[i + 1] >= indptr[i], FormatError, "{}: decreases at row {} ({} then {})",
+                  f.indptr.path(), i, indptr[i], indptr[i + 1]);
+  PARTITA_CHECK(indptr[rows] == edges, FormatError, "{}: ends at {}, expected the edge count {}",
+                f.indptr.path(), indptr[rows], edges);
 
   auto indices = f.indices.view<int64_t>();
   scan(f.indices.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
@@ -130,8 +127,7 @@ VerifyReport verify_partition(const std::string& dir, int threads) {
     const NpyArray a = NpyArray::open(path);  // header, and size against the header
     PARTITA_CHECK(a.dtype() == entry.dtype && a.header().shape == entry.shape, FormatError,
                   "{}: holds {} {}, {} says {} {}", path, dtype_name(a.dtype()),
-                  a.header().shape_string(), kMetaFileName, dtype_name(entry.dtype),
-                  [&] {
+                  a.header().shape_string(), kMetaFileName, dtype_name(entry.dtype), [&] {
                     NpyHeader h;
                     h.shape = entry.shape;
                     return h.shape_string();

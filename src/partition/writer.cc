@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <future>
 #include <system_error>
+#include <utility>
 
 #include "partita/core/error.h"
 #include "partita/core/log.h"
@@ -25,15 +26,15 @@ class FileCollector {
   FileCollector(std::string dir, std::vector<FileEntry>* files)
       : dir_(std::move(dir)), files_(files) {}
 
-  // Starts writing relative path `rel`; finish with `add(writer...)`.
+  // The path of `rel` (relative to the partition directory) to write to.
   std::string full(const std::string& rel) const { return dir_ + "/" + rel; }
+  // Records a written file.
   void add(const std::string& rel, DType dtype, std::vector<int64_t> shape, uint32_t crc) {
     files_->push_back({rel, dtype, std::move(shape), crc});
   }
   template <class T>
   void write_vector(const std::string& rel, const std::vector<T>& values) {
-    add(rel, dtype_of<T>(), {static_cast<int64_t>(values.size())},
-        write_npy<T>(full(rel), values));
+    add(rel, dtype_of<T>(), {static_cast<int64_t>(values.size())}, write_npy<T>(full(rel), values));
   }
 
  private:
@@ -49,7 +50,8 @@ std::vector<std::vector<int64_t>> bucket_split(const std::vector<int64_t>& ids,
   for (int64_t old : ids) {
     const int64_t id = r.new_id[old];
     const int p = static_cast<int>(std::upper_bound(r.ranges.begin(), r.ranges.end(), id) -
-                                   r.ranges.begin()) - 1;
+                                   r.ranges.begin()) -
+                  1;
     buckets[p].push_back(id);
   }
   return buckets;
@@ -99,8 +101,7 @@ constexpr uint64_t kIdMask = (uint64_t{1} << kOwnerShift) - 1;
 std::vector<uint64_t> source_keys(const Renumbering& r) {
   const int64_t n = static_cast<int64_t>(r.node_map.size());
   PARTITA_CHECK(n <= static_cast<int64_t>(kIdMask) && r.num_parts() < (1 << 23), Error,
-                "internal: {} nodes in {} parts exceed the writer's key range", n,
-                r.num_parts());
+                "internal: {} nodes in {} parts exceed the writer's key range", n, r.num_parts());
   std::vector<uint64_t> key(static_cast<size_t>(n));
   for (int p = 0; p < r.num_parts(); ++p)
     for (int64_t id = r.ranges[p]; id < r.ranges[p + 1]; ++id)
@@ -119,8 +120,8 @@ struct RowScratch {
 // (new ids follow original ids inside a part, and rows come sorted by original id), or
 // std::sort when there are more parts than twice the row length.
 template <class Index>
-int64_t map_row(const graph::CsrOf<Index>& in, const std::vector<uint64_t>& key, int p,
-                int64_t old, int64_t* out, RowScratch& scratch) {
+int64_t map_row(const graph::CsrOf<Index>& in, const std::vector<uint64_t>& key, int p, int64_t old,
+                int64_t* out, RowScratch& scratch) {
   const Index* first = in.indices.data() + in.indptr[old];
   const int64_t length = in.indptr[old + 1] - in.indptr[old];
   const int parts = static_cast<int>(scratch.count.size());
@@ -161,9 +162,8 @@ int64_t map_row(const graph::CsrOf<Index>& in, const std::vector<uint64_t>& key,
 // Returns the number of entries whose source is owned by another part.
 template <class Index>
 int64_t write_indices(const graph::CsrOf<Index>& in, const Renumbering& r,
-                      const std::vector<uint64_t>& key, int p,
-                      const std::vector<int64_t>& indptr, const std::string& path, int threads,
-                      uint32_t* crc) {
+                      const std::vector<uint64_t>& key, int p, const std::vector<int64_t>& indptr,
+                      const std::string& path, int threads, uint32_t* crc) {
   const int64_t lo = r.ranges[p], rows = r.part_nodes(p);
   NpyWriter writer(path, DType::kInt64, {indptr[rows]});
   BlockPipeline<int64_t> pipeline(&writer);
@@ -171,8 +171,9 @@ int64_t write_indices(const graph::CsrOf<Index>& in, const Renumbering& r,
   int64_t row = 0;
   while (row < rows) {
     // Rows [row, end) hold at most kBlockEntries entries, or one row if it alone holds more.
-    int64_t end = std::upper_bound(indptr.begin() + row + 1, indptr.end(),
-                                   indptr[row] + kBlockEntries) - indptr.begin() - 1;
+    int64_t end =
+        std::upper_bound(indptr.begin() + row + 1, indptr.end(), indptr[row] + kBlockEntries) -
+        indptr.begin() - 1;
     end = std::max(end, row + 1);
     const int64_t base = indptr[row], count = indptr[end] - base;
     int64_t* buffer = pipeline.buffer(count);
@@ -237,8 +238,7 @@ std::string part_file(int part, const std::string& name) {
 
 template <class Index>
 WriteResult write_partition_arrays(const data::Dataset& ds, const graph::CsrOf<Index>& in,
-                                   const Renumbering& r, const std::string& out_dir,
-                                   int threads) {
+                                   const Renumbering& r, const std::string& out_dir, int threads) {
   WriteResult result;
   FileCollector out(out_dir, &result.files);
   const int num_parts = r.num_parts();
@@ -256,15 +256,13 @@ WriteResult write_partition_arrays(const data::Dataset& ds, const graph::CsrOf<I
     const int64_t lo = r.ranges[p], rows = r.part_nodes(p);
     make_dir(fmt::format("{}/part{}", out_dir, p));
     std::vector<int64_t> indptr(static_cast<size_t>(rows) + 1, 0);
-    for (int64_t i = 0; i < rows; ++i)
-      indptr[i + 1] = indptr[i] + in.degree(r.node_map[lo + i]);
+    for (int64_t i = 0; i < rows; ++i) indptr[i + 1] = indptr[i] + in.degree(r.node_map[lo + i]);
     const int64_t edges = indptr[rows];
     out.write_vector(part_file(p, "indptr"), indptr);
 
     uint32_t crc = 0;
     const std::string indices_rel = part_file(p, "indices");
-    result.edge_cut +=
-        write_indices(in, r, key, p, indptr, out.full(indices_rel), threads, &crc);
+    result.edge_cut += write_indices(in, r, key, p, indptr, out.full(indices_rel), threads, &crc);
     out.add(indices_rel, DType::kInt64, {edges}, crc);
     result.structure_s += watch.seconds();
 
@@ -295,10 +293,10 @@ WriteResult write_partition_arrays(const data::Dataset& ds, const graph::CsrOf<I
 }
 
 template WriteResult write_partition_arrays<int32_t>(const data::Dataset&,
-                                                    const graph::CsrOf<int32_t>&,
-                                                    const Renumbering&, const std::string&, int);
+                                                     const graph::CsrOf<int32_t>&,
+                                                     const Renumbering&, const std::string&, int);
 template WriteResult write_partition_arrays<int64_t>(const data::Dataset&,
-                                                    const graph::CsrOf<int64_t>&,
-                                                    const Renumbering&, const std::string&, int);
+                                                     const graph::CsrOf<int64_t>&,
+                                                     const Renumbering&, const std::string&, int);
 
 }  // namespace partita::partition

@@ -12,9 +12,9 @@ namespace partita::partition {
 struct WriteResult {
   std::vector<FileEntry> files;  // node_map.npy, then per part in kPartArrayNames order
   std::vector<PartStats> parts;
-  int64_t edge_cut = 0;      // stored in-edges whose source is owned by another part
-  double structure_s = 0;    // node_map, indptr, indices, labels, splits
-  double features_s = 0;     // feat.npy of every part
+  int64_t edge_cut = 0;    // stored in-edges whose source is owned by another part
+  double structure_s = 0;  // node_map, indptr, indices, labels, splits
+  double features_s = 0;   // feat.npy of every part
 };
 
 // Writes node_map.npy and part<p>/{indptr,indices,feat,label,train_idx,valid_idx,test_idx}.npy

@@ -6,7 +6,6 @@
 
 #include <filesystem>
 #include <functional>
-
 #include <nlohmann/json.hpp>
 
 #include "helpers/test_paths.h"
@@ -72,7 +71,8 @@ class PartitionFormat : public ::testing::Test {
   }
   // Rewrites an int64 array with `fix` applied and records its new checksum, so that only
   // the content checks can catch the damage.
-  void rewrite_int64(const std::string& rel, const std::function<void(std::vector<int64_t>&)>& fix) {
+  void rewrite_int64(const std::string& rel,
+                     const std::function<void(std::vector<int64_t>&)>& fix) {
     std::vector<int64_t> v = read_npy_vector<int64_t>(path(rel));
     fix(v);
     const uint32_t crc = write_npy(path(rel), v);
@@ -222,8 +222,7 @@ TEST_F(PartitionFormat, FutureVersionIsRejected) {
     ADD_FAILURE();
   } catch (const FormatError& e) {
     EXPECT_EQ(std::string(e.what()),
-              path("partita.json") +
-                  ": format version 7 is newer than this build supports (1)");
+              path("partita.json") + ": format version 7 is newer than this build supports (1)");
   }
   expect_rejected({path("partita.json") + ": ", "format version 7"});
 }
@@ -264,13 +263,16 @@ TEST_F(PartitionFormat, MissingKeysWrongTypesAndBadCountsAreRejected) {
       {[](auto& j) { j["files"]["../x.npy"] = j["files"]["node_map.npy"]; },
        "'../x.npy' is not a relative path inside the directory"},
       {[](auto& j) {
-         j["parts"][0]["edges"] = j["parts"][0]["edges"].template get<int64_t>() + 1;
-         j["parts"][1]["edges"] = j["parts"][1]["edges"].template get<int64_t>() - 1;
+         j["summary"]["parts"][0]["edges"] =
+             j["summary"]["parts"][0]["edges"].template get<int64_t>() + 1;
+         j["summary"]["parts"][1]["edges"] =
+             j["summary"]["parts"][1]["edges"].template get<int64_t>() - 1;
        },
        "files: 'part0/indices.npy' has shape"},
       {[](auto& j) { j["num_edges"] = j["num_edges"].template get<int64_t>() + 1; },
-       "per-part edges sum to"},
-      {[](auto& j) { j["parts"][1]["nodes"] = 0; }, "parts[1].nodes = 0 disagrees with ranges"},
+       "summary.parts edges sum to"},
+      {[](auto& j) { j["summary"]["parts"][1]["nodes"] = 0; },
+       "summary.parts[1].nodes = 0 disagrees with ranges"},
   };
   for (const auto& [edit, message] : cases) {
     auto j = original;

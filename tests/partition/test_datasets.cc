@@ -36,7 +36,8 @@ data::Dataset planted_dataset(const PlantedOptions& o) {
   for (int64_t v = 0; v < n; ++v) {
     for (int k = 0; k < o.intra_degree; ++k) {
       int64_t u = static_cast<int64_t>(rng.below(static_cast<uint64_t>(n)));
-      if (rng.uniform() >= o.inter_fraction) u = u - u % o.clusters + v % o.clusters;  // same cluster
+      if (rng.uniform() >= o.inter_fraction)
+        u = u - u % o.clusters + v % o.clusters;  // same cluster
       if (u >= n) u -= o.clusters;
       pairs.push_back(v);
       pairs.push_back(u);

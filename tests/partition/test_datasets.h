@@ -10,8 +10,8 @@ namespace partita::testing {
 
 struct PlantedOptions {
   int64_t num_nodes = 600;
-  int clusters = 4;            // nodes v with v % clusters == c form cluster c
-  int intra_degree = 6;        // out-edges per node inside its cluster
+  int clusters = 4;              // nodes v with v % clusters == c form cluster c
+  int intra_degree = 6;          // out-edges per node inside its cluster
   double inter_fraction = 0.05;  // probability that an edge leaves the cluster instead
   int64_t feat_dim = 5;
   int64_t num_classes = 3;

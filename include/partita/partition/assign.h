@@ -23,8 +23,9 @@ struct MetisGraph {
 MetisGraph metis_graph(const graph::Csr& in_edges, int threads);
 
 // True when every edge (s -> d) of the CSC has its reverse (d -> s) and there is no self
-// loop. Rows must be unique (graph::Csr's contract). One sequential pass comparing hashed
-// sums of the edge set and its reverse (false positive probability about 2^-128).
+// loop. Rows must be unique (graph::Csr's contract). Compares out- with in-degrees (rejects
+// most directed graphs), then hashed sums of the edge set and of its reverse in one
+// sequential pass (false positive probability about 2^-128).
 bool is_symmetric(const graph::Csr& in_edges, int threads);
 
 struct MetisAssignOptions {
