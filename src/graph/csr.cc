@@ -8,6 +8,25 @@
 
 namespace partita::graph {
 
+namespace {
+
+// Calls fn(stripe, lo, hi) for `stripes` row ranges [lo, hi) splitting [0, rows) at `bound`,
+// one thread per stripe. Every stripe touches only its own rows, so per-row order is the
+// stream order whatever the thread count.
+void for_each_stripe(const std::vector<int64_t>& bound,
+                     const std::function<void(int, int64_t, int64_t)>& fn) {
+  const int stripes = static_cast<int>(bound.size()) - 1;
+  parallel_chunks(0, stripes, 1, stripes, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) fn(static_cast<int>(t), bound[t], bound[t + 1]);
+  });
+}
+
+bool in_range(int64_t v, int64_t lo, int64_t hi) {
+  return static_cast<uint64_t>(v - lo) < static_cast<uint64_t>(hi - lo);
+}
+
+}  // namespace
+
 InEdgeResult build_in_edges(int64_t num_nodes, const EdgeStream& edges,
                             const InEdgeOptions& options) {
   PARTITA_CHECK(num_nodes >= 0, FormatError, "{}: negative node count {}", options.source,
@@ -16,42 +35,54 @@ InEdgeResult build_in_edges(int64_t num_nodes, const EdgeStream& edges,
   Csr& csc = result.in_edges;
   csc.indptr.assign(static_cast<size_t>(num_nodes) + 1, 0);
   int64_t* count = csc.indptr.data() + 1;
+  const int threads = static_cast<int>(
+      std::min<int64_t>(resolve_threads(options.threads), std::max<int64_t>(num_nodes, 1)));
+  const bool undirected = options.undirected;
 
-  // Pass 1: validate ids and count entries per destination.
+  // Pass 1: validate ids (stripe 0) and count entries per destination (each stripe its rows).
+  std::vector<int64_t> bound(static_cast<size_t>(threads) + 1);
+  for (int t = 0; t <= threads; ++t) bound[t] = num_nodes * t / threads;
   int64_t offset = 0;
   edges([&](const int64_t* pairs, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t s = pairs[2 * i], d = pairs[2 * i + 1];
-      if (static_cast<uint64_t>(s) >= static_cast<uint64_t>(num_nodes) ||
-          static_cast<uint64_t>(d) >= static_cast<uint64_t>(num_nodes)) {
-        throw FormatError(fmt::format("{}: edge {} ({}, {}) has a node id outside [0, {})",
-                                      options.source, offset + i, s, d, num_nodes));
+    for_each_stripe(bound, [&](int stripe, int64_t lo, int64_t hi) {
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t s = pairs[2 * i], d = pairs[2 * i + 1];
+        if (stripe == 0) {
+          if (!in_range(s, 0, num_nodes) || !in_range(d, 0, num_nodes)) {
+            throw FormatError(fmt::format("{}: edge {} ({}, {}) has a node id outside [0, {})",
+                                          options.source, offset + i, s, d, num_nodes));
+          }
+          if (s == d) ++result.self_loops_dropped;
+        }
+        if (s == d) continue;
+        if (in_range(d, lo, hi)) ++count[d];
+        if (undirected && in_range(s, lo, hi)) ++count[s];
       }
-      if (s == d) {
-        ++result.self_loops_dropped;
-        continue;
-      }
-      ++count[d];
-      if (options.undirected) ++count[s];
-    }
+    });
     offset += n;
   });
   result.input_edges = offset;
   for (int64_t v = 0; v < num_nodes; ++v) csc.indptr[v + 1] += csc.indptr[v];
 
-  // Pass 2: place sources at their destination's cursor.
-  csc.indices.resize(static_cast<size_t>(csc.indptr[num_nodes]));
+  // Pass 2: place sources at their destination's cursor; stripes now balance entries.
+  const int64_t entries = csc.indptr[num_nodes];
+  for (int t = 1; t < threads; ++t)
+    bound[t] = std::lower_bound(csc.indptr.begin(), csc.indptr.end(), entries * t / threads) -
+               csc.indptr.begin();
+  csc.indices.resize(static_cast<size_t>(entries));
   std::vector<int64_t> cursor(csc.indptr.begin(), csc.indptr.end() - 1);
   edges([&](const int64_t* pairs, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t s = pairs[2 * i], d = pairs[2 * i + 1];
-      if (s == d) continue;
-      csc.indices[cursor[d]++] = s;
-      if (options.undirected) csc.indices[cursor[s]++] = d;
-    }
+    for_each_stripe(bound, [&](int, int64_t lo, int64_t hi) {
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t s = pairs[2 * i], d = pairs[2 * i + 1];
+        if (s == d) continue;
+        if (in_range(d, lo, hi)) csc.indices[cursor[d]++] = s;
+        if (undirected && in_range(s, lo, hi)) csc.indices[cursor[s]++] = d;
+      }
+    });
   });
   std::vector<int64_t>().swap(cursor);
-  result.duplicates_dropped = sort_and_dedup_rows(csc, resolve_threads(options.threads));
+  result.duplicates_dropped = sort_and_dedup_rows(csc, threads);
   return result;
 }
 
@@ -87,8 +118,8 @@ int64_t sort_and_dedup_rows(CsrOf<Index>& csr, int threads) {
   }
   const int64_t removed = csr.num_entries() - static_cast<int64_t>(write);
   csr.indptr[rows] = write;
+  // No shrink_to_fit: it would hold two copies of the largest array at once.
   csr.indices.resize(static_cast<size_t>(write));
-  csr.indices.shrink_to_fit();
   return removed;
 }
 
