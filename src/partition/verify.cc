@@ -63,7 +63,9 @@ void check_permutation(const NpyArray& a, int64_t n) {
   a.release_elements(0, v.size());
 }
 
-void check_part(const std::string& dir, const PartitionMeta& m, int p, int threads) {
+// `node_map` is the checked permutation: rows must be strictly ascending in ORIGINAL ids.
+void check_part(const std::string& dir, const PartitionMeta& m, int p, int threads,
+                ArrayView<const int64_t> node_map) {
   const PartFiles f = open_part(dir, m, p);
   const int64_t lo = m.ranges[p], hi = m.ranges[p + 1], rows = hi - lo, n = m.num_nodes;
 
@@ -84,8 +86,9 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
         const int64_t s = indices[k];
         if (s < 0 || s >= n)
           return fmt::format("entry {} (row {}) = {} is outside [0, {})", k, i, s, n);
-        if (k > indptr[i] && s <= indices[k - 1])
-          return fmt::format("row {} is not strictly ascending at entry {}", i, k);
+        if (k > indptr[i] && node_map[s] <= node_map[indices[k - 1]])
+          return fmt::format("row {} is not strictly ascending in original ids at entry {}", i,
+                             k);
         if (s == lo + i) return fmt::format("row {} lists its own node {} (self loop)", i, s);
       }
     }
@@ -140,8 +143,10 @@ VerifyReport verify_partition(const std::string& dir, int threads) {
     report.bytes += static_cast<int64_t>(a.file().size());
   }
   log_debug("verify: {} files, checksums OK; checking contents", report.files);
-  check_permutation(NpyArray::open(dir + "/" + kNodeMapFile), m.num_nodes);
-  for (int p = 0; p < m.num_parts; ++p) check_part(dir, m, p, threads);
+  const NpyArray node_map = NpyArray::open(dir + "/" + kNodeMapFile);
+  check_permutation(node_map, m.num_nodes);
+  for (int p = 0; p < m.num_parts; ++p)
+    check_part(dir, m, p, threads, node_map.view<int64_t>());
   return report;
 }
 

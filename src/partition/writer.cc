@@ -92,9 +92,8 @@ class BlockPipeline {
   std::future<void> pending_;
 };
 
-// Sort keys of the sources: owner part in the high bits, new id in the low ones. Since
-// parts own increasing id ranges, keys sort like new ids, and one random access per edge
-// gives both the id and its owner.
+// Keys of the sources: owner part in the high bits, new id in the low ones, so one random
+// access per edge gives both the id and its owner.
 constexpr int kOwnerShift = 40;
 constexpr uint64_t kIdMask = (uint64_t{1} << kOwnerShift) - 1;
 
@@ -109,56 +108,25 @@ std::vector<uint64_t> source_keys(const Renumbering& r) {
   return key;
 }
 
-// Per-thread scratch of map_row.
-struct RowScratch {
-  std::vector<uint64_t> keys;  // the row's source keys, in input order
-  std::vector<int64_t> count;  // per part
-};
-
-// Writes row `old` of `in` mapped to new ids at `out`, sorted; returns the entries whose
-// source lies outside part p. Sorting by new id is a stable counting sort by owner part
-// (new ids follow original ids inside a part, and rows come sorted by original id), or
-// std::sort when there are more parts than twice the row length.
+// Writes row `old` of `in` mapped to new ids at `out`, keeping the input order (ascending
+// original ids: the sampler's picks then do not depend on the numbering); returns the
+// entries whose source lies outside part p.
 template <class Index>
 int64_t map_row(const graph::CsrOf<Index>& in, const std::vector<uint64_t>& key, int p, int64_t old,
-                int64_t* out, RowScratch& scratch) {
+                int64_t* out) {
   const Index* first = in.indices.data() + in.indptr[old];
   const int64_t length = in.indptr[old + 1] - in.indptr[old];
-  const int parts = static_cast<int>(scratch.count.size());
-  if (parts > 2 * length) {
-    int64_t cut = 0;
-    uint64_t* keys = reinterpret_cast<uint64_t*>(out);
-    for (int64_t k = 0; k < length; ++k) {
-      keys[k] = key[first[k]];
-      cut += static_cast<int>(keys[k] >> kOwnerShift) != p ? 1 : 0;
-    }
-    std::sort(keys, keys + length);
-    for (int64_t k = 0; k < length; ++k) out[k] = static_cast<int64_t>(keys[k] & kIdMask);
-    return cut;
-  }
-  if (static_cast<int64_t>(scratch.keys.size()) < length)
-    scratch.keys.resize(static_cast<size_t>(length));
-  std::fill(scratch.count.begin(), scratch.count.end(), 0);
+  int64_t cut = 0;
   for (int64_t k = 0; k < length; ++k) {
     const uint64_t x = key[first[k]];
-    scratch.keys[k] = x;
-    ++scratch.count[x >> kOwnerShift];
-  }
-  const int64_t cut = length - scratch.count[p];
-  int64_t offset = 0;
-  for (int q = 0; q < parts; ++q) {
-    const int64_t c = scratch.count[q];
-    scratch.count[q] = offset;
-    offset += c;
-  }
-  for (int64_t k = 0; k < length; ++k) {
-    const uint64_t x = scratch.keys[k];
-    out[scratch.count[x >> kOwnerShift]++] = static_cast<int64_t>(x & kIdMask);
+    cut += static_cast<int>(x >> kOwnerShift) != p ? 1 : 0;
+    out[k] = static_cast<int64_t>(x & kIdMask);
   }
   return cut;
 }
 
-// indices.npy of part p: row i lists the new ids of the sources of node_map[lo + i], sorted.
+// indices.npy of part p: row i lists the new ids of the sources of node_map[lo + i], in
+// ascending order of their original ids.
 // Returns the number of entries whose source is owned by another part.
 template <class Index>
 int64_t write_indices(const graph::CsrOf<Index>& in, const Renumbering& r,
@@ -178,11 +146,9 @@ int64_t write_indices(const graph::CsrOf<Index>& in, const Renumbering& r,
     const int64_t base = indptr[row], count = indptr[end] - base;
     int64_t* buffer = pipeline.buffer(count);
     parallel_chunks(row, end, kRowChunk, threads, [&](int64_t b, int64_t e) {
-      RowScratch scratch;
-      scratch.count.resize(static_cast<size_t>(r.num_parts()));
       int64_t local_cut = 0;
       for (int64_t i = b; i < e; ++i)
-        local_cut += map_row(in, key, p, r.node_map[lo + i], buffer + (indptr[i] - base), scratch);
+        local_cut += map_row(in, key, p, r.node_map[lo + i], buffer + (indptr[i] - base));
       cut.fetch_add(local_cut, std::memory_order_relaxed);
     });
     pipeline.submit(count);
