@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
       partita::cli::add_partition_command);
   add("info", "Print the summary of a partition directory, optionally verifying it",
       partita::cli::add_info_command);
+  add("sample-bench", "Measure distributed sampling and feature fetching (JSON)",
+      partita::cli::add_sample_bench_command);
 
   // CLI11 reports an unknown command as "A subcommand is required"; name it instead.
   for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
@@ -62,7 +64,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::RequiredError& e) {
     if (argc <= 1 || argv[1][0] == '-')
-      return print_error("no command given; commands: generate, partition, info (see --help)",
+      return print_error("no command given; commands: generate, partition, info, sample-bench (see --help)",
                          kExitUsage);
     return print_error(e.what(), kExitUsage);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,55 @@
+#pragma once
+// The distributed NeighborSampler: one hop groups the frontier by owner rank, samples owned
+// nodes in place, sends one request per remote owner (all in flight at once, comm/rpc.h)
+// carrying the hop key, and merges the answers in frontier order. Every node is sampled by
+// its owner with the kernel of neighbor_kernel.h on the owner's view, keyed by its ORIGINAL
+// id, so a batch is identical for any number of ranks, including the single-process
+// sampler on the unpartitioned graph (after mapping ids back through node_map).
+//
+// Serving side: add_sample_routes() registers the hop handler on every rank's router before
+// its RpcEndpoint starts.
+//
+// Thread-safety: sample_hop may be called from several threads at once.
+#include <atomic>
+#include <cstdint>
+
+#include "partita/comm/rpc.h"
+#include "partita/comm/wire.h"
+#include "partita/sample/csc_view.h"
+#include "partita/sample/local_sampler.h"
+#include "partita/sample/neighbor_sampler.h"
+#include "partita/store/dist_graph.h"
+
+namespace partita::sample {
+
+// The view of a rank's owned rows, with streams keyed by original ids.
+CscView owned_view(const store::DistGraph& graph);
+
+void add_sample_routes(RpcRouter& router, const store::DistGraph& graph,
+                       const LocalSamplerOptions& options);
+
+struct DistSamplerStats {
+  int64_t local_nodes = 0;      // frontier nodes sampled in place
+  int64_t remote_nodes = 0;     // frontier nodes sampled by their owners
+  int64_t remote_requests = 0;
+  int64_t remote_bytes = 0;     // request + reply payload bytes
+};
+
+class DistSampler final : public NeighborSampler {
+ public:
+  // `endpoint` may be null when this rank owns every node (one rank, or replicated mode).
+  // `options` must match the ones given to add_sample_routes on every rank.
+  DistSampler(const store::DistGraph& graph, RpcEndpoint* endpoint,
+              const LocalSamplerOptions& options);
+
+  void sample_hop(const HopRequest& request, NeighborSample* out) override;
+  DistSamplerStats stats() const;
+
+ private:
+  const store::DistGraph& graph_;
+  RpcEndpoint* endpoint_;
+  LocalSampler local_;
+  std::atomic<int64_t> local_nodes_{0}, remote_nodes_{0}, remote_requests_{0}, remote_bytes_{0};
+};
+
+}  // namespace partita::sample

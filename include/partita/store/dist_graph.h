@@ -1,0 +1,74 @@
+#pragma once
+// One rank's view of a partition directory (docs/partition-format.md): its own part,
+// memory-mapped, plus owner lookup for every global id. Opening parses partita.json and the
+// .npy headers only; no array is read or copied.
+//
+// Modes. With P ranks the directory must hold P parts (rank r maps part r), or exactly 1
+// part: the replicated mode, where every rank maps the whole graph and owns every node
+// (on one host the page cache shares the mapping).
+//
+// Ids. Global ids are the partition's new ids; part p owns [ranges[p], ranges[p+1]).
+// original_ids() gives the dataset ids of the owned nodes (node_map), which the sampler uses
+// to key its random streams so a sample does not depend on the partitioning.
+//
+// Thread-safety: immutable after open(); every accessor may be called from any thread.
+#include <cstdint>
+#include <string>
+
+#include "partita/core/array_view.h"
+#include "partita/core/npy.h"
+#include "partita/partition/format.h"
+
+namespace partita::store {
+
+class DistGraph {
+ public:
+  // Maps the part of `rank` in a job of `world_size` ranks. Throws UsageError naming both
+  // numbers when the directory has neither world_size parts nor 1, FormatError/IoError from
+  // the metadata or the arrays.
+  static DistGraph open(const std::string& dir, int rank, int world_size);
+
+  const partition::PartitionMeta& meta() const { return meta_; }
+  const std::string& dir() const { return dir_; }
+  bool replicated() const { return replicated_; }
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+  int64_t num_nodes() const { return meta_.num_nodes; }
+  int64_t feat_dim() const { return meta_.feat_dim; }
+  int64_t num_classes() const { return meta_.num_classes; }
+
+  // Owned global ids: [first_node(), end_node()).
+  int64_t first_node() const { return first_; }
+  int64_t end_node() const { return end_; }
+  int64_t num_local_nodes() const { return end_ - first_; }
+  bool owns(int64_t gid) const { return gid >= first_ && gid < end_; }
+  // Rank that serves `gid` (this rank in replicated mode). Throws Error when gid is not in
+  // [0, num_nodes()).
+  int owner_rank(int64_t gid) const;
+
+  // In-edge CSC of the owned rows: indptr [num_local_nodes()+1], indices = global ids.
+  ArrayView<const int64_t> indptr() const { return files_.indptr.view<int64_t>(); }
+  ArrayView<const int64_t> indices() const { return files_.indices.view<int64_t>(); }
+  // Dataset ids of the owned nodes, [num_local_nodes()].
+  ArrayView<const int64_t> original_ids() const;
+  // Row-major float32 [num_local_nodes(), feat_dim()].
+  const float* features() const { return files_.feat.view<float>().data(); }
+  ArrayView<const int64_t> labels() const { return files_.label.view<int64_t>(); }
+  // Global ids of the owned train/valid/test nodes, ascending.
+  ArrayView<const int64_t> train_ids() const { return files_.train_idx.view<int64_t>(); }
+  ArrayView<const int64_t> valid_ids() const { return files_.valid_idx.view<int64_t>(); }
+  ArrayView<const int64_t> test_ids() const { return files_.test_idx.view<int64_t>(); }
+
+ private:
+  std::string dir_;
+  partition::PartitionMeta meta_;
+  partition::PartFiles files_;
+  NpyArray node_map_;
+  bool replicated_ = false;
+  int rank_ = 0;
+  int world_size_ = 1;
+  int64_t first_ = 0;
+  int64_t end_ = 0;
+};
+
+}  // namespace partita::store

@@ -1,0 +1,54 @@
+#pragma once
+// Features and labels of any global ids: owned rows are copied straight from the mapped
+// part, remote rows come from their owners with one request per owner, all in flight at
+// once (comm/rpc.h). Results are in input order.
+//
+// Serving side: add_feature_routes() registers the handlers on the router of every rank
+// before its RpcEndpoint starts. They answer from the owned rows only and reject ids the
+// rank does not own.
+//
+// Thread-safety: fetch_* may be called from several threads at once.
+#include <atomic>
+#include <cstdint>
+
+#include "partita/comm/rpc.h"
+#include "partita/comm/wire.h"
+#include "partita/store/dist_graph.h"
+
+namespace partita::store {
+
+struct FetchStats {
+  int64_t local_rows = 0;
+  int64_t remote_rows = 0;
+  int64_t remote_requests = 0;
+  int64_t remote_bytes = 0;  // reply payload bytes received
+};
+
+void add_feature_routes(RpcRouter& router, const DistGraph& graph);
+
+class FeatureFetcher {
+ public:
+  // `endpoint` may be null when this rank owns every id it will be asked for (one rank, or
+  // replicated mode); a remote id then throws Error. Both must outlive the fetcher.
+  FeatureFetcher(const DistGraph& graph, RpcEndpoint* endpoint);
+
+  // out: [ids.size(), feat_dim] row-major. Throws Error on an id outside [0, num_nodes),
+  // TimeoutError/CommError from remote owners.
+  void fetch_features(ArrayView<const int64_t> ids, float* out);
+  // out: [ids.size()].
+  void fetch_labels(ArrayView<const int64_t> ids, int64_t* out);
+
+  FetchStats stats() const;
+
+ private:
+  // Copies `width` values of type T per id from owned rows of `local` and from remote owners
+  // (request kind `kind`) into out, in input order.
+  template <class T>
+  void fetch(ArrayView<const int64_t> ids, uint64_t kind, const T* local, int64_t width, T* out);
+
+  const DistGraph& graph_;
+  RpcEndpoint* endpoint_;
+  std::atomic<int64_t> local_rows_{0}, remote_rows_{0}, remote_requests_{0}, remote_bytes_{0};
+};
+
+}  // namespace partita::store

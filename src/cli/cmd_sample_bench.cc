@@ -1,0 +1,200 @@
+// partita sample-bench: distributed sampling + feature fetching throughput, one JSON object.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "dist_session.h"
+#include "partita/core/error.h"
+#include "partita/core/timer.h"
+#include "partita/sample/block_builder.h"
+
+namespace partita::cli {
+namespace {
+
+struct Flags {
+  std::string parts;
+  std::string fanouts = "15,10,5";
+  int64_t batch_size = 1024;
+  int64_t batches = 50;
+  int threads = 1;
+  uint64_t seed = 0;
+  double timeout_s = 60;
+};
+
+std::vector<int64_t> parse_fanouts(const std::string& text) {
+  std::vector<int64_t> fanouts;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t used = 0;
+    int64_t k = 0;
+    try {
+      k = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    PARTITA_CHECK(used == item.size() && !item.empty() && (k >= 1 || k == -1), UsageError,
+                  "--fanouts: '{}' is not a fanout (a positive integer, or -1 for all)", item);
+    fanouts.push_back(k);
+  }
+  PARTITA_CHECK(!fanouts.empty(), UsageError, "--fanouts: empty (e.g. 15,10,5)");
+  return fanouts;
+}
+
+// Times each hop of the sampler it wraps.
+class TimedSampler final : public sample::NeighborSampler {
+ public:
+  TimedSampler(sample::NeighborSampler& inner, size_t hops) : inner_(inner), seconds_(hops, 0) {}
+  void sample_hop(const sample::HopRequest& request, sample::NeighborSample* out) override {
+    Stopwatch watch;
+    inner_.sample_hop(request, out);
+    seconds_[request.hop] += watch.seconds();
+  }
+  const std::vector<double>& seconds() const { return seconds_; }
+
+ private:
+  sample::NeighborSampler& inner_;
+  std::vector<double> seconds_;
+};
+
+int run_sample_bench(MpiScope& mpi, const Flags& flags) {
+  const std::vector<int64_t> fanouts = parse_fanouts(flags.fanouts);
+  PARTITA_CHECK(flags.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
+                flags.batch_size);
+  PARTITA_CHECK(flags.batches >= 1, UsageError, "--batches: must be >= 1, got {}", flags.batches);
+  PARTITA_CHECK(flags.threads >= 1, UsageError, "--threads: must be >= 1, got {}", flags.threads);
+  PARTITA_CHECK(flags.timeout_s > 0, UsageError, "--timeout: must be > 0, got {}",
+                flags.timeout_s);
+  DistSessionOptions options;
+  options.parts_dir = flags.parts;
+  options.timeout_s = flags.timeout_s;
+  options.sampling.threads = flags.threads;
+  DistSession session(mpi, options);
+  const store::DistGraph& graph = session.graph();
+
+  // This rank's seeds: its training ids (an even share of them in replicated mode).
+  std::vector<int64_t> seeds(graph.train_ids().begin(), graph.train_ids().end());
+  if (graph.replicated()) {
+    const int64_t n = static_cast<int64_t>(seeds.size());
+    const int64_t lo = n * mpi.rank() / mpi.size(), hi = n * (mpi.rank() + 1) / mpi.size();
+    seeds = std::vector<int64_t>(seeds.begin() + lo, seeds.begin() + hi);
+  }
+  PARTITA_CHECK(!seeds.empty(), UsageError, "{}: rank {} owns no training nodes", flags.parts,
+                mpi.rank());
+
+  TimedSampler timed(session.sampler(), fanouts.size());
+  sample::BlockBuilder builder;
+  sample::BlockOptions block_options;
+  block_options.fanouts = fanouts;
+  block_options.key.seed = flags.seed;
+  std::vector<float> features;
+  double sample_s = 0, fetch_s = 0;
+  int64_t edges = 0, input_nodes = 0, seed_count = 0;
+  session.collectives().barrier();
+  Stopwatch total;
+  for (int64_t b = 0; b < flags.batches; ++b) {
+    const int64_t start = (b * flags.batch_size) % static_cast<int64_t>(seeds.size());
+    const int64_t count = std::min<int64_t>(flags.batch_size, seeds.size() - start);
+    block_options.key.batch = static_cast<uint64_t>(b);
+    Stopwatch watch;
+    sample::SampledBatch batch =
+        builder.build(ArrayView<const int64_t>(seeds.data() + start, count), block_options, timed);
+    sample_s += watch.seconds();
+    watch.restart();
+    features.resize(batch.input_nodes.size() * static_cast<size_t>(graph.feat_dim()));
+    session.fetcher().fetch_features(batch.input_nodes, features.data());
+    fetch_s += watch.seconds();
+    edges += batch.num_sampled_edges();
+    input_nodes += static_cast<int64_t>(batch.input_nodes.size());
+    seed_count += count;
+  }
+  const double wall_s = total.seconds();
+  session.collectives().barrier();
+
+  // Sums over ranks, then rates. Per core = per rank x sampler thread.
+  const sample::DistSamplerStats ss = session.sampler().stats();
+  const store::FetchStats fs = session.fetcher().stats();
+  std::vector<double> sums{static_cast<double>(edges), static_cast<double>(input_nodes),
+                           static_cast<double>(seed_count), sample_s, fetch_s, wall_s,
+                           static_cast<double>(ss.remote_requests + fs.remote_requests),
+                           static_cast<double>(ss.remote_bytes + fs.remote_bytes),
+                           static_cast<double>(ss.remote_nodes), static_cast<double>(fs.remote_rows),
+                           static_cast<double>(peak_rss_bytes())};
+  for (double s : timed.seconds()) sums.push_back(s);
+  session.collectives().allreduce_sum(sums);
+  const double max_wall = session.collectives().allreduce_one(wall_s, ReduceOp::kMax);
+  session.finish();
+  if (mpi.rank() != 0) return 0;
+
+  const int ranks = mpi.size();
+  const double cores = static_cast<double>(ranks) * flags.threads;
+  const double feature_bytes = sums[1] * static_cast<double>(graph.feat_dim()) * sizeof(float);
+  const double batches = static_cast<double>(flags.batches) * ranks;
+  nlohmann::json hop_s = nlohmann::json::array();
+  for (size_t h = 0; h < fanouts.size(); ++h) hop_s.push_back(sums[11 + h] / ranks);
+  // Rates: per rank over its own busy time, summed over ranks.
+  const double sample_rate = sums[0] / (sums[3] / ranks);
+  const double fetch_rate = feature_bytes / (sums[4] / ranks);
+  nlohmann::json out = {
+      {"benchmark", "sample-bench"},
+      {"parts", flags.parts},
+      {"ranks", ranks},
+      {"threads_per_rank", flags.threads},
+      {"replicated", graph.replicated()},
+      {"fanouts", fanouts},
+      {"batch_size", flags.batch_size},
+      {"batches_per_rank", flags.batches},
+      {"batches_per_s", batches / max_wall},
+      {"seeds", sums[2]},
+      {"sampled_edges", sums[0]},
+      {"sampled_edges_per_s", sample_rate},
+      {"sampled_edges_per_s_per_core", sample_rate / cores},
+      {"input_nodes", sums[1]},
+      {"feature_bytes", feature_bytes},
+      {"feature_gb_per_s", fetch_rate / 1e9},
+      {"feature_gb_per_s_per_core", fetch_rate / 1e9 / cores},
+      {"hop_s_per_rank", hop_s},
+      {"sample_s_per_rank", sums[3] / ranks},
+      {"fetch_s_per_rank", sums[4] / ranks},
+      {"wall_s_max", max_wall},
+      {"remote_requests", sums[6]},
+      {"remote_bytes", sums[7]},
+      {"remote_sampled_nodes", sums[8]},
+      {"remote_feature_rows", sums[9]},
+      {"peak_rss_bytes_sum", sums[10]},
+  };
+  std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace
+
+Action add_sample_bench_command(CLI::App& app) {
+  auto flags = std::make_shared<Flags>();
+  app.description(
+      "Measure distributed neighbor sampling and feature fetching on a partition directory. "
+      "Run alone or under mpirun (one rank per part, or any number of ranks on a 1-part "
+      "directory). Each rank samples batches of its own training ids with the given fanouts "
+      "and fetches the features of their input nodes; rank 0 prints one JSON object with "
+      "figures summed over ranks.");
+  app.add_option("--parts", flags->parts, "Partition directory")->required();
+  app.add_option("--fanouts", flags->fanouts, "Neighbors per hop, comma-separated (-1: all)")
+      ->capture_default_str();
+  app.add_option("--batch-size", flags->batch_size, "Seeds per batch")->capture_default_str();
+  app.add_option("--batches", flags->batches, "Batches per rank")->capture_default_str();
+  app.add_option("--threads", flags->threads, "Sampler threads per rank")->capture_default_str();
+  app.add_option("--seed", flags->seed, "Sampling seed")->capture_default_str();
+  app.add_option("--timeout", flags->timeout_s, "Seconds to wait for a remote rank")
+      ->capture_default_str();
+  return [flags] {
+    MpiScope mpi(nullptr, nullptr);
+    return run_rank(mpi, [&] { return run_sample_bench(mpi, *flags); });
+  };
+}
+
+}  // namespace partita::cli

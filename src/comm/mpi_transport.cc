@@ -1,0 +1,111 @@
+#include "partita/comm/mpi_transport.h"
+
+#include <chrono>
+#include <climits>
+#include <thread>
+
+#include "partita/comm/mpi_check.h"
+#include "partita/core/log.h"
+
+namespace partita {
+
+MpiTransport::MpiTransport(MPI_Comm comm) {
+  check_mpi(MPI_Comm_dup(comm, &comm_), "MpiTransport: MPI_Comm_dup");
+  try {
+    check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN),
+              "MpiTransport: MPI_Comm_set_errhandler");
+    check_mpi(MPI_Comm_rank(comm_, &rank_), "MpiTransport: MPI_Comm_rank");
+    check_mpi(MPI_Comm_size(comm_, &size_), "MpiTransport: MPI_Comm_size");
+  } catch (...) {
+    MPI_Comm_free(&comm_);
+    throw;
+  }
+}
+
+MpiTransport::~MpiTransport() {
+  using Clock = std::chrono::steady_clock;
+  const auto give_up = Clock::now() + std::chrono::milliseconds(100);
+  try {
+    while (progress() > 0 && Clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  } catch (const std::exception& e) {
+    log_warning("MpiTransport on rank {}: while draining sends: {}", rank_, e.what());
+  }
+  std::lock_guard<std::mutex> lock(send_mutex_);
+  if (!requests_.empty()) {
+    log_warning("MpiTransport on rank {}: {} sends not completed at destruction; freeing them",
+                rank_, requests_.size());
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      if (requests_[i] == MPI_REQUEST_NULL) continue;
+      MPI_Request_free(&requests_[i]);
+      // MPI may still read the buffer after MPI_Request_free: leak it on purpose.
+      new std::vector<uint8_t>(std::move(buffers_[i]));
+    }
+  }
+  const int rc = MPI_Comm_free(&comm_);
+  if (rc != MPI_SUCCESS) {
+    log_warning("MpiTransport on rank {}: MPI_Comm_free: {}", rank_, mpi_error_string(rc));
+  }
+}
+
+void MpiTransport::send(int dest, int tag, std::vector<uint8_t> data) {
+  PARTITA_CHECK(dest >= 0 && dest < size_, CommError,
+                "MPI send from rank {}: destination rank {} is not in [0, {})", rank_, dest, size_);
+  PARTITA_CHECK(tag >= 0 && tag <= kMaxTag, CommError,
+                "MPI send from rank {} to rank {}: tag {} is not in [0, {}]", rank_, dest, tag,
+                kMaxTag);
+  PARTITA_CHECK(data.size() <= static_cast<size_t>(INT_MAX), CommError,
+                "MPI send from rank {} to rank {}: {} bytes is more than one message can hold "
+                "({})",
+                rank_, dest, data.size(), INT_MAX);
+  std::lock_guard<std::mutex> lock(send_mutex_);
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(
+      MPI_Isend(data.data(), static_cast<int>(data.size()), MPI_BYTE, dest, tag, comm_, &request),
+      "MPI_Isend of {} bytes from rank {} to rank {} (tag {})", data.size(), rank_, dest, tag);
+  requests_.push_back(request);
+  buffers_.push_back(std::move(data));
+}
+
+std::optional<Message> MpiTransport::poll() {
+  int flag = 0;
+  MPI_Message handle = MPI_MESSAGE_NULL;
+  MPI_Status status;
+  check_mpi(MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, &handle, &status),
+            "MPI_Improbe on rank {}", rank_);
+  if (!flag) return std::nullopt;
+  int count = 0;
+  check_mpi(MPI_Get_count(&status, MPI_BYTE, &count),
+            "MPI_Get_count of a message from rank {} to rank {}", status.MPI_SOURCE, rank_);
+  Message message{status.MPI_SOURCE, status.MPI_TAG, std::vector<uint8_t>(count)};
+  check_mpi(MPI_Mrecv(message.data.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE),
+            "MPI_Mrecv of {} bytes from rank {} on rank {}", count, status.MPI_SOURCE, rank_);
+  return message;
+}
+
+size_t MpiTransport::progress() {
+  std::lock_guard<std::mutex> lock(send_mutex_);
+  if (requests_.empty()) return 0;
+  std::vector<int> done(requests_.size());
+  int done_count = 0;
+  check_mpi(MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &done_count,
+                         done.data(), MPI_STATUSES_IGNORE),
+            "MPI_Testsome over {} sends from rank {}", requests_.size(), rank_);
+  if (done_count == MPI_UNDEFINED || done_count == 0) return requests_.size();
+  // Completed requests are now MPI_REQUEST_NULL: compact both arrays.
+  size_t kept = 0;
+  for (size_t i = 0; i < requests_.size(); ++i) {
+    if (requests_[i] == MPI_REQUEST_NULL) continue;
+    if (kept != i) {
+      requests_[kept] = requests_[i];
+      buffers_[kept] = std::move(buffers_[i]);
+    }
+    ++kept;
+  }
+  requests_.resize(kept);
+  buffers_.resize(kept);
+  return kept;
+}
+
+}  // namespace partita

@@ -1,0 +1,338 @@
+#include "partita/comm/rpc.h"
+
+#include <cstring>
+
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "backoff.h"
+#include "partita/comm/errors.h"
+#include "partita/core/log.h"
+
+namespace partita {
+namespace {
+
+enum Tag : int { kTagRequest = 1, kTagReply = 2, kTagError = 3, kTagBye = 4 };
+constexpr size_t kIdBytes = sizeof(uint64_t);
+constexpr int kMaxMessagesPerPoll = 64;  // then test sends and the stop conditions again
+
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point deadline_after(double seconds) {
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+void append_id(std::vector<uint8_t>& data, uint64_t id) {
+  const size_t size = data.size();
+  data.resize(size + kIdBytes);
+  std::memcpy(data.data() + size, &id, kIdBytes);
+}
+
+// Removes the id trailer; false if the message is too short to carry one.
+bool take_id(std::vector<uint8_t>& data, uint64_t* id) {
+  if (data.size() < kIdBytes) return false;
+  std::memcpy(id, data.data() + data.size() - kIdBytes, kIdBytes);
+  data.resize(data.size() - kIdBytes);
+  return true;
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  return fmt::format("rank{} {}", ranks.size() == 1 ? "" : "s", fmt::join(ranks, ", "));
+}
+
+}  // namespace
+
+struct RpcEndpoint::Call {
+  explicit Call(size_t n) : replies(n), errors(n), answered(n, 0), remaining(n) {}
+  std::condition_variable done_cv;
+  std::vector<std::vector<uint8_t>> replies;
+  std::vector<std::string> errors;  // non-empty: the remote handler threw this
+  std::vector<char> answered;
+  size_t remaining;
+};
+
+RpcEndpoint::RpcEndpoint(Transport& transport, RpcHandler handler, RpcOptions options)
+    : transport_(transport),
+      handler_(std::move(handler)),
+      options_(options),
+      rank_(transport.rank()),
+      size_(transport.size()),
+      bye_from_(static_cast<size_t>(transport.size()), 0) {
+  PARTITA_CHECK(handler_ != nullptr, CommError, "RpcEndpoint on rank {}: no handler", rank_);
+  PARTITA_CHECK(options_.timeout_s > 0, CommError,
+                "RpcEndpoint on rank {}: timeout {} s must be positive", rank_, options_.timeout_s);
+  service_ = std::thread([this] { serve(); });
+}
+
+RpcEndpoint::~RpcEndpoint() { stop_service(); }
+
+void RpcEndpoint::stop_service() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_cv_.notify_all();
+  if (service_.joinable()) service_.join();
+}
+
+void RpcEndpoint::wake_service() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wake_ = true;
+  }
+  wake_cv_.notify_one();
+}
+
+void RpcEndpoint::serve() {
+#ifdef __linux__
+  // Linux delays a sleeping thread's wake-up by up to its timer slack (50 us by default),
+  // which would dominate the short sleeps of a recently busy service thread.
+  prctl(PR_SET_TIMERSLACK, 1000UL /*ns*/, 0, 0, 0);
+#endif
+  Backoff backoff(options_.min_idle_sleep, options_.max_idle_sleep, options_.idle_sleep_growth);
+  try {
+    while (true) {
+      bool busy = false;
+      for (int i = 0; i < kMaxMessagesPerPoll; ++i) {
+        std::optional<Message> message = transport_.poll();
+        if (!message) break;
+        busy = true;
+        dispatch(std::move(*message));
+      }
+      const size_t in_flight = transport_.progress();
+
+      std::unique_lock<std::mutex> lock(mutex_);
+      sends_in_flight_ = in_flight;
+      if (stop_) break;
+      if (bye_sent_ && byes_ == size_ && in_flight == 0) break;
+      if (busy || wake_) {
+        wake_ = false;
+        backoff.reset();
+        if (busy) continue;
+      }
+      wake_cv_.wait_for(lock, backoff.next(), [this] { return stop_ || wake_; });
+    }
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    service_error_ = e.what();
+    fail_all_calls_locked();
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    service_error_ = "unknown exception";
+    fail_all_calls_locked();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  service_exited_ = true;
+  service_cv_.notify_all();
+}
+
+void RpcEndpoint::fail_all_calls_locked() {
+  for (auto& [id, route] : routes_) route.call->done_cv.notify_all();
+}
+
+void RpcEndpoint::dispatch(Message message) {
+  const int source = message.source;
+  if (message.tag == kTagBye) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!bye_from_[static_cast<size_t>(source)]) {
+      bye_from_[static_cast<size_t>(source)] = 1;
+      ++byes_;
+    }
+    return;
+  }
+  uint64_t id = 0;
+  if (!take_id(message.data, &id)) {
+    log_warning("rpc on rank {}: dropped a {}-byte message (tag {}) from rank {}: too short", rank_,
+                message.data.size(), message.tag, source);
+    return;
+  }
+  bytes_received_ += static_cast<int64_t>(message.data.size());
+  switch (message.tag) {
+    case kTagRequest: {
+      std::vector<uint8_t> reply;
+      int tag = kTagReply;
+      try {
+        reply = handler_(source, message.data.data(), message.data.size());
+      } catch (const std::exception& e) {
+        const std::string text = e.what();
+        reply.assign(text.begin(), text.end());
+        tag = kTagError;
+      } catch (...) {
+        const std::string text = "unknown exception";
+        reply.assign(text.begin(), text.end());
+        tag = kTagError;
+      }
+      ++requests_served_;
+      bytes_sent_ += static_cast<int64_t>(reply.size());
+      append_id(reply, id);
+      transport_.send(source, tag, std::move(reply));
+      return;
+    }
+    case kTagReply:
+    case kTagError:
+      deliver_reply(source, id, std::move(message.data), message.tag == kTagError);
+      return;
+    default:
+      log_warning("rpc on rank {}: dropped a message with unknown tag {} from rank {}", rank_,
+                  message.tag, source);
+  }
+}
+
+void RpcEndpoint::deliver_reply(int source, uint64_t id, std::vector<uint8_t> data, bool is_error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = routes_.find(id);
+  if (it == routes_.end()) {
+    // The call gave up (deadline) before this reply came.
+    log_debug("rpc on rank {}: late reply {} from rank {} dropped", rank_, id, source);
+    return;
+  }
+  Call& call = *it->second.call;
+  const size_t index = it->second.index;
+  routes_.erase(it);
+  if (is_error) {
+    call.errors[index].assign(data.begin(), data.end());
+  } else {
+    call.replies[index] = std::move(data);
+  }
+  call.answered[index] = 1;
+  if (--call.remaining == 0) call.done_cv.notify_one();
+}
+
+std::vector<std::vector<uint8_t>> RpcEndpoint::call_all(std::vector<RpcRequest> requests) {
+  const size_t n = requests.size();
+  if (n == 0) return {};
+  std::vector<char> seen(static_cast<size_t>(size_), 0);
+  for (const RpcRequest& request : requests) {
+    PARTITA_CHECK(request.dest >= 0 && request.dest < size_, CommError,
+                  "call_all on rank {}: destination rank {} is not in [0, {})", rank_, request.dest,
+                  size_);
+    PARTITA_CHECK(!seen[static_cast<size_t>(request.dest)], CommError,
+                  "call_all on rank {}: two requests for rank {} (at most one per rank)", rank_,
+                  request.dest);
+    seen[static_cast<size_t>(request.dest)] = 1;
+  }
+
+  Call call(n);
+  std::vector<uint64_t> ids(n);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    PARTITA_CHECK(service_error_.empty(), CommError, "rpc service of rank {} failed: {}", rank_,
+                  service_error_);
+    PARTITA_CHECK(!closing_ && !stop_, CommError, "call_all on rank {} after shutdown()", rank_);
+    ++active_calls_;
+    for (size_t i = 0; i < n; ++i) {
+      ids[i] = next_id_++;
+      routes_.emplace(ids[i], Route{&call, i});
+    }
+  }
+  auto finish = [&] {  // with mutex_ held
+    for (uint64_t id : ids) routes_.erase(id);
+    if (--active_calls_ == 0) calls_cv_.notify_all();
+  };
+
+  const auto deadline = deadline_after(options_.timeout_s);
+  try {
+    for (size_t i = 0; i < n; ++i) {
+      bytes_sent_ += static_cast<int64_t>(requests[i].data.size());
+      append_id(requests[i].data, ids[i]);
+      transport_.send(requests[i].dest, kTagRequest, std::move(requests[i].data));
+      ++requests_sent_;
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finish();
+    throw;
+  }
+  wake_service();  // replies are coming: poll eagerly
+
+  std::unique_lock<std::mutex> lock(mutex_);
+  call.done_cv.wait_until(lock, deadline, [&] {
+    return call.remaining == 0 || !service_error_.empty() || service_exited_;
+  });
+  finish();
+  const std::string service_error = service_error_;
+  const bool service_gone = service_exited_;
+  lock.unlock();
+
+  std::vector<std::string> failures;
+  std::vector<int> silent;
+  for (size_t i = 0; i < n; ++i) {
+    if (!call.errors[i].empty()) {
+      failures.push_back(fmt::format("rank {} failed to serve a request from rank {}: {}",
+                                     requests[i].dest, rank_, call.errors[i]));
+    } else if (!call.answered[i]) {
+      silent.push_back(requests[i].dest);
+    }
+  }
+  if (!failures.empty()) throw CommError(fmt::format("{}", fmt::join(failures, "; ")));
+  if (!silent.empty()) {
+    PARTITA_CHECK(service_error.empty(), CommError, "rpc service of rank {} failed: {}", rank_,
+                  service_error);
+    PARTITA_CHECK(!service_gone, CommError,
+                  "call_all on rank {}: the service thread stopped before {} answered", rank_,
+                  rank_list(silent));
+    throw TimeoutError(fmt::format("{} did not answer within {:g} s (call_all from rank {})",
+                                   rank_list(silent), options_.timeout_s, rank_));
+  }
+  return std::move(call.replies);
+}
+
+std::vector<uint8_t> RpcEndpoint::call(int dest, std::vector<uint8_t> data) {
+  std::vector<RpcRequest> requests;
+  requests.push_back(RpcRequest{dest, std::move(data)});
+  return std::move(call_all(std::move(requests))[0]);
+}
+
+void RpcEndpoint::shutdown() {
+  const auto deadline = deadline_after(options_.timeout_s);
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (shut_down_) return;
+  PARTITA_CHECK(!closing_, CommError, "shutdown() on rank {} called twice", rank_);
+  closing_ = true;
+  if (!calls_cv_.wait_until(lock, deadline, [this] { return active_calls_ == 0; })) {
+    throw TimeoutError(
+        fmt::format("shutdown of rank {}: {} calls of this rank still waiting after {:g} s", rank_,
+                    active_calls_, options_.timeout_s));
+  }
+  PARTITA_CHECK(service_error_.empty(), CommError, "rpc service of rank {} failed: {}", rank_,
+                service_error_);
+  lock.unlock();
+  for (int r = 0; r < size_; ++r) transport_.send(r, kTagBye, {});
+  lock.lock();
+  bye_sent_ = true;
+  wake_cv_.notify_one();
+  const bool done = service_cv_.wait_until(lock, deadline, [this] { return service_exited_; });
+  std::vector<int> silent;
+  for (int r = 0; r < size_; ++r) {
+    if (!bye_from_[static_cast<size_t>(r)]) silent.push_back(r);
+  }
+  const size_t in_flight = sends_in_flight_;
+  const std::string service_error = service_error_;
+  lock.unlock();
+  stop_service();
+
+  PARTITA_CHECK(service_error.empty(), CommError, "rpc service of rank {} failed: {}", rank_,
+                service_error);
+  if (!done) {
+    PARTITA_CHECK(!silent.empty(), TimeoutError,
+                  "shutdown of rank {}: {} replies not delivered within {:g} s", rank_, in_flight,
+                  options_.timeout_s);
+    throw TimeoutError(fmt::format("shutdown of rank {}: {} did not shut down within {:g} s", rank_,
+                                   rank_list(silent), options_.timeout_s));
+  }
+  lock.lock();
+  shut_down_ = true;
+}
+
+RpcStats RpcEndpoint::stats() const {
+  RpcStats s;
+  s.requests_sent = requests_sent_.load();
+  s.requests_served = requests_served_.load();
+  s.bytes_sent = bytes_sent_.load();
+  s.bytes_received = bytes_received_.load();
+  return s;
+}
+
+}  // namespace partita

@@ -1,0 +1,107 @@
+#include "partita/store/feature_store.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "partita/core/error.h"
+
+namespace partita::store {
+namespace {
+
+// Reply to a feature or label request: the rows of the requested (owned) ids, in order.
+template <class T>
+std::vector<uint8_t> serve_rows(const DistGraph& graph, WireReader& request, const T* local,
+                                int64_t width) {
+  ArrayView<const int64_t> ids = request.get_array<int64_t>();
+  request.expect_end();
+  WireWriter reply(16 + static_cast<size_t>(ids.size() * width) * sizeof(T));
+  T* out = reply.put_uninitialized<T>(ids.size() * width);
+  for (int64_t i = 0; i < ids.size(); ++i) {
+    const int64_t gid = ids[i];
+    PARTITA_CHECK(graph.owns(gid), CommError, "rank {} was asked for node {} it does not own",
+                  graph.rank(), gid);
+    std::memcpy(out + i * width, local + (gid - graph.first_node()) * width, width * sizeof(T));
+  }
+  return reply.take();
+}
+
+}  // namespace
+
+void add_feature_routes(RpcRouter& router, const DistGraph& graph) {
+  router.add(kRequestFeatures, [&graph](int, WireReader& request) {
+    return serve_rows<float>(graph, request, graph.features(), graph.feat_dim());
+  });
+  router.add(kRequestLabels, [&graph](int, WireReader& request) {
+    return serve_rows<int64_t>(graph, request, graph.labels().data(), 1);
+  });
+}
+
+FeatureFetcher::FeatureFetcher(const DistGraph& graph, RpcEndpoint* endpoint)
+    : graph_(graph), endpoint_(endpoint) {}
+
+void FeatureFetcher::fetch_features(ArrayView<const int64_t> ids, float* out) {
+  fetch<float>(ids, kRequestFeatures, graph_.features(), graph_.feat_dim(), out);
+}
+
+void FeatureFetcher::fetch_labels(ArrayView<const int64_t> ids, int64_t* out) {
+  fetch<int64_t>(ids, kRequestLabels, graph_.labels().data(), 1, out);
+}
+
+template <class T>
+void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, const T* local,
+                           int64_t width, T* out) {
+  const int64_t first = graph_.first_node();
+  const size_t row_bytes = static_cast<size_t>(width) * sizeof(T);
+  // positions[r]: input positions of the ids owned by rank r (remote ranks only).
+  std::vector<std::vector<int64_t>> positions;
+  int64_t local_rows = 0;
+  for (int64_t i = 0; i < ids.size(); ++i) {
+    const int64_t gid = ids[i];
+    if (graph_.owns(gid)) {
+      std::memcpy(out + i * width, local + (gid - first) * width, row_bytes);
+      ++local_rows;
+      continue;
+    }
+    const int owner = graph_.owner_rank(gid);  // throws on an id out of range
+    if (positions.empty()) positions.resize(static_cast<size_t>(graph_.world_size()));
+    positions[owner].push_back(i);
+  }
+  local_rows_ += local_rows;
+  if (positions.empty()) return;
+  PARTITA_CHECK(endpoint_ != nullptr, Error, "internal: remote rows asked without an endpoint");
+
+  std::vector<RpcRequest> requests;
+  std::vector<int> owners;
+  for (int r = 0; r < static_cast<int>(positions.size()); ++r) {
+    if (positions[r].empty()) continue;
+    WireWriter request(16 + positions[r].size() * 8);
+    request.put<uint64_t>(kind);
+    int64_t* req_ids = request.put_uninitialized<int64_t>(static_cast<int64_t>(positions[r].size()));
+    for (size_t k = 0; k < positions[r].size(); ++k) req_ids[k] = ids[positions[r][k]];
+    requests.push_back({r, request.take()});
+    owners.push_back(r);
+  }
+  std::vector<std::vector<uint8_t>> replies = endpoint_->call_all(std::move(requests));
+  for (size_t q = 0; q < replies.size(); ++q) {
+    const std::vector<int64_t>& pos = positions[owners[q]];
+    WireReader reply(replies[q].data(), replies[q].size(),
+                     "reply of rank " + std::to_string(owners[q]));
+    ArrayView<const T> rows = reply.get_array<T>();
+    reply.expect_end();
+    PARTITA_CHECK(rows.size() == static_cast<int64_t>(pos.size()) * width, CommError,
+                  "reply of rank {}: {} values for {} rows of width {}", owners[q], rows.size(),
+                  pos.size(), width);
+    for (size_t k = 0; k < pos.size(); ++k)
+      std::memcpy(out + pos[k] * width, rows.data() + k * width, row_bytes);
+    remote_rows_ += static_cast<int64_t>(pos.size());
+    remote_bytes_ += static_cast<int64_t>(replies[q].size());
+  }
+  remote_requests_ += static_cast<int64_t>(replies.size());
+}
+
+FetchStats FeatureFetcher::stats() const {
+  return {local_rows_.load(), remote_rows_.load(), remote_requests_.load(), remote_bytes_.load()};
+}
+
+}  // namespace partita::store

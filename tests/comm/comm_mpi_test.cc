@@ -1,0 +1,228 @@
+// The comm/ layer under real MPI: run alone (singleton) and under mpirun at 1, 2 and 4 ranks.
+// Every rank checks its own results and exits non-zero on any mismatch; rank 0 prints the
+// figures (idle CPU, round-trip latency) without asserting on them beyond a loose
+// "does not spin" bound.
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "partita/comm/collectives.h"
+#include "partita/comm/errors.h"
+#include "partita/comm/mpi_scope.h"
+#include "partita/comm/mpi_transport.h"
+#include "partita/comm/rpc.h"
+#include "partita/core/timer.h"
+
+namespace partita {
+namespace {
+
+std::atomic<int> g_failures{0};
+
+#define EXPECT_TRUE_MPI(cond, ...)                                           \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      ++g_failures;                                                          \
+      std::fprintf(stderr, "rank %d: check failed: %s: %s\n", g_rank, #cond, \
+                   fmt::format(__VA_ARGS__).c_str());                        \
+    }                                                                        \
+  } while (0)
+
+int g_rank = 0;
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Requests: 'E' + bytes -> echoed; 'C' + uint64 values -> one uint64:
+// sum(values) * (server + 1) + client.
+uint64_t computed(const std::vector<uint64_t>& values, int server, int client) {
+  uint64_t sum = 0;
+  for (uint64_t v : values) sum += v;
+  return sum * static_cast<uint64_t>(server + 1) + static_cast<uint64_t>(client);
+}
+
+RpcHandler make_handler(int server) {
+  return [server](int source, const uint8_t* data, size_t size) -> std::vector<uint8_t> {
+    if (size >= 1 && data[0] == 'E') return std::vector<uint8_t>(data, data + size);
+    PARTITA_CHECK(size >= 1 && data[0] == 'C' && (size - 1) % 8 == 0, CommError,
+                  "bad request of {} bytes", size);
+    std::vector<uint64_t> values((size - 1) / 8);
+    std::memcpy(values.data(), data + 1, size - 1);
+    const uint64_t result = computed(values, server, source);
+    std::vector<uint8_t> reply(8);
+    std::memcpy(reply.data(), &result, 8);
+    return reply;
+  };
+}
+
+void check_requests(RpcEndpoint& rpc, int thread, int rounds) {
+  const int n = rpc.size();
+  const int me = rpc.rank();
+  for (int i = 0; i < rounds; ++i) {
+    std::vector<RpcRequest> requests;
+    std::vector<std::vector<uint8_t>> expected;
+    for (int k = 0; k < n; ++k) {
+      const int dest = (me + k + i) % n;
+      std::vector<uint8_t> data;
+      if ((i + k + thread) % 2 == 0) {
+        // Echo; every 5th round a 1 MiB message (MPI rendezvous protocol).
+        const size_t bytes = (i % 5 == 0) ? (1u << 20) : static_cast<size_t>(1 + 37 * i + k);
+        data.resize(bytes);
+        data[0] = 'E';
+        for (size_t b = 1; b < bytes; ++b) data[b] = static_cast<uint8_t>(b * 31 + me + i);
+        expected.push_back(data);
+      } else {
+        std::vector<uint64_t> values(static_cast<size_t>(1 + (i * 7 + k) % 50));
+        for (size_t v = 0; v < values.size(); ++v) values[v] = v * 1000 + me * 10 + thread;
+        data.resize(1 + 8 * values.size());
+        data[0] = 'C';
+        std::memcpy(data.data() + 1, values.data(), 8 * values.size());
+        const uint64_t result = computed(values, dest, me);
+        std::vector<uint8_t> reply(8);
+        std::memcpy(reply.data(), &result, 8);
+        expected.push_back(reply);
+      }
+      requests.push_back(RpcRequest{dest, std::move(data)});
+    }
+    std::vector<std::vector<uint8_t>> replies = rpc.call_all(std::move(requests));
+    EXPECT_TRUE_MPI(replies.size() == expected.size(), "{} replies", replies.size());
+    for (size_t k = 0; k < replies.size() && k < expected.size(); ++k) {
+      EXPECT_TRUE_MPI(replies[k] == expected[k], "thread {} round {} request {}", thread, i, k);
+    }
+  }
+}
+
+void check_collectives(Collectives& coll) {
+  const int n = coll.size();
+  const int64_t r = coll.rank();
+  coll.barrier();
+  std::vector<int64_t> ints = {r, 1, r * r};
+  coll.allreduce_sum(ints);
+  const int64_t sum_r = int64_t{n} * (n - 1) / 2;
+  const int64_t sum_r2 = int64_t{n - 1} * n * (2 * n - 1) / 6;
+  EXPECT_TRUE_MPI(ints == (std::vector<int64_t>{sum_r, n, sum_r2}), "int64 allreduce_sum");
+  std::vector<double> reals = {0.5 * static_cast<double>(r), 1.0};
+  coll.allreduce_sum(reals);
+  EXPECT_TRUE_MPI(reals[0] == 0.5 * static_cast<double>(sum_r) && reals[1] == n,
+                  "double allreduce_sum {} {}", reals[0], reals[1]);
+  EXPECT_TRUE_MPI(coll.allreduce_one(static_cast<int>(r), ReduceOp::kMax) == n - 1, "max");
+  EXPECT_TRUE_MPI(coll.allreduce_one(static_cast<int>(r) + 5, ReduceOp::kMin) == 5, "min");
+  std::vector<float> empty;
+  coll.allreduce_sum(empty);
+}
+
+// Every rank but 0 enters a barrier with a 0.3 s deadline; rank 0 joins after 0.6 s.
+void check_collective_timeout(MPI_Comm world) {
+  CollectiveOptions options;
+  options.timeout_s = 0.3;
+  Collectives late(world, options);
+  if (late.size() < 2) return;
+  if (late.rank() == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    late.barrier();  // completes: the others' barrier requests are still pending
+    return;
+  }
+  try {
+    late.barrier();
+    EXPECT_TRUE_MPI(false, "barrier did not time out");
+  } catch (const TimeoutError& e) {
+    EXPECT_TRUE_MPI(std::string(e.what()).find("within 0.3 s") != std::string::npos, "{}",
+                    e.what());
+  }
+  bool refused = false;
+  try {
+    late.barrier();
+  } catch (const TimeoutError&) {
+  } catch (const CommError&) {
+    refused = true;
+  }
+  EXPECT_TRUE_MPI(refused, "a timed-out Collectives object was used again");
+}
+
+int run(const MpiScope& scope) {
+  g_rank = scope.rank();
+  const int n = scope.size();
+  if (scope.rank() == 0) {
+    std::printf("comm_mpi_test: %d ranks, %d on this host, %d cores per rank\n", n,
+                scope.local_size(), scope.cores_per_rank());
+  }
+  EXPECT_TRUE_MPI(scope.local_size() == n && scope.local_rank() == scope.rank(),
+                  "one host: local {} of {}", scope.local_rank(), scope.local_size());
+
+  Collectives coll(scope.world());
+  check_collectives(coll);
+
+  MpiTransport transport(scope.world());
+  RpcEndpoint rpc(transport, make_handler(scope.rank()));
+
+  // Requests to every rank from two threads at once.
+  Stopwatch watch;
+  std::thread second([&] { check_requests(rpc, 1, 12); });
+  check_requests(rpc, 0, 12);
+  second.join();
+  const double traffic_s = watch.seconds();
+
+  // Round-trip latency to the next rank, one call at a time (printed, not asserted).
+  coll.barrier();
+  std::vector<double> trips;
+  for (int i = 0; i < 200; ++i) {
+    Stopwatch trip;
+    std::vector<uint8_t> data = {'E', static_cast<uint8_t>(i)};
+    EXPECT_TRUE_MPI(rpc.call((scope.rank() + 1) % n, data) == data, "latency echo {}", i);
+    trips.push_back(trip.seconds());
+  }
+  std::sort(trips.begin(), trips.end());
+  const double median_us = 1e6 * trips[trips.size() / 2];
+
+  // Idle CPU: every rank idle at once for 1 s with its service thread running.
+  coll.barrier();
+  const double cpu_before = process_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double idle_cpu = process_cpu_seconds() - cpu_before;
+  const double total_idle_cpu = coll.allreduce_one(idle_cpu, ReduceOp::kSum);
+  const double max_idle_cpu = coll.allreduce_one(idle_cpu, ReduceOp::kMax);
+  const double max_median_us = coll.allreduce_one(median_us, ReduceOp::kMax);
+  if (scope.rank() == 0) {
+    std::printf("rpc traffic: %.3f s; round trip median (worst rank): %.0f us\n", traffic_s,
+                max_median_us);
+    std::printf("idle 1 s: %.4f s CPU on all %d ranks, %.4f s on the busiest\n", total_idle_cpu, n,
+                max_idle_cpu);
+  }
+  // Loose: a spinning service thread would use about 1 s; the backoff keeps it near 0.01 s.
+  EXPECT_TRUE_MPI(idle_cpu < 0.5, "idle rank used {:.3f} s CPU in 1 s", idle_cpu);
+
+  check_collective_timeout(scope.world());
+
+  rpc.shutdown();
+  const RpcStats stats = rpc.stats();
+  EXPECT_TRUE_MPI(stats.requests_served == 2 * 12 * n + 200, "served {}", stats.requests_served);
+  const int failures = coll.allreduce_one(g_failures.load(), ReduceOp::kSum);
+  if (scope.rank() == 0) std::printf("comm_mpi_test: %s\n", failures == 0 ? "ok" : "FAILED");
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace partita
+
+int main(int argc, char** argv) {
+  try {
+    partita::MpiScope scope(&argc, &argv);
+    try {
+      return partita::run(scope);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: rank %d: %s\n", scope.rank(), e.what());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 1);  // the other ranks may be waiting on this one
+      return 1;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}

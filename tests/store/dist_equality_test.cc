@@ -1,0 +1,158 @@
+// Distributed sampling and feature fetching equal the single-process result on the
+// unpartitioned graph, after mapping ids back to original ids. Ranks are threads over the
+// in-process transport here; tests/store/dist_mpi_check.cc does the same under mpirun.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "helpers/test_paths.h"
+#include "partita/comm/inproc_transport.h"
+#include "partita/comm/rpc.h"
+#include "partita/comm/wire.h"
+#include "partita/data/dataset.h"
+#include "partita/data/generate.h"
+#include "partita/partition/partition.h"
+#include "partita/sample/block_builder.h"
+#include "partita/sample/dist_sampler.h"
+#include "partita/sample/local_sampler.h"
+#include "partita/store/dist_graph.h"
+#include "partita/store/feature_store.h"
+#include "store_test_util.h"
+
+namespace partita {
+namespace {
+
+using testing::TempDir;
+
+class DistEquality : public ::testing::TestWithParam<int> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    data::GenerateOptions g;
+    g.nodes = 3000;
+    g.avg_degree = 8;
+    g.feat_dim = 6;
+    g.classes = 4;
+    g.seed = 11;
+    g.out_dir = *dir_ / "ds";
+    data::generate_synthetic(g);
+    dataset_ = new data::Dataset(data::load_dataset(g.out_dir, {}));
+  }
+  static void TearDownTestSuite() {
+    delete dataset_;
+    delete dir_;
+  }
+  static TempDir* dir_;
+  static data::Dataset* dataset_;
+};
+TempDir* DistEquality::dir_ = nullptr;
+data::Dataset* DistEquality::dataset_ = nullptr;
+
+TEST_P(DistEquality, BlocksAndFeaturesMatchSingleProcess) {
+  const int ranks = GetParam();
+  const std::string parts = *dir_ / ("p" + std::to_string(ranks));
+  partition::PartitionOptions p;
+  p.num_parts = ranks;
+  p.seed = 5;
+  p.out_dir = parts;
+  partition::partition_dataset(*dataset_, p);
+
+  // Reference: the whole original graph, original ids.
+  sample::LocalSamplerOptions sampling;
+  sample::LocalSampler reference(sample::csc_view_of(dataset_->in_edges), sampling);
+  const std::vector<int64_t> fanouts{5, 3, -1};
+
+  InProcessWorld world(ranks);
+  std::vector<store::DistGraph> graphs;
+  for (int r = 0; r < ranks; ++r) graphs.push_back(store::DistGraph::open(parts, r, ranks));
+  std::vector<std::unique_ptr<RpcEndpoint>> endpoints;
+  for (int r = 0; r < ranks; ++r) {
+    RpcRouter router;
+    store::add_feature_routes(router, graphs[r]);
+    sample::add_sample_routes(router, graphs[r], sampling);
+    RpcOptions options;
+    options.timeout_s = 20;
+    endpoints.push_back(std::make_unique<RpcEndpoint>(world.transport(r), router.handler(), options));
+  }
+  const std::vector<int64_t> node_map = testing::read_node_map(parts);
+
+  std::vector<std::string> failures(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        RpcEndpoint* remote = ranks > 1 ? endpoints[r].get() : nullptr;
+        sample::DistSampler sampler(graphs[r], remote, sampling);
+        store::FeatureFetcher fetcher(graphs[r], remote);
+        std::vector<int64_t> seeds(graphs[r].train_ids().begin(), graphs[r].train_ids().end());
+        for (uint64_t b = 0; b * 64 < seeds.size(); ++b) {
+          std::vector<int64_t> batch(seeds.begin() + b * 64,
+                                     seeds.begin() + std::min<size_t>(seeds.size(), b * 64 + 64));
+          sample::BlockOptions options;
+          options.fanouts = fanouts;
+          options.key = {7, 1, b};
+          sample::SampledBatch got = sample::sample_blocks(batch, options, sampler);
+          std::vector<int64_t> original = testing::map_ids(batch, node_map);
+          sample::SampledBatch want = sample::sample_blocks(original, options, reference);
+          std::string diff = testing::compare_batches(got, want, node_map);
+          if (!diff.empty()) throw Error("batch " + std::to_string(b) + ": " + diff);
+
+          std::vector<float> feat(got.input_nodes.size() * 6);
+          fetcher.fetch_features(got.input_nodes, feat.data());
+          std::vector<int64_t> labels(got.input_nodes.size());
+          fetcher.fetch_labels(got.input_nodes, labels.data());
+          for (size_t i = 0; i < got.input_nodes.size(); ++i) {
+            const int64_t orig = node_map[got.input_nodes[i]];
+            for (int c = 0; c < 6; ++c)
+              if (feat[i * 6 + c] != dataset_->features.row(orig)[c])
+                throw Error("feature mismatch at node " + std::to_string(orig));
+            if (labels[i] != dataset_->labels[orig])
+              throw Error("label mismatch at node " + std::to_string(orig));
+          }
+        }
+        endpoints[r]->shutdown();
+      } catch (const std::exception& e) {
+        failures[r] = e.what();
+        endpoints[r]->shutdown();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
+  if (ranks > 1) {
+    EXPECT_GT(endpoints[0]->stats().requests_sent, 0) << "no remote traffic: test is vacuous";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, DistEquality, ::testing::Values(1, 2, 4));
+
+TEST(DistGraph, RejectsPartsAndRanksThatDisagree) {
+  TempDir dir;
+  data::GenerateOptions g;
+  g.nodes = 200;
+  g.avg_degree = 4;
+  g.feat_dim = 2;
+  g.classes = 2;
+  g.out_dir = dir / "ds";
+  data::generate_synthetic(g);
+  partition::PartitionOptions p;
+  p.num_parts = 2;
+  p.out_dir = dir / "p";
+  partition::run_partition(g.out_dir, {}, p);
+  try {
+    store::DistGraph::open(dir / "p", 0, 3);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("has 2 parts but the job has 3 ranks"),
+              std::string::npos)
+        << e.what();
+  }
+  store::DistGraph g1 = store::DistGraph::open(dir / "p", 1, 2);
+  EXPECT_EQ(g1.first_node(), g1.meta().ranges[1]);
+  EXPECT_EQ(g1.owner_rank(0), 0);
+  EXPECT_EQ(g1.owner_rank(199), 1);
+  EXPECT_THROW(g1.owner_rank(200), Error);
+}
+
+}  // namespace
+}  // namespace partita
