@@ -1,0 +1,51 @@
+#pragma once
+// A read-only view of the in-edges of a contiguous range of rows: the whole graph
+// (first_row = 0) or one partition (rows [first_row, first_row + num_rows()) owned by a
+// rank). Entries are GLOBAL source ids either way, so a sampled neighbor means the same
+// node whoever sampled it.
+//
+// Ownership: the view owns nothing; the arrays it points to (a graph::Csr, memory-mapped
+// partition files) must outlive it and every sampler built on it. Reading is thread-safe.
+#include <cstdint>
+
+#include "partita/core/array_view.h"
+#include "partita/graph/csr.h"
+
+namespace partita::sample {
+
+struct CscView {
+  // num_rows() + 1 offsets into indices; row r (global id first_row + r) holds the
+  // sources indices[indptr[r] .. indptr[r + 1]). indptr[0] need not be 0.
+  ArrayView<const int64_t> indptr;
+  ArrayView<const int64_t> indices;  // global source ids
+  int64_t first_row = 0;             // global id of row 0
+  // Optional, one weight per entry of `indices` (empty: unweighted). Weighted sampling
+  // never picks an entry whose weight is <= 0 or NaN.
+  ArrayView<const float> weights;
+  // Optional, one per row: the id that keys the row's random stream (sample_key.h), e.g.
+  // the dataset id from before renumbering, so that a node's draws do not depend on the
+  // partitioning. Empty: the global id keys the stream.
+  ArrayView<const int64_t> stream_ids;
+
+  int64_t num_rows() const { return indptr.empty() ? 0 : indptr.size() - 1; }
+  int64_t end_row() const { return first_row + num_rows(); }  // one past the last global id
+  bool owns(int64_t node) const { return node >= first_row && node < end_row(); }
+  int64_t degree(int64_t node) const {
+    return indptr[node - first_row + 1] - indptr[node - first_row];
+  }
+  bool weighted() const { return !weights.empty(); }
+  int64_t stream_id(int64_t node) const {
+    return stream_ids.empty() ? node : stream_ids[node - first_row];
+  }
+};
+
+// A view of a whole graph (first_row = 0). `weights`, when given, has one value per entry.
+CscView csc_view_of(const graph::Csr& csc, ArrayView<const float> weights = {});
+
+// Throws partita::Error naming `what` unless the view is consistent: indptr non-empty and
+// non-decreasing, its last offset <= indices.size(), first_row >= 0, weights empty or
+// sized like indices, stream_ids empty or one per row. O(rows); source ids themselves are
+// not checked (partition loading bounds-checks them once).
+void validate(const CscView& view, const char* what);
+
+}  // namespace partita::sample

@@ -1,0 +1,38 @@
+#pragma once
+// NeighborSampler over one CscView: the whole graph on a single machine, or the owned rows
+// of a partition (then only owned nodes may be asked for).
+//
+// Ownership: borrows the view's arrays, which must outlive the sampler. sample_hop keeps no
+// state between calls and may be called concurrently from several threads.
+#include <cstdint>
+
+#include "partita/sample/csc_view.h"
+#include "partita/sample/neighbor_kernel.h"
+#include "partita/sample/neighbor_sampler.h"
+
+namespace partita::sample {
+
+struct LocalSamplerOptions {
+  Replacement replacement = Replacement::kWithout;
+  Weighting weighting = Weighting::kUniform;  // kEdgeWeight needs view.weights
+  int threads = 1;                            // kernel threads per call; results do not change
+  int64_t chunk = 2048;                       // nodes per parallel task; results do not change
+};
+
+class LocalSampler final : public NeighborSampler {
+ public:
+  // Validates the view (O(rows)); throws partita::Error if it is inconsistent or if
+  // kEdgeWeight is asked without weights.
+  LocalSampler(const CscView& view, const LocalSamplerOptions& options);
+
+  void sample_hop(const HopRequest& request, NeighborSample* out) override;
+
+  const CscView& view() const { return view_; }
+  const LocalSamplerOptions& options() const { return options_; }
+
+ private:
+  CscView view_;
+  LocalSamplerOptions options_;
+};
+
+}  // namespace partita::sample

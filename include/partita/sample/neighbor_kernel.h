@@ -1,0 +1,66 @@
+#pragma once
+// The sampling kernel: up to `fanout` in-neighbors for each node of a list, read from one
+// CscView (the whole graph or one partition). Every node draws from its own stream
+// (sample_key.h), so its sample is a function of (hop key, node id, its row) alone, and
+// sampling a node through a partition's view gives what the whole graph's view gives.
+//
+// The algorithms are part of the contract (a reference in tests/sample re-derives every
+// result from them). For a node with degree d, row entries e[0..d) in stored order,
+// k = fanout and rng = Rng(node_key(hop_key, view.stream_id(node))):
+//   fanout -1        every entry in stored order, no draws, whatever the mode (weighted:
+//                    every entry of positive weight).
+//   uniform, without k >= d: every entry in stored order, no draws. Otherwise Floyd's
+//                    algorithm: for j = d-k .. d-1: t = rng.below(j+1); take t unless
+//                    taken already, else take j. Output: taken positions in stored order.
+//   uniform, with    exactly k draws e[rng.below(d)] in draw order (none when d = 0).
+//   weighted, without (Efraimidis-Spirakis) k >= d: every positive-weight entry in
+//                    stored order. Otherwise one draw per entry i in stored order,
+//                    u = ((rng.next() >> 11) + 1) * 2^-53 in (0, 1], key = -log(u) / w[i];
+//                    take the k smallest (key, i) among positive weights (all of them if
+//                    there are <= k). Output: taken positions in stored order.
+//   weighted, with   prefix sums c[i] (double) of the positive weights, total c[d-1];
+//                    none when total = 0; else k draws x = rng.uniform() * total, taking
+//                    the first i with c[i] > x (the last positive entry if rounding
+//                    leaves none), in draw order.
+// A weight is positive when it is > 0 and finite; others are never drawn.
+//
+// Positions index the row's stored order, so two views give the same sample of a node
+// only if they store its row in the same order (and key it with the same stream id).
+//
+// Thread-safety: sample_neighbors only reads the view; concurrent calls are safe with
+// distinct outputs. It allocates nothing per node (scratch is per chunk, output buffers
+// are reused across calls). The uniform modes are software-pipelined: a node's positions
+// are drawn (and their cache lines prefetched) 16 nodes before its ids are read.
+#include <cstdint>
+#include <vector>
+
+#include "partita/core/array_view.h"
+#include "partita/sample/csc_view.h"
+
+namespace partita::sample {
+
+enum class Replacement { kWithout, kWith };
+enum class Weighting { kUniform, kEdgeWeight };  // kEdgeWeight needs view.weights
+
+struct KernelOptions {
+  int64_t fanout = -1;  // k >= 0, or -1 for every neighbor
+  Replacement replacement = Replacement::kWithout;
+  Weighting weighting = Weighting::kUniform;
+  int threads = 1;       // > 1: chunks of nodes in parallel; results do not change
+  int64_t chunk = 2048;  // nodes per parallel task; results do not change
+};
+
+// Sampled in-neighbors of a node list, in list order (CSR-like, ready to merge).
+struct NeighborSample {
+  std::vector<int64_t> counts;     // one per node
+  std::vector<int64_t> neighbors;  // global ids: node i's counts[i] ids follow node i-1's
+};
+
+// Samples `options.fanout` in-neighbors for each of `nodes` (global ids, each owned by
+// `view`; duplicates are allowed and get identical samples) into `out`, replacing its
+// content (capacity is reused). Throws partita::Error if a node is outside the view's
+// rows, if fanout < -1, or if kEdgeWeight is asked of a view without weights.
+void sample_neighbors(const CscView& view, ArrayView<const int64_t> nodes, uint64_t hop_key,
+                      const KernelOptions& options, NeighborSample* out);
+
+}  // namespace partita::sample

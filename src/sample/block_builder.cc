@@ -1,0 +1,69 @@
+#include "partita/sample/block_builder.h"
+
+#include <utility>
+
+#include "partita/core/error.h"
+
+namespace partita::sample {
+
+int64_t SampledBatch::num_sampled_edges() const {
+  int64_t total = 0;
+  for (const Block& b : blocks) total += b.num_edges();
+  return total;
+}
+
+SampledBatch BlockBuilder::build(ArrayView<const int64_t> seeds, const BlockOptions& options,
+                                 NeighborSampler& sampler) {
+  SampledBatch batch;
+  batch.seeds.assign(seeds.begin(), seeds.end());
+  relabeler_.clear();
+  relabeler_.reserve(seeds.size());
+  for (int64_t i = 0; i < seeds.size(); ++i) {
+    if (relabeler_.insert(seeds[i]) != i) {
+      throw Error(fmt::format("sample: seed {} appears more than once (positions {} and {})",
+                              seeds[i], relabeler_.insert(seeds[i]), i));
+    }
+  }
+
+  const int num_hops = static_cast<int>(options.fanouts.size());
+  batch.blocks.resize(static_cast<size_t>(num_hops));
+  for (int hop = 0; hop < num_hops; ++hop) {
+    Block& block = batch.blocks[hop];
+    block.num_dst = relabeler_.size();
+    HopRequest request;
+    request.frontier = ArrayView<const int64_t>(relabeler_.nodes());
+    request.hop = hop;
+    request.hop_key = hop_key(options.key, hop);
+    request.fanout = options.fanouts[hop];
+    sampler.sample_hop(request, &sample_);
+
+    PARTITA_CHECK(static_cast<int64_t>(sample_.counts.size()) == block.num_dst, Error,
+                  "sample: hop {}: the sampler returned {} counts for {} frontier nodes", hop,
+                  sample_.counts.size(), block.num_dst);
+    block.indptr.resize(static_cast<size_t>(block.num_dst) + 1);
+    block.indptr[0] = 0;
+    for (int64_t i = 0; i < block.num_dst; ++i) {
+      block.indptr[i + 1] = block.indptr[i] + sample_.counts[i];
+    }
+    PARTITA_CHECK(block.indptr.back() == static_cast<int64_t>(sample_.neighbors.size()), Error,
+                  "sample: hop {}: the sampler's counts sum to {} but it returned {} ids", hop,
+                  block.indptr.back(), sample_.neighbors.size());
+
+    // The sampled ids become the block's indices, relabelled in place.
+    block.indices = std::move(sample_.neighbors);
+    sample_.neighbors.clear();
+    relabeler_.relabel(block.indices.data(), block.num_edges());
+    block.num_src = relabeler_.size();
+    block.src_nodes = relabeler_.nodes();
+  }
+  batch.input_nodes = num_hops == 0 ? batch.seeds : batch.blocks.back().src_nodes;
+  return batch;
+}
+
+SampledBatch sample_blocks(ArrayView<const int64_t> seeds, const BlockOptions& options,
+                           NeighborSampler& sampler) {
+  BlockBuilder builder;
+  return builder.build(seeds, options, sampler);
+}
+
+}  // namespace partita::sample

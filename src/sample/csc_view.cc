@@ -1,0 +1,35 @@
+#include "partita/sample/csc_view.h"
+
+#include "partita/core/error.h"
+
+namespace partita::sample {
+
+CscView csc_view_of(const graph::Csr& csc, ArrayView<const float> weights) {
+  CscView view;
+  view.indptr = ArrayView<const int64_t>(csc.indptr);
+  view.indices = ArrayView<const int64_t>(csc.indices);
+  view.weights = weights;
+  return view;
+}
+
+void validate(const CscView& view, const char* what) {
+  PARTITA_CHECK(!view.indptr.empty(), Error, "{}: indptr is empty (it needs rows + 1 offsets)",
+                what);
+  PARTITA_CHECK(view.first_row >= 0, Error, "{}: first row {} is negative", what, view.first_row);
+  PARTITA_CHECK(view.indptr[0] >= 0, Error, "{}: indptr[0] = {} is negative", what, view.indptr[0]);
+  for (int64_t r = 0; r < view.num_rows(); ++r) {
+    PARTITA_CHECK(view.indptr[r] <= view.indptr[r + 1], Error,
+                  "{}: indptr decreases at row {} ({} > {})", what, r, view.indptr[r],
+                  view.indptr[r + 1]);
+  }
+  const int64_t last = view.indptr[view.num_rows()];
+  PARTITA_CHECK(last <= view.indices.size(), Error,
+                "{}: indptr ends at {} but there are only {} indices", what, last,
+                view.indices.size());
+  PARTITA_CHECK(view.weights.empty() || view.weights.size() == view.indices.size(), Error,
+                "{}: {} weights for {} indices", what, view.weights.size(), view.indices.size());
+  PARTITA_CHECK(view.stream_ids.empty() || view.stream_ids.size() == view.num_rows(), Error,
+                "{}: {} stream ids for {} rows", what, view.stream_ids.size(), view.num_rows());
+}
+
+}  // namespace partita::sample

@@ -1,0 +1,24 @@
+#include "partita/sample/local_sampler.h"
+
+#include "partita/core/error.h"
+
+namespace partita::sample {
+
+LocalSampler::LocalSampler(const CscView& view, const LocalSamplerOptions& options)
+    : view_(view), options_(options) {
+  validate(view_, "local sampler");
+  PARTITA_CHECK(options_.weighting != Weighting::kEdgeWeight || view_.weighted(), Error,
+                "local sampler: weighted sampling asked of a graph without edge weights");
+}
+
+void LocalSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
+  KernelOptions kernel;
+  kernel.fanout = request.fanout;
+  kernel.replacement = options_.replacement;
+  kernel.weighting = options_.weighting;
+  kernel.threads = options_.threads;
+  kernel.chunk = options_.chunk;
+  sample_neighbors(view_, request.frontier, request.hop_key, kernel, out);
+}
+
+}  // namespace partita::sample

@@ -1,0 +1,159 @@
+// Frequencies of sampled neighbors against their expected values with Pearson's
+// chi-square. Every trial is a different batch key of a fixed seed, so the statistics are
+// deterministic: these tests cannot flake; they fail only if the sampler is biased (or,
+// with probability 0.001 per check, for an unlucky but fixed choice of seeds).
+//
+// Thresholds are the chi-square quantiles at p = 0.001: df 9: 27.88, df 19: 43.82,
+// df 189: 254.9 (Wilson-Hilferty). Counting inclusions without replacement is not a
+// multinomial sample (fixed k per trial, negatively correlated counts); its Pearson
+// statistic is then stochastically smaller than chi-square, so the test stays valid and
+// slightly conservative.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+
+#include "partita/sample/csc_view.h"
+#include "partita/sample/neighbor_kernel.h"
+#include "partita/sample/sample_key.h"
+#include "sample_test_util.h"
+
+namespace partita::sample {
+namespace {
+
+constexpr int kTrials = 20000;
+
+double chi_square(const std::vector<double>& observed, const std::vector<double>& expected) {
+  double x = 0;
+  for (size_t i = 0; i < observed.size(); ++i) {
+    x += (observed[i] - expected[i]) * (observed[i] - expected[i]) / expected[i];
+  }
+  std::printf("chi-square %.2f over %zu cells\n", x, observed.size());
+  return x;
+}
+
+// Samples the star's center once per trial; calls visit(neighbors) for each.
+template <class Visit>
+void run_trials(const CscView& view, const KernelOptions& options, Visit visit) {
+  std::vector<int64_t> center{0};
+  NeighborSample s;
+  for (int t = 0; t < kTrials; ++t) {
+    sample_neighbors(view, center, hop_key({/*seed=*/2024, /*epoch=*/3, /*batch=*/uint64_t(t)}, 0),
+                     options, &s);
+    visit(s.neighbors);
+  }
+}
+
+KernelOptions options(int64_t k, Replacement r, Weighting w) {
+  KernelOptions o;
+  o.fanout = k;
+  o.replacement = r;
+  o.weighting = w;
+  return o;
+}
+
+TEST(Distribution, UniformWithoutReplacementSinglesAndPairs) {
+  graph::Csr star = testing::star_graph(20);
+  std::vector<double> singles(20, 0.0);
+  std::map<std::pair<int64_t, int64_t>, double> pairs;
+  run_trials(csc_view_of(star), options(5, Replacement::kWithout, Weighting::kUniform),
+             [&](const std::vector<int64_t>& got) {
+               ASSERT_EQ(got.size(), 5u);
+               for (size_t i = 0; i < got.size(); ++i) {
+                 singles[got[i] - 1] += 1;
+                 for (size_t j = i + 1; j < got.size(); ++j) pairs[{got[i], got[j]}] += 1;
+               }
+             });
+  EXPECT_LT(chi_square(singles, std::vector<double>(20, kTrials * 5.0 / 20)), 43.82);
+  std::vector<double> pair_counts;
+  for (int64_t a = 1; a <= 20; ++a) {
+    for (int64_t b = a + 1; b <= 20; ++b) pair_counts.push_back(pairs[{a, b}]);
+  }
+  EXPECT_LT(chi_square(pair_counts, std::vector<double>(190, kTrials * 10.0 / 190)), 254.9);
+}
+
+TEST(Distribution, UniformWithReplacement) {
+  graph::Csr star = testing::star_graph(20);
+  std::vector<double> counts(20, 0.0);
+  run_trials(csc_view_of(star), options(5, Replacement::kWith, Weighting::kUniform),
+             [&](const std::vector<int64_t>& got) {
+               for (int64_t u : got) counts[u - 1] += 1;
+             });
+  EXPECT_LT(chi_square(counts, std::vector<double>(20, kTrials * 5.0 / 20)), 43.82);
+}
+
+// A star with 10 leaves, weights 1..10.
+struct WeightedStar {
+  graph::Csr g = testing::star_graph(10);
+  std::vector<float> w{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  CscView view() const { return csc_view_of(g, w); }
+};
+
+TEST(Distribution, WeightedWithReplacementFollowsWeights) {
+  WeightedStar star;
+  std::vector<double> counts(10, 0.0), expected(10);
+  run_trials(star.view(), options(5, Replacement::kWith, Weighting::kEdgeWeight),
+             [&](const std::vector<int64_t>& got) {
+               for (int64_t u : got) counts[u - 1] += 1;
+             });
+  for (int i = 0; i < 10; ++i) expected[i] = kTrials * 5.0 * (i + 1) / 55.0;
+  EXPECT_LT(chi_square(counts, expected), 27.88);
+}
+
+TEST(Distribution, WeightedWithoutReplacementOneDrawFollowsWeights) {
+  WeightedStar star;
+  std::vector<double> counts(10, 0.0), expected(10);
+  run_trials(star.view(), options(1, Replacement::kWithout, Weighting::kEdgeWeight),
+             [&](const std::vector<int64_t>& got) {
+               ASSERT_EQ(got.size(), 1u);
+               counts[got[0] - 1] += 1;
+             });
+  for (int i = 0; i < 10; ++i) expected[i] = kTrials * (i + 1) / 55.0;
+  EXPECT_LT(chi_square(counts, expected), 27.88);
+}
+
+// Efraimidis-Spirakis equals successive sampling proportional to weight: inclusion
+// probabilities of k = 3 follow from the 720 ordered draws.
+TEST(Distribution, WeightedWithoutReplacementMatchesSuccessiveSampling) {
+  WeightedStar star;
+  std::vector<double> counts(10, 0.0), expected(10, 0.0);
+  run_trials(star.view(), options(3, Replacement::kWithout, Weighting::kEdgeWeight),
+             [&](const std::vector<int64_t>& got) {
+               ASSERT_EQ(got.size(), 3u);
+               for (int64_t u : got) counts[u - 1] += 1;
+             });
+  const double total = 55.0;
+  for (int a = 1; a <= 10; ++a) {
+    for (int b = 1; b <= 10; ++b) {
+      for (int c = 1; c <= 10; ++c) {
+        if (a == b || b == c || a == c) continue;
+        double p = a / total * b / (total - a) * c / (total - a - b);
+        expected[a - 1] += p * kTrials;
+        expected[b - 1] += p * kTrials;
+        expected[c - 1] += p * kTrials;
+      }
+    }
+  }
+  EXPECT_LT(chi_square(counts, expected), 27.88);
+}
+
+TEST(Distribution, ZeroWeightsAreNeverDrawn) {
+  graph::Csr star = testing::star_graph(6);
+  std::vector<float> w{0, 1, 0, 2, -1, 1};
+  for (Replacement r : {Replacement::kWithout, Replacement::kWith}) {
+    run_trials(csc_view_of(star, w), options(2, r, Weighting::kEdgeWeight),
+               [&](const std::vector<int64_t>& got) {
+                 ASSERT_EQ(got.size(), 2u);
+                 for (int64_t u : got) ASSERT_TRUE(u == 2 || u == 4 || u == 6) << u;
+               });
+  }
+  std::vector<float> none(6, 0.0f);
+  NeighborSample s;
+  std::vector<int64_t> center{0};
+  sample_neighbors(csc_view_of(star, none), center, 1,
+                   options(3, Replacement::kWith, Weighting::kEdgeWeight), &s);
+  EXPECT_EQ(s.counts[0], 0);
+}
+
+}  // namespace
+}  // namespace partita::sample
