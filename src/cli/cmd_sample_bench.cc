@@ -135,12 +135,12 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   const double cores = static_cast<double>(ranks) * flags.threads;
   const double feature_bytes = sums[1] * static_cast<double>(graph.feat_dim()) * sizeof(float);
   const double batches = static_cast<double>(flags.batches) * ranks;
-  nlohmann::json hop_s = nlohmann::json::array();
+  nlohmann::ordered_json hop_s = nlohmann::ordered_json::array();
   for (size_t h = 0; h < fanouts.size(); ++h) hop_s.push_back(sums[11 + h] / ranks);
   // Rates: per rank over its own busy time, summed over ranks.
   const double sample_rate = sums[0] / (sums[3] / ranks);
   const double fetch_rate = feature_bytes / (sums[4] / ranks);
-  nlohmann::json out = {
+  nlohmann::ordered_json out = {
       {"benchmark", "sample-bench"},
       {"parts", flags.parts},
       {"ranks", ranks},

@@ -121,3 +121,39 @@ TEST(Cli, VerifyRejectsAFlippedByte) {
 
 }  // namespace
 }  // namespace partita
+
+namespace partita {
+namespace {
+
+TEST(CliSampleBench, RunsAloneAndRejectsBadFlags) {
+  TempDir dir;
+  ASSERT_EQ(partita("-q generate --nodes 2000 --avg-degree 6 --feat-dim 4 --classes 3 --out " +
+                    dir / "ds").exit_code,
+            0);
+  ASSERT_EQ(partita("-q partition --dataset " + dir / "ds" + " --num-parts 1 --out " + dir / "p1")
+                .exit_code,
+            0);
+  ASSERT_EQ(partita("-q partition --dataset " + dir / "ds" + " --num-parts 2 --out " + dir / "p2")
+                .exit_code,
+            0);
+  CommandResult r = partita("sample-bench --parts " + dir / "p1" +
+                            " --fanouts 5,3 --batch-size 64 --batches 4");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* key : {"\"batches_per_s\"", "\"sampled_edges_per_s_per_core\"",
+                          "\"feature_gb_per_s_per_core\"", "\"hop_s_per_rank\"",
+                          "\"remote_requests\": 0"})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key << "\n" << r.out;
+
+  const std::string p1 = " --parts " + dir / "p1";
+  expect_error(partita("sample-bench" + p1 + " --fanouts ''"), 2, {"--fanouts"});
+  expect_error(partita("sample-bench" + p1 + " --fanouts 5,x"), 2, {"--fanouts", "'x'"});
+  expect_error(partita("sample-bench" + p1 + " --fanouts 5,0"), 2, {"--fanouts", "'0'"});
+  expect_error(partita("sample-bench" + p1 + " --batch-size 0"), 2, {"--batch-size"});
+  expect_error(partita("sample-bench" + p1 + " --timeout -1"), 2, {"--timeout"});
+  expect_error(partita("sample-bench --parts " + dir / "p2"), 2,
+               {"has 2 parts but the job has 1 ranks"});
+  expect_error(partita("sample-bench --parts " + dir / "nope"), 1, {dir / "nope"});
+}
+
+}  // namespace
+}  // namespace partita
