@@ -127,6 +127,8 @@ Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, Loa
       ds.duplicates_dropped, options.undirected ? ", reverse edges added" : "", ds.feat_dim(),
       ds.num_classes, ds.train_idx.size(), ds.valid_idx.size(), ds.test_idx.size(), total.seconds(),
       text_rate);
+  log_debug("{}: read edges {:.2f} s, build graph {:.2f} s, features {:.2f} s, rest {:.2f} s", dir,
+            st.read_edges_s, st.build_graph_s, st.read_features_s, st.read_rest_s);
   return ds;
 }
 
