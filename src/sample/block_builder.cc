@@ -26,6 +26,11 @@ SampledBatch BlockBuilder::build(ArrayView<const int64_t> seeds, const BlockOpti
   }
 
   const int num_hops = static_cast<int>(options.fanouts.size());
+  for (int hop = 0; hop < num_hops; ++hop) {
+    PARTITA_CHECK(options.fanouts[hop] >= -1, Error,
+                  "sample: fanout {} of hop {} is invalid (use k >= 0, or -1 for all)",
+                  options.fanouts[hop], hop);
+  }
   batch.blocks.resize(static_cast<size_t>(num_hops));
   for (int hop = 0; hop < num_hops; ++hop) {
     Block& block = batch.blocks[hop];
@@ -43,6 +48,9 @@ SampledBatch BlockBuilder::build(ArrayView<const int64_t> seeds, const BlockOpti
     block.indptr.resize(static_cast<size_t>(block.num_dst) + 1);
     block.indptr[0] = 0;
     for (int64_t i = 0; i < block.num_dst; ++i) {
+      PARTITA_CHECK(sample_.counts[i] >= 0, Error,
+                    "sample: hop {}: the sampler returned count {} for node {}", hop,
+                    sample_.counts[i], relabeler_.nodes()[i]);
       block.indptr[i + 1] = block.indptr[i] + sample_.counts[i];
     }
     PARTITA_CHECK(block.indptr.back() == static_cast<int64_t>(sample_.neighbors.size()), Error,

@@ -19,18 +19,25 @@ CscView owned_view(const store::DistGraph& graph) {
 
 void add_sample_routes(RpcRouter& router, const store::DistGraph& graph,
                        const LocalSamplerOptions& options) {
-  router.add(kRequestSampleHop, [&graph, options](int, WireReader& request) {
-    HopRequest hop;
-    hop.hop_key = request.get<uint64_t>();
+  // Validated once here (O(rows)); each request then goes straight to the kernel.
+  const CscView view = owned_view(graph);
+  validate(view, "sample service");
+  KernelOptions kernel;
+  kernel.replacement = options.replacement;
+  kernel.weighting = options.weighting;
+  kernel.threads = options.threads;
+  kernel.chunk = options.chunk;
+  router.add(kRequestSampleHop, [&graph, view, kernel](int, WireReader& request) {
+    const uint64_t hop_key = request.get<uint64_t>();
+    KernelOptions hop = kernel;
     hop.fanout = request.get<int64_t>();
-    hop.frontier = request.get_array<int64_t>();
+    ArrayView<const int64_t> frontier = request.get_array<int64_t>();
     request.expect_end();
-    for (int64_t gid : hop.frontier)
+    for (int64_t gid : frontier)
       PARTITA_CHECK(graph.owns(gid), CommError, "rank {} was asked to sample node {} it does not own",
                     graph.rank(), gid);
-    LocalSampler local(owned_view(graph), options);
     NeighborSample sample;
-    local.sample_hop(hop, &sample);
+    sample_neighbors(view, frontier, hop_key, hop, &sample);
     WireWriter reply(32 + (sample.counts.size() + sample.neighbors.size()) * 8);
     reply.put_array<int64_t>(sample.counts);
     reply.put_array<int64_t>(sample.neighbors);

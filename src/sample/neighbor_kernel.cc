@@ -14,13 +14,17 @@
 namespace partita::sample {
 namespace {
 
-// Up to this fanout Floyd's taken set is a sorted array searched linearly (k^2/2 steps,
-// cheaper than hashing for small k); above it, an open-addressing set and a final sort.
-// Both give the same taken set for the same draws.
-constexpr int64_t kSmallFanout = 32;
+// Floyd's algorithm keeps its taken set three ways, by fanout (measured with fanouts
+// 5..100 on rows of degree 200): up to kTinyFanout a small array scanned and rank-sorted
+// without data-dependent branches (they mispredict on random draws); up to kSmallFanout a
+// sorted array with insertion; above, an open-addressing set and a final sort. All three
+// take the same positions for the same draws.
+constexpr int64_t kTinyFanout = 16;
+constexpr int64_t kSmallFanout = 128;
 // Up to this fanout the output is sized nodes * fanout without reading degrees first.
 constexpr int64_t kDirectBoundFanout = 64;
-// Nodes ahead whose row start is prefetched (their indptr entry twice as far ahead).
+// Nodes ahead whose offsets are prefetched (sample_chunk: and whose row start; offsets
+// then twice as far ahead).
 constexpr int64_t kPrefetchDistance = 8;
 
 // Per-chunk scratch, grown on demand and reused for every node of the chunk.
@@ -48,6 +52,26 @@ int64_t copy_positive(const int64_t* row, const float* w, int64_t d, int64_t* ou
     if (positive(w[i])) out[c++] = row[i];
   }
   return c;
+}
+
+// Floyd's algorithm, k < d, k <= kTinyFanout: membership is an OR over every taken
+// position; the result is sorted by rank (the number of smaller taken positions, all
+// distinct).
+int64_t floyd_tiny(Rng& rng, int64_t d, int64_t k, int64_t* pos) {
+  int64_t taken[kTinyFanout];
+  for (int64_t c = 0; c < k; ++c) {
+    const int64_t j = d - k + c;
+    const int64_t t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j) + 1));
+    bool seen = false;
+    for (int64_t q = 0; q < c; ++q) seen |= taken[q] == t;
+    taken[c] = seen ? j : t;
+  }
+  for (int64_t a = 0; a < k; ++a) {
+    int64_t rank = 0;
+    for (int64_t b = 0; b < k; ++b) rank += taken[b] < taken[a];
+    pos[rank] = taken[a];
+  }
+  return k;
 }
 
 // Floyd's algorithm, k < d, k <= kSmallFanout. pos[0..c) stays sorted: a draw t already
@@ -111,7 +135,9 @@ struct UniformWithout {
   int64_t operator()(int64_t d, uint64_t node_key, int64_t* pos, Scratch& scratch) const {
     if (k >= d) return kWholeRow;
     Rng rng(node_key);
-    return k <= kSmallFanout ? floyd_small(rng, d, k, pos) : floyd_large(rng, d, k, pos, scratch);
+    if (k <= kTinyFanout) return floyd_tiny(rng, d, k, pos);
+    if (k <= kSmallFanout) return floyd_small(rng, d, k, pos);
+    return floyd_large(rng, d, k, pos, scratch);
   }
 };
 

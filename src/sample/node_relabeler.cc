@@ -13,7 +13,7 @@ namespace partita::sample {
 namespace {
 
 // Ids ahead whose slot is prefetched in relabel().
-constexpr int64_t kPrefetchDistance = 16;
+constexpr int64_t kPrefetchDistance = 32;
 constexpr size_t kHugePage = size_t{2} << 20;
 
 }  // namespace

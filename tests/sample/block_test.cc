@@ -213,6 +213,7 @@ TEST(BlockBuilder, RejectsRepeatedSeedsAndLyingSamplers) {
   } liar;
   std::vector<int64_t> ok{1, 2};
   EXPECT_THROW(sample_blocks(ok, block_options({2}, 0), liar), Error);
+  EXPECT_THROW(sample_blocks(ok, block_options({2, -3}, 0), sampler), Error);
   std::vector<int64_t> outside{1, 100};
   EXPECT_THROW(sample_blocks(outside, block_options({2}, 0), sampler), Error);
 }

@@ -17,8 +17,9 @@ using testing::reference_sample;
 
 const Replacement kModesR[] = {Replacement::kWithout, Replacement::kWith};
 const Weighting kModesW[] = {Weighting::kUniform, Weighting::kEdgeWeight};
-// 40 and 100 exceed the small-fanout path of Floyd's algorithm (hub rows have degree 150).
-const int64_t kFanouts[] = {-1, 0, 1, 2, 5, 15, 40, 100, 1000};
+// Floyd's algorithm keeps its taken set three ways: k <= 16, k <= 128, larger (hub rows
+// have degree 300).
+const int64_t kFanouts[] = {-1, 0, 1, 2, 5, 15, 16, 17, 40, 128, 129, 250, 1000};
 
 std::vector<int64_t> all_nodes(int64_t n) {
   std::vector<int64_t> v(static_cast<size_t>(n));
@@ -44,7 +45,7 @@ KernelOptions kernel(int64_t k, Replacement r, Weighting w, int threads = 1, int
 
 TEST(NeighborKernel, MatchesReferenceForEveryModeAndFanout) {
   for (uint64_t seed : {1, 2, 3}) {
-    graph::Csr g = random_graph(400, 12, 5, 150, seed);
+    graph::Csr g = random_graph(400, 12, 5, 300, seed);
     std::vector<float> w = random_weights(g.num_entries(), seed);
     CscView view = csc_view_of(g, w);
     std::vector<int64_t> nodes = all_nodes(g.num_rows());
@@ -114,7 +115,7 @@ TEST(NeighborKernel, WithoutReplacementGivesMinOfFanoutAndDegreeDistinctNeighbor
   graph::Csr g = random_graph(500, 20, 10, 200, 5);
   CscView view = csc_view_of(g);
   std::vector<int64_t> nodes = all_nodes(g.num_rows());
-  for (int64_t k : {1, 3, 10, 33, 64, 199, 500}) {
+  for (int64_t k : {1, 3, 10, 16, 17, 33, 64, 150, 199, 500}) {
     NeighborSample s;
     sample_neighbors(view, nodes, 17, kernel(k, Replacement::kWithout, Weighting::kUniform), &s);
     for (int64_t v : nodes) {

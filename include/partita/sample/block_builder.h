@@ -49,8 +49,8 @@ struct BlockOptions {
 // per sampler thread (the sampler it is given may itself use threads).
 class BlockBuilder {
  public:
-  // Samples a batch through `sampler`. Throws partita::Error on a repeated seed, a sampler
-  // that returns inconsistent counts, or whatever the sampler throws.
+  // Samples a batch through `sampler`. Throws partita::Error on a repeated seed, a fanout
+  // < -1, a sampler that returns inconsistent counts, or whatever the sampler throws.
   SampledBatch build(ArrayView<const int64_t> seeds, const BlockOptions& options,
                      NeighborSampler& sampler);
 
