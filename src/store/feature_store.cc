@@ -9,6 +9,8 @@
 namespace partita::store {
 namespace {
 
+constexpr int64_t kPrefetchRows = 4;
+
 // Reply to a feature or label request: the rows of the requested (owned) ids, in order.
 template <class T>
 std::vector<uint8_t> serve_rows(const DistGraph& graph, WireReader& request, const T* local,
@@ -58,6 +60,12 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, const T*
   int64_t local_rows = 0;
   for (int64_t i = 0; i < ids.size(); ++i) {
     const int64_t gid = ids[i];
+    // Rows are scattered over the mapped file: start loading the one kPrefetchRows ahead.
+    if (i + kPrefetchRows < ids.size() && graph_.owns(ids[i + kPrefetchRows])) {
+      const char* row =
+          reinterpret_cast<const char*>(local + (ids[i + kPrefetchRows] - first) * width);
+      for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b);
+    }
     if (graph_.owns(gid)) {
       std::memcpy(out + i * width, local + (gid - first) * width, row_bytes);
       ++local_rows;
