@@ -44,16 +44,19 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--batches", type=int, default=50)
     ap.add_argument("--work", default=os.path.join(ROOT, "out", "bench-products"))
+    ap.add_argument("--in-memory", action="store_true",
+                    help="pass --in-memory to sample-bench (huge-page copies of the part)")
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
     a = ap.parse_args()
     parts = ensure(a.partita, a.work, a.nodes)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     result = {"benchmark": "sample_products", "nodes": a.nodes, "fanouts": [15, 10, 5],
-              "batch_size": 1024, "batches_per_rank": a.batches, "runs": a.runs}
+              "batch_size": 1024, "batches_per_rank": a.batches, "runs": a.runs,
+              "in_memory": a.in_memory}
     for ranks in (1, 2):
         cmd = ["mpirun", "-np", str(ranks), "--oversubscribe", a.partita, "sample-bench",
                "--parts", parts[ranks], "--fanouts", "15,10,5", "--batch-size", "1024",
-               "--batches", str(a.batches), "--threads", "1"]
+               "--batches", str(a.batches), "--threads", "1"] + (["--in-memory"] if a.in_memory else [])
         runs = []
         for i in range(a.runs):
             out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout

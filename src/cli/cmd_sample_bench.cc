@@ -24,6 +24,7 @@ struct Flags {
   int threads = 1;
   uint64_t seed = 0;
   double timeout_s = 60;
+  bool in_memory = false;
 };
 
 std::vector<int64_t> parse_fanouts(const std::string& text) {
@@ -74,6 +75,7 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   options.parts_dir = flags.parts;
   options.timeout_s = flags.timeout_s;
   options.sampling.threads = flags.threads;
+  options.graph.in_memory = flags.in_memory;
   DistSession session(mpi, options);
   const store::DistGraph& graph = session.graph();
 
@@ -146,6 +148,7 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
       {"ranks", ranks},
       {"threads_per_rank", flags.threads},
       {"replicated", graph.replicated()},
+      {"in_memory", flags.in_memory},
       {"fanouts", fanouts},
       {"batch_size", flags.batch_size},
       {"batches_per_rank", flags.batches},
@@ -191,6 +194,9 @@ Action add_sample_bench_command(CLI::App& app) {
   app.add_option("--seed", flags->seed, "Sampling seed")->capture_default_str();
   app.add_option("--timeout", flags->timeout_s, "Seconds to wait for a remote rank")
       ->capture_default_str();
+  app.add_flag("--in-memory", flags->in_memory,
+               "Copy the part's graph and features into huge-page memory at start-up instead "
+               "of reading them through the file mapping (faster random access, more memory)");
   return [flags] {
     MpiScope mpi(nullptr, nullptr);
     return run_rank(mpi, [&] { return run_sample_bench(mpi, *flags); });

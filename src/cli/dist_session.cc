@@ -8,7 +8,7 @@ namespace partita::cli {
 
 DistSession::DistSession(MpiScope& mpi, const DistSessionOptions& options)
     : mpi_(mpi),
-      graph_(store::DistGraph::open(options.parts_dir, mpi.rank(), mpi.size())),
+      graph_(store::DistGraph::open(options.parts_dir, mpi.rank(), mpi.size(), options.graph)),
       transport_(mpi.world()),
       collectives_(mpi.world(), CollectiveOptions{options.timeout_s}) {
   RpcRouter router;

@@ -25,6 +25,7 @@ struct DistSessionOptions {
   std::string parts_dir;
   double timeout_s = 60;
   sample::LocalSamplerOptions sampling;
+  store::DistGraphOptions graph;
 };
 
 class DistSession {

@@ -6,7 +6,23 @@
 
 namespace partita::store {
 
-DistGraph DistGraph::open(const std::string& dir, int rank, int world_size) {
+namespace {
+
+// `view` (elements [begin, begin + view.size()) of `file`) copied into `buffer` when asked
+// to, dropping the file pages the copy touched from this process; else `view` itself.
+template <class T>
+ArrayView<const T> maybe_copy(ArrayView<const T> view, bool copy, HugeBuffer* buffer,
+                              const NpyArray& file, int64_t begin = 0) {
+  if (!copy) return view;
+  *buffer = HugeBuffer::copy_of(view.data(), static_cast<size_t>(view.size()) * sizeof(T));
+  file.release_elements(begin, begin + view.size());
+  return {static_cast<const T*>(buffer->data()), view.size()};
+}
+
+}  // namespace
+
+DistGraph DistGraph::open(const std::string& dir, int rank, int world_size,
+                          const DistGraphOptions& options) {
   PARTITA_CHECK(world_size >= 1 && rank >= 0 && rank < world_size, Error,
                 "internal: rank {} of {} ranks", rank, world_size);
   DistGraph g;
@@ -29,6 +45,13 @@ DistGraph DistGraph::open(const std::string& dir, int rank, int world_size) {
   PARTITA_CHECK(g.node_map_.dim(0) == g.meta_.num_nodes, FormatError,
                 "{}/{}: holds {} ids, the partition has {} nodes", dir, partition::kNodeMapFile,
                 g.node_map_.dim(0), g.meta_.num_nodes);
+  const bool copy = options.in_memory;
+  g.indptr_ = maybe_copy(g.files_.indptr.view<int64_t>(), copy, &g.copies_[0], g.files_.indptr);
+  g.indices_ =
+      maybe_copy(g.files_.indices.view<int64_t>(), copy, &g.copies_[1], g.files_.indices);
+  g.features_ = maybe_copy(g.files_.feat.view<float>(), copy, &g.copies_[2], g.files_.feat).data();
+  g.original_ids_ = maybe_copy(g.node_map_.view<int64_t>().subview(g.first_, g.end_ - g.first_),
+                               copy, &g.copies_[3], g.node_map_, g.first_);
   return g;
 }
 
@@ -39,8 +62,5 @@ int DistGraph::owner_rank(int64_t gid) const {
   return meta_.owner(gid);
 }
 
-ArrayView<const int64_t> DistGraph::original_ids() const {
-  return node_map_.view<int64_t>().subview(first_, end_ - first_);
-}
 
 }  // namespace partita::store

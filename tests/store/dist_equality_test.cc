@@ -3,6 +3,7 @@
 // in-process transport here; tests/store/dist_mpi_check.cc does the same under mpirun.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "helpers/test_paths.h"
@@ -152,6 +153,18 @@ TEST(DistGraph, RejectsPartsAndRanksThatDisagree) {
   EXPECT_EQ(g1.owner_rank(0), 0);
   EXPECT_EQ(g1.owner_rank(199), 1);
   EXPECT_THROW(g1.owner_rank(200), Error);
+
+  // In-memory copies hold exactly what the mapping holds.
+  store::DistGraphOptions in_memory;
+  in_memory.in_memory = true;
+  store::DistGraph c1 = store::DistGraph::open(dir / "p", 1, 2, in_memory);
+  auto same = [](auto a, auto b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); };
+  EXPECT_TRUE(same(c1.indptr(), g1.indptr()));
+  EXPECT_TRUE(same(c1.indices(), g1.indices()));
+  EXPECT_TRUE(same(c1.original_ids(), g1.original_ids()));
+  EXPECT_NE(c1.indices().data(), g1.indices().data());
+  const int64_t values = g1.num_local_nodes() * g1.feat_dim();
+  EXPECT_TRUE(std::equal(g1.features(), g1.features() + values, c1.features()));
 }
 
 }  // namespace

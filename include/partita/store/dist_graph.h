@@ -16,17 +16,27 @@
 #include <string>
 
 #include "partita/core/array_view.h"
+#include "partita/core/huge_buffer.h"
 #include "partita/core/npy.h"
 #include "partita/partition/format.h"
 
 namespace partita::store {
+
+struct DistGraphOptions {
+  // Copy the arrays read at random (indptr, indices, features, original ids) into memory
+  // advised for huge pages instead of reading them through 4 KiB file pages: costs one
+  // sequential copy at start-up and private memory, saves TLB misses on every access
+  // (sampling and feature gathers run measurably faster; see the README).
+  bool in_memory = false;
+};
 
 class DistGraph {
  public:
   // Maps the part of `rank` in a job of `world_size` ranks. Throws UsageError naming both
   // numbers when the directory has neither world_size parts nor 1, FormatError/IoError from
   // the metadata or the arrays.
-  static DistGraph open(const std::string& dir, int rank, int world_size);
+  static DistGraph open(const std::string& dir, int rank, int world_size,
+                        const DistGraphOptions& options = {});
 
   const partition::PartitionMeta& meta() const { return meta_; }
   const std::string& dir() const { return dir_; }
@@ -47,12 +57,12 @@ class DistGraph {
   int owner_rank(int64_t gid) const;
 
   // In-edge CSC of the owned rows: indptr [num_local_nodes()+1], indices = global ids.
-  ArrayView<const int64_t> indptr() const { return files_.indptr.view<int64_t>(); }
-  ArrayView<const int64_t> indices() const { return files_.indices.view<int64_t>(); }
+  ArrayView<const int64_t> indptr() const { return indptr_; }
+  ArrayView<const int64_t> indices() const { return indices_; }
   // Dataset ids of the owned nodes, [num_local_nodes()].
-  ArrayView<const int64_t> original_ids() const;
+  ArrayView<const int64_t> original_ids() const { return original_ids_; }
   // Row-major float32 [num_local_nodes(), feat_dim()].
-  const float* features() const { return files_.feat.view<float>().data(); }
+  const float* features() const { return features_; }
   ArrayView<const int64_t> labels() const { return files_.label.view<int64_t>(); }
   // Global ids of the owned train/valid/test nodes, ascending.
   ArrayView<const int64_t> train_ids() const { return files_.train_idx.view<int64_t>(); }
@@ -64,6 +74,9 @@ class DistGraph {
   partition::PartitionMeta meta_;
   partition::PartFiles files_;
   NpyArray node_map_;
+  HugeBuffer copies_[4];  // in_memory: indptr, indices, features, original ids
+  ArrayView<const int64_t> indptr_, indices_, original_ids_;
+  const float* features_ = nullptr;
   bool replicated_ = false;
   int rank_ = 0;
   int world_size_ = 1;
