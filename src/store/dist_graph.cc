@@ -56,8 +56,10 @@ DistGraph DistGraph::open(const std::string& dir, int rank, int world_size,
 }
 
 int DistGraph::owner_rank(int64_t gid) const {
-  PARTITA_CHECK(gid >= 0 && gid < meta_.num_nodes, Error, "node id {} is outside [0, {})", gid,
-                meta_.num_nodes);
+  PARTITA_CHECK(gid >= 0 && gid < meta_.num_nodes, FormatError,
+                "{}: node id {} is outside [0, {}) (a corrupt part? `partita info {} --verify` "
+                "checks every file)",
+                dir_, gid, meta_.num_nodes, dir_);
   if (meta_.num_parts == 1) return rank_;
   return meta_.owner(gid);
 }
