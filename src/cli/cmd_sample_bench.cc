@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "dist_session.h"
 #include "partita/core/error.h"
 #include "partita/core/timer.h"
+#include "partita/loader/dist_session.h"
 #include "partita/sample/block_builder.h"
 
 namespace partita::cli {
@@ -71,12 +71,12 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   PARTITA_CHECK(flags.threads >= 1, UsageError, "--threads: must be >= 1, got {}", flags.threads);
   PARTITA_CHECK(flags.timeout_s > 0, UsageError, "--timeout: must be > 0, got {}",
                 flags.timeout_s);
-  DistSessionOptions options;
+  loader::DistSessionOptions options;
   options.parts_dir = flags.parts;
   options.timeout_s = flags.timeout_s;
   options.sampling.threads = flags.threads;
   options.graph.in_memory = flags.in_memory;
-  DistSession session(mpi, options);
+  loader::DistSession session(mpi, options);
   const store::DistGraph& graph = session.graph();
 
   // This rank's seeds: its training ids (an even share of them in replicated mode).
@@ -199,7 +199,7 @@ Action add_sample_bench_command(CLI::App& app) {
                "of reading them through the file mapping (faster random access, more memory)");
   return [flags] {
     MpiScope mpi(nullptr, nullptr);
-    return run_rank(mpi, [&] { return run_sample_bench(mpi, *flags); });
+    return loader::run_rank(mpi, [&] { return run_sample_bench(mpi, *flags); });
   };
 }
 

@@ -6,16 +6,9 @@
 #include <cstdio>
 #include <memory>
 
-#include "partita/comm/collectives.h"
-#include "partita/comm/mpi_scope.h"
-#include "partita/comm/mpi_transport.h"
-#include "partita/comm/rpc.h"
-#include "partita/comm/wire.h"
 #include "partita/data/dataset.h"
+#include "partita/loader/dist_session.h"
 #include "partita/sample/block_builder.h"
-#include "partita/sample/dist_sampler.h"
-#include "partita/store/dist_graph.h"
-#include "partita/store/feature_store.h"
 #include "store_test_util.h"
 
 using namespace partita;
@@ -25,21 +18,15 @@ namespace {
 int check(MpiScope& mpi, const std::string& dataset_dir, const std::string& parts_dir) {
   const data::Dataset dataset = data::load_dataset(dataset_dir, {});
   const std::vector<int64_t> node_map = testing::read_node_map(parts_dir);
-  store::DistGraph graph = store::DistGraph::open(parts_dir, mpi.rank(), mpi.size());
-  MpiTransport transport(mpi.world());
-  Collectives collectives(mpi.world(), CollectiveOptions{30});
-  sample::LocalSamplerOptions sampling;
-  RpcRouter router;
-  store::add_feature_routes(router, graph);
-  sample::add_sample_routes(router, graph, sampling);
-  collectives.barrier();
-  RpcOptions rpc;
-  rpc.timeout_s = 30;
-  RpcEndpoint endpoint(transport, router.handler(), rpc);
-  RpcEndpoint* remote = mpi.size() > 1 ? &endpoint : nullptr;
-  sample::DistSampler sampler(graph, remote, sampling);
-  store::FeatureFetcher fetcher(graph, remote);
-  sample::LocalSampler reference(sample::csc_view_of(dataset.in_edges), sampling);
+  loader::DistSessionOptions options;
+  options.parts_dir = parts_dir;
+  options.timeout_s = 30;
+  loader::DistSession session(mpi, options);
+  const store::DistGraph& graph = session.graph();
+  sample::DistSampler& sampler = session.sampler();
+  store::FeatureFetcher& fetcher = session.fetcher();
+  Collectives& collectives = session.collectives();
+  sample::LocalSampler reference(sample::csc_view_of(dataset.in_edges), options.sampling);
 
   std::string failure;
   int64_t batches = 0;
@@ -47,12 +34,12 @@ int check(MpiScope& mpi, const std::string& dataset_dir, const std::string& part
   for (size_t start = 0; start < seeds.size() && failure.empty(); start += 100, ++batches) {
     std::vector<int64_t> batch(seeds.begin() + start,
                                seeds.begin() + std::min(seeds.size(), start + 100));
-    sample::BlockOptions options;
-    options.fanouts = {10, 5, 3};
-    options.key = {3, 2, static_cast<uint64_t>(batches)};
-    sample::SampledBatch got = sample::sample_blocks(batch, options, sampler);
+    sample::BlockOptions block_options;
+    block_options.fanouts = {10, 5, 3};
+    block_options.key = {3, 2, static_cast<uint64_t>(batches)};
+    sample::SampledBatch got = sample::sample_blocks(batch, block_options, sampler);
     sample::SampledBatch want =
-        sample::sample_blocks(testing::map_ids(batch, node_map), options, reference);
+        sample::sample_blocks(testing::map_ids(batch, node_map), block_options, reference);
     failure = testing::compare_batches(got, want, node_map);
     const int64_t f = dataset.features.cols();
     std::vector<float> feat(got.input_nodes.size() * static_cast<size_t>(f));
@@ -67,7 +54,7 @@ int check(MpiScope& mpi, const std::string& dataset_dir, const std::string& part
     }
   }
   const int64_t remote_nodes = sampler.stats().remote_nodes;
-  endpoint.shutdown();
+  session.finish();
   const int64_t failed = collectives.allreduce_one<int64_t>(failure.empty() ? 0 : 1, ReduceOp::kSum);
   const int64_t total_remote = collectives.allreduce_one(remote_nodes, ReduceOp::kSum);
   if (!failure.empty()) std::fprintf(stderr, "rank %d: %s\n", mpi.rank(), failure.c_str());

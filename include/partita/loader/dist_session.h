@@ -7,6 +7,7 @@
 // finish() shuts the request layer down cleanly (no rank stops serving while another may
 // still ask it something); call it on the success path of every rank. On an error the
 // command prints it and aborts the job (MPI_Abort) so that no peer waits forever.
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -19,7 +20,7 @@
 #include "partita/store/dist_graph.h"
 #include "partita/store/feature_store.h"
 
-namespace partita::cli {
+namespace partita::loader {
 
 struct DistSessionOptions {
   std::string parts_dir;
@@ -58,4 +59,4 @@ class DistSession {
 // the exit code.
 int run_rank(MpiScope& mpi, const std::function<int()>& body);
 
-}  // namespace partita::cli
+}  // namespace partita::loader

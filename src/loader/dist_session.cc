@@ -1,10 +1,10 @@
-#include "dist_session.h"
+#include "partita/loader/dist_session.h"
 
 #include <cstdio>
 
 #include "partita/core/error.h"
 
-namespace partita::cli {
+namespace partita::loader {
 
 DistSession::DistSession(MpiScope& mpi, const DistSessionOptions& options)
     : mpi_(mpi),
@@ -42,4 +42,4 @@ int run_rank(MpiScope& mpi, const std::function<int()>& body) {
   }
 }
 
-}  // namespace partita::cli
+}  // namespace partita::loader
