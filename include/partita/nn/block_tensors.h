@@ -1,0 +1,33 @@
+#pragma once
+// A sample::Block as torch tensors, converted once per block and shared by every layer
+// that runs on it. All index tensors are int64 on `device`.
+#include <torch/types.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "partita/sample/block_builder.h"
+
+namespace partita::nn {
+
+struct BlockTensors {
+  int64_t num_dst = 0;
+  int64_t num_src = 0;     // >= num_dst; src rows [0, num_dst) are the dst nodes
+  torch::Tensor indptr;    // [num_dst + 1] CSC offsets
+  torch::Tensor indices;   // [E] local src id of each edge, edges grouped by dst
+  torch::Tensor edge_dst;  // [E] dst id of each edge (repeat_interleave of deg_dst)
+  torch::Tensor deg_dst;   // [num_dst] in-degree of each dst in the block
+  torch::Tensor deg_src;   // [num_src] out-degree of each src (edges with it as source)
+
+  int64_t num_edges() const { return indices.size(0); }
+};
+
+// Converts `block`. Throws partita::Error if the block is inconsistent (indptr size or
+// monotonicity, num_src < num_dst, an src id out of range).
+BlockTensors to_block_tensors(const sample::Block& block, torch::Device device = torch::kCPU);
+
+// Converts every block, keeping hop order (result[0] has dst = seeds).
+std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
+                                           torch::Device device = torch::kCPU);
+
+}  // namespace partita::nn

@@ -1,0 +1,83 @@
+#include "partita/nn/gnn_model.h"
+
+#include <torch/torch.h>
+
+#include <string>
+
+#include "partita/core/error.h"
+
+namespace partita::nn {
+
+namespace {
+
+std::shared_ptr<BlockConv> make_conv(const GnnOptions& o, int64_t in, bool last) {
+  int64_t out = last ? o.out_dim : o.hidden;
+  switch (o.kind) {
+    case ConvKind::kSage:
+      return std::make_shared<SAGEConv>(in, out);
+    case ConvKind::kGcn:
+      return std::make_shared<GCNConv>(in, out);
+    case ConvKind::kGat:
+      return last ? std::make_shared<GATConv>(in, out, o.heads, /*concat=*/false)
+                  : std::make_shared<GATConv>(in, out / o.heads, o.heads, /*concat=*/true);
+  }
+  throw Error("GnnModel: unknown conv kind");
+}
+
+}  // namespace
+
+GnnModel::GnnModel(const GnnOptions& options) : options_(options) {
+  const GnnOptions& o = options_;
+  PARTITA_CHECK(o.in_dim > 0 && o.out_dim > 0 && (o.layers == 1 || o.hidden > 0), Error,
+                "GnnModel: dimensions must be positive (in {}, hidden {}, out {})", o.in_dim,
+                o.hidden, o.out_dim);
+  PARTITA_CHECK(o.layers >= 1, Error, "GnnModel: layers must be >= 1, got {}", o.layers);
+  PARTITA_CHECK(o.heads >= 1, Error, "GnnModel: heads must be >= 1, got {}", o.heads);
+  PARTITA_CHECK(o.kind != ConvKind::kGat || o.layers == 1 || o.hidden % o.heads == 0, Error,
+                "GnnModel: hidden {} not divisible by heads {}", o.hidden, o.heads);
+  PARTITA_CHECK(o.dropout >= 0.0 && o.dropout < 1.0, Error,
+                "GnnModel: dropout must be in [0, 1), got {}", o.dropout);
+  int64_t in = o.in_dim;
+  for (int64_t l = 0; l < o.layers; ++l) {
+    bool last = l + 1 == o.layers;
+    auto conv = make_conv(o, in, last);
+    register_module("conv" + std::to_string(l), conv);
+    convs_.push_back(conv);
+    in = conv->out_dim();
+    if (last || o.norm == NormKind::kNone) continue;
+    torch::nn::AnyModule norm;
+    if (o.norm == NormKind::kBatch) {
+      norm = torch::nn::AnyModule(torch::nn::BatchNorm1d(in));
+    } else {
+      norm = torch::nn::AnyModule(torch::nn::LayerNorm(torch::nn::LayerNormOptions({in})));
+    }
+    register_module("norm" + std::to_string(l), norm.ptr());
+    norms_.push_back(std::move(norm));
+  }
+}
+
+torch::Tensor GnnModel::forward(const std::vector<BlockTensors>& blocks,
+                                const torch::Tensor& x_input) {
+  const int64_t L = options_.layers;
+  PARTITA_CHECK(static_cast<int64_t>(blocks.size()) == L, Error,
+                "GnnModel: got {} blocks for {} layers", blocks.size(), L);
+  PARTITA_CHECK(x_input.dim() == 2 && x_input.size(0) == blocks.back().num_src &&
+                    x_input.size(1) == options_.in_dim,
+                Error, "GnnModel: x_input must be [{}, {}]", blocks.back().num_src,
+                options_.in_dim);
+  torch::Tensor x = x_input;
+  for (int64_t l = 0; l < L; ++l) {
+    const BlockTensors& block = blocks[L - 1 - l];
+    PARTITA_CHECK(x.size(0) == block.num_src, Error,
+                  "GnnModel: layer {} gets {} rows, its block has {} src nodes", l, x.size(0),
+                  block.num_src);
+    x = convs_[l]->forward(block, x);
+    if (l + 1 == L) break;
+    if (!norms_.empty()) x = norms_[l].forward(x);
+    x = torch::relu(x);
+    if (options_.dropout > 0.0) x = torch::dropout(x, options_.dropout, is_training());
+  }
+  return x;
+}
+
+}  // namespace partita::nn

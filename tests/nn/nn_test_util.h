@@ -1,0 +1,38 @@
+#pragma once
+// Small hand-made and random blocks for the nn tests.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "partita/sample/block_builder.h"
+
+namespace partita::nn::testing {
+
+// 3 dst, 5 src: dst0 <- {1, 3}, dst1 <- {0, 3, 4}, dst2 <- {} (no in-edges).
+inline sample::Block tiny_block() {
+  sample::Block b;
+  b.num_dst = 3;
+  b.num_src = 5;
+  b.indptr = {0, 2, 5, 5};
+  b.indices = {1, 3, 0, 3, 4};
+  b.src_nodes = {10, 11, 12, 13, 14};
+  return b;
+}
+
+// Each dst gets `fanout` src ids drawn uniformly from [0, num_src).
+inline sample::Block random_block(int64_t num_dst, int64_t num_src, int64_t fanout,
+                                  std::mt19937_64& rng) {
+  sample::Block b;
+  b.num_dst = num_dst;
+  b.num_src = num_src;
+  b.indptr.push_back(0);
+  std::uniform_int_distribution<int64_t> pick(0, num_src - 1);
+  for (int64_t i = 0; i < num_dst; ++i) {
+    for (int64_t k = 0; k < fanout; ++k) b.indices.push_back(pick(rng));
+    b.indptr.push_back(static_cast<int64_t>(b.indices.size()));
+  }
+  for (int64_t i = 0; i < num_src; ++i) b.src_nodes.push_back(100 + i);
+  return b;
+}
+
+}  // namespace partita::nn::testing
