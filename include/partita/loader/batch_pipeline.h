@@ -1,0 +1,105 @@
+#pragma once
+// Pipelined batch loader (DESIGN 6): while the consumer trains on batch i, sampler threads
+// build batches i+1 .. i+prefetch (sample the blocks, then fetch the features of the input
+// nodes and the labels of the seeds).
+//
+// Determinism (DESIGN 8): batch `step` holds batch_seeds(seeds, step, batch_size) sampled
+// under key {seed, epoch, step}; nothing depends on which thread built it, so the batches
+// are identical for any thread count or prefetch depth.
+//
+// Threads: `threads` workers, started by the constructor, each owning a BlockBuilder. They
+// claim steps in increasing order and park in a reorder buffer; next() hands them out in
+// step order. A worker does not claim step s until s < (next step the consumer wants) +
+// prefetch, so at most `prefetch` batches are finished or in flight ahead of the consumer.
+// Nothing spins: workers and the consumer wait on condition variables.
+//
+// Ownership: the pipeline owns its seeds and the batches until next() moves them out. It
+// borrows `sampler` and `fetcher`, which must outlive it and take concurrent calls (both
+// LocalSampler/DistSampler and FeatureFetcher do).
+//
+// One consumer: next() and stop() are called from one thread (the one that owns the
+// pipeline), not from the workers.
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "partita/sample/block_builder.h"
+#include "partita/sample/neighbor_sampler.h"
+#include "partita/store/feature_store.h"
+
+namespace partita::loader {
+
+struct BatchPipelineOptions {
+  int threads = 1;               // sampler threads, >= 1
+  int prefetch = 2;              // batches ahead of the consumer (done or in flight), >= 1
+  std::vector<int64_t> fanouts;  // per hop, sample::BlockOptions::fanouts
+  uint64_t seed = 0;             // --seed
+  uint64_t epoch = 0;
+  int64_t batch_size = 1024;     // >= 1
+  int64_t feat_dim = 0;          // feature columns the fetcher returns (graph.feat_dim())
+};
+
+struct Batch {
+  int64_t step = 0;
+  sample::SampledBatch sampled;
+  std::vector<float> features;  // [sampled.input_nodes.size(), feat_dim], row-major
+  std::vector<int64_t> labels;  // [sampled.seeds.size()], labels of the seeds
+  double sample_s = 0;          // wall time building the blocks
+  double fetch_s = 0;           // wall time fetching features and labels
+};
+
+class BatchPipeline {
+ public:
+  // `seeds`: this rank's shuffled seeds for the epoch (loader::epoch_seeds), distinct.
+  // `num_steps`: batches to produce (>= 0), the step count agreed by all ranks; steps past
+  // the end of `seeds` wrap around (loader::batch_seeds). Throws Error on bad options, or
+  // on num_steps > 0 with no seeds. Starts the workers.
+  BatchPipeline(const BatchPipelineOptions& options, std::vector<int64_t> seeds,
+                sample::NeighborSampler& sampler, store::FeatureFetcher& fetcher,
+                int64_t num_steps);
+  // stop().
+  ~BatchPipeline();
+
+  BatchPipeline(const BatchPipeline&) = delete;
+  BatchPipeline& operator=(const BatchPipeline&) = delete;
+
+  // The next batch in step order, blocking until it is built; nullopt after the last step
+  // or after stop(). If a worker threw, stops the pipeline and rethrows the first exception
+  // (as soon as it is seen, even if earlier batches were ready), here and on later calls.
+  std::optional<Batch> next();
+
+  // Stops mid-epoch: no new step is claimed, waiting workers wake, and all are joined.
+  // Returns once builds already in progress finish (a remote sampler or fetcher wait is
+  // bounded by its own timeout). Idempotent; never throws.
+  void stop();
+
+  int64_t num_steps() const { return num_steps_; }
+
+ private:
+  void run_worker();
+  Batch build(int64_t step, sample::BlockBuilder& builder);
+
+  const BatchPipelineOptions options_;
+  const std::vector<int64_t> seeds_;
+  sample::NeighborSampler& sampler_;
+  store::FeatureFetcher& fetcher_;
+  const int64_t num_steps_;
+
+  std::mutex mu_;                     // guards everything below
+  std::condition_variable ready_cv_;  // consumer waits: a batch arrived or an error
+  std::condition_variable space_cv_;  // workers wait: the consumer moved on, or stopping
+  int64_t next_claim_ = 0;            // next step a worker claims
+  int64_t next_step_ = 0;             // next step next() returns
+  bool stopping_ = false;
+  std::exception_ptr error_;          // first worker exception
+  std::map<int64_t, Batch> ready_;    // reorder buffer: built steps not yet handed out
+
+  std::vector<std::thread> workers_;  // touched by the owning thread only
+};
+
+}  // namespace partita::loader

@@ -1,0 +1,132 @@
+#include "partita/loader/batch_pipeline.h"
+
+#include <utility>
+
+#include "partita/core/error.h"
+#include "partita/core/timer.h"
+#include "partita/loader/seeds.h"
+
+namespace partita::loader {
+
+BatchPipeline::BatchPipeline(const BatchPipelineOptions& options, std::vector<int64_t> seeds,
+                             sample::NeighborSampler& sampler, store::FeatureFetcher& fetcher,
+                             int64_t num_steps)
+    : options_(options),
+      seeds_(std::move(seeds)),
+      sampler_(sampler),
+      fetcher_(fetcher),
+      num_steps_(num_steps) {
+  PARTITA_CHECK(options_.threads >= 1, Error, "loader threads: must be >= 1, got {}",
+                options_.threads);
+  PARTITA_CHECK(options_.prefetch >= 1, Error, "--prefetch: must be >= 1, got {}",
+                options_.prefetch);
+  PARTITA_CHECK(options_.batch_size >= 1, Error, "--batch-size: must be >= 1, got {}",
+                options_.batch_size);
+  PARTITA_CHECK(options_.feat_dim >= 0, Error, "feature dim: must be >= 0, got {}",
+                options_.feat_dim);
+  PARTITA_CHECK(num_steps_ >= 0, Error, "loader steps: must be >= 0, got {}", num_steps_);
+  PARTITA_CHECK(num_steps_ == 0 || !seeds_.empty(), Error,
+                "loader: {} steps asked of a rank with no seeds", num_steps_);
+  try {
+    for (int t = 0; t < options_.threads; ++t) workers_.emplace_back([this] { run_worker(); });
+  } catch (...) {
+    stop();
+    throw;
+  }
+}
+
+BatchPipeline::~BatchPipeline() { stop(); }
+
+void BatchPipeline::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  space_cv_.notify_all();
+  ready_cv_.notify_all();
+  for (std::thread& worker : workers_)
+    if (worker.joinable()) worker.join();
+  workers_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  ready_.clear();  // nothing hands these out any more
+}
+
+std::optional<Batch> BatchPipeline::next() {
+  std::unique_lock<std::mutex> lock(mu_);
+  ready_cv_.wait(lock, [&] {
+    return error_ || stopping_ || next_step_ >= num_steps_ || ready_.count(next_step_) > 0;
+  });
+  if (error_) {
+    std::exception_ptr error = error_;
+    lock.unlock();
+    stop();
+    std::rethrow_exception(error);
+  }
+  if (stopping_) return std::nullopt;  // stop() was called: batches still buffered are dropped
+  auto it = ready_.find(next_step_);
+  if (it == ready_.end()) return std::nullopt;  // past the last step
+  Batch batch = std::move(it->second);
+  ready_.erase(it);
+  ++next_step_;
+  lock.unlock();
+  space_cv_.notify_all();
+  return batch;
+}
+
+void BatchPipeline::run_worker() {
+  sample::BlockBuilder builder;
+  for (;;) {
+    int64_t step;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      space_cv_.wait(lock, [&] {
+        return stopping_ || next_claim_ >= num_steps_ ||
+               next_claim_ < next_step_ + options_.prefetch;
+      });
+      if (stopping_ || next_claim_ >= num_steps_) return;
+      step = next_claim_++;
+    }
+    try {
+      Batch batch = build(step, builder);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_) return;
+        ready_.emplace(step, std::move(batch));
+      }
+      ready_cv_.notify_all();
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!error_) error_ = std::current_exception();
+        stopping_ = true;
+      }
+      ready_cv_.notify_all();
+      space_cv_.notify_all();
+      return;
+    }
+  }
+}
+
+Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
+  Batch batch;
+  batch.step = step;
+  const std::vector<int64_t> seeds = batch_seeds(seeds_, step, options_.batch_size);
+  sample::BlockOptions block_options;
+  block_options.fanouts = options_.fanouts;
+  block_options.key = {options_.seed, options_.epoch, static_cast<uint64_t>(step)};
+
+  Stopwatch watch;
+  batch.sampled = builder.build(seeds, block_options, sampler_);
+  batch.sample_s = watch.seconds();
+
+  watch.restart();
+  const auto& input = batch.sampled.input_nodes;
+  batch.features.resize(input.size() * static_cast<size_t>(options_.feat_dim));
+  fetcher_.fetch_features(input, batch.features.data());
+  batch.labels.resize(batch.sampled.seeds.size());
+  fetcher_.fetch_labels(batch.sampled.seeds, batch.labels.data());
+  batch.fetch_s = watch.seconds();
+  return batch;
+}
+
+}  // namespace partita::loader
