@@ -1,0 +1,169 @@
+// partita train: data-parallel GNN training on a partition directory (DESIGN 7). Rank 0
+// prints one line per epoch and, last, `test_acc=<value>`; every rank then prints
+// `rank=<r> param_checksum=<value>` to stderr so that tests can compare ranks' weights.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "partita/core/error.h"
+#include "partita/loader/dist_session.h"
+#include "partita/train/trainer.h"
+
+namespace partita::cli {
+namespace {
+
+struct Flags {
+  std::string parts;
+  std::string model = "sage";
+  int64_t layers = 2;
+  int64_t hidden = 64;
+  int64_t heads = 4;
+  std::string fanouts = "10,10";
+  int64_t batch_size = 512;
+  int64_t epochs = 5;
+  double lr = 0.003;
+  double weight_decay = 0;
+  double dropout = 0.5;
+  std::string optimizer = "adam";
+  uint64_t seed = 0;
+  int threads = 1;
+  int prefetch = 2;
+  double timeout_s = 60;
+  bool checksum = false;
+};
+
+std::vector<int64_t> parse_fanouts(const std::string& text) {
+  std::vector<int64_t> fanouts;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t used = 0;
+    int64_t k = 0;
+    try {
+      k = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    PARTITA_CHECK(used == item.size() && !item.empty() && (k >= 1 || k == -1), UsageError,
+                  "--fanouts: '{}' is not a fanout (a positive integer, or -1 for all)", item);
+    fanouts.push_back(k);
+  }
+  PARTITA_CHECK(!fanouts.empty(), UsageError, "--fanouts: empty (e.g. 10,10)");
+  return fanouts;
+}
+
+train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
+  train::TrainOptions o;
+  if (f.model == "sage") {
+    o.model.kind = nn::ConvKind::kSage;
+  } else if (f.model == "gcn") {
+    o.model.kind = nn::ConvKind::kGcn;
+  } else if (f.model == "gat") {
+    o.model.kind = nn::ConvKind::kGat;
+  } else {
+    throw UsageError("--model: '" + f.model + "' is not one of sage, gcn, gat");
+  }
+  PARTITA_CHECK(f.layers >= 1, UsageError, "--layers: must be >= 1, got {}", f.layers);
+  PARTITA_CHECK(f.hidden >= 1, UsageError, "--hidden: must be >= 1, got {}", f.hidden);
+  PARTITA_CHECK(f.heads >= 1, UsageError, "--heads: must be >= 1, got {}", f.heads);
+  PARTITA_CHECK(f.model != "gat" || f.hidden % f.heads == 0, UsageError,
+                "--hidden ({}) must be divisible by --heads ({})", f.hidden, f.heads);
+  PARTITA_CHECK(f.dropout >= 0 && f.dropout < 1, UsageError, "--dropout: must be in [0, 1), got {}",
+                f.dropout);
+  PARTITA_CHECK(f.timeout_s > 0, UsageError, "--timeout: must be > 0, got {}", f.timeout_s);
+  o.model.layers = f.layers;
+  o.model.hidden = f.hidden;
+  o.model.heads = f.model == "gat" ? f.heads : 1;
+  o.model.dropout = f.dropout;
+  o.fanouts = parse_fanouts(f.fanouts);
+  PARTITA_CHECK(static_cast<int64_t>(o.fanouts.size()) == f.layers, UsageError,
+                "--layers ({}) must equal the number of --fanouts ({})", f.layers,
+                o.fanouts.size());
+  if (f.optimizer == "adam") {
+    o.optimizer = train::OptimizerKind::kAdam;
+  } else if (f.optimizer == "sgd") {
+    o.optimizer = train::OptimizerKind::kSgd;
+  } else {
+    throw UsageError("--optimizer: '" + f.optimizer + "' is not one of adam, sgd");
+  }
+  o.lr = f.lr;
+  o.weight_decay = f.weight_decay;
+  o.epochs = f.epochs;
+  o.batch_size = f.batch_size;
+  o.seed = f.seed;
+  o.threads = f.threads;
+  o.prefetch = f.prefetch;
+  o.torch_threads = std::max(1, cores_per_rank);
+  return o;
+}
+
+int run_train(MpiScope& mpi, const Flags& flags) {
+  const train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
+  loader::DistSessionOptions so;
+  so.parts_dir = flags.parts;
+  so.timeout_s = flags.timeout_s;
+  loader::DistSession session(mpi, so);
+  train::Trainer trainer(session, options);
+  const bool print = mpi.rank() == 0;
+  const train::TrainResult result = trainer.train([&](const train::EpochRecord& r) {
+    if (!print) return;
+    std::printf(
+        "epoch=%lld steps=%lld loss=%.4f train_acc=%.4f val_acc=%.4f epoch_s=%.3f "
+        "sample_s=%.3f fetch_s=%.3f compute_s=%.3f allreduce_s=%.3f wait_s=%.3f eval_s=%.3f\n",
+        static_cast<long long>(r.epoch), static_cast<long long>(r.steps), r.loss, r.train_acc,
+        r.val_acc, r.epoch_s, r.sample_s, r.fetch_s, r.compute_s, r.allreduce_s, r.wait_s,
+        r.eval_s);
+    std::fflush(stdout);
+  });
+  if (flags.checksum) {
+    std::fprintf(stderr, "rank=%d param_checksum=%.9e\n", mpi.rank(), trainer.parameter_checksum());
+  }
+  session.finish();
+  if (print) {
+    std::printf("test_acc=%.4f\n", result.test_acc);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_train_command(CLI::App& app) {
+  auto flags = std::make_shared<Flags>();
+  app.description(
+      "Train a GNN for node classification on a partition directory, data-parallel: run "
+      "under mpirun with one rank per part (or any number of ranks on a 1-part directory). "
+      "Rank 0 prints one line per epoch and, last, test_acc=<accuracy>.");
+  app.add_option("--parts", flags->parts, "Partition directory")->required();
+  app.add_option("--model", flags->model, "sage, gcn or gat")->capture_default_str();
+  app.add_option("--layers", flags->layers, "Layers (= number of fanouts)")->capture_default_str();
+  app.add_option("--hidden", flags->hidden, "Hidden width")->capture_default_str();
+  app.add_option("--heads", flags->heads, "Attention heads (gat)")->capture_default_str();
+  app.add_option("--fanouts", flags->fanouts, "Neighbors per hop, comma-separated (-1: all)")
+      ->capture_default_str();
+  app.add_option("--batch-size", flags->batch_size, "Seeds per batch per rank")
+      ->capture_default_str();
+  app.add_option("--epochs", flags->epochs, "Epochs")->capture_default_str();
+  app.add_option("--lr", flags->lr, "Learning rate")->capture_default_str();
+  app.add_option("--weight-decay", flags->weight_decay, "Weight decay")->capture_default_str();
+  app.add_option("--dropout", flags->dropout, "Dropout after hidden layers")->capture_default_str();
+  app.add_option("--optimizer", flags->optimizer, "adam or sgd")->capture_default_str();
+  app.add_option("--seed", flags->seed, "Seed of weights, shuffling and sampling")
+      ->capture_default_str();
+  app.add_option("--threads", flags->threads, "Sampler threads per rank")->capture_default_str();
+  app.add_option("--prefetch", flags->prefetch, "Batches prepared ahead")->capture_default_str();
+  app.add_option("--timeout", flags->timeout_s, "Seconds to wait for a remote rank")
+      ->capture_default_str();
+  app.add_flag("--checksum", flags->checksum,
+               "Print each rank's parameter fingerprint to stderr after training");
+  return [flags] {
+    MpiScope mpi(nullptr, nullptr);
+    return loader::run_rank(mpi, [&] { return run_train(mpi, *flags); });
+  };
+}
+
+}  // namespace partita::cli
