@@ -34,6 +34,7 @@ struct Flags {
   int prefetch = 2;
   double timeout_s = 60;
   bool checksum = false;
+  bool normalize_features = false;
 };
 
 std::vector<int64_t> parse_fanouts(const std::string& text) {
@@ -92,6 +93,7 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   }
   o.lr = f.lr;
   o.weight_decay = f.weight_decay;
+  o.normalize_features = f.normalize_features;
   o.epochs = f.epochs;
   o.batch_size = f.batch_size;
   o.seed = f.seed;
@@ -150,6 +152,8 @@ Action add_train_command(CLI::App& app) {
   app.add_option("--epochs", flags->epochs, "Epochs")->capture_default_str();
   app.add_option("--lr", flags->lr, "Learning rate")->capture_default_str();
   app.add_option("--weight-decay", flags->weight_decay, "Weight decay")->capture_default_str();
+  app.add_flag("--normalize-features", flags->normalize_features,
+               "Row-normalize input features (each row divided by its sum)");
   app.add_option("--dropout", flags->dropout, "Dropout after hidden layers")->capture_default_str();
   app.add_option("--optimizer", flags->optimizer, "adam or sgd")->capture_default_str();
   app.add_option("--seed", flags->seed, "Seed of weights, shuffling and sampling")

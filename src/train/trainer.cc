@@ -18,9 +18,11 @@ namespace {
 // Sampling-key epochs of evaluation passes, far from training epochs.
 constexpr uint64_t kEvalTagBase = uint64_t{1} << 40;
 
-torch::Tensor features_tensor(loader::Batch& batch, int64_t feat_dim) {
+torch::Tensor features_tensor(loader::Batch& batch, int64_t feat_dim, bool normalize) {
   const int64_t rows = static_cast<int64_t>(batch.sampled.input_nodes.size());
-  return torch::from_blob(batch.features.data(), {rows, feat_dim}, torch::kFloat32);
+  torch::Tensor x = torch::from_blob(batch.features.data(), {rows, feat_dim}, torch::kFloat32);
+  if (!normalize) return x;
+  return x / x.sum(1, /*keepdim=*/true).clamp_min(1e-12);
 }
 
 torch::Tensor labels_tensor(loader::Batch& batch) {
@@ -163,7 +165,7 @@ EpochRecord Trainer::run_epoch(int64_t epoch) {
     rec.fetch_s += batch->fetch_s;
     watch.restart();
     const auto blocks = nn::to_block_tensors(batch->sampled.blocks);
-    const torch::Tensor x = features_tensor(*batch, graph.feat_dim());
+    const torch::Tensor x = features_tensor(*batch, graph.feat_dim(), options_.normalize_features);
     const torch::Tensor y = labels_tensor(*batch);
     impl_->optimizer->zero_grad();
     const torch::Tensor logits = model_->forward(blocks, x);
@@ -213,7 +215,7 @@ double Trainer::evaluate(ArrayView<const int64_t> ids, uint64_t tag) {
                                    steps);
     while (std::optional<loader::Batch> batch = pipeline.next()) {
       const torch::Tensor logits = model_->forward(nn::to_block_tensors(batch->sampled.blocks),
-                                                   features_tensor(*batch, graph.feat_dim()));
+                                                   features_tensor(*batch, graph.feat_dim(), options_.normalize_features));
       const torch::Tensor y = labels_tensor(*batch);
       correct += logits.argmax(1).eq(y).sum().item<int64_t>();
       total += y.size(0);

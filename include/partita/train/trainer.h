@@ -44,6 +44,9 @@ struct TrainOptions {
   int threads = 1;        // sampler threads of the batch pipeline, >= 1
   int prefetch = 2;       // batches ahead, >= 1
   int torch_threads = 1;  // torch intra-op threads (DESIGN 10: cores per rank), >= 1
+  // Row-normalize input features (each row divided by its sum; all-zero rows stay zero),
+  // as in the GCN paper's preprocessing.
+  bool normalize_features = false;
 };
 
 // Figures of one epoch, identical on every rank (reduced) except the timings, which are
