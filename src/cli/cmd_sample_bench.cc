@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "flags.h"
 #include "partita/core/error.h"
 #include "partita/core/timer.h"
 #include "partita/loader/dist_session.h"
@@ -26,26 +27,6 @@ struct Flags {
   double timeout_s = 60;
   bool in_memory = false;
 };
-
-std::vector<int64_t> parse_fanouts(const std::string& text) {
-  std::vector<int64_t> fanouts;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t used = 0;
-    int64_t k = 0;
-    try {
-      k = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    PARTITA_CHECK(used == item.size() && !item.empty() && (k >= 1 || k == -1), UsageError,
-                  "--fanouts: '{}' is not a fanout (a positive integer, or -1 for all)", item);
-    fanouts.push_back(k);
-  }
-  PARTITA_CHECK(!fanouts.empty(), UsageError, "--fanouts: empty (e.g. 15,10,5)");
-  return fanouts;
-}
 
 // Times each hop of the sampler it wraps.
 class TimedSampler final : public sample::NeighborSampler {

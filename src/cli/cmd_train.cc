@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "flags.h"
 #include "partita/core/error.h"
 #include "partita/loader/dist_session.h"
 #include "partita/train/trainer.h"
@@ -36,26 +37,6 @@ struct Flags {
   bool checksum = false;
   bool normalize_features = false;
 };
-
-std::vector<int64_t> parse_fanouts(const std::string& text) {
-  std::vector<int64_t> fanouts;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t used = 0;
-    int64_t k = 0;
-    try {
-      k = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    PARTITA_CHECK(used == item.size() && !item.empty() && (k >= 1 || k == -1), UsageError,
-                  "--fanouts: '{}' is not a fanout (a positive integer, or -1 for all)", item);
-    fanouts.push_back(k);
-  }
-  PARTITA_CHECK(!fanouts.empty(), UsageError, "--fanouts: empty (e.g. 10,10)");
-  return fanouts;
-}
 
 train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   train::TrainOptions o;
