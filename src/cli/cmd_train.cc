@@ -1,16 +1,23 @@
 // partita train: data-parallel GNN training on a partition directory (DESIGN 7). Rank 0
-// prints one line per epoch and, last, `test_acc=<value>`; every rank then prints
-// `rank=<r> param_checksum=<value>` to stderr so that tests can compare ranks' weights.
+// prints one line per epoch (and a progress bar on a terminal) and, last,
+// `test_acc=<value>`; with --checksum every rank then prints `rank=<r> param_checksum=<value>`
+// to stderr so that tests can compare ranks' weights.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "commands.h"
 #include "flags.h"
 #include "partita/core/error.h"
+#include "partita/core/log.h"
 #include "partita/loader/dist_session.h"
+#include "partita/train/progress.h"
 #include "partita/train/trainer.h"
 
 namespace partita::cli {
@@ -23,7 +30,7 @@ struct Flags {
   int64_t hidden = 64;
   int64_t heads = 4;
   std::string fanouts = "10,10";
-  int64_t batch_size = 512;
+  int64_t batch_size = 1024;
   int64_t epochs = 5;
   double lr = 0.003;
   double weight_decay = 0;
@@ -35,6 +42,10 @@ struct Flags {
   double timeout_s = 60;
   bool checksum = false;
   bool normalize_features = false;
+  int64_t eval_every = 1;
+  std::string checkpoint_dir;
+  bool resume = false;
+  std::string metrics_out;
 };
 
 train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
@@ -80,6 +91,11 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   o.threads = f.threads;
   o.prefetch = f.prefetch;
   o.torch_threads = std::max(1, cores_per_rank);
+  o.eval_every = f.eval_every;
+  o.checkpoint_dir = f.checkpoint_dir;
+  o.resume = f.resume;
+  PARTITA_CHECK(!f.resume || !f.checkpoint_dir.empty(), UsageError,
+                "--resume needs --checkpoint-dir");
   return o;
 }
 
@@ -91,16 +107,29 @@ int run_train(MpiScope& mpi, const Flags& flags) {
   loader::DistSession session(mpi, so);
   train::Trainer trainer(session, options);
   const bool print = mpi.rank() == 0;
-  const train::TrainResult result = trainer.train([&](const train::EpochRecord& r) {
+  std::unique_ptr<train::MetricsFile> metrics;
+  if (print && !flags.metrics_out.empty())
+    metrics = std::make_unique<train::MetricsFile>(flags.metrics_out, flags.resume);
+  train::ProgressBar bar(print && ::isatty(STDERR_FILENO) && log_level() >= LogLevel::kInfo,
+                         options.epochs);
+  const auto on_epoch = [&](const train::EpochRecord& r) {
     if (!print) return;
+    bar.clear();
     std::printf(
-        "epoch=%lld steps=%lld loss=%.4f train_acc=%.4f val_acc=%.4f epoch_s=%.3f "
+        "epoch=%lld steps=%lld loss=%.4f train_acc=%.4f val_acc=%s epoch_s=%.3f "
         "sample_s=%.3f fetch_s=%.3f compute_s=%.3f allreduce_s=%.3f wait_s=%.3f eval_s=%.3f\n",
         static_cast<long long>(r.epoch), static_cast<long long>(r.steps), r.loss, r.train_acc,
-        r.val_acc, r.epoch_s, r.sample_s, r.fetch_s, r.compute_s, r.allreduce_s, r.wait_s,
-        r.eval_s);
+        r.validated ? fmt::format("{:.4f}", r.val_acc).c_str() : "-", r.epoch_s, r.sample_s,
+        r.fetch_s, r.compute_s, r.allreduce_s, r.wait_s, r.eval_s);
     std::fflush(stdout);
-  });
+    if (metrics) metrics->write_epoch(r);
+  };
+  const auto on_step = [&](const train::StepRecord& s) {
+    if (print) bar.update(s);
+  };
+  const train::TrainResult result = trainer.train(on_epoch, on_step);
+  bar.clear();
+  if (metrics) metrics->write_final(result, mpi.size());
   if (flags.checksum) {
     std::fprintf(stderr, "rank=%d param_checksum=%.9e\n", mpi.rank(), trainer.parameter_checksum());
   }
@@ -118,8 +147,9 @@ Action add_train_command(CLI::App& app) {
   auto flags = std::make_shared<Flags>();
   app.description(
       "Train a GNN for node classification on a partition directory, data-parallel: run "
-      "under mpirun with one rank per part (or any number of ranks on a 1-part directory). "
-      "Rank 0 prints one line per epoch and, last, test_acc=<accuracy>.");
+      "under mpirun (or `partita launch`) with one rank per part, or any number of ranks on "
+      "a 1-part directory. Rank 0 prints one line per epoch (with a progress bar on a "
+      "terminal) and, last, test_acc=<accuracy>.");
   app.add_option("--parts", flags->parts, "Partition directory")->required();
   app.add_option("--model", flags->model, "sage, gcn or gat")->capture_default_str();
   app.add_option("--layers", flags->layers, "Layers (= number of fanouts)")->capture_default_str();
@@ -127,14 +157,17 @@ Action add_train_command(CLI::App& app) {
   app.add_option("--heads", flags->heads, "Attention heads (gat)")->capture_default_str();
   app.add_option("--fanouts", flags->fanouts, "Neighbors per hop, comma-separated (-1: all)")
       ->capture_default_str();
-  app.add_option("--batch-size", flags->batch_size, "Seeds per batch per rank")
+  app.add_option("--batch-size", flags->batch_size,
+                 "Global mini-batch: seeds per step summed over all ranks (each rank takes "
+                 "its share, so any number of ranks runs the same number of steps)")
       ->capture_default_str();
   app.add_option("--epochs", flags->epochs, "Epochs")->capture_default_str();
   app.add_option("--lr", flags->lr, "Learning rate")->capture_default_str();
   app.add_option("--weight-decay", flags->weight_decay, "Weight decay")->capture_default_str();
   app.add_flag("--normalize-features", flags->normalize_features,
                "Row-normalize input features (each row divided by its sum)");
-  app.add_option("--dropout", flags->dropout, "Dropout after hidden layers")->capture_default_str();
+  app.add_option("--dropout", flags->dropout, "Dropout on the input of every layer")
+      ->capture_default_str();
   app.add_option("--optimizer", flags->optimizer, "adam or sgd")->capture_default_str();
   app.add_option("--seed", flags->seed, "Seed of weights, shuffling and sampling")
       ->capture_default_str();
@@ -142,6 +175,18 @@ Action add_train_command(CLI::App& app) {
   app.add_option("--prefetch", flags->prefetch, "Batches prepared ahead")->capture_default_str();
   app.add_option("--timeout", flags->timeout_s, "Seconds to wait for a remote rank")
       ->capture_default_str();
+  app.add_option("--eval-every", flags->eval_every,
+                 "Validate after every K-th epoch and after the last (0: never)")
+      ->capture_default_str();
+  app.add_option("--checkpoint-dir", flags->checkpoint_dir,
+                 "Write model, optimizer and epoch after every epoch into this directory "
+                 "(rank 0's host only; the two latest are kept; written atomically)");
+  app.add_flag("--resume", flags->resume,
+               "Continue from the latest checkpoint in --checkpoint-dir (from scratch if "
+               "there is none); same --seed repeats the uninterrupted run exactly");
+  app.add_option("--metrics-out", flags->metrics_out,
+                 "Write JSON lines to this file (rank 0): one per epoch, then a final record "
+                 "with test_acc and totals (appended to with --resume)");
   app.add_flag("--checksum", flags->checksum,
                "Print each rank's parameter fingerprint to stderr after training");
   return [flags] {

@@ -59,4 +59,16 @@ std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blo
   return out;
 }
 
+std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
+                                           const std::vector<int64_t>& input_degrees,
+                                           torch::Device device) {
+  std::vector<BlockTensors> out = to_block_tensors(blocks, device);
+  const int64_t num_input = blocks.empty() ? 0 : blocks.back().num_src;
+  PARTITA_CHECK(static_cast<int64_t>(input_degrees.size()) == num_input, Error,
+                "block: {} input degrees for {} input nodes", input_degrees.size(), num_input);
+  const torch::Tensor degrees = to_tensor(input_degrees).to(device);
+  for (BlockTensors& t : out) t.graph_deg = degrees.slice(0, 0, t.num_src);
+  return out;
+}
+
 }  // namespace partita::nn

@@ -37,16 +37,33 @@ GCNConv::GCNConv(int64_t in_dim, int64_t out_dim) : out_dim_(out_dim) {
   lin = register_module("lin",
                         torch::nn::Linear(torch::nn::LinearOptions(in_dim, out_dim).bias(false)));
   bias = register_parameter("bias", torch::zeros({out_dim}));
+  torch::NoGradGuard no_grad;
+  torch::nn::init::xavier_uniform_(lin->weight);  // Glorot, as in the GCN paper
 }
 
 torch::Tensor GCNConv::forward(const BlockTensors& block, const torch::Tensor& x_src) {
   check_input(block, x_src, lin->options.in_features(), "GCNConv");
-  auto h = lin->forward(x_src);                                    // [num_src, out]
-  auto inv_dst = (block.deg_dst.to(h.scalar_type()) + 1).rsqrt();  // [num_dst]
-  auto inv_src = (block.deg_src.to(h.scalar_type()) + 1).rsqrt();  // [num_src]
+  auto h = lin->forward(x_src);  // [num_src, out]
+  const auto type = h.scalar_type();
+  if (!block.graph_deg.defined()) {
+    auto inv_dst = (block.deg_dst.to(type) + 1).rsqrt();  // [num_dst]
+    auto inv_src = (block.deg_src.to(type) + 1).rsqrt();  // [num_src]
+    auto hs = h * inv_src.unsqueeze(1);
+    auto agg = hs.slice(0, 0, block.num_dst).clone();  // self loops
+    agg.index_add_(0, block.edge_dst, hs.index_select(0, block.indices));
+    return agg * inv_dst.unsqueeze(1) + bias;
+  }
+  PARTITA_CHECK(block.graph_deg.size(0) == block.num_src, Error,
+                "GCNConv: graph_deg has {} entries for {} src nodes", block.graph_deg.size(0),
+                block.num_src);
+  auto inv_src = (block.graph_deg.to(type) + 1).rsqrt();  // [num_src]; dst rows first
+  auto inv_dst = inv_src.slice(0, 0, block.num_dst);
   auto hs = h * inv_src.unsqueeze(1);
-  auto agg = hs.slice(0, 0, block.num_dst).clone();  // self loops
-  agg.index_add_(0, block.edge_dst, hs.index_select(0, block.indices));
+  auto neigh = torch::zeros({block.num_dst, h.size(1)}, h.options())
+                   .index_add_(0, block.edge_dst, hs.index_select(0, block.indices));
+  auto scale = block.graph_deg.slice(0, 0, block.num_dst).to(type) /
+               block.deg_dst.clamp_min(1).to(type);  // d_i / k_i
+  auto agg = hs.slice(0, 0, block.num_dst) + neigh * scale.unsqueeze(1);
   return agg * inv_dst.unsqueeze(1) + bias;
 }
 

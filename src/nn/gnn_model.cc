@@ -71,11 +71,11 @@ torch::Tensor GnnModel::forward(const std::vector<BlockTensors>& blocks,
     PARTITA_CHECK(x.size(0) == block.num_src, Error,
                   "GnnModel: layer {} gets {} rows, its block has {} src nodes", l, x.size(0),
                   block.num_src);
+    if (options_.dropout > 0.0) x = torch::dropout(x, options_.dropout, is_training());
     x = convs_[l]->forward(block, x);
     if (l + 1 == L) break;
     if (!norms_.empty()) x = norms_[l].forward(x);
     x = torch::relu(x);
-    if (options_.dropout > 0.0) x = torch::dropout(x, options_.dropout, is_training());
   }
   return x;
 }

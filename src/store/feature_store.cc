@@ -11,10 +11,26 @@ namespace {
 
 constexpr int64_t kPrefetchRows = 4;
 
-// Reply to a feature or label request: the rows of the requested (owned) ids, in order.
+// Copies row `row` (a local index) of a row-major [*, width] array to dst.
 template <class T>
-std::vector<uint8_t> serve_rows(const DistGraph& graph, WireReader& request, const T* local,
-                                int64_t width) {
+auto row_copier(const T* base, int64_t width) {
+  return [base, width](int64_t row, T* dst) {
+    std::memcpy(dst, base + row * width, static_cast<size_t>(width) * sizeof(T));
+  };
+}
+
+// Writes the in-degree of local row `row` to dst.
+auto degree_copier(const DistGraph& graph) {
+  return [indptr = graph.indptr()](int64_t row, int64_t* dst) {
+    *dst = indptr[row + 1] - indptr[row];
+  };
+}
+
+// Reply to a feature, label or degree request: the rows of the requested (owned) ids, in
+// order, written by copy_local(local_row, dst).
+template <class T, class CopyLocal>
+std::vector<uint8_t> serve_rows(const DistGraph& graph, WireReader& request, int64_t width,
+                                CopyLocal copy_local) {
   ArrayView<const int64_t> ids = request.get_array<int64_t>();
   request.expect_end();
   WireWriter reply(16 + static_cast<size_t>(ids.size() * width) * sizeof(T));
@@ -23,7 +39,7 @@ std::vector<uint8_t> serve_rows(const DistGraph& graph, WireReader& request, con
     const int64_t gid = ids[i];
     PARTITA_CHECK(graph.owns(gid), CommError, "rank {} was asked for node {} it does not own",
                   graph.rank(), gid);
-    std::memcpy(out + i * width, local + (gid - graph.first_node()) * width, width * sizeof(T));
+    copy_local(gid - graph.first_node(), out + i * width);
   }
   return reply.take();
 }
@@ -32,10 +48,14 @@ std::vector<uint8_t> serve_rows(const DistGraph& graph, WireReader& request, con
 
 void add_feature_routes(RpcRouter& router, const DistGraph& graph) {
   router.add(kRequestFeatures, [&graph](int, WireReader& request) {
-    return serve_rows<float>(graph, request, graph.features(), graph.feat_dim());
+    return serve_rows<float>(graph, request, graph.feat_dim(),
+                             row_copier(graph.features(), graph.feat_dim()));
   });
   router.add(kRequestLabels, [&graph](int, WireReader& request) {
-    return serve_rows<int64_t>(graph, request, graph.labels().data(), 1);
+    return serve_rows<int64_t>(graph, request, 1, row_copier(graph.labels().data(), 1));
+  });
+  router.add(kRequestDegrees, [&graph](int, WireReader& request) {
+    return serve_rows<int64_t>(graph, request, 1, degree_copier(graph));
   });
 }
 
@@ -43,16 +63,24 @@ FeatureFetcher::FeatureFetcher(const DistGraph& graph, RpcEndpoint* endpoint)
     : graph_(graph), endpoint_(endpoint) {}
 
 void FeatureFetcher::fetch_features(ArrayView<const int64_t> ids, float* out) {
-  fetch<float>(ids, kRequestFeatures, graph_.features(), graph_.feat_dim(), out);
+  const int64_t width = graph_.feat_dim();
+  fetch<float>(ids, kRequestFeatures, width, row_copier(graph_.features(), width),
+               graph_.features(), out);
 }
 
 void FeatureFetcher::fetch_labels(ArrayView<const int64_t> ids, int64_t* out) {
-  fetch<int64_t>(ids, kRequestLabels, graph_.labels().data(), 1, out);
+  fetch<int64_t>(ids, kRequestLabels, 1, row_copier(graph_.labels().data(), 1),
+                 static_cast<const int64_t*>(nullptr), out);
 }
 
-template <class T>
-void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, const T* local,
-                           int64_t width, T* out) {
+void FeatureFetcher::fetch_degrees(ArrayView<const int64_t> ids, int64_t* out) {
+  fetch<int64_t>(ids, kRequestDegrees, 1, degree_copier(graph_),
+                 static_cast<const int64_t*>(nullptr), out);
+}
+
+template <class T, class CopyLocal>
+void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t width,
+                           CopyLocal copy_local, const T* prefetch_base, T* out) {
   const int64_t first = graph_.first_node();
   const size_t row_bytes = static_cast<size_t>(width) * sizeof(T);
   // positions[r]: input positions of the ids owned by rank r (remote ranks only).
@@ -61,13 +89,14 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, const T*
   for (int64_t i = 0; i < ids.size(); ++i) {
     const int64_t gid = ids[i];
     // Rows are scattered over the mapped file: start loading the one kPrefetchRows ahead.
-    if (i + kPrefetchRows < ids.size() && graph_.owns(ids[i + kPrefetchRows])) {
-      const char* row =
-          reinterpret_cast<const char*>(local + (ids[i + kPrefetchRows] - first) * width);
+    if (prefetch_base != nullptr && i + kPrefetchRows < ids.size() &&
+        graph_.owns(ids[i + kPrefetchRows])) {
+      const char* row = reinterpret_cast<const char*>(
+          prefetch_base + (ids[i + kPrefetchRows] - first) * width);
       for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b);
     }
     if (graph_.owns(gid)) {
-      std::memcpy(out + i * width, local + (gid - first) * width, row_bytes);
+      copy_local(gid - first, out + i * width);
       ++local_rows;
       continue;
     }

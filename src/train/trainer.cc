@@ -7,16 +7,22 @@
 #include <optional>
 
 #include "partita/core/error.h"
+#include "partita/core/log.h"
+#include "partita/core/random.h"
 #include "partita/core/timer.h"
 #include "partita/loader/batch_pipeline.h"
 #include "partita/loader/seeds.h"
 #include "partita/nn/block_tensors.h"
+#include "partita/train/checkpoint.h"
 
 namespace partita::train {
 namespace {
 
 // Sampling-key epochs of evaluation passes, far from training epochs.
 constexpr uint64_t kEvalTagBase = uint64_t{1} << 40;
+// Stream tag of torch's per-epoch seed (dropout).
+constexpr uint64_t kDropoutStream = 0x64726f706f7574ULL;
+constexpr int kCheckpointsKept = 2;
 
 torch::Tensor features_tensor(loader::Batch& batch, int64_t feat_dim, bool normalize) {
   const int64_t rows = static_cast<int64_t>(batch.sampled.input_nodes.size());
@@ -28,15 +34,6 @@ torch::Tensor features_tensor(loader::Batch& batch, int64_t feat_dim, bool norma
 torch::Tensor labels_tensor(loader::Batch& batch) {
   return torch::from_blob(batch.labels.data(), {static_cast<int64_t>(batch.labels.size())},
                           torch::kInt64);
-}
-
-// Concatenation of every parameter's gradient (zeros where undefined), contiguous float.
-torch::Tensor flat_grads(const std::vector<torch::Tensor>& params) {
-  std::vector<torch::Tensor> parts;
-  parts.reserve(params.size());
-  for (const auto& p : params)
-    parts.push_back(p.grad().defined() ? p.grad().reshape(-1) : torch::zeros({p.numel()}));
-  return torch::cat(parts).contiguous();
 }
 
 }  // namespace
@@ -68,15 +65,28 @@ Trainer::Trainer(loader::DistSession& session, const TrainOptions& options)
                 options_.threads);
   PARTITA_CHECK(options_.prefetch >= 1, UsageError, "--prefetch: must be >= 1, got {}",
                 options_.prefetch);
+  PARTITA_CHECK(options_.eval_every >= 0, UsageError, "--eval-every: must be >= 0, got {}",
+                options_.eval_every);
+  PARTITA_CHECK(options_.bucket_bytes >= sizeof(float), UsageError,
+                "allreduce bucket of {} bytes is too small", options_.bucket_bytes);
+  PARTITA_CHECK(!options_.resume || !options_.checkpoint_dir.empty(), UsageError,
+                "--resume needs --checkpoint-dir");
   torch::set_num_threads(std::max(1, options_.torch_threads));
+
+  // The batch plan (see the header): one allreduce for N, one for the global batch.
+  train_ids_ = local_ids(graph.train_ids());
+  const int64_t total = session_.collectives().allreduce_one(
+      static_cast<int64_t>(train_ids_.size()), ReduceOp::kSum);
+  PARTITA_CHECK(total > 0, Error, "{}: the partition has no training nodes", graph.dir());
+  steps_ = (total + options_.batch_size - 1) / options_.batch_size;
+  local_batch_ = (static_cast<int64_t>(train_ids_.size()) + steps_ - 1) / steps_;
+  global_batch_ = session_.collectives().allreduce_one(local_batch_, ReduceOp::kSum);
 
   // Same seed on every rank: the same initial values; sync_initial_weights makes sure.
   torch::manual_seed(options_.seed);
   model_ = std::make_shared<nn::GnnModel>(m);
   impl_->params = model_->parameters();
   sync_initial_weights();
-  // Dropout masks: reproducible per (seed, rank), different across ranks.
-  torch::manual_seed(options_.seed * 1000003 + static_cast<uint64_t>(session_.rank()) + 1);
 
   if (options_.optimizer == OptimizerKind::kAdam) {
     impl_->optimizer = std::make_unique<torch::optim::Adam>(
@@ -89,8 +99,7 @@ Trainer::Trainer(loader::DistSession& session, const TrainOptions& options)
 
 Trainer::~Trainer() = default;
 
-// Collectives has no broadcast: rank != 0 contributes zeros to an allreduce sum, so every
-// rank ends with rank 0's values.
+// Rank != 0 contributes zeros to an allreduce sum, so every rank ends with rank 0's values.
 void Trainer::sync_initial_weights() {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> parts;
@@ -105,11 +114,17 @@ void Trainer::sync_initial_weights() {
   }
 }
 
-void Trainer::average_gradients() {
+double Trainer::sum_gradients(double loss) {
   torch::NoGradGuard no_grad;
-  torch::Tensor flat = flat_grads(impl_->params);
-  session_.collectives().allreduce(flat.data_ptr<float>(), static_cast<size_t>(flat.numel()));
-  flat.div_(static_cast<double>(session_.size()));
+  std::vector<torch::Tensor> parts;
+  parts.reserve(impl_->params.size() + 1);
+  for (const auto& p : impl_->params)
+    parts.push_back(p.grad().defined() ? p.grad().reshape(-1) : torch::zeros({p.numel()}));
+  parts.push_back(torch::full({1}, loss, torch::kFloat32));
+  torch::Tensor flat = torch::cat(parts).contiguous();
+  session_.collectives().allreduce_bucketed(flat.data_ptr<float>(),
+                                            static_cast<size_t>(flat.numel()),
+                                            options_.bucket_bytes / sizeof(float));
   int64_t offset = 0;
   for (auto& p : impl_->params) {
     torch::Tensor g = flat.narrow(0, offset, p.numel()).view(p.sizes());
@@ -119,6 +134,7 @@ void Trainer::average_gradients() {
       p.mutable_grad() = g.clone();
     offset += p.numel();
   }
+  return flat[offset].item<double>();
 }
 
 std::vector<int64_t> Trainer::local_ids(ArrayView<const int64_t> ids) const {
@@ -127,95 +143,112 @@ std::vector<int64_t> Trainer::local_ids(ArrayView<const int64_t> ids) const {
   return std::vector<int64_t>(ids.begin(), ids.end());
 }
 
-EpochRecord Trainer::run_epoch(int64_t epoch) {
-  const store::DistGraph& graph = session_.graph();
-  Collectives& coll = session_.collectives();
-  EpochRecord rec;
-  rec.epoch = epoch;
-  const std::vector<int64_t> mine = local_ids(graph.train_ids());
-  std::vector<int64_t> seeds =
-      loader::epoch_seeds(ArrayView<const int64_t>(mine.data(), mine.size()), options_.seed, epoch);
-  const int64_t local_steps =
-      loader::steps_per_epoch(static_cast<int64_t>(seeds.size()), options_.batch_size);
-  rec.steps = coll.allreduce_one(local_steps, ReduceOp::kMax);
-  PARTITA_CHECK(rec.steps == 0 || !seeds.empty(), Error,
-                "rank {} owns no training nodes while others do; repartition", session_.rank());
-
+loader::BatchPipelineOptions Trainer::pipeline_options(uint64_t epoch_key,
+                                                       int64_t batch_size) const {
   loader::BatchPipelineOptions po;
   po.threads = options_.threads;
   po.prefetch = options_.prefetch;
   po.fanouts = options_.fanouts;
   po.seed = options_.seed;
-  po.epoch = static_cast<uint64_t>(epoch);
-  po.batch_size = options_.batch_size;
-  po.feat_dim = graph.feat_dim();
+  po.epoch = epoch_key;
+  po.batch_size = batch_size;
+  po.feat_dim = session_.graph().feat_dim();
+  po.fetch_degrees = options_.model.kind == nn::ConvKind::kGcn;
+  return po;
+}
 
+torch::Tensor Trainer::forward(loader::Batch& batch) {
+  const auto blocks = batch.degrees.empty()
+                          ? nn::to_block_tensors(batch.sampled.blocks)
+                          : nn::to_block_tensors(batch.sampled.blocks, batch.degrees);
+  return model_->forward(
+      blocks, features_tensor(batch, session_.graph().feat_dim(), options_.normalize_features));
+}
+
+EpochRecord Trainer::run_epoch(int64_t epoch,
+                               const std::function<void(const StepRecord&)>& on_step) {
+  Collectives& coll = session_.collectives();
+  EpochRecord rec;
+  rec.epoch = epoch + 1;
+  rec.steps = steps_;
+  rec.seeds = steps_ * global_batch_;
+  // Dropout masks: a function of (seed, epoch, rank) only, so a resumed run repeats them.
+  torch::manual_seed(stream_key(options_.seed, static_cast<uint64_t>(epoch),
+                                static_cast<uint64_t>(session_.rank()), kDropoutStream));
+
+  std::optional<loader::BatchPipeline> pipeline;
+  if (local_batch_ > 0) {
+    pipeline.emplace(pipeline_options(static_cast<uint64_t>(epoch), local_batch_),
+                     loader::epoch_seeds(ArrayView<const int64_t>(train_ids_.data(),
+                                                                  train_ids_.size()),
+                                         options_.seed, static_cast<uint64_t>(epoch)),
+                     session_.sampler(), session_.fetcher(), steps_);
+  }
   model_->train();
   Stopwatch epoch_watch;
   double loss_sum = 0;
   int64_t correct = 0, total = 0;
-  loader::BatchPipeline pipeline(po, std::move(seeds), session_.sampler(), session_.fetcher(),
-                                 rec.steps);
-  for (;;) {
+  for (int64_t step = 0; step < steps_; ++step) {
     Stopwatch watch;
-    std::optional<loader::Batch> batch = pipeline.next();
+    std::optional<loader::Batch> batch;
+    if (pipeline) {
+      batch = pipeline->next();
+      PARTITA_CHECK(batch.has_value(), Error, "internal: batch pipeline ended at step {} of {}",
+                    step, steps_);
+    }
     rec.wait_s += watch.seconds();
-    if (!batch) break;
-    rec.sample_s += batch->sample_s;
-    rec.fetch_s += batch->fetch_s;
     watch.restart();
-    const auto blocks = nn::to_block_tensors(batch->sampled.blocks);
-    const torch::Tensor x = features_tensor(*batch, graph.feat_dim(), options_.normalize_features);
-    const torch::Tensor y = labels_tensor(*batch);
     impl_->optimizer->zero_grad();
-    const torch::Tensor logits = model_->forward(blocks, x);
-    const torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
-    loss.backward();
-    loss_sum += loss.item<double>();
-    correct += logits.argmax(1).eq(y).sum().item<int64_t>();
-    total += y.size(0);
+    double local_loss = 0;
+    if (batch) {
+      rec.sample_s += batch->sample_s;
+      rec.fetch_s += batch->fetch_s;
+      const torch::Tensor logits = forward(*batch);
+      const torch::Tensor y = labels_tensor(*batch);
+      const torch::Tensor loss =
+          torch::nn::functional::cross_entropy(
+              logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
+          static_cast<double>(global_batch_);
+      loss.backward();
+      local_loss = loss.item<double>();
+      correct += logits.argmax(1).eq(y).sum().item<int64_t>();
+      total += y.size(0);
+    }
     rec.compute_s += watch.seconds();
     watch.restart();
-    average_gradients();
+    const double step_loss = sum_gradients(local_loss);
     rec.allreduce_s += watch.seconds();
     watch.restart();
     impl_->optimizer->step();
     rec.compute_s += watch.seconds();
+    loss_sum += step_loss;
+    if (on_step) {
+      on_step(StepRecord{rec.epoch, step + 1, steps_, step_loss, (step + 1) * global_batch_,
+                         epoch_watch.seconds()});
+    }
   }
   rec.epoch_s = epoch_watch.seconds();
-  std::vector<double> sums{rec.steps > 0 ? loss_sum / static_cast<double>(rec.steps) : 0.0,
-                           static_cast<double>(correct), static_cast<double>(total)};
-  coll.allreduce_sum(sums);
-  rec.loss = sums[0] / session_.size();
-  rec.train_acc = sums[2] > 0 ? sums[1] / sums[2] : 0.0;
-  Stopwatch eval_watch;
-  rec.val_acc = evaluate(graph.valid_ids(), kEvalTagBase + static_cast<uint64_t>(epoch));
-  rec.eval_s = eval_watch.seconds();
+  rec.loss = steps_ > 0 ? loss_sum / static_cast<double>(steps_) : 0.0;
+  std::vector<int64_t> counts{correct, total};
+  coll.allreduce_sum(counts);
+  rec.train_acc = counts[1] > 0 ? static_cast<double>(counts[0]) / static_cast<double>(counts[1])
+                                : 0.0;
   return rec;
 }
 
 double Trainer::evaluate(ArrayView<const int64_t> ids, uint64_t tag) {
-  const store::DistGraph& graph = session_.graph();
   std::vector<int64_t> seeds = local_ids(ids);
-  loader::BatchPipelineOptions po;
-  po.threads = options_.threads;
-  po.prefetch = options_.prefetch;
-  po.fanouts = options_.fanouts;
-  po.seed = options_.seed;
-  po.epoch = tag;
-  po.batch_size = options_.batch_size;
-  po.feat_dim = graph.feat_dim();
-  const int64_t steps = loader::steps_per_epoch(static_cast<int64_t>(seeds.size()), po.batch_size);
+  const int64_t steps =
+      loader::steps_per_epoch(static_cast<int64_t>(seeds.size()), options_.batch_size);
   int64_t correct = 0, total = 0;
   {
     torch::NoGradGuard no_grad;
     model_->eval();
     // No collective per batch: ranks may run different numbers of eval batches.
-    loader::BatchPipeline pipeline(po, std::move(seeds), session_.sampler(), session_.fetcher(),
-                                   steps);
+    loader::BatchPipeline pipeline(pipeline_options(tag, options_.batch_size), std::move(seeds),
+                                   session_.sampler(), session_.fetcher(), steps);
     while (std::optional<loader::Batch> batch = pipeline.next()) {
-      const torch::Tensor logits = model_->forward(nn::to_block_tensors(batch->sampled.blocks),
-                                                   features_tensor(*batch, graph.feat_dim(), options_.normalize_features));
+      const torch::Tensor logits = forward(*batch);
       const torch::Tensor y = labels_tensor(*batch);
       correct += logits.argmax(1).eq(y).sum().item<int64_t>();
       total += y.size(0);
@@ -227,14 +260,101 @@ double Trainer::evaluate(ArrayView<const int64_t> ids, uint64_t tag) {
   return counts[1] > 0 ? static_cast<double>(counts[0]) / static_cast<double>(counts[1]) : 0.0;
 }
 
-TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epoch) {
+TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epoch,
+                           const std::function<void(const StepRecord&)>& on_step) {
   TrainResult result;
-  for (int64_t e = 0; e < options_.epochs; ++e) {
-    result.epochs.push_back(run_epoch(e));
+  Stopwatch watch;
+  if (options_.resume) result.resumed_epochs = restore_checkpoint();
+  for (int64_t e = result.resumed_epochs; e < options_.epochs; ++e) {
+    EpochRecord rec = run_epoch(e, on_step);
+    const bool last = e + 1 == options_.epochs;
+    if (options_.eval_every > 0 && ((e + 1) % options_.eval_every == 0 || last)) {
+      Stopwatch eval_watch;
+      rec.validated = true;
+      rec.val_acc =
+          evaluate(session_.graph().valid_ids(), kEvalTagBase + static_cast<uint64_t>(e));
+      rec.eval_s = eval_watch.seconds();
+    }
+    if (!options_.checkpoint_dir.empty()) {
+      Stopwatch checkpoint_watch;
+      save_checkpoint(e + 1);
+      rec.checkpoint_s = checkpoint_watch.seconds();
+    }
+    result.epochs.push_back(rec);
     if (on_epoch) on_epoch(result.epochs.back());
   }
   result.test_acc = evaluate(session_.graph().test_ids(), kEvalTagBase - 1);
+  result.train_s = watch.seconds();
   return result;
+}
+
+std::vector<int64_t> Trainer::config_signature() const {
+  const nn::GnnOptions& m = model_->options();
+  return {static_cast<int64_t>(m.kind), m.in_dim, m.hidden, m.out_dim, m.layers, m.heads,
+          static_cast<int64_t>(m.norm), static_cast<int64_t>(options_.optimizer)};
+}
+
+void Trainer::save_checkpoint(int64_t epochs_done) {
+  const std::string path = checkpoint_path(options_.checkpoint_dir, epochs_done);
+  std::exception_ptr error;
+  if (session_.rank() == 0) {
+    try {
+      CheckpointMeta meta{epochs_done, options_.seed, config_signature()};
+      write_file_atomic(path, serialize_checkpoint(*model_, *impl_->optimizer, meta));
+      prune_checkpoints(options_.checkpoint_dir, kCheckpointsKept);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  // Every rank learns the outcome, so no rank goes on while rank 0 fails.
+  const int64_t ok = session_.collectives().allreduce_one<int64_t>(error ? 0 : 1, ReduceOp::kMin);
+  if (error) std::rethrow_exception(error);
+  PARTITA_CHECK(ok == 1, Error, "rank 0 could not write checkpoint {}", path);
+}
+
+int64_t Trainer::restore_checkpoint() {
+  Collectives& coll = session_.collectives();
+  // header[0]: 1 = a checkpoint follows, 0 = none, -1 = rank 0 failed; header[1]: bytes.
+  std::vector<int64_t> header{0, 0};
+  std::string bytes, source = "checkpoint of rank 0";
+  std::exception_ptr error;
+  if (session_.rank() == 0) {
+    try {
+      if (std::optional<std::string> path = latest_checkpoint(options_.checkpoint_dir)) {
+        bytes = read_whole_file(*path);
+        source = *path;
+        header = {1, static_cast<int64_t>(bytes.size())};
+      }
+    } catch (...) {
+      error = std::current_exception();
+      header = {-1, 0};
+    }
+  }
+  coll.broadcast(header.data(), header.size(), 0);
+  if (error) std::rethrow_exception(error);
+  PARTITA_CHECK(header[0] >= 0, Error, "rank 0 could not read the latest checkpoint in {}",
+                options_.checkpoint_dir);
+  if (header[0] == 0) {
+    if (session_.rank() == 0)
+      log_info("no checkpoint in {}: starting from epoch 1", options_.checkpoint_dir);
+    return 0;
+  }
+  bytes.resize(static_cast<size_t>(header[1]));
+  coll.broadcast(bytes.data(), bytes.size(), 0);
+  const CheckpointMeta meta = read_checkpoint_meta(bytes, source);
+  PARTITA_CHECK(meta.signature == config_signature(), UsageError,
+                "--resume: {} was written for another model or optimizer (--model, --layers, "
+                "--hidden, --heads, --optimizer or the dataset differ)",
+                source);
+  load_checkpoint(bytes, source, *model_, *impl_->optimizer);
+  if (session_.rank() == 0) {
+    log_info("resuming from {} ({} epochs done)", source, meta.epochs_done);
+    if (meta.seed != options_.seed)
+      log_warning("--seed {} differs from the checkpoint's {}: the run will not repeat the "
+                  "uninterrupted one",
+                  options_.seed, meta.seed);
+  }
+  return meta.epochs_done;
 }
 
 double Trainer::parameter_checksum() const {

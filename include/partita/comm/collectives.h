@@ -2,7 +2,8 @@
 // Collectives with a deadline on a communicator of their own (an MPI_Comm_dup of the one
 // given, with MPI_ERRORS_RETURN), for training (DESIGN decisions 5 and 7).
 //
-// Each operation starts the non-blocking MPI collective (MPI_Ibarrier, MPI_Iallreduce) and
+// Each operation starts the non-blocking MPI collective (MPI_Ibarrier, MPI_Iallreduce,
+// MPI_Ibcast) and
 // polls it with MPI_Test, sleeping with a growing backoff between tests, so a rank waiting
 // for a late peer does not burn a core (decision 9). Past options.timeout_s it throws
 // TimeoutError (decision 11). A pending MPI collective cannot be cancelled, so the request,
@@ -62,10 +63,31 @@ class Collectives {
     return value;
   }
 
+  // As allreduce, over consecutive buckets of at most bucket_count values, all in flight
+  // at once (one MPI_Iallreduce each), so that no call exceeds an int count and the MPI
+  // library can pipeline them. bucket_count >= 1.
+  template <class T>
+  void allreduce_bucketed(T* data, size_t count, size_t bucket_count,
+                          ReduceOp op = ReduceOp::kSum) {
+    reduce_buckets(data, count, bucket_count, sizeof(T), mpi_type<T>(), op);
+  }
+
+  // In place: data[0, count) of rank `root` on every rank. count must fit an int and be
+  // the same on every rank.
+  template <class T>
+  void broadcast(T* data, size_t count, int root) {
+    broadcast_bytes(data, count, sizeof(T), mpi_type<T>(), root);
+  }
+
  private:
   void allreduce_bytes(void* data, size_t count, size_t elem_size, MPI_Datatype type, ReduceOp op);
+  void reduce_buckets(void* data, size_t count, size_t bucket_count, size_t elem_size,
+                      MPI_Datatype type, ReduceOp op);
+  void broadcast_bytes(void* data, size_t count, size_t elem_size, MPI_Datatype type, int root);
   // Tests `request` with backoff until done or the deadline; `what` names the operation.
   void wait(MPI_Request* request, const char* what, size_t count);
+  // As wait, for every request of `requests` (MPI_Testall).
+  void wait_all(std::vector<MPI_Request>& requests, const char* what, size_t count);
   void check_usable(const char* what) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;

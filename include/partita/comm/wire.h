@@ -117,6 +117,7 @@ enum RequestKind : uint64_t {
   kRequestFeatures = 1,
   kRequestLabels = 2,
   kRequestSampleHop = 3,
+  kRequestDegrees = 4,
 };
 
 }  // namespace partita

@@ -42,6 +42,7 @@ struct BatchPipelineOptions {
   uint64_t epoch = 0;
   int64_t batch_size = 1024;     // >= 1
   int64_t feat_dim = 0;          // feature columns the fetcher returns (graph.feat_dim())
+  bool fetch_degrees = false;    // also fetch the graph in-degree of every input node
 };
 
 struct Batch {
@@ -49,8 +50,12 @@ struct Batch {
   sample::SampledBatch sampled;
   std::vector<float> features;  // [sampled.input_nodes.size(), feat_dim], row-major
   std::vector<int64_t> labels;  // [sampled.seeds.size()], labels of the seeds
+  // [sampled.input_nodes.size()] in-degree of each input node in the whole graph, when
+  // options.fetch_degrees; empty otherwise. Every block's src nodes are a prefix of the
+  // input nodes, so its first num_src entries belong to block i.
+  std::vector<int64_t> degrees;
   double sample_s = 0;          // wall time building the blocks
-  double fetch_s = 0;           // wall time fetching features and labels
+  double fetch_s = 0;           // wall time fetching features, labels (and degrees)
 };
 
 class BatchPipeline {

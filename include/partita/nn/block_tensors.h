@@ -18,6 +18,9 @@ struct BlockTensors {
   torch::Tensor edge_dst;  // [E] dst id of each edge (repeat_interleave of deg_dst)
   torch::Tensor deg_dst;   // [num_dst] in-degree of each dst in the block
   torch::Tensor deg_src;   // [num_src] out-degree of each src (edges with it as source)
+  // [num_src] in-degree of each src node in the whole graph (its dst rows first), when the
+  // loader fetched it; undefined otherwise. GCNConv normalizes with it when defined.
+  torch::Tensor graph_deg;
 
   int64_t num_edges() const { return indices.size(0); }
 };
@@ -28,6 +31,13 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device =
 
 // Converts every block, keeping hop order (result[0] has dst = seeds).
 std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
+                                           torch::Device device = torch::kCPU);
+
+// As above, also setting every block's graph_deg from `input_degrees`, the graph in-degree
+// of each input node (blocks.back().src_nodes, of which every block's src nodes are a
+// prefix). Throws partita::Error if input_degrees.size() != blocks.back().num_src.
+std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
+                                           const std::vector<int64_t>& input_degrees,
                                            torch::Device device = torch::kCPU);
 
 }  // namespace partita::nn

@@ -36,7 +36,16 @@ class SAGEConv : public BlockConv {
   int64_t out_dim_;
 };
 
-// GCN (Kipf & Welling) with a self loop, normalized from the block's own degrees:
+// GCN (Kipf & Welling) with a self loop. Two normalizations:
+//
+// With block.graph_deg defined (the loader fetched each node's in-degree d in the whole
+// graph), the paper's normalization, with sampled neighborhoods rescaled so that the sum
+// estimates the full one without bias (k_i = in-degree of dst i in the block):
+//   out_i = (W x_i) / (d_i + 1)
+//         + (d_i / k_i) * sum_{j in sampled N(i)} (W x_j) / sqrt((d_i + 1) * (d_j + 1)) + b
+// With full neighborhoods k_i = d_i and this is exactly the paper's layer.
+//
+// Without graph degrees, from the block's own degrees:
 //   out_i = sum_{j in N(i) ∪ {i}} (W x_j) / sqrt((deg_dst_i + 1) * (deg_src_j + 1)) + b
 // deg_dst_i = in-degree of dst i in the block, deg_src_j = out-degree of src j in the
 // block (edges with j as source); the self-loop term uses src row i (= dst i) and its

@@ -23,7 +23,8 @@ struct GnnOptions {
   int64_t out_dim = 0;   // number of classes
   int64_t layers = 2;    // L >= 1
   int64_t heads = 1;     // GAT only; hidden % heads == 0; the last layer averages its heads
-  double dropout = 0.0;  // after each hidden layer's activation, in training mode only
+  double dropout = 0.0;  // on the input of every layer (as in the GCN and GAT papers),
+                         // in training mode only
   NormKind norm = NormKind::kNone;  // on each hidden layer's output, before ReLU
 };
 
@@ -34,8 +35,9 @@ class GnnModel : public torch::nn::Module {
   explicit GnnModel(const GnnOptions& options);
 
   // blocks in hop order (blocks[0].dst = seeds), x_input [blocks.back().num_src, in_dim].
-  // Layer 0 runs on blocks.back(), layer L-1 on blocks[0]; hidden layers are followed by
-  // norm, ReLU, dropout. Returns logits [blocks[0].num_dst, out_dim].
+  // Layer 0 runs on blocks.back(), layer L-1 on blocks[0]; every layer's input goes
+  // through dropout, hidden layers are followed by norm and ReLU.
+  // Returns logits [blocks[0].num_dst, out_dim].
   // Throws partita::Error if blocks.size() != layers or x_input has the wrong shape.
   torch::Tensor forward(const std::vector<BlockTensors>& blocks, const torch::Tensor& x_input);
 

@@ -37,14 +37,20 @@ class FeatureFetcher {
   void fetch_features(ArrayView<const int64_t> ids, float* out);
   // out: [ids.size()].
   void fetch_labels(ArrayView<const int64_t> ids, int64_t* out);
+  // out: [ids.size()], the in-degree of each node in the partitioned graph (the number of
+  // entries of its CSC row; for a symmetric graph, its degree).
+  void fetch_degrees(ArrayView<const int64_t> ids, int64_t* out);
 
   FetchStats stats() const;
 
  private:
-  // Copies `width` values of type T per id from owned rows of `local` and from remote owners
-  // (request kind `kind`) into out, in input order.
-  template <class T>
-  void fetch(ArrayView<const int64_t> ids, uint64_t kind, const T* local, int64_t width, T* out);
+  // Writes `width` values of type T per id into out, in input order: owned ids through
+  // copy_local(local_row, dst), remote ids from their owners (request kind `kind`).
+  // prefetch_base (may be null): rows of `width` values indexed by local row, touched a few
+  // ids ahead of the copy.
+  template <class T, class CopyLocal>
+  void fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t width, CopyLocal copy_local,
+             const T* prefetch_base, T* out);
 
   const DistGraph& graph_;
   RpcEndpoint* endpoint_;

@@ -2,29 +2,53 @@
 // Data-parallel mini-batch training of a GnnModel on one rank of a DistSession (DESIGN 7).
 //
 // Every rank holds the whole model. Initial weights are identical on every rank: torch is
-// seeded with options.seed before the model is built (same values everywhere), and then,
-// since Collectives has no broadcast, rank != 0 zeroes its parameters and all ranks
-// allreduce-sum them, which leaves rank 0's values on every rank.
+// seeded with options.seed before the model is built (same values everywhere), and then
+// rank != 0 zeroes its parameters and all ranks allreduce-sum them, which leaves rank 0's
+// values on every rank.
 //
-// Per epoch: this rank's train ids (its owned ones, or an even share in replicated mode)
-// are shuffled with loader::epoch_seeds; the step count is the max of steps_per_epoch over
-// ranks, agreed with one collective before the epoch, so every rank runs the same number
-// of steps (a rank with fewer seeds wraps, loader::batch_seeds). Each step: forward,
-// cross-entropy, backward, then gradients are averaged with ONE allreduce over a flat
-// buffer of all gradients (no bucketing yet), then the optimizer steps.
+// Batches. options.batch_size is the GLOBAL batch: seeds per step summed over ranks. With
+// N training ids in all, every rank runs steps = ceil(N / batch_size) steps per epoch
+// (agreed once, from one allreduce of the ranks' counts), and rank r, owning n_r of them
+// (or an even share in replicated mode), takes b_r = ceil(n_r / steps) seeds per step from
+// its shuffle (loader::epoch_seeds), wrapping around at the end (loader::batch_seeds). So
+// 1 rank and P ranks run the same number of steps on the same global batch size, and no
+// rank ever waits in a collective that another rank skips. A rank with no training ids
+// takes part with empty batches.
 //
-// Evaluation is distributed the same way: each rank classifies its own ids in batches with
-// the training fanouts (eval mode, no grad) and the correct/total counts are summed with
-// one allreduce at the end, so ranks may run different numbers of eval batches.
+// Each step: forward, loss = (sum of cross-entropy over this rank's seeds) / G, where G is
+// the sum of b_r over ranks; backward; then the gradients and the loss are summed over
+// ranks with bucketed allreduces over one flat buffer (options.bucket_bytes per bucket, all
+// in flight at once), which yields exactly the gradient of the mean loss over the global
+// batch; then the optimizer steps. Every rank thus applies the same update.
 //
-// Collective contract: train(), evaluate() and parameter_checksum() are collective; every
-// rank of the session must call them in the same order with the same options.
+// Randomness: shuffles and samples are keyed by (seed, epoch, step) (loader/, sample/);
+// torch's generator, used by dropout, is reseeded at the start of every epoch from
+// (seed, epoch, rank). A run is reproducible from its seed, and a resumed run continues
+// exactly as the uninterrupted one (checkpoint.h).
+//
+// Evaluation is distributed the same way: each rank classifies its own ids in batches of
+// batch_size with the training fanouts (eval mode, no grad) and the correct/total counts
+// are summed with one allreduce at the end, so ranks may run different numbers of eval
+// batches.
+//
+// Checkpoints (options.checkpoint_dir): after every epoch rank 0 writes the model,
+// optimizer, epochs done and seed (checkpoint.h), keeping the two latest; only rank 0
+// reads or writes the directory, so it need not be shared between hosts. With
+// options.resume, train() starts from the latest checkpoint there (rank 0 reads it and
+// broadcasts it), or from scratch when there is none.
+//
+// Collective contract: the constructor, train(), evaluate() are collective; every rank of
+// the session must call them in the same order with the same options. Callbacks run on
+// every rank.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "partita/core/array_view.h"
+#include "partita/loader/batch_pipeline.h"
 #include "partita/loader/dist_session.h"
 #include "partita/nn/gnn_model.h"
 
@@ -37,8 +61,8 @@ struct TrainOptions {
   double lr = 0.003;
   double weight_decay = 0;
   OptimizerKind optimizer = OptimizerKind::kAdam;
-  int64_t epochs = 5;                    // >= 1
-  int64_t batch_size = 512;              // >= 1
+  int64_t epochs = 5;                    // >= 1; total, including epochs resumed from
+  int64_t batch_size = 512;              // >= 1, global: seeds per step over all ranks
   std::vector<int64_t> fanouts{10, 10};  // one per layer; -1 = all neighbors
   uint64_t seed = 0;
   int threads = 1;        // sampler threads of the batch pipeline, >= 1
@@ -47,15 +71,32 @@ struct TrainOptions {
   // Row-normalize input features (each row divided by its sum; all-zero rows stay zero),
   // as in the GCN paper's preprocessing.
   bool normalize_features = false;
+  // Validate after every eval_every-th epoch and after the last; 0: never.
+  int64_t eval_every = 1;
+  std::string checkpoint_dir;  // empty: no checkpoints
+  bool resume = false;         // start from the latest checkpoint in checkpoint_dir
+  size_t bucket_bytes = size_t{4} << 20;  // gradient allreduce bucket size, >= 4
+};
+
+// One training step, identical on every rank except elapsed_s.
+struct StepRecord {
+  int64_t epoch = 0;       // 1-based
+  int64_t step = 0;        // 1-based
+  int64_t steps = 0;       // steps of the epoch
+  double loss = 0;         // mean cross-entropy over the step's global batch
+  int64_t seeds_done = 0;  // global seeds trained on so far in the epoch
+  double elapsed_s = 0;    // since the epoch started
 };
 
 // Figures of one epoch, identical on every rank (reduced) except the timings, which are
 // this rank's. loss: mean over steps, averaged across ranks.
 struct EpochRecord {
-  int64_t epoch = 0;
+  int64_t epoch = 0;       // 1-based
   int64_t steps = 0;
-  double loss = 0;
+  int64_t seeds = 0;       // global seeds trained on (steps x global batch)
+  double loss = 0;         // mean over the steps of StepRecord::loss
   double train_acc = 0;    // on the training batches of the epoch, while training
+  bool validated = false;  // val_acc was measured after this epoch (options.eval_every)
   double val_acc = 0;      // after the epoch; 0 when there are no valid ids
   double epoch_s = 0;      // wall time of the epoch (training steps only)
   double sample_s = 0;     // sampler-thread time building blocks (summed over steps)
@@ -64,11 +105,14 @@ struct EpochRecord {
   double allreduce_s = 0;  // gradient averaging
   double wait_s = 0;       // waiting for the next batch from the pipeline
   double eval_s = 0;       // validation
+  double checkpoint_s = 0; // writing the checkpoint
 };
 
 struct TrainResult {
-  std::vector<EpochRecord> epochs;
+  int64_t resumed_epochs = 0;       // epochs done before, restored from a checkpoint
+  std::vector<EpochRecord> epochs;  // the epochs run by this call
   double test_acc = 0;
+  double train_s = 0;  // wall time of this call's epochs, evaluation and checkpoints
 };
 
 class Trainer {
@@ -80,9 +124,12 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  // Runs options.epochs epochs, calling on_epoch after each (on every rank), then measures
-  // test accuracy. Throws Error if a rank has no train ids.
-  TrainResult train(const std::function<void(const EpochRecord&)>& on_epoch = {});
+  // Runs the epochs not done yet (all of them, unless resumed), calling on_step after each
+  // step and on_epoch after each epoch (after validation and checkpoint), then measures
+  // test accuracy. Throws Error when no rank has training ids, FormatError/UsageError on a
+  // checkpoint that does not fit.
+  TrainResult train(const std::function<void(const EpochRecord&)>& on_epoch = {},
+                    const std::function<void(const StepRecord&)>& on_step = {});
 
   // Exact accuracy over the union of every rank's `ids` (this rank passes its own);
   // 0 when the union is empty. `tag` distinguishes the sampling key from training epochs.
@@ -94,18 +141,37 @@ class Trainer {
 
   nn::GnnModel& model() { return *model_; }
 
+  // Global steps per epoch and this rank's seeds per step (see Batches above).
+  int64_t steps_per_epoch() const { return steps_; }
+  int64_t local_batch_size() const { return local_batch_; }
+
  private:
   struct Impl;
   // This rank's ids of a split: owned ids, or an even share in replicated mode.
   std::vector<int64_t> local_ids(ArrayView<const int64_t> ids) const;
-  EpochRecord run_epoch(int64_t epoch);
+  loader::BatchPipelineOptions pipeline_options(uint64_t epoch_key, int64_t batch_size) const;
+  // Logits of a batch's seeds.
+  torch::Tensor forward(loader::Batch& batch);
+  // epoch: 0-based. Calls on_step after each step.
+  EpochRecord run_epoch(int64_t epoch, const std::function<void(const StepRecord&)>& on_step);
   void sync_initial_weights();
-  void average_gradients();
+  // Sums the gradients and `loss` over ranks (bucketed); returns the summed loss.
+  double sum_gradients(double loss);
+  // Model shape and optimizer kind, stored in checkpoints.
+  std::vector<int64_t> config_signature() const;
+  // Rank 0 writes the checkpoint of `epochs_done`; every rank learns whether it worked.
+  void save_checkpoint(int64_t epochs_done);
+  // Restores the latest checkpoint if there is one; returns the epochs it had done.
+  int64_t restore_checkpoint();
 
   loader::DistSession& session_;
   TrainOptions options_;
   std::shared_ptr<nn::GnnModel> model_;
   std::unique_ptr<Impl> impl_;  // optimizer
+  std::vector<int64_t> train_ids_;  // this rank's training ids
+  int64_t steps_ = 0;               // global steps per epoch
+  int64_t local_batch_ = 0;         // this rank's seeds per step
+  int64_t global_batch_ = 0;        // seeds per step over all ranks
 };
 
 }  // namespace partita::train

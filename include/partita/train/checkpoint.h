@@ -1,0 +1,68 @@
+#pragma once
+// Training checkpoints: model parameters and buffers, optimizer state, the number of
+// completed epochs and the seed, in one torch archive per epoch (`checkpoint-<E>.pt`, E =
+// completed epochs, zero-padded to 6 digits) in a checkpoint directory.
+//
+// RNG state. Every random choice of training is a pure function of (seed, epoch, rank):
+// shuffles and samples are keyed by them (loader/, sample/), and torch's generator (dropout)
+// is reseeded from them at the start of every epoch (Trainer). So (seed, epochs done) IS
+// the RNG state: resuming with the same seed reproduces the uninterrupted run exactly.
+//
+// Atomicity: a file is written as `.checkpoint-<E>.pt.tmp`, flushed to disk (fsync), then
+// renamed into place and the directory synced; a crash leaves the previous checkpoints
+// intact and at worst a stray temporary file, which latest_checkpoint ignores.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace torch::nn {
+class Module;
+}
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace partita::train {
+
+// What a checkpoint must agree with to be loaded into a model and optimizer.
+struct CheckpointMeta {
+  int64_t epochs_done = 0;
+  uint64_t seed = 0;
+  // Shape of the model and kind of optimizer (Trainer::config_signature()); loading into a
+  // model of another signature is refused.
+  std::vector<int64_t> signature;
+};
+
+// `dir`/checkpoint-<epochs_done>.pt.
+std::string checkpoint_path(const std::string& dir, int64_t epochs_done);
+
+// The checkpoint of the most epochs in `dir`; nullopt when `dir` does not exist or holds
+// none. Throws IoError when `dir` exists but is not a readable directory.
+std::optional<std::string> latest_checkpoint(const std::string& dir);
+
+// The serialized archive (bytes to write or to broadcast to other ranks).
+std::string serialize_checkpoint(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                                 const CheckpointMeta& meta);
+
+// Reads the meta of an archive without touching a model. Throws FormatError naming
+// `source` when `bytes` is not a Partita checkpoint.
+CheckpointMeta read_checkpoint_meta(const std::string& bytes, const std::string& source);
+
+// Loads model and optimizer state from an archive. Throws FormatError naming `source` when
+// the archive does not match them.
+void load_checkpoint(const std::string& bytes, const std::string& source,
+                     torch::nn::Module& model, torch::optim::Optimizer& optimizer);
+
+// Writes `bytes` to `path` atomically (see above), creating the directory if needed.
+// Throws IoError naming the path.
+void write_file_atomic(const std::string& path, const std::string& bytes);
+
+// Whole file into memory. Throws IoError naming the path.
+std::string read_whole_file(const std::string& path);
+
+// Deletes all but the `keep` most recent checkpoints of `dir` (and stray temporaries).
+// Best effort: failures are logged, not thrown.
+void prune_checkpoints(const std::string& dir, int keep);
+
+}  // namespace partita::train

@@ -1,0 +1,58 @@
+#pragma once
+// What `partita train` reports while it runs: a progress bar on a terminal and JSON-lines
+// metrics. Both are used by rank 0 only; neither is thread-safe.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "partita/train/trainer.h"
+
+namespace partita::train {
+
+// One line redrawn in place on stderr: epoch, step, loss, seeds/s and ETA of the epoch.
+// Disabled (every call a no-op) unless `enabled`; `cmd` decides (stderr a terminal, not
+// --quiet). Redraws at most ~10 times a second and on the last step.
+class ProgressBar {
+ public:
+  ProgressBar(bool enabled, int64_t epochs);
+  void update(const StepRecord& step);
+  // Erases the bar so the next line prints cleanly.
+  void clear();
+
+ private:
+  bool enabled_;
+  int64_t epochs_;
+  double last_draw_s_ = -1;
+  bool drawn_ = false;
+};
+
+// `--metrics-out FILE`: one JSON object per line, flushed as it is written.
+//   {"type":"epoch","epoch":E,"steps":..,"seeds":..,"loss":..,"train_acc":..,
+//    "val_acc":<number or null when not validated>,"epoch_s":..,"sample_s":..,
+//    "fetch_s":..,"compute_s":..,"allreduce_s":..,"wait_s":..,"eval_s":..,
+//    "checkpoint_s":..,"seeds_per_s":..}
+//   {"type":"final","test_acc":..,"epochs":<total done>,"resumed_epochs":..,"ranks":..,
+//    "train_s":..,"steps":..,"seeds":.., and the sums over this run's epochs of epoch_s,
+//    sample_s, fetch_s, compute_s, allreduce_s, wait_s, eval_s, checkpoint_s}
+// Times are rank 0's (seconds); loss and accuracies are global. Numbers are written with
+// full precision (a resumed run's losses compare exactly with the uninterrupted run's).
+class MetricsFile {
+ public:
+  // Truncates the file, or appends to it (a resumed run continues its history). Throws
+  // IoError naming the path.
+  MetricsFile(const std::string& path, bool append);
+  ~MetricsFile();
+  MetricsFile(const MetricsFile&) = delete;
+  MetricsFile& operator=(const MetricsFile&) = delete;
+
+  void write_epoch(const EpochRecord& rec);
+  void write_final(const TrainResult& result, int ranks);
+
+ private:
+  void write_line(const std::string& line);
+
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
+
+}  // namespace partita::train

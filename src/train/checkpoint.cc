@@ -1,0 +1,188 @@
+// Checkpoint archives and their files: see partita/train/checkpoint.h.
+#include "partita/train/checkpoint.h"
+
+#include <fcntl.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "partita/core/error.h"
+#include "partita/core/log.h"
+
+namespace partita::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kFormatVersion = 1;
+constexpr const char* kPrefix = "checkpoint-";
+constexpr const char* kSuffix = ".pt";
+
+// Epochs of a file name `checkpoint-<digits>.pt`; -1 for any other name.
+int64_t epochs_of(const std::string& name) {
+  const size_t prefix = std::strlen(kPrefix), suffix = std::strlen(kSuffix);
+  if (name.size() <= prefix + suffix || name.compare(0, prefix, kPrefix) != 0 ||
+      name.compare(name.size() - suffix, suffix, kSuffix) != 0)
+    return -1;
+  const std::string digits = name.substr(prefix, name.size() - prefix - suffix);
+  if (digits.size() > 12 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return -1;
+  return std::stoll(digits);
+}
+
+// Checkpoint files of `dir` as (epochs, path), ascending. Empty when dir does not exist.
+std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return found;
+  PARTITA_CHECK(fs::is_directory(dir, ec), IoError, "{}: not a directory", dir);
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const int64_t epochs = epochs_of(it->path().filename().string());
+    if (epochs >= 0 && it->is_regular_file()) found.emplace_back(epochs, it->path().string());
+  }
+  PARTITA_CHECK(!ec, IoError, "{}: cannot list: {}", dir, ec.message());
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+torch::Tensor int64_tensor(const std::vector<int64_t>& values) {
+  return torch::tensor(values, torch::kInt64);
+}
+
+std::vector<int64_t> int64_values(const torch::Tensor& t) {
+  torch::Tensor c = t.to(torch::kInt64).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+void fsync_path(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) throw IoError(fmt::format("{}: cannot open to sync: {}", path, std::strerror(errno)));
+  const int rc = ::fsync(fd);
+  const int saved = errno;
+  ::close(fd);
+  if (rc != 0) throw IoError(fmt::format("{}: fsync: {}", path, std::strerror(saved)));
+}
+
+}  // namespace
+
+std::string checkpoint_path(const std::string& dir, int64_t epochs_done) {
+  return (fs::path(dir) / fmt::format("{}{:06d}{}", kPrefix, epochs_done, kSuffix)).string();
+}
+
+std::optional<std::string> latest_checkpoint(const std::string& dir) {
+  auto found = list_checkpoints(dir);
+  if (found.empty()) return std::nullopt;
+  return found.back().second;
+}
+
+std::string serialize_checkpoint(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                                 const CheckpointMeta& meta) {
+  torch::serialize::OutputArchive archive;
+  torch::serialize::OutputArchive model_archive, optimizer_archive;
+  model.save(model_archive);
+  optimizer.save(optimizer_archive);
+  archive.write("partita_checkpoint", int64_tensor({kFormatVersion}));
+  archive.write("epochs_done", int64_tensor({meta.epochs_done}));
+  archive.write("seed", int64_tensor({static_cast<int64_t>(meta.seed)}));
+  archive.write("signature", int64_tensor(meta.signature));
+  archive.write("model", model_archive);
+  archive.write("optimizer", optimizer_archive);
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+CheckpointMeta read_checkpoint_meta(const std::string& bytes, const std::string& source) {
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(bytes.data(), bytes.size());
+    torch::Tensor version, epochs, seed, signature;
+    PARTITA_CHECK(archive.try_read("partita_checkpoint", version), FormatError,
+                  "{}: not a Partita checkpoint", source);
+    PARTITA_CHECK(int64_values(version) == std::vector<int64_t>{kFormatVersion}, FormatError,
+                  "{}: checkpoint format {} is not supported (this build reads {})", source,
+                  int64_values(version).empty() ? -1 : int64_values(version)[0], kFormatVersion);
+    archive.read("epochs_done", epochs);
+    archive.read("seed", seed);
+    archive.read("signature", signature);
+    CheckpointMeta meta;
+    meta.epochs_done = int64_values(epochs).at(0);
+    meta.seed = static_cast<uint64_t>(int64_values(seed).at(0));
+    meta.signature = int64_values(signature);
+    PARTITA_CHECK(meta.epochs_done >= 0, FormatError, "{}: negative epoch count {}", source,
+                  meta.epochs_done);
+    return meta;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // c10::Error messages run to many lines with a C++ backtrace: keep the first.
+    std::string what = e.what();
+    throw FormatError(fmt::format("{}: unreadable checkpoint ({})", source,
+                                  what.substr(0, what.find('\n'))));
+  }
+}
+
+void load_checkpoint(const std::string& bytes, const std::string& source,
+                     torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
+  try {
+    torch::serialize::InputArchive archive, model_archive, optimizer_archive;
+    archive.load_from(bytes.data(), bytes.size());
+    archive.read("model", model_archive);
+    archive.read("optimizer", optimizer_archive);
+    model.load(model_archive);
+    optimizer.load(optimizer_archive);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    throw FormatError(fmt::format("{}: cannot load into this model and optimizer ({})", source,
+                                  what.substr(0, what.find('\n'))));
+  }
+}
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", dir.string(), ec.message());
+  const std::string tmp = (dir / ("." + target.filename().string() + ".tmp")).string();
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    PARTITA_CHECK(out.good(), IoError, "{}: cannot create: {}", tmp, std::strerror(errno));
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    PARTITA_CHECK(out.good(), IoError, "{}: write failed (disk full?)", tmp);
+  }
+  fsync_path(tmp, O_RDONLY);
+  fs::rename(tmp, target, ec);
+  PARTITA_CHECK(!ec, IoError, "{}: cannot rename into place: {}", path, ec.message());
+  fsync_path(dir.string(), O_RDONLY | O_DIRECTORY);
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  PARTITA_CHECK(in.good(), IoError, "{}: cannot open: {}", path, std::strerror(errno));
+  std::ostringstream out;
+  out << in.rdbuf();
+  PARTITA_CHECK(!in.bad(), IoError, "{}: read failed", path);
+  return out.str();
+}
+
+void prune_checkpoints(const std::string& dir, int keep) {
+  try {
+    auto found = list_checkpoints(dir);
+    for (size_t i = 0; i + static_cast<size_t>(keep) < found.size(); ++i) {
+      std::error_code ec;
+      fs::remove(found[i].second, ec);
+      if (ec) log_warning("cannot remove old checkpoint {}: {}", found[i].second, ec.message());
+    }
+  } catch (const std::exception& e) {
+    log_warning("cannot prune checkpoints in {}: {}", dir, e.what());
+  }
+}
+
+}  // namespace partita::train

@@ -1,0 +1,121 @@
+// Progress bar and metrics file: see partita/train/progress.h.
+#include "partita/train/progress.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "partita/core/error.h"
+
+namespace partita::train {
+namespace {
+
+constexpr int kBarWidth = 24;
+constexpr double kRedrawInterval = 0.1;
+
+std::string format_duration(double seconds) {
+  const auto s = static_cast<int64_t>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}:{:02d}:{:02d}", s / 3600, (s / 60) % 60, s % 60);
+  return fmt::format("{}:{:02d}", s / 60, s % 60);
+}
+
+nlohmann::json epoch_json(const EpochRecord& r) {
+  nlohmann::json j;
+  j["type"] = "epoch";
+  j["epoch"] = r.epoch;
+  j["steps"] = r.steps;
+  j["seeds"] = r.seeds;
+  j["loss"] = r.loss;
+  j["train_acc"] = r.train_acc;
+  j["val_acc"] = r.validated ? nlohmann::json(r.val_acc) : nlohmann::json(nullptr);
+  j["epoch_s"] = r.epoch_s;
+  j["sample_s"] = r.sample_s;
+  j["fetch_s"] = r.fetch_s;
+  j["compute_s"] = r.compute_s;
+  j["allreduce_s"] = r.allreduce_s;
+  j["wait_s"] = r.wait_s;
+  j["eval_s"] = r.eval_s;
+  j["checkpoint_s"] = r.checkpoint_s;
+  j["seeds_per_s"] = r.epoch_s > 0 ? static_cast<double>(r.seeds) / r.epoch_s : 0.0;
+  return j;
+}
+
+}  // namespace
+
+ProgressBar::ProgressBar(bool enabled, int64_t epochs) : enabled_(enabled), epochs_(epochs) {}
+
+void ProgressBar::update(const StepRecord& s) {
+  if (!enabled_) return;
+  const bool last = s.step == s.steps;
+  if (!last && last_draw_s_ >= 0 && s.elapsed_s - last_draw_s_ < kRedrawInterval &&
+      s.elapsed_s >= last_draw_s_)
+    return;
+  last_draw_s_ = s.elapsed_s;
+  const int filled = s.steps > 0 ? static_cast<int>(kBarWidth * s.step / s.steps) : kBarWidth;
+  const double rate = s.elapsed_s > 0 ? static_cast<double>(s.seeds_done) / s.elapsed_s : 0.0;
+  const double eta = s.step > 0 ? s.elapsed_s * static_cast<double>(s.steps - s.step) / s.step : 0;
+  const std::string line = fmt::format(
+      "\r\033[Kepoch {}/{} [{}{}] {}/{} loss {:.4f} {:.0f} seeds/s ETA {}", s.epoch, epochs_,
+      std::string(static_cast<size_t>(filled), '#'),
+      std::string(static_cast<size_t>(kBarWidth - filled), '.'), s.step, s.steps, s.loss, rate,
+      format_duration(eta));
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void ProgressBar::clear() {
+  if (!enabled_ || !drawn_) return;
+  std::fputs("\r\033[K", stderr);
+  std::fflush(stderr);
+  drawn_ = false;
+  last_draw_s_ = -1;
+}
+
+MetricsFile::MetricsFile(const std::string& path, bool append) : path_(path) {
+  file_ = std::fopen(path.c_str(), append ? "a" : "w");
+  PARTITA_CHECK(file_ != nullptr, IoError, "--metrics-out {}: cannot open: {}", path,
+                std::strerror(errno));
+}
+
+MetricsFile::~MetricsFile() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void MetricsFile::write_line(const std::string& line) {
+  const bool ok = std::fputs(line.c_str(), file_) >= 0 && std::fputc('\n', file_) != EOF &&
+                  std::fflush(file_) == 0;
+  PARTITA_CHECK(ok, IoError, "--metrics-out {}: write failed: {}", path_, std::strerror(errno));
+}
+
+void MetricsFile::write_epoch(const EpochRecord& rec) { write_line(epoch_json(rec).dump()); }
+
+void MetricsFile::write_final(const TrainResult& result, int ranks) {
+  nlohmann::json j;
+  j["type"] = "final";
+  j["test_acc"] = result.test_acc;
+  j["epochs"] = result.resumed_epochs + static_cast<int64_t>(result.epochs.size());
+  j["resumed_epochs"] = result.resumed_epochs;
+  j["ranks"] = ranks;
+  j["train_s"] = result.train_s;
+  int64_t steps = 0, seeds = 0;
+  double sums[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (const EpochRecord& r : result.epochs) {
+    steps += r.steps;
+    seeds += r.seeds;
+    const double values[8] = {r.epoch_s,     r.sample_s, r.fetch_s, r.compute_s,
+                              r.allreduce_s, r.wait_s,   r.eval_s,  r.checkpoint_s};
+    for (int i = 0; i < 8; ++i) sums[i] += values[i];
+  }
+  j["steps"] = steps;
+  j["seeds"] = seeds;
+  const char* names[8] = {"epoch_s", "sample_s", "fetch_s", "compute_s",
+                          "allreduce_s", "wait_s", "eval_s", "checkpoint_s"};
+  for (int i = 0; i < 8; ++i) j[names[i]] = sums[i];
+  write_line(j.dump());
+}
+
+}  // namespace partita::train
