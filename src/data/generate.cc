@@ -34,6 +34,34 @@ constexpr int64_t kFeatureChunkValues = int64_t{1} << 18;  // floats per feature
 constexpr int64_t kBatchChunks = 8;                        // chunks generated per write batch
 constexpr int kMaxRedraws = 64;                            // then fall back to uniform draws
 
+// Fractions within this of summing to 1 put every node in a split.
+constexpr double kFractionSumTolerance = 1e-9;
+
+// floor(fraction * nodes), with products within a relative 1e-12 of an integer taken as
+// that integer: 0.29 * 100 is 28.999999999999996 in doubles. The nudge is below 0.003 for
+// any node count allowed, so it never moves a product whose fraction has a few digits.
+int64_t fraction_of(double fraction, int64_t nodes) {
+  return static_cast<int64_t>(std::floor(fraction * static_cast<double>(nodes) * (1 + 1e-12)));
+}
+
+void validate_split(const GenerateOptions& o) {
+  auto check_range = [](double f, const char* flag) {
+    PARTITA_CHECK(std::isfinite(f) && f >= 0 && f <= 1, UsageError, "{}: must be in [0, 1], got {}",
+                  flag, f);
+  };
+  check_range(o.train_fraction, "--train-fraction");
+  check_range(o.valid_fraction, "--valid-fraction");
+  check_range(o.test_fraction, "--test-fraction");
+  const double sum = o.train_fraction + o.valid_fraction + o.test_fraction;
+  PARTITA_CHECK(sum <= 1 + kFractionSumTolerance, UsageError,
+                "--train-fraction, --valid-fraction, --test-fraction: must sum to at most 1, got "
+                "{} + {} + {} = {}",
+                o.train_fraction, o.valid_fraction, o.test_fraction, sum);
+  PARTITA_CHECK(fraction_of(o.train_fraction, o.nodes) >= 1, UsageError,
+                "--train-fraction: {} x {} nodes gives no training node", o.train_fraction,
+                o.nodes);
+}
+
 void validate(const GenerateOptions& o) {
   PARTITA_CHECK(!o.out_dir.empty(), UsageError, "--out: an output directory is required");
   PARTITA_CHECK(o.nodes >= 2 && o.nodes <= std::numeric_limits<int32_t>::max(), UsageError,
@@ -59,6 +87,7 @@ void validate(const GenerateOptions& o) {
                 "--power-law: must be > 1, got {}", o.power_law);
   PARTITA_CHECK(std::isfinite(o.feature_noise) && o.feature_noise >= 0, UsageError,
                 "--feature-noise: must be >= 0, got {}", o.feature_noise);
+  validate_split(o);
 }
 
 // Standard normals in pairs (Marsaglia's polar method, both values used).
@@ -253,6 +282,20 @@ int64_t write_ids(const std::string& path, std::vector<int64_t> ids) {
 
 }  // namespace
 
+SplitSizes split_sizes(const GenerateOptions& o) {
+  SplitSizes s;
+  s.train = std::min(o.nodes, fraction_of(o.train_fraction, o.nodes));
+  s.valid = std::min(o.nodes - s.train, fraction_of(o.valid_fraction, o.nodes));
+  s.test = std::min(o.nodes - s.train - s.valid, fraction_of(o.test_fraction, o.nodes));
+  const double sum = o.train_fraction + o.valid_fraction + o.test_fraction;
+  if (std::abs(sum - 1) <= kFractionSumTolerance) {
+    // Every node in a split: the rounding remainder goes to the last split asked for.
+    const int64_t rest = o.nodes - s.train - s.valid - s.test;
+    (o.test_fraction > 0 ? s.test : o.valid_fraction > 0 ? s.valid : s.train) += rest;
+  }
+  return s;
+}
+
 GenerateStats generate_synthetic(const GenerateOptions& options) {
   validate(options);
   const GenerateOptions& o = options;
@@ -308,7 +351,9 @@ GenerateStats generate_synthetic(const GenerateOptions& options) {
   }
   stats.features_s = phase.seconds();
 
-  // Random 60/20/20 split from one seeded permutation (Fisher-Yates).
+  // Random split from one seeded permutation (Fisher-Yates over all nodes, whatever the
+  // fractions, so they only choose where the permutation is cut): train, valid, test, then
+  // the nodes in no split.
   phase.restart();
   std::vector<int64_t> perm(static_cast<size_t>(o.nodes));
   for (int64_t v = 0; v < o.nodes; ++v) perm[v] = v;
@@ -316,20 +361,22 @@ GenerateStats generate_synthetic(const GenerateOptions& options) {
   for (int64_t i = o.nodes - 1; i > 0; --i) {
     std::swap(perm[i], perm[rng.below(static_cast<uint64_t>(i) + 1)]);
   }
-  const int64_t n_train = o.nodes * 6 / 10, n_valid = o.nodes * 2 / 10;
-  stats.bytes_written +=
-      write_ids(dir + "train_idx.npy", {perm.begin(), perm.begin() + n_train}) +
-      write_ids(dir + "valid_idx.npy", {perm.begin() + n_train, perm.begin() + n_train + n_valid}) +
-      write_ids(dir + "test_idx.npy", {perm.begin() + n_train + n_valid, perm.end()});
+  stats.split = split_sizes(o);
+  const auto train_end = perm.begin() + stats.split.train;
+  const auto valid_end = train_end + stats.split.valid;
+  const auto test_end = valid_end + stats.split.test;
+  stats.bytes_written += write_ids(dir + "train_idx.npy", {perm.begin(), train_end}) +
+                         write_ids(dir + "valid_idx.npy", {train_end, valid_end}) +
+                         write_ids(dir + "test_idx.npy", {valid_end, test_end});
 
   stats.split_s = phase.seconds();
   stats.seconds = watch.seconds();
   log_info(
-      "{}: generated {} nodes, {} edges, {} features, {} classes ({}) in {:.2f} s "
-      "(model {:.2f}, edges {:.2f}, features {:.2f}, split {:.2f})",
-      o.out_dir, o.nodes, num_edges, o.feat_dim, o.classes,
-      format_bytes(static_cast<double>(stats.bytes_written)), stats.seconds, stats.model_s,
-      stats.edges_s, stats.features_s, stats.split_s);
+      "{}: generated {} nodes ({} train, {} valid, {} test), {} edges, {} features, {} classes "
+      "({}) in {:.2f} s (model {:.2f}, edges {:.2f}, features {:.2f}, split {:.2f})",
+      o.out_dir, o.nodes, stats.split.train, stats.split.valid, stats.split.test, num_edges,
+      o.feat_dim, o.classes, format_bytes(static_cast<double>(stats.bytes_written)), stats.seconds,
+      stats.model_s, stats.edges_s, stats.features_s, stats.split_s);
   return stats;
 }
 

@@ -118,6 +118,109 @@ TEST(Generate, HeavyTailedDegrees) {
   EXPECT_LT(max_degree, 2 * std::sqrt(20000.0 * 10));  // but are capped
 }
 
+uint64_t fnv1a(const std::vector<int64_t>& ids) {
+  uint64_t h = 14695981039346656037ull;
+  for (int64_t x : ids) h = (h ^ static_cast<uint64_t>(x)) * 1099511628211ull;
+  return h;
+}
+
+TEST(Generate, DefaultSplitIsTheOriginal60_20_20) {
+  // Golden values written by `partita generate` before the fraction flags existed
+  // (--nodes 3000 --seed 42; the split depends only on nodes and seed).
+  TempDir dir;
+  const GenerateStats stats = generate_synthetic(small_options(dir / "g"));
+  EXPECT_EQ(stats.split.train, 1800);
+  EXPECT_EQ(stats.split.valid, 600);
+  EXPECT_EQ(stats.split.test, 600);
+  const std::vector<int64_t> train = read_npy_vector<int64_t>(dir / "g/train_idx.npy");
+  const std::vector<int64_t> valid = read_npy_vector<int64_t>(dir / "g/valid_idx.npy");
+  const std::vector<int64_t> test = read_npy_vector<int64_t>(dir / "g/test_idx.npy");
+  ASSERT_EQ(train.size(), 1800u);
+  ASSERT_EQ(valid.size(), 600u);
+  ASSERT_EQ(test.size(), 600u);
+  EXPECT_EQ(std::vector<int64_t>(train.begin(), train.begin() + 5),
+            (std::vector<int64_t>{3, 4, 5, 6, 8}));
+  EXPECT_EQ(fnv1a(train), 0x2715543f71e15479ull);
+  EXPECT_EQ(fnv1a(valid), 0xf0eb963247319c8eull);
+  EXPECT_EQ(fnv1a(test), 0x478bbdd9d9b95f62ull);
+}
+
+TEST(Generate, DefaultSplitSizesAreFloorFloorRest) {
+  // The formula before the fraction flags: floor(0.6 N), floor(0.2 N), the rest.
+  GenerateOptions o;
+  for (int64_t n : {2, 3, 5, 7, 9, 10, 11, 99, 3000, 10007, 99999, 2400000, 2147483647}) {
+    o.nodes = n;
+    const SplitSizes s = split_sizes(o);
+    EXPECT_EQ(s.train, n * 6 / 10) << n;
+    EXPECT_EQ(s.valid, n * 2 / 10) << n;
+    EXPECT_EQ(s.test, n - n * 6 / 10 - n * 2 / 10) << n;
+  }
+}
+
+TEST(Generate, SplitSizesFollowTheFractions) {
+  auto sizes = [](int64_t n, double train, double valid, double test) {
+    GenerateOptions o;
+    o.nodes = n;
+    o.train_fraction = train;
+    o.valid_fraction = valid;
+    o.test_fraction = test;
+    const SplitSizes s = split_sizes(o);
+    return std::vector<int64_t>{s.train, s.valid, s.test};
+  };
+  using V = std::vector<int64_t>;
+  // ogbn-products-like: 8% / 1% / 1%, the other 90% in no split.
+  EXPECT_EQ(sizes(2400000, 0.08, 0.01, 0.01), (V{192000, 24000, 24000}));
+  EXPECT_EQ(sizes(1001, 0.08, 0.01, 0.01), (V{80, 10, 10}));  // floors
+  EXPECT_EQ(sizes(100, 0.29, 0.07, 0.57), (V{29, 7, 57}));    // 0.29 * 100 < 29 in doubles
+  EXPECT_EQ(sizes(7, 0.5, 0.5, 0), (V{3, 4, 0}));  // sum 1: remainder to the last asked for
+  EXPECT_EQ(sizes(7, 1, 0, 0), (V{7, 0, 0}));
+  EXPECT_EQ(sizes(10, 0.7, 0.2, 0.1), (V{7, 2, 1}));  // 0.7 + 0.2 + 0.1 != 1 in doubles
+  EXPECT_EQ(sizes(11, 0.7, 0.2, 0.1), (V{7, 2, 2}));
+  EXPECT_EQ(sizes(10, 0.5, 0, 0), (V{5, 0, 0}));
+}
+
+TEST(Generate, FractionsOnlyChooseWhereTheSplitIsCut) {
+  TempDir dir;
+  GenerateOptions o = small_options(dir / "default");
+  generate_synthetic(o);
+  o.out_dir = dir / "small";
+  o.train_fraction = 0.08;
+  o.valid_fraction = 0.01;
+  o.test_fraction = 0.01;
+  const GenerateStats stats = generate_synthetic(o);
+  EXPECT_EQ(stats.split.train, 240);
+  EXPECT_EQ(stats.split.valid, 30);
+  EXPECT_EQ(stats.split.test, 30);
+  // The graph, features and labels do not depend on the split.
+  for (const char* f : {"edges.npy", "feat.npy", "label.npy"}) {
+    EXPECT_EQ(read_file(dir / "default/" + f), read_file(dir / "small/" + f)) << f;
+  }
+  Dataset ds = load_dataset(dir / "small", {});
+  ASSERT_EQ(ds.train_idx.size(), 240u);
+  ASSERT_EQ(ds.valid_idx.size(), 30u);
+  ASSERT_EQ(ds.test_idx.size(), 30u);
+  std::vector<int64_t> all = ds.train_idx;
+  all.insert(all.end(), ds.valid_idx.begin(), ds.valid_idx.end());
+  all.insert(all.end(), ds.test_idx.begin(), ds.test_idx.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());  // disjoint
+  EXPECT_EQ(3000 - static_cast<int64_t>(all.size()), 2700);          // in no split
+
+  // Same permutation, cut elsewhere: 0.6 / 0.2 / 0.1 keeps train and valid, halves test.
+  o.out_dir = dir / "cut";
+  o.train_fraction = 0.6;
+  o.valid_fraction = 0.2;
+  o.test_fraction = 0.1;
+  generate_synthetic(o);
+  for (const char* f : {"train_idx.npy", "valid_idx.npy"}) {
+    EXPECT_EQ(read_file(dir / "default/" + f), read_file(dir / "cut/" + f)) << f;
+  }
+  const std::vector<int64_t> full = read_npy_vector<int64_t>(dir / "default/test_idx.npy");
+  const std::vector<int64_t> half = read_npy_vector<int64_t>(dir / "cut/test_idx.npy");
+  EXPECT_EQ(half.size(), 300u);
+  EXPECT_TRUE(std::includes(full.begin(), full.end(), half.begin(), half.end()));
+}
+
 TEST(Generate, ValidatesOptionsNamingTheFlag) {
   auto expect_flag = [](GenerateOptions o, const std::string& flag) {
     try {
@@ -163,6 +266,25 @@ TEST(Generate, ValidatesOptionsNamingTheFlag) {
   o.classes = 3000;
   o.feat_dim = 1 << 20;
   expect_flag(o, "--classes");
+  o = ok;
+  o.train_fraction = 1.5;
+  expect_flag(o, "--train-fraction");
+  o.train_fraction = 0;  // a dataset needs training nodes
+  expect_flag(o, "--train-fraction");
+  o.train_fraction = 0.0003;  // 0.9 of a node
+  expect_flag(o, "--train-fraction");
+  o = ok;
+  o.valid_fraction = -0.1;
+  expect_flag(o, "--valid-fraction");
+  o = ok;
+  o.test_fraction = std::nan("");
+  expect_flag(o, "--test-fraction");
+  o = ok;
+  o.test_fraction = 0.3;  // sums to 1.1
+  expect_flag(o, "--train-fraction, --valid-fraction, --test-fraction");
+  o.test_fraction = 0.2 + 1e-10;  // within the tolerance: every node in a split
+  o.out_dir = dir / "tolerance";
+  EXPECT_EQ(generate_synthetic(o).split.test, 600);
 }
 
 // Nearest-centroid accuracy on the test split, centroids from the train split, using

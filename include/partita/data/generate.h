@@ -11,33 +11,52 @@ namespace partita::data {
 
 // Each field names the CLI flag it is validated as (errors are UsageError "<flag>: ...").
 struct GenerateOptions {
-  int64_t nodes = 10000;       // --nodes: number of nodes, in [2, 2^31-1]
-  double avg_degree = 10;      // --avg-degree: edges written = round(nodes * avg_degree),
-                               //   > 0 and at most 2^36 edges
-  int64_t feat_dim = 32;       // --feat-dim: feature dimension, in [1, 2^20]
-  int64_t classes = 8;         // --classes: classes (= communities), in [2, min(nodes, 65536)]
-  uint64_t seed = 0;           // --seed: everything is a function of this seed
-  double homophily = 0.9;      // --homophily: probability that an edge's destination is drawn
-                               //   inside its source's community (else among all nodes, so
-                               //   about h + (1-h)/classes of edges are intra-class), [0, 1]
-  double power_law = 2.5;      // --power-law: exponent of the degree distribution, > 1
-  double feature_noise = 1.0;  // --feature-noise: noise relative to half the distance between
-                               //   two class centroids (1/noise = signal-to-noise of telling
-                               //   two classes apart from one node's features), >= 0
-  std::string out_dir;         // --out: created if missing; existing files are replaced
-  int threads = 0;             // --threads: <= 0: all hardware threads
+  int64_t nodes = 10000;        // --nodes: number of nodes, in [2, 2^31-1]
+  double avg_degree = 10;       // --avg-degree: edges written = round(nodes * avg_degree),
+                                //   > 0 and at most 2^36 edges
+  int64_t feat_dim = 32;        // --feat-dim: feature dimension, in [1, 2^20]
+  int64_t classes = 8;          // --classes: classes (= communities), in [2, min(nodes, 65536)]
+  uint64_t seed = 0;            // --seed: everything is a function of this seed
+  double homophily = 0.9;       // --homophily: probability that an edge's destination is drawn
+                                //   inside its source's community (else among all nodes, so
+                                //   about h + (1-h)/classes of edges are intra-class), [0, 1]
+  double power_law = 2.5;       // --power-law: exponent of the degree distribution, > 1
+  double feature_noise = 1.0;   // --feature-noise: noise relative to half the distance between
+                                //   two class centroids (1/noise = signal-to-noise of telling
+                                //   two classes apart from one node's features), >= 0
+  double train_fraction = 0.6;  // --train-fraction: share of nodes in train_idx, in (0, 1];
+                                //   must give at least one node
+  double valid_fraction = 0.2;  // --valid-fraction: share in valid_idx, [0, 1]
+  double test_fraction = 0.2;   // --test-fraction: share in test_idx, [0, 1]; the three sum
+                                //   to at most 1 (+1e-9); nodes beyond the sum are in no split
+  std::string out_dir;          // --out: created if missing; existing files are replaced
+  int threads = 0;              // --threads: <= 0: all hardware threads
+};
+
+// Sizes of the three splits of N nodes: each is floor(fraction x N), a product within a
+// relative 1e-12 of an integer counting as that integer (0.29 x 100 gives 29, not 28).
+// When the fractions sum to 1 (+-1e-9), every node is in a split: the rounding remainder
+// goes to the last split with a positive fraction (the defaults give floor(0.6 N),
+// floor(0.2 N) and the rest as test, exactly as before the fraction flags existed).
+struct SplitSizes {
+  int64_t train = 0, valid = 0, test = 0;
 };
 
 struct GenerateStats {
   int64_t nodes = 0;
   int64_t edges = 0;          // pairs written (duplicates included; loading drops them)
   int64_t bytes_written = 0;  // total size of the six files
+  SplitSizes split;           // nodes in train_idx, valid_idx, test_idx
   double seconds = 0;         // total wall time, of which:
   double model_s = 0, edges_s = 0, features_s = 0, split_s = 0;
 };
 
+// The split sizes generate_synthetic writes for these options (nodes and fractions
+// assumed valid; generate_synthetic checks them).
+SplitSizes split_sizes(const GenerateOptions& options);
+
 // Validates the options (UsageError naming the flag) and writes edges.npy, feat.npy,
-// label.npy, train_idx.npy, valid_idx.npy, test_idx.npy (random 60/20/20 split) into
+// label.npy, train_idx.npy, valid_idx.npy, test_idx.npy (a random split, split_sizes) into
 // out_dir (IoError naming the path if that fails). Uses up to options.threads threads;
 // memory is per-node tables (~40 bytes a node) plus bounded chunk buffers (< 100 MiB), not
 // the output size. With the defaults, a nearest-centroid classifier gets about 53% test

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Checks that two `partita train --metrics-out` files describe equivalent runs: the same
+number of epochs and of steps in each, and test accuracies within --max-gap of each other
+and above --min-acc. Exit 0 when they do; otherwise prints what differs and exits 1.
+
+    compare_runs.py A.jsonl B.jsonl [--max-gap 0.01] [--min-acc 0.9]
+"""
+import argparse
+import json
+import sys
+
+
+def read(path):
+    epochs, final = [], None
+    with open(path) as f:
+        for line in f:
+            record = json.loads(line)
+            if record["type"] == "epoch":
+                epochs.append(record)
+            elif record["type"] == "final":
+                final = record
+    if final is None:
+        sys.exit(f"{path}: no final record")
+    return epochs, final
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--max-gap", type=float, default=0.01)
+    ap.add_argument("--min-acc", type=float, default=0.9)
+    args = ap.parse_args()
+    (ea, fa), (eb, fb) = read(args.a), read(args.b)
+    problems = []
+    if [e["steps"] for e in ea] != [e["steps"] for e in eb]:
+        problems.append(f"steps per epoch differ: {[e['steps'] for e in ea]} vs "
+                        f"{[e['steps'] for e in eb]}")
+    if not ea:
+        problems.append("no epochs")
+    gap = abs(fa["test_acc"] - fb["test_acc"])
+    if gap > args.max_gap:
+        problems.append(f"test_acc {fa['test_acc']} vs {fb['test_acc']}: gap {gap:.4f} > "
+                        f"{args.max_gap}")
+    for name, final in ((args.a, fa), (args.b, fb)):
+        if final["test_acc"] < args.min_acc:
+            problems.append(f"{name}: test_acc {final['test_acc']} < {args.min_acc}")
+    print(f"ranks {fa['ranks']} vs {fb['ranks']}: steps {[e['steps'] for e in ea]}, "
+          f"test_acc {fa['test_acc']:.4f} vs {fb['test_acc']:.4f}")
+    for p in problems:
+        print("mismatch:", p)
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()
