@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
       partita::cli::add_sample_bench_command);
   add("train", "Train a GNN data-parallel on a partition directory",
       partita::cli::add_train_command);
+  add("launch", "Run train or sample-bench on several ranks or hosts (mpirun or srun)",
+      partita::cli::add_launch_command);
 
   // CLI11 reports an unknown command as "A subcommand is required"; name it instead.
   for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
@@ -66,8 +68,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::RequiredError& e) {
     if (argc <= 1 || argv[1][0] == '-')
-      return print_error("no command given; commands: generate, partition, info, sample-bench, train (see --help)",
-                         kExitUsage);
+      return print_error(
+          "no command given; commands: generate, partition, info, sample-bench, train, launch "
+          "(see --help)",
+          kExitUsage);
     return print_error(e.what(), kExitUsage);
   } catch (const CLI::ParseError& e) {
     return print_error(e.what(), kExitUsage);

@@ -1,0 +1,201 @@
+// partita launch: start train or sample-bench on several ranks through mpirun or srun.
+// The decisions live in launch_plan.{h,cc} (pure); this file gathers the facts they need
+// (environment, binary path, hostfile, part count), prints or execs the result.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "launch_plan.h"
+#include "partita/core/error.h"
+#include "partita/core/log.h"
+#include "partita/partition/format.h"
+
+extern char** environ;
+
+namespace partita::cli {
+namespace {
+
+constexpr const char* kDescription =
+    "Run train or sample-bench on several ranks, on this host or across hosts: builds the\n"
+    "mpirun command (srun inside a Slurm job) and runs it in place of this process, or prints\n"
+    "it with --dry-run. The command for the ranks comes after --:\n"
+    "  partita launch --hosts node1,node2 --procs-per-host 2 -- train --parts /shared/p4";
+
+constexpr const char* kFooter =
+    "Hosts: --hosts or --hostfile; else, inside a Slurm job (SLURM_JOB_ID set), the job's\n"
+    "nodes through srun (--mpirun selects mpirun there); else this host alone.\n"
+    "Ranks = hosts x procs-per-host; for a partition of more than one part they must equal\n"
+    "its parts (one rank per part).\n"
+    "Every host must see the partition directory (--parts) and this partita binary at the\n"
+    "same paths: put them on a shared filesystem, or copy them to the same place on every\n"
+    "host. A relative --parts is made absolute.\n"
+    "Forwarded: mpirun passes (-x) every PARTITA_* variable, OMP_NUM_THREADS and\n"
+    "OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM) that is set, and each --env NAME; srun passes the\n"
+    "whole environment. -q/-v given before `launch` apply to the ranks too.\n"
+    "With --dry-run, a missing --parts directory or launcher is only a warning.\n"
+    "See docs/launch.md for the multi-host recipe.";
+
+struct Flags {
+  LaunchOptions options;
+  int procs_per_host = 0;
+  std::string mpirun;
+};
+
+std::map<std::string, std::string> environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return env;
+}
+
+std::string self_binary() {
+  std::error_code ec;
+  std::filesystem::path path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  PARTITA_CHECK(!ec, Error, "/proc/self/exe: cannot find the partita binary ({})", ec.message());
+  return path.string();
+}
+
+// Reads the hostfile into `facts` (text, or why it could not be read).
+void read_hostfile(const std::string& path, LaunchFacts& facts) {
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (in) {
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in.bad()) {
+      facts.hostfile_text = text.str();
+      return;
+    }
+  }
+  facts.hostfile_error = std::strerror(errno != 0 ? errno : EIO);
+  if (std::filesystem::is_directory(path)) facts.hostfile_error = "is a directory";
+}
+
+// Whether `program` would be found by execvp: a path with a slash, or a name on $PATH.
+bool executable_found(const std::string& program, const std::string& path_var) {
+  auto executable = [](const std::string& file) {
+    return ::access(file.c_str(), X_OK) == 0 && !std::filesystem::is_directory(file);
+  };
+  if (program.find('/') != std::string::npos) return executable(program);
+  std::stringstream dirs(path_var);
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (executable((dir.empty() ? "." : dir) + "/" + program)) return true;
+  return false;
+}
+
+// Why the launcher cannot run, or "" when it can.
+std::string launcher_problem(const LaunchPlan& plan, const LaunchOptions& options,
+                             const LaunchFacts& facts) {
+  const std::string& program = plan.argv[0];
+  auto path = facts.env.find("PATH");
+  if (executable_found(program, path == facts.env.end() ? "" : path->second)) return "";
+  if (program == "srun" && !options.mpirun)
+    return "srun: not found on PATH inside a Slurm job (pass --hosts or --hostfile to use "
+           "mpirun)";
+  if (!options.mpirun) return "mpirun: not found on PATH (install openmpi-bin or pass --mpirun)";
+  if (program.find('/') != std::string::npos)
+    return program + ": not an executable file (--mpirun)";
+  return program + ": not found on PATH (--mpirun)";
+}
+
+[[noreturn]] void exec(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& word : argv) args.push_back(const_cast<char*>(word.c_str()));
+  args.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::execvp(args[0], args.data());
+  throw Error(fmt::format("{}: cannot execute ({})", argv[0], std::strerror(errno)));
+}
+
+int run_launch(const Flags& flags, const CLI::App& app) {
+  LaunchOptions options = flags.options;
+  if (app.count("--procs-per-host") > 0) options.procs_per_host = flags.procs_per_host;
+  if (app.count("--mpirun") > 0) options.mpirun = flags.mpirun;
+  options.unparsed = app.remaining();
+
+  LaunchFacts facts;
+  facts.env = environment();
+  facts.partita_binary = self_binary();
+  facts.cwd = std::filesystem::current_path().string();
+  facts.log_level = log_level();
+  if (!options.hostfile.empty()) read_hostfile(options.hostfile, facts);
+  std::optional<std::string> parts_dir;
+  try {
+    parts_dir = check_command(options.command).parts_dir;
+  } catch (const UsageError&) {
+    // plan_launch reports it, after the problems it checks first.
+  }
+  if (parts_dir) {
+    try {
+      facts.parts = partition::read_meta(*parts_dir).num_parts;
+    } catch (const Error& e) {
+      facts.parts_error = e.what();
+    }
+  }
+
+  const LaunchPlan plan = plan_launch(options, facts);
+  for (const std::string& line : plan.warnings) log_warning("{}", line);
+  const std::string problem = launcher_problem(plan, options, facts);
+  PARTITA_CHECK(problem.empty() || options.dry_run, Error, "{}", problem);
+  if (!problem.empty()) log_warning("{}", problem);
+  for (const std::string& line : plan.notes) log_info("{}", line);
+  const std::string line = shell_join(plan.argv);
+  if (options.dry_run) {
+    std::printf("%s\n", line.c_str());
+    return 0;
+  }
+  log_info("launch: {}", line);
+  exec(plan.argv);
+}
+
+}  // namespace
+
+Action add_launch_command(CLI::App& app) {
+  auto flags = std::make_shared<Flags>();
+  app.description(kDescription);
+  app.footer(kFooter);
+  app.allow_extras();  // unknown flags reach plan_launch, which explains them
+  app.add_option("--hosts", flags->options.hosts,
+                 "Comma-separated host names; each runs --procs-per-host ranks")
+      ->type_name("H1,H2,...");
+  app.add_option("--hostfile", flags->options.hostfile,
+                 "Open MPI hostfile: one host per line, optional slots=N, # comments")
+      ->type_name("FILE");
+  app.add_option("--procs-per-host", flags->procs_per_host,
+                 "Ranks per host. Default: the parts of --parts spread evenly over the hosts; "
+                 "1 for a 1-part directory or without --parts")
+      ->type_name("N");
+  app.add_flag("--oversubscribe", flags->options.oversubscribe,
+               "Allow more ranks on a host than its slots or cores (mpirun --oversubscribe, "
+               "srun --overcommit). Not needed with --hosts or on this host alone: they give "
+               "each host procs-per-host slots");
+  app.add_option("--mpirun", flags->mpirun,
+                 "The mpirun to run (default: mpirun on PATH); inside Slurm, mpirun instead "
+                 "of srun")
+      ->type_name("PATH");
+  app.add_option("--env", flags->options.env,
+                 "Forward this environment variable to the ranks too (mpirun -x); repeatable or "
+                 "comma-separated")
+      ->type_name("NAME")
+      ->allow_extra_args(false)
+      ->delimiter(',');
+  app.add_flag("--dry-run", flags->options.dry_run,
+               "Print the command as one shell line on stdout instead of running it");
+  app.add_option("command", flags->options.command,
+                 "After --: train or sample-bench and its flags, run on every rank")
+      ->type_name("ARGS");
+  return [flags, &app] { return run_launch(*flags, app); };
+}
+
+}  // namespace partita::cli

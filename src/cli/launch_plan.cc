@@ -1,0 +1,339 @@
+#include "launch_plan.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "partita/core/error.h"
+
+namespace partita::cli {
+namespace {
+
+// Flags of `partita` itself that may come before the subcommand.
+bool is_global_flag(const std::string& word) {
+  return word == "-q" || word == "--quiet" || word == "-v" || word == "--verbose";
+}
+
+// Subcommands that make no sense on several ranks at once (partition would race on --out).
+bool is_local_command(const std::string& word) {
+  return word == "generate" || word == "partition" || word == "info";
+}
+
+bool is_env_name(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// Parses a positive int; nullopt for anything else.
+std::optional<int> parse_positive(const std::string& text) {
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != text.size() || v < 1 || v > 1'000'000) return std::nullopt;
+  return static_cast<int>(v);
+}
+
+std::string lookup(const std::map<std::string, std::string>& env, const std::string& name) {
+  auto it = env.find(name);
+  return it == env.end() ? std::string() : it->second;
+}
+
+// Where the ranks run. kLocal is kHosts with the single host "localhost".
+enum class Mode { kLocal, kHosts, kHostfile, kSlurmSrun, kSlurmMpirun };
+
+// Index of the subcommand word in `command` (after any global flags).
+size_t subcommand_index(const std::vector<std::string>& command) {
+  size_t i = 0;
+  while (i < command.size() && is_global_flag(command[i])) ++i;
+  return i;
+}
+
+// `dir` made absolute against `cwd`. Lexical, not canonical: a symlink here may be a real
+// directory on another host, and the ranks must use the same path as the user.
+std::string absolute_dir(const std::string& dir, const std::string& cwd) {
+  if (dir.empty() || dir[0] == '/') return dir;
+  return (std::filesystem::path(cwd) / dir).lexically_normal().string();
+}
+
+// `command` with a relative --parts value made absolute against `cwd`: remote ranks may
+// not start in the launcher's directory (Open MPI falls back to $HOME when it is missing).
+std::vector<std::string> absolutize_parts(std::vector<std::string> command,
+                                          const std::string& cwd) {
+  auto absolute = [&](const std::string& dir) { return absolute_dir(dir, cwd); };
+  for (size_t i = subcommand_index(command) + 1; i < command.size(); ++i) {
+    if (command[i] == "--parts" && i + 1 < command.size()) {
+      command[i + 1] = absolute(command[i + 1]);
+      ++i;
+    } else if (command[i].rfind("--parts=", 0) == 0) {
+      command[i] = "--parts=" + absolute(command[i].substr(8));
+    }
+  }
+  return command;
+}
+
+// Unknown flags: most likely the launched command's flags given without `--` before them.
+void check_unparsed(const LaunchOptions& options) {
+  std::string unknown;
+  bool separator = false;
+  for (const std::string& word : options.unparsed) {
+    if (word == "--")
+      separator = true;
+    else
+      unknown += (unknown.empty() ? "" : " ") + word;
+  }
+  if (unknown.empty()) return;
+  const auto& ok = launchable_commands();
+  const bool command_first =
+      !options.command.empty() && std::find(ok.begin(), ok.end(), options.command[0]) != ok.end();
+  PARTITA_CHECK(separator || !command_first, UsageError,
+                "launch: put -- before the command to launch (partita launch [options] -- {} "
+                "...); not a launch flag: {}",
+                options.command.empty() ? "" : options.command[0], unknown);
+  throw UsageError(
+      fmt::format("launch: unknown flag{} {} (the command to launch goes after --; "
+                  "see partita launch --help)",
+                  unknown.find(' ') == std::string::npos ? "" : "s", unknown));
+}
+
+}  // namespace
+
+const std::vector<std::string>& launchable_commands() {
+  // Keep in step with the subcommands that run under MPI (they construct an MpiScope).
+  static const std::vector<std::string> commands{"train", "sample-bench"};
+  return commands;
+}
+
+LaunchCommand check_command(const std::vector<std::string>& command) {
+  const size_t i = subcommand_index(command);
+  PARTITA_CHECK(i < command.size(), UsageError,
+                "launch: nothing to launch (put the command after --, e.g. "
+                "partita launch -- train --parts DIR)");
+  const std::string& word = command[i];
+  PARTITA_CHECK(word != "launch", UsageError,
+                "launch: cannot launch `launch` itself; give train or sample-bench after --");
+  PARTITA_CHECK(!is_local_command(word), UsageError,
+                "launch: '{}' is not a distributed command; launch runs train or "
+                "sample-bench (run `partita {}` directly)",
+                word, word);
+  PARTITA_CHECK(word.empty() || word[0] != '-', UsageError,
+                "launch: '{}' before the command; only -q/--quiet/-v/--verbose may come "
+                "before train or sample-bench",
+                word);
+  const auto& ok = launchable_commands();
+  PARTITA_CHECK(std::find(ok.begin(), ok.end(), word) != ok.end(), UsageError,
+                "launch: '{}' is not a partita command; launch runs train or sample-bench", word);
+  LaunchCommand result;
+  result.subcommand = word;
+  for (size_t j = i + 1; j < command.size(); ++j) {
+    if (command[j] == "--parts") {
+      PARTITA_CHECK(j + 1 < command.size(), UsageError, "launch: --parts needs a value");
+      result.parts_dir = command[++j];
+    } else if (command[j].rfind("--parts=", 0) == 0) {
+      result.parts_dir = command[j].substr(8);
+    }
+  }
+  return result;
+}
+
+std::vector<std::string> parse_hosts(const std::string& list) {
+  std::vector<std::string> hosts;
+  std::stringstream in(list);
+  std::string host;
+  while (std::getline(in, host, ',')) hosts.push_back(host);
+  if (!list.empty() && list.back() == ',') hosts.emplace_back();  // getline drops it
+  for (const std::string& h : hosts) {
+    PARTITA_CHECK(!h.empty(), UsageError, "--hosts: empty host name in '{}'", list);
+    PARTITA_CHECK(h.find(':') == std::string::npos, UsageError,
+                  "--hosts: '{}': give bare host names and the ranks per host with "
+                  "--procs-per-host",
+                  h);
+    PARTITA_CHECK(std::none_of(h.begin(), h.end(),
+                               [](char c) { return std::isspace(static_cast<unsigned char>(c)); }),
+                  UsageError, "--hosts: '{}' is not a host name", h);
+    PARTITA_CHECK(std::count(hosts.begin(), hosts.end(), h) == 1, UsageError,
+                  "--hosts: '{}' listed twice", h);
+  }
+  return hosts;
+}
+
+std::vector<HostfileEntry> parse_hostfile(const std::string& text, const std::string& path) {
+  std::vector<HostfileEntry> entries;
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream words(line);
+    HostfileEntry entry;
+    entry.line = number;
+    if (!(words >> entry.host)) continue;  // blank or comment
+    for (std::string field; words >> field;) {
+      if (field.rfind("slots=", 0) != 0) continue;  // max_slots=, etc.: Open MPI's business
+      std::optional<int> slots = parse_positive(field.substr(6));
+      PARTITA_CHECK(slots.has_value(), FormatError, "{}:{}: bad slots value '{}'", path, number,
+                    field.substr(6));
+      entry.slots = *slots;
+    }
+    for (const HostfileEntry& e : entries)
+      PARTITA_CHECK(e.host != entry.host, FormatError, "{}:{}: host '{}' already listed on line {}",
+                    path, number, entry.host, e.line);
+    entries.push_back(entry);
+  }
+  PARTITA_CHECK(!entries.empty(), FormatError, "{}: lists no hosts", path);
+  return entries;
+}
+
+LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
+  LaunchPlan plan;
+  PARTITA_CHECK(facts.env.count("OMPI_COMM_WORLD_SIZE") == 0, Error,
+                "launch: already inside an MPI job (OMPI_COMM_WORLD_SIZE is set); run the "
+                "command without launch");
+  check_unparsed(options);
+  const LaunchCommand command = check_command(options.command);
+  PARTITA_CHECK(options.hosts.empty() || options.hostfile.empty(), UsageError,
+                "--hosts and --hostfile: give one or the other");
+  PARTITA_CHECK(!options.procs_per_host || *options.procs_per_host >= 1, UsageError,
+                "--procs-per-host: must be >= 1, got {}", options.procs_per_host.value_or(0));
+  PARTITA_CHECK(!options.mpirun || !options.mpirun->empty(), UsageError, "--mpirun: empty path");
+  for (const std::string& name : options.env) {
+    PARTITA_CHECK(is_env_name(name), UsageError,
+                  "--env: '{}' is not a variable name (set the value in the environment)", name);
+    PARTITA_CHECK(facts.env.count(name) == 1, UsageError, "--env: {} is not set", name);
+  }
+
+  // Where the ranks go: mode, and how many hosts.
+  Mode mode = Mode::kLocal;
+  std::vector<std::string> hosts{"localhost"};
+  std::vector<HostfileEntry> hostfile;
+  int num_hosts = 1;
+  const std::string slurm_job = lookup(facts.env, "SLURM_JOB_ID");
+  if (!options.hosts.empty()) {
+    hosts = parse_hosts(options.hosts);
+    mode = hosts == std::vector<std::string>{"localhost"} ? Mode::kLocal : Mode::kHosts;
+    num_hosts = static_cast<int>(hosts.size());
+  } else if (!options.hostfile.empty()) {
+    PARTITA_CHECK(facts.hostfile_text.has_value(), IoError, "{}: cannot read hostfile ({})",
+                  options.hostfile, facts.hostfile_error);
+    hostfile = parse_hostfile(*facts.hostfile_text, options.hostfile);
+    mode = Mode::kHostfile;
+    num_hosts = static_cast<int>(hostfile.size());
+  } else if (!slurm_job.empty()) {
+    mode = options.mpirun ? Mode::kSlurmMpirun : Mode::kSlurmSrun;
+    std::string nodes = lookup(facts.env, "SLURM_JOB_NUM_NODES");
+    if (nodes.empty()) nodes = lookup(facts.env, "SLURM_NNODES");
+    std::optional<int> n = parse_positive(nodes);
+    PARTITA_CHECK(n.has_value(), Error,
+                  "SLURM_JOB_NUM_NODES: '{}' is not a node count in Slurm job {}; pass --hosts "
+                  "or --hostfile",
+                  nodes, slurm_job);
+    num_hosts = *n;
+  }
+
+  // The partition: its part count fixes the number of ranks.
+  std::string parts_dir;
+  if (command.parts_dir) {
+    parts_dir = absolute_dir(*command.parts_dir, facts.cwd);
+    if (facts.parts < 1) {
+      const std::string problem = facts.parts_error.empty()
+                                      ? parts_dir + ": cannot read the partition directory"
+                                      : facts.parts_error;
+      PARTITA_CHECK(options.dry_run, Error, "{}", problem);
+      plan.warnings.push_back(problem);
+    }
+  }
+  int ppn = 1;
+  if (options.procs_per_host) {
+    ppn = *options.procs_per_host;
+  } else if (facts.parts > 1) {
+    PARTITA_CHECK(facts.parts % num_hosts == 0, UsageError,
+                  "launch: {} has {} parts, which cannot be spread evenly over {} hosts (each "
+                  "host runs the same number of ranks, one per part); repartition into a "
+                  "multiple of {} parts",
+                  parts_dir, facts.parts, num_hosts, num_hosts);
+    ppn = facts.parts / num_hosts;
+  }
+  plan.ranks = num_hosts * ppn;
+  PARTITA_CHECK(facts.parts <= 1 || plan.ranks == facts.parts, UsageError,
+                "launch: {} has {} parts but {} host{} x {} procs-per-host = {} ranks; {} "
+                "needs one rank per part (or a 1-part directory)",
+                parts_dir, facts.parts, num_hosts, num_hosts == 1 ? "" : "s", ppn, plan.ranks,
+                command.subcommand);
+  if (!options.oversubscribe) {
+    for (const HostfileEntry& e : hostfile)
+      PARTITA_CHECK(e.slots == 0 || e.slots >= ppn, UsageError,
+                    "{}:{}: host '{}' has slots={}, fewer than --procs-per-host {} (raise "
+                    "slots or pass --oversubscribe)",
+                    options.hostfile, e.line, e.host, e.slots, ppn);
+  }
+
+  // The launcher and its placement flags.
+  std::vector<std::string>& argv = plan.argv;
+  const std::string n = std::to_string(plan.ranks);
+  const std::string per_node = "ppr:" + std::to_string(ppn) + ":node";
+  if (mode == Mode::kSlurmSrun) {
+    argv = {"srun", "--nodes=" + std::to_string(num_hosts), "--ntasks=" + n,
+            "--ntasks-per-node=" + std::to_string(ppn)};
+    if (options.oversubscribe) argv.push_back("--overcommit");
+  } else {
+    argv = {options.mpirun.value_or("mpirun"), "-np", n};
+    if (mode == Mode::kLocal || mode == Mode::kHosts) {
+      // host:N gives each host exactly N slots; the default by-slot mapping fills them.
+      std::string list;
+      for (const std::string& h : hosts)
+        list += (list.empty() ? "" : ",") + h + ":" + std::to_string(ppn);
+      argv.insert(argv.end(), {"--host", list});
+    } else if (mode == Mode::kHostfile) {
+      argv.insert(argv.end(), {"--hostfile", options.hostfile, "--map-by", per_node});
+    } else {  // kSlurmMpirun: Open MPI reads the hosts from the Slurm allocation
+      argv.insert(argv.end(), {"--map-by", per_node});
+    }
+    if (options.oversubscribe) argv.push_back("--oversubscribe");
+    std::set<std::string> forward(options.env.begin(), options.env.end());
+    for (const auto& [name, value] : facts.env)
+      if (name.rfind("PARTITA_", 0) == 0 || name == "OMP_NUM_THREADS" ||
+          name == "OMPI_ALLOW_RUN_AS_ROOT" || name == "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
+        forward.insert(name);
+    for (const std::string& name : forward) argv.insert(argv.end(), {"-x", name});
+  }
+
+  // The ranks' command: this binary, the launcher's -q/-v unless the command has its own.
+  argv.push_back(facts.partita_binary);
+  if (subcommand_index(options.command) == 0) {
+    if (facts.log_level == LogLevel::kQuiet) argv.push_back("-q");
+    if (facts.log_level == LogLevel::kDebug) argv.push_back("-v");
+  }
+  for (const std::string& word : absolutize_parts(options.command, facts.cwd)) argv.push_back(word);
+
+  if (mode != Mode::kLocal)
+    plan.notes.push_back(fmt::format("launch: every host must see {}{}{} at the same path{}",
+                                     facts.partita_binary,
+                                     parts_dir.empty() ? "" : " and the partition directory ",
+                                     parts_dir, parts_dir.empty() ? "" : "s"));
+  return plan;
+}
+
+std::string shell_quote(const std::string& word) {
+  const bool safe = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string("_@%+=:,./-").find(c) != std::string::npos;
+  });
+  if (safe) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string shell_join(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const std::string& word : argv) line += (line.empty() ? "" : " ") + shell_quote(word);
+  return line;
+}
+
+}  // namespace partita::cli

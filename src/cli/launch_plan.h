@@ -1,0 +1,89 @@
+#pragma once
+// `partita launch`: the pure part. From the launch flags and the facts the caller gathered
+// (environment, binary path, the hostfile's text, the partition's part count) builds the
+// argv of the mpirun or srun command to exec. No I/O, no globals: every input is an
+// argument, so the whole decision table is unit-testable. Errors are thrown as
+// UsageError (bad flags, exit 2), FormatError (bad hostfile) or Error, with the messages
+// the CLI prints.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partita/core/log.h"
+
+namespace partita::cli {
+
+// The launch flags, as given on the command line.
+struct LaunchOptions {
+  std::string hosts;                  // --hosts "h1,h2"; empty: not given
+  std::string hostfile;               // --hostfile path; empty: not given
+  std::optional<int> procs_per_host;  // --procs-per-host; unset: derived from the parts
+  bool oversubscribe = false;         // --oversubscribe (srun: --overcommit)
+  std::optional<std::string> mpirun;  // --mpirun; unset: "mpirun" looked up on PATH
+  std::vector<std::string> env;       // --env NAME: more variables to forward (mpirun -x)
+  bool dry_run = false;               // --dry-run: problems with --parts DIR only warn
+  std::vector<std::string> command;   // everything after `--`
+  // What the flag parser could not place (unknown flags, and `--` itself when given).
+  std::vector<std::string> unparsed;
+};
+
+// What the caller found out about the world before planning.
+struct LaunchFacts {
+  std::map<std::string, std::string> env;  // the launcher's environment
+  std::string partita_binary;              // absolute path of this binary (/proc/self/exe)
+  std::string cwd;                         // to make a relative --parts DIR absolute
+  LogLevel log_level = LogLevel::kInfo;    // -q/-v of the launcher, passed on to the ranks
+  // The --hostfile's text; unset with hostfile_error saying why it could not be read.
+  std::optional<std::string> hostfile_text;
+  std::string hostfile_error;
+  // Parts of the --parts directory (read_meta); 0 with parts_error saying why it is unknown.
+  int parts = 0;
+  std::string parts_error;
+};
+
+// The checked command after `--`.
+struct LaunchCommand {
+  std::string subcommand;                // "train" or "sample-bench"
+  std::optional<std::string> parts_dir;  // the --parts value as given, if any
+};
+
+struct LaunchPlan {
+  std::vector<std::string> argv;      // argv[0]: the launcher, as given (found on PATH)
+  int ranks = 0;                      // processes the launcher will start
+  std::vector<std::string> notes;     // lines to log at info level
+  std::vector<std::string> warnings;  // lines to log as warnings (dry-run only)
+};
+
+// One host line of an Open MPI hostfile.
+struct HostfileEntry {
+  std::string host;
+  int slots = 0;  // slots=N on the line; 0: not given (Open MPI then counts cores)
+  int line = 0;   // 1-based line number, for messages
+};
+
+// The distributed subcommands launch accepts (train, sample-bench).
+const std::vector<std::string>& launchable_commands();
+
+// Checks the command after `--`: optional -q/-v flags, then train or sample-bench.
+// Throws UsageError ("launch: nothing to launch ...", "launch: 'x' is not ...").
+LaunchCommand check_command(const std::vector<std::string>& command);
+
+// "h1,h2" -> {"h1", "h2"}. Throws UsageError naming --hosts on an empty or malformed name
+// or a host listed twice.
+std::vector<std::string> parse_hosts(const std::string& list);
+
+// Open MPI hostfile text: one host per line, optional `slots=N` and other key=value
+// fields, `#` comments. Throws FormatError "<path>:<line>: ..." or "<path>: lists no hosts".
+std::vector<HostfileEntry> parse_hostfile(const std::string& text, const std::string& path);
+
+// The whole plan; see `partita launch --help` and docs/launch.md for the rules.
+LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts);
+
+// POSIX shell quoting: words made only of safe characters stay bare, others are
+// single-quoted ('' for the empty word, ' as '\'').
+std::string shell_quote(const std::string& word);
+// The words quoted and joined by single spaces: one line a shell runs as `argv`.
+std::string shell_join(const std::vector<std::string>& argv);
+
+}  // namespace partita::cli
