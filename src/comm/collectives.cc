@@ -69,9 +69,17 @@ void Collectives::wait_all(std::vector<MPI_Request>& requests, const char* what,
     if (Clock::now() >= deadline) {
       // A pending collective cannot be cancelled or freed: abandon the requests.
       abandoned_ = true;
-      throw TimeoutError(
+      std::string message =
           fmt::format("{} of {} values on rank {}: not every rank of {} joined within {:g} s", what,
-                      count, rank_, size_, options_.timeout_s));
+                      count, rank_, size_, options_.timeout_s);
+      if (diagnose_) {
+        try {
+          message += "; " + diagnose_();
+        } catch (const std::exception& e) {
+          message += fmt::format("; probing the other ranks failed: {}", e.what());
+        }
+      }
+      throw TimeoutError(message);
     }
     std::this_thread::sleep_for(backoff.next());
   }

@@ -13,7 +13,8 @@
 namespace partita {
 namespace {
 
-enum Tag : int { kTagRequest = 1, kTagReply = 2, kTagError = 3, kTagBye = 4 };
+// kTagPing: a request the service thread answers itself with an empty reply (liveness).
+enum Tag : int { kTagRequest = 1, kTagReply = 2, kTagError = 3, kTagBye = 4, kTagPing = 5 };
 constexpr size_t kIdBytes = sizeof(uint64_t);
 constexpr int kMaxMessagesPerPoll = 64;  // then test sends and the stop conditions again
 
@@ -170,6 +171,12 @@ void RpcEndpoint::dispatch(Message message) {
       transport_.send(source, tag, std::move(reply));
       return;
     }
+    case kTagPing: {
+      std::vector<uint8_t> reply;
+      append_id(reply, id);
+      transport_.send(source, kTagReply, std::move(reply));
+      return;
+    }
     case kTagReply:
     case kTagError:
       deliver_reply(source, id, std::move(message.data), message.tag == kTagError);
@@ -201,6 +208,27 @@ void RpcEndpoint::deliver_reply(int source, uint64_t id, std::vector<uint8_t> da
 }
 
 std::vector<std::vector<uint8_t>> RpcEndpoint::call_all(std::vector<RpcRequest> requests) {
+  std::vector<int> silent;
+  std::vector<std::vector<uint8_t>> replies =
+      exchange(std::move(requests), kTagRequest, options_.timeout_s, &silent);
+  if (!silent.empty()) {
+    throw TimeoutError(fmt::format("{} did not answer within {:g} s (call_all from rank {})",
+                                   rank_list(silent), options_.timeout_s, rank_));
+  }
+  return replies;
+}
+
+std::vector<int> RpcEndpoint::unresponsive_ranks(double timeout_s) {
+  std::vector<RpcRequest> pings;
+  for (int r = 0; r < size_; ++r)
+    if (r != rank_) pings.push_back(RpcRequest{r, {}});
+  std::vector<int> silent;
+  exchange(std::move(pings), kTagPing, timeout_s, &silent);
+  return silent;
+}
+
+std::vector<std::vector<uint8_t>> RpcEndpoint::exchange(std::vector<RpcRequest> requests, int tag,
+                                                        double timeout_s, std::vector<int>* silent) {
   const size_t n = requests.size();
   if (n == 0) return {};
   std::vector<char> seen(static_cast<size_t>(size_), 0);
@@ -232,12 +260,12 @@ std::vector<std::vector<uint8_t>> RpcEndpoint::call_all(std::vector<RpcRequest> 
     if (--active_calls_ == 0) calls_cv_.notify_all();
   };
 
-  const auto deadline = deadline_after(options_.timeout_s);
+  const auto deadline = deadline_after(timeout_s);
   try {
     for (size_t i = 0; i < n; ++i) {
       bytes_sent_ += static_cast<int64_t>(requests[i].data.size());
       append_id(requests[i].data, ids[i]);
-      transport_.send(requests[i].dest, kTagRequest, std::move(requests[i].data));
+      transport_.send(requests[i].dest, tag, std::move(requests[i].data));
       ++requests_sent_;
     }
   } catch (...) {
@@ -257,24 +285,21 @@ std::vector<std::vector<uint8_t>> RpcEndpoint::call_all(std::vector<RpcRequest> 
   lock.unlock();
 
   std::vector<std::string> failures;
-  std::vector<int> silent;
   for (size_t i = 0; i < n; ++i) {
     if (!call.errors[i].empty()) {
       failures.push_back(fmt::format("rank {} failed to serve a request from rank {}: {}",
                                      requests[i].dest, rank_, call.errors[i]));
     } else if (!call.answered[i]) {
-      silent.push_back(requests[i].dest);
+      silent->push_back(requests[i].dest);
     }
   }
   if (!failures.empty()) throw CommError(fmt::format("{}", fmt::join(failures, "; ")));
-  if (!silent.empty()) {
+  if (!silent->empty()) {
     PARTITA_CHECK(service_error.empty(), CommError, "rpc service of rank {} failed: {}", rank_,
                   service_error);
     PARTITA_CHECK(!service_gone, CommError,
                   "call_all on rank {}: the service thread stopped before {} answered", rank_,
-                  rank_list(silent));
-    throw TimeoutError(fmt::format("{} did not answer within {:g} s (call_all from rank {})",
-                                   rank_list(silent), options_.timeout_s, rank_));
+                  rank_list(*silent));
   }
   return std::move(call.replies);
 }

@@ -1,9 +1,12 @@
 #include "partita/core/timer.h"
 
+#include <dirent.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace partita {
 
@@ -22,5 +25,25 @@ int64_t current_rss_bytes() {
   if (n != 2) return 0;
   return static_cast<int64_t>(pages_resident) * sysconf(_SC_PAGESIZE);
 }
+
+namespace {
+
+// Entries of a /proc directory, without "." and ".."; 0 if it cannot be read.
+int64_t count_entries(const char* dir) {
+  DIR* d = ::opendir(dir);
+  if (d == nullptr) return 0;
+  int64_t n = 0;
+  while (const dirent* e = ::readdir(d))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) ++n;
+  ::closedir(d);
+  return n;
+}
+
+}  // namespace
+
+int64_t thread_count() { return count_entries("/proc/self/task"); }
+
+// The directory stream itself holds one descriptor while counting: not counted.
+int64_t open_fd_count() { return std::max<int64_t>(0, count_entries("/proc/self/fd") - 1); }
 
 }  // namespace partita

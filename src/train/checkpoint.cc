@@ -180,6 +180,17 @@ void prune_checkpoints(const std::string& dir, int keep) {
       fs::remove(found[i].second, ec);
       if (ec) log_warning("cannot remove old checkpoint {}: {}", found[i].second, ec.message());
     }
+    // Temporaries of writes that were interrupted (this process writes one at a time and
+    // has finished its own by now).
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.size() > 5 && name[0] == '.' && epochs_of(name.substr(1, name.size() - 5)) >= 0 &&
+          name.compare(name.size() - 4, 4, ".tmp") == 0) {
+        std::error_code remove_ec;
+        fs::remove(it->path(), remove_ec);
+      }
+    }
   } catch (const std::exception& e) {
     log_warning("cannot prune checkpoints in {}: {}", dir, e.what());
   }

@@ -40,6 +40,9 @@ nlohmann::json epoch_json(const EpochRecord& r) {
   j["eval_s"] = r.eval_s;
   j["checkpoint_s"] = r.checkpoint_s;
   j["seeds_per_s"] = r.epoch_s > 0 ? static_cast<double>(r.seeds) / r.epoch_s : 0.0;
+  j["rss_bytes"] = r.rss_bytes;
+  j["threads"] = r.threads;
+  j["open_fds"] = r.open_fds;
   return j;
 }
 

@@ -264,7 +264,11 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
                            const std::function<void(const StepRecord&)>& on_step) {
   TrainResult result;
   Stopwatch watch;
-  if (options_.resume) result.resumed_epochs = restore_checkpoint();
+  if (options_.resume) {
+    result.resumed_epochs = restore_checkpoint();
+  } else if (!options_.checkpoint_dir.empty()) {
+    refuse_existing_checkpoints();
+  }
   for (int64_t e = result.resumed_epochs; e < options_.epochs; ++e) {
     EpochRecord rec = run_epoch(e, on_step);
     const bool last = e + 1 == options_.epochs;
@@ -280,6 +284,9 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
       save_checkpoint(e + 1);
       rec.checkpoint_s = checkpoint_watch.seconds();
     }
+    rec.rss_bytes = current_rss_bytes();
+    rec.threads = thread_count();
+    rec.open_fds = open_fd_count();
     result.epochs.push_back(rec);
     if (on_epoch) on_epoch(result.epochs.back());
   }
@@ -310,6 +317,31 @@ void Trainer::save_checkpoint(int64_t epochs_done) {
   const int64_t ok = session_.collectives().allreduce_one<int64_t>(error ? 0 : 1, ReduceOp::kMin);
   if (error) std::rethrow_exception(error);
   PARTITA_CHECK(ok == 1, Error, "rank 0 could not write checkpoint {}", path);
+}
+
+void Trainer::refuse_existing_checkpoints() {
+  // found: 1 = the directory holds a checkpoint, -1 = rank 0 could not look.
+  int64_t found = 0;
+  std::string latest;
+  std::exception_ptr error;
+  if (session_.rank() == 0) {
+    try {
+      if (std::optional<std::string> path = latest_checkpoint(options_.checkpoint_dir)) {
+        found = 1;
+        latest = *path;
+      }
+    } catch (...) {
+      error = std::current_exception();
+      found = -1;
+    }
+  }
+  session_.collectives().broadcast(&found, 1, 0);
+  if (error) std::rethrow_exception(error);
+  PARTITA_CHECK(found >= 0, Error, "rank 0 could not list {}", options_.checkpoint_dir);
+  PARTITA_CHECK(found == 0, UsageError,
+                "--checkpoint-dir {} already holds checkpoints{}: pass --resume to continue "
+                "from the latest, or choose another directory",
+                options_.checkpoint_dir, latest.empty() ? "" : " (" + latest + ")");
 }
 
 int64_t Trainer::restore_checkpoint() {

@@ -184,6 +184,11 @@ TEST(TrainMpi, DamagedCheckpointIsRefusedOnEveryRank) {
   if (g_session->rank() == 0)
     EXPECT_NE(message.find("checkpoint-000001.pt"), std::string::npos) << message;
 
+  // A fresh run (no --resume) refuses a directory that already holds checkpoints.
+  TrainOptions fresh = o;
+  fresh.resume = false;
+  EXPECT_THROW(train_run(fresh), UsageError);
+
   // A checkpoint of another model shape is refused with a usage error.
   testing::TempDir other;
   TrainOptions small = options(nn::ConvKind::kSage);

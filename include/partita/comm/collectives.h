@@ -17,6 +17,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "partita/comm/mpi_type.h"
@@ -44,6 +46,14 @@ class Collectives {
   int rank() const { return rank_; }
   int size() const { return size_; }
   MPI_Comm comm() const { return comm_; }
+
+  // Called when a collective times out, from the thread that waited; its text is appended
+  // to the TimeoutError's message. A collective cannot tell which peer is missing, so this
+  // is where a caller names it (e.g. by pinging every rank, RpcEndpoint::unresponsive_ranks).
+  // Exceptions it throws are reported in the text. Set it before the first collective.
+  void set_timeout_diagnosis(std::function<std::string()> diagnose) {
+    diagnose_ = std::move(diagnose);
+  }
 
   void barrier();
 
@@ -95,6 +105,7 @@ class Collectives {
   int size_ = 1;
   CollectiveOptions options_;
   bool abandoned_ = false;  // a collective timed out: comm_ still has a pending operation
+  std::function<std::string()> diagnose_;
 };
 
 }  // namespace partita

@@ -88,6 +88,12 @@ class RpcEndpoint {
   // call_all() with one request.
   std::vector<uint8_t> call(int dest, std::vector<uint8_t> data);
 
+  // Liveness probe: pings every other rank's service thread (answered by the service itself,
+  // not the handler) and returns, ascending, the ranks that did not answer within
+  // timeout_s: stopped, dead, or cut off. A rank busy outside its service thread still
+  // answers. Throws CommError as call_all does. Thread-safe.
+  std::vector<int> unresponsive_ranks(double timeout_s);
+
   // Waits for this rank's calls in progress, then says bye to every rank and waits until every
   // rank said bye and this rank's replies are delivered; then the service thread has stopped.
   // Throws TimeoutError naming the ranks that did not say bye within options.timeout_s (the
@@ -105,6 +111,10 @@ class RpcEndpoint {
     size_t index;
   };
 
+  // Sends requests with `tag` and waits for the replies until timeout_s; the ranks that
+  // did not answer go to *silent (their replies stay empty). Throws CommError as call_all.
+  std::vector<std::vector<uint8_t>> exchange(std::vector<RpcRequest> requests, int tag,
+                                             double timeout_s, std::vector<int>* silent);
   void serve();
   void dispatch(Message message);
   void deliver_reply(int source, uint64_t id, std::vector<uint8_t> data, bool is_error);

@@ -1,5 +1,5 @@
 #pragma once
-// Wall-clock stopwatch and process memory figures.
+// Wall-clock stopwatch and process figures (memory, threads, file descriptors).
 #include <chrono>
 #include <cstdint>
 
@@ -20,5 +20,9 @@ class Stopwatch {
 int64_t peak_rss_bytes();
 // Current resident set size (from /proc/self/statm), in bytes; 0 if unavailable.
 int64_t current_rss_bytes();
+// Threads of this process (/proc/self/task entries); 0 if unavailable.
+int64_t thread_count();
+// Open file descriptors of this process (/proc/self/fd entries); 0 if unavailable.
+int64_t open_fd_count();
 
 }  // namespace partita

@@ -35,7 +35,8 @@
 // optimizer, epochs done and seed (checkpoint.h), keeping the two latest; only rank 0
 // reads or writes the directory, so it need not be shared between hosts. With
 // options.resume, train() starts from the latest checkpoint there (rank 0 reads it and
-// broadcasts it), or from scratch when there is none.
+// broadcasts it), or from scratch when there is none; without it, a directory that already
+// holds checkpoints is refused (UsageError) rather than mixed with another run's.
 //
 // Collective contract: the constructor, train(), evaluate() are collective; every rank of
 // the session must call them in the same order with the same options. Callbacks run on
@@ -106,6 +107,11 @@ struct EpochRecord {
   double wait_s = 0;       // waiting for the next batch from the pipeline
   double eval_s = 0;       // validation
   double checkpoint_s = 0; // writing the checkpoint
+  // This rank's process at the end of the epoch (after validation and checkpoint), to see
+  // growth across epochs: resident memory, threads, open file descriptors.
+  int64_t rss_bytes = 0;
+  int64_t threads = 0;
+  int64_t open_fds = 0;
 };
 
 struct TrainResult {
@@ -161,6 +167,9 @@ class Trainer {
   std::vector<int64_t> config_signature() const;
   // Rank 0 writes the checkpoint of `epochs_done`; every rank learns whether it worked.
   void save_checkpoint(int64_t epochs_done);
+  // Throws UsageError on every rank when checkpoint_dir already holds a checkpoint (a
+  // fresh run would mix its checkpoints with another run's).
+  void refuse_existing_checkpoints();
   // Restores the latest checkpoint if there is one; returns the epochs it had done.
   int64_t restore_checkpoint();
 
