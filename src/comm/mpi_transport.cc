@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <climits>
+#include <exception>
 #include <thread>
 
 #include "partita/comm/mpi_check.h"
@@ -34,8 +35,15 @@ MpiTransport::~MpiTransport() {
   }
   std::lock_guard<std::mutex> lock(send_mutex_);
   if (!requests_.empty()) {
-    log_warning("MpiTransport on rank {}: {} sends not completed at destruction; freeing them",
+    // Expected while an error unwinds the job (a peer stopped receiving): do not add a
+    // warning to the error the rank is about to print.
+    if (std::uncaught_exceptions() > 0) {
+      log_debug("MpiTransport on rank {}: {} sends not completed while unwinding; freeing them",
                 rank_, requests_.size());
+    } else {
+      log_warning("MpiTransport on rank {}: {} sends not completed at destruction; freeing them",
+                  rank_, requests_.size());
+    }
     for (size_t i = 0; i < requests_.size(); ++i) {
       if (requests_[i] == MPI_REQUEST_NULL) continue;
       MPI_Request_free(&requests_[i]);

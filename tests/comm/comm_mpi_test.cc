@@ -115,6 +115,22 @@ void check_collectives(Collectives& coll) {
   EXPECT_TRUE_MPI(coll.allreduce_one(static_cast<int>(r) + 5, ReduceOp::kMin) == 5, "min");
   std::vector<float> empty;
   coll.allreduce_sum(empty);
+
+  // Bucketed: 1000 values in buckets of 7 (the last one short), every bucket summed.
+  std::vector<float> values(1000);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i % 97) + static_cast<float>(r);
+  coll.allreduce_bucketed(values.data(), values.size(), 7);
+  bool bucketed_ok = true;
+  for (size_t i = 0; i < values.size(); ++i)
+    bucketed_ok = bucketed_ok && values[i] == static_cast<float>(n * (i % 97) + sum_r);
+  EXPECT_TRUE_MPI(bucketed_ok, "allreduce_bucketed");
+
+  // Broadcast from the last rank: everyone ends with its values.
+  std::vector<int64_t> from_last = {r, r * 10, -r};
+  coll.broadcast(from_last.data(), from_last.size(), n - 1);
+  EXPECT_TRUE_MPI(from_last == (std::vector<int64_t>{n - 1, (n - 1) * 10, 1 - n}),
+                  "broadcast from rank {}", n - 1);
 }
 
 // Every rank but 0 enters a barrier with a 0.3 s deadline; rank 0 joins after 0.6 s.
@@ -128,12 +144,15 @@ void check_collective_timeout(MPI_Comm world) {
     late.barrier();  // completes: the others' barrier requests are still pending
     return;
   }
+  // The diagnosis hook's text ends the message (the caller names the missing rank there).
+  late.set_timeout_diagnosis([] { return std::string("rank 0 is late on purpose"); });
   try {
     late.barrier();
     EXPECT_TRUE_MPI(false, "barrier did not time out");
   } catch (const TimeoutError& e) {
-    EXPECT_TRUE_MPI(std::string(e.what()).find("within 0.3 s") != std::string::npos, "{}",
-                    e.what());
+    const std::string what = e.what();
+    EXPECT_TRUE_MPI(what.find("within 0.3 s; rank 0 is late on purpose") != std::string::npos,
+                    "{}", what);
   }
   bool refused = false;
   try {

@@ -164,6 +164,39 @@ TEST(Rpc, RankWithoutServiceTimesOutNamingIt) {
   s0.get();
 }
 
+// The liveness ping is answered by the service thread, even while the handler is busy, and
+// names the ranks that do not serve at all.
+TEST(Rpc, UnresponsiveRanksNamesOnlyTheRanksNotServing) {
+  InProcessWorld world(4);  // rank 3 never creates an endpoint
+  std::atomic<bool> release{false};
+  RpcEndpoint e0(world.transport(0), computing_handler(0), short_timeout(5));
+  RpcEndpoint e1(world.transport(1), computing_handler(1), short_timeout(5));
+  RpcEndpoint e2(world.transport(2),
+                 [&](int, const uint8_t*, size_t) {
+                   while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                   return std::vector<uint8_t>{};
+                 },
+                 short_timeout(5));
+  // Keep rank 2's handler busy: its service thread is inside the handler.
+  auto busy = std::async(std::launch::async, [&] {
+    try {
+      e1.call(2, encode(7));
+    } catch (const std::exception&) {
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Stopwatch watch;
+  const std::vector<int> silent = e0.unresponsive_ranks(0.3);
+  EXPECT_GE(watch.seconds(), 0.3);
+  EXPECT_LT(watch.seconds(), 5.0);
+  release = true;
+  busy.get();
+  // Rank 2 was busy in its handler: the ping waits behind it on the same thread, so it
+  // counts as silent too while blocked; rank 1 answers; rank 3 never does.
+  EXPECT_EQ(silent, (std::vector<int>{2, 3}));
+  EXPECT_EQ(e1.unresponsive_ranks(0.3), (std::vector<int>{3}));
+}
+
 TEST(Rpc, BlockedHandlerTimesOutThenLateReplyIsDroppedAndShutdownIsClean) {
   InProcessWorld world(2);
   std::promise<void> release;
