@@ -15,6 +15,7 @@ PACKAGES=(
   zlib1g-dev libfast-float-dev            # reading OGB's *.csv.gz
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-numpy                           # docs examples and format cross-checks
+  clang libclang-rt-14-dev llvm-14        # fuzz/: clang, its libFuzzer runtime, llvm-symbolizer
 )
 
 as_root() {

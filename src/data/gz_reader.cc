@@ -15,6 +15,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace partita::data {
@@ -220,6 +221,30 @@ bool GzLineReader::next(TextBlock* block) {
   block->end = buf.data.data() + buf.len;
   block->first_line = buf.first_line;
   text_bytes_ += static_cast<int64_t>(buf.len);
+  return true;
+}
+
+MemoryLineReader::MemoryLineReader(std::string path, const char* text, size_t size,
+                                   size_t block_bytes)
+    : path_(std::move(path)),
+      text_(text),
+      size_(size),
+      block_bytes_(std::max<size_t>(block_bytes, 1)) {}
+
+bool MemoryLineReader::next(TextBlock* block) {
+  if (pos_ >= size_) return false;
+  const char* begin = text_ + pos_;
+  const size_t left = size_ - pos_;
+  // Cut after the last newline within block_bytes, else after the first one beyond.
+  const void* nl = ::memrchr(begin, '\n', std::min(left, block_bytes_));
+  if (nl == nullptr) nl = std::memchr(begin, '\n', left);
+  const size_t len =
+      nl != nullptr ? static_cast<size_t>(static_cast<const char*>(nl) - begin) + 1 : left;
+  block->begin = begin;
+  block->end = begin + len;
+  block->first_line = next_line_;
+  next_line_ += std::count(block->begin, block->end, '\n');
+  pos_ += len;
   return true;
 }
 

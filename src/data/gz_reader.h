@@ -2,6 +2,9 @@
 // Streaming reader of gzip-compressed text files, delivered as blocks of whole lines, and
 // the line/field helpers the CSV parsers share. Private to data/.
 //
+// The CSV parsers read from a LineSource, so the same code parses a file (GzLineReader)
+// and text in memory (MemoryLineReader: unit tests and the fuzz targets under fuzz/).
+//
 // Contract: GzLineReader decompresses on a background thread (one per open reader) into
 // three buffers of block_bytes (a buffer grows only to hold one longer line, up to 64 MiB),
 // so parsing one block overlaps inflating the next. Every failure (open/read error, corrupt
@@ -25,20 +28,43 @@ struct TextBlock {
   int64_t first_line = 1;  // 1-based number of the line starting at `begin`
 };
 
-class GzLineReader {
+// Blocks of whole lines from somewhere. Used by one thread.
+class LineSource {
+ public:
+  virtual ~LineSource() = default;
+  // Next block of lines; false at the end. The block stays valid until the next call.
+  virtual bool next(TextBlock* block) = 0;
+  // Names the source in error messages.
+  virtual const std::string& path() const = 0;
+  // An upper bound on the text bytes the whole source can deliver, known before reading
+  // it: counts claimed by other files are checked against it before allocating for them.
+  virtual int64_t max_text_bytes() const = 0;
+  // What that bound comes from, for messages: "a file of N compressed bytes".
+  virtual std::string size_text() const = 0;
+};
+
+// Largest number of decompressed bytes a deflate stream of `compressed` bytes can hold
+// (deflate cannot compress better than 1032:1). Used to reject counts a file cannot back
+// before allocating for them.
+inline int64_t max_inflated_bytes(int64_t compressed) { return compressed * 1032 + 4096; }
+
+class GzLineReader : public LineSource {
  public:
   static constexpr size_t kDefaultBlockBytes = size_t{8} << 20;
   // Opens `path` (IoError naming it if that fails) and starts decompressing.
   explicit GzLineReader(const std::string& path, size_t block_bytes = kDefaultBlockBytes);
-  ~GzLineReader();  // stops and joins the background thread
+  ~GzLineReader() override;  // stops and joins the background thread
   GzLineReader(const GzLineReader&) = delete;
   GzLineReader& operator=(const GzLineReader&) = delete;
 
-  // Next block of lines; false at the end of the file. The block stays valid until the
-  // next call. Rethrows any error of the decompressing thread.
-  bool next(TextBlock* block);
+  // Rethrows any error of the decompressing thread.
+  bool next(TextBlock* block) override;
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const override { return path_; }
+  int64_t max_text_bytes() const override { return max_inflated_bytes(compressed_bytes_); }
+  std::string size_text() const override {
+    return "a file of " + std::to_string(compressed_bytes_) + " compressed bytes";
+  }
   int64_t compressed_bytes() const { return compressed_bytes_; }  // file size
   int64_t text_bytes() const { return text_bytes_; }  // decompressed bytes delivered so far
 
@@ -50,16 +76,32 @@ class GzLineReader {
   std::unique_ptr<Shared> shared_;
 };
 
-// Largest number of decompressed bytes a deflate stream of `compressed` bytes can hold
-// (deflate cannot compress better than 1032:1). Used to reject counts a file cannot back
-// before allocating for them.
-inline int64_t max_inflated_bytes(int64_t compressed) { return compressed * 1032 + 4096; }
+// Text already in memory (not owned; it must outlive the reader), delivered like
+// GzLineReader delivers a file: blocks of whole lines of about `block_bytes` (a longer line
+// makes a longer block), the last one possibly without its newline.
+class MemoryLineReader : public LineSource {
+ public:
+  MemoryLineReader(std::string path, const char* text, size_t size,
+                   size_t block_bytes = GzLineReader::kDefaultBlockBytes);
+  bool next(TextBlock* block) override;
+  const std::string& path() const override { return path_; }
+  int64_t max_text_bytes() const override { return static_cast<int64_t>(size_); }
+  std::string size_text() const override { return std::to_string(size_) + " bytes of text"; }
+
+ private:
+  std::string path_;
+  const char* text_;
+  size_t size_;
+  size_t block_bytes_;
+  size_t pos_ = 0;
+  int64_t next_line_ = 1;
+};
 
 // Calls fn(line_begin, line_end, line_number) for every non-empty line, with a trailing
 // '\r' removed. Empty lines are accepted only at the end of the file; an empty line followed
 // by data is a FormatError. Returns the number of non-empty lines.
 template <class Fn>
-int64_t for_each_line(GzLineReader& reader, Fn&& fn) {
+int64_t for_each_line(LineSource& reader, Fn&& fn) {
   TextBlock block;
   int64_t lines = 0;
   int64_t first_blank = 0;  // number of the first empty line seen, 0 if none

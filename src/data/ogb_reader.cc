@@ -33,23 +33,6 @@ class TextTimer {
   Stopwatch watch_;
 };
 
-// A file holding one non-negative count (num-node-list / num-edge-list).
-int64_t read_count(const std::string& path, LoadStats& stats) {
-  GzLineReader reader(path, 1 << 16);
-  TextTimer timer(reader, stats);
-  int64_t value = -1;
-  const int64_t lines = for_each_line(reader, [&](const char* b, const char* e, int64_t line) {
-    PARTITA_CHECK(line == 1, FormatError,
-                  "{}: line {}: expected a single count (only node-property datasets with one "
-                  "graph are supported)",
-                  path, line);
-    value = parse_int_line(path, b, e, line);
-    PARTITA_CHECK(value >= 0, FormatError, "{}: line 1: negative count {}", path, value);
-  });
-  PARTITA_CHECK(lines == 1, FormatError, "{}: empty file, expected one count", path);
-  return value;
-}
-
 // A label written as an integer or as an integral float ("3", "3.0", "3e0").
 int64_t parse_label(const std::string& path, const char* b, const char* e, int64_t line) {
   int64_t v = 0;
@@ -74,72 +57,36 @@ int64_t parse_label(const std::string& path, const char* b, const char* e, int64
   return v;
 }
 
+// A file holding one non-negative count (num-node-list / num-edge-list).
+int64_t read_count(const std::string& path, LoadStats& stats) {
+  GzLineReader reader(path, 1 << 16);
+  TextTimer timer(reader, stats);
+  return parse_ogb_count(reader);
+}
+
 std::vector<int64_t> read_labels(const std::string& path, LoadStats& stats) {
   GzLineReader reader(path);
   TextTimer timer(reader, stats);
-  std::vector<int64_t> labels;
-  for_each_line(reader, [&](const char* b, const char* e, int64_t line) {
-    labels.push_back(parse_label(path, b, e, line));
-  });
-  return labels;
+  return parse_ogb_labels(reader);
 }
 
-// Interleaved (src, dst) pairs, one per line; `claimed` (num-edge-list) only sizes the
-// buffer, bounded by what the compressed file can hold ("0,0\n" is 4 bytes).
 std::vector<int64_t> read_edges(const std::string& path, int64_t claimed, LoadStats& stats) {
   GzLineReader reader(path);
   TextTimer timer(reader, stats);
-  std::vector<int64_t> pairs;
-  pairs.reserve(2 * static_cast<size_t>(
-                        std::min(claimed, max_inflated_bytes(reader.compressed_bytes()) / 4)));
-  for_each_line(reader, [&](const char* b, const char* e, int64_t line) {
-    int64_t s = 0, d = 0;
-    parse_int_pair_line(path, b, e, line, &s, &d);
-    pairs.push_back(s);
-    pairs.push_back(d);
-  });
-  return pairs;
+  return parse_ogb_edges(reader, claimed);
 }
 
-// num_nodes rows of equal length. The dimension comes from the first row; the buffer is
-// sized once num_nodes * dim is known to fit in what the compressed file can hold.
 FeatureMatrix read_features(const std::string& path, int64_t num_nodes,
                             const std::string& count_source, LoadStats& stats) {
   GzLineReader reader(path);
   TextTimer timer(reader, stats);
-  std::vector<float> values;
-  int64_t dim = 0, rows = 0;
-  for_each_line(reader, [&](const char* b, const char* e, int64_t line) {
-    if (rows == 0) {
-      dim = count_fields(b, e);
-      // Each value takes at least 2 bytes of text (a digit and a separator).
-      const int64_t bound = max_inflated_bytes(reader.compressed_bytes()) / 2;
-      PARTITA_CHECK(dim <= bound / num_nodes, FormatError,
-                    "{}: {} rows of {} values (row count from {}) cannot fit in a file of {} "
-                    "compressed bytes",
-                    path, num_nodes, dim, count_source, reader.compressed_bytes());
-      values.resize(static_cast<size_t>(num_nodes * dim));
-    }
-    PARTITA_CHECK(rows < num_nodes, FormatError,
-                  "{}: line {}: more than {} feature rows ({} has {} nodes)", path, line, num_nodes,
-                  count_source, num_nodes);
-    parse_float_row(path, b, e, line, dim, values.data() + rows * dim);
-    ++rows;
-  });
-  PARTITA_CHECK(rows == num_nodes, FormatError, "{}: {} feature rows, but {} has {} nodes", path,
-                rows, count_source, num_nodes);
-  return FeatureMatrix::owned(std::move(values), num_nodes, dim);
+  return parse_ogb_features(reader, num_nodes, count_source);
 }
 
 std::vector<int64_t> read_ids(const std::string& path, int64_t num_nodes, LoadStats& stats) {
   GzLineReader reader(path, 1 << 20);
   TextTimer timer(reader, stats);
-  std::vector<int64_t> ids;
-  for_each_line(reader, [&](const char* b, const char* e, int64_t line) {
-    ids.push_back(parse_int_line(path, b, e, line));
-  });
-  validate_split(ids, num_nodes, path, /*lines=*/true);
-  return ids;
+  return parse_ogb_ids(reader, num_nodes);
 }
 
 // The folder split/<name> to read: the one asked for, or the only one present.
@@ -171,6 +118,82 @@ std::string choose_split(const std::string& dir, const std::string& wanted, std:
 }
 
 }  // namespace
+
+int64_t parse_ogb_count(LineSource& text) {
+  const std::string& path = text.path();
+  int64_t value = -1;
+  const int64_t lines = for_each_line(text, [&](const char* b, const char* e, int64_t line) {
+    PARTITA_CHECK(line == 1, FormatError,
+                  "{}: line {}: expected a single count (only node-property datasets with one "
+                  "graph are supported)",
+                  path, line);
+    value = parse_int_line(path, b, e, line);
+    PARTITA_CHECK(value >= 0, FormatError, "{}: line 1: negative count {}", path, value);
+  });
+  PARTITA_CHECK(lines == 1, FormatError, "{}: empty file, expected one count", path);
+  return value;
+}
+
+std::vector<int64_t> parse_ogb_labels(LineSource& text) {
+  std::vector<int64_t> labels;
+  for_each_line(text, [&](const char* b, const char* e, int64_t line) {
+    labels.push_back(parse_label(text.path(), b, e, line));
+  });
+  return labels;
+}
+
+// `claimed` (num-edge-list) only sizes the buffer, bounded by what the source can hold
+// ("0,0\n" is 4 bytes).
+std::vector<int64_t> parse_ogb_edges(LineSource& text, int64_t claimed) {
+  std::vector<int64_t> pairs;
+  pairs.reserve(
+      2 * static_cast<size_t>(std::max<int64_t>(0, std::min(claimed, text.max_text_bytes() / 4))));
+  for_each_line(text, [&](const char* b, const char* e, int64_t line) {
+    int64_t s = 0, d = 0;
+    parse_int_pair_line(text.path(), b, e, line, &s, &d);
+    pairs.push_back(s);
+    pairs.push_back(d);
+  });
+  return pairs;
+}
+
+// The dimension comes from the first row; the buffer is sized once num_nodes * dim is known
+// to fit in what the source can hold.
+FeatureMatrix parse_ogb_features(LineSource& text, int64_t num_nodes,
+                                 const std::string& count_source) {
+  const std::string& path = text.path();
+  PARTITA_CHECK(num_nodes > 0, Error, "{}: internal: feature rows for {} nodes", path, num_nodes);
+  std::vector<float> values;
+  int64_t dim = 0, rows = 0;
+  for_each_line(text, [&](const char* b, const char* e, int64_t line) {
+    if (rows == 0) {
+      dim = count_fields(b, e);
+      // Each value takes at least 2 bytes of text (a digit and a separator).
+      const int64_t bound = text.max_text_bytes() / 2;
+      PARTITA_CHECK(dim <= bound / num_nodes, FormatError,
+                    "{}: {} rows of {} values (row count from {}) cannot fit in {}", path,
+                    num_nodes, dim, count_source, text.size_text());
+      values.resize(static_cast<size_t>(num_nodes * dim));
+    }
+    PARTITA_CHECK(rows < num_nodes, FormatError,
+                  "{}: line {}: more than {} feature rows ({} has {} nodes)", path, line, num_nodes,
+                  count_source, num_nodes);
+    parse_float_row(path, b, e, line, dim, values.data() + rows * dim);
+    ++rows;
+  });
+  PARTITA_CHECK(rows == num_nodes, FormatError, "{}: {} feature rows, but {} has {} nodes", path,
+                rows, count_source, num_nodes);
+  return FeatureMatrix::owned(std::move(values), num_nodes, dim);
+}
+
+std::vector<int64_t> parse_ogb_ids(LineSource& text, int64_t num_nodes) {
+  std::vector<int64_t> ids;
+  for_each_line(text, [&](const char* b, const char* e, int64_t line) {
+    ids.push_back(parse_int_line(text.path(), b, e, line));
+  });
+  validate_split(ids, num_nodes, text.path(), /*lines=*/true);
+  return ids;
+}
 
 Dataset read_ogb_dataset(const std::string& dir, const LoadOptions& options, LoadStats& stats) {
   const std::string raw = dir + "/raw/";

@@ -198,7 +198,9 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
     if (s.parts[p].nodes != m.part_nodes(p))
       rd.fail(fmt::format("summary.parts[{}].nodes = {} disagrees with ranges ({} nodes)", p,
                           s.parts[p].nodes, m.part_nodes(p)));
-    edges += s.parts[p].edges;
+    if (__builtin_add_overflow(edges, s.parts[p].edges, &edges))
+      rd.fail(fmt::format("summary.parts edges sum to more than {}, expected num_edges = {}",
+                          std::numeric_limits<int64_t>::max(), m.num_edges));
   }
   if (edges != m.num_edges)
     rd.fail(
@@ -310,7 +312,7 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   Json j;
   try {
     j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     rd.fail(fmt::format("invalid JSON: {}", e.what()));
   }
   if (!j.is_object())
@@ -331,6 +333,8 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
     rd.fail(fmt::format("key 'num_parts' = {} is too large", num_parts));
   m.num_parts = static_cast<int>(num_parts);
   m.num_nodes = rd.integer(j, "num_nodes");
+  if (m.num_nodes == std::numeric_limits<int64_t>::max())  // a part's indptr holds n + 1
+    rd.fail(fmt::format("key 'num_nodes' = {} is too large", m.num_nodes));
   m.num_edges = rd.integer(j, "num_edges");
   m.feat_dim = rd.integer(j, "feat_dim");
   m.num_classes = rd.integer(j, "num_classes");

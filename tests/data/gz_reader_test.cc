@@ -55,6 +55,38 @@ TEST(GzLineReader, LinesAcrossBlockBoundaries) {
   EXPECT_EQ(reader.text_bytes(), static_cast<int64_t>(text.size()));
 }
 
+// The text-in-memory source (unit tests, fuzz/) cuts lines into blocks like the file reader.
+TEST(MemoryLineReader, BlocksOfWholeLinesLikeGzLineReader) {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 300; ++i)
+    text += std::to_string(i) + std::string(static_cast<size_t>(i % 91), 'y') + "\r\n";
+  text += "\n\nlast";  // blank lines inside the file: an error at the same line
+  write_gz(dir / "a.gz", text);
+  auto lines = [](LineSource& source) {
+    std::vector<Line> out;
+    try {
+      for_each_line(source, [&](const char* b, const char* e, int64_t number) {
+        out.push_back({std::string(b, e), number});
+      });
+    } catch (const FormatError& e) {
+      out.push_back({e.what(), -1});
+    }
+    return out;
+  };
+  GzLineReader file(dir / "a.gz", 64);
+  const std::vector<Line> want = lines(file);
+  ASSERT_EQ(want.size(), 301u);
+  EXPECT_EQ(want.back().text, dir / "a.gz: line 301: empty line");
+  for (size_t block : {size_t{1}, size_t{7}, size_t{64}, text.size(), text.size() + 1}) {
+    MemoryLineReader memory(dir / "a.gz", text.data(), text.size(), block);
+    EXPECT_EQ(lines(memory), want) << "block " << block;
+  }
+  MemoryLineReader empty("e", text.data(), 0);
+  TextBlock block;
+  EXPECT_FALSE(empty.next(&block));
+}
+
 TEST(GzLineReader, LineLongerThanBlock) {
   TempDir dir;
   const std::string long_line(10000, '7');

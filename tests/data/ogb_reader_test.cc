@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "data_test_util.h"
+#include "gz_reader.h"
 #include "helpers/test_paths.h"
+#include "readers.h"
 
 namespace partita::data::testing {
 namespace {
@@ -287,6 +289,35 @@ TEST(OgbReader, BadCountFile) {
   write_ogb(dir.path(), t);
   expect_load_error<FormatError>(dir.path(), dir / "raw/num-node-list.csv.gz",
                                  {"line 1", "'four' is not an integer"});
+}
+
+// The parsers themselves, on text in memory (as fuzz/ogb_csv_fuzz.cc drives them).
+TEST(OgbReader, ParsersReadTextInMemory) {
+  auto text = [](const std::string& s) { return MemoryLineReader("t.csv", s.data(), s.size(), 3); };
+  const std::string count = "42\r\n\n", labels = "0\n1.0\n3e0\n", edges = "0,1\n2,3";
+  const std::string feats = "0.5,1\n-2,1e-3\n", ids = "3\n0\n";
+  auto r = text(count);
+  EXPECT_EQ(parse_ogb_count(r), 42);
+  r = text(labels);
+  EXPECT_EQ(parse_ogb_labels(r), (std::vector<int64_t>{0, 1, 3}));
+  r = text(edges);
+  EXPECT_EQ(parse_ogb_edges(r, /*claimed_edges=*/1000000000), (std::vector<int64_t>{0, 1, 2, 3}));
+  r = text(feats);
+  FeatureMatrix f = parse_ogb_features(r, 2, "n.csv");
+  EXPECT_EQ(std::vector<float>(f.data(), f.data() + 4), (std::vector<float>{0.5f, 1, -2, 1e-3f}));
+  r = text(ids);
+  EXPECT_EQ(parse_ogb_ids(r, 4), (std::vector<int64_t>{0, 3}));
+  // Counts are checked against what the text can hold, named in the message.
+  r = text(feats);
+  try {
+    parse_ogb_features(r, 100, "n.csv");
+    ADD_FAILURE() << "no error";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.csv: 100 rows of 2 values (row count from n.csv) "
+                                         "cannot fit in 14 bytes of text"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

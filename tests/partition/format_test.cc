@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "helpers/test_paths.h"
@@ -215,6 +216,18 @@ TEST_F(PartitionFormat, InvalidJsonIsRejected) {
   EXPECT_THROW(read_meta(dir_), FormatError);
 }
 
+// Found by fuzz/meta_fuzz.cc: a number too large for a double made nlohmann::json throw
+// out_of_range, not parse_error, which escaped read_meta as a non-partita exception.
+TEST_F(PartitionFormat, NumberOverflowIsInvalidJson) {
+  std::string text = read_file(path("partita.json"));
+  const std::string key = "\"peak_rss_bytes\": ";
+  ASSERT_NE(text.find(key), std::string::npos);
+  text.insert(text.find(key) + key.size(), "1e400");
+  write_file(path("partita.json"), text);
+  expect_rejected({path("partita.json") + ": invalid JSON", "number overflow"});
+  EXPECT_THROW(parse_meta(text, "x.json"), FormatError);
+}
+
 TEST_F(PartitionFormat, FutureVersionIsRejected) {
   edit_json([](auto& j) { j["version"] = 7; });
   try {
@@ -273,6 +286,12 @@ TEST_F(PartitionFormat, MissingKeysWrongTypesAndBadCountsAreRejected) {
        "summary.parts edges sum to"},
       {[](auto& j) { j["summary"]["parts"][1]["nodes"] = 0; },
        "summary.parts[1].nodes = 0 disagrees with ranges"},
+      // Signed overflow (undefined behaviour) before the fix; fuzz/corpus/meta/regress_* replay
+      // these under UBSan.
+      {[](auto& j) { j["summary"]["parts"][0]["edges"] = std::numeric_limits<int64_t>::max(); },
+       "summary.parts edges sum to more than 9223372036854775807"},
+      {[](auto& j) { j["num_nodes"] = std::numeric_limits<int64_t>::max(); },
+       "key 'num_nodes' = 9223372036854775807 is too large"},
   };
   for (const auto& [edit, message] : cases) {
     auto j = original;
