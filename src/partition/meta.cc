@@ -100,8 +100,12 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return h.shape_string();
 }
 
+// A relative path of printable characters, with no empty, "." or ".." component (a NUL
+// would silently cut the name the OS sees).
 bool safe_relative_path(const std::string& p) {
   if (p.empty() || p[0] == '/') return false;
+  for (unsigned char c : p)
+    if (c < 0x20 || c == 0x7f) return false;
   std::stringstream parts(p);
   std::string part;
   while (std::getline(parts, part, '/'))
@@ -112,8 +116,12 @@ bool safe_relative_path(const std::string& p) {
 FileEntry parse_file_entry(const Reader& rd, const std::string& rel, const Json& v) {
   const std::string where = "files." + rel + ".";
   if (!v.is_object()) rd.fail(fmt::format("key 'files.{}' must be an object", rel));
-  if (!safe_relative_path(rel))
-    rd.fail(fmt::format("files: '{}' is not a relative path inside the directory", rel));
+  if (!safe_relative_path(rel)) {
+    std::string shown = rel;  // control characters would garble the error line
+    for (char& c : shown)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    rd.fail(fmt::format("files: '{}' is not a relative path inside the directory", shown));
+  }
   FileEntry f;
   f.path = rel;
   const Json& dtype = rd.get(v, "dtype", where);

@@ -275,6 +275,8 @@ TEST_F(PartitionFormat, MissingKeysWrongTypesAndBadCountsAreRejected) {
        "missing key 'files.part0/label.npy.crc32'"},
       {[](auto& j) { j["files"]["../x.npy"] = j["files"]["node_map.npy"]; },
        "'../x.npy' is not a relative path inside the directory"},
+      {[](auto& j) { j["files"][std::string("x\0y.npy", 7)] = j["files"]["node_map.npy"]; },
+       "'x?y.npy' is not a relative path inside the directory"},
       {[](auto& j) {
          j["summary"]["parts"][0]["edges"] =
              j["summary"]["parts"][0]["edges"].template get<int64_t>() + 1;
