@@ -65,8 +65,17 @@ std::string self_binary() {
   return path.string();
 }
 
-// Reads the hostfile into `facts` (text, or why it could not be read).
+// Reads the hostfile into `facts` (text, or why it could not be read). Only a regular file
+// is opened: opening a named pipe would block until something writes to it.
 void read_hostfile(const std::string& path, LaunchFacts& facts) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::is_regular_file(status)) {
+    facts.hostfile_error = ec                                        ? ec.message()
+                           : std::filesystem::is_directory(status) ? "is a directory"
+                                                                   : "not a regular file";
+    return;
+  }
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (in) {
@@ -78,7 +87,6 @@ void read_hostfile(const std::string& path, LaunchFacts& facts) {
     }
   }
   facts.hostfile_error = std::strerror(errno != 0 ? errno : EIO);
-  if (std::filesystem::is_directory(path)) facts.hostfile_error = "is a directory";
 }
 
 // Whether `program` would be found by execvp: a path with a slash, or a name on $PATH.

@@ -43,14 +43,19 @@ class TimedSampler final : public sample::NeighborSampler {
   std::vector<double> seconds_;
 };
 
-int run_sample_bench(MpiScope& mpi, const Flags& flags) {
-  const std::vector<int64_t> fanouts = parse_fanouts(flags.fanouts);
+// Checked before MPI starts: the verdict is the same on every rank, and main() prints it
+// once for the whole job.
+void check_flags(const Flags& flags) {
+  parse_fanouts(flags.fanouts);
   PARTITA_CHECK(flags.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
                 flags.batch_size);
   PARTITA_CHECK(flags.batches >= 1, UsageError, "--batches: must be >= 1, got {}", flags.batches);
   PARTITA_CHECK(flags.threads >= 1, UsageError, "--threads: must be >= 1, got {}", flags.threads);
-  PARTITA_CHECK(flags.timeout_s > 0, UsageError, "--timeout: must be > 0, got {}",
-                flags.timeout_s);
+  check_timeout(flags.timeout_s);
+}
+
+int run_sample_bench(MpiScope& mpi, const Flags& flags) {
+  const std::vector<int64_t> fanouts = parse_fanouts(flags.fanouts);
   loader::DistSessionOptions options;
   options.parts_dir = flags.parts;
   options.timeout_s = flags.timeout_s;
@@ -66,8 +71,12 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
     const int64_t lo = n * mpi.rank() / mpi.size(), hi = n * (mpi.rank() + 1) / mpi.size();
     seeds = std::vector<int64_t>(seeds.begin() + lo, seeds.begin() + hi);
   }
-  PARTITA_CHECK(!seeds.empty(), UsageError, "{}: rank {} owns no training nodes", flags.parts,
-                mpi.rank());
+  // Every rank stops on the same verdict (a rank stopping alone would leave the others
+  // waiting at the first barrier): the lowest rank without training nodes, if any.
+  const int64_t idle = session.collectives().allreduce_one(
+      seeds.empty() ? int64_t{mpi.rank()} : int64_t{mpi.size()}, ReduceOp::kMin);
+  PARTITA_CHECK(idle == mpi.size(), UsageError, "{}: rank {} owns no training nodes",
+                flags.parts, idle);
 
   TimedSampler timed(session.sampler(), fanouts.size());
   sample::BlockBuilder builder;
@@ -178,6 +187,7 @@ Action add_sample_bench_command(CLI::App& app) {
                "Copy the part's graph and features into huge-page memory at start-up instead "
                "of reading them through the file mapping (faster random access, more memory)");
   return [flags] {
+    check_flags(*flags);
     MpiScope mpi(nullptr, nullptr);
     return loader::run_rank(mpi, [&] { return run_sample_bench(mpi, *flags); });
   };

@@ -67,7 +67,11 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
                 "--hidden ({}) must be divisible by --heads ({})", f.hidden, f.heads);
   PARTITA_CHECK(f.dropout >= 0 && f.dropout < 1, UsageError, "--dropout: must be in [0, 1), got {}",
                 f.dropout);
-  PARTITA_CHECK(f.timeout_s > 0, UsageError, "--timeout: must be > 0, got {}", f.timeout_s);
+  check_timeout(f.timeout_s);
+  PARTITA_CHECK(f.threads >= 1 && f.threads <= 256, UsageError,
+                "--threads: must be in [1, 256], got {}", f.threads);
+  PARTITA_CHECK(f.prefetch >= 1 && f.prefetch <= 1024, UsageError,
+                "--prefetch: must be in [1, 1024], got {}", f.prefetch);
   o.model.layers = f.layers;
   o.model.hidden = f.hidden;
   o.model.heads = f.model == "gat" ? f.heads : 1;

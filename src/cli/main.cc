@@ -1,5 +1,6 @@
 // partita <subcommand>: the single entry point of the engine.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <string>
@@ -13,7 +14,20 @@ namespace {
 constexpr int kExitFailure = 1;  // bad input data, I/O failure, internal error
 constexpr int kExitUsage = 2;    // bad flags
 
+// This process's rank in a job started by mpirun or srun, from the launcher's environment
+// (flags are checked before MPI starts); 0 when no launcher started it.
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return std::atoi(value);
+  }
+  return 0;
+}
+
+// Prints `error: <message>` and returns `code`. A usage error is the same on every rank of
+// a job, so only rank 0 prints it: the job shows it once.
 int print_error(const std::string& message, int code) {
+  if (code == kExitUsage && launcher_rank() != 0) return code;
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return code;
 }
@@ -49,12 +63,15 @@ int main(int argc, char** argv) {
   add("launch", "Run train or sample-bench on several ranks or hosts (mpirun or srun)",
       partita::cli::add_launch_command);
 
-  // CLI11 reports an unknown command as "A subcommand is required"; name it instead.
-  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
-    std::string name = argv[i];
+  // CLI11 reports an unknown command as "A subcommand is required"; name it instead. The
+  // command is the first word after the global flags.
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "-q" || word == "--quiet" || word == "-v" || word == "--verbose") continue;
+    if (word.empty() || word[0] == '-') break;
     bool known = false;
-    for (auto& [sub, action] : actions) known = known || sub->get_name() == name;
-    if (!known) return print_error(name + ": unknown command (see partita --help)", kExitUsage);
+    for (auto& [sub, action] : actions) known = known || sub->get_name() == word;
+    if (!known) return print_error(word + ": unknown command (see partita --help)", kExitUsage);
     break;
   }
 
@@ -67,7 +84,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::RequiredError& e) {
-    if (argc <= 1 || argv[1][0] == '-')
+    // Either no command was given, or a required option of the command is missing.
+    if (app.get_subcommands().empty())
       return print_error(
           "no command given; commands: generate, partition, info, sample-bench, train, launch "
           "(see --help)",
@@ -91,6 +109,9 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     return print_error("out of memory", kExitFailure);
   } catch (const std::exception& e) {
-    return print_error(std::string("internal: ") + e.what(), kExitFailure);
+    // Not a partita error (e.g. torch's c10::Error, whose what() carries a backtrace): its
+    // first line, so that the error stays one line.
+    const std::string what = e.what();
+    return print_error("internal: " + what.substr(0, what.find('\n')), kExitFailure);
   }
 }

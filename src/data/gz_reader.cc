@@ -178,7 +178,7 @@ GzLineReader::GzLineReader(const std::string& path, size_t block_bytes)
   Shared& s = *shared_;
   s.path = path;
   s.block_bytes = std::max<size_t>(block_bytes, 64);
-  s.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  s.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block
   PARTITA_CHECK(s.fd >= 0, IoError, "{}: cannot open: {}", path, std::strerror(errno));
   struct stat st {};
   PARTITA_CHECK(::fstat(s.fd, &st) == 0 && S_ISREG(st.st_mode), IoError,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -396,6 +397,10 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
 
 PartitionMeta read_meta(const std::string& dir) {
   const std::string path = dir + "/" + kMetaFileName;
+  std::error_code ec;
+  // A FIFO or device would block or never end: only regular files are read.
+  PARTITA_CHECK(!std::filesystem::exists(path, ec) || std::filesystem::is_regular_file(path, ec),
+                IoError, "{}: not a regular file", path);
   std::ifstream in(path, std::ios::binary);
   PARTITA_CHECK(in.good(), IoError, "{}: cannot open: {}", path, std::strerror(errno));
   std::ostringstream text;

@@ -19,6 +19,39 @@ ArrayView<const T> maybe_copy(ArrayView<const T> view, bool copy, HugeBuffer* bu
   return {static_cast<const T*>(buffer->data()), view.size()};
 }
 
+// The arrays other code indexes with unchecked: the sampler reads indices[indptr[i] ..
+// indptr[i+1]), the loss indexes its classes with labels, batches index rows with split ids.
+// One pass over each (O(nodes) values, not the edges or features) so that a corrupt part is
+// an error naming the file rather than a crash. Ids read from indices are checked where they
+// are used (owner_rank). Everything else is `partita info --verify`'s job.
+void check_part(const std::string& dir, const partition::PartitionMeta& meta, int part,
+                const partition::PartFiles& files) {
+  const std::string hint = fmt::format(" (`partita info {} --verify` checks every file)", dir);
+  const ArrayView<const int64_t> indptr = files.indptr.view<int64_t>();
+  const int64_t rows = meta.part_nodes(part), edges = files.indices.num_elements();
+  PARTITA_CHECK(indptr[0] == 0, FormatError, "{}: starts at {}, expected 0{}",
+                files.indptr.path(), indptr[0], hint);
+  for (int64_t i = 0; i < rows; ++i)
+    PARTITA_CHECK(indptr[i + 1] >= indptr[i] && indptr[i + 1] <= edges, FormatError,
+                  "{}: entry {} = {} is not an offset between {} and the edge count {}{}",
+                  files.indptr.path(), i + 1, indptr[i + 1], indptr[i], edges, hint);
+  PARTITA_CHECK(indptr[rows] == edges, FormatError, "{}: ends at {}, expected the edge count {}{}",
+                files.indptr.path(), indptr[rows], edges, hint);
+  const ArrayView<const int64_t> labels = files.label.view<int64_t>();
+  for (int64_t i = 0; i < labels.size(); ++i)
+    PARTITA_CHECK(labels[i] >= 0 && labels[i] < meta.num_classes, FormatError,
+                  "{}: label {} of row {} is outside [0, {}){}", files.label.path(), labels[i], i,
+                  meta.num_classes, hint);
+  const int64_t lo = meta.ranges[part], hi = meta.ranges[part + 1];
+  for (const NpyArray* split : {&files.train_idx, &files.valid_idx, &files.test_idx}) {
+    const ArrayView<const int64_t> ids = split->view<int64_t>();
+    for (int64_t i = 0; i < ids.size(); ++i)
+      PARTITA_CHECK(ids[i] >= lo && ids[i] < hi, FormatError,
+                    "{}: id {} at position {} is not owned by part {} (range [{}, {})){}",
+                    split->path(), ids[i], i, part, lo, hi, hint);
+  }
+}
+
 }  // namespace
 
 DistGraph DistGraph::open(const std::string& dir, int rank, int world_size,
@@ -38,6 +71,7 @@ DistGraph DistGraph::open(const std::string& dir, int rank, int world_size,
   g.world_size_ = world_size;
   const int part = parts == 1 ? 0 : rank;
   g.files_ = partition::open_part(dir, g.meta_, part);
+  check_part(dir, g.meta_, part, g.files_);
   g.first_ = g.meta_.ranges[part];
   g.end_ = g.meta_.ranges[part + 1];
   g.node_map_ = NpyArray::open(dir + "/" + partition::kNodeMapFile);

@@ -1,7 +1,9 @@
 #pragma once
 // One rank's view of a partition directory (docs/partition-format.md): its own part,
 // memory-mapped, plus owner lookup for every global id. Opening parses partita.json and the
-// .npy headers only; no array is read or copied.
+// .npy headers, and reads the part's indptr, labels and split ids once to check them (they
+// are used as indices: a corrupt file must be an error, not a crash); edges and features are
+// neither read nor copied (unless in_memory).
 //
 // Modes. With P ranks the directory must hold P parts (rank r maps part r), or exactly 1
 // part: the replicated mode, where every rank maps the whole graph and owns every node
@@ -34,7 +36,7 @@ class DistGraph {
  public:
   // Maps the part of `rank` in a job of `world_size` ranks. Throws UsageError naming both
   // numbers when the directory has neither world_size parts nor 1, FormatError/IoError from
-  // the metadata or the arrays.
+  // the metadata or the arrays (including indptr offsets, labels or split ids out of range).
   static DistGraph open(const std::string& dir, int rank, int world_size,
                         const DistGraphOptions& options = {});
 
