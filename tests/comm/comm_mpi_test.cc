@@ -12,6 +12,7 @@
 
 #include "partita/comm/collectives.h"
 #include "partita/comm/errors.h"
+#include "partita/comm/mpi_check.h"
 #include "partita/comm/mpi_scope.h"
 #include "partita/comm/mpi_transport.h"
 #include "partita/comm/rpc.h"
@@ -133,14 +134,22 @@ void check_collectives(Collectives& coll) {
                   "broadcast from rank {}", n - 1);
 }
 
-// Every rank but 0 enters a barrier with a 0.3 s deadline; rank 0 joins after 0.6 s.
+// Every rank but 0 enters a barrier with a 0.3 s deadline; rank 0 joins after they timed out.
 void check_collective_timeout(MPI_Comm world) {
+  constexpr int kTimedOutTag = 77;  // on `world`, which no other part of this test uses
   CollectiveOptions options;
   options.timeout_s = 0.3;
   Collectives late(world, options);
   if (late.size() < 2) return;
   if (late.rank() == 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    // Join once every other rank said (on `world`) that its barrier timed out, not after a
+    // fixed sleep: on a loaded host (sanitizers, more ranks than cores) a rank may reach its
+    // barrier more than 0.3 s after rank 0 got here.
+    for (int r = 1; r < late.size(); ++r) {
+      check_mpi(MPI_Recv(nullptr, 0, MPI_BYTE, MPI_ANY_SOURCE, kTimedOutTag, world,
+                         MPI_STATUS_IGNORE),
+                "MPI_Recv of a timed-out notice on rank 0");
+    }
     late.barrier();  // completes: the others' barrier requests are still pending
     return;
   }
@@ -154,6 +163,8 @@ void check_collective_timeout(MPI_Comm world) {
     EXPECT_TRUE_MPI(what.find("within 0.3 s; rank 0 is late on purpose") != std::string::npos,
                     "{}", what);
   }
+  check_mpi(MPI_Send(nullptr, 0, MPI_BYTE, 0, kTimedOutTag, world),
+            "MPI_Send of a timed-out notice from rank {}", late.rank());
   bool refused = false;
   try {
     late.barrier();
