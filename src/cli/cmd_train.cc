@@ -36,6 +36,8 @@ struct Flags {
   double lr = 0.003;
   double weight_decay = 0;
   double dropout = 0.5;
+  double attention_dropout = -1;  // -1: same as dropout
+  std::string precision = "fp32";
   std::string optimizer = "adam";
   uint64_t seed = 0;
   int threads = 1;
@@ -63,10 +65,18 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   PARTITA_CHECK(f.layers >= 1, UsageError, "--layers: must be >= 1, got {}", f.layers);
   PARTITA_CHECK(f.hidden >= 1, UsageError, "--hidden: must be >= 1, got {}", f.hidden);
   PARTITA_CHECK(f.heads >= 1, UsageError, "--heads: must be >= 1, got {}", f.heads);
-  PARTITA_CHECK(f.model != "gat" || f.hidden % f.heads == 0, UsageError,
-                "--hidden ({}) must be divisible by --heads ({})", f.hidden, f.heads);
   PARTITA_CHECK(f.dropout >= 0 && f.dropout < 1, UsageError, "--dropout: must be in [0, 1), got {}",
                 f.dropout);
+  PARTITA_CHECK(f.attention_dropout == -1 || (f.attention_dropout >= 0 && f.attention_dropout < 1),
+                UsageError, "--attention-dropout: must be in [0, 1) (or -1: same as --dropout), "
+                "got {}", f.attention_dropout);
+  if (f.precision == "fp32") {
+    o.model.precision = nn::Precision::kFp32;
+  } else if (f.precision == "bf16") {
+    o.model.precision = nn::Precision::kBf16;
+  } else {
+    throw UsageError("--precision: '" + f.precision + "' is not one of fp32, bf16");
+  }
   check_timeout(f.timeout_s);
   PARTITA_CHECK(f.threads >= 1 && f.threads <= 256, UsageError,
                 "--threads: must be in [1, 256], got {}", f.threads);
@@ -76,6 +86,7 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   o.model.hidden = f.hidden;
   o.model.heads = f.model == "gat" ? f.heads : 1;
   o.model.dropout = f.dropout;
+  o.model.attention_dropout = f.attention_dropout;
   o.fanouts = parse_fanouts(f.fanouts);
   PARTITA_CHECK(static_cast<int64_t>(o.fanouts.size()) == f.layers, UsageError,
                 "--layers ({}) must equal the number of --fanouts ({})", f.layers,
@@ -168,8 +179,12 @@ Action add_train_command(CLI::App& app) {
   app.add_option("--parts", flags->parts, "Partition directory")->required();
   app.add_option("--model", flags->model, "sage, gcn or gat")->capture_default_str();
   app.add_option("--layers", flags->layers, "Layers (= number of fanouts)")->capture_default_str();
-  app.add_option("--hidden", flags->hidden, "Hidden width")->capture_default_str();
-  app.add_option("--heads", flags->heads, "Attention heads (gat)")->capture_default_str();
+  app.add_option("--hidden", flags->hidden,
+                 "Hidden width (gat: per head; a hidden layer outputs hidden x heads)")
+      ->capture_default_str();
+  app.add_option("--heads", flags->heads,
+                 "Attention heads of gat's hidden layers (its output layer has one)")
+      ->capture_default_str();
   app.add_option("--fanouts", flags->fanouts, "Neighbors per hop, comma-separated (-1: all)")
       ->capture_default_str();
   app.add_option("--batch-size", flags->batch_size,
@@ -182,6 +197,13 @@ Action add_train_command(CLI::App& app) {
   app.add_flag("--normalize-features", flags->normalize_features,
                "Row-normalize input features (each row divided by its sum)");
   app.add_option("--dropout", flags->dropout, "Dropout on the input of every layer")
+      ->capture_default_str();
+  app.add_option("--attention-dropout", flags->attention_dropout,
+                 "gat: dropout on the attention coefficients (-1: same as --dropout)")
+      ->capture_default_str();
+  app.add_option("--precision", flags->precision,
+                 "fp32, or bf16: bfloat16 activations and matrix products (AVX512-BF16/AMX) "
+                 "with fp32 weights, optimizer state and loss")
       ->capture_default_str();
   app.add_option("--optimizer", flags->optimizer, "adam or sgd")->capture_default_str();
   app.add_option("--seed", flags->seed, "Seed of weights, shuffling and sampling")

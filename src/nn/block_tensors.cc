@@ -1,5 +1,7 @@
 #include "partita/nn/block_tensors.h"
 
+#include <algorithm>
+
 #include "partita/core/error.h"
 
 namespace partita::nn {
@@ -11,6 +13,49 @@ torch::Tensor to_tensor(const std::vector<int64_t>& v) {
   return torch::from_blob(const_cast<int64_t*>(v.data()), {static_cast<int64_t>(v.size())},
                           torch::kInt64)
       .clone();
+}
+
+// Builds every tensor of a checked CSC (indptr [num_dst + 1], indices [E] in [0, num_src)).
+BlockTensors from_csc(int64_t num_dst, int64_t num_src, const int64_t* indptr,
+                      const int64_t* indices, torch::Device device) {
+  const int64_t num_edges = indptr[num_dst];
+  BlockTensors t;
+  t.num_dst = num_dst;
+  t.num_src = num_src;
+  auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  t.indptr = torch::from_blob(const_cast<int64_t*>(indptr), {num_dst + 1}, i64).clone();
+  t.indices = torch::from_blob(const_cast<int64_t*>(indices), {num_edges}, i64).clone();
+  t.deg_dst = t.indptr.slice(0, 1) - t.indptr.slice(0, 0, num_dst);
+  t.edge_dst = torch::empty({num_edges}, i64);
+  t.deg_src = torch::zeros({num_src}, i64);
+  t.t_indptr = torch::zeros({num_src + 1}, i64);
+  t.t_dst = torch::empty({num_edges}, i64);
+  t.t_eid = torch::empty({num_edges}, i64);
+  int64_t* edge_dst = t.edge_dst.data_ptr<int64_t>();
+  int64_t* deg_src = t.deg_src.data_ptr<int64_t>();
+  int64_t* t_indptr = t.t_indptr.data_ptr<int64_t>();
+  int64_t* t_dst = t.t_dst.data_ptr<int64_t>();
+  int64_t* t_eid = t.t_eid.data_ptr<int64_t>();
+  for (int64_t i = 0; i < num_dst; ++i) {
+    for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
+      edge_dst[k] = i;
+      ++deg_src[indices[k]];
+    }
+  }
+  // Counting sort of the edges by src; edge ids stay increasing inside each src row.
+  for (int64_t j = 0; j < num_src; ++j) t_indptr[j + 1] = t_indptr[j] + deg_src[j];
+  std::vector<int64_t> next(t_indptr, t_indptr + num_src);
+  for (int64_t k = 0; k < num_edges; ++k) {
+    const int64_t pos = next[static_cast<size_t>(indices[k])]++;
+    t_dst[pos] = edge_dst[k];
+    t_eid[pos] = k;
+  }
+  if (device != torch::Device(torch::kCPU)) {
+    for (torch::Tensor* x : {&t.indptr, &t.indices, &t.edge_dst, &t.deg_dst, &t.deg_src,
+                             &t.t_indptr, &t.t_dst, &t.t_eid})
+      *x = x->to(device);
+  }
+  return t;
 }
 
 }  // namespace
@@ -31,23 +76,25 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) 
     PARTITA_CHECK(s >= 0 && s < block.num_src, Error, "block: src id {} out of [0, {})", s,
                   block.num_src);
   }
-  BlockTensors t;
-  t.num_dst = block.num_dst;
-  t.num_src = block.num_src;
-  t.indptr = to_tensor(block.indptr);
-  t.indices = to_tensor(block.indices);
-  t.deg_dst = t.indptr.slice(0, 1) - t.indptr.slice(0, 0, block.num_dst);
-  t.edge_dst = torch::repeat_interleave(torch::arange(block.num_dst, torch::kInt64), t.deg_dst, 0,
-                                        block.num_edges());
-  t.deg_src = torch::bincount(t.indices, {}, block.num_src);
-  if (block.num_edges() == 0) t.deg_src = torch::zeros({block.num_src}, torch::kInt64);
-  if (device != torch::Device(torch::kCPU)) {
-    t.indptr = t.indptr.to(device);
-    t.indices = t.indices.to(device);
-    t.edge_dst = t.edge_dst.to(device);
-    t.deg_dst = t.deg_dst.to(device);
-    t.deg_src = t.deg_src.to(device);
+  return from_csc(block.num_dst, block.num_src, block.indptr.data(), block.indices.data(),
+                  device);
+}
+
+BlockTensors with_self_loops(const BlockTensors& block) {
+  PARTITA_CHECK(block.indptr.device().is_cpu(), Error, "with_self_loops: CPU blocks only");
+  const int64_t n = block.num_dst;
+  const int64_t* indptr = block.indptr.data_ptr<int64_t>();
+  const int64_t* indices = block.indices.data_ptr<int64_t>();
+  std::vector<int64_t> ptr(static_cast<size_t>(n + 1));
+  std::vector<int64_t> idx(static_cast<size_t>(block.num_edges() + n));
+  for (int64_t i = 0; i < n; ++i) {
+    ptr[i] = indptr[i] + i;
+    idx[ptr[i]] = i;
+    std::copy(indices + indptr[i], indices + indptr[i + 1], idx.begin() + ptr[i] + 1);
   }
+  ptr[n] = block.num_edges() + n;
+  BlockTensors t = from_csc(n, block.num_src, ptr.data(), idx.data(), torch::kCPU);
+  t.graph_deg = block.graph_deg;
   return t;
 }
 

@@ -2,9 +2,9 @@
 
 #include <torch/torch.h>
 
-#include <limits>
-
 #include "partita/core/error.h"
+#include "partita/nn/dropout.h"
+#include "partita/nn/message_passing.h"
 
 namespace partita::nn {
 
@@ -19,6 +19,13 @@ void check_input(const BlockTensors& block, const torch::Tensor& x_src, int64_t 
 
 }  // namespace
 
+torch::Tensor linear_as_input(torch::nn::Linear& lin, const torch::Tensor& x) {
+  if (x.scalar_type() == lin->weight.scalar_type()) return lin->forward(x);
+  const torch::Tensor bias =
+      lin->bias.defined() ? lin->bias.to(x.scalar_type()) : torch::Tensor();
+  return torch::nn::functional::linear(x, lin->weight.to(x.scalar_type()), bias);
+}
+
 SAGEConv::SAGEConv(int64_t in_dim, int64_t out_dim) : out_dim_(out_dim) {
   lin_neigh = register_module("lin_neigh", torch::nn::Linear(in_dim, out_dim));
   lin_root = register_module(
@@ -27,10 +34,8 @@ SAGEConv::SAGEConv(int64_t in_dim, int64_t out_dim) : out_dim_(out_dim) {
 
 torch::Tensor SAGEConv::forward(const BlockTensors& block, const torch::Tensor& x_src) {
   check_input(block, x_src, lin_root->options.in_features(), "SAGEConv");
-  auto sum = torch::zeros({block.num_dst, x_src.size(1)}, x_src.options())
-                 .index_add_(0, block.edge_dst, x_src.index_select(0, block.indices));
-  auto deg = block.deg_dst.clamp_min(1).to(x_src.scalar_type()).unsqueeze(1);
-  return lin_neigh->forward(sum / deg) + lin_root->forward(x_src.slice(0, 0, block.num_dst));
+  return linear_as_input(lin_neigh, aggregate_mean(block, x_src)) +
+         linear_as_input(lin_root, x_src.slice(0, 0, block.num_dst));
 }
 
 GCNConv::GCNConv(int64_t in_dim, int64_t out_dim) : out_dim_(out_dim) {
@@ -42,39 +47,57 @@ GCNConv::GCNConv(int64_t in_dim, int64_t out_dim) : out_dim_(out_dim) {
 }
 
 torch::Tensor GCNConv::forward(const BlockTensors& block, const torch::Tensor& x_src) {
-  check_input(block, x_src, lin->options.in_features(), "GCNConv");
-  auto h = lin->forward(x_src);  // [num_src, out]
-  const auto type = h.scalar_type();
+  const int64_t in_dim = lin->options.in_features();
+  check_input(block, x_src, in_dim, "GCNConv");
+  // out_i = self_i * x_i + sum_e w_e x_j (then W, then + b): per-edge and self weights.
+  const auto type = x_src.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+  torch::Tensor edge_w, self_w;
   if (!block.graph_deg.defined()) {
     auto inv_dst = (block.deg_dst.to(type) + 1).rsqrt();  // [num_dst]
     auto inv_src = (block.deg_src.to(type) + 1).rsqrt();  // [num_src]
-    auto hs = h * inv_src.unsqueeze(1);
-    auto agg = hs.slice(0, 0, block.num_dst).clone();  // self loops
-    agg.index_add_(0, block.edge_dst, hs.index_select(0, block.indices));
-    return agg * inv_dst.unsqueeze(1) + bias;
+    edge_w = inv_dst.index_select(0, block.edge_dst) * inv_src.index_select(0, block.indices);
+    self_w = inv_dst * inv_src.slice(0, 0, block.num_dst);
+  } else {
+    PARTITA_CHECK(block.graph_deg.size(0) == block.num_src, Error,
+                  "GCNConv: graph_deg has {} entries for {} src nodes", block.graph_deg.size(0),
+                  block.num_src);
+    auto inv_src = (block.graph_deg.to(type) + 1).rsqrt();  // [num_src]; dst rows first
+    auto inv_dst = inv_src.slice(0, 0, block.num_dst);
+    auto scale = block.graph_deg.slice(0, 0, block.num_dst).to(type) /
+                 block.deg_dst.clamp_min(1).to(type);  // d_i / k_i
+    edge_w = (inv_dst * scale).index_select(0, block.edge_dst) *
+             inv_src.index_select(0, block.indices);
+    self_w = inv_dst * inv_dst;  // 1 / (d_i + 1)
   }
-  PARTITA_CHECK(block.graph_deg.size(0) == block.num_src, Error,
-                "GCNConv: graph_deg has {} entries for {} src nodes", block.graph_deg.size(0),
-                block.num_src);
-  auto inv_src = (block.graph_deg.to(type) + 1).rsqrt();  // [num_src]; dst rows first
-  auto inv_dst = inv_src.slice(0, 0, block.num_dst);
-  auto hs = h * inv_src.unsqueeze(1);
-  auto neigh = torch::zeros({block.num_dst, h.size(1)}, h.options())
-                   .index_add_(0, block.edge_dst, hs.index_select(0, block.indices));
-  auto scale = block.graph_deg.slice(0, 0, block.num_dst).to(type) /
-               block.deg_dst.clamp_min(1).to(type);  // d_i / k_i
-  auto agg = hs.slice(0, 0, block.num_dst) + neigh * scale.unsqueeze(1);
-  return agg * inv_dst.unsqueeze(1) + bias;
+  self_w = self_w.to(x_src.scalar_type()).unsqueeze(1);
+  // Transform first only when that costs fewer flops than aggregating the wider input.
+  const double e = static_cast<double>(block.num_edges());
+  const double transform_first = static_cast<double>(block.num_src) * in_dim * out_dim_ * 2 +
+                                 e * out_dim_;
+  const double aggregate_first = static_cast<double>(block.num_dst) * in_dim * out_dim_ * 2 +
+                                 e * in_dim;
+  if (transform_first < aggregate_first) {
+    const torch::Tensor h = linear_as_input(lin, x_src);
+    return aggregate(block, h, edge_w) + h.slice(0, 0, block.num_dst) * self_w +
+           bias.to(h.scalar_type());
+  }
+  const torch::Tensor agg =
+      aggregate(block, x_src, edge_w) + x_src.slice(0, 0, block.num_dst) * self_w;
+  return linear_as_input(lin, agg) + bias.to(x_src.scalar_type());
 }
 
-GATConv::GATConv(int64_t in_dim, int64_t head_dim, int64_t heads, bool concat)
-    : head_dim_(head_dim), heads_(heads), concat_(concat) {
+GATConv::GATConv(int64_t in_dim, int64_t head_dim, int64_t heads, bool concat,
+                 double attention_dropout)
+    : head_dim_(head_dim), heads_(heads), concat_(concat), attention_dropout_(attention_dropout) {
+  PARTITA_CHECK(attention_dropout >= 0 && attention_dropout < 1, Error,
+                "GATConv: attention dropout must be in [0, 1), got {}", attention_dropout);
   lin = register_module(
       "lin", torch::nn::Linear(torch::nn::LinearOptions(in_dim, heads * head_dim).bias(false)));
   att_src = register_parameter("att_src", torch::empty({heads, head_dim}));
   att_dst = register_parameter("att_dst", torch::empty({heads, head_dim}));
   bias = register_parameter("bias", torch::zeros({out_dim()}));
   torch::NoGradGuard no_grad;
+  torch::nn::init::xavier_uniform_(lin->weight);  // Glorot, as in the GAT paper
   torch::nn::init::xavier_uniform_(att_src);
   torch::nn::init::xavier_uniform_(att_dst);
 }
@@ -86,27 +109,25 @@ torch::Tensor GATConv::forward(const BlockTensors& block, const torch::Tensor& x
 torch::Tensor GATConv::forward_with_attention(const BlockTensors& block, const torch::Tensor& x_src,
                                               torch::Tensor* alpha) {
   check_input(block, x_src, lin->options.in_features(), "GATConv");
-  auto h = lin->forward(x_src).view({block.num_src, heads_, head_dim_});
-  auto self = torch::arange(block.num_dst, block.indices.options());
-  auto src = torch::cat({block.indices, self});  // edges, then one self loop per dst
-  auto dst = torch::cat({block.edge_dst, self});
-  auto score_src = (h * att_src).sum(-1);                             // [num_src, K]
-  auto score_dst = (h.slice(0, 0, block.num_dst) * att_dst).sum(-1);  // [num_dst, K]
-  auto e = torch::leaky_relu(score_src.index_select(0, src) + score_dst.index_select(0, dst),
-                             0.2);  // [E', K]
-  // Per-dst max (no gradient needed: softmax is shift-invariant). Every dst has its self
-  // loop, so every max is finite.
-  auto max =
-      torch::full({block.num_dst, heads_}, -std::numeric_limits<float>::infinity(), e.options())
-          .index_reduce_(0, dst, e.detach(), "amax", true);
-  auto ex = (e - max.index_select(0, dst)).exp();
-  auto denom = torch::zeros({block.num_dst, heads_}, e.options()).index_add_(0, dst, ex);
-  auto a = ex / denom.index_select(0, dst);
-  auto out = torch::zeros({block.num_dst, heads_, head_dim_}, h.options())
-                 .index_add_(0, dst, h.index_select(0, src) * a.unsqueeze(-1));
-  if (alpha != nullptr) *alpha = a;
-  out = concat_ ? out.reshape({block.num_dst, heads_ * head_dim_}) : out.mean(1);
-  return out + bias;
+  const torch::Tensor h = linear_as_input(lin, x_src);  // [num_src, K * D]
+  const auto hv = h.view({block.num_src, heads_, head_dim_});
+  const auto score_src = (hv * att_src.to(h.scalar_type())).sum(-1);  // [num_src, K]
+  const auto score_dst =
+      (hv.slice(0, 0, block.num_dst) * att_dst.to(h.scalar_type())).sum(-1);  // [num_dst, K]
+  // Every dst attends over its in-edges and itself: the self loop leads each row.
+  const BlockTensors looped = with_self_loops(block);
+  torch::Tensor a = gat_edge_softmax(looped, score_src, score_dst, 0.2);  // [E + num_dst, K]
+  if (alpha != nullptr) {
+    // Back to the documented order: block edges first, then the self loops.
+    const auto edge_rows = torch::arange(block.num_edges(), torch::kInt64) + block.edge_dst + 1;
+    const auto self_rows = looped.indptr.slice(0, 0, block.num_dst);
+    *alpha = a.index_select(0, torch::cat({edge_rows, self_rows}));
+  }
+  if (is_training() && attention_dropout_ > 0)
+    a = counter_dropout(a, attention_dropout_, dropout_key_);
+  torch::Tensor out = aggregate(looped, h, a);  // [num_dst, K * D]
+  if (!concat_) out = out.view({block.num_dst, heads_, head_dim_}).mean(1);
+  return out + bias.to(out.scalar_type());
 }
 
 }  // namespace partita::nn

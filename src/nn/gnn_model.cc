@@ -5,6 +5,8 @@
 #include <string>
 
 #include "partita/core/error.h"
+#include "partita/core/random.h"
+#include "partita/nn/dropout.h"
 
 namespace partita::nn {
 
@@ -17,9 +19,11 @@ std::shared_ptr<BlockConv> make_conv(const GnnOptions& o, int64_t in, bool last)
       return std::make_shared<SAGEConv>(in, out);
     case ConvKind::kGcn:
       return std::make_shared<GCNConv>(in, out);
-    case ConvKind::kGat:
-      return last ? std::make_shared<GATConv>(in, out, o.heads, /*concat=*/false)
-                  : std::make_shared<GATConv>(in, out / o.heads, o.heads, /*concat=*/true);
+    case ConvKind::kGat: {
+      const double attention = o.attention_dropout < 0 ? o.dropout : o.attention_dropout;
+      return last ? std::make_shared<GATConv>(in, out, 1, /*concat=*/false, attention)
+                  : std::make_shared<GATConv>(in, out, o.heads, /*concat=*/true, attention);
+    }
   }
   throw Error("GnnModel: unknown conv kind");
 }
@@ -33,10 +37,10 @@ GnnModel::GnnModel(const GnnOptions& options) : options_(options) {
                 o.hidden, o.out_dim);
   PARTITA_CHECK(o.layers >= 1, Error, "GnnModel: layers must be >= 1, got {}", o.layers);
   PARTITA_CHECK(o.heads >= 1, Error, "GnnModel: heads must be >= 1, got {}", o.heads);
-  PARTITA_CHECK(o.kind != ConvKind::kGat || o.layers == 1 || o.hidden % o.heads == 0, Error,
-                "GnnModel: hidden {} not divisible by heads {}", o.hidden, o.heads);
   PARTITA_CHECK(o.dropout >= 0.0 && o.dropout < 1.0, Error,
                 "GnnModel: dropout must be in [0, 1), got {}", o.dropout);
+  PARTITA_CHECK(o.attention_dropout < 1.0, Error,
+                "GnnModel: attention dropout must be < 1, got {}", o.attention_dropout);
   int64_t in = o.in_dim;
   for (int64_t l = 0; l < o.layers; ++l) {
     bool last = l + 1 == o.layers;
@@ -65,19 +69,26 @@ torch::Tensor GnnModel::forward(const std::vector<BlockTensors>& blocks,
                     x_input.size(1) == options_.in_dim,
                 Error, "GnnModel: x_input must be [{}, {}]", blocks.back().num_src,
                 options_.in_dim);
-  torch::Tensor x = x_input;
+  const bool bf16 = options_.precision == Precision::kBf16;
+  torch::Tensor x = bf16 ? x_input.to(torch::kBFloat16) : x_input;
+  const uint64_t key = dropout_key_;
+  if (is_training()) dropout_key_ = mix64(dropout_key_ + 1);
   for (int64_t l = 0; l < L; ++l) {
     const BlockTensors& block = blocks[L - 1 - l];
     PARTITA_CHECK(x.size(0) == block.num_src, Error,
                   "GnnModel: layer {} gets {} rows, its block has {} src nodes", l, x.size(0),
                   block.num_src);
-    if (options_.dropout > 0.0) x = torch::dropout(x, options_.dropout, is_training());
+    const auto layer = static_cast<uint64_t>(l);
+    if (options_.dropout > 0.0 && is_training())
+      x = counter_dropout(x, options_.dropout, stream_key(key, layer, 0));
+    if (auto* gat = dynamic_cast<GATConv*>(convs_[l].get()))
+      gat->set_dropout_key(stream_key(key, layer, 1));
     x = convs_[l]->forward(block, x);
     if (l + 1 == L) break;
-    if (!norms_.empty()) x = norms_[l].forward(x);
-    x = torch::relu(x);
+    if (!norms_.empty()) x = norms_[l].forward(x.to(torch::kFloat32)).to(x.scalar_type());
+    x = options_.kind == ConvKind::kGat ? torch::elu(x) : torch::relu(x);
   }
-  return x;
+  return x.to(torch::kFloat32);
 }
 
 }  // namespace partita::nn

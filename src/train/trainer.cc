@@ -13,6 +13,7 @@
 #include "partita/loader/batch_pipeline.h"
 #include "partita/loader/seeds.h"
 #include "partita/nn/block_tensors.h"
+#include "partita/nn/precision.h"
 #include "partita/train/checkpoint.h"
 
 namespace partita::train {
@@ -20,7 +21,7 @@ namespace {
 
 // Sampling-key epochs of evaluation passes, far from training epochs.
 constexpr uint64_t kEvalTagBase = uint64_t{1} << 40;
-// Stream tag of torch's per-epoch seed (dropout).
+// Stream tag of the per-step dropout keys.
 constexpr uint64_t kDropoutStream = 0x64726f706f7574ULL;
 constexpr int kCheckpointsKept = 2;
 
@@ -71,6 +72,9 @@ Trainer::Trainer(loader::DistSession& session, const TrainOptions& options)
                 "allreduce bucket of {} bytes is too small", options_.bucket_bytes);
   PARTITA_CHECK(!options_.resume || !options_.checkpoint_dir.empty(), UsageError,
                 "--resume needs --checkpoint-dir");
+  PARTITA_CHECK(m.precision != nn::Precision::kBf16 || nn::cpu_supports_bf16(), UsageError,
+                "--precision bf16: this CPU has no native bfloat16 arithmetic (AVX512-BF16 or "
+                "AMX-BF16); use --precision fp32");
   torch::set_num_threads(std::max(1, options_.torch_threads));
 
   // The batch plan (see the header): one allreduce for N, one for the global batch.
@@ -172,9 +176,6 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   rec.epoch = epoch + 1;
   rec.steps = steps_;
   rec.seeds = steps_ * global_batch_;
-  // Dropout masks: a function of (seed, epoch, rank) only, so a resumed run repeats them.
-  torch::manual_seed(stream_key(options_.seed, static_cast<uint64_t>(epoch),
-                                static_cast<uint64_t>(session_.rank()), kDropoutStream));
 
   std::optional<loader::BatchPipeline> pipeline;
   if (local_batch_ > 0) {
@@ -200,6 +201,10 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
     watch.restart();
     impl_->optimizer->zero_grad();
     double local_loss = 0;
+    // Dropout masks: a function of (seed, epoch, step, rank), so a resumed run repeats them.
+    model_->set_dropout_key(stream_key(options_.seed, static_cast<uint64_t>(epoch),
+                                       static_cast<uint64_t>(step),
+                                       static_cast<uint64_t>(session_.rank()), kDropoutStream));
     if (batch) {
       rec.sample_s += batch->sample_s;
       rec.fetch_s += batch->fetch_s;

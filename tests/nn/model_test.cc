@@ -73,8 +73,7 @@ TEST_F(ModelTest, RejectsWrongBlockCountAndOptions) {
   EXPECT_THROW(model.forward(one, b.x), Error);
   EXPECT_THROW(model.forward(b.blocks, torch::randn({40, 8})), Error);
   GnnOptions bad = options(ConvKind::kGat);
-  bad.hidden = 30;
-  bad.heads = 4;
+  bad.attention_dropout = 1.0;
   EXPECT_THROW(GnnModel{bad}, Error);
   bad = options(ConvKind::kSage);
   bad.layers = 0;

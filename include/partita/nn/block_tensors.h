@@ -18,6 +18,12 @@ struct BlockTensors {
   torch::Tensor edge_dst;  // [E] dst id of each edge (repeat_interleave of deg_dst)
   torch::Tensor deg_dst;   // [num_dst] in-degree of each dst in the block
   torch::Tensor deg_src;   // [num_src] out-degree of each src (edges with it as source)
+  // The transposed block (rows = src nodes), for backward passes without atomics: the
+  // edges of src j are t_indptr[j] .. t_indptr[j+1] in increasing edge id; t_dst holds
+  // their dst and t_eid their edge id (position in indices).
+  torch::Tensor t_indptr;  // [num_src + 1]
+  torch::Tensor t_dst;     // [E]
+  torch::Tensor t_eid;     // [E]
   // [num_src] in-degree of each src node in the whole graph (its dst rows first), when the
   // loader fetched it; undefined otherwise. GCNConv normalizes with it when defined.
   torch::Tensor graph_deg;
@@ -28,6 +34,10 @@ struct BlockTensors {
 // Converts `block`. Throws partita::Error if the block is inconsistent (indptr size or
 // monotonicity, num_src < num_dst, an src id out of range).
 BlockTensors to_block_tensors(const sample::Block& block, torch::Device device = torch::kCPU);
+
+// The same block with one self loop per dst added as the first edge of its row (src i ->
+// dst i), for layers that attend over N(i) ∪ {i} (GAT). graph_deg is kept. CPU only.
+BlockTensors with_self_loops(const BlockTensors& block);
 
 // Converts every block, keeping hop order (result[0] has dst = seeds).
 std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,

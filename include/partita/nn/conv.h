@@ -3,6 +3,11 @@
 //   forward(block, x_src) -> x_dst
 // with x_src [block.num_src, in_dim] (its first num_dst rows are the dst nodes' own
 // features) and x_dst [block.num_dst, out_dim]. Edges are src -> dst (in-neighbors of dst).
+//
+// Message passing runs on the fused kernels of message_passing.h (no per-edge feature
+// rows). x_src may be float32 or bfloat16: the parameters stay float32 (master weights) and
+// are cast to x_src's type for the matrix products, so bf16 inputs give bf16 outputs with
+// fp32 accumulation inside the kernels.
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/types.h>
@@ -20,9 +25,13 @@ class BlockConv : public torch::nn::Module {
   virtual int64_t out_dim() const = 0;
 };
 
+// lin(x) with lin's float32 parameters cast to x's type (bf16 products on bf16 inputs).
+torch::Tensor linear_as_input(torch::nn::Linear& lin, const torch::Tensor& x);
+
 // GraphSAGE, mean aggregator:
 //   out_i = W_neigh * mean_{j in N(i)} x_j + W_root * x_i + b
 // mean is 0 for a dst with no in-edges. W_neigh carries the bias, W_root has none.
+// Aggregates first, then transforms num_dst rows only.
 class SAGEConv : public BlockConv {
  public:
   SAGEConv(int64_t in_dim, int64_t out_dim);
@@ -50,6 +59,8 @@ class SAGEConv : public BlockConv {
 // deg_dst_i = in-degree of dst i in the block, deg_src_j = out-degree of src j in the
 // block (edges with j as source); the self-loop term uses src row i (= dst i) and its
 // deg_src_i. Edges listed twice count twice.
+//
+// W is applied before or after the (linear) aggregation, whichever costs fewer flops.
 class GCNConv : public BlockConv {
  public:
   GCNConv(int64_t in_dim, int64_t out_dim);
@@ -68,17 +79,23 @@ class GCNConv : public BlockConv {
 //   alpha_ij = softmax over j of e_ij (stable: per-dst max subtracted)
 //   out_i,k = sum_j alpha_ij h_j
 // concat: out = [out_1 || ... || out_K] + b, out_dim = K * head_dim; else the heads'
-// mean + b, out_dim = head_dim. No attention dropout.
+// mean + b, out_dim = head_dim. In training mode, alpha goes through dropout with
+// probability attention_dropout (the paper's dropout on the normalized coefficients), with
+// the key set by set_dropout_key.
 class GATConv : public BlockConv {
  public:
-  GATConv(int64_t in_dim, int64_t head_dim, int64_t heads, bool concat = true);
+  GATConv(int64_t in_dim, int64_t head_dim, int64_t heads, bool concat = true,
+          double attention_dropout = 0.0);
   torch::Tensor forward(const BlockTensors& block, const torch::Tensor& x_src) override;
   int64_t out_dim() const override { return concat_ ? heads_ * head_dim_ : head_dim_; }
 
-  // As forward, also returning alpha [E + num_dst, K]: rows [0, E) follow the block's
-  // edges, rows [E, E + num_dst) are the self loops of dst 0..num_dst-1.
+  // As forward, also returning alpha [E + num_dst, K] (before dropout): rows [0, E) follow
+  // the block's edges, rows [E, E + num_dst) are the self loops of dst 0..num_dst-1.
   torch::Tensor forward_with_attention(const BlockTensors& block, const torch::Tensor& x_src,
                                        torch::Tensor* alpha);
+
+  // Key of the attention-dropout mask of the next forward (nn/dropout.h).
+  void set_dropout_key(uint64_t key) { dropout_key_ = key; }
 
   torch::nn::Linear lin{nullptr};  // in_dim -> heads * head_dim, no bias
   torch::Tensor att_src;           // [heads, head_dim]
@@ -89,6 +106,8 @@ class GATConv : public BlockConv {
   int64_t head_dim_;
   int64_t heads_;
   bool concat_;
+  double attention_dropout_;
+  uint64_t dropout_key_ = 0;
 };
 
 }  // namespace partita::nn

@@ -10,6 +10,7 @@
 
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/conv.h"
+#include "partita/nn/precision.h"
 
 namespace partita::nn {
 
@@ -19,13 +20,19 @@ enum class NormKind { kNone, kBatch, kLayer };
 struct GnnOptions {
   ConvKind kind = ConvKind::kSage;
   int64_t in_dim = 0;
-  int64_t hidden = 0;    // width of every hidden layer's output (all heads together for GAT)
+  // Width of every hidden layer's output; for GAT the width of one head, so that a hidden
+  // GAT layer outputs hidden * heads features (its heads concatenated), as in the paper.
+  int64_t hidden = 0;
   int64_t out_dim = 0;   // number of classes
   int64_t layers = 2;    // L >= 1
-  int64_t heads = 1;     // GAT only; hidden % heads == 0; the last layer averages its heads
+  int64_t heads = 1;     // GAT only: heads of the hidden layers; the output layer has one
   double dropout = 0.0;  // on the input of every layer (as in the GCN and GAT papers),
                          // in training mode only
-  NormKind norm = NormKind::kNone;  // on each hidden layer's output, before ReLU
+  // GAT only: dropout on the attention coefficients, in training mode; < 0: = dropout.
+  double attention_dropout = -1.0;
+  NormKind norm = NormKind::kNone;  // on each hidden layer's output, before the activation
+  // Activations and matrix products in fp32 or bf16 (parameters stay fp32; precision.h).
+  Precision precision = Precision::kFp32;
 };
 
 class GnnModel : public torch::nn::Module {
@@ -34,12 +41,20 @@ class GnnModel : public torch::nn::Module {
   // hidden not divisible by heads.
   explicit GnnModel(const GnnOptions& options);
 
-  // blocks in hop order (blocks[0].dst = seeds), x_input [blocks.back().num_src, in_dim].
+  // blocks in hop order (blocks[0].dst = seeds), x_input [blocks.back().num_src, in_dim]
+  // (float32; cast to bf16 first with Precision::kBf16).
   // Layer 0 runs on blocks.back(), layer L-1 on blocks[0]; every layer's input goes
-  // through dropout, hidden layers are followed by norm and ReLU.
-  // Returns logits [blocks[0].num_dst, out_dim].
+  // through dropout, hidden layers are followed by norm and the activation (ELU for GAT,
+  // as in the paper; ReLU otherwise).
+  // Returns float32 logits [blocks[0].num_dst, out_dim].
   // Throws partita::Error if blocks.size() != layers or x_input has the wrong shape.
   torch::Tensor forward(const std::vector<BlockTensors>& blocks, const torch::Tensor& x_input);
+
+  // Dropout masks (nn/dropout.h) of the next training forward are keyed by `key` (and the
+  // layer); every training forward then moves the key on, so consecutive forwards draw
+  // new masks whether or not the caller sets keys. A trainer that sets a key per step from
+  // (seed, epoch, step, rank) gets masks that a resumed run repeats exactly.
+  void set_dropout_key(uint64_t key) { dropout_key_ = key; }
 
   const GnnOptions& options() const { return options_; }
 
@@ -47,6 +62,7 @@ class GnnModel : public torch::nn::Module {
   GnnOptions options_;
   std::vector<std::shared_ptr<BlockConv>> convs_;
   std::vector<torch::nn::AnyModule> norms_;  // one per hidden layer when norm != kNone
+  uint64_t dropout_key_ = 0;
 };
 
 }  // namespace partita::nn

@@ -22,9 +22,12 @@
 // batch; then the optimizer steps. Every rank thus applies the same update.
 //
 // Randomness: shuffles and samples are keyed by (seed, epoch, step) (loader/, sample/);
-// torch's generator, used by dropout, is reseeded at the start of every epoch from
-// (seed, epoch, rank). A run is reproducible from its seed, and a resumed run continues
-// exactly as the uninterrupted one (checkpoint.h).
+// dropout masks by (seed, epoch, step, rank) (GnnModel::set_dropout_key). A run is
+// reproducible from its seed, and a resumed run continues exactly as the uninterrupted
+// one (checkpoint.h).
+//
+// Precision: options.model.precision runs the model in fp32 or bf16; parameters, Adam/SGD
+// state, gradients' allreduce, the loss and its softmax stay fp32 in both.
 //
 // Evaluation is distributed the same way: each rank classifies its own ids in batches of
 // batch_size with the training fanouts (eval mode, no grad) and the correct/total counts

@@ -1,0 +1,37 @@
+#pragma once
+// Fused message passing on a block, as autograd functions over the kernels of
+// src/nn/kernels.h: no tensor with one feature row per edge is ever materialized, and the
+// backward passes scatter through the transposed block (BlockTensors::t_*) without atomics.
+// Results are bit-identical for any number of torch threads.
+//
+// Feature tensors may be float32 or bfloat16 (accumulation in fp32; weights and scores are
+// float32), or float64 (weights and scores float64; for gradient checks). Blocks must be on
+// the CPU.
+#include <torch/types.h>
+
+#include "partita/nn/block_tensors.h"
+
+namespace partita::nn {
+
+// Weighted sum over each dst's in-edges:
+//   out[i, :] = sum_{edges e = (j -> i)} w_e * x[j, :]
+// x: [num_src, F]; edge_weight (float64 for float64 x, else float32): undefined (all 1),
+// [E], or [E, H] with F % H == 0, where
+// head h's weights apply to columns [h F/H, (h+1) F/H). Returns [num_dst, F] in x's dtype;
+// a dst without in-edges gets zeros. Gradients flow to x and, when it requires grad, to
+// edge_weight. Throws partita::Error on shape or dtype mismatches.
+torch::Tensor aggregate(const BlockTensors& block, const torch::Tensor& x,
+                        const torch::Tensor& edge_weight = {});
+
+// The mean over each dst's in-edges (0 without in-edges): aggregate with w_e = 1 / deg(i).
+torch::Tensor aggregate_mean(const BlockTensors& block, const torch::Tensor& x);
+
+// GAT's attention: per dst i and head h, over i's in-edges e = (j -> i),
+//   alpha[e, h] = softmax_e LeakyReLU_slope(score_src[j, h] + score_dst[i, h])
+// score_src [num_src, H], score_dst [num_dst, H]; returns alpha [E, H], float64 for float64
+// scores and float32 otherwise (rows sum
+// to 1 per dst and head; nothing for a dst without in-edges). Differentiable in both scores.
+torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& score_src,
+                               const torch::Tensor& score_dst, double negative_slope = 0.2);
+
+}  // namespace partita::nn

@@ -1,0 +1,300 @@
+// Kernels of kernels.h. The row loops are compiled for x86-64-v4 (AVX-512), v3 (AVX2, FMA)
+// and the baseline
+// (target_clones, chosen by CPU features when the program loads), so the build stays
+// portable.
+#include "kernels.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#define PARTITA_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define PARTITA_INLINE inline __attribute__((always_inline))
+
+namespace partita::nn::kernels {
+namespace {
+
+// Rows per task: enough work per task to amortize the scheduling.
+constexpr int64_t kRowGrain = 64;
+
+// The compute type of a value type (see kernels.h).
+template <class T>
+struct Compute {
+  using type = float;
+};
+template <>
+struct Compute<double> {
+  using type = double;
+};
+
+PARTITA_INLINE float load(const float* p, int64_t i) { return p[i]; }
+PARTITA_INLINE double load(const double* p, int64_t i) { return p[i]; }
+PARTITA_INLINE float load(const uint16_t* p, int64_t i) {
+  const uint32_t u = static_cast<uint32_t>(p[i]) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+PARTITA_INLINE void store(float* p, int64_t i, float v) { p[i] = v; }
+PARTITA_INLINE void store(double* p, int64_t i, double v) { p[i] = v; }
+// Round to nearest even, as torch's float -> bfloat16 conversion (NaN stays NaN).
+// Branch-free, so that loops storing bf16 vectorize.
+PARTITA_INLINE void store(uint16_t* p, int64_t i, float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t quiet_nan = (u >> 16) | 0x40u;
+  const uint32_t is_nan = 0u - static_cast<uint32_t>((u & 0x7fffffffu) > 0x7f800000u);
+  p[i] = static_cast<uint16_t>((rounded & ~is_nan) | (quiet_nan & is_nan));
+}
+
+PARTITA_INLINE int64_t edge_of(const Csr& c, int64_t k) { return c.eid ? c.eid[k] : k; }
+
+template <class T, class C>
+PARTITA_INLINE void spmm_rows_impl(const Csr& c, const T* x, const C* w, int64_t heads,
+                                   int64_t dim, T* out, int64_t begin, int64_t end, C* acc) {
+  const int64_t width = heads * dim;
+  for (int64_t r = begin; r < end; ++r) {
+    std::fill(acc, acc + width, C(0));
+    for (int64_t k = c.ptr[r]; k < c.ptr[r + 1]; ++k) {
+      const T* row = x + c.col[k] * width;
+      if (k + 1 < c.ptr[r + 1]) __builtin_prefetch(x + c.col[k + 1] * width);
+      const C* wk = w ? w + edge_of(c, k) * heads : nullptr;
+      for (int64_t h = 0; h < heads; ++h) {
+        const C wh = wk ? wk[h] : C(1);
+        C* a = acc + h * dim;
+        const T* xr = row + h * dim;
+        for (int64_t d = 0; d < dim; ++d) a[d] += wh * load(xr, d);
+      }
+    }
+    T* o = out + r * width;
+    for (int64_t f = 0; f < width; ++f) store(o, f, acc[f]);
+  }
+}
+
+template <class T, class C>
+PARTITA_INLINE void edge_dot_rows_impl(const Csr& c, const T* a, const T* b, int64_t heads,
+                                       int64_t dim, C* out, int64_t begin, int64_t end) {
+  const int64_t width = heads * dim;
+  for (int64_t r = begin; r < end; ++r) {
+    const T* ar = a + r * width;
+    for (int64_t k = c.ptr[r]; k < c.ptr[r + 1]; ++k) {
+      const T* br = b + c.col[k] * width;
+      C* o = out + edge_of(c, k) * heads;
+      for (int64_t h = 0; h < heads; ++h) {
+        C s = 0;
+        for (int64_t d = h * dim; d < (h + 1) * dim; ++d) s += load(ar, d) * load(br, d);
+        o[h] = s;
+      }
+    }
+  }
+}
+
+// lowbias32 (a bijective 32-bit mix with good avalanche); vectorizes (32-bit multiplies).
+PARTITA_INLINE uint32_t mix32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+template <class T>
+PARTITA_INLINE void dropout_range_impl(const T* x, T* out, int64_t begin, int64_t end,
+                                       uint32_t threshold, float scale, uint32_t k0,
+                                       uint32_t k1) {
+  using C = typename Compute<T>::type;
+  // 32-bit counter and unconditional load: the loop vectorizes (n < 2^32, kernels.h).
+  const T* xb = x + begin;
+  T* ob = out + begin;
+  const auto base = static_cast<uint32_t>(begin), n = static_cast<uint32_t>(end - begin);
+  for (uint32_t j = 0; j < n; ++j) {
+    const uint32_t h = mix32(mix32((base + j) ^ k0) + k1);
+    const C v = load(xb, j) * static_cast<C>(scale);
+    store(ob, j, h >= threshold ? v : C(0));
+  }
+}
+
+// One compiled clone set per value type.
+#define PARTITA_ROW_KERNELS(T)                                                                 \
+  PARTITA_CLONES void spmm_rows(const Csr& c, const T* x, const Compute<T>::type* w,         \
+                                int64_t heads, int64_t dim, T* out, int64_t begin,           \
+                                int64_t end, Compute<T>::type* acc) {                        \
+    spmm_rows_impl(c, x, w, heads, dim, out, begin, end, acc);                               \
+  }                                                                                          \
+  PARTITA_CLONES void edge_dot_rows(const Csr& c, const T* a, const T* b, int64_t heads,     \
+                                    int64_t dim, Compute<T>::type* out, int64_t begin,       \
+                                    int64_t end) {                                           \
+    edge_dot_rows_impl(c, a, b, heads, dim, out, begin, end);                                \
+  }                                                                                          \
+  PARTITA_CLONES void dropout_range(const T* x, T* out, int64_t begin, int64_t end,          \
+                                    uint32_t threshold, float scale, uint32_t k0,            \
+                                    uint32_t k1) {                                           \
+    dropout_range_impl(x, out, begin, end, threshold, scale, k0, k1);                        \
+  }
+PARTITA_ROW_KERNELS(float)
+PARTITA_ROW_KERNELS(uint16_t)
+PARTITA_ROW_KERNELS(double)
+#undef PARTITA_ROW_KERNELS
+
+template <class C>
+PARTITA_INLINE C leaky(C v, C slope) {
+  return v > 0 ? v : slope * v;
+}
+
+// Calls f(T*) with the value type of dt.
+template <class F>
+void with_type(Dtype dt, F&& f) {
+  switch (dt) {
+    case Dtype::kF32:
+      f(static_cast<float*>(nullptr));
+      return;
+    case Dtype::kBF16:
+      f(static_cast<uint16_t*>(nullptr));
+      return;
+    case Dtype::kF64:
+      f(static_cast<double*>(nullptr));
+      return;
+  }
+}
+
+template <class C>
+void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, int64_t heads,
+                      C slope, C* alpha) {
+  at::parallel_for(0, c.rows, kRowGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t lo = c.ptr[r], hi = c.ptr[r + 1];
+      for (int64_t h = 0; h < heads; ++h) {
+        const C sd = score_dst[r * heads + h];
+        C max = -std::numeric_limits<C>::infinity();
+        for (int64_t k = lo; k < hi; ++k) {
+          const C e = leaky(score_src[c.col[k] * heads + h] + sd, slope);
+          alpha[edge_of(c, k) * heads + h] = e;
+          max = std::max(max, e);
+        }
+        C sum = 0;
+        for (int64_t k = lo; k < hi; ++k) {
+          C& a = alpha[edge_of(c, k) * heads + h];
+          a = std::exp(a - max);
+          sum += a;
+        }
+        const C inv = C(1) / sum;
+        for (int64_t k = lo; k < hi; ++k) alpha[edge_of(c, k) * heads + h] *= inv;
+      }
+    }
+  });
+}
+
+template <class C>
+void gat_backward_impl(const Csr& c, const Csr& by_src, const C* score_src, const C* score_dst,
+                       const C* alpha, const C* grad_alpha, int64_t heads, C slope, C* grad_pre,
+                       C* grad_score_src, C* grad_score_dst) {
+  at::parallel_for(0, c.rows, kRowGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t lo = c.ptr[r], hi = c.ptr[r + 1];
+      for (int64_t h = 0; h < heads; ++h) {
+        C dot = 0;
+        for (int64_t k = lo; k < hi; ++k) {
+          const int64_t e = edge_of(c, k) * heads + h;
+          dot += alpha[e] * grad_alpha[e];
+        }
+        const C sd = score_dst[r * heads + h];
+        C sum = 0;
+        for (int64_t k = lo; k < hi; ++k) {
+          const int64_t e = edge_of(c, k) * heads + h;
+          const C g = alpha[e] * (grad_alpha[e] - dot);
+          const C pre = score_src[c.col[k] * heads + h] + sd;
+          grad_pre[e] = pre > 0 ? g : slope * g;
+          sum += grad_pre[e];
+        }
+        grad_score_dst[r * heads + h] = sum;
+      }
+    }
+  });
+  at::parallel_for(0, by_src.rows, kRowGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t j = begin; j < end; ++j) {
+      C* g = grad_score_src + j * heads;
+      std::fill(g, g + heads, C(0));
+      for (int64_t k = by_src.ptr[j]; k < by_src.ptr[j + 1]; ++k) {
+        const C* gp = grad_pre + edge_of(by_src, k) * heads;
+        for (int64_t h = 0; h < heads; ++h) g[h] += gp[h];
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void spmm(const Csr& csr, const void* x, const void* w, int64_t heads, int64_t head_dim,
+          void* out, Dtype dt) {
+  with_type(dt, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    using C = typename Compute<T>::type;
+    at::parallel_for(0, csr.rows, kRowGrain, [&](int64_t begin, int64_t end) {
+      std::vector<C> acc(static_cast<size_t>(heads * head_dim));
+      spmm_rows(csr, static_cast<const T*>(x), static_cast<const C*>(w), heads, head_dim,
+                static_cast<T*>(out), begin, end, acc.data());
+    });
+  });
+}
+
+void edge_dot(const Csr& csr, const void* a, const void* b, int64_t heads, int64_t head_dim,
+              void* out, Dtype dt) {
+  with_type(dt, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    using C = typename Compute<T>::type;
+    at::parallel_for(0, csr.rows, kRowGrain, [&](int64_t begin, int64_t end) {
+      edge_dot_rows(csr, static_cast<const T*>(a), static_cast<const T*>(b), heads, head_dim,
+                    static_cast<C*>(out), begin, end);
+    });
+  });
+}
+
+void gat_softmax_forward(const Csr& by_dst, const void* score_src, const void* score_dst,
+                         int64_t heads, double slope, void* alpha, Dtype dt) {
+  if (dt == Dtype::kF64) {
+    gat_forward_impl(by_dst, static_cast<const double*>(score_src),
+                     static_cast<const double*>(score_dst), heads, slope,
+                     static_cast<double*>(alpha));
+  } else {
+    gat_forward_impl(by_dst, static_cast<const float*>(score_src),
+                     static_cast<const float*>(score_dst), heads, static_cast<float>(slope),
+                     static_cast<float*>(alpha));
+  }
+}
+
+void gat_softmax_backward(const Csr& by_dst, const Csr& by_src, const void* score_src,
+                          const void* score_dst, const void* alpha, const void* grad_alpha,
+                          int64_t heads, double slope, void* grad_pre, void* grad_score_src,
+                          void* grad_score_dst, Dtype dt) {
+  with_type(dt == Dtype::kF64 ? Dtype::kF64 : Dtype::kF32, [&](auto* type) {
+    using C = std::remove_pointer_t<decltype(type)>;
+    gat_backward_impl(by_dst, by_src, static_cast<const C*>(score_src),
+                      static_cast<const C*>(score_dst), static_cast<const C*>(alpha),
+                      static_cast<const C*>(grad_alpha), heads, static_cast<C>(slope),
+                      static_cast<C*>(grad_pre), static_cast<C*>(grad_score_src),
+                      static_cast<C*>(grad_score_dst));
+  });
+}
+
+void dropout(const void* x, void* out, int64_t n, uint32_t threshold, float scale, uint64_t key,
+             Dtype dt) {
+  const auto k0 = static_cast<uint32_t>(key);
+  const auto k1 = static_cast<uint32_t>(key >> 32);
+  with_type(dt, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    at::parallel_for(0, n, int64_t{1} << 16, [&](int64_t begin, int64_t end) {
+      dropout_range(static_cast<const T*>(x), static_cast<T*>(out), begin, end, threshold, scale,
+                    k0, k1);
+    });
+  });
+}
+
+}  // namespace partita::nn::kernels

@@ -1,0 +1,59 @@
+#pragma once
+// Raw CPU kernels of the fused message passing and dropout (no torch types here: the
+// autograd wrappers in message_passing.cc and dropout.cc own the tensors).
+//
+// Every kernel runs over row ranges on torch's intra-op threads (at::parallel_for) and
+// writes each output row from exactly one thread, in a fixed order inside the row, so the
+// results are bit-identical for any thread count and need no atomics. Feature values are
+// float (fp32), bfloat16 (raw bits in uint16_t) or double (for gradient checks); their
+// "compute type", used for weights, scores and arithmetic, is double for double and fp32
+// otherwise.
+#include <cstdint>
+
+namespace partita::nn::kernels {
+
+enum class Dtype { kF32, kBF16, kF64 };
+
+// Compressed rows: row r owns entries [ptr[r], ptr[r+1]); entry k points at row col[k] of
+// the gathered matrix and uses the weights of edge eid[k] (eid == nullptr: edge k).
+struct Csr {
+  int64_t rows = 0;
+  const int64_t* ptr = nullptr;
+  const int64_t* col = nullptr;
+  const int64_t* eid = nullptr;
+};
+
+// Weighted gather-sum. x: [*, H * D] (dtype dt), w: [E, H] (compute type) or nullptr (1),
+// out: [csr.rows, H * D] (dtype dt), overwritten (rows without entries become 0):
+//   out[r, h*D + d] = sum_{k in row r} w[eid(k), h] * x[col[k], h*D + d]
+void spmm(const Csr& csr, const void* x, const void* w, int64_t heads, int64_t head_dim,
+          void* out, Dtype dt);
+
+// Per-entry, per-head dot products over the head slices (the gradient of spmm's weights):
+//   out[eid(k), h] = sum_d a[r, h*D + d] * b[col[k], h*D + d]   for every k in row r
+// a: [csr.rows, H * D], b: [*, H * D] (both dtype dt), out: [E, H] (compute type).
+void edge_dot(const Csr& csr, const void* a, const void* b, int64_t heads, int64_t head_dim,
+              void* out, Dtype dt);
+
+// GAT's edge softmax over the rows of `by_dst` (entries = in-edges of dst r):
+//   pre_k = score_src[col[k], h] + score_dst[r, h], e_k = LeakyReLU_slope(pre_k),
+//   alpha[k, h] = exp(e_k - max_row e) / sum_row exp(e - max_row e)
+// score_src [*, H], score_dst [rows, H], alpha [E, H], all of type dt (kF32 or kF64).
+void gat_softmax_forward(const Csr& by_dst, const void* score_src, const void* score_dst,
+                         int64_t heads, double slope, void* alpha, Dtype dt);
+
+// Gradients of gat_softmax_forward given grad_alpha [E, H]: grad_score_dst [rows, H] and,
+// through `by_src` (the transposed rows: entries of src j, eid = edge id),
+// grad_score_src [by_src.rows, H]. grad_pre [E, H] is scratch.
+void gat_softmax_backward(const Csr& by_dst, const Csr& by_src, const void* score_src,
+                          const void* score_dst, const void* alpha, const void* grad_alpha,
+                          int64_t heads, double slope, void* grad_pre, void* grad_score_src,
+                          void* grad_score_dst, Dtype dt);
+
+// out[i] = keep(i) ? x[i] * scale : 0, where keep(i) = hash(key, i) >= threshold, a
+// counter-based draw (a pure function of key and i, so backward regenerates the same mask).
+// threshold = p * 2^32 keeps each element with probability 1 - p. Requires n < 2^32.
+void dropout(const void* x, void* out, int64_t n, uint32_t threshold, float scale, uint64_t key,
+             Dtype dt);
+
+}  // namespace partita::nn::kernels

@@ -1,0 +1,176 @@
+// Autograd wrappers of the fused message-passing kernels (see message_passing.h).
+#include "partita/nn/message_passing.h"
+
+#include <torch/torch.h>
+
+#include "kernels.h"
+#include "partita/core/error.h"
+
+namespace partita::nn {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+kernels::Dtype dtype_of(const torch::Tensor& x, const char* what) {
+  if (x.scalar_type() == torch::kFloat32) return kernels::Dtype::kF32;
+  if (x.scalar_type() == torch::kBFloat16) return kernels::Dtype::kBF16;
+  if (x.scalar_type() == torch::kFloat64) return kernels::Dtype::kF64;
+  throw Error(fmt::format("{}: features must be float32, bfloat16 or float64, got {}", what,
+                          c10::toString(x.scalar_type())));
+}
+
+kernels::Csr by_dst(const torch::Tensor& indptr, const torch::Tensor& indices) {
+  return {indptr.size(0) - 1, indptr.data_ptr<int64_t>(), indices.data_ptr<int64_t>(), nullptr};
+}
+
+kernels::Csr by_src(const torch::Tensor& t_indptr, const torch::Tensor& t_dst,
+                    const torch::Tensor& t_eid) {
+  return {t_indptr.size(0) - 1, t_indptr.data_ptr<int64_t>(), t_dst.data_ptr<int64_t>(),
+          t_eid.data_ptr<int64_t>()};
+}
+
+// The type of weights and scores for features of type `x`: float64 for float64, else float32.
+torch::ScalarType compute_type(torch::ScalarType x) {
+  return x == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+}
+
+void check_block(const BlockTensors& b, const char* what) {
+  PARTITA_CHECK(b.indptr.defined() && b.t_indptr.defined() && b.indptr.device().is_cpu(), Error,
+                "{}: needs a CPU block with its transposed rows (to_block_tensors)", what);
+}
+
+// Index tensors travel as inputs (never differentiable) so that backward finds them.
+struct AggregateFn : torch::autograd::Function<AggregateFn> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, const torch::Tensor& indptr,
+                               const torch::Tensor& indices, const torch::Tensor& t_indptr,
+                               const torch::Tensor& t_dst, const torch::Tensor& t_eid) {
+    const kernels::Dtype dt = dtype_of(x, "aggregate");
+    const torch::Tensor xc = x.contiguous();
+    const int64_t heads = weight.defined() && weight.dim() == 2 ? weight.size(1) : 1;
+    const int64_t width = x.size(1);
+    torch::Tensor out = torch::empty({indptr.size(0) - 1, width}, x.options());
+    kernels::spmm(by_dst(indptr, indices), xc.data_ptr(),
+                  weight.defined() ? weight.data_ptr() : nullptr, heads, width / heads,
+                  out.data_ptr(), dt);
+    const bool w_grad = weight.defined() && weight.requires_grad();
+    ctx->saved_data["heads"] = heads;
+    ctx->saved_data["width"] = width;
+    ctx->saved_data["dtype"] = static_cast<int64_t>(x.scalar_type());
+    ctx->saved_data["x_grad"] = x.requires_grad();
+    ctx->saved_data["w_grad"] = w_grad;
+    // x is kept only for the weights' gradient.
+    ctx->save_for_backward(
+        {w_grad ? xc : torch::Tensor(), weight, indptr, indices, t_indptr, t_dst, t_eid});
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& x = saved[0];
+    const torch::Tensor& weight = saved[1];
+    const int64_t heads = ctx->saved_data["heads"].toInt();
+    const int64_t width = ctx->saved_data["width"].toInt();
+    const auto type = static_cast<torch::ScalarType>(ctx->saved_data["dtype"].toInt());
+    const torch::Tensor g = grads[0].to(type).contiguous();
+    const kernels::Dtype dt = dtype_of(g, "aggregate");
+    torch::Tensor grad_x, grad_w;
+    if (ctx->saved_data["x_grad"].toBool()) {
+      grad_x = torch::empty({saved[4].size(0) - 1, width}, g.options());
+      kernels::spmm(by_src(saved[4], saved[5], saved[6]), g.data_ptr(),
+                    weight.defined() ? weight.data_ptr() : nullptr, heads, width / heads,
+                    grad_x.data_ptr(), dt);
+    }
+    if (ctx->saved_data["w_grad"].toBool()) {
+      grad_w = torch::empty({saved[3].size(0), heads}, compute_type(type));
+      kernels::edge_dot(by_dst(saved[2], saved[3]), g.data_ptr(), x.data_ptr(), heads,
+                        width / heads, grad_w.data_ptr(), dt);
+      grad_w = grad_w.view(weight.sizes());
+    }
+    return {grad_x, grad_w, {}, {}, {}, {}, {}};
+  }
+};
+
+struct GatSoftmaxFn : torch::autograd::Function<GatSoftmaxFn> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& score_src,
+                               const torch::Tensor& score_dst, const torch::Tensor& indptr,
+                               const torch::Tensor& indices, const torch::Tensor& t_indptr,
+                               const torch::Tensor& t_dst, const torch::Tensor& t_eid,
+                               double slope) {
+    const torch::ScalarType type = compute_type(score_src.scalar_type());
+    const torch::Tensor ss = score_src.to(type).contiguous();
+    const torch::Tensor sd = score_dst.to(type).contiguous();
+    const int64_t heads = ss.size(1);
+    torch::Tensor alpha = torch::empty({indices.size(0), heads}, type);
+    kernels::gat_softmax_forward(by_dst(indptr, indices), ss.data_ptr(), sd.data_ptr(), heads,
+                                 slope, alpha.data_ptr(), dtype_of(alpha, "gat_edge_softmax"));
+    ctx->saved_data["slope"] = slope;
+    ctx->saved_data["src_type"] = static_cast<int64_t>(score_src.scalar_type());
+    ctx->saved_data["dst_type"] = static_cast<int64_t>(score_dst.scalar_type());
+    ctx->save_for_backward({ss, sd, alpha, indptr, indices, t_indptr, t_dst, t_eid});
+    return alpha;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto s = ctx->get_saved_variables();
+    const torch::Tensor &ss = s[0], &sd = s[1], &alpha = s[2];
+    const int64_t heads = ss.size(1);
+    const torch::Tensor ga = grads[0].to(alpha.scalar_type()).contiguous();
+    torch::Tensor grad_pre = torch::empty_like(alpha);
+    torch::Tensor grad_ss = torch::empty_like(ss);
+    torch::Tensor grad_sd = torch::empty_like(sd);
+    kernels::gat_softmax_backward(by_dst(s[3], s[4]), by_src(s[5], s[6], s[7]), ss.data_ptr(),
+                                  sd.data_ptr(), alpha.data_ptr(), ga.data_ptr(), heads,
+                                  ctx->saved_data["slope"].toDouble(), grad_pre.data_ptr(),
+                                  grad_ss.data_ptr(), grad_sd.data_ptr(),
+                                  dtype_of(alpha, "gat_edge_softmax"));
+    const auto src_type = static_cast<torch::ScalarType>(ctx->saved_data["src_type"].toInt());
+    const auto dst_type = static_cast<torch::ScalarType>(ctx->saved_data["dst_type"].toInt());
+    return {grad_ss.to(src_type), grad_sd.to(dst_type), {}, {}, {}, {}, {}, {}};
+  }
+};
+
+}  // namespace
+
+torch::Tensor aggregate(const BlockTensors& block, const torch::Tensor& x,
+                        const torch::Tensor& edge_weight) {
+  check_block(block, "aggregate");
+  dtype_of(x, "aggregate");
+  PARTITA_CHECK(x.dim() == 2 && x.size(0) == block.num_src, Error,
+                "aggregate: x must be [{}, F], got {} dims, {} rows", block.num_src, x.dim(),
+                x.dim() > 0 ? x.size(0) : 0);
+  torch::Tensor w = edge_weight;
+  if (w.defined()) {
+    PARTITA_CHECK(w.scalar_type() == compute_type(x.scalar_type()) &&
+                      (w.dim() == 1 || w.dim() == 2) && w.size(0) == block.num_edges(),
+                  Error, "aggregate: edge weights must be {} [{}] or [{}, H]",
+                  c10::toString(compute_type(x.scalar_type())), block.num_edges(),
+                  block.num_edges());
+    PARTITA_CHECK(w.dim() == 1 || (w.size(1) >= 1 && x.size(1) % w.size(1) == 0), Error,
+                  "aggregate: {} features do not split into {} heads", x.size(1), w.size(1));
+    w = w.contiguous();
+  }
+  return AggregateFn::apply(x, w, block.indptr, block.indices, block.t_indptr, block.t_dst,
+                            block.t_eid);
+}
+
+torch::Tensor aggregate_mean(const BlockTensors& block, const torch::Tensor& x) {
+  const torch::Tensor inv_deg =
+      block.deg_dst.clamp_min(1).to(compute_type(x.scalar_type())).reciprocal();
+  return aggregate(block, x, inv_deg.index_select(0, block.edge_dst));
+}
+
+torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& score_src,
+                               const torch::Tensor& score_dst, double negative_slope) {
+  check_block(block, "gat_edge_softmax");
+  PARTITA_CHECK(score_src.dim() == 2 && score_dst.dim() == 2 &&
+                    score_src.size(0) == block.num_src && score_dst.size(0) == block.num_dst &&
+                    score_src.size(1) == score_dst.size(1) && score_src.size(1) >= 1,
+                Error, "gat_edge_softmax: scores must be [{}, H] and [{}, H]", block.num_src,
+                block.num_dst);
+  return GatSoftmaxFn::apply(score_src, score_dst, block.indptr, block.indices, block.t_indptr,
+                             block.t_dst, block.t_eid, negative_slope);
+}
+
+}  // namespace partita::nn
