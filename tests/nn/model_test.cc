@@ -127,5 +127,55 @@ TEST_F(ModelTest, EvalIsDeterministic) {
   EXPECT_TRUE(torch::equal(model.forward(b.blocks, b.x), model.forward(b.blocks, b.x)));
 }
 
+TEST_F(ModelTest, Bf16LogitsAreCloseToFp32) {
+  Batch b = make_batch();
+  for (ConvKind kind : kKinds) {
+    GnnOptions o = options(kind);
+    torch::manual_seed(1);
+    GnnModel fp32(o);
+    o.precision = Precision::kBf16;
+    torch::manual_seed(1);
+    GnnModel bf16(o);
+    fp32.eval();
+    bf16.eval();
+    torch::NoGradGuard no_grad;
+    const auto exact = fp32.forward(b.blocks, b.x);
+    const auto half = bf16.forward(b.blocks, b.x);
+    ASSERT_EQ(half.scalar_type(), torch::kFloat32) << name(kind) << ": logits stay fp32";
+    const double err = (half - exact).abs().max().item<double>();
+    const double scale = exact.abs().max().item<double>();
+    EXPECT_LT(err, 0.05 * scale) << name(kind);
+    EXPECT_GT(err, 0) << name(kind) << ": bf16 path not taken";
+  }
+}
+
+TEST_F(ModelTest, DropoutKeyDecidesTheMasks) {
+  Batch b = make_batch();
+  for (ConvKind kind : kKinds) {
+    GnnOptions o = options(kind);
+    o.dropout = 0.5;
+    GnnModel model(o);
+    model.train();
+    torch::NoGradGuard no_grad;
+    model.set_dropout_key(5);
+    const auto first = model.forward(b.blocks, b.x);
+    const auto next = model.forward(b.blocks, b.x);  // the key moved on
+    model.set_dropout_key(5);
+    const auto again = model.forward(b.blocks, b.x);
+    EXPECT_TRUE(torch::equal(first, again)) << name(kind);
+    EXPECT_FALSE(torch::equal(first, next)) << name(kind);
+  }
+}
+
+TEST_F(ModelTest, GatHiddenWidthIsPerHead) {
+  GnnOptions o = options(ConvKind::kGat);  // hidden 32, 4 heads
+  GnnModel model(o);
+  const auto params = model.named_parameters();
+  // Hidden layer: 4 heads of 32 features; output layer: one head of 4 classes.
+  EXPECT_EQ(params["conv0.lin.weight"].sizes(), (std::vector<int64_t>{128, 8}));
+  EXPECT_EQ(params["conv1.lin.weight"].sizes(), (std::vector<int64_t>{4, 128}));
+  EXPECT_EQ(params["conv1.att_src"].sizes(), (std::vector<int64_t>{1, 4}));
+}
+
 }  // namespace
 }  // namespace partita::nn

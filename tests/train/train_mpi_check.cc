@@ -17,6 +17,7 @@
 #include "partita/core/error.h"
 #include "partita/core/npy.h"
 #include "partita/loader/dist_session.h"
+#include "partita/nn/precision.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/trainer.h"
 
@@ -25,9 +26,11 @@ namespace {
 
 loader::DistSession* g_session = nullptr;
 
-TrainOptions options(nn::ConvKind kind) {
+TrainOptions options(nn::ConvKind kind, nn::Precision precision = nn::Precision::kFp32) {
   TrainOptions o;
   o.model.kind = kind;
+  o.model.precision = precision;
+  o.model.heads = kind == nn::ConvKind::kGat ? 2 : 1;
   o.model.hidden = 16;
   o.model.layers = 2;
   o.model.dropout = 0.3;
@@ -61,8 +64,9 @@ std::pair<int64_t, int64_t> min_max(int64_t value) {
   return {lo, hi};
 }
 
-void expect_identical_every_step(nn::ConvKind kind) {
-  Trainer trainer(*g_session, options(kind));
+void expect_identical_every_step(nn::ConvKind kind,
+                                 nn::Precision precision = nn::Precision::kFp32) {
+  Trainer trainer(*g_session, options(kind, precision));
   auto [lo0, hi0] = min_max(parameter_crc(trainer));
   EXPECT_EQ(lo0, hi0) << "initial weights differ across ranks";
   int64_t steps = 0, mismatches = 0;
@@ -90,6 +94,16 @@ TEST(TrainMpi, GcnParametersIdenticalAfterEveryStep) {
   expect_identical_every_step(nn::ConvKind::kGcn);
 }
 
+TEST(TrainMpi, GatParametersIdenticalAfterEveryStep) {
+  expect_identical_every_step(nn::ConvKind::kGat);
+}
+
+TEST(TrainMpi, Bf16ParametersIdenticalAfterEveryStep) {
+  if (!nn::cpu_supports_bf16()) GTEST_SKIP() << "no native bf16 on this CPU";
+  expect_identical_every_step(nn::ConvKind::kSage, nn::Precision::kBf16);
+  expect_identical_every_step(nn::ConvKind::kGat, nn::Precision::kBf16);
+}
+
 struct RunLog {
   std::vector<double> step_losses;
   std::vector<EpochRecord> epochs;
@@ -108,9 +122,9 @@ RunLog train_run(TrainOptions o) {
   return run;
 }
 
-TEST(TrainMpi, ResumeRepeatsTheUninterruptedRun) {
+void expect_resume_repeats_the_uninterrupted_run(nn::Precision precision) {
   testing::TempDir dir;  // only rank 0's is used: it alone reads and writes checkpoints
-  TrainOptions o = options(nn::ConvKind::kSage);
+  TrainOptions o = options(nn::ConvKind::kSage, precision);
   o.epochs = 4;
   const RunLog whole = train_run(o);
 
@@ -160,6 +174,15 @@ TEST(TrainMpi, ResumeRepeatsTheUninterruptedRun) {
   ASSERT_EQ(other.step_losses.size(), whole.step_losses.size() / 4);
   ASSERT_EQ(reference.step_losses.size(), other.step_losses.size());
   EXPECT_NE(other.step_losses, reference.step_losses);
+}
+
+TEST(TrainMpi, ResumeRepeatsTheUninterruptedRun) {
+  expect_resume_repeats_the_uninterrupted_run(nn::Precision::kFp32);
+}
+
+TEST(TrainMpi, ResumeRepeatsTheUninterruptedRunInBf16) {
+  if (!nn::cpu_supports_bf16()) GTEST_SKIP() << "no native bf16 on this CPU";
+  expect_resume_repeats_the_uninterrupted_run(nn::Precision::kBf16);
 }
 
 TEST(TrainMpi, DamagedCheckpointIsRefusedOnEveryRank) {
