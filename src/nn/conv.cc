@@ -32,6 +32,11 @@ SAGEConv::SAGEConv(int64_t in_dim, int64_t out_dim) : out_dim_(out_dim) {
       "lin_root", torch::nn::Linear(torch::nn::LinearOptions(in_dim, out_dim).bias(false)));
 }
 
+double SAGEConv::matmul_flops(const BlockTensors& block) const {
+  return 2.0 * 2.0 * static_cast<double>(block.num_dst) *
+         static_cast<double>(lin_root->options.in_features()) * static_cast<double>(out_dim_);
+}
+
 torch::Tensor SAGEConv::forward(const BlockTensors& block, const torch::Tensor& x_src) {
   check_input(block, x_src, lin_root->options.in_features(), "SAGEConv");
   return linear_as_input(lin_neigh, aggregate_mean(block, x_src)) +
@@ -44,6 +49,20 @@ GCNConv::GCNConv(int64_t in_dim, int64_t out_dim) : out_dim_(out_dim) {
   bias = register_parameter("bias", torch::zeros({out_dim}));
   torch::NoGradGuard no_grad;
   torch::nn::init::xavier_uniform_(lin->weight);  // Glorot, as in the GCN paper
+}
+
+bool GCNConv::transforms_first(const BlockTensors& block) const {
+  const double in = static_cast<double>(lin->options.in_features());
+  const double out = static_cast<double>(out_dim_);
+  const double e = static_cast<double>(block.num_edges());
+  return static_cast<double>(block.num_src) * in * out * 2 + e * out <
+         static_cast<double>(block.num_dst) * in * out * 2 + e * in;
+}
+
+double GCNConv::matmul_flops(const BlockTensors& block) const {
+  const auto rows = transforms_first(block) ? block.num_src : block.num_dst;
+  return 2.0 * static_cast<double>(rows) * static_cast<double>(lin->options.in_features()) *
+         static_cast<double>(out_dim_);
 }
 
 torch::Tensor GCNConv::forward(const BlockTensors& block, const torch::Tensor& x_src) {
@@ -70,13 +89,7 @@ torch::Tensor GCNConv::forward(const BlockTensors& block, const torch::Tensor& x
     self_w = inv_dst * inv_dst;  // 1 / (d_i + 1)
   }
   self_w = self_w.to(x_src.scalar_type()).unsqueeze(1);
-  // Transform first only when that costs fewer flops than aggregating the wider input.
-  const double e = static_cast<double>(block.num_edges());
-  const double transform_first = static_cast<double>(block.num_src) * in_dim * out_dim_ * 2 +
-                                 e * out_dim_;
-  const double aggregate_first = static_cast<double>(block.num_dst) * in_dim * out_dim_ * 2 +
-                                 e * in_dim;
-  if (transform_first < aggregate_first) {
+  if (transforms_first(block)) {
     const torch::Tensor h = linear_as_input(lin, x_src);
     return aggregate(block, h, edge_w) + h.slice(0, 0, block.num_dst) * self_w +
            bias.to(h.scalar_type());
@@ -100,6 +113,11 @@ GATConv::GATConv(int64_t in_dim, int64_t head_dim, int64_t heads, bool concat,
   torch::nn::init::xavier_uniform_(lin->weight);  // Glorot, as in the GAT paper
   torch::nn::init::xavier_uniform_(att_src);
   torch::nn::init::xavier_uniform_(att_dst);
+}
+
+double GATConv::matmul_flops(const BlockTensors& block) const {
+  return 2.0 * static_cast<double>(block.num_src) *
+         static_cast<double>(lin->options.in_features()) * static_cast<double>(heads_ * head_dim_);
 }
 
 torch::Tensor GATConv::forward(const BlockTensors& block, const torch::Tensor& x_src) {

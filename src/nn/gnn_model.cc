@@ -60,6 +60,14 @@ GnnModel::GnnModel(const GnnOptions& options) : options_(options) {
   }
 }
 
+double GnnModel::training_matmul_flops(const std::vector<BlockTensors>& blocks) const {
+  const auto L = static_cast<int64_t>(convs_.size());
+  double flops = 0;
+  for (int64_t l = 0; l < L && l < static_cast<int64_t>(blocks.size()); ++l)
+    flops += (l == 0 ? 2.0 : 3.0) * convs_[l]->matmul_flops(blocks[L - 1 - l]);
+  return flops;
+}
+
 torch::Tensor GnnModel::forward(const std::vector<BlockTensors>& blocks,
                                 const torch::Tensor& x_input) {
   const int64_t L = options_.layers;

@@ -35,6 +35,7 @@ nlohmann::json epoch_json(const EpochRecord& r) {
   j["sample_s"] = r.sample_s;
   j["fetch_s"] = r.fetch_s;
   j["compute_s"] = r.compute_s;
+  j["matmul_gflop"] = r.matmul_gflop;
   j["allreduce_s"] = r.allreduce_s;
   j["wait_s"] = r.wait_s;
   j["eval_s"] = r.eval_s;

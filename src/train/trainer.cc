@@ -161,10 +161,11 @@ loader::BatchPipelineOptions Trainer::pipeline_options(uint64_t epoch_key,
   return po;
 }
 
-torch::Tensor Trainer::forward(loader::Batch& batch) {
+torch::Tensor Trainer::forward(loader::Batch& batch, double* flops) {
   const auto blocks = batch.degrees.empty()
                           ? nn::to_block_tensors(batch.sampled.blocks)
                           : nn::to_block_tensors(batch.sampled.blocks, batch.degrees);
+  if (flops != nullptr) *flops += model_->training_matmul_flops(blocks);
   return model_->forward(
       blocks, features_tensor(batch, session_.graph().feat_dim(), options_.normalize_features));
 }
@@ -208,7 +209,9 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
     if (batch) {
       rec.sample_s += batch->sample_s;
       rec.fetch_s += batch->fetch_s;
-      const torch::Tensor logits = forward(*batch);
+      double flops = 0;
+      const torch::Tensor logits = forward(*batch, &flops);
+      rec.matmul_gflop += flops * 1e-9;
       const torch::Tensor y = labels_tensor(*batch);
       const torch::Tensor loss =
           torch::nn::functional::cross_entropy(

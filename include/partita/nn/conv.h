@@ -23,6 +23,9 @@ class BlockConv : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(const BlockTensors& block, const torch::Tensor& x_src) = 0;
   virtual int64_t out_dim() const = 0;
+  // Floating-point operations of forward's matrix products on `block` (multiply-adds
+  // count 2), for throughput figures.
+  virtual double matmul_flops(const BlockTensors& block) const = 0;
 };
 
 // lin(x) with lin's float32 parameters cast to x's type (bf16 products on bf16 inputs).
@@ -37,6 +40,7 @@ class SAGEConv : public BlockConv {
   SAGEConv(int64_t in_dim, int64_t out_dim);
   torch::Tensor forward(const BlockTensors& block, const torch::Tensor& x_src) override;
   int64_t out_dim() const override { return out_dim_; }
+  double matmul_flops(const BlockTensors& block) const override;
 
   torch::nn::Linear lin_neigh{nullptr};
   torch::nn::Linear lin_root{nullptr};
@@ -66,6 +70,9 @@ class GCNConv : public BlockConv {
   GCNConv(int64_t in_dim, int64_t out_dim);
   torch::Tensor forward(const BlockTensors& block, const torch::Tensor& x_src) override;
   int64_t out_dim() const override { return out_dim_; }
+  double matmul_flops(const BlockTensors& block) const override;
+  // Whether forward applies W before aggregating (fewer flops when out_dim is small).
+  bool transforms_first(const BlockTensors& block) const;
 
   torch::nn::Linear lin{nullptr};  // no bias; `bias` is added after aggregation
   torch::Tensor bias;
@@ -88,6 +95,7 @@ class GATConv : public BlockConv {
           double attention_dropout = 0.0);
   torch::Tensor forward(const BlockTensors& block, const torch::Tensor& x_src) override;
   int64_t out_dim() const override { return concat_ ? heads_ * head_dim_ : head_dim_; }
+  double matmul_flops(const BlockTensors& block) const override;
 
   // As forward, also returning alpha [E + num_dst, K] (before dropout): rows [0, E) follow
   // the block's edges, rows [E, E + num_dst) are the self loops of dst 0..num_dst-1.

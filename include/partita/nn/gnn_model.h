@@ -56,6 +56,11 @@ class GnnModel : public torch::nn::Module {
   // (seed, epoch, step, rank) gets masks that a resumed run repeats exactly.
   void set_dropout_key(uint64_t key) { dropout_key_ = key; }
 
+  // Floating-point operations of the matrix products of one training step (forward and
+  // backward) on `blocks`: forward, plus the weights' gradients, plus the inputs' gradients
+  // for every layer but the first (its input, the features, needs none).
+  double training_matmul_flops(const std::vector<BlockTensors>& blocks) const;
+
   const GnnOptions& options() const { return options_; }
 
  private:

@@ -106,6 +106,9 @@ struct EpochRecord {
   double sample_s = 0;     // sampler-thread time building blocks (summed over steps)
   double fetch_s = 0;      // sampler-thread time fetching features and labels
   double compute_s = 0;    // forward + backward + optimizer step
+  // This rank's matrix-product work in the training steps (nn::GnnModel::
+  // training_matmul_flops), in GFLOP: with compute_s, the achieved GFLOP/s.
+  double matmul_gflop = 0;
   double allreduce_s = 0;  // gradient averaging
   double wait_s = 0;       // waiting for the next batch from the pipeline
   double eval_s = 0;       // validation
@@ -159,8 +162,8 @@ class Trainer {
   // This rank's ids of a split: owned ids, or an even share in replicated mode.
   std::vector<int64_t> local_ids(ArrayView<const int64_t> ids) const;
   loader::BatchPipelineOptions pipeline_options(uint64_t epoch_key, int64_t batch_size) const;
-  // Logits of a batch's seeds.
-  torch::Tensor forward(loader::Batch& batch);
+  // Logits of a batch's seeds; adds the step's matrix-product flops to *flops if given.
+  torch::Tensor forward(loader::Batch& batch, double* flops = nullptr);
   // epoch: 0-based. Calls on_step after each step.
   EpochRecord run_epoch(int64_t epoch, const std::function<void(const StepRecord&)>& on_step);
   void sync_initial_weights();

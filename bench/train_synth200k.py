@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Benchmark: one training epoch on synth200k, the side-by-side graph (fp32 and bf16).
+
+The setting of the comparison with DGL (issue 9): synth200k (../shared/bench/synth200k.py:
+200 K nodes, 4.0 M edges, 100 features, 47 classes), 2 METIS parts, 2 ranks on one host,
+GraphSAGE 3 x 256, fanouts 15,10,5, --batch-size 2048 (1024 seeds per rank per step), one
+epoch, validation after it. Runs `partita train` --runs times per precision and prints one
+JSON object with the median of each figure: epoch time, the whole command's wall time, the
+shares of compute / sample / fetch / allreduce / wait in the epoch, the matrix-product
+GFLOP/s achieved in compute, and each rank's peak RSS. Generates and partitions the graph
+under --work first if it is not there. Never fails because a machine is slow; it fails only
+if a command fails.
+
+    python3 bench/train_synth200k.py [--runs 3] [--precisions fp32,bf16] [--threads 1]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+MODEL = ["--model", "sage", "--layers", "3", "--hidden", "256", "--fanouts", "15,10,5",
+         "--batch-size", "2048", "--epochs", "1"]
+TIME = "/usr/bin/time"  # GNU time, for each rank's peak RSS; skipped when missing
+
+
+def ensure(partita, work, python):
+    """Generates synth200k and its 2-part METIS partition once; returns the partition dir."""
+    dataset = os.path.join(work, "synth200k")
+    if not os.path.exists(os.path.join(dataset, "test_idx.npy")):  # written last
+        gen = os.path.join(SHARED, "bench", "synth200k.py")
+        subprocess.run([python, gen, dataset], check=True, stdout=subprocess.DEVNULL)
+    parts = os.path.join(work, "synth200k-parts2")
+    if not os.path.exists(os.path.join(parts, "partita.json")):
+        subprocess.run([partita, "-q", "partition", "--dataset", dataset, "--num-parts", "2",
+                        "--method", "metis", "--balance-train", "--seed", "1", "--out", parts],
+                       check=True, stdout=subprocess.DEVNULL)
+    return parts
+
+
+def epoch_record(path):
+    with open(path) as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec.get("type") == "epoch":
+                return rec
+    raise RuntimeError(f"{path}: no epoch record")
+
+
+def peak_rss(prefix, ranks):
+    """Peak RSS per rank (bytes) from GNU time's files, or None."""
+    out = []
+    for r in range(ranks):
+        try:
+            with open(f"{prefix}.{r}") as f:
+                out.append(int(f.read().split()[-1]) * 1024)
+        except (OSError, ValueError, IndexError):
+            return None
+    return out
+
+
+def run_once(a, parts, precision, env):
+    metrics = os.path.join(a.work, f"metrics-{precision}.jsonl")
+    rss_prefix = metrics + ".rss"
+    for path in [metrics] + [f"{rss_prefix}.{r}" for r in range(2)]:
+        if os.path.exists(path):
+            os.remove(path)
+    train = [a.partita, "-q", "train", "--parts", parts] + MODEL + [
+        "--precision", precision, "--threads", str(a.threads), "--metrics-out", metrics]
+    if os.access(TIME, os.X_OK):
+        rank = "${OMPI_COMM_WORLD_RANK:-0}"
+        train = ["sh", "-c", f'exec {TIME} -f %M -o "{rss_prefix}.{rank}" "$@"', "sh"] + train
+    start = time.monotonic()
+    subprocess.run(["mpirun", "-np", "2", "--oversubscribe"] + train, check=True,
+                   stdout=subprocess.DEVNULL, env=env)
+    command_s = time.monotonic() - start
+    e = epoch_record(metrics)
+    epoch = e["epoch_s"]
+    rss = peak_rss(rss_prefix, 2)
+    return {
+        "epoch_s": epoch,
+        "command_s": command_s,
+        "compute_s": e["compute_s"],
+        "compute_share": e["compute_s"] / epoch,
+        "sample_share": e["sample_s"] / epoch,
+        "fetch_share": e["fetch_s"] / epoch,
+        "allreduce_share": e["allreduce_s"] / epoch,
+        "wait_share": e["wait_s"] / epoch,
+        "sample_s": e["sample_s"],
+        "fetch_s": e["fetch_s"],
+        "matmul_gflop": e.get("matmul_gflop"),
+        "matmul_gflops_per_s": e["matmul_gflop"] / e["compute_s"] if e.get("matmul_gflop") else None,
+        "eval_s": e["eval_s"],
+        "loss": e["loss"],
+        "val_acc": e["val_acc"],
+        "peak_rss_bytes_max": max(rss) if rss else None,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--precisions", default="fp32,bf16")
+    ap.add_argument("--threads", type=int, default=1, help="sampler threads per rank")
+    ap.add_argument("--work", default=os.path.join(ROOT, "out", "bench-synth200k"))
+    ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
+    ap.add_argument("--python", default="/usr/bin/python3",
+                    help="interpreter with numpy, to generate the graph")
+    a = ap.parse_args()
+    if shutil.which("mpirun") is None:
+        sys.exit("error: mpirun not found")
+    os.makedirs(a.work, exist_ok=True)
+    parts = ensure(a.partita, a.work, a.python)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    result = {"benchmark": "train_synth200k", "ranks": 2, "model": "sage 3x256",
+              "fanouts": [15, 10, 5], "batch_size": 2048, "threads": a.threads,
+              "runs": a.runs, "reference": {"dgl_2.0_epoch_s": [71.6, 73.6]}}
+    for precision in a.precisions.split(","):
+        runs = []
+        for i in range(a.runs):
+            runs.append(run_once(a, parts, precision, env))
+            r = runs[-1]
+            print(f"{precision} run {i + 1}/{a.runs}: epoch {r['epoch_s']:.1f} s, command "
+                  f"{r['command_s']:.1f} s", file=sys.stderr)
+        result[precision] = {k: statistics.median(r[k] for r in runs)
+                             if all(r[k] is not None for r in runs) else None
+                             for k in runs[0]}
+        result[precision]["epoch_s_all"] = [round(r["epoch_s"], 2) for r in runs]
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
