@@ -41,6 +41,7 @@ struct Flags {
   std::string optimizer = "adam";
   uint64_t seed = 0;
   int threads = 1;
+  int torch_threads = 0;  // 0: the cores per rank on this host
   int prefetch = 2;
   double timeout_s = 60;
   bool checksum = false;
@@ -106,7 +107,10 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   o.seed = f.seed;
   o.threads = f.threads;
   o.prefetch = f.prefetch;
-  o.torch_threads = std::max(1, cores_per_rank);
+  PARTITA_CHECK(f.torch_threads >= 0 && f.torch_threads <= 1024, UsageError,
+                "--torch-threads: must be in [0, 1024] (0: the cores per rank), got {}",
+                f.torch_threads);
+  o.torch_threads = f.torch_threads > 0 ? f.torch_threads : std::max(1, cores_per_rank);
   o.eval_every = f.eval_every;
   o.checkpoint_dir = f.checkpoint_dir;
   o.resume = f.resume;
@@ -213,6 +217,10 @@ Action add_train_command(CLI::App& app) {
   app.add_option("--seed", flags->seed, "Seed of weights, shuffling and sampling")
       ->capture_default_str();
   app.add_option("--threads", flags->threads, "Sampler threads per rank")->capture_default_str();
+  app.add_option("--torch-threads", flags->torch_threads,
+                 "Threads of the model's kernels and matrix products per rank (0: the host's "
+                 "cores divided by the ranks on it)")
+      ->capture_default_str();
   app.add_option("--prefetch", flags->prefetch, "Batches prepared ahead")->capture_default_str();
   app.add_option("--timeout", flags->timeout_s, "Seconds to wait for a remote rank")
       ->capture_default_str();

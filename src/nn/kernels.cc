@@ -56,15 +56,29 @@ PARTITA_INLINE void store(uint16_t* p, int64_t i, float v) {
 
 PARTITA_INLINE int64_t edge_of(const Csr& c, int64_t k) { return c.eid ? c.eid[k] : k; }
 
+// Gathered rows are fetched kPrefetchEdges entries ahead (across row boundaries: entries are
+// contiguous in col), every cache line of them: the gathers are latency-bound otherwise.
+constexpr int64_t kPrefetchEdges = 12;
+
+template <class T>
+PARTITA_INLINE void prefetch_row(const T* row, int64_t bytes) {
+  for (int64_t b = 0; b < bytes; b += 64)
+    __builtin_prefetch(reinterpret_cast<const char*>(row) + b);
+}
+
 template <class T, class C>
 PARTITA_INLINE void spmm_rows_impl(const Csr& c, const T* x, const C* w, int64_t heads,
                                    int64_t dim, T* out, int64_t begin, int64_t end, C* acc) {
   const int64_t width = heads * dim;
+  const int64_t row_bytes = width * static_cast<int64_t>(sizeof(T));
+  const int64_t last = c.ptr[end];
+  for (int64_t k = c.ptr[begin]; k < std::min(last, c.ptr[begin] + kPrefetchEdges); ++k)
+    prefetch_row(x + c.col[k] * width, row_bytes);
   for (int64_t r = begin; r < end; ++r) {
     std::fill(acc, acc + width, C(0));
     for (int64_t k = c.ptr[r]; k < c.ptr[r + 1]; ++k) {
       const T* row = x + c.col[k] * width;
-      if (k + 1 < c.ptr[r + 1]) __builtin_prefetch(x + c.col[k + 1] * width);
+      if (k + kPrefetchEdges < last) prefetch_row(x + c.col[k + kPrefetchEdges] * width, row_bytes);
       const C* wk = w ? w + edge_of(c, k) * heads : nullptr;
       for (int64_t h = 0; h < heads; ++h) {
         const C wh = wk ? wk[h] : C(1);
