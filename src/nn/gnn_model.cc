@@ -91,12 +91,15 @@ torch::Tensor GnnModel::forward(const std::vector<BlockTensors>& blocks,
       x = counter_dropout(x, options_.dropout, stream_key(key, layer, 0));
     if (auto* gat = dynamic_cast<GATConv*>(convs_[l].get()))
       gat->set_dropout_key(stream_key(key, layer, 1));
+    // The output layer runs in fp32 even in bf16: its rows are the seeds only (cheap), and
+    // logits rounded to bf16 would lose resolution the loss needs.
+    if (l + 1 == L) x = x.to(torch::kFloat32);
     x = convs_[l]->forward(block, x);
     if (l + 1 == L) break;
     if (!norms_.empty()) x = norms_[l].forward(x.to(torch::kFloat32)).to(x.scalar_type());
     x = options_.kind == ConvKind::kGat ? torch::elu(x) : torch::relu(x);
   }
-  return x.to(torch::kFloat32);
+  return x;
 }
 
 }  // namespace partita::nn

@@ -249,7 +249,8 @@ def run_case(name, partita, fixtures, mpirun):
         mpi = ranks > 0 or ("launch" in case["command"] and "--dry-run" not in case["command"])
         if ranks:
             argv = [mpirun, "-np", str(ranks), "--oversubscribe"] + argv
-        proc = subprocess.Popen(argv, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env = dict(ENV, **case.get("env", {}))
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, errors="replace", start_new_session=True)
         try:
             out, err = proc.communicate(timeout=case.get("time_limit", TIME_LIMIT_S))

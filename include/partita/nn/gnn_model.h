@@ -42,7 +42,8 @@ class GnnModel : public torch::nn::Module {
   explicit GnnModel(const GnnOptions& options);
 
   // blocks in hop order (blocks[0].dst = seeds), x_input [blocks.back().num_src, in_dim]
-  // (float32; cast to bf16 first with Precision::kBf16).
+  // (float32; cast to bf16 first with Precision::kBf16, where every layer but the output
+  // layer runs in bf16: the output layer, on the seeds only, stays fp32).
   // Layer 0 runs on blocks.back(), layer L-1 on blocks[0]; every layer's input goes
   // through dropout, hidden layers are followed by norm and the activation (ELU for GAT,
   // as in the paper; ReLU otherwise).
