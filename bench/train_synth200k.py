@@ -22,11 +22,12 @@ import subprocess
 import sys
 import time
 
+from train_products import TIME, rss_bytes  # GNU time's peak RSS per rank
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 MODEL = ["--model", "sage", "--layers", "3", "--hidden", "256", "--fanouts", "15,10,5",
          "--batch-size", "2048", "--epochs", "1"]
-TIME = "/usr/bin/time"  # GNU time, for each rank's peak RSS; skipped when missing
 
 
 def ensure(partita, work, python):
@@ -52,18 +53,6 @@ def epoch_record(path):
     raise RuntimeError(f"{path}: no epoch record")
 
 
-def peak_rss(prefix, ranks):
-    """Peak RSS per rank (bytes) from GNU time's files, or None."""
-    out = []
-    for r in range(ranks):
-        try:
-            with open(f"{prefix}.{r}") as f:
-                out.append(int(f.read().split()[-1]) * 1024)
-        except (OSError, ValueError, IndexError):
-            return None
-    return out
-
-
 def run_once(a, parts, precision, env):
     metrics = os.path.join(a.work, f"metrics-{precision}.jsonl")
     rss_prefix = metrics + ".rss"
@@ -81,7 +70,7 @@ def run_once(a, parts, precision, env):
     command_s = time.monotonic() - start
     e = epoch_record(metrics)
     epoch = e["epoch_s"]
-    rss = peak_rss(rss_prefix, 2)
+    rss = rss_bytes(rss_prefix, 2)
     return {
         "epoch_s": epoch,
         "command_s": command_s,
