@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -132,8 +133,15 @@ void keep_freed_memory() {
   mallopt(M_ARENA_MAX, 1);
 }
 
+// oneDNN (bf16 matrix products) caches a compiled primitive per matrix shape, and every
+// mini-batch has new shapes: the cache never hits and only holds memory. Measured
+// (synth200k, 1 rank, bf16, 3 runs each): peak RSS 3.7-4.5 GB -> 2.3-2.5 GB, epoch
+// 14.9-17.0 s -> 12.8-13.9 s. A capacity the user sets in the environment wins.
+void disable_onednn_primitive_cache() { setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0", 0); }
+
 int run_train(MpiScope& mpi, const Flags& flags) {
   keep_freed_memory();
+  disable_onednn_primitive_cache();
   const train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
   loader::DistSessionOptions so;
   so.parts_dir = flags.parts;
