@@ -8,11 +8,9 @@ namespace partita::nn {
 
 namespace {
 
-torch::Tensor to_tensor(const std::vector<int64_t>& v) {
-  // from_blob does not own the data: clone before the vector can go away.
-  return torch::from_blob(const_cast<int64_t*>(v.data()), {static_cast<int64_t>(v.size())},
-                          torch::kInt64)
-      .clone();
+torch::Tensor to_tensor(const int64_t* data, int64_t n) {
+  // from_blob does not own the data: clone before the caller's buffer can go away.
+  return torch::from_blob(const_cast<int64_t*>(data), {n}, torch::kInt64).clone();
 }
 
 // Builds every tensor of a checked CSC (indptr [num_dst + 1], indices [E] in [0, num_src)).
@@ -22,9 +20,9 @@ BlockTensors from_csc(int64_t num_dst, int64_t num_src, const int64_t* indptr,
   BlockTensors t;
   t.num_dst = num_dst;
   t.num_src = num_src;
-  auto i64 = torch::TensorOptions().dtype(torch::kInt64);
-  t.indptr = torch::from_blob(const_cast<int64_t*>(indptr), {num_dst + 1}, i64).clone();
-  t.indices = torch::from_blob(const_cast<int64_t*>(indices), {num_edges}, i64).clone();
+  const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  t.indptr = to_tensor(indptr, num_dst + 1);
+  t.indices = to_tensor(indices, num_edges);
   t.deg_dst = t.indptr.slice(0, 1) - t.indptr.slice(0, 0, num_dst);
   t.edge_dst = torch::empty({num_edges}, i64);
   t.deg_src = torch::zeros({num_src}, i64);
@@ -113,7 +111,7 @@ std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blo
   const int64_t num_input = blocks.empty() ? 0 : blocks.back().num_src;
   PARTITA_CHECK(static_cast<int64_t>(input_degrees.size()) == num_input, Error,
                 "block: {} input degrees for {} input nodes", input_degrees.size(), num_input);
-  const torch::Tensor degrees = to_tensor(input_degrees).to(device);
+  const torch::Tensor degrees = to_tensor(input_degrees.data(), static_cast<int64_t>(input_degrees.size())).to(device);
   for (BlockTensors& t : out) t.graph_deg = degrees.slice(0, 0, t.num_src);
   return out;
 }

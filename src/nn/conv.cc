@@ -5,6 +5,7 @@
 #include "partita/core/error.h"
 #include "partita/nn/dropout.h"
 #include "partita/nn/message_passing.h"
+#include "tensor_types.h"
 
 namespace partita::nn {
 
@@ -69,7 +70,7 @@ torch::Tensor GCNConv::forward(const BlockTensors& block, const torch::Tensor& x
   const int64_t in_dim = lin->options.in_features();
   check_input(block, x_src, in_dim, "GCNConv");
   // out_i = self_i * x_i + sum_e w_e x_j (then W, then + b): per-edge and self weights.
-  const auto type = x_src.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+  const auto type = compute_type(x_src.scalar_type());
   torch::Tensor edge_w, self_w;
   if (!block.graph_deg.defined()) {
     auto inv_dst = (block.deg_dst.to(type) + 1).rsqrt();  // [num_dst]

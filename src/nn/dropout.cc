@@ -8,6 +8,7 @@
 
 #include "kernels.h"
 #include "partita/core/error.h"
+#include "tensor_types.h"
 
 namespace partita::nn {
 namespace {
@@ -18,10 +19,8 @@ using torch::autograd::variable_list;
 torch::Tensor apply_mask(const torch::Tensor& x, uint32_t threshold, float scale, uint64_t key) {
   const torch::Tensor xc = x.contiguous();
   torch::Tensor out = torch::empty_like(xc);
-  const kernels::Dtype dt = xc.scalar_type() == torch::kFloat32    ? kernels::Dtype::kF32
-                           : xc.scalar_type() == torch::kBFloat16 ? kernels::Dtype::kBF16
-                                                                  : kernels::Dtype::kF64;
-  kernels::dropout(xc.data_ptr(), out.data_ptr(), xc.numel(), threshold, scale, key, dt);
+  kernels::dropout(xc.data_ptr(), out.data_ptr(), xc.numel(), threshold, scale, key,
+                   kernel_dtype(xc, "dropout"));
   return out;
 }
 

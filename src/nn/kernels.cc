@@ -179,6 +179,16 @@ void with_type(Dtype dt, F&& f) {
   }
 }
 
+// Calls f(C*) with the compute type of dt: double for kF64, float otherwise.
+template <class F>
+void with_compute_type(Dtype dt, F&& f) {
+  if (dt == Dtype::kF64) {
+    f(static_cast<double*>(nullptr));
+  } else {
+    f(static_cast<float*>(nullptr));
+  }
+}
+
 template <class C>
 void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, int64_t heads,
                       C slope, C* alpha) {
@@ -273,22 +283,18 @@ void edge_dot(const Csr& csr, const void* a, const void* b, int64_t heads, int64
 
 void gat_softmax_forward(const Csr& by_dst, const void* score_src, const void* score_dst,
                          int64_t heads, double slope, void* alpha, Dtype dt) {
-  if (dt == Dtype::kF64) {
-    gat_forward_impl(by_dst, static_cast<const double*>(score_src),
-                     static_cast<const double*>(score_dst), heads, slope,
-                     static_cast<double*>(alpha));
-  } else {
-    gat_forward_impl(by_dst, static_cast<const float*>(score_src),
-                     static_cast<const float*>(score_dst), heads, static_cast<float>(slope),
-                     static_cast<float*>(alpha));
-  }
+  with_compute_type(dt, [&](auto* type) {
+    using C = std::remove_pointer_t<decltype(type)>;
+    gat_forward_impl(by_dst, static_cast<const C*>(score_src), static_cast<const C*>(score_dst),
+                     heads, static_cast<C>(slope), static_cast<C*>(alpha));
+  });
 }
 
 void gat_softmax_backward(const Csr& by_dst, const Csr& by_src, const void* score_src,
                           const void* score_dst, const void* alpha, const void* grad_alpha,
                           int64_t heads, double slope, void* grad_pre, void* grad_score_src,
                           void* grad_score_dst, Dtype dt) {
-  with_type(dt == Dtype::kF64 ? Dtype::kF64 : Dtype::kF32, [&](auto* type) {
+  with_compute_type(dt, [&](auto* type) {
     using C = std::remove_pointer_t<decltype(type)>;
     gat_backward_impl(by_dst, by_src, static_cast<const C*>(score_src),
                       static_cast<const C*>(score_dst), static_cast<const C*>(alpha),

@@ -5,20 +5,13 @@
 
 #include "kernels.h"
 #include "partita/core/error.h"
+#include "tensor_types.h"
 
 namespace partita::nn {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-kernels::Dtype dtype_of(const torch::Tensor& x, const char* what) {
-  if (x.scalar_type() == torch::kFloat32) return kernels::Dtype::kF32;
-  if (x.scalar_type() == torch::kBFloat16) return kernels::Dtype::kBF16;
-  if (x.scalar_type() == torch::kFloat64) return kernels::Dtype::kF64;
-  throw Error(fmt::format("{}: features must be float32, bfloat16 or float64, got {}", what,
-                          c10::toString(x.scalar_type())));
-}
 
 kernels::Csr by_dst(const torch::Tensor& indptr, const torch::Tensor& indices) {
   return {indptr.size(0) - 1, indptr.data_ptr<int64_t>(), indices.data_ptr<int64_t>(), nullptr};
@@ -28,11 +21,6 @@ kernels::Csr by_src(const torch::Tensor& t_indptr, const torch::Tensor& t_dst,
                     const torch::Tensor& t_eid) {
   return {t_indptr.size(0) - 1, t_indptr.data_ptr<int64_t>(), t_dst.data_ptr<int64_t>(),
           t_eid.data_ptr<int64_t>()};
-}
-
-// The type of weights and scores for features of type `x`: float64 for float64, else float32.
-torch::ScalarType compute_type(torch::ScalarType x) {
-  return x == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
 }
 
 void check_block(const BlockTensors& b, const char* what) {
@@ -46,7 +34,7 @@ struct AggregateFn : torch::autograd::Function<AggregateFn> {
                                const torch::Tensor& weight, const torch::Tensor& indptr,
                                const torch::Tensor& indices, const torch::Tensor& t_indptr,
                                const torch::Tensor& t_dst, const torch::Tensor& t_eid) {
-    const kernels::Dtype dt = dtype_of(x, "aggregate");
+    const kernels::Dtype dt = kernel_dtype(x, "aggregate");
     const torch::Tensor xc = x.contiguous();
     const int64_t heads = weight.defined() && weight.dim() == 2 ? weight.size(1) : 1;
     const int64_t width = x.size(1);
@@ -74,7 +62,7 @@ struct AggregateFn : torch::autograd::Function<AggregateFn> {
     const int64_t width = ctx->saved_data["width"].toInt();
     const auto type = static_cast<torch::ScalarType>(ctx->saved_data["dtype"].toInt());
     const torch::Tensor g = grads[0].to(type).contiguous();
-    const kernels::Dtype dt = dtype_of(g, "aggregate");
+    const kernels::Dtype dt = kernel_dtype(g, "aggregate");
     torch::Tensor grad_x, grad_w;
     if (ctx->saved_data["x_grad"].toBool()) {
       grad_x = torch::empty({saved[4].size(0) - 1, width}, g.options());
@@ -104,7 +92,7 @@ struct GatSoftmaxFn : torch::autograd::Function<GatSoftmaxFn> {
     const int64_t heads = ss.size(1);
     torch::Tensor alpha = torch::empty({indices.size(0), heads}, type);
     kernels::gat_softmax_forward(by_dst(indptr, indices), ss.data_ptr(), sd.data_ptr(), heads,
-                                 slope, alpha.data_ptr(), dtype_of(alpha, "gat_edge_softmax"));
+                                 slope, alpha.data_ptr(), kernel_dtype(alpha, "gat_edge_softmax"));
     ctx->saved_data["slope"] = slope;
     ctx->saved_data["src_type"] = static_cast<int64_t>(score_src.scalar_type());
     ctx->saved_data["dst_type"] = static_cast<int64_t>(score_dst.scalar_type());
@@ -124,7 +112,7 @@ struct GatSoftmaxFn : torch::autograd::Function<GatSoftmaxFn> {
                                   sd.data_ptr(), alpha.data_ptr(), ga.data_ptr(), heads,
                                   ctx->saved_data["slope"].toDouble(), grad_pre.data_ptr(),
                                   grad_ss.data_ptr(), grad_sd.data_ptr(),
-                                  dtype_of(alpha, "gat_edge_softmax"));
+                                  kernel_dtype(alpha, "gat_edge_softmax"));
     const auto src_type = static_cast<torch::ScalarType>(ctx->saved_data["src_type"].toInt());
     const auto dst_type = static_cast<torch::ScalarType>(ctx->saved_data["dst_type"].toInt());
     return {grad_ss.to(src_type), grad_sd.to(dst_type), {}, {}, {}, {}, {}, {}};
@@ -136,7 +124,7 @@ struct GatSoftmaxFn : torch::autograd::Function<GatSoftmaxFn> {
 torch::Tensor aggregate(const BlockTensors& block, const torch::Tensor& x,
                         const torch::Tensor& edge_weight) {
   check_block(block, "aggregate");
-  dtype_of(x, "aggregate");
+  kernel_dtype(x, "aggregate");
   PARTITA_CHECK(x.dim() == 2 && x.size(0) == block.num_src, Error,
                 "aggregate: x must be [{}, F], got {} dims, {} rows", block.num_src, x.dim(),
                 x.dim() > 0 ? x.size(0) : 0);

@@ -37,8 +37,8 @@ struct GnnOptions {
 
 class GnnModel : public torch::nn::Module {
  public:
-  // Throws partita::Error on a non-positive dimension, layers < 1, heads < 1, or (GAT)
-  // hidden not divisible by heads.
+  // Throws partita::Error on a non-positive dimension, layers < 1, heads < 1, dropout
+  // outside [0, 1) or attention_dropout >= 1.
   explicit GnnModel(const GnnOptions& options);
 
   // blocks in hop order (blocks[0].dst = seeds), x_input [blocks.back().num_src, in_dim]
