@@ -10,7 +10,8 @@
 #include "flags.h"
 #include "partita/core/error.h"
 #include "partita/core/timer.h"
-#include "partita/loader/dist_session.h"
+#include "partita/runtime/mpi_rank.h"
+#include "rank_main.h"
 #include "partita/sample/block_builder.h"
 
 namespace partita::cli {
@@ -56,12 +57,13 @@ void check_flags(const Flags& flags) {
 
 int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   const std::vector<int64_t> fanouts = parse_fanouts(flags.fanouts);
-  loader::DistSessionOptions options;
+  runtime::SessionOptions options;
   options.parts_dir = flags.parts;
   options.timeout_s = flags.timeout_s;
   options.sampling.threads = flags.threads;
   options.graph.in_memory = flags.in_memory;
-  loader::DistSession session(mpi, options);
+  runtime::MpiRank rank(mpi, options);
+  runtime::Session& session = rank.session();
   const store::DistGraph& graph = session.graph();
 
   // This rank's seeds: its training ids (an even share of them in replicated mode).
@@ -189,7 +191,7 @@ Action add_sample_bench_command(CLI::App& app) {
   return [flags] {
     check_flags(*flags);
     MpiScope mpi(nullptr, nullptr);
-    return loader::run_rank(mpi, [&] { return run_sample_bench(mpi, *flags); });
+    return run_rank(mpi, [&] { return run_sample_bench(mpi, *flags); });
   };
 }
 

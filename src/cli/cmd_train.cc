@@ -18,7 +18,8 @@
 #include "flags.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
-#include "partita/loader/dist_session.h"
+#include "partita/runtime/mpi_rank.h"
+#include "rank_main.h"
 #include "partita/train/progress.h"
 #include "partita/train/trainer.h"
 
@@ -143,10 +144,11 @@ int run_train(MpiScope& mpi, const Flags& flags) {
   keep_freed_memory();
   disable_onednn_primitive_cache();
   const train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
-  loader::DistSessionOptions so;
+  runtime::SessionOptions so;
   so.parts_dir = flags.parts;
   so.timeout_s = flags.timeout_s;
-  loader::DistSession session(mpi, so);
+  runtime::MpiRank rank(mpi, so);
+  runtime::Session& session = rank.session();
   train::Trainer trainer(session, options);
   const bool print = mpi.rank() == 0;
   std::unique_ptr<train::MetricsFile> metrics;
@@ -248,7 +250,7 @@ Action add_train_command(CLI::App& app) {
                "Print each rank's parameter fingerprint to stderr after training");
   return [flags] {
     MpiScope mpi(nullptr, nullptr);
-    return loader::run_rank(mpi, [&] { return run_train(mpi, *flags); });
+    return run_rank(mpi, [&] { return run_train(mpi, *flags); });
   };
 }
 

@@ -4,29 +4,23 @@
 
 #include "partita/core/error.h"
 #include "partita/core/timer.h"
-#include "partita/loader/seeds.h"
 
 namespace partita::loader {
 
-BatchPipeline::BatchPipeline(const BatchPipelineOptions& options, std::vector<int64_t> seeds,
-                             sample::NeighborSampler& sampler, store::FeatureFetcher& fetcher,
-                             int64_t num_steps)
+BatchPipeline::BatchPipeline(const BatchPipelineOptions& options,
+                             std::vector<std::vector<int64_t>> batches,
+                             sample::NeighborSampler& sampler, store::FeatureFetcher& fetcher)
     : options_(options),
-      seeds_(std::move(seeds)),
+      batches_(std::move(batches)),
       sampler_(sampler),
       fetcher_(fetcher),
-      num_steps_(num_steps) {
+      num_steps_(static_cast<int64_t>(batches_.size())) {
   PARTITA_CHECK(options_.threads >= 1, Error, "loader threads: must be >= 1, got {}",
                 options_.threads);
   PARTITA_CHECK(options_.prefetch >= 1, Error, "--prefetch: must be >= 1, got {}",
                 options_.prefetch);
-  PARTITA_CHECK(options_.batch_size >= 1, Error, "--batch-size: must be >= 1, got {}",
-                options_.batch_size);
   PARTITA_CHECK(options_.feat_dim >= 0, Error, "feature dim: must be >= 0, got {}",
                 options_.feat_dim);
-  PARTITA_CHECK(num_steps_ >= 0, Error, "loader steps: must be >= 0, got {}", num_steps_);
-  PARTITA_CHECK(num_steps_ == 0 || !seeds_.empty(), Error,
-                "loader: {} steps asked of a rank with no seeds", num_steps_);
   try {
     for (int t = 0; t < options_.threads; ++t) workers_.emplace_back([this] { run_worker(); });
   } catch (...) {
@@ -110,7 +104,8 @@ void BatchPipeline::run_worker() {
 Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
   Batch batch;
   batch.step = step;
-  const std::vector<int64_t> seeds = batch_seeds(seeds_, step, options_.batch_size);
+  const std::vector<int64_t>& seeds = batches_[static_cast<size_t>(step)];
+  if (seeds.empty()) return batch;
   sample::BlockOptions block_options;
   block_options.fanouts = options_.fanouts;
   block_options.key = {options_.seed, options_.epoch, static_cast<uint64_t>(step)};

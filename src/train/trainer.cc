@@ -29,7 +29,19 @@ torch::Tensor features_tensor(loader::Batch& batch, int64_t feat_dim, bool norma
   const int64_t rows = static_cast<int64_t>(batch.sampled.input_nodes.size());
   torch::Tensor x = torch::from_blob(batch.features.data(), {rows, feat_dim}, torch::kFloat32);
   if (!normalize) return x;
-  return x / x.sum(1, /*keepdim=*/true).clamp_min(1e-12);
+  // Row sums must be positive, except for all-zero rows (which stay zero): a row summing to
+  // zero or less would be scaled up without bound or flip its signs.
+  const torch::Tensor sums = x.sum(1, /*keepdim=*/true);
+  const torch::Tensor bad = sums.le(0).logical_and(x.abs().sum(1, true).gt(0)).reshape(-1);
+  if (bad.any().item<bool>()) {
+    const int64_t row = bad.nonzero()[0][0].item<int64_t>();
+    throw Error(fmt::format(
+        "--normalize-features: the features of node {} (partition id) sum to {:g}; row "
+        "normalization divides each row by its sum and needs non-negative features (as "
+        "bag-of-words); leave the flag off for these features",
+        batch.sampled.input_nodes[static_cast<size_t>(row)], sums[row][0].item<double>()));
+  }
+  return x / sums.clamp_min(1e-12);
 }
 
 torch::Tensor labels_tensor(loader::Batch& batch) {
@@ -44,7 +56,7 @@ struct Trainer::Impl {
   std::vector<torch::Tensor> params;
 };
 
-Trainer::Trainer(loader::DistSession& session, const TrainOptions& options)
+Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
     : session_(session), options_(options), impl_(std::make_unique<Impl>()) {
   const store::DistGraph& graph = session_.graph();
   nn::GnnOptions& m = options_.model;
@@ -77,14 +89,10 @@ Trainer::Trainer(loader::DistSession& session, const TrainOptions& options)
                 "AMX-BF16); use --precision fp32");
   torch::set_num_threads(std::max(1, options_.torch_threads));
 
-  // The batch plan (see the header): one allreduce for N, one for the global batch.
-  train_ids_ = local_ids(graph.train_ids());
-  const int64_t total = session_.collectives().allreduce_one(
-      static_cast<int64_t>(train_ids_.size()), ReduceOp::kSum);
-  PARTITA_CHECK(total > 0, Error, "{}: the partition has no training nodes", graph.dir());
-  steps_ = (total + options_.batch_size - 1) / options_.batch_size;
-  local_batch_ = (static_cast<int64_t>(train_ids_.size()) + steps_ - 1) / steps_;
-  global_batch_ = session_.collectives().allreduce_one(local_batch_, ReduceOp::kSum);
+  // The batch plan (see the header): every rank learns every training id.
+  plan_ = std::make_unique<loader::GlobalBatches>(all_train_ids(), options_.batch_size);
+  PARTITA_CHECK(plan_->num_ids() > 0, Error, "{}: the partition has no training nodes",
+                graph.dir());
 
   // Same seed on every rank: the same initial values; sync_initial_weights makes sure.
   torch::manual_seed(options_.seed);
@@ -104,6 +112,26 @@ Trainer::Trainer(loader::DistSession& session, const TrainOptions& options)
 Trainer::~Trainer() = default;
 
 // Rank != 0 contributes zeros to an allreduce sum, so every rank ends with rank 0's values.
+// BatchNorm's running statistics: each rank saw only its own seeds. Floating-point
+// buffers are averaged over ranks (so evaluation and checkpoints use the same values on
+// every rank); integer ones (batch counters) take rank 0's value.
+void Trainer::average_buffers() {
+  torch::NoGradGuard no_grad;
+  Collectives& coll = session_.collectives();
+  for (torch::Tensor& b : model_->buffers()) {
+    if (!b.defined() || b.numel() == 0) continue;
+    if (b.is_floating_point()) {
+      torch::Tensor flat = b.detach().to(torch::kFloat64).reshape(-1).contiguous();
+      coll.allreduce(flat.data_ptr<double>(), static_cast<size_t>(flat.numel()));
+      b.copy_(flat.div_(coll.size()).view(b.sizes()));
+    } else {
+      torch::Tensor flat = b.detach().to(torch::kInt64).reshape(-1).contiguous();
+      coll.broadcast(flat.data_ptr<int64_t>(), static_cast<size_t>(flat.numel()), 0);
+      b.copy_(flat.view(b.sizes()));
+    }
+  }
+}
+
 void Trainer::sync_initial_weights() {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> parts;
@@ -147,15 +175,34 @@ std::vector<int64_t> Trainer::local_ids(ArrayView<const int64_t> ids) const {
   return std::vector<int64_t>(ids.begin(), ids.end());
 }
 
-loader::BatchPipelineOptions Trainer::pipeline_options(uint64_t epoch_key,
-                                                       int64_t batch_size) const {
+std::vector<loader::SeedId> Trainer::all_train_ids() {
+  const store::DistGraph& graph = session_.graph();
+  const ArrayView<const int64_t> ids = graph.train_ids();
+  std::vector<loader::SeedId> mine;
+  mine.reserve(static_cast<size_t>(ids.size()));
+  for (int64_t gid : ids)
+    mine.push_back({graph.original_ids()[gid - graph.first_node()], gid});
+  // Replicated: every rank already holds every id.
+  if (graph.replicated()) return mine;
+  return session_.collectives().allgather(mine);
+}
+
+std::vector<int64_t> Trainer::share_of(const std::vector<int64_t>& global_batch) const {
+  const store::DistGraph& graph = session_.graph();
+  if (graph.replicated()) return loader::even_share(global_batch, session_.rank(), session_.size());
+  std::vector<int64_t> mine;
+  for (int64_t gid : global_batch)
+    if (graph.owns(gid)) mine.push_back(gid);
+  return mine;
+}
+
+loader::BatchPipelineOptions Trainer::pipeline_options(uint64_t epoch_key) const {
   loader::BatchPipelineOptions po;
   po.threads = options_.threads;
   po.prefetch = options_.prefetch;
   po.fanouts = options_.fanouts;
   po.seed = options_.seed;
   po.epoch = epoch_key;
-  po.batch_size = batch_size;
   po.feat_dim = session_.graph().feat_dim();
   po.fetch_degrees = options_.model.kind == nn::ConvKind::kGcn;
   return po;
@@ -175,29 +222,24 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   Collectives& coll = session_.collectives();
   EpochRecord rec;
   rec.epoch = epoch + 1;
-  rec.steps = steps_;
-  rec.seeds = steps_ * global_batch_;
+  const int64_t steps = plan_->steps();
+  rec.steps = steps;
+  rec.seeds = plan_->num_ids();
 
-  std::optional<loader::BatchPipeline> pipeline;
-  if (local_batch_ > 0) {
-    pipeline.emplace(pipeline_options(static_cast<uint64_t>(epoch), local_batch_),
-                     loader::epoch_seeds(ArrayView<const int64_t>(train_ids_.data(),
-                                                                  train_ids_.size()),
-                                         options_.seed, static_cast<uint64_t>(epoch)),
-                     session_.sampler(), session_.fetcher(), steps_);
-  }
+  loader::BatchPipeline pipeline(
+      pipeline_options(static_cast<uint64_t>(epoch)),
+      plan_->epoch_batches(options_.seed, static_cast<uint64_t>(epoch),
+                           [this](const std::vector<int64_t>& batch) { return share_of(batch); }),
+      session_.sampler(), session_.fetcher());
   model_->train();
   Stopwatch epoch_watch;
   double loss_sum = 0;
-  int64_t correct = 0, total = 0;
-  for (int64_t step = 0; step < steps_; ++step) {
+  int64_t correct = 0, total = 0, seeds_done = 0;
+  for (int64_t step = 0; step < steps; ++step) {
     Stopwatch watch;
-    std::optional<loader::Batch> batch;
-    if (pipeline) {
-      batch = pipeline->next();
-      PARTITA_CHECK(batch.has_value(), Error, "internal: batch pipeline ended at step {} of {}",
-                    step, steps_);
-    }
+    std::optional<loader::Batch> batch = pipeline.next();
+    PARTITA_CHECK(batch.has_value(), Error, "internal: batch pipeline ended at step {} of {}",
+                  step, steps);
     rec.wait_s += watch.seconds();
     watch.restart();
     impl_->optimizer->zero_grad();
@@ -206,9 +248,11 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
     model_->set_dropout_key(stream_key(options_.seed, static_cast<uint64_t>(epoch),
                                        static_cast<uint64_t>(step),
                                        static_cast<uint64_t>(session_.rank()), kDropoutStream));
-    if (batch) {
-      rec.sample_s += batch->sample_s;
-      rec.fetch_s += batch->fetch_s;
+    // The exact mean over this step's global batch, the last (shorter) one included.
+    const int64_t global_batch = plan_->batch_size(step);
+    rec.sample_s += batch->sample_s;
+    rec.fetch_s += batch->fetch_s;
+    if (!batch->sampled.seeds.empty()) {
       double flops = 0;
       const torch::Tensor logits = forward(*batch, &flops);
       rec.matmul_gflop += flops * 1e-9;
@@ -216,7 +260,7 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
       const torch::Tensor loss =
           torch::nn::functional::cross_entropy(
               logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
-          static_cast<double>(global_batch_);
+          static_cast<double>(global_batch);
       loss.backward();
       local_loss = loss.item<double>();
       correct += logits.argmax(1).eq(y).sum().item<int64_t>();
@@ -230,13 +274,15 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
     impl_->optimizer->step();
     rec.compute_s += watch.seconds();
     loss_sum += step_loss;
+    seeds_done += global_batch;
     if (on_step) {
-      on_step(StepRecord{rec.epoch, step + 1, steps_, step_loss, (step + 1) * global_batch_,
+      on_step(StepRecord{rec.epoch, step + 1, steps, step_loss, seeds_done,
                          epoch_watch.seconds()});
     }
   }
+  average_buffers();
   rec.epoch_s = epoch_watch.seconds();
-  rec.loss = steps_ > 0 ? loss_sum / static_cast<double>(steps_) : 0.0;
+  rec.loss = steps > 0 ? loss_sum / static_cast<double>(steps) : 0.0;
   std::vector<int64_t> counts{correct, total};
   coll.allreduce_sum(counts);
   rec.train_acc = counts[1] > 0 ? static_cast<double>(counts[0]) / static_cast<double>(counts[1])
@@ -245,16 +291,14 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
 }
 
 double Trainer::evaluate(ArrayView<const int64_t> ids, uint64_t tag) {
-  std::vector<int64_t> seeds = local_ids(ids);
-  const int64_t steps =
-      loader::steps_per_epoch(static_cast<int64_t>(seeds.size()), options_.batch_size);
   int64_t correct = 0, total = 0;
   {
     torch::NoGradGuard no_grad;
     model_->eval();
     // No collective per batch: ranks may run different numbers of eval batches.
-    loader::BatchPipeline pipeline(pipeline_options(tag, options_.batch_size), std::move(seeds),
-                                   session_.sampler(), session_.fetcher(), steps);
+    loader::BatchPipeline pipeline(pipeline_options(tag),
+                                   loader::chunk(local_ids(ids), options_.batch_size),
+                                   session_.sampler(), session_.fetcher());
     while (std::optional<loader::Batch> batch = pipeline.next()) {
       const torch::Tensor logits = forward(*batch);
       const torch::Tensor y = labels_tensor(*batch);

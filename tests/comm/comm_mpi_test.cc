@@ -10,7 +10,7 @@
 #include <cstring>
 #include <thread>
 
-#include "partita/comm/collectives.h"
+#include "partita/comm/mpi_collectives.h"
 #include "partita/comm/errors.h"
 #include "partita/comm/mpi_check.h"
 #include "partita/comm/mpi_scope.h"
@@ -132,6 +132,14 @@ void check_collectives(Collectives& coll) {
   coll.broadcast(from_last.data(), from_last.size(), n - 1);
   EXPECT_TRUE_MPI(from_last == (std::vector<int64_t>{n - 1, (n - 1) * 10, 1 - n}),
                   "broadcast from rank {}", n - 1);
+
+  // Allgather: rank r contributes r values r*100 .. r*100+r-1 (rank 0 none).
+  std::vector<int64_t> mine;
+  for (int64_t i = 0; i < r; ++i) mine.push_back(r * 100 + i);
+  std::vector<int64_t> want;
+  for (int64_t q = 0; q < n; ++q)
+    for (int64_t i = 0; i < q; ++i) want.push_back(q * 100 + i);
+  EXPECT_TRUE_MPI(coll.allgather(mine) == want, "allgather of uneven sizes");
 }
 
 // Every rank but 0 enters a barrier with a 0.3 s deadline; rank 0 joins after they timed out.
@@ -139,7 +147,7 @@ void check_collective_timeout(MPI_Comm world) {
   constexpr int kTimedOutTag = 77;  // on `world`, which no other part of this test uses
   CollectiveOptions options;
   options.timeout_s = 0.3;
-  Collectives late(world, options);
+  MpiCollectives late(world, options);
   if (late.size() < 2) return;
   if (late.rank() == 0) {
     // Join once every other rank said (on `world`) that its barrier timed out, not after a
@@ -185,7 +193,7 @@ int run(const MpiScope& scope) {
   EXPECT_TRUE_MPI(scope.local_size() == n && scope.local_rank() == scope.rank(),
                   "one host: local {} of {}", scope.local_rank(), scope.local_size());
 
-  Collectives coll(scope.world());
+  MpiCollectives coll(scope.world());
   check_collectives(coll);
 
   MpiTransport transport(scope.world());

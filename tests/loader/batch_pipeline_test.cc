@@ -97,12 +97,19 @@ class BatchPipelineTest : public ::testing::Test {
     o.fanouts = {4, 3};
     o.seed = 9;
     o.epoch = 2;
-    o.batch_size = 32;
     o.feat_dim = kFeatDim;
     return o;
   }
-  static std::vector<int64_t> shuffled(const BatchPipelineOptions& o) {
-    return epoch_seeds(graph_->train_ids(), o.seed, o.epoch);
+  // `steps` batches of 32 of the shuffled training ids, cycling through them again as
+  // needed; step 3 has no seeds (a rank with none of a global batch's seeds).
+  static std::vector<std::vector<int64_t>> batches(const BatchPipelineOptions& o,
+                                                   int64_t steps) {
+    const std::vector<int64_t> seeds = epoch_seeds(graph_->train_ids(), o.seed, o.epoch);
+    std::vector<std::vector<int64_t>> all = chunk(seeds, 32);
+    std::vector<std::vector<int64_t>> out;
+    for (int64_t s = 0; s < steps; ++s) out.push_back(all[static_cast<size_t>(s) % all.size()]);
+    if (steps > 3) out[3].clear();
+    return out;
   }
 
   static TempDir* dir_;
@@ -129,10 +136,8 @@ void expect_same_batch(const sample::SampledBatch& a, const sample::SampledBatch
 
 TEST_F(BatchPipelineTest, InOrderAndIdenticalToDirectBuildForAnyThreadsAndPrefetch) {
   const BatchPipelineOptions base = options(1, 1);
-  const std::vector<int64_t> seeds = shuffled(base);
-  ASSERT_GT(seeds.size(), 64u);
-  // Two steps past the real ones: those wrap around.
-  const int64_t steps = steps_per_epoch(static_cast<int64_t>(seeds.size()), base.batch_size) + 2;
+  const int64_t steps = 9;
+  const std::vector<std::vector<int64_t>> seeds = batches(base, steps);
 
   std::vector<sample::SampledBatch> want;
   sample::BlockBuilder builder;
@@ -140,7 +145,8 @@ TEST_F(BatchPipelineTest, InOrderAndIdenticalToDirectBuildForAnyThreadsAndPrefet
     sample::BlockOptions bo;
     bo.fanouts = base.fanouts;
     bo.key = {base.seed, base.epoch, static_cast<uint64_t>(s)};
-    want.push_back(builder.build(batch_seeds(seeds, s, base.batch_size), bo, *sampler_));
+    want.push_back(seeds[s].empty() ? sample::SampledBatch{}
+                                    : builder.build(seeds[s], bo, *sampler_));
   }
 
   const auto features = graph_->features();
@@ -148,12 +154,13 @@ TEST_F(BatchPipelineTest, InOrderAndIdenticalToDirectBuildForAnyThreadsAndPrefet
   for (int threads : {1, 3}) {
     for (int prefetch : {1, 4}) {
       SCOPED_TRACE("threads " + std::to_string(threads) + " prefetch " + std::to_string(prefetch));
-      BatchPipeline pipeline(options(threads, prefetch), seeds, *sampler_, *fetcher_, steps);
+      BatchPipeline pipeline(options(threads, prefetch), seeds, *sampler_, *fetcher_);
       for (int64_t s = 0; s < steps; ++s) {
         std::optional<Batch> batch = pipeline.next();
         ASSERT_TRUE(batch.has_value()) << s;
         ASSERT_EQ(batch->step, s);
         expect_same_batch(batch->sampled, want[s]);
+        ASSERT_EQ(batch->sampled.seeds, seeds[s]);
         const auto& input = batch->sampled.input_nodes;
         ASSERT_EQ(batch->features.size(), input.size() * kFeatDim);
         for (size_t i = 0; i < input.size(); ++i) {
@@ -174,16 +181,14 @@ TEST_F(BatchPipelineTest, InOrderAndIdenticalToDirectBuildForAnyThreadsAndPrefet
 }
 
 TEST_F(BatchPipelineTest, ZeroStepsEndsAtOnce) {
-  BatchPipeline pipeline(options(2, 2), {}, *sampler_, *fetcher_, 0);
+  BatchPipeline pipeline(options(2, 2), {}, *sampler_, *fetcher_);
   EXPECT_FALSE(pipeline.next().has_value());
 }
 
 TEST_F(BatchPipelineTest, RejectsBadOptions) {
-  const std::vector<int64_t> seeds = shuffled(options(1, 1));
-  EXPECT_THROW(BatchPipeline(options(0, 1), seeds, *sampler_, *fetcher_, 3), Error);
-  EXPECT_THROW(BatchPipeline(options(1, 0), seeds, *sampler_, *fetcher_, 3), Error);
-  EXPECT_THROW(BatchPipeline(options(1, 1), seeds, *sampler_, *fetcher_, -1), Error);
-  EXPECT_THROW(BatchPipeline(options(1, 1), {}, *sampler_, *fetcher_, 3), Error);
+  const auto seeds = batches(options(1, 1), 3);
+  EXPECT_THROW(BatchPipeline(options(0, 1), seeds, *sampler_, *fetcher_), Error);
+  EXPECT_THROW(BatchPipeline(options(1, 0), seeds, *sampler_, *fetcher_), Error);
 }
 
 // Waits (bounded) until the probe has seen step `want`, then a little longer so that a
@@ -198,7 +203,7 @@ int64_t settle(const ProbeSampler& probe, int64_t want) {
 TEST_F(BatchPipelineTest, StaysWithinPrefetchOfTheConsumer) {
   const BatchPipelineOptions o = options(4, 3);
   ProbeSampler probe(*sampler_, o, 50);
-  BatchPipeline pipeline(o, shuffled(o), probe, *fetcher_, 50);
+  BatchPipeline pipeline(o, batches(o, 50), probe, *fetcher_);
   ASSERT_TRUE(pipeline.next().has_value());
   // The consumer wants step 1 next: steps 1, 2, 3 at most may be claimed.
   EXPECT_EQ(settle(probe, 3), 3);
@@ -213,7 +218,7 @@ TEST_F(BatchPipelineTest, StopMidEpochReturnsPromptly) {
     probe.sleep_ms = 20;
     Stopwatch watch;
     {
-      BatchPipeline pipeline(o, shuffled(o), probe, *fetcher_, 50);
+      BatchPipeline pipeline(o, batches(o, 50), probe, *fetcher_);
       ASSERT_EQ(pipeline.next()->step, 0);
       ASSERT_EQ(pipeline.next()->step, 1);
       if (explicit_stop) {
@@ -232,7 +237,7 @@ TEST_F(BatchPipelineTest, WorkerExceptionIsRethrownAndStopsThePipeline) {
     const BatchPipelineOptions o = options(threads, 2);
     ProbeSampler probe(*sampler_, o, 50);
     probe.throw_at = 5;
-    BatchPipeline pipeline(o, shuffled(o), probe, *fetcher_, 50);
+    BatchPipeline pipeline(o, batches(o, 50), probe, *fetcher_);
     int64_t got = 0;
     bool thrown = false;
     try {

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "partita/data/dataset.h"
-#include "partita/loader/dist_session.h"
+#include "partita/runtime/mpi_rank.h"
 #include "partita/sample/block_builder.h"
 #include "store_test_util.h"
 
@@ -18,10 +18,11 @@ namespace {
 int check(MpiScope& mpi, const std::string& dataset_dir, const std::string& parts_dir) {
   const data::Dataset dataset = data::load_dataset(dataset_dir, {});
   const std::vector<int64_t> node_map = testing::read_node_map(parts_dir);
-  loader::DistSessionOptions options;
+  runtime::SessionOptions options;
   options.parts_dir = parts_dir;
   options.timeout_s = 30;
-  loader::DistSession session(mpi, options);
+  runtime::MpiRank rank(mpi, options);
+  runtime::Session& session = rank.session();
   const store::DistGraph& graph = session.graph();
   sample::DistSampler& sampler = session.sampler();
   store::FeatureFetcher& fetcher = session.fetcher();

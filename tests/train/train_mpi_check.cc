@@ -16,7 +16,7 @@
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
 #include "partita/core/npy.h"
-#include "partita/loader/dist_session.h"
+#include "partita/runtime/mpi_rank.h"
 #include "partita/nn/precision.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/trainer.h"
@@ -24,7 +24,7 @@
 namespace partita::train {
 namespace {
 
-loader::DistSession* g_session = nullptr;
+runtime::Session* g_session = nullptr;
 
 TrainOptions options(nn::ConvKind kind, nn::Precision precision = nn::Precision::kFp32) {
   TrainOptions o;
@@ -235,10 +235,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   partita::MpiScope mpi(&argc, &argv);
-  partita::loader::DistSessionOptions so;
+  partita::runtime::SessionOptions so;
   so.parts_dir = argv[1];
   so.timeout_s = 60;
-  partita::loader::DistSession session(mpi, so);
+  partita::runtime::MpiRank rank(mpi, so);
+  partita::runtime::Session& session = rank.session();
   partita::train::g_session = &session;
   // Only rank 0 prints gtest's report.
   if (mpi.rank() != 0) {

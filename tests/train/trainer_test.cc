@@ -9,7 +9,7 @@
 #include "partita/comm/mpi_scope.h"
 #include "partita/data/dataset.h"
 #include "partita/data/generate.h"
-#include "partita/loader/dist_session.h"
+#include "partita/runtime/mpi_rank.h"
 #include "partita/partition/partition.h"
 
 namespace partita::train {
@@ -50,9 +50,10 @@ TEST(Trainer, LearnsAndIsDeterministic) {
   partition::run_partition(g.out_dir, data::LoadOptions{}, p);
 
   MpiScope mpi(nullptr, nullptr);
-  loader::DistSessionOptions so;
+  runtime::SessionOptions so;
   so.parts_dir = p.out_dir;
-  loader::DistSession session(mpi, so);
+  runtime::MpiRank rank(mpi, so);
+  runtime::Session& session = rank.session();
 
   TrainResult first, second;
   {

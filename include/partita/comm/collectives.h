@@ -1,51 +1,59 @@
 #pragma once
-// Collectives with a deadline on a communicator of their own (an MPI_Comm_dup of the one
-// given, with MPI_ERRORS_RETURN), for training (DESIGN decisions 5 and 7).
+// Collectives of the ranks of one job, with a deadline (DESIGN decisions 7 and 11): the
+// interface the trainer and the runtime are written against. Backends: MpiCollectives
+// (mpi_collectives.h, real runs) and InProcessCollectives (inproc_collectives.h, threads as
+// ranks, for tests).
 //
-// Each operation starts the non-blocking MPI collective (MPI_Ibarrier, MPI_Iallreduce,
-// MPI_Ibcast) and
-// polls it with MPI_Test, sleeping with a growing backoff between tests, so a rank waiting
-// for a late peer does not burn a core (decision 9). Past options.timeout_s it throws
-// TimeoutError (decision 11). A pending MPI collective cannot be cancelled, so the request,
-// its internal buffer and the communicator are then abandoned (never freed: Open MPI may
-// still progress the collective), and later operations on this object throw CommError; the
-// job is expected to fail. The caller's data is only written on success.
-//
-// Like any MPI collective: every rank calls the same operations in the same order, from one
-// thread at a time per object. The constructor is collective over `comm` (MPI_Comm_dup).
-#include <mpi.h>
-
-#include <chrono>
+// Contract shared by every backend:
+// - Every rank calls the same operations in the same order, one thread at a time per
+//   object; counts agree where an operation says so.
+// - A rank that waits longer than the backend's timeout for its peers throws TimeoutError
+//   (with the text of the timeout diagnosis appended); the object is then unusable (later
+//   calls throw CommError) and the job is expected to fail.
+// - Results are written into the caller's buffers only on success.
+// - Reductions of floating-point values give the same bits on every rank.
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
-
-#include "partita/comm/mpi_type.h"
 
 namespace partita {
 
-struct CollectiveOptions {
-  double timeout_s = 60.0;
-  // Backoff between MPI_Test calls (see RpcOptions): a collective that has waited t for
-  // its peers adds about t/9, at most max_sleep, once they arrive.
-  std::chrono::microseconds min_sleep{10};
-  std::chrono::microseconds max_sleep{1000};
-  double sleep_growth = 1.125;
-};
-
 enum class ReduceOp { kSum, kMin, kMax };
+
+// Element types a reduction understands.
+enum class ElemType { kInt32, kInt64, kUint64, kFloat32, kFloat64 };
+
+template <class T>
+constexpr ElemType elem_type_of() {
+  using U = std::remove_cv_t<T>;
+  static_assert(std::is_arithmetic_v<U> && !std::is_same_v<U, bool>,
+                "Collectives: reductions take int32, int64, uint64, float or double");
+  if constexpr (std::is_floating_point_v<U>) {
+    static_assert(sizeof(U) == 4 || sizeof(U) == 8, "Collectives: float or double");
+    return sizeof(U) == 4 ? ElemType::kFloat32 : ElemType::kFloat64;
+  } else {
+    static_assert(sizeof(U) == 4 || sizeof(U) == 8, "Collectives: 32- or 64-bit integers");
+    if constexpr (sizeof(U) == 4) {
+      static_assert(std::is_signed_v<U>, "Collectives: no unsigned 32-bit reductions");
+      return ElemType::kInt32;
+    } else {
+      return std::is_signed_v<U> ? ElemType::kInt64 : ElemType::kUint64;
+    }
+  }
+}
+
+size_t elem_size(ElemType type);
 
 class Collectives {
  public:
-  explicit Collectives(MPI_Comm comm, CollectiveOptions options = {});
-  ~Collectives();  // MPI_Comm_free unless a collective timed out; never throws
-  Collectives(const Collectives&) = delete;
-  Collectives& operator=(const Collectives&) = delete;
+  virtual ~Collectives() = default;
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
-  MPI_Comm comm() const { return comm_; }
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
 
   // Called when a collective times out, from the thread that waited; its text is appended
   // to the TimeoutError's message. A collective cannot tell which peer is missing, so this
@@ -55,12 +63,12 @@ class Collectives {
     diagnose_ = std::move(diagnose);
   }
 
-  void barrier();
+  virtual void barrier() = 0;
 
   // In place: data[i] = op over all ranks of data[i]. count must fit an int.
   template <class T>
   void allreduce(T* data, size_t count, ReduceOp op = ReduceOp::kSum) {
-    allreduce_bytes(data, count, sizeof(T), mpi_type<T>(), op);
+    reduce(data, count, 0, elem_type_of<T>(), op);
   }
   template <class T>
   void allreduce_sum(std::vector<T>& values) {
@@ -74,37 +82,44 @@ class Collectives {
   }
 
   // As allreduce, over consecutive buckets of at most bucket_count values, all in flight
-  // at once (one MPI_Iallreduce each), so that no call exceeds an int count and the MPI
-  // library can pipeline them. bucket_count >= 1.
+  // at once, so that no call exceeds an int count and the backend can pipeline them.
+  // bucket_count >= 1.
   template <class T>
   void allreduce_bucketed(T* data, size_t count, size_t bucket_count,
                           ReduceOp op = ReduceOp::kSum) {
-    reduce_buckets(data, count, bucket_count, sizeof(T), mpi_type<T>(), op);
+    reduce(data, count, bucket_count, elem_type_of<T>(), op);
   }
 
-  // In place: data[0, count) of rank `root` on every rank. count must fit an int and be
-  // the same on every rank.
+  // In place: data[0, count) of rank `root` on every rank. count must be the same on every
+  // rank and its bytes fit an int.
   template <class T>
   void broadcast(T* data, size_t count, int root) {
-    broadcast_bytes(data, count, sizeof(T), mpi_type<T>(), root);
+    static_assert(std::is_trivially_copyable_v<T>, "broadcast: trivially copyable values");
+    broadcast_bytes(data, count * sizeof(T), root);
   }
 
- private:
-  void allreduce_bytes(void* data, size_t count, size_t elem_size, MPI_Datatype type, ReduceOp op);
-  void reduce_buckets(void* data, size_t count, size_t bucket_count, size_t elem_size,
-                      MPI_Datatype type, ReduceOp op);
-  void broadcast_bytes(void* data, size_t count, size_t elem_size, MPI_Datatype type, int root);
-  // Tests `request` with backoff until done or the deadline; `what` names the operation.
-  void wait(MPI_Request* request, const char* what, size_t count);
-  // As wait, for every request of `requests` (MPI_Testall).
-  void wait_all(std::vector<MPI_Request>& requests, const char* what, size_t count);
-  void check_usable(const char* what) const;
+  // The concatenation of every rank's `mine`, in rank order, on every rank. Sizes may
+  // differ between ranks; the total bytes must fit an int.
+  template <class T>
+  std::vector<T> allgather(const std::vector<T>& mine) {
+    static_assert(std::is_trivially_copyable_v<T>, "allgather: trivially copyable values");
+    std::vector<uint8_t> bytes = allgather_bytes(mine.data(), mine.size() * sizeof(T));
+    std::vector<T> all(bytes.size() / sizeof(T));
+    if (!all.empty()) std::memcpy(all.data(), bytes.data(), bytes.size());
+    return all;
+  }
 
-  MPI_Comm comm_ = MPI_COMM_NULL;
-  int rank_ = 0;
-  int size_ = 1;
-  CollectiveOptions options_;
-  bool abandoned_ = false;  // a collective timed out: comm_ still has a pending operation
+ protected:
+  // bucket_count 0: one bucket of all count values.
+  virtual void reduce(void* data, size_t count, size_t bucket_count, ElemType type,
+                      ReduceOp op) = 0;
+  virtual void broadcast_bytes(void* data, size_t bytes, int root) = 0;
+  virtual std::vector<uint8_t> allgather_bytes(const void* mine, size_t bytes) = 0;
+
+  // The diagnosis text for a timeout ("" when none is set): "; <text>".
+  std::string diagnose_timeout() const;
+
+ private:
   std::function<std::string()> diagnose_;
 };
 

@@ -3,9 +3,9 @@
 // build batches i+1 .. i+prefetch (sample the blocks, then fetch the features of the input
 // nodes and the labels of the seeds).
 //
-// Determinism (DESIGN 8): batch `step` holds batch_seeds(seeds, step, batch_size) sampled
-// under key {seed, epoch, step}; nothing depends on which thread built it, so the batches
-// are identical for any thread count or prefetch depth.
+// Determinism (DESIGN 8): batch `step` holds the seeds of step `step` sampled under key
+// {seed, epoch, step}; nothing depends on which thread built it, so the batches are
+// identical for any thread count or prefetch depth.
 //
 // Threads: `threads` workers, started by the constructor, each owning a BlockBuilder. They
 // claim steps in increasing order and park in a reorder buffer; next() hands them out in
@@ -40,7 +40,6 @@ struct BatchPipelineOptions {
   std::vector<int64_t> fanouts;  // per hop, sample::BlockOptions::fanouts
   uint64_t seed = 0;             // --seed
   uint64_t epoch = 0;
-  int64_t batch_size = 1024;     // >= 1
   int64_t feat_dim = 0;          // feature columns the fetcher returns (graph.feat_dim())
   bool fetch_degrees = false;    // also fetch the graph in-degree of every input node
 };
@@ -60,13 +59,11 @@ struct Batch {
 
 class BatchPipeline {
  public:
-  // `seeds`: this rank's shuffled seeds for the epoch (loader::epoch_seeds), distinct.
-  // `num_steps`: batches to produce (>= 0), the step count agreed by all ranks; steps past
-  // the end of `seeds` wrap around (loader::batch_seeds). Throws Error on bad options, or
-  // on num_steps > 0 with no seeds. Starts the workers.
-  BatchPipeline(const BatchPipelineOptions& options, std::vector<int64_t> seeds,
-                sample::NeighborSampler& sampler, store::FeatureFetcher& fetcher,
-                int64_t num_steps);
+  // `batches`: this rank's seeds of every step (loader::GlobalBatches::epoch_batches or
+  // loader::chunk), distinct within a step. A step may have no seeds: its batch is then
+  // empty (nothing sampled or fetched). Throws Error on bad options. Starts the workers.
+  BatchPipeline(const BatchPipelineOptions& options, std::vector<std::vector<int64_t>> batches,
+                sample::NeighborSampler& sampler, store::FeatureFetcher& fetcher);
   // stop().
   ~BatchPipeline();
 
@@ -90,7 +87,7 @@ class BatchPipeline {
   Batch build(int64_t step, sample::BlockBuilder& builder);
 
   const BatchPipelineOptions options_;
-  const std::vector<int64_t> seeds_;
+  const std::vector<std::vector<int64_t>> batches_;
   sample::NeighborSampler& sampler_;
   store::FeatureFetcher& fetcher_;
   const int64_t num_steps_;

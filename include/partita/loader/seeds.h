@@ -1,9 +1,12 @@
 #pragma once
-// Seeds of one rank for one epoch: a deterministic shuffle, cut into batches. Every rank
-// runs the same number of steps per epoch (DESIGN 7); the trainer agrees that count with a
-// collective (the max of steps_per_epoch over ranks) and a rank with fewer seeds wraps
-// around in batch_seeds. Pure functions: no state, thread-safe.
+// Seeds of an epoch: one deterministic (seed, epoch) shuffle of every training id of the
+// job, cut into global batches, each split by owner (DESIGN data flow, loader/). 1 rank
+// and P ranks therefore train on the same global batches, whatever the partitioning: the
+// shuffle runs over the ids sorted by their original (dataset) ids, and the sampler keys
+// its streams by original ids too, so each seed's sampled tree is the same wherever it is
+// sampled. Pure functions and immutable objects: thread-safe.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "partita/core/array_view.h"
@@ -14,22 +17,51 @@ namespace partita::loader {
 // Rng(stream_key(seed, epoch, kShuffleStream)). Distinct ids in, distinct ids out.
 std::vector<int64_t> epoch_seeds(ArrayView<const int64_t> ids, uint64_t seed, uint64_t epoch);
 
-// ceil(local_seeds / batch_size); 0 when there are no seeds. Throws Error if batch_size < 1
-// or local_seeds < 0.
-int64_t steps_per_epoch(int64_t local_seeds, int64_t batch_size);
+// ceil(seeds / batch_size); 0 when there are no seeds. Throws Error if batch_size < 1 or
+// seeds < 0.
+int64_t steps_per_epoch(int64_t seeds, int64_t batch_size);
 
-// Seeds of batch `step` (>= 0) of `shuffled`. Within steps_per_epoch(): the slice
-// [step * batch_size, min(n, (step + 1) * batch_size)), so the last one may be short. Past
-// it (a rank with fewer seeds than the agreed step count): min(batch_size, n) seeds taken
-// cyclically from the start again, extra step j (0-based) starting at j * batch_size mod n,
-// so extra steps reuse seeds in shuffled order and a batch never repeats a seed. Empty when
-// `shuffled` is empty. Throws Error if batch_size < 1 or step < 0.
-std::vector<int64_t> batch_seeds(const std::vector<int64_t>& shuffled, int64_t step,
-                                 int64_t batch_size);
+// `ids` cut into consecutive batches of batch_size (the last one may be shorter). Throws
+// Error if batch_size < 1.
+std::vector<std::vector<int64_t>> chunk(const std::vector<int64_t>& ids, int64_t batch_size);
 
 // Replicated mode (every rank sees every id): the contiguous share of rank `rank` out of
 // `world` of `ids`, sizes differing by at most one (the first n % world ranks get one more).
 // Throws Error unless 0 <= rank < world.
 std::vector<int64_t> even_share(ArrayView<const int64_t> ids, int rank, int world);
+
+// One training id known to every rank: its original (dataset) id, which orders the
+// shuffle, and its global id in the partition, which the sampler takes.
+struct SeedId {
+  int64_t original = 0;
+  int64_t global = 0;
+};
+
+// The global batch plan of a job. Every rank builds it from the same set of ids (e.g. an
+// allgather of every rank's training ids) and gets the same plan.
+class GlobalBatches {
+ public:
+  // `ids`: every training id of the job, in any order, original ids distinct. Throws Error
+  // if batch_size < 1 or two entries share an original id.
+  GlobalBatches(std::vector<SeedId> ids, int64_t batch_size);
+
+  int64_t num_ids() const { return static_cast<int64_t>(globals_.size()); }
+  // ceil(num_ids / batch_size): the same on every rank.
+  int64_t steps() const { return steps_per_epoch(num_ids(), batch_size_); }
+  // Seeds of global batch `step` over all ranks: batch_size, less on the last step.
+  int64_t batch_size(int64_t step) const;
+
+  // This rank's seeds of every step of `epoch` (steps() lists, some maybe empty): global
+  // batch s is positions [s * batch_size, (s + 1) * batch_size) of epoch_seeds over the
+  // global ids ordered by original id, and `share` picks this rank's part of it (in
+  // batch order, e.g. the ids it owns).
+  std::vector<std::vector<int64_t>> epoch_batches(
+      uint64_t seed, uint64_t epoch,
+      const std::function<std::vector<int64_t>(const std::vector<int64_t>&)>& share) const;
+
+ private:
+  std::vector<int64_t> globals_;  // global ids ordered by original id
+  int64_t batch_size_;
+};
 
 }  // namespace partita::loader

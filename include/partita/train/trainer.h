@@ -6,23 +6,32 @@
 // rank != 0 zeroes its parameters and all ranks allreduce-sum them, which leaves rank 0's
 // values on every rank.
 //
-// Batches. options.batch_size is the GLOBAL batch: seeds per step summed over ranks. With
-// N training ids in all, every rank runs steps = ceil(N / batch_size) steps per epoch
-// (agreed once, from one allreduce of the ranks' counts), and rank r, owning n_r of them
-// (or an even share in replicated mode), takes b_r = ceil(n_r / steps) seeds per step from
-// its shuffle (loader::epoch_seeds), wrapping around at the end (loader::batch_seeds). So
-// 1 rank and P ranks run the same number of steps on the same global batch size, and no
-// rank ever waits in a collective that another rank skips. A rank with no training ids
-// takes part with empty batches.
+// Batches. options.batch_size is the GLOBAL batch: seeds per step summed over ranks. At
+// construction every rank learns every training id (one allgather of (original id, global
+// id) pairs; in replicated mode each rank already has them all). Each epoch, all N ids are
+// shuffled the same way on every rank, keyed by (seed, epoch) over the ids ordered by their
+// original ids (loader::GlobalBatches); step s takes positions [s*B, (s+1)*B) of that order,
+// and each rank trains on the seeds of the step it owns (in replicated mode, an even share
+// of the step's batch). So every rank runs steps = ceil(N / B) steps per epoch, no rank ever
+// waits in a collective that another rank skips, and 1 rank and P ranks train on the same
+// global batches, whatever the partitioning: with dropout 0 their losses and gradients are
+// equal up to floating-point summation order. A rank with no seeds in a step takes part
+// with an empty batch.
 //
-// Each step: forward, loss = (sum of cross-entropy over this rank's seeds) / G, where G is
-// the sum of b_r over ranks; backward; then the gradients and the loss are summed over
-// ranks with bucketed allreduces over one flat buffer (options.bucket_bytes per bucket, all
-// in flight at once), which yields exactly the gradient of the mean loss over the global
-// batch; then the optimizer steps. Every rank thus applies the same update.
+// Each step: forward, loss = (sum of cross-entropy over this rank's seeds) / G_s, where G_s
+// is the size of global batch s (B, or less on the last step); backward; then the gradients
+// and the loss are summed over ranks with bucketed allreduces over one flat buffer
+// (options.bucket_bytes per bucket, all in flight at once), which yields exactly the
+// gradient of the mean loss over the global batch; then the optimizer steps. Every rank
+// thus applies the same update.
+//
+// BatchNorm: its batch statistics are each rank's own (as DDP without SyncBatchNorm); the
+// running statistics are averaged over ranks after every epoch, before evaluation and
+// checkpoints.
 //
 // Randomness: shuffles and samples are keyed by (seed, epoch, step) (loader/, sample/);
-// dropout masks by (seed, epoch, step, rank) (GnnModel::set_dropout_key). A run is
+// dropout masks by (seed, epoch, step, rank) (GnnModel::set_dropout_key), so with dropout
+// P ranks draw other masks than 1 rank (same distribution). A run is
 // reproducible from its seed, and a resumed run continues exactly as the uninterrupted
 // one (checkpoint.h).
 //
@@ -53,7 +62,8 @@
 
 #include "partita/core/array_view.h"
 #include "partita/loader/batch_pipeline.h"
-#include "partita/loader/dist_session.h"
+#include "partita/loader/seeds.h"
+#include "partita/runtime/session.h"
 #include "partita/nn/gnn_model.h"
 
 namespace partita::train {
@@ -88,7 +98,7 @@ struct StepRecord {
   int64_t step = 0;        // 1-based
   int64_t steps = 0;       // steps of the epoch
   double loss = 0;         // mean cross-entropy over the step's global batch
-  int64_t seeds_done = 0;  // global seeds trained on so far in the epoch
+  int64_t seeds_done = 0;  // global seeds trained on so far in the epoch (N after the last)
   double elapsed_s = 0;    // since the epoch started
 };
 
@@ -97,7 +107,7 @@ struct StepRecord {
 struct EpochRecord {
   int64_t epoch = 0;       // 1-based
   int64_t steps = 0;
-  int64_t seeds = 0;       // global seeds trained on (steps x global batch)
+  int64_t seeds = 0;       // global seeds trained on: every training id once
   double loss = 0;         // mean over the steps of StepRecord::loss
   double train_acc = 0;    // on the training batches of the epoch, while training
   bool validated = false;  // val_acc was measured after this epoch (options.eval_every)
@@ -131,7 +141,7 @@ class Trainer {
  public:
   // Builds the model and optimizer and synchronizes the initial weights (collective).
   // Throws Error/UsageError on bad options (fanouts.size() != model.layers, ...).
-  Trainer(loader::DistSession& session, const TrainOptions& options);
+  Trainer(runtime::Session& session, const TrainOptions& options);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -153,20 +163,26 @@ class Trainer {
 
   nn::GnnModel& model() { return *model_; }
 
-  // Global steps per epoch and this rank's seeds per step (see Batches above).
-  int64_t steps_per_epoch() const { return steps_; }
-  int64_t local_batch_size() const { return local_batch_; }
+  // Global steps per epoch (see Batches above), and training ids over all ranks.
+  int64_t steps_per_epoch() const { return plan_->steps(); }
+  int64_t num_train_ids() const { return plan_->num_ids(); }
 
  private:
   struct Impl;
   // This rank's ids of a split: owned ids, or an even share in replicated mode.
   std::vector<int64_t> local_ids(ArrayView<const int64_t> ids) const;
-  loader::BatchPipelineOptions pipeline_options(uint64_t epoch_key, int64_t batch_size) const;
+  // Every training id of the job (collective unless replicated).
+  std::vector<loader::SeedId> all_train_ids();
+  // This rank's part of a global batch.
+  std::vector<int64_t> share_of(const std::vector<int64_t>& global_batch) const;
+  loader::BatchPipelineOptions pipeline_options(uint64_t epoch_key) const;
   // Logits of a batch's seeds; adds the step's matrix-product flops to *flops if given.
   torch::Tensor forward(loader::Batch& batch, double* flops = nullptr);
   // epoch: 0-based. Calls on_step after each step.
   EpochRecord run_epoch(int64_t epoch, const std::function<void(const StepRecord&)>& on_step);
   void sync_initial_weights();
+  // Averages BatchNorm's running statistics over ranks (collective).
+  void average_buffers();
   // Sums the gradients and `loss` over ranks (bucketed); returns the summed loss.
   double sum_gradients(double loss);
   // Model shape and optimizer kind, stored in checkpoints.
@@ -179,14 +195,11 @@ class Trainer {
   // Restores the latest checkpoint if there is one; returns the epochs it had done.
   int64_t restore_checkpoint();
 
-  loader::DistSession& session_;
+  runtime::Session& session_;
   TrainOptions options_;
   std::shared_ptr<nn::GnnModel> model_;
   std::unique_ptr<Impl> impl_;  // optimizer
-  std::vector<int64_t> train_ids_;  // this rank's training ids
-  int64_t steps_ = 0;               // global steps per epoch
-  int64_t local_batch_ = 0;         // this rank's seeds per step
-  int64_t global_batch_ = 0;        // seeds per step over all ranks
+  std::unique_ptr<loader::GlobalBatches> plan_;  // every training id, cut into steps
 };
 
 }  // namespace partita::train

@@ -1,0 +1,56 @@
+#include "partita/runtime/mpi_rank.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "partita/comm/mpi_check.h"
+
+namespace partita::runtime {
+
+MpiRank::MpiRank(MpiScope& mpi, const SessionOptions& options)
+    : transport_(mpi.world()),
+      collectives_(mpi.world(), CollectiveOptions{options.timeout_s}),
+      session_(std::make_unique<Session>(transport_, collectives_, options)) {}
+
+MpiRank::~MpiRank() = default;
+
+UsageAgreement::UsageAgreement(MpiScope& mpi) : mpi_(mpi) {
+  if (mpi.size() > 1)
+    check_mpi(MPI_Comm_dup(mpi.world(), &comm_), "rank {}: MPI_Comm_dup of MPI_COMM_WORLD",
+              mpi.rank());
+}
+
+UsageAgreement::~UsageAgreement() {
+  if (comm_ != MPI_COMM_NULL && !pending_) MPI_Comm_free(&comm_);
+}
+
+bool UsageAgreement::all_ranks_raise(double seconds, int* lowest) {
+  *lowest = mpi_.rank();
+  if (comm_ == MPI_COMM_NULL) return true;
+  mine_ = mpi_.rank();
+  MPI_Request request = MPI_REQUEST_NULL;
+  pending_ = true;
+  if (MPI_Iallreduce(&mine_, &lowest_, 1, MPI_INT, MPI_MIN, comm_, &request) != MPI_SUCCESS)
+    return false;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (true) {
+    int done = 0;
+    if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+    if (done) {
+      pending_ = false;
+      *lowest = lowest_;
+      return true;
+    }
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void abort_job(MpiScope& mpi, int code) {
+  MPI_Abort(mpi.world(), code);
+  std::_Exit(code);  // MPI_Abort does not return; if it ever does, neither do we
+}
+
+}  // namespace partita::runtime
