@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <mutex>
 #include <optional>
 
 #include "partita/core/error.h"
@@ -89,14 +90,24 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
                 "AMX-BF16); use --precision fp32");
   torch::set_num_threads(std::max(1, options_.torch_threads));
 
-  // The batch plan (see the header): every rank learns every training id.
-  plan_ = std::make_unique<loader::GlobalBatches>(all_train_ids(), options_.batch_size);
+  // The batch plans (see the header): every rank learns every id of every split.
+  plan_ = std::make_unique<loader::GlobalBatches>(all_ids(graph.train_ids()), options_.batch_size);
   PARTITA_CHECK(plan_->num_ids() > 0, Error, "{}: the partition has no training nodes",
                 graph.dir());
+  valid_plan_ =
+      std::make_unique<loader::GlobalBatches>(all_ids(graph.valid_ids()), options_.batch_size);
+  test_plan_ =
+      std::make_unique<loader::GlobalBatches>(all_ids(graph.test_ids()), options_.batch_size);
 
   // Same seed on every rank: the same initial values; sync_initial_weights makes sure.
-  torch::manual_seed(options_.seed);
-  model_ = std::make_shared<nn::GnnModel>(m);
+  // Torch's generator is process-wide: ranks that are threads of one process (in-process
+  // runs) build their models one at a time so each draws exactly the seeded values.
+  {
+    static std::mutex generator_mutex;
+    std::lock_guard<std::mutex> lock(generator_mutex);
+    torch::manual_seed(options_.seed);
+    model_ = std::make_shared<nn::GnnModel>(m);
+  }
   impl_->params = model_->parameters();
   sync_initial_weights();
 
@@ -169,15 +180,8 @@ double Trainer::sum_gradients(double loss) {
   return flat[offset].item<double>();
 }
 
-std::vector<int64_t> Trainer::local_ids(ArrayView<const int64_t> ids) const {
-  if (session_.graph().replicated())
-    return loader::even_share(ids, session_.rank(), session_.size());
-  return std::vector<int64_t>(ids.begin(), ids.end());
-}
-
-std::vector<loader::SeedId> Trainer::all_train_ids() {
+std::vector<loader::SeedId> Trainer::all_ids(ArrayView<const int64_t> ids) {
   const store::DistGraph& graph = session_.graph();
-  const ArrayView<const int64_t> ids = graph.train_ids();
   std::vector<loader::SeedId> mine;
   mine.reserve(static_cast<size_t>(ids.size()));
   for (int64_t gid : ids)
@@ -290,16 +294,19 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   return rec;
 }
 
-double Trainer::evaluate(ArrayView<const int64_t> ids, uint64_t tag) {
+double Trainer::evaluate(const loader::GlobalBatches& plan, uint64_t tag) {
   int64_t correct = 0, total = 0;
   {
     torch::NoGradGuard no_grad;
     model_->eval();
-    // No collective per batch: ranks may run different numbers of eval batches.
-    loader::BatchPipeline pipeline(pipeline_options(tag),
-                                   loader::chunk(local_ids(ids), options_.batch_size),
-                                   session_.sampler(), session_.fetcher());
+    // No collective per batch: ranks skip their empty batches.
+    loader::BatchPipeline pipeline(
+        pipeline_options(tag),
+        plan.epoch_batches(options_.seed, tag,
+                           [this](const std::vector<int64_t>& batch) { return share_of(batch); }),
+        session_.sampler(), session_.fetcher());
     while (std::optional<loader::Batch> batch = pipeline.next()) {
+      if (batch->sampled.seeds.empty()) continue;
       const torch::Tensor logits = forward(*batch);
       const torch::Tensor y = labels_tensor(*batch);
       correct += logits.argmax(1).eq(y).sum().item<int64_t>();
@@ -327,8 +334,7 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
     if (options_.eval_every > 0 && ((e + 1) % options_.eval_every == 0 || last)) {
       Stopwatch eval_watch;
       rec.validated = true;
-      rec.val_acc =
-          evaluate(session_.graph().valid_ids(), kEvalTagBase + static_cast<uint64_t>(e));
+      rec.val_acc = evaluate(*valid_plan_, kEvalTagBase + static_cast<uint64_t>(e));
       rec.eval_s = eval_watch.seconds();
     }
     if (!options_.checkpoint_dir.empty()) {
@@ -342,7 +348,7 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
     result.epochs.push_back(rec);
     if (on_epoch) on_epoch(result.epochs.back());
   }
-  result.test_acc = evaluate(session_.graph().test_ids(), kEvalTagBase - 1);
+  result.test_acc = evaluate(*test_plan_, kEvalTagBase - 1);
   result.train_s = watch.seconds();
   return result;
 }

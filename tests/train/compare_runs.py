@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Checks that two `partita train --metrics-out` files describe equivalent runs: the same
-number of epochs and of steps in each, and test accuracies within --max-gap of each other
-and above --min-acc. Exit 0 when they do; otherwise prints what differs and exits 1.
+number of epochs and of steps in each, test accuracies within --max-gap of each other
+and above --min-acc, and with --loss-rtol, every epoch's loss equal within that relative
+tolerance. Exit 0 when they do; otherwise prints what differs and exits 1.
 
-    compare_runs.py A.jsonl B.jsonl [--max-gap 0.01] [--min-acc 0.9]
+    compare_runs.py A.jsonl B.jsonl [--max-gap 0.01] [--min-acc 0.9] [--loss-rtol 1e-4]
 """
 import argparse
 import json
@@ -30,6 +31,7 @@ def main():
     ap.add_argument("b")
     ap.add_argument("--max-gap", type=float, default=0.01)
     ap.add_argument("--min-acc", type=float, default=0.9)
+    ap.add_argument("--loss-rtol", type=float, default=None)
     args = ap.parse_args()
     (ea, fa), (eb, fb) = read(args.a), read(args.b)
     problems = []
@@ -38,6 +40,13 @@ def main():
                         f"{[e['steps'] for e in eb]}")
     if not ea:
         problems.append("no epochs")
+    if args.loss_rtol is not None:
+        for a, b in zip(ea, eb):
+            if abs(a["loss"] - b["loss"]) > args.loss_rtol * abs(a["loss"]):
+                problems.append(f"epoch {a['epoch']}: loss {a['loss']!r} vs {b['loss']!r} "
+                                f"(relative {abs(a['loss'] - b['loss']) / abs(a['loss']):.2e} > "
+                                f"{args.loss_rtol})")
+        print("losses:", [e["loss"] for e in ea], "vs", [e["loss"] for e in eb])
     gap = abs(fa["test_acc"] - fb["test_acc"])
     if gap > args.max_gap:
         problems.append(f"test_acc {fa['test_acc']} vs {fb['test_acc']}: gap {gap:.4f} > "

@@ -38,10 +38,11 @@
 // Precision: options.model.precision runs the model in fp32 or bf16; parameters, Adam/SGD
 // state, gradients' allreduce, the loss and its softmax stay fp32 in both.
 //
-// Evaluation is distributed the same way: each rank classifies its own ids in batches of
-// batch_size with the training fanouts (eval mode, no grad) and the correct/total counts
-// are summed with one allreduce at the end, so ranks may run different numbers of eval
-// batches.
+// Evaluation is distributed the same way: the validation and test ids of all ranks are cut
+// into global batches of batch_size (shuffled under their own key), each rank classifies
+// its share of each batch with the training fanouts (eval mode, no grad), and the
+// correct/total counts are summed with one allreduce at the end. So accuracies too are the
+// same for 1 rank and P ranks.
 //
 // Checkpoints (options.checkpoint_dir): after every epoch rank 0 writes the model,
 // optimizer, epochs done and seed (checkpoint.h), keeping the two latest; only rank 0
@@ -50,7 +51,7 @@
 // broadcasts it), or from scratch when there is none; without it, a directory that already
 // holds checkpoints is refused (UsageError) rather than mixed with another run's.
 //
-// Collective contract: the constructor, train(), evaluate() are collective; every rank of
+// Collective contract: the constructor and train() are collective; every rank of
 // the session must call them in the same order with the same options. Callbacks run on
 // every rank.
 #include <cstddef>
@@ -153,9 +154,6 @@ class Trainer {
   TrainResult train(const std::function<void(const EpochRecord&)>& on_epoch = {},
                     const std::function<void(const StepRecord&)>& on_step = {});
 
-  // Exact accuracy over the union of every rank's `ids` (this rank passes its own);
-  // 0 when the union is empty. `tag` distinguishes the sampling key from training epochs.
-  double evaluate(ArrayView<const int64_t> ids, uint64_t tag);
 
   // A fingerprint of all parameters (sum of value * (1 + flat index % 7), in double) to
   // compare ranks' weights. Local (no collective).
@@ -169,10 +167,12 @@ class Trainer {
 
  private:
   struct Impl;
-  // This rank's ids of a split: owned ids, or an even share in replicated mode.
-  std::vector<int64_t> local_ids(ArrayView<const int64_t> ids) const;
-  // Every training id of the job (collective unless replicated).
-  std::vector<loader::SeedId> all_train_ids();
+  // Exact accuracy over every id of `plan` (0 when it has none); `tag` keys the sampling
+  // apart from training epochs. Collective only at the end (one allreduce).
+  double evaluate(const loader::GlobalBatches& plan, uint64_t tag);
+  // Every id of a split over all ranks, from this rank's `ids` (collective unless
+  // replicated).
+  std::vector<loader::SeedId> all_ids(ArrayView<const int64_t> ids);
   // This rank's part of a global batch.
   std::vector<int64_t> share_of(const std::vector<int64_t>& global_batch) const;
   loader::BatchPipelineOptions pipeline_options(uint64_t epoch_key) const;
@@ -200,6 +200,7 @@ class Trainer {
   std::shared_ptr<nn::GnnModel> model_;
   std::unique_ptr<Impl> impl_;  // optimizer
   std::unique_ptr<loader::GlobalBatches> plan_;  // every training id, cut into steps
+  std::unique_ptr<loader::GlobalBatches> valid_plan_, test_plan_;
 };
 
 }  // namespace partita::train

@@ -1,0 +1,197 @@
+// Distributed training equals single-process training: the same graph partitioned into 1, 2
+// and 4 parts, trained by 1, 2 and 4 ranks (threads over the in-process transport and
+// collectives), with SGD and no dropout, gives the same gradient on a step and the same
+// losses and weights over epochs, up to floating-point summation order (DESIGN 7; the
+// global shuffle of loader::GlobalBatches). tests/train/CMakeLists.txt checks the same
+// under mpirun on Cora (1 rank vs 2 ranks).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <string>
+#include <thread>
+
+#include "helpers/test_paths.h"
+#include "partita/comm/inproc_collectives.h"
+#include "partita/comm/inproc_transport.h"
+#include "partita/data/dataset.h"
+#include "partita/data/generate.h"
+#include "partita/partition/partition.h"
+#include "partita/runtime/session.h"
+#include "partita/train/trainer.h"
+
+namespace partita::train {
+namespace {
+
+using testing::TempDir;
+
+struct RunResult {
+  std::vector<double> epoch_losses;
+  std::vector<double> val_accs;
+  double test_acc = 0;
+  std::vector<float> weights;  // rank 0's parameters after training, flattened
+  std::vector<float> first_weights;  // ... before training
+};
+
+std::vector<float> flat_parameters(nn::GnnModel& model) {
+  torch::NoGradGuard no_grad;
+  std::vector<float> out;
+  for (const auto& p : model.parameters()) {
+    torch::Tensor t = p.detach().reshape(-1).contiguous();
+    out.insert(out.end(), t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+  }
+  return out;
+}
+
+class InProcessEquality : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    data::GenerateOptions g;
+    g.nodes = 1500;
+    g.avg_degree = 8;
+    g.feat_dim = 12;
+    g.classes = 4;
+    g.seed = 5;
+    g.threads = 1;
+    g.out_dir = *dir_ / "ds";
+    data::generate_synthetic(g);
+    for (int parts : {1, 2, 4}) {
+      partition::PartitionOptions p;
+      p.num_parts = parts;
+      p.method = partition::Method::kRandom;
+      p.seed = 3;
+      p.threads = 1;
+      p.out_dir = *dir_ / ("p" + std::to_string(parts));
+      partition::run_partition(g.out_dir, data::LoadOptions{}, p);
+    }
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  // Trains on `ranks` threads over the `ranks`-part directory; rank 0's results.
+  static RunResult run(int ranks, const TrainOptions& options) {
+    InProcessWorld world(ranks);
+    InProcessCollectiveGroup group(ranks, 60);
+    std::vector<std::string> failures(static_cast<size_t>(ranks));
+    RunResult result;
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          runtime::SessionOptions so;
+          so.parts_dir = *dir_ / ("p" + std::to_string(ranks));
+          so.timeout_s = 60;
+          runtime::Session session(world.transport(r), group.member(r), so);
+          {
+            Trainer trainer(session, options);
+            if (r == 0) result.first_weights = flat_parameters(trainer.model());
+            const TrainResult t = trainer.train();
+            if (r == 0) {
+              for (const EpochRecord& e : t.epochs) {
+                result.epoch_losses.push_back(e.loss);
+                result.val_accs.push_back(e.val_acc);
+              }
+              result.test_acc = t.test_acc;
+              result.weights = flat_parameters(trainer.model());
+            }
+          }
+          session.finish();
+        } catch (const std::exception& e) {
+          failures[static_cast<size_t>(r)] = e.what();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < ranks; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
+    return result;
+  }
+
+  static TrainOptions options(nn::ConvKind kind) {
+    TrainOptions o;
+    o.model.kind = kind;
+    o.model.hidden = 16;
+    o.model.heads = kind == nn::ConvKind::kGat ? 2 : 1;
+    o.model.layers = 2;
+    o.model.dropout = 0;
+    o.model.attention_dropout = 0;
+    o.fanouts = {5, 5};
+    o.optimizer = OptimizerKind::kSgd;
+    o.lr = 0.2;
+    o.batch_size = 64;  // 1500 * 0.6 training ids: the last step is short
+    o.epochs = 3;
+    o.seed = 11;
+    o.threads = 1;
+    o.torch_threads = 1;
+    return o;
+  }
+
+  static TempDir* dir_;
+};
+TempDir* InProcessEquality::dir_ = nullptr;
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double rtol,
+                  double atol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  size_t bad = 0;
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double d = std::abs(static_cast<double>(got[i]) - want[i]);
+    worst = std::max(worst, d);
+    if (d > atol + rtol * std::abs(static_cast<double>(want[i]))) ++bad;
+  }
+  EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << got.size()
+                     << " values differ; largest difference " << worst;
+}
+
+// One step over the whole training set (batch = every id) with SGD at lr 1: the weights
+// move by exactly minus the gradient of the mean loss, which must not depend on the ranks.
+TEST_F(InProcessEquality, GradientOfOneStepIsTheSameForOneTwoAndFourRanks) {
+  for (nn::ConvKind kind : {nn::ConvKind::kSage, nn::ConvKind::kGcn, nn::ConvKind::kGat}) {
+    TrainOptions o = options(kind);
+    o.epochs = 1;
+    o.batch_size = 100000;
+    o.lr = 1;
+    o.eval_every = 0;
+    const RunResult one = run(1, o);
+    ASSERT_FALSE(one.weights.empty());
+    std::vector<float> grad1(one.weights.size());
+    for (size_t i = 0; i < grad1.size(); ++i) grad1[i] = one.first_weights[i] - one.weights[i];
+    double norm = 0;
+    for (float g : grad1) norm += static_cast<double>(g) * g;
+    ASSERT_GT(norm, 1e-8) << "the step moved nothing: the test would prove nothing";
+    for (int ranks : {2, 4}) {
+      const RunResult many = run(ranks, o);
+      ASSERT_EQ(many.first_weights, one.first_weights) << "initial weights differ";
+      std::vector<float> grad(many.weights.size());
+      for (size_t i = 0; i < grad.size(); ++i) grad[i] = many.first_weights[i] - many.weights[i];
+      expect_close(grad, grad1, 1e-4, 1e-6,
+                   "model " + std::to_string(static_cast<int>(kind)) + ", " +
+                       std::to_string(ranks) + " ranks vs 1");
+    }
+  }
+}
+
+TEST_F(InProcessEquality, LossesPerEpochAndWeightsAreTheSameForOneTwoAndFourRanks) {
+  for (nn::ConvKind kind : {nn::ConvKind::kSage, nn::ConvKind::kGcn, nn::ConvKind::kGat}) {
+    SCOPED_TRACE("model " + std::to_string(static_cast<int>(kind)));
+    const TrainOptions o = options(kind);
+    const RunResult one = run(1, o);
+    ASSERT_EQ(one.epoch_losses.size(), 3u);
+    EXPECT_LT(one.epoch_losses.back(), one.epoch_losses.front()) << "it learns";
+    for (int ranks : {2, 4}) {
+      const RunResult many = run(ranks, o);
+      ASSERT_EQ(many.epoch_losses.size(), 3u);
+      for (size_t e = 0; e < 3; ++e) {
+        EXPECT_NEAR(many.epoch_losses[e], one.epoch_losses[e], 1e-4 * one.epoch_losses[e])
+            << ranks << " ranks, epoch " << e + 1;
+      }
+      expect_close(many.weights, one.weights, 1e-3, 1e-5,
+                   std::to_string(ranks) + " ranks' weights after 3 epochs");
+      EXPECT_EQ(many.val_accs, one.val_accs) << ranks << " ranks";
+      EXPECT_EQ(many.test_acc, one.test_acc) << ranks << " ranks";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace partita::train
