@@ -17,15 +17,13 @@
 namespace partita::cli {
 namespace {
 
+// Partition, timeout, sampler threads and --in-memory bind onto the session's options.
 struct Flags {
-  std::string parts;
+  runtime::SessionOptions session;
   std::string fanouts = "15,10,5";
   int64_t batch_size = 1024;
   int64_t batches = 50;
-  int threads = 1;
   uint64_t seed = 0;
-  double timeout_s = 60;
-  bool in_memory = false;
 };
 
 // Times each hop of the sampler it wraps.
@@ -51,18 +49,13 @@ void check_flags(const Flags& flags) {
   PARTITA_CHECK(flags.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
                 flags.batch_size);
   PARTITA_CHECK(flags.batches >= 1, UsageError, "--batches: must be >= 1, got {}", flags.batches);
-  PARTITA_CHECK(flags.threads >= 1, UsageError, "--threads: must be >= 1, got {}", flags.threads);
-  check_timeout(flags.timeout_s);
+  PARTITA_CHECK(flags.session.sampling.threads >= 1, UsageError, "--threads: must be >= 1, got {}", flags.session.sampling.threads);
+  check_timeout(flags.session.timeout_s);
 }
 
 int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   const std::vector<int64_t> fanouts = parse_fanouts(flags.fanouts);
-  runtime::SessionOptions options;
-  options.parts_dir = flags.parts;
-  options.timeout_s = flags.timeout_s;
-  options.sampling.threads = flags.threads;
-  options.graph.in_memory = flags.in_memory;
-  runtime::MpiRank rank(mpi, options);
+  runtime::MpiRank rank(mpi, flags.session);
   runtime::Session& session = rank.session();
   const store::DistGraph& graph = session.graph();
 
@@ -78,7 +71,7 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   const int64_t idle = session.collectives().allreduce_one(
       seeds.empty() ? int64_t{mpi.rank()} : int64_t{mpi.size()}, ReduceOp::kMin);
   PARTITA_CHECK(idle == mpi.size(), UsageError, "{}: rank {} owns no training nodes",
-                flags.parts, idle);
+                flags.session.parts_dir, idle);
 
   TimedSampler timed(session.sampler(), fanouts.size());
   sample::BlockBuilder builder;
@@ -125,7 +118,7 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   if (mpi.rank() != 0) return 0;
 
   const int ranks = mpi.size();
-  const double cores = static_cast<double>(ranks) * flags.threads;
+  const double cores = static_cast<double>(ranks) * flags.session.sampling.threads;
   const double feature_bytes = sums[1] * static_cast<double>(graph.feat_dim()) * sizeof(float);
   const double batches = static_cast<double>(flags.batches) * ranks;
   nlohmann::ordered_json hop_s = nlohmann::ordered_json::array();
@@ -135,11 +128,11 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   const double fetch_rate = feature_bytes / (sums[4] / ranks);
   nlohmann::ordered_json out = {
       {"benchmark", "sample-bench"},
-      {"parts", flags.parts},
+      {"parts", flags.session.parts_dir},
       {"ranks", ranks},
-      {"threads_per_rank", flags.threads},
+      {"threads_per_rank", flags.session.sampling.threads},
       {"replicated", graph.replicated()},
-      {"in_memory", flags.in_memory},
+      {"in_memory", flags.session.graph.in_memory},
       {"fanouts", fanouts},
       {"batch_size", flags.batch_size},
       {"batches_per_rank", flags.batches},
@@ -176,16 +169,16 @@ Action add_sample_bench_command(CLI::App& app) {
       "directory). Each rank samples batches of its own training ids with the given fanouts "
       "and fetches the features of their input nodes; rank 0 prints one JSON object with "
       "figures summed over ranks.");
-  app.add_option("--parts", flags->parts, "Partition directory")->required();
+  app.add_option("--parts", flags->session.parts_dir, "Partition directory")->required();
   app.add_option("--fanouts", flags->fanouts, "Neighbors per hop, comma-separated (-1: all)")
       ->capture_default_str();
   app.add_option("--batch-size", flags->batch_size, "Seeds per batch")->capture_default_str();
   app.add_option("--batches", flags->batches, "Batches per rank")->capture_default_str();
-  app.add_option("--threads", flags->threads, "Sampler threads per rank")->capture_default_str();
+  app.add_option("--threads", flags->session.sampling.threads, "Sampler threads per rank")->capture_default_str();
   app.add_option("--seed", flags->seed, "Sampling seed")->capture_default_str();
-  app.add_option("--timeout", flags->timeout_s, "Seconds to wait for a remote rank")
+  app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")
       ->capture_default_str();
-  app.add_flag("--in-memory", flags->in_memory,
+  app.add_flag("--in-memory", flags->session.graph.in_memory,
                "Copy the part's graph and features into huge-page memory at start-up instead "
                "of reading them through the file mapping (faster random access, more memory)");
   return [flags] {

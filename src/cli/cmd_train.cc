@@ -26,98 +26,65 @@
 namespace partita::cli {
 namespace {
 
+// The flags bind straight onto the library's option structs, whose defaults are the
+// command's (train::TrainOptions, runtime::SessionOptions); only choices spelled as words,
+// the fanout list and the machine-dependent thread count go through a text or 0 first.
 struct Flags {
-  std::string parts;
+  train::TrainOptions train;
+  runtime::SessionOptions session;
   std::string model = "sage";
-  int64_t layers = 2;
-  int64_t hidden = 64;
-  int64_t heads = 4;
   std::string fanouts = "10,10";
-  int64_t batch_size = 1024;
-  int64_t epochs = 5;
-  double lr = 0.003;
-  double weight_decay = 0;
-  double dropout = 0.5;
-  double attention_dropout = -1;  // -1: same as dropout
   std::string precision = "fp32";
   std::string optimizer = "adam";
-  uint64_t seed = 0;
-  int threads = 1;
-  int torch_threads = 0;  // 0: the cores per rank on this host
-  int prefetch = 2;
-  double timeout_s = 60;
+  int torch_threads = 0;  // 0: this rank's cores, shared with the sampler threads
+  std::string progress = "auto";
+  double progress_every_s = 10;
   bool checksum = false;
-  bool normalize_features = false;
-  int64_t eval_every = 1;
-  std::string checkpoint_dir;
-  bool resume = false;
   std::string metrics_out;
 };
 
+template <class Enum>
+Enum parse_choice(const std::string& flag, const std::string& value,
+                  const std::vector<std::pair<std::string, Enum>>& choices) {
+  std::string names;
+  for (const auto& [name, e] : choices) {
+    if (name == value) return e;
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  throw UsageError(fmt::format("{}: '{}' is not one of {}", flag, value, names));
+}
+
+// Torch threads when --torch-threads is 0. On a few cores, the sampler threads' work
+// (sampling and fetching, 10-35% of a step's time) overlaps the model's and the OS shares
+// the cores; reserving a core for them would cost the model a third to a half of its
+// cores. On more cores, the sampler threads get their own, so that none of torch's OpenMP
+// threads is preempted (its barriers wait for the slowest thread).
+int auto_torch_threads(int cores, int sampler_threads) {
+  if (cores <= 4) return std::max(1, cores);
+  return std::max(1, cores - sampler_threads);
+}
+
+// The options of the run, checked (UsageError on a bad value).
 train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
-  train::TrainOptions o;
-  if (f.model == "sage") {
-    o.model.kind = nn::ConvKind::kSage;
-  } else if (f.model == "gcn") {
-    o.model.kind = nn::ConvKind::kGcn;
-  } else if (f.model == "gat") {
-    o.model.kind = nn::ConvKind::kGat;
-  } else {
-    throw UsageError("--model: '" + f.model + "' is not one of sage, gcn, gat");
-  }
-  PARTITA_CHECK(f.layers >= 1, UsageError, "--layers: must be >= 1, got {}", f.layers);
-  PARTITA_CHECK(f.hidden >= 1, UsageError, "--hidden: must be >= 1, got {}", f.hidden);
-  PARTITA_CHECK(f.heads >= 1, UsageError, "--heads: must be >= 1, got {}", f.heads);
-  PARTITA_CHECK(f.dropout >= 0 && f.dropout < 1, UsageError, "--dropout: must be in [0, 1), got {}",
-                f.dropout);
-  PARTITA_CHECK(f.attention_dropout == -1 || (f.attention_dropout >= 0 && f.attention_dropout < 1),
-                UsageError, "--attention-dropout: must be in [0, 1) (or -1: same as --dropout), "
-                "got {}", f.attention_dropout);
-  if (f.precision == "fp32") {
-    o.model.precision = nn::Precision::kFp32;
-  } else if (f.precision == "bf16") {
-    o.model.precision = nn::Precision::kBf16;
-  } else {
-    throw UsageError("--precision: '" + f.precision + "' is not one of fp32, bf16");
-  }
-  check_timeout(f.timeout_s);
-  PARTITA_CHECK(f.threads >= 1 && f.threads <= 256, UsageError,
-                "--threads: must be in [1, 256], got {}", f.threads);
-  PARTITA_CHECK(f.prefetch >= 1 && f.prefetch <= 1024, UsageError,
-                "--prefetch: must be in [1, 1024], got {}", f.prefetch);
-  o.model.layers = f.layers;
-  o.model.hidden = f.hidden;
-  o.model.heads = f.model == "gat" ? f.heads : 1;
-  o.model.dropout = f.dropout;
-  o.model.attention_dropout = f.attention_dropout;
+  train::TrainOptions o = f.train;
+  o.model.kind = parse_choice<nn::ConvKind>(
+      "--model", f.model,
+      {{"sage", nn::ConvKind::kSage}, {"gcn", nn::ConvKind::kGcn}, {"gat", nn::ConvKind::kGat}});
+  o.model.precision = parse_choice<nn::Precision>(
+      "--precision", f.precision, {{"fp32", nn::Precision::kFp32}, {"bf16", nn::Precision::kBf16}});
+  o.optimizer = parse_choice<train::OptimizerKind>(
+      "--optimizer", f.optimizer,
+      {{"adam", train::OptimizerKind::kAdam}, {"sgd", train::OptimizerKind::kSgd}});
   o.fanouts = parse_fanouts(f.fanouts);
-  PARTITA_CHECK(static_cast<int64_t>(o.fanouts.size()) == f.layers, UsageError,
-                "--layers ({}) must equal the number of --fanouts ({})", f.layers,
-                o.fanouts.size());
-  if (f.optimizer == "adam") {
-    o.optimizer = train::OptimizerKind::kAdam;
-  } else if (f.optimizer == "sgd") {
-    o.optimizer = train::OptimizerKind::kSgd;
-  } else {
-    throw UsageError("--optimizer: '" + f.optimizer + "' is not one of adam, sgd");
-  }
-  o.lr = f.lr;
-  o.weight_decay = f.weight_decay;
-  o.normalize_features = f.normalize_features;
-  o.epochs = f.epochs;
-  o.batch_size = f.batch_size;
-  o.seed = f.seed;
-  o.threads = f.threads;
-  o.prefetch = f.prefetch;
-  PARTITA_CHECK(f.torch_threads >= 0 && f.torch_threads <= 1024, UsageError,
+  PARTITA_CHECK(f.torch_threads >= 0, UsageError,
                 "--torch-threads: must be in [0, 1024] (0: the cores per rank), got {}",
                 f.torch_threads);
-  o.torch_threads = f.torch_threads > 0 ? f.torch_threads : std::max(1, cores_per_rank);
-  o.eval_every = f.eval_every;
-  o.checkpoint_dir = f.checkpoint_dir;
-  o.resume = f.resume;
-  PARTITA_CHECK(!f.resume || !f.checkpoint_dir.empty(), UsageError,
-                "--resume needs --checkpoint-dir");
+  o.torch_threads =
+      f.torch_threads > 0 ? f.torch_threads : auto_torch_threads(cores_per_rank, o.threads);
+  train::check_options(o);
+  check_timeout(f.session.timeout_s);
+  PARTITA_CHECK(f.progress_every_s >= 0 && f.progress_every_s <= 1e6, UsageError,
+                "--progress-every: must be in [0, 1e6] seconds, got {}", f.progress_every_s);
   return o;
 }
 
@@ -140,22 +107,36 @@ void keep_freed_memory() {
 // 14.9-17.0 s -> 12.8-13.9 s. A capacity the user sets in the environment wins.
 void disable_onednn_primitive_cache() { setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "0", 0); }
 
+// --progress: auto is a bar when the user sees a terminal (rank 0's stderr is one, or
+// `partita launch` ran on one and set PARTITA_PROGRESS=bar, since under mpirun a rank's
+// stderr is a pipe), else a line every --progress-every seconds; -q turns both off.
+train::ProgressMode progress_mode(const std::string& flag) {
+  if (log_level() < LogLevel::kInfo) return train::ProgressMode::kOff;
+  const train::ProgressMode mode = parse_choice<train::ProgressMode>(
+      "--progress", flag,
+      {{"auto", train::ProgressMode::kOff}, {"bar", train::ProgressMode::kBar},
+       {"lines", train::ProgressMode::kLines}, {"off", train::ProgressMode::kOff}});
+  if (flag != "auto") return mode;
+  const char* env = std::getenv("PARTITA_PROGRESS");
+  const bool terminal = ::isatty(STDERR_FILENO) || (env != nullptr && std::string(env) == "bar");
+  return terminal ? train::ProgressMode::kBar : train::ProgressMode::kLines;
+}
+
 int run_train(MpiScope& mpi, const Flags& flags) {
   keep_freed_memory();
   disable_onednn_primitive_cache();
   const train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
-  runtime::SessionOptions so;
-  so.parts_dir = flags.parts;
-  so.timeout_s = flags.timeout_s;
-  runtime::MpiRank rank(mpi, so);
+  log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", mpi.rank(),
+            mpi.size(), mpi.cores_per_rank(), options.torch_threads, options.threads);
+  runtime::MpiRank rank(mpi, flags.session);
   runtime::Session& session = rank.session();
   train::Trainer trainer(session, options);
   const bool print = mpi.rank() == 0;
   std::unique_ptr<train::MetricsFile> metrics;
   if (print && !flags.metrics_out.empty())
-    metrics = std::make_unique<train::MetricsFile>(flags.metrics_out, flags.resume);
-  train::ProgressBar bar(print && ::isatty(STDERR_FILENO) && log_level() >= LogLevel::kInfo,
-                         options.epochs);
+    metrics = std::make_unique<train::MetricsFile>(flags.metrics_out, options.resume);
+  train::ProgressBar bar(print ? progress_mode(flags.progress) : train::ProgressMode::kOff,
+                         options.epochs, flags.progress_every_s);
   const auto on_epoch = [&](const train::EpochRecord& r) {
     if (!print) return;
     bar.clear();
@@ -192,31 +173,32 @@ Action add_train_command(CLI::App& app) {
   app.description(
       "Train a GNN for node classification on a partition directory, data-parallel: run "
       "under mpirun (or `partita launch`) with one rank per part, or any number of ranks on "
-      "a 1-part directory. Rank 0 prints one line per epoch (with a progress bar on a "
-      "terminal) and, last, test_acc=<accuracy>.");
-  app.add_option("--parts", flags->parts, "Partition directory")->required();
+      "a 1-part directory. Rank 0 prints one line per epoch (and progress on stderr, see "
+      "--progress) and, last, test_acc=<accuracy>. 1 rank and P ranks train on the same "
+      "global batches (one shuffle of all training ids, split by owner).");
+  app.add_option("--parts", flags->session.parts_dir, "Partition directory")->required();
   app.add_option("--model", flags->model, "sage, gcn or gat")->capture_default_str();
-  app.add_option("--layers", flags->layers, "Layers (= number of fanouts)")->capture_default_str();
-  app.add_option("--hidden", flags->hidden,
+  app.add_option("--layers", flags->train.model.layers, "Layers (= number of fanouts)")->capture_default_str();
+  app.add_option("--hidden", flags->train.model.hidden,
                  "Hidden width (gat: per head; a hidden layer outputs hidden x heads)")
       ->capture_default_str();
-  app.add_option("--heads", flags->heads,
+  app.add_option("--heads", flags->train.model.heads,
                  "Attention heads of gat's hidden layers (its output layer has one)")
       ->capture_default_str();
   app.add_option("--fanouts", flags->fanouts, "Neighbors per hop, comma-separated (-1: all)")
       ->capture_default_str();
-  app.add_option("--batch-size", flags->batch_size,
+  app.add_option("--batch-size", flags->train.batch_size,
                  "Global mini-batch: seeds per step summed over all ranks (each rank takes "
                  "its share, so any number of ranks runs the same number of steps)")
       ->capture_default_str();
-  app.add_option("--epochs", flags->epochs, "Epochs")->capture_default_str();
-  app.add_option("--lr", flags->lr, "Learning rate")->capture_default_str();
-  app.add_option("--weight-decay", flags->weight_decay, "Weight decay")->capture_default_str();
-  app.add_flag("--normalize-features", flags->normalize_features,
+  app.add_option("--epochs", flags->train.epochs, "Epochs")->capture_default_str();
+  app.add_option("--lr", flags->train.lr, "Learning rate")->capture_default_str();
+  app.add_option("--weight-decay", flags->train.weight_decay, "Weight decay")->capture_default_str();
+  app.add_flag("--normalize-features", flags->train.normalize_features,
                "Row-normalize input features (each row divided by its sum)");
-  app.add_option("--dropout", flags->dropout, "Dropout on the input of every layer")
+  app.add_option("--dropout", flags->train.model.dropout, "Dropout on the input of every layer")
       ->capture_default_str();
-  app.add_option("--attention-dropout", flags->attention_dropout,
+  app.add_option("--attention-dropout", flags->train.model.attention_dropout,
                  "gat: dropout on the attention coefficients (-1: same as --dropout)")
       ->capture_default_str();
   app.add_option("--precision", flags->precision,
@@ -224,28 +206,38 @@ Action add_train_command(CLI::App& app) {
                  "with fp32 weights, optimizer state and loss")
       ->capture_default_str();
   app.add_option("--optimizer", flags->optimizer, "adam or sgd")->capture_default_str();
-  app.add_option("--seed", flags->seed, "Seed of weights, shuffling and sampling")
+  app.add_option("--seed", flags->train.seed, "Seed of weights, shuffling and sampling")
       ->capture_default_str();
-  app.add_option("--threads", flags->threads, "Sampler threads per rank")->capture_default_str();
+  app.add_option("--threads", flags->train.threads, "Sampler threads per rank")->capture_default_str();
   app.add_option("--torch-threads", flags->torch_threads,
-                 "Threads of the model's kernels and matrix products per rank (0: the host's "
-                 "cores divided by the ranks on it)")
+                 "Threads of the model's kernels and matrix products per rank (0: from the "
+                 "cores this rank may use: its CPU affinity under a binding launcher, else the "
+                 "host's cores divided by the ranks on it; on more than 4 cores, less the "
+                 "sampler --threads)")
       ->capture_default_str();
-  app.add_option("--prefetch", flags->prefetch, "Batches prepared ahead")->capture_default_str();
-  app.add_option("--timeout", flags->timeout_s, "Seconds to wait for a remote rank")
+  app.add_option("--prefetch", flags->train.prefetch, "Batches prepared ahead")->capture_default_str();
+  app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")
       ->capture_default_str();
-  app.add_option("--eval-every", flags->eval_every,
+  app.add_option("--eval-every", flags->train.eval_every,
                  "Validate after every K-th epoch and after the last (0: never)")
       ->capture_default_str();
-  app.add_option("--checkpoint-dir", flags->checkpoint_dir,
+  app.add_option("--checkpoint-dir", flags->train.checkpoint_dir,
                  "Write model, optimizer and epoch after every epoch into this directory "
                  "(rank 0's host only; the two latest are kept; written atomically)");
-  app.add_flag("--resume", flags->resume,
+  app.add_flag("--resume", flags->train.resume,
                "Continue from the latest checkpoint in --checkpoint-dir (from scratch if "
                "there is none); same --seed repeats the uninterrupted run exactly");
   app.add_option("--metrics-out", flags->metrics_out,
                  "Write JSON lines to this file (rank 0): one per epoch, then a final record "
                  "with test_acc and totals (appended to with --resume)");
+  app.add_option("--progress", flags->progress,
+                 "auto, bar, lines or off. auto: a bar redrawn in place when stderr is a "
+                 "terminal (or `partita launch` ran on one), else a line every "
+                 "--progress-every seconds; rank 0 only; -q turns it off")
+      ->capture_default_str();
+  app.add_option("--progress-every", flags->progress_every_s,
+                 "Seconds between progress lines (--progress lines; 0: every step)")
+      ->capture_default_str();
   app.add_flag("--checksum", flags->checksum,
                "Print each rank's parameter fingerprint to stderr after training");
   return [flags] {

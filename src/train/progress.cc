@@ -49,30 +49,42 @@ nlohmann::json epoch_json(const EpochRecord& r) {
 
 }  // namespace
 
-ProgressBar::ProgressBar(bool enabled, int64_t epochs) : enabled_(enabled), epochs_(epochs) {}
+ProgressBar::ProgressBar(ProgressMode mode, int64_t epochs, double line_every_s)
+    : mode_(mode), epochs_(epochs), line_every_s_(line_every_s) {}
 
 void ProgressBar::update(const StepRecord& s) {
-  if (!enabled_) return;
+  if (mode_ == ProgressMode::kOff) return;
   const bool last = s.step == s.steps;
-  if (!last && last_draw_s_ >= 0 && s.elapsed_s - last_draw_s_ < kRedrawInterval &&
-      s.elapsed_s >= last_draw_s_)
-    return;
-  last_draw_s_ = s.elapsed_s;
-  const int filled = s.steps > 0 ? static_cast<int>(kBarWidth * s.step / s.steps) : kBarWidth;
+  if (mode_ == ProgressMode::kLines) {
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_line_).count() < line_every_s_) return;
+    last_line_ = now;
+  } else {
+    if (!last && last_draw_s_ >= 0 && s.elapsed_s - last_draw_s_ < kRedrawInterval &&
+        s.elapsed_s >= last_draw_s_)
+      return;
+    last_draw_s_ = s.elapsed_s;
+  }
   const double rate = s.elapsed_s > 0 ? static_cast<double>(s.seeds_done) / s.elapsed_s : 0.0;
   const double eta = s.step > 0 ? s.elapsed_s * static_cast<double>(s.steps - s.step) / s.step : 0;
-  const std::string line = fmt::format(
-      "\r\033[Kepoch {}/{} [{}{}] {}/{} loss {:.4f} {:.0f} seeds/s ETA {}", s.epoch, epochs_,
-      std::string(static_cast<size_t>(filled), '#'),
-      std::string(static_cast<size_t>(kBarWidth - filled), '.'), s.step, s.steps, s.loss, rate,
-      format_duration(eta));
+  std::string line;
+  if (mode_ == ProgressMode::kLines) {
+    line = fmt::format("progress: epoch {}/{} step {}/{} loss {:.4f} {:.0f} seeds/s ETA {}\n",
+                       s.epoch, epochs_, s.step, s.steps, s.loss, rate, format_duration(eta));
+  } else {
+    const int filled = s.steps > 0 ? static_cast<int>(kBarWidth * s.step / s.steps) : kBarWidth;
+    line = fmt::format("\r\033[Kepoch {}/{} [{}{}] {}/{} loss {:.4f} {:.0f} seeds/s ETA {}", s.epoch,
+                       epochs_, std::string(static_cast<size_t>(filled), '#'),
+                       std::string(static_cast<size_t>(kBarWidth - filled), '.'), s.step, s.steps,
+                       s.loss, rate, format_duration(eta));
+    drawn_ = true;
+  }
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
-  drawn_ = true;
 }
 
 void ProgressBar::clear() {
-  if (!enabled_ || !drawn_) return;
+  if (mode_ != ProgressMode::kBar || !drawn_) return;
   std::fputs("\r\033[K", stderr);
   std::fflush(stderr);
   drawn_ = false;

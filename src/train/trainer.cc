@@ -52,6 +52,46 @@ torch::Tensor labels_tensor(loader::Batch& batch) {
 
 }  // namespace
 
+void check_options(const TrainOptions& o) {
+  const nn::GnnOptions& m = o.model;
+  PARTITA_CHECK(m.layers >= 1, UsageError, "--layers: must be >= 1, got {}", m.layers);
+  PARTITA_CHECK(m.hidden >= 1, UsageError, "--hidden: must be >= 1, got {}", m.hidden);
+  PARTITA_CHECK(m.heads >= 1, UsageError, "--heads: must be >= 1, got {}", m.heads);
+  PARTITA_CHECK(m.dropout >= 0 && m.dropout < 1, UsageError,
+                "--dropout: must be in [0, 1), got {}", m.dropout);
+  PARTITA_CHECK(m.attention_dropout == -1 || (m.attention_dropout >= 0 && m.attention_dropout < 1),
+                UsageError,
+                "--attention-dropout: must be in [0, 1) (or -1: same as --dropout), got {}",
+                m.attention_dropout);
+  PARTITA_CHECK(static_cast<int64_t>(o.fanouts.size()) == o.model.layers, UsageError,
+                "--layers ({}) must equal the number of --fanouts ({})", o.model.layers,
+                o.fanouts.size());
+  for (int64_t k : o.fanouts)
+    PARTITA_CHECK(k >= 1 || k == -1, UsageError, "--fanouts: {} is not a fanout", k);
+  PARTITA_CHECK(o.epochs >= 1, UsageError, "--epochs: must be >= 1, got {}",
+                o.epochs);
+  PARTITA_CHECK(o.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
+                o.batch_size);
+  PARTITA_CHECK(o.lr > 0, UsageError, "--lr: must be > 0, got {}", o.lr);
+  PARTITA_CHECK(o.weight_decay >= 0, UsageError, "--weight-decay: must be >= 0, got {}",
+                o.weight_decay);
+  PARTITA_CHECK(o.threads >= 1 && o.threads <= 256, UsageError,
+                "--threads: must be in [1, 256], got {}", o.threads);
+  PARTITA_CHECK(o.prefetch >= 1 && o.prefetch <= 1024, UsageError,
+                "--prefetch: must be in [1, 1024], got {}", o.prefetch);
+  PARTITA_CHECK(o.torch_threads >= 1 && o.torch_threads <= 1024, UsageError,
+                "--torch-threads: must be in [1, 1024], got {}", o.torch_threads);
+  PARTITA_CHECK(o.eval_every >= 0, UsageError, "--eval-every: must be >= 0, got {}",
+                o.eval_every);
+  PARTITA_CHECK(o.bucket_bytes >= sizeof(float), UsageError,
+                "allreduce bucket of {} bytes is too small", o.bucket_bytes);
+  PARTITA_CHECK(!o.resume || !o.checkpoint_dir.empty(), UsageError,
+                "--resume needs --checkpoint-dir");
+  PARTITA_CHECK(o.model.precision != nn::Precision::kBf16 || nn::cpu_supports_bf16(), UsageError,
+                "--precision bf16: this CPU has no native bfloat16 arithmetic (AVX512-BF16 or "
+                "AMX-BF16); use --precision fp32");
+}
+
 struct Trainer::Impl {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::vector<torch::Tensor> params;
@@ -63,31 +103,7 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   nn::GnnOptions& m = options_.model;
   if (m.in_dim <= 0) m.in_dim = graph.feat_dim();
   if (m.out_dim <= 0) m.out_dim = graph.num_classes();
-  PARTITA_CHECK(static_cast<int64_t>(options_.fanouts.size()) == m.layers, UsageError,
-                "--layers ({}) must equal the number of --fanouts ({})", m.layers,
-                options_.fanouts.size());
-  for (int64_t k : options_.fanouts)
-    PARTITA_CHECK(k >= 1 || k == -1, UsageError, "--fanouts: {} is not a fanout", k);
-  PARTITA_CHECK(options_.epochs >= 1, UsageError, "--epochs: must be >= 1, got {}",
-                options_.epochs);
-  PARTITA_CHECK(options_.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
-                options_.batch_size);
-  PARTITA_CHECK(options_.lr > 0, UsageError, "--lr: must be > 0, got {}", options_.lr);
-  PARTITA_CHECK(options_.weight_decay >= 0, UsageError, "--weight-decay: must be >= 0, got {}",
-                options_.weight_decay);
-  PARTITA_CHECK(options_.threads >= 1, UsageError, "--threads: must be >= 1, got {}",
-                options_.threads);
-  PARTITA_CHECK(options_.prefetch >= 1, UsageError, "--prefetch: must be >= 1, got {}",
-                options_.prefetch);
-  PARTITA_CHECK(options_.eval_every >= 0, UsageError, "--eval-every: must be >= 0, got {}",
-                options_.eval_every);
-  PARTITA_CHECK(options_.bucket_bytes >= sizeof(float), UsageError,
-                "allreduce bucket of {} bytes is too small", options_.bucket_bytes);
-  PARTITA_CHECK(!options_.resume || !options_.checkpoint_dir.empty(), UsageError,
-                "--resume needs --checkpoint-dir");
-  PARTITA_CHECK(m.precision != nn::Precision::kBf16 || nn::cpu_supports_bf16(), UsageError,
-                "--precision bf16: this CPU has no native bfloat16 arithmetic (AVX512-BF16 or "
-                "AMX-BF16); use --precision fp32");
+  check_options(options_);
   torch::set_num_threads(std::max(1, options_.torch_threads));
 
   // The batch plans (see the header): every rank learns every id of every split.
@@ -355,7 +371,8 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
 
 std::vector<int64_t> Trainer::config_signature() const {
   const nn::GnnOptions& m = model_->options();
-  return {static_cast<int64_t>(m.kind), m.in_dim, m.hidden, m.out_dim, m.layers, m.heads,
+  const int64_t heads = m.kind == nn::ConvKind::kGat ? m.heads : 1;  // only GAT reads it
+  return {static_cast<int64_t>(m.kind), m.in_dim, m.hidden, m.out_dim, m.layers, heads,
           static_cast<int64_t>(m.norm), static_cast<int64_t>(options_.optimizer)};
 }
 

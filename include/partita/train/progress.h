@@ -1,6 +1,7 @@
 #pragma once
 // What `partita train` reports while it runs: a progress bar on a terminal and JSON-lines
 // metrics. Both are used by rank 0 only; neither is thread-safe.
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -9,21 +10,30 @@
 
 namespace partita::train {
 
-// One line redrawn in place on stderr: epoch, step, loss, seeds/s and ETA of the epoch.
-// Disabled (every call a no-op) unless `enabled`; `cmd` decides (stderr a terminal, not
-// --quiet). Redraws at most ~10 times a second and on the last step.
+// Progress of the steps on stderr: epoch, step, loss, seeds/s and ETA of the epoch.
+//  kBar: one line redrawn in place (for a terminal), at most ~10 times a second and on the
+//        last step of an epoch.
+//  kLines: a plain line `progress: epoch E/N step S/T loss L R seeds/s ETA m:ss` every
+//        line_every_s seconds of wall time (every step if 0), for logs and pipes (under
+//        mpirun a rank's stderr is a pipe).
+//  kOff: nothing.
+// The command decides the mode (cmd_train.cc: --progress).
+enum class ProgressMode { kOff, kBar, kLines };
+
 class ProgressBar {
  public:
-  ProgressBar(bool enabled, int64_t epochs);
+  ProgressBar(ProgressMode mode, int64_t epochs, double line_every_s = 10);
   void update(const StepRecord& step);
-  // Erases the bar so the next line prints cleanly.
+  // Erases the bar so the next line prints cleanly (kBar only).
   void clear();
 
  private:
-  bool enabled_;
+  ProgressMode mode_;
   int64_t epochs_;
+  double line_every_s_;
   double last_draw_s_ = -1;
   bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_line_ = std::chrono::steady_clock::now();
 };
 
 // `--metrics-out FILE`: one JSON object per line, flushed as it is written.

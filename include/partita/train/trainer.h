@@ -71,20 +71,33 @@ namespace partita::train {
 
 enum class OptimizerKind { kAdam, kSgd };
 
+// The model `partita train` builds unless told otherwise: GraphSAGE, 2 layers of width 64,
+// dropout 0.5 (GAT: 4 heads per hidden layer).
+inline nn::GnnOptions default_model() {
+  nn::GnnOptions m;
+  m.hidden = 64;
+  m.heads = 4;  // read by GAT only
+  m.dropout = 0.5;
+  return m;
+}
+
+// Every option of training, with the defaults of `partita train`: the command line binds
+// its flags onto these fields (src/cli/cmd_train.cc), so there is one set of defaults.
 struct TrainOptions {
-  nn::GnnOptions model;  // in_dim / out_dim <= 0: taken from the graph
+  nn::GnnOptions model = default_model();  // in_dim / out_dim <= 0: taken from the graph
   double lr = 0.003;
   double weight_decay = 0;
   OptimizerKind optimizer = OptimizerKind::kAdam;
   int64_t epochs = 5;                    // >= 1; total, including epochs resumed from
-  int64_t batch_size = 512;              // >= 1, global: seeds per step over all ranks
+  int64_t batch_size = 1024;             // >= 1, global: seeds per step over all ranks
   std::vector<int64_t> fanouts{10, 10};  // one per layer; -1 = all neighbors
   uint64_t seed = 0;
   int threads = 1;        // sampler threads of the batch pipeline, >= 1
   int prefetch = 2;       // batches ahead, >= 1
   int torch_threads = 1;  // torch intra-op threads (DESIGN 10: cores per rank), >= 1
   // Row-normalize input features (each row divided by its sum; all-zero rows stay zero),
-  // as in the GCN paper's preprocessing.
+  // as in the GCN paper's preprocessing. A row whose sum is <= 0 (and is not all zeros) is
+  // an Error: it would be scaled without bound.
   bool normalize_features = false;
   // Validate after every eval_every-th epoch and after the last; 0: never.
   int64_t eval_every = 1;
@@ -92,6 +105,10 @@ struct TrainOptions {
   bool resume = false;         // start from the latest checkpoint in checkpoint_dir
   size_t bucket_bytes = size_t{4} << 20;  // gradient allreduce bucket size, >= 4
 };
+
+// Throws UsageError, naming the flag, on an option out of range (the same checks on every
+// rank; the command line calls it before starting MPI, the Trainer again).
+void check_options(const TrainOptions& options);
 
 // One training step, identical on every rank except elapsed_s.
 struct StepRecord {
