@@ -171,8 +171,8 @@ TEST(GzLineReader, InflateErrorsNameTheLineWhereTheDataBreaks) {
   write_file(dir / "cut.gz", bytes.substr(0, bytes.size() / 2));
   write_file(dir / "flip.gz", flipped);
   for (const char* name : {"cut.gz", "flip.gz"}) {
+    // cut.gz stops mid-text; flip.gz may decode to the end and fail only its CRC check.
     const std::string seen = inflate_what_we_can(read_file(dir / name));
-    ASSERT_LT(seen.size(), text.size()) << name;
     const int64_t want = 1 + std::count(seen.begin(), seen.end(), '\n');
     ASSERT_GT(want, 1000) << name;
     for (size_t block : {size_t{4096}, GzLineReader::kDefaultBlockBytes}) {
