@@ -15,8 +15,6 @@ ThreadPool::~ThreadPool() {
   // Workers drain the queue before they exit; the vector no longer changes (no reserve()
   // may run concurrently with destruction).
   for (std::thread& worker : workers_) worker.join();
-  // No workers at all: run what is queued here (cannot happen today, enqueue runs inline).
-  for (auto& task : queue_) task();
 }
 
 void ThreadPool::reserve(int workers) {
