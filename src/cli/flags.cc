@@ -1,5 +1,6 @@
 #include "flags.h"
 
+#include <CLI/CLI.hpp>
 #include <cctype>
 #include <string>
 
@@ -29,6 +30,33 @@ std::vector<int64_t> parse_fanouts(const std::string& text) {
     fanouts.push_back(k);
   }
   return fanouts;
+}
+
+std::string integer_flag_error(const std::string& text, bool is_signed) {
+  const bool negative = !text.empty() && text[0] == '-';
+  const std::string digits = negative ? text.substr(1) : text;
+  bool all_digits = !digits.empty();
+  for (char c : digits) all_digits = all_digits && c >= '0' && c <= '9';
+  if (!all_digits) return "'" + text + "' is not a decimal integer";
+  if (negative && !is_signed) return "'" + text + "' is negative; this flag takes a number >= 0";
+  if (digits.size() > 1 && digits[0] == '0')
+    return "'" + text + "' has a leading zero (octal and hex are not accepted); write it in " +
+           "decimal without leading zeros";
+  return "";
+}
+
+void require_decimal_integers(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    std::string type = option->get_type_name();
+    type = type.substr(0, type.find(':'));  // validators append ":<description>"
+    if (type != "INT" && type != "UINT" && type != "N") continue;
+    const bool is_signed = type != "UINT";
+    // An empty description keeps --help's type column as it was.
+    option->check(CLI::Validator(
+        [is_signed](std::string& value) { return integer_flag_error(value, is_signed); }, ""));
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    require_decimal_integers(*sub);
 }
 
 void check_timeout(double seconds) {

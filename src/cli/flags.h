@@ -4,7 +4,24 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace partita::cli {
+
+// Integer flags: CLI11 converts with strtoll/strtoull in base 0, so "010" is octal (8),
+// "0x10" hex, and strtoull turns "-1" into 2^64-1 for an unsigned flag. Returns "" when
+// `text` is a plain decimal integer (digits, a leading '-' only if `is_signed`, no leading
+// zero unless the number is 0), else why not, e.g. "'010' has a leading zero ...".
+std::string integer_flag_error(const std::string& text, bool is_signed);
+
+// Adds the integer_flag_error check to every integer option of `app` and of all its
+// subcommands, recursively: options whose CLI11 type name is INT or UINT (what add_option
+// gives integer variables and vectors of them) or "N" (our name for a count). Call once,
+// after all options are registered. A refused value is a CLI::ValidationError
+// ("--seed: ..."), which main() prints as one `error:` line with exit code 2.
+void require_decimal_integers(CLI::App& app);
 
 // "15,10,5" -> {15, 10, 5}; each item a positive integer or -1 (all neighbors). Throws
 // UsageError naming --fanouts on an empty list or a bad item.

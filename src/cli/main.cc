@@ -6,6 +6,7 @@
 #include <string>
 
 #include "commands.h"
+#include "flags.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 
@@ -62,6 +63,8 @@ int main(int argc, char** argv) {
       partita::cli::add_train_command);
   add("launch", "Run train or sample-bench on several ranks or hosts (mpirun or srun)",
       partita::cli::add_launch_command);
+  // Every integer flag of every command: decimal only ("010" is not 8, "-1" is not 2^64-1).
+  partita::cli::require_decimal_integers(app);
 
   // CLI11 reports an unknown command as "A subcommand is required"; name it instead. The
   // command is the first word after the global flags.

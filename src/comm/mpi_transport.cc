@@ -5,12 +5,17 @@
 #include <exception>
 #include <thread>
 
+#include "backoff.h"
+#include "partita/comm/errors.h"
 #include "partita/comm/mpi_check.h"
 #include "partita/core/log.h"
 
 namespace partita {
 
-MpiTransport::MpiTransport(MPI_Comm comm) {
+MpiTransport::MpiTransport(MPI_Comm comm, double receive_timeout_s)
+    : receive_timeout_s_(receive_timeout_s) {
+  PARTITA_CHECK(receive_timeout_s > 0, CommError, "MpiTransport: receive timeout {} s must be "
+                "positive", receive_timeout_s);
   check_mpi(MPI_Comm_dup(comm, &comm_), "MpiTransport: MPI_Comm_dup");
   try {
     check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN),
@@ -32,6 +37,16 @@ MpiTransport::~MpiTransport() {
     }
   } catch (const std::exception& e) {
     log_warning("MpiTransport on rank {}: while draining sends: {}", rank_, e.what());
+  }
+  {
+    std::lock_guard<std::mutex> lock(recv_mutex_);
+    for (size_t i = 0; i < abandoned_requests_.size(); ++i) {
+      int done = 0;
+      MPI_Test(&abandoned_requests_[i], &done, MPI_STATUS_IGNORE);
+      if (done) continue;
+      MPI_Request_free(&abandoned_requests_[i]);
+      new std::vector<uint8_t>(std::move(abandoned_buffers_[i]));  // as for sends below
+    }
   }
   std::lock_guard<std::mutex> lock(send_mutex_);
   if (!requests_.empty()) {
@@ -77,6 +92,7 @@ void MpiTransport::send(int dest, int tag, std::vector<uint8_t> data) {
 }
 
 std::optional<Message> MpiTransport::poll() {
+  std::lock_guard<std::mutex> lock(recv_mutex_);
   int flag = 0;
   MPI_Message handle = MPI_MESSAGE_NULL;
   MPI_Status status;
@@ -87,9 +103,32 @@ std::optional<Message> MpiTransport::poll() {
   check_mpi(MPI_Get_count(&status, MPI_BYTE, &count),
             "MPI_Get_count of a message from rank {} to rank {}", status.MPI_SOURCE, rank_);
   Message message{status.MPI_SOURCE, status.MPI_TAG, std::vector<uint8_t>(count)};
-  check_mpi(MPI_Mrecv(message.data.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE),
-            "MPI_Mrecv of {} bytes from rank {} on rank {}", count, status.MPI_SOURCE, rank_);
-  return message;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Imrecv(message.data.data(), count, MPI_BYTE, &handle, &request),
+            "MPI_Imrecv of {} bytes from rank {} on rank {}", count, status.MPI_SOURCE, rank_);
+  // Eager messages are complete at the first test; a rendezvous body takes as long as it
+  // takes to arrive, which the deadline bounds. Short first sleeps keep a large transfer
+  // (which moves on while we test) from being slowed down by the backoff.
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(receive_timeout_s_));
+  Backoff backoff(std::chrono::microseconds(1), std::chrono::microseconds(500));
+  while (true) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE),
+              "MPI_Test of a {}-byte receive from rank {} on rank {}", count, status.MPI_SOURCE,
+              rank_);
+    if (done) return message;
+    if (Clock::now() >= deadline) {
+      abandoned_requests_.push_back(request);
+      abandoned_buffers_.push_back(std::move(message.data));
+      throw CommError(fmt::format(
+          "rank {}: a {}-byte message from rank {} (tag {}) did not finish arriving within {:g} s; "
+          "rank {} stalled or died while sending it",
+          rank_, count, status.MPI_SOURCE, status.MPI_TAG, receive_timeout_s_, status.MPI_SOURCE));
+    }
+    std::this_thread::sleep_for(backoff.next());
+  }
 }
 
 size_t MpiTransport::progress() {

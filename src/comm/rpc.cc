@@ -227,10 +227,27 @@ std::vector<int> RpcEndpoint::unresponsive_ranks(double timeout_s) {
   return silent;
 }
 
+// One exchange in progress: the Call its routes point at (address stable on the heap), the
+// request ids and destinations, and the deadline.
+struct RpcEndpoint::Started {
+  explicit Started(size_t n) : call(n), ids(n), dests(n) {}
+  Call call;
+  std::vector<uint64_t> ids;
+  std::vector<int> dests;
+  Clock::time_point deadline;
+  bool registered = false;  // counted in active_calls_, routes_ hold its ids
+};
+
 std::vector<std::vector<uint8_t>> RpcEndpoint::exchange(std::vector<RpcRequest> requests, int tag,
                                                         double timeout_s, std::vector<int>* silent) {
+  if (requests.empty()) return {};
+  std::unique_ptr<Started> started = begin_exchange(std::move(requests), tag, timeout_s);
+  return end_exchange(*started, silent);
+}
+
+std::unique_ptr<RpcEndpoint::Started> RpcEndpoint::begin_exchange(std::vector<RpcRequest> requests,
+                                                                  int tag, double timeout_s) {
   const size_t n = requests.size();
-  if (n == 0) return {};
   std::vector<char> seen(static_cast<size_t>(size_), 0);
   for (const RpcRequest& request : requests) {
     PARTITA_CHECK(request.dest >= 0 && request.dest < size_, CommError,
@@ -242,55 +259,65 @@ std::vector<std::vector<uint8_t>> RpcEndpoint::exchange(std::vector<RpcRequest> 
     seen[static_cast<size_t>(request.dest)] = 1;
   }
 
-  Call call(n);
-  std::vector<uint64_t> ids(n);
+  auto started = std::make_unique<Started>(n);
+  for (size_t i = 0; i < n; ++i) started->dests[i] = requests[i].dest;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     PARTITA_CHECK(service_error_.empty(), CommError, "rpc service of rank {} failed: {}", rank_,
                   service_error_);
     PARTITA_CHECK(!closing_ && !stop_, CommError, "call_all on rank {} after shutdown()", rank_);
     ++active_calls_;
+    started->registered = true;
     for (size_t i = 0; i < n; ++i) {
-      ids[i] = next_id_++;
-      routes_.emplace(ids[i], Route{&call, i});
+      started->ids[i] = next_id_++;
+      routes_.emplace(started->ids[i], Route{&started->call, i});
     }
   }
-  auto finish = [&] {  // with mutex_ held
-    for (uint64_t id : ids) routes_.erase(id);
-    if (--active_calls_ == 0) calls_cv_.notify_all();
-  };
 
-  const auto deadline = deadline_after(timeout_s);
+  started->deadline = deadline_after(timeout_s);
   try {
     for (size_t i = 0; i < n; ++i) {
       bytes_sent_ += static_cast<int64_t>(requests[i].data.size());
-      append_id(requests[i].data, ids[i]);
+      append_id(requests[i].data, started->ids[i]);
       transport_.send(requests[i].dest, tag, std::move(requests[i].data));
       ++requests_sent_;
     }
   } catch (...) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    finish();
+    withdraw(*started);
     throw;
   }
   wake_service();  // replies are coming: poll eagerly
+  return started;
+}
 
+void RpcEndpoint::withdraw(Started& started) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!started.registered) return;
+  started.registered = false;
+  for (uint64_t id : started.ids) routes_.erase(id);
+  if (--active_calls_ == 0) calls_cv_.notify_all();
+}
+
+std::vector<std::vector<uint8_t>> RpcEndpoint::end_exchange(Started& started,
+                                                            std::vector<int>* silent) {
+  Call& call = started.call;
+  const size_t n = started.ids.size();
   std::unique_lock<std::mutex> lock(mutex_);
-  call.done_cv.wait_until(lock, deadline, [&] {
+  call.done_cv.wait_until(lock, started.deadline, [&] {
     return call.remaining == 0 || !service_error_.empty() || service_exited_;
   });
-  finish();
   const std::string service_error = service_error_;
   const bool service_gone = service_exited_;
   lock.unlock();
+  withdraw(started);
 
   std::vector<std::string> failures;
   for (size_t i = 0; i < n; ++i) {
     if (!call.errors[i].empty()) {
       failures.push_back(fmt::format("rank {} failed to serve a request from rank {}: {}",
-                                     requests[i].dest, rank_, call.errors[i]));
+                                     started.dests[i], rank_, call.errors[i]));
     } else if (!call.answered[i]) {
-      silent->push_back(requests[i].dest);
+      silent->push_back(started.dests[i]);
     }
   }
   if (!failures.empty()) throw CommError(fmt::format("{}", fmt::join(failures, "; ")));
@@ -302,6 +329,32 @@ std::vector<std::vector<uint8_t>> RpcEndpoint::exchange(std::vector<RpcRequest> 
                   rank_list(*silent));
   }
   return std::move(call.replies);
+}
+
+RpcEndpoint::Pending::Pending(RpcEndpoint* endpoint, std::unique_ptr<Started> started)
+    : endpoint_(endpoint), started_(std::move(started)) {}
+
+RpcEndpoint::Pending::Pending(Pending&& other) noexcept
+    : endpoint_(other.endpoint_), started_(std::move(other.started_)) {}
+
+RpcEndpoint::Pending::~Pending() {
+  if (started_ != nullptr) endpoint_->withdraw(*started_);
+}
+
+RpcEndpoint::Pending RpcEndpoint::start_all(std::vector<RpcRequest> requests) {
+  if (requests.empty()) return Pending(this, nullptr);
+  return Pending(this, begin_exchange(std::move(requests), kTagRequest, options_.timeout_s));
+}
+
+std::vector<std::vector<uint8_t>> RpcEndpoint::finish_all(Pending pending) {
+  if (pending.started_ == nullptr) return {};
+  std::vector<int> silent;
+  std::vector<std::vector<uint8_t>> replies = end_exchange(*pending.started_, &silent);
+  if (!silent.empty()) {
+    throw TimeoutError(fmt::format("{} did not answer within {:g} s (call_all from rank {})",
+                                   rank_list(silent), options_.timeout_s, rank_));
+  }
+  return replies;
 }
 
 std::vector<uint8_t> RpcEndpoint::call(int dest, std::vector<uint8_t> data) {

@@ -255,7 +255,18 @@ NpyArray NpyArray::open(const std::string& path) {
   NpyArray a;
   a.file_ = MappedFile(path);
   a.header_ = parse_npy_header(a.file_.data(), a.file_.size(), a.file_.size(), path);
+  // The mapping starts on a page boundary, so the offset alone decides the alignment.
+  const size_t bytes = a.header_.data_bytes();
+  if (bytes > 0 && a.header_.data_offset % dtype_size(a.header_.dtype) != 0) {
+    a.aligned_copy_.resize((bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    std::memcpy(a.aligned_copy_.data(), a.file_.data() + a.header_.data_offset, bytes);
+  }
   return a;
+}
+
+const unsigned char* NpyArray::data() const {
+  if (!aligned_copy_.empty()) return reinterpret_cast<const unsigned char*>(aligned_copy_.data());
+  return file_.data() + header_.data_offset;
 }
 
 void NpyArray::expect_dtype(DType dtype) const {
@@ -270,6 +281,7 @@ void NpyArray::expect(DType dtype, int ndim) const {
 }
 
 void NpyArray::release_elements(int64_t begin, int64_t end) const {
+  if (copied()) return;  // the copy is the data now; the file's pages are not read again
   const size_t esize = dtype_size(header_.dtype);
   file_.release(header_.data_offset + static_cast<size_t>(begin) * esize,
                 static_cast<size_t>(end - begin) * esize);

@@ -45,7 +45,9 @@ struct GzLineReader::Shared {
   bool file_eof = false;     // read() returned 0
   bool member_done = false;  // the last gzip member ended with its trailer
   std::vector<char> carry;   // incomplete last line of the previous block
-  int64_t next_line = 1;
+  int64_t next_line = 1;     // number of the first line of the buffer being filled
+  // Text of that buffer inflated so far (the carry included), for error line numbers.
+  const char* filling = nullptr;
 
   // Shared between the threads, guarded by `mutex`.
   std::mutex mutex;
@@ -62,8 +64,14 @@ struct GzLineReader::Shared {
     if (fd >= 0) ::close(fd);
   }
 
+  // Names the line being inflated when `what` happened: the first line of the buffer plus
+  // the newlines inflated into it so far (not just the buffer's first line, which with
+  // 8 MiB buffers can be a million lines earlier).
   [[noreturn]] void fail(const std::string& what) const {
-    throw FormatError(fmt::format("{}: line {}: {}", path, next_line, what));
+    int64_t line = next_line;
+    if (filling != nullptr)
+      line += std::count(filling, reinterpret_cast<const char*>(strm.next_out), '\n');
+    throw FormatError(fmt::format("{}: line {}: {}", path, line, what));
   }
 
   // Reads more compressed input; false at the end of the file.
@@ -126,6 +134,7 @@ struct GzLineReader::Shared {
     carry.clear();
     bool eof = false;
     while (true) {
+      filling = buf.data.data();  // after a resize too
       filled += inflate_some(buf.data.data() + filled, buf.data.size() - filled, &eof);
       if (eof) {
         buf.len = filled;
@@ -138,9 +147,10 @@ struct GzLineReader::Shared {
         carry.assign(base + buf.len, base + filled);
         break;
       }
-      if (buf.data.size() >= kMaxLineBytes) fail("line longer than 64 MiB");
+      if (buf.data.size() >= kMaxLineBytes) fail("line longer than 64 MiB");  // no '\n' in it
       buf.data.resize(buf.data.size() * 2);  // one line longer than the block: grow
     }
+    filling = nullptr;
     buf.first_line = next_line;
     next_line += std::count(buf.data.data(), buf.data.data() + buf.len, '\n');
     return eof;

@@ -1,6 +1,5 @@
 #include "partita/sample/dist_sampler.h"
 
-#include <future>
 #include <string>
 #include <vector>
 
@@ -94,13 +93,11 @@ void DistSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   if (requests.empty()) {
     local_.sample_hop(local_request, &local_sample);
   } else {
-    // call_all blocks until every reply is in: wait on another thread while this one samples
-    // the owned nodes. (The future's destructor waits if local sampling throws.)
-    auto pending = std::async(std::launch::async, [this, &requests] {
-      return endpoint_->call_all(std::move(requests));
-    });
+    // Send every request, sample the owned nodes while the owners serve them, then wait: no
+    // thread of its own. (If local sampling throws, `pending` withdraws the call.)
+    RpcEndpoint::Pending pending = endpoint_->start_all(std::move(requests));
     local_.sample_hop(local_request, &local_sample);
-    replies = pending.get();
+    replies = endpoint_->finish_all(std::move(pending));
   }
 
   // Per-owner results as (counts, neighbors) views, cursors advancing in frontier order.

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "partita/comm/mpi_collectives.h"
@@ -245,6 +247,46 @@ int run(const MpiScope& scope) {
   return failures == 0 ? 0 : 1;
 }
 
+// A sender that stalls in the middle of a large message: the receiver's poll() gives up at
+// its deadline with a CommError naming the sender, instead of blocking (MPI_Mrecv) until the
+// sender's MPI moves again. Run over TCP (--stalled-sender under mpirun --mca btl tcp,self):
+// there the body of a rendezvous message moves only while the sender makes MPI progress,
+// which rank 1 stops doing for 5 s, ten times the receiver's 0.5 s deadline.
+int run_stalled_sender(MpiScope& scope) {
+  if (scope.size() < 2) return 0;
+  MpiTransport transport(scope.world(), /*receive_timeout_s=*/0.5);
+  const size_t bytes = size_t{32} << 20;  // far past every eager limit
+  if (scope.rank() == 1) {
+    transport.send(0, 7, std::vector<uint8_t>(bytes, 0xab));
+    std::this_thread::sleep_for(std::chrono::seconds(5));  // no MPI calls: the body stalls
+  } else if (scope.rank() == 0) {
+    std::string error;
+    try {
+      std::optional<Message> message;
+      while (!message) {
+        message = transport.poll();
+        if (!message) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      error = fmt::format("received all {} bytes", message->data.size());
+    } catch (const CommError& e) {
+      error = e.what();
+    }
+    EXPECT_TRUE_MPI(error.find("message from rank 1 (tag 7) did not finish arriving") !=
+                        std::string::npos,
+                    "stalled sender: {}", error);
+    std::printf("stalled sender: %s\n", error.c_str());
+  }
+  // Rank 1 makes progress again: its send completes (into the receive rank 0 gave up on).
+  check_mpi(MPI_Barrier(scope.world()), "barrier");
+  while (transport.progress() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  check_mpi(MPI_Barrier(scope.world()), "barrier");
+  const int failures = g_failures.load();
+  int total = 0;
+  check_mpi(MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, scope.world()), "allreduce");
+  if (scope.rank() == 0) std::printf("comm_mpi_test --stalled-sender: %s\n", total == 0 ? "ok" : "FAILED");
+  return total == 0 ? 0 : 1;
+}
+
 }  // namespace
 }  // namespace partita
 
@@ -252,6 +294,8 @@ int main(int argc, char** argv) {
   try {
     partita::MpiScope scope(&argc, &argv);
     try {
+      if (argc > 1 && std::string(argv[1]) == "--stalled-sender")
+        return partita::run_stalled_sender(scope);
       return partita::run(scope);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: rank %d: %s\n", scope.rank(), e.what());

@@ -110,6 +110,32 @@ TEST(Rpc, EchoToEveryRankIncludingSelf) {
   cluster.shutdown_all();
 }
 
+// start_all/finish_all: the caller works between the halves (as DistSampler samples its own
+// nodes); a Pending dropped unfinished withdraws its call, so shutdown() does not wait for it.
+TEST(Rpc, StartAllThenFinishAllAndDroppedPendingIsWithdrawn) {
+  Cluster cluster(3);
+  RpcEndpoint& e0 = *cluster.endpoints[0];
+  std::vector<RpcRequest> requests;
+  requests.push_back(RpcRequest{2, encode(11)});
+  requests.push_back(RpcRequest{1, encode(12)});
+  RpcEndpoint::Pending pending = e0.start_all(std::move(requests));
+  const uint64_t local_work = 6 * 7;  // the caller's own work while the owners serve
+  std::vector<std::vector<uint8_t>> replies = e0.finish_all(std::move(pending));
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[0], encode(expected_reply(2, 0, 11)));
+  EXPECT_EQ(replies[1], encode(expected_reply(1, 0, 12)));
+  EXPECT_EQ(local_work, 42u);
+  EXPECT_TRUE(e0.finish_all(e0.start_all({})).empty());
+  EXPECT_THROW(e0.start_all({RpcRequest{7, encode(1)}}), CommError);  // bad rank: nothing sent
+  {
+    std::vector<RpcRequest> abandoned;
+    abandoned.push_back(RpcRequest{1, encode(13)});
+    RpcEndpoint::Pending dropped = e0.start_all(std::move(abandoned));
+  }  // withdrawn: its reply, if it comes, is dropped
+  EXPECT_EQ(e0.call(1, encode(14)), encode(expected_reply(1, 0, 14)));
+  cluster.shutdown_all();  // would time out if the dropped call still counted as in progress
+}
+
 TEST(Rpc, ManyConcurrentCallsWithRepliesOutOfOrderThenShutdownPerRank) {
   // Handlers sleep up to 300 us, so replies of one call_all arrive in any order. Each rank
   // shuts down as soon as its own threads are done, while others still ask it things.

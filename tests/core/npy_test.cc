@@ -100,6 +100,57 @@ TEST(Npy, ReadsVersion2AndScalarsAndEmptyArrays) {
   EXPECT_EQ(e.dim(1), 5);
 }
 
+// A header whose length leaves the data at an odd offset is valid numpy (np.load reads it):
+// view() must still hand out aligned pointers with the right values (no misaligned casts).
+TEST(Npy, MisalignedDataIsCopiedToAlignedMemory) {
+  TempDir dir;
+  const std::vector<int64_t> longs = {1, -2, int64_t{1} << 40};
+  const std::vector<double> doubles = {0.5, -1e300};
+  const std::vector<int32_t> ints = {7, -8, 9};
+  const auto bytes = [](const auto& v) {
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v[0]));
+  };
+  // 10-byte prefix + dict + "  " + "\n": data offsets 74, 74 and 73 (not multiples of 8, 8, 4).
+  write_file(dir / "i8.npy",
+             raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }" +
+                         std::string(6, ' '),
+                     bytes(longs)));
+  write_file(dir / "f8.npy",
+             raw_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }" +
+                         std::string(6, ' '),
+                     bytes(doubles)));
+  write_file(dir / "i4.npy",
+             raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }" +
+                         std::string(5, ' '),
+                     bytes(ints)));
+  NpyArray a = NpyArray::open(dir / "i8.npy");
+  ASSERT_NE(a.header().data_offset % 8, 0u);
+  EXPECT_TRUE(a.copied());
+  ArrayView<const int64_t> v = a.view<int64_t>();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % alignof(int64_t), 0u);
+  EXPECT_EQ(std::vector<int64_t>(v.begin(), v.end()), longs);
+  a.release_elements(0, 3);  // a no-op on the copy: the values stay
+  EXPECT_EQ(a.view<int64_t>()[2], int64_t{1} << 40);
+  NpyArray moved = std::move(a);  // the copy moves with the array
+  EXPECT_EQ(moved.view<int64_t>()[1], -2);
+
+  NpyArray d = NpyArray::open(dir / "f8.npy");
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(d.view<double>().data()) % alignof(double), 0u);
+  EXPECT_EQ(read_npy_vector<double>(dir / "f8.npy"), doubles);
+  NpyArray i = NpyArray::open(dir / "i4.npy");
+  ASSERT_NE(i.header().data_offset % 4, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(i.view<int32_t>().data()) % alignof(int32_t), 0u);
+  EXPECT_EQ(read_npy_vector<int32_t>(dir / "i4.npy"), ints);
+
+  // Aligned files (ours, numpy's) stay mapped; bytes need no alignment.
+  write_npy<int64_t>(dir / "ok.npy", longs);
+  EXPECT_FALSE(NpyArray::open(dir / "ok.npy").copied());
+  write_file(dir / "u1.npy", raw_npy("{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }",
+                                     std::string("\x05\x06", 2)));
+  EXPECT_FALSE(NpyArray::open(dir / "u1.npy").copied());
+  EXPECT_EQ(read_npy_vector<uint8_t>(dir / "u1.npy"), (std::vector<uint8_t>{5, 6}));
+}
+
 TEST(Npy, RejectsMissingFile) {
   TempDir dir;
   try {

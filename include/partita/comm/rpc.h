@@ -28,6 +28,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -88,6 +89,16 @@ class RpcEndpoint {
   // call_all() with one request.
   std::vector<uint8_t> call(int dest, std::vector<uint8_t> data);
 
+  // call_all() in two halves, so that the caller works while its requests are served:
+  // start_all() checks and sends (throwing as call_all does) and returns at once;
+  // finish_all() waits as call_all does, from the start_all() deadline, and returns the
+  // replies in request order. A Pending destroyed unfinished (e.g. while an exception
+  // unwinds) withdraws its call: late replies are dropped. A Pending must not outlive its
+  // endpoint, and counts as a call in progress for shutdown() until finished or destroyed.
+  class Pending;
+  Pending start_all(std::vector<RpcRequest> requests);
+  std::vector<std::vector<uint8_t>> finish_all(Pending pending);
+
   // Liveness probe: pings every other rank's service thread (answered by the service itself,
   // not the handler) and returns, ascending, the ranks that did not answer within
   // timeout_s: stopped, dead, or cut off. A rank busy outside its service thread still
@@ -106,6 +117,8 @@ class RpcEndpoint {
 
  private:
   struct Call;
+  struct Started;
+  friend class Pending;
   struct Route {
     Call* call;
     size_t index;
@@ -115,6 +128,11 @@ class RpcEndpoint {
   // did not answer go to *silent (their replies stay empty). Throws CommError as call_all.
   std::vector<std::vector<uint8_t>> exchange(std::vector<RpcRequest> requests, int tag,
                                              double timeout_s, std::vector<int>* silent);
+  // The halves of exchange(): begin registers and sends, end waits and collects.
+  std::unique_ptr<Started> begin_exchange(std::vector<RpcRequest> requests, int tag,
+                                          double timeout_s);
+  std::vector<std::vector<uint8_t>> end_exchange(Started& started, std::vector<int>* silent);
+  void withdraw(Started& started);  // unregisters an unfinished call
   void serve();
   void dispatch(Message message);
   void deliver_reply(int source, uint64_t id, std::vector<uint8_t> data, bool is_error);
@@ -151,6 +169,21 @@ class RpcEndpoint {
   std::atomic<int64_t> requests_served_{0};
   std::atomic<int64_t> bytes_sent_{0};
   std::atomic<int64_t> bytes_received_{0};
+};
+
+// A call started by RpcEndpoint::start_all(); move-only. See start_all().
+class RpcEndpoint::Pending {
+ public:
+  Pending(Pending&& other) noexcept;
+  Pending& operator=(Pending&&) = delete;
+  Pending(const Pending&) = delete;
+  ~Pending();
+
+ private:
+  friend class RpcEndpoint;
+  Pending(RpcEndpoint* endpoint, std::unique_ptr<Started> started);
+  RpcEndpoint* endpoint_ = nullptr;
+  std::unique_ptr<Started> started_;  // null: nothing was sent (no requests) or moved from
 };
 
 }  // namespace partita

@@ -51,6 +51,13 @@ std::string make_npy_header(DType dtype, const std::vector<int64_t>& shape);
 
 // A mapped, validated .npy file. Opening parses only the header; data stays on disk
 // until touched.
+//
+// Alignment: view<T>() always points at memory aligned for T. numpy pads its headers so
+// the data starts on a 16- or 64-byte boundary, and so does make_npy_header; a file whose
+// header length leaves the data misaligned for its dtype (e.g. int64 data at byte offset
+// 75) is valid numpy, though, so open() then copies the data into an aligned buffer owned
+// by the NpyArray (memory as large as the data; release_elements() is then a no-op) rather
+// than reading it through a misaligned pointer. copied() tells which case applies.
 class NpyArray {
  public:
   NpyArray() = default;
@@ -69,8 +76,12 @@ class NpyArray {
   template <class T>
   ArrayView<const T> view() const {
     expect_dtype(dtype_of<T>());
-    return {reinterpret_cast<const T*>(file_.data() + header_.data_offset), num_elements()};
+    return {reinterpret_cast<const T*>(data()), num_elements()};
   }
+  // First byte of the elements: in the mapping, or in the aligned copy.
+  const unsigned char* data() const;
+  // True when the data was misaligned in the file and view() reads an aligned copy.
+  bool copied() const { return !aligned_copy_.empty(); }
   const MappedFile& file() const { return file_; }
   // Drops resident pages of the element range [begin, end) (see MappedFile::release).
   void release_elements(int64_t begin, int64_t end) const;
@@ -79,6 +90,8 @@ class NpyArray {
   void expect_dtype(DType dtype) const;
   MappedFile file_;
   NpyHeader header_;
+  // The data, when misaligned in the file; uint64_t elements align it for every dtype.
+  std::vector<uint64_t> aligned_copy_;
 };
 
 // Streams an array to `path`: data goes to `path.tmp`, finish() checks that exactly the
