@@ -4,21 +4,18 @@
 #include <cstdlib>
 #include <thread>
 
-#include "partita/comm/mpi_check.h"
 
 namespace partita::runtime {
 
 MpiRank::MpiRank(MpiScope& mpi, const SessionOptions& options)
-    : transport_(mpi.world()),
-      collectives_(mpi.world(), CollectiveOptions{options.timeout_s}),
+    : collectives_(mpi.world(), CollectiveOptions{options.timeout_s}),
+      transport_(mpi.world(), options.timeout_s),
       session_(std::make_unique<Session>(transport_, collectives_, options)) {}
 
 MpiRank::~MpiRank() = default;
 
 UsageAgreement::UsageAgreement(MpiScope& mpi) : mpi_(mpi) {
-  if (mpi.size() > 1)
-    check_mpi(MPI_Comm_dup(mpi.world(), &comm_), "rank {}: MPI_Comm_dup of MPI_COMM_WORLD",
-              mpi.rank());
+  if (mpi.size() > 1) comm_ = dup_communicator(mpi.world(), kStartupSeconds, "starting the job");
 }
 
 UsageAgreement::~UsageAgreement() {

@@ -591,7 +591,7 @@ TEST_F(LaunchCli, BadFlagsExitTwoWithOneErrorLine) {
                     "error: launch: put -- before the command to launch (partita launch "
                     "[options] -- train ...); not a launch flag: --parts --epochs");
   expect_only_error(partita("launch --procs-per-host two -- train"), 2,
-                    "error: Could not convert: --procs-per-host = two");
+                    "error: --procs-per-host: 'two' is not a decimal integer");
   expect_only_error(partita("launch --bogus -x -- train"), 2,
                     "error: launch: unknown flags --bogus -x (the command to launch goes after "
                     "--; see partita launch --help)");

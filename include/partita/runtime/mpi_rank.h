@@ -16,7 +16,10 @@ namespace partita::runtime {
 
 class MpiRank {
  public:
-  // Collective over MPI_COMM_WORLD. Throws SetupError as Session does.
+  // Collective over MPI_COMM_WORLD; every wait is bounded by options.timeout_s (the
+  // collectives' communicator first, which proves every rank is there, then the transport's
+  // and the session's). Throws SetupError as Session does, TimeoutError when a rank is
+  // missing.
   MpiRank(MpiScope& mpi, const SessionOptions& options);
   ~MpiRank();
   MpiRank(const MpiRank&) = delete;
@@ -25,8 +28,8 @@ class MpiRank {
   Session& session() { return *session_; }
 
  private:
-  MpiTransport transport_;
   MpiCollectives collectives_;
+  MpiTransport transport_;
   std::unique_ptr<Session> session_;
 };
 
@@ -35,7 +38,9 @@ class MpiRank {
 // communicator of its own, on which no other traffic can match).
 class UsageAgreement {
  public:
+  // Waits at most kStartupSeconds for every rank.
   explicit UsageAgreement(MpiScope& mpi);
+  static constexpr double kStartupSeconds = 120;
   ~UsageAgreement();  // frees the communicator unless an agreement was left pending
   UsageAgreement(const UsageAgreement&) = delete;
   UsageAgreement& operator=(const UsageAgreement&) = delete;
