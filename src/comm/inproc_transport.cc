@@ -26,6 +26,7 @@ class InProcessWorld::InProcessTransport : public Transport {
     PARTITA_CHECK(tag >= 0 && tag <= kMaxTag, CommError,
                   "in-process send from rank {} to rank {}: tag {} is not in [0, {}]", rank_, dest,
                   tag, kMaxTag);
+    count_sent(dest, data.size());
     Mailbox& box = *world_->mailboxes_[static_cast<size_t>(dest)];
     std::lock_guard<std::mutex> lock(box.mutex);
     box.messages.push_back(Message{rank_, tag, std::move(data)});

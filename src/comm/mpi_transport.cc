@@ -88,6 +88,7 @@ void MpiTransport::send(int dest, int tag, std::vector<uint8_t> data) {
       MPI_Isend(data.data(), static_cast<int>(data.size()), MPI_BYTE, dest, tag, comm_, &request),
       "MPI_Isend of {} bytes from rank {} to rank {} (tag {})", data.size(), rank_, dest, tag);
   requests_.push_back(request);
+  count_sent(dest, data.size());
   buffers_.push_back(std::move(data));
 }
 

@@ -63,7 +63,7 @@ std::string message_of(const std::exception& e) {
 }
 
 Session::Session(Transport& transport, Collectives& collectives, const SessionOptions& options)
-    : collectives_(collectives), graph_(open_agreed(collectives, options)) {
+    : transport_(transport), collectives_(collectives), graph_(open_agreed(collectives, options)) {
   PARTITA_CHECK(transport.rank() == collectives.rank() && transport.size() == collectives.size(),
                 Error, "internal: transport (rank {} of {}) and collectives (rank {} of {}) differ",
                 transport.rank(), transport.size(), collectives.rank(), collectives.size());
@@ -89,5 +89,7 @@ Session::~Session() {
 }
 
 void Session::finish() { endpoint_->shutdown(); }
+
+uint64_t Session::request_bytes_sent() const { return transport_.bytes_sent(); }
 
 }  // namespace partita::runtime

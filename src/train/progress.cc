@@ -40,6 +40,8 @@ nlohmann::json epoch_json(const EpochRecord& r) {
   j["wait_s"] = r.wait_s;
   j["eval_s"] = r.eval_s;
   j["checkpoint_s"] = r.checkpoint_s;
+  j["request_bytes"] = r.request_bytes;
+  j["collective_bytes"] = r.collective_bytes;
   j["seeds_per_s"] = r.epoch_s > 0 ? static_cast<double>(r.seeds) / r.epoch_s : 0.0;
   j["rss_bytes"] = r.rss_bytes;
   j["threads"] = r.threads;

@@ -345,6 +345,8 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
     refuse_existing_checkpoints();
   }
   for (int64_t e = result.resumed_epochs; e < options_.epochs; ++e) {
+    const uint64_t requests_before = session_.request_bytes_sent();
+    const uint64_t collectives_before = session_.collectives().bytes_contributed();
     EpochRecord rec = run_epoch(e, on_step);
     const bool last = e + 1 == options_.epochs;
     if (options_.eval_every > 0 && ((e + 1) % options_.eval_every == 0 || last)) {
@@ -353,6 +355,9 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
       rec.val_acc = evaluate(*valid_plan_, kEvalTagBase + static_cast<uint64_t>(e));
       rec.eval_s = eval_watch.seconds();
     }
+    rec.request_bytes = static_cast<int64_t>(session_.request_bytes_sent() - requests_before);
+    rec.collective_bytes =
+        static_cast<int64_t>(session_.collectives().bytes_contributed() - collectives_before);
     if (!options_.checkpoint_dir.empty()) {
       Stopwatch checkpoint_watch;
       save_checkpoint(e + 1);

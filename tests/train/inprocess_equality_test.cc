@@ -31,6 +31,9 @@ struct RunResult {
   double test_acc = 0;
   std::vector<float> weights;  // rank 0's parameters after training, flattened
   std::vector<float> first_weights;  // ... before training
+  int64_t request_bytes = 0;         // rank 0's traffic in epoch 1
+  int64_t collective_bytes = 0;
+  int64_t steps = 0;
 };
 
 std::vector<float> flat_parameters(nn::GnnModel& model) {
@@ -92,6 +95,9 @@ class InProcessEquality : public ::testing::Test {
                 result.val_accs.push_back(e.val_acc);
               }
               result.test_acc = t.test_acc;
+              result.request_bytes = t.epochs[0].request_bytes;
+              result.collective_bytes = t.epochs[0].collective_bytes;
+              result.steps = t.epochs[0].steps;
               result.weights = flat_parameters(trainer.model());
             }
           }
@@ -177,10 +183,15 @@ TEST_F(InProcessEquality, LossesPerEpochAndWeightsAreTheSameForOneTwoAndFourRank
     const TrainOptions o = options(kind);
     const RunResult one = run(1, o);
     ASSERT_EQ(one.epoch_losses.size(), 3u);
+    // Traffic: none alone; every step allreduces at least the gradients (4 bytes each).
+    EXPECT_EQ(one.request_bytes, 0);
+    EXPECT_GE(one.collective_bytes,
+              one.steps * static_cast<int64_t>(one.weights.size()) * 4);
     EXPECT_LT(one.epoch_losses.back(), one.epoch_losses.front()) << "it learns";
     for (int ranks : {2, 4}) {
       const RunResult many = run(ranks, o);
       ASSERT_EQ(many.epoch_losses.size(), 3u);
+      EXPECT_GT(many.request_bytes, 0) << "remote neighbors and features were fetched";
       for (size_t e = 0; e < 3; ++e) {
         EXPECT_NEAR(many.epoch_losses[e], one.epoch_losses[e], 1e-4 * one.epoch_losses[e])
             << ranks << " ranks, epoch " << e + 1;

@@ -65,10 +65,15 @@ class Collectives {
 
   virtual void barrier() = 0;
 
+  // Bytes this rank has contributed to collectives so far (reductions, broadcasts from it,
+  // gathers): the payload; what travels depends on the backend's algorithm.
+  uint64_t bytes_contributed() const { return bytes_; }
+
   // In place: data[i] = op over all ranks of data[i]. count must fit an int.
   template <class T>
   void allreduce(T* data, size_t count, ReduceOp op = ReduceOp::kSum) {
     reduce(data, count, 0, elem_type_of<T>(), op);
+    bytes_ += count * sizeof(T);
   }
   template <class T>
   void allreduce_sum(std::vector<T>& values) {
@@ -88,6 +93,7 @@ class Collectives {
   void allreduce_bucketed(T* data, size_t count, size_t bucket_count,
                           ReduceOp op = ReduceOp::kSum) {
     reduce(data, count, bucket_count, elem_type_of<T>(), op);
+    bytes_ += count * sizeof(T);
   }
 
   // In place: data[0, count) of rank `root` on every rank. count must be the same on every
@@ -96,6 +102,7 @@ class Collectives {
   void broadcast(T* data, size_t count, int root) {
     static_assert(std::is_trivially_copyable_v<T>, "broadcast: trivially copyable values");
     broadcast_bytes(data, count * sizeof(T), root);
+    if (root == rank()) bytes_ += count * sizeof(T);
   }
 
   // The concatenation of every rank's `mine`, in rank order, on every rank. Sizes may
@@ -104,6 +111,7 @@ class Collectives {
   std::vector<T> allgather(const std::vector<T>& mine) {
     static_assert(std::is_trivially_copyable_v<T>, "allgather: trivially copyable values");
     std::vector<uint8_t> bytes = allgather_bytes(mine.data(), mine.size() * sizeof(T));
+    bytes_ += mine.size() * sizeof(T);
     std::vector<T> all(bytes.size() / sizeof(T));
     if (!all.empty()) std::memcpy(all.data(), bytes.data(), bytes.size());
     return all;
@@ -121,6 +129,7 @@ class Collectives {
 
  private:
   std::function<std::string()> diagnose_;
+  uint64_t bytes_ = 0;
 };
 
 }  // namespace partita

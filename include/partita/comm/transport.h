@@ -11,6 +11,8 @@
 //   pair, whatever the tags); messages are never split, merged or dropped.
 // - All methods are thread-safe. poll() is meant for one thread (the rank's service thread);
 //   concurrent pollers each get distinct messages.
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -42,6 +44,19 @@ class Transport {
 
   // Releases the sends that have completed; returns how many are still in flight.
   virtual size_t progress() = 0;
+
+  // Bytes this rank has queued for other ranks (not for itself) so far: the network
+  // traffic of its requests and replies. Thread-safe.
+  uint64_t bytes_sent() const { return bytes_sent_.load(std::memory_order_relaxed); }
+
+ protected:
+  // Backends call this from send().
+  void count_sent(int dest, size_t bytes) {
+    if (dest != rank()) bytes_sent_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<uint64_t> bytes_sent_{0};
 };
 
 }  // namespace partita

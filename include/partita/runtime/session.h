@@ -79,11 +79,14 @@ class Session {
   store::FeatureFetcher& fetcher() { return *fetcher_; }
   sample::DistSampler& sampler() { return *sampler_; }
   RpcEndpoint* endpoint() { return endpoint_.get(); }
+  // Bytes this rank sent to other ranks as requests and replies so far (Transport).
+  uint64_t request_bytes_sent() const;
 
   // Collective: stops serving requests once every rank is done asking.
   void finish();
 
  private:
+  Transport& transport_;
   Collectives& collectives_;
   store::DistGraph graph_;
   std::unique_ptr<RpcEndpoint> endpoint_;

@@ -40,7 +40,8 @@ class ProgressBar {
 //   {"type":"epoch","epoch":E,"steps":..,"seeds":..,"loss":..,"train_acc":..,
 //    "val_acc":<number or null when not validated>,"epoch_s":..,"sample_s":..,
 //    "fetch_s":..,"compute_s":..,"matmul_gflop":..,"allreduce_s":..,"wait_s":..,"eval_s":..,
-//    "checkpoint_s":..,"seeds_per_s":..,"rss_bytes":..,"threads":..,"open_fds":..}
+//    "checkpoint_s":..,"request_bytes":..,"collective_bytes":..,"seeds_per_s":..,
+//    "rss_bytes":..,"threads":..,"open_fds":..}
 //   {"type":"final","test_acc":..,"epochs":<total done>,"resumed_epochs":..,"ranks":..,
 //    "train_s":..,"steps":..,"seeds":.., and the sums over this run's epochs of epoch_s,
 //    sample_s, fetch_s, compute_s, allreduce_s, wait_s, eval_s, checkpoint_s}

@@ -141,6 +141,11 @@ struct EpochRecord {
   double wait_s = 0;       // waiting for the next batch from the pipeline
   double eval_s = 0;       // validation
   double checkpoint_s = 0; // writing the checkpoint
+  // This rank's traffic during the epoch (training steps and validation): bytes it sent to
+  // other ranks as sampling/feature requests and replies, and bytes it contributed to
+  // collectives (gradients' allreduce).
+  int64_t request_bytes = 0;
+  int64_t collective_bytes = 0;
   // This rank's process at the end of the epoch (after validation and checkpoint), to see
   // growth across epochs: resident memory, threads, open file descriptors.
   int64_t rss_bytes = 0;
