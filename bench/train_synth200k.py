@@ -85,6 +85,9 @@ def run_once(a, parts, precision, env):
         "matmul_gflop": e.get("matmul_gflop"),
         "matmul_gflops_per_s": e["matmul_gflop"] / e["compute_s"] if e.get("matmul_gflop") else None,
         "eval_s": e["eval_s"],
+        # rank 0's bytes to the other rank (requests and replies), epoch and validation
+        "request_bytes": e.get("request_bytes"),
+        "collective_bytes": e.get("collective_bytes"),
         "loss": e["loss"],
         "val_acc": e["val_acc"],
         "peak_rss_bytes_max": max(rss) if rss else None,
