@@ -42,44 +42,10 @@ MPI_Op to_mpi(ReduceOp op) {
 
 }  // namespace
 
-MPI_Comm dup_communicator(MPI_Comm comm, double timeout_s, const char* what) {
-  int rank = 0, size = 1;
-  check_mpi(MPI_Comm_rank(comm, &rank), "{}: MPI_Comm_rank", what);
-  check_mpi(MPI_Comm_size(comm, &size), "{}: MPI_Comm_size", what);
-  MPI_Comm dup = MPI_COMM_NULL;
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Comm_idup(comm, &dup, &request), "{}: MPI_Comm_idup on rank {}", what, rank);
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(timeout_s));
-  Backoff backoff(std::chrono::microseconds(10), std::chrono::microseconds(1000));
-  while (true) {
-    int done = 0;
-    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "{}: MPI_Comm_idup on rank {}",
-              what, rank);
-    if (done) return dup;
-    // The pending duplication cannot be cancelled: it is abandoned with the job.
-    PARTITA_CHECK(Clock::now() < deadline, TimeoutError,
-                  "{} on rank {}: not every rank of {} got there within {:g} s (a rank did not "
-                  "start, or is stuck before it)",
-                  what, rank, size, timeout_s);
-    std::this_thread::sleep_for(backoff.next());
-  }
-}
-
 MpiCollectives::MpiCollectives(MPI_Comm comm, CollectiveOptions options) : options_(options) {
   PARTITA_CHECK(options_.timeout_s > 0, CommError, "Collectives: timeout {} s must be positive",
                 options_.timeout_s);
-  comm_ = dup_communicator(comm, options_.timeout_s, "setting up the collectives");
-  try {
-    check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN),
-              "Collectives: MPI_Comm_set_errhandler");
-    check_mpi(MPI_Comm_rank(comm_, &rank_), "Collectives: MPI_Comm_rank");
-    check_mpi(MPI_Comm_size(comm_, &size_), "Collectives: MPI_Comm_size");
-  } catch (...) {
-    MPI_Comm_free(&comm_);
-    throw;
-  }
+  comm_ = dup_communicator(comm, options_.timeout_s, "setting up the collectives", &rank_, &size_);
 }
 
 MpiCollectives::~MpiCollectives() {

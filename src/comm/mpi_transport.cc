@@ -16,16 +16,8 @@ MpiTransport::MpiTransport(MPI_Comm comm, double receive_timeout_s)
     : receive_timeout_s_(receive_timeout_s) {
   PARTITA_CHECK(receive_timeout_s > 0, CommError, "MpiTransport: receive timeout {} s must be "
                 "positive", receive_timeout_s);
-  check_mpi(MPI_Comm_dup(comm, &comm_), "MpiTransport: MPI_Comm_dup");
-  try {
-    check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN),
-              "MpiTransport: MPI_Comm_set_errhandler");
-    check_mpi(MPI_Comm_rank(comm_, &rank_), "MpiTransport: MPI_Comm_rank");
-    check_mpi(MPI_Comm_size(comm_, &size_), "MpiTransport: MPI_Comm_size");
-  } catch (...) {
-    MPI_Comm_free(&comm_);
-    throw;
-  }
+  comm_ = dup_communicator(comm, receive_timeout_s, "setting up the request transport", &rank_,
+                           &size_);
 }
 
 MpiTransport::~MpiTransport() {

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "partita/comm/mpi_check.h"
+
 
 namespace partita::runtime {
 
@@ -15,7 +17,9 @@ MpiRank::MpiRank(MpiScope& mpi, const SessionOptions& options)
 MpiRank::~MpiRank() = default;
 
 UsageAgreement::UsageAgreement(MpiScope& mpi) : mpi_(mpi) {
-  if (mpi.size() > 1) comm_ = dup_communicator(mpi.world(), kStartupSeconds, "starting the job");
+  int rank = 0, size = 1;
+  if (mpi.size() > 1)
+    comm_ = dup_communicator(mpi.world(), kStartupSeconds, "starting the job", &rank, &size);
 }
 
 UsageAgreement::~UsageAgreement() {

@@ -24,4 +24,11 @@ inline void check_mpi(int code, fmt::format_string<Args...> what, Args&&... args
   if (code != MPI_SUCCESS) throw_mpi_error(code, fmt::format(what, std::forward<Args>(args)...));
 }
 
+// A communicator of the caller's own: a duplicate of `comm` (collective over it) with the
+// MPI_ERRORS_RETURN handler. Like MPI_Comm_dup, but waits at most timeout_s for every rank
+// (MPI_Comm_idup polled with backoff): past it, TimeoutError naming `what`, and the pending
+// duplication is abandoned. Stores this rank's rank and size in *rank and *size.
+MPI_Comm dup_communicator(MPI_Comm comm, double timeout_s, const char* what, int* rank,
+                          int* size);
+
 }  // namespace partita

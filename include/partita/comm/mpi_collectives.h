@@ -10,7 +10,7 @@
 // abandoned (never freed: Open MPI may still progress the collective), and later operations
 // on this object throw CommError.
 //
-// The constructor is collective over `comm` (dup_communicator, with options.timeout_s).
+// The constructor is collective over `comm` (dup_communicator in mpi_check.h, with options.timeout_s).
 #include <mpi.h>
 
 #include <chrono>
@@ -28,11 +28,6 @@ struct CollectiveOptions {
   std::chrono::microseconds max_sleep{1000};
   double sleep_growth = 1.125;
 };
-
-// A duplicate of `comm` (collective over it), like MPI_Comm_dup but waiting at most
-// timeout_s for every rank (MPI_Comm_idup polled with backoff): past it, TimeoutError naming
-// `what`, and the pending duplication is abandoned.
-MPI_Comm dup_communicator(MPI_Comm comm, double timeout_s, const char* what);
 
 class MpiCollectives : public Collectives {
  public:
