@@ -22,7 +22,8 @@ usage: netns-hosts.sh COMMAND ...
   exec NAME K CMD..  run CMD inside host K
   addr K             print host K's address (127.1.0.(K+1))
   agent NAME         print the path of the mpirun rsh agent for the set
-                     (mpirun --mca plm_rsh_agent "$(netns-hosts.sh agent NAME)")
+                     (mpirun --mca plm_rsh_agent "$(netns-hosts.sh agent NAME)"); it appends
+                     each host it is asked to reach to agent.log beside it
   cut NAME K...      silent partition: host K drops every packet on eth0 (nftables); lo works
   heal NAME K...     undo cut
   unplug NAME K      take host K's link down (both veth ends)
@@ -102,6 +103,7 @@ cmd_up() {
 # mpirun rsh agent for netns-hosts set '$name': runs "\$*" inside the host named by \$1.
 host=\$1
 shift
+echo "\$host" >>"$(state_dir "$name")/agent.log"
 case "\$host" in
   127.1.0.*) k=\$((\${host##*.} - 1)) ;;
   *) echo "netns-hosts agent: '\$host' is not a host of set $name (127.1.0.1..$n)" >&2; exit 255 ;;
