@@ -96,9 +96,10 @@ std::vector<std::string> binding_flags(const LaunchOptions& options, const Launc
                                        int ppn, bool srun) {
   const int cores = options.cores_per_host.value_or(facts.host_cores);
   std::optional<Bind> bind = options.bind;
-  if (!bind && cores > 0) bind = ppn <= cores ? Bind::kCore : Bind::kNone;
+  // Inside Slurm the allocation and its task/affinity plugin decide unless told otherwise.
+  if (!bind && cores > 0 && !srun) bind = ppn <= cores ? Bind::kCore : Bind::kNone;
   if (!bind) return {};
-  PARTITA_CHECK(*bind != Bind::kCore || cores < 1 || ppn <= cores, UsageError,
+  PARTITA_CHECK(*bind != Bind::kCore || srun || cores < 1 || ppn <= cores, UsageError,
                 "--bind core: {} ranks per host but {} cores per host (pass --bind none, or "
                 "--cores-per-host N if the hosts have more cores than this one)",
                 ppn, cores);
@@ -106,9 +107,7 @@ std::vector<std::string> binding_flags(const LaunchOptions& options, const Launc
   const std::string pe = cores > 0 ? std::to_string(cores / ppn) : "";
   switch (*bind) {
     case Bind::kCore:
-      if (srun)
-        return pe.empty() ? std::vector<std::string>{"--cpu-bind=cores"}
-                          : std::vector<std::string>{"--cpus-per-task=" + pe, "--cpu-bind=cores"};
+      if (srun) return {"--cpu-bind=cores"};  // Slurm divides the allocation's CPUs
       return {"--map-by", pe.empty() ? per_node : per_node + ":PE=" + pe, "--bind-to", "core"};
     case Bind::kSocket:
       if (srun) return {"--cpu-bind=sockets"};

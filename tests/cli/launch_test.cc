@@ -14,6 +14,10 @@ namespace partita::cli {
 namespace {
 
 constexpr const char* kBin = "/opt/partita/bin/partita";
+// What launch adds across hosts so that mpirun notices a host it lost (docs/launch.md).
+const std::string kKeepalive =
+    "--mca oob_tcp_keepalive_time 10 --mca oob_tcp_keepalive_intvl 5 --mca "
+    "oob_tcp_keepalive_probes 3 ";
 
 LaunchFacts base_facts() {
   LaunchFacts facts;
@@ -85,8 +89,8 @@ TEST(LaunchPlan, HostsListGivesEachHostProcsPerHostSlots) {
   options.procs_per_host = 2;
   LaunchPlan plan = plan_launch(options, facts);
   EXPECT_EQ(shell_join(plan.argv),
-            "mpirun -np 4 --host node1:2,node2:2 /opt/partita/bin/partita train --parts "
-            "/data/p4 --epochs 3");
+            "mpirun -np 4 --host node1:2,node2:2 " + kKeepalive +
+                "/opt/partita/bin/partita train --parts /data/p4 --epochs 3");
   EXPECT_EQ(plan.ranks, 4);
   ASSERT_EQ(plan.notes.size(), 1u);
   EXPECT_EQ(plan.notes[0],
@@ -100,12 +104,13 @@ TEST(LaunchPlan, ProcsPerHostDefaultsToThePartsSpreadOverTheHosts) {
   LaunchOptions options = train_on("/data/p6");
   options.hosts = "a,b,c";
   EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 6 --host a:2,b:2,c:2 /opt/partita/bin/partita train --parts /data/p6 "
-            "--epochs 3");
+            "mpirun -np 6 --host a:2,b:2,c:2 " + kKeepalive +
+                "/opt/partita/bin/partita train --parts /data/p6 --epochs 3");
   facts.parts = 0;  // no --parts: one rank per host
   options.command = {"sample-bench", "--batches", "2"};
   EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 3 --host a:1,b:1,c:1 /opt/partita/bin/partita sample-bench --batches 2");
+            "mpirun -np 3 --host a:1,b:1,c:1 " + kKeepalive +
+                "/opt/partita/bin/partita sample-bench --batches 2");
   EXPECT_EQ(plan_launch(options, facts).notes,
             std::vector<std::string>{
                 "launch: every host must see /opt/partita/bin/partita at the same path"});
@@ -133,14 +138,15 @@ TEST(LaunchPlan, HostfileMapsProcsPerHostPerNode) {
   options.hostfile = "hosts.txt";
   LaunchPlan plan = plan_launch(options, facts);
   EXPECT_EQ(shell_join(plan.argv),
-            "mpirun -np 4 --hostfile hosts.txt --map-by ppr:2:node /opt/partita/bin/partita "
-            "train --parts /data/p4 --epochs 3");
+            "mpirun -np 4 --hostfile hosts.txt --map-by ppr:2:node " + kKeepalive +
+                "/opt/partita/bin/partita train --parts /data/p4 --epochs 3");
   EXPECT_EQ(plan.notes.size(), 1u);
   options.oversubscribe = true;
   options.mpirun = "/opt/ompi/bin/mpirun";
   EXPECT_EQ(line_of(options, facts),
             "/opt/ompi/bin/mpirun -np 4 --hostfile hosts.txt --map-by ppr:2:node "
-            "--oversubscribe /opt/partita/bin/partita train --parts /data/p4 --epochs 3");
+            "--oversubscribe " +
+                kKeepalive + "/opt/partita/bin/partita train --parts /data/p4 --epochs 3");
 }
 
 TEST(LaunchPlan, SlurmWithoutHostsUsesSrunOverTheAllocation) {
@@ -178,13 +184,13 @@ TEST(LaunchPlan, SlurmWithHostsOrMpirunUsesMpirun) {
   LaunchOptions options = train_on("/scratch/p2");
   options.hosts = "n1,n2";
   EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --host n1:1,n2:1 -x PARTITA_TRACE /opt/partita/bin/partita train "
-            "--parts /scratch/p2 --epochs 3");
+            "mpirun -np 2 --host n1:1,n2:1 " + kKeepalive +
+                "-x PARTITA_TRACE /opt/partita/bin/partita train --parts /scratch/p2 --epochs 3");
   options.hosts.clear();
   options.mpirun = "mpirun";  // explicit: Open MPI reads the hosts from the allocation
   EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --map-by ppr:1:node -x PARTITA_TRACE /opt/partita/bin/partita train "
-            "--parts /scratch/p2 --epochs 3");
+            "mpirun -np 2 --map-by ppr:1:node " + kKeepalive +
+                "-x PARTITA_TRACE /opt/partita/bin/partita train --parts /scratch/p2 --epochs 3");
 }
 
 TEST(LaunchPlan, ForwardsPartitaOmpAndRunAsRootVariablesSorted) {
@@ -396,8 +402,8 @@ TEST(LaunchPlan, UnreadablePartsIsAnErrorExceptOnDryRun) {
   options.dry_run = true;
   LaunchPlan plan = plan_launch(options, facts);
   EXPECT_EQ(shell_join(plan.argv),
-            "mpirun -np 4 --host a:2,b:2 /opt/partita/bin/partita train --parts /data/p "
-            "--epochs 3");
+            "mpirun -np 4 --host a:2,b:2 " + kKeepalive +
+                "/opt/partita/bin/partita train --parts /data/p --epochs 3");
   EXPECT_EQ(plan.warnings, std::vector<std::string>{facts.parts_error});
 }
 
@@ -516,12 +522,12 @@ TEST_F(LaunchCli, DryRunPrintsTheMpirunLine) {
   TempDir dir;
   // The example; X is absent, which --dry-run only warns about.
   CommandResult r = partita_stdout(
-      "launch --dry-run --hosts a,b --procs-per-host 2 -- train "
+      "launch --dry-run --hosts a,b --procs-per-host 2 --cores-per-host 8 -- train "
       "--parts " +
       dir / "X");
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(r.out,
-            "mpirun -np 4 --host a:2,b:2 " + real_binary() + " train --parts " + dir / "X" + "\n");
+  EXPECT_EQ(r.out, "mpirun -np 4 --host a:2,b:2 --map-by ppr:2:node:PE=4 --bind-to core " +
+                       kKeepalive + real_binary() + " train --parts " + dir / "X" + "\n");
   CommandResult all = partita_clean_env(
       "launch --dry-run --hosts a,b --procs-per-host 2 -- "
       "train --parts " +
@@ -531,13 +537,16 @@ TEST_F(LaunchCli, DryRunPrintsTheMpirunLine) {
 
   // With a real 2-part directory: ranks from its parts; the whole output is exact, and
   // launch's own flag names after -- belong to the launched command.
-  CommandResult exact = partita_clean_env("launch --dry-run --hosts a,b -- train --parts " + p2() +
-                                          " --hosts x --dry-run");
+  CommandResult exact = partita_clean_env(
+      "launch --dry-run --hosts a,b --bind socket -- train --parts " + p2() +
+      " --hosts x --dry-run");
   EXPECT_EQ(exact.exit_code, 0);
   EXPECT_EQ(exact.out, "launch: every host must see " + real_binary() +
                            " and the partition directory " + p2() +
-                           " at the same paths\nmpirun -np 2 --host a:1,b:1 " + real_binary() +
-                           " train --parts " + p2() + " --hosts x --dry-run\n");
+                           " at the same paths\nmpirun -np 2 --host a:1,b:1 --map-by "
+                           "ppr:1:node --bind-to socket " +
+                           kKeepalive + real_binary() + " train --parts " + p2() +
+                           " --hosts x --dry-run\n");
 }
 
 TEST_F(LaunchCli, DryRunForwardsVariablesQuotesAndPassesQuiet) {
@@ -546,9 +555,12 @@ TEST_F(LaunchCli, DryRunForwardsVariablesQuotesAndPassesQuiet) {
   std::filesystem::copy(p2(), spaced, std::filesystem::copy_options::recursive);
   CommandResult r = testing::run_command(
       "env -i PATH=/usr/bin:/bin PARTITA_DEMO=1 OMP_NUM_THREADS=2 " + binary() +
-      " -q launch --dry-run -- sample-bench --parts '" + spaced + "' --fanouts '5, 5'");
+      " -q launch --dry-run --bind none -- sample-bench --parts '" + spaced +
+      "' --fanouts '5, 5'");
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "mpirun -np 2 --host localhost:2 -x OMP_NUM_THREADS -x PARTITA_DEMO " +
+  EXPECT_EQ(r.out,
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none -x "
+            "OMP_NUM_THREADS -x PARTITA_DEMO " +
                        real_binary() + " -q sample-bench --parts '" + spaced +
                        "' --fanouts '5, 5'\n");
 }
@@ -615,12 +627,12 @@ TEST_F(LaunchCli, MissingFilesAndLaunchersExitOne) {
   expect_only_error(partita("launch --mpirun " + dir / "mpirun" + " -- train --parts " + p2()), 1,
                     "error: " + dir / "mpirun" + ": not an executable file (--mpirun)");
   // --dry-run only warns: the line is still printed.
-  CommandResult dry =
-      partita_clean_env("launch --dry-run -- train --parts " + p2(), "/nonexistent");
+  CommandResult dry = partita_clean_env(
+      "launch --dry-run --cores-per-host 1 -- train --parts " + p2(), "/nonexistent");
   EXPECT_EQ(dry.exit_code, 0);
   EXPECT_EQ(dry.out,
             "warning: mpirun: not found on PATH (install openmpi-bin or pass "
-            "--mpirun)\nmpirun -np 2 --host localhost:2 " +
+            "--mpirun)\nmpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none " +
                 real_binary() + " train --parts " + p2() + "\n");
 }
 
