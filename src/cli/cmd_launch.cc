@@ -315,8 +315,11 @@ int supervise(const LaunchPlan& plan, double teardown_timeout) {
     if (fds[0].revents != 0) {
       signalfd_siginfo info;
       if (::read(signals, &info, sizeof(info)) == sizeof(info) && info.ssi_signo != SIGCHLD) {
-        // A second request to stop, while the first is pending, kills at once.
-        signal_job(pid, stopped ? SIGKILL : static_cast<int>(info.ssi_signo));
+        // Forwarded to the group, as a terminal would; a second request kills at once.
+        if (stopped)
+          signal_job(pid, SIGKILL);
+        else
+          ::kill(-pid, static_cast<int>(info.ssi_signo));
         stopped = true;
         if (!ending) ending = Clock::now();
       }

@@ -459,6 +459,177 @@ TEST(LaunchPlan, ParseHostfileReadsHostsAndSlots) {
   EXPECT_EQ(hosts[1].line, 3);
 }
 
+// ---- binding, paths, progress, keepalive, supervision messages ----
+
+TEST(LaunchPlan, BindsEachRankToItsShareOfTheCoresByDefault) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 2;
+  facts.host_cores = 8;
+  LaunchOptions options = train_on("/data/p2");
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  facts.host_cores = 3;  // 3 cores for 2 ranks: one each, the third idle
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=1 --bind-to core "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  facts.host_cores = 1;  // fewer cores than ranks: not bound
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  options.cores_per_host = 4;  // the user knows better than this host
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=2 --bind-to core "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  options.bind = Bind::kSocket;
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to socket "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  options.bind = Bind::kNone;
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  // Cores unknown: binding only as asked, without PE.
+  facts.host_cores = 0;
+  options.cores_per_host.reset();
+  options.bind = Bind::kCore;
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to core "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+}
+
+TEST(LaunchPlan, BindingReplacesTheHostfileMappingAndReachesSrunOnlyWhenAsked) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 4;
+  facts.host_cores = 4;
+  facts.hostfile_text = "n1\nn2\n";
+  LaunchOptions options = train_on("/data/p4");
+  options.hostfile = "h";
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 4 --hostfile h --map-by ppr:2:node:PE=2 --bind-to core " + kKeepalive +
+                "/opt/partita/bin/partita train --parts /data/p4 --epochs 3");
+  options.hostfile.clear();
+  facts.env["SLURM_JOB_ID"] = "7";
+  facts.env["SLURM_JOB_NUM_NODES"] = "2";
+  EXPECT_EQ(line_of(options, facts),
+            "srun --nodes=2 --ntasks=4 --ntasks-per-node=2 /opt/partita/bin/partita train "
+            "--parts /data/p4 --epochs 3");
+  options.bind = Bind::kCore;
+  EXPECT_EQ(line_of(options, facts),
+            "srun --nodes=2 --ntasks=4 --ntasks-per-node=2 --cpu-bind=cores "
+            "/opt/partita/bin/partita train --parts /data/p4 --epochs 3");
+}
+
+TEST(LaunchPlan, RejectsBadBindingFlags) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 4;
+  facts.host_cores = 2;
+  LaunchOptions options = train_on("/data/p4");
+  options.bind = Bind::kCore;
+  expect_plan_error_usage(options, facts,
+                          "--bind core: 4 ranks per host but 2 cores per host (pass --bind "
+                          "none, or --cores-per-host N if the hosts have more cores than this "
+                          "one)");
+  options.cores_per_host = 0;
+  expect_plan_error_usage(options, facts, "--cores-per-host: must be >= 1, got 0");
+  EXPECT_EQ(parse_bind("core"), Bind::kCore);
+  EXPECT_EQ(parse_bind("socket"), Bind::kSocket);
+  EXPECT_EQ(parse_bind("none"), Bind::kNone);
+  expect_throw<UsageError>([] { parse_bind("cores"); },
+                           "--bind: 'cores' is not core, socket or none");
+}
+
+TEST(LaunchPlan, MakesCheckpointAndMetricsPathsAbsolute) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 2;
+  LaunchOptions options;
+  options.command = {"train",          "--parts",       "p2",    "--checkpoint-dir",
+                     "../ck",          "--metrics-out=m/x.jsonl", "--epochs", "2",
+                     "--metrics-out",  "/abs/m.jsonl"};
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 /opt/partita/bin/partita train --parts "
+            "/home/u/work/p2 --checkpoint-dir /home/u/ck --metrics-out=/home/u/work/m/x.jsonl "
+            "--epochs 2 --metrics-out /abs/m.jsonl");
+}
+
+TEST(LaunchPlan, ATerminalAsksTheRanksForAProgressBar) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 2;
+  facts.stderr_is_terminal = true;
+  LaunchOptions options = train_on("/data/p2");
+  LaunchPlan plan = plan_launch(options, facts);
+  EXPECT_EQ(plan.env, (std::map<std::string, std::string>{{"PARTITA_PROGRESS", "bar"}}));
+  EXPECT_EQ(shell_join(plan.argv),
+            "mpirun -np 2 --host localhost:2 -x PARTITA_PROGRESS /opt/partita/bin/partita "
+            "train --parts /data/p2 --epochs 3");
+  facts.env["PARTITA_PROGRESS"] = "lines";  // the user's choice stands, forwarded once
+  plan = plan_launch(options, facts);
+  EXPECT_TRUE(plan.env.empty());
+  EXPECT_EQ(shell_join(plan.argv),
+            "mpirun -np 2 --host localhost:2 -x PARTITA_PROGRESS /opt/partita/bin/partita "
+            "train --parts /data/p2 --epochs 3");
+  facts.stderr_is_terminal = false;
+  facts.env.erase("PARTITA_PROGRESS");
+  EXPECT_TRUE(plan_launch(options, facts).env.empty());
+}
+
+TEST(LaunchPlan, KeepaliveOnlyAcrossHostsAndUserSettingsWin) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 2;
+  LaunchOptions options = train_on("/data/p2");
+  EXPECT_EQ(line_of(options, facts).find("keepalive"), std::string::npos);
+  options.hosts = "a,b";
+  facts.env["OMPI_MCA_oob_tcp_keepalive_time"] = "60";
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host a:1,b:1 --mca oob_tcp_keepalive_intvl 5 --mca "
+            "oob_tcp_keepalive_probes 3 /opt/partita/bin/partita train --parts /data/p2 "
+            "--epochs 3");
+}
+
+TEST(LaunchPlan, KnowsTheHostOfEveryRank) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 4;
+  LaunchOptions options = train_on("/data/p4");
+  options.hosts = "a,b";
+  EXPECT_EQ(plan_launch(options, facts).rank_hosts,
+            (std::vector<std::string>{"a", "a", "b", "b"}));
+  options.hosts.clear();
+  options.hostfile = "h";
+  facts.hostfile_text = "x slots=2\ny slots=2\n";
+  EXPECT_EQ(plan_launch(options, facts).rank_hosts,
+            (std::vector<std::string>{"x", "x", "y", "y"}));
+  options.hostfile.clear();
+  facts.env["SLURM_JOB_ID"] = "7";
+  facts.env["SLURM_JOB_NUM_NODES"] = "2";
+  EXPECT_TRUE(plan_launch(options, facts).rank_hosts.empty());
+}
+
+TEST(LaunchPlan, RecognizesFailureLines) {
+  EXPECT_TRUE(is_failure_line("error: rank 0: rank 1 did not answer a ping within 5 s"));
+  EXPECT_TRUE(is_failure_line("mpirun noticed that process rank 1 with PID 0 on node b exited "
+                              "on signal 9 (Killed)."));
+  EXPECT_TRUE(is_failure_line("ORTE has lost communication with a remote daemon."));
+  EXPECT_TRUE(is_failure_line("MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD"));
+  EXPECT_FALSE(is_failure_line("epoch=1 steps=9 loss=1.9 error_rate=0.1"));
+  EXPECT_FALSE(is_failure_line("warning: error: not at the start"));
+  EXPECT_FALSE(is_failure_line(""));
+}
+
+TEST(LaunchPlan, StuckMessageNamesTheHostsOfTheRanksTheFailureNames) {
+  LaunchPlan plan;
+  plan.rank_hosts = {"a", "a", "b", "b"};
+  EXPECT_EQ(stuck_message(plan, "error: rank 0: rank 3 did not answer a ping within 5 s", 10),
+            "launch: the job failed but mpirun had not exited 10 s later; it could not reach "
+            "host b (rank 3); killed mpirun and the processes it started here");
+  // The reporter's own host, and ranks out of range, are not suspects.
+  EXPECT_EQ(stuck_message(plan, "error: rank 2: rank 3 and rank 9 did not answer", 4),
+            "launch: the job failed but mpirun had not exited 4 s later; it could not reach a "
+            "host; killed mpirun and the processes it started here");
+  EXPECT_EQ(stuck_message(plan, "", 10),
+            "launch: mpirun did not exit 10 s after it was asked to stop; it could not reach a "
+            "host; killed mpirun and the processes it started here");
+}
+
 // ---- the built binary ----
 
 using testing::CommandResult;
@@ -648,6 +819,58 @@ TEST_F(LaunchCli, RunsSampleBenchOnTwoLocalRanks) {
   EXPECT_NE(r.out.find("\"benchmark\": \"sample-bench\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"ranks\": 2,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"replicated\": false"), std::string::npos) << r.out;
+}
+
+// A stand-in for mpirun: a shell script `body` in `dir`, for --mpirun.
+std::string fake_mpirun(const TempDir& dir, const std::string& body) {
+  const std::string path = dir / "fake-mpirun";
+  testing::write_file(path, "#!/bin/sh\n" + body + "\n");
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+TEST_F(LaunchCli, ReturnsTheExitStatusOfMpirun) {
+  TempDir dir;
+  const std::string mpirun = fake_mpirun(dir, "echo 'ranks ran' >&2; exit 3");
+  CommandResult r = partita("-q launch --mpirun " + mpirun + " -- train --parts " + p2());
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_EQ(r.out, "ranks ran\n");  // mpirun's stderr is relayed unchanged
+}
+
+TEST_F(LaunchCli, KillsAStuckMpirunAfterTheJobFailed) {
+  TempDir dir;
+  // Reports a rank's failure, then hangs ignoring SIGTERM, with a child that does too.
+  const std::string mpirun = fake_mpirun(
+      dir, "trap '' TERM\necho 'error: rank 0: rank 1 did not answer a ping within 5 s' >&2\n"
+           "sleep 300 & echo $! > " + dir / "child" + "\nwait");
+  CommandResult r = partita("-q launch --hosts a,b --teardown-timeout 1 --mpirun " + mpirun +
+                            " -- train --parts " + p2());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.out,
+            "error: rank 0: rank 1 did not answer a ping within 5 s\n"
+            "error: launch: the job failed but mpirun had not exited 1 s later; it could not "
+            "reach host b (rank 1); killed mpirun and the processes it started here\n");
+  const std::string child = testing::read_file(dir / "child");
+  ASSERT_FALSE(child.empty());
+  // Dead: gone, or a zombie not yet reaped by init (SIGKILL lands asynchronously: allow 5 s).
+  CommandResult alive = testing::run_command(
+      "for i in $(seq 50); do case $(ps -o stat= -p " + child +
+      ") in ''|Z*) exit 1;; esac; sleep 0.1; done; ps -o stat=,args= -p " + child);
+  EXPECT_EQ(alive.exit_code, 1) << "mpirun's child still alive: " << alive.out;
+}
+
+TEST_F(LaunchCli, ForwardsSigtermToMpirun) {
+  TempDir dir;
+  const std::string mpirun = fake_mpirun(
+      dir, "trap 'echo got TERM >&2; exit 7' TERM\ntouch " + dir / "ready" +
+               "\nwhile :; do sleep 0.1; done");
+  CommandResult r = testing::run_command(
+      "{ " + binary() + " -q launch --mpirun " + mpirun + " -- train --parts " + p2() +
+      " & pid=$!; while [ ! -e " + dir / "ready" + " ]; do sleep 0.1; done; kill -TERM $pid; "
+      "wait $pid; echo rc=$?; }");
+  // (The shell may also report its `sleep` as Terminated: the whole group gets the signal.)
+  EXPECT_NE(r.out.find("got TERM\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(r.out.size() - 5), "rc=7\n") << r.out;
 }
 
 }  // namespace
