@@ -31,6 +31,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM HUP  # so that cleanup runs then too
 
 # Two namespace hosts named uniquely for this run; exports the MCA settings that make
 # mpirun (run inside host 0) reach host 1 through the set's agent, over TCP only.
