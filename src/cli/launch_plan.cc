@@ -367,11 +367,11 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
     if (mode != Mode::kLocal) {
       // Open MPI's daemons notice a silent peer (cut cable, dead host) only through TCP
       // keepalive on their out-of-band connections, by default after 300 + 9 x 20 s. These
-      // make mpirun give up on an idle, unreachable daemon after about 10 + 3 x 5 = 25 s
+      // make mpirun give up on an idle, unreachable daemon 30 to 40 s after it went silent
       // (docs/launch.md); a variable the user set (OMPI_MCA_...) wins.
       static const std::pair<const char*, const char*> kKeepalive[] = {
           {"oob_tcp_keepalive_time", "10"},
-          {"oob_tcp_keepalive_intvl", "5"},
+          {"oob_tcp_keepalive_intvl", "10"},
           {"oob_tcp_keepalive_probes", "3"}};
       for (const auto& [name, value] : kKeepalive)
         if (facts.env.count(std::string("OMPI_MCA_") + name) == 0)

@@ -16,7 +16,7 @@ namespace {
 constexpr const char* kBin = "/opt/partita/bin/partita";
 // What launch adds across hosts so that mpirun notices a host it lost (docs/launch.md).
 const std::string kKeepalive =
-    "--mca oob_tcp_keepalive_time 10 --mca oob_tcp_keepalive_intvl 5 --mca "
+    "--mca oob_tcp_keepalive_time 10 --mca oob_tcp_keepalive_intvl 10 --mca "
     "oob_tcp_keepalive_probes 3 ";
 
 LaunchFacts base_facts() {
@@ -581,7 +581,7 @@ TEST(LaunchPlan, KeepaliveOnlyAcrossHostsAndUserSettingsWin) {
   options.hosts = "a,b";
   facts.env["OMPI_MCA_oob_tcp_keepalive_time"] = "60";
   EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --host a:1,b:1 --mca oob_tcp_keepalive_intvl 5 --mca "
+            "mpirun -np 2 --host a:1,b:1 --mca oob_tcp_keepalive_intvl 10 --mca "
             "oob_tcp_keepalive_probes 3 /opt/partita/bin/partita train --parts /data/p2 "
             "--epochs 3");
 }
