@@ -122,6 +122,7 @@ cmd_down() {
   check_name "$name"
   for ns in $(ip netns list | awk '{print $1}' | grep -E "^$name-(h[0-9]+|br)\$" || true); do
     pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    # shellcheck disable=SC2086 # one word per pid
     [ -z "$pids" ] || kill -9 $pids 2>/dev/null || true
     ip netns del "$ns" 2>/dev/null || true
   done

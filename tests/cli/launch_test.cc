@@ -859,6 +859,19 @@ TEST_F(LaunchCli, KillsAStuckMpirunAfterTheJobFailed) {
   EXPECT_EQ(alive.exit_code, 1) << "mpirun's child still alive: " << alive.out;
 }
 
+TEST_F(LaunchCli, ATerminalOnStderrGivesTheRanksAProgressBar) {
+  TempDir dir;
+  const std::string mpirun = fake_mpirun(dir, "echo \"progress=$PARTITA_PROGRESS\"");
+  const std::string launch =
+      binary() + " -q launch --mpirun " + mpirun + " -- train --parts " + p2();
+  // script(1) gives the command a terminal; without it, stderr is a pipe.
+  CommandResult tty = testing::run_command("script -qec '" + launch + "' /dev/null");
+  EXPECT_EQ(tty.exit_code, 0) << tty.out;
+  EXPECT_NE(tty.out.find("progress=bar"), std::string::npos) << tty.out;
+  CommandResult pipe = testing::run_command(launch);
+  EXPECT_EQ(pipe.out, "progress=\n");
+}
+
 TEST_F(LaunchCli, ForwardsSigtermToMpirun) {
   TempDir dir;
   const std::string mpirun = fake_mpirun(
