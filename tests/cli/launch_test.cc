@@ -684,7 +684,8 @@ TEST_F(LaunchCli, HelpSaysThePartitionMustBeOnEveryHost) {
             std::string::npos)
       << r.out;
   for (const char* flag : {"--hosts", "--hostfile", "--procs-per-host", "--oversubscribe",
-                           "--mpirun", "--env", "--dry-run"})
+                           "--mpirun", "--env", "--dry-run", "--bind", "--cores-per-host",
+                           "--teardown-timeout"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   EXPECT_NE(partita("--help").out.find("launch"), std::string::npos);
 }
@@ -779,6 +780,12 @@ TEST_F(LaunchCli, BadFlagsExitTwoWithOneErrorLine) {
                     "error: launch: unknown flags --bogus -x (the command to launch goes after "
                     "--; see partita launch --help)");
   expect_only_error(partita("launch --hosts"), 2, "error: --hosts: 1 required H1,H2,... missing");
+  expect_only_error(partita("launch --bind cores -- train"), 2,
+                    "error: --bind: 'cores' is not core, socket or none");
+  expect_only_error(partita("launch --teardown-timeout 0 -- train"), 2,
+                    "error: --teardown-timeout: must be > 0 seconds, got 0");
+  expect_only_error(partita("launch --dry-run --cores-per-host 0 -- train"), 2,
+                    "error: --cores-per-host: must be >= 1, got 0");
 }
 
 TEST_F(LaunchCli, MissingFilesAndLaunchersExitOne) {
