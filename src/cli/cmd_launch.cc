@@ -19,12 +19,12 @@
 
 #include <cerrno>
 #include <chrono>
-#include <set>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "commands.h"
@@ -128,7 +128,7 @@ void read_hostfile(const std::string& path, LaunchFacts& facts) {
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::is_regular_file(status)) {
-    facts.hostfile_error = ec                                        ? ec.message()
+    facts.hostfile_error = ec                                      ? ec.message()
                            : std::filesystem::is_directory(status) ? "is a directory"
                                                                    : "not a regular file";
     return;
@@ -263,8 +263,8 @@ int supervise(const LaunchPlan& plan, double teardown_timeout) {
   ::setpgid(pid, pid);  // also here: whichever runs first; EACCES after exec is harmless
   ::close(err[1]);
 
-  std::string pending;        // stderr bytes after the last newline
-  std::string first_failure;  // the first line saying the job failed
+  std::string pending;                      // stderr bytes after the last newline
+  std::string first_failure;                // the first line saying the job failed
   std::optional<Clock::time_point> ending;  // since the job failed or launch was told to stop
   std::optional<Clock::time_point> killed;  // since launch sent SIGTERM to the job
   bool stopped = false;                     // launch got SIGINT/SIGTERM/SIGHUP
@@ -274,8 +274,8 @@ int supervise(const LaunchPlan& plan, double teardown_timeout) {
   for (;;) {
     int timeout_ms = -1;
     if (ending) {
-      const double left = killed ? 2.0 - seconds_since(*killed)
-                                 : teardown_timeout - seconds_since(*ending);
+      const double left =
+          killed ? 2.0 - seconds_since(*killed) : teardown_timeout - seconds_since(*ending);
       if (left <= 0) {
         if (!killed) {
           signal_job(pid, SIGTERM);

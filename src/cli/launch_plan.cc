@@ -427,17 +427,15 @@ std::string stuck_message(const LaunchPlan& plan, const std::string& first_failu
                           double waited_s) {
   const std::string head =
       first_failure.empty()
-          ? fmt::format("launch: mpirun did not exit {:.0f} s after it was asked to stop",
-                        waited_s)
+          ? fmt::format("launch: mpirun did not exit {:.0f} s after it was asked to stop", waited_s)
           : fmt::format("launch: the job failed but mpirun had not exited {:.0f} s later",
                         waited_s);
   std::vector<int> ranks = mentioned_ranks(first_failure);
   std::vector<std::string> lost;
   // The first mention is the reporting rank ("error: rank 0: rank 1 did not answer").
-  const std::string reporter =
-      !ranks.empty() && ranks[0] < static_cast<int>(plan.rank_hosts.size())
-          ? plan.rank_hosts[ranks[0]]
-          : std::string();
+  const std::string reporter = !ranks.empty() && ranks[0] < static_cast<int>(plan.rank_hosts.size())
+                                   ? plan.rank_hosts[ranks[0]]
+                                   : std::string();
   for (size_t i = 1; i < ranks.size(); ++i) {
     if (ranks[i] < 0 || ranks[i] >= static_cast<int>(plan.rank_hosts.size())) continue;
     const std::string& host = plan.rank_hosts[ranks[i]];

@@ -63,8 +63,8 @@ struct LaunchCommand {
 };
 
 struct LaunchPlan {
-  std::vector<std::string> argv;      // argv[0]: the launcher, as given (found on PATH)
-  int ranks = 0;                      // processes the launcher will start
+  std::vector<std::string> argv;  // argv[0]: the launcher, as given (found on PATH)
+  int ranks = 0;                  // processes the launcher will start
   // Variables to set in the launcher's environment before running argv (forwarded to the
   // ranks with -x, or by srun's whole-environment default).
   std::map<std::string, std::string> env;

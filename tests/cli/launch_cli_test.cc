@@ -64,9 +64,9 @@ TEST_F(LaunchCli, HelpSaysThePartitionMustBeOnEveryHost) {
                        "binary at the\nsame paths"),
             std::string::npos)
       << r.out;
-  for (const char* flag : {"--hosts", "--hostfile", "--procs-per-host", "--oversubscribe",
-                           "--mpirun", "--env", "--dry-run", "--bind", "--cores-per-host",
-                           "--teardown-timeout"})
+  for (const char* flag :
+       {"--hosts", "--hostfile", "--procs-per-host", "--oversubscribe", "--mpirun", "--env",
+        "--dry-run", "--bind", "--cores-per-host", "--teardown-timeout"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   EXPECT_NE(partita("--help").out.find("launch"), std::string::npos);
 }
@@ -90,9 +90,9 @@ TEST_F(LaunchCli, DryRunPrintsTheMpirunLine) {
 
   // With a real 2-part directory: ranks from its parts; the whole output is exact, and
   // launch's own flag names after -- belong to the launched command.
-  CommandResult exact = partita_clean_env(
-      "launch --dry-run --hosts a,b --bind socket -- train --parts " + p2() +
-      " --hosts x --dry-run");
+  CommandResult exact =
+      partita_clean_env("launch --dry-run --hosts a,b --bind socket -- train --parts " + p2() +
+                        " --hosts x --dry-run");
   EXPECT_EQ(exact.exit_code, 0);
   EXPECT_EQ(exact.out, "launch: every host must see " + real_binary() +
                            " and the partition directory " + p2() +
@@ -108,14 +108,12 @@ TEST_F(LaunchCli, DryRunForwardsVariablesQuotesAndPassesQuiet) {
   std::filesystem::copy(p2(), spaced, std::filesystem::copy_options::recursive);
   CommandResult r = testing::run_command(
       "env -i PATH=/usr/bin:/bin PARTITA_DEMO=1 OMP_NUM_THREADS=2 " + binary() +
-      " -q launch --dry-run --bind none -- sample-bench --parts '" + spaced +
-      "' --fanouts '5, 5'");
+      " -q launch --dry-run --bind none -- sample-bench --parts '" + spaced + "' --fanouts '5, 5'");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out,
             "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none -x "
             "OMP_NUM_THREADS -x PARTITA_DEMO " +
-                       real_binary() + " -q sample-bench --parts '" + spaced +
-                       "' --fanouts '5, 5'\n");
+                real_binary() + " -q sample-bench --parts '" + spaced + "' --fanouts '5, 5'\n");
 }
 
 TEST_F(LaunchCli, DryRunInsideSlurmPrintsSrun) {
@@ -229,8 +227,10 @@ TEST_F(LaunchCli, KillsAStuckMpirunAfterTheJobFailed) {
   TempDir dir;
   // Reports a rank's failure, then hangs ignoring SIGTERM, with a child that does too.
   const std::string mpirun = fake_mpirun(
-      dir, "trap '' TERM\necho 'error: rank 0: rank 1 did not answer a ping within 5 s' >&2\n"
-           "sleep 300 & echo $! > " + dir / "child" + "\nwait");
+      dir,
+      "trap '' TERM\necho 'error: rank 0: rank 1 did not answer a ping within 5 s' >&2\n"
+      "sleep 300 & echo $! > " +
+          dir / "child" + "\nwait");
   CommandResult r = partita("-q launch --hosts a,b --teardown-timeout 1 --mpirun " + mpirun +
                             " -- train --parts " + p2());
   EXPECT_EQ(r.exit_code, 1) << r.out;
@@ -262,13 +262,13 @@ TEST_F(LaunchCli, ATerminalOnStderrGivesTheRanksAProgressBar) {
 
 TEST_F(LaunchCli, ForwardsSigtermToMpirun) {
   TempDir dir;
-  const std::string mpirun = fake_mpirun(
-      dir, "trap 'echo got TERM >&2; exit 7' TERM\ntouch " + dir / "ready" +
-               "\nwhile :; do sleep 0.1; done");
-  CommandResult r = testing::run_command(
-      "{ " + binary() + " -q launch --mpirun " + mpirun + " -- train --parts " + p2() +
-      " & pid=$!; while [ ! -e " + dir / "ready" + " ]; do sleep 0.1; done; kill -TERM $pid; "
-      "wait $pid; echo rc=$?; }");
+  const std::string mpirun = fake_mpirun(dir, "trap 'echo got TERM >&2; exit 7' TERM\ntouch " +
+                                                  dir / "ready" + "\nwhile :; do sleep 0.1; done");
+  CommandResult r = testing::run_command("{ " + binary() + " -q launch --mpirun " + mpirun +
+                                         " -- train --parts " + p2() + " & pid=$!; while [ ! -e " +
+                                         dir / "ready" +
+                                         " ]; do sleep 0.1; done; kill -TERM $pid; "
+                                         "wait $pid; echo rc=$?; }");
   // (The shell may also report its `sleep` as Terminated: the whole group gets the signal.)
   EXPECT_NE(r.out.find("got TERM\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.substr(r.out.size() - 5), "rc=7\n") << r.out;

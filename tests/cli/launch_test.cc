@@ -105,9 +105,8 @@ TEST(LaunchPlan, ProcsPerHostDefaultsToThePartsSpreadOverTheHosts) {
                 "/opt/partita/bin/partita train --parts /data/p6 --epochs 3");
   facts.parts = 0;  // no --parts: one rank per host
   options.command = {"sample-bench", "--batches", "2"};
-  EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 3 --host a:1,b:1,c:1 " + kKeepalive +
-                "/opt/partita/bin/partita sample-bench --batches 2");
+  EXPECT_EQ(line_of(options, facts), "mpirun -np 3 --host a:1,b:1,c:1 " + kKeepalive +
+                                         "/opt/partita/bin/partita sample-bench --batches 2");
   EXPECT_EQ(plan_launch(options, facts).notes,
             std::vector<std::string>{
                 "launch: every host must see /opt/partita/bin/partita at the same path"});
@@ -398,9 +397,8 @@ TEST(LaunchPlan, UnreadablePartsIsAnErrorExceptOnDryRun) {
   expect_throw<Error>([&] { plan_launch(options, facts); }, facts.parts_error);
   options.dry_run = true;
   LaunchPlan plan = plan_launch(options, facts);
-  EXPECT_EQ(shell_join(plan.argv),
-            "mpirun -np 4 --host a:2,b:2 " + kKeepalive +
-                "/opt/partita/bin/partita train --parts /data/p --epochs 3");
+  EXPECT_EQ(shell_join(plan.argv), "mpirun -np 4 --host a:2,b:2 " + kKeepalive +
+                                       "/opt/partita/bin/partita train --parts /data/p --epochs 3");
   EXPECT_EQ(plan.warnings, std::vector<std::string>{facts.parts_error});
 }
 
@@ -540,9 +538,16 @@ TEST(LaunchPlan, MakesCheckpointAndMetricsPathsAbsolute) {
   LaunchFacts facts = base_facts();
   facts.parts = 2;
   LaunchOptions options;
-  options.command = {"train",          "--parts",       "p2",    "--checkpoint-dir",
-                     "../ck",          "--metrics-out=m/x.jsonl", "--epochs", "2",
-                     "--metrics-out",  "/abs/m.jsonl"};
+  options.command = {"train",
+                     "--parts",
+                     "p2",
+                     "--checkpoint-dir",
+                     "../ck",
+                     "--metrics-out=m/x.jsonl",
+                     "--epochs",
+                     "2",
+                     "--metrics-out",
+                     "/abs/m.jsonl"};
   EXPECT_EQ(line_of(options, facts),
             "mpirun -np 2 --host localhost:2 /opt/partita/bin/partita train --parts "
             "/home/u/work/p2 --checkpoint-dir /home/u/ck --metrics-out=/home/u/work/m/x.jsonl "
@@ -588,13 +593,11 @@ TEST(LaunchPlan, KnowsTheHostOfEveryRank) {
   facts.parts = 4;
   LaunchOptions options = train_on("/data/p4");
   options.hosts = "a,b";
-  EXPECT_EQ(plan_launch(options, facts).rank_hosts,
-            (std::vector<std::string>{"a", "a", "b", "b"}));
+  EXPECT_EQ(plan_launch(options, facts).rank_hosts, (std::vector<std::string>{"a", "a", "b", "b"}));
   options.hosts.clear();
   options.hostfile = "h";
   facts.hostfile_text = "x slots=2\ny slots=2\n";
-  EXPECT_EQ(plan_launch(options, facts).rank_hosts,
-            (std::vector<std::string>{"x", "x", "y", "y"}));
+  EXPECT_EQ(plan_launch(options, facts).rank_hosts, (std::vector<std::string>{"x", "x", "y", "y"}));
   options.hostfile.clear();
   facts.env["SLURM_JOB_ID"] = "7";
   facts.env["SLURM_JOB_NUM_NODES"] = "2";
@@ -603,8 +606,9 @@ TEST(LaunchPlan, KnowsTheHostOfEveryRank) {
 
 TEST(LaunchPlan, RecognizesFailureLines) {
   EXPECT_TRUE(is_failure_line("error: rank 0: rank 1 did not answer a ping within 5 s"));
-  EXPECT_TRUE(is_failure_line("mpirun noticed that process rank 1 with PID 0 on node b exited "
-                              "on signal 9 (Killed)."));
+  EXPECT_TRUE(
+      is_failure_line("mpirun noticed that process rank 1 with PID 0 on node b exited "
+                      "on signal 9 (Killed)."));
   EXPECT_TRUE(is_failure_line("ORTE has lost communication with a remote daemon."));
   EXPECT_TRUE(is_failure_line("MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD"));
   EXPECT_FALSE(is_failure_line("epoch=1 steps=9 loss=1.9 error_rate=0.1"));
