@@ -238,6 +238,9 @@ int supervise(const LaunchPlan& plan, double teardown_timeout) {
   std::vector<char*> args;
   for (const std::string& word : plan.argv) args.push_back(const_cast<char*>(word.c_str()));
   args.push_back(nullptr);
+  // The child inherits these (launch's own environment is of no further use to it).
+  for (const auto& [name, value] : plan.env) ::setenv(name.c_str(), value.c_str(), 1);
+  const std::string exec_failed = "error: " + plan.argv[0] + ": cannot execute (";
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t pid = ::fork();
@@ -252,12 +255,11 @@ int supervise(const LaunchPlan& plan, double teardown_timeout) {
       const int null = ::open("/dev/null", O_RDONLY);
       if (null >= 0) ::dup2(null, STDIN_FILENO);
     }
-    for (const auto& [name, value] : plan.env) ::setenv(name.c_str(), value.c_str(), 1);
     ::execvp(args[0], args.data());
-    const int code = errno;
-    const std::string message =
-        fmt::format("error: {}: cannot execute ({})\n", plan.argv[0], std::strerror(code));
-    relay(message.data(), message.size());
+    const char* why = std::strerror(errno);
+    relay(exec_failed.data(), exec_failed.size());
+    relay(why, std::strlen(why));
+    relay(")\n", 2);
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also here: whichever runs first; EACCES after exec is harmless
