@@ -14,6 +14,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
   zlib1g-dev libfast-float-dev            # reading OGB's *.csv.gz
   libgtest-dev libgmock-dev libbenchmark-dev
+  iproute2 nftables                       # tests/multihost: namespace hosts, partitions
   python3-numpy                           # docs examples and format cross-checks
   clang libclang-rt-14-dev llvm-14        # fuzz/: clang, its libFuzzer runtime, llvm-symbolizer
 )

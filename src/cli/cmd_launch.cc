@@ -1,14 +1,30 @@
 // partita launch: start train or sample-bench on several ranks through mpirun or srun.
 // The decisions live in launch_plan.{h,cc} (pure); this file gathers the facts they need
-// (environment, binary path, hostfile, part count), prints or execs the result.
+// (environment, binary path, hostfile, part count, cores), prints the result or runs it.
+//
+// Running is supervised, not exec'd: mpirun (or srun) runs as a child in a process group
+// of its own; SIGINT/SIGTERM/SIGHUP to launch are forwarded to that group. Its stderr flows
+// through launch, which relays it unchanged and watches for a line saying the job failed
+// (is_failure_line). mpirun can hang for ever after such a failure, retrying a daemon on a
+// host it cannot reach; so once the job has failed, or launch was asked to stop, and
+// mpirun has not exited within --teardown-timeout seconds, launch kills the group and every
+// process mpirun started on this host (SIGTERM, then SIGKILL 2 s later) and exits 1 with
+// one `error:` line. Otherwise launch exits with mpirun's status (128 + N for signal N).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "commands.h"
@@ -24,8 +40,9 @@ namespace {
 
 constexpr const char* kDescription =
     "Run train or sample-bench on several ranks, on this host or across hosts: builds the\n"
-    "mpirun command (srun inside a Slurm job) and runs it in place of this process, or prints\n"
-    "it with --dry-run. The command for the ranks comes after --:\n"
+    "mpirun command (srun inside a Slurm job) and runs it, watching it: a job that failed but\n"
+    "whose mpirun hangs (an unreachable host) is killed after --teardown-timeout seconds.\n"
+    "--dry-run prints the command instead. The command for the ranks comes after --:\n"
     "  partita launch --hosts node1,node2 --procs-per-host 2 -- train --parts /shared/p4";
 
 constexpr const char* kFooter =
@@ -39,14 +56,54 @@ constexpr const char* kFooter =
     "Forwarded: mpirun passes (-x) every PARTITA_* variable, OMP_NUM_THREADS and\n"
     "OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM) that is set, and each --env NAME; srun passes the\n"
     "whole environment. -q/-v given before `launch` apply to the ranks too.\n"
+    "Binding: by default each rank is bound to cores/procs-per-host cores of its own (mpirun\n"
+    "--map-by ppr:N:node:PE=K --bind-to core) when the hosts have at least procs-per-host\n"
+    "cores, else not bound. The hosts are assumed to have this host's cores (those launch\n"
+    "may use); say otherwise with --cores-per-host. --parts, --checkpoint-dir and\n"
+    "--metrics-out of the command are made absolute. A terminal on stderr sets\n"
+    "PARTITA_PROGRESS=bar for the ranks (unless set). Across hosts, Open MPI's TCP keepalive\n"
+    "is shortened so that a lost host ends the job (OMPI_MCA_oob_tcp_keepalive_* override).\n"
     "With --dry-run, a missing --parts directory or launcher is only a warning.\n"
     "See docs/launch.md for the multi-host recipe.";
 
 struct Flags {
   LaunchOptions options;
   int procs_per_host = 0;
+  int cores_per_host = 0;
+  std::string bind;
   std::string mpirun;
+  double teardown_timeout = 10;
 };
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Physical cores among the CPUs this process may run on (its affinity mask, which taskset
+// and cgroup cpusets narrow): distinct (package, core) pairs from sysfs; the CPU count
+// when sysfs says nothing.
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+  std::set<std::pair<std::string, std::string>> cores;
+  auto read_word = [](const std::string& path) {
+    std::ifstream in(path);
+    std::string word;
+    in >> word;
+    return word;
+  };
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    const std::string core = read_word(dir + "core_id");
+    if (core.empty()) return CPU_COUNT(&set);
+    cores.emplace(read_word(dir + "physical_package_id"), core);
+  }
+  return static_cast<int>(cores.size());
+}
 
 std::map<std::string, std::string> environment() {
   std::map<std::string, std::string> env;
@@ -71,7 +128,7 @@ void read_hostfile(const std::string& path, LaunchFacts& facts) {
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::is_regular_file(status)) {
-    facts.hostfile_error = ec                                        ? ec.message()
+    facts.hostfile_error = ec                                      ? ec.message()
                            : std::filesystem::is_directory(status) ? "is a directory"
                                                                    : "not a regular file";
     return;
@@ -116,20 +173,185 @@ std::string launcher_problem(const LaunchPlan& plan, const LaunchOptions& option
   return program + ": not found on PATH (--mpirun)";
 }
 
-[[noreturn]] void exec(const std::vector<std::string>& argv) {
+// Every process below `root` (children, their children, ...), from /proc.
+std::vector<pid_t> descendants(pid_t root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t paren = stat.rfind(')');  // the command name may hold spaces
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(paren + 1));
+    char state = 0;
+    pid_t parent = 0;
+    if (fields >> state >> parent) children[parent].push_back(std::stoi(name));
+  }
+  std::vector<pid_t> found;
+  std::vector<pid_t> todo{root};
+  while (!todo.empty()) {
+    const pid_t pid = todo.back();
+    todo.pop_back();
+    for (pid_t child : children[pid]) {
+      found.push_back(child);
+      todo.push_back(child);
+    }
+  }
+  return found;
+}
+
+// Sends `sig` to mpirun's process group and to everything it started on this host (some
+// children, such as ssh or the local ranks, may sit in process groups of their own).
+void signal_job(pid_t pid, int sig) {
+  for (pid_t p : descendants(pid)) ::kill(p, sig);
+  ::kill(-pid, sig);
+  ::kill(pid, sig);
+}
+
+// Writes all of `data` to fd 2 (relaying mpirun's stderr); a failed write drops the rest.
+void relay(const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(STDERR_FILENO, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+// Runs plan.argv as described at the top of this file; returns launch's exit status.
+int supervise(const LaunchPlan& plan, double teardown_timeout) {
+  sigset_t handled;
+  sigemptyset(&handled);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&handled, sig);
+  sigset_t previous;
+  PARTITA_CHECK(::sigprocmask(SIG_BLOCK, &handled, &previous) == 0, Error,
+                "launch: cannot block signals ({})", std::strerror(errno));
+  const int signals = ::signalfd(-1, &handled, SFD_CLOEXEC);
+  int err[2];
+  PARTITA_CHECK(signals >= 0 && ::pipe2(err, O_CLOEXEC) == 0, Error,
+                "launch: cannot set up watching mpirun ({})", std::strerror(errno));
+
   std::vector<char*> args;
-  for (const std::string& word : argv) args.push_back(const_cast<char*>(word.c_str()));
+  for (const std::string& word : plan.argv) args.push_back(const_cast<char*>(word.c_str()));
   args.push_back(nullptr);
+  // The child inherits these (launch's own environment is of no further use to it).
+  for (const auto& [name, value] : plan.env) ::setenv(name.c_str(), value.c_str(), 1);
+  const std::string exec_failed = "error: " + plan.argv[0] + ": cannot execute (";
   std::fflush(stdout);
   std::fflush(stderr);
-  ::execvp(args[0], args.data());
-  throw Error(fmt::format("{}: cannot execute ({})", argv[0], std::strerror(errno)));
+  const pid_t pid = ::fork();
+  PARTITA_CHECK(pid >= 0, Error, "launch: cannot fork ({})", std::strerror(errno));
+  if (pid == 0) {  // the child: only async-signal-safe calls until exec
+    ::setpgid(0, 0);
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    ::dup2(err[1], STDERR_FILENO);
+    // In its own process group mpirun is in the background: a terminal on stdin would
+    // stop it (SIGTTIN) when it forwards stdin to rank 0. The ranks read no stdin.
+    if (::isatty(STDIN_FILENO)) {
+      const int null = ::open("/dev/null", O_RDONLY);
+      if (null >= 0) ::dup2(null, STDIN_FILENO);
+    }
+    ::execvp(args[0], args.data());
+    const char* why = std::strerror(errno);
+    relay(exec_failed.data(), exec_failed.size());
+    relay(why, std::strlen(why));
+    relay(")\n", 2);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also here: whichever runs first; EACCES after exec is harmless
+  ::close(err[1]);
+
+  std::string pending;                      // stderr bytes after the last newline
+  std::string first_failure;                // the first line saying the job failed
+  std::optional<Clock::time_point> ending;  // since the job failed or launch was told to stop
+  std::optional<Clock::time_point> killed;  // since launch sent SIGTERM to the job
+  bool stopped = false;                     // launch got SIGINT/SIGTERM/SIGHUP
+  bool gave_up = false;                     // launch killed the job after the timeout
+  bool err_open = true;
+  int status = 0;
+  for (;;) {
+    int timeout_ms = -1;
+    if (ending) {
+      const double left =
+          killed ? 2.0 - seconds_since(*killed) : teardown_timeout - seconds_since(*ending);
+      if (left <= 0) {
+        if (!killed) {
+          signal_job(pid, SIGTERM);
+          killed = Clock::now();
+          gave_up = true;
+        } else {
+          signal_job(pid, SIGKILL);
+          ::waitpid(pid, &status, 0);
+          break;
+        }
+        continue;
+      }
+      timeout_ms = static_cast<int>(left * 1000) + 1;
+    }
+    pollfd fds[2] = {{signals, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
+    if (::poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
+      throw Error(fmt::format("launch: poll: {}", std::strerror(errno)));
+    if (fds[1].revents != 0) {
+      char buffer[8192];
+      const ssize_t n = ::read(err[0], buffer, sizeof(buffer));
+      if (n > 0) {
+        relay(buffer, static_cast<size_t>(n));
+        pending.append(buffer, static_cast<size_t>(n));
+        for (size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
+          const std::string line = pending.substr(0, eol);
+          pending.erase(0, eol + 1);
+          if (first_failure.empty() && is_failure_line(line)) {
+            first_failure = line;
+            if (!ending) ending = Clock::now();
+          }
+        }
+        if (pending.size() > 65536) pending.clear();  // a progress bar without newlines
+      } else if (n == 0 || errno != EINTR) {
+        err_open = false;
+      }
+    }
+    if (fds[0].revents != 0) {
+      signalfd_siginfo info;
+      if (::read(signals, &info, sizeof(info)) == sizeof(info) && info.ssi_signo != SIGCHLD) {
+        // Forwarded to the group, as a terminal would; a second request kills at once.
+        if (stopped)
+          signal_job(pid, SIGKILL);
+        else
+          ::kill(-pid, static_cast<int>(info.ssi_signo));
+        stopped = true;
+        if (!ending) ending = Clock::now();
+      }
+    }
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) {
+      // Drain what mpirun wrote last, without waiting on processes that inherited its stderr.
+      ::fcntl(err[0], F_SETFL, O_NONBLOCK);
+      char buffer[8192];
+      for (ssize_t n; err_open && (n = ::read(err[0], buffer, sizeof(buffer))) > 0;)
+        relay(buffer, static_cast<size_t>(n));
+      break;
+    }
+  }
+  ::close(err[0]);
+  ::close(signals);
+  ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+  if (gave_up) throw Error(stuck_message(plan, first_failure, teardown_timeout));
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 int run_launch(const Flags& flags, const CLI::App& app) {
   LaunchOptions options = flags.options;
   if (app.count("--procs-per-host") > 0) options.procs_per_host = flags.procs_per_host;
   if (app.count("--mpirun") > 0) options.mpirun = flags.mpirun;
+  if (app.count("--cores-per-host") > 0) options.cores_per_host = flags.cores_per_host;
+  if (app.count("--bind") > 0) options.bind = parse_bind(flags.bind);
+  PARTITA_CHECK(flags.teardown_timeout > 0, UsageError,
+                "--teardown-timeout: must be > 0 seconds, got {}", flags.teardown_timeout);
   options.unparsed = app.remaining();
 
   LaunchFacts facts;
@@ -137,6 +359,8 @@ int run_launch(const Flags& flags, const CLI::App& app) {
   facts.partita_binary = self_binary();
   facts.cwd = std::filesystem::current_path().string();
   facts.log_level = log_level();
+  facts.host_cores = usable_cores();
+  facts.stderr_is_terminal = ::isatty(STDERR_FILENO) == 1;
   if (!options.hostfile.empty()) read_hostfile(options.hostfile, facts);
   std::optional<std::string> parts_dir;
   try {
@@ -164,7 +388,7 @@ int run_launch(const Flags& flags, const CLI::App& app) {
     return 0;
   }
   log_info("launch: {}", line);
-  exec(plan.argv);
+  return supervise(plan, flags.teardown_timeout);
 }
 
 }  // namespace
@@ -198,6 +422,18 @@ Action add_launch_command(CLI::App& app) {
       ->type_name("NAME")
       ->allow_extra_args(false)
       ->delimiter(',');
+  app.add_option("--bind", flags->bind,
+                 "Pin ranks: core (each rank its share of a host's cores), socket or none. "
+                 "Default: core when a host has at least procs-per-host cores, else none")
+      ->type_name("core|socket|none");
+  app.add_option("--cores-per-host", flags->cores_per_host,
+                 "Cores of each host, for binding (default: this host's usable cores)")
+      ->type_name("N");
+  app.add_option("--teardown-timeout", flags->teardown_timeout,
+                 "Seconds mpirun may take to exit after the job failed or launch was told to "
+                 "stop; then launch kills it and what it started here, and exits 1")
+      ->type_name("S")
+      ->capture_default_str();
   app.add_flag("--dry-run", flags->options.dry_run,
                "Print the command as one shell line on stdout instead of running it");
   app.add_option("command", flags->options.command,

@@ -63,20 +63,72 @@ std::string absolute_dir(const std::string& dir, const std::string& cwd) {
   return (std::filesystem::path(cwd) / dir).lexically_normal().string();
 }
 
-// `command` with a relative --parts value made absolute against `cwd`: remote ranks may
-// not start in the launcher's directory (Open MPI falls back to $HOME when it is missing).
-std::vector<std::string> absolutize_parts(std::vector<std::string> command,
+// Flags of the launched command whose value is a path: made absolute against the launcher's
+// directory, since a remote rank may not start there (Open MPI falls back to $HOME when it
+// is missing on that host), and rank 0 may not run on the launcher's host.
+const std::vector<std::string>& path_flags() {
+  static const std::vector<std::string> flags{"--parts", "--checkpoint-dir", "--metrics-out"};
+  return flags;
+}
+
+// `command` with relative path_flags() values made absolute against `cwd`.
+std::vector<std::string> absolutize_paths(std::vector<std::string> command,
                                           const std::string& cwd) {
-  auto absolute = [&](const std::string& dir) { return absolute_dir(dir, cwd); };
   for (size_t i = subcommand_index(command) + 1; i < command.size(); ++i) {
-    if (command[i] == "--parts" && i + 1 < command.size()) {
-      command[i + 1] = absolute(command[i + 1]);
-      ++i;
-    } else if (command[i].rfind("--parts=", 0) == 0) {
-      command[i] = "--parts=" + absolute(command[i].substr(8));
+    for (const std::string& flag : path_flags()) {
+      if (command[i] == flag && i + 1 < command.size()) {
+        command[i + 1] = absolute_dir(command[i + 1], cwd);
+        ++i;
+        break;
+      }
+      if (command[i].rfind(flag + "=", 0) == 0) {
+        command[i] = flag + "=" + absolute_dir(command[i].substr(flag.size() + 1), cwd);
+        break;
+      }
     }
   }
   return command;
+}
+
+// mpirun's mapping and binding flags for `ppn` ranks per host; see LaunchOptions::bind.
+// Empty when neither --bind nor the host's cores are known (Open MPI's defaults then).
+std::vector<std::string> binding_flags(const LaunchOptions& options, const LaunchFacts& facts,
+                                       int ppn, bool srun) {
+  const int cores = options.cores_per_host.value_or(facts.host_cores);
+  std::optional<Bind> bind = options.bind;
+  // Inside Slurm the allocation and its task/affinity plugin decide unless told otherwise.
+  if (!bind && cores > 0 && !srun) bind = ppn <= cores ? Bind::kCore : Bind::kNone;
+  if (!bind) return {};
+  PARTITA_CHECK(*bind != Bind::kCore || srun || cores < 1 || ppn <= cores, UsageError,
+                "--bind core: {} ranks per host but {} cores per host (pass --bind none, or "
+                "--cores-per-host N if the hosts have more cores than this one)",
+                ppn, cores);
+  const std::string per_node = "ppr:" + std::to_string(ppn) + ":node";
+  const std::string pe = cores > 0 ? std::to_string(cores / ppn) : "";
+  switch (*bind) {
+    case Bind::kCore:
+      if (srun) return {"--cpu-bind=cores"};  // Slurm divides the allocation's CPUs
+      return {"--map-by", pe.empty() ? per_node : per_node + ":PE=" + pe, "--bind-to", "core"};
+    case Bind::kSocket:
+      if (srun) return {"--cpu-bind=sockets"};
+      return {"--map-by", per_node, "--bind-to", "socket"};
+    case Bind::kNone:
+      if (srun) return {"--cpu-bind=none"};
+      return {"--map-by", per_node, "--bind-to", "none"};
+  }
+  return {};
+}
+
+// "rank N" mentions in `line`, in order.
+std::vector<int> mentioned_ranks(const std::string& line) {
+  std::vector<int> ranks;
+  for (size_t at = line.find("rank "); at != std::string::npos; at = line.find("rank ", at + 5)) {
+    size_t end = at + 5;
+    while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
+    if (end == at + 5 || end - at > 14) continue;
+    ranks.push_back(std::stoi(line.substr(at + 5, end - at - 5)));
+  }
+  return ranks;
 }
 
 // Unknown flags: most likely the launched command's flags given without `--` before them.
@@ -104,6 +156,13 @@ void check_unparsed(const LaunchOptions& options) {
 }
 
 }  // namespace
+
+Bind parse_bind(const std::string& word) {
+  if (word == "core") return Bind::kCore;
+  if (word == "socket") return Bind::kSocket;
+  if (word == "none") return Bind::kNone;
+  throw UsageError(fmt::format("--bind: '{}' is not core, socket or none", word));
+}
 
 const std::vector<std::string>& launchable_commands() {
   // Keep in step with the subcommands that run under MPI (they construct an MpiScope).
@@ -202,6 +261,8 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
   PARTITA_CHECK(!options.procs_per_host || *options.procs_per_host >= 1, UsageError,
                 "--procs-per-host: must be >= 1, got {}", options.procs_per_host.value_or(0));
   PARTITA_CHECK(!options.mpirun || !options.mpirun->empty(), UsageError, "--mpirun: empty path");
+  PARTITA_CHECK(!options.cores_per_host || *options.cores_per_host >= 1, UsageError,
+                "--cores-per-host: must be >= 1, got {}", options.cores_per_host.value_or(0));
   for (const std::string& name : options.env) {
     PARTITA_CHECK(is_env_name(name), UsageError,
                   "--env: '{}' is not a variable name (set the value in the environment)", name);
@@ -277,10 +338,16 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
   std::vector<std::string>& argv = plan.argv;
   const std::string n = std::to_string(plan.ranks);
   const std::string per_node = "ppr:" + std::to_string(ppn) + ":node";
+  const std::vector<std::string> binding =
+      binding_flags(options, facts, ppn, /*srun=*/mode == Mode::kSlurmSrun);
+  // A terminal on launch's stderr: the ranks' stderr is a pipe to mpirun, so tell them.
+  if (facts.stderr_is_terminal && facts.env.count("PARTITA_PROGRESS") == 0)
+    plan.env["PARTITA_PROGRESS"] = "bar";
   if (mode == Mode::kSlurmSrun) {
     argv = {"srun", "--nodes=" + std::to_string(num_hosts), "--ntasks=" + n,
             "--ntasks-per-node=" + std::to_string(ppn)};
     if (options.oversubscribe) argv.push_back("--overcommit");
+    argv.insert(argv.end(), binding.begin(), binding.end());
   } else {
     argv = {options.mpirun.value_or("mpirun"), "-np", n};
     if (mode == Mode::kLocal || mode == Mode::kHosts) {
@@ -290,17 +357,39 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
         list += (list.empty() ? "" : ",") + h + ":" + std::to_string(ppn);
       argv.insert(argv.end(), {"--host", list});
     } else if (mode == Mode::kHostfile) {
-      argv.insert(argv.end(), {"--hostfile", options.hostfile, "--map-by", per_node});
-    } else {  // kSlurmMpirun: Open MPI reads the hosts from the Slurm allocation
+      argv.insert(argv.end(), {"--hostfile", options.hostfile});
+      if (binding.empty()) argv.insert(argv.end(), {"--map-by", per_node});
+    } else if (binding.empty()) {  // kSlurmMpirun: Open MPI reads the hosts from Slurm
       argv.insert(argv.end(), {"--map-by", per_node});
     }
     if (options.oversubscribe) argv.push_back("--oversubscribe");
+    argv.insert(argv.end(), binding.begin(), binding.end());
+    if (mode != Mode::kLocal) {
+      // Open MPI's daemons notice a silent peer (cut cable, dead host) only through TCP
+      // keepalive on their out-of-band connections, by default after 300 + 9 x 20 s. These
+      // make mpirun give up on an idle, unreachable daemon 30 to 40 s after it went silent
+      // (docs/launch.md); a variable the user set (OMPI_MCA_...) wins.
+      static const std::pair<const char*, const char*> kKeepalive[] = {
+          {"oob_tcp_keepalive_time", "10"},
+          {"oob_tcp_keepalive_intvl", "10"},
+          {"oob_tcp_keepalive_probes", "3"}};
+      for (const auto& [name, value] : kKeepalive)
+        if (facts.env.count(std::string("OMPI_MCA_") + name) == 0)
+          argv.insert(argv.end(), {"--mca", name, value});
+    }
     std::set<std::string> forward(options.env.begin(), options.env.end());
     for (const auto& [name, value] : facts.env)
       if (name.rfind("PARTITA_", 0) == 0 || name == "OMP_NUM_THREADS" ||
           name == "OMPI_ALLOW_RUN_AS_ROOT" || name == "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
         forward.insert(name);
+    for (const auto& [name, value] : plan.env) forward.insert(name);
     for (const std::string& name : forward) argv.insert(argv.end(), {"-x", name});
+  }
+  if (mode == Mode::kLocal || mode == Mode::kHosts) {
+    for (const std::string& h : hosts) plan.rank_hosts.insert(plan.rank_hosts.end(), ppn, h);
+  } else if (mode == Mode::kHostfile) {
+    for (const HostfileEntry& e : hostfile)
+      plan.rank_hosts.insert(plan.rank_hosts.end(), ppn, e.host);
   }
 
   // The ranks' command: this binary, the launcher's -q/-v unless the command has its own.
@@ -309,7 +398,7 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
     if (facts.log_level == LogLevel::kQuiet) argv.push_back("-q");
     if (facts.log_level == LogLevel::kDebug) argv.push_back("-v");
   }
-  for (const std::string& word : absolutize_parts(options.command, facts.cwd)) argv.push_back(word);
+  for (const std::string& word : absolutize_paths(options.command, facts.cwd)) argv.push_back(word);
 
   if (mode != Mode::kLocal)
     plan.notes.push_back(fmt::format("launch: every host must see {}{}{} at the same path{}",
@@ -317,6 +406,49 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
                                      parts_dir.empty() ? "" : " and the partition directory ",
                                      parts_dir, parts_dir.empty() ? "" : "s"));
   return plan;
+}
+
+bool is_failure_line(const std::string& line) {
+  // A rank's own report (the CLI's `error: ...`), and Open MPI's teardown banners.
+  static const char* const kMarkers[] = {
+      "mpirun noticed that process rank",
+      "mpirun detected that one or more processes exited with non-zero status",
+      "ORTE has lost communication with a remote daemon",
+      "An ORTE daemon has unexpectedly failed",
+      "MPI_ABORT was invoked",
+  };
+  if (line.rfind("error:", 0) == 0) return true;
+  for (const char* marker : kMarkers)
+    if (line.find(marker) != std::string::npos) return true;
+  return false;
+}
+
+std::string stuck_message(const LaunchPlan& plan, const std::string& first_failure,
+                          double waited_s) {
+  const std::string head =
+      first_failure.empty()
+          ? fmt::format("launch: mpirun did not exit {:.0f} s after it was asked to stop", waited_s)
+          : fmt::format("launch: the job failed but mpirun had not exited {:.0f} s later",
+                        waited_s);
+  std::vector<int> ranks = mentioned_ranks(first_failure);
+  std::vector<std::string> lost;
+  // The first mention is the reporting rank ("error: rank 0: rank 1 did not answer").
+  const std::string reporter = !ranks.empty() && ranks[0] < static_cast<int>(plan.rank_hosts.size())
+                                   ? plan.rank_hosts[ranks[0]]
+                                   : std::string();
+  for (size_t i = 1; i < ranks.size(); ++i) {
+    if (ranks[i] < 0 || ranks[i] >= static_cast<int>(plan.rank_hosts.size())) continue;
+    const std::string& host = plan.rank_hosts[ranks[i]];
+    const std::string entry = fmt::format("{} (rank {})", host, ranks[i]);
+    if (host != reporter && std::find(lost.begin(), lost.end(), entry) == lost.end())
+      lost.push_back(entry);
+  }
+  std::string hosts;
+  for (const std::string& entry : lost) hosts += (hosts.empty() ? "" : ", ") + entry;
+  return head +
+         (hosts.empty() ? std::string("; it could not reach a host")
+                        : "; it could not reach host " + hosts) +
+         "; killed mpirun and the processes it started here";
 }
 
 std::string shell_quote(const std::string& word) {

@@ -14,6 +14,13 @@
 
 namespace partita::cli {
 
+// How ranks are pinned to CPUs (--bind). kCore: each rank gets cores/ranks-per-host cores
+// of its own; kSocket: a socket each (ranks on a socket share it); kNone: no pinning.
+enum class Bind { kCore, kSocket, kNone };
+
+// "core", "socket" or "none"; throws UsageError naming --bind otherwise.
+Bind parse_bind(const std::string& word);
+
 // The launch flags, as given on the command line.
 struct LaunchOptions {
   std::string hosts;                  // --hosts "h1,h2"; empty: not given
@@ -22,6 +29,9 @@ struct LaunchOptions {
   bool oversubscribe = false;         // --oversubscribe (srun: --overcommit)
   std::optional<std::string> mpirun;  // --mpirun; unset: "mpirun" looked up on PATH
   std::vector<std::string> env;       // --env NAME: more variables to forward (mpirun -x)
+  std::optional<Bind> bind;           // --bind; unset: kCore when every rank of a host can
+                                      // have a core of its own, else kNone
+  std::optional<int> cores_per_host;  // --cores-per-host; unset: LaunchFacts::host_cores
   bool dry_run = false;               // --dry-run: problems with --parts DIR only warn
   std::vector<std::string> command;   // everything after `--`
   // What the flag parser could not place (unknown flags, and `--` itself when given).
@@ -34,6 +44,10 @@ struct LaunchFacts {
   std::string partita_binary;              // absolute path of this binary (/proc/self/exe)
   std::string cwd;                         // to make a relative --parts DIR absolute
   LogLevel log_level = LogLevel::kInfo;    // -q/-v of the launcher, passed on to the ranks
+  // Physical cores of the launching host, assumed the same on every host (launch cannot
+  // see a remote host's); 0: unknown, then no binding flags unless --bind is given.
+  int host_cores = 0;
+  bool stderr_is_terminal = false;  // the ranks then draw a progress bar (PARTITA_PROGRESS)
   // The --hostfile's text; unset with hostfile_error saying why it could not be read.
   std::optional<std::string> hostfile_text;
   std::string hostfile_error;
@@ -49,8 +63,14 @@ struct LaunchCommand {
 };
 
 struct LaunchPlan {
-  std::vector<std::string> argv;      // argv[0]: the launcher, as given (found on PATH)
-  int ranks = 0;                      // processes the launcher will start
+  std::vector<std::string> argv;  // argv[0]: the launcher, as given (found on PATH)
+  int ranks = 0;                  // processes the launcher will start
+  // Variables to set in the launcher's environment before running argv (forwarded to the
+  // ranks with -x, or by srun's whole-environment default).
+  std::map<std::string, std::string> env;
+  // The host each rank runs on, by rank (mpirun's ppr mapping fills hosts in order);
+  // empty inside Slurm, where the allocation decides. For messages about lost hosts.
+  std::vector<std::string> rank_hosts;
   std::vector<std::string> notes;     // lines to log at info level
   std::vector<std::string> warnings;  // lines to log as warnings (dry-run only)
 };
@@ -79,6 +99,18 @@ std::vector<HostfileEntry> parse_hostfile(const std::string& text, const std::st
 
 // The whole plan; see `partita launch --help` and docs/launch.md for the rules.
 LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts);
+
+// `partita launch` watching mpirun (cmd_launch.cc): whether one line of the job's stderr
+// says the job failed: a rank's `error: ...` line, or Open MPI's own report of a rank that
+// exited non-zero or was killed, or of a daemon it lost.
+bool is_failure_line(const std::string& line);
+
+// The `error:` line launch prints when it had to kill mpirun `waited_s` seconds after the
+// job failed with `first_failure` (a line for which is_failure_line holds; may be empty
+// when launch itself was interrupted). Names the hosts of the ranks `first_failure`
+// mentions besides the reporting one, as the likely unreachable hosts.
+std::string stuck_message(const LaunchPlan& plan, const std::string& first_failure,
+                          double waited_s);
 
 // POSIX shell quoting: words made only of safe characters stay bare, others are
 // single-quoted ('' for the empty word, ' as '\'').

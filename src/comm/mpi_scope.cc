@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <vector>
 
 #include "partita/comm/mpi_check.h"
 #include "partita/core/log.h"
@@ -26,19 +27,29 @@ const char* thread_level_name(int level) {
   }
 }
 
-int affinity_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
-  return CPU_COUNT(&set);
-}
-
-int compute_cores_per_rank(int local_size) {
-  const int host = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const int bound = affinity_cpus();
-  // A launcher that binds ranks (mpirun --bind-to core/socket) has already divided the host.
-  if (bound > 0 && bound < host) return bound;
-  return std::max(1, host / std::max(1, local_size));
+// Cores for this rank (see MpiScope::cores_per_rank): the CPUs it may run on (affinity
+// mask: mpirun binding, taskset, cgroup cpuset), divided among the ranks of its host whose
+// masks overlap its own. Collective over `local` (every local rank calls it).
+int compute_cores_per_rank(MPI_Comm local, int local_size) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof(mine), &mine) != 0) CPU_ZERO(&mine);  // overlaps nothing
+  std::vector<cpu_set_t> masks(static_cast<size_t>(std::max(1, local_size)));
+  check_mpi(MPI_Allgather(&mine, sizeof(cpu_set_t), MPI_BYTE, masks.data(), sizeof(cpu_set_t),
+                          MPI_BYTE, local),
+            "MPI_Allgather of the CPU affinity masks on the host-local communicator");
+  const int cpus = CPU_COUNT(&mine);
+  if (cpus == 0) {  // no mask: assume the whole host, shared evenly
+    const int host = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    return std::max(1, host / std::max(1, local_size));
+  }
+  int sharing = 0;  // local ranks (this one included) that may run on one of my CPUs
+  for (cpu_set_t& other : masks) {
+    cpu_set_t both;
+    CPU_AND(&both, &mine, &other);
+    if (CPU_COUNT(&both) > 0) ++sharing;
+  }
+  return std::max(1, cpus / std::max(1, sharing));
 }
 
 }  // namespace
@@ -71,10 +82,15 @@ MpiScope::MpiScope(int* argc, char*** argv) {
         "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) on rank {}", rank_);
     const int rank_rc = MPI_Comm_rank(local, &local_rank_);
     const int size_rc = MPI_Comm_size(local, &local_size_);
+    try {
+      check_mpi(rank_rc, "MPI_Comm_rank of the host-local communicator");
+      check_mpi(size_rc, "MPI_Comm_size of the host-local communicator");
+      cores_per_rank_ = compute_cores_per_rank(local, local_size_);
+    } catch (...) {
+      MPI_Comm_free(&local);
+      throw;
+    }
     MPI_Comm_free(&local);
-    check_mpi(rank_rc, "MPI_Comm_rank of the host-local communicator");
-    check_mpi(size_rc, "MPI_Comm_size of the host-local communicator");
-    cores_per_rank_ = compute_cores_per_rank(local_size_);
   } catch (...) {
     MPI_Finalize();
     throw;

@@ -1,5 +1,5 @@
-// `partita launch`: the pure plan (argv for every mode, forwarding, quoting, each
-// validation message) and the built binary (--dry-run lines, exit codes, real mpirun runs).
+// `partita launch`: the pure plan (argv for every mode, forwarding, quoting, binding,
+// each validation message). The built binary: launch_cli_test.cc.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +8,7 @@
 
 #include "helpers/test_paths.h"
 #include "launch_plan.h"
+#include "launch_test_util.h"
 #include "partita/core/error.h"
 
 namespace partita::cli {
@@ -85,8 +86,8 @@ TEST(LaunchPlan, HostsListGivesEachHostProcsPerHostSlots) {
   options.procs_per_host = 2;
   LaunchPlan plan = plan_launch(options, facts);
   EXPECT_EQ(shell_join(plan.argv),
-            "mpirun -np 4 --host node1:2,node2:2 /opt/partita/bin/partita train --parts "
-            "/data/p4 --epochs 3");
+            "mpirun -np 4 --host node1:2,node2:2 " + kKeepalive +
+                "/opt/partita/bin/partita train --parts /data/p4 --epochs 3");
   EXPECT_EQ(plan.ranks, 4);
   ASSERT_EQ(plan.notes.size(), 1u);
   EXPECT_EQ(plan.notes[0],
@@ -100,12 +101,12 @@ TEST(LaunchPlan, ProcsPerHostDefaultsToThePartsSpreadOverTheHosts) {
   LaunchOptions options = train_on("/data/p6");
   options.hosts = "a,b,c";
   EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 6 --host a:2,b:2,c:2 /opt/partita/bin/partita train --parts /data/p6 "
-            "--epochs 3");
+            "mpirun -np 6 --host a:2,b:2,c:2 " + kKeepalive +
+                "/opt/partita/bin/partita train --parts /data/p6 --epochs 3");
   facts.parts = 0;  // no --parts: one rank per host
   options.command = {"sample-bench", "--batches", "2"};
-  EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 3 --host a:1,b:1,c:1 /opt/partita/bin/partita sample-bench --batches 2");
+  EXPECT_EQ(line_of(options, facts), "mpirun -np 3 --host a:1,b:1,c:1 " + kKeepalive +
+                                         "/opt/partita/bin/partita sample-bench --batches 2");
   EXPECT_EQ(plan_launch(options, facts).notes,
             std::vector<std::string>{
                 "launch: every host must see /opt/partita/bin/partita at the same path"});
@@ -133,14 +134,15 @@ TEST(LaunchPlan, HostfileMapsProcsPerHostPerNode) {
   options.hostfile = "hosts.txt";
   LaunchPlan plan = plan_launch(options, facts);
   EXPECT_EQ(shell_join(plan.argv),
-            "mpirun -np 4 --hostfile hosts.txt --map-by ppr:2:node /opt/partita/bin/partita "
-            "train --parts /data/p4 --epochs 3");
+            "mpirun -np 4 --hostfile hosts.txt --map-by ppr:2:node " + kKeepalive +
+                "/opt/partita/bin/partita train --parts /data/p4 --epochs 3");
   EXPECT_EQ(plan.notes.size(), 1u);
   options.oversubscribe = true;
   options.mpirun = "/opt/ompi/bin/mpirun";
   EXPECT_EQ(line_of(options, facts),
             "/opt/ompi/bin/mpirun -np 4 --hostfile hosts.txt --map-by ppr:2:node "
-            "--oversubscribe /opt/partita/bin/partita train --parts /data/p4 --epochs 3");
+            "--oversubscribe " +
+                kKeepalive + "/opt/partita/bin/partita train --parts /data/p4 --epochs 3");
 }
 
 TEST(LaunchPlan, SlurmWithoutHostsUsesSrunOverTheAllocation) {
@@ -178,13 +180,13 @@ TEST(LaunchPlan, SlurmWithHostsOrMpirunUsesMpirun) {
   LaunchOptions options = train_on("/scratch/p2");
   options.hosts = "n1,n2";
   EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --host n1:1,n2:1 -x PARTITA_TRACE /opt/partita/bin/partita train "
-            "--parts /scratch/p2 --epochs 3");
+            "mpirun -np 2 --host n1:1,n2:1 " + kKeepalive +
+                "-x PARTITA_TRACE /opt/partita/bin/partita train --parts /scratch/p2 --epochs 3");
   options.hosts.clear();
   options.mpirun = "mpirun";  // explicit: Open MPI reads the hosts from the allocation
   EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --map-by ppr:1:node -x PARTITA_TRACE /opt/partita/bin/partita train "
-            "--parts /scratch/p2 --epochs 3");
+            "mpirun -np 2 --map-by ppr:1:node " + kKeepalive +
+                "-x PARTITA_TRACE /opt/partita/bin/partita train --parts /scratch/p2 --epochs 3");
 }
 
 TEST(LaunchPlan, ForwardsPartitaOmpAndRunAsRootVariablesSorted) {
@@ -395,9 +397,8 @@ TEST(LaunchPlan, UnreadablePartsIsAnErrorExceptOnDryRun) {
   expect_throw<Error>([&] { plan_launch(options, facts); }, facts.parts_error);
   options.dry_run = true;
   LaunchPlan plan = plan_launch(options, facts);
-  EXPECT_EQ(shell_join(plan.argv),
-            "mpirun -np 4 --host a:2,b:2 /opt/partita/bin/partita train --parts /data/p "
-            "--epochs 3");
+  EXPECT_EQ(shell_join(plan.argv), "mpirun -np 4 --host a:2,b:2 " + kKeepalive +
+                                       "/opt/partita/bin/partita train --parts /data/p --epochs 3");
   EXPECT_EQ(plan.warnings, std::vector<std::string>{facts.parts_error});
 }
 
@@ -453,189 +454,181 @@ TEST(LaunchPlan, ParseHostfileReadsHostsAndSlots) {
   EXPECT_EQ(hosts[1].line, 3);
 }
 
-// ---- the built binary ----
+// ---- binding, paths, progress, keepalive, supervision messages ----
 
-using testing::CommandResult;
-using testing::TempDir;
-
-std::string binary() { return testing::partita_binary(); }
-// The path /proc/self/exe reports for the binary.
-std::string real_binary() { return std::filesystem::canonical(binary()).string(); }
-
-CommandResult partita(const std::string& args) {
-  return testing::run_command(binary() + " " + args);
-}
-// Runs with a clean environment (PATH only), stdout and stderr together.
-CommandResult partita_clean_env(const std::string& args,
-                                const std::string& path = "/usr/bin:/bin") {
-  return testing::run_command("env -i PATH=" + path + " " + binary() + " " + args);
-}
-// Same, stdout only.
-CommandResult partita_stdout(const std::string& args) {
-  return testing::run_command("{ env -i PATH=/usr/bin:/bin " + binary() + " " + args +
-                              " 2>/dev/null; }");
-}
-
-// A tiny 2-part partition shared by the tests below.
-class LaunchCli : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir;
-    CommandResult g = partita(
-        "-q generate --nodes 2000 --avg-degree 8 --feat-dim 8 --classes 4 "
-        "--seed 3 --out " +
-        *dir_ / "ds");
-    ASSERT_EQ(g.exit_code, 0) << g.out;
-    CommandResult p = partita("-q partition --dataset " + *dir_ / "ds" +
-                              " --num-parts 2 --seed 1 --out " + *dir_ / "p2");
-    ASSERT_EQ(p.exit_code, 0) << p.out;
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  static std::string p2() { return *dir_ / "p2"; }
-  static TempDir* dir_;
-};
-TempDir* LaunchCli::dir_ = nullptr;
-
-TEST_F(LaunchCli, HelpSaysThePartitionMustBeOnEveryHost) {
-  CommandResult r = partita("launch --help");
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("Every host must see the partition directory (--parts) and this partita "
-                       "binary at the\nsame paths"),
-            std::string::npos)
-      << r.out;
-  for (const char* flag : {"--hosts", "--hostfile", "--procs-per-host", "--oversubscribe",
-                           "--mpirun", "--env", "--dry-run"})
-    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
-  EXPECT_NE(partita("--help").out.find("launch"), std::string::npos);
+TEST(LaunchPlan, BindsEachRankToItsShareOfTheCoresByDefault) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 2;
+  facts.host_cores = 8;
+  LaunchOptions options = train_on("/data/p2");
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  facts.host_cores = 3;  // 3 cores for 2 ranks: one each, the third idle
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=1 --bind-to core "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  facts.host_cores = 1;  // fewer cores than ranks: not bound
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  options.cores_per_host = 4;  // the user knows better than this host
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=2 --bind-to core "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  options.bind = Bind::kSocket;
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to socket "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  options.bind = Bind::kNone;
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  // Cores unknown: binding only as asked, without PE.
+  facts.host_cores = 0;
+  options.cores_per_host.reset();
+  options.bind = Bind::kCore;
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to core "
+            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
 }
 
-TEST_F(LaunchCli, DryRunPrintsTheMpirunLine) {
-  TempDir dir;
-  // The example; X is absent, which --dry-run only warns about.
-  CommandResult r = partita_stdout(
-      "launch --dry-run --hosts a,b --procs-per-host 2 -- train "
-      "--parts " +
-      dir / "X");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(r.out,
-            "mpirun -np 4 --host a:2,b:2 " + real_binary() + " train --parts " + dir / "X" + "\n");
-  CommandResult all = partita_clean_env(
-      "launch --dry-run --hosts a,b --procs-per-host 2 -- "
-      "train --parts " +
-      dir / "X");
-  EXPECT_EQ(all.exit_code, 0);
-  EXPECT_NE(all.out.find("warning: " + dir / "X"), std::string::npos) << all.out;
-
-  // With a real 2-part directory: ranks from its parts; the whole output is exact, and
-  // launch's own flag names after -- belong to the launched command.
-  CommandResult exact = partita_clean_env("launch --dry-run --hosts a,b -- train --parts " + p2() +
-                                          " --hosts x --dry-run");
-  EXPECT_EQ(exact.exit_code, 0);
-  EXPECT_EQ(exact.out, "launch: every host must see " + real_binary() +
-                           " and the partition directory " + p2() +
-                           " at the same paths\nmpirun -np 2 --host a:1,b:1 " + real_binary() +
-                           " train --parts " + p2() + " --hosts x --dry-run\n");
+TEST(LaunchPlan, BindingReplacesTheHostfileMappingAndReachesSrunOnlyWhenAsked) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 4;
+  facts.host_cores = 4;
+  facts.hostfile_text = "n1\nn2\n";
+  LaunchOptions options = train_on("/data/p4");
+  options.hostfile = "h";
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 4 --hostfile h --map-by ppr:2:node:PE=2 --bind-to core " + kKeepalive +
+                "/opt/partita/bin/partita train --parts /data/p4 --epochs 3");
+  options.hostfile.clear();
+  facts.env["SLURM_JOB_ID"] = "7";
+  facts.env["SLURM_JOB_NUM_NODES"] = "2";
+  EXPECT_EQ(line_of(options, facts),
+            "srun --nodes=2 --ntasks=4 --ntasks-per-node=2 /opt/partita/bin/partita train "
+            "--parts /data/p4 --epochs 3");
+  options.bind = Bind::kCore;
+  EXPECT_EQ(line_of(options, facts),
+            "srun --nodes=2 --ntasks=4 --ntasks-per-node=2 --cpu-bind=cores "
+            "/opt/partita/bin/partita train --parts /data/p4 --epochs 3");
 }
 
-TEST_F(LaunchCli, DryRunForwardsVariablesQuotesAndPassesQuiet) {
-  const std::string spaced = *dir_ / "my parts";
-  std::filesystem::remove_all(spaced);
-  std::filesystem::copy(p2(), spaced, std::filesystem::copy_options::recursive);
-  CommandResult r = testing::run_command(
-      "env -i PATH=/usr/bin:/bin PARTITA_DEMO=1 OMP_NUM_THREADS=2 " + binary() +
-      " -q launch --dry-run -- sample-bench --parts '" + spaced + "' --fanouts '5, 5'");
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "mpirun -np 2 --host localhost:2 -x OMP_NUM_THREADS -x PARTITA_DEMO " +
-                       real_binary() + " -q sample-bench --parts '" + spaced +
-                       "' --fanouts '5, 5'\n");
+TEST(LaunchPlan, RejectsBadBindingFlags) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 4;
+  facts.host_cores = 2;
+  LaunchOptions options = train_on("/data/p4");
+  options.bind = Bind::kCore;
+  expect_plan_error_usage(options, facts,
+                          "--bind core: 4 ranks per host but 2 cores per host (pass --bind "
+                          "none, or --cores-per-host N if the hosts have more cores than this "
+                          "one)");
+  options.cores_per_host = 0;
+  expect_plan_error_usage(options, facts, "--cores-per-host: must be >= 1, got 0");
+  EXPECT_EQ(parse_bind("core"), Bind::kCore);
+  EXPECT_EQ(parse_bind("socket"), Bind::kSocket);
+  EXPECT_EQ(parse_bind("none"), Bind::kNone);
+  expect_throw<UsageError>([] { parse_bind("cores"); },
+                           "--bind: 'cores' is not core, socket or none");
 }
 
-TEST_F(LaunchCli, DryRunInsideSlurmPrintsSrun) {
-  CommandResult r = testing::run_command(
-      "{ env -i PATH=/usr/bin:/bin SLURM_JOB_ID=9 SLURM_JOB_NUM_NODES=2 " + binary() +
-      " launch --dry-run -- train --parts " + p2() + " 2>/dev/null; }");
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "srun --nodes=2 --ntasks=2 --ntasks-per-node=1 " + real_binary() +
-                       " train --parts " + p2() + "\n");
+TEST(LaunchPlan, MakesCheckpointAndMetricsPathsAbsolute) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 2;
+  LaunchOptions options;
+  options.command = {"train",
+                     "--parts",
+                     "p2",
+                     "--checkpoint-dir",
+                     "../ck",
+                     "--metrics-out=m/x.jsonl",
+                     "--epochs",
+                     "2",
+                     "--metrics-out",
+                     "/abs/m.jsonl"};
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 /opt/partita/bin/partita train --parts "
+            "/home/u/work/p2 --checkpoint-dir /home/u/ck --metrics-out=/home/u/work/m/x.jsonl "
+            "--epochs 2 --metrics-out /abs/m.jsonl");
 }
 
-// Exit code `code` and exactly the one line `line`.
-void expect_only_error(const CommandResult& r, int code, const std::string& line) {
-  EXPECT_EQ(r.exit_code, code) << r.out;
-  EXPECT_EQ(r.out, line + "\n");
+TEST(LaunchPlan, ATerminalAsksTheRanksForAProgressBar) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 2;
+  facts.stderr_is_terminal = true;
+  LaunchOptions options = train_on("/data/p2");
+  LaunchPlan plan = plan_launch(options, facts);
+  EXPECT_EQ(plan.env, (std::map<std::string, std::string>{{"PARTITA_PROGRESS", "bar"}}));
+  EXPECT_EQ(shell_join(plan.argv),
+            "mpirun -np 2 --host localhost:2 -x PARTITA_PROGRESS /opt/partita/bin/partita "
+            "train --parts /data/p2 --epochs 3");
+  facts.env["PARTITA_PROGRESS"] = "lines";  // the user's choice stands, forwarded once
+  plan = plan_launch(options, facts);
+  EXPECT_TRUE(plan.env.empty());
+  EXPECT_EQ(shell_join(plan.argv),
+            "mpirun -np 2 --host localhost:2 -x PARTITA_PROGRESS /opt/partita/bin/partita "
+            "train --parts /data/p2 --epochs 3");
+  facts.stderr_is_terminal = false;
+  facts.env.erase("PARTITA_PROGRESS");
+  EXPECT_TRUE(plan_launch(options, facts).env.empty());
 }
 
-TEST_F(LaunchCli, BadFlagsExitTwoWithOneErrorLine) {
-  expect_only_error(partita("launch --dry-run --hosts a --hostfile h -- train --parts " + p2()), 2,
-                    "error: --hosts and --hostfile: give one or the other");
-  expect_only_error(partita("launch --procs-per-host 0 -- train --parts " + p2()), 2,
-                    "error: --procs-per-host: must be >= 1, got 0");
-  expect_only_error(partita("launch --dry-run"), 2,
-                    "error: launch: nothing to launch (put the command after --, e.g. "
-                    "partita launch -- train --parts DIR)");
-  expect_only_error(partita("launch --dry-run -- launch -- train"), 2,
-                    "error: launch: cannot launch `launch` itself; give train or sample-bench "
-                    "after --");
-  expect_only_error(partita("launch --dry-run -- generate --out x"), 2,
-                    "error: launch: 'generate' is not a distributed command; launch runs "
-                    "train or sample-bench (run `partita generate` directly)");
-  expect_only_error(partita("launch --dry-run --hosts a,a -- train"), 2,
-                    "error: --hosts: 'a' listed twice");
-  expect_only_error(partita("launch --dry-run --hosts a --parts " + p2()), 2,
-                    "error: launch: unknown flag --parts (the command to launch goes after "
-                    "--; see partita launch --help)");
-  expect_only_error(partita("launch --dry-run --hosts a train --parts " + p2() + " --epochs 2"), 2,
-                    "error: launch: put -- before the command to launch (partita launch "
-                    "[options] -- train ...); not a launch flag: --parts --epochs");
-  expect_only_error(partita("launch --procs-per-host two -- train"), 2,
-                    "error: --procs-per-host: 'two' is not a decimal integer");
-  expect_only_error(partita("launch --bogus -x -- train"), 2,
-                    "error: launch: unknown flags --bogus -x (the command to launch goes after "
-                    "--; see partita launch --help)");
-  expect_only_error(partita("launch --hosts"), 2, "error: --hosts: 1 required H1,H2,... missing");
+TEST(LaunchPlan, KeepaliveOnlyAcrossHostsAndUserSettingsWin) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 2;
+  LaunchOptions options = train_on("/data/p2");
+  EXPECT_EQ(line_of(options, facts).find("keepalive"), std::string::npos);
+  options.hosts = "a,b";
+  facts.env["OMPI_MCA_oob_tcp_keepalive_time"] = "60";
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host a:1,b:1 --mca oob_tcp_keepalive_intvl 10 --mca "
+            "oob_tcp_keepalive_probes 3 /opt/partita/bin/partita train --parts /data/p2 "
+            "--epochs 3");
 }
 
-TEST_F(LaunchCli, MissingFilesAndLaunchersExitOne) {
-  TempDir dir;
-  expect_only_error(partita("launch --dry-run --hostfile " + dir / "absent" + " -- train"), 1,
-                    "error: " + dir / "absent" +
-                        ": cannot read hostfile (No such file or "
-                        "directory)");
-  testing::write_file(dir / "empty", "# nothing\n");
-  expect_only_error(partita("launch --dry-run --hostfile " + dir / "empty" + " -- train"), 1,
-                    "error: " + dir / "empty" + ": lists no hosts");
-  CommandResult parts = partita("launch -- train --parts " + dir / "absent");
-  EXPECT_EQ(parts.exit_code, 1);
-  EXPECT_EQ(parts.out.rfind("error: " + dir / "absent", 0), 0u) << parts.out;
-  expect_only_error(partita_clean_env("launch -- train --parts " + p2(), "/nonexistent"), 1,
-                    "error: mpirun: not found on PATH (install openmpi-bin or pass --mpirun)");
-  expect_only_error(partita("launch --mpirun " + dir / "mpirun" + " -- train --parts " + p2()), 1,
-                    "error: " + dir / "mpirun" + ": not an executable file (--mpirun)");
-  // --dry-run only warns: the line is still printed.
-  CommandResult dry =
-      partita_clean_env("launch --dry-run -- train --parts " + p2(), "/nonexistent");
-  EXPECT_EQ(dry.exit_code, 0);
-  EXPECT_EQ(dry.out,
-            "warning: mpirun: not found on PATH (install openmpi-bin or pass "
-            "--mpirun)\nmpirun -np 2 --host localhost:2 " +
-                real_binary() + " train --parts " + p2() + "\n");
+TEST(LaunchPlan, KnowsTheHostOfEveryRank) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 4;
+  LaunchOptions options = train_on("/data/p4");
+  options.hosts = "a,b";
+  EXPECT_EQ(plan_launch(options, facts).rank_hosts, (std::vector<std::string>{"a", "a", "b", "b"}));
+  options.hosts.clear();
+  options.hostfile = "h";
+  facts.hostfile_text = "x slots=2\ny slots=2\n";
+  EXPECT_EQ(plan_launch(options, facts).rank_hosts, (std::vector<std::string>{"x", "x", "y", "y"}));
+  options.hostfile.clear();
+  facts.env["SLURM_JOB_ID"] = "7";
+  facts.env["SLURM_JOB_NUM_NODES"] = "2";
+  EXPECT_TRUE(plan_launch(options, facts).rank_hosts.empty());
 }
 
-TEST_F(LaunchCli, RunsSampleBenchOnTwoLocalRanks) {
-  CommandResult r = partita(
-      "launch --hosts localhost --procs-per-host 2 --oversubscribe -- "
-      "sample-bench --parts " +
-      p2() + " --fanouts 5,5 --batch-size 64 --batches 3 --timeout 60");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("launch: mpirun -np 2 --host localhost:2 --oversubscribe"),
-            std::string::npos)
-      << r.out;
-  EXPECT_NE(r.out.find("\"benchmark\": \"sample-bench\""), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\"ranks\": 2,"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\"replicated\": false"), std::string::npos) << r.out;
+TEST(LaunchPlan, RecognizesFailureLines) {
+  EXPECT_TRUE(is_failure_line("error: rank 0: rank 1 did not answer a ping within 5 s"));
+  EXPECT_TRUE(
+      is_failure_line("mpirun noticed that process rank 1 with PID 0 on node b exited "
+                      "on signal 9 (Killed)."));
+  EXPECT_TRUE(is_failure_line("ORTE has lost communication with a remote daemon."));
+  EXPECT_TRUE(is_failure_line("MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD"));
+  EXPECT_FALSE(is_failure_line("epoch=1 steps=9 loss=1.9 error_rate=0.1"));
+  EXPECT_FALSE(is_failure_line("warning: error: not at the start"));
+  EXPECT_FALSE(is_failure_line(""));
+}
+
+TEST(LaunchPlan, StuckMessageNamesTheHostsOfTheRanksTheFailureNames) {
+  LaunchPlan plan;
+  plan.rank_hosts = {"a", "a", "b", "b"};
+  EXPECT_EQ(stuck_message(plan, "error: rank 0: rank 3 did not answer a ping within 5 s", 10),
+            "launch: the job failed but mpirun had not exited 10 s later; it could not reach "
+            "host b (rank 3); killed mpirun and the processes it started here");
+  // The reporter's own host, and ranks out of range, are not suspects.
+  EXPECT_EQ(stuck_message(plan, "error: rank 2: rank 3 and rank 9 did not answer", 4),
+            "launch: the job failed but mpirun had not exited 4 s later; it could not reach a "
+            "host; killed mpirun and the processes it started here");
+  EXPECT_EQ(stuck_message(plan, "", 10),
+            "launch: mpirun did not exit 10 s after it was asked to stop; it could not reach a "
+            "host; killed mpirun and the processes it started here");
 }
 
 }  // namespace

@@ -28,9 +28,13 @@ class MpiScope {
   // Rank among, and number of, the ranks on this host (MPI_COMM_TYPE_SHARED).
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
-  // Cores this rank should size its thread pools to (DESIGN decision 10): the CPUs of its
-  // affinity mask when the launcher bound it to fewer than all of the host's CPUs,
-  // otherwise the host's CPUs divided by local_size(); at least 1.
+  // Cores this rank should size its thread pools to (DESIGN decision 10), at least 1: the
+  // CPUs of its affinity mask divided by the number of ranks on this host whose masks
+  // overlap it (itself included). So: bound to k CPUs of its own (mpirun --bind-to core,
+  // PE=k) -> k; unbound -> the host's usable CPUs / local_size(); a mask on the whole job
+  // (taskset, cgroup cpuset) is shared the same way (`taskset -c 0 partita train` -> 1;
+  // two unbound ranks under a 4-CPU cpuset -> 2 each). Computed once, collectively, in the
+  // constructor; CPU quotas (cgroup cpu.max) are not looked at.
   int cores_per_rank() const { return cores_per_rank_; }
 
  private:
