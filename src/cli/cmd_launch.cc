@@ -2,23 +2,11 @@
 // The decisions live in launch_plan.{h,cc} (pure); this file gathers the facts they need
 // (environment, binary path, hostfile, part count, cores), prints the result or runs it.
 //
-// Running is supervised, not exec'd: mpirun (or srun) runs as a child in a process group
-// of its own; SIGINT/SIGTERM/SIGHUP to launch are forwarded to that group. Its stderr flows
-// through launch, which relays it unchanged and watches for a line saying the job failed
-// (is_failure_line). mpirun can hang for ever after such a failure, retrying a daemon on a
-// host it cannot reach; so once the job has failed, or launch was asked to stop, and
-// mpirun has not exited within --teardown-timeout seconds, launch kills the group and every
-// process mpirun started on this host (SIGTERM, then SIGKILL 2 s later) and exits 1 with
-// one `error:` line. Otherwise launch exits with mpirun's status (128 + N for signal N).
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/signalfd.h>
-#include <sys/wait.h>
+// Running is supervised (supervise.h), not exec'd.
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -32,6 +20,7 @@
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/partition/format.h"
+#include "supervise.h"
 
 extern char** environ;
 
@@ -74,12 +63,6 @@ struct Flags {
   std::string mpirun;
   double teardown_timeout = 10;
 };
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 // Physical cores among the CPUs this process may run on (its affinity mask, which taskset
 // and cgroup cpusets narrow): distinct (package, core) pairs from sysfs; the CPU count
@@ -171,177 +154,6 @@ std::string launcher_problem(const LaunchPlan& plan, const LaunchOptions& option
   if (program.find('/') != std::string::npos)
     return program + ": not an executable file (--mpirun)";
   return program + ": not found on PATH (--mpirun)";
-}
-
-// Every process below `root` (children, their children, ...), from /proc.
-std::vector<pid_t> descendants(pid_t root) {
-  std::map<pid_t, std::vector<pid_t>> children;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "stat");
-    std::string stat;
-    std::getline(in, stat);
-    const size_t paren = stat.rfind(')');  // the command name may hold spaces
-    if (paren == std::string::npos) continue;
-    std::istringstream fields(stat.substr(paren + 1));
-    char state = 0;
-    pid_t parent = 0;
-    if (fields >> state >> parent) children[parent].push_back(std::stoi(name));
-  }
-  std::vector<pid_t> found;
-  std::vector<pid_t> todo{root};
-  while (!todo.empty()) {
-    const pid_t pid = todo.back();
-    todo.pop_back();
-    for (pid_t child : children[pid]) {
-      found.push_back(child);
-      todo.push_back(child);
-    }
-  }
-  return found;
-}
-
-// Sends `sig` to mpirun's process group and to everything it started on this host (some
-// children, such as ssh or the local ranks, may sit in process groups of their own).
-void signal_job(pid_t pid, int sig) {
-  for (pid_t p : descendants(pid)) ::kill(p, sig);
-  ::kill(-pid, sig);
-  ::kill(pid, sig);
-}
-
-// Writes all of `data` to fd 2 (relaying mpirun's stderr); a failed write drops the rest.
-void relay(const char* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(STDERR_FILENO, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-}
-
-// Runs plan.argv as described at the top of this file; returns launch's exit status.
-int supervise(const LaunchPlan& plan, double teardown_timeout) {
-  sigset_t handled;
-  sigemptyset(&handled);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&handled, sig);
-  sigset_t previous;
-  PARTITA_CHECK(::sigprocmask(SIG_BLOCK, &handled, &previous) == 0, Error,
-                "launch: cannot block signals ({})", std::strerror(errno));
-  const int signals = ::signalfd(-1, &handled, SFD_CLOEXEC);
-  int err[2];
-  PARTITA_CHECK(signals >= 0 && ::pipe2(err, O_CLOEXEC) == 0, Error,
-                "launch: cannot set up watching mpirun ({})", std::strerror(errno));
-
-  std::vector<char*> args;
-  for (const std::string& word : plan.argv) args.push_back(const_cast<char*>(word.c_str()));
-  args.push_back(nullptr);
-  // The child inherits these (launch's own environment is of no further use to it).
-  for (const auto& [name, value] : plan.env) ::setenv(name.c_str(), value.c_str(), 1);
-  const std::string exec_failed = "error: " + plan.argv[0] + ": cannot execute (";
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = ::fork();
-  PARTITA_CHECK(pid >= 0, Error, "launch: cannot fork ({})", std::strerror(errno));
-  if (pid == 0) {  // the child: only async-signal-safe calls until exec
-    ::setpgid(0, 0);
-    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-    ::dup2(err[1], STDERR_FILENO);
-    // In its own process group mpirun is in the background: a terminal on stdin would
-    // stop it (SIGTTIN) when it forwards stdin to rank 0. The ranks read no stdin.
-    if (::isatty(STDIN_FILENO)) {
-      const int null = ::open("/dev/null", O_RDONLY);
-      if (null >= 0) ::dup2(null, STDIN_FILENO);
-    }
-    ::execvp(args[0], args.data());
-    const char* why = std::strerror(errno);
-    relay(exec_failed.data(), exec_failed.size());
-    relay(why, std::strlen(why));
-    relay(")\n", 2);
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also here: whichever runs first; EACCES after exec is harmless
-  ::close(err[1]);
-
-  std::string pending;                      // stderr bytes after the last newline
-  std::string first_failure;                // the first line saying the job failed
-  std::optional<Clock::time_point> ending;  // since the job failed or launch was told to stop
-  std::optional<Clock::time_point> killed;  // since launch sent SIGTERM to the job
-  bool stopped = false;                     // launch got SIGINT/SIGTERM/SIGHUP
-  bool gave_up = false;                     // launch killed the job after the timeout
-  bool err_open = true;
-  int status = 0;
-  for (;;) {
-    int timeout_ms = -1;
-    if (ending) {
-      const double left =
-          killed ? 2.0 - seconds_since(*killed) : teardown_timeout - seconds_since(*ending);
-      if (left <= 0) {
-        if (!killed) {
-          signal_job(pid, SIGTERM);
-          killed = Clock::now();
-          gave_up = true;
-        } else {
-          signal_job(pid, SIGKILL);
-          ::waitpid(pid, &status, 0);
-          break;
-        }
-        continue;
-      }
-      timeout_ms = static_cast<int>(left * 1000) + 1;
-    }
-    pollfd fds[2] = {{signals, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}};
-    if (::poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
-      throw Error(fmt::format("launch: poll: {}", std::strerror(errno)));
-    if (fds[1].revents != 0) {
-      char buffer[8192];
-      const ssize_t n = ::read(err[0], buffer, sizeof(buffer));
-      if (n > 0) {
-        relay(buffer, static_cast<size_t>(n));
-        pending.append(buffer, static_cast<size_t>(n));
-        for (size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
-          const std::string line = pending.substr(0, eol);
-          pending.erase(0, eol + 1);
-          if (first_failure.empty() && is_failure_line(line)) {
-            first_failure = line;
-            if (!ending) ending = Clock::now();
-          }
-        }
-        if (pending.size() > 65536) pending.clear();  // a progress bar without newlines
-      } else if (n == 0 || errno != EINTR) {
-        err_open = false;
-      }
-    }
-    if (fds[0].revents != 0) {
-      signalfd_siginfo info;
-      if (::read(signals, &info, sizeof(info)) == sizeof(info) && info.ssi_signo != SIGCHLD) {
-        // Forwarded to the group, as a terminal would; a second request kills at once.
-        if (stopped)
-          signal_job(pid, SIGKILL);
-        else
-          ::kill(-pid, static_cast<int>(info.ssi_signo));
-        stopped = true;
-        if (!ending) ending = Clock::now();
-      }
-    }
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) {
-      // Drain what mpirun wrote last, without waiting on processes that inherited its stderr.
-      ::fcntl(err[0], F_SETFL, O_NONBLOCK);
-      char buffer[8192];
-      for (ssize_t n; err_open && (n = ::read(err[0], buffer, sizeof(buffer))) > 0;)
-        relay(buffer, static_cast<size_t>(n));
-      break;
-    }
-  }
-  ::close(err[0]);
-  ::close(signals);
-  ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-  if (gave_up) throw Error(stuck_message(plan, first_failure, teardown_timeout));
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 int run_launch(const Flags& flags, const CLI::App& app) {
