@@ -20,8 +20,6 @@
 
 #include "partita/core/error.h"
 
-extern char** environ;
-
 namespace partita::cli {
 namespace {
 
