@@ -12,7 +12,9 @@
 #include "partita/core/timer.h"
 #include "partita/runtime/mpi_rank.h"
 #include "rank_main.h"
+#include "partita/loader/hot_nodes.h"
 #include "partita/sample/block_builder.h"
+#include "partita/store/feature_cache.h"
 
 namespace partita::cli {
 namespace {
@@ -24,6 +26,8 @@ struct Flags {
   int64_t batch_size = 1024;
   int64_t batches = 50;
   uint64_t seed = 0;
+  double cache_ratio = 0;
+  int64_t cache_presample = 10;
 };
 
 // Times each hop of the sampler it wraps.
@@ -49,6 +53,11 @@ void check_flags(const Flags& flags) {
   PARTITA_CHECK(flags.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
                 flags.batch_size);
   PARTITA_CHECK(flags.batches >= 1, UsageError, "--batches: must be >= 1, got {}", flags.batches);
+  PARTITA_CHECK(flags.cache_ratio >= 0 && flags.cache_ratio <= 1, UsageError,
+                "--cache-ratio: must be in [0, 1] (a share of the nodes a rank owns), got {}",
+                flags.cache_ratio);
+  PARTITA_CHECK(flags.cache_presample >= 1, UsageError, "--cache-presample: must be >= 1, got {}",
+                flags.cache_presample);
   PARTITA_CHECK(flags.session.sampling.threads >= 1, UsageError, "--threads: must be >= 1, got {}", flags.session.sampling.threads);
   check_timeout(flags.session.timeout_s);
 }
@@ -73,6 +82,34 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   PARTITA_CHECK(idle == mpi.size(), UsageError, "{}: rank {} owns no training nodes",
                 flags.session.parts_dir, idle);
 
+  // The batches: consecutive slices of the seeds, wrapping around.
+  std::vector<std::vector<int64_t>> batches;
+  for (int64_t b = 0; b < flags.batches; ++b) {
+    const int64_t start = (b * flags.batch_size) % static_cast<int64_t>(seeds.size());
+    const int64_t count = std::min<int64_t>(flags.batch_size, seeds.size() - start);
+    batches.emplace_back(seeds.begin() + start, seeds.begin() + start + count);
+  }
+
+  // Hot-feature cache: pre-sample the first batches under another key (epoch 1; the
+  // measured batches use epoch 0), keep the most needed remote rows.
+  store::FeatureCache cache;
+  loader::HotNodes hot;
+  Stopwatch cache_watch;
+  if (flags.cache_ratio > 0 && !graph.replicated() && mpi.size() > 1) {
+    std::vector<std::vector<int64_t>> presample(
+        batches.begin(),
+        batches.begin() + std::min<int64_t>(flags.cache_presample, flags.batches));
+    const auto budget =
+        static_cast<int64_t>(flags.cache_ratio * static_cast<double>(graph.num_local_nodes()));
+    hot = loader::hottest_remote_nodes(session.sampler(), graph, presample, fanouts, flags.seed,
+                                       1, budget);
+    cache = store::FeatureCache::fetch(session.fetcher(), hot.ids, graph.feat_dim());
+    session.fetcher().set_cache(&cache);
+  }
+  const double cache_s = cache_watch.seconds();
+  const sample::DistSamplerStats ss0 = session.sampler().stats();
+  const store::FetchStats fs0 = session.fetcher().stats();
+
   TimedSampler timed(session.sampler(), fanouts.size());
   sample::BlockBuilder builder;
   sample::BlockOptions block_options;
@@ -84,12 +121,10 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   session.collectives().barrier();
   Stopwatch total;
   for (int64_t b = 0; b < flags.batches; ++b) {
-    const int64_t start = (b * flags.batch_size) % static_cast<int64_t>(seeds.size());
-    const int64_t count = std::min<int64_t>(flags.batch_size, seeds.size() - start);
+    const int64_t count = static_cast<int64_t>(batches[b].size());
     block_options.key.batch = static_cast<uint64_t>(b);
     Stopwatch watch;
-    sample::SampledBatch batch =
-        builder.build(ArrayView<const int64_t>(seeds.data() + start, count), block_options, timed);
+    sample::SampledBatch batch = builder.build(batches[b], block_options, timed);
     sample_s += watch.seconds();
     watch.restart();
     features.resize(batch.input_nodes.size() * static_cast<size_t>(graph.feat_dim()));
@@ -103,14 +138,31 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   session.collectives().barrier();
 
   // Sums over ranks, then rates. Per core = per rank x sampler thread.
-  const sample::DistSamplerStats ss = session.sampler().stats();
-  const store::FetchStats fs = session.fetcher().stats();
+  // Traffic of the measured batches only (the cache's filling is reported apart).
+  sample::DistSamplerStats ss = session.sampler().stats();
+  store::FetchStats fs = session.fetcher().stats();
+  ss.remote_requests -= ss0.remote_requests;
+  ss.remote_bytes -= ss0.remote_bytes;
+  ss.remote_nodes -= ss0.remote_nodes;
+  fs.remote_requests -= fs0.remote_requests;
+  fs.remote_bytes -= fs0.remote_bytes;
+  fs.remote_rows -= fs0.remote_rows;
+  fs.cache_hits -= fs0.cache_hits;
+  session.fetcher().set_cache(nullptr);
   std::vector<double> sums{static_cast<double>(edges), static_cast<double>(input_nodes),
                            static_cast<double>(seed_count), sample_s, fetch_s, wall_s,
                            static_cast<double>(ss.remote_requests + fs.remote_requests),
                            static_cast<double>(ss.remote_bytes + fs.remote_bytes),
                            static_cast<double>(ss.remote_nodes), static_cast<double>(fs.remote_rows),
-                           static_cast<double>(peak_rss_bytes())};
+                           static_cast<double>(peak_rss_bytes()),
+                           static_cast<double>(fs.remote_bytes),
+                           static_cast<double>(fs.cache_hits),
+                           static_cast<double>(cache.rows()),
+                           static_cast<double>(cache.bytes()),
+                           cache_s,
+                           static_cast<double>(hot.covered),
+                           static_cast<double>(hot.remote_appearances)};
+  constexpr size_t kHopSums = 18;  // hop times follow the fixed sums
   for (double s : timed.seconds()) sums.push_back(s);
   session.collectives().allreduce_sum(sums);
   const double max_wall = session.collectives().allreduce_one(wall_s, ReduceOp::kMax);
@@ -120,9 +172,10 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   const int ranks = mpi.size();
   const double cores = static_cast<double>(ranks) * flags.session.sampling.threads;
   const double feature_bytes = sums[1] * static_cast<double>(graph.feat_dim()) * sizeof(float);
-  const double batches = static_cast<double>(flags.batches) * ranks;
+  const double total_batches = static_cast<double>(flags.batches) * ranks;
   nlohmann::ordered_json hop_s = nlohmann::ordered_json::array();
-  for (size_t h = 0; h < fanouts.size(); ++h) hop_s.push_back(sums[11 + h] / ranks);
+  for (size_t h = 0; h < fanouts.size(); ++h) hop_s.push_back(sums[kHopSums + h] / ranks);
+  const double remote_wanted = sums[9] + sums[12];  // feature rows not owned: wire + cache
   // Rates: per rank over its own busy time, summed over ranks.
   const double sample_rate = sums[0] / (sums[3] / ranks);
   const double fetch_rate = feature_bytes / (sums[4] / ranks);
@@ -136,7 +189,7 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
       {"fanouts", fanouts},
       {"batch_size", flags.batch_size},
       {"batches_per_rank", flags.batches},
-      {"batches_per_s", batches / max_wall},
+      {"batches_per_s", total_batches / max_wall},
       {"seeds", sums[2]},
       {"sampled_edges", sums[0]},
       {"sampled_edges_per_s", sample_rate},
@@ -154,6 +207,14 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
       {"remote_sampled_nodes", sums[8]},
       {"remote_feature_rows", sums[9]},
       {"peak_rss_bytes_sum", sums[10]},
+      {"remote_feature_bytes", sums[11]},
+      {"cache_ratio", flags.cache_ratio},
+      {"cache_hits", sums[12]},
+      {"cache_hit_rate", remote_wanted > 0 ? sums[12] / remote_wanted : 0.0},
+      {"cached_rows_sum", sums[13]},
+      {"cache_bytes_sum", sums[14]},
+      {"cache_build_s_per_rank", sums[15] / ranks},
+      {"cache_expected_hit_rate", sums[17] > 0 ? sums[16] / sums[17] : 0.0},
   };
   std::printf("%s\n", out.dump(2).c_str());
   return 0;
@@ -177,6 +238,13 @@ Action add_sample_bench_command(CLI::App& app) {
   app.add_option("--threads", flags->session.sampling.threads, "Sampler threads per rank")->capture_default_str();
   app.add_option("--seed", flags->seed, "Sampling seed")->capture_default_str();
   app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")
+      ->capture_default_str();
+  app.add_option("--cache-ratio", flags->cache_ratio,
+                 "Hot-feature cache: keep up to R x (nodes this rank owns) remote feature rows, "
+                 "chosen by pre-sampling (0: off)")
+      ->capture_default_str();
+  app.add_option("--cache-presample", flags->cache_presample,
+                 "Batches pre-sampled (under another key) to choose the cached rows")
       ->capture_default_str();
   app.add_flag("--in-memory", flags->session.graph.in_memory,
                "Copy the part's graph and features into huge-page memory at start-up instead "

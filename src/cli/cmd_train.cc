@@ -132,6 +132,13 @@ int run_train(MpiScope& mpi, const Flags& flags) {
   runtime::Session& session = rank.session();
   train::Trainer trainer(session, options);
   const bool print = mpi.rank() == 0;
+  if (print && options.cache_ratio > 0) {
+    const train::CacheReport& c = trainer.cache_report();
+    log_info("cache: rank 0 keeps {} remote rows ({:.1f} MiB), expected hit rate {:.3f}, chosen "
+             "from {} pre-sampled batches in {:.2f} s",
+             c.rows, static_cast<double>(c.bytes) / (1 << 20), c.expected_hit_rate,
+             c.presample_batches, c.presample_s);
+  }
   std::unique_ptr<train::MetricsFile> metrics;
   if (print && !flags.metrics_out.empty())
     metrics = std::make_unique<train::MetricsFile>(flags.metrics_out, options.resume);
@@ -230,6 +237,13 @@ Action add_train_command(CLI::App& app) {
   app.add_option("--metrics-out", flags->metrics_out,
                  "Write JSON lines to this file (rank 0): one per epoch, then a final record "
                  "with test_acc and totals (appended to with --resume)");
+  app.add_option("--cache-ratio", flags->train.cache_ratio,
+                 "Hot-feature cache: keep up to R x (nodes this rank owns) remote feature rows, "
+                 "the ones pre-sampled batches need most (0: off; results do not change)")
+      ->capture_default_str();
+  app.add_option("--cache-presample", flags->train.cache_presample_batches,
+                 "Steps pre-sampled to choose the cached rows")
+      ->capture_default_str();
   app.add_option("--progress", flags->progress,
                  "auto, bar, lines or off. auto: a bar redrawn in place when stderr is a "
                  "terminal (or `partita launch` ran on one), else a line every "

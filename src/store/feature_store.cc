@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "partita/core/error.h"
@@ -65,27 +66,28 @@ FeatureFetcher::FeatureFetcher(const DistGraph& graph, RpcEndpoint* endpoint)
 void FeatureFetcher::fetch_features(ArrayView<const int64_t> ids, float* out) {
   const int64_t width = graph_.feat_dim();
   fetch<float>(ids, kRequestFeatures, width, row_copier(graph_.features(), width),
-               graph_.features(), out);
+               graph_.features(), cache_, out);
 }
 
 void FeatureFetcher::fetch_labels(ArrayView<const int64_t> ids, int64_t* out) {
   fetch<int64_t>(ids, kRequestLabels, 1, row_copier(graph_.labels().data(), 1),
-                 static_cast<const int64_t*>(nullptr), out);
+                 static_cast<const int64_t*>(nullptr), nullptr, out);
 }
 
 void FeatureFetcher::fetch_degrees(ArrayView<const int64_t> ids, int64_t* out) {
   fetch<int64_t>(ids, kRequestDegrees, 1, degree_copier(graph_),
-                 static_cast<const int64_t*>(nullptr), out);
+                 static_cast<const int64_t*>(nullptr), nullptr, out);
 }
 
 template <class T, class CopyLocal>
 void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t width,
-                           CopyLocal copy_local, const T* prefetch_base, T* out) {
+                           CopyLocal copy_local, const T* prefetch_base,
+                           const FeatureCache* cache, T* out) {
   const int64_t first = graph_.first_node();
   const size_t row_bytes = static_cast<size_t>(width) * sizeof(T);
   // positions[r]: input positions of the ids owned by rank r (remote ranks only).
   std::vector<std::vector<int64_t>> positions;
-  int64_t local_rows = 0;
+  int64_t local_rows = 0, cache_hits = 0;
   for (int64_t i = 0; i < ids.size(); ++i) {
     const int64_t gid = ids[i];
     // Rows are scattered over the mapped file: start loading the one kPrefetchRows ahead.
@@ -101,10 +103,20 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
       continue;
     }
     const int owner = graph_.owner_rank(gid);  // throws on an id out of range
+    if (cache != nullptr) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (const float* row = cache->find(gid)) {
+          std::memcpy(out + i * width, row, row_bytes);
+          ++cache_hits;
+          continue;
+        }
+      }
+    }
     if (positions.empty()) positions.resize(static_cast<size_t>(graph_.world_size()));
     positions[owner].push_back(i);
   }
   local_rows_ += local_rows;
+  cache_hits_ += cache_hits;
   if (positions.empty()) return;
   PARTITA_CHECK(endpoint_ != nullptr, Error, "internal: remote rows asked without an endpoint");
 
@@ -138,7 +150,8 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
 }
 
 FetchStats FeatureFetcher::stats() const {
-  return {local_rows_.load(), remote_rows_.load(), remote_requests_.load(), remote_bytes_.load()};
+  return {local_rows_.load(), remote_rows_.load(), remote_requests_.load(), remote_bytes_.load(),
+          cache_hits_.load()};
 }
 
 }  // namespace partita::store

@@ -42,6 +42,11 @@ nlohmann::json epoch_json(const EpochRecord& r) {
   j["checkpoint_s"] = r.checkpoint_s;
   j["request_bytes"] = r.request_bytes;
   j["collective_bytes"] = r.collective_bytes;
+  j["remote_rows"] = r.remote_rows;
+  j["cache_hits"] = r.cache_hits;
+  const int64_t remote = r.remote_rows + r.cache_hits;
+  j["cache_hit_rate"] = remote > 0 ? static_cast<double>(r.cache_hits) / static_cast<double>(remote)
+                                   : 0.0;
   j["seeds_per_s"] = r.epoch_s > 0 ? static_cast<double>(r.seeds) / r.epoch_s : 0.0;
   j["rss_bytes"] = r.rss_bytes;
   j["threads"] = r.threads;
@@ -133,6 +138,10 @@ void MetricsFile::write_final(const TrainResult& result, int ranks) {
   const char* names[8] = {"epoch_s", "sample_s", "fetch_s", "compute_s",
                           "allreduce_s", "wait_s", "eval_s", "checkpoint_s"};
   for (int i = 0; i < 8; ++i) j[names[i]] = sums[i];
+  j["cache_rows"] = result.cache.rows;
+  j["cache_bytes"] = result.cache.bytes;
+  j["cache_presample_s"] = result.cache.presample_s;
+  j["cache_expected_hit_rate"] = result.cache.expected_hit_rate;
   write_line(j.dump());
 }
 

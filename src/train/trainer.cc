@@ -12,6 +12,7 @@
 #include "partita/core/random.h"
 #include "partita/core/timer.h"
 #include "partita/loader/batch_pipeline.h"
+#include "partita/loader/hot_nodes.h"
 #include "partita/loader/seeds.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/precision.h"
@@ -22,6 +23,8 @@ namespace {
 
 // Sampling-key epochs of evaluation passes, far from training epochs.
 constexpr uint64_t kEvalTagBase = uint64_t{1} << 40;
+// Sampling-key epoch of the cache's pre-sampling, apart from training and evaluation.
+constexpr uint64_t kCacheTag = (uint64_t{1} << 40) - 2;
 // Stream tag of the per-step dropout keys.
 constexpr uint64_t kDropoutStream = 0x64726f706f7574ULL;
 constexpr int kCheckpointsKept = 2;
@@ -87,6 +90,11 @@ void check_options(const TrainOptions& o) {
                 "allreduce bucket of {} bytes is too small", o.bucket_bytes);
   PARTITA_CHECK(!o.resume || !o.checkpoint_dir.empty(), UsageError,
                 "--resume needs --checkpoint-dir");
+  PARTITA_CHECK(o.cache_ratio >= 0 && o.cache_ratio <= 1, UsageError,
+                "--cache-ratio: must be in [0, 1] (a share of the nodes a rank owns), got {}",
+                o.cache_ratio);
+  PARTITA_CHECK(o.cache_presample_batches >= 1, UsageError,
+                "--cache-presample: must be >= 1, got {}", o.cache_presample_batches);
   PARTITA_CHECK(o.model.precision != nn::Precision::kBf16 || nn::cpu_supports_bf16(), UsageError,
                 "--precision bf16: this CPU has no native bfloat16 arithmetic (AVX512-BF16 or "
                 "AMX-BF16); use --precision fp32");
@@ -126,6 +134,7 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   }
   impl_->params = model_->parameters();
   sync_initial_weights();
+  build_cache();
 
   if (options_.optimizer == OptimizerKind::kAdam) {
     impl_->optimizer = std::make_unique<torch::optim::Adam>(
@@ -136,7 +145,32 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   }
 }
 
-Trainer::~Trainer() = default;
+Trainer::~Trainer() { session_.fetcher().set_cache(nullptr); }
+
+void Trainer::build_cache() {
+  const store::DistGraph& graph = session_.graph();
+  if (options_.cache_ratio <= 0 || graph.replicated() || session_.size() == 1) return;
+  Stopwatch watch;
+  std::vector<std::vector<int64_t>> batches =
+      plan_->epoch_batches(options_.seed, kCacheTag,
+                           [this](const std::vector<int64_t>& batch) { return share_of(batch); });
+  if (static_cast<int64_t>(batches.size()) > options_.cache_presample_batches)
+    batches.resize(static_cast<size_t>(options_.cache_presample_batches));
+  const auto budget =
+      static_cast<int64_t>(options_.cache_ratio * static_cast<double>(graph.num_local_nodes()));
+  const loader::HotNodes hot = loader::hottest_remote_nodes(
+      session_.sampler(), graph, batches, options_.fanouts, options_.seed, kCacheTag, budget);
+  cache_ = store::FeatureCache::fetch(session_.fetcher(), hot.ids, graph.feat_dim());
+  session_.fetcher().set_cache(&cache_);
+  cache_report_.rows = cache_.rows();
+  cache_report_.bytes = cache_.bytes();
+  cache_report_.presample_batches = hot.batches;
+  cache_report_.expected_hit_rate =
+      hot.remote_appearances > 0
+          ? static_cast<double>(hot.covered) / static_cast<double>(hot.remote_appearances)
+          : 0.0;
+  cache_report_.presample_s = watch.seconds();
+}
 
 // Rank != 0 contributes zeros to an allreduce sum, so every rank ends with rank 0's values.
 // BatchNorm's running statistics: each rank saw only its own seeds. Floating-point
@@ -338,6 +372,7 @@ double Trainer::evaluate(const loader::GlobalBatches& plan, uint64_t tag) {
 TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epoch,
                            const std::function<void(const StepRecord&)>& on_step) {
   TrainResult result;
+  result.cache = cache_report_;
   Stopwatch watch;
   if (options_.resume) {
     result.resumed_epochs = restore_checkpoint();
@@ -346,6 +381,7 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
   }
   for (int64_t e = result.resumed_epochs; e < options_.epochs; ++e) {
     const uint64_t requests_before = session_.request_bytes_sent();
+    const store::FetchStats fetch_before = session_.fetcher().stats();
     const uint64_t collectives_before = session_.collectives().bytes_contributed();
     EpochRecord rec = run_epoch(e, on_step);
     const bool last = e + 1 == options_.epochs;
@@ -358,6 +394,9 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
     rec.request_bytes = static_cast<int64_t>(session_.request_bytes_sent() - requests_before);
     rec.collective_bytes =
         static_cast<int64_t>(session_.collectives().bytes_contributed() - collectives_before);
+    const store::FetchStats fetch_after = session_.fetcher().stats();
+    rec.remote_rows = fetch_after.remote_rows - fetch_before.remote_rows;
+    rec.cache_hits = fetch_after.cache_hits - fetch_before.cache_hits;
     if (!options_.checkpoint_dir.empty()) {
       Stopwatch checkpoint_watch;
       save_checkpoint(e + 1);

@@ -12,11 +12,13 @@
 #include "partita/comm/wire.h"
 #include "partita/data/dataset.h"
 #include "partita/data/generate.h"
+#include "partita/loader/hot_nodes.h"
 #include "partita/partition/partition.h"
 #include "partita/sample/block_builder.h"
 #include "partita/sample/dist_sampler.h"
 #include "partita/sample/local_sampler.h"
 #include "partita/store/dist_graph.h"
+#include "partita/store/feature_cache.h"
 #include "partita/store/feature_store.h"
 #include "store_test_util.h"
 
@@ -111,6 +113,47 @@ TEST_P(DistEquality, BlocksAndFeaturesMatchSingleProcess) {
               throw Error("label mismatch at node " + std::to_string(orig));
           }
         }
+        // The hot-feature cache: chosen from the first 3 batches, it answers remote rows
+        // with the same values, deterministically, and only rows of other ranks.
+        if (ranks > 1) {
+          std::vector<std::vector<int64_t>> presample;
+          for (size_t b = 0; b < 3 && b * 64 < seeds.size(); ++b)
+            presample.emplace_back(seeds.begin() + b * 64,
+                                   seeds.begin() + std::min<size_t>(seeds.size(), b * 64 + 64));
+          const int64_t budget = graphs[r].num_local_nodes() / 4;
+          const loader::HotNodes hot = loader::hottest_remote_nodes(
+              sampler, graphs[r], presample, fanouts, 7, 99, budget);
+          const loader::HotNodes again = loader::hottest_remote_nodes(
+              sampler, graphs[r], presample, fanouts, 7, 99, budget);
+          if (hot.ids != again.ids) throw Error("hot nodes differ between two identical calls");
+          if (hot.ids.empty() || static_cast<int64_t>(hot.ids.size()) > budget)
+            throw Error("hot nodes: " + std::to_string(hot.ids.size()) + " for budget " +
+                        std::to_string(budget));
+          for (int64_t gid : hot.ids)
+            if (graphs[r].owns(gid)) throw Error("cached an owned node");
+          const store::FeatureCache cache = store::FeatureCache::fetch(fetcher, hot.ids, 6, 7);
+          fetcher.set_cache(&cache);
+          const store::FetchStats before = fetcher.stats();
+          for (uint64_t b = 0; b * 64 < seeds.size(); ++b) {
+            std::vector<int64_t> batch(seeds.begin() + b * 64,
+                                       seeds.begin() + std::min<size_t>(seeds.size(), b * 64 + 64));
+            sample::BlockOptions options;
+            options.fanouts = fanouts;
+            options.key = {7, 1, b};
+            sample::SampledBatch got = sample::sample_blocks(batch, options, sampler);
+            std::vector<float> feat(got.input_nodes.size() * 6);
+            fetcher.fetch_features(got.input_nodes, feat.data());
+            for (size_t i = 0; i < got.input_nodes.size(); ++i) {
+              const int64_t orig = node_map[got.input_nodes[i]];
+              for (int c = 0; c < 6; ++c)
+                if (feat[i * 6 + c] != dataset_->features.row(orig)[c])
+                  throw Error("feature mismatch with the cache at node " + std::to_string(orig));
+            }
+          }
+          const store::FetchStats after = fetcher.stats();
+          fetcher.set_cache(nullptr);
+          if (after.cache_hits <= before.cache_hits) throw Error("the cache was never hit");
+        }
         endpoints[r]->shutdown();
       } catch (const std::exception& e) {
         failures[r] = e.what();
@@ -165,6 +208,25 @@ TEST(DistGraph, RejectsPartsAndRanksThatDisagree) {
   EXPECT_NE(c1.indices().data(), g1.indices().data());
   const int64_t values = g1.num_local_nodes() * g1.feat_dim();
   EXPECT_TRUE(std::equal(g1.features(), g1.features() + values, c1.features()));
+}
+
+}  // namespace
+}  // namespace partita
+
+namespace partita {
+namespace {
+
+TEST(FeatureCache, FindsItsRowsAndRefusesBadInput) {
+  const store::FeatureCache cache({40, 7}, {1, 2, 3, 4, 5, 6}, 3);
+  ASSERT_NE(cache.find(7), nullptr);
+  EXPECT_EQ(cache.find(7)[0], 4);
+  EXPECT_EQ(cache.find(40)[2], 3);
+  EXPECT_EQ(cache.find(8), nullptr);
+  EXPECT_EQ(cache.rows(), 2);
+  EXPECT_GE(cache.bytes(), 6 * 4);
+  EXPECT_EQ(store::FeatureCache().find(7), nullptr);
+  EXPECT_THROW(store::FeatureCache({1, 2}, {1, 2, 3}, 2), Error);
+  EXPECT_THROW(store::FeatureCache({1, 1}, {1, 2, 3, 4}, 2), Error);
 }
 
 }  // namespace

@@ -34,6 +34,9 @@ struct RunResult {
   int64_t request_bytes = 0;         // rank 0's traffic in epoch 1
   int64_t collective_bytes = 0;
   int64_t steps = 0;
+  int64_t cache_hits = 0;    // rank 0's, epoch 1
+  int64_t remote_rows = 0;
+  int64_t cache_rows = 0;
 };
 
 std::vector<float> flat_parameters(nn::GnnModel& model) {
@@ -98,6 +101,9 @@ class InProcessEquality : public ::testing::Test {
               result.request_bytes = t.epochs[0].request_bytes;
               result.collective_bytes = t.epochs[0].collective_bytes;
               result.steps = t.epochs[0].steps;
+              result.cache_hits = t.epochs[0].cache_hits;
+              result.remote_rows = t.epochs[0].remote_rows;
+              result.cache_rows = t.cache.rows;
               result.weights = flat_parameters(trainer.model());
             }
           }
@@ -202,6 +208,31 @@ TEST_F(InProcessEquality, LossesPerEpochAndWeightsAreTheSameForOneTwoAndFourRank
       EXPECT_EQ(many.test_acc, one.test_acc) << ranks << " ranks";
     }
   }
+}
+
+}  // namespace
+}  // namespace partita::train
+
+namespace partita::train {
+namespace {
+
+// The hot-feature cache changes the traffic, not the results: bit-identical losses and
+// weights with and without it.
+TEST_F(InProcessEquality, CacheGivesIdenticalResultsWithLessTraffic) {
+  TrainOptions o = options(nn::ConvKind::kSage);
+  const RunResult plain = run(2, o);
+  o.cache_ratio = 0.3;
+  o.cache_presample_batches = 4;
+  const RunResult cached = run(2, o);
+  EXPECT_EQ(cached.epoch_losses, plain.epoch_losses);
+  EXPECT_EQ(cached.weights, plain.weights);
+  EXPECT_EQ(cached.test_acc, plain.test_acc);
+  EXPECT_GT(cached.cache_rows, 0);
+  EXPECT_GT(cached.cache_hits, 0);
+  EXPECT_EQ(plain.cache_hits, 0);
+  EXPECT_LT(cached.remote_rows, plain.remote_rows);
+  EXPECT_EQ(cached.remote_rows + cached.cache_hits, plain.remote_rows)
+      << "every remote row is fetched or found in the cache";
 }
 
 }  // namespace

@@ -40,11 +40,13 @@ class ProgressBar {
 //   {"type":"epoch","epoch":E,"steps":..,"seeds":..,"loss":..,"train_acc":..,
 //    "val_acc":<number or null when not validated>,"epoch_s":..,"sample_s":..,
 //    "fetch_s":..,"compute_s":..,"matmul_gflop":..,"allreduce_s":..,"wait_s":..,"eval_s":..,
-//    "checkpoint_s":..,"request_bytes":..,"collective_bytes":..,"seeds_per_s":..,
-//    "rss_bytes":..,"threads":..,"open_fds":..}
+//    "checkpoint_s":..,"request_bytes":..,"collective_bytes":..,"remote_rows":..,
+//    "cache_hits":..,"cache_hit_rate":..,"seeds_per_s":..,"rss_bytes":..,"threads":..,
+//    "open_fds":..}
 //   {"type":"final","test_acc":..,"epochs":<total done>,"resumed_epochs":..,"ranks":..,
 //    "train_s":..,"steps":..,"seeds":.., and the sums over this run's epochs of epoch_s,
-//    sample_s, fetch_s, compute_s, allreduce_s, wait_s, eval_s, checkpoint_s}
+//    sample_s, fetch_s, compute_s, allreduce_s, wait_s, eval_s, checkpoint_s, and the
+//    cache's "cache_rows","cache_bytes","cache_presample_s","cache_expected_hit_rate"}
 // Times are rank 0's (seconds); loss and accuracies are global. Numbers are written with
 // full precision (a resumed run's losses compare exactly with the uninterrupted run's).
 class MetricsFile {

@@ -44,6 +44,13 @@
 // correct/total counts are summed with one allreduce at the end. So accuracies too are the
 // same for 1 rank and P ranks.
 //
+// Cache (options.cache_ratio > 0, partitioned mode with more than one rank): before the
+// first epoch each rank pre-samples the first cache_presample_batches steps of an epoch no
+// training step uses (its own shares, blocks only), counts how many of them need each
+// remote node's features, fetches the rows of the most needed ones (at most cache_ratio x
+// the nodes it owns) and answers those from memory from then on (store::FeatureCache).
+// Results do not change; only the traffic does.
+//
 // Checkpoints (options.checkpoint_dir): after every epoch rank 0 writes the model,
 // optimizer, epochs done and seed (checkpoint.h), keeping the two latest; only rank 0
 // reads or writes the directory, so it need not be shared between hosts. With
@@ -65,6 +72,7 @@
 #include "partita/loader/batch_pipeline.h"
 #include "partita/loader/seeds.h"
 #include "partita/runtime/session.h"
+#include "partita/store/feature_cache.h"
 #include "partita/nn/gnn_model.h"
 
 namespace partita::train {
@@ -104,6 +112,10 @@ struct TrainOptions {
   std::string checkpoint_dir;  // empty: no checkpoints
   bool resume = false;         // start from the latest checkpoint in checkpoint_dir
   size_t bucket_bytes = size_t{4} << 20;  // gradient allreduce bucket size, >= 4
+  // Hot-feature cache (see Cache below): at most cache_ratio x (nodes this rank owns) remote
+  // rows, in [0, 1]; 0: none. Chosen by pre-sampling cache_presample_batches steps (>= 1).
+  double cache_ratio = 0;
+  int64_t cache_presample_batches = 10;
 };
 
 // Throws UsageError, naming the flag, on an option out of range (the same checks on every
@@ -146,6 +158,10 @@ struct EpochRecord {
   // collectives (gradients' allreduce).
   int64_t request_bytes = 0;
   int64_t collective_bytes = 0;
+  // This rank's remote feature rows in the epoch: fetched over the wire, and answered by
+  // the hot-feature cache instead.
+  int64_t remote_rows = 0;
+  int64_t cache_hits = 0;
   // This rank's process at the end of the epoch (after validation and checkpoint), to see
   // growth across epochs: resident memory, threads, open file descriptors.
   int64_t rss_bytes = 0;
@@ -153,7 +169,18 @@ struct EpochRecord {
   int64_t open_fds = 0;
 };
 
+// This rank's hot-feature cache, when options.cache_ratio > 0.
+struct CacheReport {
+  int64_t rows = 0;               // cached remote rows
+  int64_t bytes = 0;              // memory they take
+  double presample_s = 0;         // choosing and fetching them
+  int64_t presample_batches = 0;  // batches pre-sampled
+  // Share of the pre-sampled batches' remote rows the cache covers (its expected hit rate).
+  double expected_hit_rate = 0;
+};
+
 struct TrainResult {
+  CacheReport cache;
   int64_t resumed_epochs = 0;       // epochs done before, restored from a checkpoint
   std::vector<EpochRecord> epochs;  // the epochs run by this call
   double test_acc = 0;
@@ -165,7 +192,7 @@ class Trainer {
   // Builds the model and optimizer and synchronizes the initial weights (collective).
   // Throws Error/UsageError on bad options (fanouts.size() != model.layers, ...).
   Trainer(runtime::Session& session, const TrainOptions& options);
-  ~Trainer();
+  ~Trainer();  // detaches the cache from the session's fetcher
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
@@ -182,6 +209,7 @@ class Trainer {
   double parameter_checksum() const;
 
   nn::GnnModel& model() { return *model_; }
+  const CacheReport& cache_report() const { return cache_report_; }
 
   // Global steps per epoch (see Batches above), and training ids over all ranks.
   int64_t steps_per_epoch() const { return plan_->steps(); }
@@ -203,6 +231,8 @@ class Trainer {
   // epoch: 0-based. Calls on_step after each step.
   EpochRecord run_epoch(int64_t epoch, const std::function<void(const StepRecord&)>& on_step);
   void sync_initial_weights();
+  // Builds the hot-feature cache and hands it to the session's fetcher.
+  void build_cache();
   // Averages BatchNorm's running statistics over ranks (collective).
   void average_buffers();
   // Sums the gradients and `loss` over ranks (bucketed); returns the summed loss.
@@ -223,6 +253,8 @@ class Trainer {
   std::unique_ptr<Impl> impl_;  // optimizer
   std::unique_ptr<loader::GlobalBatches> plan_;  // every training id, cut into steps
   std::unique_ptr<loader::GlobalBatches> valid_plan_, test_plan_;
+  store::FeatureCache cache_;
+  CacheReport cache_report_;
 };
 
 }  // namespace partita::train

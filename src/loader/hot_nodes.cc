@@ -1,0 +1,49 @@
+#include "partita/loader/hot_nodes.h"
+
+#include <absl/container/flat_hash_map.h>
+
+#include <algorithm>
+
+#include "partita/core/error.h"
+#include "partita/sample/block_builder.h"
+
+namespace partita::loader {
+
+HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
+                              const std::vector<std::vector<int64_t>>& batches,
+                              const std::vector<int64_t>& fanouts, uint64_t seed,
+                              uint64_t epoch, int64_t budget) {
+  PARTITA_CHECK(budget >= 0, Error, "hot nodes: budget {} < 0", budget);
+  HotNodes hot;
+  absl::flat_hash_map<int64_t, int64_t> count;
+  sample::BlockBuilder builder;
+  sample::BlockOptions options;
+  options.fanouts = fanouts;
+  for (size_t step = 0; step < batches.size(); ++step) {
+    if (batches[step].empty()) continue;
+    options.key = {seed, epoch, static_cast<uint64_t>(step)};
+    const sample::SampledBatch batch = builder.build(batches[step], options, sampler);
+    for (int64_t gid : batch.input_nodes) {
+      if (graph.owns(gid)) continue;
+      ++count[gid];
+      ++hot.remote_appearances;
+    }
+    ++hot.batches;
+  }
+  std::vector<std::pair<int64_t, int64_t>> ranked(count.begin(), count.end());  // (id, count)
+  const auto hotter = [](const std::pair<int64_t, int64_t>& a,
+                         const std::pair<int64_t, int64_t>& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  };
+  const size_t keep = std::min(ranked.size(), static_cast<size_t>(budget));
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep),
+                    ranked.end(), hotter);
+  hot.ids.reserve(keep);
+  for (size_t i = 0; i < keep; ++i) {
+    hot.ids.push_back(ranked[i].first);
+    hot.covered += ranked[i].second;
+  }
+  return hot;
+}
+
+}  // namespace partita::loader
