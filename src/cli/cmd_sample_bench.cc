@@ -103,7 +103,7 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
         static_cast<int64_t>(flags.cache_ratio * static_cast<double>(graph.num_local_nodes()));
     hot = loader::hottest_remote_nodes(session.sampler(), graph, presample, fanouts, flags.seed,
                                        1, budget);
-    cache = store::FeatureCache::fetch(session.fetcher(), hot.ids, graph.feat_dim());
+    cache = store::FeatureCache::fetch(session.fetcher(), hot.ids, graph.feature_row_bytes());
     session.fetcher().set_cache(&cache);
   }
   const double cache_s = cache_watch.seconds();
@@ -115,7 +115,7 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   sample::BlockOptions block_options;
   block_options.fanouts = fanouts;
   block_options.key.seed = flags.seed;
-  std::vector<float> features;
+  std::vector<uint8_t> features;
   double sample_s = 0, fetch_s = 0;
   int64_t edges = 0, input_nodes = 0, seed_count = 0;
   session.collectives().barrier();
@@ -127,7 +127,7 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
     sample::SampledBatch batch = builder.build(batches[b], block_options, timed);
     sample_s += watch.seconds();
     watch.restart();
-    features.resize(batch.input_nodes.size() * static_cast<size_t>(graph.feat_dim()));
+    features.resize(batch.input_nodes.size() * static_cast<size_t>(graph.feature_row_bytes()));
     session.fetcher().fetch_features(batch.input_nodes, features.data());
     fetch_s += watch.seconds();
     edges += batch.num_sampled_edges();
@@ -171,7 +171,7 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
 
   const int ranks = mpi.size();
   const double cores = static_cast<double>(ranks) * flags.session.sampling.threads;
-  const double feature_bytes = sums[1] * static_cast<double>(graph.feat_dim()) * sizeof(float);
+  const double feature_bytes = sums[1] * static_cast<double>(graph.feature_row_bytes());
   const double total_batches = static_cast<double>(flags.batches) * ranks;
   nlohmann::ordered_json hop_s = nlohmann::ordered_json::array();
   for (size_t h = 0; h < fanouts.size(); ++h) hop_s.push_back(sums[kHopSums + h] / ranks);

@@ -26,6 +26,7 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::kBool, "|b1", "bool", 1},       {DType::kUInt8, "|u1", "uint8", 1},
     {DType::kInt32, "<i4", "int32", 4},     {DType::kInt64, "<i8", "int64", 8},
     {DType::kFloat32, "<f4", "float32", 4}, {DType::kFloat64, "<f8", "float64", 8},
+    {DType::kFloat16, "<f2", "float16", 2}, {DType::kBFloat16, "<u2", "bfloat16", 2},
 };
 
 const DTypeInfo& info(DType dtype) {
@@ -149,7 +150,8 @@ class HeaderDictParser {
     for (const auto& i : kDTypes)
       if (d == i.descr) return i.dtype;
     fail("unsupported dtype '" + descr +
-         "' (supported: bool, uint8, int32, int64, float32, float64, little-endian)");
+         "' (supported: bool, uint8, int32, int64, float32, float64, float16, bfloat16 as "
+         "<u2, little-endian)");
   }
 
   const char* p_;

@@ -19,8 +19,8 @@ BatchPipeline::BatchPipeline(const BatchPipelineOptions& options,
                 options_.threads);
   PARTITA_CHECK(options_.prefetch >= 1, Error, "--prefetch: must be >= 1, got {}",
                 options_.prefetch);
-  PARTITA_CHECK(options_.feat_dim >= 0, Error, "feature dim: must be >= 0, got {}",
-                options_.feat_dim);
+  PARTITA_CHECK(options_.feature_row_bytes >= 0, Error,
+                "feature row bytes: must be >= 0, got {}", options_.feature_row_bytes);
   try {
     for (int t = 0; t < options_.threads; ++t) workers_.emplace_back([this] { run_worker(); });
   } catch (...) {
@@ -116,7 +116,7 @@ Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
 
   watch.restart();
   const auto& input = batch.sampled.input_nodes;
-  batch.features.resize(input.size() * static_cast<size_t>(options_.feat_dim));
+  batch.features.resize(input.size() * static_cast<size_t>(options_.feature_row_bytes));
   fetcher_.fetch_features(input, batch.features.data());
   batch.labels.resize(batch.sampled.seeds.size());
   fetcher_.fetch_labels(batch.sampled.seeds, batch.labels.data());

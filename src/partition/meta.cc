@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "partita/core/error.h"
+#include "partita/core/half.h"
 #include "partita/partition/format.h"
 
 namespace partita::partition {
@@ -234,7 +235,7 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
     const PartStats& ps = s.parts[p];
     expect_file(part_file(p, "indptr"), DType::kInt64, {n + 1});
     expect_file(part_file(p, "indices"), DType::kInt64, {ps.edges});
-    expect_file(part_file(p, "feat"), DType::kFloat32, {n, m.feat_dim});
+    expect_file(part_file(p, "feat"), m.feature_dtype, {n, m.feat_dim});
     expect_file(part_file(p, "label"), DType::kInt64, {n});
     expect_file(part_file(p, "train_idx"), DType::kInt64, {ps.train_nodes});
     expect_file(part_file(p, "valid_idx"), DType::kInt64, {ps.valid_nodes});
@@ -268,6 +269,7 @@ std::string meta_to_json(const PartitionMeta& m) {
       {"num_nodes", m.num_nodes},
       {"num_edges", m.num_edges},
       {"feat_dim", m.feat_dim},
+      {"feature_dtype", dtype_name(m.feature_dtype)},
       {"num_classes", m.num_classes},
       {"ranges", m.ranges},
       {"method", m.method},
@@ -346,6 +348,12 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
     rd.fail(fmt::format("key 'num_nodes' = {} is too large", m.num_nodes));
   m.num_edges = rd.integer(j, "num_edges");
   m.feat_dim = rd.integer(j, "feat_dim");
+  if (j.contains("feature_dtype")) {  // written since format version 1's compact features
+    m.feature_dtype = dtype_from_name(rd.string(j, "feature_dtype"), rd.key_name("feature_dtype"));
+    if (!is_feature_dtype(m.feature_dtype))
+      rd.fail(fmt::format("key 'feature_dtype' = {} is not float32, float16 or bfloat16",
+                          dtype_name(m.feature_dtype)));
+  }
   m.num_classes = rd.integer(j, "num_classes");
   const Json& ranges = rd.typed(j, "ranges", /*array=*/true);
   for (size_t i = 0; i < ranges.size(); ++i) {

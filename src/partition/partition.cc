@@ -119,8 +119,10 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
 
   log_info("partition: writing {} parts to {}", o.num_parts, o.out_dir);
   WriteResult written =
-      write_from_adj ? write_partition_arrays(ds, metis.adj, numbering, o.out_dir, threads)
-                     : write_partition_arrays(ds, ds.in_edges, numbering, o.out_dir, threads);
+      write_from_adj
+          ? write_partition_arrays(ds, metis.adj, numbering, o.out_dir, threads, o.feature_dtype)
+          : write_partition_arrays(ds, ds.in_edges, numbering, o.out_dir, threads,
+                                   o.feature_dtype);
   phases.emplace_back("write_structure", written.structure_s);
   phases.emplace_back("write_features", written.features_s);
 
@@ -129,6 +131,7 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
   meta.num_nodes = ds.num_nodes;
   meta.num_edges = num_edges;
   meta.feat_dim = ds.features.cols();
+  meta.feature_dtype = o.feature_dtype;
   meta.num_classes = ds.num_classes;
   meta.ranges = numbering.ranges;
   meta.method = method_name(o.method);

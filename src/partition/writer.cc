@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "partita/core/error.h"
+#include "partita/core/half.h"
 #include "partita/core/log.h"
 #include "partita/core/parallel.h"
 #include "partita/core/timer.h"
@@ -161,24 +162,27 @@ int64_t write_indices(const graph::CsrOf<Index>& in, const Renumbering& r,
 
 // feat.npy of part p: rows of node_map[lo..hi) in order, i.e. increasing original ids, so the
 // source is read forward; pages behind the pass are released (a no-op for owned features).
+// Rows are written as `dtype` (a feature dtype), narrowed from float32 with rounding to
+// nearest even.
 uint32_t write_features(const data::Dataset& ds, const Renumbering& r, int p,
-                        const std::string& path, int threads) {
+                        const std::string& path, int threads, DType dtype) {
   const data::FeatureMatrix& f = ds.features;
   const int64_t lo = r.ranges[p], rows = r.part_nodes(p), cols = f.cols();
-  NpyWriter writer(path, DType::kFloat32, {rows, cols});
+  NpyWriter writer(path, dtype, {rows, cols});
   if (cols == 0 || rows == 0) return writer.finish();
-  BlockPipeline<float> pipeline(&writer);
-  const int64_t block_rows = std::max<int64_t>(1, kBlockBytes / (cols * 4));
-  const size_t row_bytes = static_cast<size_t>(cols) * sizeof(float);
+  BlockPipeline<uint8_t> pipeline(&writer);
+  const size_t row_bytes = static_cast<size_t>(cols) * dtype_size(dtype);
+  const int64_t block_rows = std::max<int64_t>(1, kBlockBytes / static_cast<int64_t>(row_bytes));
   int64_t released = 0;  // original rows below this are released
   for (int64_t row = 0; row < rows; row += block_rows) {
     const int64_t end = std::min(rows, row + block_rows);
-    float* buffer = pipeline.buffer((end - row) * cols);
+    uint8_t* buffer = pipeline.buffer((end - row) * static_cast<int64_t>(row_bytes));
     parallel_chunks(row, end, kRowChunk, threads, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i)
-        std::memcpy(buffer + (i - row) * cols, f.row(r.node_map[lo + i]), row_bytes);
+        narrow_floats(f.row(r.node_map[lo + i]), cols, dtype,
+                      buffer + static_cast<size_t>(i - row) * row_bytes);
     });
-    pipeline.submit((end - row) * cols);
+    pipeline.submit((end - row) * static_cast<int64_t>(row_bytes));
     // The rest of this part reads only original rows >= node_map[lo + end].
     const int64_t next = end < rows ? r.node_map[lo + end] : f.rows();
     if (next > released) {
@@ -204,7 +208,8 @@ std::string part_file(int part, const std::string& name) {
 
 template <class Index>
 WriteResult write_partition_arrays(const data::Dataset& ds, const graph::CsrOf<Index>& in,
-                                   const Renumbering& r, const std::string& out_dir, int threads) {
+                                   const Renumbering& r, const std::string& out_dir, int threads,
+                                   DType feature_dtype) {
   WriteResult result;
   FileCollector out(out_dir, &result.files);
   const int num_parts = r.num_parts();
@@ -234,8 +239,8 @@ WriteResult write_partition_arrays(const data::Dataset& ds, const graph::CsrOf<I
 
     watch.restart();
     const std::string feat_rel = part_file(p, "feat");
-    crc = write_features(ds, r, p, out.full(feat_rel), threads);
-    out.add(feat_rel, DType::kFloat32, {rows, ds.features.cols()}, crc);
+    crc = write_features(ds, r, p, out.full(feat_rel), threads, feature_dtype);
+    out.add(feat_rel, feature_dtype, {rows, ds.features.cols()}, crc);
     result.features_s += watch.seconds();
 
     watch.restart();
@@ -260,9 +265,11 @@ WriteResult write_partition_arrays(const data::Dataset& ds, const graph::CsrOf<I
 
 template WriteResult write_partition_arrays<int32_t>(const data::Dataset&,
                                                      const graph::CsrOf<int32_t>&,
-                                                     const Renumbering&, const std::string&, int);
+                                                     const Renumbering&, const std::string&, int,
+                                                     DType);
 template WriteResult write_partition_arrays<int64_t>(const data::Dataset&,
                                                      const graph::CsrOf<int64_t>&,
-                                                     const Renumbering&, const std::string&, int);
+                                                     const Renumbering&, const std::string&, int,
+                                                     DType);
 
 }  // namespace partita::partition

@@ -28,6 +28,6 @@ template <class Index>
 WriteResult write_partition_arrays(const data::Dataset& dataset,
                                    const graph::CsrOf<Index>& in_edges,
                                    const Renumbering& numbering, const std::string& out_dir,
-                                   int threads);
+                                   int threads, DType feature_dtype = DType::kFloat32);
 
 }  // namespace partita::partition

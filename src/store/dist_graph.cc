@@ -83,7 +83,13 @@ DistGraph DistGraph::open(const std::string& dir, int rank, int world_size,
   g.indptr_ = maybe_copy(g.files_.indptr.view<int64_t>(), copy, &g.copies_[0], g.files_.indptr);
   g.indices_ =
       maybe_copy(g.files_.indices.view<int64_t>(), copy, &g.copies_[1], g.files_.indices);
-  g.features_ = maybe_copy(g.files_.feat.view<float>(), copy, &g.copies_[2], g.files_.feat).data();
+  const NpyArray& feat = g.files_.feat;
+  g.features_ = feat.data();
+  if (copy) {
+    g.copies_[2] = HugeBuffer::copy_of(feat.data(), feat.header().data_bytes());
+    feat.release_elements(0, feat.num_elements());
+    g.features_ = static_cast<const uint8_t*>(g.copies_[2].data());
+  }
   g.original_ids_ = maybe_copy(g.node_map_.view<int64_t>().subview(g.first_, g.end_ - g.first_),
                                copy, &g.copies_[3], g.node_map_, g.first_);
   return g;

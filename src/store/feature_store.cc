@@ -2,7 +2,6 @@
 
 #include <cstring>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "partita/core/error.h"
@@ -49,8 +48,8 @@ std::vector<uint8_t> serve_rows(const DistGraph& graph, WireReader& request, int
 
 void add_feature_routes(RpcRouter& router, const DistGraph& graph) {
   router.add(kRequestFeatures, [&graph](int, WireReader& request) {
-    return serve_rows<float>(graph, request, graph.feat_dim(),
-                             row_copier(graph.features(), graph.feat_dim()));
+    return serve_rows<uint8_t>(graph, request, graph.feature_row_bytes(),
+                               row_copier(graph.features(), graph.feature_row_bytes()));
   });
   router.add(kRequestLabels, [&graph](int, WireReader& request) {
     return serve_rows<int64_t>(graph, request, 1, row_copier(graph.labels().data(), 1));
@@ -63,10 +62,10 @@ void add_feature_routes(RpcRouter& router, const DistGraph& graph) {
 FeatureFetcher::FeatureFetcher(const DistGraph& graph, RpcEndpoint* endpoint)
     : graph_(graph), endpoint_(endpoint) {}
 
-void FeatureFetcher::fetch_features(ArrayView<const int64_t> ids, float* out) {
-  const int64_t width = graph_.feat_dim();
-  fetch<float>(ids, kRequestFeatures, width, row_copier(graph_.features(), width),
-               graph_.features(), cache_, out);
+void FeatureFetcher::fetch_features(ArrayView<const int64_t> ids, void* out) {
+  const int64_t width = graph_.feature_row_bytes();
+  fetch<uint8_t>(ids, kRequestFeatures, width, row_copier(graph_.features(), width),
+                 graph_.features(), cache_, static_cast<uint8_t*>(out));
 }
 
 void FeatureFetcher::fetch_labels(ArrayView<const int64_t> ids, int64_t* out) {
@@ -104,12 +103,10 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
     }
     const int owner = graph_.owner_rank(gid);  // throws on an id out of range
     if (cache != nullptr) {
-      if constexpr (std::is_same_v<T, float>) {
-        if (const float* row = cache->find(gid)) {
-          std::memcpy(out + i * width, row, row_bytes);
-          ++cache_hits;
-          continue;
-        }
+      if (const uint8_t* row = cache->find(gid)) {
+        std::memcpy(out + i * width, row, row_bytes);
+        ++cache_hits;
+        continue;
       }
     }
     if (positions.empty()) positions.resize(static_cast<size_t>(graph_.world_size()));

@@ -29,9 +29,27 @@ constexpr uint64_t kCacheTag = (uint64_t{1} << 40) - 2;
 constexpr uint64_t kDropoutStream = 0x64726f706f7574ULL;
 constexpr int kCheckpointsKept = 2;
 
-torch::Tensor features_tensor(loader::Batch& batch, int64_t feat_dim, bool normalize) {
+torch::ScalarType torch_type_of(DType feature_dtype) {
+  switch (feature_dtype) {
+    case DType::kFloat16:
+      return torch::kHalf;
+    case DType::kBFloat16:
+      return torch::kBFloat16;
+    default:
+      return torch::kFloat32;
+  }
+}
+
+// The model input of a batch. Features stay in their stored type until here: float32 (no
+// copy), or 16-bit rows widened to float32, except bfloat16 rows for a bf16 model, which
+// take them as they are. Normalizing works in float32.
+torch::Tensor features_tensor(loader::Batch& batch, const store::DistGraph& graph,
+                              bool normalize, bool bf16_model) {
   const int64_t rows = static_cast<int64_t>(batch.sampled.input_nodes.size());
-  torch::Tensor x = torch::from_blob(batch.features.data(), {rows, feat_dim}, torch::kFloat32);
+  torch::Tensor x = torch::from_blob(batch.features.data(), {rows, graph.feat_dim()},
+                                     torch_type_of(graph.feature_dtype()));
+  const bool keep = !normalize && bf16_model && graph.feature_dtype() == DType::kBFloat16;
+  if (!keep) x = x.to(torch::kFloat32);
   if (!normalize) return x;
   // Row sums must be positive, except for all-zero rows (which stay zero): a row summing to
   // zero or less would be scaled up without bound or flip its signs.
@@ -160,7 +178,7 @@ void Trainer::build_cache() {
       static_cast<int64_t>(options_.cache_ratio * static_cast<double>(graph.num_local_nodes()));
   const loader::HotNodes hot = loader::hottest_remote_nodes(
       session_.sampler(), graph, batches, options_.fanouts, options_.seed, kCacheTag, budget);
-  cache_ = store::FeatureCache::fetch(session_.fetcher(), hot.ids, graph.feat_dim());
+  cache_ = store::FeatureCache::fetch(session_.fetcher(), hot.ids, graph.feature_row_bytes());
   session_.fetcher().set_cache(&cache_);
   cache_report_.rows = cache_.rows();
   cache_report_.bytes = cache_.bytes();
@@ -257,7 +275,7 @@ loader::BatchPipelineOptions Trainer::pipeline_options(uint64_t epoch_key) const
   po.fanouts = options_.fanouts;
   po.seed = options_.seed;
   po.epoch = epoch_key;
-  po.feat_dim = session_.graph().feat_dim();
+  po.feature_row_bytes = session_.graph().feature_row_bytes();
   po.fetch_degrees = options_.model.kind == nn::ConvKind::kGcn;
   return po;
 }
@@ -268,7 +286,8 @@ torch::Tensor Trainer::forward(loader::Batch& batch, double* flops) {
                           : nn::to_block_tensors(batch.sampled.blocks, batch.degrees);
   if (flops != nullptr) *flops += model_->training_matmul_flops(blocks);
   return model_->forward(
-      blocks, features_tensor(batch, session_.graph().feat_dim(), options_.normalize_features));
+      blocks, features_tensor(batch, session_.graph(), options_.normalize_features,
+                              options_.model.precision == nn::Precision::kBf16));
 }
 
 EpochRecord Trainer::run_epoch(int64_t epoch,

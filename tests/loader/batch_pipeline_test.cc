@@ -97,7 +97,7 @@ class BatchPipelineTest : public ::testing::Test {
     o.fanouts = {4, 3};
     o.seed = 9;
     o.epoch = 2;
-    o.feat_dim = kFeatDim;
+    o.feature_row_bytes = kFeatDim * 4;  // float32
     return o;
   }
   // `steps` batches of 32 of the shuffled training ids, cycling through them again as
@@ -163,11 +163,11 @@ TEST_F(BatchPipelineTest, InOrderAndIdenticalToDirectBuildForAnyThreadsAndPrefet
         expect_same_batch(batch->sampled, want[s]);
         ASSERT_EQ(batch->sampled.seeds, seeds[s]);
         const auto& input = batch->sampled.input_nodes;
-        ASSERT_EQ(batch->features.size(), input.size() * kFeatDim);
+        ASSERT_EQ(batch->features.size(), input.size() * kFeatDim * 4);
         for (size_t i = 0; i < input.size(); ++i) {
           const int64_t row = input[i] - graph_->first_node();
-          for (int64_t c = 0; c < kFeatDim; ++c)
-            ASSERT_EQ(batch->features[i * kFeatDim + c], features[row * kFeatDim + c]);
+          for (int64_t c = 0; c < kFeatDim * 4; ++c)
+            ASSERT_EQ(batch->features[i * kFeatDim * 4 + c], features[row * kFeatDim * 4 + c]);
         }
         ASSERT_EQ(batch->labels.size(), batch->sampled.seeds.size());
         for (size_t i = 0; i < batch->labels.size(); ++i)

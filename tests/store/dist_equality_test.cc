@@ -10,6 +10,7 @@
 #include "partita/comm/inproc_transport.h"
 #include "partita/comm/rpc.h"
 #include "partita/comm/wire.h"
+#include "partita/core/half.h"
 #include "partita/data/dataset.h"
 #include "partita/data/generate.h"
 #include "partita/loader/hot_nodes.h"
@@ -131,7 +132,7 @@ TEST_P(DistEquality, BlocksAndFeaturesMatchSingleProcess) {
                         std::to_string(budget));
           for (int64_t gid : hot.ids)
             if (graphs[r].owns(gid)) throw Error("cached an owned node");
-          const store::FeatureCache cache = store::FeatureCache::fetch(fetcher, hot.ids, 6, 7);
+          const store::FeatureCache cache = store::FeatureCache::fetch(fetcher, hot.ids, 6 * 4, 7);
           fetcher.set_cache(&cache);
           const store::FetchStats before = fetcher.stats();
           for (uint64_t b = 0; b * 64 < seeds.size(); ++b) {
@@ -217,7 +218,7 @@ namespace partita {
 namespace {
 
 TEST(FeatureCache, FindsItsRowsAndRefusesBadInput) {
-  const store::FeatureCache cache({40, 7}, {1, 2, 3, 4, 5, 6}, 3);
+  const store::FeatureCache cache({40, 7}, {1, 2, 3, 4, 5, 6}, 3);  // rows of 3 bytes
   ASSERT_NE(cache.find(7), nullptr);
   EXPECT_EQ(cache.find(7)[0], 4);
   EXPECT_EQ(cache.find(40)[2], 3);
@@ -227,6 +228,90 @@ TEST(FeatureCache, FindsItsRowsAndRefusesBadInput) {
   EXPECT_EQ(store::FeatureCache().find(7), nullptr);
   EXPECT_THROW(store::FeatureCache({1, 2}, {1, 2, 3}, 2), Error);
   EXPECT_THROW(store::FeatureCache({1, 1}, {1, 2, 3, 4}, 2), Error);
+}
+
+}  // namespace
+}  // namespace partita
+
+namespace partita {
+namespace {
+
+// Compact features: a partition written as float16 or bfloat16 serves, locally, remotely
+// and from the cache, exactly the dataset's features rounded to that type.
+TEST(CompactFeatures, ServeTheRoundedRowsEverywhere) {
+  TempDir dir;
+  data::GenerateOptions g;
+  g.nodes = 1200;
+  g.avg_degree = 6;
+  g.feat_dim = 7;
+  g.classes = 3;
+  g.seed = 3;
+  g.out_dir = dir / "ds";
+  data::generate_synthetic(g);
+  const data::Dataset dataset = data::load_dataset(g.out_dir, {});
+  for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    partition::PartitionOptions p;
+    p.num_parts = 2;
+    p.seed = 1;
+    p.feature_dtype = dtype;
+    p.out_dir = dir / (std::string("p-") + dtype_name(dtype));
+    partition::partition_dataset(dataset, p);
+    const std::vector<int64_t> node_map = testing::read_node_map(p.out_dir);
+
+    InProcessWorld world(2);
+    std::vector<store::DistGraph> graphs;
+    for (int r = 0; r < 2; ++r) graphs.push_back(store::DistGraph::open(p.out_dir, r, 2));
+    std::vector<std::unique_ptr<RpcEndpoint>> endpoints;
+    for (int r = 0; r < 2; ++r) {
+      RpcRouter router;
+      store::add_feature_routes(router, graphs[r]);
+      endpoints.push_back(std::make_unique<RpcEndpoint>(world.transport(r), router.handler()));
+    }
+    std::vector<std::string> failures(2);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 2; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          ASSERT_EQ(graphs[r].feature_dtype(), dtype);
+          ASSERT_EQ(graphs[r].feature_row_bytes(), 7 * 2);
+          store::FeatureFetcher fetcher(graphs[r], endpoints[r].get());
+          std::vector<int64_t> all(1200);
+          for (int64_t i = 0; i < 1200; ++i) all[i] = i;
+          // The other rank's first 50 rows go through the cache on the second pass.
+          std::vector<int64_t> cached;
+          for (int64_t gid : all)
+            if (!graphs[r].owns(gid) && cached.size() < 50) cached.push_back(gid);
+          const store::FeatureCache cache =
+              store::FeatureCache::fetch(fetcher, cached, graphs[r].feature_row_bytes());
+          for (int pass = 0; pass < 2; ++pass) {
+            fetcher.set_cache(pass == 1 ? &cache : nullptr);
+            std::vector<uint8_t> rows(all.size() * 14);
+            fetcher.fetch_features(all, rows.data());
+            std::vector<float> got(all.size() * 7);
+            widen_to_floats(rows.data(), static_cast<int64_t>(got.size()), dtype, got.data());
+            for (int64_t gid : all) {
+              std::vector<float> want(7);
+              uint16_t narrow[7];
+              narrow_floats(dataset.features.row(node_map[gid]), 7, dtype, narrow);
+              widen_to_floats(narrow, 7, dtype, want.data());
+              for (int c = 0; c < 7; ++c)
+                if (got[gid * 7 + c] != want[c])
+                  throw Error("node " + std::to_string(gid) + " pass " + std::to_string(pass));
+            }
+          }
+          if (fetcher.stats().cache_hits != 50) throw Error("cache not used");
+          endpoints[r]->shutdown();
+        } catch (const std::exception& e) {
+          failures[r] = e.what();
+          endpoints[r]->shutdown();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(failures[0], "");
+    EXPECT_EQ(failures[1], "");
+  }
 }
 
 }  // namespace

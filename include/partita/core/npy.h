@@ -13,7 +13,10 @@
 
 namespace partita {
 
-enum class DType { kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64 };
+// kBFloat16: numpy has no bfloat16 type, so such arrays are written with the descr of
+// their raw 16 bits, "<u2" (view them with ml_dtypes.bfloat16); partita.json names them
+// "bfloat16". Partita has no other 16-bit unsigned type, so "<u2" always reads as this.
+enum class DType { kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64, kFloat16, kBFloat16 };
 
 const char* dtype_descr(DType dtype);  // numpy descr, e.g. "<i8"
 const char* dtype_name(DType dtype);   // numpy name, e.g. "int64"

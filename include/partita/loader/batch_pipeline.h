@@ -40,14 +40,16 @@ struct BatchPipelineOptions {
   std::vector<int64_t> fanouts;  // per hop, sample::BlockOptions::fanouts
   uint64_t seed = 0;             // --seed
   uint64_t epoch = 0;
-  int64_t feat_dim = 0;          // feature columns the fetcher returns (graph.feat_dim())
+  int64_t feature_row_bytes = 0; // bytes of one feature row (graph.feature_row_bytes())
   bool fetch_degrees = false;    // also fetch the graph in-degree of every input node
 };
 
 struct Batch {
   int64_t step = 0;
   sample::SampledBatch sampled;
-  std::vector<float> features;  // [sampled.input_nodes.size(), feat_dim], row-major
+  // [sampled.input_nodes.size(), feat_dim] row-major, in the graph's feature dtype (as
+  // stored: float32, float16 or bfloat16 bits), feature_row_bytes per row.
+  std::vector<uint8_t> features;
   std::vector<int64_t> labels;  // [sampled.seeds.size()], labels of the seeds
   // [sampled.input_nodes.size()] in-degree of each input node in the whole graph, when
   // options.fetch_degrees; empty otherwise. Every block's src nodes are a prefix of the

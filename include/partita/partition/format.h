@@ -47,6 +47,8 @@ struct PartitionMeta {
   int64_t num_nodes = 0;
   int64_t num_edges = 0;  // stored in-edges over all parts
   int64_t feat_dim = 0;
+  // float32, float16 or bfloat16 ("feature_dtype" in partita.json; absent: float32).
+  DType feature_dtype = DType::kFloat32;
   int64_t num_classes = 0;
   std::vector<int64_t> ranges;  // num_parts + 1: part p owns new ids [ranges[p], ranges[p+1])
   std::string method;           // method_name() of the method used, e.g. "metis"
@@ -78,7 +80,7 @@ std::string meta_to_json(const PartitionMeta& meta);
 void write_meta(const std::string& dir, const PartitionMeta& meta);
 
 // A part's arrays, mapped read-only. Shapes: indptr int64 [n+1], indices int64 [e],
-// feat float32 [n, feat_dim], label int64 [n], *_idx int64 [k] (see the spec).
+// feat feature_dtype [n, feat_dim], label int64 [n], *_idx int64 [k] (see the spec).
 struct PartFiles {
   NpyArray indptr, indices, feat, label, train_idx, valid_idx, test_idx;
 };

@@ -25,6 +25,9 @@ struct PartitionOptions {
   // Recorded in partita.json only: whether the dataset was loaded with reverse edges added.
   // run_partition sets it from LoadOptions::undirected.
   bool undirected = false;
+  // Type of the stored features: float32, float16 or bfloat16 (narrowed with rounding to
+  // nearest even; half the bytes on disk, in caches and on the wire).
+  DType feature_dtype = DType::kFloat32;
 };
 
 struct PartStats {

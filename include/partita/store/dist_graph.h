@@ -63,8 +63,13 @@ class DistGraph {
   ArrayView<const int64_t> indices() const { return indices_; }
   // Dataset ids of the owned nodes, [num_local_nodes()].
   ArrayView<const int64_t> original_ids() const { return original_ids_; }
-  // Row-major float32 [num_local_nodes(), feat_dim()].
-  const float* features() const { return features_; }
+  // Row-major [num_local_nodes(), feat_dim()] of feature_dtype() (float32, float16 or
+  // bfloat16 bits), feature_row_bytes() per row.
+  const uint8_t* features() const { return features_; }
+  DType feature_dtype() const { return meta_.feature_dtype; }
+  int64_t feature_row_bytes() const {
+    return feat_dim() * static_cast<int64_t>(dtype_size(meta_.feature_dtype));
+  }
   ArrayView<const int64_t> labels() const { return files_.label.view<int64_t>(); }
   // Global ids of the owned train/valid/test nodes, ascending.
   ArrayView<const int64_t> train_ids() const { return files_.train_idx.view<int64_t>(); }
@@ -78,7 +83,7 @@ class DistGraph {
   NpyArray node_map_;
   HugeBuffer copies_[4];  // in_memory: indptr, indices, features, original ids
   ArrayView<const int64_t> indptr_, indices_, original_ids_;
-  const float* features_ = nullptr;
+  const uint8_t* features_ = nullptr;
   bool replicated_ = false;
   int rank_ = 0;
   int world_size_ = 1;

@@ -3,8 +3,8 @@
 // before training by pre-sampling (loader::hottest_remote_nodes), so that the nodes most
 // batches need do not cross the wire every time (as GraphLearn-for-PyTorch does).
 //
-// Holds copies of the rows exactly as their owners serve them, so a fetch answered from the
-// cache gives the same bytes as a remote one. Immutable once built; find() may be called
+// Holds copies of the rows exactly as their owners serve them (in the partition's feature
+// dtype), so a fetch answered from the cache gives the same bytes as a remote one. Immutable once built; find() may be called
 // from any thread.
 #include <absl/container/flat_hash_map.h>
 
@@ -20,32 +20,32 @@ class FeatureFetcher;
 class FeatureCache {
  public:
   FeatureCache() = default;  // empty: find() always misses
-  // `ids`: distinct global ids; `rows`: [ids.size(), feat_dim] row-major. Throws Error on a
-  // size mismatch or a repeated id.
-  FeatureCache(std::vector<int64_t> ids, std::vector<float> rows, int64_t feat_dim);
+  // `ids`: distinct global ids; `rows`: ids.size() rows of row_bytes bytes. Throws Error on
+  // a size mismatch or a repeated id.
+  FeatureCache(std::vector<int64_t> ids, std::vector<uint8_t> rows, int64_t row_bytes);
 
   // Fetches the rows of `ids` (distinct, none owned by this rank) through `fetcher`, in
   // requests of at most `chunk_rows` rows, and keeps them. Collective only in that the
   // owners must answer.
   static FeatureCache fetch(FeatureFetcher& fetcher, std::vector<int64_t> ids,
-                            int64_t feat_dim, int64_t chunk_rows = 65536);
+                            int64_t row_bytes, int64_t chunk_rows = 65536);
 
-  // The cached row of `gid` (feat_dim floats), or null.
-  const float* find(int64_t gid) const {
+  // The cached row of `gid` (row_bytes bytes), or null.
+  const uint8_t* find(int64_t gid) const {
     auto it = slot_.find(gid);
-    return it == slot_.end() ? nullptr : rows_.data() + it->second * feat_dim_;
+    return it == slot_.end() ? nullptr : rows_.data() + it->second * row_bytes_;
   }
 
   int64_t rows() const { return static_cast<int64_t>(ids_.size()); }
-  int64_t feat_dim() const { return feat_dim_; }
+  int64_t row_bytes() const { return row_bytes_; }
   // Bytes held: the rows and the index.
   int64_t bytes() const;
   const std::vector<int64_t>& ids() const { return ids_; }
 
  private:
   std::vector<int64_t> ids_;
-  std::vector<float> rows_;
-  int64_t feat_dim_ = 0;
+  std::vector<uint8_t> rows_;
+  int64_t row_bytes_ = 0;
   absl::flat_hash_map<int64_t, int64_t> slot_;  // gid -> row of rows_
 };
 

@@ -38,9 +38,10 @@ class FeatureFetcher {
   // Set it while no fetch is in progress; the cache must outlive its use.
   void set_cache(const FeatureCache* cache) { cache_ = cache; }
 
-  // out: [ids.size(), feat_dim] row-major. Throws Error on an id outside [0, num_nodes),
+  // out: [ids.size(), feat_dim] row-major, in the graph's feature_dtype() (as stored:
+  // feature_row_bytes() per row). Throws Error on an id outside [0, num_nodes),
   // TimeoutError/CommError from remote owners.
-  void fetch_features(ArrayView<const int64_t> ids, float* out);
+  void fetch_features(ArrayView<const int64_t> ids, void* out);
   // out: [ids.size()].
   void fetch_labels(ArrayView<const int64_t> ids, int64_t* out);
   // out: [ids.size()], the in-degree of each node in the partitioned graph (the number of
