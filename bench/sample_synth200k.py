@@ -3,20 +3,22 @@
 
 The feature-path setting: synth200k (../shared/bench/synth200k.py), 2 METIS parts, 2 ranks on
 one host, `partita sample-bench --fanouts 15,10,5 --batch-size 1024 --batches 49` (one epoch
-of sampling and feature fetching per rank, no model), for each --cache-ratio given (0 = no
-cache). Runs each setting --runs times, interleaved, and prints one JSON object with the
+of sampling and feature fetching per rank, no model), for each stored feature type
+(--feature-dtypes: float32, bfloat16, float16) and each --cache-ratio given (0 = no cache). Runs each setting --runs times, interleaved, and prints one JSON object with the
 median of each figure: the whole command's wall time, sampling and fetch time per rank,
 remote feature rows and bytes that crossed the wire, the cache's hit rate, rows, bytes and
 build time. Generates and partitions the graph under --work first if it is not there. Never
 fails because a machine is slow; it fails only if a command fails.
 
     python3 bench/sample_synth200k.py [--runs 3] [--ratios 0,0.2,0.5,1]
+                                      [--feature-dtypes float32,bfloat16]
 """
 import argparse
 import json
 import os
 import statistics
 import subprocess
+import sys
 import time
 
 from train_synth200k import ROOT, ensure
@@ -43,28 +45,31 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--ratios", default="0,0.2,0.5,1")
+    ap.add_argument("--feature-dtypes", default="float32,bfloat16")
     ap.add_argument("--work", default=os.path.join(ROOT, "out", "bench-synth200k"))
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
     ap.add_argument("--python", default="/usr/bin/python3",
                     help="a python3 with numpy, to generate the graph")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    parts = ensure(a.partita, a.work, a.python)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    dtypes = a.feature_dtypes.split(",")
+    parts = {d: ensure(a.partita, a.work, a.python, d) for d in dtypes}
     ratios = [float(r) for r in a.ratios.split(",")]
-    runs = {r: [] for r in ratios}
+    settings = [(d, r) for d in dtypes for r in ratios]
+    runs = {s: [] for s in settings}
     for i in range(a.runs):
-        for r in ratios:  # interleaved: a slow spell of the machine hits every setting
-            runs[r].append(run_once(a, parts, r, env))
-            print(f"ratio {r} run {i + 1}/{a.runs}: command {runs[r][-1]['command_s']:.2f} s, "
-                  f"remote {runs[r][-1]['remote_feature_bytes'] / 1e9:.2f} GB",
-                  file=__import__("sys").stderr)
+        for d, r in settings:  # interleaved: a slow spell of the machine hits every setting
+            runs[(d, r)].append(run_once(a, parts[d], r, env))
+            last = runs[(d, r)][-1]
+            print(f"{d} ratio {r} run {i + 1}/{a.runs}: command {last['command_s']:.2f} s, "
+                  f"remote {last['remote_feature_bytes'] / 1e9:.2f} GB", file=sys.stderr)
     out = {"benchmark": "sample_synth200k", "ranks": 2, "fanouts": [15, 10, 5],
            "batch_size": 1024, "batches_per_rank": 49, "runs": a.runs}
-    for r in ratios:
-        med = {k: statistics.median(x[k] for x in runs[r]) for k in runs[r][0]}
-        med["command_s_all"] = [round(x["command_s"], 2) for x in runs[r]]
-        out[f"cache_ratio_{r:g}"] = med
+    for d, r in settings:
+        med = {k: statistics.median(x[k] for x in runs[(d, r)]) for k in runs[(d, r)][0]}
+        med["command_s_all"] = [round(x["command_s"], 2) for x in runs[(d, r)]]
+        out[f"{d}_cache_ratio_{r:g}"] = med
     print(json.dumps(out, indent=2))
 
 

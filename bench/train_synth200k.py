@@ -12,6 +12,7 @@ under --work first if it is not there. Never fails because a machine is slow; it
 if a command fails.
 
     python3 bench/train_synth200k.py [--runs 3] [--precisions fp32,bf16] [--threads 1]
+                                     [--cache-ratio 0.2] [--feature-dtype bfloat16]
 """
 import argparse
 import json
@@ -30,16 +31,19 @@ MODEL = ["--model", "sage", "--layers", "3", "--hidden", "256", "--fanouts", "15
          "--batch-size", "2048", "--epochs", "1"]
 
 
-def ensure(partita, work, python):
-    """Generates synth200k and its 2-part METIS partition once; returns the partition dir."""
+def ensure(partita, work, python, feature_dtype="float32"):
+    """Generates synth200k and its 2-part METIS partition (features stored as
+    feature_dtype) once; returns the partition dir."""
     dataset = os.path.join(work, "synth200k")
     if not os.path.exists(os.path.join(dataset, "test_idx.npy")):  # written last
         gen = os.path.join(SHARED, "bench", "synth200k.py")
         subprocess.run([python, gen, dataset], check=True, stdout=subprocess.DEVNULL)
-    parts = os.path.join(work, "synth200k-parts2")
+    suffix = "" if feature_dtype == "float32" else "-" + feature_dtype
+    parts = os.path.join(work, "synth200k-parts2" + suffix)
     if not os.path.exists(os.path.join(parts, "partita.json")):
         subprocess.run([partita, "-q", "partition", "--dataset", dataset, "--num-parts", "2",
-                        "--method", "metis", "--balance-train", "--seed", "1", "--out", parts],
+                        "--method", "metis", "--balance-train", "--seed", "1",
+                        "--feature-dtype", feature_dtype, "--out", parts],
                        check=True, stdout=subprocess.DEVNULL)
     return parts
 
@@ -60,7 +64,8 @@ def run_once(a, parts, precision, env):
         if os.path.exists(path):
             os.remove(path)
     train = [a.partita, "-q", "train", "--parts", parts] + MODEL + [
-        "--precision", precision, "--threads", str(a.threads), "--metrics-out", metrics]
+        "--precision", precision, "--threads", str(a.threads), "--metrics-out", metrics,
+        "--cache-ratio", str(a.cache_ratio)]
     if os.access(TIME, os.X_OK):
         rank = "${OMPI_COMM_WORLD_RANK:-0}"
         train = ["sh", "-c", f'exec {TIME} -f %M -o "{rss_prefix}.{rank}" "$@"', "sh"] + train
@@ -88,6 +93,8 @@ def run_once(a, parts, precision, env):
         # rank 0's bytes to the other rank (requests and replies), epoch and validation
         "request_bytes": e.get("request_bytes"),
         "collective_bytes": e.get("collective_bytes"),
+        "cache_hit_rate": e.get("cache_hit_rate"),
+        "fetch_over_compute": e["fetch_s"] / e["compute_s"],
         "loss": e["loss"],
         "val_acc": e["val_acc"],
         "peak_rss_bytes_max": max(rss) if rss else None,
@@ -99,6 +106,10 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--precisions", default="fp32,bf16")
     ap.add_argument("--threads", type=int, default=1, help="sampler threads per rank")
+    ap.add_argument("--cache-ratio", type=float, default=0,
+                    help="train --cache-ratio: hot-feature cache (0: none)")
+    ap.add_argument("--feature-dtype", default="float32",
+                    help="stored features: float32, bfloat16 or float16")
     ap.add_argument("--work", default=os.path.join(ROOT, "out", "bench-synth200k"))
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
     ap.add_argument("--python", default="/usr/bin/python3",
@@ -107,11 +118,12 @@ def main():
     if shutil.which("mpirun") is None:
         sys.exit("error: mpirun not found")
     os.makedirs(a.work, exist_ok=True)
-    parts = ensure(a.partita, a.work, a.python)
+    parts = ensure(a.partita, a.work, a.python, a.feature_dtype)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     result = {"benchmark": "train_synth200k", "ranks": 2, "model": "sage 3x256",
               "fanouts": [15, 10, 5], "batch_size": 2048, "threads": a.threads,
-              "runs": a.runs, "reference": {"dgl_2.0_epoch_s": [71.6, 73.6]}}
+              "runs": a.runs, "cache_ratio": a.cache_ratio, "feature_dtype": a.feature_dtype,
+              "reference": {"dgl_2.0_epoch_s": [71.6, 73.6]}}
     for precision in a.precisions.split(","):
         runs = []
         for i in range(a.runs):
