@@ -7,6 +7,10 @@
 //                        (FeatureFetcher -> RpcEndpoint -> MpiTransport); rank 1 only serves
 //   fetch_both_gbps      both ranks fetch from each other at once; GB/s per rank
 //   mpi_two_sided_gbps   raw MPI_Isend/MPI_Irecv of one batch's bytes (no gather, no scatter)
+//   fetch_split_gbps     as fetch_one_way, each batch fetched as `split` slices from `split`
+//                        threads at once (what a fetcher pipelining its requests could reach)
+//   peer_mmap_gather_gbps  rank 0 maps rank 1's feat.npy and gathers the rows itself: the
+//                        one-copy path open to ranks that share a host and a file system
 //   mpi_rget_gbps        MPI_Rget of the same rows from a window over the peer's feature array
 //                        (one indexed datatype per batch, passive-target lock)
 // GB/s is feature bytes delivered (rows * feat_dim * 4) per second, median over `repeats`
@@ -21,10 +25,12 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "partita/core/npy.h"
 #include "partita/runtime/mpi_rank.h"
 
 using namespace partita;
@@ -37,6 +43,7 @@ struct Args {
   int64_t rows = 16384;
   int batches = 20;
   int repeats = 3;
+  int split = 4;
   bool one_way_only = false;  // --one-way-only: skip every figure but fetch_one_way (profiling)
 };
 
@@ -97,6 +104,41 @@ double fetch_gbps(store::FeatureFetcher& fetcher, const std::vector<std::vector<
   for (const auto& b : batches) fetcher.fetch_features(b, out.data());
   const double s = seconds_since(t0);
   return static_cast<double>(batches.size() * batches[0].size() * width * 4) / s / 1e9;
+}
+
+// As fetch_gbps, each batch fetched as `split` slices from `split` threads at once.
+double split_fetch_gbps(store::FeatureFetcher& fetcher,
+                        const std::vector<std::vector<int64_t>>& batches, int64_t width, int split) {
+  const size_t rows = batches[0].size();
+  std::vector<float> out(rows * static_cast<size_t>(width));
+  const auto t0 = Clock::now();
+  for (const auto& b : batches) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < split; ++t) {
+      const size_t begin = rows * t / split, end = rows * (t + 1) / split;
+      threads.emplace_back([&, begin, end] {
+        fetcher.fetch_features(ArrayView<const int64_t>(b.data() + begin,
+                                                        static_cast<int64_t>(end - begin)),
+                               out.data() + begin * width);
+      });
+    }
+    for (auto& th : threads) th.join();
+  }
+  const double s = seconds_since(t0);
+  return static_cast<double>(batches.size() * rows * width * 4) / s / 1e9;
+}
+
+// Rank 0 gathers the rows of each batch straight from the peer's mapped feature file.
+double peer_mmap_gbps(const Args& args, const std::vector<std::vector<int64_t>>& batches,
+                      int64_t width, int64_t peer_first) {
+  const NpyArray peer = NpyArray::open(args.parts + "/part1/feat.npy");
+  const float* base = peer.view<float>().data();
+  std::vector<float> out(batches[0].size() * static_cast<size_t>(width));
+  const auto t0 = Clock::now();
+  for (const auto& b : batches)
+    for (size_t k = 0; k < b.size(); ++k)
+      std::memcpy(out.data() + k * width, base + (b[k] - peer_first) * width, width * 4);
+  return static_cast<double>(batches.size() * out.size() * 4) / seconds_since(t0) / 1e9;
 }
 
 // Rank 0 receives `batches` messages of `bytes` from rank 1 (both sides post at once).
@@ -171,6 +213,7 @@ int run(int argc, char** argv) {
     else if (a == "--rows") args.rows = std::stoll(value());
     else if (a == "--batches") args.batches = std::stoi(value());
     else if (a == "--repeats") args.repeats = std::stoi(value());
+    else if (a == "--split") args.split = std::stoi(value());
     else if (a == "--one-way-only") args.one_way_only = true;
     else throw Error("unknown argument " + a);
   }
@@ -194,7 +237,7 @@ int run(int argc, char** argv) {
   store::FeatureFetcher& fetcher = session.fetcher();
 
   nlohmann::json out;
-  std::vector<double> memcpy_runs, gather_runs, one_way, both, two_sided, rget;
+  std::vector<double> memcpy_runs, gather_runs, one_way, both, two_sided, rget, split, peer_mmap;
   for (int r = 0; r < args.repeats; ++r) {
     coll.barrier();
     if (args.one_way_only) {
@@ -207,6 +250,10 @@ int run(int argc, char** argv) {
     }
     coll.barrier();
     if (rank == 0) one_way.push_back(fetch_gbps(fetcher, batches, width));
+    coll.barrier();
+    if (rank == 0) split.push_back(split_fetch_gbps(fetcher, batches, width, args.split));
+    coll.barrier();
+    if (rank == 0) peer_mmap.push_back(peer_mmap_gbps(args, batches, width, peer_first));
     coll.barrier();
     const double mine = fetch_gbps(fetcher, batches, width);
     both.push_back(coll.allreduce_one(mine, ReduceOp::kSum) / 2);
@@ -227,6 +274,9 @@ int run(int argc, char** argv) {
     out["local_gather_gbps"] = median(gather_runs);
     out["fetch_one_way_gbps"] = median(one_way);
     out["fetch_both_gbps"] = median(both);
+    out["split"] = args.split;
+    out["fetch_split_gbps"] = median(split);
+    out["peer_mmap_gather_gbps"] = median(peer_mmap);
     out["mpi_two_sided_gbps"] = median(two_sided);
     out["mpi_rget_gbps"] = median(rget);
     out["fetch_one_way_runs"] = one_way;
