@@ -101,8 +101,18 @@ double fetch_gbps(store::FeatureFetcher& fetcher, const std::vector<std::vector<
                   int64_t width) {
   std::vector<float> out(batches[0].size() * static_cast<size_t>(width));
   const auto t0 = Clock::now();
-  for (const auto& b : batches) fetcher.fetch_features(b, out.data());
+  std::vector<double> per_batch;
+  for (const auto& b : batches) {
+    const auto t1 = Clock::now();
+    fetcher.fetch_features(b, out.data());
+    per_batch.push_back(seconds_since(t1) * 1e3);
+  }
   const double s = seconds_since(t0);
+  if (getenv("FETCH_TRACE")) {
+    std::string line;
+    for (double ms : per_batch) line += fmt::format("{:.2f} ", ms);
+    std::fprintf(stderr, "batch ms: %s\n", line.c_str());
+  }
   return static_cast<double>(batches.size() * batches[0].size() * width * 4) / s / 1e9;
 }
 
