@@ -9,6 +9,10 @@
 //   mpi_two_sided_gbps   raw MPI_Isend/MPI_Irecv of one batch's bytes (no gather, no scatter)
 //   fetch_split_gbps     as fetch_one_way, each batch fetched as `split` slices from `split`
 //                        threads at once (what a fetcher pipelining its requests could reach)
+//   fetch_pipelined_gbps as fetch_one_way from one thread, the batch sent as slices of
+//                        `slice_kib` KiB of rows with start_all(), all in flight at once,
+//                        each scattered as soon as it is finished: the change proposed for
+//                        FeatureFetcher::fetch (same wire format as store/feature_store.cc)
 //   peer_mmap_gather_gbps  rank 0 maps rank 1's feat.npy and gathers the rows itself: the
 //                        one-copy path open to ranks that share a host and a file system
 //   mpi_rget_gbps        MPI_Rget of the same rows from a window over the peer's feature array
@@ -30,6 +34,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "partita/comm/wire.h"
 #include "partita/core/npy.h"
 #include "partita/runtime/mpi_rank.h"
 
@@ -44,6 +49,7 @@ struct Args {
   int batches = 20;
   int repeats = 3;
   int split = 4;
+  int slice_kib = 1024;
   bool one_way_only = false;  // --one-way-only: skip every figure but fetch_one_way (profiling)
 };
 
@@ -138,6 +144,43 @@ double split_fetch_gbps(store::FeatureFetcher& fetcher,
   return static_cast<double>(batches.size() * rows * width * 4) / s / 1e9;
 }
 
+// The batch (all owned by `owner`) as slices of about slice_kib KiB, all started at once and
+// scattered in order as each finishes.
+double pipelined_fetch_gbps(RpcEndpoint& endpoint, const std::vector<std::vector<int64_t>>& batches,
+                            int64_t width, int owner, int slice_kib) {
+  const size_t rows = batches[0].size();
+  const size_t row_bytes = static_cast<size_t>(width) * 4;
+  const size_t slice_rows = std::max<size_t>(1, (size_t(slice_kib) << 10) / row_bytes);
+  std::vector<float> out(rows * static_cast<size_t>(width));
+  const auto t0 = Clock::now();
+  for (const auto& b : batches) {
+    std::vector<RpcEndpoint::Pending> pending;
+    for (size_t begin = 0; begin < rows; begin += slice_rows) {
+      const size_t n = std::min(slice_rows, rows - begin);
+      WireWriter request(16 + n * 8);
+      request.put<uint64_t>(kRequestFeatures);
+      int64_t* ids = request.put_uninitialized<int64_t>(static_cast<int64_t>(n));
+      std::memcpy(ids, b.data() + begin, n * 8);
+      std::vector<RpcRequest> requests;
+      requests.push_back({owner, request.take()});
+      pending.push_back(endpoint.start_all(std::move(requests)));
+    }
+    size_t begin = 0;
+    for (auto& p : pending) {
+      std::vector<std::vector<uint8_t>> replies = endpoint.finish_all(std::move(p));
+      WireReader reply(replies[0].data(), replies[0].size(), "pipelined reply");
+      ArrayView<const float> got = reply.get_array<float>();
+      // In the fetcher these rows go to scattered positions: one memcpy per row, as there.
+      const size_t n = static_cast<size_t>(got.size()) / static_cast<size_t>(width);
+      for (size_t k = 0; k < n; ++k)
+        std::memcpy(out.data() + (begin + k) * width, got.data() + k * width, row_bytes);
+      begin += n;
+    }
+  }
+  const double s = seconds_since(t0);
+  return static_cast<double>(batches.size() * rows * row_bytes) / s / 1e9;
+}
+
 // Rank 0 gathers the rows of each batch straight from the peer's mapped feature file.
 double peer_mmap_gbps(const Args& args, const std::vector<std::vector<int64_t>>& batches,
                       int64_t width, int64_t peer_first) {
@@ -224,6 +267,7 @@ int run(int argc, char** argv) {
     else if (a == "--batches") args.batches = std::stoi(value());
     else if (a == "--repeats") args.repeats = std::stoi(value());
     else if (a == "--split") args.split = std::stoi(value());
+    else if (a == "--slice-kib") args.slice_kib = std::stoi(value());
     else if (a == "--one-way-only") args.one_way_only = true;
     else throw Error("unknown argument " + a);
   }
@@ -247,7 +291,7 @@ int run(int argc, char** argv) {
   store::FeatureFetcher& fetcher = session.fetcher();
 
   nlohmann::json out;
-  std::vector<double> memcpy_runs, gather_runs, one_way, both, two_sided, rget, split, peer_mmap;
+  std::vector<double> memcpy_runs, gather_runs, one_way, both, two_sided, rget, split, peer_mmap, pipelined;
   for (int r = 0; r < args.repeats; ++r) {
     coll.barrier();
     if (args.one_way_only) {
@@ -263,6 +307,10 @@ int run(int argc, char** argv) {
     coll.barrier();
     if (rank == 0) split.push_back(split_fetch_gbps(fetcher, batches, width, args.split));
     coll.barrier();
+    if (rank == 0)
+      pipelined.push_back(pipelined_fetch_gbps(*session.endpoint(), batches, width, peer,
+                                               args.slice_kib));
+    coll.barrier();
     if (rank == 0) peer_mmap.push_back(peer_mmap_gbps(args, batches, width, peer_first));
     coll.barrier();
     const double mine = fetch_gbps(fetcher, batches, width);
@@ -270,7 +318,6 @@ int run(int argc, char** argv) {
     two_sided.push_back(two_sided_gbps(mpi.world(), rank, args.rows * width * 4, args.batches));
     rget.push_back(rget_gbps(mpi.world(), rank, graph, batches, peer_first));
   }
-  (void)peer;
   const store::FetchStats stats = fetcher.stats();
   session.finish();
   if (rank == 0) {
@@ -286,6 +333,8 @@ int run(int argc, char** argv) {
     out["fetch_both_gbps"] = median(both);
     out["split"] = args.split;
     out["fetch_split_gbps"] = median(split);
+    out["slice_kib"] = args.slice_kib;
+    out["fetch_pipelined_gbps"] = median(pipelined);
     out["peer_mmap_gather_gbps"] = median(peer_mmap);
     out["mpi_two_sided_gbps"] = median(two_sided);
     out["mpi_rget_gbps"] = median(rget);
