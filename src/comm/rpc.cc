@@ -271,17 +271,27 @@ void RpcEndpoint::send_message(int dest, int tag, std::vector<uint8_t> data) {
   const uint64_t total = data.size();
   const uint64_t id = read_u64(data.data() + data.size() - kIdBytes);
   const size_t slice = limit - kPartTrailerBytes;
-  for (size_t at = 0; at < data.size(); at += slice) {
-    const size_t n = std::min(slice, data.size() - at);
+  auto add_trailer = [&](std::vector<uint8_t>& part) {
+    append_id(part, total);
+    append_id(part, static_cast<uint64_t>(tag));
+    append_id(part, id);
+  };
+  // Every part but the first is a copy; the first is `data` itself, truncated in place (its
+  // capacity holds the trailer), so a message just over the limit copies only its tail.
+  std::vector<std::vector<uint8_t>> rest;
+  for (size_t at = slice; at < total; at += slice) {
+    const size_t n = std::min<size_t>(slice, total - at);
     std::vector<uint8_t> part;
     part.reserve(n + kPartTrailerBytes);
     part.insert(part.end(), data.begin() + static_cast<ptrdiff_t>(at),
                 data.begin() + static_cast<ptrdiff_t>(at + n));
-    append_id(part, total);
-    append_id(part, static_cast<uint64_t>(tag));
-    append_id(part, id);
-    transport_.send(dest, kTagPart, std::move(part));
+    add_trailer(part);
+    rest.push_back(std::move(part));
   }
+  data.resize(slice);
+  add_trailer(data);
+  transport_.send(dest, kTagPart, std::move(data));
+  for (std::vector<uint8_t>& part : rest) transport_.send(dest, kTagPart, std::move(part));
 }
 
 std::optional<Message> RpcEndpoint::take_part(Message part) {
