@@ -114,6 +114,7 @@ void RpcEndpoint::serve() {
   prctl(PR_SET_TIMERSLACK, 1000UL /*ns*/, 0, 0, 0);
 #endif
   Backoff backoff(options_.min_idle_sleep, options_.max_idle_sleep, options_.idle_sleep_growth);
+  Clock::time_point last_work = Clock::now();  // last message handled or call started
   try {
     while (true) {
       bool busy = false;
@@ -132,10 +133,17 @@ void RpcEndpoint::serve() {
       if (busy || wake_) {
         wake_ = false;
         backoff.reset();
+        last_work = Clock::now();
         if (busy) continue;
       }
       auto sleep = backoff.next();
-      if (!routes_.empty()) sleep = std::min(sleep, options_.max_reply_wait_sleep);
+      if (!routes_.empty()) {
+        // A reply is awaited: sleep at most max_reply_wait_sleep, or 1/16 of the time waited
+        // so far (a long wait costs the CPU of an idle rank, not of a poller).
+        const auto waited =
+            std::chrono::duration_cast<Backoff::Duration>(Clock::now() - last_work);
+        sleep = std::min(sleep, std::max(options_.max_reply_wait_sleep, waited / 16));
+      }
       wake_cv_.wait_for(lock, sleep, [this] { return stop_ || wake_; });
     }
   } catch (const std::exception& e) {

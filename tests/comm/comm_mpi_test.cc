@@ -53,6 +53,10 @@ uint64_t computed(const std::vector<uint64_t>& values, int server, int client) {
 RpcHandler make_handler(int server) {
   return [server](int source, const uint8_t* data, size_t size) -> std::vector<uint8_t> {
     if (size >= 1 && data[0] == 'E') return std::vector<uint8_t>(data, data + size);
+    if (size == 1 && data[0] == 'S') {  // a slow handler: 1 s
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      return {'S'};
+    }
     PARTITA_CHECK(size >= 1 && data[0] == 'C' && (size - 1) % 8 == 0, CommError,
                   "bad request of {} bytes", size);
     std::vector<uint64_t> values((size - 1) / 8);
@@ -237,11 +241,27 @@ int run(const MpiScope& scope) {
   // Loose: a spinning service thread would use about 1 s; the backoff keeps it near 0.01 s.
   EXPECT_TRUE_MPI(idle_cpu < 0.5, "idle rank used {:.3f} s CPU in 1 s", idle_cpu);
 
+  // CPU of a rank waiting 1 s for a reply (the next rank's handler sleeps): its service
+  // thread polls more often than when idle, but must not spin either.
+  coll.barrier();
+  const double wait_cpu_before = process_cpu_seconds();
+  if (n > 1 && scope.rank() == 0) {
+    EXPECT_TRUE_MPI(rpc.call(1, {'S'}) == std::vector<uint8_t>{'S'}, "slow reply");
+  }
+  coll.barrier();
+  const double wait_cpu = process_cpu_seconds() - wait_cpu_before;
+  if (n > 1 && scope.rank() == 0) {
+    std::printf("waiting 1 s for a reply: %.4f s CPU on the waiting rank\n", wait_cpu);
+    EXPECT_TRUE_MPI(wait_cpu < 0.5, "a rank waiting 1 s for a reply used {:.3f} s CPU",
+                    wait_cpu);
+  }
+
   check_collective_timeout(scope.world());
 
   rpc.shutdown();
   const RpcStats stats = rpc.stats();
-  EXPECT_TRUE_MPI(stats.requests_served == 2 * 12 * n + 200, "served {}", stats.requests_served);
+  EXPECT_TRUE_MPI(stats.requests_served == 2 * 12 * n + 200 + (n > 1 && scope.rank() == 1 ? 1 : 0),
+                  "served {}", stats.requests_served);
 
   // The same traffic with every message over 4 KiB sent as parts (rpc.h, "Large messages"):
   // the 1 MiB echoes become 257 parts each, interleaved between two threads.

@@ -63,7 +63,8 @@ struct RpcOptions {
   std::chrono::microseconds max_idle_sleep{1000};
   double idle_sleep_growth = 1.125;
   // While a call of this rank waits for replies the service thread is not idle: its sleep
-  // between polls stays at most this long, so a reply waits for it at most this long too.
+  // between polls stays at most this long (or 1/16 of the time waited so far, whichever is
+  // longer), so a reply waits for it at most that long too.
   std::chrono::microseconds max_reply_wait_sleep{50};
   // Largest message handed to the transport (see "Large messages"); at least 64. Tests
   // lower it to exercise parts.
