@@ -1,11 +1,15 @@
 // Remote feature fetch between the ranks of one host, against what memory can do.
 //   mpirun -np 2 remote_fetch_bench --parts DIR [--rows 16384] [--batches 20] [--repeats 3]
+//                                   [--split 4] [--slice-kib 1024] [--one-way-only]
+// --one-way-only measures fetch_one_way alone (for a profiler); FETCH_TRACE=1 in the
+// environment (mpirun -x FETCH_TRACE) prints each batch's fetch time to stderr.
 // Run with 2 ranks on a 2-part directory. Rank 0 prints one JSON object (DESIGN: Measuring):
 //   memcpy_gbps          one core, one 256 MiB memcpy (read + write counted once, as bytes moved)
 //   local_gather_gbps    one core, random feature rows of the own part into a batch buffer
 //   fetch_one_way_gbps   rank 0 fetches rows owned by rank 1 through the real stack
 //                        (FeatureFetcher -> RpcEndpoint -> MpiTransport); rank 1 only serves
 //   fetch_both_gbps      both ranks fetch from each other at once; GB/s per rank
+//   fetch_both_pair_gbps the same, both directions added: GB/s per rank pair
 //   mpi_two_sided_gbps   raw MPI_Isend/MPI_Irecv of one batch's bytes (no gather, no scatter)
 //   fetch_split_gbps     as fetch_one_way, each batch fetched as `split` slices from `split`
 //                        threads at once (what a fetcher pipelining its requests could reach)
@@ -25,6 +29,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -331,6 +336,7 @@ int run(int argc, char** argv) {
     out["local_gather_gbps"] = median(gather_runs);
     out["fetch_one_way_gbps"] = median(one_way);
     out["fetch_both_gbps"] = median(both);
+    out["fetch_both_pair_gbps"] = 2 * median(both);
     out["split"] = args.split;
     out["fetch_split_gbps"] = median(split);
     out["slice_kib"] = args.slice_kib;
