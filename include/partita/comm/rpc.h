@@ -161,7 +161,8 @@ class RpcEndpoint {
   void send_message(int dest, int tag, std::vector<uint8_t> data);
   // Adds a part to its message; the whole message once its last part arrived.
   std::optional<Message> take_part(Message part);
-  // Service thread only: messages being reassembled, by (source, tag, id).
+  // Service thread only: messages being reassembled, by (source, tag, id). The parts of a
+  // message whose sender stopped part-way stay until the endpoint is destroyed.
   struct Assembly {
     std::vector<uint8_t> data;
     size_t filled = 0;
