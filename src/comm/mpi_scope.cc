@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "partita/comm/message_memory.h"
 #include "partita/comm/mpi_check.h"
 #include "partita/core/log.h"
 
@@ -66,6 +67,8 @@ MpiScope::MpiScope(int* argc, char*** argv) {
   int provided = MPI_THREAD_SINGLE;
   // MPI_Init_thread's failures go to MPI_ERRORS_ARE_FATAL (no communicator exists yet).
   check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+  // After MPI_Init_thread, in case the MPI library sets a policy of its own there.
+  if (!keep_message_memory()) log_debug("MpiScope: the C library kept its own malloc policy");
   try {
     PARTITA_CHECK(provided >= MPI_THREAD_MULTIPLE, CommError,
                   "MPI provides only {} but Partita needs MPI_THREAD_MULTIPLE (a service "

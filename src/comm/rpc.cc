@@ -14,8 +14,20 @@ namespace partita {
 namespace {
 
 // kTagPing: a request the service thread answers itself with an empty reply (liveness).
-enum Tag : int { kTagRequest = 1, kTagReply = 2, kTagError = 3, kTagBye = 4, kTagPing = 5 };
+// kTagPart: a slice of a message over max_message_bytes (rpc.h, "Large messages").
+enum Tag : int {
+  kTagRequest = 1,
+  kTagReply = 2,
+  kTagError = 3,
+  kTagBye = 4,
+  kTagPing = 5,
+  kTagPart = 6
+};
 constexpr size_t kIdBytes = sizeof(uint64_t);
+constexpr size_t kPartTrailerBytes = 3 * sizeof(uint64_t);  // total bytes, tag, id
+constexpr size_t kMinMessageBytes = 64;
+// A part announcing a larger message is malformed (no allocation of absurd sizes).
+constexpr uint64_t kMaxAssembledBytes = uint64_t{1} << 40;
 constexpr int kMaxMessagesPerPoll = 64;  // then test sends and the stop conditions again
 
 using Clock = std::chrono::steady_clock;
@@ -29,6 +41,12 @@ void append_id(std::vector<uint8_t>& data, uint64_t id) {
   const size_t size = data.size();
   data.resize(size + kIdBytes);
   std::memcpy(data.data() + size, &id, kIdBytes);
+}
+
+uint64_t read_u64(const uint8_t* at) {
+  uint64_t value = 0;
+  std::memcpy(&value, at, sizeof(value));
+  return value;
 }
 
 // Removes the id trailer; false if the message is too short to carry one.
@@ -64,6 +82,9 @@ RpcEndpoint::RpcEndpoint(Transport& transport, RpcHandler handler, RpcOptions op
   PARTITA_CHECK(handler_ != nullptr, CommError, "RpcEndpoint on rank {}: no handler", rank_);
   PARTITA_CHECK(options_.timeout_s > 0, CommError,
                 "RpcEndpoint on rank {}: timeout {} s must be positive", rank_, options_.timeout_s);
+  PARTITA_CHECK(options_.max_message_bytes >= kMinMessageBytes, CommError,
+                "RpcEndpoint on rank {}: max_message_bytes {} is below {}", rank_,
+                options_.max_message_bytes, kMinMessageBytes);
   service_ = std::thread([this] { serve(); });
 }
 
@@ -93,6 +114,7 @@ void RpcEndpoint::serve() {
   prctl(PR_SET_TIMERSLACK, 1000UL /*ns*/, 0, 0, 0);
 #endif
   Backoff backoff(options_.min_idle_sleep, options_.max_idle_sleep, options_.idle_sleep_growth);
+  Clock::time_point last_work = Clock::now();  // last message handled or call started
   try {
     while (true) {
       bool busy = false;
@@ -111,9 +133,18 @@ void RpcEndpoint::serve() {
       if (busy || wake_) {
         wake_ = false;
         backoff.reset();
+        last_work = Clock::now();
         if (busy) continue;
       }
-      wake_cv_.wait_for(lock, backoff.next(), [this] { return stop_ || wake_; });
+      auto sleep = backoff.next();
+      if (!routes_.empty()) {
+        // A reply is awaited: sleep at most max_reply_wait_sleep, or 1/16 of the time waited
+        // so far (a long wait costs the CPU of an idle rank, not of a poller).
+        const auto waited =
+            std::chrono::duration_cast<Backoff::Duration>(Clock::now() - last_work);
+        sleep = std::min(sleep, std::max(options_.max_reply_wait_sleep, waited / 16));
+      }
+      wake_cv_.wait_for(lock, sleep, [this] { return stop_ || wake_; });
     }
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -135,6 +166,11 @@ void RpcEndpoint::fail_all_calls_locked() {
 
 void RpcEndpoint::dispatch(Message message) {
   const int source = message.source;
+  if (message.tag == kTagPart) {
+    std::optional<Message> whole = take_part(std::move(message));
+    if (whole) dispatch(std::move(*whole));
+    return;
+  }
   if (message.tag == kTagBye) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!bye_from_[static_cast<size_t>(source)]) {
@@ -166,19 +202,44 @@ void RpcEndpoint::dispatch(Message message) {
         tag = kTagError;
       }
       ++requests_served_;
-      bytes_sent_ += static_cast<int64_t>(reply.size());
+      const size_t reply_bytes = reply.size();
+      bytes_sent_ += static_cast<int64_t>(reply_bytes);
       append_id(reply, id);
-      transport_.send(source, tag, std::move(reply));
+      try {
+        send_message(source, tag, std::move(reply));
+      } catch (const std::exception& e) {
+        // The caller must learn why its reply never comes; the service goes on.
+        const std::string text =
+            fmt::format("rank {} could not send its {}-byte {} to request {} of rank {}: {}",
+                        rank_, reply_bytes, tag == kTagError ? "error" : "reply", id, source,
+                        e.what());
+        std::vector<uint8_t> error(text.begin(), text.end());
+        append_id(error, id);
+        try {
+          send_message(source, kTagError, std::move(error));
+        } catch (const std::exception& e2) {
+          log_warning("rpc on rank {}: {}; and the error could not be sent either: {}", rank_,
+                      text, e2.what());
+        }
+      }
       return;
     }
     case kTagPing: {
       std::vector<uint8_t> reply;
       append_id(reply, id);
-      transport_.send(source, kTagReply, std::move(reply));
+      try {
+        transport_.send(source, kTagReply, std::move(reply));
+      } catch (const std::exception& e) {
+        log_warning("rpc on rank {}: could not answer a ping of rank {}: {}", rank_, source,
+                    e.what());
+      }
       return;
     }
-    case kTagReply:
     case kTagError:
+      // A reply that failed part-way leaves its first parts behind: drop them.
+      assemblies_.erase(std::make_tuple(source, static_cast<int>(kTagReply), id));
+      [[fallthrough]];
+    case kTagReply:
       deliver_reply(source, id, std::move(message.data), message.tag == kTagError);
       return;
     default:
@@ -205,6 +266,77 @@ void RpcEndpoint::deliver_reply(int source, uint64_t id, std::vector<uint8_t> da
   }
   call.answered[index] = 1;
   if (--call.remaining == 0) call.done_cv.notify_one();
+}
+
+void RpcEndpoint::send_message(int dest, int tag, std::vector<uint8_t> data) {
+  const size_t limit = options_.max_message_bytes;
+  if (data.size() <= limit) {
+    transport_.send(dest, tag, std::move(data));
+    return;
+  }
+  // Parts of one message may interleave with other messages to `dest` (other threads send
+  // too), but arrive in order among themselves (FIFO per pair): (tag, id) tells them apart.
+  const uint64_t total = data.size();
+  const uint64_t id = read_u64(data.data() + data.size() - kIdBytes);
+  const size_t slice = limit - kPartTrailerBytes;
+  auto add_trailer = [&](std::vector<uint8_t>& part) {
+    append_id(part, total);
+    append_id(part, static_cast<uint64_t>(tag));
+    append_id(part, id);
+  };
+  // Every part but the first is a copy; the first is `data` itself, truncated in place (its
+  // capacity holds the trailer), so a message just over the limit copies only its tail.
+  std::vector<std::vector<uint8_t>> rest;
+  for (size_t at = slice; at < total; at += slice) {
+    const size_t n = std::min<size_t>(slice, total - at);
+    std::vector<uint8_t> part;
+    part.reserve(n + kPartTrailerBytes);
+    part.insert(part.end(), data.begin() + static_cast<ptrdiff_t>(at),
+                data.begin() + static_cast<ptrdiff_t>(at + n));
+    add_trailer(part);
+    rest.push_back(std::move(part));
+  }
+  data.resize(slice);
+  add_trailer(data);
+  transport_.send(dest, kTagPart, std::move(data));
+  for (std::vector<uint8_t>& part : rest) transport_.send(dest, kTagPart, std::move(part));
+}
+
+std::optional<Message> RpcEndpoint::take_part(Message part) {
+  if (part.data.size() < kPartTrailerBytes) {
+    log_warning("rpc on rank {}: dropped a {}-byte part from rank {}: too short", rank_,
+                part.data.size(), part.source);
+    return std::nullopt;
+  }
+  const uint8_t* trailer = part.data.data() + part.data.size() - kPartTrailerBytes;
+  const uint64_t total = read_u64(trailer);
+  const uint64_t tag = read_u64(trailer + 8);
+  const uint64_t id = read_u64(trailer + 16);
+  const size_t n = part.data.size() - kPartTrailerBytes;
+  const auto key = std::make_tuple(part.source, static_cast<int>(tag), id);
+  auto it = assemblies_.find(key);
+  if (it == assemblies_.end()) {
+    if (total < kIdBytes || total > kMaxAssembledBytes || tag == kTagPart) {
+      log_warning("rpc on rank {}: dropped a part from rank {} announcing {} bytes with tag {}",
+                  rank_, part.source, total, tag);
+      return std::nullopt;
+    }
+    it = assemblies_.emplace(key, Assembly{}).first;
+    it->second.data.resize(total);
+  }
+  Assembly& assembly = it->second;
+  if (assembly.data.size() != total || assembly.filled + n > total) {
+    log_warning("rpc on rank {}: dropped message {} (tag {}) from rank {}: parts do not add up",
+                rank_, id, tag, part.source);
+    assemblies_.erase(it);
+    return std::nullopt;
+  }
+  std::memcpy(assembly.data.data() + assembly.filled, part.data.data(), n);
+  assembly.filled += n;
+  if (assembly.filled < total) return std::nullopt;
+  Message whole{part.source, static_cast<int>(tag), std::move(assembly.data)};
+  assemblies_.erase(it);
+  return whole;
 }
 
 std::vector<std::vector<uint8_t>> RpcEndpoint::call_all(std::vector<RpcRequest> requests) {
@@ -277,9 +409,16 @@ std::unique_ptr<RpcEndpoint::Started> RpcEndpoint::begin_exchange(std::vector<Rp
   started->deadline = deadline_after(timeout_s);
   try {
     for (size_t i = 0; i < n; ++i) {
-      bytes_sent_ += static_cast<int64_t>(requests[i].data.size());
+      const size_t bytes = requests[i].data.size();
+      bytes_sent_ += static_cast<int64_t>(bytes);
       append_id(requests[i].data, started->ids[i]);
-      transport_.send(requests[i].dest, tag, std::move(requests[i].data));
+      try {
+        send_message(requests[i].dest, tag, std::move(requests[i].data));
+      } catch (const std::exception& e) {
+        throw CommError(fmt::format("call_all on rank {}: could not send request {} ({} bytes) "
+                                    "to rank {}: {}",
+                                    rank_, started->ids[i], bytes, requests[i].dest, e.what()));
+      }
       ++requests_sent_;
     }
   } catch (...) {

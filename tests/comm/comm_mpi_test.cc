@@ -53,6 +53,10 @@ uint64_t computed(const std::vector<uint64_t>& values, int server, int client) {
 RpcHandler make_handler(int server) {
   return [server](int source, const uint8_t* data, size_t size) -> std::vector<uint8_t> {
     if (size >= 1 && data[0] == 'E') return std::vector<uint8_t>(data, data + size);
+    if (size == 1 && data[0] == 'S') {  // a slow handler: 1 s
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      return {'S'};
+    }
     PARTITA_CHECK(size >= 1 && data[0] == 'C' && (size - 1) % 8 == 0, CommError,
                   "bad request of {} bytes", size);
     std::vector<uint64_t> values((size - 1) / 8);
@@ -237,11 +241,42 @@ int run(const MpiScope& scope) {
   // Loose: a spinning service thread would use about 1 s; the backoff keeps it near 0.01 s.
   EXPECT_TRUE_MPI(idle_cpu < 0.5, "idle rank used {:.3f} s CPU in 1 s", idle_cpu);
 
+  // CPU of a rank waiting 1 s for a reply (the next rank's handler sleeps): its service
+  // thread polls more often than when idle, but must not spin either.
+  coll.barrier();
+  const double wait_cpu_before = process_cpu_seconds();
+  if (n > 1 && scope.rank() == 0) {
+    EXPECT_TRUE_MPI(rpc.call(1, {'S'}) == std::vector<uint8_t>{'S'}, "slow reply");
+  }
+  coll.barrier();
+  const double wait_cpu = process_cpu_seconds() - wait_cpu_before;
+  if (n > 1 && scope.rank() == 0) {
+    std::printf("waiting 1 s for a reply: %.4f s CPU on the waiting rank\n", wait_cpu);
+    EXPECT_TRUE_MPI(wait_cpu < 0.5, "a rank waiting 1 s for a reply used {:.3f} s CPU",
+                    wait_cpu);
+  }
+
   check_collective_timeout(scope.world());
 
   rpc.shutdown();
   const RpcStats stats = rpc.stats();
-  EXPECT_TRUE_MPI(stats.requests_served == 2 * 12 * n + 200, "served {}", stats.requests_served);
+  EXPECT_TRUE_MPI(stats.requests_served == 2 * 12 * n + 200 + (n > 1 && scope.rank() == 1 ? 1 : 0),
+                  "served {}", stats.requests_served);
+
+  // The same traffic with every message over 4 KiB sent as parts (rpc.h, "Large messages"):
+  // the 1 MiB echoes become 257 parts each, interleaved between two threads.
+  {
+    MpiTransport parts_transport(scope.world());
+    RpcOptions parts_options;
+    parts_options.max_message_bytes = 4096;
+    RpcEndpoint parts(parts_transport, make_handler(scope.rank()), parts_options);
+    std::thread other([&] { check_requests(parts, 1, 6); });
+    check_requests(parts, 0, 6);
+    other.join();
+    parts.shutdown();
+    EXPECT_TRUE_MPI(parts.stats().requests_served == 2 * 6 * n, "served {} with parts",
+                    parts.stats().requests_served);
+  }
   const int failures = coll.allreduce_one(g_failures.load(), ReduceOp::kSum);
   if (scope.rank() == 0) std::printf("comm_mpi_test: %s\n", failures == 0 ? "ok" : "FAILED");
   return failures == 0 ? 0 : 1;
@@ -287,6 +322,39 @@ int run_stalled_sender(MpiScope& scope) {
   return total == 0 ? 0 : 1;
 }
 
+// A reply over 2^31-1 bytes (what one MPI message can carry): the endpoint sends it as
+// parts and rank 0 gets it whole (rpc.h, "Large messages"). Needs about 7 GB of memory on
+// the host (reply, parts and reassembly), so CTest registers it disabled: run it by hand,
+//   mpirun -np 2 comm_mpi_test --huge-reply
+int run_huge_reply(MpiScope& scope) {
+  if (scope.size() < 2) return 0;
+  const size_t bytes = (size_t{1} << 31) + (size_t{1} << 20) + 5;
+  auto byte_at = [](size_t i) { return static_cast<uint8_t>((i * 2654435761u) >> 13); };
+  MpiTransport transport(scope.world());
+  RpcEndpoint rpc(transport, [&](int, const uint8_t*, size_t) {
+    std::vector<uint8_t> reply(bytes);
+    for (size_t i = 0; i < bytes; ++i) reply[i] = byte_at(i);
+    return reply;
+  });
+  if (scope.rank() == 0) {
+    Stopwatch watch;
+    std::vector<uint8_t> reply = rpc.call(1, {'H'});
+    const double seconds = watch.seconds();
+    EXPECT_TRUE_MPI(reply.size() == bytes, "huge reply of {} bytes, {} expected", reply.size(),
+                    bytes);
+    size_t wrong = 0;
+    for (size_t i = 0; i < reply.size(); ++i) wrong += reply[i] != byte_at(i);
+    EXPECT_TRUE_MPI(wrong == 0, "huge reply: {} bytes differ", wrong);
+    std::printf("huge reply: %zu bytes in %.2f s (handler included)\n", reply.size(), seconds);
+  }
+  rpc.shutdown();
+  const int failures = g_failures.load();
+  int total = 0;
+  check_mpi(MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, scope.world()), "allreduce");
+  if (scope.rank() == 0) std::printf("comm_mpi_test --huge-reply: %s\n", total == 0 ? "ok" : "FAILED");
+  return total == 0 ? 0 : 1;
+}
+
 }  // namespace
 }  // namespace partita
 
@@ -296,6 +364,7 @@ int main(int argc, char** argv) {
     try {
       if (argc > 1 && std::string(argv[1]) == "--stalled-sender")
         return partita::run_stalled_sender(scope);
+      if (argc > 1 && std::string(argv[1]) == "--huge-reply") return partita::run_huge_reply(scope);
       return partita::run(scope);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: rank %d: %s\n", scope.rank(), e.what());

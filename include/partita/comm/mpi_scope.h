@@ -7,6 +7,10 @@
 // the library provides less. MPI_COMM_WORLD gets the MPI_ERRORS_RETURN handler, so MPI
 // failures on it become CommError instead of aborting the job.
 //
+// The constructor also sets the process's malloc policy for message buffers
+// (keep_message_memory(), message_memory.h): multi-MiB requests and replies reuse heap
+// memory instead of fresh pages per message.
+//
 // Not copyable or movable; all accessors are const and thread-safe.
 #include <mpi.h>
 

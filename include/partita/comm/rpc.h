@@ -21,17 +21,31 @@
 // returns), never throws, and never waits for peers; without shutdown() peers may time out.
 // No call_all() may be in progress when the endpoint is destroyed.
 //
+// Large messages. A request or reply (payload + 8-byte id) over options.max_message_bytes
+// (by default what one MPI message can carry, 2^31-1 bytes) is sent as consecutive parts of
+// at most that size and reassembled by the receiving endpoint, so callers and handlers never
+// see the limit. Parts cost one extra copy on each side; messages under the limit none.
+//
+// Send failures. A reply the service thread cannot send (too large for the transport, an
+// MPI failure) does not stop the service: the caller gets, in its place, an error naming
+// the serving rank, the request id and the size, rethrown by call_all() as CommError. If even
+// that error cannot be sent, the caller's deadline names the rank. A request that cannot be
+// sent throws from call_all()/start_all() on the calling thread.
+//
 // Wire format (private to this file's implementation): the payload followed by an 8-byte
-// request id, so neither requests nor replies are copied to add a header.
+// request id, so neither requests nor replies are copied to add a header. A part carries a
+// slice of that message followed by [total bytes, tag, id] (8 bytes each).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -48,6 +62,13 @@ struct RpcOptions {
   std::chrono::microseconds min_idle_sleep{20};
   std::chrono::microseconds max_idle_sleep{1000};
   double idle_sleep_growth = 1.125;
+  // While a call of this rank waits for replies the service thread is not idle: its sleep
+  // between polls stays at most this long (or 1/16 of the time waited so far, whichever is
+  // longer), so a reply waits for it at most that long too.
+  std::chrono::microseconds max_reply_wait_sleep{50};
+  // Largest message handed to the transport (see "Large messages"); at least 64. Tests
+  // lower it to exercise parts.
+  size_t max_message_bytes = 2147483647;
 };
 
 // Serves one request from rank `source`; returns the reply bytes. `data` is valid during the
@@ -136,6 +157,17 @@ class RpcEndpoint {
   void serve();
   void dispatch(Message message);
   void deliver_reply(int source, uint64_t id, std::vector<uint8_t> data, bool is_error);
+  // Sends `data` (payload + id trailer) as one message or as parts (see "Large messages").
+  void send_message(int dest, int tag, std::vector<uint8_t> data);
+  // Adds a part to its message; the whole message once its last part arrived.
+  std::optional<Message> take_part(Message part);
+  // Service thread only: messages being reassembled, by (source, tag, id). The parts of a
+  // message whose sender stopped part-way stay until the endpoint is destroyed.
+  struct Assembly {
+    std::vector<uint8_t> data;
+    size_t filled = 0;
+  };
+  std::map<std::tuple<int, int, uint64_t>, Assembly> assemblies_;
   void fail_all_calls_locked();
   void wake_service();
   void stop_service();
