@@ -96,14 +96,25 @@ double memcpy_gbps() {
   return static_cast<double>(n) / median(t) / 1e9;
 }
 
+// The float32 feature rows of this rank's part (the benchmark measures float32 partitions).
+const float* float_features(const store::DistGraph& graph) {
+  if (graph.feature_dtype() != DType::kFloat32) {
+    std::fprintf(stderr, "error: remote_fetch_bench measures float32 features; %s holds %s\n",
+                 graph.dir().c_str(), dtype_name(graph.feature_dtype()));
+    std::exit(2);
+  }
+  return reinterpret_cast<const float*>(graph.features());
+}
+
 double local_gather_gbps(const store::DistGraph& graph, const Args& args) {
   const int64_t width = graph.feat_dim();
+  const float* features = float_features(graph);
   auto batches = make_batches(args, 0, graph.num_local_nodes(), 7);
   std::vector<float> out(static_cast<size_t>(args.rows * width));
   const auto t0 = Clock::now();
   for (const auto& b : batches)
     for (size_t k = 0; k < b.size(); ++k)
-      std::memcpy(out.data() + k * width, graph.features() + b[k] * width, width * sizeof(float));
+      std::memcpy(out.data() + k * width, features + b[k] * width, width * sizeof(float));
   return static_cast<double>(args.batches * args.rows * width * 4) / seconds_since(t0) / 1e9;
 }
 
@@ -227,7 +238,7 @@ double rget_gbps(MPI_Comm comm, int rank, const store::DistGraph& graph,
   const int row_bytes = static_cast<int>(width * 4);
   MPI_Win win;
   // The mapped file is read-only; MPI only reads through the window (no puts).
-  check(MPI_Win_create(const_cast<float*>(graph.features()),
+  check(MPI_Win_create(const_cast<float*>(float_features(graph)),
                        graph.num_local_nodes() * row_bytes, 1, MPI_INFO_NULL, comm, &win),
         "MPI_Win_create");
   double gbps = 0;

