@@ -64,8 +64,12 @@ DistGraph DistGraph::open(const std::string& dir, int rank, int world_size,
   const int parts = g.meta_.num_parts;
   PARTITA_CHECK(parts == world_size || parts == 1, UsageError,
                 "{}: has {} parts but the job has {} ranks; partition into {} parts (one per "
-                "rank) or 1 part (replicated mode)",
-                dir, parts, world_size, world_size);
+                "rank) or 1 part (replicated mode){}",
+                dir, parts, world_size, world_size,
+                world_size > parts ? fmt::format(", or pass --servers {} (server-client mode: "
+                                                 "{} servers, the other ranks train)",
+                                                 parts, parts)
+                                   : std::string());
   g.replicated_ = parts == 1 && world_size > 1;
   g.rank_ = rank;
   g.world_size_ = world_size;
@@ -79,9 +83,9 @@ DistGraph DistGraph::with_servers(const std::string& dir, int rank, int world_si
                 "internal: rank {} of {} ranks, {} servers", rank, world_size, servers);
   // Counts first: they need no file, so every rank fails the same way.
   PARTITA_CHECK(world_size > servers, UsageError,
-                "--servers {}: the job has {} ranks, which leaves no rank to train; run more "
+                "--servers {}: the job has {} rank{}, which leaves no rank to train; run more "
                 "ranks than servers (the first {} serve, the others train)",
-                servers, world_size, servers);
+                servers, world_size, world_size == 1 ? "" : "s", servers);
   DistGraph g;
   g.dir_ = dir;
   g.meta_ = partition::read_meta(dir);
