@@ -64,15 +64,9 @@ void check_flags(const Flags& flags) {
                 "--servers: must be >= 0 (0: worker mode), got {}", flags.session.servers);
 }
 
-int run_sample_bench(MpiScope& mpi, const Flags& flags) {
+// The work of a rank that samples (a worker, or a client of server-client mode).
+int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   const std::vector<int64_t> fanouts = parse_fanouts(flags.fanouts);
-  runtime::MpiRank rank(mpi, flags.session);
-  runtime::Session& session = rank.session();
-  // Server-client mode: a server serves until every client is done, and samples nothing.
-  if (session.role() == runtime::Role::kServer) {
-    session.finish();
-    return 0;
-  }
   const store::DistGraph& graph = session.graph();
   // The ranks that sample: every rank, or the clients (trainers) of server-client mode.
   const int me = session.rank(), ranks = session.size();
@@ -235,6 +229,22 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   };
   std::printf("%s\n", out.dump(2).c_str());
   return 0;
+}
+
+int run_sample_bench(MpiScope& mpi, const Flags& flags) {
+  runtime::MpiRank rank(mpi, flags.session);
+  runtime::Session& session = rank.session();
+  // Server-client mode: a server serves until every client is done, and samples nothing.
+  if (session.role() == runtime::Role::kServer) {
+    session.finish();
+    return 0;
+  }
+  try {
+    return bench_on(mpi, session, flags);
+  } catch (const UsageError& e) {
+    session.fail_with_usage_error(e.what());  // servers raise it too: one line for the job
+    throw;
+  }
 }
 
 }  // namespace

@@ -124,19 +124,8 @@ train::ProgressMode progress_mode(const std::string& flag) {
   return terminal ? train::ProgressMode::kBar : train::ProgressMode::kLines;
 }
 
-int run_train(MpiScope& mpi, const Flags& flags) {
-  keep_freed_memory();
-  disable_onednn_primitive_cache();
-  const train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
-  log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", mpi.rank(),
-            mpi.size(), mpi.cores_per_rank(), options.torch_threads, options.threads);
-  runtime::MpiRank rank(mpi, flags.session);
-  runtime::Session& session = rank.session();
-  // Server-client mode: a server serves until every trainer is done, and trains nothing.
-  if (session.role() == runtime::Role::kServer) {
-    session.finish();
-    return 0;
-  }
+// The work of a rank that trains (a worker, or a trainer of server-client mode).
+int train_on(runtime::Session& session, const Flags& flags, const train::TrainOptions& options) {
   train::Trainer trainer(session, options);
   const bool print = session.rank() == 0;  // the first rank that trains
   if (print && options.cache_ratio > 0) {
@@ -170,7 +159,8 @@ int run_train(MpiScope& mpi, const Flags& flags) {
   bar.clear();
   if (metrics) metrics->write_final(result, session.size());
   if (flags.checksum) {
-    std::fprintf(stderr, "rank=%d param_checksum=%.9e\n", mpi.rank(), trainer.parameter_checksum());
+    std::fprintf(stderr, "rank=%d param_checksum=%.9e\n", session.world_rank(),
+                 trainer.parameter_checksum());
   }
   session.finish();
   if (print) {
@@ -178,6 +168,27 @@ int run_train(MpiScope& mpi, const Flags& flags) {
     std::fflush(stdout);
   }
   return 0;
+}
+
+int run_train(MpiScope& mpi, const Flags& flags) {
+  keep_freed_memory();
+  disable_onednn_primitive_cache();
+  const train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
+  log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", mpi.rank(),
+            mpi.size(), mpi.cores_per_rank(), options.torch_threads, options.threads);
+  runtime::MpiRank rank(mpi, flags.session);
+  runtime::Session& session = rank.session();
+  // Server-client mode: a server serves until every trainer is done, and trains nothing.
+  if (session.role() == runtime::Role::kServer) {
+    session.finish();
+    return 0;
+  }
+  try {
+    return train_on(session, flags, options);
+  } catch (const UsageError& e) {
+    session.fail_with_usage_error(e.what());  // servers raise it too: one line for the job
+    throw;
+  }
 }
 
 }  // namespace

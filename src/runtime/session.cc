@@ -112,6 +112,7 @@ struct Session::DoneBoard {
   std::condition_variable changed;
   std::vector<char> done;  // by world rank
   int count = 0;
+  std::string usage_error;  // the first trainer's that failed with one
 };
 
 int exit_code_of(const std::exception& e) {
@@ -163,6 +164,7 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
     done_->done.assign(static_cast<size_t>(world.size()), 0);
     router.add(kRequestTrainerDone, [board = done_.get(), servers = servers_](
                                         int source, WireReader& request) {
+      const ArrayView<const char> text = request.get_array<char>();
       request.expect_end();
       PARTITA_CHECK(source >= servers, CommError,
                     "rank {} is a server, not a trainer: it cannot say training is done", source);
@@ -172,6 +174,8 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
           board->done[static_cast<size_t>(source)] = 1;
           ++board->count;
         }
+        if (!text.empty() && board->usage_error.empty())
+          board->usage_error.assign(text.data(), static_cast<size_t>(text.size()));
       }
       board->changed.notify_all();
       return std::vector<uint8_t>{};
@@ -212,16 +216,26 @@ const std::vector<SplitId>& Session::job_ids(Split split) const {
 }
 
 void Session::finish() {
-  if (role_ == Role::kTrainer) tell_servers_done();
+  if (role_ == Role::kTrainer) tell_servers_done("");
   if (role_ == Role::kServer) wait_for_trainers();
   endpoint_->shutdown();
 }
 
-void Session::tell_servers_done() {
+void Session::fail_with_usage_error(const std::string& message) noexcept {
+  if (role_ != Role::kTrainer) return;
+  try {
+    tell_servers_done(message.empty() ? std::string("usage error") : message);
+  } catch (...) {  // best effort (see the header)
+  }
+}
+
+void Session::tell_servers_done(const std::string& usage_error) {
   std::vector<RpcRequest> requests;
   for (int server = 0; server < servers_; ++server) {
-    WireWriter request(8);
+    WireWriter request(16 + usage_error.size());
     request.put<uint64_t>(kRequestTrainerDone);
+    request.put_array<char>(ArrayView<const char>(usage_error.data(),
+                                                  static_cast<int64_t>(usage_error.size())));
     requests.push_back({server, request.take()});
   }
   endpoint_->call_all(std::move(requests));
@@ -232,7 +246,8 @@ void Session::wait_for_trainers() {
   const auto interval = std::chrono::duration<double>(timeout_s_);
   const double probe_s = std::min(10.0, std::max(1.0, timeout_s_ / 2));
   std::unique_lock<std::mutex> lock(done_->mutex);
-  while (!done_->changed.wait_for(lock, interval, [&] { return done_->count == trainers; })) {
+  const auto ended = [&] { return done_->count == trainers || !done_->usage_error.empty(); };
+  while (!done_->changed.wait_for(lock, interval, ended)) {
     // Not done within the interval: fine while every trainer not done still answers.
     lock.unlock();
     const std::vector<int> silent_ranks = endpoint_->unresponsive_ranks(probe_s);
@@ -247,6 +262,8 @@ void Session::wait_for_trainers() {
           world_.rank(), silent.size() == 1 ? "" : "s", fmt::join(silent, ", "), probe_s));
     }
   }
+  // A trainer failed with a usage error: this server raises it too (see the header).
+  if (!done_->usage_error.empty()) throw UsageError(done_->usage_error);
 }
 
 uint64_t Session::request_bytes_sent() const { return transport_.bytes_sent(); }

@@ -202,5 +202,34 @@ TEST_F(ServerClient, ServerNamesAVanishedTrainer) {
   EXPECT_EQ(errors[2], "");
 }
 
+// A usage error only the trainers see (e.g. an existing checkpoint directory) reaches the
+// servers: their finish() raises the same UsageError, so the whole job agrees on it.
+TEST_F(ServerClient, ServersRaiseATrainersUsageError) {
+  const int world_size = 3;
+  InProcessWorld world(world_size);
+  InProcessCollectiveGroup world_group(world_size, 60);
+  InProcessCollectiveGroup trainer_group(1, 60);
+  std::vector<std::string> errors(static_cast<size_t>(world_size));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world_size; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        runtime::Session session(world.transport(r), world_group.member(r), session_options(2),
+                                 r == 2 ? &trainer_group.member(0) : nullptr);
+        if (r == 2)
+          session.fail_with_usage_error("--flag: bad");
+        else
+          session.finish();
+      } catch (const UsageError& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = std::string("unexpected: ") + e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(errors, (std::vector<std::string>{"--flag: bad", "--flag: bad", ""}));
+}
+
 }  // namespace
 }  // namespace partita::train

@@ -134,10 +134,18 @@ class Session {
   // liveness: every timeout_s the server pings the trainers that are not done, and throws
   // TimeoutError naming those that do not answer (stopped, dead or cut off).
   void finish();
+  // Instead of finish(), on a trainer whose work failed with a UsageError (such checks give
+  // the same verdict on every trainer: flags, an existing checkpoint directory): tells the
+  // servers, whose finish() then throws UsageError(message) too, so that every rank of the
+  // job raises it and the command line prints it once (cli/rank_main.h) instead of aborting.
+  // Does not stop this rank's request service. Best effort: never throws (the command
+  // line's agreement has its own deadline).
+  void fail_with_usage_error(const std::string& message) noexcept;
 
  private:
   struct DoneBoard;  // servers: which trainers said they are done
-  void tell_servers_done();
+  // `usage_error` empty: done; else the UsageError the trainer failed with.
+  void tell_servers_done(const std::string& usage_error);
   void wait_for_trainers();
 
   Transport& transport_;
