@@ -83,7 +83,7 @@ struct SessionOptions {
 };
 
 enum class Role { kWorker, kServer, kTrainer };
-// This rank's role in a job of `world_size` ranks (see Roles above; counts unchecked).
+// The role of world rank `world_rank` (see Roles above; the counts are checked by Session).
 Role role_of(const SessionOptions& options, int world_rank);
 const char* role_name(Role role);  // "worker", "server", "trainer"
 
@@ -138,8 +138,8 @@ class Session {
   // the same verdict on every trainer: flags, an existing checkpoint directory): tells the
   // servers, whose finish() then throws UsageError(message) too, so that every rank of the
   // job raises it and the command line prints it once (cli/rank_main.h) instead of aborting.
-  // Does not stop this rank's request service. Best effort: never throws (the command
-  // line's agreement has its own deadline).
+  // Does not stop this rank's request service. A no-op on workers and servers. Best effort:
+  // never throws (the command line's agreement has its own deadline).
   void fail_with_usage_error(const std::string& message) noexcept;
 
  private:
