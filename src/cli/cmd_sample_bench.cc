@@ -89,9 +89,8 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   // waiting at the first barrier): the lowest rank without training nodes, if any.
   const int64_t idle = session.collectives().allreduce_one(
       seeds.empty() ? int64_t{me} : int64_t{ranks}, ReduceOp::kMin);
-  PARTITA_CHECK(idle == ranks, UsageError, "{}: {} {} {} training nodes",
-                flags.session.parts_dir, graph.client() ? "client" : "rank", idle,
-                graph.client() ? "gets no" : "owns no");
+  PARTITA_CHECK(idle == ranks, UsageError, "{}: {} {} {} training nodes", flags.session.parts_dir,
+                graph.client() ? "client" : "rank", idle, graph.client() ? "gets no" : "owns no");
 
   // The batches: consecutive slices of the seeds, wrapping around.
   std::vector<std::vector<int64_t>> batches;

@@ -21,8 +21,7 @@ std::unique_ptr<MpiCollectives> trainers_of(MpiCollectives& world, const Session
   check_mpi(MPI_Comm_split(world.comm(), trainer ? 1 : MPI_UNDEFINED, world.rank(), &split),
             "splitting the trainers from the servers on rank {}", world.rank());
   if (!trainer) return nullptr;
-  auto trainers =
-      std::make_unique<MpiCollectives>(split, CollectiveOptions{options.timeout_s});
+  auto trainers = std::make_unique<MpiCollectives>(split, CollectiveOptions{options.timeout_s});
   check_mpi(MPI_Comm_free(&split), "freeing the trainers' split on rank {}", world.rank());
   return trainers;
 }

@@ -32,8 +32,7 @@ store::DistGraph open_role(const Collectives& world, Role role, const SessionOpt
                                            options.servers);
     case Role::kWorker:
     default:
-      return store::DistGraph::open(options.parts_dir, world.rank(), world.size(),
-                                    options.graph);
+      return store::DistGraph::open(options.parts_dir, world.rank(), world.size(), options.graph);
   }
 }
 
@@ -134,22 +133,24 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
       role_(role_of(options, world.rank())),
       servers_(std::max(0, options.servers)),
       timeout_s_(options.timeout_s),
-      training_(role_ == Role::kWorker ? &world : role_ == Role::kTrainer ? trainers : nullptr),
+      training_(role_ == Role::kWorker    ? &world
+                : role_ == Role::kTrainer ? trainers
+                                          : nullptr),
       graph_(open_agreed(world, role_, options)) {
   PARTITA_CHECK(transport.rank() == world.rank() && transport.size() == world.size(), Error,
                 "internal: transport (rank {} of {}) and collectives (rank {} of {}) differ",
                 transport.rank(), transport.size(), world.rank(), world.size());
   // The counts were checked by the opening; the trainers' collectives must match them.
   const bool trainer = role_ == Role::kTrainer;
-  PARTITA_CHECK(trainer == (trainers != nullptr) &&
-                    (!trainer || (trainers->size() == world.size() - servers_ &&
-                                  trainers->rank() == world.rank() - servers_)),
-                Error,
-                "internal: world rank {} ({}) got trainers' collectives {} (expected rank {} of {})",
-                world.rank(), role_name(role_),
-                trainers == nullptr ? std::string("none")
-                                    : fmt::format("rank {} of {}", trainers->rank(), trainers->size()),
-                world.rank() - servers_, world.size() - servers_);
+  PARTITA_CHECK(
+      trainer == (trainers != nullptr) &&
+          (!trainer || (trainers->size() == world.size() - servers_ &&
+                        trainers->rank() == world.rank() - servers_)),
+      Error, "internal: world rank {} ({}) got trainers' collectives {} (expected rank {} of {})",
+      world.rank(), role_name(role_),
+      trainers == nullptr ? std::string("none")
+                          : fmt::format("rank {} of {}", trainers->rank(), trainers->size()),
+      world.rank() - servers_, world.size() - servers_);
   if (role_ != Role::kWorker) {
     for (Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
       std::vector<SplitId> ids = gather_ids(world_, graph_, split);
@@ -162,8 +163,8 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
   if (role_ == Role::kServer) {
     done_ = std::make_unique<DoneBoard>();
     done_->done.assign(static_cast<size_t>(world.size()), 0);
-    router.add(kRequestTrainerDone, [board = done_.get(), servers = servers_](
-                                        int source, WireReader& request) {
+    router.add(kRequestTrainerDone, [board = done_.get(), servers = servers_](int source,
+                                                                              WireReader& request) {
       const ArrayView<const char> text = request.get_array<char>();
       request.expect_end();
       PARTITA_CHECK(source >= servers, CommError,
@@ -234,8 +235,8 @@ void Session::tell_servers_done(const std::string& usage_error) {
   for (int server = 0; server < servers_; ++server) {
     WireWriter request(16 + usage_error.size());
     request.put<uint64_t>(kRequestTrainerDone);
-    request.put_array<char>(ArrayView<const char>(usage_error.data(),
-                                                  static_cast<int64_t>(usage_error.size())));
+    request.put_array<char>(
+        ArrayView<const char>(usage_error.data(), static_cast<int64_t>(usage_error.size())));
     requests.push_back({server, request.take()});
   }
   endpoint_->call_all(std::move(requests));

@@ -115,14 +115,14 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   torch::set_num_threads(std::max(1, options_.torch_threads));
 
   // The batch plans (see the header): every rank learns every id of every split.
-  plan_ = std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kTrain),
-                                                  options_.batch_size);
+  plan_ =
+      std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kTrain), options_.batch_size);
   PARTITA_CHECK(plan_->num_ids() > 0, Error, "{}: the partition has no training nodes",
                 graph.dir());
-  valid_plan_ = std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kValid),
-                                                        options_.batch_size);
-  test_plan_ = std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kTest),
-                                                       options_.batch_size);
+  valid_plan_ =
+      std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kValid), options_.batch_size);
+  test_plan_ =
+      std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kTest), options_.batch_size);
 
   // Same seed on every rank: the same initial values; sync_initial_weights makes sure.
   // Torch's generator is process-wide: ranks that are threads of one process (in-process

@@ -100,11 +100,13 @@ TEST_F(ClientView, BadCountsAreUsageErrors) {
   EXPECT_EQ(usage_error_of([] { store::DistGraph::open_server(parts(2), 0, 2, 2); }),
             "--servers 2: the job has 2 ranks, which leaves no rank to train; run more ranks "
             "than servers (the first 2 serve, the others train)");
-  EXPECT_NE(usage_error_of([] { store::DistGraph::open_client(parts(1), 1, 2, 1); })
-                .find("has 1 part (replicated mode"),
+  EXPECT_NE(usage_error_of([] {
+              store::DistGraph::open_client(parts(1), 1, 2, 1);
+            }).find("has 1 part (replicated mode"),
             std::string::npos);
-  EXPECT_NE(usage_error_of([] { store::DistGraph::open(parts(2), 0, 3); })
-                .find("or pass --servers 2 (server-client mode"),
+  EXPECT_NE(usage_error_of([] {
+              store::DistGraph::open(parts(2), 0, 3);
+            }).find("or pass --servers 2 (server-client mode"),
             std::string::npos);
 }
 
@@ -114,7 +116,8 @@ TEST_F(ClientView, ClientSamplesAndFetchesLikeTheWholeGraph) {
   sample::LocalSampler reference(sample::csc_view_of(dataset_->in_edges), sampling);
   InProcessWorld world(kWorld);
   std::vector<store::DistGraph> graphs;
-  for (int r = 0; r < 2; ++r) graphs.push_back(store::DistGraph::open_server(parts(2), r, kWorld, 2));
+  for (int r = 0; r < 2; ++r)
+    graphs.push_back(store::DistGraph::open_server(parts(2), r, kWorld, 2));
   graphs.push_back(store::DistGraph::open_client(parts(2), 2, kWorld, 2));
   std::vector<std::unique_ptr<RpcEndpoint>> endpoints;
   for (int r = 0; r < kWorld; ++r) {

@@ -32,9 +32,9 @@ struct RunResult {
   std::vector<double> val_accs;
   double test_acc = 0;
   int64_t steps = 0;
-  int64_t request_bytes = 0;       // the first trainer's, epoch 1
-  std::vector<float> weights;      // the first trainer's parameters after training
-  std::vector<int64_t> roles;      // per world rank: 0 worker, 1 server, 2 trainer
+  int64_t request_bytes = 0;   // the first trainer's, epoch 1
+  std::vector<float> weights;  // the first trainer's parameters after training
+  std::vector<int64_t> roles;  // per world rank: 0 worker, 1 server, 2 trainer
 };
 
 std::vector<float> flat_parameters(nn::GnnModel& model) {
