@@ -60,27 +60,37 @@ void check_flags(const Flags& flags) {
                 flags.cache_presample);
   PARTITA_CHECK(flags.session.sampling.threads >= 1, UsageError, "--threads: must be >= 1, got {}", flags.session.sampling.threads);
   check_timeout(flags.session.timeout_s);
+  PARTITA_CHECK(flags.session.servers >= 0, UsageError,
+                "--servers: must be >= 0 (0: worker mode), got {}", flags.session.servers);
 }
 
-int run_sample_bench(MpiScope& mpi, const Flags& flags) {
+// The work of a rank that samples (a worker, or a client of server-client mode).
+int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   const std::vector<int64_t> fanouts = parse_fanouts(flags.fanouts);
-  runtime::MpiRank rank(mpi, flags.session);
-  runtime::Session& session = rank.session();
   const store::DistGraph& graph = session.graph();
+  // The ranks that sample: every rank, or the clients (trainers) of server-client mode.
+  const int me = session.rank(), ranks = session.size();
 
-  // This rank's seeds: its training ids (an even share of them in replicated mode).
-  std::vector<int64_t> seeds(graph.train_ids().begin(), graph.train_ids().end());
-  if (graph.replicated()) {
+  // This rank's seeds: its training ids (an even share of them in replicated mode, and of
+  // every server's in server-client mode).
+  std::vector<int64_t> seeds;
+  if (graph.client()) {
+    for (const runtime::SplitId& id : session.job_ids(runtime::Split::kTrain))
+      seeds.push_back(id.global);
+  } else {
+    seeds.assign(graph.train_ids().begin(), graph.train_ids().end());
+  }
+  if (graph.replicated() || graph.client()) {
     const int64_t n = static_cast<int64_t>(seeds.size());
-    const int64_t lo = n * mpi.rank() / mpi.size(), hi = n * (mpi.rank() + 1) / mpi.size();
+    const int64_t lo = n * me / ranks, hi = n * (me + 1) / ranks;
     seeds = std::vector<int64_t>(seeds.begin() + lo, seeds.begin() + hi);
   }
   // Every rank stops on the same verdict (a rank stopping alone would leave the others
   // waiting at the first barrier): the lowest rank without training nodes, if any.
   const int64_t idle = session.collectives().allreduce_one(
-      seeds.empty() ? int64_t{mpi.rank()} : int64_t{mpi.size()}, ReduceOp::kMin);
-  PARTITA_CHECK(idle == mpi.size(), UsageError, "{}: rank {} owns no training nodes",
-                flags.session.parts_dir, idle);
+      seeds.empty() ? int64_t{me} : int64_t{ranks}, ReduceOp::kMin);
+  PARTITA_CHECK(idle == ranks, UsageError, "{}: {} {} {} training nodes", flags.session.parts_dir,
+                graph.client() ? "client" : "rank", idle, graph.client() ? "gets no" : "owns no");
 
   // The batches: consecutive slices of the seeds, wrapping around.
   std::vector<std::vector<int64_t>> batches;
@@ -95,7 +105,7 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   store::FeatureCache cache;
   loader::HotNodes hot;
   Stopwatch cache_watch;
-  if (flags.cache_ratio > 0 && !graph.replicated() && mpi.size() > 1) {
+  if (flags.cache_ratio > 0 && !graph.replicated() && !graph.client() && mpi.size() > 1) {
     std::vector<std::vector<int64_t>> presample(
         batches.begin(),
         batches.begin() + std::min<int64_t>(flags.cache_presample, flags.batches));
@@ -167,9 +177,8 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   session.collectives().allreduce_sum(sums);
   const double max_wall = session.collectives().allreduce_one(wall_s, ReduceOp::kMax);
   session.finish();
-  if (mpi.rank() != 0) return 0;
+  if (me != 0) return 0;
 
-  const int ranks = mpi.size();
   const double cores = static_cast<double>(ranks) * flags.session.sampling.threads;
   const double feature_bytes = sums[1] * static_cast<double>(graph.feature_row_bytes());
   const double total_batches = static_cast<double>(flags.batches) * ranks;
@@ -182,7 +191,8 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   nlohmann::ordered_json out = {
       {"benchmark", "sample-bench"},
       {"parts", flags.session.parts_dir},
-      {"ranks", ranks},
+      {"ranks", ranks},  // that sample (servers not counted)
+      {"servers", flags.session.servers},
       {"threads_per_rank", flags.session.sampling.threads},
       {"replicated", graph.replicated()},
       {"in_memory", flags.session.graph.in_memory},
@@ -220,6 +230,22 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   return 0;
 }
 
+int run_sample_bench(MpiScope& mpi, const Flags& flags) {
+  runtime::MpiRank rank(mpi, flags.session);
+  runtime::Session& session = rank.session();
+  // Server-client mode: a server serves until every client is done, and samples nothing.
+  if (session.role() == runtime::Role::kServer) {
+    session.finish();
+    return 0;
+  }
+  try {
+    return bench_on(mpi, session, flags);
+  } catch (const UsageError& e) {
+    session.fail_with_usage_error(e.what());  // servers raise it too: one line for the job
+    throw;
+  }
+}
+
 }  // namespace
 
 Action add_sample_bench_command(CLI::App& app) {
@@ -227,8 +253,8 @@ Action add_sample_bench_command(CLI::App& app) {
   app.description(
       "Measure distributed neighbor sampling and feature fetching on a partition directory. "
       "Run alone or under mpirun (one rank per part, or any number of ranks on a 1-part "
-      "directory). Each rank samples batches of its own training ids with the given fanouts "
-      "and fetches the features of their input nodes; rank 0 prints one JSON object with "
+      "directory, or --servers P with P server ranks and any number of clients). Each rank samples batches of its own training ids with the given fanouts "
+      "and fetches the features of their input nodes; the first rank that samples prints one JSON object with "
       "figures summed over ranks.");
   app.add_option("--parts", flags->session.parts_dir, "Partition directory")->required();
   app.add_option("--fanouts", flags->fanouts, "Neighbors per hop, comma-separated (-1: all)")
@@ -238,6 +264,10 @@ Action add_sample_bench_command(CLI::App& app) {
   app.add_option("--threads", flags->session.sampling.threads, "Sampler threads per rank")->capture_default_str();
   app.add_option("--seed", flags->seed, "Sampling seed")->capture_default_str();
   app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")
+      ->capture_default_str();
+  app.add_option("--servers", flags->session.servers,
+                 "Server-client mode: the first N ranks (N = the parts) only serve, the other "
+                 "ranks (clients) sample an even share of all training ids (0: worker mode)")
       ->capture_default_str();
   app.add_option("--cache-ratio", flags->cache_ratio,
                  "Hot-feature cache: keep up to R x (nodes this rank owns) remote feature rows, "

@@ -83,6 +83,8 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
       f.torch_threads > 0 ? f.torch_threads : auto_torch_threads(cores_per_rank, o.threads);
   train::check_options(o);
   check_timeout(f.session.timeout_s);
+  PARTITA_CHECK(f.session.servers >= 0, UsageError,
+                "--servers: must be >= 0 (0: worker mode), got {}", f.session.servers);
   PARTITA_CHECK(f.progress_every_s >= 0 && f.progress_every_s <= 1e6, UsageError,
                 "--progress-every: must be in [0, 1e6] seconds, got {}", f.progress_every_s);
   return o;
@@ -122,16 +124,10 @@ train::ProgressMode progress_mode(const std::string& flag) {
   return terminal ? train::ProgressMode::kBar : train::ProgressMode::kLines;
 }
 
-int run_train(MpiScope& mpi, const Flags& flags) {
-  keep_freed_memory();
-  disable_onednn_primitive_cache();
-  const train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
-  log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", mpi.rank(),
-            mpi.size(), mpi.cores_per_rank(), options.torch_threads, options.threads);
-  runtime::MpiRank rank(mpi, flags.session);
-  runtime::Session& session = rank.session();
+// The work of a rank that trains (a worker, or a trainer of server-client mode).
+int train_on(runtime::Session& session, const Flags& flags, const train::TrainOptions& options) {
   train::Trainer trainer(session, options);
-  const bool print = mpi.rank() == 0;
+  const bool print = session.rank() == 0;  // the first rank that trains
   if (print && options.cache_ratio > 0) {
     const train::CacheReport& c = trainer.cache_report();
     log_info("cache: rank 0 keeps {} remote rows ({:.1f} MiB), expected hit rate {:.3f}, chosen "
@@ -161,9 +157,10 @@ int run_train(MpiScope& mpi, const Flags& flags) {
   };
   const train::TrainResult result = trainer.train(on_epoch, on_step);
   bar.clear();
-  if (metrics) metrics->write_final(result, mpi.size());
+  if (metrics) metrics->write_final(result, session.size());
   if (flags.checksum) {
-    std::fprintf(stderr, "rank=%d param_checksum=%.9e\n", mpi.rank(), trainer.parameter_checksum());
+    std::fprintf(stderr, "rank=%d param_checksum=%.9e\n", session.world_rank(),
+                 trainer.parameter_checksum());
   }
   session.finish();
   if (print) {
@@ -173,6 +170,27 @@ int run_train(MpiScope& mpi, const Flags& flags) {
   return 0;
 }
 
+int run_train(MpiScope& mpi, const Flags& flags) {
+  keep_freed_memory();
+  disable_onednn_primitive_cache();
+  const train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
+  log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", mpi.rank(),
+            mpi.size(), mpi.cores_per_rank(), options.torch_threads, options.threads);
+  runtime::MpiRank rank(mpi, flags.session);
+  runtime::Session& session = rank.session();
+  // Server-client mode: a server serves until every trainer is done, and trains nothing.
+  if (session.role() == runtime::Role::kServer) {
+    session.finish();
+    return 0;
+  }
+  try {
+    return train_on(session, flags, options);
+  } catch (const UsageError& e) {
+    session.fail_with_usage_error(e.what());  // servers raise it too: one line for the job
+    throw;
+  }
+}
+
 }  // namespace
 
 Action add_train_command(CLI::App& app) {
@@ -180,7 +198,8 @@ Action add_train_command(CLI::App& app) {
   app.description(
       "Train a GNN for node classification on a partition directory, data-parallel: run "
       "under mpirun (or `partita launch`) with one rank per part, or any number of ranks on "
-      "a 1-part directory. Rank 0 prints one line per epoch (and progress on stderr, see "
+      "a 1-part directory, or (--servers P) P server ranks and any number of trainers. The "
+      "first rank that trains prints one line per epoch (and progress on stderr, see "
       "--progress) and, last, test_acc=<accuracy>. 1 rank and P ranks train on the same "
       "global batches (one shuffle of all training ids, split by owner).");
   app.add_option("--parts", flags->session.parts_dir, "Partition directory")->required();
@@ -224,6 +243,11 @@ Action add_train_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--prefetch", flags->train.prefetch, "Batches prepared ahead")->capture_default_str();
   app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")
+      ->capture_default_str();
+  app.add_option("--servers", flags->session.servers,
+                 "Server-client mode: the first N ranks (N = the parts) only serve sampling "
+                 "and features, the other ranks train (0: worker mode, every rank serves its "
+                 "part and trains; docs/training.md says when to use which)")
       ->capture_default_str();
   app.add_option("--eval-every", flags->train.eval_every,
                  "Validate after every K-th epoch and after the last (0: never)")

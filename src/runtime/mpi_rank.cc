@@ -9,10 +9,30 @@
 
 namespace partita::runtime {
 
+namespace {
+
+// The trainers' collectives of server-client mode (null on servers and in worker mode):
+// over a split of `world` (collective over it) with colour = role, so the trainers keep
+// their world order.
+std::unique_ptr<MpiCollectives> trainers_of(MpiCollectives& world, const SessionOptions& options) {
+  if (options.servers <= 0) return nullptr;
+  const bool trainer = role_of(options, world.rank()) == Role::kTrainer;
+  MPI_Comm split = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(world.comm(), trainer ? 1 : MPI_UNDEFINED, world.rank(), &split),
+            "splitting the trainers from the servers on rank {}", world.rank());
+  if (!trainer) return nullptr;
+  auto trainers = std::make_unique<MpiCollectives>(split, CollectiveOptions{options.timeout_s});
+  check_mpi(MPI_Comm_free(&split), "freeing the trainers' split on rank {}", world.rank());
+  return trainers;
+}
+
+}  // namespace
+
 MpiRank::MpiRank(MpiScope& mpi, const SessionOptions& options)
     : collectives_(mpi.world(), CollectiveOptions{options.timeout_s}),
       transport_(mpi.world(), options.timeout_s),
-      session_(std::make_unique<Session>(transport_, collectives_, options)) {}
+      trainers_(trainers_of(collectives_, options)),
+      session_(std::make_unique<Session>(transport_, collectives_, options, trainers_.get())) {}
 
 MpiRank::~MpiRank() = default;
 

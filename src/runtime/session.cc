@@ -1,27 +1,50 @@
 #include "partita/runtime/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <condition_variable>
+#include <mutex>
 #include <new>
 
+#include "partita/comm/errors.h"
 #include "partita/comm/rpc.h"
 #include "partita/comm/transport.h"
+#include "partita/comm/wire.h"
 
 namespace partita::runtime {
 namespace {
 
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
+// Request kind of "this trainer is done" (server-client mode), answered by servers only.
+// Outside wire.h's RequestKind (not this layer's file) but far from its codes.
+constexpr uint64_t kRequestTrainerDone = 0x5452444f4e45ULL;  // "TRDONE"
+
+// Maps what `role` maps (see session.h, Roles).
+store::DistGraph open_role(const Collectives& world, Role role, const SessionOptions& options) {
+  switch (role) {
+    case Role::kServer:
+      return store::DistGraph::open_server(options.parts_dir, world.rank(), world.size(),
+                                           options.servers, options.graph);
+    case Role::kTrainer:
+      return store::DistGraph::open_client(options.parts_dir, world.rank(), world.size(),
+                                           options.servers);
+    case Role::kWorker:
+    default:
+      return store::DistGraph::open(options.parts_dir, world.rank(), world.size(), options.graph);
+  }
+}
 
 // Maps this rank's part, then agrees with every other rank on whether any failed: one
 // allreduce of (lowest failing rank and its exit code, whether every rank failed). Alone,
 // an error propagates as it is.
-store::DistGraph open_agreed(Collectives& coll, const SessionOptions& options) {
+store::DistGraph open_agreed(Collectives& coll, Role role, const SessionOptions& options) {
   store::DistGraph graph;
   std::string message;
   int code = 0;
   try {
-    graph = store::DistGraph::open(options.parts_dir, coll.rank(), coll.size(), options.graph);
+    graph = open_role(coll, role, options);
   } catch (const std::exception& e) {
     if (coll.size() == 1) throw;
     message = message_of(e);
@@ -48,7 +71,48 @@ std::string describe_unresponsive(RpcEndpoint& endpoint, double timeout_s) {
                      silent.size() == 1 ? "" : "s", fmt::join(silent, ", "), probe_s);
 }
 
+// Every id of `split` in the job: servers contribute theirs, trainers nothing (one world
+// allgather, so it runs on every rank, servers included).
+std::vector<SplitId> gather_ids(Collectives& world, const store::DistGraph& graph, Split split) {
+  std::vector<SplitId> mine;
+  if (!graph.client()) {
+    const ArrayView<const int64_t> ids = split == Split::kTrain   ? graph.train_ids()
+                                         : split == Split::kValid ? graph.valid_ids()
+                                                                  : graph.test_ids();
+    mine.reserve(static_cast<size_t>(ids.size()));
+    for (int64_t gid : ids) mine.push_back({graph.original_ids()[gid - graph.first_node()], gid});
+  }
+  return world.allgather(mine);
+}
+
 }  // namespace
+
+Role role_of(const SessionOptions& options, int world_rank) {
+  if (options.servers <= 0) return Role::kWorker;
+  return world_rank < options.servers ? Role::kServer : Role::kTrainer;
+}
+
+const char* role_name(Role role) {
+  switch (role) {
+    case Role::kServer:
+      return "server";
+    case Role::kTrainer:
+      return "trainer";
+    case Role::kWorker:
+    default:
+      return "worker";
+  }
+}
+
+// The trainers that said they are done, written by the service thread's route, read by
+// the server's finish().
+struct Session::DoneBoard {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<char> done;  // by world rank
+  int count = 0;
+  std::string usage_error;  // the first trainer's that failed with one
+};
 
 int exit_code_of(const std::exception& e) {
   if (const auto* setup = dynamic_cast<const SetupError*>(&e)) return setup->exit_code();
@@ -62,22 +126,72 @@ std::string message_of(const std::exception& e) {
   return "internal: " + what.substr(0, what.find('\n'));
 }
 
-Session::Session(Transport& transport, Collectives& collectives, const SessionOptions& options)
-    : transport_(transport), collectives_(collectives), graph_(open_agreed(collectives, options)) {
-  PARTITA_CHECK(transport.rank() == collectives.rank() && transport.size() == collectives.size(),
-                Error, "internal: transport (rank {} of {}) and collectives (rank {} of {}) differ",
-                transport.rank(), transport.size(), collectives.rank(), collectives.size());
+Session::Session(Transport& transport, Collectives& world, const SessionOptions& options,
+                 Collectives* trainers)
+    : transport_(transport),
+      world_(world),
+      role_(role_of(options, world.rank())),
+      servers_(std::max(0, options.servers)),
+      timeout_s_(options.timeout_s),
+      training_(role_ == Role::kWorker    ? &world
+                : role_ == Role::kTrainer ? trainers
+                                          : nullptr),
+      graph_(open_agreed(world, role_, options)) {
+  PARTITA_CHECK(transport.rank() == world.rank() && transport.size() == world.size(), Error,
+                "internal: transport (rank {} of {}) and collectives (rank {} of {}) differ",
+                transport.rank(), transport.size(), world.rank(), world.size());
+  // The counts were checked by the opening; the trainers' collectives must match them.
+  const bool trainer = role_ == Role::kTrainer;
+  PARTITA_CHECK(
+      trainer == (trainers != nullptr) &&
+          (!trainer || (trainers->size() == world.size() - servers_ &&
+                        trainers->rank() == world.rank() - servers_)),
+      Error, "internal: world rank {} ({}) got trainers' collectives {} (expected rank {} of {})",
+      world.rank(), role_name(role_),
+      trainers == nullptr ? std::string("none")
+                          : fmt::format("rank {} of {}", trainers->rank(), trainers->size()),
+      world.rank() - servers_, world.size() - servers_);
+  if (role_ != Role::kWorker) {
+    for (Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
+      std::vector<SplitId> ids = gather_ids(world_, graph_, split);
+      if (trainer) job_ids_[static_cast<size_t>(split)] = std::move(ids);
+    }
+  }
   RpcRouter router;
   store::add_feature_routes(router, graph_);
   sample::add_sample_routes(router, graph_, options.sampling);
+  if (role_ == Role::kServer) {
+    done_ = std::make_unique<DoneBoard>();
+    done_->done.assign(static_cast<size_t>(world.size()), 0);
+    router.add(kRequestTrainerDone, [board = done_.get(), servers = servers_](int source,
+                                                                              WireReader& request) {
+      const ArrayView<const char> text = request.get_array<char>();
+      request.expect_end();
+      PARTITA_CHECK(source >= servers, CommError,
+                    "rank {} is a server, not a trainer: it cannot say training is done", source);
+      {
+        std::lock_guard<std::mutex> lock(board->mutex);
+        if (!board->done[static_cast<size_t>(source)]) {
+          board->done[static_cast<size_t>(source)] = 1;
+          ++board->count;
+        }
+        if (!text.empty() && board->usage_error.empty())
+          board->usage_error.assign(text.data(), static_cast<size_t>(text.size()));
+      }
+      board->changed.notify_all();
+      return std::vector<uint8_t>{};
+    });
+  }
   RpcOptions rpc;
   rpc.timeout_s = options.timeout_s;
   // Every rank has its routes before any rank may send it a request.
-  collectives_.barrier();
+  world_.barrier();
   endpoint_ = std::make_unique<RpcEndpoint>(transport, router.handler(), rpc);
-  collectives_.set_timeout_diagnosis([endpoint = endpoint_.get(), timeout = options.timeout_s] {
+  auto diagnosis = [endpoint = endpoint_.get(), timeout = options.timeout_s] {
     return describe_unresponsive(*endpoint, timeout);
-  });
+  };
+  world_.set_timeout_diagnosis(diagnosis);
+  if (training_ != nullptr && training_ != &world_) training_->set_timeout_diagnosis(diagnosis);
   RpcEndpoint* remote = graph_.meta().num_parts > 1 ? endpoint_.get() : nullptr;
   fetcher_ = std::make_unique<store::FeatureFetcher>(graph_, remote);
   sampler_ = std::make_unique<sample::DistSampler>(graph_, remote, options.sampling);
@@ -85,10 +199,73 @@ Session::Session(Transport& transport, Collectives& collectives, const SessionOp
 
 Session::~Session() {
   // The diagnosis points at the endpoint, which goes first.
-  collectives_.set_timeout_diagnosis({});
+  world_.set_timeout_diagnosis({});
+  if (training_ != nullptr) training_->set_timeout_diagnosis({});
 }
 
-void Session::finish() { endpoint_->shutdown(); }
+Collectives& Session::collectives() {
+  PARTITA_CHECK(training_ != nullptr, Error,
+                "internal: rank {} is a server: it takes part in no training collective",
+                world_.rank());
+  return *training_;
+}
+
+const std::vector<SplitId>& Session::job_ids(Split split) const {
+  PARTITA_CHECK(role_ == Role::kTrainer, Error,
+                "internal: job_ids() on a {} (its ids are its graph's)", role_name(role_));
+  return job_ids_[static_cast<size_t>(split)];
+}
+
+void Session::finish() {
+  if (role_ == Role::kTrainer) tell_servers_done("");
+  if (role_ == Role::kServer) wait_for_trainers();
+  endpoint_->shutdown();
+}
+
+void Session::fail_with_usage_error(const std::string& message) noexcept {
+  if (role_ != Role::kTrainer) return;
+  try {
+    tell_servers_done(message.empty() ? std::string("usage error") : message);
+  } catch (...) {  // best effort (see the header)
+  }
+}
+
+void Session::tell_servers_done(const std::string& usage_error) {
+  std::vector<RpcRequest> requests;
+  for (int server = 0; server < servers_; ++server) {
+    WireWriter request(16 + usage_error.size());
+    request.put<uint64_t>(kRequestTrainerDone);
+    request.put_array<char>(
+        ArrayView<const char>(usage_error.data(), static_cast<int64_t>(usage_error.size())));
+    requests.push_back({server, request.take()});
+  }
+  endpoint_->call_all(std::move(requests));
+}
+
+void Session::wait_for_trainers() {
+  const int trainers = world_.size() - servers_;
+  const auto interval = std::chrono::duration<double>(timeout_s_);
+  const double probe_s = std::min(10.0, std::max(1.0, timeout_s_ / 2));
+  std::unique_lock<std::mutex> lock(done_->mutex);
+  const auto ended = [&] { return done_->count == trainers || !done_->usage_error.empty(); };
+  while (!done_->changed.wait_for(lock, interval, ended)) {
+    // Not done within the interval: fine while every trainer not done still answers.
+    lock.unlock();
+    const std::vector<int> silent_ranks = endpoint_->unresponsive_ranks(probe_s);
+    lock.lock();
+    std::vector<int> silent;
+    for (int r : silent_ranks)
+      if (r >= servers_ && !done_->done[static_cast<size_t>(r)]) silent.push_back(r);
+    if (!silent.empty()) {
+      throw TimeoutError(fmt::format(
+          "server rank {}: trainer rank{} {} did not answer a ping within {:g} s while the "
+          "servers waited for training to end (stopped, dead or cut off)",
+          world_.rank(), silent.size() == 1 ? "" : "s", fmt::join(silent, ", "), probe_s));
+    }
+  }
+  // A trainer failed with a usage error: this server raises it too (see the header).
+  if (!done_->usage_error.empty()) throw UsageError(done_->usage_error);
+}
 
 uint64_t Session::request_bytes_sent() const { return transport_.bytes_sent(); }
 

@@ -64,35 +64,90 @@ DistGraph DistGraph::open(const std::string& dir, int rank, int world_size,
   const int parts = g.meta_.num_parts;
   PARTITA_CHECK(parts == world_size || parts == 1, UsageError,
                 "{}: has {} parts but the job has {} ranks; partition into {} parts (one per "
-                "rank) or 1 part (replicated mode)",
-                dir, parts, world_size, world_size);
+                "rank) or 1 part (replicated mode){}",
+                dir, parts, world_size, world_size,
+                world_size > parts ? fmt::format(", or pass --servers {} (server-client mode: "
+                                                 "{} servers, the other ranks train)",
+                                                 parts, parts)
+                                   : std::string());
   g.replicated_ = parts == 1 && world_size > 1;
   g.rank_ = rank;
   g.world_size_ = world_size;
-  const int part = parts == 1 ? 0 : rank;
-  g.files_ = partition::open_part(dir, g.meta_, part);
-  check_part(dir, g.meta_, part, g.files_);
-  g.first_ = g.meta_.ranges[part];
-  g.end_ = g.meta_.ranges[part + 1];
-  g.node_map_ = NpyArray::open(dir + "/" + partition::kNodeMapFile);
-  g.node_map_.expect(DType::kInt64, 1);
-  PARTITA_CHECK(g.node_map_.dim(0) == g.meta_.num_nodes, FormatError,
-                "{}/{}: holds {} ids, the partition has {} nodes", dir, partition::kNodeMapFile,
-                g.node_map_.dim(0), g.meta_.num_nodes);
-  const bool copy = options.in_memory;
-  g.indptr_ = maybe_copy(g.files_.indptr.view<int64_t>(), copy, &g.copies_[0], g.files_.indptr);
-  g.indices_ =
-      maybe_copy(g.files_.indices.view<int64_t>(), copy, &g.copies_[1], g.files_.indices);
-  const NpyArray& feat = g.files_.feat;
-  g.features_ = feat.data();
-  if (copy) {
-    g.copies_[2] = HugeBuffer::copy_of(feat.data(), feat.header().data_bytes());
-    feat.release_elements(0, feat.num_elements());
-    g.features_ = static_cast<const uint8_t*>(g.copies_[2].data());
-  }
-  g.original_ids_ = maybe_copy(g.node_map_.view<int64_t>().subview(g.first_, g.end_ - g.first_),
-                               copy, &g.copies_[3], g.node_map_, g.first_);
+  g.map_part(parts == 1 ? 0 : rank, options);
   return g;
+}
+
+DistGraph DistGraph::with_servers(const std::string& dir, int rank, int world_size,
+                                  int servers) {
+  PARTITA_CHECK(world_size >= 1 && rank >= 0 && rank < world_size && servers >= 1, Error,
+                "internal: rank {} of {} ranks, {} servers", rank, world_size, servers);
+  // Counts first: they need no file, so every rank fails the same way.
+  PARTITA_CHECK(world_size > servers, UsageError,
+                "--servers {}: the job has {} rank{}, which leaves no rank to train; run more "
+                "ranks than servers (the first {} serve, the others train)",
+                servers, world_size, world_size == 1 ? "" : "s", servers);
+  DistGraph g;
+  g.dir_ = dir;
+  g.meta_ = partition::read_meta(dir);
+  const int parts = g.meta_.num_parts;
+  PARTITA_CHECK(parts > 1, UsageError,
+                "--servers {}: {} has 1 part (replicated mode: every rank maps the whole graph, "
+                "nothing to serve); drop --servers",
+                servers, dir);
+  PARTITA_CHECK(parts == servers, UsageError,
+                "--servers {}: {} has {} parts; server-client mode needs one server per part "
+                "(--servers {})",
+                servers, dir, parts, parts);
+  g.rank_ = rank;
+  g.world_size_ = world_size;
+  return g;
+}
+
+DistGraph DistGraph::open_server(const std::string& dir, int rank, int world_size, int servers,
+                                 const DistGraphOptions& options) {
+  DistGraph g = with_servers(dir, rank, world_size, servers);
+  PARTITA_CHECK(rank < servers, Error, "internal: rank {} is not a server ({} servers)", rank,
+                servers);
+  g.map_part(rank, options);
+  return g;
+}
+
+DistGraph DistGraph::open_client(const std::string& dir, int rank, int world_size, int servers) {
+  DistGraph g = with_servers(dir, rank, world_size, servers);
+  PARTITA_CHECK(rank >= servers, Error, "internal: rank {} is a server ({} servers)", rank,
+                servers);
+  static constexpr int64_t kNoRows[1] = {0};  // indptr of zero rows
+  g.client_ = true;
+  g.indptr_ = {kNoRows, 1};
+  return g;
+}
+
+void DistGraph::map_part(int part, const DistGraphOptions& options) {
+  files_ = partition::open_part(dir_, meta_, part);
+  check_part(dir_, meta_, part, files_);
+  first_ = meta_.ranges[part];
+  end_ = meta_.ranges[part + 1];
+  node_map_ = NpyArray::open(dir_ + "/" + partition::kNodeMapFile);
+  node_map_.expect(DType::kInt64, 1);
+  PARTITA_CHECK(node_map_.dim(0) == meta_.num_nodes, FormatError,
+                "{}/{}: holds {} ids, the partition has {} nodes", dir_, partition::kNodeMapFile,
+                node_map_.dim(0), meta_.num_nodes);
+  const bool copy = options.in_memory;
+  indptr_ = maybe_copy(files_.indptr.view<int64_t>(), copy, &copies_[0], files_.indptr);
+  indices_ = maybe_copy(files_.indices.view<int64_t>(), copy, &copies_[1], files_.indices);
+  const NpyArray& feat = files_.feat;
+  features_ = feat.data();
+  if (copy) {
+    copies_[2] = HugeBuffer::copy_of(feat.data(), feat.header().data_bytes());
+    feat.release_elements(0, feat.num_elements());
+    features_ = static_cast<const uint8_t*>(copies_[2].data());
+  }
+  original_ids_ = maybe_copy(node_map_.view<int64_t>().subview(first_, end_ - first_), copy,
+                             &copies_[3], node_map_, first_);
+  labels_ = files_.label.view<int64_t>();
+  train_ids_ = files_.train_idx.view<int64_t>();
+  valid_ids_ = files_.valid_idx.view<int64_t>();
+  test_ids_ = files_.test_idx.view<int64_t>();
 }
 
 int DistGraph::owner_rank(int64_t gid) const {

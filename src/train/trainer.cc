@@ -133,13 +133,14 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   torch::set_num_threads(std::max(1, options_.torch_threads));
 
   // The batch plans (see the header): every rank learns every id of every split.
-  plan_ = std::make_unique<loader::GlobalBatches>(all_ids(graph.train_ids()), options_.batch_size);
+  plan_ =
+      std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kTrain), options_.batch_size);
   PARTITA_CHECK(plan_->num_ids() > 0, Error, "{}: the partition has no training nodes",
                 graph.dir());
   valid_plan_ =
-      std::make_unique<loader::GlobalBatches>(all_ids(graph.valid_ids()), options_.batch_size);
+      std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kValid), options_.batch_size);
   test_plan_ =
-      std::make_unique<loader::GlobalBatches>(all_ids(graph.test_ids()), options_.batch_size);
+      std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kTest), options_.batch_size);
 
   // Same seed on every rank: the same initial values; sync_initial_weights makes sure.
   // Torch's generator is process-wide: ranks that are threads of one process (in-process
@@ -167,7 +168,9 @@ Trainer::~Trainer() { session_.fetcher().set_cache(nullptr); }
 
 void Trainer::build_cache() {
   const store::DistGraph& graph = session_.graph();
-  if (options_.cache_ratio <= 0 || graph.replicated() || session_.size() == 1) return;
+  // A trainer of server-client mode owns no node: its budget (a share of them) is 0.
+  if (options_.cache_ratio <= 0 || graph.replicated() || graph.client() || session_.size() == 1)
+    return;
   Stopwatch watch;
   std::vector<std::vector<int64_t>> batches =
       plan_->epoch_batches(options_.seed, kCacheTag,
@@ -248,9 +251,19 @@ double Trainer::sum_gradients(double loss) {
   return flat[offset].item<double>();
 }
 
-std::vector<loader::SeedId> Trainer::all_ids(ArrayView<const int64_t> ids) {
+std::vector<loader::SeedId> Trainer::all_ids(runtime::Split split) {
   const store::DistGraph& graph = session_.graph();
   std::vector<loader::SeedId> mine;
+  // Server-client mode: the session gathered every id from the servers.
+  if (session_.role() == runtime::Role::kTrainer) {
+    const std::vector<runtime::SplitId>& job = session_.job_ids(split);
+    mine.reserve(job.size());
+    for (const runtime::SplitId& id : job) mine.push_back({id.original, id.global});
+    return mine;
+  }
+  const ArrayView<const int64_t> ids = split == runtime::Split::kTrain   ? graph.train_ids()
+                                       : split == runtime::Split::kValid ? graph.valid_ids()
+                                                                         : graph.test_ids();
   mine.reserve(static_cast<size_t>(ids.size()));
   for (int64_t gid : ids)
     mine.push_back({graph.original_ids()[gid - graph.first_node()], gid});
@@ -261,7 +274,10 @@ std::vector<loader::SeedId> Trainer::all_ids(ArrayView<const int64_t> ids) {
 
 std::vector<int64_t> Trainer::share_of(const std::vector<int64_t>& global_batch) const {
   const store::DistGraph& graph = session_.graph();
-  if (graph.replicated()) return loader::even_share(global_batch, session_.rank(), session_.size());
+  // Replicated mode, and trainers of server-client mode (which own nothing): an even share
+  // among the ranks that train.
+  if (graph.replicated() || graph.client())
+    return loader::even_share(global_batch, session_.rank(), session_.size());
   std::vector<int64_t> mine;
   for (int64_t gid : global_batch)
     if (graph.owns(gid)) mine.push_back(gid);

@@ -2,8 +2,10 @@
 """Failure is loud and bounded: `partita train` on 2 ranks under mpirun when a rank is
 frozen (SIGSTOP) or killed (SIGKILL) mid-epoch, when mpirun gets Ctrl-C (SIGINT), and over
 many epochs (no growth of threads, descriptors or memory; nothing left in the temp dirs).
+In server-client mode (4 ranks, --servers 2) when a server or a trainer is frozen.
 
-    failure_test.py CASE PARTITA PARTS_DIR      CASE: frozen | killed | interrupt | hygiene
+    failure_test.py CASE PARTITA PARTS_DIR
+    CASE: frozen | killed | interrupt | hygiene | frozen_server | frozen_trainer
 
 Exit 0 when the case behaves; otherwise prints what went wrong and exits 1. Every wait is
 bounded: a hang is a failure, never a stuck test.
@@ -26,10 +28,10 @@ def fail(message):
     sys.exit(1)
 
 
-def start(partita, parts, extra, tmp):
-    """mpirun -np 2 partita train ..., in its own session, output to files under tmp."""
+def start(partita, parts, extra, tmp, ranks=2):
+    """mpirun -np RANKS partita train ..., in its own session, output to files under tmp."""
     out = open(os.path.join(tmp, "out.txt"), "w")
-    cmd = ["mpirun", "-np", "2", "--oversubscribe", partita, "train", "--parts", parts,
+    cmd = ["mpirun", "-np", str(ranks), "--oversubscribe", partita, "train", "--parts", parts,
            "--batch-size", "64", "--hidden", "16", "--seed", "1"] + extra
     print("running:", " ".join(cmd))
     env = dict(ENV, TMPDIR=os.path.join(tmp, "tmpdir"))
@@ -86,12 +88,16 @@ def wait_exit(proc, seconds):
         fail(f"still running {seconds} s after the failure: a hang")
 
 
-def run_failure(partita, parts, tmp, sig, timeout, limit, pattern):
+def run_failure(partita, parts, tmp, sig, timeout, limit, pattern, victim=1, servers=0):
+    """Sends `sig` to rank `victim` after 2 epochs; with servers, 4 ranks in server-client
+    mode."""
     metrics = os.path.join(tmp, "m.jsonl")
-    proc, out = start(partita, parts, ["--epochs", "100000", "--timeout", str(timeout),
-                                       "--metrics-out", metrics], tmp)
+    extra = ["--servers", str(servers)] if servers else []
+    proc, out = start(partita, parts, extra + ["--epochs", "100000", "--timeout", str(timeout),
+                                               "--metrics-out", metrics], tmp,
+                      ranks=4 if servers else 2)
     deadline = time.time() + 60
-    pid = rank_pid(parts, 1, deadline)
+    pid = rank_pid(parts, victim, deadline)
     wait_for_epochs(metrics, 2, deadline, proc)
     os.kill(pid, sig)
     t0 = time.time()
@@ -120,6 +126,20 @@ def case_frozen(partita, parts, tmp):
 def case_killed(partita, parts, tmp):
     # mpirun notices the death and stops the job; its message names the lost rank.
     run_failure(partita, parts, tmp, signal.SIGKILL, 60, 30, r"rank 1\b.*(exited|killed|signal)")
+
+
+def case_frozen_server(partita, parts, tmp):
+    # Server-client mode: a trainer's request to the frozen server times out, naming it.
+    run_failure(partita, parts, tmp, signal.SIGSTOP, 5, 40,
+                r"error: rank [23]: .*rank 1 did not answer", victim=1, servers=2)
+
+
+def case_frozen_trainer(partita, parts, tmp):
+    # Server-client mode: the servers' liveness pings (every --timeout) or the other
+    # trainer's timed-out allreduce name the frozen trainer, whichever comes first (after
+    # the first abort, mpirun's SIGCONT may let it answer the later pings).
+    run_failure(partita, parts, tmp, signal.SIGSTOP, 5, 40,
+                r"error: rank [0-2]: .*rank 3 did not answer", victim=3, servers=2)
 
 
 def case_interrupt(partita, parts, tmp):
@@ -190,7 +210,8 @@ def main():
         sys.exit(__doc__)
     case, partita, parts = sys.argv[1:]
     cases = {"frozen": case_frozen, "killed": case_killed, "interrupt": case_interrupt,
-             "hygiene": case_hygiene}
+             "hygiene": case_hygiene, "frozen_server": case_frozen_server,
+             "frozen_trainer": case_frozen_trainer}
     if case not in cases:
         sys.exit(f"unknown case {case}")
     tmp = tempfile.mkdtemp(prefix=f"partita-{case}-")

@@ -1,6 +1,8 @@
 #pragma once
 // One rank of an MPI job: the request transport and the collectives on communicators of
-// their own (dups of MPI_COMM_WORLD), and the Session over them. Declare it after the
+// their own (dups of MPI_COMM_WORLD), and the Session over them. In server-client mode
+// (options.servers > 0) the trainers also get collectives of their own, over a split of the
+// world (colour = role), for training; the transport and the set-up stay on the world. Declare it after the
 // MpiScope, which must outlive it.
 //
 // Also the two MPI facts the command line's exit policy needs (cli/rank_main.h), so that
@@ -19,7 +21,8 @@ class MpiRank {
   // Collective over MPI_COMM_WORLD; every wait is bounded by options.timeout_s (the
   // collectives' communicator first, which proves every rank is there, then the transport's
   // and the session's). Throws SetupError as Session does, TimeoutError when a rank is
-  // missing.
+  // missing. The split for the trainers (MPI_Comm_split has no deadline) runs only after the
+  // world's collectives proved every rank is here.
   MpiRank(MpiScope& mpi, const SessionOptions& options);
   ~MpiRank();
   MpiRank(const MpiRank&) = delete;
@@ -30,6 +33,7 @@ class MpiRank {
  private:
   MpiCollectives collectives_;
   MpiTransport transport_;
+  std::unique_ptr<MpiCollectives> trainers_;  // server-client mode, trainers only
   std::unique_ptr<Session> session_;
 };
 

@@ -15,9 +15,24 @@
 // rank: only the lowest failing rank carries its message, and every rank exits with that
 // error's code. Alone (one rank) an opening error propagates as it is.
 //
+// Roles (DESIGN 5). Worker mode (options.servers == 0): every rank maps its part (or the
+// whole graph, replicated mode), serves it and trains. Server-client mode (options.servers
+// == P, the part count, with more than P ranks): world ranks 0..P-1 are servers (rank r maps
+// and serves part r) and take part in no training collective; ranks P..W-1 are trainers
+// (clients): they map no part (DistGraph::open_client), fetch and sample everything through
+// the servers, and train among themselves on a Collectives of their own. Set-up (the agreed
+// opening, the gathering of the split ids, the barrier before serving) spans the world.
+//
+// Training contract: rank(), size() and collectives() are this rank's among the ranks that
+// train (the world in worker mode, the trainers in server-client mode), so a Trainer runs
+// unchanged on either. Every training id is known to every trainer: in server-client mode
+// the servers contribute their split ids to one world allgather at set-up (job_ids()).
+//
 // Library code: nothing here prints or exits; the command line decides (cli/rank_main.h).
+#include <array>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "partita/comm/collectives.h"
 #include "partita/core/error.h"
@@ -61,34 +76,87 @@ struct SessionOptions {
   double timeout_s = 60;  // every remote wait of the session: requests and collectives
   sample::LocalSamplerOptions sampling;
   store::DistGraphOptions graph;
+  // Server-client mode (see Roles above): the first `servers` ranks serve one part each and
+  // the others train; it must equal the directory's part count (> 1) and be less than the
+  // ranks. 0 (the default): worker mode.
+  int servers = 0;
+};
+
+enum class Role { kWorker, kServer, kTrainer };
+// The role of world rank `world_rank` (see Roles above; the counts are checked by Session).
+Role role_of(const SessionOptions& options, int world_rank);
+const char* role_name(Role role);  // "worker", "server", "trainer"
+
+// The training, validation and test ids.
+enum class Split { kTrain = 0, kValid = 1, kTest = 2 };
+
+// One id of a split: its original (dataset) id and its global id in the partition.
+struct SplitId {
+  int64_t original = 0;
+  int64_t global = 0;
 };
 
 class Session {
  public:
-  // `transport` and `collectives` span the same ranks and must outlive the session.
-  // Collective over them.
-  Session(Transport& transport, Collectives& collectives, const SessionOptions& options);
+  // `transport` and `world` span the same ranks (the whole job); `trainers` spans the
+  // trainers of server-client mode, in world order (world rank options.servers + t is its
+  // rank t), and is given on trainers only (null on servers and in worker mode). All must
+  // outlive the session. Collective over the world.
+  Session(Transport& transport, Collectives& world, const SessionOptions& options,
+          Collectives* trainers = nullptr);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  int rank() const { return collectives_.rank(); }
-  int size() const { return collectives_.size(); }
+  Role role() const { return role_; }
+  // Among the ranks that train (see Training contract); on a server, its world rank and the
+  // world size.
+  int rank() const { return training_ != nullptr ? training_->rank() : world_.rank(); }
+  int size() const { return training_ != nullptr ? training_->size() : world_.size(); }
+  int world_rank() const { return world_.rank(); }
+  int world_size() const { return world_.size(); }
   const store::DistGraph& graph() const { return graph_; }
-  Collectives& collectives() { return collectives_; }
+  // The collectives of the ranks that train. Throws Error on a server (it trains nothing).
+  Collectives& collectives();
+  // A trainer of server-client mode: every id of `split` in the job, each server's ascending,
+  // servers in rank order. Throws Error in other roles (their ids are graph()'s).
+  const std::vector<SplitId>& job_ids(Split split) const;
   store::FeatureFetcher& fetcher() { return *fetcher_; }
   sample::DistSampler& sampler() { return *sampler_; }
   RpcEndpoint* endpoint() { return endpoint_.get(); }
   // Bytes this rank sent to other ranks as requests and replies so far (Transport).
   uint64_t request_bytes_sent() const;
 
-  // Collective: stops serving requests once every rank is done asking.
+  // Collective: stops serving requests once every rank is done asking. Call it on the
+  // success path of every rank: a worker or trainer once its work is done; a server right
+  // after construction: it returns when every trainer called finish(). That wait has no
+  // fixed deadline (training takes as long as it takes) but is bounded by the trainers'
+  // liveness: every timeout_s the server pings the trainers that are not done, and throws
+  // TimeoutError naming those that do not answer (stopped, dead or cut off).
   void finish();
+  // Instead of finish(), on a trainer whose work failed with a UsageError (such checks give
+  // the same verdict on every trainer: flags, an existing checkpoint directory): tells the
+  // servers, whose finish() then throws UsageError(message) too, so that every rank of the
+  // job raises it and the command line prints it once (cli/rank_main.h) instead of aborting.
+  // Does not stop this rank's request service. A no-op on workers and servers. Best effort:
+  // never throws (the command line's agreement has its own deadline).
+  void fail_with_usage_error(const std::string& message) noexcept;
 
  private:
+  struct DoneBoard;  // servers: which trainers said they are done
+  // `usage_error` empty: done; else the UsageError the trainer failed with.
+  void tell_servers_done(const std::string& usage_error);
+  void wait_for_trainers();
+
   Transport& transport_;
-  Collectives& collectives_;
+  Collectives& world_;
+  Role role_;
+  int servers_;
+  double timeout_s_;
+  Collectives* training_;  // worker: &world_; trainer: the trainers'; server: null
   store::DistGraph graph_;
+  std::array<std::vector<SplitId>, 3> job_ids_;  // trainers of server-client mode
+  std::unique_ptr<DoneBoard> done_;
   std::unique_ptr<RpcEndpoint> endpoint_;
   std::unique_ptr<store::FeatureFetcher> fetcher_;
   std::unique_ptr<sample::DistSampler> sampler_;

@@ -8,6 +8,10 @@
 // Modes. With P ranks the directory must hold P parts (rank r maps part r), or exactly 1
 // part: the replicated mode, where every rank maps the whole graph and owns every node
 // (on one host the page cache shares the mapping).
+// Server-client mode (DESIGN 5): a job of W ranks on a P-part directory (1 < P < W) whose
+// first P ranks serve one part each (open_server: rank r maps part r, as in worker mode) and
+// whose other ranks train (open_client: no part mapped, every node remote). owner_rank()
+// is the same in both views and in worker mode: part p is served by rank p.
 //
 // Ids. Global ids are the partition's new ids; part p owns [ranges[p], ranges[p+1]).
 // original_ids() gives the dataset ids of the owned nodes (node_map), which the sampler uses
@@ -39,10 +43,22 @@ class DistGraph {
   // the metadata or the arrays (including indptr offsets, labels or split ids out of range).
   static DistGraph open(const std::string& dir, int rank, int world_size,
                         const DistGraphOptions& options = {});
+  // Server-client mode, server side: maps part `rank` of a directory of `servers` parts in a
+  // job of `world_size` ranks (rank < servers < world_size). Throws UsageError naming
+  // --servers when the directory has 1 part (replicated mode needs no servers) or not
+  // `servers` parts, or when no rank is left to train; FormatError/IoError as open().
+  static DistGraph open_server(const std::string& dir, int rank, int world_size, int servers,
+                               const DistGraphOptions& options = {});
+  // Server-client mode, trainer side (servers <= rank < world_size): the metadata and owner
+  // lookup only; owns no node (num_local_nodes() == 0, every array empty, indptr() = {0}),
+  // so every feature, label and sample comes from the servers. Throws as open_server().
+  static DistGraph open_client(const std::string& dir, int rank, int world_size, int servers);
 
   const partition::PartitionMeta& meta() const { return meta_; }
   const std::string& dir() const { return dir_; }
   bool replicated() const { return replicated_; }
+  // A trainer's view in server-client mode (open_client): owns nothing.
+  bool client() const { return client_; }
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }
   int64_t num_nodes() const { return meta_.num_nodes; }
@@ -70,21 +86,28 @@ class DistGraph {
   int64_t feature_row_bytes() const {
     return feat_dim() * static_cast<int64_t>(dtype_size(meta_.feature_dtype));
   }
-  ArrayView<const int64_t> labels() const { return files_.label.view<int64_t>(); }
+  ArrayView<const int64_t> labels() const { return labels_; }
   // Global ids of the owned train/valid/test nodes, ascending.
-  ArrayView<const int64_t> train_ids() const { return files_.train_idx.view<int64_t>(); }
-  ArrayView<const int64_t> valid_ids() const { return files_.valid_idx.view<int64_t>(); }
-  ArrayView<const int64_t> test_ids() const { return files_.test_idx.view<int64_t>(); }
+  ArrayView<const int64_t> train_ids() const { return train_ids_; }
+  ArrayView<const int64_t> valid_ids() const { return valid_ids_; }
+  ArrayView<const int64_t> test_ids() const { return test_ids_; }
 
  private:
+  // Reads the metadata; checks the server-client counts (see open_server).
+  static DistGraph with_servers(const std::string& dir, int rank, int world_size, int servers);
+  // Maps part `part` (the mapped views below) and node_map.
+  void map_part(int part, const DistGraphOptions& options);
+
   std::string dir_;
   partition::PartitionMeta meta_;
   partition::PartFiles files_;
   NpyArray node_map_;
   HugeBuffer copies_[4];  // in_memory: indptr, indices, features, original ids
   ArrayView<const int64_t> indptr_, indices_, original_ids_;
+  ArrayView<const int64_t> labels_, train_ids_, valid_ids_, test_ids_;
   const uint8_t* features_ = nullptr;
   bool replicated_ = false;
+  bool client_ = false;
   int rank_ = 0;
   int world_size_ = 1;
   int64_t first_ = 0;

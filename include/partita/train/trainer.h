@@ -58,9 +58,18 @@
 // broadcasts it), or from scratch when there is none; without it, a directory that already
 // holds checkpoints is refused (UsageError) rather than mixed with another run's.
 //
+// Server-client mode (runtime/session.h, Roles): only the session's trainers build a
+// Trainer; "rank" above means a trainer (session.rank() of session.size(), over the
+// trainers' collectives). The ids come from the session (job_ids(), gathered from the
+// servers), each trainer takes an even share of every global batch (as in replicated mode)
+// and fetches and samples everything remotely. The global batches are the same as in worker
+// mode, so with the same seed, options and dropout 0 the losses equal worker mode's up to
+// floating-point summation order. No hot-feature cache (its budget is a share of the nodes
+// a rank owns: none).
+//
 // Collective contract: the constructor and train() are collective; every rank of
-// the session must call them in the same order with the same options. Callbacks run on
-// every rank.
+// the session that trains must call them in the same order with the same options.
+// Callbacks run on every such rank.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -220,9 +229,8 @@ class Trainer {
   // Exact accuracy over every id of `plan` (0 when it has none); `tag` keys the sampling
   // apart from training epochs. Collective only at the end (one allreduce).
   double evaluate(const loader::GlobalBatches& plan, uint64_t tag);
-  // Every id of a split over all ranks, from this rank's `ids` (collective unless
-  // replicated).
-  std::vector<loader::SeedId> all_ids(ArrayView<const int64_t> ids);
+  // Every id of a split over all ranks (collective unless replicated or server-client).
+  std::vector<loader::SeedId> all_ids(runtime::Split split);
   // This rank's part of a global batch.
   std::vector<int64_t> share_of(const std::vector<int64_t>& global_batch) const;
   loader::BatchPipelineOptions pipeline_options(uint64_t epoch_key) const;
