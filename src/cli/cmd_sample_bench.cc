@@ -234,16 +234,7 @@ int run_sample_bench(MpiScope& mpi, const Flags& flags) {
   runtime::MpiRank rank(mpi, flags.session);
   runtime::Session& session = rank.session();
   // Server-client mode: a server serves until every client is done, and samples nothing.
-  if (session.role() == runtime::Role::kServer) {
-    session.finish();
-    return 0;
-  }
-  try {
-    return bench_on(mpi, session, flags);
-  } catch (const UsageError& e) {
-    session.fail_with_usage_error(e.what());  // servers raise it too: one line for the job
-    throw;
-  }
+  return runtime::run_by_role(session, [&] { return bench_on(mpi, session, flags); });
 }
 
 }  // namespace

@@ -179,16 +179,7 @@ int run_train(MpiScope& mpi, const Flags& flags) {
   runtime::MpiRank rank(mpi, flags.session);
   runtime::Session& session = rank.session();
   // Server-client mode: a server serves until every trainer is done, and trains nothing.
-  if (session.role() == runtime::Role::kServer) {
-    session.finish();
-    return 0;
-  }
-  try {
-    return train_on(session, flags, options);
-  } catch (const UsageError& e) {
-    session.fail_with_usage_error(e.what());  // servers raise it too: one line for the job
-    throw;
-  }
+  return runtime::run_by_role(session, [&] { return train_on(session, flags, options); });
 }
 
 }  // namespace

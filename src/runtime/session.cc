@@ -269,4 +269,17 @@ void Session::wait_for_trainers() {
 
 uint64_t Session::request_bytes_sent() const { return transport_.bytes_sent(); }
 
+int run_by_role(Session& session, const std::function<int()>& body) {
+  if (session.role() == Role::kServer) {
+    session.finish();
+    return 0;
+  }
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    session.fail_with_usage_error(e.what());
+    throw;
+  }
+}
+
 }  // namespace partita::runtime

@@ -19,6 +19,7 @@
 #include "partita/partition/partition.h"
 #include "partita/runtime/session.h"
 #include "partita/train/trainer.h"
+#include "train_test_util.h"
 
 namespace partita::train {
 namespace {
@@ -38,16 +39,6 @@ struct RunResult {
   int64_t remote_rows = 0;
   int64_t cache_rows = 0;
 };
-
-std::vector<float> flat_parameters(nn::GnnModel& model) {
-  torch::NoGradGuard no_grad;
-  std::vector<float> out;
-  for (const auto& p : model.parameters()) {
-    torch::Tensor t = p.detach().reshape(-1).contiguous();
-    out.insert(out.end(), t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
-  }
-  return out;
-}
 
 class InProcessEquality : public ::testing::Test {
  protected:
@@ -90,7 +81,7 @@ class InProcessEquality : public ::testing::Test {
           runtime::Session session(world.transport(r), group.member(r), so);
           {
             Trainer trainer(session, options);
-            if (r == 0) result.first_weights = flat_parameters(trainer.model());
+            if (r == 0) result.first_weights = testing::flat_parameters(trainer.model());
             const TrainResult t = trainer.train();
             if (r == 0) {
               for (const EpochRecord& e : t.epochs) {
@@ -104,7 +95,7 @@ class InProcessEquality : public ::testing::Test {
               result.cache_hits = t.epochs[0].cache_hits;
               result.remote_rows = t.epochs[0].remote_rows;
               result.cache_rows = t.cache.rows;
-              result.weights = flat_parameters(trainer.model());
+              result.weights = testing::flat_parameters(trainer.model());
             }
           }
           session.finish();

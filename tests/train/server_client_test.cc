@@ -21,6 +21,7 @@
 #include "partita/partition/partition.h"
 #include "partita/runtime/session.h"
 #include "partita/train/trainer.h"
+#include "train_test_util.h"
 
 namespace partita::train {
 namespace {
@@ -36,16 +37,6 @@ struct RunResult {
   std::vector<float> weights;  // the first trainer's parameters after training
   std::vector<int64_t> roles;  // per world rank: 0 worker, 1 server, 2 trainer
 };
-
-std::vector<float> flat_parameters(nn::GnnModel& model) {
-  torch::NoGradGuard no_grad;
-  std::vector<float> out;
-  for (const auto& p : model.parameters()) {
-    torch::Tensor t = p.detach().reshape(-1).contiguous();
-    out.insert(out.end(), t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
-  }
-  return out;
-}
 
 class ServerClient : public ::testing::Test {
  protected:
@@ -110,7 +101,7 @@ class ServerClient : public ::testing::Test {
               result.test_acc = t.test_acc;
               result.steps = t.epochs[0].steps;
               result.request_bytes = t.epochs[0].request_bytes;
-              result.weights = flat_parameters(trainer.model());
+              result.weights = testing::flat_parameters(trainer.model());
             }
           }
           session.finish();

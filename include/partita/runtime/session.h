@@ -30,6 +30,7 @@
 //
 // Library code: nothing here prints or exits; the command line decides (cli/rank_main.h).
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -161,5 +162,10 @@ class Session {
   std::unique_ptr<store::FeatureFetcher> fetcher_;
   std::unique_ptr<sample::DistSampler> sampler_;
 };
+
+// The body of a command on this rank: a server serves until every client is done (finish())
+// and returns 0; any other rank runs `body`. A UsageError from the body is first passed to
+// the servers (fail_with_usage_error), so the job prints one line for it, then rethrown.
+int run_by_role(Session& session, const std::function<int()>& body);
 
 }  // namespace partita::runtime
