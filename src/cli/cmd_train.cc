@@ -157,7 +157,7 @@ int train_on(runtime::Session& session, const Flags& flags, const train::TrainOp
   };
   const train::TrainResult result = trainer.train(on_epoch, on_step);
   bar.clear();
-  if (metrics) metrics->write_final(result, session.size());
+  if (metrics) metrics->write_final(result, session.size(), flags.session.servers);
   if (flags.checksum) {
     std::fprintf(stderr, "rank=%d param_checksum=%.9e\n", session.world_rank(),
                  trainer.parameter_checksum());

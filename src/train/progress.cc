@@ -116,13 +116,14 @@ void MetricsFile::write_line(const std::string& line) {
 
 void MetricsFile::write_epoch(const EpochRecord& rec) { write_line(epoch_json(rec).dump()); }
 
-void MetricsFile::write_final(const TrainResult& result, int ranks) {
+void MetricsFile::write_final(const TrainResult& result, int ranks, int servers) {
   nlohmann::json j;
   j["type"] = "final";
   j["test_acc"] = result.test_acc;
   j["epochs"] = result.resumed_epochs + static_cast<int64_t>(result.epochs.size());
   j["resumed_epochs"] = result.resumed_epochs;
   j["ranks"] = ranks;
+  j["servers"] = servers;
   j["train_s"] = result.train_s;
   int64_t steps = 0, seeds = 0;
   double sums[8] = {0, 0, 0, 0, 0, 0, 0, 0};

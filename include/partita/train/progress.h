@@ -44,6 +44,7 @@ class ProgressBar {
 //    "cache_hits":..,"cache_hit_rate":..,"seeds_per_s":..,"rss_bytes":..,"threads":..,
 //    "open_fds":..}
 //   {"type":"final","test_acc":..,"epochs":<total done>,"resumed_epochs":..,"ranks":..,
+//    "servers":<pure servers beside the training ranks, 0 in worker mode>,
 //    "train_s":..,"steps":..,"seeds":.., and the sums over this run's epochs of epoch_s,
 //    sample_s, fetch_s, compute_s, allreduce_s, wait_s, eval_s, checkpoint_s, and the
 //    cache's "cache_rows","cache_bytes","cache_presample_s","cache_expected_hit_rate"}
@@ -59,7 +60,9 @@ class MetricsFile {
   MetricsFile& operator=(const MetricsFile&) = delete;
 
   void write_epoch(const EpochRecord& rec);
-  void write_final(const TrainResult& result, int ranks);
+  // ranks: the ranks that trained; servers: the pure servers beside them (server-client
+  // mode; 0 in worker mode).
+  void write_final(const TrainResult& result, int ranks, int servers = 0);
 
  private:
   void write_line(const std::string& line);
