@@ -197,6 +197,19 @@ LaunchCommand check_command(const std::vector<std::string>& command) {
       result.parts_dir = command[++j];
     } else if (command[j].rfind("--parts=", 0) == 0) {
       result.parts_dir = command[j].substr(8);
+    } else if (command[j] == "--servers" || command[j].rfind("--servers=", 0) == 0) {
+      std::string value;
+      if (command[j] == "--servers") {
+        PARTITA_CHECK(j + 1 < command.size(), UsageError, "launch: --servers needs a value");
+        value = command[++j];
+      } else {
+        value = command[j].substr(10);
+      }
+      PARTITA_CHECK(!value.empty() && value.size() <= 9 &&
+                        value.find_first_not_of("0123456789") == std::string::npos &&
+                        (value == "0" || value[0] != '0'),
+                    UsageError, "--servers: '{}' is not a count of server ranks", value);
+      result.servers = std::stoi(value);
     }
   }
   return result;
@@ -310,6 +323,13 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
     }
   }
   int ppn = 1;
+  // Server-client mode (`--servers P`): P servers plus the trainers, so the rank count is
+  // the user's choice (hosts x --procs-per-host) and must exceed the parts.
+  const bool servers = command.servers > 0;
+  PARTITA_CHECK(!servers || options.procs_per_host, UsageError,
+                "launch: with --servers, give --procs-per-host: the ranks per host, servers and "
+                "trainers together (the first {} ranks serve)",
+                command.servers);
   if (options.procs_per_host) {
     ppn = *options.procs_per_host;
   } else if (facts.parts > 1) {
@@ -321,7 +341,16 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
     ppn = facts.parts / num_hosts;
   }
   plan.ranks = num_hosts * ppn;
-  PARTITA_CHECK(facts.parts <= 1 || plan.ranks == facts.parts, UsageError,
+  if (servers && facts.parts > 1) {
+    PARTITA_CHECK(command.servers == facts.parts, UsageError,
+                  "launch: --servers {}: {} has {} parts, one server per part", command.servers,
+                  parts_dir, facts.parts);
+    PARTITA_CHECK(plan.ranks > facts.parts, UsageError,
+                  "launch: {} host{} x {} procs-per-host = {} ranks leaves no rank to train "
+                  "beside the {} servers",
+                  num_hosts, num_hosts == 1 ? "" : "s", ppn, plan.ranks, facts.parts);
+  }
+  PARTITA_CHECK(servers || facts.parts <= 1 || plan.ranks == facts.parts, UsageError,
                 "launch: {} has {} parts but {} host{} x {} procs-per-host = {} ranks; {} "
                 "needs one rank per part (or a 1-part directory)",
                 parts_dir, facts.parts, num_hosts, num_hosts == 1 ? "" : "s", ppn, plan.ranks,

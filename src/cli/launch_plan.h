@@ -60,6 +60,7 @@ struct LaunchFacts {
 struct LaunchCommand {
   std::string subcommand;                // "train" or "sample-bench"
   std::optional<std::string> parts_dir;  // the --parts value as given, if any
+  int servers = 0;                       // --servers P (server-client mode), 0 if absent
 };
 
 struct LaunchPlan {

@@ -633,3 +633,38 @@ TEST(LaunchPlan, StuckMessageNamesTheHostsOfTheRanksTheFailureNames) {
 
 }  // namespace
 }  // namespace partita::cli
+
+namespace partita::cli {
+namespace {
+
+// Server-client mode: the ranks are the user's (servers + trainers), more than the parts.
+TEST(LaunchPlan, ServersTakeTheFirstRanksAndTrainersTheRest) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 2;
+  const auto with_servers = [](const std::string& servers, std::optional<int> ppn) {
+    LaunchOptions options = train_on("/data/p2");
+    options.command.push_back(servers);
+    options.procs_per_host = ppn;
+    return options;
+  };
+  const LaunchPlan plan = plan_launch(with_servers("--servers=2", 4), facts);
+  EXPECT_EQ(plan.ranks, 4);
+  EXPECT_NE(shell_join(plan.argv).find("mpirun -np 4 "), std::string::npos)
+      << shell_join(plan.argv);
+  EXPECT_NE(shell_join(plan.argv).find("--servers=2"), std::string::npos);
+  expect_plan_error_usage(with_servers("--servers=2", std::nullopt), facts,
+                          "launch: with --servers, give --procs-per-host: the ranks per host, "
+                          "servers and trainers together (the first 2 ranks serve)");
+  expect_plan_error_usage(with_servers("--servers=3", 4), facts,
+                          "launch: --servers 3: /data/p2 has 2 parts, one server per part");
+  expect_plan_error_usage(with_servers("--servers=2", 2), facts,
+                          "launch: 1 host x 2 procs-per-host = 2 ranks leaves no rank to train "
+                          "beside the 2 servers");
+  expect_plan_error_usage(with_servers("--servers=x", 4), facts,
+                          "--servers: 'x' is not a count of server ranks");
+  expect_plan_error_usage(with_servers("--servers=02", 4), facts,
+                          "--servers: '02' is not a count of server ranks");
+}
+
+}  // namespace
+}  // namespace partita::cli
