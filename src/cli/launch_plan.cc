@@ -437,6 +437,10 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
   return plan;
 }
 
+bool replaces_failure_line(const std::string& kept, const std::string& line) {
+  return kept.empty() || (line.rfind("error:", 0) == 0 && kept.rfind("error:", 0) != 0);
+}
+
 bool is_failure_line(const std::string& line) {
   // A rank's own report (the CLI's `error: ...`), and Open MPI's teardown banners.
   static const char* const kMarkers[] = {

@@ -106,6 +106,11 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts);
 // exited non-zero or was killed, or of a daemon it lost.
 bool is_failure_line(const std::string& line);
 
+// Whether failure line `line` should replace `kept` as the line stuck_message explains: the
+// first line of all, unless a rank's own `error:` line comes after Open MPI's banner (it
+// names the rank that did not answer; MPI_ABORT's banner can arrive before it).
+bool replaces_failure_line(const std::string& kept, const std::string& line);
+
 // The `error:` line launch prints when it had to kill mpirun `waited_s` seconds after the
 // job failed with `first_failure` (a line for which is_failure_line holds; may be empty
 // when launch itself was interrupted). Names the hosts of the ranks `first_failure`

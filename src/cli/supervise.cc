@@ -123,7 +123,7 @@ int supervise(const LaunchPlan& plan, double teardown_timeout) {
   ::close(err[1]);
 
   std::string pending;                      // stderr bytes after the last newline
-  std::string first_failure;                // the first line saying the job failed
+  std::string first_failure;  // the line saying the job failed (replaces_failure_line)
   std::optional<Clock::time_point> ending;  // since the job failed or launch was told to stop
   std::optional<Clock::time_point> killed;  // since launch sent SIGTERM to the job
   bool stopped = false;                     // launch got SIGINT/SIGTERM/SIGHUP
@@ -161,8 +161,8 @@ int supervise(const LaunchPlan& plan, double teardown_timeout) {
         for (size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
           const std::string line = pending.substr(0, eol);
           pending.erase(0, eol + 1);
-          if (first_failure.empty() && is_failure_line(line)) {
-            first_failure = line;
+          if (is_failure_line(line)) {
+            if (replaces_failure_line(first_failure, line)) first_failure = line;
             if (!ending) ending = Clock::now();
           }
         }

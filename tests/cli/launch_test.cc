@@ -668,3 +668,25 @@ TEST(LaunchPlan, ServersTakeTheFirstRanksAndTrainersTheRest) {
 
 }  // namespace
 }  // namespace partita::cli
+
+namespace partita::cli {
+namespace {
+
+// MPI_ABORT's banner may reach launch before the aborting rank's own line; the rank's line
+// names the lost peer, so it is the one kept.
+TEST(LaunchPlan, ARankErrorLineReplacesOpenMpisBanner) {
+  const std::string banner = "MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD";
+  const std::string rank0 = "error: rank 0: rank 1 did not answer within 10 s (call_all from rank 0)";
+  EXPECT_TRUE(replaces_failure_line("", banner));
+  EXPECT_TRUE(replaces_failure_line(banner, rank0));
+  EXPECT_FALSE(replaces_failure_line(rank0, banner));
+  EXPECT_FALSE(replaces_failure_line(rank0, "error: rank 1: something else"));
+  LaunchPlan plan;
+  plan.rank_hosts = {"127.1.0.1", "127.1.0.2"};
+  EXPECT_EQ(stuck_message(plan, rank0, 10),
+            "launch: the job failed but mpirun had not exited 10 s later; it could not reach "
+            "host 127.1.0.2 (rank 1); killed mpirun and the processes it started here");
+}
+
+}  // namespace
+}  // namespace partita::cli
