@@ -53,11 +53,7 @@ void check_flags(const Flags& flags) {
   PARTITA_CHECK(flags.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
                 flags.batch_size);
   PARTITA_CHECK(flags.batches >= 1, UsageError, "--batches: must be >= 1, got {}", flags.batches);
-  PARTITA_CHECK(flags.cache_ratio >= 0 && flags.cache_ratio <= 1, UsageError,
-                "--cache-ratio: must be in [0, 1] (a share of the nodes a rank owns), got {}",
-                flags.cache_ratio);
-  PARTITA_CHECK(flags.cache_presample >= 1, UsageError, "--cache-presample: must be >= 1, got {}",
-                flags.cache_presample);
+  loader::check_cache_options(flags.cache_ratio, flags.cache_presample);
   PARTITA_CHECK(flags.session.sampling.threads >= 1, UsageError, "--threads: must be >= 1, got {}", flags.session.sampling.threads);
   check_timeout(flags.session.timeout_s);
   PARTITA_CHECK(flags.session.servers >= 0, UsageError,
@@ -109,10 +105,8 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
     std::vector<std::vector<int64_t>> presample(
         batches.begin(),
         batches.begin() + std::min<int64_t>(flags.cache_presample, flags.batches));
-    const auto budget =
-        static_cast<int64_t>(flags.cache_ratio * static_cast<double>(graph.num_local_nodes()));
     hot = loader::hottest_remote_nodes(session.sampler(), graph, presample, fanouts, flags.seed,
-                                       1, budget);
+                                       1, loader::cache_budget(graph, flags.cache_ratio));
     cache = store::FeatureCache::fetch(session.fetcher(), hot.ids, graph.feature_row_bytes());
     session.fetcher().set_cache(&cache);
   }

@@ -9,6 +9,18 @@
 
 namespace partita::loader {
 
+void check_cache_options(double ratio, int64_t presample_batches) {
+  PARTITA_CHECK(ratio >= 0 && ratio <= 1, UsageError,
+                "--cache-ratio: must be in [0, 1] (a share of the nodes a rank owns), got {}",
+                ratio);
+  PARTITA_CHECK(presample_batches >= 1, UsageError, "--cache-presample: must be >= 1, got {}",
+                presample_batches);
+}
+
+int64_t cache_budget(const store::DistGraph& graph, double ratio) {
+  return static_cast<int64_t>(ratio * static_cast<double>(graph.num_local_nodes()));
+}
+
 HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                               const std::vector<std::vector<int64_t>>& batches,
                               const std::vector<int64_t>& fanouts, uint64_t seed,

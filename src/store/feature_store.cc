@@ -103,14 +103,13 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
       ++local_rows;
       continue;
     }
-    const int owner = graph_.owner_rank(gid);  // throws on an id out of range
-    if (cache != nullptr) {
-      if (const uint8_t* row = cache->find(gid)) {
-        std::memcpy(out + i * width, row, row_bytes);
-        ++cache_hits;
-        continue;
-      }
+    // The cache holds only valid remote ids, so a hit needs no owner lookup.
+    if (const uint8_t* row = cache != nullptr ? cache->find(gid) : nullptr) {
+      std::memcpy(out + i * width, row, row_bytes);
+      ++cache_hits;
+      continue;
     }
+    const int owner = graph_.owner_rank(gid);  // throws on an id out of range
     if (positions.empty()) positions.resize(static_cast<size_t>(graph_.world_size()));
     positions[owner].push_back(i);
   }

@@ -24,7 +24,7 @@ namespace {
 // Sampling-key epochs of evaluation passes, far from training epochs.
 constexpr uint64_t kEvalTagBase = uint64_t{1} << 40;
 // Sampling-key epoch of the cache's pre-sampling, apart from training and evaluation.
-constexpr uint64_t kCacheTag = (uint64_t{1} << 40) - 2;
+constexpr uint64_t kCacheTag = kEvalTagBase - 2;  // the test pass uses kEvalTagBase - 1
 // Stream tag of the per-step dropout keys.
 constexpr uint64_t kDropoutStream = 0x64726f706f7574ULL;
 constexpr int kCheckpointsKept = 2;
@@ -108,11 +108,7 @@ void check_options(const TrainOptions& o) {
                 "allreduce bucket of {} bytes is too small", o.bucket_bytes);
   PARTITA_CHECK(!o.resume || !o.checkpoint_dir.empty(), UsageError,
                 "--resume needs --checkpoint-dir");
-  PARTITA_CHECK(o.cache_ratio >= 0 && o.cache_ratio <= 1, UsageError,
-                "--cache-ratio: must be in [0, 1] (a share of the nodes a rank owns), got {}",
-                o.cache_ratio);
-  PARTITA_CHECK(o.cache_presample_batches >= 1, UsageError,
-                "--cache-presample: must be >= 1, got {}", o.cache_presample_batches);
+  loader::check_cache_options(o.cache_ratio, o.cache_presample_batches);
   PARTITA_CHECK(o.model.precision != nn::Precision::kBf16 || nn::cpu_supports_bf16(), UsageError,
                 "--precision bf16: this CPU has no native bfloat16 arithmetic (AVX512-BF16 or "
                 "AMX-BF16); use --precision fp32");
@@ -177,10 +173,9 @@ void Trainer::build_cache() {
                            [this](const std::vector<int64_t>& batch) { return share_of(batch); });
   if (static_cast<int64_t>(batches.size()) > options_.cache_presample_batches)
     batches.resize(static_cast<size_t>(options_.cache_presample_batches));
-  const auto budget =
-      static_cast<int64_t>(options_.cache_ratio * static_cast<double>(graph.num_local_nodes()));
   const loader::HotNodes hot = loader::hottest_remote_nodes(
-      session_.sampler(), graph, batches, options_.fanouts, options_.seed, kCacheTag, budget);
+      session_.sampler(), graph, batches, options_.fanouts, options_.seed, kCacheTag,
+      loader::cache_budget(graph, options_.cache_ratio));
   cache_ = store::FeatureCache::fetch(session_.fetcher(), hot.ids, graph.feature_row_bytes());
   session_.fetcher().set_cache(&cache_);
   cache_report_.rows = cache_.rows();

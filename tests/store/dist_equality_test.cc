@@ -14,6 +14,7 @@
 #include "partita/data/dataset.h"
 #include "partita/data/generate.h"
 #include "partita/loader/hot_nodes.h"
+#include "partita/loader/seeds.h"
 #include "partita/partition/partition.h"
 #include "partita/sample/block_builder.h"
 #include "partita/sample/dist_sampler.h"
@@ -88,39 +89,41 @@ TEST_P(DistEquality, BlocksAndFeaturesMatchSingleProcess) {
         RpcEndpoint* remote = ranks > 1 ? endpoints[r].get() : nullptr;
         sample::DistSampler sampler(graphs[r], remote, sampling);
         store::FeatureFetcher fetcher(graphs[r], remote);
-        std::vector<int64_t> seeds(graphs[r].train_ids().begin(), graphs[r].train_ids().end());
-        for (uint64_t b = 0; b * 64 < seeds.size(); ++b) {
-          std::vector<int64_t> batch(seeds.begin() + b * 64,
-                                     seeds.begin() + std::min<size_t>(seeds.size(), b * 64 + 64));
-          sample::BlockOptions options;
-          options.fanouts = fanouts;
-          options.key = {7, 1, b};
-          sample::SampledBatch got = sample::sample_blocks(batch, options, sampler);
-          std::vector<int64_t> original = testing::map_ids(batch, node_map);
-          sample::SampledBatch want = sample::sample_blocks(original, options, reference);
-          std::string diff = testing::compare_batches(got, want, node_map);
-          if (!diff.empty()) throw Error("batch " + std::to_string(b) + ": " + diff);
+        const std::vector<std::vector<int64_t>> batches = loader::chunk(
+            std::vector<int64_t>(graphs[r].train_ids().begin(), graphs[r].train_ids().end()), 64);
+        // Every batch's blocks, features and labels against the reference; `pass` names the
+        // fetch path in errors.
+        const auto check_batches = [&](const std::string& pass) {
+          for (uint64_t b = 0; b < batches.size(); ++b) {
+            sample::BlockOptions options;
+            options.fanouts = fanouts;
+            options.key = {7, 1, b};
+            sample::SampledBatch got = sample::sample_blocks(batches[b], options, sampler);
+            std::vector<int64_t> original = testing::map_ids(batches[b], node_map);
+            sample::SampledBatch want = sample::sample_blocks(original, options, reference);
+            std::string diff = testing::compare_batches(got, want, node_map);
+            if (!diff.empty()) throw Error(pass + "batch " + std::to_string(b) + ": " + diff);
 
-          std::vector<float> feat(got.input_nodes.size() * 6);
-          fetcher.fetch_features(got.input_nodes, feat.data());
-          std::vector<int64_t> labels(got.input_nodes.size());
-          fetcher.fetch_labels(got.input_nodes, labels.data());
-          for (size_t i = 0; i < got.input_nodes.size(); ++i) {
-            const int64_t orig = node_map[got.input_nodes[i]];
-            for (int c = 0; c < 6; ++c)
-              if (feat[i * 6 + c] != dataset_->features.row(orig)[c])
-                throw Error("feature mismatch at node " + std::to_string(orig));
-            if (labels[i] != dataset_->labels[orig])
-              throw Error("label mismatch at node " + std::to_string(orig));
+            std::vector<float> feat(got.input_nodes.size() * 6);
+            fetcher.fetch_features(got.input_nodes, feat.data());
+            std::vector<int64_t> labels(got.input_nodes.size());
+            fetcher.fetch_labels(got.input_nodes, labels.data());
+            for (size_t i = 0; i < got.input_nodes.size(); ++i) {
+              const int64_t orig = node_map[got.input_nodes[i]];
+              for (int c = 0; c < 6; ++c)
+                if (feat[i * 6 + c] != dataset_->features.row(orig)[c])
+                  throw Error(pass + "feature mismatch at node " + std::to_string(orig));
+              if (labels[i] != dataset_->labels[orig])
+                throw Error(pass + "label mismatch at node " + std::to_string(orig));
+            }
           }
-        }
+        };
+        check_batches("");
         // The hot-feature cache: chosen from the first 3 batches, it answers remote rows
         // with the same values, deterministically, and only rows of other ranks.
         if (ranks > 1) {
-          std::vector<std::vector<int64_t>> presample;
-          for (size_t b = 0; b < 3 && b * 64 < seeds.size(); ++b)
-            presample.emplace_back(seeds.begin() + b * 64,
-                                   seeds.begin() + std::min<size_t>(seeds.size(), b * 64 + 64));
+          const std::vector<std::vector<int64_t>> presample(
+              batches.begin(), batches.begin() + std::min<size_t>(3, batches.size()));
           const int64_t budget = graphs[r].num_local_nodes() / 4;
           const loader::HotNodes hot = loader::hottest_remote_nodes(
               sampler, graphs[r], presample, fanouts, 7, 99, budget);
@@ -135,22 +138,7 @@ TEST_P(DistEquality, BlocksAndFeaturesMatchSingleProcess) {
           const store::FeatureCache cache = store::FeatureCache::fetch(fetcher, hot.ids, 6 * 4, 7);
           fetcher.set_cache(&cache);
           const store::FetchStats before = fetcher.stats();
-          for (uint64_t b = 0; b * 64 < seeds.size(); ++b) {
-            std::vector<int64_t> batch(seeds.begin() + b * 64,
-                                       seeds.begin() + std::min<size_t>(seeds.size(), b * 64 + 64));
-            sample::BlockOptions options;
-            options.fanouts = fanouts;
-            options.key = {7, 1, b};
-            sample::SampledBatch got = sample::sample_blocks(batch, options, sampler);
-            std::vector<float> feat(got.input_nodes.size() * 6);
-            fetcher.fetch_features(got.input_nodes, feat.data());
-            for (size_t i = 0; i < got.input_nodes.size(); ++i) {
-              const int64_t orig = node_map[got.input_nodes[i]];
-              for (int c = 0; c < 6; ++c)
-                if (feat[i * 6 + c] != dataset_->features.row(orig)[c])
-                  throw Error("feature mismatch with the cache at node " + std::to_string(orig));
-            }
-          }
+          check_batches("with the cache: ");
           const store::FetchStats after = fetcher.stats();
           fetcher.set_cache(nullptr);
           if (after.cache_hits <= before.cache_hits) throw Error("the cache was never hit");

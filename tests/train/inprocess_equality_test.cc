@@ -14,9 +14,6 @@
 #include "helpers/test_paths.h"
 #include "partita/comm/inproc_collectives.h"
 #include "partita/comm/inproc_transport.h"
-#include "partita/data/dataset.h"
-#include "partita/data/generate.h"
-#include "partita/partition/partition.h"
 #include "partita/runtime/session.h"
 #include "partita/train/trainer.h"
 #include "train_test_util.h"
@@ -44,24 +41,7 @@ class InProcessEquality : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
-    data::GenerateOptions g;
-    g.nodes = 1500;
-    g.avg_degree = 8;
-    g.feat_dim = 12;
-    g.classes = 4;
-    g.seed = 5;
-    g.threads = 1;
-    g.out_dir = *dir_ / "ds";
-    data::generate_synthetic(g);
-    for (int parts : {1, 2, 4}) {
-      partition::PartitionOptions p;
-      p.num_parts = parts;
-      p.method = partition::Method::kRandom;
-      p.seed = 3;
-      p.threads = 1;
-      p.out_dir = *dir_ / ("p" + std::to_string(parts));
-      partition::run_partition(g.out_dir, data::LoadOptions{}, p);
-    }
+    testing::make_small_partitions(dir_->path(), {1, 2, 4});
   }
   static void TearDownTestSuite() { delete dir_; }
 

@@ -17,8 +17,6 @@
 #include "partita/comm/errors.h"
 #include "partita/comm/inproc_collectives.h"
 #include "partita/comm/inproc_transport.h"
-#include "partita/data/generate.h"
-#include "partita/partition/partition.h"
 #include "partita/runtime/session.h"
 #include "partita/train/trainer.h"
 #include "train_test_util.h"
@@ -42,22 +40,7 @@ class ServerClient : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
-    data::GenerateOptions g;
-    g.nodes = 1500;
-    g.avg_degree = 8;
-    g.feat_dim = 12;
-    g.classes = 4;
-    g.seed = 5;
-    g.threads = 1;
-    g.out_dir = *dir_ / "ds";
-    data::generate_synthetic(g);
-    partition::PartitionOptions p;
-    p.num_parts = 2;
-    p.method = partition::Method::kRandom;
-    p.seed = 3;
-    p.threads = 1;
-    p.out_dir = *dir_ / "p2";
-    partition::run_partition(g.out_dir, data::LoadOptions{}, p);
+    testing::make_small_partitions(dir_->path(), {2});
   }
   static void TearDownTestSuite() { delete dir_; }
 

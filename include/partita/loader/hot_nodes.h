@@ -17,6 +17,13 @@ struct HotNodes {
   int64_t covered = 0;            // of which `ids` cover
 };
 
+// Throws UsageError, naming --cache-ratio / --cache-presample, unless 0 <= ratio <= 1 and
+// presample_batches >= 1 (train and sample-bench take both flags).
+void check_cache_options(double ratio, int64_t presample_batches);
+
+// The cache's row budget: ratio x the nodes this rank owns (rounded down).
+int64_t cache_budget(const store::DistGraph& graph, double ratio);
+
 // Samples every batch of `batches` through `sampler` with `fanouts` under key
 // {seed, epoch, step} (choose an epoch no training step uses) and returns the `budget`
 // nodes not owned by this rank that appear most often among the batches' input nodes;
