@@ -10,32 +10,11 @@
 #include <vector>
 
 #include "partita/core/npy.h"
+#include "partita/data/feature_matrix.h"
+#include "partita/data/hetero.h"
 #include "partita/graph/csr.h"
 
 namespace partita::data {
-
-// Row-major float32 [rows, cols] features, either owned or mapped from a .npy file.
-// Move-only; data() stays valid across moves (the owned buffer or mapping moves along).
-class FeatureMatrix {
- public:
-  FeatureMatrix() = default;
-  static FeatureMatrix owned(std::vector<float> values, int64_t rows, int64_t cols);
-  static FeatureMatrix mapped(NpyArray array);  // array must be float32 [rows, cols]
-
-  int64_t rows() const { return rows_; }
-  int64_t cols() const { return cols_; }
-  const float* row(int64_t r) const { return data_ + r * cols_; }
-  const float* data() const { return data_; }
-  // For mapped features: lets the kernel drop pages of rows [begin, end) after a pass.
-  void release_rows(int64_t begin, int64_t end) const;
-
- private:
-  std::vector<float> owned_;
-  std::optional<NpyArray> mapped_;
-  const float* data_ = nullptr;
-  int64_t rows_ = 0;
-  int64_t cols_ = 0;
-};
 
 struct Dataset {
   std::string path;    // directory it was read from
@@ -53,6 +32,13 @@ struct Dataset {
   std::vector<int64_t> valid_idx;
   std::vector<int64_t> test_idx;
 
+  // Heterogeneous datasets only (data/hetero.h); homogeneous ones leave both empty.
+  // Then `features` is empty (per-type features live in hetero->node_types), labels are -1
+  // outside the target type, the splits hold target-type ids only, and edge_relation has one
+  // relation id per entry of in_edges.indices, each row sorted by (relation, source).
+  std::optional<HeteroSchema> hetero;
+  std::vector<int32_t> edge_relation;
+
   int64_t num_edges() const { return in_edges.num_entries(); }  // after dedup (+ reverse)
   int64_t feat_dim() const { return features.cols(); }
 };
@@ -61,6 +47,7 @@ struct LoadOptions {
   bool undirected = false;  // --undirected: add the reverse of every edge
   int threads = 0;          // <= 0: all hardware threads (graph build, feature scan)
   std::string split;        // OGB split folder under split/; empty: the only one present
+  bool reverse_relations = true;  // heterogeneous: add "rev_<name>" for every relation
 };
 
 // Per-phase figures of a load, for progress output and benchmarks. Numpy layout: edges.npy

@@ -28,6 +28,9 @@ struct Block {
   std::vector<int64_t> indptr;     // num_dst + 1 offsets into indices
   std::vector<int64_t> indices;    // local src ids in [0, num_src); edge src -> dst
   std::vector<int64_t> src_nodes;  // num_src global ids; the first num_dst are the dst nodes
+  // Typed graphs only (empty otherwise): the relation id of each edge, aligned with
+  // indices; inside a dst row the edges are grouped by relation, in increasing relation id.
+  std::vector<int32_t> etypes;
 
   int64_t num_edges() const { return static_cast<int64_t>(indices.size()); }
 };
