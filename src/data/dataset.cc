@@ -100,7 +100,13 @@ Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, Loa
 
   Stopwatch total;
   Dataset ds;
-  if (fs::exists(dir + "/raw", ec)) {
+  if (fs::exists(dir + "/raw/num-node-dict.csv.gz", ec)) {
+    ds = read_ogb_hetero_dataset(dir, options, st);
+    ds.layout = "ogb";
+  } else if (fs::exists(dir + "/hetero.json", ec)) {
+    ds = read_numpy_hetero_dataset(dir, options, st);
+    ds.layout = "numpy";
+  } else if (fs::exists(dir + "/raw", ec)) {
     ds = read_ogb_dataset(dir, options, st);
     ds.layout = "ogb";
   } else if (fs::exists(dir + "/edges.npy", ec) || fs::exists(dir + "/feat.npy", ec)) {
@@ -109,8 +115,10 @@ Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, Loa
   } else {
     throw IoError(fmt::format(
         "{}: not a dataset directory: expected raw/edge.csv.gz, raw/node-feat.csv.gz, ... and "
-        "split/<name>/ (OGB node-property layout) or edges.npy, feat.npy, label.npy, "
-        "{{train,valid,test}}_idx.npy (Partita numpy layout, docs/dataset-format.md)",
+        "split/<name>/ (OGB node-property layout), raw/num-node-dict.csv.gz, raw/relations/ ... "
+        "(OGB heterogeneous layout), edges.npy, feat.npy, label.npy, "
+        "{{train,valid,test}}_idx.npy (Partita numpy layout) or hetero.json, edges/ ... "
+        "(Partita numpy heterogeneous layout; docs/dataset-format.md)",
         dir));
   }
   ds.path = dir;
@@ -124,9 +132,25 @@ Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, Loa
       "{}: {} layout, {} nodes, {} edges ({} listed, {} self loops and {} duplicates "
       "dropped{}), {} features, {} classes, split {}/{}/{}; read in {:.2f} s{}",
       dir, ds.layout, ds.num_nodes, ds.num_edges(), ds.input_edges, ds.self_loops_dropped,
-      ds.duplicates_dropped, options.undirected ? ", reverse edges added" : "", ds.feat_dim(),
+      ds.duplicates_dropped,
+      options.undirected                        ? ", reverse edges added"
+      : ds.hetero && options.reverse_relations ? ", reverse relations added"
+                                               : "", ds.feat_dim(),
       ds.num_classes, ds.train_idx.size(), ds.valid_idx.size(), ds.test_idx.size(), total.seconds(),
       text_rate);
+  if (ds.hetero) {
+    std::string types, relations;
+    for (const NodeType& t : ds.hetero->node_types) {
+      types += fmt::format("{}{} {}{}", types.empty() ? "" : ", ", t.name, t.count,
+                           t.feat_dim() > 0 ? fmt::format(" ({} features)", t.feat_dim()) : "");
+    }
+    for (int r = 0; r < ds.hetero->num_relations(); ++r) {
+      relations += fmt::format("{}{} {}", relations.empty() ? "" : ", ", ds.hetero->triplet(r),
+                               ds.hetero->relations[r].num_edges);
+    }
+    log_info("{}: heterogeneous: types {}; target '{}'; relations {}", dir, types,
+             ds.hetero->node_types[ds.hetero->target_type].name, relations);
+  }
   log_debug("{}: read edges {:.2f} s, build graph {:.2f} s, features {:.2f} s, rest {:.2f} s", dir,
             st.read_edges_s, st.build_graph_s, st.read_features_s, st.read_rest_s);
   return ds;

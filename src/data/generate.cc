@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "alias_table.h"
+#include "generate_util.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
@@ -31,7 +32,6 @@ enum Purpose : uint64_t { kClasses = 1, kTheta, kCentroids, kEdges, kFeatures, k
 constexpr int64_t kNodeChunk = int64_t{1} << 16;           // nodes per class/theta stream
 constexpr int64_t kEdgeChunk = int64_t{1} << 18;           // edges per edge stream
 constexpr int64_t kFeatureChunkValues = int64_t{1} << 18;  // floats per feature stream
-constexpr int64_t kBatchChunks = 8;                        // chunks generated per write batch
 constexpr int kMaxRedraws = 64;                            // then fall back to uniform draws
 
 // Fractions within this of summing to 1 put every node in a split.
@@ -44,7 +44,9 @@ int64_t fraction_of(double fraction, int64_t nodes) {
   return static_cast<int64_t>(std::floor(fraction * static_cast<double>(nodes) * (1 + 1e-12)));
 }
 
-void validate_split(const GenerateOptions& o) {
+}  // namespace
+
+void validate_split_fractions(const GenerateOptions& o) {
   auto check_range = [](double f, const char* flag) {
     PARTITA_CHECK(std::isfinite(f) && f >= 0 && f <= 1, UsageError, "{}: must be in [0, 1], got {}",
                   flag, f);
@@ -61,6 +63,8 @@ void validate_split(const GenerateOptions& o) {
                 "--train-fraction: {} x {} nodes gives no training node", o.train_fraction,
                 o.nodes);
 }
+
+namespace {
 
 void validate(const GenerateOptions& o) {
   PARTITA_CHECK(!o.out_dir.empty(), UsageError, "--out: an output directory is required");
@@ -87,35 +91,8 @@ void validate(const GenerateOptions& o) {
                 "--power-law: must be > 1, got {}", o.power_law);
   PARTITA_CHECK(std::isfinite(o.feature_noise) && o.feature_noise >= 0, UsageError,
                 "--feature-noise: must be >= 0, got {}", o.feature_noise);
-  validate_split(o);
+  validate_split_fractions(o);
 }
-
-// Standard normals in pairs (Marsaglia's polar method, both values used).
-class NormalSource {
- public:
-  explicit NormalSource(Rng& rng) : rng_(rng) {}
-  double next() {
-    if (have_spare_) {
-      have_spare_ = false;
-      return spare_;
-    }
-    double u, v, s;
-    do {
-      u = 2.0 * rng_.uniform() - 1.0;
-      v = 2.0 * rng_.uniform() - 1.0;
-      s = u * u + v * v;
-    } while (s >= 1.0 || s == 0.0);
-    const double f = std::sqrt(-2.0 * std::log(s) / s);
-    spare_ = v * f;
-    have_spare_ = true;
-    return u * f;
-  }
-
- private:
-  Rng& rng_;
-  double spare_ = 0;
-  bool have_spare_ = false;
-};
 
 // The sampling structure of the model: node classes, and alias tables drawing nodes with
 // probability proportional to theta, globally and within each community.
@@ -243,44 +220,13 @@ void generate_feature_chunk(const Model& m, const std::vector<float>& centroids,
   }
 }
 
-// Generates `total` items in chunks of `chunk` (chunk index = stream index), kBatchChunks
-// chunks at a time in parallel, and hands each batch to `write` in order. Two batch buffers:
-// writing batch k is one more task of the parallel loop that generates batch k+1.
-template <class T, class Gen, class Write>
-void generate_batched(int64_t total, int64_t chunk, int64_t item_width, int threads, const Gen& gen,
-                      const Write& write) {
-  const int64_t batch_items = chunk * kBatchChunks;
-  std::vector<T> buffers[2];
-  for (auto& b : buffers) b.resize(static_cast<size_t>(std::min(total, batch_items) * item_width));
-  int pending = -1;  // buffer holding a generated batch not yet written
-  size_t pending_bytes = 0;
-  int64_t index = 0;
-  for (int64_t batch = 0; batch < total; batch += batch_items, ++index) {
-    const int64_t batch_end = std::min(total, batch + batch_items);
-    const int64_t chunks = (batch_end - batch + chunk - 1) / chunk;
-    const int64_t with_write = pending >= 0 ? 1 : 0;
-    T* const buffer = buffers[index % 2].data();
-    parallel_chunks(0, chunks + with_write, 1, threads, [&](int64_t t, int64_t) {
-      if (t < with_write) {
-        write(buffers[pending].data(), pending_bytes);
-        return;
-      }
-      const int64_t b = batch + (t - with_write) * chunk, e = std::min(batch_end, b + chunk);
-      gen(b / chunk, b, e, buffer + (b - batch) * item_width);
-    });
-    pending = static_cast<int>(index % 2);
-    pending_bytes = static_cast<size_t>((batch_end - batch) * item_width) * sizeof(T);
-  }
-  if (pending >= 0) write(buffers[pending].data(), pending_bytes);
-}
+}  // namespace
 
-int64_t write_ids(const std::string& path, std::vector<int64_t> ids) {
+int64_t write_sorted_ids(const std::string& path, std::vector<int64_t> ids) {
   std::sort(ids.begin(), ids.end());
   write_npy<int64_t>(path, ids);
   return static_cast<int64_t>(fs::file_size(path));
 }
-
-}  // namespace
 
 SplitSizes split_sizes(const GenerateOptions& o) {
   SplitSizes s;
@@ -365,9 +311,9 @@ GenerateStats generate_synthetic(const GenerateOptions& options) {
   const auto train_end = perm.begin() + stats.split.train;
   const auto valid_end = train_end + stats.split.valid;
   const auto test_end = valid_end + stats.split.test;
-  stats.bytes_written += write_ids(dir + "train_idx.npy", {perm.begin(), train_end}) +
-                         write_ids(dir + "valid_idx.npy", {train_end, valid_end}) +
-                         write_ids(dir + "test_idx.npy", {valid_end, test_end});
+  stats.bytes_written += write_sorted_ids(dir + "train_idx.npy", {perm.begin(), train_end}) +
+                         write_sorted_ids(dir + "valid_idx.npy", {train_end, valid_end}) +
+                         write_sorted_ids(dir + "test_idx.npy", {valid_end, test_end});
 
   stats.split_s = phase.seconds();
   stats.seconds = watch.seconds();

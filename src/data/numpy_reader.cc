@@ -15,8 +15,17 @@ namespace {
 constexpr int64_t kEdgeChunkPairs = int64_t{1} << 20;
 constexpr int64_t kFeatureChunkValues = int64_t{1} << 22;
 
-// Scans mapped features for NaN/Inf in parallel, dropping each chunk's pages after it
-// (the scan must not make the whole file resident); the error names the first bad value.
+std::vector<int64_t> read_split(const std::string& path, int64_t num_nodes) {
+  NpyArray array = NpyArray::open(path);
+  array.expect(DType::kInt64, 1);
+  ArrayView<const int64_t> v = array.view<int64_t>();
+  std::vector<int64_t> ids(v.begin(), v.end());
+  validate_split(ids, num_nodes, path, /*lines=*/false);
+  return ids;
+}
+
+}  // namespace
+
 void check_finite(const FeatureMatrix& features, const std::string& path, int threads) {
   const int64_t rows = features.rows(), cols = features.cols();
   const int64_t chunk_rows = std::max<int64_t>(1, kFeatureChunkValues / cols);
@@ -38,17 +47,6 @@ void check_finite(const FeatureMatrix& features, const std::string& path, int th
                                   i % cols, data[i]));
   }
 }
-
-std::vector<int64_t> read_split(const std::string& path, int64_t num_nodes) {
-  NpyArray array = NpyArray::open(path);
-  array.expect(DType::kInt64, 1);
-  ArrayView<const int64_t> v = array.view<int64_t>();
-  std::vector<int64_t> ids(v.begin(), v.end());
-  validate_split(ids, num_nodes, path, /*lines=*/false);
-  return ids;
-}
-
-}  // namespace
 
 Dataset read_numpy_dataset(const std::string& dir, const LoadOptions& options, LoadStats& stats) {
   const std::string feat_path = dir + "/feat.npy";

@@ -89,7 +89,8 @@ std::vector<int64_t> read_ids(const std::string& path, int64_t num_nodes, LoadSt
   return parse_ogb_ids(reader, num_nodes);
 }
 
-// The folder split/<name> to read: the one asked for, or the only one present.
+}  // namespace
+
 std::string choose_split(const std::string& dir, const std::string& wanted, std::string* name) {
   const std::string root = dir + "/split";
   std::error_code ec;
@@ -116,8 +117,6 @@ std::string choose_split(const std::string& dir, const std::string& wanted, std:
   }
   return root + "/" + *name;
 }
-
-}  // namespace
 
 int64_t parse_ogb_count(LineSource& text) {
   const std::string& path = text.path();
@@ -203,8 +202,9 @@ Dataset read_ogb_dataset(const std::string& dir, const LoadOptions& options, Loa
   const std::string edge_path = raw + "edge.csv.gz";
   std::error_code ec;
   PARTITA_CHECK(fs::exists(edge_path, ec) || !fs::exists(raw + "relations", ec), FormatError,
-                "{}: heterogeneous OGB layout (raw/relations/, e.g. ogbn-mag) is not supported; "
-                "expected raw/edge.csv.gz",
+                "{}: heterogeneous OGB layout (raw/relations/) without raw/num-node-dict.csv.gz is "
+                "not supported; expected raw/num-node-dict.csv.gz (heterogeneous) or "
+                "raw/edge.csv.gz",
                 dir + "/raw");
   Dataset ds;
 

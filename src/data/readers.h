@@ -1,6 +1,7 @@
 #pragma once
 // The two layout readers and the validation they share. Private to data/.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@ constexpr int64_t kMaxLabel = (int64_t{1} << 24) - 1;
 // Dataset::path and Dataset::layout.
 Dataset read_ogb_dataset(const std::string& dir, const LoadOptions& options, LoadStats& stats);
 Dataset read_numpy_dataset(const std::string& dir, const LoadOptions& options, LoadStats& stats);
+// The heterogeneous layouts (raw/num-node-dict.csv.gz ...; hetero.json ...). They fill
+// Dataset::hetero and edge_relation as data/hetero.h states.
+Dataset read_ogb_hetero_dataset(const std::string& dir, const LoadOptions& options,
+                                LoadStats& stats);
+Dataset read_numpy_hetero_dataset(const std::string& dir, const LoadOptions& options,
+                                  LoadStats& stats);
 
 class LineSource;  // gz_reader.h
 
@@ -51,7 +58,61 @@ void warn_split_overlap(const Dataset& ds);
 // Copies the result of graph::build_in_edges into the dataset's graph fields.
 void set_graph(Dataset& ds, graph::InEdgeResult&& result);
 
+// The folder split/<name> of an OGB dataset to read: `wanted`, or the only one present
+// (IoError/FormatError naming split/ otherwise). Sets *name to the folder's name.
+std::string choose_split(const std::string& dir, const std::string& wanted, std::string* name);
+
+// Scans features for NaN/Inf in parallel (dropping mapped pages after each chunk);
+// FormatError "<path>: row r column c: value v is not finite" for the first one.
+void check_finite(const FeatureMatrix& features, const std::string& path, int threads);
+
 // Throws the FormatError for an edge file without edges: "<source>: the edge list is empty".
 [[noreturn]] void throw_no_edges(const std::string& source);
+
+// ---- Heterogeneous datasets (hetero_graph.cc): the steps both hetero readers share. ----
+
+// Relations and nodes a heterogeneous dataset may have: relation ids (with the reverses)
+// must fit in the 16 bits build_hetero_graph packs them into, node ids in METIS's int32.
+constexpr int kMaxInputRelations = 16383;
+constexpr int64_t kMaxHeteroNodes = (int64_t{1} << 31) - 1;
+
+// UsageError for --undirected: heterogeneous datasets get reverse relations instead.
+void check_hetero_options(const LoadOptions& options);
+
+// Checks a node type's name (non-empty, usable as a folder or file name: no '/', no "___",
+// not "." or "..") and that it is not repeated; FormatError "<source>: ..." otherwise.
+void check_type_name(const std::string& name, const HeteroSchema& schema,
+                     const std::string& source);
+
+// Sets the types' offsets (dataset order) and Dataset::num_nodes; checks the total against
+// kMaxHeteroNodes (FormatError naming `source`).
+void set_type_offsets(Dataset& ds, const std::string& source);
+
+// One input relation's edges: `count` interleaved (src, dst) pairs of type-local ids.
+struct RelationEdges {
+  const int64_t* pairs = nullptr;
+  int64_t count = 0;
+  std::string source;  // the file they came from, for messages
+  bool lines = true;   // messages count CSV lines ("line i+1") or npy rows ("row i")
+};
+
+// Builds the typed CSC of ds.hetero (node types with offsets, the input relations, one
+// RelationEdges each, in order): validates every id against its type's count (FormatError
+// "<source>: line/row i: ..."), homogenises ids, drops self loops and duplicates within a
+// relation, appends the reverse relations unless options.reverse_relations is false, sorts
+// each row by (relation, source) and sets in_edges, edge_relation, input_edges,
+// self_loops_dropped, duplicates_dropped (input relations only: a reverse repeats them) and
+// every Relation::num_edges. FormatError naming the first source if no relation has an edge.
+// Parallel on options.threads; the result does not depend on the thread count.
+void build_hetero_graph(Dataset& ds, const std::vector<RelationEdges>& edges,
+                        const LoadOptions& options);
+
+// Stores the target type's labels (`source` names their file) as Dataset::labels (-1 for
+// the other types) and sets num_classes.
+void set_hetero_labels(Dataset& ds, const std::vector<int64_t>& target_labels,
+                       const std::string& source);
+
+// Target-local split ids (validated, sorted) to homogenised ids.
+std::vector<int64_t> to_homogenised(std::vector<int64_t> ids, int64_t offset);
 
 }  // namespace partita::data

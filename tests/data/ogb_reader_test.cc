@@ -83,7 +83,7 @@ TEST(OgbReader, MissingDirectoryOrLayout) {
 TEST(OgbReader, HeterogeneousLayoutIsNamed) {
   TempDir dir;
   write_gz(dir / "raw/relations/paper___cites___paper/edge.csv.gz", "0,1\n");
-  expect_load_error<FormatError>(dir.path(), dir / "raw", {"heterogeneous", "not supported"});
+  expect_load_error<FormatError>(dir.path(), dir / "raw", {"heterogeneous", "num-node-dict"});
 }
 
 TEST(OgbReader, EmptyEdgeList) {

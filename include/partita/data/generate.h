@@ -6,6 +6,7 @@
 // only on the options (not on threads): the same options give byte-identical files.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace partita::data {
 
@@ -62,5 +63,59 @@ SplitSizes split_sizes(const GenerateOptions& options);
 // the output size. With the defaults, a nearest-centroid classifier gets about 53% test
 // accuracy from features alone and 88% from the mean of in-neighbor features.
 GenerateStats generate_synthetic(const GenerateOptions& options);
+
+// A mag-shaped heterogeneous graph (ogbn-mag's node types, relations and proportions),
+// written in the Partita numpy heterogeneous layout (docs/dataset-format.md, which states
+// the model). Like generate_synthetic, the output depends only on the options.
+struct HeteroGenerateOptions {
+  std::string kind = "mag";     // --hetero: the shape; only "mag"
+  int64_t nodes = 100000;       // --nodes: all types together, in [100, 2^31-1]; split as in
+                                //   ogbn-mag (author 58.5%, field_of_study 3.1%, institution
+                                //   0.45%, paper the rest), each type at least one node
+  int64_t feat_dim = 128;       // --feat-dim: features of papers (the only featured type)
+  int64_t classes = 349;        // --classes: paper classes, in [2, min(papers, 65536)]
+  uint64_t seed = 0;            // --seed
+  double homophily = 0.8;       // --homophily: probability that an edge's destination is drawn
+                                //   from its source's class (cites, writes, has_topic,
+                                //   affiliated_with alike), else from the whole type, [0, 1]
+  double power_law = 2.5;       // --power-law: exponent of every type's degree distribution
+  double feature_noise = 1.0;   // --feature-noise: as in GenerateOptions
+  double train_fraction = 0.6;  // --train-fraction, --valid-fraction, --test-fraction: random
+  double valid_fraction = 0.2;  //   split of the papers, as in GenerateOptions
+  double test_fraction = 0.2;
+  std::string out_dir;          // --out
+  int threads = 0;              // --threads
+};
+
+// ogbn-mag's shape: per-type node counts and per-relation edge counts at full scale.
+struct MagShape {
+  static constexpr int64_t kNodes = 1939743;
+  static constexpr int64_t kAuthors = 1134649, kFields = 59965, kInstitutions = 8740,
+                           kPapers = 736389;
+  static constexpr int64_t kAffiliatedWith = 1043998, kWrites = 7145660, kCites = 5416271,
+                           kHasTopic = 7505078;
+};
+
+struct HeteroGenerateStats {
+  std::vector<std::string> type_names;      // author, field_of_study, institution, paper
+  std::vector<int64_t> type_counts;         // nodes of each
+  std::vector<std::string> relation_names;  // "author___writes___paper", ...
+  std::vector<int64_t> relation_edges;      // pairs written (duplicates included)
+  SplitSizes split;                         // papers in train/valid/test
+  int64_t bytes_written = 0;
+  double seconds = 0;
+};
+
+// Node counts per type for `nodes` in ogbn-mag's proportions: author, field_of_study and
+// institution get floor(nodes x share) (at least 1), paper the rest; and the edges written
+// per relation: round(nodes x full-scale edges / full-scale nodes), at least 1.
+std::vector<int64_t> mag_type_counts(int64_t nodes);
+std::vector<int64_t> mag_relation_edges(int64_t nodes);
+
+// Validates the options (UsageError naming the flag) and writes hetero.json,
+// edges/<H>___<R>___<T>.npy, feat/paper.npy, label.npy and {train,valid,test}_idx.npy into
+// out_dir. Memory: per-node tables (~40 bytes a node) plus bounded chunk buffers; edges and
+// features are streamed to disk. Logs progress per relation.
+HeteroGenerateStats generate_hetero(const HeteroGenerateOptions& options);
 
 }  // namespace partita::data

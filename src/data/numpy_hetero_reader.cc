@@ -1,0 +1,183 @@
+// Reader of the Partita numpy heterogeneous layout (docs/dataset-format.md): hetero.json
+// (types, counts, relations, target), edges/H___R___T.npy, feat/TYPE.npy (optional per
+// type), label.npy and {train,valid,test}_idx.npy of the target type. Edge files stay
+// mapped while the graph is built; feature files stay mapped.
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "partita/core/error.h"
+#include "partita/core/timer.h"
+#include "readers.h"
+
+namespace partita::data {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json parse_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  PARTITA_CHECK(in.good(), IoError, "{}: cannot open", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return json::parse(text.str());
+  } catch (const json::exception& e) {
+    throw FormatError(fmt::format("{}: invalid JSON: {}", path, e.what()));
+  }
+}
+
+// The string at `v`, or FormatError naming `what`.
+std::string string_of(const json& v, const std::string& path, const std::string& what) {
+  PARTITA_CHECK(v.is_string(), FormatError, "{}: {} must be a string", path, what);
+  return v.get<std::string>();
+}
+
+void read_schema(Dataset& ds, const std::string& path) {
+  const json doc = parse_json_file(path);
+  PARTITA_CHECK(doc.is_object(), FormatError, "{}: expected a JSON object", path);
+  for (const char* key : {"node_types", "relations", "target"}) {
+    PARTITA_CHECK(doc.contains(key), FormatError, "{}: missing key \"{}\"", path, key);
+  }
+  HeteroSchema& schema = *ds.hetero;
+  const json& types = doc["node_types"];
+  PARTITA_CHECK(types.is_array() && !types.empty(), FormatError,
+                "{}: \"node_types\" must be a non-empty list", path);
+  for (size_t i = 0; i < types.size(); ++i) {
+    const json& t = types[i];
+    const std::string where = fmt::format("node_types[{}]", i);
+    PARTITA_CHECK(t.is_object() && t.contains("name") && t.contains("count"), FormatError,
+                  "{}: {} must be {{\"name\": ..., \"count\": ...}}", path, where);
+    NodeType type;
+    type.name = string_of(t["name"], path, where + ".name");
+    check_type_name(type.name, schema, path);
+    PARTITA_CHECK(t["count"].is_number_integer(), FormatError, "{}: {}.count must be an integer",
+                  path, where);
+    type.count = t["count"].get<int64_t>();
+    PARTITA_CHECK(type.count > 0, FormatError,
+                  "{}: type '{}' has {} nodes (every type needs at least one)", path, type.name,
+                  type.count);
+    schema.node_types.push_back(std::move(type));
+  }
+  set_type_offsets(ds, path);
+
+  const json& relations = doc["relations"];
+  PARTITA_CHECK(relations.is_array() && !relations.empty(), FormatError,
+                "{}: \"relations\" must be a non-empty list", path);
+  PARTITA_CHECK(relations.size() <= static_cast<size_t>(kMaxInputRelations), FormatError,
+                "{}: more than {} relations (not supported)", path, kMaxInputRelations);
+  for (size_t i = 0; i < relations.size(); ++i) {
+    const json& r = relations[i];
+    const std::string where = fmt::format("relations[{}]", i);
+    PARTITA_CHECK(r.is_array() && r.size() == 3, FormatError,
+                  "{}: {} must be [head, relation, tail]", path, where);
+    const std::string head = string_of(r[0], path, where), name = string_of(r[1], path, where),
+                      tail = string_of(r[2], path, where);
+    PARTITA_CHECK(!name.empty() && name.find('/') == std::string::npos &&
+                      name.find("___") == std::string::npos,
+                  FormatError, "{}: {}: relation name '{}' cannot name a file", path, where, name);
+    Relation rel;
+    rel.name = name;
+    for (const std::string* type : {&head, &tail}) {
+      const int t = schema.find_type(*type);
+      PARTITA_CHECK(t >= 0, FormatError,
+                    "{}: {}: relation {}___{}___{} names unknown node type '{}'", path, where,
+                    head, name, tail, *type);
+      (type == &head ? rel.src_type : rel.dst_type) = t;
+    }
+    schema.relations.push_back(rel);
+    for (int k = 0; k + 1 < schema.num_relations(); ++k) {
+      PARTITA_CHECK(schema.triplet(k) != schema.triplet(schema.num_relations() - 1), FormatError,
+                    "{}: {}: relation {} is listed twice", path, where, schema.triplet(k));
+    }
+  }
+
+  const std::string target = string_of(doc["target"], path, "\"target\"");
+  schema.target_type = schema.find_type(target);
+  PARTITA_CHECK(schema.target_type >= 0, FormatError,
+                "{}: \"target\" names unknown node type '{}'", path, target);
+}
+
+std::vector<int64_t> read_target_ids(const std::string& path, const NodeType& target) {
+  NpyArray array = NpyArray::open(path);
+  array.expect(DType::kInt64, 1);
+  ArrayView<const int64_t> v = array.view<int64_t>();
+  std::vector<int64_t> ids(v.begin(), v.end());
+  validate_split(ids, target.count, path, /*lines=*/false);
+  return to_homogenised(std::move(ids), target.offset);
+}
+
+}  // namespace
+
+Dataset read_numpy_hetero_dataset(const std::string& dir, const LoadOptions& options,
+                                  LoadStats& stats) {
+  check_hetero_options(options);
+  Dataset ds;
+  ds.hetero.emplace();
+  HeteroSchema& schema = *ds.hetero;
+
+  Stopwatch watch;
+  read_schema(ds, dir + "/hetero.json");
+  const NodeType& target = schema.node_types[schema.target_type];
+  const std::string label_path = dir + "/label.npy";
+  {
+    NpyArray label = NpyArray::open(label_path);
+    label.expect(DType::kInt64, 1);
+    PARTITA_CHECK(label.dim(0) == target.count, FormatError,
+                  "{}: {} labels, but hetero.json says type '{}' has {} nodes", label_path,
+                  label.dim(0), target.name, target.count);
+    ArrayView<const int64_t> v = label.view<int64_t>();
+    set_hetero_labels(ds, std::vector<int64_t>(v.begin(), v.end()), label_path);
+  }
+  ds.train_idx = read_target_ids(dir + "/train_idx.npy", target);
+  ds.valid_idx = read_target_ids(dir + "/valid_idx.npy", target);
+  ds.test_idx = read_target_ids(dir + "/test_idx.npy", target);
+  stats.read_rest_s += watch.seconds();
+
+  watch.restart();
+  std::vector<NpyArray> arrays;
+  std::vector<RelationEdges> edges;
+  for (int r = 0; r < schema.num_relations(); ++r) {
+    const std::string path = dir + "/edges/" + schema.triplet(r) + ".npy";
+    NpyArray array = NpyArray::open(path);
+    array.expect(DType::kInt64, 2);
+    PARTITA_CHECK(array.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}", path,
+                  array.header().shape_string());
+    edges.push_back({array.view<int64_t>().data(), array.dim(0), path, false});
+    arrays.push_back(std::move(array));
+  }
+  build_hetero_graph(ds, edges, options);
+  arrays.clear();
+  stats.build_graph_s += watch.seconds();
+
+  watch.restart();
+  const std::string feat_dir = dir + "/feat";
+  std::error_code ec;
+  if (fs::is_directory(feat_dir, ec)) {
+    for (const auto& entry : fs::directory_iterator(feat_dir, ec)) {
+      const fs::path p = entry.path();
+      PARTITA_CHECK(p.extension() == ".npy" && schema.find_type(p.stem().string()) >= 0,
+                    FormatError, "{}: not <node type>.npy for a node type of hetero.json",
+                    p.string());
+    }
+    for (NodeType& type : schema.node_types) {
+      const std::string path = feat_dir + "/" + type.name + ".npy";
+      if (!fs::exists(path, ec)) continue;
+      NpyArray feat = NpyArray::open(path);
+      feat.expect(DType::kFloat32, 2);
+      PARTITA_CHECK(feat.dim(0) == type.count, FormatError,
+                    "{}: {} rows, but hetero.json says type '{}' has {} nodes", path, feat.dim(0),
+                    type.name, type.count);
+      PARTITA_CHECK(feat.dim(1) > 0, FormatError, "{}: shape {} has no feature columns", path,
+                    feat.header().shape_string());
+      type.features = FeatureMatrix::mapped(std::move(feat));
+      check_finite(type.features, path, options.threads);
+    }
+  }
+  stats.read_features_s += watch.seconds();
+  return ds;
+}
+
+}  // namespace partita::data
