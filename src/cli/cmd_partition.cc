@@ -20,8 +20,10 @@ Action add_partition_command(CLI::App& app) {
   auto flags = std::make_shared<Flags>();
   app.description(
       "Partition a dataset for distributed training. The dataset is a directory in OGB's raw "
-      "node-property layout (raw/*.csv.gz, split/<name>/*.csv.gz) or in the Partita numpy "
-      "layout (edges.npy, feat.npy, ...), detected automatically. Nodes are renumbered so part "
+      "node-property layout (raw/*.csv.gz, split/<name>/*.csv.gz), its heterogeneous layout, "
+      "or the Partita numpy layout (edges.npy, feat.npy, ...), detected automatically. A "
+      "heterogeneous dataset gives a typed partition (one id range per node type in each "
+      "part, a relation per edge). Nodes are renumbered so part "
       "p owns a contiguous id range; see docs/partition-format.md for the output.");
   app.add_option("--dataset", flags->dataset, "Input dataset directory")->required();
   app.add_option("--out", flags->partition.out_dir, "Output partition directory")->required();
@@ -34,6 +36,9 @@ Action add_partition_command(CLI::App& app) {
   app.add_flag("--balance-edges", flags->partition.balance_edges,
                "METIS: also balance the number of edges per part");
   app.add_flag("--undirected", flags->load.undirected, "Add the reverse of every edge");
+  app.add_flag("--no-reverse{false}", flags->load.reverse_relations,
+               "Heterogeneous datasets: do not add the reverse relation rev_<name> of every "
+               "relation (recorded in partita.json)");
   app.add_option("--split", flags->load.split,
                  "OGB layout: split folder under split/ (default: the only one)");
   app.add_option("--seed", flags->partition.seed, "Seed of METIS / random assignment")
