@@ -16,6 +16,7 @@ Action add_partition_command(CLI::App& app) {
     partition::PartitionOptions partition;
     std::string method = "metis";
     std::string feature_dtype = "float32";
+    bool no_reverse = false;
   };
   auto flags = std::make_shared<Flags>();
   app.description(
@@ -36,7 +37,7 @@ Action add_partition_command(CLI::App& app) {
   app.add_flag("--balance-edges", flags->partition.balance_edges,
                "METIS: also balance the number of edges per part");
   app.add_flag("--undirected", flags->load.undirected, "Add the reverse of every edge");
-  app.add_flag("--no-reverse{false}", flags->load.reverse_relations,
+  app.add_flag("--no-reverse", flags->no_reverse,
                "Heterogeneous datasets: do not add the reverse relation rev_<name> of every "
                "relation (recorded in partita.json)");
   app.add_option("--split", flags->load.split,
@@ -64,6 +65,7 @@ Action add_partition_command(CLI::App& app) {
       throw UsageError("--method: unknown method '" + flags->method + "' (metis or random)");
     }
     flags->load.threads = flags->partition.threads;
+    flags->load.reverse_relations = !flags->no_reverse;
     partition::PartitionSummary summary =
         partition::run_partition(flags->dataset, flags->load, flags->partition);
     std::printf("partitioned %s into %s\n%s", flags->dataset.c_str(),

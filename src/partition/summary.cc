@@ -27,7 +27,8 @@ std::string format_typed_tables(const PartitionSummary& s) {
   for (const std::string& name : s.relation_names) width = std::max(width, name.size());
   auto table = [&](const char* title, const std::vector<std::string>& names, auto get) {
     std::string out = fmt::format("{:<{}}", title, width);
-    for (size_t p = 0; p < s.parts.size(); ++p) out += fmt::format(" {:>12}", "part " + std::to_string(p));
+    for (size_t p = 0; p < s.parts.size(); ++p)
+      out += fmt::format(" {:>12}", "part " + std::to_string(p));
     out += '\n';
     for (size_t i = 0; i < names.size(); ++i) {
       out += fmt::format("{:<{}}", names[i], width);

@@ -38,14 +38,13 @@ void check_typed_dataset(const data::Dataset& ds, const std::string& name) {
   for (const data::Relation& r : h.relations)
     PARTITA_CHECK(r.src_type >= 0 && r.src_type < h.num_types() && r.dst_type >= 0 &&
                       r.dst_type < h.num_types(),
-                  Error, "{}: relation '{}' names types {} and {} of {}", name, r.name,
-                  r.src_type, r.dst_type, h.num_types());
+                  Error, "{}: relation '{}' names types {} and {} of {}", name, r.name, r.src_type,
+                  r.dst_type, h.num_types());
   std::vector<int64_t> counts(static_cast<size_t>(h.num_relations()), 0);
   for (size_t k = 0; k < ds.edge_relation.size(); ++k) {
     const int32_t rel = ds.edge_relation[k];
     PARTITA_CHECK(rel >= 0 && rel < h.num_relations(), Error,
-                  "{}: edge {} has relation {}, outside [0, {})", name, k, rel,
-                  h.num_relations());
+                  "{}: edge {} has relation {}, outside [0, {})", name, k, rel, h.num_relations());
     ++counts[rel];
   }
   for (int r = 0; r < h.num_relations(); ++r)
@@ -57,12 +56,11 @@ void check_typed_dataset(const data::Dataset& ds, const std::string& name) {
   const data::NodeType& target = h.node_types[h.target_type];
   for (int64_t v = 0; v < n; ++v) {
     const bool labelled = v >= target.offset && v < target.offset + target.count;
-    PARTITA_CHECK(labelled ? ds.labels[v] >= 0 && ds.labels[v] < ds.num_classes
-                           : ds.labels[v] == -1,
-                  Error, "{}: label {} of node {} ({} type '{}'), expected {}", name,
-                  ds.labels[v], v, labelled ? "target" : "non-target",
-                  h.node_types[h.type_of(v)].name,
-                  labelled ? fmt::format("[0, {})", ds.num_classes) : std::string("-1"));
+    PARTITA_CHECK(
+        labelled ? ds.labels[v] >= 0 && ds.labels[v] < ds.num_classes : ds.labels[v] == -1, Error,
+        "{}: label {} of node {} ({} type '{}'), expected {}", name, ds.labels[v], v,
+        labelled ? "target" : "non-target", h.node_types[h.type_of(v)].name,
+        labelled ? fmt::format("[0, {})", ds.num_classes) : std::string("-1"));
   }
   for (const auto* ids : {&ds.train_idx, &ds.valid_idx, &ds.test_idx})
     for (int64_t id : *ids)

@@ -11,8 +11,8 @@ std::string type_feature_name(const std::string& type_name) { return "feat_" + t
 bool valid_type_name(const std::string& name) {
   if (name.empty() || name.size() > 128) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
   });
 }
 
@@ -107,8 +107,7 @@ TypedMeta parse_typed_meta(const Reader& rd, const Json& hetero) {
   m.reverse_relations = rd.boolean(hetero, "reverse_relations", "hetero.");
   const Json& starts = rd.typed(hetero, "type_starts", /*array=*/true, "hetero.");
   for (size_t p = 0; p < starts.size(); ++p) {
-    if (!starts[p].is_array())
-      rd.fail(fmt::format("hetero.type_starts[{}] must be an array", p));
+    if (!starts[p].is_array()) rd.fail(fmt::format("hetero.type_starts[{}] must be an array", p));
     std::vector<int64_t> row;
     for (size_t t = 0; t < starts[p].size(); ++t) {
       const Json& v = starts[p][t];
@@ -136,9 +135,10 @@ void check_typed_meta(const Reader& rd, const PartitionMeta& meta) {
     rd.fail(fmt::format("hetero.relations: num_edges sum to {}, expected num_edges = {}", edges,
                         meta.num_edges));
   if (meta.feat_dim != 0)
-    rd.fail(fmt::format("key 'feat_dim' = {} must be 0 in a typed partition (features are per "
-                        "type)",
-                        meta.feat_dim));
+    rd.fail(
+        fmt::format("key 'feat_dim' = {} must be 0 in a typed partition (features are per "
+                    "type)",
+                    meta.feat_dim));
   if (static_cast<int64_t>(m.type_starts.size()) != meta.num_parts)
     rd.fail(fmt::format("hetero.type_starts has {} rows, expected num_parts = {}",
                         m.type_starts.size(), meta.num_parts));
@@ -149,9 +149,10 @@ void check_typed_meta(const Reader& rd, const PartitionMeta& meta) {
       rd.fail(fmt::format("hetero.type_starts[{}] has {} entries, expected {} (types + 1)", p,
                           s.size(), types + 1));
     if (s.front() != meta.ranges[p] || s.back() != meta.ranges[p + 1])
-      rd.fail(fmt::format("hetero.type_starts[{}] runs from {} to {}, expected the part's range "
-                          "[{}, {})",
-                          p, s.front(), s.back(), meta.ranges[p], meta.ranges[p + 1]));
+      rd.fail(
+          fmt::format("hetero.type_starts[{}] runs from {} to {}, expected the part's range "
+                      "[{}, {})",
+                      p, s.front(), s.back(), meta.ranges[p], meta.ranges[p + 1]));
     for (int t = 0; t < types; ++t) {
       if (s[t + 1] < s[t])
         rd.fail(fmt::format("hetero.type_starts[{}] decreases at type {}", p, t));
@@ -173,16 +174,18 @@ void check_typed_meta(const Reader& rd, const PartitionMeta& meta) {
   }
   for (int t = 0; t < types; ++t)
     if (type_total[t] != m.node_types[t].count)
-      rd.fail(fmt::format("hetero.type_starts: type '{}' has {} nodes over the parts, expected "
-                          "its count {}",
-                          m.node_types[t].name, type_total[t], m.node_types[t].count));
+      rd.fail(
+          fmt::format("hetero.type_starts: type '{}' has {} nodes over the parts, expected "
+                      "its count {}",
+                      m.node_types[t].name, type_total[t], m.node_types[t].count));
   for (int r = 0; r < m.num_relations(); ++r) {
     int64_t total = 0;
     for (const PartStats& ps : meta.summary.parts) total += ps.relation_edges[r];
     if (total != m.relations[r].num_edges)
-      rd.fail(fmt::format("summary.parts: relation {} ('{}') has {} edges over the parts, "
-                          "expected its num_edges {}",
-                          r, m.relations[r].name, total, m.relations[r].num_edges));
+      rd.fail(
+          fmt::format("summary.parts: relation {} ('{}') has {} edges over the parts, "
+                      "expected its num_edges {}",
+                      r, m.relations[r].name, total, m.relations[r].num_edges));
   }
 }
 

@@ -10,7 +10,9 @@
 namespace partita::partition {
 
 struct WriteResult {
-  std::vector<FileEntry> files;  // node_map.npy, then per part in kPartArrayNames order
+  // node_map.npy, then per part in kPartArrayNames order (typed: etype after indices and
+  // feat_<TYPE> per featured type in place of feat)
+  std::vector<FileEntry> files;
   std::vector<PartStats> parts;  // typed datasets: with type_nodes and relation_edges
   // Typed datasets only: TypedMeta::type_starts of the partition written.
   std::vector<std::vector<int64_t>> type_starts;

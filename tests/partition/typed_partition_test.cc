@@ -81,7 +81,9 @@ void expect_typed_round_trip(const data::Dataset& ds, const std::string& dir, DT
         expected_first = std::min(expected_first, gid);
         ++count;
       }
-      if (count > 0) EXPECT_EQ(first, expected_first) << "part " << p << " type " << t;
+      if (count > 0) {
+        EXPECT_EQ(first, expected_first) << "part " << p << " type " << t;
+      }
       EXPECT_EQ(end - first, count) << "part " << p << " type " << t;
       for (int64_t gid = first; gid < end; ++gid) {
         ASSERT_EQ(h.type_of(node_map[gid]), t);
@@ -226,7 +228,8 @@ class TypedCorruption : public ::testing::Test {
   static void SetUpTestSuite() {
     set_log_level(LogLevel::kQuiet);
     source_ = new TempDir;
-    partition_dataset(testing::typed_dataset({}), typed_options(source_->path(), 2, Method::kMetis));
+    partition_dataset(testing::typed_dataset({}),
+                      typed_options(source_->path(), 2, Method::kMetis));
   }
   static void TearDownTestSuite() { delete source_; }
   void SetUp() override {
@@ -341,7 +344,8 @@ TEST_F(TypedCorruption, RelationOfTheWrongTypes) {
     const int64_t b = indptr[i], e = indptr[i + 1];
     const auto writes = std::count(etype.begin() + b, etype.begin() + e, 0);
     const auto cites = std::count(etype.begin() + b, etype.begin() + e, 1);
-    if (writes == 1 && cites == 0) at = std::find(etype.begin() + b, etype.begin() + e, 0) - etype.begin();
+    if (writes == 1 && cites == 0)
+      at = std::find(etype.begin() + b, etype.begin() + e, 0) - etype.begin();
   }
   ASSERT_GE(at, 0);
   rewrite<int32_t>("part0/etype.npy", [&](std::vector<int32_t>& v) { v[at] = 1; });
@@ -404,11 +408,11 @@ TEST_F(TypedCorruption, MetadataRefusals) {
                     "is not 1 to 128 of");
   expect_meta_error([](auto& j) { j["hetero"]["node_types"][1]["name"] = "paper"; },
                     "appears twice");
-  expect_meta_error([](auto& j) { j["hetero"]["target_type"] = "venue"; },
-                    "unknown type 'venue'");
+  expect_meta_error([](auto& j) { j["hetero"]["target_type"] = "venue"; }, "unknown type 'venue'");
   expect_meta_error(
       [](auto& j) {
-        j["hetero"]["node_types"][0]["count"] = j["hetero"]["node_types"][0]["count"].template get<int64_t>() + 1;
+        j["hetero"]["node_types"][0]["count"] =
+            j["hetero"]["node_types"][0]["count"].template get<int64_t>() + 1;
       },
       "counts sum to");
   expect_meta_error([](auto& j) { j["hetero"]["relations"][2]["num_edges"] = 0; },
@@ -457,11 +461,13 @@ TEST(TypedPartitionInput, RefusesABrokenDataset) {
             std::string::npos);
   EXPECT_NE(error_of([](data::Dataset& ds) { ds.edge_relation[3] = 9; }).find("relation 9"),
             std::string::npos);
-  EXPECT_NE(error_of([](data::Dataset& ds) { ds.train_idx.push_back(200); })
-                .find("not of the target type"),
+  EXPECT_NE(error_of([](data::Dataset& ds) {
+              ds.train_idx.push_back(200);
+            }).find("not of the target type"),
             std::string::npos);
-  EXPECT_NE(error_of([](data::Dataset& ds) { ds.hetero->node_types[1].name = "a b"; })
-                .find("cannot name a file"),
+  EXPECT_NE(error_of([](data::Dataset& ds) {
+              ds.hetero->node_types[1].name = "a b";
+            }).find("cannot name a file"),
             std::string::npos);
 }
 

@@ -289,21 +289,26 @@ TEST_F(TypedStore, FetchRefusesWrongTypes) {
     return std::string();
   };
   const std::vector<int64_t> ids{g.owned_type_range(0).first, author};
-  EXPECT_NE(error_of([&] { fetcher.fetch_type_features(0, ids, out.data()); })
-                .find("is of type 1, not of the requested type 0"),
+  EXPECT_NE(error_of([&] {
+              fetcher.fetch_type_features(0, ids, out.data());
+            }).find("is of type 1, not of the requested type 0"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { fetcher.fetch_type_features(1, {&author, 1}, out.data()); })
-                .find("('author') has no features"),
+  EXPECT_NE(error_of([&] {
+              fetcher.fetch_type_features(1, {&author, 1}, out.data());
+            }).find("('author') has no features"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { fetcher.fetch_type_features(5, {&author, 1}, out.data()); })
-                .find("node type 5 requested"),
+  EXPECT_NE(error_of([&] {
+              fetcher.fetch_type_features(5, {&author, 1}, out.data());
+            }).find("node type 5 requested"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { fetcher.fetch_features({&author, 1}, out.data()); })
-                .find("fetch_type_features"),
+  EXPECT_NE(error_of([&] {
+              fetcher.fetch_features({&author, 1}, out.data());
+            }).find("fetch_type_features"),
             std::string::npos);
   const int64_t past = g.num_nodes();
-  EXPECT_NE(error_of([&] { fetcher.fetch_type_features(0, {&past, 1}, out.data()); })
-                .find("is outside"),
+  EXPECT_NE(error_of([&] {
+              fetcher.fetch_type_features(0, {&past, 1}, out.data());
+            }).find("is outside"),
             std::string::npos);
 }
 
