@@ -31,6 +31,19 @@ Action add_info_command(CLI::App& app) {
                 static_cast<long long>(meta.num_classes), meta.method.c_str(),
                 static_cast<unsigned long long>(meta.seed),
                 partition::format_summary(meta.summary).c_str());
+    if (meta.typed) {
+      const partition::TypedMeta& t = *meta.typed;
+      std::printf("typed: %d node types, %d relations%s, target type %s, feature dtype %s\n",
+                  t.num_types(), t.num_relations(),
+                  t.reverse_relations ? " (reverse relations added)" : "",
+                  t.node_types[t.target_type].name.c_str(), dtype_name(meta.feature_dtype));
+      for (const partition::TypedNodeType& type : t.node_types)
+        std::printf("  type %s: %lld nodes, %lld features\n", type.name.c_str(),
+                    static_cast<long long>(type.count), static_cast<long long>(type.feat_dim));
+      for (int r = 0; r < t.num_relations(); ++r)
+        std::printf("  relation %s: %lld edges\n", t.triplet(r).c_str(),
+                    static_cast<long long>(t.relations[r].num_edges));
+    }
     if (flags->verify) {
       Stopwatch watch;
       partition::VerifyReport report = partition::verify_partition(flags->dir);

@@ -16,12 +16,15 @@ Action add_partition_command(CLI::App& app) {
     partition::PartitionOptions partition;
     std::string method = "metis";
     std::string feature_dtype = "float32";
+    bool no_reverse = false;
   };
   auto flags = std::make_shared<Flags>();
   app.description(
       "Partition a dataset for distributed training. The dataset is a directory in OGB's raw "
-      "node-property layout (raw/*.csv.gz, split/<name>/*.csv.gz) or in the Partita numpy "
-      "layout (edges.npy, feat.npy, ...), detected automatically. Nodes are renumbered so part "
+      "node-property layout (raw/*.csv.gz, split/<name>/*.csv.gz), its heterogeneous layout, "
+      "or the Partita numpy layout (edges.npy, feat.npy, ...), detected automatically. A "
+      "heterogeneous dataset gives a typed partition (one id range per node type in each "
+      "part, a relation per edge). Nodes are renumbered so part "
       "p owns a contiguous id range; see docs/partition-format.md for the output.");
   app.add_option("--dataset", flags->dataset, "Input dataset directory")->required();
   app.add_option("--out", flags->partition.out_dir, "Output partition directory")->required();
@@ -34,6 +37,9 @@ Action add_partition_command(CLI::App& app) {
   app.add_flag("--balance-edges", flags->partition.balance_edges,
                "METIS: also balance the number of edges per part");
   app.add_flag("--undirected", flags->load.undirected, "Add the reverse of every edge");
+  app.add_flag("--no-reverse", flags->no_reverse,
+               "Heterogeneous datasets: do not add the reverse relation rev_<name> of every "
+               "relation (recorded in partita.json)");
   app.add_option("--split", flags->load.split,
                  "OGB layout: split folder under split/ (default: the only one)");
   app.add_option("--seed", flags->partition.seed, "Seed of METIS / random assignment")
@@ -59,6 +65,7 @@ Action add_partition_command(CLI::App& app) {
       throw UsageError("--method: unknown method '" + flags->method + "' (metis or random)");
     }
     flags->load.threads = flags->partition.threads;
+    flags->load.reverse_relations = !flags->no_reverse;
     partition::PartitionSummary summary =
         partition::run_partition(flags->dataset, flags->load, flags->partition);
     std::printf("partitioned %s into %s\n%s", flags->dataset.c_str(),

@@ -13,88 +13,37 @@
 
 #include "partita/core/error.h"
 #include "partita/core/half.h"
+#include "json_reader.h"
 #include "partita/partition/format.h"
+#include "typed_meta_json.h"
 
 namespace partita::partition {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-Json part_stats_json(const PartStats& s) {
-  return Json{{"nodes", s.nodes},
-              {"edges", s.edges},
-              {"train", s.train_nodes},
-              {"valid", s.valid_nodes},
-              {"test", s.test_nodes}};
+Json part_stats_json(const PartStats& s, bool typed) {
+  Json j{{"nodes", s.nodes},
+         {"edges", s.edges},
+         {"train", s.train_nodes},
+         {"valid", s.valid_nodes},
+         {"test", s.test_nodes}};
+  if (typed) {
+    j["types"] = s.type_nodes;
+    j["relations"] = s.relation_edges;
+  }
+  return j;
 }
 
-// Validating accessors over untrusted JSON. Every failure names the file and the key path.
-class Reader {
- public:
-  explicit Reader(const std::string& path) : path_(path) {}
-
-  // "<file>: key '<key>'", for messages built elsewhere.
-  std::string key_name(const std::string& key) const {
-    return fmt::format("{}: key '{}'", path_, key);
+std::vector<int64_t> integer_array(const Reader& rd, const Json& obj, const std::string& key,
+                                   const std::string& where) {
+  const Json& a = rd.typed(obj, key, /*array=*/true, where);
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_number_integer() || a[i].get<int64_t>() < 0)
+      rd.fail(fmt::format("key '{}{}' must hold non-negative integers", where, key));
+    out.push_back(a[i].get<int64_t>());
   }
-  [[noreturn]] void fail(const std::string& what) const {
-    throw FormatError(fmt::format("{}: {}", path_, what));
-  }
-  const Json& get(const Json& obj, const std::string& key, const std::string& where) const {
-    auto it = obj.find(key);
-    if (it == obj.end()) fail(fmt::format("missing key '{}{}'", where, key));
-    return *it;
-  }
-  int64_t integer(const Json& obj, const std::string& key, const std::string& where = "",
-                  int64_t min = 0) const {
-    const Json& v = get(obj, key, where);
-    if (!v.is_number_integer())
-      fail(fmt::format("key '{}{}' must be an integer, found {}", where, key, v.type_name()));
-    if (v.is_number_unsigned() &&
-        v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      fail(fmt::format("key '{}{}' = {} is too large", where, key, v.dump()));
-    const int64_t x = v.get<int64_t>();
-    if (x < min) fail(fmt::format("key '{}{}' = {} must be >= {}", where, key, x, min));
-    return x;
-  }
-  uint64_t unsigned_integer(const Json& obj, const std::string& key,
-                            const std::string& where = "") const {
-    const Json& v = get(obj, key, where);
-    if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))
-      fail(
-          fmt::format("key '{}{}' must be a non-negative integer, found {}", where, key, v.dump()));
-    return v.get<uint64_t>();
-  }
-  double number(const Json& obj, const std::string& key, const std::string& where = "") const {
-    const Json& v = get(obj, key, where);
-    if (!v.is_number())
-      fail(fmt::format("key '{}{}' must be a number, found {}", where, key, v.type_name()));
-    return v.get<double>();
-  }
-  bool boolean(const Json& obj, const std::string& key) const {
-    const Json& v = get(obj, key, "");
-    if (!v.is_boolean())
-      fail(fmt::format("key '{}' must be true or false, found {}", key, v.type_name()));
-    return v.get<bool>();
-  }
-  std::string string(const Json& obj, const std::string& key) const {
-    const Json& v = get(obj, key, "");
-    if (!v.is_string())
-      fail(fmt::format("key '{}' must be a string, found {}", key, v.type_name()));
-    return v.get<std::string>();
-  }
-  const Json& typed(const Json& obj, const std::string& key, bool array,
-                    const std::string& where = "") const {
-    const Json& v = get(obj, key, where);
-    if (array ? !v.is_array() : !v.is_object())
-      fail(fmt::format("key '{}{}' must be an {}, found {}", where, key, array ? "array" : "object",
-                       v.type_name()));
-    return v;
-  }
-
- private:
-  const std::string& path_;
-};
+  return out;
+}
 
 std::string shape_string(const std::vector<int64_t>& shape) {
   NpyHeader h;
@@ -145,6 +94,10 @@ FileEntry parse_file_entry(const Reader& rd, const std::string& rel, const Json&
 
 int PartitionMeta::owner(int64_t gid) const {
   return static_cast<int>(std::upper_bound(ranges.begin(), ranges.end(), gid) - ranges.begin()) - 1;
+}
+
+int PartitionMeta::node_type(int64_t gid) const {
+  return typed ? typed->type_of(owner(gid), gid) : 0;
 }
 
 const FileEntry& PartitionMeta::file(const std::string& path) const {
@@ -229,13 +182,24 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
       rd.fail(fmt::format("files: '{}' has shape {}, expected {} from the counts", rel,
                           shape_string(it->shape), shape_string(shape)));
   };
+  if (m.typed) check_typed_meta(rd, m);
   expect_file(kNodeMapFile, DType::kInt64, {m.num_nodes});
   for (int p = 0; p < m.num_parts; ++p) {
     const int64_t n = m.part_nodes(p);
     const PartStats& ps = s.parts[p];
     expect_file(part_file(p, "indptr"), DType::kInt64, {n + 1});
     expect_file(part_file(p, "indices"), DType::kInt64, {ps.edges});
-    expect_file(part_file(p, "feat"), m.feature_dtype, {n, m.feat_dim});
+    if (m.typed) {
+      expect_file(part_file(p, "etype"), DType::kInt32, {ps.edges});
+      for (int t = 0; t < m.typed->num_types(); ++t) {
+        const TypedNodeType& type = m.typed->node_types[t];
+        if (type.feat_dim > 0)
+          expect_file(part_file(p, type_feature_name(type.name)), m.feature_dtype,
+                      {m.typed->part_type_nodes(p, t), type.feat_dim});
+      }
+    } else {
+      expect_file(part_file(p, "feat"), m.feature_dtype, {n, m.feat_dim});
+    }
     expect_file(part_file(p, "label"), DType::kInt64, {n});
     expect_file(part_file(p, "train_idx"), DType::kInt64, {ps.train_nodes});
     expect_file(part_file(p, "valid_idx"), DType::kInt64, {ps.valid_nodes});
@@ -248,7 +212,7 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
 std::string meta_to_json(const PartitionMeta& m) {
   const PartitionSummary& s = m.summary;
   Json parts = Json::array();
-  for (const PartStats& p : s.parts) parts.push_back(part_stats_json(p));
+  for (const PartStats& p : s.parts) parts.push_back(part_stats_json(p, m.typed.has_value()));
   Json phases = Json::object();
   for (const auto& [name, seconds] : s.phase_seconds) phases[name] = seconds;
   Json files = Json::object();
@@ -264,7 +228,7 @@ std::string meta_to_json(const PartitionMeta& m) {
   summary["peak_rss_bytes"] = s.peak_rss_bytes;
   const std::vector<std::pair<const char*, Json>> keys = {
       {"format", kFormatName},
-      {"version", m.version},
+      {"version", m.typed ? kFormatVersion : kHomogeneousFormatVersion},
       {"num_parts", m.num_parts},
       {"num_nodes", m.num_nodes},
       {"num_edges", m.num_edges},
@@ -278,11 +242,13 @@ std::string meta_to_json(const PartitionMeta& m) {
       {"balance_edges", m.balance_edges},
       {"undirected", m.undirected},
       {"dataset", m.dataset},
+      {"hetero", m.typed ? typed_meta_json(*m.typed) : Json()},
       {"summary", summary},
       {"files", files},
   };
   Json top = Json::object();
-  for (const auto& [key, value] : keys) top[key] = value;
+  for (const auto& [key, value] : keys)
+    if (!value.is_null()) top[key] = value;  // "hetero" only for typed partitions
   std::string out;
   dump_value(top, 0, out);
   return out + "\n";
@@ -368,6 +334,12 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   m.balance_edges = rd.boolean(j, "balance_edges");
   m.undirected = rd.boolean(j, "undirected");
   m.dataset = rd.string(j, "dataset");
+  // Version 2 introduced typed partitions: its directories have "hetero", version 1's never.
+  if (version >= 2) {
+    m.typed = parse_typed_meta(rd, rd.typed(j, "hetero", /*array=*/false));
+  } else if (j.contains("hetero")) {
+    rd.fail("key 'hetero' (a typed partition) needs format version 2, found version 1");
+  }
 
   PartitionSummary& s = m.summary;
   s.num_nodes = m.num_nodes;
@@ -385,6 +357,10 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
     ps.train_nodes = rd.integer(parts[p], "train", where);
     ps.valid_nodes = rd.integer(parts[p], "valid", where);
     ps.test_nodes = rd.integer(parts[p], "test", where);
+    if (m.typed) {
+      ps.type_nodes = integer_array(rd, parts[p], "types", where);
+      ps.relation_edges = integer_array(rd, parts[p], "relations", where);
+    }
     s.parts.push_back(ps);
   }
   const Json& imbalance = rd.typed(sum, "imbalance", /*array=*/false, "summary.");
@@ -400,6 +376,11 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   for (auto it = files.begin(); it != files.end(); ++it)
     m.files.push_back(parse_file_entry(rd, it.key(), it.value()));
   check_consistency(rd, m);
+  if (m.typed) {
+    for (const TypedNodeType& t : m.typed->node_types) s.type_names.push_back(t.name);
+    for (int r = 0; r < m.typed->num_relations(); ++r)
+      s.relation_names.push_back(m.typed->triplet(r));
+  }
   return m;
 }
 

@@ -27,7 +27,17 @@ PartFiles open_part(const std::string& dir, const PartitionMeta& meta, int part)
   PartFiles f;
   f.indptr = open_checked(dir, meta, part_file(part, "indptr"));
   f.indices = open_checked(dir, meta, part_file(part, "indices"));
-  f.feat = open_checked(dir, meta, part_file(part, "feat"));
+  if (meta.typed) {
+    f.etype = open_checked(dir, meta, part_file(part, "etype"));
+    f.type_feat.resize(static_cast<size_t>(meta.typed->num_types()));
+    for (int t = 0; t < meta.typed->num_types(); ++t) {
+      const TypedNodeType& type = meta.typed->node_types[t];
+      if (type.feat_dim > 0)
+        f.type_feat[t] = open_checked(dir, meta, part_file(part, type_feature_name(type.name)));
+    }
+  } else {
+    f.feat = open_checked(dir, meta, part_file(part, "feat"));
+  }
   f.label = open_checked(dir, meta, part_file(part, "label"));
   f.train_idx = open_checked(dir, meta, part_file(part, "train_idx"));
   f.valid_idx = open_checked(dir, meta, part_file(part, "valid_idx"));

@@ -13,6 +13,7 @@
 #include "partita/partition/format.h"
 #include "partita/partition/renumber.h"
 #include "summary_stats.h"
+#include "typed_dataset.h"
 #include "writer.h"
 
 namespace partita::partition {
@@ -39,14 +40,18 @@ void check_dataset(const data::Dataset& ds, const PartitionOptions& o) {
                 "--num-parts: {} parts requested but {} has only {} nodes", o.num_parts, name, n);
   PARTITA_CHECK(ds.in_edges.num_rows() == n, Error, "{}: graph has {} rows, expected {} nodes",
                 name, ds.in_edges.num_rows(), n);
-  PARTITA_CHECK(ds.features.rows() == n, Error, "{}: features have {} rows, expected {}", name,
-                ds.features.rows(), n);
-  PARTITA_CHECK(static_cast<int64_t>(ds.labels.size()) == n, Error, "{}: {} labels, expected {}",
-                name, ds.labels.size(), n);
-  for (int64_t v = 0; v < n; ++v)
-    PARTITA_CHECK(ds.labels[v] >= 0 && ds.labels[v] < ds.num_classes, Error,
-                  "{}: label {} of node {} is outside [0, {})", name, ds.labels[v], v,
-                  ds.num_classes);
+  if (ds.hetero) {
+    check_typed_dataset(ds, name);
+  } else {
+    PARTITA_CHECK(ds.features.rows() == n, Error, "{}: features have {} rows, expected {}", name,
+                  ds.features.rows(), n);
+    PARTITA_CHECK(static_cast<int64_t>(ds.labels.size()) == n, Error,
+                  "{}: {} labels, expected {}", name, ds.labels.size(), n);
+    for (int64_t v = 0; v < n; ++v)
+      PARTITA_CHECK(ds.labels[v] >= 0 && ds.labels[v] < ds.num_classes, Error,
+                    "{}: label {} of node {} is outside [0, {})", name, ds.labels[v], v,
+                    ds.num_classes);
+  }
   const std::pair<const char*, const std::vector<int64_t>*> splits[] = {
       {"train", &ds.train_idx}, {"valid", &ds.valid_idx}, {"test", &ds.test_idx}};
   for (const auto& [split, ids] : splits) {
@@ -87,8 +92,10 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
   MetisGraph metis;  // kept past METIS only when it replaces the dropped in-edges
   bool write_from_adj = false;
   if (o.method == Method::kMetis && o.num_parts > 1) {
-    metis = metis_graph(ds.in_edges, threads);
-    if (metis.equals_input && owned != nullptr) {
+    metis = ds.hetero ? metis_graph(homogeneous_rows(ds.in_edges, threads), threads)
+                      : metis_graph(ds.in_edges, threads);
+    // The writer needs the typed rows as they are, so they are never dropped.
+    if (metis.equals_input && owned != nullptr && !ds.hetero) {
       std::vector<int64_t>().swap(owned->in_edges.indices);  // indptr stays: degrees
       write_from_adj = true;
     }
@@ -140,8 +147,14 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
   meta.balance_edges = o.balance_edges;
   meta.undirected = o.undirected;
   meta.dataset = ds.path;
+  if (ds.hetero) meta.typed = typed_meta(*ds.hetero, written);
   meta.files = std::move(written.files);
   meta.summary = make_summary(std::move(written.parts), written.edge_cut, std::move(phases));
+  if (meta.typed) {
+    for (const TypedNodeType& t : meta.typed->node_types) meta.summary.type_names.push_back(t.name);
+    for (int r = 0; r < meta.typed->num_relations(); ++r)
+      meta.summary.relation_names.push_back(meta.typed->triplet(r));
+  }
   const int64_t empty = meta.summary.empty_parts();
   if (empty > 0)
     log_warning(
@@ -175,8 +188,12 @@ PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadO
   log_info("partition: loading {}", dataset_dir);
   data::Dataset dataset = data::load_dataset(dataset_dir, load);
   Phases phases{{"load", watch.seconds()}};
-  log_info("partition: loaded {} nodes, {} edges in {:.2f} s", dataset.num_nodes,
-           dataset.in_edges.num_entries(), phases[0].second);
+  log_info("partition: loaded {} nodes, {} edges in {:.2f} s{}", dataset.num_nodes,
+           dataset.in_edges.num_entries(), phases[0].second,
+           dataset.hetero ? fmt::format(" ({} node types, {} relations)",
+                                        dataset.hetero->num_types(),
+                                        dataset.hetero->num_relations())
+                          : std::string());
   PartitionOptions o = options;
   o.undirected = load.undirected;
   return run_pipeline(dataset, &dataset, o, std::move(phases));

@@ -20,6 +20,29 @@ double imbalance(const std::vector<PartStats>& parts, Get get) {
   return static_cast<double>(max) * static_cast<double>(parts.size()) / static_cast<double>(total);
 }
 
+// Typed partitions: nodes per type and edges per relation, one column per part.
+std::string format_typed_tables(const PartitionSummary& s) {
+  size_t width = 8;
+  for (const std::string& name : s.type_names) width = std::max(width, name.size());
+  for (const std::string& name : s.relation_names) width = std::max(width, name.size());
+  auto table = [&](const char* title, const std::vector<std::string>& names, auto get) {
+    std::string out = fmt::format("{:<{}}", title, width);
+    for (size_t p = 0; p < s.parts.size(); ++p)
+      out += fmt::format(" {:>12}", "part " + std::to_string(p));
+    out += '\n';
+    for (size_t i = 0; i < names.size(); ++i) {
+      out += fmt::format("{:<{}}", names[i], width);
+      for (const PartStats& ps : s.parts) out += fmt::format(" {:>12}", get(ps, i));
+      out += '\n';
+    }
+    return out;
+  };
+  return table("type", s.type_names,
+               [](const PartStats& ps, size_t i) { return ps.type_nodes.at(i); }) +
+         table("relation", s.relation_names,
+               [](const PartStats& ps, size_t i) { return ps.relation_edges.at(i); });
+}
+
 }  // namespace
 
 int64_t PartitionSummary::empty_parts() const {
@@ -66,6 +89,7 @@ std::string format_summary(const PartitionSummary& s) {
                        ps.train_nodes, ps.valid_nodes, ps.test_nodes,
                        ps.nodes == 0 ? "  (empty)" : "");
   }
+  if (!s.type_names.empty()) out += format_typed_tables(s);
   out += fmt::format("imbalance (max/mean): nodes {:.3f}, edges {:.3f}, train {:.3f}\n",
                      s.node_imbalance, s.edge_imbalance, s.train_imbalance);
   if (const int64_t empty = s.empty_parts(); empty > 0)

@@ -63,6 +63,118 @@ void check_permutation(const NpyArray& a, int64_t n) {
   a.release_elements(0, v.size());
 }
 
+// Split ids strictly ascending inside [lo, hi) (the part's range, or for a typed partition
+// the part's target-type range).
+void check_splits(const PartFiles& f, int p, int64_t lo, int64_t hi) {
+  for (const NpyArray* split : {&f.train_idx, &f.valid_idx, &f.test_idx}) {
+    auto ids = split->view<int64_t>();
+    for (int64_t i = 0; i < ids.size(); ++i) {
+      PARTITA_CHECK(ids[i] >= lo && ids[i] < hi, FormatError,
+                    "{}: id {} at position {} is not owned by part {} (range [{}, {}))",
+                    split->path(), ids[i], i, p, lo, hi);
+      PARTITA_CHECK(i == 0 || ids[i] > ids[i - 1], FormatError,
+                    "{}: not strictly ascending at position {}", split->path(), i);
+    }
+  }
+}
+
+// A typed part's contents beyond indptr: node_map's original ids lie in their type's range,
+// relation ids and sources in range, rows sorted by (relation, original source) and unique
+// within a relation, endpoint types matching the relation, per-relation counts, labels -1
+// exactly outside the target type, splits of the target type.
+void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, const PartFiles& f, int threads,
+                      ArrayView<const int64_t> node_map) {
+  const TypedMeta& tm = *m.typed;
+  const int64_t lo = m.ranges[p], rows = m.part_nodes(p), n = m.num_nodes;
+  for (int t = 0; t < tm.num_types(); ++t) {
+    const auto [first, end] = tm.type_range(p, t);
+    const TypedNodeType& type = tm.node_types[t];
+    for (int64_t gid = first; gid < end; ++gid)
+      PARTITA_CHECK(node_map[gid] >= type.offset && node_map[gid] < type.offset + type.count,
+                    FormatError,
+                    "{}/{}: new id {} (part {}, type '{}' by hetero.type_starts) has original id "
+                    "{}, outside the type's range [{}, {})",
+                    dir, kNodeMapFile, gid, p, type.name, node_map[gid], type.offset,
+                    type.offset + type.count);
+  }
+  auto indptr = f.indptr.view<int64_t>();
+  auto indices = f.indices.view<int64_t>();
+  auto etype = f.etype.view<int32_t>();
+  const int relations = tm.num_relations();
+  // The type of a source, from its original id (every original id lies in one type's range).
+  auto original_type = [&](int64_t gid) { return tm.type_of_original(node_map[gid]); };
+  std::vector<std::vector<int64_t>> counts(
+      static_cast<size_t>((rows + kScanChunk - 1) / kScanChunk));
+  scan(f.indices.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
+    for (int64_t i = b; i < e; ++i) {
+      for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
+        const int64_t s = indices[k];
+        if (s < 0 || s >= n)
+          return fmt::format("entry {} (row {}) = {} is outside [0, {})", k, i, s, n);
+        if (s == lo + i) return fmt::format("row {} lists its own node {} (self loop)", i, s);
+      }
+    }
+    return "";
+  });
+  scan(f.etype.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
+    std::vector<int64_t>& c = counts[b / kScanChunk];
+    c.assign(static_cast<size_t>(relations), 0);
+    for (int64_t i = b; i < e; ++i) {
+      const int dst_type = original_type(lo + i);
+      for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
+        const int32_t r = etype[k];
+        if (r < 0 || r >= relations)
+          return fmt::format("entry {} (row {}) = {} is not a relation id in [0, {})", k, i, r,
+                             relations);
+        ++c[r];
+        const TypedRelation& rel = tm.relations[r];
+        if (k > indptr[i]) {
+          const int32_t pr = etype[k - 1];
+          if (r < pr || (r == pr && node_map[indices[k]] <= node_map[indices[k - 1]]))
+            return fmt::format(
+                "row {} is not sorted by (relation, original source) and unique within a "
+                "relation at entry {} (relation {} after {})",
+                i, k, r, pr);
+        }
+        const int src_type = original_type(indices[k]);
+        if (src_type != rel.src_type || dst_type != rel.dst_type)
+          return fmt::format(
+              "entry {} (row {}): relation {} ('{}') joins types '{}' -> '{}', but the edge "
+              "joins '{}' -> '{}'",
+              k, i, r, tm.triplet(r), tm.node_types[rel.src_type].name,
+              tm.node_types[rel.dst_type].name, tm.node_types[src_type].name,
+              tm.node_types[dst_type].name);
+      }
+    }
+    f.indices.release_elements(indptr[b], indptr[e]);
+    f.etype.release_elements(indptr[b], indptr[e]);
+    return "";
+  });
+  for (int r = 0; r < relations; ++r) {
+    int64_t total = 0;
+    for (const std::vector<int64_t>& c : counts) total += c[r];
+    PARTITA_CHECK(total == m.summary.parts[p].relation_edges[r], FormatError,
+                  "{}: {} entries of relation {} ('{}'), partita.json says {}", f.etype.path(),
+                  total, r, tm.triplet(r), m.summary.parts[p].relation_edges[r]);
+  }
+
+  const auto [target_lo, target_hi] = tm.type_range(p, tm.target_type);
+  auto label = f.label.view<int64_t>();
+  scan(f.label.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
+    for (int64_t i = b; i < e; ++i) {
+      const bool target = lo + i >= target_lo && lo + i < target_hi;
+      if (target && (label[i] < 0 || label[i] >= m.num_classes))
+        return fmt::format("label {} of row {} (target type '{}') is outside [0, {})", label[i],
+                           i, tm.node_types[tm.target_type].name, m.num_classes);
+      if (!target && label[i] != -1)
+        return fmt::format("label {} of row {} (type '{}', not the target type) must be -1",
+                           label[i], i, tm.node_types[tm.type_of(p, lo + i)].name);
+    }
+    return "";
+  });
+  check_splits(f, p, target_lo, target_hi);
+}
+
 // `node_map` is the checked permutation: rows must be strictly ascending in ORIGINAL ids.
 void check_part(const std::string& dir, const PartitionMeta& m, int p, int threads,
                 ArrayView<const int64_t> node_map) {
@@ -79,6 +191,10 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
   PARTITA_CHECK(indptr[rows] == edges, FormatError, "{}: ends at {}, expected the edge count {}",
                 f.indptr.path(), indptr[rows], edges);
 
+  if (m.typed) {
+    check_typed_part(dir, m, p, f, threads, node_map);
+    return;
+  }
   auto indices = f.indices.view<int64_t>();
   scan(f.indices.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
     for (int64_t i = b; i < e; ++i) {
@@ -104,16 +220,7 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
     return "";
   });
 
-  for (const NpyArray* split : {&f.train_idx, &f.valid_idx, &f.test_idx}) {
-    auto ids = split->view<int64_t>();
-    for (int64_t i = 0; i < ids.size(); ++i) {
-      PARTITA_CHECK(ids[i] >= lo && ids[i] < hi, FormatError,
-                    "{}: id {} at position {} is not owned by part {} (range [{}, {}))",
-                    split->path(), ids[i], i, p, lo, hi);
-      PARTITA_CHECK(i == 0 || ids[i] > ids[i - 1], FormatError,
-                    "{}: not strictly ascending at position {}", split->path(), i);
-    }
-  }
+  check_splits(f, p, lo, hi);
 }
 
 }  // namespace

@@ -160,31 +160,32 @@ int64_t write_indices(const graph::CsrOf<Index>& in, const Renumbering& r,
   return cut.load();
 }
 
-// feat.npy of part p: rows of node_map[lo..hi) in order, i.e. increasing original ids, so the
-// source is read forward; pages behind the pass are released (a no-op for owned features).
-// Rows are written as `dtype` (a feature dtype), narrowed from float32 with rounding to
-// nearest even.
-uint32_t write_features(const data::Dataset& ds, const Renumbering& r, int p,
-                        const std::string& path, int threads, DType dtype) {
-  const data::FeatureMatrix& f = ds.features;
-  const int64_t lo = r.ranges[p], rows = r.part_nodes(p), cols = f.cols();
+// Features of new ids [first, end) of part p: rows of `f` at node_map[id] - offset, in order,
+// i.e. increasing original ids, so the source is read forward; pages behind the pass are
+// released (a no-op for owned features). `offset` is the first original id `f` holds (the
+// type's offset for per-type features, else 0). Rows are written as `dtype` (a feature
+// dtype), narrowed from float32 with rounding to nearest even.
+uint32_t write_features(const data::FeatureMatrix& f, const Renumbering& r, int64_t first,
+                        int64_t end, int64_t offset, const std::string& path, int threads,
+                        DType dtype) {
+  const int64_t rows = end - first, cols = f.cols();
   NpyWriter writer(path, dtype, {rows, cols});
   if (cols == 0 || rows == 0) return writer.finish();
   BlockPipeline<uint8_t> pipeline(&writer);
   const size_t row_bytes = static_cast<size_t>(cols) * dtype_size(dtype);
   const int64_t block_rows = std::max<int64_t>(1, kBlockBytes / static_cast<int64_t>(row_bytes));
-  int64_t released = 0;  // original rows below this are released
+  int64_t released = 0;  // rows of f below this are released
   for (int64_t row = 0; row < rows; row += block_rows) {
-    const int64_t end = std::min(rows, row + block_rows);
-    uint8_t* buffer = pipeline.buffer((end - row) * static_cast<int64_t>(row_bytes));
-    parallel_chunks(row, end, kRowChunk, threads, [&](int64_t b, int64_t e) {
+    const int64_t stop = std::min(rows, row + block_rows);
+    uint8_t* buffer = pipeline.buffer((stop - row) * static_cast<int64_t>(row_bytes));
+    parallel_chunks(row, stop, kRowChunk, threads, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i)
-        narrow_floats(f.row(r.node_map[lo + i]), cols, dtype,
+        narrow_floats(f.row(r.node_map[first + i] - offset), cols, dtype,
                       buffer + static_cast<size_t>(i - row) * row_bytes);
     });
-    pipeline.submit((end - row) * static_cast<int64_t>(row_bytes));
-    // The rest of this part reads only original rows >= node_map[lo + end].
-    const int64_t next = end < rows ? r.node_map[lo + end] : f.rows();
+    pipeline.submit((stop - row) * static_cast<int64_t>(row_bytes));
+    // The rest of this range reads only rows >= node_map[first + stop] - offset.
+    const int64_t next = stop < rows ? r.node_map[first + stop] - offset : f.rows();
     if (next > released) {
       f.release_rows(released, next);
       released = next;
@@ -192,6 +193,50 @@ uint32_t write_features(const data::Dataset& ds, const Renumbering& r, int p,
   }
   pipeline.finish();
   return writer.finish();
+}
+
+// etype.npy of part p: the relation of every entry of its rows (the dataset's edge_relation
+// gathered in the order indices.npy lists the entries). Adds each relation's entries to
+// `relation_edges`.
+uint32_t write_etypes(const data::Dataset& ds, const Renumbering& r, int p,
+                      const std::vector<int64_t>& indptr, const std::string& path, int threads,
+                      std::vector<int64_t>* relation_edges) {
+  const int64_t lo = r.ranges[p], rows = r.part_nodes(p);
+  const graph::Csr& in = ds.in_edges;
+  NpyWriter writer(path, DType::kInt32, {indptr[rows]});
+  BlockPipeline<int32_t> pipeline(&writer);
+  int64_t row = 0;
+  while (row < rows) {
+    int64_t end =
+        std::upper_bound(indptr.begin() + row + 1, indptr.end(), indptr[row] + kBlockEntries) -
+        indptr.begin() - 1;
+    end = std::max(end, row + 1);
+    const int64_t base = indptr[row], count = indptr[end] - base;
+    int32_t* buffer = pipeline.buffer(count);
+    parallel_chunks(row, end, kRowChunk, threads, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t old = r.node_map[lo + i];
+        std::copy(ds.edge_relation.begin() + in.indptr[old],
+                  ds.edge_relation.begin() + in.indptr[old + 1], buffer + (indptr[i] - base));
+      }
+    });
+    for (int64_t k = 0; k < count; ++k) ++(*relation_edges)[buffer[k]];
+    pipeline.submit(count);
+    row = end;
+  }
+  pipeline.finish();
+  return writer.finish();
+}
+
+// Part p's nodes of each type: [starts[t], starts[t+1]) (new ids). A part lists its nodes in
+// increasing original id and original ids are grouped by type, so each type is one range.
+std::vector<int64_t> part_type_starts(const data::HeteroSchema& h, const Renumbering& r, int p) {
+  std::vector<int64_t> starts(static_cast<size_t>(h.num_types()) + 1);
+  const auto first = r.node_map.begin() + r.ranges[p], last = r.node_map.begin() + r.ranges[p + 1];
+  for (int t = 0; t < h.num_types(); ++t)
+    starts[t] = r.ranges[p] + (std::lower_bound(first, last, h.node_types[t].offset) - first);
+  starts[h.num_types()] = r.ranges[p + 1];
+  return starts;
 }
 
 void make_dir(const std::string& path) {
@@ -237,11 +282,37 @@ WriteResult write_partition_arrays(const data::Dataset& ds, const graph::CsrOf<I
     out.add(indices_rel, DType::kInt64, {edges}, crc);
     result.structure_s += watch.seconds();
 
-    watch.restart();
-    const std::string feat_rel = part_file(p, "feat");
-    crc = write_features(ds, r, p, out.full(feat_rel), threads, feature_dtype);
-    out.add(feat_rel, feature_dtype, {rows, ds.features.cols()}, crc);
-    result.features_s += watch.seconds();
+    PartStats& s = result.parts[p];
+    if (ds.hetero) {
+      const data::HeteroSchema& h = *ds.hetero;
+      watch.restart();
+      s.relation_edges.assign(static_cast<size_t>(h.num_relations()), 0);
+      const std::string etype_rel = part_file(p, "etype");
+      crc = write_etypes(ds, r, p, indptr, out.full(etype_rel), threads, &s.relation_edges);
+      out.add(etype_rel, DType::kInt32, {edges}, crc);
+      result.structure_s += watch.seconds();
+
+      watch.restart();
+      const std::vector<int64_t> starts = part_type_starts(h, r, p);
+      for (int t = 0; t < h.num_types(); ++t) {
+        const data::NodeType& type = h.node_types[t];
+        s.type_nodes.push_back(starts[t + 1] - starts[t]);
+        if (type.feat_dim() == 0) continue;
+        const std::string feat_rel = part_file(p, type_feature_name(type.name));
+        crc = write_features(type.features, r, starts[t], starts[t + 1], type.offset,
+                             out.full(feat_rel), threads, feature_dtype);
+        out.add(feat_rel, feature_dtype, {starts[t + 1] - starts[t], type.feat_dim()}, crc);
+      }
+      result.type_starts.push_back(starts);
+      result.features_s += watch.seconds();
+    } else {
+      watch.restart();
+      const std::string feat_rel = part_file(p, "feat");
+      crc = write_features(ds.features, r, lo, lo + rows, /*offset=*/0, out.full(feat_rel),
+                           threads, feature_dtype);
+      out.add(feat_rel, feature_dtype, {rows, ds.features.cols()}, crc);
+      result.features_s += watch.seconds();
+    }
 
     watch.restart();
     std::vector<int64_t> label(static_cast<size_t>(rows));
@@ -252,7 +323,6 @@ WriteResult write_partition_arrays(const data::Dataset& ds, const graph::CsrOf<I
     out.write_vector(part_file(p, "test_idx"), test[p]);
     result.structure_s += watch.seconds();
 
-    PartStats& s = result.parts[p];
     s.nodes = rows;
     s.edges = edges;
     s.train_nodes = static_cast<int64_t>(train[p].size());

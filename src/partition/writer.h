@@ -10,8 +10,12 @@
 namespace partita::partition {
 
 struct WriteResult {
-  std::vector<FileEntry> files;  // node_map.npy, then per part in kPartArrayNames order
-  std::vector<PartStats> parts;
+  // node_map.npy, then per part in kPartArrayNames order (typed: etype after indices and
+  // feat_<TYPE> per featured type in place of feat)
+  std::vector<FileEntry> files;
+  std::vector<PartStats> parts;  // typed datasets: with type_nodes and relation_edges
+  // Typed datasets only: TypedMeta::type_starts of the partition written.
+  std::vector<std::vector<int64_t>> type_starts;
   int64_t edge_cut = 0;    // stored in-edges whose source is owned by another part
   double structure_s = 0;  // node_map, indptr, indices, labels, splits
   double features_s = 0;   // feat.npy of every part
@@ -24,6 +28,9 @@ struct WriteResult {
 // are read in one forward pass per part, releasing pages behind it.
 // `in_edges` is the graph to write: dataset.in_edges, or a copy with the same rows in other
 // index types (int32_t and int64_t are instantiated).
+// Typed datasets (dataset.hetero set; in_edges must then have dataset.in_edges' rows in the
+// same order): etype.npy after indices.npy, and feat_<TYPE>.npy per featured type in type
+// order instead of feat.npy.
 template <class Index>
 WriteResult write_partition_arrays(const data::Dataset& dataset,
                                    const graph::CsrOf<Index>& in_edges,

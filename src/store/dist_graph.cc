@@ -1,6 +1,7 @@
 #include "partita/store/dist_graph.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "partita/core/error.h"
 
@@ -24,6 +25,25 @@ ArrayView<const T> maybe_copy(ArrayView<const T> view, bool copy, HugeBuffer* bu
 // One pass over each (O(nodes) values, not the edges or features) so that a corrupt part is
 // an error naming the file rather than a crash. Ids read from indices are checked where they
 // are used (owner_rank). Everything else is `partita info --verify`'s job.
+// Typed parts: relation ids index per-relation tables everywhere (sampler, model), so each
+// one is checked once here (an O(edges) pass over int32 values).
+void check_relations(const partition::PartitionMeta& meta, const partition::PartFiles& files,
+                     const std::string& hint) {
+  const ArrayView<const int32_t> etype = files.etype.view<int32_t>();
+  const int32_t relations = meta.typed->num_relations();
+  int32_t bad = 0;
+  int64_t at = -1;
+  for (int64_t k = 0; k < etype.size(); ++k) {
+    if (static_cast<uint32_t>(etype[k]) >= static_cast<uint32_t>(relations)) {
+      bad = etype[k];
+      at = k;
+      break;
+    }
+  }
+  PARTITA_CHECK(at < 0, FormatError, "{}: entry {} = {} is not a relation id in [0, {}){}",
+                files.etype.path(), at, bad, relations, hint);
+}
+
 void check_part(const std::string& dir, const partition::PartitionMeta& meta, int part,
                 const partition::PartFiles& files) {
   const std::string hint = fmt::format(" (`partita info {} --verify` checks every file)", dir);
@@ -38,11 +58,20 @@ void check_part(const std::string& dir, const partition::PartitionMeta& meta, in
   PARTITA_CHECK(indptr[rows] == edges, FormatError, "{}: ends at {}, expected the edge count {}{}",
                 files.indptr.path(), indptr[rows], edges, hint);
   const ArrayView<const int64_t> labels = files.label.view<int64_t>();
-  for (int64_t i = 0; i < labels.size(); ++i)
-    PARTITA_CHECK(labels[i] >= 0 && labels[i] < meta.num_classes, FormatError,
-                  "{}: label {} of row {} is outside [0, {}){}", files.label.path(), labels[i], i,
-                  meta.num_classes, hint);
-  const int64_t lo = meta.ranges[part], hi = meta.ranges[part + 1];
+  int64_t lo = meta.ranges[part], hi = meta.ranges[part + 1];
+  if (meta.typed) {
+    check_relations(meta, files, hint);
+    // Labels and splits belong to the target type's range.
+    std::tie(lo, hi) = meta.typed->type_range(part, meta.typed->target_type);
+  }
+  for (int64_t i = 0; i < labels.size(); ++i) {
+    const bool labelled = meta.ranges[part] + i >= lo && meta.ranges[part] + i < hi;
+    PARTITA_CHECK(labelled ? labels[i] >= 0 && labels[i] < meta.num_classes : labels[i] == -1,
+                  FormatError, "{}: label {} of row {} {}{}", files.label.path(), labels[i], i,
+                  labelled ? fmt::format("is outside [0, {})", meta.num_classes)
+                           : std::string("must be -1 (not of the target type)"),
+                  hint);
+  }
   for (const NpyArray* split : {&files.train_idx, &files.valid_idx, &files.test_idx}) {
     const ArrayView<const int64_t> ids = split->view<int64_t>();
     for (int64_t i = 0; i < ids.size(); ++i)
@@ -119,6 +148,10 @@ DistGraph DistGraph::open_client(const std::string& dir, int rank, int world_siz
   static constexpr int64_t kNoRows[1] = {0};  // indptr of zero rows
   g.client_ = true;
   g.indptr_ = {kNoRows, 1};
+  if (g.typed()) {
+    g.owned_type_ranges_.assign(static_cast<size_t>(g.meta_.typed->num_types()), {0, 0});
+    g.type_features_.assign(static_cast<size_t>(g.meta_.typed->num_types()), nullptr);
+  }
   return g;
 }
 
@@ -136,18 +169,61 @@ void DistGraph::map_part(int part, const DistGraphOptions& options) {
   indptr_ = maybe_copy(files_.indptr.view<int64_t>(), copy, &copies_[0], files_.indptr);
   indices_ = maybe_copy(files_.indices.view<int64_t>(), copy, &copies_[1], files_.indices);
   const NpyArray& feat = files_.feat;
-  features_ = feat.data();
-  if (copy) {
+  features_ = typed() ? nullptr : feat.data();
+  if (copy && !typed()) {
     copies_[2] = HugeBuffer::copy_of(feat.data(), feat.header().data_bytes());
     feat.release_elements(0, feat.num_elements());
     features_ = static_cast<const uint8_t*>(copies_[2].data());
   }
   original_ids_ = maybe_copy(node_map_.view<int64_t>().subview(first_, end_ - first_), copy,
                              &copies_[3], node_map_, first_);
+  if (typed()) map_typed(part, copy);
   labels_ = files_.label.view<int64_t>();
   train_ids_ = files_.train_idx.view<int64_t>();
   valid_ids_ = files_.valid_idx.view<int64_t>();
   test_ids_ = files_.test_idx.view<int64_t>();
+}
+
+void DistGraph::map_typed(int part, bool copy) {
+  const partition::TypedMeta& t = *meta_.typed;
+  edge_relations_ = maybe_copy(files_.etype.view<int32_t>(), copy, &etype_copy_, files_.etype);
+  type_features_.assign(static_cast<size_t>(t.num_types()), nullptr);
+  type_feature_copies_.resize(static_cast<size_t>(t.num_types()));
+  for (int type = 0; type < t.num_types(); ++type) {
+    owned_type_ranges_.push_back(t.type_range(part, type));
+    const NpyArray& feat = files_.type_feat[type];
+    if (t.node_types[type].feat_dim == 0 || feat.num_elements() == 0) continue;
+    type_features_[type] = feat.data();
+    if (copy) {
+      type_feature_copies_[type] = HugeBuffer::copy_of(feat.data(), feat.header().data_bytes());
+      feat.release_elements(0, feat.num_elements());
+      type_features_[type] = static_cast<const uint8_t*>(type_feature_copies_[type].data());
+    }
+  }
+}
+
+int DistGraph::node_type(int64_t gid) const {
+  PARTITA_CHECK(gid >= 0 && gid < meta_.num_nodes, Error, "{}: node id {} is outside [0, {})",
+                dir_, gid, meta_.num_nodes);
+  return meta_.node_type(gid);
+}
+
+std::pair<int64_t, int64_t> DistGraph::owned_type_range(int type) const {
+  PARTITA_CHECK(type >= 0 && type < num_node_types(), Error,
+                "{}: node type {} requested, the partition has {}", dir_, type, num_node_types());
+  return typed() ? owned_type_ranges_[type] : std::pair<int64_t, int64_t>{first_, end_};
+}
+
+const uint8_t* DistGraph::type_features(int type) const {
+  PARTITA_CHECK(type >= 0 && type < num_node_types(), Error,
+                "{}: node type {} requested, the partition has {}", dir_, type, num_node_types());
+  return typed() ? type_features_[type] : features_;
+}
+
+int64_t DistGraph::type_feat_dim(int type) const {
+  PARTITA_CHECK(type >= 0 && type < num_node_types(), Error,
+                "{}: node type {} requested, the partition has {}", dir_, type, num_node_types());
+  return typed() ? meta_.typed->node_types[type].feat_dim : meta_.feat_dim;
 }
 
 int DistGraph::owner_rank(int64_t gid) const {

@@ -28,11 +28,12 @@ auto degree_copier(const DistGraph& graph) {
   };
 }
 
-// Reply to a feature, label or degree request: the rows of the requested (owned) ids, in
-// order, written by copy_local(local_row, dst).
+// Reply to a feature, label or degree request: the rows of the requested ids, which must
+// lie in [first, end) (the owned ids, or the owned ids of one type), in order, written by
+// copy_local(gid - first, dst).
 template <class T, class CopyLocal>
 std::vector<uint8_t> serve_rows(const DistGraph& graph, WireReader& request, int64_t width,
-                                CopyLocal copy_local) {
+                                int64_t first, int64_t end, CopyLocal copy_local) {
   ArrayView<const int64_t> ids = request.get_array<int64_t>();
   request.expect_end();
   WireWriter reply(16 + static_cast<size_t>(ids.size() * width) * sizeof(T));
@@ -41,23 +42,51 @@ std::vector<uint8_t> serve_rows(const DistGraph& graph, WireReader& request, int
     const int64_t gid = ids[i];
     PARTITA_CHECK(graph.owns(gid), CommError, "rank {} was asked for node {} it does not own",
                   graph.rank(), gid);
-    copy_local(gid - graph.first_node(), out + i * width);
+    PARTITA_CHECK(gid >= first && gid < end, CommError,
+                  "rank {} was asked for node {} as one of its ids [{}, {}) of the requested "
+                  "type",
+                  graph.rank(), gid, first, end);
+    copy_local(gid - first, out + i * width);
   }
   return reply.take();
+}
+
+// Checks that `type` is a node type of `graph` with features; names the graph's directory.
+void check_featured_type(const DistGraph& graph, int64_t type) {
+  PARTITA_CHECK(type >= 0 && type < graph.num_node_types(), Error,
+                "{}: node type {} requested, the partition has {}", graph.dir(), type,
+                graph.num_node_types());
+  PARTITA_CHECK(graph.type_feat_dim(static_cast<int>(type)) > 0, Error,
+                "{}: node type {} ('{}') has no features", graph.dir(), type,
+                graph.typed() ? graph.typed_meta().node_types[type].name : std::string("nodes"));
 }
 
 }  // namespace
 
 void add_feature_routes(RpcRouter& router, const DistGraph& graph) {
-  router.add(kRequestFeatures, [&graph](int, WireReader& request) {
-    return serve_rows<uint8_t>(graph, request, graph.feature_row_bytes(),
+  const int64_t first = graph.first_node(), end = graph.end_node();
+  router.add(kRequestFeatures, [&graph, first, end](int, WireReader& request) {
+    return serve_rows<uint8_t>(graph, request, graph.feature_row_bytes(), first, end,
                                row_copier(graph.features(), graph.feature_row_bytes()));
   });
-  router.add(kRequestLabels, [&graph](int, WireReader& request) {
-    return serve_rows<int64_t>(graph, request, 1, row_copier(graph.labels().data(), 1));
+  router.add(kRequestLabels, [&graph, first, end](int, WireReader& request) {
+    return serve_rows<int64_t>(graph, request, 1, first, end,
+                               row_copier(graph.labels().data(), 1));
   });
-  router.add(kRequestDegrees, [&graph](int, WireReader& request) {
-    return serve_rows<int64_t>(graph, request, 1, degree_copier(graph));
+  router.add(kRequestDegrees, [&graph, first, end](int, WireReader& request) {
+    return serve_rows<int64_t>(graph, request, 1, first, end, degree_copier(graph));
+  });
+  router.add(kRequestTypeFeatures, [&graph](int source, WireReader& request) {
+    const int64_t type = request.get<int64_t>();
+    try {
+      check_featured_type(graph, type);
+    } catch (const Error& e) {
+      throw CommError(fmt::format("request from rank {}: {}", source, e.what()));
+    }
+    const auto [type_first, type_end] = graph.owned_type_range(static_cast<int>(type));
+    const int64_t width = graph.type_feature_row_bytes(static_cast<int>(type));
+    return serve_rows<uint8_t>(graph, request, width, type_first, type_end,
+                               row_copier(graph.type_features(static_cast<int>(type)), width));
   });
 }
 
@@ -65,24 +94,48 @@ FeatureFetcher::FeatureFetcher(const DistGraph& graph, RpcEndpoint* endpoint)
     : graph_(graph), endpoint_(endpoint) {}
 
 void FeatureFetcher::fetch_features(ArrayView<const int64_t> ids, void* out) {
+  PARTITA_CHECK(!graph_.typed(), Error,
+                "{}: a typed partition has features per node type (fetch_type_features)",
+                graph_.dir());
   const int64_t width = graph_.feature_row_bytes();
-  fetch<uint8_t>(ids, kRequestFeatures, width, row_copier(graph_.features(), width),
-                 graph_.features(), cache_, static_cast<uint8_t*>(out));
+  fetch<uint8_t>(ids, kRequestFeatures, /*argument=*/-1, width,
+                 row_copier(graph_.features(), width), {graph_.features(), graph_.first_node()},
+                 cache_, static_cast<uint8_t*>(out));
+}
+
+void FeatureFetcher::fetch_type_features(int type, ArrayView<const int64_t> ids, void* out) {
+  check_featured_type(graph_, type);
+  for (int64_t i = 0; i < ids.size(); ++i) {
+    const int found = graph_.node_type(ids[i]);  // throws on an id out of range
+    PARTITA_CHECK(found == type, Error,
+                  "{}: node {} (position {}) is of type {}, not of the requested type {}",
+                  graph_.dir(), ids[i], i, found, type);
+  }
+  const int64_t width = graph_.type_feature_row_bytes(type);
+  const uint8_t* rows = graph_.type_features(type);
+  // Owned rows of the type start at its owned range, not at first_node().
+  const int64_t skip = graph_.owned_type_range(type).first - graph_.first_node();
+  auto copy_local = [rows, width, skip](int64_t local_row, uint8_t* dst) {
+    std::memcpy(dst, rows + (local_row - skip) * width, static_cast<size_t>(width));
+  };
+  fetch<uint8_t>(ids, kRequestTypeFeatures, type, width, copy_local,
+                 {rows, graph_.owned_type_range(type).first}, /*cache=*/nullptr,
+                 static_cast<uint8_t*>(out));
 }
 
 void FeatureFetcher::fetch_labels(ArrayView<const int64_t> ids, int64_t* out) {
-  fetch<int64_t>(ids, kRequestLabels, 1, row_copier(graph_.labels().data(), 1),
-                 static_cast<const int64_t*>(nullptr), nullptr, out);
+  fetch<int64_t>(ids, kRequestLabels, /*argument=*/-1, 1, row_copier(graph_.labels().data(), 1),
+                 {}, nullptr, out);
 }
 
 void FeatureFetcher::fetch_degrees(ArrayView<const int64_t> ids, int64_t* out) {
-  fetch<int64_t>(ids, kRequestDegrees, 1, degree_copier(graph_),
-                 static_cast<const int64_t*>(nullptr), nullptr, out);
+  fetch<int64_t>(ids, kRequestDegrees, /*argument=*/-1, 1, degree_copier(graph_), {}, nullptr,
+                 out);
 }
 
 template <class T, class CopyLocal>
-void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t width,
-                           CopyLocal copy_local, const T* prefetch_base,
+void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t argument,
+                           int64_t width, CopyLocal copy_local, Prefetch<T> prefetch,
                            const FeatureCache* cache, T* out) {
   const int64_t first = graph_.first_node();
   const size_t row_bytes = static_cast<size_t>(width) * sizeof(T);
@@ -92,10 +145,10 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
   for (int64_t i = 0; i < ids.size(); ++i) {
     const int64_t gid = ids[i];
     // Rows are scattered over the mapped file: start loading the one kPrefetchRows ahead.
-    if (prefetch_base != nullptr && i + kPrefetchRows < ids.size() &&
+    if (prefetch.base != nullptr && i + kPrefetchRows < ids.size() &&
         graph_.owns(ids[i + kPrefetchRows])) {
       const char* row = reinterpret_cast<const char*>(
-          prefetch_base + (ids[i + kPrefetchRows] - first) * width);
+          prefetch.base + (ids[i + kPrefetchRows] - prefetch.first_gid) * width);
       for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b);
     }
     if (graph_.owns(gid)) {
@@ -131,8 +184,9 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
     for (int r = 0; r < static_cast<int>(positions.size()); ++r) {
       if (positions[r].size() <= begin) continue;
       const size_t n = std::min(slice_rows, positions[r].size() - begin);
-      WireWriter request(16 + n * 8);
+      WireWriter request(24 + n * 8);
       request.put<uint64_t>(kind);
+      if (argument >= 0) request.put<int64_t>(argument);
       int64_t* req_ids = request.put_uninitialized<int64_t>(static_cast<int64_t>(n));
       for (size_t k = 0; k < n; ++k) req_ids[k] = ids[positions[r][begin + k]];
       requests.push_back({r, request.take()});

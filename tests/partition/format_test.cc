@@ -102,7 +102,7 @@ TEST_F(PartitionFormat, VerifyAcceptsWrittenDirectory) {
 
 TEST_F(PartitionFormat, ReadMetaRoundTrip) {
   const PartitionMeta m = read_meta(dir_);
-  EXPECT_EQ(m.version, kFormatVersion);
+  EXPECT_EQ(m.version, kHomogeneousFormatVersion);  // typed partitions are version 2
   EXPECT_EQ(m.num_parts, kParts);
   EXPECT_EQ(m.num_nodes, kNodes);
   EXPECT_EQ(m.num_edges, summary_->num_edges);
@@ -235,7 +235,7 @@ TEST_F(PartitionFormat, FutureVersionIsRejected) {
     ADD_FAILURE();
   } catch (const FormatError& e) {
     EXPECT_EQ(std::string(e.what()),
-              path("partita.json") + ": format version 7 is newer than this build supports (1)");
+              path("partita.json") + ": format version 7 is newer than this build supports (2)");
   }
   expect_rejected({path("partita.json") + ": ", "format version 7"});
 }

@@ -36,6 +36,9 @@ struct PartStats {
   int64_t train_nodes = 0;
   int64_t valid_nodes = 0;
   int64_t test_nodes = 0;
+  // Typed partitions only (empty otherwise): nodes per node type, in-edges per relation.
+  std::vector<int64_t> type_nodes;
+  std::vector<int64_t> relation_edges;
 };
 
 struct PartitionSummary {
@@ -48,10 +51,19 @@ struct PartitionSummary {
   // max over parts / mean over parts (1.0 = perfect balance)
   double node_imbalance = 1, edge_imbalance = 1, train_imbalance = 1;
   int64_t peak_rss_bytes = 0;
+  // Typed partitions only: the names PartStats::type_nodes and relation_edges refer to.
+  std::vector<std::string> type_names;
+  std::vector<std::string> relation_names;  // "src___name___dst"
 
   int64_t empty_parts() const;  // parts owning no node (METIS may leave some on tiny graphs)
 };
 
+// Typed datasets (Dataset::hetero set) give a typed partition (format version 2): METIS runs
+// on the homogenised graph with relations ignored, --balance-train balances the target
+// type's training nodes (the splits hold target ids), and each part stores its entries'
+// relations and per-type features. partita.json records whether reverse relations were
+// added (a relation flagged `reverse` exists).
+//
 // Runs the whole pipeline on `dataset_dir`: load_dataset, then partition_dataset. The
 // summary's first phase is "load". Prints progress with log_info. Throws UsageError naming
 // `--num-parts` when num_parts < 1 or > number of nodes, UsageError naming `--out` when

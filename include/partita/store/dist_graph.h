@@ -17,9 +17,18 @@
 // original_ids() gives the dataset ids of the owned nodes (node_map), which the sampler uses
 // to key its random streams so a sample does not depend on the partitioning.
 //
+// Typed partitions (format version 2, partition::TypedMeta): the same one id space, plus a
+// relation per CSC entry (edge_relations()), the owned new ids of each node type (one
+// contiguous range per type: owned_type_range()) and per featured type its mapped rows
+// (type_features()). The homogeneous features() are then empty (feat_dim() == 0). Labels
+// are -1 off the target type. Open() checks the relation ids (an O(edges) pass over
+// etype.npy) and that labels are -1 exactly off the target type and split ids of it.
+//
 // Thread-safety: immutable after open(); every accessor may be called from any thread.
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "partita/core/array_view.h"
 #include "partita/core/huge_buffer.h"
@@ -87,6 +96,27 @@ class DistGraph {
     return feat_dim() * static_cast<int64_t>(dtype_size(meta_.feature_dtype));
   }
   ArrayView<const int64_t> labels() const { return labels_; }
+
+  // Typed partitions. typed_meta() requires typed().
+  bool typed() const { return meta_.typed.has_value(); }
+  const partition::TypedMeta& typed_meta() const { return *meta_.typed; }
+  int num_node_types() const { return typed() ? meta_.typed->num_types() : 1; }
+  // The relation of each entry of indices() (same length); empty for a homogeneous graph.
+  ArrayView<const int32_t> edge_relations() const { return edge_relations_; }
+  // The node type of any global id in [0, num_nodes()) (0 for a homogeneous graph). Throws
+  // Error when gid is out of range.
+  int node_type(int64_t gid) const;
+  // The owned global ids of type `type`: [first, second) (empty on a client; a homogeneous
+  // graph has one type 0, the whole owned range). Throws Error for a type out of range.
+  std::pair<int64_t, int64_t> owned_type_range(int type) const;
+  // Row-major [owned nodes of `type`, feat_dim], feature_dtype(); row i is global id
+  // owned_type_range(type).first + i. Null when the type has no features (or this rank owns
+  // none of its nodes). type_feat_dim(type) is 0 for a featureless type.
+  const uint8_t* type_features(int type) const;
+  int64_t type_feat_dim(int type) const;
+  int64_t type_feature_row_bytes(int type) const {
+    return type_feat_dim(type) * static_cast<int64_t>(dtype_size(meta_.feature_dtype));
+  }
   // Global ids of the owned train/valid/test nodes, ascending.
   ArrayView<const int64_t> train_ids() const { return train_ids_; }
   ArrayView<const int64_t> valid_ids() const { return valid_ids_; }
@@ -97,15 +127,22 @@ class DistGraph {
   static DistGraph with_servers(const std::string& dir, int rank, int world_size, int servers);
   // Maps part `part` (the mapped views below) and node_map.
   void map_part(int part, const DistGraphOptions& options);
+  // Typed partitions: maps etype and the per-type features of part `part`.
+  void map_typed(int part, bool copy);
 
   std::string dir_;
   partition::PartitionMeta meta_;
   partition::PartFiles files_;
   NpyArray node_map_;
   HugeBuffer copies_[4];  // in_memory: indptr, indices, features, original ids
+  std::vector<HugeBuffer> type_feature_copies_;  // in_memory, typed: per type
+  HugeBuffer etype_copy_;                        // in_memory, typed
   ArrayView<const int64_t> indptr_, indices_, original_ids_;
   ArrayView<const int64_t> labels_, train_ids_, valid_ids_, test_ids_;
   const uint8_t* features_ = nullptr;
+  ArrayView<const int32_t> edge_relations_;
+  std::vector<const uint8_t*> type_features_;  // typed: per type, null without features
+  std::vector<std::pair<int64_t, int64_t>> owned_type_ranges_;  // typed: per type
   bool replicated_ = false;
   bool client_ = false;
   int rank_ = 0;

@@ -7,6 +7,11 @@
 // before its RpcEndpoint starts. They answer from the owned rows only and reject ids the
 // rank does not own.
 //
+// Typed partitions (DistGraph::typed()): features are per node type, fetched with
+// fetch_type_features (one request kind of its own, kRequestTypeFeatures, whose request
+// carries the type before the ids). The hot-feature cache (FeatureCache) is homogeneous
+// only: fetch_type_features never consults it, and fetch_features refuses a typed graph.
+//
 // Thread-safety: fetch_* may be called from several threads at once.
 #include <atomic>
 #include <cstdint>
@@ -26,6 +31,10 @@ struct FetchStats {
   int64_t cache_hits = 0;      // remote feature rows answered by the cache instead
 };
 
+// Request kind of typed feature rows: "TFEAT" in ASCII, outside comm/wire.h's small codes
+// (as runtime's kRequestTrainerDone).
+constexpr uint64_t kRequestTypeFeatures = 0x5446454154ULL;
+
 void add_feature_routes(RpcRouter& router, const DistGraph& graph);
 
 class FeatureFetcher {
@@ -39,9 +48,15 @@ class FeatureFetcher {
   void set_cache(const FeatureCache* cache) { cache_ = cache; }
 
   // out: [ids.size(), feat_dim] row-major, in the graph's feature_dtype() (as stored:
-  // feature_row_bytes() per row). Throws Error on an id outside [0, num_nodes),
-  // TimeoutError/CommError from remote owners.
+  // feature_row_bytes() per row). Throws Error on an id outside [0, num_nodes) or on a typed
+  // graph (use fetch_type_features), TimeoutError/CommError from remote owners.
   void fetch_features(ArrayView<const int64_t> ids, void* out);
+  // Typed graphs: out: [ids.size(), type_feat_dim(type)] row-major in feature_dtype()
+  // (type_feature_row_bytes(type) per row), in input order. Every id must be of node type
+  // `type`, and the type must have features: Error otherwise (naming the id or the type).
+  // Owned rows are copied locally, remote rows come from their owners, one request per owner
+  // (in slices) as fetch_features. A homogeneous graph has the one type 0.
+  void fetch_type_features(int type, ArrayView<const int64_t> ids, void* out);
   // out: [ids.size()].
   void fetch_labels(ArrayView<const int64_t> ids, int64_t* out);
   // out: [ids.size()], the in-degree of each node in the partitioned graph (the number of
@@ -51,13 +66,20 @@ class FeatureFetcher {
   FetchStats stats() const;
 
  private:
+  // Where owned rows come from, for the prefetch a few ids ahead of the copy: rows of
+  // `width` values, row 0 being global id `first_gid`. base null: no prefetch.
+  template <class T>
+  struct Prefetch {
+    const T* base = nullptr;
+    int64_t first_gid = 0;
+  };
   // Writes `width` values of type T per id into out, in input order: owned ids through
-  // copy_local(local_row, dst), remote ids from their owners (request kind `kind`).
-  // prefetch_base (may be null): rows of `width` values indexed by local row, touched a few
-  // ids ahead of the copy. cached (may be null): the cached row of a remote id, or null.
+  // copy_local(local_row, dst) (local_row = gid - first_node()), remote ids from their
+  // owners (request kind `kind`, followed by `argument` when it is >= 0, then the ids).
+  // cache (may be null): remote rows answered from it first.
   template <class T, class CopyLocal>
-  void fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t width, CopyLocal copy_local,
-             const T* prefetch_base, const FeatureCache* cache, T* out);
+  void fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t argument, int64_t width,
+             CopyLocal copy_local, Prefetch<T> prefetch, const FeatureCache* cache, T* out);
 
   const DistGraph& graph_;
   RpcEndpoint* endpoint_;
