@@ -101,6 +101,25 @@ void BatchPipeline::run_worker() {
   }
 }
 
+void BatchPipeline::fetch_typed_inputs(Batch& batch) {
+  const store::DistGraph& graph = fetcher_.graph();
+  const auto& input = batch.sampled.input_nodes;
+  batch.typed_inputs.assign(static_cast<size_t>(graph.num_node_types()), TypedInput{});
+  for (size_t i = 0; i < input.size(); ++i)
+    batch.typed_inputs[static_cast<size_t>(graph.node_type(input[i]))].positions.push_back(
+        static_cast<int64_t>(i));
+  std::vector<int64_t> ids;
+  for (int t = 0; t < graph.num_node_types(); ++t) {
+    TypedInput& typed = batch.typed_inputs[static_cast<size_t>(t)];
+    const int64_t row_bytes = graph.type_feature_row_bytes(t);
+    if (row_bytes == 0 || typed.positions.empty()) continue;
+    ids.clear();
+    for (int64_t pos : typed.positions) ids.push_back(input[static_cast<size_t>(pos)]);
+    typed.features.resize(ids.size() * static_cast<size_t>(row_bytes));
+    fetcher_.fetch_type_features(t, ids, typed.features.data());
+  }
+}
+
 Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
   Batch batch;
   batch.step = step;
@@ -116,8 +135,12 @@ Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
 
   watch.restart();
   const auto& input = batch.sampled.input_nodes;
-  batch.features.resize(input.size() * static_cast<size_t>(options_.feature_row_bytes));
-  fetcher_.fetch_features(input, batch.features.data());
+  if (options_.typed) {
+    fetch_typed_inputs(batch);
+  } else {
+    batch.features.resize(input.size() * static_cast<size_t>(options_.feature_row_bytes));
+    fetcher_.fetch_features(input, batch.features.data());
+  }
   batch.labels.resize(batch.sampled.seeds.size());
   fetcher_.fetch_labels(batch.sampled.seeds, batch.labels.data());
   if (options_.fetch_degrees) {

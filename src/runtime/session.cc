@@ -158,6 +158,7 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
     }
   }
   RpcRouter router;
+  make_embeddings(options.embeddings, router);
   store::add_feature_routes(router, graph_);
   sample::add_sample_routes(router, graph_, options.sampling);
   if (role_ == Role::kServer) {
@@ -195,6 +196,48 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
   RpcEndpoint* remote = graph_.meta().num_parts > 1 ? endpoint_.get() : nullptr;
   fetcher_ = std::make_unique<store::FeatureFetcher>(graph_, remote);
   sampler_ = std::make_unique<sample::DistSampler>(graph_, remote, options.sampling);
+  for (auto& table : embeddings_)
+    if (table) table->attach(world_.size() > 1 ? endpoint_.get() : nullptr);
+}
+
+void Session::make_embeddings(const store::EmbeddingOptions& options, RpcRouter& router) {
+  if (options.dim <= 0 || !graph_.typed()) return;
+  const partition::TypedMeta& typed = graph_.typed_meta();
+  const int parts = graph_.meta().num_parts;
+  embeddings_.resize(typed.node_types.size());
+  int table_id = 0;
+  for (int t = 0; t < static_cast<int>(typed.node_types.size()); ++t) {
+    if (typed.node_types[static_cast<size_t>(t)].feat_dim > 0) continue;
+    // World rank r owns part r's range of the type (its server or worker); a 1-part
+    // directory (replicated) gives rank 0 every row; trainers own none.
+    std::vector<store::IdRange> ranges(static_cast<size_t>(world_.size()));
+    for (int r = 0; r < world_.size(); ++r) {
+      if (parts == 1 ? r != 0 : r >= parts) continue;
+      const auto [begin, end] = typed.type_range(parts == 1 ? 0 : r, t);
+      ranges[static_cast<size_t>(r)] = {begin, end};
+    }
+    const store::IdRange mine = ranges[static_cast<size_t>(world_.rank())];
+    ArrayView<const int64_t> originals;
+    if (mine.size() > 0)
+      originals = graph_.original_ids().subview(mine.begin - graph_.first_node(), mine.size());
+    store::EmbeddingOptions table = options;
+    table.table_id = table_id++;
+    embeddings_[static_cast<size_t>(t)] = std::make_unique<store::DistEmbedding>(
+        table, std::move(ranges), world_.rank(), originals);
+    embeddings_[static_cast<size_t>(t)]->add_routes(router);
+  }
+}
+
+store::DistEmbedding* Session::embedding(int type) {
+  if (type < 0 || type >= static_cast<int>(embeddings_.size())) return nullptr;
+  return embeddings_[static_cast<size_t>(type)].get();
+}
+
+std::vector<int> Session::embedding_owners() const {
+  std::vector<int> owners;
+  const int parts = graph_.meta().num_parts;
+  for (int r = 0; r < world_.size() && r < (parts == 1 ? 1 : parts); ++r) owners.push_back(r);
+  return owners;
 }
 
 Session::~Session() {

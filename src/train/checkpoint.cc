@@ -23,6 +23,8 @@ namespace fs = std::filesystem;
 constexpr int64_t kFormatVersion = 1;
 constexpr const char* kPrefix = "checkpoint-";
 constexpr const char* kSuffix = ".pt";
+constexpr const char* kEmbeddingsPrefix = "embeddings-";
+constexpr const char* kEmbeddingsSuffix = ".bin";
 
 // Epochs of a file name `checkpoint-<digits>.pt`; -1 for any other name.
 int64_t epochs_of(const std::string& name) {
@@ -66,6 +68,21 @@ void fsync_path(const std::string& path, int flags) {
   const int saved = errno;
   ::close(fd);
   if (rc != 0) throw IoError(fmt::format("{}: fsync: {}", path, std::strerror(saved)));
+}
+
+// Epochs of a file name `embeddings-<digits>-rank<r>.bin`; -1 for any other name.
+int64_t embeddings_epochs_of(const std::string& name) {
+  const size_t prefix = std::strlen(kEmbeddingsPrefix);
+  if (name.compare(0, prefix, kEmbeddingsPrefix) != 0) return -1;
+  const size_t dash = name.find("-rank", prefix);
+  if (dash == std::string::npos || dash == prefix ||
+      name.size() < std::strlen(kEmbeddingsSuffix) ||
+      name.compare(name.size() - std::strlen(kEmbeddingsSuffix), std::string::npos,
+                   kEmbeddingsSuffix) != 0)
+    return -1;
+  const std::string digits = name.substr(prefix, dash - prefix);
+  if (digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(digits);
 }
 
 }  // namespace
@@ -172,6 +189,12 @@ std::string read_whole_file(const std::string& path) {
   return out.str();
 }
 
+std::string embeddings_path(const std::string& dir, int64_t epochs_done, int rank) {
+  return (fs::path(dir) / fmt::format("{}{:06d}-rank{}{}", kEmbeddingsPrefix, epochs_done, rank,
+                                      kEmbeddingsSuffix))
+      .string();
+}
+
 void prune_checkpoints(const std::string& dir, int keep) {
   try {
     auto found = list_checkpoints(dir);
@@ -179,6 +202,18 @@ void prune_checkpoints(const std::string& dir, int keep) {
       std::error_code ec;
       fs::remove(found[i].second, ec);
       if (ec) log_warning("cannot remove old checkpoint {}: {}", found[i].second, ec.message());
+    }
+    // Embedding files of epochs before the oldest checkpoint kept.
+    if (found.size() > static_cast<size_t>(keep)) {
+      const int64_t oldest_kept = found[found.size() - static_cast<size_t>(keep)].first;
+      std::error_code ec;
+      for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const int64_t epochs = embeddings_epochs_of(it->path().filename().string());
+        if (epochs >= 0 && epochs < oldest_kept) {
+          std::error_code remove_ec;
+          fs::remove(it->path(), remove_ec);
+        }
+      }
     }
     // Temporaries of writes that were interrupted (this process writes one at a time and
     // has finished its own by now).

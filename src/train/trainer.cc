@@ -17,6 +17,7 @@
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/precision.h"
 #include "partita/train/checkpoint.h"
+#include "typed_inputs.h"
 
 namespace partita::train {
 namespace {
@@ -114,6 +115,10 @@ void check_options(const TrainOptions& o) {
                 "AMX-BF16); use --precision fp32");
 }
 
+struct Trainer::EmbeddingRows {
+  TypedBatchInputs last;  // inputs of the last training forward (R-GCN)
+};
+
 struct Trainer::Impl {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::vector<torch::Tensor> params;
@@ -126,6 +131,7 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   if (m.in_dim <= 0) m.in_dim = graph.feat_dim();
   if (m.out_dim <= 0) m.out_dim = graph.num_classes();
   check_options(options_);
+  check_model_fits(graph);
   torch::set_num_threads(std::max(1, options_.torch_threads));
 
   // The batch plans (see the header): every rank learns every id of every split.
@@ -145,9 +151,16 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
     static std::mutex generator_mutex;
     std::lock_guard<std::mutex> lock(generator_mutex);
     torch::manual_seed(options_.seed);
-    model_ = std::make_shared<nn::GnnModel>(m);
+    if (options_.rgcn) {
+      rgcn_ = std::make_shared<nn::RgcnModel>(rgcn_options(graph));
+      module_ = rgcn_;
+    } else {
+      model_ = std::make_shared<nn::GnnModel>(m);
+      module_ = model_;
+    }
   }
-  impl_->params = model_->parameters();
+  embedding_rows_ = std::make_unique<EmbeddingRows>();
+  impl_->params = module_->parameters();
   sync_initial_weights();
   build_cache();
 
@@ -161,6 +174,44 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
 }
 
 Trainer::~Trainer() { session_.fetcher().set_cache(nullptr); }
+
+nn::GnnModel& Trainer::model() {
+  PARTITA_CHECK(model_ != nullptr, Error, "internal: model() of an R-GCN trainer");
+  return *model_;
+}
+
+void Trainer::check_model_fits(const store::DistGraph& graph) const {
+  PARTITA_CHECK(!options_.rgcn || graph.typed(), UsageError,
+                "--model rgcn: {} is not a typed (heterogeneous) partition; R-GCN needs node "
+                "and edge types (use --model sage, gcn or gat)",
+                graph.dir());
+  PARTITA_CHECK(options_.rgcn || !graph.typed(), UsageError,
+                "--model: {} is a typed (heterogeneous) partition: use --model rgcn",
+                graph.dir());
+  PARTITA_CHECK(options_.num_bases >= 0, UsageError, "--num-bases: must be >= 0, got {}",
+                options_.num_bases);
+  PARTITA_CHECK(!graph.typed() || options_.cache_ratio == 0, UsageError,
+                "--cache-ratio: the hot-feature cache does not support typed partitions yet");
+  if (!options_.relation_fanouts.empty()) {
+    PARTITA_CHECK(options_.relation_fanouts.size() == options_.fanouts.size(), Error,
+                  "internal: {} hops of relation fanouts for {} fanouts",
+                  options_.relation_fanouts.size(), options_.fanouts.size());
+  }
+}
+
+nn::RgcnOptions Trainer::rgcn_options(const store::DistGraph& graph) const {
+  const partition::TypedMeta& typed = graph.typed_meta();
+  nn::RgcnOptions r;
+  r.num_relations = typed.num_relations();
+  for (const partition::TypedNodeType& t : typed.node_types) r.type_dims.push_back(t.feat_dim);
+  r.hidden = options_.model.hidden;
+  r.out_dim = options_.model.out_dim;
+  r.layers = options_.model.layers;
+  r.num_bases = options_.num_bases;
+  r.dropout = options_.model.dropout;
+  r.precision = options_.model.precision;
+  return r;
+}
 
 void Trainer::build_cache() {
   const store::DistGraph& graph = session_.graph();
@@ -195,7 +246,7 @@ void Trainer::build_cache() {
 void Trainer::average_buffers() {
   torch::NoGradGuard no_grad;
   Collectives& coll = session_.collectives();
-  for (torch::Tensor& b : model_->buffers()) {
+  for (torch::Tensor& b : module_->buffers()) {
     if (!b.defined() || b.numel() == 0) continue;
     if (b.is_floating_point()) {
       torch::Tensor flat = b.detach().to(torch::kFloat64).reshape(-1).contiguous();
@@ -287,7 +338,9 @@ loader::BatchPipelineOptions Trainer::pipeline_options(uint64_t epoch_key) const
   po.seed = options_.seed;
   po.epoch = epoch_key;
   po.feature_row_bytes = session_.graph().feature_row_bytes();
-  po.fetch_degrees = options_.model.kind == nn::ConvKind::kGcn;
+  po.fetch_degrees = !options_.rgcn && options_.model.kind == nn::ConvKind::kGcn;
+  po.typed = session_.graph().typed();
+  po.relation_fanouts = options_.relation_fanouts;
   return po;
 }
 
@@ -295,6 +348,14 @@ torch::Tensor Trainer::forward(loader::Batch& batch, double* flops) {
   const auto blocks = batch.degrees.empty()
                           ? nn::to_block_tensors(batch.sampled.blocks)
                           : nn::to_block_tensors(batch.sampled.blocks, batch.degrees);
+  if (rgcn_ != nullptr) {
+    TypedBatchInputs inputs =
+        typed_inputs(batch, session_, rgcn_->is_training(), options_.normalize_features);
+    if (flops != nullptr) *flops += rgcn_->training_matmul_flops(blocks, inputs.inputs);
+    torch::Tensor logits = rgcn_->forward(blocks, inputs.inputs);
+    embedding_rows_->last = std::move(inputs);
+    return logits;
+  }
   if (flops != nullptr) *flops += model_->training_matmul_flops(blocks);
   return model_->forward(
       blocks, features_tensor(batch, session_.graph(), options_.normalize_features,
@@ -315,7 +376,8 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
       plan_->epoch_batches(options_.seed, static_cast<uint64_t>(epoch),
                            [this](const std::vector<int64_t>& batch) { return share_of(batch); }),
       session_.sampler(), session_.fetcher());
-  model_->train();
+  module_->train();
+  const bool embeddings = has_embeddings(session_);
   Stopwatch epoch_watch;
   double loss_sum = 0;
   int64_t correct = 0, total = 0, seeds_done = 0;
@@ -329,7 +391,7 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
     impl_->optimizer->zero_grad();
     double local_loss = 0;
     // Dropout masks: a function of (seed, epoch, step, rank), so a resumed run repeats them.
-    model_->set_dropout_key(stream_key(options_.seed, static_cast<uint64_t>(epoch),
+    set_dropout_key(stream_key(options_.seed, static_cast<uint64_t>(epoch),
                                        static_cast<uint64_t>(step),
                                        static_cast<uint64_t>(session_.rank()), kDropoutStream));
     // The exact mean over this step's global batch, the last (shorter) one included.
@@ -346,6 +408,8 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
               logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
           static_cast<double>(global_batch);
       loss.backward();
+      if (embeddings) push_embedding_gradients(embedding_rows_->last, session_);
+      embedding_rows_->last = {};
       local_loss = loss.item<double>();
       correct += logits.argmax(1).eq(y).sum().item<int64_t>();
       total += y.size(0);
@@ -353,6 +417,8 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
     rec.compute_s += watch.seconds();
     watch.restart();
     const double step_loss = sum_gradients(local_loss);
+    // Every push of the step has arrived (the allreduce is a barrier): apply them.
+    if (embeddings) apply_embedding_updates(session_);
     rec.allreduce_s += watch.seconds();
     watch.restart();
     impl_->optimizer->step();
@@ -378,7 +444,7 @@ double Trainer::evaluate(const loader::GlobalBatches& plan, uint64_t tag) {
   int64_t correct = 0, total = 0;
   {
     torch::NoGradGuard no_grad;
-    model_->eval();
+    module_->eval();
     // No collective per batch: ranks skip their empty batches.
     loader::BatchPipeline pipeline(
         pipeline_options(tag),
@@ -392,7 +458,7 @@ double Trainer::evaluate(const loader::GlobalBatches& plan, uint64_t tag) {
       correct += logits.argmax(1).eq(y).sum().item<int64_t>();
       total += y.size(0);
     }
-    model_->train();
+    module_->train();
   }
   std::vector<int64_t> counts{correct, total};
   session_.collectives().allreduce_sum(counts);
@@ -443,7 +509,19 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
   return result;
 }
 
+void Trainer::set_dropout_key(uint64_t key) {
+  if (rgcn_ != nullptr)
+    rgcn_->set_dropout_key(key);
+  else
+    model_->set_dropout_key(key);
+}
+
 std::vector<int64_t> Trainer::config_signature() const {
+  if (rgcn_ != nullptr) {
+    std::vector<int64_t> signature = rgcn_->config_signature();
+    signature.push_back(static_cast<int64_t>(options_.optimizer));
+    return signature;
+  }
   const nn::GnnOptions& m = model_->options();
   const int64_t heads = m.kind == nn::ConvKind::kGat ? m.heads : 1;  // only GAT reads it
   return {static_cast<int64_t>(m.kind), m.in_dim, m.hidden, m.out_dim, m.layers, heads,
@@ -452,11 +530,13 @@ std::vector<int64_t> Trainer::config_signature() const {
 
 void Trainer::save_checkpoint(int64_t epochs_done) {
   const std::string path = checkpoint_path(options_.checkpoint_dir, epochs_done);
+  // The embeddings first: a checkpoint file implies its embeddings are there too.
+  save_embeddings(epochs_done);
   std::exception_ptr error;
   if (session_.rank() == 0) {
     try {
       CheckpointMeta meta{epochs_done, options_.seed, config_signature()};
-      write_file_atomic(path, serialize_checkpoint(*model_, *impl_->optimizer, meta));
+      write_file_atomic(path, serialize_checkpoint(*module_, *impl_->optimizer, meta));
       prune_checkpoints(options_.checkpoint_dir, kCheckpointsKept);
     } catch (...) {
       error = std::current_exception();
@@ -527,7 +607,8 @@ int64_t Trainer::restore_checkpoint() {
                 "--resume: {} was written for another model or optimizer (--model, --layers, "
                 "--hidden, --heads, --optimizer or the dataset differ)",
                 source);
-  load_checkpoint(bytes, source, *model_, *impl_->optimizer);
+  load_checkpoint(bytes, source, *module_, *impl_->optimizer);
+  restore_embeddings(meta.epochs_done);
   if (session_.rank() == 0) {
     log_info("resuming from {} ({} epochs done)", source, meta.epochs_done);
     if (meta.seed != options_.seed)

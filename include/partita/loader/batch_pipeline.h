@@ -42,6 +42,17 @@ struct BatchPipelineOptions {
   uint64_t epoch = 0;
   int64_t feature_row_bytes = 0; // bytes of one feature row (graph.feature_row_bytes())
   bool fetch_degrees = false;    // also fetch the graph in-degree of every input node
+  // Typed graphs: fetch the input nodes' features per node type (Batch::typed_inputs)
+  // instead of Batch::features (feature_row_bytes is then unused).
+  bool typed = false;
+};
+
+// The input nodes of one node type in a batch of a typed graph.
+struct TypedInput {
+  std::vector<int64_t> positions;  // indices into sampled.input_nodes, ascending
+  // Their feature rows in the stored dtype (DistGraph::type_feature_row_bytes each); empty
+  // for a type without features (the trainer looks up its learned embeddings instead).
+  std::vector<uint8_t> features;
 };
 
 struct Batch {
@@ -50,6 +61,8 @@ struct Batch {
   // [sampled.input_nodes.size(), feat_dim] row-major, in the graph's feature dtype (as
   // stored: float32, float16 or bfloat16 bits), feature_row_bytes per row.
   std::vector<uint8_t> features;
+  // Typed graphs (options.typed), one per node type; features stays empty.
+  std::vector<TypedInput> typed_inputs;
   std::vector<int64_t> labels;  // [sampled.seeds.size()], labels of the seeds
   // [sampled.input_nodes.size()] in-degree of each input node in the whole graph, when
   // options.fetch_degrees; empty otherwise. Every block's src nodes are a prefix of the
@@ -87,6 +100,8 @@ class BatchPipeline {
  private:
   void run_worker();
   Batch build(int64_t step, sample::BlockBuilder& builder);
+  // Groups the input nodes by type and fetches each featured type's rows.
+  void fetch_typed_inputs(Batch& batch);
 
   const BatchPipelineOptions options_;
   const std::vector<std::vector<int64_t>> batches_;

@@ -38,11 +38,13 @@
 #include "partita/comm/collectives.h"
 #include "partita/core/error.h"
 #include "partita/sample/dist_sampler.h"
+#include "partita/store/dist_embedding.h"
 #include "partita/store/dist_graph.h"
 #include "partita/store/feature_store.h"
 
 namespace partita {
 class RpcEndpoint;
+class RpcRouter;
 class Transport;
 }  // namespace partita
 
@@ -81,6 +83,12 @@ struct SessionOptions {
   // the others train; it must equal the directory's part count (> 1) and be less than the
   // ranks. 0 (the default): worker mode.
   int servers = 0;
+  // Learned embeddings (store/dist_embedding.h) for the node types without features of a
+  // typed partition, one table per such type (table id = its index among them), built when
+  // embeddings.dim > 0 and the graph is typed. Part p's range of the type is owned by the
+  // rank serving part p (worker or server); in replicated mode rank 0 owns every row.
+  // embeddings.seed keys the initial rows (use the training seed).
+  store::EmbeddingOptions embeddings;
 };
 
 enum class Role { kWorker, kServer, kTrainer };
@@ -125,6 +133,11 @@ class Session {
   store::FeatureFetcher& fetcher() { return *fetcher_; }
   sample::DistSampler& sampler() { return *sampler_; }
   RpcEndpoint* endpoint() { return endpoint_.get(); }
+  // The learned embedding table of node type `type`, or null when the type has features
+  // (or SessionOptions::embeddings.dim is 0). Same tables on every rank of the job.
+  store::DistEmbedding* embedding(int type);
+  // The world ranks that own embedding rows (servers in server-client mode), ascending.
+  std::vector<int> embedding_owners() const;
   // Bytes this rank sent to other ranks as requests and replies so far (Transport).
   uint64_t request_bytes_sent() const;
 
@@ -148,6 +161,8 @@ class Session {
   // `usage_error` empty: done; else the UsageError the trainer failed with.
   void tell_servers_done(const std::string& usage_error);
   void wait_for_trainers();
+  // Builds the tables of SessionOptions::embeddings and registers their routes.
+  void make_embeddings(const store::EmbeddingOptions& options, RpcRouter& router);
 
   Transport& transport_;
   Collectives& world_;
@@ -158,6 +173,8 @@ class Session {
   store::DistGraph graph_;
   std::array<std::vector<SplitId>, 3> job_ids_;  // trainers of server-client mode
   std::unique_ptr<DoneBoard> done_;
+  // By node type (null: none); they outlive the endpoint, whose handlers use them.
+  std::vector<std::unique_ptr<store::DistEmbedding>> embeddings_;
   std::unique_ptr<RpcEndpoint> endpoint_;
   std::unique_ptr<store::FeatureFetcher> fetcher_;
   std::unique_ptr<sample::DistSampler> sampler_;

@@ -64,6 +64,7 @@ class FeatureFetcher {
   void fetch_degrees(ArrayView<const int64_t> ids, int64_t* out);
 
   FetchStats stats() const;
+  const DistGraph& graph() const { return graph_; }
 
  private:
   // Where owned rows come from, for the prefetch a few ids ahead of the copy: rows of

@@ -37,6 +37,11 @@ struct CheckpointMeta {
 // `dir`/checkpoint-<epochs_done>.pt.
 std::string checkpoint_path(const std::string& dir, int64_t epochs_done);
 
+// `dir`/embeddings-<epochs_done>-rank<rank>.bin (epochs zero-padded as above): the learned
+// embeddings (rows and optimizer state) that world rank `rank` owns, saved with checkpoint
+// epochs_done (trainer.h).
+std::string embeddings_path(const std::string& dir, int64_t epochs_done, int rank);
+
 // The checkpoint of the most epochs in `dir`; nullopt when `dir` does not exist or holds
 // none. Throws IoError when `dir` exists but is not a readable directory.
 std::optional<std::string> latest_checkpoint(const std::string& dir);
@@ -61,7 +66,8 @@ void write_file_atomic(const std::string& path, const std::string& bytes);
 // Whole file into memory. Throws IoError naming the path.
 std::string read_whole_file(const std::string& path);
 
-// Deletes all but the `keep` most recent checkpoints of `dir` (and stray temporaries).
+// Deletes all but the `keep` most recent checkpoints of `dir`, the embedding files of the
+// deleted ones, and stray temporaries.
 // Best effort: failures are logged, not thrown.
 void prune_checkpoints(const std::string& dir, int keep);
 

@@ -83,6 +83,7 @@
 #include "partita/runtime/session.h"
 #include "partita/store/feature_cache.h"
 #include "partita/nn/gnn_model.h"
+#include "partita/nn/rgcn.h"
 
 namespace partita::train {
 
@@ -125,6 +126,13 @@ struct TrainOptions {
   // rows, in [0, 1]; 0: none. Chosen by pre-sampling cache_presample_batches steps (>= 1).
   double cache_ratio = 0;
   int64_t cache_presample_batches = 10;
+  // R-GCN (--model rgcn, typed partitions only; nn/rgcn.h): model.hidden, layers, dropout
+  // and precision apply; num_bases 0 gives every relation its own weight.
+  bool rgcn = false;
+  int64_t num_bases = 0;
+  // Per hop, per relation fanouts of a typed graph (sample::BlockOptions::relation_fanouts;
+  // resolved from --fanouts); empty: fanouts[hop] for every relation.
+  std::vector<std::vector<int64_t>> relation_fanouts;
 };
 
 // Throws UsageError, naming the flag, on an option out of range (the same checks on every
@@ -217,7 +225,9 @@ class Trainer {
   // compare ranks' weights. Local (no collective).
   double parameter_checksum() const;
 
-  nn::GnnModel& model() { return *model_; }
+  // The model: GnnModel, or RgcnModel with options.rgcn (model() then throws Error).
+  nn::GnnModel& model();
+  torch::nn::Module& module() { return *module_; }
   const CacheReport& cache_report() const { return cache_report_; }
 
   // Global steps per epoch (see Batches above), and training ids over all ranks.
@@ -235,7 +245,17 @@ class Trainer {
   std::vector<int64_t> share_of(const std::vector<int64_t>& global_batch) const;
   loader::BatchPipelineOptions pipeline_options(uint64_t epoch_key) const;
   // Logits of a batch's seeds; adds the step's matrix-product flops to *flops if given.
+  // R-GCN with learned embeddings: the rows it looked up stay in embedding_rows_ for
+  // push_embedding_gradients after backward.
   torch::Tensor forward(loader::Batch& batch, double* flops = nullptr);
+  void set_dropout_key(uint64_t key);
+  // UsageError when the model does not fit the partition (R-GCN needs a typed one, ...).
+  void check_model_fits(const store::DistGraph& graph) const;
+  nn::RgcnOptions rgcn_options(const store::DistGraph& graph) const;
+  // Learned embeddings (typed_inputs.h): the rows each owner rank holds, written beside the
+  // checkpoint of `epochs_done` / read back from it.
+  void save_embeddings(int64_t epochs_done);
+  void restore_embeddings(int64_t epochs_done);
   // epoch: 0-based. Calls on_step after each step.
   EpochRecord run_epoch(int64_t epoch, const std::function<void(const StepRecord&)>& on_step);
   void sync_initial_weights();
@@ -257,12 +277,16 @@ class Trainer {
 
   runtime::Session& session_;
   TrainOptions options_;
-  std::shared_ptr<nn::GnnModel> model_;
+  std::shared_ptr<nn::GnnModel> model_;     // unless options.rgcn
+  std::shared_ptr<nn::RgcnModel> rgcn_;     // options.rgcn
+  std::shared_ptr<torch::nn::Module> module_;  // the one of the two
   std::unique_ptr<Impl> impl_;  // optimizer
   std::unique_ptr<loader::GlobalBatches> plan_;  // every training id, cut into steps
   std::unique_ptr<loader::GlobalBatches> valid_plan_, test_plan_;
   store::FeatureCache cache_;
   CacheReport cache_report_;
+  struct EmbeddingRows;
+  std::unique_ptr<EmbeddingRows> embedding_rows_;  // of the last training forward
 };
 
 }  // namespace partita::train

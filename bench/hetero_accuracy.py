@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Benchmark: R-GCN test accuracy on the HeCo graphs (issue 11's acceptance).
+
+For each dataset (heco-acm, heco-dblp, heco-freebase in ../shared/datasets/ogb-layout) and
+each split (heco20, heco40, heco60): a 2-part METIS partition balanced on training nodes
+(seed 1), then under `mpirun -np 2`, for each seed:
+
+    partita train --parts P --model rgcn --layers 2 --hidden 64 --fanouts 25,20
+                  --dropout 0.5 --lr 0.01 --epochs 100 --eval-every 0 --seed S
+
+Prints one JSON object: per dataset and split, each seed's test accuracy and their median,
+next to HAN's published figures on the same splits (HeCo paper). Never fails because an
+accuracy is low; it fails only if a command fails.
+
+    python3 bench/hetero_accuracy.py [--datasets acm,dblp,freebase] [--splits heco20,heco40,heco60]
+                                     [--seeds 0,1,2] [--epochs 100]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+HAN = {"acm": [85.11, 87.21, 87.99], "dblp": [90.16, 89.47, 90.34],
+       "freebase": [57.24, 63.74, 61.06]}
+SPLITS = ["heco20", "heco40", "heco60"]
+
+
+def partition(a, dataset, split, env):
+    out = os.path.join(a.work, f"{dataset}-{split}-parts2")
+    if not os.path.exists(os.path.join(out, "partita.json")):
+        subprocess.run([a.partita, "-q", "partition", "--dataset",
+                        os.path.join(SHARED, "datasets", "ogb-layout", "heco-" + dataset),
+                        "--split", split, "--num-parts", "2", "--method", "metis",
+                        "--balance-train", "--seed", "1", "--out", out],
+                       check=True, stdout=subprocess.DEVNULL, env=env)
+    return out
+
+
+def train(a, parts, seed, env):
+    cmd = ["mpirun", "-np", "2", "--oversubscribe", a.partita, "-q", "train", "--parts", parts,
+           "--model", "rgcn", "--layers", "2", "--hidden", "64", "--fanouts", "25,20",
+           "--dropout", "0.5", "--lr", "0.01", "--epochs", str(a.epochs), "--eval-every", "0",
+           "--seed", str(seed)] + a.extra.split()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    for line in reversed(out.splitlines()):
+        if line.startswith("test_acc="):
+            return float(line.split("=", 1)[1])
+    raise RuntimeError(f"no test_acc= line in the output of {' '.join(cmd)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", default="acm,dblp,freebase")
+    ap.add_argument("--splits", default=",".join(SPLITS))
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--epochs", type=int, default=100)
+    ap.add_argument("--extra", default="", help="more train flags, space-separated")
+    ap.add_argument("--work", default=os.path.join(ROOT, "out", "bench-hetero"))
+    ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    result = {"benchmark": "hetero_accuracy", "ranks": 2, "model": "rgcn 2x64",
+              "fanouts": [25, 20], "epochs": a.epochs, "extra": a.extra, "results": {}}
+    for dataset in a.datasets.split(","):
+        for split in a.splits.split(","):
+            parts = partition(a, dataset, split, env)
+            accs = [train(a, parts, int(s), env) for s in a.seeds.split(",")]
+            key = f"{dataset}/{split}"
+            result["results"][key] = {
+                "test_acc": accs, "median": statistics.median(accs),
+                "han": HAN[dataset][SPLITS.index(split)] / 100}
+            print(f"{key}: {accs} median {statistics.median(accs):.4f}", file=sys.stderr)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

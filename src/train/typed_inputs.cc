@@ -1,0 +1,100 @@
+// R-GCN inputs and embedding updates: see typed_inputs.h.
+#include "typed_inputs.h"
+
+#include "partita/core/error.h"
+
+namespace partita::train {
+namespace {
+
+torch::ScalarType torch_type(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return torch::kHalf;
+    case DType::kBFloat16:
+      return torch::kBFloat16;
+    default:
+      return torch::kFloat32;
+  }
+}
+
+torch::Tensor row_normalized(const torch::Tensor& x, int type) {
+  const torch::Tensor sums = x.sum(1, /*keepdim=*/true);
+  const torch::Tensor bad = sums.le(0).logical_and(x.abs().sum(1, true).gt(0)).reshape(-1);
+  PARTITA_CHECK(!bad.any().item<bool>(), Error,
+                "--normalize-features: features of node type {} have a row whose sum is <= 0; "
+                "row normalization needs non-negative features; leave the flag off",
+                type);
+  return x / sums.clamp_min(1e-12);
+}
+
+}  // namespace
+
+bool has_embeddings(runtime::Session& session) {
+  for (int t = 0; t < session.graph().num_node_types(); ++t)
+    if (session.embedding(t) != nullptr) return true;
+  return false;
+}
+
+TypedBatchInputs typed_inputs(loader::Batch& batch, runtime::Session& session, bool training,
+                              bool normalize) {
+  const store::DistGraph& graph = session.graph();
+  const int types = graph.num_node_types();
+  PARTITA_CHECK(static_cast<int>(batch.typed_inputs.size()) == types, Error,
+                "internal: batch has inputs of {} node types, the graph {}",
+                batch.typed_inputs.size(), types);
+  TypedBatchInputs out;
+  out.inputs.resize(static_cast<size_t>(types));
+  for (int t = 0; t < types; ++t) {
+    loader::TypedInput& in = batch.typed_inputs[static_cast<size_t>(t)];
+    const auto n = static_cast<int64_t>(in.positions.size());
+    nn::RgcnInput& input = out.inputs[static_cast<size_t>(t)];
+    input.positions = torch::from_blob(in.positions.data(), {n}, torch::kInt64);
+    const int64_t dim = graph.type_feat_dim(t);
+    if (dim > 0) {
+      input.x = torch::from_blob(in.features.data(), {n, dim}, torch_type(graph.feature_dtype()))
+                    .to(torch::kFloat32);
+      if (normalize && n > 0) input.x = row_normalized(input.x, t);
+      continue;
+    }
+    store::DistEmbedding* table = session.embedding(t);
+    PARTITA_CHECK(table != nullptr, Error,
+                  "internal: node type {} has no features and no learned embedding", t);
+    std::vector<int64_t> ids(in.positions.size());
+    for (size_t i = 0; i < ids.size(); ++i)
+      ids[i] = batch.sampled.input_nodes[static_cast<size_t>(in.positions[i])];
+    torch::Tensor rows = torch::empty({n, table->dim()}, torch::kFloat32);
+    if (n > 0) table->lookup(ids, rows.data_ptr<float>());
+    if (training) rows.requires_grad_(true);
+    input.x = rows;
+    out.embedded_types.push_back(t);
+    out.embedded_ids.push_back(std::move(ids));
+  }
+  return out;
+}
+
+void push_embedding_gradients(const TypedBatchInputs& inputs, runtime::Session& session) {
+  for (size_t i = 0; i < inputs.embedded_types.size(); ++i) {
+    const int t = inputs.embedded_types[i];
+    const torch::Tensor& rows = inputs.inputs[static_cast<size_t>(t)].x;
+    if (!rows.grad().defined() || rows.size(0) == 0) continue;
+    const torch::Tensor grad = rows.grad().to(torch::kFloat32).contiguous();
+    session.embedding(t)->push_gradients(inputs.embedded_ids[i], grad.data_ptr<float>());
+  }
+}
+
+void apply_embedding_updates(runtime::Session& session) {
+  const store::DistGraph& graph = session.graph();
+  for (int t = 0; t < graph.num_node_types(); ++t) {
+    store::DistEmbedding* table = session.embedding(t);
+    if (table == nullptr) continue;
+    if (session.role() == runtime::Role::kTrainer) {
+      // The owners (servers) do not train: one trainer has them apply.
+      if (session.rank() == 0) table->apply_remote(session.embedding_owners());
+    } else {
+      table->apply_pending();
+    }
+  }
+  session.collectives().barrier();
+}
+
+}  // namespace partita::train
