@@ -14,8 +14,9 @@ torch::Tensor to_tensor(const int64_t* data, int64_t n) {
 }
 
 // Builds every tensor of a checked CSC (indptr [num_dst + 1], indices [E] in [0, num_src)).
+// On the CPU (move_to moves the result).
 BlockTensors from_csc(int64_t num_dst, int64_t num_src, const int64_t* indptr,
-                      const int64_t* indices, torch::Device device) {
+                      const int64_t* indices) {
   const int64_t num_edges = indptr[num_dst];
   BlockTensors t;
   t.num_dst = num_dst;
@@ -48,12 +49,42 @@ BlockTensors from_csc(int64_t num_dst, int64_t num_src, const int64_t* indptr,
     t_dst[pos] = edge_dst[k];
     t_eid[pos] = k;
   }
-  if (device != torch::Device(torch::kCPU)) {
-    for (torch::Tensor* x : {&t.indptr, &t.indices, &t.edge_dst, &t.deg_dst, &t.deg_src,
-                             &t.t_indptr, &t.t_dst, &t.t_eid})
-      *x = x->to(device);
-  }
   return t;
+}
+
+// Sets the relation fields of `t` (built by from_csc, on the CPU) from a checked `etypes`.
+void add_relations(BlockTensors& t, const std::vector<int32_t>& etypes) {
+  const int64_t num_edges = t.num_edges();
+  int64_t max_rel = -1;
+  for (int32_t r : etypes) max_rel = std::max<int64_t>(max_rel, r);
+  const int64_t R = max_rel + 1;
+  const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  t.num_relations = R;
+  t.etypes = torch::empty({num_edges}, i64);
+  t.rel_indptr = torch::zeros({t.num_dst * R + 1}, i64);
+  t.t_rel_row = torch::empty({num_edges}, i64);
+  int64_t* et = t.etypes.data_ptr<int64_t>();
+  int64_t* rel_indptr = t.rel_indptr.data_ptr<int64_t>();
+  const int64_t* edge_dst = t.edge_dst.data_ptr<int64_t>();
+  for (int64_t k = 0; k < num_edges; ++k) {
+    et[k] = etypes[static_cast<size_t>(k)];
+    ++rel_indptr[edge_dst[k] * R + et[k] + 1];
+  }
+  // Edges are grouped by relation inside each dst row (checked), so the counts' prefix sums
+  // are the segment offsets.
+  for (int64_t s = 0; s < t.num_dst * R; ++s) rel_indptr[s + 1] += rel_indptr[s];
+  const int64_t* t_dst = t.t_dst.data_ptr<int64_t>();
+  const int64_t* t_eid = t.t_eid.data_ptr<int64_t>();
+  int64_t* t_rel_row = t.t_rel_row.data_ptr<int64_t>();
+  for (int64_t k = 0; k < num_edges; ++k) t_rel_row[k] = t_dst[k] * R + et[t_eid[k]];
+}
+
+void move_to(BlockTensors& t, torch::Device device) {
+  if (device == torch::Device(torch::kCPU)) return;
+  for (torch::Tensor* x : {&t.indptr, &t.indices, &t.edge_dst, &t.deg_dst, &t.deg_src,
+                           &t.t_indptr, &t.t_dst, &t.t_eid, &t.etypes, &t.rel_indptr,
+                           &t.t_rel_row})
+    if (x->defined()) *x = x->to(device);
 }
 
 }  // namespace
@@ -74,8 +105,23 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) 
     PARTITA_CHECK(s >= 0 && s < block.num_src, Error, "block: src id {} out of [0, {})", s,
                   block.num_src);
   }
-  return from_csc(block.num_dst, block.num_src, block.indptr.data(), block.indices.data(),
-                  device);
+  const bool typed = !block.etypes.empty();
+  PARTITA_CHECK(!typed || block.etypes.size() == block.indices.size(), Error,
+                "block: {} relation ids for {} edges", block.etypes.size(),
+                block.indices.size());
+  for (int64_t i = 0; typed && i < block.num_dst; ++i) {
+    for (int64_t k = block.indptr[i]; k < block.indptr[i + 1]; ++k) {
+      PARTITA_CHECK(block.etypes[k] >= 0, Error, "block: negative relation id {} at edge {}",
+                    block.etypes[k], k);
+      PARTITA_CHECK(k == block.indptr[i] || block.etypes[k - 1] <= block.etypes[k], Error,
+                    "block: relation ids decrease inside the row of dst {}", i);
+    }
+  }
+  BlockTensors t = from_csc(block.num_dst, block.num_src, block.indptr.data(),
+                            block.indices.data());
+  if (typed) add_relations(t, block.etypes);
+  move_to(t, device);
+  return t;
 }
 
 BlockTensors with_self_loops(const BlockTensors& block) {
@@ -91,7 +137,7 @@ BlockTensors with_self_loops(const BlockTensors& block) {
     std::copy(indices + indptr[i], indices + indptr[i + 1], idx.begin() + ptr[i] + 1);
   }
   ptr[n] = block.num_edges() + n;
-  BlockTensors t = from_csc(n, block.num_src, ptr.data(), idx.data(), torch::kCPU);
+  BlockTensors t = from_csc(n, block.num_src, ptr.data(), idx.data());
   t.graph_deg = block.graph_deg;
   return t;
 }
