@@ -152,24 +152,21 @@ torch::Tensor aggregate_mean(const BlockTensors& block, const torch::Tensor& x) 
 torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x) {
   check_block(block, "relation_mean");
   kernel_dtype(x, "relation_mean");
-  PARTITA_CHECK(block.typed() && block.rel_indptr.defined() && block.t_rel_row.defined(), Error,
-                "relation_mean: needs a typed block (sample::Block::etypes)");
+  PARTITA_CHECK(block.typed() && block.rel_indptr.defined() && block.t_rel_entry.defined(),
+                Error, "relation_mean: needs a typed block (sample::Block::etypes)");
   PARTITA_CHECK(x.dim() == 2 && x.size(0) == block.num_src, Error,
                 "relation_mean: x must be [{}, F], got {} dims, {} rows", block.num_src, x.dim(),
                 x.dim() > 0 ? x.size(0) : 0);
-  // The (dst, relation) rows are a CSC of num_dst * R rows over the same edges, in the same
-  // order, so AggregateFn runs on them unchanged: forward gathers into row i * R + r, and
-  // backward gathers each src's gradient from rows t_rel_row. Every edge of a row weighs
-  // 1 / (the row's edge count).
-  const int64_t R = block.num_relations;
+  // The relation rows are a CSC over the entries (the edges regrouped), so AggregateFn runs
+  // on them unchanged: forward gathers rel_src into each row, backward gathers each src's
+  // gradient from rows t_rel_row with the weights of entries t_rel_entry. Every entry of a
+  // row weighs 1 / (the row's entry count).
   const torch::Tensor count = block.rel_indptr.slice(0, 1) - block.rel_indptr.slice(0, 0, -1);
-  const torch::Tensor weight = count.clamp_min(1)
-                                   .to(compute_type(x.scalar_type()))
+  const torch::Tensor weight = count.to(compute_type(x.scalar_type()))
                                    .reciprocal()
                                    .repeat_interleave(count, /*dim=*/0, block.num_edges());
-  const torch::Tensor out = AggregateFn::apply(x, weight, block.rel_indptr, block.indices,
-                                               block.t_indptr, block.t_rel_row, block.t_eid);
-  return out.view({block.num_dst, R * x.size(1)});
+  return AggregateFn::apply(x, weight, block.rel_indptr, block.rel_src, block.t_indptr,
+                            block.t_rel_row, block.t_rel_entry);
 }
 
 torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& score_src,

@@ -20,6 +20,21 @@ torch::Tensor glorot(std::vector<int64_t> shape, int64_t fan_in, int64_t fan_out
   return torch::empty(shape).uniform_(-bound, bound);
 }
 
+// rows.index_select(0, inverse) where `inverse` is a permutation with inverse `perm`: the
+// gradient is one gather too (grad.index_select(0, perm)), not index_select's general
+// scatter-add backward.
+struct PermuteRowsFn : torch::autograd::Function<PermuteRowsFn> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& rows,
+                               const torch::Tensor& perm, const torch::Tensor& inverse) {
+    ctx->save_for_backward({perm});
+    return rows.index_select(0, inverse);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    return {grads[0].index_select(0, ctx->get_saved_variables()[0]), {}, {}};
+  }
+};
+
 }  // namespace
 
 RelGraphConv::RelGraphConv(int64_t in_dim, int64_t out_dim, int64_t num_relations,
@@ -48,30 +63,40 @@ torch::Tensor RelGraphConv::relation_weights() const {
 }
 
 double RelGraphConv::matmul_flops(const BlockTensors& block) const {
-  const double products = static_cast<double>(block.num_relations) + (self_weight.defined() ? 1 : 0);
-  return 2.0 * products * static_cast<double>(block.num_dst) * static_cast<double>(in_dim_) *
-         static_cast<double>(out_dim_);
+  const double rows = static_cast<double>(block.num_relation_rows()) +
+                      (self_weight.defined() ? static_cast<double>(block.num_dst) : 0.0);
+  return 2.0 * rows * static_cast<double>(in_dim_) * static_cast<double>(out_dim_);
 }
 
 torch::Tensor RelGraphConv::forward(const BlockTensors& block, const torch::Tensor& x_src) {
   PARTITA_CHECK(x_src.dim() == 2 && x_src.size(0) == block.num_src && x_src.size(1) == in_dim_,
                 Error, "RelGraphConv: x_src must be [{}, {}], got dim {} size(0) {}",
                 block.num_src, in_dim_, x_src.dim(), x_src.dim() > 0 ? x_src.size(0) : 0);
-  PARTITA_CHECK(block.typed(), Error, "RelGraphConv: needs a typed block (relation ids)");
+  // A block without edges has no relation ids to carry (sample::Block::etypes is empty).
+  PARTITA_CHECK(block.typed() || block.num_edges() == 0, Error,
+                "RelGraphConv: needs a typed block (relation ids)");
   PARTITA_CHECK(block.num_relations <= num_relations_, Error,
                 "RelGraphConv: the block has relation id {}, the layer {} relations",
                 block.num_relations - 1, num_relations_);
   const auto type = x_src.scalar_type();
-  torch::Tensor out = bias.to(type).expand({block.num_dst, out_dim_});
-  if (self_weight.defined())
-    out = torch::addmm(out, x_src.slice(0, 0, block.num_dst), self_weight.to(type));
-  const int64_t R = block.num_relations;
-  if (R > 0) {
-    const torch::Tensor means = relation_mean(block, x_src);  // [num_dst, R * in]
-    const torch::Tensor w = relation_weights().slice(0, 0, R).reshape({R * in_dim_, out_dim_});
-    out = torch::addmm(out, means, w.to(type));
+  torch::Tensor out =
+      self_weight.defined()
+          ? torch::addmm(bias.to(type), x_src.slice(0, 0, block.num_dst), self_weight.to(type))
+          : bias.to(type).expand({block.num_dst, out_dim_}).contiguous();
+  if (block.num_relation_rows() > 0) {
+    // Relation r's rows are a contiguous slice of the means: one product each, then every
+    // product row is added to its dst (in relation order, deterministic).
+    const torch::Tensor means = relation_mean(block, x_src);  // [S, in]
+    const torch::Tensor w = relation_weights().to(type);      // [R, in, out]
+    const torch::Tensor offsets = block.rel_offsets.cpu();
+    const int64_t* off = offsets.data_ptr<int64_t>();
+    std::vector<torch::Tensor> products;
+    for (int64_t r = 0; r < block.num_relations; ++r) {
+      if (off[r + 1] > off[r]) products.push_back(means.slice(0, off[r], off[r + 1]).mm(w[r]));
+    }
+    out = out.index_add(0, block.rel_row_dst, torch::cat(products));
   }
-  return out.contiguous();
+  return out;
 }
 
 RgcnModel::RgcnModel(const RgcnOptions& options) : options_(options) {
@@ -116,10 +141,10 @@ torch::Tensor RgcnModel::forward(const std::vector<BlockTensors>& blocks,
   const auto type = bf16 ? torch::kBFloat16 : torch::kFloat32;
   const int64_t num_input = blocks.back().num_src;
 
-  // The input rows: every node once, its type's projected features or embedding row.
+  // The input rows: every node once, its type's projected features or embedding row. The
+  // types' rows are concatenated, then permuted into input order.
   std::vector<char> seen(static_cast<size_t>(num_input), 0);
-  int64_t covered = 0;
-  torch::Tensor x = torch::zeros({num_input, o.hidden}, type);
+  std::vector<torch::Tensor> parts, part_positions;
   for (size_t t = 0; t < inputs.size(); ++t) {
     const RgcnInput& in = inputs[t];
     if (!in.positions.defined() || in.positions.numel() == 0) continue;
@@ -138,13 +163,20 @@ torch::Tensor RgcnModel::forward(const std::vector<BlockTensors>& blocks,
                     t, p[k], num_input);
       seen[static_cast<size_t>(p[k])] = 1;
     }
-    covered += pos.numel();
     torch::Tensor rows = in.x.to(type);
     if (projections_[t]) rows = linear_as_input(projections_[t], rows);
-    x = x.index_copy(0, pos, rows);
+    parts.push_back(rows);
+    part_positions.push_back(pos);
   }
-  PARTITA_CHECK(covered == num_input, Error,
-                "RgcnModel: the inputs cover {} of the {} input nodes", covered, num_input);
+  const torch::Tensor perm = part_positions.empty() ? torch::empty({0}, torch::kInt64)
+                                                    : torch::cat(part_positions);
+  PARTITA_CHECK(perm.numel() == num_input, Error,
+                "RgcnModel: the inputs cover {} of the {} input nodes", perm.numel(), num_input);
+  // Row k of the concatenation belongs at input row perm[k]: inverse[perm[k]] = k.
+  const torch::Tensor inverse = torch::empty_like(perm).index_put_(
+      {perm}, torch::arange(num_input, torch::kInt64));
+  torch::Tensor x = parts.empty() ? torch::zeros({0, o.hidden}, type)
+                                  : PermuteRowsFn::apply(torch::cat(parts), perm, inverse);
 
   const uint64_t key = dropout_key_;
   if (is_training()) dropout_key_ = mix64(dropout_key_ + 1);

@@ -94,21 +94,43 @@ TEST_F(RgcnTest, TypedBlockTensorsSplitRowsByRelation) {
   const BlockTensors t = to_block_tensors(b);
   ASSERT_TRUE(t.typed());
   EXPECT_EQ(t.num_relations, 4);
-  ASSERT_EQ(t.rel_indptr.size(0), 20 * 4 + 1);
+  // Every (dst, relation) pair with edges is one relation row, relation-major, dst
+  // increasing inside a relation, holding exactly the pair's edges in edge order.
+  const int64_t* offsets = t.rel_offsets.data_ptr<int64_t>();
+  const int64_t* row_dst = t.rel_row_dst.data_ptr<int64_t>();
   const int64_t* ptr = t.rel_indptr.data_ptr<int64_t>();
-  for (int64_t i = 0; i < b.num_dst; ++i) {
-    for (int64_t r = 0; r < 4; ++r) {
-      for (int64_t k = ptr[i * 4 + r]; k < ptr[i * 4 + r + 1]; ++k) {
-        EXPECT_GE(k, b.indptr[i]);
-        EXPECT_LT(k, b.indptr[i + 1]);
-        EXPECT_EQ(b.etypes[k], r);
+  const int64_t* src = t.rel_src.data_ptr<int64_t>();
+  int64_t row = 0, entry = 0;
+  std::vector<int64_t> entry_of_edge(static_cast<size_t>(b.num_edges()), -1);
+  std::vector<int64_t> row_of_edge(static_cast<size_t>(b.num_edges()), -1);
+  for (int64_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(offsets[r], row);
+    for (int64_t i = 0; i < b.num_dst; ++i) {
+      std::vector<int64_t> edges;
+      for (int64_t k = b.indptr[i]; k < b.indptr[i + 1]; ++k)
+        if (b.etypes[k] == r) edges.push_back(k);
+      if (edges.empty()) continue;
+      ASSERT_LT(row, t.num_relation_rows());
+      EXPECT_EQ(row_dst[row], i);
+      ASSERT_EQ(ptr[row + 1] - ptr[row], static_cast<int64_t>(edges.size()));
+      for (int64_t k : edges) {
+        EXPECT_EQ(src[entry], b.indices[k]);
+        entry_of_edge[k] = entry++;
+        row_of_edge[k] = row;
       }
+      ++row;
     }
   }
-  EXPECT_EQ(ptr[20 * 4], b.num_edges());
-  // t_rel_row: the (dst, relation) row of each transposed edge.
-  const auto expect = t.t_dst * 4 + t.etypes.index_select(0, t.t_eid);
-  EXPECT_TRUE(torch::equal(t.t_rel_row, expect));
+  EXPECT_EQ(offsets[4], row);
+  EXPECT_EQ(t.num_relation_rows(), row);
+  EXPECT_EQ(entry, b.num_edges());
+  EXPECT_EQ(offsets[2], offsets[1]) << "relation 1 has no edges, so no rows";
+  // The transposed block's entries point back at the same rows and entries.
+  for (int64_t k = 0; k < b.num_edges(); ++k) {
+    const int64_t e = t.t_eid[k].item<int64_t>();
+    EXPECT_EQ(t.t_rel_row[k].item<int64_t>(), row_of_edge[e]);
+    EXPECT_EQ(t.t_rel_entry[k].item<int64_t>(), entry_of_edge[e]);
+  }
   // A relation past the largest id in the block is not counted.
   const sample::Block c = random_typed_block(20, 35, 4, 3, /*empty=*/{3}, rng);
   EXPECT_EQ(to_block_tensors(c).num_relations, 3);
@@ -144,6 +166,15 @@ TEST_F(RgcnTest, RejectsInconsistentRelationIds) {
   EXPECT_NO_THROW(to_block_tensors(unsorted));
 }
 
+// relation_mean's rows as [num_dst, R, F], zeros where a pair has no row.
+torch::Tensor dense_means(const BlockTensors& t, const torch::Tensor& rows, int64_t R) {
+  const torch::Tensor rel = torch::repeat_interleave(
+      t.rel_offsets.slice(0, 1) - t.rel_offsets.slice(0, 0, -1));  // relation of each row
+  return torch::zeros({t.num_dst * R, rows.size(1)}, rows.options())
+      .index_add(0, t.rel_row_dst * R + rel, rows)
+      .view({t.num_dst, R, rows.size(1)});
+}
+
 TEST_F(RgcnTest, RelationMeanEqualsLoopsAndItsGradientTheOperators) {
   std::mt19937_64 rng(3);
   for (int R : {1, 3, 5}) {
@@ -151,18 +182,19 @@ TEST_F(RgcnTest, RelationMeanEqualsLoopsAndItsGradientTheOperators) {
     const BlockTensors t = to_block_tensors(b);
     const torch::Tensor x = torch::randn({40, 7}).requires_grad_();
     const torch::Tensor got = relation_mean(t, x);
-    ASSERT_EQ(got.sizes(), (std::vector<int64_t>{25, R * 7}));
-    expect_close(got, loop_relation_means(b, x.detach(), R).view({25, R * 7}), 1e-6,
+    ASSERT_EQ(got.sizes(), (std::vector<int64_t>{t.num_relation_rows(), 7}));
+    expect_close(dense_means(t, got.detach(), R), loop_relation_means(b, x.detach(), R), 1e-6,
                  "R=" + std::to_string(R));
-    const torch::Tensor g = torch::randn({25, R * 7});
+    const torch::Tensor g = torch::randn({t.num_relation_rows(), 7});
     (got * g).sum().backward();
     const torch::Tensor fused_grad = x.grad().clone();
     x.mutable_grad().zero_();
+    // The operators: per-edge rows summed into [num_dst * R] and divided by the counts.
     const torch::Tensor seg = t.edge_dst * R + t.etypes;
     const torch::Tensor count = torch::zeros({25 * R}).index_add(0, seg, torch::ones({t.num_edges()}));
     const torch::Tensor ref = torch::zeros({25 * R, 7}).index_add(0, seg, x.index_select(0, t.indices)) /
                               count.clamp_min(1).unsqueeze(1);
-    (ref.view({25, R * 7}) * g).sum().backward();
+    (ref.view({25, R, 7}) * dense_means(t, g, R)).sum().backward();
     expect_close(fused_grad, x.grad(), 1e-6, "grad R=" + std::to_string(R));
   }
   EXPECT_THROW(relation_mean(to_block_tensors(testing::tiny_block()), torch::randn({5, 2})), Error);
@@ -172,7 +204,7 @@ TEST_F(RgcnTest, RelationMeanIsBitIdenticalForAnyThreadCount) {
   std::mt19937_64 rng(13);
   const BlockTensors t = to_block_tensors(random_typed_block(3000, 5000, 6, 4, {4}, rng));
   const torch::Tensor x = torch::randn({5000, 16});
-  const torch::Tensor g = torch::randn({3000, 6 * 16});
+  const torch::Tensor g = torch::randn({t.num_relation_rows(), 16});
   std::vector<torch::Tensor> results;
   for (int threads : {1, 2, 1}) {
     torch::set_num_threads(threads);
@@ -241,6 +273,20 @@ TEST_F(RgcnTest, ConvGradientsEqualAutogradThroughOperators) {
     for (size_t k = 0; k < fused.size(); ++k)
       expect_close(fused[k], ref[k], 1e-5, c.name + " gradient " + std::to_string(k));
   }
+}
+
+TEST_F(RgcnTest, ConvOnABlockWithoutEdges) {
+  // No sampled edge at all: Block::etypes is empty, so the block is untyped.
+  sample::Block b;
+  b.num_dst = 3;
+  b.num_src = 4;
+  b.indptr = {0, 0, 0, 0};
+  b.src_nodes = {1, 2, 3, 4};
+  const BlockTensors t = to_block_tensors(b);
+  RelGraphConv conv(4, 2, 3);
+  const torch::Tensor x = torch::randn({4, 4});
+  expect_close(conv.forward(t, x), x.slice(0, 0, 3).mm(conv.self_weight) + conv.bias, 1e-6,
+               "self term only");
 }
 
 TEST_F(RgcnTest, ConvRejectsUntypedAndForeignBlocks) {
@@ -441,12 +487,13 @@ TEST_F(RgcnTest, SignatureAndFlopsFollowTheShape) {
   EXPECT_NE(a.config_signature(), with_bases.config_signature());
   EXPECT_NE(a.config_signature(), other_dims.config_signature());
   Batch b = make_batch();
-  // Projections 2 * 2 * n_t * D_t * hidden; each layer 3 * 2 * num_dst * (R_block + 1) * in * out.
+  // Projections 2 * 2 * n_t * D_t * hidden; each layer 3 * 2 * (relation rows + num_dst
+  // self rows) * in * out.
   double want = 0;
   want += 4.0 * static_cast<double>(b.inputs[0].positions.numel()) * 5 * 8;
   want += 4.0 * static_cast<double>(b.inputs[2].positions.numel()) * 3 * 8;
-  want += 6.0 * 30 * (3 + 1) * 8 * 8;   // layer 0 on blocks[1]: relation 3 has no edges
-  want += 6.0 * 12 * (4 + 1) * 8 * 3;   // layer 1 on blocks[0]
+  want += 6.0 * static_cast<double>(b.blocks[1].num_relation_rows() + 30) * 8 * 8;
+  want += 6.0 * static_cast<double>(b.blocks[0].num_relation_rows() + 12) * 8 * 3;
   EXPECT_DOUBLE_EQ(a.training_matmul_flops(b.blocks, b.inputs), want);
 }
 

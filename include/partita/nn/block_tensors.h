@@ -32,13 +32,21 @@ struct BlockTensors {
   // Relations r >= num_relations have no edge in this block.
   int64_t num_relations = 0;  // 1 + the largest relation id of an edge (0 without edges)
   torch::Tensor etypes;       // [E] relation of each edge, aligned with indices
-  // The edges of (dst i, relation r) are rel_indptr[i * R + r] .. rel_indptr[i * R + r + 1]
-  // (R = num_relations): the CSC rows split by relation, the rows of relation_mean.
-  torch::Tensor rel_indptr;   // [num_dst * R + 1]
-  // Aligned with t_dst: t_dst * R + the relation of that edge (its (dst, relation) row).
+  // The "relation rows": the S pairs (dst i, relation r) with at least one edge, ordered by
+  // relation, then dst. Relation r's rows are rel_offsets[r] .. rel_offsets[r + 1]. Row s
+  // holds the entries rel_indptr[s] .. rel_indptr[s + 1] (its edges, in edge order), whose
+  // src ids are rel_src. Rows of relation_mean (message_passing.h).
+  torch::Tensor rel_offsets;  // [R + 1], R = num_relations
+  torch::Tensor rel_row_dst;  // [S] the dst of each relation row
+  torch::Tensor rel_indptr;   // [S + 1]
+  torch::Tensor rel_src;      // [E] src id of each entry
+  // Aligned with t_dst: the relation row of that edge and its entry's position, for the
+  // backward pass through the transposed block.
   torch::Tensor t_rel_row;    // [E]
+  torch::Tensor t_rel_entry;  // [E]
 
   int64_t num_edges() const { return indices.size(0); }
+  int64_t num_relation_rows() const { return typed() ? rel_row_dst.size(0) : 0; }
   bool typed() const { return etypes.defined(); }
 };
 

@@ -23,17 +23,20 @@ namespace partita::nn {
 // every W_r is its own [in, out] parameter. The block may have fewer relations than R
 // (relations past block.num_relations have no edges there), never more.
 //
-// The mean is linear, so the layer aggregates first (relation_mean: one fused pass giving
-// [num_dst, R_block * in]) and then multiplies by the stacked [R_block * in, out] weights:
-// one matrix product over the dst rows instead of R products over the src rows.
+// The mean is linear, so the layer aggregates first: relation_mean gives one row per (dst,
+// relation) pair that has edges, grouped by relation, in one fused pass; relation r's rows
+// are multiplied by W_r and added to their dst. The products cover exactly the pairs with
+// edges (a dst type that receives 2 of 8 relations costs 2 products per row, not 8), over
+// dst rows only.
 // x_src may be float32 or bfloat16 (parameters stay float32 and are cast, as in conv.h).
 class RelGraphConv : public BlockConv {
  public:
   // Throws partita::Error on a non-positive dimension or relation count, or num_bases < 0.
   RelGraphConv(int64_t in_dim, int64_t out_dim, int64_t num_relations, int64_t num_bases = 0,
                bool self_loop = true);
-  // Throws partita::Error on an untyped block, one with more relations than the layer, or a
-  // wrong x_src shape.
+  // A block without edges may be untyped (its dst rows get the self term and the bias).
+  // Throws partita::Error on an untyped block with edges, one with more relations than the
+  // layer, or a wrong x_src shape.
   torch::Tensor forward(const BlockTensors& block, const torch::Tensor& x_src) override;
   int64_t out_dim() const override { return out_dim_; }
   double matmul_flops(const BlockTensors& block) const override;
