@@ -182,11 +182,11 @@ int main(int argc, char** argv) {
       inputs[t].x = t == 0 ? torch::randn({n, feat}) : torch::randn({n, 64}).requires_grad_();
     }
     const torch::Tensor labels = torch::randint(0, 349, {1024}, torch::kInt64);
-    out["rgcn_blocks"] = {{1024, 20000, typed[0].num_edges()}, {20000, 150000, typed[1].num_edges()}};
+    out["rgcn_blocks"] = {{1024, 20000, typed[0].num_edges()},
+                          {20000, 150000, typed[1].num_edges()}};
     const torch::Tensor hs = torch::randn({150000, 64}).requires_grad_();
-    out["rgcn_relation_mean_fwd_bwd_fp32_block1_hidden64_s"] = median_seconds(runs, [&] {
-      relation_mean(typed[1], hs).sum().backward();
-    });
+    out["rgcn_relation_mean_fwd_bwd_fp32_block1_hidden64_s"] =
+        median_seconds(runs, [&] { relation_mean(typed[1], hs).sum().backward(); });
     for (Precision p : {Precision::kFp32, Precision::kBf16}) {
       if (p == Precision::kBf16 && !cpu_supports_bf16()) continue;
       RgcnOptions o;
@@ -199,10 +199,11 @@ int main(int argc, char** argv) {
       o.precision = p;
       RgcnModel model(o);
       model.train();
-      out[std::string("rgcn_step_") + precision_name(p) + "_hidden64_s"] = median_seconds(runs, [&] {
-        model.zero_grad();
-        torch::nn::functional::cross_entropy(model.forward(typed, inputs), labels).backward();
-      });
+      out[std::string("rgcn_step_") + precision_name(p) + "_hidden64_s"] =
+          median_seconds(runs, [&] {
+            model.zero_grad();
+            torch::nn::functional::cross_entropy(model.forward(typed, inputs), labels).backward();
+          });
       out["rgcn_step_matmul_gflop"] = model.training_matmul_flops(typed, inputs) * 1e-9;
     }
   }

@@ -122,10 +122,9 @@ void add_relations(BlockTensors& t, const std::vector<int32_t>& etypes) {
 
 void move_to(BlockTensors& t, torch::Device device) {
   if (device == torch::Device(torch::kCPU)) return;
-  for (torch::Tensor* x : {&t.indptr, &t.indices, &t.edge_dst, &t.deg_dst, &t.deg_src,
-                           &t.t_indptr, &t.t_dst, &t.t_eid, &t.etypes, &t.rel_offsets,
-                           &t.rel_row_dst, &t.rel_indptr, &t.rel_src, &t.t_rel_row,
-                           &t.t_rel_entry})
+  for (torch::Tensor* x : {&t.indptr, &t.indices, &t.edge_dst, &t.deg_dst, &t.deg_src, &t.t_indptr,
+                           &t.t_dst, &t.t_eid, &t.etypes, &t.rel_offsets, &t.rel_row_dst,
+                           &t.rel_indptr, &t.rel_src, &t.t_rel_row, &t.t_rel_entry})
     if (x->defined()) *x = x->to(device);
 }
 
@@ -149,8 +148,7 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) 
   }
   const bool typed = !block.etypes.empty();
   PARTITA_CHECK(!typed || block.etypes.size() == block.indices.size(), Error,
-                "block: {} relation ids for {} edges", block.etypes.size(),
-                block.indices.size());
+                "block: {} relation ids for {} edges", block.etypes.size(), block.indices.size());
   for (int64_t i = 0; typed && i < block.num_dst; ++i) {
     for (int64_t k = block.indptr[i]; k < block.indptr[i + 1]; ++k) {
       PARTITA_CHECK(block.etypes[k] >= 0, Error, "block: negative relation id {} at edge {}",
@@ -159,8 +157,8 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) 
                     "block: relation ids decrease inside the row of dst {}", i);
     }
   }
-  BlockTensors t = from_csc(block.num_dst, block.num_src, block.indptr.data(),
-                            block.indices.data());
+  BlockTensors t =
+      from_csc(block.num_dst, block.num_src, block.indptr.data(), block.indices.data());
   if (typed) add_relations(t, block.etypes);
   move_to(t, device);
   return t;

@@ -152,8 +152,8 @@ torch::Tensor aggregate_mean(const BlockTensors& block, const torch::Tensor& x) 
 torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x) {
   check_block(block, "relation_mean");
   kernel_dtype(x, "relation_mean");
-  PARTITA_CHECK(block.typed() && block.rel_indptr.defined() && block.t_rel_entry.defined(),
-                Error, "relation_mean: needs a typed block (sample::Block::etypes)");
+  PARTITA_CHECK(block.typed() && block.rel_indptr.defined() && block.t_rel_entry.defined(), Error,
+                "relation_mean: needs a typed block (sample::Block::etypes)");
   PARTITA_CHECK(x.dim() == 2 && x.size(0) == block.num_src, Error,
                 "relation_mean: x must be [{}, F], got {} dims, {} rows", block.num_src, x.dim(),
                 x.dim() > 0 ? x.size(0) : 0);

@@ -44,15 +44,16 @@ RelGraphConv::RelGraphConv(int64_t in_dim, int64_t out_dim, int64_t num_relation
                 "RelGraphConv: dimensions and relation count must be positive (in {}, out {}, "
                 "relations {})",
                 in_dim, out_dim, num_relations);
-  PARTITA_CHECK(num_bases >= 0, Error, "RelGraphConv: num_bases must be >= 0, got {}",
-                num_bases);
+  PARTITA_CHECK(num_bases >= 0, Error, "RelGraphConv: num_bases must be >= 0, got {}", num_bases);
   if (num_bases == 0) {
-    weight = register_parameter("weight", glorot({num_relations, in_dim, out_dim}, in_dim, out_dim));
+    weight =
+        register_parameter("weight", glorot({num_relations, in_dim, out_dim}, in_dim, out_dim));
   } else {
     basis = register_parameter("basis", glorot({num_bases, in_dim, out_dim}, in_dim, out_dim));
     comp = register_parameter("comp", glorot({num_relations, num_bases}, num_relations, num_bases));
   }
-  if (self_loop) self_weight = register_parameter("self_weight", glorot({in_dim, out_dim}, in_dim, out_dim));
+  if (self_loop)
+    self_weight = register_parameter("self_weight", glorot({in_dim, out_dim}, in_dim, out_dim));
   bias = register_parameter("bias", torch::zeros({out_dim}));
 }
 
@@ -70,8 +71,8 @@ double RelGraphConv::matmul_flops(const BlockTensors& block) const {
 
 torch::Tensor RelGraphConv::forward(const BlockTensors& block, const torch::Tensor& x_src) {
   PARTITA_CHECK(x_src.dim() == 2 && x_src.size(0) == block.num_src && x_src.size(1) == in_dim_,
-                Error, "RelGraphConv: x_src must be [{}, {}], got dim {} size(0) {}",
-                block.num_src, in_dim_, x_src.dim(), x_src.dim() > 0 ? x_src.size(0) : 0);
+                Error, "RelGraphConv: x_src must be [{}, {}], got dim {} size(0) {}", block.num_src,
+                in_dim_, x_src.dim(), x_src.dim() > 0 ? x_src.size(0) : 0);
   // A block without edges has no relation ids to carry (sample::Block::etypes is empty).
   PARTITA_CHECK(block.typed() || block.num_edges() == 0, Error,
                 "RelGraphConv: needs a typed block (relation ids)");
@@ -108,21 +109,20 @@ RgcnModel::RgcnModel(const RgcnOptions& options) : options_(options) {
                 "RgcnModel: dimensions must be positive (hidden {}, out {}, relations {})",
                 o.hidden, o.out_dim, o.num_relations);
   PARTITA_CHECK(o.layers >= 1, Error, "RgcnModel: layers must be >= 1, got {}", o.layers);
-  PARTITA_CHECK(o.num_bases >= 0, Error, "RgcnModel: num_bases must be >= 0, got {}",
-                o.num_bases);
+  PARTITA_CHECK(o.num_bases >= 0, Error, "RgcnModel: num_bases must be >= 0, got {}", o.num_bases);
   PARTITA_CHECK(o.dropout >= 0.0 && o.dropout < 1.0, Error,
                 "RgcnModel: dropout must be in [0, 1), got {}", o.dropout);
   for (size_t t = 0; t < o.type_dims.size(); ++t) {
     torch::nn::Linear proj{nullptr};
     if (o.type_dims[t] > 0)
-      proj = register_module("proj" + std::to_string(t),
-                             torch::nn::Linear(o.type_dims[t], o.hidden));
+      proj =
+          register_module("proj" + std::to_string(t), torch::nn::Linear(o.type_dims[t], o.hidden));
     projections_.push_back(proj);
   }
   for (int64_t l = 0; l < o.layers; ++l) {
     const int64_t out = l + 1 == o.layers ? o.out_dim : o.hidden;
-    auto conv = std::make_shared<RelGraphConv>(o.hidden, out, o.num_relations, o.num_bases,
-                                               o.self_loop);
+    auto conv =
+        std::make_shared<RelGraphConv>(o.hidden, out, o.num_relations, o.num_bases, o.self_loop);
     register_module("conv" + std::to_string(l), conv);
     convs_.push_back(conv);
   }
@@ -150,17 +150,16 @@ torch::Tensor RgcnModel::forward(const std::vector<BlockTensors>& blocks,
     if (!in.positions.defined() || in.positions.numel() == 0) continue;
     const int64_t width = o.type_dims[t] > 0 ? o.type_dims[t] : o.hidden;
     PARTITA_CHECK(in.positions.dim() == 1 && in.positions.scalar_type() == torch::kInt64 &&
-                      in.x.defined() && in.x.dim() == 2 &&
-                      in.x.size(0) == in.positions.size(0) && in.x.size(1) == width,
-                  Error,
-                  "RgcnModel: node type {} needs int64 positions [n] and x [n, {}] ({})", t,
+                      in.x.defined() && in.x.dim() == 2 && in.x.size(0) == in.positions.size(0) &&
+                      in.x.size(1) == width,
+                  Error, "RgcnModel: node type {} needs int64 positions [n] and x [n, {}] ({})", t,
                   width, o.type_dims[t] > 0 ? "features" : "embedding rows");
     const torch::Tensor pos = in.positions.contiguous();
     const int64_t* p = pos.data_ptr<int64_t>();
     for (int64_t k = 0; k < pos.numel(); ++k) {
       PARTITA_CHECK(p[k] >= 0 && p[k] < num_input && !seen[static_cast<size_t>(p[k])], Error,
-                    "RgcnModel: node type {} names input row {}, out of [0, {}) or given twice",
-                    t, p[k], num_input);
+                    "RgcnModel: node type {} names input row {}, out of [0, {}) or given twice", t,
+                    p[k], num_input);
       seen[static_cast<size_t>(p[k])] = 1;
     }
     torch::Tensor rows = in.x.to(type);
@@ -168,13 +167,13 @@ torch::Tensor RgcnModel::forward(const std::vector<BlockTensors>& blocks,
     parts.push_back(rows);
     part_positions.push_back(pos);
   }
-  const torch::Tensor perm = part_positions.empty() ? torch::empty({0}, torch::kInt64)
-                                                    : torch::cat(part_positions);
+  const torch::Tensor perm =
+      part_positions.empty() ? torch::empty({0}, torch::kInt64) : torch::cat(part_positions);
   PARTITA_CHECK(perm.numel() == num_input, Error,
                 "RgcnModel: the inputs cover {} of the {} input nodes", perm.numel(), num_input);
   // Row k of the concatenation belongs at input row perm[k]: inverse[perm[k]] = k.
-  const torch::Tensor inverse = torch::empty_like(perm).index_put_(
-      {perm}, torch::arange(num_input, torch::kInt64));
+  const torch::Tensor inverse =
+      torch::empty_like(perm).index_put_({perm}, torch::arange(num_input, torch::kInt64));
   torch::Tensor x = parts.empty() ? torch::zeros({0, o.hidden}, type)
                                   : PermuteRowsFn::apply(torch::cat(parts), perm, inverse);
 
@@ -212,8 +211,13 @@ double RgcnModel::training_matmul_flops(const std::vector<BlockTensors>& blocks,
 
 std::vector<int64_t> RgcnModel::config_signature() const {
   const RgcnOptions& o = options_;
-  std::vector<int64_t> sig = {kSignatureTag, o.num_relations, o.hidden, o.out_dim, o.layers,
-                              o.num_bases,   o.self_loop ? 1 : 0,
+  std::vector<int64_t> sig = {kSignatureTag,
+                              o.num_relations,
+                              o.hidden,
+                              o.out_dim,
+                              o.layers,
+                              o.num_bases,
+                              o.self_loop ? 1 : 0,
                               static_cast<int64_t>(o.type_dims.size())};
   sig.insert(sig.end(), o.type_dims.begin(), o.type_dims.end());
   return sig;

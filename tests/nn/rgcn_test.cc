@@ -62,10 +62,10 @@ torch::Tensor torch_conv(const BlockTensors& b, const torch::Tensor& x, RelGraph
   const torch::Tensor w = conv.relation_weights();  // [R, in, out]
   const int64_t R = w.size(0), F = x.size(1);
   const torch::Tensor seg = b.edge_dst * R + b.etypes;
-  const torch::Tensor count =
-      torch::zeros({b.num_dst * R}, x.options()).index_add(0, seg, torch::ones({b.num_edges()}, x.options()));
-  const torch::Tensor sums = torch::zeros({b.num_dst * R, F}, x.options())
-                                 .index_add(0, seg, x.index_select(0, b.indices));
+  const torch::Tensor count = torch::zeros({b.num_dst * R}, x.options())
+                                  .index_add(0, seg, torch::ones({b.num_edges()}, x.options()));
+  const torch::Tensor sums =
+      torch::zeros({b.num_dst * R, F}, x.options()).index_add(0, seg, x.index_select(0, b.indices));
   const torch::Tensor means = (sums / count.clamp_min(1).unsqueeze(1)).view({b.num_dst, R, F});
   torch::Tensor out = torch::einsum("nri,rio->no", {means, w}) + conv.bias;
   if (conv.self_weight.defined()) out = out + x.slice(0, 0, b.num_dst).mm(conv.self_weight);
@@ -76,7 +76,8 @@ void expect_close(const torch::Tensor& got, const torch::Tensor& want, double re
                   const std::string& what) {
   ASSERT_EQ(got.sizes(), want.sizes()) << what;
   const double scale = std::max(1.0, want.abs().max().item<double>());
-  const double err = (got.to(torch::kFloat64) - want.to(torch::kFloat64)).abs().max().item<double>();
+  const double err =
+      (got.to(torch::kFloat64) - want.to(torch::kFloat64)).abs().max().item<double>();
   EXPECT_LE(err, rel * scale) << what;
 }
 
@@ -178,7 +179,8 @@ torch::Tensor dense_means(const BlockTensors& t, const torch::Tensor& rows, int6
 TEST_F(RgcnTest, RelationMeanEqualsLoopsAndItsGradientTheOperators) {
   std::mt19937_64 rng(3);
   for (int R : {1, 3, 5}) {
-    const sample::Block b = random_typed_block(25, 40, R, 4, R == 5 ? std::vector<int>{0, 2} : std::vector<int>{}, rng);
+    const sample::Block b =
+        random_typed_block(25, 40, R, 4, R == 5 ? std::vector<int>{0, 2} : std::vector<int>{}, rng);
     const BlockTensors t = to_block_tensors(b);
     const torch::Tensor x = torch::randn({40, 7}).requires_grad_();
     const torch::Tensor got = relation_mean(t, x);
@@ -191,9 +193,11 @@ TEST_F(RgcnTest, RelationMeanEqualsLoopsAndItsGradientTheOperators) {
     x.mutable_grad().zero_();
     // The operators: per-edge rows summed into [num_dst * R] and divided by the counts.
     const torch::Tensor seg = t.edge_dst * R + t.etypes;
-    const torch::Tensor count = torch::zeros({25 * R}).index_add(0, seg, torch::ones({t.num_edges()}));
-    const torch::Tensor ref = torch::zeros({25 * R, 7}).index_add(0, seg, x.index_select(0, t.indices)) /
-                              count.clamp_min(1).unsqueeze(1);
+    const torch::Tensor count =
+        torch::zeros({25 * R}).index_add(0, seg, torch::ones({t.num_edges()}));
+    const torch::Tensor ref =
+        torch::zeros({25 * R, 7}).index_add(0, seg, x.index_select(0, t.indices)) /
+        count.clamp_min(1).unsqueeze(1);
     (ref.view({25, R, 7}) * dense_means(t, g, R)).sum().backward();
     expect_close(fused_grad, x.grad(), 1e-6, "grad R=" + std::to_string(R));
   }
@@ -248,7 +252,8 @@ TEST_F(RgcnTest, ConvEqualsLoopsOverEdges) {
     const torch::Tensor got = conv.forward(t, x);
     expect_close(got, loop_conv(b, x, conv), 1e-5, c.name);
     // Dst rows with no in-edges (multiples of 5) get the self term and the bias only.
-    const torch::Tensor lonely = c.self_loop ? x[0].matmul(conv.self_weight) + conv.bias : conv.bias;
+    const torch::Tensor lonely =
+        c.self_loop ? x[0].matmul(conv.self_weight) + conv.bias : conv.bias;
     expect_close(got[0], lonely, 1e-6, c.name + ": dst without in-edges");
   }
 }
@@ -366,7 +371,8 @@ TEST_F(RgcnTest, ModelEqualsHandAssembledReference) {
         x = x.mm(params[proj + ".weight"].t()) + params[proj + ".bias"];
       }
       const auto pos = b.inputs[t].positions;
-      for (int64_t k = 0; k < pos.size(0); ++k) rows[static_cast<size_t>(pos[k].item<int64_t>())] = x[k];
+      for (int64_t k = 0; k < pos.size(0); ++k)
+        rows[static_cast<size_t>(pos[k].item<int64_t>())] = x[k];
     }
     auto* conv0 = dynamic_cast<RelGraphConv*>(model.named_children()["conv0"].get());
     auto* conv1 = dynamic_cast<RelGraphConv*>(model.named_children()["conv1"].get());

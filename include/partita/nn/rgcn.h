@@ -44,11 +44,11 @@ class RelGraphConv : public BlockConv {
   // W_r for every relation: [R, in, out] (from the bases when num_bases > 0).
   torch::Tensor relation_weights() const;
 
-  torch::Tensor weight;     // [R, in, out]; num_bases == 0 only
-  torch::Tensor basis;      // [B, in, out]; num_bases > 0 only
-  torch::Tensor comp;       // [R, B]; num_bases > 0 only
+  torch::Tensor weight;       // [R, in, out]; num_bases == 0 only
+  torch::Tensor basis;        // [B, in, out]; num_bases > 0 only
+  torch::Tensor comp;         // [R, B]; num_bases > 0 only
   torch::Tensor self_weight;  // [in, out]; self_loop only
-  torch::Tensor bias;       // [out]
+  torch::Tensor bias;         // [out]
 
  private:
   int64_t in_dim_;
@@ -64,11 +64,11 @@ struct RgcnOptions {
   // owns and passes in (RgcnInput::x).
   std::vector<int64_t> type_dims;
   int64_t hidden = 64;
-  int64_t out_dim = 0;     // number of classes
-  int64_t layers = 2;      // >= 1
-  int64_t num_bases = 0;   // 0: a full weight per relation; B > 0: B shared bases
-  double dropout = 0.0;    // on every layer's input (after the projection), training only
-  bool self_loop = true;   // the W_self x_i term
+  int64_t out_dim = 0;    // number of classes
+  int64_t layers = 2;     // >= 1
+  int64_t num_bases = 0;  // 0: a full weight per relation; B > 0: B shared bases
+  double dropout = 0.0;   // on every layer's input (after the projection), training only
+  bool self_loop = true;  // the W_self x_i term
   Precision precision = Precision::kFp32;  // as GnnOptions::precision
 };
 
