@@ -14,8 +14,9 @@ torch::Tensor to_tensor(const int64_t* data, int64_t n) {
 }
 
 // Builds every tensor of a checked CSC (indptr [num_dst + 1], indices [E] in [0, num_src)).
+// On the CPU (move_to moves the result).
 BlockTensors from_csc(int64_t num_dst, int64_t num_src, const int64_t* indptr,
-                      const int64_t* indices, torch::Device device) {
+                      const int64_t* indices) {
   const int64_t num_edges = indptr[num_dst];
   BlockTensors t;
   t.num_dst = num_dst;
@@ -48,12 +49,83 @@ BlockTensors from_csc(int64_t num_dst, int64_t num_src, const int64_t* indptr,
     t_dst[pos] = edge_dst[k];
     t_eid[pos] = k;
   }
-  if (device != torch::Device(torch::kCPU)) {
-    for (torch::Tensor* x : {&t.indptr, &t.indices, &t.edge_dst, &t.deg_dst, &t.deg_src,
-                             &t.t_indptr, &t.t_dst, &t.t_eid})
-      *x = x->to(device);
-  }
   return t;
+}
+
+// Sets the relation fields of `t` (built by from_csc, on the CPU) from a checked `etypes`
+// (relations grouped inside each dst row).
+void add_relations(BlockTensors& t, const std::vector<int32_t>& etypes) {
+  const int64_t num_edges = t.num_edges();
+  int64_t max_rel = -1;
+  for (int32_t r : etypes) max_rel = std::max<int64_t>(max_rel, r);
+  const int64_t R = max_rel + 1;
+  // Runs of one relation inside a dst row, dst-major: (first edge, relation).
+  const int64_t* indptr = t.indptr.data_ptr<int64_t>();
+  std::vector<int64_t> run_start, run_rel;
+  for (int64_t i = 0; i < t.num_dst; ++i) {
+    for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
+      if (k > indptr[i] && etypes[k] == etypes[k - 1]) continue;
+      run_start.push_back(k);
+      run_rel.push_back(etypes[k]);
+    }
+  }
+  const auto S = static_cast<int64_t>(run_start.size());
+  run_start.push_back(num_edges);  // runs are contiguous: run s ends where s + 1 starts
+  const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  t.num_relations = R;
+  t.etypes = torch::empty({num_edges}, i64);
+  t.rel_offsets = torch::zeros({R + 1}, i64);
+  t.rel_row_dst = torch::empty({S}, i64);
+  t.rel_indptr = torch::empty({S + 1}, i64);
+  t.rel_src = torch::empty({num_edges}, i64);
+  t.t_rel_row = torch::empty({num_edges}, i64);
+  t.t_rel_entry = torch::empty({num_edges}, i64);
+  int64_t* et = t.etypes.data_ptr<int64_t>();
+  int64_t* offsets = t.rel_offsets.data_ptr<int64_t>();
+  for (int64_t k = 0; k < num_edges; ++k) et[k] = etypes[static_cast<size_t>(k)];
+  // Counting sort of the runs by relation (stable: dst stays increasing).
+  for (int64_t r : run_rel) ++offsets[r + 1];
+  for (int64_t r = 0; r < R; ++r) offsets[r + 1] += offsets[r];
+  std::vector<int64_t> next(offsets, offsets + R);
+  std::vector<int64_t> row_of_run(static_cast<size_t>(S));
+  for (int64_t s = 0; s < S; ++s) row_of_run[s] = next[static_cast<size_t>(run_rel[s])]++;
+  const int64_t* edge_dst = t.edge_dst.data_ptr<int64_t>();
+  const int64_t* indices = t.indices.data_ptr<int64_t>();
+  int64_t* row_dst = t.rel_row_dst.data_ptr<int64_t>();
+  int64_t* rel_indptr = t.rel_indptr.data_ptr<int64_t>();
+  std::vector<int64_t> run_of_row(static_cast<size_t>(S));
+  for (int64_t s = 0; s < S; ++s) run_of_row[row_of_run[s]] = s;
+  // Rows in relation-major order; entry_of_edge / row_of_edge for the transposed block.
+  std::vector<int64_t> entry_of_edge(static_cast<size_t>(num_edges));
+  std::vector<int64_t> row_of_edge(static_cast<size_t>(num_edges));
+  int64_t* rel_src = t.rel_src.data_ptr<int64_t>();
+  rel_indptr[0] = 0;
+  for (int64_t row = 0; row < S; ++row) {
+    const int64_t run = run_of_row[row];
+    int64_t entry = rel_indptr[row];
+    row_dst[row] = edge_dst[run_start[run]];
+    for (int64_t k = run_start[run]; k < run_start[run + 1]; ++k, ++entry) {
+      rel_src[entry] = indices[k];
+      entry_of_edge[k] = entry;
+      row_of_edge[k] = row;
+    }
+    rel_indptr[row + 1] = entry;
+  }
+  const int64_t* t_eid = t.t_eid.data_ptr<int64_t>();
+  int64_t* t_rel_row = t.t_rel_row.data_ptr<int64_t>();
+  int64_t* t_rel_entry = t.t_rel_entry.data_ptr<int64_t>();
+  for (int64_t k = 0; k < num_edges; ++k) {
+    t_rel_row[k] = row_of_edge[t_eid[k]];
+    t_rel_entry[k] = entry_of_edge[t_eid[k]];
+  }
+}
+
+void move_to(BlockTensors& t, torch::Device device) {
+  if (device == torch::Device(torch::kCPU)) return;
+  for (torch::Tensor* x : {&t.indptr, &t.indices, &t.edge_dst, &t.deg_dst, &t.deg_src, &t.t_indptr,
+                           &t.t_dst, &t.t_eid, &t.etypes, &t.rel_offsets, &t.rel_row_dst,
+                           &t.rel_indptr, &t.rel_src, &t.t_rel_row, &t.t_rel_entry})
+    if (x->defined()) *x = x->to(device);
 }
 
 }  // namespace
@@ -74,8 +146,22 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) 
     PARTITA_CHECK(s >= 0 && s < block.num_src, Error, "block: src id {} out of [0, {})", s,
                   block.num_src);
   }
-  return from_csc(block.num_dst, block.num_src, block.indptr.data(), block.indices.data(),
-                  device);
+  const bool typed = !block.etypes.empty();
+  PARTITA_CHECK(!typed || block.etypes.size() == block.indices.size(), Error,
+                "block: {} relation ids for {} edges", block.etypes.size(), block.indices.size());
+  for (int64_t i = 0; typed && i < block.num_dst; ++i) {
+    for (int64_t k = block.indptr[i]; k < block.indptr[i + 1]; ++k) {
+      PARTITA_CHECK(block.etypes[k] >= 0, Error, "block: negative relation id {} at edge {}",
+                    block.etypes[k], k);
+      PARTITA_CHECK(k == block.indptr[i] || block.etypes[k - 1] <= block.etypes[k], Error,
+                    "block: relation ids decrease inside the row of dst {}", i);
+    }
+  }
+  BlockTensors t =
+      from_csc(block.num_dst, block.num_src, block.indptr.data(), block.indices.data());
+  if (typed) add_relations(t, block.etypes);
+  move_to(t, device);
+  return t;
 }
 
 BlockTensors with_self_loops(const BlockTensors& block) {
@@ -91,7 +177,7 @@ BlockTensors with_self_loops(const BlockTensors& block) {
     std::copy(indices + indptr[i], indices + indptr[i + 1], idx.begin() + ptr[i] + 1);
   }
   ptr[n] = block.num_edges() + n;
-  BlockTensors t = from_csc(n, block.num_src, ptr.data(), idx.data(), torch::kCPU);
+  BlockTensors t = from_csc(n, block.num_src, ptr.data(), idx.data());
   t.graph_deg = block.graph_deg;
   return t;
 }

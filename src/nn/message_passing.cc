@@ -149,6 +149,26 @@ torch::Tensor aggregate_mean(const BlockTensors& block, const torch::Tensor& x) 
   return aggregate(block, x, inv_deg.index_select(0, block.edge_dst));
 }
 
+torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x) {
+  check_block(block, "relation_mean");
+  kernel_dtype(x, "relation_mean");
+  PARTITA_CHECK(block.typed() && block.rel_indptr.defined() && block.t_rel_entry.defined(), Error,
+                "relation_mean: needs a typed block (sample::Block::etypes)");
+  PARTITA_CHECK(x.dim() == 2 && x.size(0) == block.num_src, Error,
+                "relation_mean: x must be [{}, F], got {} dims, {} rows", block.num_src, x.dim(),
+                x.dim() > 0 ? x.size(0) : 0);
+  // The relation rows are a CSC over the entries (the edges regrouped), so AggregateFn runs
+  // on them unchanged: forward gathers rel_src into each row, backward gathers each src's
+  // gradient from rows t_rel_row with the weights of entries t_rel_entry. Every entry of a
+  // row weighs 1 / (the row's entry count).
+  const torch::Tensor count = block.rel_indptr.slice(0, 1) - block.rel_indptr.slice(0, 0, -1);
+  const torch::Tensor weight = count.to(compute_type(x.scalar_type()))
+                                   .reciprocal()
+                                   .repeat_interleave(count, /*dim=*/0, block.num_edges());
+  return AggregateFn::apply(x, weight, block.rel_indptr, block.rel_src, block.t_indptr,
+                            block.t_rel_row, block.t_rel_entry);
+}
+
 torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& score_src,
                                const torch::Tensor& score_dst, double negative_slope) {
   check_block(block, "gat_edge_softmax");

@@ -1,5 +1,6 @@
 #pragma once
 // Small hand-made and random blocks for the nn tests.
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -29,6 +30,34 @@ inline sample::Block random_block(int64_t num_dst, int64_t num_src, int64_t fano
   std::uniform_int_distribution<int64_t> pick(0, num_src - 1);
   for (int64_t i = 0; i < num_dst; ++i) {
     for (int64_t k = 0; k < fanout; ++k) b.indices.push_back(pick(rng));
+    b.indptr.push_back(static_cast<int64_t>(b.indices.size()));
+  }
+  for (int64_t i = 0; i < num_src; ++i) b.src_nodes.push_back(100 + i);
+  return b;
+}
+
+// A typed block: each dst gets, for each relation r < num_relations, a random count in
+// [0, max_per_relation] of src ids drawn uniformly (duplicates possible), listed by
+// relation; relations in `empty` get no edges at all, and dst rows whose id is a multiple of
+// 5 get none either. num_relations == 1 gives a single-relation block.
+inline sample::Block random_typed_block(int64_t num_dst, int64_t num_src, int num_relations,
+                                        int64_t max_per_relation, std::vector<int> empty,
+                                        std::mt19937_64& rng) {
+  sample::Block b;
+  b.num_dst = num_dst;
+  b.num_src = num_src;
+  b.indptr.push_back(0);
+  std::uniform_int_distribution<int64_t> pick(0, num_src - 1);
+  std::uniform_int_distribution<int64_t> count(0, max_per_relation);
+  for (int64_t i = 0; i < num_dst; ++i) {
+    for (int r = 0; r < num_relations; ++r) {
+      const bool none = i % 5 == 0 || std::find(empty.begin(), empty.end(), r) != empty.end();
+      const int64_t n = none ? 0 : count(rng);
+      for (int64_t k = 0; k < n; ++k) {
+        b.indices.push_back(pick(rng));
+        b.etypes.push_back(r);
+      }
+    }
     b.indptr.push_back(static_cast<int64_t>(b.indices.size()));
   }
   for (int64_t i = 0; i < num_src; ++i) b.src_nodes.push_back(100 + i);

@@ -28,15 +28,38 @@ struct BlockTensors {
   // loader fetched it; undefined otherwise. GCNConv normalizes with it when defined.
   torch::Tensor graph_deg;
 
+  // Typed blocks only (sample::Block::etypes non-empty); 0 and undefined otherwise.
+  // Relations r >= num_relations have no edge in this block.
+  int64_t num_relations = 0;  // 1 + the largest relation id of an edge (0 without edges)
+  torch::Tensor etypes;       // [E] relation of each edge, aligned with indices
+  // The "relation rows": the S pairs (dst i, relation r) with at least one edge, ordered by
+  // relation, then dst. Relation r's rows are rel_offsets[r] .. rel_offsets[r + 1]. Row s
+  // holds the entries rel_indptr[s] .. rel_indptr[s + 1] (its edges, in edge order), whose
+  // src ids are rel_src. Rows of relation_mean (message_passing.h).
+  torch::Tensor rel_offsets;  // [R + 1], R = num_relations
+  torch::Tensor rel_row_dst;  // [S] the dst of each relation row
+  torch::Tensor rel_indptr;   // [S + 1]
+  torch::Tensor rel_src;      // [E] src id of each entry
+  // Aligned with t_dst: the relation row of that edge and its entry's position, for the
+  // backward pass through the transposed block.
+  torch::Tensor t_rel_row;    // [E]
+  torch::Tensor t_rel_entry;  // [E]
+
   int64_t num_edges() const { return indices.size(0); }
+  int64_t num_relation_rows() const { return typed() ? rel_row_dst.size(0) : 0; }
+  bool typed() const { return etypes.defined(); }
 };
 
-// Converts `block`. Throws partita::Error if the block is inconsistent (indptr size or
-// monotonicity, num_src < num_dst, an src id out of range).
+// Converts `block`, with the relation fields when block.etypes is non-empty. Throws
+// partita::Error if the block is inconsistent (indptr size or monotonicity, num_src <
+// num_dst, an src id out of range, etypes not aligned with indices, a negative relation
+// id, relation ids decreasing inside a dst row).
 BlockTensors to_block_tensors(const sample::Block& block, torch::Device device = torch::kCPU);
 
 // The same block with one self loop per dst added as the first edge of its row (src i ->
 // dst i), for layers that attend over N(i) ∪ {i} (GAT). graph_deg is kept. CPU only.
+// A self loop has no relation: the result of a typed block is untyped (its relation
+// fields are left empty), so relation-blind layers (GAT) still run on typed blocks.
 BlockTensors with_self_loops(const BlockTensors& block);
 
 // Converts every block, keeping hop order (result[0] has dst = seeds).

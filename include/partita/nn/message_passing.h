@@ -26,6 +26,14 @@ torch::Tensor aggregate(const BlockTensors& block, const torch::Tensor& x,
 // The mean over each dst's in-edges (0 without in-edges): aggregate with w_e = 1 / deg(i).
 torch::Tensor aggregate_mean(const BlockTensors& block, const torch::Tensor& x);
 
+// R-GCN's per-relation means over a typed block, one row per relation row s = (dst i,
+// relation r) of the block (BlockTensors::rel_*; pairs without edges have no row):
+//   out[s, :] = mean over i's in-edges of relation r of x[j, :]
+// x: [num_src, F]; returns [block.num_relation_rows(), F] in x's dtype, differentiable in x.
+// One fused pass over the relation rows; backward through the transposed block (t_rel_*),
+// without atomics. Throws partita::Error on an untyped block or a shape or dtype mismatch.
+torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x);
+
 // GAT's attention: per dst i and head h, over i's in-edges e = (j -> i),
 //   alpha[e, h] = softmax_e LeakyReLU_slope(score_src[j, h] + score_dst[i, h])
 // score_src [num_src, H], score_dst [num_dst, H]; returns alpha [E, H], float64 for float64
