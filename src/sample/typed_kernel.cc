@@ -1,0 +1,218 @@
+// sample_neighbors on typed views (neighbor_kernel.h): every relation's run of a row is
+// sampled on its own, with its own fanout and stream. Kept apart from the untyped path so
+// that path's loops stay as they are.
+//
+// A node's output bound depends on how its row splits into runs, which is only known once
+// the row has been walked; so rather than a counting pass, each chunk writes into its own
+// growing buffer (chunk 0 straight into the output) and the buffers are joined at the end.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "partita/core/error.h"
+#include "partita/core/parallel.h"
+#include "partita/sample/sample_key.h"
+#include "row_algorithms.h"
+
+namespace partita::sample::detail {
+namespace {
+
+// Rows up to this long are split into runs by a linear scan; longer runs are ended by a
+// binary search.
+constexpr int64_t kLinearRunScan = 16;
+
+// The fanout of each relation, and which relation ids are valid.
+struct RelationFanouts {
+  const int64_t* per_relation;  // null: `all` for every relation
+  uint32_t limit;               // relation ids must be < limit (negative ones wrap above)
+  int64_t all;
+
+  int64_t of(int32_t relation) const { return per_relation ? per_relation[relation] : all; }
+};
+
+// One chunk's output: ids and relations, grown on demand. `size` entries are in use.
+struct ChunkOutput {
+  std::vector<int64_t>* neighbors;
+  std::vector<int32_t>* relations;
+  int64_t size = 0;
+
+  // Room for `more` entries after `size`; returns where they start.
+  int64_t* reserve(int64_t more) {
+    const size_t need = static_cast<size_t>(size + more);
+    if (need > neighbors->size()) {
+      const size_t grown = std::max<size_t>({need, 2 * neighbors->size(), 256});
+      neighbors->resize(grown);
+      relations->resize(grown);
+    }
+    return neighbors->data() + size;
+  }
+  void finish() {
+    neighbors->resize(static_cast<size_t>(size));
+    relations->resize(static_cast<size_t>(size));
+  }
+};
+
+// One past the last entry of the run of relation rel[s], within [s, e).
+inline int64_t run_end(const int32_t* rel, int64_t s, int64_t e) {
+  const int32_t r = rel[s];
+  const int64_t scan_end = std::min(e, s + kLinearRunScan);
+  int64_t t = s + 1;
+  while (t < scan_end && rel[t] == r) ++t;
+  if (t < scan_end || t == e) return t;
+  return std::upper_bound(rel + t, rel + e, r) - rel;
+}
+
+// The neighbor_kernel.h algorithm of the mode on one run of d entries with fanout k.
+// Writes ids to out (room for run_bound) and returns how many.
+template <Weighting W, Replacement R>
+int64_t sample_run(int64_t k, const int64_t* row, const float* w, int64_t d, uint64_t key,
+                   int64_t* out, Scratch& scratch) {
+  constexpr bool kWeighted = W == Weighting::kEdgeWeight;
+  if (k < 0) return All{kWeighted}(row, w, d, key, out, scratch);
+  if (k == 0) return 0;  // no draws change anything else: the run's stream is its own
+  if constexpr (kWeighted) {
+    if constexpr (R == Replacement::kWith) {
+      return WeightedWith{k}(row, w, d, key, out, scratch);
+    } else {
+      return WeightedWithout{k}(row, w, d, key, out, scratch);
+    }
+  } else {
+    int64_t c;
+    if constexpr (R == Replacement::kWith) {
+      c = UniformWith{k}(d, key, out, scratch);
+    } else {
+      c = UniformWithout{k}(d, key, out, scratch);
+    }
+    if (c == kWholeRow) return copy_row(row, d, out);
+    for (int64_t j = 0; j < c; ++j) out[j] = row[out[j]];
+    return c;
+  }
+}
+
+// Entries sample_run may write for a run of d entries with fanout k.
+template <Replacement R>
+inline int64_t run_bound(int64_t k, int64_t d) {
+  if (k < 0) return d;
+  return R == Replacement::kWith ? k : std::min(k, d);
+}
+
+[[noreturn]] void throw_bad_relation(int64_t node, int32_t relation, const RelationFanouts& f) {
+  if (relation < 0) {
+    throw Error(fmt::format("sample: node {} has an in-edge of relation {} (negative)", node,
+                            relation));
+  }
+  throw Error(fmt::format(
+      "sample: node {} has an in-edge of relation {}, but fanouts are given for {} relations",
+      node, relation, f.limit));
+}
+
+template <Weighting W, Replacement R>
+void sample_typed_chunk(const CscView& view, const int64_t* nodes, int64_t n, uint64_t hop_key,
+                        const RelationFanouts& fanouts, int64_t* counts, ChunkOutput& out) {
+  const int64_t* indptr = view.indptr.data();
+  const int64_t* indices = view.indices.data();
+  const int32_t* relations = view.relations.data();
+  const float* weights = W == Weighting::kEdgeWeight ? view.weights.data() : nullptr;
+  const int64_t* stream_ids = view.stream_ids.empty() ? nullptr : view.stream_ids.data();
+  const int64_t first = view.first_row;
+  const uint64_t rows = static_cast<uint64_t>(view.num_rows());
+  Scratch scratch;
+  for (int64_t i = 0; i < n; ++i) {
+    // As sample_chunk: offsets 2P nodes ahead, row starts (ids and relations) P ahead.
+    if (i + 2 * kPrefetchDistance < n) {
+      const uint64_t r = static_cast<uint64_t>(nodes[i + 2 * kPrefetchDistance] - first);
+      if (r < rows) {
+        __builtin_prefetch(indptr + r);
+        if (stream_ids) __builtin_prefetch(stream_ids + r);
+      }
+    }
+    if (i + kPrefetchDistance < n) {
+      const uint64_t r = static_cast<uint64_t>(nodes[i + kPrefetchDistance] - first);
+      if (r < rows) {
+        __builtin_prefetch(indices + indptr[r]);
+        __builtin_prefetch(relations + indptr[r]);
+      }
+    }
+    const int64_t v = nodes[i];
+    const uint64_t r = static_cast<uint64_t>(v - first);
+    if (r >= rows) throw_outside(view, v);
+    const int64_t e = indptr[r + 1];
+    const uint64_t key = node_key(hop_key, stream_ids ? stream_ids[r] : v);
+    int64_t count = 0;
+    for (int64_t s = indptr[r]; s < e;) {
+      const int32_t relation = relations[s];
+      if (static_cast<uint32_t>(relation) >= fanouts.limit) throw_bad_relation(v, relation, fanouts);
+      const int64_t t = run_end(relations, s, e);
+      const int64_t k = fanouts.of(relation);
+      int64_t* o = out.reserve(run_bound<R>(k, t - s));
+      const int64_t c = sample_run<W, R>(k, indices + s, weights ? weights + s : nullptr, t - s,
+                                         relation_key(key, relation), o, scratch);
+      std::fill_n(out.relations->data() + out.size, c, relation);
+      out.size += c;
+      count += c;
+      s = t;
+    }
+    counts[i] = count;
+  }
+}
+
+}  // namespace
+
+void sample_typed_neighbors(const CscView& view, ArrayView<const int64_t> nodes,
+                            uint64_t hop_key, const KernelOptions& options, NeighborSample* out) {
+  RelationFanouts fanouts{nullptr, static_cast<uint32_t>(std::numeric_limits<int32_t>::max()) + 1,
+                          options.fanout};
+  if (!options.relation_fanouts.empty()) {
+    for (int64_t r = 0; r < options.relation_fanouts.size(); ++r) {
+      PARTITA_CHECK(options.relation_fanouts[r] >= -1, Error,
+                    "sample: fanout {} of relation {} is invalid (use k >= 0, or -1 for all)",
+                    options.relation_fanouts[r], r);
+    }
+    PARTITA_CHECK(options.relation_fanouts.size() <= std::numeric_limits<int32_t>::max(), Error,
+                  "sample: {} relation fanouts exceed the relation id range",
+                  options.relation_fanouts.size());
+    fanouts.per_relation = options.relation_fanouts.data();
+    fanouts.limit = static_cast<uint32_t>(options.relation_fanouts.size());
+  }
+  const int64_t n = nodes.size();
+  // One thread: one chunk, written straight into `out`. Results do not depend on chunks.
+  const int64_t chunk = options.threads <= 1 ? std::max<int64_t>(n, 1)
+                                             : std::max<int64_t>(options.chunk, 1);
+  const int64_t num_chunks = (n + chunk - 1) / chunk;
+  out->counts.resize(static_cast<size_t>(n));
+  out->neighbors.clear();
+  out->relations.clear();
+  // Chunk 0 fills `out`'s own vectors (their capacity is reused); the others their own.
+  std::vector<std::vector<int64_t>> more_neighbors(static_cast<size_t>(std::max<int64_t>(num_chunks - 1, 0)));
+  std::vector<std::vector<int32_t>> more_relations(more_neighbors.size());
+  std::vector<ChunkOutput> outputs(static_cast<size_t>(num_chunks));
+  for (int64_t c = 0; c < num_chunks; ++c) {
+    outputs[c].neighbors = c == 0 ? &out->neighbors : &more_neighbors[c - 1];
+    outputs[c].relations = c == 0 ? &out->relations : &more_relations[c - 1];
+  }
+  const bool with = options.replacement == Replacement::kWith;
+  auto run = [&](auto sample_chunk) {
+    parallel_chunks(0, n, chunk, options.threads, [&](int64_t b, int64_t e) {
+      ChunkOutput& o = outputs[b / chunk];
+      sample_chunk(view, nodes.data() + b, e - b, hop_key, fanouts, out->counts.data() + b, o);
+      o.finish();
+    });
+  };
+  if (options.weighting == Weighting::kUniform) {
+    if (with) {
+      run(sample_typed_chunk<Weighting::kUniform, Replacement::kWith>);
+    } else {
+      run(sample_typed_chunk<Weighting::kUniform, Replacement::kWithout>);
+    }
+  } else if (with) {
+    run(sample_typed_chunk<Weighting::kEdgeWeight, Replacement::kWith>);
+  } else {
+    run(sample_typed_chunk<Weighting::kEdgeWeight, Replacement::kWithout>);
+  }
+  for (size_t c = 0; c < more_neighbors.size(); ++c) {
+    out->neighbors.insert(out->neighbors.end(), more_neighbors[c].begin(), more_neighbors[c].end());
+    out->relations.insert(out->relations.end(), more_relations[c].begin(), more_relations[c].end());
+  }
+}
+
+}  // namespace partita::sample::detail
