@@ -26,10 +26,10 @@ SampledBatch BlockBuilder::build(ArrayView<const int64_t> seeds, const BlockOpti
   }
 
   const int num_hops = static_cast<int>(options.fanouts.size());
-  PARTITA_CHECK(options.relation_fanouts.empty() ||
-                    options.relation_fanouts.size() == options.fanouts.size(),
-                Error, "sample: relation fanouts are given for {} hops, fanouts for {}",
-                options.relation_fanouts.size(), options.fanouts.size());
+  PARTITA_CHECK(
+      options.relation_fanouts.empty() || options.relation_fanouts.size() == options.fanouts.size(),
+      Error, "sample: relation fanouts are given for {} hops, fanouts for {}",
+      options.relation_fanouts.size(), options.fanouts.size());
   for (int hop = 0; hop < num_hops; ++hop) {
     PARTITA_CHECK(options.fanouts[hop] >= -1, Error,
                   "sample: fanout {} of hop {} is invalid (use k >= 0, or -1 for all)",

@@ -45,7 +45,8 @@ HopFanoutSpec parse_hop(const std::string& text, int hop) {
                   text);
     const size_t eq = entry.find('=');
     const std::string name = eq == std::string::npos ? "*" : entry.substr(0, eq);
-    const int64_t k = parse_value(eq == std::string::npos ? entry : entry.substr(eq + 1), entry, hop);
+    const int64_t k =
+        parse_value(eq == std::string::npos ? entry : entry.substr(eq + 1), entry, hop);
     PARTITA_CHECK(!name.empty(), UsageError,
                   "--fanouts: '{}' in hop {}: no relation name before '='", entry, hop);
     if (name != "*") {
@@ -106,10 +107,9 @@ ResolvedFanouts resolve_fanouts(const FanoutSpec& spec,
     for (const HopFanoutSpec::Named& entry : hop.named) {
       const auto it = std::find(relation_names.begin(), relation_names.end(), entry.relation);
       PARTITA_CHECK(it != relation_names.end(), UsageError,
-                    "--fanouts: '{}' in hop {}: unknown relation '{}' (relations: {})",
-                    entry.text, h + 1, entry.relation, joined(relation_names));
-      PARTITA_CHECK(std::find(it + 1, relation_names.end(), entry.relation) ==
-                        relation_names.end(),
+                    "--fanouts: '{}' in hop {}: unknown relation '{}' (relations: {})", entry.text,
+                    h + 1, entry.relation, joined(relation_names));
+      PARTITA_CHECK(std::find(it + 1, relation_names.end(), entry.relation) == relation_names.end(),
                     UsageError,
                     "--fanouts: '{}' in hop {}: relation name '{}' is ambiguous (relations: {})",
                     entry.text, h + 1, entry.relation, joined(relation_names));

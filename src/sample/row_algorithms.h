@@ -213,7 +213,7 @@ struct All {
 };
 
 // The typed path (typed_kernel.cc): sample_neighbors on a view with relation ids.
-void sample_typed_neighbors(const CscView& view, ArrayView<const int64_t> nodes,
-                            uint64_t hop_key, const KernelOptions& options, NeighborSample* out);
+void sample_typed_neighbors(const CscView& view, ArrayView<const int64_t> nodes, uint64_t hop_key,
+                            const KernelOptions& options, NeighborSample* out);
 
 }  // namespace partita::sample::detail

@@ -7,8 +7,7 @@
 
 namespace partita::sample {
 
-std::vector<uint8_t> encode_hop_request(const HopRequest& request,
-                                        ArrayView<const int64_t> nodes) {
+std::vector<uint8_t> encode_hop_request(const HopRequest& request, ArrayView<const int64_t> nodes) {
   WireWriter w(48 + static_cast<size_t>(request.relation_fanouts.size() + nodes.size()) * 8);
   w.put<uint64_t>(kRequestSampleHop);
   w.put<uint64_t>(request.hop_key);
@@ -59,8 +58,8 @@ HopReply decode_hop_reply(const std::vector<uint8_t>& reply, int rank, int64_t n
                 "sample reply of rank {}: {} counts for {} nodes", rank, r.counts.size(),
                 num_nodes);
   PARTITA_CHECK(r.relations.empty() || r.relations.size() == r.neighbors.size(), CommError,
-                "sample reply of rank {}: {} relations for {} neighbors", rank,
-                r.relations.size(), r.neighbors.size());
+                "sample reply of rank {}: {} relations for {} neighbors", rank, r.relations.size(),
+                r.neighbors.size());
   return r;
 }
 
@@ -73,8 +72,8 @@ void merge_hop_replies(ArrayView<const int> owner, ArrayView<const HopReply> rep
     total += static_cast<size_t>(r.neighbors.size());
   }
   for (int64_t q = 0; q < replies.size(); ++q) {
-    PARTITA_CHECK(!typed || replies[q].relations.size() == replies[q].neighbors.size(),
-                  CommError, "sample reply of rank {}: {} relations for {} neighbors", q,
+    PARTITA_CHECK(!typed || replies[q].relations.size() == replies[q].neighbors.size(), CommError,
+                  "sample reply of rank {}: {} relations for {} neighbors", q,
                   replies[q].relations.size(), replies[q].neighbors.size());
   }
   struct Cursor {

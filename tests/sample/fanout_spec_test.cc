@@ -75,7 +75,8 @@ TEST(FanoutSpec, SyntaxErrorsNameTheEntry) {
             "--fanouts: ' 5' in hop 1: ' 5' is not a fanout (an integer k >= 0, or -1 for all)");
   EXPECT_EQ(error_of("10,cites=-2:5"),
             "--fanouts: 'cites=-2' in hop 2: fanout -2 is invalid (use k >= 0, or -1 for all)");
-  EXPECT_EQ(error_of("-3"), "--fanouts: '-3' in hop 1: fanout -3 is invalid (use k >= 0, or -1 for all)");
+  EXPECT_EQ(error_of("-3"),
+            "--fanouts: '-3' in hop 1: fanout -3 is invalid (use k >= 0, or -1 for all)");
   EXPECT_EQ(error_of("=4:5"), "--fanouts: '=4' in hop 1: no relation name before '='");
   EXPECT_EQ(error_of("cites=1:5:*=6"),
             "--fanouts: '*=6' in hop 1: a second default fanout (the hop already has '5')");

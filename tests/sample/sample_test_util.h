@@ -158,8 +158,8 @@ inline TypedGraph random_typed_graph(int64_t n, int32_t num_relations, int64_t a
     for (int32_t r = 0; r < num_relations; ++r) {
       if (r == empty_relation || v % 13 == 6) continue;  // isolated rows
       if (rng.below(static_cast<uint64_t>(num_relations) + 1) < static_cast<uint64_t>(r)) continue;
-      int64_t want = v < hubs && r == 0 ? hub_degree
-                                        : static_cast<int64_t>(rng.below(2 * avg_degree + 1));
+      int64_t want =
+          v < hubs && r == 0 ? hub_degree : static_cast<int64_t>(rng.below(2 * avg_degree + 1));
       std::set<int64_t> row;
       while (static_cast<int64_t>(row.size()) < std::min(want, n - 1)) {
         int64_t u = static_cast<int64_t>(rng.below(n));
@@ -183,7 +183,7 @@ struct TypedPart {
 };
 
 inline TypedPart make_typed_part(const TypedGraph& t, const std::vector<float>& w,
-                          const std::vector<int64_t>& ids, int64_t first, int64_t end) {
+                                 const std::vector<int64_t>& ids, int64_t first, int64_t end) {
   TypedPart p;
   const int64_t b = t.g.indptr[first], e = t.g.indptr[end];
   for (int64_t r = first; r <= end; ++r) p.indptr.push_back(t.g.indptr[r] - b);
@@ -215,7 +215,8 @@ inline std::vector<std::pair<int64_t, int32_t>> reference_typed_sample(
     const TypedGraph& t, const std::vector<float>& w, int64_t v, uint64_t hop,
     const TypedFanouts& fanouts, Replacement replacement, Weighting weighting,
     const std::vector<int64_t>& stream_ids = {}) {
-  const uint64_t node = stream_key(hop, static_cast<uint64_t>(stream_ids.empty() ? v : stream_ids[v]));
+  const uint64_t node =
+      stream_key(hop, static_cast<uint64_t>(stream_ids.empty() ? v : stream_ids[v]));
   std::vector<std::pair<int64_t, int32_t>> out;
   for (int32_t r = 0; r < t.num_relations; ++r) {
     std::vector<int64_t> ids;
@@ -261,8 +262,8 @@ inline SampledBatch reference_blocks(const graph::Csr& g, const std::vector<floa
         TypedFanouts f{options.fanouts[hop], options.relation_fanouts.empty()
                                                  ? std::vector<int64_t>{}
                                                  : options.relation_fanouts[hop]};
-        picks = reference_typed_sample(*typed, w, nodes[i], key, f, mode.replacement,
-                                       mode.weighting);
+        picks =
+            reference_typed_sample(*typed, w, nodes[i], key, f, mode.replacement, mode.weighting);
       } else {
         for (int64_t u : reference_sample(g, w, nodes[i], key, options.fanouts[hop],
                                           mode.replacement, mode.weighting)) {

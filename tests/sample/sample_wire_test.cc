@@ -1,6 +1,8 @@
 // The distributed sampler's messages and merge (sample_wire.h) on plain CscViews: a hop
 // routed through encode -> serve on the owner's view -> decode -> merge, as DistSampler does
 // it minus the transport, equals sampling on the whole graph, typed or not.
+#include "partita/sample/sample_wire.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -8,7 +10,6 @@
 #include "partita/comm/errors.h"
 #include "partita/sample/block_builder.h"
 #include "partita/sample/local_sampler.h"
-#include "partita/sample/sample_wire.h"
 #include "sample_test_util.h"
 
 namespace partita::sample {
@@ -51,10 +52,10 @@ class WireRoutedSampler final : public NeighborSampler {
     std::vector<HopReply> answers(parts);
     for (size_t p = 0; p < parts; ++p) {
       if (nodes[p].empty()) continue;  // as DistSampler: no request, an empty answer
-      replies[p] = serve(views_[p], options_, static_cast<int>(p),
-                         encode_hop_request(request, nodes[p]));
-      answers[p] = decode_hop_reply(replies[p], static_cast<int>(p),
-                                    static_cast<int64_t>(nodes[p].size()));
+      replies[p] =
+          serve(views_[p], options_, static_cast<int>(p), encode_hop_request(request, nodes[p]));
+      answers[p] =
+          decode_hop_reply(replies[p], static_cast<int>(p), static_cast<int64_t>(nodes[p].size()));
     }
     merge_hop_replies(owner, answers, out);
   }
@@ -127,8 +128,7 @@ TEST(SampleWire, UntypedReplyCarriesNoRelations) {
 TEST(SampleWire, PartitionedTypedBlocksEqualWholeGraph) {
   // Parts [0, 6), [6, 7) (row 6 has no in-edges: an untyped view), [7, 700) and
   // [700, 1500) (which holds no edge of relation 2).
-  TypedGraph t =
-      drop_relation(random_typed_graph(1500, 3, 5, 8, 150, -1, 33), /*r=*/2, 700, 1500);
+  TypedGraph t = drop_relation(random_typed_graph(1500, 3, 5, 8, 150, -1, 33), /*r=*/2, 700, 1500);
   ASSERT_EQ(t.g.indptr[6], t.g.indptr[7]);
   std::vector<float> w = random_weights(t.g.num_entries(), 33);
   std::vector<int64_t> ids(static_cast<size_t>(t.g.num_rows()));  // "dataset ids": reversed

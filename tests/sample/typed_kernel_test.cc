@@ -14,11 +14,11 @@
 namespace partita::sample {
 namespace {
 
+using testing::make_typed_part;
 using testing::random_typed_graph;
 using testing::random_weights;
 using testing::reference_typed_sample;
 using testing::TypedFanouts;
-using testing::make_typed_part;
 using testing::TypedGraph;
 using testing::TypedPart;
 
@@ -70,9 +70,18 @@ void expect_reference(const TypedGraph& t, const std::vector<float>& w, const Cs
 // Uniform fanouts (Floyd's three set sizes, hub rows of relation 0 have degree 300) and
 // per-relation ones, with 0 and -1 among them. Relation 3 has no edges at all.
 const TypedFanouts kFanoutCases[] = {
-    {-1, {}},           {0, {}},           {1, {}},           {5, {}},
-    {16, {}},           {17, {}},          {129, {}},         {1000, {}},
-    {7, {0, 5, -1, 2}}, {7, {129, 0, 3, 0}}, {7, {2, 40, 17, 1}}, {7, {-1, -1, 0, 6}},
+    {-1, {}},
+    {0, {}},
+    {1, {}},
+    {5, {}},
+    {16, {}},
+    {17, {}},
+    {129, {}},
+    {1000, {}},
+    {7, {0, 5, -1, 2}},
+    {7, {129, 0, 3, 0}},
+    {7, {2, 40, 17, 1}},
+    {7, {-1, -1, 0, 6}},
 };
 
 TEST(TypedKernel, MatchesReferenceForEveryModeAndFanout) {
@@ -149,8 +158,8 @@ TEST(TypedKernel, IdenticalForAnyThreadCountAndChunkSize) {
   std::vector<int64_t> nodes = all_nodes(t.g.num_rows());
   for (Replacement r : kModesR) {
     for (Weighting wt : kModesW) {
-      for (const TypedFanouts& f : {TypedFanouts{-1, {}}, TypedFanouts{4, {}},
-                                    TypedFanouts{0, {100, 2, -1}}}) {
+      for (const TypedFanouts& f :
+           {TypedFanouts{-1, {}}, TypedFanouts{4, {}}, TypedFanouts{0, {100, 2, -1}}}) {
         NeighborSample one;
         sample_neighbors(view, nodes, 3, kernel(f, r, wt, 1, 2048), &one);
         for (int threads : {1, 2, 3}) {
@@ -241,18 +250,17 @@ TEST(TypedKernel, RejectsBadRelationsAndFanouts) {
                Error);
   TypedGraph negative = t;
   negative.relations[0] = -1;
-  EXPECT_THROW(sample_neighbors(negative.view(), nodes, 1, kernel({1, {}}, kModesR[0], kModesW[0]),
-                                &s),
-               Error);
+  EXPECT_THROW(
+      sample_neighbors(negative.view(), nodes, 1, kernel({1, {}}, kModesR[0], kModesW[0]), &s),
+      Error);
   // Per-relation fanouts on an untyped view: an error if it has edges, nothing to do if not.
   const std::vector<int64_t> three{1, 1, 1};
-  EXPECT_THROW(sample_neighbors(csc_view_of(t.g), nodes, 1,
-                                kernel({1, three}, kModesR[0], kModesW[0]), &s),
-               Error);
+  EXPECT_THROW(
+      sample_neighbors(csc_view_of(t.g), nodes, 1, kernel({1, three}, kModesR[0], kModesW[0]), &s),
+      Error);
   graph::Csr edgeless;
   edgeless.indptr.assign(51, 0);
-  sample_neighbors(csc_view_of(edgeless), nodes, 1, kernel({1, three}, kModesR[0], kModesW[0]),
-                   &s);
+  sample_neighbors(csc_view_of(edgeless), nodes, 1, kernel({1, three}, kModesR[0], kModesW[0]), &s);
   EXPECT_EQ(s.counts, std::vector<int64_t>(50, 0));
   // validate: one relation id per index.
   CscView short_relations = t.view();

@@ -27,8 +27,7 @@ namespace partita::sample {
 
 // The request for `nodes` (kind code first), with the hop key and fanouts of `request`
 // (its frontier is not sent).
-std::vector<uint8_t> encode_hop_request(const HopRequest& request,
-                                        ArrayView<const int64_t> nodes);
+std::vector<uint8_t> encode_hop_request(const HopRequest& request, ArrayView<const int64_t> nodes);
 
 // Serves one request whose kind code has been read: samples its nodes on `view` (validated
 // by the caller) in the mode of `options`, and returns the reply. Throws CommError naming
