@@ -5,6 +5,11 @@
 //
 //   build-sample/bench/sample_kernel_bench [--nodes N] [--degree D] [--batch B]
 //       [--batches K] [--runs R] [--threads T] [--replace] [--hugepages] [--seed S]
+//       [--relations R]
+//
+// --relations R (R > 0) makes the graph typed: every source node has one of R relation
+// types (a hash of its id), rows are sorted by (relation, source), and each hop's fanout
+// applies to every relation (the typed kernel path; more edges per node than untyped).
 //
 // --hugepages asks for transparent huge pages on the graph's arrays (THP "madvise" mode):
 // random row reads then miss the TLB far less. Default off, as for memory-mapped files.
@@ -68,6 +73,7 @@ struct Args {
   bool replace = false;
   bool hugepages = false;  // madvise(MADV_HUGEPAGE) on the graph arrays
   uint64_t seed = 1;
+  int relations = 0;  // > 0: a typed graph with this many relations
 };
 
 Args parse(int argc, char** argv) {
@@ -95,6 +101,8 @@ Args parse(int argc, char** argv) {
       a.threads = std::stoi(value());
     else if (f == "--seed")
       a.seed = std::stoull(value());
+    else if (f == "--relations")
+      a.relations = std::stoi(value());
     else if (f == "--replace")
       a.replace = true;
     else if (f == "--hugepages")
@@ -104,10 +112,11 @@ Args parse(int argc, char** argv) {
       std::exit(2);
     }
   }
-  if (a.nodes < 2 || a.batch < 1 || a.batch > a.nodes || a.batches < 1 || a.runs < 1) {
+  if (a.nodes < 2 || a.batch < 1 || a.batch > a.nodes || a.batches < 1 || a.runs < 1 ||
+      a.relations < 0) {
     std::fprintf(stderr,
                  "error: need --nodes >= 2, 1 <= --batch <= --nodes, --batches and "
-                 "--runs >= 1\n");
+                 "--runs >= 1, --relations >= 0\n");
     std::exit(2);
   }
   return a;
@@ -184,6 +193,27 @@ graph::Csr synthetic_graph(const Args& a) {
   return g;
 }
 
+// Typed graphs: relation mix64(u) % R for source u; each row re-sorted by (relation, u).
+std::vector<int32_t> relations_of(graph::Csr& g, const Args& a) {
+  std::vector<int32_t> rel(static_cast<size_t>(g.num_entries()));
+  parallel_chunks(0, g.num_rows(), 1 << 16, 2, [&](int64_t b, int64_t e) {
+    std::vector<std::pair<int32_t, int64_t>> row;
+    for (int64_t v = b; v < e; ++v) {
+      row.clear();
+      for (int64_t i = g.indptr[v]; i < g.indptr[v + 1]; ++i) {
+        const uint64_t u = static_cast<uint64_t>(g.indices[i]);
+        row.emplace_back(static_cast<int32_t>(mix64(u ^ a.seed) % a.relations), g.indices[i]);
+      }
+      std::sort(row.begin(), row.end());
+      for (size_t j = 0; j < row.size(); ++j) {
+        rel[g.indptr[v] + j] = row[j].first;
+        g.indices[g.indptr[v] + j] = row[j].second;
+      }
+    }
+  });
+  return rel;
+}
+
 std::vector<int64_t> batch_seeds(const Args& a, int64_t b) {
   Rng rng(stream_key(a.seed, 3, b));
   std::unordered_set<int64_t> seen;
@@ -248,7 +278,9 @@ int main(int argc, char** argv) {
   const std::vector<int64_t> fanouts{15, 10, 5};
   const int hops = static_cast<int>(fanouts.size());
   const double t0 = now();
-  const graph::Csr g = synthetic_graph(a);
+  graph::Csr g = synthetic_graph(a);
+  const std::vector<int32_t> relations =
+      a.relations > 0 ? relations_of(g, a) : std::vector<int32_t>{};
   const double build_s = now() - t0;
   int64_t max_degree = 0;
   for (int64_t v = 0; v < g.num_rows(); ++v) max_degree = std::max(max_degree, g.degree(v));
@@ -256,13 +288,15 @@ int main(int argc, char** argv) {
   LocalSamplerOptions so;
   so.replacement = a.replace ? Replacement::kWith : Replacement::kWithout;
   so.threads = a.threads;
-  LocalSampler local(csc_view_of(g), so);
+  CscView view = csc_view_of(g);
+  view.relations = ArrayView<const int32_t>(relations);
+  LocalSampler local(view, so);
   TimedSampler timed(local);
   BlockBuilder builder;
   std::vector<std::vector<int64_t>> seeds;
   for (int b = 0; b < a.batches; ++b) seeds.push_back(batch_seeds(a, b));
 
-  const BlockOptions warm{fanouts, {}};
+  const BlockOptions warm{fanouts, {}, {}};
   builder.build(seeds[0], warm, timed);  // warm-up: page in, grow the relabel table
   timed.reset();
 
@@ -274,7 +308,8 @@ int main(int argc, char** argv) {
     int64_t edges = 0, inputs = 0;
     const double start = now(), cpu_start = cpu_now();
     for (int b = 0; b < a.batches; ++b) {
-      const BlockOptions o{fanouts, {a.seed, static_cast<uint64_t>(run), static_cast<uint64_t>(b)}};
+      const BlockOptions o{
+          fanouts, {a.seed, static_cast<uint64_t>(run), static_cast<uint64_t>(b)}, {}};
       SampledBatch batch = builder.build(seeds[b], o, timed);
       edges += batch.num_sampled_edges();
       inputs += static_cast<int64_t>(batch.input_nodes.size());
@@ -355,6 +390,7 @@ int main(int argc, char** argv) {
   out["threads"] = a.threads;
   out["replace"] = a.replace;
   out["hugepages"] = a.hugepages;
+  out["relations"] = a.relations;
   out["edges_per_batch"] = edges_per_batch;
   out["input_nodes_per_batch"] = input_nodes_per_batch;
   // Headline: sampled edges per CPU-second of BlockBuilder::build (per core when threads=1).

@@ -26,10 +26,22 @@ SampledBatch BlockBuilder::build(ArrayView<const int64_t> seeds, const BlockOpti
   }
 
   const int num_hops = static_cast<int>(options.fanouts.size());
+  PARTITA_CHECK(
+      options.relation_fanouts.empty() || options.relation_fanouts.size() == options.fanouts.size(),
+      Error, "sample: relation fanouts are given for {} hops, fanouts for {}",
+      options.relation_fanouts.size(), options.fanouts.size());
   for (int hop = 0; hop < num_hops; ++hop) {
     PARTITA_CHECK(options.fanouts[hop] >= -1, Error,
                   "sample: fanout {} of hop {} is invalid (use k >= 0, or -1 for all)",
                   options.fanouts[hop], hop);
+    if (options.relation_fanouts.empty()) continue;
+    const std::vector<int64_t>& per_relation = options.relation_fanouts[hop];
+    for (size_t r = 0; r < per_relation.size(); ++r) {
+      PARTITA_CHECK(per_relation[r] >= -1, Error,
+                    "sample: fanout {} of relation {} at hop {} is invalid (use k >= 0, or -1 "
+                    "for all)",
+                    per_relation[r], r, hop);
+    }
   }
   batch.blocks.resize(static_cast<size_t>(num_hops));
   for (int hop = 0; hop < num_hops; ++hop) {
@@ -40,6 +52,9 @@ SampledBatch BlockBuilder::build(ArrayView<const int64_t> seeds, const BlockOpti
     request.hop = hop;
     request.hop_key = hop_key(options.key, hop);
     request.fanout = options.fanouts[hop];
+    if (!options.relation_fanouts.empty()) {
+      request.relation_fanouts = ArrayView<const int64_t>(options.relation_fanouts[hop]);
+    }
     sampler.sample_hop(request, &sample_);
 
     PARTITA_CHECK(static_cast<int64_t>(sample_.counts.size()) == block.num_dst, Error,
@@ -61,6 +76,11 @@ SampledBatch BlockBuilder::build(ArrayView<const int64_t> seeds, const BlockOpti
     block.indices = std::move(sample_.neighbors);
     sample_.neighbors.clear();
     relabeler_.relabel(block.indices.data(), block.num_edges());
+    PARTITA_CHECK(sample_.relations.empty() || sample_.relations.size() == block.indices.size(),
+                  Error, "sample: hop {}: the sampler returned {} relations for {} ids", hop,
+                  sample_.relations.size(), block.indices.size());
+    block.etypes = std::move(sample_.relations);
+    sample_.relations.clear();
     block.num_src = relabeler_.size();
     block.src_nodes = relabeler_.nodes();
   }

@@ -28,6 +28,9 @@ void validate(const CscView& view, const char* what) {
                 view.indices.size());
   PARTITA_CHECK(view.weights.empty() || view.weights.size() == view.indices.size(), Error,
                 "{}: {} weights for {} indices", what, view.weights.size(), view.indices.size());
+  PARTITA_CHECK(view.relations.empty() || view.relations.size() == view.indices.size(), Error,
+                "{}: {} relation ids for {} indices", what, view.relations.size(),
+                view.indices.size());
   PARTITA_CHECK(view.stream_ids.empty() || view.stream_ids.size() == view.num_rows(), Error,
                 "{}: {} stream ids for {} rows", what, view.stream_ids.size(), view.num_rows());
 }

@@ -14,6 +14,7 @@ LocalSampler::LocalSampler(const CscView& view, const LocalSamplerOptions& optio
 void LocalSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   KernelOptions kernel;
   kernel.fanout = request.fanout;
+  kernel.relation_fanouts = request.relation_fanouts;
   kernel.replacement = options_.replacement;
   kernel.weighting = options_.weighting;
   kernel.threads = options_.threads;

@@ -1,7 +1,8 @@
 #pragma once
 // Small graphs and a naive reference sampler for the sample/ tests. The reference follows
 // the algorithms spelled out in neighbor_kernel.h with the plainest code (std::set,
-// full sorts, linear scans, std::unordered_map) and the same per-node streams.
+// full sorts, linear scans, std::unordered_map) and the same per-node (and, on typed
+// graphs, per-relation) streams.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "partita/core/random.h"
 #include "partita/graph/csr.h"
 #include "partita/sample/block_builder.h"
+#include "partita/sample/csc_view.h"
 #include "partita/sample/neighbor_kernel.h"
 #include "partita/sample/sample_key.h"
 
@@ -63,20 +65,18 @@ inline std::vector<float> random_weights(int64_t count, uint64_t seed) {
 
 inline bool positive_weight(float w) { return w > 0.0f && std::isfinite(w); }
 
-// The reference sample of one node.
-// `stream_ids`: empty, or the id keying each row's stream (CscView::stream_ids).
-inline std::vector<int64_t> reference_sample(const graph::Csr& g, const std::vector<float>& w,
-                                             int64_t v, uint64_t hop, int64_t k,
-                                             Replacement replacement, Weighting weighting,
-                                             const std::vector<int64_t>& stream_ids = {}) {
+// The reference algorithms of neighbor_kernel.h on one run of d entries (ids, weights)
+// with fanout k, drawing from Rng(stream).
+inline std::vector<int64_t> reference_run(const int64_t* ids, const float* w, int64_t d,
+                                          uint64_t stream, int64_t k, Replacement replacement,
+                                          Weighting weighting) {
   const bool weighted = weighting == Weighting::kEdgeWeight;
-  const int64_t b = g.indptr[v], d = g.indptr[v + 1] - b;
   std::vector<int64_t> all;
   for (int64_t i = 0; i < d; ++i) {
-    if (!weighted || positive_weight(w[b + i])) all.push_back(g.indices[b + i]);
+    if (!weighted || positive_weight(w[i])) all.push_back(ids[i]);
   }
   if (k < 0) return all;
-  Rng rng(node_key(hop, stream_ids.empty() ? v : stream_ids[v]));
+  Rng rng(stream);
   std::vector<int64_t> out;
   if (!weighted && replacement == Replacement::kWithout) {
     if (k >= d) return all;
@@ -85,34 +85,152 @@ inline std::vector<int64_t> reference_sample(const graph::Csr& g, const std::vec
       int64_t t = static_cast<int64_t>(rng.below(j + 1));
       taken.insert(taken.count(t) ? j : t);
     }
-    for (int64_t p : taken) out.push_back(g.indices[b + p]);
+    for (int64_t p : taken) out.push_back(ids[p]);
   } else if (!weighted) {
-    for (int64_t i = 0; d > 0 && i < k; ++i) out.push_back(g.indices[b + rng.below(d)]);
+    for (int64_t i = 0; d > 0 && i < k; ++i) out.push_back(ids[rng.below(d)]);
   } else if (replacement == Replacement::kWithout) {
     if (k >= d) return all;
     std::vector<std::pair<double, int64_t>> keyed;
     for (int64_t i = 0; i < d; ++i) {
       double u = static_cast<double>((rng.next() >> 11) + 1) * 0x1.0p-53;
-      if (positive_weight(w[b + i])) keyed.emplace_back(-std::log(u) / w[b + i], i);
+      if (positive_weight(w[i])) keyed.emplace_back(-std::log(u) / w[i], i);
     }
     std::sort(keyed.begin(), keyed.end());
     std::vector<int64_t> pos;
     for (int64_t i = 0; i < std::min<int64_t>(k, keyed.size()); ++i) pos.push_back(keyed[i].second);
     std::sort(pos.begin(), pos.end());
-    for (int64_t p : pos) out.push_back(g.indices[b + p]);
+    for (int64_t p : pos) out.push_back(ids[p]);
   } else {
     std::vector<double> cum;
     double total = 0;
     int64_t last = -1;
     for (int64_t i = 0; i < d; ++i) {
-      if (positive_weight(w[b + i])) total += w[b + i], last = i;
+      if (positive_weight(w[i])) total += w[i], last = i;
       cum.push_back(total);
     }
     for (int64_t j = 0; last >= 0 && j < k; ++j) {
       double x = rng.uniform() * total;
       int64_t i = 0;
       while (i < d && !(cum[i] > x)) ++i;
-      out.push_back(g.indices[b + std::min(i, last)]);
+      out.push_back(ids[std::min(i, last)]);
+    }
+  }
+  return out;
+}
+
+// The reference sample of one node.
+// `stream_ids`: empty, or the id keying each row's stream (CscView::stream_ids).
+inline std::vector<int64_t> reference_sample(const graph::Csr& g, const std::vector<float>& w,
+                                             int64_t v, uint64_t hop, int64_t k,
+                                             Replacement replacement, Weighting weighting,
+                                             const std::vector<int64_t>& stream_ids = {}) {
+  const int64_t b = g.indptr[v], d = g.indptr[v + 1] - b;
+  return reference_run(g.indices.data() + b, w.empty() ? nullptr : w.data() + b, d,
+                       node_key(hop, stream_ids.empty() ? v : stream_ids[v]), k, replacement,
+                       weighting);
+}
+
+// A typed graph: one CSC plus a relation id per entry, rows sorted by (relation, source).
+struct TypedGraph {
+  graph::Csr g;
+  std::vector<int32_t> relations;
+  int32_t num_relations = 0;
+
+  CscView view(const std::vector<float>& w = {}) const {
+    CscView v = csc_view_of(g, w);
+    v.relations = ArrayView<const int32_t>(relations);
+    return v;
+  }
+};
+
+// n nodes, `num_relations` relations. Each row draws about avg_degree entries per relation
+// (hub rows: hub_degree for relation 0), except that relation r is left out of a row with
+// probability r / (num_relations + 1) and relation `empty_relation` (if >= 0) has no edges
+// at all. Sources distinct within a relation, != v; some rows empty.
+inline TypedGraph random_typed_graph(int64_t n, int32_t num_relations, int64_t avg_degree,
+                                     int64_t hubs, int64_t hub_degree, int32_t empty_relation,
+                                     uint64_t seed) {
+  Rng rng(stream_key(seed, 78));
+  TypedGraph t;
+  t.num_relations = num_relations;
+  t.g.indptr.push_back(0);
+  for (int64_t v = 0; v < n; ++v) {
+    for (int32_t r = 0; r < num_relations; ++r) {
+      if (r == empty_relation || v % 13 == 6) continue;  // isolated rows
+      if (rng.below(static_cast<uint64_t>(num_relations) + 1) < static_cast<uint64_t>(r)) continue;
+      int64_t want =
+          v < hubs && r == 0 ? hub_degree : static_cast<int64_t>(rng.below(2 * avg_degree + 1));
+      std::set<int64_t> row;
+      while (static_cast<int64_t>(row.size()) < std::min(want, n - 1)) {
+        int64_t u = static_cast<int64_t>(rng.below(n));
+        if (u != v) row.insert(u);
+      }
+      t.g.indices.insert(t.g.indices.end(), row.begin(), row.end());
+      t.relations.insert(t.relations.end(), row.size(), r);
+    }
+    t.g.indptr.push_back(static_cast<int64_t>(t.g.indices.size()));
+  }
+  return t;
+}
+
+// Rows [first, end) of a typed graph as a partition: indptr rebased to 0, indices global,
+// relations, weights (w must have one per entry) and stream ids sliced.
+struct TypedPart {
+  std::vector<int64_t> indptr, indices, stream_ids;
+  std::vector<int32_t> relations;
+  std::vector<float> weights;
+  CscView view;
+};
+
+inline TypedPart make_typed_part(const TypedGraph& t, const std::vector<float>& w,
+                                 const std::vector<int64_t>& ids, int64_t first, int64_t end) {
+  TypedPart p;
+  const int64_t b = t.g.indptr[first], e = t.g.indptr[end];
+  for (int64_t r = first; r <= end; ++r) p.indptr.push_back(t.g.indptr[r] - b);
+  p.indices.assign(t.g.indices.begin() + b, t.g.indices.begin() + e);
+  p.relations.assign(t.relations.begin() + b, t.relations.begin() + e);
+  p.weights.assign(w.begin() + b, w.begin() + e);
+  p.stream_ids.assign(ids.begin() + first, ids.begin() + end);
+  p.view.indptr = ArrayView<const int64_t>(p.indptr);
+  p.view.indices = ArrayView<const int64_t>(p.indices);
+  p.view.relations = ArrayView<const int32_t>(p.relations);
+  p.view.weights = ArrayView<const float>(p.weights);
+  p.view.stream_ids = ArrayView<const int64_t>(p.stream_ids);
+  p.view.first_row = first;
+  return p;
+}
+
+// Per-relation fanouts of the reference (empty: `fanout` for every relation).
+struct TypedFanouts {
+  int64_t fanout = -1;
+  std::vector<int64_t> per_relation;
+
+  int64_t of(int32_t r) const { return per_relation.empty() ? fanout : per_relation[r]; }
+};
+
+// The reference sample of one node of a typed graph, re-derived from the contract: each
+// relation's entries alone (a filter of the row, not its runs), in increasing relation,
+// drawing from Rng(stream_key(stream_key(hop, id), r)).
+inline std::vector<std::pair<int64_t, int32_t>> reference_typed_sample(
+    const TypedGraph& t, const std::vector<float>& w, int64_t v, uint64_t hop,
+    const TypedFanouts& fanouts, Replacement replacement, Weighting weighting,
+    const std::vector<int64_t>& stream_ids = {}) {
+  const uint64_t node =
+      stream_key(hop, static_cast<uint64_t>(stream_ids.empty() ? v : stream_ids[v]));
+  std::vector<std::pair<int64_t, int32_t>> out;
+  for (int32_t r = 0; r < t.num_relations; ++r) {
+    std::vector<int64_t> ids;
+    std::vector<float> weights;
+    for (int64_t e = t.g.indptr[v]; e < t.g.indptr[v + 1]; ++e) {
+      if (t.relations[e] != r) continue;
+      ids.push_back(t.g.indices[e]);
+      weights.push_back(w.empty() ? 1.0f : w[e]);
+    }
+    if (ids.empty()) continue;
+    for (int64_t u : reference_run(ids.data(), weights.data(), static_cast<int64_t>(ids.size()),
+                                   stream_key(node, static_cast<uint64_t>(r)), fanouts.of(r),
+                                   replacement, weighting)) {
+      out.emplace_back(u, r);
     }
   }
   return out;
@@ -123,10 +241,11 @@ struct ReferenceMode {
   Weighting weighting = Weighting::kUniform;
 };
 
-// The reference multi-hop sampler: blocks built with std::unordered_map.
+// The reference multi-hop sampler: blocks built with std::unordered_map. `typed`: the
+// graph's relations (then g is typed->g and blocks get etypes), or null.
 inline SampledBatch reference_blocks(const graph::Csr& g, const std::vector<float>& w,
                                      const std::vector<int64_t>& seeds, const BlockOptions& options,
-                                     ReferenceMode mode) {
+                                     ReferenceMode mode, const TypedGraph* typed = nullptr) {
   SampledBatch batch;
   batch.seeds = seeds;
   std::vector<int64_t> nodes = seeds;
@@ -138,14 +257,27 @@ inline SampledBatch reference_blocks(const graph::Csr& g, const std::vector<floa
     block.indptr.push_back(0);
     const uint64_t key = hop_key(options.key, static_cast<int>(hop));
     for (int64_t i = 0; i < block.num_dst; ++i) {
-      for (int64_t u : reference_sample(g, w, nodes[i], key, options.fanouts[hop], mode.replacement,
-                                        mode.weighting)) {
+      std::vector<std::pair<int64_t, int32_t>> picks;
+      if (typed) {
+        TypedFanouts f{options.fanouts[hop], options.relation_fanouts.empty()
+                                                 ? std::vector<int64_t>{}
+                                                 : options.relation_fanouts[hop]};
+        picks =
+            reference_typed_sample(*typed, w, nodes[i], key, f, mode.replacement, mode.weighting);
+      } else {
+        for (int64_t u : reference_sample(g, w, nodes[i], key, options.fanouts[hop],
+                                          mode.replacement, mode.weighting)) {
+          picks.emplace_back(u, 0);
+        }
+      }
+      for (auto [u, r] : picks) {
         auto it = local.find(u);
         if (it == local.end()) {
           it = local.emplace(u, static_cast<int64_t>(nodes.size())).first;
           nodes.push_back(u);
         }
         block.indices.push_back(it->second);
+        if (typed) block.etypes.push_back(r);
       }
       block.indptr.push_back(static_cast<int64_t>(block.indices.size()));
     }
@@ -167,6 +299,7 @@ inline void expect_same_batch(const SampledBatch& a, const SampledBatch& b) {
     EXPECT_EQ(a.blocks[i].indptr, b.blocks[i].indptr);
     EXPECT_EQ(a.blocks[i].indices, b.blocks[i].indices);
     EXPECT_EQ(a.blocks[i].src_nodes, b.blocks[i].src_nodes);
+    EXPECT_EQ(a.blocks[i].etypes, b.blocks[i].etypes);
   }
   EXPECT_EQ(a.input_nodes, b.input_nodes);
 }

@@ -9,6 +9,10 @@
 // blocks.back() holds the input (outermost) layer, so a GNN applies its first layer to
 // blocks.back() and its last to blocks[0].
 //
+// Typed graphs (the sampler returns relations): each hop samples every relation of a
+// frontier node's in-edges on its own (neighbor_kernel.h), and Block::etypes holds the
+// relation of each block edge.
+//
 // Seeds must be distinct: a repeated seed throws partita::Error (dedupe or reject in the
 // loader, where the labels are).
 #include <cstdint>
@@ -46,6 +50,10 @@ struct SampledBatch {
 struct BlockOptions {
   std::vector<int64_t> fanouts;  // one per hop, fanouts[0] for hop 0; -1: all neighbors
   SampleKey key;                 // (seed, epoch, batch) of this batch
+  // Typed graphs: per hop, the fanout of each relation (indexed by relation id; -1: all);
+  // empty, or an empty hop: fanouts[hop] for every relation (fanout_spec.h builds these
+  // from --fanouts). When not empty it has one entry per hop.
+  std::vector<std::vector<int64_t>> relation_fanouts;
 };
 
 // Keeps its relabelling table and buffers between batches. Not thread-safe: one builder
@@ -53,7 +61,8 @@ struct BlockOptions {
 class BlockBuilder {
  public:
   // Samples a batch through `sampler`. Throws partita::Error on a repeated seed, a fanout
-  // < -1, a sampler that returns inconsistent counts, or whatever the sampler throws.
+  // < -1, relation_fanouts whose size is not the hop count, a sampler that returns
+  // inconsistent counts or relations, or whatever the sampler throws.
   SampledBatch build(ArrayView<const int64_t> seeds, const BlockOptions& options,
                      NeighborSampler& sampler);
 

@@ -26,6 +26,10 @@ struct CscView {
   // the dataset id from before renumbering, so that a node's draws do not depend on the
   // partitioning. Empty: the global id keys the stream.
   ArrayView<const int64_t> stream_ids;
+  // Typed graphs only (empty: untyped): the relation id (>= 0) of each entry of `indices`.
+  // Each row of a typed view is sorted by (relation, source), so a relation's entries in a
+  // row form one contiguous run; the kernel samples every run on its own.
+  ArrayView<const int32_t> relations;
 
   int64_t num_rows() const { return indptr.empty() ? 0 : indptr.size() - 1; }
   int64_t end_row() const { return first_row + num_rows(); }  // one past the last global id
@@ -34,6 +38,7 @@ struct CscView {
     return indptr[node - first_row + 1] - indptr[node - first_row];
   }
   bool weighted() const { return !weights.empty(); }
+  bool typed() const { return !relations.empty(); }
   int64_t stream_id(int64_t node) const {
     return stream_ids.empty() ? node : stream_ids[node - first_row];
   }
@@ -44,8 +49,9 @@ CscView csc_view_of(const graph::Csr& csc, ArrayView<const float> weights = {});
 
 // Throws partita::Error naming `what` unless the view is consistent: indptr non-empty and
 // non-decreasing, its last offset <= indices.size(), first_row >= 0, weights empty or
-// sized like indices, stream_ids empty or one per row. O(rows); source ids themselves are
-// not checked (partition loading bounds-checks them once).
+// sized like indices, stream_ids empty or one per row, relations empty or sized like
+// indices. O(rows); source ids and relation ids themselves are not checked (partition
+// loading bounds-checks them once; the kernel rejects a negative relation it meets).
 void validate(const CscView& view, const char* what);
 
 }  // namespace partita::sample

@@ -1,7 +1,8 @@
 #pragma once
 // The distributed NeighborSampler: one hop groups the frontier by owner rank, samples owned
 // nodes in place, sends one request per remote owner (all in flight at once, comm/rpc.h)
-// carrying the hop key, and merges the answers in frontier order. Every node is sampled by
+// carrying the hop key and fanouts, and merges the answers (with their relations on a typed
+// graph) in frontier order; the messages are in sample_wire.h. Every node is sampled by
 // its owner with the kernel of neighbor_kernel.h on the owner's view, keyed by its ORIGINAL
 // id, so a batch is identical for any number of ranks, including the single-process
 // sampler on the unpartitioned graph (after mapping ids back through node_map).

@@ -27,10 +27,21 @@
 // Positions index the row's stored order, so two views give the same sample of a node
 // only if they store its row in the same order (and key it with the same stream id).
 //
+// Typed views (view.relations non-empty; rows sorted by relation): for each relation r
+// that has entries in the node's row, in increasing r, the algorithm above runs on r's run
+// of entries alone (positions index the run), with k = the fanout of relation r
+// (options.relation_fanouts[r], or options.fanout when that list is empty) and
+// rng = Rng(relation_key(node_key(hop_key, view.stream_id(node)), r)) (sample_key.h). The
+// node's output is the runs' picks concatenated in relation order, and out->relations
+// holds the relation of each output neighbor. A relation without entries in the row draws
+// nothing; fanout 0 gives nothing for that relation.
+//
 // Thread-safety: sample_neighbors only reads the view; concurrent calls are safe with
 // distinct outputs. It allocates nothing per node (scratch is per chunk, output buffers
 // are reused across calls). The uniform modes are software-pipelined: a node's positions
-// are drawn (and their cache lines prefetched) 16 nodes before its ids are read.
+// are drawn (and their cache lines prefetched) 16 nodes before its ids are read. Typed
+// views take a separate path (a run at a time, each chunk into its own buffer), so the
+// untyped path pays nothing for them.
 #include <cstdint>
 #include <vector>
 
@@ -48,18 +59,26 @@ struct KernelOptions {
   Weighting weighting = Weighting::kUniform;
   int threads = 1;       // > 1: chunks of nodes in parallel; results do not change
   int64_t chunk = 2048;  // nodes per parallel task; results do not change
+  // Typed views: the fanout of each relation, indexed by relation id (each >= -1); empty:
+  // `fanout` for every relation. Borrowed for the duration of the call.
+  ArrayView<const int64_t> relation_fanouts;
 };
 
 // Sampled in-neighbors of a node list, in list order (CSR-like, ready to merge).
 struct NeighborSample {
   std::vector<int64_t> counts;     // one per node
   std::vector<int64_t> neighbors;  // global ids: node i's counts[i] ids follow node i-1's
+  // Typed views: the relation of each neighbor (aligned with `neighbors`; within a node
+  // increasing). Untyped views: empty.
+  std::vector<int32_t> relations;
 };
 
 // Samples `options.fanout` in-neighbors for each of `nodes` (global ids, each owned by
 // `view`; duplicates are allowed and get identical samples) into `out`, replacing its
 // content (capacity is reused). Throws partita::Error if a node is outside the view's
-// rows, if fanout < -1, or if kEdgeWeight is asked of a view without weights.
+// rows, if a fanout is < -1, if kEdgeWeight is asked of a view without weights, if a row
+// holds a relation id < 0 or (with relation_fanouts) >= relation_fanouts.size(), or if
+// relation_fanouts are given for an untyped view that has edges.
 void sample_neighbors(const CscView& view, ArrayView<const int64_t> nodes, uint64_t hop_key,
                       const KernelOptions& options, NeighborSample* out);
 

@@ -7,8 +7,9 @@
 //
 // Contract for every implementation: for each frontier node, the result is exactly what
 // sample_neighbors (neighbor_kernel.h) returns for it on the view that owns it, with
-// `hop_key` and `fanout` of the request and the implementation's sampling mode. Hence a
-// batch is identical whichever implementation, rank count or thread count produced it.
+// `hop_key`, `fanout` and `relation_fanouts` of the request and the implementation's
+// sampling mode. Hence a batch is identical whichever implementation, rank count or thread
+// count produced it.
 #include <cstdint>
 
 #include "partita/core/array_view.h"
@@ -21,14 +22,18 @@ struct HopRequest {
   int hop = 0;                        // 0-based; hop 0 samples around the seeds
   uint64_t hop_key = 0;               // hop_key(batch key, hop), sample_key.h
   int64_t fanout = -1;                // k >= 0, or -1 for every neighbor
+  // Typed graphs: the fanout of each relation (indexed by relation id); empty: `fanout`
+  // for every relation. Borrowed for the duration of the call.
+  ArrayView<const int64_t> relation_fanouts;
 };
 
 class NeighborSampler {
  public:
   virtual ~NeighborSampler() = default;
-  // Replaces out->counts (one per frontier node, frontier order) and out->neighbors
-  // (global ids, CSR-like). May block (a remote implementation waits for its owners,
-  // bounded by its timeout). Throws partita::Error on a node no one owns.
+  // Replaces out->counts (one per frontier node, frontier order), out->neighbors (global
+  // ids, CSR-like) and out->relations (typed graphs; else empty). May block (a remote
+  // implementation waits for its owners, bounded by its timeout). Throws partita::Error on
+  // a node no one owns.
   virtual void sample_hop(const HopRequest& request, NeighborSample* out) = 0;
 };
 

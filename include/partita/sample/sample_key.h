@@ -7,6 +7,10 @@
 // 64-bit hop key with a request; the owner derives every node's stream from it. (A view
 // may key streams by another per-row id than v, e.g. the id before renumbering:
 // CscView::stream_ids.)
+//
+// On a typed graph each relation r of v's row draws from a stream of its own,
+//     Rng(relation_key(node_key(hop_key({s, e, b}, h), v), r))
+// so the sample of one relation does not depend on the fanouts or edges of the others.
 #include <cstdint>
 
 #include "partita/core/random.h"
@@ -27,6 +31,11 @@ inline uint64_t hop_key(const SampleKey& key, int hop) {
 // Stream key of one node at one hop.
 inline uint64_t node_key(uint64_t hop_key, int64_t node) {
   return stream_key(hop_key, static_cast<uint64_t>(node));
+}
+
+// Stream key of one relation's in-edges of one node at one hop (typed graphs).
+inline uint64_t relation_key(uint64_t node_key, int32_t relation) {
+  return stream_key(node_key, static_cast<uint64_t>(relation));
 }
 
 }  // namespace partita::sample

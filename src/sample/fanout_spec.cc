@@ -1,0 +1,154 @@
+#include "partita/sample/fanout_spec.h"
+
+#include <algorithm>
+#include <charconv>
+#include <string_view>
+
+#include "partita/core/error.h"
+
+namespace partita::sample {
+namespace {
+
+// The pieces of `text` between separators; "a,,b" and "a," have empty pieces.
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> pieces;
+  for (size_t begin = 0;;) {
+    const size_t end = text.find(separator, begin);
+    pieces.push_back(text.substr(begin, end == std::string::npos ? end : end - begin));
+    if (end == std::string::npos) return pieces;
+    begin = end + 1;
+  }
+}
+
+// The fanout `value` of `entry` (in hop `hop`, 1-based): an integer >= -1.
+int64_t parse_value(const std::string& value, const std::string& entry, int hop) {
+  int64_t k = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, k);
+  PARTITA_CHECK(!value.empty() && ec == std::errc() && ptr == end, UsageError,
+                "--fanouts: '{}' in hop {}: '{}' is not a fanout (an integer k >= 0, or -1 for "
+                "all)",
+                entry, hop, value);
+  PARTITA_CHECK(k >= -1, UsageError,
+                "--fanouts: '{}' in hop {}: fanout {} is invalid (use k >= 0, or -1 for all)",
+                entry, hop, k);
+  return k;
+}
+
+HopFanoutSpec parse_hop(const std::string& text, int hop) {
+  HopFanoutSpec spec;
+  spec.text = text;
+  PARTITA_CHECK(!text.empty(), UsageError, "--fanouts: hop {} is empty", hop);
+  std::string fallback_text;
+  for (const std::string& entry : split(text, ':')) {
+    PARTITA_CHECK(!entry.empty(), UsageError, "--fanouts: hop {} ('{}') has an empty entry", hop,
+                  text);
+    const size_t eq = entry.find('=');
+    const std::string name = eq == std::string::npos ? "*" : entry.substr(0, eq);
+    const int64_t k =
+        parse_value(eq == std::string::npos ? entry : entry.substr(eq + 1), entry, hop);
+    PARTITA_CHECK(!name.empty(), UsageError,
+                  "--fanouts: '{}' in hop {}: no relation name before '='", entry, hop);
+    if (name != "*") {
+      spec.named.push_back({entry, name, k});
+      continue;
+    }
+    PARTITA_CHECK(!spec.fallback, UsageError,
+                  "--fanouts: '{}' in hop {}: a second default fanout (the hop already has '{}')",
+                  entry, hop, fallback_text);
+    spec.fallback = k;
+    fallback_text = entry;
+  }
+  PARTITA_CHECK(spec.per_relation() || *spec.fallback != 0, UsageError,
+                "--fanouts: hop {} ('{}') samples no neighbor at all (use a positive integer, or "
+                "-1 for all)",
+                hop, text);
+  return spec;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+}  // namespace
+
+FanoutSpec parse_fanout_spec(const std::string& text) {
+  PARTITA_CHECK(!text.empty(), UsageError,
+                "--fanouts: empty (e.g. 15,10,5, or 25,cites=10:writes=5:20 per relation)");
+  FanoutSpec spec;
+  const std::vector<std::string> hops = split(text, ',');
+  for (size_t h = 0; h < hops.size(); ++h) {
+    spec.hops.push_back(parse_hop(hops[h], static_cast<int>(h) + 1));
+  }
+  return spec;
+}
+
+ResolvedFanouts resolve_fanouts(const FanoutSpec& spec,
+                                const std::vector<std::string>& relation_names) {
+  const size_t num_relations = relation_names.size();
+  ResolvedFanouts out;
+  bool any_named = false;
+  for (int h = 0; h < spec.num_hops(); ++h) {
+    const HopFanoutSpec& hop = spec.hops[h];
+    if (!hop.per_relation()) {
+      out.fanouts.push_back(*hop.fallback);
+      out.relation_fanouts.emplace_back();
+      continue;
+    }
+    any_named = true;
+    PARTITA_CHECK(num_relations > 0, UsageError,
+                  "--fanouts: '{}' in hop {} names a relation, but the graph has a single edge "
+                  "type (give a plain number per hop)",
+                  hop.named.front().text, h + 1);
+    std::vector<int64_t> fanouts(num_relations, 0);
+    std::vector<bool> named(num_relations, false);
+    for (const HopFanoutSpec::Named& entry : hop.named) {
+      const auto it = std::find(relation_names.begin(), relation_names.end(), entry.relation);
+      PARTITA_CHECK(it != relation_names.end(), UsageError,
+                    "--fanouts: '{}' in hop {}: unknown relation '{}' (relations: {})", entry.text,
+                    h + 1, entry.relation, joined(relation_names));
+      PARTITA_CHECK(std::find(it + 1, relation_names.end(), entry.relation) == relation_names.end(),
+                    UsageError,
+                    "--fanouts: '{}' in hop {}: relation name '{}' is ambiguous (relations: {})",
+                    entry.text, h + 1, entry.relation, joined(relation_names));
+      const size_t r = static_cast<size_t>(it - relation_names.begin());
+      PARTITA_CHECK(!named[r], UsageError,
+                    "--fanouts: '{}' in hop {}: relation '{}' is named twice", entry.text, h + 1,
+                    entry.relation);
+      named[r] = true;
+      fanouts[r] = entry.fanout;
+    }
+    std::vector<std::string> unnamed;
+    for (size_t r = 0; r < num_relations; ++r) {
+      if (!named[r]) unnamed.push_back(relation_names[r]);
+    }
+    PARTITA_CHECK(unnamed.empty() || hop.fallback, UsageError,
+                  "--fanouts: hop {} ('{}') gives no fanout for {} (name them, or add a default "
+                  "N or *=N)",
+                  h + 1, hop.text, joined(unnamed));
+    int64_t largest = 0;
+    bool samples = false;
+    for (size_t r = 0; r < num_relations; ++r) {
+      if (!named[r]) fanouts[r] = *hop.fallback;
+      largest = largest < 0 || fanouts[r] < 0 ? -1 : std::max(largest, fanouts[r]);
+      samples |= fanouts[r] != 0;
+    }
+    PARTITA_CHECK(samples, UsageError,
+                  "--fanouts: hop {} ('{}') samples no neighbor at all (every relation's fanout "
+                  "is 0)",
+                  h + 1, hop.text);
+    out.fanouts.push_back(hop.fallback ? *hop.fallback : largest);
+    out.relation_fanouts.push_back(std::move(fanouts));
+  }
+  if (!any_named) out.relation_fanouts.clear();
+  return out;
+}
+
+ResolvedFanouts resolve_fanouts(const std::string& text,
+                                const std::vector<std::string>& relation_names) {
+  return resolve_fanouts(parse_fanout_spec(text), relation_names);
+}
+
+}  // namespace partita::sample

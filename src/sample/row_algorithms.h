@@ -1,0 +1,219 @@
+#pragma once
+// Internal to src/sample: the per-row algorithms of the sampling kernel (the contract is
+// in neighbor_kernel.h), shared by the untyped path (neighbor_kernel.cc) and the typed one
+// (typed_kernel.cc). Each takes one row (or one relation's run of a row) and its stream
+// key, and writes positions or ids to a buffer with room for the row's bound.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "partita/core/error.h"
+#include "partita/core/random.h"
+#include "partita/sample/csc_view.h"
+#include "partita/sample/neighbor_kernel.h"
+
+namespace partita::sample::detail {
+
+// Floyd's algorithm keeps its taken set three ways, by fanout (measured with fanouts
+// 5..100 on rows of degree 200): up to kTinyFanout a small array scanned and rank-sorted
+// without data-dependent branches (they mispredict on random draws); up to kSmallFanout a
+// sorted array with insertion; above, an open-addressing set and a final sort. All three
+// take the same positions for the same draws.
+constexpr int64_t kTinyFanout = 16;
+constexpr int64_t kSmallFanout = 128;
+// Nodes ahead whose offsets are prefetched (sample_chunk: and whose row start; offsets
+// then twice as far ahead).
+constexpr int64_t kPrefetchDistance = 8;
+
+// Per-chunk scratch, grown on demand and reused for every node of the chunk.
+struct Scratch {
+  std::vector<int64_t> set;                       // Floyd, large k
+  std::vector<double> cumulative;                 // weighted, with replacement
+  std::vector<std::pair<double, int64_t>> keyed;  // weighted, without replacement
+};
+
+inline bool positive(float w) { return w > 0.0f && w <= std::numeric_limits<float>::max(); }
+
+[[noreturn]] inline void throw_outside(const CscView& view, int64_t node) {
+  throw Error(fmt::format("sample: node {} is outside the rows [{}, {}) of this view", node,
+                          view.first_row, view.end_row()));
+}
+
+inline int64_t copy_row(const int64_t* row, int64_t d, int64_t* out) {
+  if (d > 0) std::memcpy(out, row, static_cast<size_t>(d) * sizeof(int64_t));
+  return d;
+}
+
+inline int64_t copy_positive(const int64_t* row, const float* w, int64_t d, int64_t* out) {
+  int64_t c = 0;
+  for (int64_t i = 0; i < d; ++i) {
+    if (positive(w[i])) out[c++] = row[i];
+  }
+  return c;
+}
+
+// Floyd's algorithm, k < d, k <= kTinyFanout: membership is an OR over every taken
+// position; the result is sorted by rank (the number of smaller taken positions, all
+// distinct).
+inline int64_t floyd_tiny(Rng& rng, int64_t d, int64_t k, int64_t* pos) {
+  int64_t taken[kTinyFanout];
+  for (int64_t c = 0; c < k; ++c) {
+    const int64_t j = d - k + c;
+    const int64_t t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j) + 1));
+    bool seen = false;
+    for (int64_t q = 0; q < c; ++q) seen |= taken[q] == t;
+    taken[c] = seen ? j : t;
+  }
+  for (int64_t a = 0; a < k; ++a) {
+    int64_t rank = 0;
+    for (int64_t b = 0; b < k; ++b) rank += taken[b] < taken[a];
+    pos[rank] = taken[a];
+  }
+  return k;
+}
+
+// Floyd's algorithm, k < d, k <= kSmallFanout. pos[0..c) stays sorted: a draw t already
+// taken means j is taken instead, and j exceeds everything taken so far.
+inline int64_t floyd_small(Rng& rng, int64_t d, int64_t k, int64_t* pos) {
+  int64_t c = 0;
+  for (int64_t j = d - k; j < d; ++j) {
+    const int64_t t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j) + 1));
+    int64_t p = c;
+    while (p > 0 && pos[p - 1] > t) --p;
+    if (p > 0 && pos[p - 1] == t) {
+      pos[c++] = j;
+      continue;
+    }
+    for (int64_t q = c; q > p; --q) pos[q] = pos[q - 1];
+    pos[p] = t;
+    ++c;
+  }
+  return c;
+}
+
+// Floyd's algorithm, k < d, any k: the same draws and decisions with a hash set.
+inline int64_t floyd_large(Rng& rng, int64_t d, int64_t k, int64_t* pos, Scratch& scratch) {
+  uint64_t capacity = 16;
+  while (capacity < 2 * static_cast<uint64_t>(k)) capacity <<= 1;
+  const uint64_t mask = capacity - 1;
+  scratch.set.assign(capacity, -1);
+  int64_t* set = scratch.set.data();
+  auto insert = [&](int64_t x) {  // false if x was present
+    uint64_t h = mix64(static_cast<uint64_t>(x)) & mask;
+    while (true) {
+      if (set[h] == -1) {
+        set[h] = x;
+        return true;
+      }
+      if (set[h] == x) return false;
+      h = (h + 1) & mask;
+    }
+  };
+  int64_t c = 0;
+  for (int64_t j = d - k; j < d; ++j) {
+    const int64_t t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j) + 1));
+    if (insert(t)) {
+      pos[c++] = t;
+    } else {
+      insert(j);
+      pos[c++] = j;
+    }
+  }
+  std::sort(pos, pos + c);
+  return c;
+}
+
+// Uniform modes split a node's work in two: draw positions now (and prefetch the lines
+// they fall on), read the ids kLag nodes later, when those lines have arrived. kWholeRow:
+// take every entry.
+constexpr int64_t kWholeRow = -1;
+
+struct UniformWithout {
+  int64_t k;
+  int64_t operator()(int64_t d, uint64_t node_key, int64_t* pos, Scratch& scratch) const {
+    if (k >= d) return kWholeRow;
+    Rng rng(node_key);
+    if (k <= kTinyFanout) return floyd_tiny(rng, d, k, pos);
+    if (k <= kSmallFanout) return floyd_small(rng, d, k, pos);
+    return floyd_large(rng, d, k, pos, scratch);
+  }
+};
+
+struct UniformWith {
+  int64_t k;
+  int64_t operator()(int64_t d, uint64_t node_key, int64_t* pos, Scratch&) const {
+    if (d == 0) return 0;
+    Rng rng(node_key);
+    for (int64_t i = 0; i < k; ++i)
+      pos[i] = static_cast<int64_t>(rng.below(static_cast<uint64_t>(d)));
+    return k;
+  }
+};
+
+struct WeightedWithout {
+  int64_t k;
+  int64_t operator()(const int64_t* row, const float* w, int64_t d, uint64_t node_key, int64_t* out,
+                     Scratch& scratch) const {
+    if (k >= d) return copy_positive(row, w, d, out);
+    Rng rng(node_key);
+    auto& keyed = scratch.keyed;
+    keyed.clear();
+    for (int64_t i = 0; i < d; ++i) {
+      const double u = static_cast<double>((rng.next() >> 11) + 1) * 0x1.0p-53;
+      if (positive(w[i])) keyed.emplace_back(-std::log(u) / w[i], i);
+    }
+    if (static_cast<int64_t>(keyed.size()) <= k) {
+      for (size_t i = 0; i < keyed.size(); ++i) out[i] = row[keyed[i].second];
+      return static_cast<int64_t>(keyed.size());
+    }
+    std::nth_element(keyed.begin(), keyed.begin() + k, keyed.end());  // (key, i) order
+    for (int64_t i = 0; i < k; ++i) out[i] = keyed[i].second;
+    std::sort(out, out + k);
+    for (int64_t i = 0; i < k; ++i) out[i] = row[out[i]];
+    return k;
+  }
+};
+
+struct WeightedWith {
+  int64_t k;
+  int64_t operator()(const int64_t* row, const float* w, int64_t d, uint64_t node_key, int64_t* out,
+                     Scratch& scratch) const {
+    auto& cumulative = scratch.cumulative;
+    cumulative.resize(static_cast<size_t>(d));
+    double total = 0.0;
+    int64_t last = -1;
+    for (int64_t i = 0; i < d; ++i) {
+      if (positive(w[i])) {
+        total += w[i];
+        last = i;
+      }
+      cumulative[i] = total;
+    }
+    if (last < 0) return 0;
+    Rng rng(node_key);
+    for (int64_t j = 0; j < k; ++j) {
+      const double x = rng.uniform() * total;
+      int64_t i =
+          std::upper_bound(cumulative.begin(), cumulative.begin() + d, x) - cumulative.begin();
+      out[j] = row[std::min(i, last)];
+    }
+    return k;
+  }
+};
+
+struct All {
+  bool weighted;
+  int64_t operator()(const int64_t* row, const float* w, int64_t d, uint64_t, int64_t* out,
+                     Scratch&) const {
+    return weighted ? copy_positive(row, w, d, out) : copy_row(row, d, out);
+  }
+};
+
+// The typed path (typed_kernel.cc): sample_neighbors on a view with relation ids.
+void sample_typed_neighbors(const CscView& view, ArrayView<const int64_t> nodes, uint64_t hop_key,
+                            const KernelOptions& options, NeighborSample* out);
+
+}  // namespace partita::sample::detail

@@ -1,0 +1,227 @@
+// The distributed sampler's messages and merge (sample_wire.h) on plain CscViews: a hop
+// routed through encode -> serve on the owner's view -> decode -> merge, as DistSampler does
+// it minus the transport, equals sampling on the whole graph, typed or not.
+#include "partita/sample/sample_wire.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "partita/comm/errors.h"
+#include "partita/sample/block_builder.h"
+#include "partita/sample/local_sampler.h"
+#include "sample_test_util.h"
+
+namespace partita::sample {
+namespace {
+
+using testing::expect_same_batch;
+using testing::make_typed_part;
+using testing::random_typed_graph;
+using testing::random_weights;
+using testing::TypedGraph;
+using testing::TypedPart;
+
+// Serves `request` (as built by encode_hop_request) on `view` as rank `rank` would.
+std::vector<uint8_t> serve(const CscView& view, const LocalSamplerOptions& options, int rank,
+                           const std::vector<uint8_t>& request) {
+  WireReader reader(request.data(), request.size(), "test request");
+  EXPECT_EQ(reader.get<uint64_t>(), static_cast<uint64_t>(kRequestSampleHop));
+  return serve_hop_request(view, options, rank, reader);
+}
+
+// DistSampler's hop over parts [ranges[p], ranges[p+1]) in one process: every node goes to
+// its owner through the wire, rank 0 included.
+class WireRoutedSampler final : public NeighborSampler {
+ public:
+  WireRoutedSampler(std::vector<CscView> views, std::vector<int64_t> ranges,
+                    LocalSamplerOptions options)
+      : views_(std::move(views)), ranges_(std::move(ranges)), options_(options) {}
+
+  void sample_hop(const HopRequest& request, NeighborSample* out) override {
+    const size_t parts = views_.size();
+    std::vector<std::vector<int64_t>> nodes(parts);
+    std::vector<int> owner;
+    for (int64_t gid : request.frontier) {
+      const int p = static_cast<int>(std::upper_bound(ranges_.begin(), ranges_.end(), gid) -
+                                     ranges_.begin() - 1);
+      owner.push_back(p);
+      nodes[p].push_back(gid);
+    }
+    std::vector<std::vector<uint8_t>> replies(parts);
+    std::vector<HopReply> answers(parts);
+    for (size_t p = 0; p < parts; ++p) {
+      if (nodes[p].empty()) continue;  // as DistSampler: no request, an empty answer
+      replies[p] =
+          serve(views_[p], options_, static_cast<int>(p), encode_hop_request(request, nodes[p]));
+      answers[p] =
+          decode_hop_reply(replies[p], static_cast<int>(p), static_cast<int64_t>(nodes[p].size()));
+    }
+    merge_hop_replies(owner, answers, out);
+  }
+
+ private:
+  std::vector<CscView> views_;
+  std::vector<int64_t> ranges_;
+  LocalSamplerOptions options_;
+};
+
+// Drops relation r's entries from rows [first, end).
+TypedGraph drop_relation(const TypedGraph& t, int32_t r, int64_t first, int64_t end) {
+  TypedGraph out;
+  out.num_relations = t.num_relations;
+  out.g.indptr.push_back(0);
+  for (int64_t v = 0; v < t.g.num_rows(); ++v) {
+    for (int64_t e = t.g.indptr[v]; e < t.g.indptr[v + 1]; ++e) {
+      if (v >= first && v < end && t.relations[e] == r) continue;
+      out.g.indices.push_back(t.g.indices[e]);
+      out.relations.push_back(t.relations[e]);
+    }
+    out.g.indptr.push_back(static_cast<int64_t>(out.g.indices.size()));
+  }
+  return out;
+}
+
+TEST(SampleWire, TypedRequestRoundTripsToTheKernelsAnswer) {
+  TypedGraph t = random_typed_graph(500, 3, 6, 3, 100, -1, 31);
+  std::vector<float> w = random_weights(t.g.num_entries(), 31);
+  std::vector<int64_t> ids(500);
+  for (int64_t v = 0; v < 500; ++v) ids[v] = 7 * v + 1;
+  TypedPart part = make_typed_part(t, w, ids, 200, 500);
+  std::vector<int64_t> nodes{499, 200, 321, 321, 206};
+  const std::vector<int64_t> per_relation{2, -1, 0};
+  HopRequest request;
+  request.hop_key = 991;
+  request.fanout = 5;
+  request.relation_fanouts = ArrayView<const int64_t>(per_relation);
+  for (Weighting wt : {Weighting::kUniform, Weighting::kEdgeWeight}) {
+    const LocalSamplerOptions options{Replacement::kWith, wt, 1, 2048};
+    std::vector<uint8_t> reply = serve(part.view, options, 1, encode_hop_request(request, nodes));
+    HopReply got = decode_hop_reply(reply, 1, static_cast<int64_t>(nodes.size()));
+
+    NeighborSample want;
+    KernelOptions kernel;
+    kernel.fanout = 5;
+    kernel.relation_fanouts = ArrayView<const int64_t>(per_relation);
+    kernel.replacement = Replacement::kWith;
+    kernel.weighting = wt;
+    sample_neighbors(part.view, nodes, 991, kernel, &want);
+    ASSERT_FALSE(want.relations.empty());
+    EXPECT_EQ(std::vector<int64_t>(got.counts.begin(), got.counts.end()), want.counts);
+    EXPECT_EQ(std::vector<int64_t>(got.neighbors.begin(), got.neighbors.end()), want.neighbors);
+    EXPECT_EQ(std::vector<int32_t>(got.relations.begin(), got.relations.end()), want.relations);
+  }
+}
+
+TEST(SampleWire, UntypedReplyCarriesNoRelations) {
+  graph::Csr g = testing::random_graph(100, 5, 0, 0, 32);
+  HopRequest request;
+  request.hop_key = 3;
+  request.fanout = 2;
+  std::vector<int64_t> nodes{1, 2, 3};
+  std::vector<uint8_t> reply = serve(csc_view_of(g), {}, 0, encode_hop_request(request, nodes));
+  HopReply got = decode_hop_reply(reply, 0, 3);
+  EXPECT_TRUE(got.relations.empty());
+  EXPECT_GT(got.neighbors.size(), 0);
+}
+
+TEST(SampleWire, PartitionedTypedBlocksEqualWholeGraph) {
+  // Parts [0, 6), [6, 7) (row 6 has no in-edges: an untyped view), [7, 700) and
+  // [700, 1500) (which holds no edge of relation 2).
+  TypedGraph t = drop_relation(random_typed_graph(1500, 3, 5, 8, 150, -1, 33), /*r=*/2, 700, 1500);
+  ASSERT_EQ(t.g.indptr[6], t.g.indptr[7]);
+  std::vector<float> w = random_weights(t.g.num_entries(), 33);
+  std::vector<int64_t> ids(static_cast<size_t>(t.g.num_rows()));  // "dataset ids": reversed
+  for (int64_t v = 0; v < t.g.num_rows(); ++v) ids[v] = t.g.num_rows() - 1 - v;
+  const std::vector<int64_t> ranges{0, 6, 7, 700, 1500};
+  std::vector<TypedPart> parts;
+  std::vector<CscView> views;
+  for (size_t p = 0; p + 1 < ranges.size(); ++p) {
+    parts.push_back(make_typed_part(t, w, ids, ranges[p], ranges[p + 1]));
+  }
+  for (const TypedPart& p : parts) views.push_back(p.view);
+  ASSERT_FALSE(views[1].typed());
+  CscView whole = t.view(w);
+  whole.stream_ids = ArrayView<const int64_t>(ids);
+
+  std::vector<int64_t> seeds;
+  for (int64_t v = 0; v < 1500; v += 29) seeds.push_back(v);
+  seeds.push_back(6);
+  const BlockOptions cases[] = {
+      {{5, 3}, {3, 1, 4}, {}},
+      {{5, 3}, {3, 1, 5}, {{2, 0, 7}, {}}},
+      {{-1, 2}, {3, 1, 6}, {{}, {-1, 1, 3}}},
+  };
+  // A view without entries has no weights either, so weighted modes merge parts 0 and 1.
+  const std::vector<int64_t> weighted_ranges{0, 7, 700, 1500};
+  TypedPart first_two = make_typed_part(t, w, ids, 0, 7);
+  const std::vector<CscView> weighted_views{first_two.view, views[2], views[3]};
+  for (Replacement r : {Replacement::kWithout, Replacement::kWith}) {
+    for (Weighting wt : {Weighting::kUniform, Weighting::kEdgeWeight}) {
+      LocalSamplerOptions options{r, wt, 2, 16};
+      LocalSampler single(whole, options);
+      const bool weighted = wt == Weighting::kEdgeWeight;
+      WireRoutedSampler routed(weighted ? weighted_views : views,
+                               weighted ? weighted_ranges : ranges, options);
+      for (const BlockOptions& o : cases) {
+        SampledBatch want = sample_blocks(seeds, o, single);
+        expect_same_batch(sample_blocks(seeds, o, routed), want);
+        for (const Block& b : want.blocks) ASSERT_EQ(b.etypes.size(), b.indices.size());
+      }
+    }
+  }
+}
+
+TEST(SampleWire, RejectsMalformedMessages) {
+  TypedGraph t = random_typed_graph(100, 2, 4, 0, 0, -1, 34);
+  TypedPart part = make_typed_part(t, random_weights(t.g.num_entries(), 34),
+                                   std::vector<int64_t>(100, 0), 50, 100);
+  HopRequest request;
+  request.fanout = 2;
+  std::vector<int64_t> foreign{10};
+  try {
+    serve(part.view, {}, 3, encode_hop_request(request, foreign));
+    FAIL();
+  } catch (const CommError& e) {
+    EXPECT_STREQ(e.what(), "rank 3 was asked to sample node 10 it does not own");
+  }
+  std::vector<int64_t> owned{60, 70};
+  std::vector<uint8_t> truncated = encode_hop_request(request, owned);
+  truncated.resize(truncated.size() - 8);
+  EXPECT_THROW(serve(part.view, {}, 3, truncated), CommError);
+
+  // A reply with relations that are neither empty nor one per neighbor.
+  WireWriter bad;
+  const std::vector<int64_t> counts{1}, neighbors{5};
+  const std::vector<int32_t> relations{0, 1};
+  bad.put_array<int64_t>(counts);
+  bad.put_array<int64_t>(neighbors);
+  bad.put_array<int32_t>(relations);
+  EXPECT_THROW(decode_hop_reply(bad.take(), 2, 1), CommError);
+  std::vector<uint8_t> reply = serve(part.view, {}, 3, encode_hop_request(request, owned));
+  EXPECT_THROW(decode_hop_reply(reply, 3, 3), CommError);  // asked for 3 nodes, answered 2
+
+  // Merging a typed answer with an untyped one that has neighbors.
+  NeighborSample typed, untyped;
+  typed.counts = {1};
+  typed.neighbors = {4};
+  typed.relations = {1};
+  untyped.counts = {1};
+  untyped.neighbors = {8};
+  std::vector<HopReply> answers{reply_view(typed), reply_view(untyped)};
+  std::vector<int> owner{0, 1};
+  NeighborSample out;
+  EXPECT_THROW(merge_hop_replies(owner, answers, &out), CommError);
+  // ... but an untyped answer without neighbors (a part with no edges) merges fine.
+  untyped.counts = {0};
+  untyped.neighbors.clear();
+  answers = {reply_view(typed), reply_view(untyped)};
+  merge_hop_replies(owner, answers, &out);
+  EXPECT_EQ(out.counts, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(out.relations, std::vector<int32_t>{1});
+  std::vector<int> too_many{0, 0};
+  EXPECT_THROW(merge_hop_replies(too_many, answers, &out), CommError);
+}
+
+}  // namespace
+}  // namespace partita::sample
