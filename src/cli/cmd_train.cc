@@ -19,6 +19,7 @@
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/runtime/mpi_rank.h"
+#include "partita/sample/fanout_spec.h"
 #include "rank_main.h"
 #include "partita/train/progress.h"
 #include "partita/train/trainer.h"
@@ -36,6 +37,7 @@ struct Flags {
   std::string fanouts = "10,10";
   std::string precision = "fp32";
   std::string optimizer = "adam";
+  double embed_lr = 0;  // 0: --lr
   int torch_threads = 0;  // 0: this rank's cores, shared with the sampler threads
   std::string progress = "auto";
   double progress_every_s = 10;
@@ -67,15 +69,25 @@ int auto_torch_threads(int cores, int sampler_threads) {
 // The options of the run, checked (UsageError on a bad value).
 train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   train::TrainOptions o = f.train;
-  o.model.kind = parse_choice<nn::ConvKind>(
-      "--model", f.model,
-      {{"sage", nn::ConvKind::kSage}, {"gcn", nn::ConvKind::kGcn}, {"gat", nn::ConvKind::kGat}});
+  o.rgcn = f.model == "rgcn";
+  if (!o.rgcn) {
+    o.model.kind = parse_choice<nn::ConvKind>(
+        "--model", f.model,
+        {{"sage", nn::ConvKind::kSage}, {"gcn", nn::ConvKind::kGcn}, {"gat", nn::ConvKind::kGat}});
+  }
   o.model.precision = parse_choice<nn::Precision>(
       "--precision", f.precision, {{"fp32", nn::Precision::kFp32}, {"bf16", nn::Precision::kBf16}});
   o.optimizer = parse_choice<train::OptimizerKind>(
       "--optimizer", f.optimizer,
       {{"adam", train::OptimizerKind::kAdam}, {"sgd", train::OptimizerKind::kSgd}});
-  o.fanouts = parse_fanouts(f.fanouts);
+  // The hops' counts now (for --layers); relation names are resolved against the graph.
+  const sample::FanoutSpec spec = sample::parse_fanout_spec(f.fanouts);
+  o.fanouts.clear();
+  for (const sample::HopFanoutSpec& hop : spec.hops)
+    o.fanouts.push_back(hop.per_relation() ? -1 : hop.fallback.value_or(-1));
+  o.fanout_spec = f.fanouts;
+  PARTITA_CHECK(f.embed_lr >= 0, UsageError, "--embed-lr: must be >= 0 (0: --lr), got {}",
+                f.embed_lr);
   PARTITA_CHECK(f.torch_threads >= 0, UsageError,
                 "--torch-threads: must be in [0, 1024] (0: the cores per rank), got {}",
                 f.torch_threads);
@@ -122,6 +134,18 @@ train::ProgressMode progress_mode(const std::string& flag) {
   const char* env = std::getenv("PARTITA_PROGRESS");
   const bool terminal = ::isatty(STDERR_FILENO) || (env != nullptr && std::string(env) == "bar");
   return terminal ? train::ProgressMode::kBar : train::ProgressMode::kLines;
+}
+
+// The learned embeddings of an R-GCN's featureless node types: width --hidden, trained by
+// the sparse form of --optimizer at --embed-lr (default --lr), initial rows keyed by --seed.
+store::EmbeddingOptions embedding_options(const Flags& flags, const train::TrainOptions& o) {
+  store::EmbeddingOptions e;
+  e.dim = o.model.hidden;
+  e.seed = o.seed;
+  e.optimizer.kind = o.optimizer == train::OptimizerKind::kSgd ? store::SparseOptimizer::kSgd
+                                                               : store::SparseOptimizer::kAdam;
+  e.optimizer.lr = static_cast<float>(flags.embed_lr > 0 ? flags.embed_lr : o.lr);
+  return e;
 }
 
 // The work of a rank that trains (a worker, or a trainer of server-client mode).
@@ -176,7 +200,9 @@ int run_train(MpiScope& mpi, const Flags& flags) {
   const train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
   log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", mpi.rank(),
             mpi.size(), mpi.cores_per_rank(), options.torch_threads, options.threads);
-  runtime::MpiRank rank(mpi, flags.session);
+  runtime::SessionOptions session_options = flags.session;
+  if (options.rgcn) session_options.embeddings = embedding_options(flags, options);
+  runtime::MpiRank rank(mpi, session_options);
   runtime::Session& session = rank.session();
   // Server-client mode: a server serves until every trainer is done, and trains nothing.
   return runtime::run_by_role(session, [&] { return train_on(session, flags, options); });
@@ -194,7 +220,17 @@ Action add_train_command(CLI::App& app) {
       "--progress) and, last, test_acc=<accuracy>. 1 rank and P ranks train on the same "
       "global batches (one shuffle of all training ids, split by owner).");
   app.add_option("--parts", flags->session.parts_dir, "Partition directory")->required();
-  app.add_option("--model", flags->model, "sage, gcn or gat")->capture_default_str();
+  app.add_option("--model", flags->model,
+                 "sage, gcn or gat; rgcn for typed (heterogeneous) partitions")
+      ->capture_default_str();
+  app.add_option("--num-bases", flags->train.num_bases,
+                 "rgcn: relation weights as combinations of this many shared bases (0: one "
+                 "weight per relation)")
+      ->capture_default_str();
+  app.add_option("--embed-lr", flags->embed_lr,
+                 "rgcn: learning rate of the learned embeddings of node types without "
+                 "features (sparse Adam, or SGD with --optimizer sgd; 0: --lr)")
+      ->capture_default_str();
   app.add_option("--layers", flags->train.model.layers, "Layers (= number of fanouts)")->capture_default_str();
   app.add_option("--hidden", flags->train.model.hidden,
                  "Hidden width (gat: per head; a hidden layer outputs hidden x heads)")
@@ -202,7 +238,10 @@ Action add_train_command(CLI::App& app) {
   app.add_option("--heads", flags->train.model.heads,
                  "Attention heads of gat's hidden layers (its output layer has one)")
       ->capture_default_str();
-  app.add_option("--fanouts", flags->fanouts, "Neighbors per hop, comma-separated (-1: all)")
+  app.add_option("--fanouts", flags->fanouts,
+                 "Neighbors per hop, comma-separated (-1: all). Typed graphs: N per incoming "
+                 "relation, or per relation as REL=N entries joined by ':' with a default for "
+                 "the rest, e.g. 25,cites=10:writes=5:20")
       ->capture_default_str();
   app.add_option("--batch-size", flags->train.batch_size,
                  "Global mini-batch: seeds per step summed over all ranks (each rank takes "

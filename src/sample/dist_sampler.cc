@@ -14,6 +14,7 @@ CscView owned_view(const store::DistGraph& graph) {
   view.indices = graph.indices();
   view.first_row = graph.first_node();
   view.stream_ids = graph.original_ids();
+  view.relations = graph.edge_relations();  // empty for a homogeneous graph
   return view;
 }
 

@@ -16,6 +16,7 @@
 #include "partita/loader/seeds.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/precision.h"
+#include "partita/sample/fanout_spec.h"
 #include "partita/train/checkpoint.h"
 #include "typed_inputs.h"
 
@@ -130,6 +131,7 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   nn::GnnOptions& m = options_.model;
   if (m.in_dim <= 0) m.in_dim = graph.feat_dim();
   if (m.out_dim <= 0) m.out_dim = graph.num_classes();
+  resolve_fanouts(graph);
   check_options(options_);
   check_model_fits(graph);
   torch::set_num_threads(std::max(1, options_.torch_threads));
@@ -178,6 +180,16 @@ Trainer::~Trainer() { session_.fetcher().set_cache(nullptr); }
 nn::GnnModel& Trainer::model() {
   PARTITA_CHECK(model_ != nullptr, Error, "internal: model() of an R-GCN trainer");
   return *model_;
+}
+
+void Trainer::resolve_fanouts(const store::DistGraph& graph) {
+  if (options_.fanout_spec.empty()) return;
+  std::vector<std::string> names;
+  if (graph.typed())
+    for (const partition::TypedRelation& r : graph.typed_meta().relations) names.push_back(r.name);
+  sample::ResolvedFanouts resolved = sample::resolve_fanouts(options_.fanout_spec, names);
+  options_.fanouts = std::move(resolved.fanouts);
+  options_.relation_fanouts = std::move(resolved.relation_fanouts);
 }
 
 void Trainer::check_model_fits(const store::DistGraph& graph) const {

@@ -130,9 +130,12 @@ struct TrainOptions {
   // and precision apply; num_bases 0 gives every relation its own weight.
   bool rgcn = false;
   int64_t num_bases = 0;
-  // Per hop, per relation fanouts of a typed graph (sample::BlockOptions::relation_fanouts;
-  // resolved from --fanouts); empty: fanouts[hop] for every relation.
+  // Per hop, per relation fanouts of a typed graph (sample::BlockOptions::relation_fanouts);
+  // empty: fanouts[hop] for every relation. With fanout_spec set, the Trainer resolves both
+  // fanouts and relation_fanouts from it against the graph's relation names
+  // (sample/fanout_spec.h: `--fanouts 25,cites=10:20`).
   std::vector<std::vector<int64_t>> relation_fanouts;
+  std::string fanout_spec;
 };
 
 // Throws UsageError, naming the flag, on an option out of range (the same checks on every
@@ -251,6 +254,8 @@ class Trainer {
   void set_dropout_key(uint64_t key);
   // UsageError when the model does not fit the partition (R-GCN needs a typed one, ...).
   void check_model_fits(const store::DistGraph& graph) const;
+  // Sets fanouts and relation_fanouts from options.fanout_spec (UsageError naming --fanouts).
+  void resolve_fanouts(const store::DistGraph& graph);
   nn::RgcnOptions rgcn_options(const store::DistGraph& graph) const;
   // Learned embeddings (typed_inputs.h): the rows each owner rank holds, written beside the
   // checkpoint of `epochs_done` / read back from it.
