@@ -38,6 +38,7 @@ struct Flags {
   std::string precision = "fp32";
   std::string optimizer = "adam";
   double embed_lr = 0;  // 0: --lr
+  double embed_init = 1.0;
   int torch_threads = 0;  // 0: this rank's cores, shared with the sampler threads
   std::string progress = "auto";
   double progress_every_s = 10;
@@ -145,6 +146,7 @@ store::EmbeddingOptions embedding_options(const Flags& flags, const train::Train
   e.optimizer.kind = o.optimizer == train::OptimizerKind::kSgd ? store::SparseOptimizer::kSgd
                                                                : store::SparseOptimizer::kAdam;
   e.optimizer.lr = static_cast<float>(flags.embed_lr > 0 ? flags.embed_lr : o.lr);
+  e.init_scale = static_cast<float>(flags.embed_init);
   return e;
 }
 
@@ -237,6 +239,9 @@ Action add_train_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--heads", flags->train.model.heads,
                  "Attention heads of gat's hidden layers (its output layer has one)")
+      ->capture_default_str();
+  app.add_option("--embed-init", flags->embed_init,
+                 "rgcn: learned embeddings start uniform in [-S, S)")
       ->capture_default_str();
   app.add_option("--fanouts", flags->fanouts,
                  "Neighbors per hop, comma-separated (-1: all). Typed graphs: N per incoming "
