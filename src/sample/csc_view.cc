@@ -4,11 +4,13 @@
 
 namespace partita::sample {
 
-CscView csc_view_of(const graph::Csr& csc, ArrayView<const float> weights) {
+CscView csc_view_of(const graph::Csr& csc, ArrayView<const float> weights,
+                    ArrayView<const int32_t> relations) {
   CscView view;
   view.indptr = ArrayView<const int64_t>(csc.indptr);
   view.indices = ArrayView<const int64_t>(csc.indices);
   view.weights = weights;
+  view.relations = relations;
   return view;
 }
 

@@ -16,6 +16,9 @@
 #include "partita/sample/neighbor_kernel.h"
 
 namespace partita::sample::detail {
+// Internal linkage, as when these lived in neighbor_kernel.cc: each file gets its own copy,
+// and the compiler inlines them as freely as before.
+namespace {
 
 // Floyd's algorithm keeps its taken set three ways, by fanout (measured with fanouts
 // 5..100 on rows of degree 200): up to kTinyFanout a small array scanned and rank-sorted
@@ -211,6 +214,8 @@ struct All {
     return weighted ? copy_positive(row, w, d, out) : copy_row(row, d, out);
   }
 };
+
+}  // namespace
 
 // The typed path (typed_kernel.cc): sample_neighbors on a view with relation ids.
 void sample_typed_neighbors(const CscView& view, ArrayView<const int64_t> nodes, uint64_t hop_key,

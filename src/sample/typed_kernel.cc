@@ -55,6 +55,7 @@ struct ChunkOutput {
 // One past the last entry of the run of relation rel[s], within [s, e).
 inline int64_t run_end(const int32_t* rel, int64_t s, int64_t e) {
   const int32_t r = rel[s];
+  if (rel[e - 1] == r) return e;  // the row's last run (its only one, on many graphs)
   const int64_t scan_end = std::min(e, s + kLinearRunScan);
   int64_t t = s + 1;
   while (t < scan_end && rel[t] == r) ++t;

@@ -136,11 +136,7 @@ struct TypedGraph {
   std::vector<int32_t> relations;
   int32_t num_relations = 0;
 
-  CscView view(const std::vector<float>& w = {}) const {
-    CscView v = csc_view_of(g, w);
-    v.relations = ArrayView<const int32_t>(relations);
-    return v;
-  }
+  CscView view(const std::vector<float>& w = {}) const { return csc_view_of(g, w, relations); }
 };
 
 // n nodes, `num_relations` relations. Each row draws about avg_degree entries per relation

@@ -44,8 +44,10 @@ struct CscView {
   }
 };
 
-// A view of a whole graph (first_row = 0). `weights`, when given, has one value per entry.
-CscView csc_view_of(const graph::Csr& csc, ArrayView<const float> weights = {});
+// A view of a whole graph (first_row = 0). `weights` and `relations` (a typed graph's
+// relation per entry, e.g. Dataset::edge_relation), when given, have one value per entry.
+CscView csc_view_of(const graph::Csr& csc, ArrayView<const float> weights = {},
+                    ArrayView<const int32_t> relations = {});
 
 // Throws partita::Error naming `what` unless the view is consistent: indptr non-empty and
 // non-decreasing, its last offset <= indices.size(), first_row >= 0, weights empty or
