@@ -126,6 +126,15 @@ int64_t map_row(const graph::CsrOf<Index>& in, const std::vector<uint64_t>& key,
   return cut;
 }
 
+// The end of the block of rows written at once from `row`: rows [row, end) hold at most
+// kBlockEntries entries, or one row if it alone holds more.
+int64_t block_end(const std::vector<int64_t>& indptr, int64_t row) {
+  const int64_t end =
+      std::upper_bound(indptr.begin() + row + 1, indptr.end(), indptr[row] + kBlockEntries) -
+      indptr.begin() - 1;
+  return std::max(end, row + 1);
+}
+
 // indices.npy of part p: row i lists the new ids of the sources of node_map[lo + i], in
 // ascending order of their original ids.
 // Returns the number of entries whose source is owned by another part.
@@ -139,11 +148,7 @@ int64_t write_indices(const graph::CsrOf<Index>& in, const Renumbering& r,
   std::atomic<int64_t> cut{0};
   int64_t row = 0;
   while (row < rows) {
-    // Rows [row, end) hold at most kBlockEntries entries, or one row if it alone holds more.
-    int64_t end =
-        std::upper_bound(indptr.begin() + row + 1, indptr.end(), indptr[row] + kBlockEntries) -
-        indptr.begin() - 1;
-    end = std::max(end, row + 1);
+    const int64_t end = block_end(indptr, row);
     const int64_t base = indptr[row], count = indptr[end] - base;
     int64_t* buffer = pipeline.buffer(count);
     parallel_chunks(row, end, kRowChunk, threads, [&](int64_t b, int64_t e) {
@@ -207,10 +212,7 @@ uint32_t write_etypes(const data::Dataset& ds, const Renumbering& r, int p,
   BlockPipeline<int32_t> pipeline(&writer);
   int64_t row = 0;
   while (row < rows) {
-    int64_t end =
-        std::upper_bound(indptr.begin() + row + 1, indptr.end(), indptr[row] + kBlockEntries) -
-        indptr.begin() - 1;
-    end = std::max(end, row + 1);
+    const int64_t end = block_end(indptr, row);
     const int64_t base = indptr[row], count = indptr[end] - base;
     int32_t* buffer = pipeline.buffer(count);
     parallel_chunks(row, end, kRowChunk, threads, [&](int64_t b, int64_t e) {

@@ -18,6 +18,7 @@
 #include "partita/nn/precision.h"
 #include "partita/sample/fanout_spec.h"
 #include "partita/train/checkpoint.h"
+#include "feature_tensors.h"
 #include "typed_inputs.h"
 
 namespace partita::train {
@@ -31,17 +32,6 @@ constexpr uint64_t kCacheTag = kEvalTagBase - 2;  // the test pass uses kEvalTag
 constexpr uint64_t kDropoutStream = 0x64726f706f7574ULL;
 constexpr int kCheckpointsKept = 2;
 
-torch::ScalarType torch_type_of(DType feature_dtype) {
-  switch (feature_dtype) {
-    case DType::kFloat16:
-      return torch::kHalf;
-    case DType::kBFloat16:
-      return torch::kBFloat16;
-    default:
-      return torch::kFloat32;
-  }
-}
-
 // The model input of a batch. Features stay in their stored type until here: float32 (no
 // copy), or 16-bit rows widened to float32, except bfloat16 rows for a bf16 model, which
 // take them as they are. Normalizing works in float32.
@@ -53,19 +43,13 @@ torch::Tensor features_tensor(loader::Batch& batch, const store::DistGraph& grap
   const bool keep = !normalize && bf16_model && graph.feature_dtype() == DType::kBFloat16;
   if (!keep) x = x.to(torch::kFloat32);
   if (!normalize) return x;
-  // Row sums must be positive, except for all-zero rows (which stay zero): a row summing to
-  // zero or less would be scaled up without bound or flip its signs.
-  const torch::Tensor sums = x.sum(1, /*keepdim=*/true);
-  const torch::Tensor bad = sums.le(0).logical_and(x.abs().sum(1, true).gt(0)).reshape(-1);
-  if (bad.any().item<bool>()) {
-    const int64_t row = bad.nonzero()[0][0].item<int64_t>();
-    throw Error(fmt::format(
+  return row_normalized(x, [&batch](int64_t row, double sum) {
+    return fmt::format(
         "--normalize-features: the features of node {} (partition id) sum to {:g}; row "
         "normalization divides each row by its sum and needs non-negative features (as "
         "bag-of-words); leave the flag off for these features",
-        batch.sampled.input_nodes[static_cast<size_t>(row)], sums[row][0].item<double>()));
-  }
-  return x / sums.clamp_min(1e-12);
+        batch.sampled.input_nodes[static_cast<size_t>(row)], sum);
+  });
 }
 
 torch::Tensor labels_tensor(loader::Batch& batch) {

@@ -1,33 +1,10 @@
 // R-GCN inputs and embedding updates: see typed_inputs.h.
 #include "typed_inputs.h"
 
+#include "feature_tensors.h"
 #include "partita/core/error.h"
 
 namespace partita::train {
-namespace {
-
-torch::ScalarType torch_type(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16:
-      return torch::kHalf;
-    case DType::kBFloat16:
-      return torch::kBFloat16;
-    default:
-      return torch::kFloat32;
-  }
-}
-
-torch::Tensor row_normalized(const torch::Tensor& x, int type) {
-  const torch::Tensor sums = x.sum(1, /*keepdim=*/true);
-  const torch::Tensor bad = sums.le(0).logical_and(x.abs().sum(1, true).gt(0)).reshape(-1);
-  PARTITA_CHECK(!bad.any().item<bool>(), Error,
-                "--normalize-features: features of node type {} have a row whose sum is <= 0; "
-                "row normalization needs non-negative features; leave the flag off",
-                type);
-  return x / sums.clamp_min(1e-12);
-}
-
-}  // namespace
 
 bool has_embeddings(runtime::Session& session) {
   for (int t = 0; t < session.graph().num_node_types(); ++t)
@@ -51,9 +28,18 @@ TypedBatchInputs typed_inputs(loader::Batch& batch, runtime::Session& session, b
     input.positions = torch::from_blob(in.positions.data(), {n}, torch::kInt64);
     const int64_t dim = graph.type_feat_dim(t);
     if (dim > 0) {
-      input.x = torch::from_blob(in.features.data(), {n, dim}, torch_type(graph.feature_dtype()))
-                    .to(torch::kFloat32);
-      if (normalize && n > 0) input.x = row_normalized(input.x, t);
+      input.x =
+          torch::from_blob(in.features.data(), {n, dim}, torch_type_of(graph.feature_dtype()))
+              .to(torch::kFloat32);
+      if (normalize && n > 0) {
+        input.x = row_normalized(input.x, [&](int64_t row, double sum) {
+          return fmt::format(
+              "--normalize-features: the features of node {} (partition id, type {}) sum to "
+              "{:g}; row normalization needs non-negative features; leave the flag off",
+              batch.sampled.input_nodes[static_cast<size_t>(in.positions[row])],
+              graph.typed_meta().node_types[static_cast<size_t>(t)].name, sum);
+        });
+      }
       continue;
     }
     store::DistEmbedding* table = session.embedding(t);
