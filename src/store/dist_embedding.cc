@@ -1,5 +1,7 @@
 #include "partita/store/dist_embedding.h"
 
+#include "partita/comm/sliced_exchange.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -225,38 +227,13 @@ template <class Fill, class OnReply>
 void DistEmbedding::exchange(RpcEndpoint& ep, uint64_t kind,
                              const std::vector<std::vector<int64_t>>& positions, size_t slice_rows,
                              Fill fill, OnReply on_reply) {
-  // Every slice of every owner in flight at once; replies handled in order as they complete.
-  std::vector<RpcEndpoint::Pending> calls;
-  std::vector<std::vector<std::pair<int, size_t>>> slices;  // per call: (owner, first index)
-  for (size_t begin = 0;; begin += slice_rows) {
-    std::vector<RpcRequest> requests;
-    std::vector<std::pair<int, size_t>> parts;
-    for (int r = 0; r < static_cast<int>(positions.size()); ++r) {
-      if (positions[r].size() <= begin) continue;
-      const size_t n = std::min(slice_rows, positions[r].size() - begin);
-      WireWriter request;
-      request.put<uint64_t>(kind);
-      fill(ArrayView<const int64_t>(positions[r].data() + begin, static_cast<int64_t>(n)), request);
-      std::vector<uint8_t> bytes = request.take();
-      remote_bytes_ += static_cast<int64_t>(bytes.size());
-      requests.push_back({r, std::move(bytes)});
-      parts.emplace_back(r, begin);
-    }
-    if (requests.empty()) break;
-    calls.push_back(ep.start_all(std::move(requests)));
-    slices.push_back(std::move(parts));
-  }
-  for (size_t c = 0; c < calls.size(); ++c) {
-    std::vector<std::vector<uint8_t>> replies = ep.finish_all(std::move(calls[c]));
-    remote_requests_ += static_cast<int64_t>(replies.size());
-    for (size_t q = 0; q < replies.size(); ++q) {
-      const auto [owner, begin] = slices[c][q];
-      const size_t n = std::min(slice_rows, positions[owner].size() - begin);
-      on_reply(owner,
-               ArrayView<const int64_t>(positions[owner].data() + begin, static_cast<int64_t>(n)),
-               replies[q]);
-    }
-  }
+  remote_requests_ += sliced_exchange(
+      ep, kind, positions, slice_rows,
+      [&](ArrayView<const int64_t> slice, WireWriter& request) {
+        fill(slice, request);
+        remote_bytes_ += static_cast<int64_t>(request.size());
+      },
+      on_reply);
 }
 
 void DistEmbedding::lookup(ArrayView<const int64_t> ids, float* out) {

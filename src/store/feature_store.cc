@@ -1,10 +1,13 @@
 #include "partita/store/feature_store.h"
 
+#include "partita/comm/sliced_exchange.h"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "partita/comm/sliced_exchange.h"
 #include "partita/core/error.h"
 
 namespace partita::store {
@@ -176,48 +179,25 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
   // next ones (remote_fetch_bench one way: 1.9 -> 2.9 GB/s; sample-bench fetch 3.2 -> 1.5 s),
   // and no reply nears the 32 MiB below which message buffers are reused (message_memory.h).
   const size_t slice_rows = std::max<size_t>(1, kSliceBytes / row_bytes);
-  std::vector<RpcEndpoint::Pending> pending;
-  std::vector<std::vector<std::pair<int, size_t>>> slices;  // per call: (owner, first index)
-  for (size_t begin = 0;; begin += slice_rows) {
-    std::vector<RpcRequest> requests;
-    std::vector<std::pair<int, size_t>> parts;
-    for (int r = 0; r < static_cast<int>(positions.size()); ++r) {
-      if (positions[r].size() <= begin) continue;
-      const size_t n = std::min(slice_rows, positions[r].size() - begin);
-      WireWriter request(24 + n * 8);
-      request.put<uint64_t>(kind);
-      if (argument >= 0) request.put<int64_t>(argument);
-      int64_t* req_ids = request.put_uninitialized<int64_t>(static_cast<int64_t>(n));
-      for (size_t k = 0; k < n; ++k) req_ids[k] = ids[positions[r][begin + k]];
-      requests.push_back({r, request.take()});
-      parts.emplace_back(r, begin);
-    }
-    if (requests.empty()) break;
-    pending.push_back(endpoint_->start_all(std::move(requests)));
-    slices.push_back(std::move(parts));
-  }
-  int64_t replies_in = 0;
-  for (size_t c = 0; c < pending.size(); ++c) {
-    std::vector<std::vector<uint8_t>> replies = endpoint_->finish_all(std::move(pending[c]));
-    for (size_t q = 0; q < replies.size(); ++q) {
-      const auto [owner, begin] = slices[c][q];
-      const std::vector<int64_t>& pos = positions[owner];
-      const size_t n = std::min(slice_rows, pos.size() - begin);
-      WireReader reply(replies[q].data(), replies[q].size(),
-                       "reply of rank " + std::to_string(owner));
-      ArrayView<const T> rows = reply.get_array<T>();
-      reply.expect_end();
-      PARTITA_CHECK(rows.size() == static_cast<int64_t>(n) * width, CommError,
-                    "reply of rank {}: {} values for {} rows of width {}", owner, rows.size(), n,
-                    width);
-      for (size_t k = 0; k < n; ++k)
-        std::memcpy(out + pos[begin + k] * width, rows.data() + k * width, row_bytes);
-      remote_rows_ += static_cast<int64_t>(n);
-      remote_bytes_ += static_cast<int64_t>(replies[q].size());
-    }
-    replies_in += static_cast<int64_t>(replies.size());
-  }
-  remote_requests_ += replies_in;
+  remote_requests_ += sliced_exchange(
+      *endpoint_, kind, positions, slice_rows,
+      [&](ArrayView<const int64_t> slice, WireWriter& request) {
+        if (argument >= 0) request.put<int64_t>(argument);
+        int64_t* req_ids = request.put_uninitialized<int64_t>(slice.size());
+        for (int64_t k = 0; k < slice.size(); ++k) req_ids[k] = ids[slice[k]];
+      },
+      [&](int owner, ArrayView<const int64_t> slice, const std::vector<uint8_t>& bytes) {
+        WireReader reply(bytes.data(), bytes.size(), "reply of rank " + std::to_string(owner));
+        ArrayView<const T> rows = reply.get_array<T>();
+        reply.expect_end();
+        PARTITA_CHECK(rows.size() == slice.size() * width, CommError,
+                      "reply of rank {}: {} values for {} rows of width {}", owner, rows.size(),
+                      slice.size(), width);
+        for (int64_t k = 0; k < slice.size(); ++k)
+          std::memcpy(out + slice[k] * width, rows.data() + k * width, row_bytes);
+        remote_rows_ += slice.size();
+        remote_bytes_ += static_cast<int64_t>(bytes.size());
+      });
 }
 
 FetchStats FeatureFetcher::stats() const {

@@ -22,6 +22,7 @@ namespace partita {
 class WireWriter {
  public:
   explicit WireWriter(size_t reserve = 0) { bytes_.reserve(reserve); }
+  size_t size() const { return bytes_.size(); }  // bytes written so far
   template <class T>
   void put(const T& value) {
     static_assert(std::is_trivially_copyable_v<T>);
