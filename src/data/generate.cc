@@ -228,6 +228,22 @@ int64_t write_sorted_ids(const std::string& path, std::vector<int64_t> ids) {
   return static_cast<int64_t>(fs::file_size(path));
 }
 
+int64_t write_random_split(const std::string& dir, int64_t n, uint64_t stream,
+                           const SplitSizes& sizes) {
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  for (int64_t v = 0; v < n; ++v) perm[v] = v;
+  Rng rng(stream);
+  for (int64_t i = n - 1; i > 0; --i) {
+    std::swap(perm[i], perm[rng.below(static_cast<uint64_t>(i) + 1)]);
+  }
+  const auto train_end = perm.begin() + sizes.train;
+  const auto valid_end = train_end + sizes.valid;
+  const auto test_end = valid_end + sizes.test;
+  return write_sorted_ids(dir + "train_idx.npy", {perm.begin(), train_end}) +
+         write_sorted_ids(dir + "valid_idx.npy", {train_end, valid_end}) +
+         write_sorted_ids(dir + "test_idx.npy", {valid_end, test_end});
+}
+
 SplitSizes split_sizes(const GenerateOptions& o) {
   SplitSizes s;
   s.train = std::min(o.nodes, fraction_of(o.train_fraction, o.nodes));
@@ -301,19 +317,8 @@ GenerateStats generate_synthetic(const GenerateOptions& options) {
   // fractions, so they only choose where the permutation is cut): train, valid, test, then
   // the nodes in no split.
   phase.restart();
-  std::vector<int64_t> perm(static_cast<size_t>(o.nodes));
-  for (int64_t v = 0; v < o.nodes; ++v) perm[v] = v;
-  Rng rng(stream_key(o.seed, kSplit));
-  for (int64_t i = o.nodes - 1; i > 0; --i) {
-    std::swap(perm[i], perm[rng.below(static_cast<uint64_t>(i) + 1)]);
-  }
   stats.split = split_sizes(o);
-  const auto train_end = perm.begin() + stats.split.train;
-  const auto valid_end = train_end + stats.split.valid;
-  const auto test_end = valid_end + stats.split.test;
-  stats.bytes_written += write_sorted_ids(dir + "train_idx.npy", {perm.begin(), train_end}) +
-                         write_sorted_ids(dir + "valid_idx.npy", {train_end, valid_end}) +
-                         write_sorted_ids(dir + "test_idx.npy", {valid_end, test_end});
+  stats.bytes_written += write_random_split(dir, o.nodes, stream_key(o.seed, kSplit), stats.split);
 
   stats.split_s = phase.seconds();
   stats.seconds = watch.seconds();

@@ -287,19 +287,9 @@ HeteroGenerateStats generate_hetero(const HeteroGenerateOptions& options) {
     log_info("{}: {} x {} paper features in {:.2f} s", o.out_dir, papers, f, phase.seconds());
   }
 
-  std::vector<int64_t> perm(static_cast<size_t>(papers));
-  for (int64_t v = 0; v < papers; ++v) perm[v] = v;
-  Rng rng(stream_key(o.seed, kSplit));
-  for (int64_t i = papers - 1; i > 0; --i) {
-    std::swap(perm[i], perm[rng.below(static_cast<uint64_t>(i) + 1)]);
-  }
   stats.split = split_sizes(split_options);
-  const auto train_end = perm.begin() + stats.split.train;
-  const auto valid_end = train_end + stats.split.valid;
-  const auto test_end = valid_end + stats.split.test;
-  stats.bytes_written += write_sorted_ids(dir + "train_idx.npy", {perm.begin(), train_end}) +
-                         write_sorted_ids(dir + "valid_idx.npy", {train_end, valid_end}) +
-                         write_sorted_ids(dir + "test_idx.npy", {valid_end, test_end});
+  stats.bytes_written +=
+      write_random_split(dir, papers, stream_key(o.seed, kSplit), stats.split);
   stats.seconds = watch.seconds();
   int64_t total_edges = 0;
   for (int64_t e : edges) total_edges += e;

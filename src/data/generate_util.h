@@ -78,5 +78,10 @@ void validate_split_fractions(const GenerateOptions& o);
 
 // Sorts `ids`, writes them as a 1-D int64 .npy and returns the file's size.
 int64_t write_sorted_ids(const std::string& path, std::vector<int64_t> ids);
+// A random split of [0, n) into dir/{train,valid,test}_idx.npy: one Fisher-Yates
+// permutation drawn from Rng(stream), cut into sizes.train, .valid and .test ids (the rest
+// are in no split), each file sorted. Returns the bytes written.
+int64_t write_random_split(const std::string& dir, int64_t n, uint64_t stream,
+                           const SplitSizes& sizes);
 
 }  // namespace partita::data
