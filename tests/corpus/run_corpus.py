@@ -31,7 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = os.path.join(HERE, "cases")
 TIME_LIMIT_S = 60
 STAMP = "fixtures.ok"
-FIXTURES = ("numpy", "ogb", "parts1", "parts2", "parts3")
+FIXTURES = ("numpy", "ogb", "parts1", "parts2", "parts3", "hetero", "hparts1", "hparts2")
+SKIP = 77  # a case marked "skip" (a known bug, named there): CTest reports it skipped
 # Output that must never appear: crashes, uncaught exceptions, Open MPI's abort banner or
 # its note on a rank killed by a signal, sanitizer reports.
 FORBIDDEN = ("terminate called", "Traceback", "Segmentation fault", "core dumped",
@@ -193,6 +194,14 @@ def setup(partita, fixtures):
                                 ("parts3", 3, "random")):
         run_ok([partita, "-q", "partition", "--dataset", numpy, "--num-parts", str(parts),
                 "--method", method, "--threads", "1", "--out", os.path.join(fixtures, name)])
+    # The typed base: a mag-shaped graph (4 node types, 3 of them featureless; 4 relations),
+    # partitioned with the reverse relations (8 in all).
+    hetero = os.path.join(fixtures, "hetero")
+    run_ok([partita, "-q", "generate", "--hetero", "mag", "--nodes", "400", "--feat-dim", "4",
+            "--classes", "3", "--seed", "1", "--threads", "1", "--out", hetero])
+    for name, parts in (("hparts1", 1), ("hparts2", 2)):
+        run_ok([partita, "-q", "partition", "--dataset", hetero, "--num-parts", str(parts),
+                "--threads", "1", "--out", os.path.join(fixtures, name)])
     ogb = os.path.join(fixtures, "ogb")
     for rel, text in OGB_BASE.items():
         os.makedirs(os.path.dirname(os.path.join(ogb, rel)), exist_ok=True)
@@ -201,7 +210,7 @@ def setup(partita, fixtures):
     # The bases themselves must be valid, or every edit of them proves nothing.
     run_ok([partita, "-q", "partition", "--dataset", ogb, "--num-parts", "2", "--threads", "1",
             "--out", os.path.join(fixtures, "ogb-parts")])
-    for name in ("parts1", "parts2", "parts3", "ogb-parts"):
+    for name in ("parts1", "parts2", "parts3", "ogb-parts", "hparts1", "hparts2"):
         run_ok([partita, "-q", "info", "--verify", os.path.join(fixtures, name)])
     open(os.path.join(fixtures, STAMP), "w").close()
 
@@ -221,8 +230,14 @@ def load_case(name):
     return case
 
 
+class CaseSkipped(Exception):
+    pass
+
+
 def run_case(name, partita, fixtures, mpirun):
     case = load_case(name)
+    if "skip" in case:  # the command does not fail as it should yet: a known bug
+        raise CaseSkipped(case["skip"])
     if not os.path.exists(os.path.join(fixtures, STAMP)):
         raise CaseError(f"{fixtures}: fixtures not built (run setup first)")
     work = tempfile.mkdtemp(prefix=f"corpus-{name}-")
@@ -307,18 +322,23 @@ def main():
             temp = tempfile.mkdtemp(prefix="corpus-fixtures-")
             fixtures = os.path.join(temp, "f")
             setup(partita, fixtures)
-        failed = 0
+        failed = skipped = 0
         for name in args.names or all_cases():
             start = time.monotonic()
             try:
                 run_case(name, partita, fixtures, args.mpirun)
                 print(f"ok    {name} ({time.monotonic() - start:.1f} s)", flush=True)
+            except CaseSkipped as e:
+                skipped += 1
+                print(f"skip  {name}: {e}", flush=True)
             except CaseError as e:
                 failed += 1
                 print(f"FAIL  {name}: {e}")
         if temp:
             shutil.rmtree(temp, ignore_errors=True)
-        return 1 if failed else 0
+        # Cases run one per CTest test: one skipped and none failed is SKIP, which CTest
+        # reports as skipped (SKIP_RETURN_CODE).
+        return 1 if failed else SKIP if skipped and args.mode == "case" else 0
     except CaseError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
