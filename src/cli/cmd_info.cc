@@ -24,10 +24,13 @@ Action add_info_command(CLI::App& app) {
   app.add_flag("--verify", flags->verify, "Check checksums, shapes, dtypes and id ranges");
   return [flags] {
     partition::PartitionMeta meta = partition::read_meta(flags->dir);
-    std::printf("partition %s: %d parts, %lld nodes, %lld edges, %lld features, %lld classes, "
+    // Typed partitions: features per node type, in the "type" lines below.
+    const std::string features =
+        meta.typed ? "features per type" : fmt::format("{} features", meta.feat_dim);
+    std::printf("partition %s: %d parts, %lld nodes, %lld edges, %s, %lld classes, "
                 "method %s, seed %llu\n%s",
                 flags->dir.c_str(), meta.num_parts, static_cast<long long>(meta.num_nodes),
-                static_cast<long long>(meta.num_edges), static_cast<long long>(meta.feat_dim),
+                static_cast<long long>(meta.num_edges), features.c_str(),
                 static_cast<long long>(meta.num_classes), meta.method.c_str(),
                 static_cast<unsigned long long>(meta.seed),
                 partition::format_summary(meta.summary).c_str());

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <memory>
@@ -89,6 +90,10 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   o.fanout_spec = f.fanouts;
   PARTITA_CHECK(f.embed_lr >= 0, UsageError, "--embed-lr: must be >= 0 (0: --lr), got {}",
                 f.embed_lr);
+  PARTITA_CHECK(std::isfinite(f.embed_init) && f.embed_init > 0 && f.embed_init <= 1e6,
+                UsageError,
+                "--embed-init: must be in (0, 1e6] (embeddings start uniform in [-S, S)), got {}",
+                f.embed_init);
   PARTITA_CHECK(f.torch_threads >= 0, UsageError,
                 "--torch-threads: must be in [0, 1024] (0: the cores per rank), got {}",
                 f.torch_threads);

@@ -88,6 +88,18 @@ void throw_no_edges(const std::string& source) {
   throw FormatError(fmt::format("{}: the edge list is empty (a graph needs edges)", source));
 }
 
+namespace {
+
+// Options that only mean something for heterogeneous datasets.
+void check_homogeneous_options(const std::string& dir, const LoadOptions& options) {
+  PARTITA_CHECK(options.reverse_relations, UsageError,
+                "--no-reverse: {} is a homogeneous dataset, without relations to reverse (for "
+                "heterogeneous ones only; --undirected adds reverse edges to a homogeneous one)",
+                dir);
+}
+
+}  // namespace
+
 Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, LoadStats* stats) {
   std::string dir = dir_arg;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -107,9 +119,11 @@ Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, Loa
     ds = read_numpy_hetero_dataset(dir, options, st);
     ds.layout = "numpy";
   } else if (fs::exists(dir + "/raw", ec)) {
+    check_homogeneous_options(dir, options);
     ds = read_ogb_dataset(dir, options, st);
     ds.layout = "ogb";
   } else if (fs::exists(dir + "/edges.npy", ec) || fs::exists(dir + "/feat.npy", ec)) {
+    check_homogeneous_options(dir, options);
     ds = read_numpy_dataset(dir, options, st);
     ds.layout = "numpy";
   } else {
@@ -130,12 +144,13 @@ Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, Loa
   }
   log_info(
       "{}: {} layout, {} nodes, {} edges ({} listed, {} self loops and {} duplicates "
-      "dropped{}), {} features, {} classes, split {}/{}/{}; read in {:.2f} s{}",
+      "dropped{}), {}, {} classes, split {}/{}/{}; read in {:.2f} s{}",
       dir, ds.layout, ds.num_nodes, ds.num_edges(), ds.input_edges, ds.self_loops_dropped,
       ds.duplicates_dropped,
       options.undirected                        ? ", reverse edges added"
       : ds.hetero && options.reverse_relations ? ", reverse relations added"
-                                               : "", ds.feat_dim(),
+                                               : "",
+      ds.hetero ? std::string("features per type") : fmt::format("{} features", ds.feat_dim()),
       ds.num_classes, ds.train_idx.size(), ds.valid_idx.size(), ds.test_idx.size(), total.seconds(),
       text_rate);
   if (ds.hetero) {

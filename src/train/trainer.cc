@@ -174,6 +174,15 @@ void Trainer::resolve_fanouts(const store::DistGraph& graph) {
   sample::ResolvedFanouts resolved = sample::resolve_fanouts(options_.fanout_spec, names);
   options_.fanouts = std::move(resolved.fanouts);
   options_.relation_fanouts = std::move(resolved.relation_fanouts);
+  // A hop given per relation samples the most any of its relations takes (its default may
+  // be 0 beside named relations; the hop as a whole samples something).
+  for (size_t h = 0; h < options_.relation_fanouts.size(); ++h) {
+    const std::vector<int64_t>& per_relation = options_.relation_fanouts[h];
+    if (per_relation.empty()) continue;
+    int64_t most = 0;
+    for (int64_t k : per_relation) most = most < 0 || k < 0 ? -1 : std::max(most, k);
+    options_.fanouts[h] = most;
+  }
 }
 
 void Trainer::check_model_fits(const store::DistGraph& graph) const {
@@ -186,6 +195,13 @@ void Trainer::check_model_fits(const store::DistGraph& graph) const {
                 graph.dir());
   PARTITA_CHECK(options_.num_bases >= 0, UsageError, "--num-bases: must be >= 0, got {}",
                 options_.num_bases);
+  if (graph.typed()) {
+    const int relations = graph.typed_meta().num_relations();
+    PARTITA_CHECK(options_.num_bases <= relations, UsageError,
+                  "--num-bases: {} bases for {} relations; use at most {} (or 0: one weight per "
+                  "relation)",
+                  options_.num_bases, relations, relations);
+  }
   PARTITA_CHECK(!graph.typed() || options_.cache_ratio == 0, UsageError,
                 "--cache-ratio: the hot-feature cache does not support typed partitions yet");
   if (!options_.relation_fanouts.empty()) {
