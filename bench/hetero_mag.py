@@ -8,7 +8,8 @@ The issue's benchmark (issue 11): `partita generate --hetero mag --nodes 2000000
      batches/s and sampled edges/s;
   3. `train --model rgcn --layers 2 --hidden 64 --fanouts 25,20 --batch-size 2048` for one
      epoch under 2 ranks: epoch time, the shares of sample / fetch / compute / allreduce /
-     wait in it, and each rank's peak RSS.
+     wait in it (sample and fetch run on the loader's thread, overlapping compute: the
+     shares add up to more than 1), and each rank's peak RSS.
 Steps 2 and 3 run --runs times; prints one JSON object with the medians. Generates the graph
 under --work first if it is not there. Never fails because a machine is slow; it fails only
 if a command fails.

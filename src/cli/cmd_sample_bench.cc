@@ -159,17 +159,19 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   std::vector<double> type_inputs(static_cast<size_t>(graph.num_node_types()), 0);
   session.collectives().barrier();
   Stopwatch total;
-  loader::BatchPipeline pipeline(pipeline_options, std::move(batches), timed, session.fetcher());
-  while (std::optional<loader::Batch> batch = pipeline.next()) {
-    sample_s += batch->sample_s;
-    fetch_s += batch->fetch_s;
-    edges += batch->sampled.num_sampled_edges();
-    input_nodes += static_cast<int64_t>(batch->sampled.input_nodes.size());
-    seed_count += static_cast<int64_t>(batch->sampled.seeds.size());
-    feature_bytes += static_cast<double>(batch->features.size());
-    for (size_t t = 0; t < batch->typed_inputs.size(); ++t) {
-      type_inputs[t] += static_cast<double>(batch->typed_inputs[t].positions.size());
-      feature_bytes += static_cast<double>(batch->typed_inputs[t].features.size());
+  {  // the pipeline's thread ends before the figures are gathered
+    loader::BatchPipeline pipeline(pipeline_options, std::move(batches), timed, session.fetcher());
+    while (std::optional<loader::Batch> batch = pipeline.next()) {
+      sample_s += batch->sample_s;
+      fetch_s += batch->fetch_s;
+      edges += batch->sampled.num_sampled_edges();
+      input_nodes += static_cast<int64_t>(batch->sampled.input_nodes.size());
+      seed_count += static_cast<int64_t>(batch->sampled.seeds.size());
+      feature_bytes += static_cast<double>(batch->features.size());
+      for (size_t t = 0; t < batch->typed_inputs.size(); ++t) {
+        type_inputs[t] += static_cast<double>(batch->typed_inputs[t].positions.size());
+        feature_bytes += static_cast<double>(batch->typed_inputs[t].features.size());
+      }
     }
   }
   const double wall_s = total.seconds();
@@ -258,7 +260,7 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
       {"cache_expected_hit_rate", sums[17] > 0 ? sums[16] / sums[17] : 0.0},
   };
   if (graph.typed()) {
-    // Per node type: the input nodes sampled (a featureless type's fetch no rows).
+    // Per node type: the input nodes sampled (a featureless type fetches no rows).
     nlohmann::ordered_json types = nlohmann::ordered_json::object();
     const partition::TypedMeta& meta = graph.typed_meta();
     for (int t = 0; t < meta.num_types(); ++t)
