@@ -2,6 +2,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -12,8 +15,10 @@
 #include "partita/core/timer.h"
 #include "partita/runtime/mpi_rank.h"
 #include "rank_main.h"
+#include "partita/loader/batch_pipeline.h"
 #include "partita/loader/hot_nodes.h"
 #include "partita/sample/block_builder.h"
+#include "partita/sample/fanout_spec.h"
 #include "partita/store/feature_cache.h"
 
 namespace partita::cli {
@@ -46,10 +51,19 @@ class TimedSampler final : public sample::NeighborSampler {
   std::vector<double> seconds_;
 };
 
+// True when --fanouts names relations (REL=N, *=N or several entries in a hop).
+bool per_relation_fanouts(const std::string& text) {
+  return text.find_first_of("=:") != std::string::npos;
+}
+
 // Checked before MPI starts: the verdict is the same on every rank, and main() prints it
-// once for the whole job.
+// once for the whole job. Relation names are resolved against the graph in bench_on.
 void check_flags(const Flags& flags) {
-  parse_fanouts(flags.fanouts);
+  // A plain list keeps the homogeneous messages (e.g. "'0' is not a fanout").
+  if (per_relation_fanouts(flags.fanouts))
+    sample::parse_fanout_spec(flags.fanouts);
+  else
+    parse_fanouts(flags.fanouts);
   PARTITA_CHECK(flags.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
                 flags.batch_size);
   PARTITA_CHECK(flags.batches >= 1, UsageError, "--batches: must be >= 1, got {}", flags.batches);
@@ -60,10 +74,24 @@ void check_flags(const Flags& flags) {
                 "--servers: must be >= 0 (0: worker mode), got {}", flags.session.servers);
 }
 
+// --fanouts resolved against the relation names of `graph` (none for a homogeneous one).
+sample::ResolvedFanouts resolve_fanouts(const Flags& flags, const store::DistGraph& graph) {
+  std::vector<std::string> names;
+  if (graph.typed())
+    for (const partition::TypedRelation& r : graph.typed_meta().relations) names.push_back(r.name);
+  return sample::resolve_fanouts(flags.fanouts, names);
+}
+
 // The work of a rank that samples (a worker, or a client of server-client mode).
 int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
-  const std::vector<int64_t> fanouts = parse_fanouts(flags.fanouts);
   const store::DistGraph& graph = session.graph();
+  // Every rank reads the same partition, so every rank throws these alike.
+  PARTITA_CHECK(!graph.typed() || flags.cache_ratio == 0, UsageError,
+                "--cache-ratio: the hot-feature cache does not support typed partitions ({} is "
+                "one)",
+                flags.session.parts_dir);
+  const sample::ResolvedFanouts resolved = resolve_fanouts(flags, graph);
+  const std::vector<int64_t>& fanouts = resolved.fanouts;
   // The ranks that sample: every rank, or the clients (trainers) of server-client mode.
   const int me = session.rank(), ranks = session.size();
 
@@ -114,29 +142,37 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   const sample::DistSamplerStats ss0 = session.sampler().stats();
   const store::FetchStats fs0 = session.fetcher().stats();
 
+  // The loader's work, one batch at a time (one thread, nothing prefetched, so sample and
+  // fetch times add up to the wall time): blocks, then features (per node type on a typed
+  // graph) and labels.
   TimedSampler timed(session.sampler(), fanouts.size());
-  sample::BlockBuilder builder;
-  sample::BlockOptions block_options;
-  block_options.fanouts = fanouts;
-  block_options.key.seed = flags.seed;
-  std::vector<uint8_t> features;
-  double sample_s = 0, fetch_s = 0;
+  loader::BatchPipelineOptions pipeline_options;
+  pipeline_options.threads = 1;
+  pipeline_options.prefetch = 1;
+  pipeline_options.fanouts = fanouts;
+  pipeline_options.relation_fanouts = resolved.relation_fanouts;
+  pipeline_options.seed = flags.seed;
+  pipeline_options.feature_row_bytes = graph.feature_row_bytes();
+  pipeline_options.typed = graph.typed();
+  double sample_s = 0, fetch_s = 0, feature_bytes = 0;
   int64_t edges = 0, input_nodes = 0, seed_count = 0;
+  std::vector<double> type_inputs(static_cast<size_t>(graph.num_node_types()), 0);
   session.collectives().barrier();
   Stopwatch total;
-  for (int64_t b = 0; b < flags.batches; ++b) {
-    const int64_t count = static_cast<int64_t>(batches[b].size());
-    block_options.key.batch = static_cast<uint64_t>(b);
-    Stopwatch watch;
-    sample::SampledBatch batch = builder.build(batches[b], block_options, timed);
-    sample_s += watch.seconds();
-    watch.restart();
-    features.resize(batch.input_nodes.size() * static_cast<size_t>(graph.feature_row_bytes()));
-    session.fetcher().fetch_features(batch.input_nodes, features.data());
-    fetch_s += watch.seconds();
-    edges += batch.num_sampled_edges();
-    input_nodes += static_cast<int64_t>(batch.input_nodes.size());
-    seed_count += count;
+  {  // the pipeline's thread ends before the figures are gathered
+    loader::BatchPipeline pipeline(pipeline_options, std::move(batches), timed, session.fetcher());
+    while (std::optional<loader::Batch> batch = pipeline.next()) {
+      sample_s += batch->sample_s;
+      fetch_s += batch->fetch_s;
+      edges += batch->sampled.num_sampled_edges();
+      input_nodes += static_cast<int64_t>(batch->sampled.input_nodes.size());
+      seed_count += static_cast<int64_t>(batch->sampled.seeds.size());
+      feature_bytes += static_cast<double>(batch->features.size());
+      for (size_t t = 0; t < batch->typed_inputs.size(); ++t) {
+        type_inputs[t] += static_cast<double>(batch->typed_inputs[t].positions.size());
+        feature_bytes += static_cast<double>(batch->typed_inputs[t].features.size());
+      }
+    }
   }
   const double wall_s = total.seconds();
   session.collectives().barrier();
@@ -165,23 +201,26 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
                            static_cast<double>(cache.bytes()),
                            cache_s,
                            static_cast<double>(hot.covered),
-                           static_cast<double>(hot.remote_appearances)};
-  constexpr size_t kHopSums = 18;  // hop times follow the fixed sums
+                           static_cast<double>(hot.remote_appearances),
+                           feature_bytes};
+  constexpr size_t kHopSums = 19;  // hop times follow the fixed sums, then inputs per type
   for (double s : timed.seconds()) sums.push_back(s);
+  const size_t type_sums = sums.size();
+  sums.insert(sums.end(), type_inputs.begin(), type_inputs.end());
   session.collectives().allreduce_sum(sums);
   const double max_wall = session.collectives().allreduce_one(wall_s, ReduceOp::kMax);
   session.finish();
   if (me != 0) return 0;
 
   const double cores = static_cast<double>(ranks) * flags.session.sampling.threads;
-  const double feature_bytes = sums[1] * static_cast<double>(graph.feature_row_bytes());
+  const double all_feature_bytes = sums[18];
   const double total_batches = static_cast<double>(flags.batches) * ranks;
   nlohmann::ordered_json hop_s = nlohmann::ordered_json::array();
   for (size_t h = 0; h < fanouts.size(); ++h) hop_s.push_back(sums[kHopSums + h] / ranks);
   const double remote_wanted = sums[9] + sums[12];  // feature rows not owned: wire + cache
   // Rates: per rank over its own busy time, summed over ranks.
   const double sample_rate = sums[0] / (sums[3] / ranks);
-  const double fetch_rate = feature_bytes / (sums[4] / ranks);
+  const double fetch_rate = all_feature_bytes / (sums[4] / ranks);
   nlohmann::ordered_json out = {
       {"benchmark", "sample-bench"},
       {"parts", flags.session.parts_dir},
@@ -199,7 +238,7 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
       {"sampled_edges_per_s", sample_rate},
       {"sampled_edges_per_s_per_core", sample_rate / cores},
       {"input_nodes", sums[1]},
-      {"feature_bytes", feature_bytes},
+      {"feature_bytes", all_feature_bytes},
       {"feature_gb_per_s", fetch_rate / 1e9},
       {"feature_gb_per_s_per_core", fetch_rate / 1e9 / cores},
       {"hop_s_per_rank", hop_s},
@@ -220,6 +259,18 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
       {"cache_build_s_per_rank", sums[15] / ranks},
       {"cache_expected_hit_rate", sums[17] > 0 ? sums[16] / sums[17] : 0.0},
   };
+  if (graph.typed()) {
+    // Per node type: the input nodes sampled (a featureless type fetches no rows).
+    nlohmann::ordered_json types = nlohmann::ordered_json::object();
+    const partition::TypedMeta& meta = graph.typed_meta();
+    for (int t = 0; t < meta.num_types(); ++t)
+      types[meta.node_types[static_cast<size_t>(t)].name] = {
+          {"input_nodes", sums[type_sums + static_cast<size_t>(t)]},
+          {"feat_dim", meta.node_types[static_cast<size_t>(t)].feat_dim}};
+    out["node_types"] = std::move(types);
+    out["relations"] = meta.num_relations();
+    out["relation_fanouts"] = resolved.relation_fanouts;
+  }
   std::printf("%s\n", out.dump(2).c_str());
   return 0;
 }
@@ -239,10 +290,12 @@ Action add_sample_bench_command(CLI::App& app) {
       "Measure distributed neighbor sampling and feature fetching on a partition directory. "
       "Run alone or under mpirun (one rank per part, or any number of ranks on a 1-part "
       "directory, or --servers P with P server ranks and any number of clients). Each rank samples batches of its own training ids with the given fanouts "
-      "and fetches the features of their input nodes; the first rank that samples prints one JSON object with "
+      "and fetches the features of their input nodes (per node type on a typed partition) and the labels of the seeds; the first rank that samples prints one JSON object with "
       "figures summed over ranks.");
   app.add_option("--parts", flags->session.parts_dir, "Partition directory")->required();
-  app.add_option("--fanouts", flags->fanouts, "Neighbors per hop, comma-separated (-1: all)")
+  app.add_option("--fanouts", flags->fanouts,
+                 "Neighbors per hop, comma-separated (-1: all); on a typed partition N per "
+                 "relation, or per relation as REL=N:...:N (e.g. 25,cites=10:20)")
       ->capture_default_str();
   app.add_option("--batch-size", flags->batch_size, "Seeds per batch")->capture_default_str();
   app.add_option("--batches", flags->batches, "Batches per rank")->capture_default_str();

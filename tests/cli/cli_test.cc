@@ -157,3 +157,49 @@ TEST(CliSampleBench, RunsAloneAndRejectsBadFlags) {
 
 }  // namespace
 }  // namespace partita
+
+namespace partita {
+namespace {
+
+// A typed (heterogeneous) partition: per-type features, --fanouts REL=N, and the flags that
+// do not apply to one.
+TEST(CliSampleBench, SamplesATypedPartition) {
+  TempDir dir;
+  ASSERT_EQ(partita("-q generate --hetero mag --nodes 3000 --feat-dim 8 --classes 4 --seed 1 "
+                    "--out " + dir / "mag").exit_code,
+            0);
+  ASSERT_EQ(partita("-q partition --dataset " + dir / "mag" + " --num-parts 1 --out " + dir / "p1")
+                .exit_code,
+            0);
+  const std::string p1 = " --parts " + dir / "p1";
+  CommandResult r = partita("sample-bench" + p1 +
+                            " --fanouts cites=5:writes=0:3,2 --batch-size 32 --batches 3");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // Papers (the seeds) and the other types reached; only papers have features.
+  for (const char* key : {"\"node_types\"", "\"paper\"", "\"author\"", "\"feat_dim\": 8",
+                          "\"feat_dim\": 0", "\"relation_fanouts\"", "\"remote_requests\": 0"})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key << "\n" << r.out;
+  EXPECT_EQ(r.out.find("\"feature_bytes\": 0.0"), std::string::npos) << r.out;
+
+  expect_error(partita("sample-bench" + p1 + " --fanouts nope=3,2"), 2,
+               {"--fanouts", "unknown relation 'nope'", "rev_writes"});
+  expect_error(partita("sample-bench" + p1 + " --fanouts cites=3,2"), 2,
+               {"--fanouts", "gives no fanout"});
+  expect_error(partita("sample-bench" + p1 + " --cache-ratio 0.1"), 2,
+               {"--cache-ratio", "typed", dir / "p1"});
+}
+
+TEST(CliSampleBench, RejectsRelationFanoutsOnAHomogeneousPartition) {
+  TempDir dir;
+  ASSERT_EQ(partita("-q generate --nodes 500 --avg-degree 4 --feat-dim 4 --classes 3 --out " +
+                    dir / "ds").exit_code,
+            0);
+  ASSERT_EQ(partita("-q partition --dataset " + dir / "ds" + " --num-parts 1 --out " + dir / "p1")
+                .exit_code,
+            0);
+  expect_error(partita("sample-bench --parts " + dir / "p1" + " --fanouts cites=3:2,2"), 2,
+               {"--fanouts", "single edge type"});
+}
+
+}  // namespace
+}  // namespace partita
