@@ -142,8 +142,10 @@ Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
     batch.features.resize(input.size() * static_cast<size_t>(options_.feature_row_bytes));
     fetcher_.fetch_features(input, batch.features.data());
   }
-  batch.labels.resize(batch.sampled.seeds.size());
-  fetcher_.fetch_labels(batch.sampled.seeds, batch.labels.data());
+  if (options_.fetch_labels) {
+    batch.labels.resize(batch.sampled.seeds.size());
+    fetcher_.fetch_labels(batch.sampled.seeds, batch.labels.data());
+  }
   if (options_.fetch_degrees) {
     batch.degrees.resize(input.size());
     fetcher_.fetch_degrees(input, batch.degrees.data());

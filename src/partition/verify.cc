@@ -158,7 +158,9 @@ void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, con
                   total, r, tm.triplet(r), m.summary.parts[p].relation_edges[r]);
   }
 
-  const auto [target_lo, target_hi] = tm.type_range(p, tm.target_type);
+  // Plain variables, not a structured binding: the lambda below captures them.
+  const std::pair<int64_t, int64_t> target_range = tm.type_range(p, tm.target_type);
+  const int64_t target_lo = target_range.first, target_hi = target_range.second;
   auto label = f.label.view<int64_t>();
   scan(f.label.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
     for (int64_t i = b; i < e; ++i) {

@@ -44,6 +44,7 @@ struct BatchPipelineOptions {
   uint64_t epoch = 0;
   int64_t feature_row_bytes = 0; // bytes of one feature row (graph.feature_row_bytes())
   bool fetch_degrees = false;    // also fetch the graph in-degree of every input node
+  bool fetch_labels = true;      // fetch the seeds' labels (false: Batch::labels stays empty)
   // Typed graphs: fetch the input nodes' features per node type (Batch::typed_inputs)
   // instead of Batch::features (feature_row_bytes is then unused).
   bool typed = false;
