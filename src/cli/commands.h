@@ -16,6 +16,7 @@ Action add_partition_command(CLI::App& app);
 Action add_info_command(CLI::App& app);
 Action add_sample_bench_command(CLI::App& app);
 Action add_train_command(CLI::App& app);
+Action add_infer_command(CLI::App& app);
 Action add_launch_command(CLI::App& app);
 
 }  // namespace partita::cli

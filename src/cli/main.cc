@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
       partita::cli::add_sample_bench_command);
   add("train", "Train a GNN data-parallel on a partition directory",
       partita::cli::add_train_command);
+  add("infer", "Full-neighbourhood inference with a trained model: embeddings and predictions",
+      partita::cli::add_infer_command);
   add("launch", "Run train or sample-bench on several ranks or hosts (mpirun or srun)",
       partita::cli::add_launch_command);
   // Every integer flag of every command: decimal only ("010" is not 8, "-1" is not 2^64-1).

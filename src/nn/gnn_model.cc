@@ -86,20 +86,45 @@ torch::Tensor GnnModel::forward(const std::vector<BlockTensors>& blocks,
     PARTITA_CHECK(x.size(0) == block.num_src, Error,
                   "GnnModel: layer {} gets {} rows, its block has {} src nodes", l, x.size(0),
                   block.num_src);
-    const auto layer = static_cast<uint64_t>(l);
-    if (options_.dropout > 0.0 && is_training())
-      x = counter_dropout(x, options_.dropout, stream_key(key, layer, 0));
-    if (auto* gat = dynamic_cast<GATConv*>(convs_[l].get()))
-      gat->set_dropout_key(stream_key(key, layer, 1));
-    // The output layer runs in fp32 even in bf16: its rows are the seeds only (cheap), and
-    // logits rounded to bf16 would lose resolution the loss needs.
-    if (l + 1 == L) x = x.to(torch::kFloat32);
-    x = convs_[l]->forward(block, x);
-    if (l + 1 == L) break;
-    if (!norms_.empty()) x = norms_[l].forward(x.to(torch::kFloat32)).to(x.scalar_type());
-    x = options_.kind == ConvKind::kGat ? torch::elu(x) : torch::relu(x);
+    x = run_layer(l, block, x, key);
   }
   return x;
+}
+
+torch::Tensor GnnModel::run_layer(int64_t l, const BlockTensors& block, torch::Tensor x,
+                                  uint64_t key) {
+  const int64_t L = options_.layers;
+  const auto layer = static_cast<uint64_t>(l);
+  if (options_.dropout > 0.0 && is_training())
+    x = counter_dropout(x, options_.dropout, stream_key(key, layer, 0));
+  if (auto* gat = dynamic_cast<GATConv*>(convs_[l].get()))
+    gat->set_dropout_key(stream_key(key, layer, 1));
+  // The output layer runs in fp32 even in bf16: its rows are the seeds only (cheap), and
+  // logits rounded to bf16 would lose resolution the loss needs.
+  if (l + 1 == L) x = x.to(torch::kFloat32);
+  x = convs_[l]->forward(block, x);
+  if (l + 1 == L) return x;
+  if (!norms_.empty()) x = norms_[l].forward(x.to(torch::kFloat32)).to(x.scalar_type());
+  return options_.kind == ConvKind::kGat ? torch::elu(x) : torch::relu(x);
+}
+
+int64_t GnnModel::layer_in_dim(int64_t l) const {
+  PARTITA_CHECK(l >= 0 && l < options_.layers, Error, "GnnModel: no layer {} of {}", l,
+                options_.layers);
+  return l == 0 ? options_.in_dim : convs_[l - 1]->out_dim();
+}
+
+torch::Tensor GnnModel::forward_layer(int64_t l, const BlockTensors& block,
+                                      const torch::Tensor& x) {
+  PARTITA_CHECK(!is_training(), Error, "GnnModel::forward_layer: eval mode only");
+  PARTITA_CHECK(x.dim() == 2 && x.size(0) == block.num_src && x.size(1) == layer_in_dim(l),
+                Error, "GnnModel: layer {} input must be [{}, {}]", l, block.num_src,
+                layer_in_dim(l));
+  // forward() casts the features to bf16 once before layer 0; later layers' inputs are
+  // already in the model's precision.
+  const bool bf16 = options_.precision == Precision::kBf16;
+  return run_layer(l, block, bf16 && l + 1 < options_.layers ? x.to(torch::kBFloat16) : x,
+                   dropout_key_);
 }
 
 }  // namespace partita::nn

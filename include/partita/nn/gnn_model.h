@@ -51,6 +51,15 @@ class GnnModel : public torch::nn::Module {
   // Throws partita::Error if blocks.size() != layers or x_input has the wrong shape.
   torch::Tensor forward(const std::vector<BlockTensors>& blocks, const torch::Tensor& x_input);
 
+  // Layer l alone, exactly as forward() runs it (the same precision casts, norm and
+  // activation after a hidden layer), for layer-wise inference (train/inference.h): x
+  // [block.num_src, width of layer l's input] -> [block.num_dst, width of its output]
+  // (float32 for the output layer, else the model's precision). Eval mode only: throws
+  // partita::Error in training mode (no dropout), on l out of [0, layers) or a wrong shape.
+  torch::Tensor forward_layer(int64_t l, const BlockTensors& block, const torch::Tensor& x);
+  // Width of layer l's input (in_dim for l = 0; hidden x heads for GAT's later layers).
+  int64_t layer_in_dim(int64_t l) const;
+
   // Dropout masks (nn/dropout.h) of the next training forward are keyed by `key` (and the
   // layer); every training forward then moves the key on, so consecutive forwards draw
   // new masks whether or not the caller sets keys. A trainer that sets a key per step from
@@ -65,6 +74,10 @@ class GnnModel : public torch::nn::Module {
   const GnnOptions& options() const { return options_; }
 
  private:
+  // Layer l of forward() on x (already checked against the block); dropout keyed by `key`
+  // in training mode.
+  torch::Tensor run_layer(int64_t l, const BlockTensors& block, torch::Tensor x, uint64_t key);
+
   GnnOptions options_;
   std::vector<std::shared_ptr<BlockConv>> convs_;
   std::vector<torch::nn::AnyModule> norms_;  // one per hidden layer when norm != kNone

@@ -1,0 +1,79 @@
+#pragma once
+// Layer-wise full-neighbourhood inference of a trained node classifier (issue 12,
+// `partita infer`), as DGL's and PyG's evaluation: layer l is computed for EVERY node of
+// the graph before layer l+1, each node aggregating ALL its in-neighbours, so that no
+// sampling enters the outputs and a node's result does not depend on the batch it was in.
+//
+// Work. Each rank computes the rows of its own nodes: in worker mode the nodes of its part
+// (rank r owns part r's global-id range); on a 1-part directory (replicated mode) an even
+// share of [0, N) per rank. It takes them in batches of options.batch_size destination
+// nodes: one hop of fanout -1 through the session's sampler gives the batch's block (all
+// in-edges), whose source rows are looked up in the previous layer's table, and the model's
+// layer (nn::GnnModel::forward_layer, eval mode, no grad) gives the batch's rows.
+//
+// Exchange. After every layer the ranks allgather their rows (in chunks, so that no
+// collective exceeds its byte limit), so that every rank holds the layer's whole table
+// [N, width] in global-id order, the input of the next layer. Memory per rank is thus two
+// such tables (the layer's input and output) plus one batch: O(N x width), not
+// O(batch x fanout^L); for the graphs Partita targets on one host per rank this is
+// bounded (ogbn-products, 2.4 M nodes x 256 floats: 2.4 GB per table). Layer 0's table is
+// the input features (float32, row-normalized with options.normalize_features).
+//
+// GCN normalizes with every source's graph in-degree: the in-degrees of all nodes are
+// gathered once.
+//
+// Results, on every rank, in ORIGINAL node-id order (node_map.npy: the dataset's ids, which
+// must be 0..N-1): the input of the output layer (the last hidden layer's output; the
+// features for a 1-layer model) and the argmax of the logits; plus the accuracy on the test
+// ids, every rank's counted once.
+//
+// Collective contract: every rank of the session calls infer_full_graph with the same
+// options and a model of the same weights. Worker mode only (server-client sessions:
+// UsageError).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "partita/nn/gnn_model.h"
+#include "partita/runtime/session.h"
+
+namespace partita::train {
+
+struct InferenceOptions {
+  int64_t batch_size = 4096;        // destination nodes per forward_layer call, >= 1
+  bool normalize_features = false;  // as TrainOptions::normalize_features of the training run
+  int torch_threads = 0;            // torch intra-op threads; 0: leave torch's setting
+};
+
+struct InferenceOutput {
+  int64_t num_nodes = 0;
+  int64_t embedding_dim = 0;
+  std::vector<float> embeddings;     // [num_nodes, embedding_dim], row = original id
+  std::vector<int64_t> predictions;  // [num_nodes], class of each original id
+  int64_t test_total = 0;            // test ids over all ranks
+  int64_t test_correct = 0;
+  double test_acc = 0;  // test_correct / test_total (0 without test ids)
+};
+
+// The model options a checkpoint signature (Trainer::config_signature: kind, in_dim,
+// hidden, out_dim, layers, heads, norm, optimizer) describes, checked against the
+// partition: UsageError naming `source` when the signature is not a GraphSAGE/GCN/GAT one
+// (R-GCN checkpoints are not supported yet) or its feature dimension or class count differ
+// from the partition's. Precision is fp32 (bf16-trained weights are fp32).
+nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& signature,
+                                            const store::DistGraph& graph,
+                                            const std::string& source);
+
+// Reads the latest checkpoint of `checkpoint_dir` on rank 0 and broadcasts it; builds the
+// model its signature describes and loads its weights (eval mode). Collective. UsageError
+// when the directory holds no checkpoint or the checkpoint does not fit the partition;
+// FormatError/IoError on a damaged or unreadable one.
+std::shared_ptr<nn::GnnModel> load_model_for_inference(runtime::Session& session,
+                                                        const std::string& checkpoint_dir);
+
+// See above. Throws UsageError on bad options, Error on an inconsistent partition.
+InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
+                                 const InferenceOptions& options);
+
+}  // namespace partita::train

@@ -1,0 +1,133 @@
+// partita infer: layer-wise full-neighbourhood inference of a trained node classifier
+// (train/inference.h). Rank 0 writes OUT/embeddings.npy (float32 [N, H], the output layer's
+// input) and OUT/predictions.npy (int64 [N]), rows in original node-id order, and prints,
+// last, `test_acc=<value>`.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "flags.h"
+#include "partita/core/error.h"
+#include "partita/core/log.h"
+#include "partita/core/npy.h"
+#include "partita/core/timer.h"
+#include "partita/runtime/mpi_rank.h"
+#include "partita/train/inference.h"
+#include "rank_main.h"
+
+namespace partita::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Flags {
+  runtime::SessionOptions session;
+  train::InferenceOptions infer;
+  std::string checkpoint_dir;
+  std::string out;
+  bool force = false;
+  int torch_threads = 0;  // 0: the cores per rank
+};
+
+// Rank 0 decides whether --out may be written (it alone writes it); every rank learns the
+// verdict, so a refusal is a UsageError on every rank (one line for the job).
+void check_out_dir(runtime::Session& session, const Flags& flags) {
+  int64_t verdict = 0;  // 1: exists and not empty, 2: exists and not a directory
+  if (session.rank() == 0) {
+    std::error_code ec;
+    if (fs::exists(flags.out, ec)) {
+      if (!fs::is_directory(flags.out, ec)) {
+        verdict = 2;
+      } else if (!fs::is_empty(flags.out, ec) && !flags.force) {
+        verdict = 1;
+      }
+    }
+  }
+  session.collectives().broadcast(&verdict, 1, 0);
+  PARTITA_CHECK(verdict != 2, UsageError, "--out: {} exists and is not a directory", flags.out);
+  PARTITA_CHECK(verdict != 1, UsageError,
+                "--out: {} exists and is not empty (--force overwrites its files)", flags.out);
+}
+
+void write_outputs(const std::string& dir, const train::InferenceOutput& out) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", dir, ec.message());
+  write_npy<float>((fs::path(dir) / "embeddings.npy").string(),
+                   ArrayView<const float>(out.embeddings), {out.num_nodes, out.embedding_dim});
+  write_npy<int64_t>((fs::path(dir) / "predictions.npy").string(), out.predictions);
+}
+
+int run_infer(MpiScope& mpi, const Flags& flags) {
+  PARTITA_CHECK(flags.infer.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
+                flags.infer.batch_size);
+  PARTITA_CHECK(flags.torch_threads >= 0, UsageError,
+                "--torch-threads: must be >= 0 (0: the cores per rank), got {}",
+                flags.torch_threads);
+  check_timeout(flags.session.timeout_s);
+  train::InferenceOptions options = flags.infer;
+  options.torch_threads =
+      flags.torch_threads > 0 ? flags.torch_threads : std::max(1, mpi.cores_per_rank());
+  runtime::MpiRank rank(mpi, flags.session);
+  runtime::Session& session = rank.session();
+  check_out_dir(session, flags);
+  Stopwatch watch;
+  std::shared_ptr<nn::GnnModel> model =
+      train::load_model_for_inference(session, flags.checkpoint_dir);
+  const train::InferenceOutput out = train::infer_full_graph(session, *model, options);
+  const double infer_s = watch.seconds();
+  if (session.rank() == 0) write_outputs(flags.out, out);
+  session.finish();
+  if (session.rank() == 0) {
+    log_info("infer: {} nodes, {} layers, embeddings [{}, {}] and predictions in {} ({:.2f} s)",
+             out.num_nodes, model->options().layers, out.num_nodes, out.embedding_dim,
+             flags.out, infer_s);
+    std::printf("test_ids=%lld test_correct=%lld infer_s=%.3f\n",
+                static_cast<long long>(out.test_total),
+                static_cast<long long>(out.test_correct), infer_s);
+    std::printf("test_acc=%.4f\n", out.test_acc);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_infer_command(CLI::App& app) {
+  auto flags = std::make_shared<Flags>();
+  app.description(
+      "Full-neighbourhood inference with the latest checkpoint of a `partita train` run "
+      "(GraphSAGE, GCN or GAT; the model's shape comes from the checkpoint), layer by layer "
+      "over the whole graph: run under mpirun with one rank per part, or any number of ranks "
+      "on a 1-part directory. Rank 0 writes OUT/embeddings.npy (float32 [N, H], the last "
+      "hidden layer) and OUT/predictions.npy (int64 [N]) in original node-id order and "
+      "prints, last, test_acc=<accuracy>.");
+  app.add_option("--parts", flags->session.parts_dir, "Partition directory")->required();
+  app.add_option("--checkpoint-dir", flags->checkpoint_dir,
+                 "Checkpoint directory of the training run (its latest checkpoint is used; "
+                 "read by rank 0)")
+      ->required();
+  app.add_option("--out", flags->out, "Output directory (written by rank 0)")->required();
+  app.add_flag("--force", flags->force, "Write into --out even if it is not empty");
+  app.add_flag("--normalize-features", flags->infer.normalize_features,
+               "Row-normalize input features, as the training run did with this flag");
+  app.add_option("--batch-size", flags->infer.batch_size,
+                 "Destination nodes per layer step on each rank (bounds the memory of a step)")
+      ->capture_default_str();
+  app.add_option("--torch-threads", flags->torch_threads,
+                 "Threads of the model's kernels per rank (0: the cores this rank may use)")
+      ->capture_default_str();
+  app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")
+      ->capture_default_str();
+  return [flags] {
+    MpiScope mpi(nullptr, nullptr);
+    return run_rank(mpi, [&] { return run_infer(mpi, *flags); });
+  };
+}
+
+}  // namespace partita::cli
