@@ -3,8 +3,8 @@
 // the layers' formulas written out from nn/conv.h), GAT against GnnModel::forward on
 // whole-graph blocks; on 1 rank (1 part) and 2 ranks (2 parts, threads over the in-process
 // transport), in small batches so that batches and remote sources are exercised.
-// Tolerance: |got - want| <= 1e-5 |want| + 1e-6 per value (float32; only the summation
-// order differs). And checkpoints of another partition or model kind are refused.
+// Tolerance: |got - want| <= 1e-5 (|want| + 1) per value (float32; only the summation
+// order differs; values are O(1)). And checkpoints of another partition or model kind are refused.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -137,7 +137,7 @@ class Inference : public ::testing::Test {
   static void expect_close(const std::vector<float>& got, const torch::Tensor& want) {
     const torch::Tensor g =
         torch::from_blob(const_cast<float*>(got.data()), want.sizes(), torch::kFloat32);
-    const torch::Tensor err = (g - want).abs() - (want.abs() * 1e-5 + 1e-6);
+    const torch::Tensor err = (g - want).abs() - (want.abs() * 1e-5 + 1e-5);
     EXPECT_LE(err.max().item<float>(), 0.0f)
         << "max |diff| " << (g - want).abs().max().item<float>();
   }
@@ -200,7 +200,7 @@ TEST_F(Inference, SageAndGcnEqualDenseFullGraphForwardOnOneAndTwoRanks) {
         ASSERT_EQ(got.embedding_dim, want_embeddings.size(1));
         expect_close(got.embeddings, want_embeddings);
         // Predictions: the dense logits' argmax wherever it is clear (no near-tie).
-        const torch::Tensor top = want_logits.topk(2, 1).values;
+        const torch::Tensor top = std::get<0>(want_logits.topk(2, 1));
         const torch::Tensor clear = (top.select(1, 0) - top.select(1, 1)).gt(1e-4);
         const torch::Tensor want = want_logits.argmax(1);
         const torch::Tensor pred = torch::tensor(got.predictions);
