@@ -38,6 +38,7 @@ struct Flags {
   std::string fanouts = "10,10";
   std::string precision = "fp32";
   std::string optimizer = "adam";
+  std::string eval = "sampled";
   double embed_lr = 0;  // 0: --lr
   double embed_init = 1.0;
   int torch_threads = 0;  // 0: this rank's cores, shared with the sampler threads
@@ -71,6 +72,7 @@ int auto_torch_threads(int cores, int sampler_threads) {
 // The options of the run, checked (UsageError on a bad value).
 train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   train::TrainOptions o = f.train;
+  o.eval_full = parse_choice<bool>("--eval", f.eval, {{"sampled", false}, {"full", true}});
   o.rgcn = f.model == "rgcn";
   if (!o.rgcn) {
     o.model.kind = parse_choice<nn::ConvKind>(
@@ -288,6 +290,11 @@ Action add_train_command(CLI::App& app) {
                  "Server-client mode: the first N ranks (N = the parts) only serve sampling "
                  "and features, the other ranks train (0: worker mode, every rank serves its "
                  "part and trains; docs/training.md says when to use which)")
+      ->capture_default_str();
+  app.add_option("--eval", flags->eval,
+                 "How validation and test accuracy are measured: sampled (blocks with the "
+                 "training fanouts) or full (layer-wise full-neighbourhood inference, as "
+                 "`partita infer`, DGL and PyG report it)")
       ->capture_default_str();
   app.add_option("--eval-every", flags->train.eval_every,
                  "Validate after every K-th epoch and after the last (0: never)")

@@ -18,6 +18,7 @@
 #include "partita/nn/precision.h"
 #include "partita/sample/fanout_spec.h"
 #include "partita/train/checkpoint.h"
+#include "partita/train/inference.h"
 #include "feature_tensors.h"
 #include "typed_inputs.h"
 
@@ -202,6 +203,10 @@ void Trainer::check_model_fits(const store::DistGraph& graph) const {
                   "relation)",
                   options_.num_bases, relations, relations);
   }
+  PARTITA_CHECK(!options_.eval_full || (!options_.rgcn && session_.role() == runtime::Role::kWorker),
+                UsageError,
+                "--eval full: full-graph inference supports GraphSAGE, GCN and GAT in worker "
+                "mode (not --model rgcn, not --servers); use --eval sampled");
   PARTITA_CHECK(!graph.typed() || options_.cache_ratio == 0, UsageError,
                 "--cache-ratio: the hot-feature cache does not support typed partitions yet");
   if (!options_.relation_fanouts.empty()) {
@@ -452,7 +457,36 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   return rec;
 }
 
+double Trainer::evaluate_full(const loader::GlobalBatches& plan, uint64_t tag) {
+  const store::DistGraph& graph = session_.graph();
+  InferenceOptions inference;
+  inference.normalize_features = options_.normalize_features;
+  InferenceOutput out;
+  {
+    torch::NoGradGuard no_grad;
+    out = infer_full_graph(session_, *model_, inference);
+    module_->train();
+  }
+  // This rank's ids of the plan (the ones it owns; an even share when replicated), each
+  // compared with the prediction of its original id.
+  std::vector<int64_t> mine;
+  for (const std::vector<int64_t>& batch : plan.epoch_batches(
+           options_.seed, tag, [this](const std::vector<int64_t>& b) { return share_of(b); }))
+    mine.insert(mine.end(), batch.begin(), batch.end());
+  std::vector<int64_t> labels(mine.size());
+  session_.fetcher().fetch_labels(mine, labels.data());
+  int64_t correct = 0;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const int64_t original = graph.original_ids()[mine[i] - graph.first_node()];
+    correct += out.predictions[static_cast<size_t>(original)] == labels[i] ? 1 : 0;
+  }
+  std::vector<int64_t> counts{correct, static_cast<int64_t>(mine.size())};
+  session_.collectives().allreduce_sum(counts);
+  return counts[1] > 0 ? static_cast<double>(counts[0]) / static_cast<double>(counts[1]) : 0.0;
+}
+
 double Trainer::evaluate(const loader::GlobalBatches& plan, uint64_t tag) {
+  if (options_.eval_full) return evaluate_full(plan, tag);
   int64_t correct = 0, total = 0;
   {
     torch::NoGradGuard no_grad;
@@ -481,6 +515,7 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
                            const std::function<void(const StepRecord&)>& on_step) {
   TrainResult result;
   result.cache = cache_report_;
+  result.eval = options_.eval_full ? "full" : "sampled";
   Stopwatch watch;
   if (options_.resume) {
     result.resumed_epochs = restore_checkpoint();

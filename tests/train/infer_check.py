@@ -6,7 +6,9 @@ with 1 rank on the 1-part directory of the same dataset, and checks that
     dataset's test split (split/<name>/test.csv.gz, labels from raw/node-label.csv.gz)
     equals the printed test_acc (to its 4 printed digits), which is the last line;
   - embeddings.npy is float32 [N, hidden], and 1 rank's equal 2 ranks' within
-    |a - b| <= 1e-5 (|b| + 1), with the same predictions.
+    |a - b| <= 1e-5 (|b| + 1), with the same predictions;
+  - training with --eval full (full-graph inference for validation and test) prints the
+    test_acc that infer prints for its final checkpoint.
 
     infer_check.py --partita BIN --dataset DIR --split NAME --p1 DIR --p2 DIR --work DIR
                    [--mpirun mpirun] -- TRAIN FLAGS...
@@ -62,7 +64,8 @@ def main():
     shutil.rmtree(args.work, ignore_errors=True)
     ckpt = os.path.join(args.work, "ckpt")
     mpi = [args.mpirun, "-np", "2", "--oversubscribe", args.partita, "-q"]
-    run(mpi + ["train", "--parts", args.p2, "--checkpoint-dir", ckpt] + flags)
+    trained = run(mpi + ["train", "--parts", args.p2, "--checkpoint-dir", ckpt, "--eval", "full"]
+                  + flags)
     out2, out1 = os.path.join(args.work, "out2"), os.path.join(args.work, "out1")
     lines2 = run(mpi + ["infer", "--parts", args.p2, "--checkpoint-dir", ckpt, "--out", out2,
                         "--batch-size", "300"])
@@ -88,6 +91,8 @@ def main():
         failures.append(f"accuracy on the test split {acc:.6f} != printed test_acc {printed}")
     if lines1[-1] != lines2[-1]:
         failures.append(f"1 rank printed {lines1[-1]}, 2 ranks {lines2[-1]}")
+    if not trained or trained[-1] != lines2[-1]:
+        failures.append(f"train --eval full printed {trained[-1:]}, infer {lines2[-1]}")
 
     shape2, emb2 = read_npy(os.path.join(out2, "embeddings.npy"))
     shape1, emb1 = read_npy(os.path.join(out1, "embeddings.npy"))

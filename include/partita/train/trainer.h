@@ -119,6 +119,10 @@ struct TrainOptions {
   bool normalize_features = false;
   // Validate after every eval_every-th epoch and after the last; 0: never.
   int64_t eval_every = 1;
+  // Validation and test accuracy from layer-wise full-neighbourhood inference
+  // (train/inference.h, as `partita infer`) instead of sampled blocks with the training
+  // fanouts (--eval full|sampled). GraphSAGE, GCN and GAT in worker mode.
+  bool eval_full = false;
   std::string checkpoint_dir;  // empty: no checkpoints
   bool resume = false;         // start from the latest checkpoint in checkpoint_dir
   size_t bucket_bytes = size_t{4} << 20;  // gradient allreduce bucket size, >= 4
@@ -201,6 +205,7 @@ struct CacheReport {
 
 struct TrainResult {
   CacheReport cache;
+  const char* eval = "sampled";     // how val_acc and test_acc were measured: sampled, full
   int64_t resumed_epochs = 0;       // epochs done before, restored from a checkpoint
   std::vector<EpochRecord> epochs;  // the epochs run by this call
   double test_acc = 0;
@@ -242,6 +247,8 @@ class Trainer {
   // Exact accuracy over every id of `plan` (0 when it has none); `tag` keys the sampling
   // apart from training epochs. Collective only at the end (one allreduce).
   double evaluate(const loader::GlobalBatches& plan, uint64_t tag);
+  // The same accuracy from full-graph inference (options.eval_full). Collective.
+  double evaluate_full(const loader::GlobalBatches& plan, uint64_t tag);
   // Every id of a split over all ranks (collective unless replicated or server-client).
   std::vector<loader::SeedId> all_ids(runtime::Split split);
   // This rank's part of a global batch.
