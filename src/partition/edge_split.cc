@@ -14,10 +14,6 @@
 namespace partita::partition {
 namespace {
 
-// Negatives are drawn by rejection unless the graph is small (at most this many node pairs)
-// and dense or nearly exhausted by the draw; then the free pairs are enumerated.
-constexpr int64_t kEnumeratePairs = int64_t{1} << 22;
-
 using Pair = std::pair<int64_t, int64_t>;
 
 struct PairHash {
@@ -60,7 +56,10 @@ bool connected(const graph::Csr& g, int64_t a, int64_t b) {
   return has_edge(g, a, b) || has_edge(g, b, a);
 }
 
-// `count` distinct non-edge pairs {a, b}, a != b, oriented at random.
+// `count` distinct non-edge pairs {a, b}, a != b, oriented at random. Drawn by rejection
+// while at least half of all pairs are free and the draw takes at most half of them (each
+// try then succeeds with probability >= 1/8); otherwise the free pairs are enumerated, which
+// costs O(n^2) = O(edges) exactly then, so a dense graph never makes the draw spin.
 std::vector<int64_t> sample_negatives(const graph::Csr& g, int64_t units, int64_t count,
                                       Rng& rng) {
   const int64_t n = g.num_rows();
@@ -73,8 +72,7 @@ std::vector<int64_t> sample_negatives(const graph::Csr& g, int64_t units, int64_
   };
   const double all_pairs = static_cast<double>(n) * static_cast<double>(n - 1) / 2;
   const double free_pairs = all_pairs - static_cast<double>(units);
-  if (all_pairs <= static_cast<double>(kEnumeratePairs) &&
-      (free_pairs < all_pairs / 2 || free_pairs < 2 * static_cast<double>(count))) {
+  if (free_pairs < all_pairs / 2 || free_pairs < 2 * static_cast<double>(count)) {
     std::vector<Pair> free;
     for (int64_t a = 0; a < n; ++a)
       for (int64_t b = a + 1; b < n; ++b)

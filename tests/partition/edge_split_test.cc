@@ -233,7 +233,7 @@ TEST(EdgeSplit, SameSeedGivesIdenticalBytesForAnyThreadCount) {
   TempDir dir;
   testing::PlantedOptions po;
   po.undirected = true;
-  po.num_nodes = 3000;  // past the enumeration size: negatives drawn by rejection
+  po.num_nodes = 3000;  // sparse: negatives drawn by rejection
   data::Dataset ds = testing::planted_dataset(po);
   partition_dataset(ds, split_options(dir / "a", 2, 0.05, 0.1, 7, 1));
   partition_dataset(ds, split_options(dir / "b", 2, 0.05, 0.1, 7, 2));
