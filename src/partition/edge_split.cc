@@ -27,13 +27,13 @@ double parse_fraction(const std::string& item, const std::string& text) {
   errno = 0;
   char* end = nullptr;
   // Digits, '.', signs and exponents only: strtod would also skip spaces and read "inf".
-  const bool plain = !item.empty() && item.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  const bool plain =
+      !item.empty() && item.find_first_not_of("0123456789.eE+-") == std::string::npos;
   const double x = plain ? std::strtod(item.c_str(), &end) : 0;
-  PARTITA_CHECK(plain && end == item.c_str() + item.size() && errno == 0 &&
-                    std::isfinite(x),
+  PARTITA_CHECK(plain && end == item.c_str() + item.size() && errno == 0 && std::isfinite(x),
                 UsageError, "--edge-split: '{}' is not a list VALID,TEST of two fractions", text);
-  PARTITA_CHECK(x > 0 && x < 1, UsageError,
-                "--edge-split: fraction {} is outside (0, 1) in '{}'", item, text);
+  PARTITA_CHECK(x > 0 && x < 1, UsageError, "--edge-split: fraction {} is outside (0, 1) in '{}'",
+                item, text);
   return x;
 }
 
@@ -60,8 +60,7 @@ bool connected(const graph::Csr& g, int64_t a, int64_t b) {
 // while at least half of all pairs are free and the draw takes at most half of them (each
 // try then succeeds with probability >= 1/8); otherwise the free pairs are enumerated, which
 // costs O(n^2) = O(edges) exactly then, so a dense graph never makes the draw spin.
-std::vector<int64_t> sample_negatives(const graph::Csr& g, int64_t units, int64_t count,
-                                      Rng& rng) {
+std::vector<int64_t> sample_negatives(const graph::Csr& g, int64_t units, int64_t count, Rng& rng) {
   const int64_t n = g.num_rows();
   std::vector<int64_t> out;
   out.reserve(static_cast<size_t>(2 * count));
@@ -123,8 +122,8 @@ HeldOutEdges sample_edge_split(const graph::Csr& g, const EdgeSplitOptions& o, u
                 "train on",
                 valid, test, units);
   const int64_t n = g.num_rows();
-  const double non_edges = static_cast<double>(n) * static_cast<double>(n - 1) / 2 -
-                           static_cast<double>(units);
+  const double non_edges =
+      static_cast<double>(n) * static_cast<double>(n - 1) / 2 - static_cast<double>(units);
   PARTITA_CHECK(static_cast<double>(valid + test) <= non_edges, UsageError,
                 "--edge-split: {} negatives needed but the graph has only {} node pairs that are "
                 "not edges",
@@ -181,13 +180,17 @@ HeldOutEdges dataset_edge_split(const data::Dataset& ds) {
       positives.insert({std::min((*v)[i], (*v)[i + 1]), std::max((*v)[i], (*v)[i + 1])});
   const std::pair<const char*, const std::vector<int64_t>*> negatives[] = {
       {"valid_neg.npy", &out.valid_neg}, {"test_neg.npy", &out.test_neg}};
+  std::unordered_set<Pair, PairHash> seen;  // negatives are unique across both files
   for (const auto& [name, v] : negatives) {
     for (size_t i = 0; i < v->size(); i += 2) {
       const int64_t a = (*v)[i], b = (*v)[i + 1];
-      PARTITA_CHECK(!connected(ds.in_edges, a, b) &&
-                        !positives.count({std::min(a, b), std::max(a, b)}),
-                    FormatError, "{}/{}: row {}: ({}, {}) is an edge, not a negative", ds.path,
-                    name, i / 2, a, b);
+      const Pair key{std::min(a, b), std::max(a, b)};
+      PARTITA_CHECK(!connected(ds.in_edges, a, b) && !positives.count(key), FormatError,
+                    "{}/{}: row {}: ({}, {}) is an edge, not a negative", ds.path, name, i / 2, a,
+                    b);
+      PARTITA_CHECK(seen.insert(key).second, FormatError,
+                    "{}/{}: row {}: ({}, {}) repeats an earlier negative pair", ds.path, name,
+                    i / 2, a, b);
     }
   }
   for (size_t i = 0; i < out.train.size(); i += 2) {

@@ -32,7 +32,9 @@ void sort_pairs(std::vector<int64_t>& pairs, bool by_src, bool unique = false) {
   }
 }
 
-int64_t rows_of(const std::vector<int64_t>& pairs) { return static_cast<int64_t>(pairs.size() / 2); }
+int64_t rows_of(const std::vector<int64_t>& pairs) {
+  return static_cast<int64_t>(pairs.size() / 2);
+}
 
 }  // namespace
 

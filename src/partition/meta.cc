@@ -91,10 +91,14 @@ FileEntry parse_file_entry(const Reader& rd, const std::string& rel, const Json&
 }
 
 Json edge_split_json(const EdgeSplitStats& e) {
-  return Json{{"source", e.source},       {"valid_fraction", e.valid_fraction},
-              {"test_fraction", e.test_fraction}, {"valid", e.valid},
-              {"valid_neg", e.valid_neg}, {"test", e.test},
-              {"test_neg", e.test_neg},   {"train", e.train_per_part}};
+  return Json{{"source", e.source},
+              {"valid_fraction", e.valid_fraction},
+              {"test_fraction", e.test_fraction},
+              {"valid", e.valid},
+              {"valid_neg", e.valid_neg},
+              {"test", e.test},
+              {"test_neg", e.test_neg},
+              {"train", e.train_per_part}};
 }
 
 EdgeSplitStats parse_edge_split_stats(const Reader& rd, const Json& j) {

@@ -82,8 +82,7 @@ StoredSplit read_back(const std::string& dir) {
     for (int64_t i = 0; i + 1 < static_cast<int64_t>(indptr.size()); ++i)
       for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k)
         s.graph.insert({node_map[indices[k]], node_map[m.ranges[p] + i]});
-    const std::vector<Pair> train =
-        pairs_in(dir + "/" + part_file(p, kTrainEdgesName), node_map);
+    const std::vector<Pair> train = pairs_in(dir + "/" + part_file(p, kTrainEdgesName), node_map);
     for (const Pair& e : train) {
       const int64_t d = std::find(node_map.begin(), node_map.end(), e.second) - node_map.begin();
       EXPECT_EQ(m.owner(d), p) << "training edge stored by a part that does not own its dst";
@@ -160,7 +159,8 @@ TEST(EdgeSplit, UndirectedGraphHoldsOutPairsWithTheirReverse) {
     expect_valid_split(ds, out, 0.05, 0.10);
     // Every unit is an edge and its reverse: the stored graph lost exactly 2 per held out.
     ASSERT_TRUE(s.edge_split);
-    EXPECT_EQ(s.num_edges, ds.in_edges.num_entries() - 2 * (s.edge_split->valid + s.edge_split->test));
+    EXPECT_EQ(s.num_edges,
+              ds.in_edges.num_entries() - 2 * (s.edge_split->valid + s.edge_split->test));
     EXPECT_EQ(s.edge_split->train() + s.edge_split->valid + s.edge_split->test,
               ds.in_edges.num_entries() / 2);
   }
@@ -266,14 +266,13 @@ TEST(EdgeSplit, ParseRefusesMalformedListsAndFractions) {
   const EdgeSplitOptions o = parse_edge_split("0.05,0.10");
   EXPECT_DOUBLE_EQ(o.valid_fraction, 0.05);
   EXPECT_DOUBLE_EQ(o.test_fraction, 0.10);
-  for (const char* bad : {"", "0.1", "0.1,", ",0.1", "0.1,0.2,0.3", "a,0.1", "0.1,0.2x",
-                          "0.1;0.2", "nan,0.1", "0.1,inf", " 0.1,0.2"}) {
+  for (const char* bad : {"", "0.1", "0.1,", ",0.1", "0.1,0.2,0.3", "a,0.1", "0.1,0.2x", "0.1;0.2",
+                          "nan,0.1", "0.1,inf", " 0.1,0.2"}) {
     const std::string what = usage_error([&] { parse_edge_split(bad); });
     EXPECT_EQ(what.rfind("--edge-split: ", 0), 0u) << bad << ": " << what;
   }
   for (const char* bad : {"0,0.1", "0.1,0", "-0.1,0.2", "1,0.1", "0.2,1.5"})
-    EXPECT_NE(usage_error([&] { parse_edge_split(bad); }).find("outside (0, 1)"),
-              std::string::npos)
+    EXPECT_NE(usage_error([&] { parse_edge_split(bad); }).find("outside (0, 1)"), std::string::npos)
         << bad;
   for (const char* bad : {"0.5,0.5", "0.6,0.7"})
     EXPECT_NE(usage_error([&] { parse_edge_split(bad); }).find("sum to 1 or more"),
@@ -350,6 +349,16 @@ TEST(EdgeSplit, DatasetSplitIsWrittenAsGiven) {
               std::string::npos)
         << e.what();
   }
+  // A negative repeated (reversed) in the other file.
+  ds.edge_split->test_neg = {9, 0};
+  try {
+    partition_dataset(ds, split_options(dir / "z", 1, 0, 0));
+    ADD_FAILURE() << "no error";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("test_neg.npy: row 0: (9, 0) repeats an earlier"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Rewrites file `rel` of partition `dir` with `values` and records its shape and CRC-32 in
@@ -421,8 +430,7 @@ TEST(EdgeSplit, VerifyCatchesANegativeThatIsAnEdge) {
   write_meta(dir.path(), m);
   const std::string what = verify_error(dir.path());
   EXPECT_NE(what.find(std::string(kEdgeSplitFiles[1]) + ": row 1: "), std::string::npos) << what;
-  EXPECT_NE(what.find("is an edge of the stored graph; a negative must not be"),
-            std::string::npos)
+  EXPECT_NE(what.find("is an edge of the stored graph; a negative must not be"), std::string::npos)
       << what;
 }
 

@@ -32,7 +32,7 @@ EdgeSplitOptions parse_edge_split(const std::string& text);
 
 // Held-out and training edges in ORIGINAL ids, as interleaved (src, dst) pairs.
 struct HeldOutEdges {
-  std::string source;  // "sampled" (--edge-split) or "dataset" (the dataset's own files)
+  std::string source;          // "sampled" (--edge-split) or "dataset" (the dataset's own files)
   EdgeSplitOptions fractions;  // sampled only
   std::vector<int64_t> train, valid, test, valid_neg, test_neg;
 };
@@ -45,7 +45,8 @@ HeldOutEdges sample_edge_split(const graph::Csr& in_edges, const EdgeSplitOption
                                uint64_t seed);
 
 // The dataset's own split (Dataset::edge_split), checked against the graph: a negative must
-// not be an edge either way nor a held-out positive. Throws FormatError naming
+// not be an edge either way nor a held-out positive, nor repeat another (as an unordered pair,
+// across both files); a training pair must not be held out. Throws FormatError naming
 // `<dataset>/valid_neg.npy` or `test_neg.npy`.
 HeldOutEdges dataset_edge_split(const data::Dataset& dataset);
 
