@@ -19,7 +19,8 @@ Action add_info_command(CLI::App& app) {
   app.description(
       "Print the summary stored in a partition directory's partita.json. With --verify, also "
       "check every file's checksum, dtype and shape against the metadata and that every id "
-      "and label is in range.");
+      "and label is in range; for a link-prediction split, also that no held-out edge is in the "
+      "graph and no negative is an edge.");
   app.add_option("dir", flags->dir, "Partition directory")->required();
   app.add_flag("--verify", flags->verify, "Check checksums, shapes, dtypes and id ranges");
   return [flags] {
@@ -50,10 +51,11 @@ Action add_info_command(CLI::App& app) {
     if (flags->verify) {
       Stopwatch watch;
       partition::VerifyReport report = partition::verify_partition(flags->dir);
-      std::printf("verified: %lld files, %s, checksums, shapes, dtypes and id ranges OK "
+      std::printf("verified: %lld files, %s, checksums, shapes, dtypes and id ranges%s OK "
                   "(%.2f s)\n",
                   static_cast<long long>(report.files),
-                  format_bytes(static_cast<double>(report.bytes)).c_str(), watch.seconds());
+                  format_bytes(static_cast<double>(report.bytes)).c_str(),
+                  meta.summary.edge_split ? ", edge split" : "", watch.seconds());
     }
     return 0;
   };

@@ -17,6 +17,7 @@ Action add_partition_command(CLI::App& app) {
     std::string method = "metis";
     std::string feature_dtype = "float32";
     bool no_reverse = false;
+    std::string edge_split;
   };
   auto flags = std::make_shared<Flags>();
   app.description(
@@ -42,7 +43,12 @@ Action add_partition_command(CLI::App& app) {
                "relation (recorded in partita.json)");
   app.add_option("--split", flags->load.split,
                  "OGB layout: split folder under split/ (default: the only one)");
-  app.add_option("--seed", flags->partition.seed, "Seed of METIS / random assignment")
+  app.add_option("--edge-split", flags->edge_split,
+                 "Link prediction: VALID,TEST fractions of the edges (an edge and its reverse "
+                 "together) to hold out of the graph, each with as many sampled non-edges, "
+                 "e.g. 0.05,0.10 (docs/partition-format.md); homogeneous datasets only");
+  app.add_option("--seed", flags->partition.seed,
+                 "Seed of METIS / random assignment and of the --edge-split sample")
       ->capture_default_str();
   app.add_option("--threads", flags->partition.threads, "Threads (0: all cores)")
       ->capture_default_str();
@@ -64,6 +70,8 @@ Action add_partition_command(CLI::App& app) {
     } else {
       throw UsageError("--method: unknown method '" + flags->method + "' (metis or random)");
     }
+    if (!flags->edge_split.empty())
+      flags->partition.edge_split = partition::parse_edge_split(flags->edge_split);
     flags->load.threads = flags->partition.threads;
     flags->load.reverse_relations = !flags->no_reverse;
     partition::PartitionSummary summary =

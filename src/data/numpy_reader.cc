@@ -73,6 +73,7 @@ Dataset read_numpy_dataset(const std::string& dir, const LoadOptions& options, L
   ds.train_idx = read_split(dir + "/train_idx.npy", num_nodes);
   ds.valid_idx = read_split(dir + "/valid_idx.npy", num_nodes);
   ds.test_idx = read_split(dir + "/test_idx.npy", num_nodes);
+  ds.edge_split = read_numpy_edge_split(dir, num_nodes);
   stats.read_rest_s += watch.seconds();
 
   watch.restart();

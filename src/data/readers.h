@@ -2,6 +2,7 @@
 // The two layout readers and the validation they share. Private to data/.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ Dataset read_ogb_hetero_dataset(const std::string& dir, const LoadOptions& optio
                                 LoadStats& stats);
 Dataset read_numpy_hetero_dataset(const std::string& dir, const LoadOptions& options,
                                   LoadStats& stats);
+
+// The numpy layout's link-prediction split (train_edges.npy, valid_edges.npy,
+// test_edges.npy, valid_neg.npy, test_neg.npy, int64 [k, 2]): nullopt when none of the five
+// is present. Throws FormatError naming the file when only some are, for a wrong dtype or
+// shape, an id outside [0, num_nodes), a self loop, or an empty valid/test array.
+std::optional<EdgeSplitArrays> read_numpy_edge_split(const std::string& dir, int64_t num_nodes);
 
 class LineSource;  // gz_reader.h
 

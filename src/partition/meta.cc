@@ -90,6 +90,34 @@ FileEntry parse_file_entry(const Reader& rd, const std::string& rel, const Json&
   return f;
 }
 
+Json edge_split_json(const EdgeSplitStats& e) {
+  return Json{{"source", e.source},
+              {"valid_fraction", e.valid_fraction},
+              {"test_fraction", e.test_fraction},
+              {"valid", e.valid},
+              {"valid_neg", e.valid_neg},
+              {"test", e.test},
+              {"test_neg", e.test_neg},
+              {"train", e.train_per_part}};
+}
+
+EdgeSplitStats parse_edge_split_stats(const Reader& rd, const Json& j) {
+  const std::string where = "edge_split.";
+  EdgeSplitStats e;
+  e.source = rd.string(j, "source", where);
+  if (e.source != "sampled" && e.source != "dataset")
+    rd.fail(fmt::format("key 'edge_split.source' is '{}', expected 'sampled' or 'dataset'",
+                        e.source));
+  e.valid_fraction = rd.number(j, "valid_fraction", where);
+  e.test_fraction = rd.number(j, "test_fraction", where);
+  e.valid = rd.integer(j, "valid", where);
+  e.valid_neg = rd.integer(j, "valid_neg", where);
+  e.test = rd.integer(j, "test", where);
+  e.test_neg = rd.integer(j, "test_neg", where);
+  e.train_per_part = integer_array(rd, j, "train", where);
+  return e;
+}
+
 }  // namespace
 
 int PartitionMeta::owner(int64_t gid) const {
@@ -205,6 +233,16 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
     expect_file(part_file(p, "valid_idx"), DType::kInt64, {ps.valid_nodes});
     expect_file(part_file(p, "test_idx"), DType::kInt64, {ps.test_nodes});
   }
+  if (const auto& e = s.edge_split) {
+    if (m.typed) rd.fail("key 'edge_split' is only valid for a homogeneous partition");
+    if (static_cast<int64_t>(e->train_per_part.size()) != parts)
+      rd.fail(fmt::format("edge_split.train has {} entries, expected num_parts = {}",
+                          e->train_per_part.size(), parts));
+    const int64_t rows[] = {e->valid, e->valid_neg, e->test, e->test_neg};
+    for (size_t i = 0; i < 4; ++i) expect_file(kEdgeSplitFiles[i], DType::kInt64, {rows[i], 2});
+    for (int p = 0; p < m.num_parts; ++p)
+      expect_file(part_file(p, kTrainEdgesName), DType::kInt64, {e->train_per_part[p], 2});
+  }
 }
 
 }  // namespace
@@ -243,12 +281,13 @@ std::string meta_to_json(const PartitionMeta& m) {
       {"undirected", m.undirected},
       {"dataset", m.dataset},
       {"hetero", m.typed ? typed_meta_json(*m.typed) : Json()},
+      {"edge_split", s.edge_split ? edge_split_json(*s.edge_split) : Json()},
       {"summary", summary},
       {"files", files},
   };
   Json top = Json::object();
   for (const auto& [key, value] : keys)
-    if (!value.is_null()) top[key] = value;  // "hetero" only for typed partitions
+    if (!value.is_null()) top[key] = value;  // "hetero", "edge_split" only when present
   std::string out;
   dump_value(top, 0, out);
   return out + "\n";
@@ -371,6 +410,8 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   for (auto it = phases.begin(); it != phases.end(); ++it)
     s.phase_seconds.emplace_back(it.key(), rd.number(phases, it.key(), "summary.phase_seconds."));
   s.peak_rss_bytes = rd.integer(sum, "peak_rss_bytes", "summary.");
+  if (j.contains("edge_split"))
+    s.edge_split = parse_edge_split_stats(rd, rd.typed(j, "edge_split", /*array=*/false));
 
   const Json& files = rd.typed(j, "files", /*array=*/false);
   for (auto it = files.begin(); it != files.end(); ++it)

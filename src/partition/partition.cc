@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "partita/core/error.h"
@@ -64,6 +65,22 @@ void check_dataset(const data::Dataset& ds, const PartitionOptions& o) {
   }
 }
 
+// The link-prediction split the options and dataset ask for, or nullopt.
+std::optional<HeldOutEdges> edge_split_of(const data::Dataset& ds, const PartitionOptions& o) {
+  if (!o.edge_split.enabled() && !ds.edge_split) return std::nullopt;
+  const std::string& name = ds.path.empty() ? std::string("dataset") : ds.path;
+  PARTITA_CHECK(!ds.hetero, UsageError,
+                "--edge-split: link-prediction splits need a homogeneous dataset; {} is "
+                "heterogeneous",
+                name);
+  PARTITA_CHECK(!(o.edge_split.enabled() && ds.edge_split), UsageError,
+                "--edge-split: {} has its own edge split (train_edges.npy ...); drop the flag "
+                "or the files",
+                name);
+  return ds.edge_split ? dataset_edge_split(ds)
+                       : sample_edge_split(ds.in_edges, o.edge_split, o.seed);
+}
+
 void prepare_out_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -82,21 +99,32 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
   check_options(o);
   check_dataset(ds, o);
   const int threads = resolve_threads(o.threads);
-  const int64_t num_edges = ds.in_edges.num_entries();
+  Stopwatch watch;
+  // With an edge split, the graph partitioned and written is the one without held-out edges.
+  const std::optional<HeldOutEdges> held = edge_split_of(ds, o);
+  graph::Csr split_graph;
+  if (held) {
+    split_graph = remove_held_out(ds.in_edges, *held);
+    phases.emplace_back("edge_split", watch.seconds());
+  }
+  const graph::Csr& graph = held ? split_graph : ds.in_edges;
+  // The graph whose indices may be dropped while METIS's adjacency holds the same rows.
+  graph::Csr* droppable = held ? &split_graph : owned != nullptr ? &owned->in_edges : nullptr;
+  const int64_t num_edges = graph.num_entries();
   // Feature pages the loader touched are not needed until the write phase.
   ds.features.release_rows(0, ds.features.rows());
   prepare_out_dir(o.out_dir);
 
-  Stopwatch watch;
+  watch.restart();
   std::vector<int32_t> part;
   MetisGraph metis;  // kept past METIS only when it replaces the dropped in-edges
   bool write_from_adj = false;
   if (o.method == Method::kMetis && o.num_parts > 1) {
     metis = ds.hetero ? metis_graph(homogeneous_rows(ds.in_edges, threads), threads)
-                      : metis_graph(ds.in_edges, threads);
+                      : metis_graph(graph, threads);
     // The writer needs the typed rows as they are, so they are never dropped.
-    if (metis.equals_input && owned != nullptr && !ds.hetero) {
-      std::vector<int64_t>().swap(owned->in_edges.indices);  // indptr stays: degrees
+    if (metis.equals_input && droppable != nullptr && !ds.hetero) {
+      std::vector<int64_t>().swap(droppable->indices);  // indptr stays: degrees
       write_from_adj = true;
     }
     phases.emplace_back("symmetrize", watch.seconds());
@@ -106,7 +134,7 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
     mo.balance_train = o.balance_train;
     mo.balance_edges = o.balance_edges;
     MetisAssignStats ms;
-    part = assign_metis(metis.adj, ds.in_edges.indptr, ds.train_idx, mo, &ms);
+    part = assign_metis(metis.adj, graph.indptr, ds.train_idx, mo, &ms);
     phases.emplace_back("metis", ms.metis_s);
     if (!write_from_adj) metis = MetisGraph();  // free the adjacency before writing
   } else {
@@ -128,10 +156,15 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
   WriteResult written =
       write_from_adj
           ? write_partition_arrays(ds, metis.adj, numbering, o.out_dir, threads, o.feature_dtype)
-          : write_partition_arrays(ds, ds.in_edges, numbering, o.out_dir, threads,
-                                   o.feature_dtype);
+          : write_partition_arrays(ds, graph, numbering, o.out_dir, threads, o.feature_dtype);
   phases.emplace_back("write_structure", written.structure_s);
   phases.emplace_back("write_features", written.features_s);
+  std::optional<EdgeSplitStats> split_stats;
+  if (held) {
+    watch.restart();
+    split_stats = write_edge_split(*held, numbering, o.out_dir, &written.files);
+    phases.emplace_back("write_edge_split", watch.seconds());
+  }
 
   PartitionMeta meta;
   meta.num_parts = o.num_parts;
@@ -150,6 +183,7 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
   if (ds.hetero) meta.typed = typed_meta(*ds.hetero, written);
   meta.files = std::move(written.files);
   meta.summary = make_summary(std::move(written.parts), written.edge_cut, std::move(phases));
+  meta.summary.edge_split = std::move(split_stats);
   if (meta.typed) {
     for (const TypedNodeType& t : meta.typed->node_types) meta.summary.type_names.push_back(t.name);
     for (int r = 0; r < meta.typed->num_relations(); ++r)

@@ -45,6 +45,12 @@ std::string format_typed_tables(const PartitionSummary& s) {
 
 }  // namespace
 
+int64_t EdgeSplitStats::train() const {
+  int64_t total = 0;
+  for (int64_t rows : train_per_part) total += rows;
+  return total;
+}
+
 int64_t PartitionSummary::empty_parts() const {
   return std::count_if(parts.begin(), parts.end(), [](const PartStats& p) { return p.nodes == 0; });
 }
@@ -90,6 +96,15 @@ std::string format_summary(const PartitionSummary& s) {
                        ps.nodes == 0 ? "  (empty)" : "");
   }
   if (!s.type_names.empty()) out += format_typed_tables(s);
+  if (const auto& e = s.edge_split) {
+    out += fmt::format("edge split ({}", e->source);
+    if (e->source == "sampled")
+      out += fmt::format(", valid {} test {}", e->valid_fraction, e->test_fraction);
+    out += fmt::format("): train {} edges (per part:", e->train());
+    for (int64_t rows : e->train_per_part) out += fmt::format(" {}", rows);
+    out += fmt::format("), valid {} + {} negatives, test {} + {} negatives\n", e->valid,
+                       e->valid_neg, e->test, e->test_neg);
+  }
   out += fmt::format("imbalance (max/mean): nodes {:.3f}, edges {:.3f}, train {:.3f}\n",
                      s.node_imbalance, s.edge_imbalance, s.train_imbalance);
   if (const int64_t empty = s.empty_parts(); empty > 0)

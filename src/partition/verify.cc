@@ -1,7 +1,9 @@
 // Thorough verification of a partition directory: checksums, then contents.
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -225,6 +227,99 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
   check_splits(f, p, lo, hi);
 }
 
+// The stored message-passing graph of every part, for edge look-ups in new ids.
+class StoredGraph {
+ public:
+  StoredGraph(const std::string& dir, const PartitionMeta& m, ArrayView<const int64_t> node_map)
+      : m_(m), node_map_(node_map) {
+    for (int p = 0; p < m.num_parts; ++p) parts_.push_back(open_part(dir, m, p));
+  }
+  // Whether u -> v is stored (row v lists its sources ascending in original ids).
+  bool has_edge(int64_t u, int64_t v) const {
+    const int p = m_.owner(v);
+    auto indptr = parts_[p].indptr.view<int64_t>();
+    auto indices = parts_[p].indices.view<int64_t>();
+    const int64_t row = v - m_.ranges[p];
+    const int64_t* first = indices.data() + indptr[row];
+    const int64_t* last = indices.data() + indptr[row + 1];
+    const int64_t key = node_map_[u];
+    const int64_t* it = std::lower_bound(
+        first, last, key, [&](int64_t s, int64_t k) { return node_map_[s] < k; });
+    return it != last && *it == u;
+  }
+  bool connected(int64_t a, int64_t b) const { return has_edge(a, b) || has_edge(b, a); }
+
+ private:
+  const PartitionMeta& m_;
+  ArrayView<const int64_t> node_map_;
+  std::vector<PartFiles> parts_;
+};
+
+using NodePair = std::pair<int64_t, int64_t>;
+NodePair unordered(int64_t a, int64_t b) { return {std::min(a, b), std::max(a, b)}; }
+
+// Pair ids in [0, n) and no self loop; "" or the problem of row i.
+std::string pair_problem(int64_t i, int64_t a, int64_t b, int64_t n) {
+  if (a < 0 || a >= n || b < 0 || b >= n)
+    return fmt::format("row {}: ({}, {}) has an id outside [0, {})", i, a, b, n);
+  if (a == b) return fmt::format("row {}: ({}, {}) is a self loop", i, a, b);
+  return "";
+}
+
+// A link-prediction split: held-out positives absent from every part's graph (both ways);
+// negatives not stored edges nor held-out positives, and unique (as unordered pairs); each
+// part's training pairs owned by it (destination), sorted by (dst, src), and, when sampled,
+// stored edges.
+void check_edge_split(const std::string& dir, const PartitionMeta& m, int threads,
+                      ArrayView<const int64_t> node_map) {
+  const EdgeSplitStats& e = *m.summary.edge_split;
+  const StoredGraph graph(dir, m, node_map);
+  const int64_t n = m.num_nodes;
+  std::set<NodePair> positives, negatives;
+  for (size_t f = 0; f < 4; ++f) {
+    const bool negative = f % 2 == 1;
+    const NpyArray a = NpyArray::open(dir + "/" + kEdgeSplitFiles[f]);
+    auto v = a.view<int64_t>();
+    for (int64_t i = 0; i < v.size() / 2; ++i) {
+      const int64_t s = v[2 * i], d = v[2 * i + 1];
+      const std::string problem = pair_problem(i, s, d, n);
+      PARTITA_CHECK(problem.empty(), FormatError, "{}: {}", a.path(), problem);
+      PARTITA_CHECK(!graph.connected(s, d), FormatError,
+                    "{}: row {}: ({}, {}) is an edge of the stored graph{}", a.path(), i, s, d,
+                    negative ? "; a negative must not be" : "; held-out edges must be removed");
+      if (!negative) {
+        positives.insert(unordered(s, d));
+        continue;
+      }
+      PARTITA_CHECK(!positives.count(unordered(s, d)), FormatError,
+                    "{}: row {}: ({}, {}) is a held-out positive edge", a.path(), i, s, d);
+      PARTITA_CHECK(negatives.insert(unordered(s, d)).second, FormatError,
+                    "{}: row {}: ({}, {}) repeats an earlier negative pair", a.path(), i, s, d);
+    }
+  }
+  const bool sampled = e.source == "sampled";
+  for (int p = 0; p < m.num_parts; ++p) {
+    const NpyArray a = NpyArray::open(dir + "/" + part_file(p, kTrainEdgesName));
+    auto v = a.view<int64_t>();
+    scan(a.path(), v.size() / 2, threads, [&](int64_t b, int64_t end) -> std::string {
+      for (int64_t i = b; i < end; ++i) {
+        const int64_t s = v[2 * i], d = v[2 * i + 1];
+        std::string problem = pair_problem(i, s, d, n);
+        if (!problem.empty()) return problem;
+        if (d < m.ranges[p] || d >= m.ranges[p + 1])
+          return fmt::format("row {}: destination {} is not owned by part {}", i, d, p);
+        if (i > 0 && NodePair{v[2 * i - 1], v[2 * i - 2]} >= NodePair{d, s})
+          return fmt::format("row {}: not strictly ascending by (dst, src)", i);
+        if (positives.count(unordered(s, d)))
+          return fmt::format("row {}: ({}, {}) is a held-out edge", i, s, d);
+        if (sampled && !graph.has_edge(s, d))
+          return fmt::format("row {}: ({}, {}) is not an edge of the stored graph", i, s, d);
+      }
+      return "";
+    });
+  }
+}
+
 }  // namespace
 
 VerifyReport verify_partition(const std::string& dir, int threads) {
@@ -256,6 +351,7 @@ VerifyReport verify_partition(const std::string& dir, int threads) {
   check_permutation(node_map, m.num_nodes);
   for (int p = 0; p < m.num_parts; ++p)
     check_part(dir, m, p, threads, node_map.view<int64_t>());
+  if (m.summary.edge_split) check_edge_split(dir, m, threads, node_map.view<int64_t>());
   return report;
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "partita/data/dataset.h"
+#include "partita/partition/edge_split.h"
 #include "partita/partition/format.h"
 #include "partita/partition/renumber.h"
 
@@ -36,5 +37,12 @@ WriteResult write_partition_arrays(const data::Dataset& dataset,
                                    const graph::CsrOf<Index>& in_edges,
                                    const Renumbering& numbering, const std::string& out_dir,
                                    int threads, DType feature_dtype = DType::kFloat32);
+
+// Writes a link-prediction split (format.h kEdgeSplitFiles, part<p>/train_edges.npy) under
+// `out_dir`, pairs mapped to new ids: sampled held-out sets sorted by (src, dst), the
+// dataset's in their order; training pairs bucketed by the owner of their destination and
+// sorted by (dst, src). Appends the files to `files`; part directories must exist.
+EdgeSplitStats write_edge_split(const HeldOutEdges& held, const Renumbering& numbering,
+                                const std::string& out_dir, std::vector<FileEntry>* files);
 
 }  // namespace partita::partition

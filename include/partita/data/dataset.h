@@ -16,6 +16,14 @@
 
 namespace partita::data {
 
+// A link-prediction split given with the dataset (numpy layout: train_edges.npy, ...; see
+// docs/dataset-format.md). Each vector holds interleaved (src, dst) pairs of original ids,
+// in the order of the file; every id lies in [0, num_nodes) and no pair is a self loop.
+struct EdgeSplitArrays {
+  std::vector<int64_t> train, valid, test;  // positive edges
+  std::vector<int64_t> valid_neg, test_neg;  // non-edges scored against valid / test
+};
+
 struct Dataset {
   std::string path;    // directory it was read from
   std::string layout;  // "ogb" or "numpy"
@@ -38,6 +46,9 @@ struct Dataset {
   // relation id per entry of in_edges.indices, each row sorted by (relation, source).
   std::optional<HeteroSchema> hetero;
   std::vector<int32_t> edge_relation;
+
+  // Numpy layout with train_edges.npy etc. only: the dataset's own link-prediction split.
+  std::optional<EdgeSplitArrays> edge_split;
 
   int64_t num_edges() const { return in_edges.num_entries(); }  // after dedup (+ reverse)
   int64_t feat_dim() const { return features.cols(); }

@@ -33,6 +33,14 @@ constexpr const char* kNodeMapFile = "node_map.npy";
 constexpr const char* kPartArrayNames[] = {"indptr",    "indices",   "feat",    "label",
                                            "train_idx", "valid_idx", "test_idx"};
 
+// Link-prediction splits (PartitionSummary::edge_split set): int64 [k, 2] (src, dst) pairs
+// of global NEW ids. kEdgeSplitFiles lie under the partition directory in this order (held-out
+// positives and their negatives); each part's training pairs are part_file(p,
+// kTrainEdgesName), the pairs whose destination the part owns, sorted by (dst, src).
+constexpr const char* kEdgeSplitFiles[] = {"edges/valid_pos.npy", "edges/valid_neg.npy",
+                                           "edges/test_pos.npy", "edges/test_neg.npy"};
+constexpr const char* kTrainEdgesName = "train_edges";
+
 // "part<p>/<name>.npy": the path of a part's array relative to the partition directory.
 std::string part_file(int part, const std::string& name);
 // "feat_<type>": the array name of a typed part's features of node type `type_name`.

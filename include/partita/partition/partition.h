@@ -3,11 +3,13 @@
 // renumber contiguously, write the partition directory (docs/partition-format.md) and
 // report a summary.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "partita/data/dataset.h"
+#include "partita/partition/edge_split.h"
 
 namespace partita::partition {
 
@@ -28,6 +30,10 @@ struct PartitionOptions {
   // Type of the stored features: float32, float16 or bfloat16 (narrowed with rounding to
   // nearest even; half the bytes on disk, in caches and on the wire).
   DType feature_dtype = DType::kFloat32;
+  // --edge-split: hold out edges for link prediction (partition/edge_split.h). Homogeneous
+  // datasets only; a dataset with its own edge split (Dataset::edge_split) uses that one
+  // instead, and the two together are a usage error.
+  EdgeSplitOptions edge_split;
 };
 
 struct PartStats {
@@ -39,6 +45,17 @@ struct PartStats {
   // Typed partitions only (empty otherwise): nodes per node type, in-edges per relation.
   std::vector<int64_t> type_nodes;
   std::vector<int64_t> relation_edges;
+};
+
+// A link-prediction split's figures (partita.json "edge_split"; docs/partition-format.md).
+struct EdgeSplitStats {
+  std::string source;  // "sampled" (--edge-split) or "dataset"
+  double valid_fraction = 0, test_fraction = 0;  // sampled only; 0 for "dataset"
+  int64_t valid = 0, test = 0;                   // held-out positive pairs
+  int64_t valid_neg = 0, test_neg = 0;           // negative pairs
+  std::vector<int64_t> train_per_part;           // rows of part<p>/train_edges.npy
+
+  int64_t train() const;  // sum of train_per_part
 };
 
 struct PartitionSummary {
@@ -54,6 +71,10 @@ struct PartitionSummary {
   // Typed partitions only: the names PartStats::type_nodes and relation_edges refer to.
   std::vector<std::string> type_names;
   std::vector<std::string> relation_names;  // "src___name___dst"
+
+  // Partitions made with an edge split only (num_edges etc. then count the graph without
+  // the held-out edges).
+  std::optional<EdgeSplitStats> edge_split;
 
   int64_t empty_parts() const;  // parts owning no node (METIS may leave some on tiny graphs)
 };
