@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "partita/comm/collectives.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 
@@ -187,6 +188,34 @@ std::string read_whole_file(const std::string& path) {
   out << in.rdbuf();
   PARTITA_CHECK(!in.bad(), IoError, "{}: read failed", path);
   return out.str();
+}
+
+SharedCheckpoint broadcast_latest_checkpoint(Collectives& coll, const std::string& dir) {
+  // header[0]: 1 = a checkpoint follows, 0 = none, -1 = rank 0 failed; header[1]: bytes.
+  std::vector<int64_t> header{0, 0};
+  SharedCheckpoint shared;
+  shared.source = "checkpoint of rank 0";
+  std::exception_ptr error;
+  if (coll.rank() == 0) {
+    try {
+      if (std::optional<std::string> path = latest_checkpoint(dir)) {
+        shared.bytes = read_whole_file(*path);
+        shared.source = *path;
+        header = {1, static_cast<int64_t>(shared.bytes.size())};
+      }
+    } catch (...) {
+      error = std::current_exception();
+      header = {-1, 0};
+    }
+  }
+  coll.broadcast(header.data(), header.size(), 0);
+  if (error) std::rethrow_exception(error);
+  PARTITA_CHECK(header[0] >= 0, Error, "rank 0 could not read the latest checkpoint in {}", dir);
+  shared.found = header[0] == 1;
+  if (!shared.found) return shared;
+  shared.bytes.resize(static_cast<size_t>(header[1]));
+  coll.broadcast(shared.bytes.data(), shared.bytes.size(), 0);
+  return shared;
 }
 
 std::string embeddings_path(const std::string& dir, int64_t epochs_done, int rank) {

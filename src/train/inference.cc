@@ -134,33 +134,12 @@ nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& s,
 
 std::shared_ptr<nn::GnnModel> load_model_for_inference(runtime::Session& session,
                                                        const std::string& dir) {
-  Collectives& coll = session.collectives();
-  // header[0]: 1 = a checkpoint follows, 0 = none, -1 = rank 0 failed, -2 = no directory.
-  std::vector<int64_t> header{0, 0};
-  std::string bytes, source = "checkpoint of rank 0";
-  std::exception_ptr error;
-  if (session.rank() == 0) {
-    try {
-      std::error_code ec;
-      if (!std::filesystem::is_directory(dir, ec)) {
-        header = {-2, 0};
-      } else if (std::optional<std::string> path = latest_checkpoint(dir)) {
-        bytes = read_whole_file(*path);
-        source = *path;
-        header = {1, static_cast<int64_t>(bytes.size())};
-      }
-    } catch (...) {
-      error = std::current_exception();
-      header = {-1, 0};
-    }
-  }
-  coll.broadcast(header.data(), header.size(), 0);
-  if (error) std::rethrow_exception(error);
-  PARTITA_CHECK(header[0] != -1, Error, "rank 0 could not read the latest checkpoint in {}", dir);
-  PARTITA_CHECK(header[0] != -2, UsageError, "--checkpoint-dir: {} is not a directory", dir);
-  PARTITA_CHECK(header[0] != 0, UsageError, "--checkpoint-dir: {} holds no checkpoint", dir);
-  bytes.resize(static_cast<size_t>(header[1]));
-  coll.broadcast(bytes.data(), bytes.size(), 0);
+  const SharedCheckpoint checkpoint = broadcast_latest_checkpoint(session.collectives(), dir);
+  PARTITA_CHECK(checkpoint.found, UsageError,
+                "--checkpoint-dir: no checkpoint in {} (missing, or holds no checkpoint-<E>.pt)",
+                dir);
+  const std::string& bytes = checkpoint.bytes;
+  const std::string& source = checkpoint.source;
 
   const CheckpointMeta meta = read_checkpoint_meta(bytes, source);
   auto model = std::make_shared<nn::GnnModel>(

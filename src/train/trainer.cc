@@ -621,34 +621,15 @@ void Trainer::refuse_existing_checkpoints() {
 }
 
 int64_t Trainer::restore_checkpoint() {
-  Collectives& coll = session_.collectives();
-  // header[0]: 1 = a checkpoint follows, 0 = none, -1 = rank 0 failed; header[1]: bytes.
-  std::vector<int64_t> header{0, 0};
-  std::string bytes, source = "checkpoint of rank 0";
-  std::exception_ptr error;
-  if (session_.rank() == 0) {
-    try {
-      if (std::optional<std::string> path = latest_checkpoint(options_.checkpoint_dir)) {
-        bytes = read_whole_file(*path);
-        source = *path;
-        header = {1, static_cast<int64_t>(bytes.size())};
-      }
-    } catch (...) {
-      error = std::current_exception();
-      header = {-1, 0};
-    }
-  }
-  coll.broadcast(header.data(), header.size(), 0);
-  if (error) std::rethrow_exception(error);
-  PARTITA_CHECK(header[0] >= 0, Error, "rank 0 could not read the latest checkpoint in {}",
-                options_.checkpoint_dir);
-  if (header[0] == 0) {
+  const SharedCheckpoint checkpoint =
+      broadcast_latest_checkpoint(session_.collectives(), options_.checkpoint_dir);
+  if (!checkpoint.found) {
     if (session_.rank() == 0)
       log_info("no checkpoint in {}: starting from epoch 1", options_.checkpoint_dir);
     return 0;
   }
-  bytes.resize(static_cast<size_t>(header[1]));
-  coll.broadcast(bytes.data(), bytes.size(), 0);
+  const std::string& bytes = checkpoint.bytes;
+  const std::string& source = checkpoint.source;
   const CheckpointMeta meta = read_checkpoint_meta(bytes, source);
   PARTITA_CHECK(meta.signature == config_signature(), UsageError,
                 "--resume: {} was written for another model or optimizer (--model, --layers, "

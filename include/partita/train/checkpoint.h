@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+namespace partita {
+class Collectives;
+}
 namespace torch::nn {
 class Module;
 }
@@ -65,6 +68,17 @@ void write_file_atomic(const std::string& path, const std::string& bytes);
 
 // Whole file into memory. Throws IoError naming the path.
 std::string read_whole_file(const std::string& path);
+
+// The latest checkpoint of `dir` on every rank: rank 0 reads it and broadcasts it over
+// `coll` (collective). found is false when `dir` does not exist or holds none; source is
+// the file's path. Throws, on every rank, what rank 0's read threw there and Error
+// elsewhere.
+struct SharedCheckpoint {
+  bool found = false;
+  std::string bytes;
+  std::string source;
+};
+SharedCheckpoint broadcast_latest_checkpoint(Collectives& coll, const std::string& dir);
 
 // Deletes all but the `keep` most recent checkpoints of `dir`, the embedding files of the
 // deleted ones, and stray temporaries.
