@@ -75,22 +75,8 @@ void validate(const GenerateOptions& o) {
   const double edges = std::round(static_cast<double>(o.nodes) * o.avg_degree);
   PARTITA_CHECK(edges >= 1 && edges <= std::ldexp(1.0, 36), UsageError,
                 "--avg-degree: nodes x avg-degree = {} edges; must be in [1, 2^36]", edges);
-  PARTITA_CHECK(o.feat_dim >= 1 && o.feat_dim <= (int64_t{1} << 20), UsageError,
-                "--feat-dim: must be in [1, 1048576], got {}", o.feat_dim);
-  PARTITA_CHECK(o.feat_dim <= (int64_t{1} << 36) / o.nodes, UsageError,
-                "--feat-dim: nodes x feat-dim = {} values is too many (limit 2^36)",
-                static_cast<double>(o.nodes) * static_cast<double>(o.feat_dim));
-  PARTITA_CHECK(o.classes >= 2 && o.classes <= std::min<int64_t>(o.nodes, 1 << 16), UsageError,
-                "--classes: must be in [2, min(--nodes, 65536)], got {}", o.classes);
-  PARTITA_CHECK(o.classes <= (int64_t{1} << 26) / o.feat_dim, UsageError,
-                "--classes: classes x feat-dim = {} centroid values is too many (limit 2^26)",
-                o.classes * o.feat_dim);
-  PARTITA_CHECK(std::isfinite(o.homophily) && o.homophily >= 0 && o.homophily <= 1, UsageError,
-                "--homophily: must be in [0, 1], got {}", o.homophily);
-  PARTITA_CHECK(std::isfinite(o.power_law) && o.power_law > 1, UsageError,
-                "--power-law: must be > 1, got {}", o.power_law);
-  PARTITA_CHECK(std::isfinite(o.feature_noise) && o.feature_noise >= 0, UsageError,
-                "--feature-noise: must be >= 0, got {}", o.feature_noise);
+  validate_class_model({o.nodes, "nodes", "--nodes", o.feat_dim, o.classes, o.homophily,
+                        o.power_law, o.feature_noise});
   validate_split_fractions(o);
 }
 
@@ -221,6 +207,25 @@ void generate_feature_chunk(const Model& m, const std::vector<float>& centroids,
 }
 
 }  // namespace
+
+void validate_class_model(const ClassModelFlags& f) {
+  PARTITA_CHECK(f.feat_dim >= 1 && f.feat_dim <= (int64_t{1} << 20), UsageError,
+                "--feat-dim: must be in [1, 1048576], got {}", f.feat_dim);
+  PARTITA_CHECK(f.feat_dim <= (int64_t{1} << 36) / f.items, UsageError,
+                "--feat-dim: {} x feat-dim = {} values is too many (limit 2^36)", f.items_name,
+                static_cast<double>(f.items) * static_cast<double>(f.feat_dim));
+  PARTITA_CHECK(f.classes >= 2 && f.classes <= std::min<int64_t>(f.items, 1 << 16), UsageError,
+                "--classes: must be in [2, min({}, 65536)], got {}", f.items_bound, f.classes);
+  PARTITA_CHECK(f.classes <= (int64_t{1} << 26) / f.feat_dim, UsageError,
+                "--classes: classes x feat-dim = {} centroid values is too many (limit 2^26)",
+                f.classes * f.feat_dim);
+  PARTITA_CHECK(std::isfinite(f.homophily) && f.homophily >= 0 && f.homophily <= 1, UsageError,
+                "--homophily: must be in [0, 1], got {}", f.homophily);
+  PARTITA_CHECK(std::isfinite(f.power_law) && f.power_law > 1, UsageError,
+                "--power-law: must be > 1, got {}", f.power_law);
+  PARTITA_CHECK(std::isfinite(f.feature_noise) && f.feature_noise >= 0, UsageError,
+                "--feature-noise: must be >= 0, got {}", f.feature_noise);
+}
 
 int64_t write_sorted_ids(const std::string& path, std::vector<int64_t> ids) {
   std::sort(ids.begin(), ids.end());

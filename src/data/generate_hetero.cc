@@ -131,22 +131,8 @@ void validate(const HeteroGenerateOptions& o, int64_t papers) {
   PARTITA_CHECK(!o.out_dir.empty(), UsageError, "--out: an output directory is required");
   PARTITA_CHECK(o.nodes >= 100 && o.nodes <= std::numeric_limits<int32_t>::max(), UsageError,
                 "--nodes: must be in [100, 2147483647] with --hetero, got {}", o.nodes);
-  PARTITA_CHECK(o.feat_dim >= 1 && o.feat_dim <= (int64_t{1} << 20), UsageError,
-                "--feat-dim: must be in [1, 1048576], got {}", o.feat_dim);
-  PARTITA_CHECK(o.feat_dim <= (int64_t{1} << 36) / papers, UsageError,
-                "--feat-dim: papers x feat-dim = {} values is too many (limit 2^36)",
-                static_cast<double>(papers) * static_cast<double>(o.feat_dim));
-  PARTITA_CHECK(o.classes >= 2 && o.classes <= std::min<int64_t>(papers, 1 << 16), UsageError,
-                "--classes: must be in [2, min(papers = {}, 65536)], got {}", papers, o.classes);
-  PARTITA_CHECK(o.classes <= (int64_t{1} << 26) / o.feat_dim, UsageError,
-                "--classes: classes x feat-dim = {} centroid values is too many (limit 2^26)",
-                o.classes * o.feat_dim);
-  PARTITA_CHECK(std::isfinite(o.homophily) && o.homophily >= 0 && o.homophily <= 1, UsageError,
-                "--homophily: must be in [0, 1], got {}", o.homophily);
-  PARTITA_CHECK(std::isfinite(o.power_law) && o.power_law > 1, UsageError,
-                "--power-law: must be > 1, got {}", o.power_law);
-  PARTITA_CHECK(std::isfinite(o.feature_noise) && o.feature_noise >= 0, UsageError,
-                "--feature-noise: must be >= 0, got {}", o.feature_noise);
+  validate_class_model({papers, "papers", fmt::format("papers = {}", papers), o.feat_dim,
+                        o.classes, o.homophily, o.power_law, o.feature_noise});
 }
 
 GenerateOptions paper_split_options(const HeteroGenerateOptions& o, int64_t papers) {

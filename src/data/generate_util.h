@@ -76,6 +76,20 @@ void generate_batched(int64_t total, int64_t chunk, int64_t item_width, int thre
 // naming the flags).
 void validate_split_fractions(const GenerateOptions& o);
 
+// The flags of the class model both generators share, for `items` featured nodes (all
+// nodes, or the papers of a mag-shaped graph): --feat-dim, --classes, --homophily,
+// --power-law, --feature-noise. UsageError naming the flag; messages call the items
+// `items_name` ("nodes x feat-dim") and bound --classes by `items_bound` ("min(--nodes, ...)").
+struct ClassModelFlags {
+  int64_t items = 0;
+  std::string items_name;
+  std::string items_bound;
+  int64_t feat_dim = 0;
+  int64_t classes = 0;
+  double homophily = 0, power_law = 0, feature_noise = 0;
+};
+void validate_class_model(const ClassModelFlags& flags);
+
 // Sorts `ids`, writes them as a 1-D int64 .npy and returns the file's size.
 int64_t write_sorted_ids(const std::string& path, std::vector<int64_t> ids);
 // A random split of [0, n) into dir/{train,valid,test}_idx.npy: one Fisher-Yates
