@@ -218,6 +218,19 @@ SharedCheckpoint broadcast_latest_checkpoint(Collectives& coll, const std::strin
   return shared;
 }
 
+void run_agreed(Collectives& coll, const std::string& failed_elsewhere,
+                const std::function<void()>& work) {
+  std::exception_ptr error;
+  try {
+    work();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  const int64_t ok = coll.allreduce_one<int64_t>(error ? 0 : 1, ReduceOp::kMin);
+  if (error) std::rethrow_exception(error);
+  PARTITA_CHECK(ok == 1, Error, "{}", failed_elsewhere);
+}
+
 std::string embeddings_path(const std::string& dir, int64_t epochs_done, int rank) {
   return (fs::path(dir) / fmt::format("{}{:06d}-rank{}{}", kEmbeddingsPrefix, epochs_done, rank,
                                       kEmbeddingsSuffix))

@@ -74,8 +74,13 @@ void check_options(const TrainOptions& o) {
   PARTITA_CHECK(static_cast<int64_t>(o.fanouts.size()) == o.model.layers, UsageError,
                 "--layers ({}) must equal the number of --fanouts ({})", o.model.layers,
                 o.fanouts.size());
-  for (int64_t k : o.fanouts)
+  for (size_t h = 0; h < o.fanouts.size(); ++h) {
+    // A hop given per relation was checked by sample::resolve_fanouts (its default may be
+    // 0 beside named relations).
+    if (h < o.relation_fanouts.size() && !o.relation_fanouts[h].empty()) continue;
+    const int64_t k = o.fanouts[h];
     PARTITA_CHECK(k >= 1 || k == -1, UsageError, "--fanouts: {} is not a fanout", k);
+  }
   PARTITA_CHECK(o.epochs >= 1, UsageError, "--epochs: must be >= 1, got {}",
                 o.epochs);
   PARTITA_CHECK(o.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
@@ -175,15 +180,6 @@ void Trainer::resolve_fanouts(const store::DistGraph& graph) {
   sample::ResolvedFanouts resolved = sample::resolve_fanouts(options_.fanout_spec, names);
   options_.fanouts = std::move(resolved.fanouts);
   options_.relation_fanouts = std::move(resolved.relation_fanouts);
-  // A hop given per relation samples the most any of its relations takes (its default may
-  // be 0 beside named relations; the hop as a whole samples something).
-  for (size_t h = 0; h < options_.relation_fanouts.size(); ++h) {
-    const std::vector<int64_t>& per_relation = options_.relation_fanouts[h];
-    if (per_relation.empty()) continue;
-    int64_t most = 0;
-    for (int64_t k : per_relation) most = most < 0 || k < 0 ? -1 : std::max(most, k);
-    options_.fanouts[h] = most;
-  }
 }
 
 void Trainer::check_model_fits(const store::DistGraph& graph) const {
@@ -439,6 +435,7 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
     rec.allreduce_s += watch.seconds();
     watch.restart();
     impl_->optimizer->step();
+    ++weight_updates_;
     rec.compute_s += watch.seconds();
     loss_sum += step_loss;
     seeds_done += global_batch;
@@ -459,12 +456,13 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
 
 double Trainer::evaluate_full(const loader::GlobalBatches& plan, uint64_t tag) {
   const store::DistGraph& graph = session_.graph();
-  InferenceOptions inference;
-  inference.normalize_features = options_.normalize_features;
-  InferenceOutput out;
-  {
+  // Validation after the last epoch and the test then see the same weights: one pass.
+  if (full_predictions_version_ != weight_updates_) {
+    InferenceOptions inference;
+    inference.normalize_features = options_.normalize_features;
     torch::NoGradGuard no_grad;
-    out = infer_full_graph(session_, *model_, inference);
+    full_predictions_ = infer_full_graph(session_, *model_, inference).predictions;
+    full_predictions_version_ = weight_updates_;
     module_->train();
   }
   // This rank's ids of the plan (the ones it owns; an even share when replicated), each
@@ -478,7 +476,7 @@ double Trainer::evaluate_full(const loader::GlobalBatches& plan, uint64_t tag) {
   int64_t correct = 0;
   for (size_t i = 0; i < mine.size(); ++i) {
     const int64_t original = graph.original_ids()[mine[i] - graph.first_node()];
-    correct += out.predictions[static_cast<size_t>(original)] == labels[i] ? 1 : 0;
+    correct += full_predictions_[static_cast<size_t>(original)] == labels[i] ? 1 : 0;
   }
   std::vector<int64_t> counts{correct, static_cast<int64_t>(mine.size())};
   session_.collectives().allreduce_sum(counts);
@@ -579,20 +577,14 @@ void Trainer::save_checkpoint(int64_t epochs_done) {
   const std::string path = checkpoint_path(options_.checkpoint_dir, epochs_done);
   // The embeddings first: a checkpoint file implies its embeddings are there too.
   save_embeddings(epochs_done);
-  std::exception_ptr error;
-  if (session_.rank() == 0) {
-    try {
-      CheckpointMeta meta{epochs_done, options_.seed, config_signature()};
-      write_file_atomic(path, serialize_checkpoint(*module_, *impl_->optimizer, meta));
-      prune_checkpoints(options_.checkpoint_dir, kCheckpointsKept);
-    } catch (...) {
-      error = std::current_exception();
-    }
-  }
   // Every rank learns the outcome, so no rank goes on while rank 0 fails.
-  const int64_t ok = session_.collectives().allreduce_one<int64_t>(error ? 0 : 1, ReduceOp::kMin);
-  if (error) std::rethrow_exception(error);
-  PARTITA_CHECK(ok == 1, Error, "rank 0 could not write checkpoint {}", path);
+  run_agreed(session_.collectives(), fmt::format("rank 0 could not write checkpoint {}", path),
+             [&] {
+               if (session_.rank() != 0) return;
+               CheckpointMeta meta{epochs_done, options_.seed, config_signature()};
+               write_file_atomic(path, serialize_checkpoint(*module_, *impl_->optimizer, meta));
+               prune_checkpoints(options_.checkpoint_dir, kCheckpointsKept);
+             });
 }
 
 void Trainer::refuse_existing_checkpoints() {
@@ -636,6 +628,7 @@ int64_t Trainer::restore_checkpoint() {
                 "--hidden, --heads, --optimizer or the dataset differ)",
                 source);
   load_checkpoint(bytes, source, *module_, *impl_->optimizer);
+  ++weight_updates_;  // new weights: full-graph predictions made before are stale
   restore_embeddings(meta.epochs_done);
   if (session_.rank() == 0) {
     log_info("resuming from {} ({} epochs done)", source, meta.epochs_done);

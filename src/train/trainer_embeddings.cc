@@ -54,26 +54,12 @@ std::vector<store::DistEmbedding*> tables_of(runtime::Session& session) {
   return tables;
 }
 
-// Runs `work` (which may throw) and tells every trainer whether it worked everywhere.
-void agreed(runtime::Session& session, const std::string& what,
-            const std::function<void()>& work) {
-  std::exception_ptr error;
-  try {
-    work();
-  } catch (...) {
-    error = std::current_exception();
-  }
-  const int64_t ok = session.collectives().allreduce_one<int64_t>(error ? 0 : 1, ReduceOp::kMin);
-  if (error) std::rethrow_exception(error);
-  PARTITA_CHECK(ok == 1, Error, "another rank could not {}", what);
-}
-
 }  // namespace
 
 void Trainer::save_embeddings(int64_t epochs_done) {
   const std::vector<store::DistEmbedding*> tables = tables_of(session_);
   if (tables.empty()) return;
-  agreed(session_, "write its learned embeddings", [&] {
+  run_agreed(session_.collectives(), "another rank could not write its learned embeddings", [&] {
     if (session_.role() == runtime::Role::kWorker) {
       std::vector<std::vector<uint8_t>> states;
       for (store::DistEmbedding* table : tables) states.push_back(table->serialize_state());
@@ -95,7 +81,7 @@ void Trainer::save_embeddings(int64_t epochs_done) {
 void Trainer::restore_embeddings(int64_t epochs_done) {
   const std::vector<store::DistEmbedding*> tables = tables_of(session_);
   if (tables.empty()) return;
-  agreed(session_, "read its learned embeddings", [&] {
+  run_agreed(session_.collectives(), "another rank could not read its learned embeddings", [&] {
     auto read = [&](int owner) {
       const std::string path = embeddings_path(options_.checkpoint_dir, epochs_done, owner);
       return std::make_pair(path, unpack_states(read_whole_file(path), tables.size(), path));

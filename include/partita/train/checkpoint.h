@@ -12,6 +12,7 @@
 // renamed into place and the directory synced; a crash leaves the previous checkpoints
 // intact and at worst a stray temporary file, which latest_checkpoint ignores.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,6 +80,13 @@ struct SharedCheckpoint {
   std::string source;
 };
 SharedCheckpoint broadcast_latest_checkpoint(Collectives& coll, const std::string& dir);
+
+// Runs `work` on every rank (it may do nothing on some), then tells every rank whether it
+// worked everywhere (one allreduce over `coll`, collective): a rank whose work threw
+// rethrows its exception; the others throw Error(failed_elsewhere). So no rank goes on
+// while another failed to write or read its share of a checkpoint.
+void run_agreed(Collectives& coll, const std::string& failed_elsewhere,
+                const std::function<void()>& work);
 
 // Deletes all but the `keep` most recent checkpoints of `dir`, the embedding files of the
 // deleted ones, and stray temporaries.

@@ -299,6 +299,12 @@ class Trainer {
   CacheReport cache_report_;
   struct EmbeddingRows;
   std::unique_ptr<EmbeddingRows> embedding_rows_;  // of the last training forward
+  // Changes whenever the weights do (optimizer steps, a restored checkpoint).
+  int64_t weight_updates_ = 0;
+  // --eval full: every node's predicted class (by original id) under the weights of
+  // version full_predictions_version_ (-1: none yet).
+  std::vector<int64_t> full_predictions_;
+  int64_t full_predictions_version_ = -1;
 };
 
 }  // namespace partita::train
