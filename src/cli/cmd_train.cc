@@ -39,6 +39,11 @@ struct Flags {
   std::string precision = "fp32";
   std::string optimizer = "adam";
   std::string eval = "sampled";
+  std::string task = "node";
+  std::string negatives_by = "uniform";
+  std::string exclude = "reverse";
+  std::string decoder = "dot";
+  std::string metric = "auc";
   double embed_lr = 0;  // 0: 2 x --lr
   double embed_init = 1.0;
   int torch_threads = 0;  // 0: this rank's cores, shared with the sampler threads
@@ -69,11 +74,42 @@ int auto_torch_threads(int cores, int sampler_threads) {
   return std::max(1, cores - sampler_threads);
 }
 
+// --metric: auc, ap, mrr or hits@K.
+void parse_link_metric(const std::string& text, train::LinkTaskOptions* link) {
+  const std::string hits = "hits@";
+  if (text.rfind(hits, 0) == 0) {
+    const std::string k = text.substr(hits.size());
+    const std::string why = integer_flag_error(k, false);
+    PARTITA_CHECK(why.empty() && !k.empty() && k.size() <= 9 && k != "0", UsageError,
+                  "--metric: '{}': K of hits@K must be a positive integer{}", text,
+                  why.empty() ? "" : " (" + why + ")");
+    link->metric = train::LinkMetricKind::kHits;
+    link->hits_k = std::stoll(k);
+    return;
+  }
+  link->metric = parse_choice<train::LinkMetricKind>(
+      "--metric", text,
+      {{"auc", train::LinkMetricKind::kAuc}, {"ap", train::LinkMetricKind::kAp},
+       {"mrr", train::LinkMetricKind::kMrr}});
+}
+
 // The options of the run, checked (UsageError on a bad value).
 train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   train::TrainOptions o = f.train;
   o.eval_full = parse_choice<bool>("--eval", f.eval, {{"sampled", false}, {"full", true}});
   o.rgcn = f.model == "rgcn";
+  o.task = parse_choice<train::Task>("--task", f.task,
+                                     {{"node", train::Task::kNode}, {"link", train::Task::kLink}});
+  o.link.negative_kind = parse_choice<loader::NegativeKind>(
+      "--negatives-by", f.negatives_by,
+      {{"uniform", loader::NegativeKind::kUniform}, {"degree", loader::NegativeKind::kDegree}});
+  o.link.exclude = parse_choice<sample::Exclude>(
+      "--exclude", f.exclude,
+      {{"reverse", sample::Exclude::kReverse}, {"self", sample::Exclude::kSelf},
+       {"none", sample::Exclude::kNone}});
+  o.link.decoder = parse_choice<nn::LinkDecoder>(
+      "--decoder", f.decoder, {{"dot", nn::LinkDecoder::kDot}, {"mlp", nn::LinkDecoder::kMlp}});
+  parse_link_metric(f.metric, &o.link);
   if (!o.rgcn) {
     o.model.kind = parse_choice<nn::ConvKind>(
         "--model", f.model,
@@ -171,19 +207,23 @@ int train_on(runtime::Session& session, const Flags& flags, const train::TrainOp
              c.rows, static_cast<double>(c.bytes) / (1 << 20), c.expected_hit_rate,
              c.presample_batches, c.presample_s);
   }
+  // What val_ and the last line report: accuracy, or the link task's metrics.
+  const bool link = options.task == train::Task::kLink;
+  const std::string validation_name = link ? train::link_metric_name(options.link) : "acc";
   std::unique_ptr<train::MetricsFile> metrics;
   if (print && !flags.metrics_out.empty())
-    metrics = std::make_unique<train::MetricsFile>(flags.metrics_out, options.resume);
+    metrics = std::make_unique<train::MetricsFile>(flags.metrics_out, options.resume,
+                                                   "val_" + validation_name);
   train::ProgressBar bar(print ? progress_mode(flags.progress) : train::ProgressMode::kOff,
                          options.epochs, flags.progress_every_s);
   const auto on_epoch = [&](const train::EpochRecord& r) {
     if (!print) return;
     bar.clear();
     std::printf(
-        "epoch=%lld steps=%lld loss=%.4f train_acc=%.4f val_acc=%s epoch_s=%.3f "
+        "epoch=%lld steps=%lld loss=%.4f train_acc=%.4f val_%s=%s epoch_s=%.3f "
         "sample_s=%.3f fetch_s=%.3f compute_s=%.3f allreduce_s=%.3f wait_s=%.3f eval_s=%.3f\n",
         static_cast<long long>(r.epoch), static_cast<long long>(r.steps), r.loss, r.train_acc,
-        r.validated ? fmt::format("{:.4f}", r.val_acc).c_str() : "-", r.epoch_s, r.sample_s,
+        validation_name.c_str(), r.validated ? fmt::format("{:.4f}", r.val_acc).c_str() : "-", r.epoch_s, r.sample_s,
         r.fetch_s, r.compute_s, r.allreduce_s, r.wait_s, r.eval_s);
     std::fflush(stdout);
     if (metrics) metrics->write_epoch(r);
@@ -199,7 +239,12 @@ int train_on(runtime::Session& session, const Flags& flags, const train::TrainOp
                  trainer.parameter_checksum());
   }
   session.finish();
-  if (print) {
+  if (print && link) {
+    const train::LinkMetrics& m = *result.test_link;
+    std::printf("test_ap=%.4f test_mrr=%.4f test_hits@%lld=%.4f\ntest_auc=%.4f\n", m.ap, m.mrr,
+                static_cast<long long>(m.hits_k), m.hits, m.auc);
+    std::fflush(stdout);
+  } else if (print) {
     std::printf("test_acc=%.4f\n", result.test_acc);
     std::fflush(stdout);
   }
@@ -232,6 +277,29 @@ Action add_train_command(CLI::App& app) {
       "--progress) and, last, test_acc=<accuracy>. 1 rank and P ranks train on the same "
       "global batches (one shuffle of all training ids, split by owner).");
   app.add_option("--parts", flags->session.parts_dir, "Partition directory")->required();
+  app.add_option("--task", flags->task,
+                 "node (classify nodes) or link (predict edges: needs a partition made with "
+                 "--edge-split; the seeds are training edges, the last line test_auc=)")
+      ->capture_default_str();
+  app.add_option("--negatives", flags->train.link.negatives,
+                 "link: corrupted pairs (u, w) per training edge (u, v)")
+      ->capture_default_str();
+  app.add_option("--negatives-by", flags->negatives_by,
+                 "link: how w is drawn: uniform over all nodes, or degree (proportional to "
+                 "in-degree)")
+      ->capture_default_str();
+  app.add_option("--exclude", flags->exclude,
+                 "link: edges removed from a batch's sampled blocks: reverse (its training "
+                 "edges and their reverses), self (the training edges), none")
+      ->capture_default_str();
+  app.add_option("--decoder", flags->decoder,
+                 "link: pair score from the two node embeddings: dot (product) or mlp (an "
+                 "MLP on their element-wise product)")
+      ->capture_default_str();
+  app.add_option("--metric", flags->metric,
+                 "link: the validation metric printed per epoch: auc, ap, mrr or hits@K "
+                 "(all of them are in the final record)")
+      ->capture_default_str();
   app.add_option("--model", flags->model,
                  "sage, gcn or gat; rgcn for typed (heterogeneous) partitions")
       ->capture_default_str();

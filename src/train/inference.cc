@@ -158,6 +158,10 @@ std::shared_ptr<nn::GnnModel> load_model_for_inference(runtime::Session& session
   return model;
 }
 
+std::vector<int64_t> all_in_degrees(runtime::Session& session) {
+  return session.collectives().allgather(range_degrees(session.graph(), my_range(session)));
+}
+
 InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
                                  const InferenceOptions& options) {
   PARTITA_CHECK(options.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
@@ -179,7 +183,7 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
   const int64_t L = model.options().layers;
   const bool gcn = model.options().kind == nn::ConvKind::kGcn;
   std::vector<int64_t> degrees;
-  if (gcn) degrees = coll.allgather(range_degrees(g, range));
+  if (gcn) degrees = all_in_degrees(session);
 
   sample::BlockBuilder builder;
   sample::BlockOptions block_options;

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "partita/core/error.h"
@@ -22,7 +24,7 @@ std::string format_duration(double seconds) {
   return fmt::format("{}:{:02d}", s / 60, s % 60);
 }
 
-nlohmann::json epoch_json(const EpochRecord& r) {
+nlohmann::json epoch_json(const EpochRecord& r, const std::string& validation_key) {
   nlohmann::json j;
   j["type"] = "epoch";
   j["epoch"] = r.epoch;
@@ -30,7 +32,7 @@ nlohmann::json epoch_json(const EpochRecord& r) {
   j["seeds"] = r.seeds;
   j["loss"] = r.loss;
   j["train_acc"] = r.train_acc;
-  j["val_acc"] = r.validated ? nlohmann::json(r.val_acc) : nlohmann::json(nullptr);
+  j[validation_key] = r.validated ? nlohmann::json(r.val_acc) : nlohmann::json(nullptr);
   j["epoch_s"] = r.epoch_s;
   j["sample_s"] = r.sample_s;
   j["fetch_s"] = r.fetch_s;
@@ -98,7 +100,8 @@ void ProgressBar::clear() {
   last_draw_s_ = -1;
 }
 
-MetricsFile::MetricsFile(const std::string& path, bool append) : path_(path) {
+MetricsFile::MetricsFile(const std::string& path, bool append, std::string validation_key)
+    : path_(path), validation_key_(std::move(validation_key)) {
   file_ = std::fopen(path.c_str(), append ? "a" : "w");
   PARTITA_CHECK(file_ != nullptr, IoError, "--metrics-out {}: cannot open: {}", path,
                 std::strerror(errno));
@@ -114,12 +117,22 @@ void MetricsFile::write_line(const std::string& line) {
   PARTITA_CHECK(ok, IoError, "--metrics-out {}: write failed: {}", path_, std::strerror(errno));
 }
 
-void MetricsFile::write_epoch(const EpochRecord& rec) { write_line(epoch_json(rec).dump()); }
+void MetricsFile::write_epoch(const EpochRecord& rec) { write_line(epoch_json(rec, validation_key_).dump()); }
 
 void MetricsFile::write_final(const TrainResult& result, int ranks, int servers) {
   nlohmann::json j;
   j["type"] = "final";
-  j["test_acc"] = result.test_acc;
+  if (const std::optional<LinkMetrics>& m = result.test_link) {
+    j["task"] = "link";
+    j["test_auc"] = m->auc;
+    j["test_ap"] = m->ap;
+    j["test_mrr"] = m->mrr;
+    j["test_hits@" + std::to_string(m->hits_k)] = m->hits;
+    j["test_pairs"] = m->positives + m->negatives;
+  } else {
+    j["task"] = "node";
+    j["test_acc"] = result.test_acc;
+  }
   j["eval"] = result.eval;
   j["epochs"] = result.resumed_epochs + static_cast<int64_t>(result.epochs.size());
   j["resumed_epochs"] = result.resumed_epochs;

@@ -101,6 +101,14 @@ void check_options(const TrainOptions& o) {
   PARTITA_CHECK(!o.resume || !o.checkpoint_dir.empty(), UsageError,
                 "--resume needs --checkpoint-dir");
   loader::check_cache_options(o.cache_ratio, o.cache_presample_batches);
+  PARTITA_CHECK(o.link.negatives >= 1 && o.link.negatives <= 1000, UsageError,
+                "--negatives: must be in [1, 1000] corrupted pairs per positive, got {}",
+                o.link.negatives);
+  PARTITA_CHECK(o.link.hits_k >= 1, UsageError, "--metric hits@K: K must be >= 1, got {}",
+                o.link.hits_k);
+  PARTITA_CHECK(o.task == Task::kNode || !o.rgcn, UsageError,
+                "--task link: not with --model rgcn (link prediction runs on homogeneous "
+                "partitions with sage, gcn or gat)");
   PARTITA_CHECK(o.model.precision != nn::Precision::kBf16 || nn::cpu_supports_bf16(), UsageError,
                 "--precision bf16: this CPU has no native bfloat16 arithmetic (AVX512-BF16 or "
                 "AMX-BF16); use --precision fp32");
@@ -120,21 +128,26 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   const store::DistGraph& graph = session_.graph();
   nn::GnnOptions& m = options_.model;
   if (m.in_dim <= 0) m.in_dim = graph.feat_dim();
-  if (m.out_dim <= 0) m.out_dim = graph.num_classes();
+  // Link prediction: the output layer gives the node embeddings, as wide as the hidden ones.
+  if (m.out_dim <= 0) m.out_dim = options_.task == Task::kLink ? m.hidden : graph.num_classes();
   resolve_fanouts(graph);
   check_options(options_);
   check_model_fits(graph);
   torch::set_num_threads(std::max(1, options_.torch_threads));
 
   // The batch plans (see the header): every rank learns every id of every split.
-  plan_ =
-      std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kTrain), options_.batch_size);
-  PARTITA_CHECK(plan_->num_ids() > 0, Error, "{}: the partition has no training nodes",
-                graph.dir());
-  valid_plan_ =
-      std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kValid), options_.batch_size);
-  test_plan_ =
-      std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kTest), options_.batch_size);
+  if (options_.task == Task::kLink) {
+    setup_link_task();
+  } else {
+    plan_ = std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kTrain),
+                                                    options_.batch_size);
+    PARTITA_CHECK(plan_->num_ids() > 0, Error, "{}: the partition has no training nodes",
+                  graph.dir());
+    valid_plan_ = std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kValid),
+                                                          options_.batch_size);
+    test_plan_ = std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kTest),
+                                                         options_.batch_size);
+  }
 
   // Same seed on every rank: the same initial values; sync_initial_weights makes sure.
   // Torch's generator is process-wide: ranks that are threads of one process (in-process
@@ -146,6 +159,10 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
     if (options_.rgcn) {
       rgcn_ = std::make_shared<nn::RgcnModel>(rgcn_options(graph));
       module_ = rgcn_;
+    } else if (options_.task == Task::kLink) {
+      link_ = std::make_shared<nn::LinkModel>(m, options_.link.decoder);
+      model_ = link_->encoder_ptr();
+      module_ = link_;
     } else {
       model_ = std::make_shared<nn::GnnModel>(m);
       module_ = model_;
@@ -205,6 +222,19 @@ void Trainer::check_model_fits(const store::DistGraph& graph) const {
                 "mode (not --model rgcn, not --servers); use --eval sampled");
   PARTITA_CHECK(!graph.typed() || options_.cache_ratio == 0, UsageError,
                 "--cache-ratio: the hot-feature cache does not support typed partitions yet");
+  if (options_.task == Task::kLink) {
+    PARTITA_CHECK(!graph.typed() && !options_.rgcn, UsageError,
+                  "--task link: {} is a typed (heterogeneous) partition; link prediction "
+                  "supports homogeneous partitions",
+                  graph.dir());
+    PARTITA_CHECK(session_.role() == runtime::Role::kWorker, UsageError,
+                  "--task link: not in server-client mode (--servers); run in worker mode");
+    PARTITA_CHECK(options_.cache_ratio == 0, UsageError,
+                  "--cache-ratio: the hot-feature cache does not support --task link yet");
+    PARTITA_CHECK(!options_.eval_full, UsageError,
+                  "--eval full: link prediction evaluates on sampled blocks; with --fanouts "
+                  "-1,... (every neighbour) they are the full neighbourhood");
+  }
   if (!options_.relation_fanouts.empty()) {
     PARTITA_CHECK(options_.relation_fanouts.size() == options_.fanouts.size(), Error,
                   "internal: {} hops of relation fanouts for {} fanouts",
@@ -310,6 +340,12 @@ double Trainer::sum_gradients(double loss) {
   return flat[offset].item<double>();
 }
 
+std::vector<std::vector<int64_t>> Trainer::epoch_seed_batches(int64_t epoch) {
+  if (options_.task == Task::kLink) return link_epoch_seeds(epoch);
+  return plan_->epoch_batches(options_.seed, static_cast<uint64_t>(epoch),
+                              [this](const std::vector<int64_t>& batch) { return share_of(batch); });
+}
+
 std::vector<loader::SeedId> Trainer::all_ids(runtime::Split split) {
   const store::DistGraph& graph = session_.graph();
   std::vector<loader::SeedId> mine;
@@ -352,6 +388,7 @@ loader::BatchPipelineOptions Trainer::pipeline_options(uint64_t epoch_key) const
   po.epoch = epoch_key;
   po.feature_row_bytes = session_.graph().feature_row_bytes();
   po.fetch_degrees = !options_.rgcn && options_.model.kind == nn::ConvKind::kGcn;
+  po.fetch_labels = options_.task == Task::kNode;
   po.typed = session_.graph().typed();
   po.relation_fanouts = options_.relation_fanouts;
   return po;
@@ -384,11 +421,9 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   rec.steps = steps;
   rec.seeds = plan_->num_ids();
 
-  loader::BatchPipeline pipeline(
-      pipeline_options(static_cast<uint64_t>(epoch)),
-      plan_->epoch_batches(options_.seed, static_cast<uint64_t>(epoch),
-                           [this](const std::vector<int64_t>& batch) { return share_of(batch); }),
-      session_.sampler(), session_.fetcher());
+  loader::BatchPipeline pipeline(pipeline_options(static_cast<uint64_t>(epoch)),
+                                 epoch_seed_batches(epoch), session_.sampler(),
+                                 session_.fetcher());
   module_->train();
   const bool embeddings = has_embeddings(session_);
   Stopwatch epoch_watch;
@@ -411,7 +446,13 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
     const int64_t global_batch = plan_->batch_size(step);
     rec.sample_s += batch->sample_s;
     rec.fetch_s += batch->fetch_s;
-    if (!batch->sampled.seeds.empty()) {
+    if (!batch->sampled.seeds.empty() && options_.task == Task::kLink) {
+      double flops = 0;
+      const torch::Tensor loss = link_loss(*batch, step, global_batch, &correct, &total, &flops);
+      rec.matmul_gflop += flops * 1e-9;
+      loss.backward();
+      local_loss = loss.item<double>();
+    } else if (!batch->sampled.seeds.empty()) {
       double flops = 0;
       const torch::Tensor logits = forward(*batch, &flops);
       rec.matmul_gflop += flops * 1e-9;
@@ -529,7 +570,10 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
     if (options_.eval_every > 0 && ((e + 1) % options_.eval_every == 0 || last)) {
       Stopwatch eval_watch;
       rec.validated = true;
-      rec.val_acc = evaluate(*valid_plan_, kEvalTagBase + static_cast<uint64_t>(e));
+      const uint64_t tag = kEvalTagBase + static_cast<uint64_t>(e);
+      rec.val_acc = options_.task == Task::kLink
+                        ? link_metric_value(options_.link, evaluate_link(false, tag))
+                        : evaluate(*valid_plan_, tag);
       rec.eval_s = eval_watch.seconds();
     }
     rec.request_bytes = static_cast<int64_t>(session_.request_bytes_sent() - requests_before);
@@ -549,7 +593,10 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
     result.epochs.push_back(rec);
     if (on_epoch) on_epoch(result.epochs.back());
   }
-  result.test_acc = evaluate(*test_plan_, kEvalTagBase - 1);
+  if (options_.task == Task::kLink)
+    result.test_link = evaluate_link(true, kEvalTagBase - 1);
+  else
+    result.test_acc = evaluate(*test_plan_, kEvalTagBase - 1);
   result.train_s = watch.seconds();
   return result;
 }
@@ -569,8 +616,14 @@ std::vector<int64_t> Trainer::config_signature() const {
   }
   const nn::GnnOptions& m = model_->options();
   const int64_t heads = m.kind == nn::ConvKind::kGat ? m.heads : 1;  // only GAT reads it
-  return {static_cast<int64_t>(m.kind), m.in_dim, m.hidden, m.out_dim, m.layers, heads,
-          static_cast<int64_t>(m.norm), static_cast<int64_t>(options_.optimizer)};
+  std::vector<int64_t> signature{static_cast<int64_t>(m.kind), m.in_dim,  m.hidden, m.out_dim,
+                                 m.layers, heads, static_cast<int64_t>(m.norm),
+                                 static_cast<int64_t>(options_.optimizer)};
+  if (link_ != nullptr) {
+    signature.push_back(kLinkSignatureTag);
+    signature.push_back(static_cast<int64_t>(link_->decoder()));
+  }
+  return signature;
 }
 
 void Trainer::save_checkpoint(int64_t epochs_done) {

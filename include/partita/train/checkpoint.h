@@ -38,6 +38,10 @@ struct CheckpointMeta {
   std::vector<int64_t> signature;
 };
 
+// A link-prediction model's signature is a node model's (kind, in_dim, hidden, out_dim,
+// layers, heads, norm, optimizer) followed by this tag and the decoder (nn::LinkDecoder).
+constexpr int64_t kLinkSignatureTag = 0x4c494e4b;  // "LINK"
+
 // `dir`/checkpoint-<epochs_done>.pt.
 std::string checkpoint_path(const std::string& dir, int64_t epochs_done);
 

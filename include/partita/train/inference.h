@@ -72,6 +72,10 @@ nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& signatur
 std::shared_ptr<nn::GnnModel> load_model_for_inference(runtime::Session& session,
                                                         const std::string& checkpoint_dir);
 
+// The in-degree in the whole graph of every global id, on every rank (an allgather of each
+// rank's range; in replicated mode each rank's share). Collective; worker mode.
+std::vector<int64_t> all_in_degrees(runtime::Session& session);
+
 // See above. Throws UsageError on bad options, Error on an inconsistent partition.
 InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
                                  const InferenceOptions& options);

@@ -38,12 +38,13 @@ class ProgressBar {
 
 // `--metrics-out FILE`: one JSON object per line, flushed as it is written.
 //   {"type":"epoch","epoch":E,"steps":..,"seeds":..,"loss":..,"train_acc":..,
-//    "val_acc":<number or null when not validated>,"epoch_s":..,"sample_s":..,
-//    "fetch_s":..,"compute_s":..,"matmul_gflop":..,"allreduce_s":..,"wait_s":..,"eval_s":..,
+//    "val_acc":<number or null when not validated; link task: "val_<metric>">,
+//    "epoch_s":..,"sample_s":..,"fetch_s":..,"compute_s":..,"matmul_gflop":..,"allreduce_s":..,"wait_s":..,"eval_s":..,
 //    "checkpoint_s":..,"request_bytes":..,"collective_bytes":..,"remote_rows":..,
 //    "cache_hits":..,"cache_hit_rate":..,"seeds_per_s":..,"rss_bytes":..,"threads":..,
 //    "open_fds":..}
-//   {"type":"final","test_acc":..,"epochs":<total done>,"resumed_epochs":..,"ranks":..,
+//   {"type":"final","task":"node","test_acc":.., (link task: "task":"link","test_auc":..,
+//    "test_ap":..,"test_mrr":..,"test_hits@K":..,"test_pairs":<held-out pairs scored>)"epochs":<total done>,"resumed_epochs":..,"ranks":..,
 //    "servers":<pure servers beside the training ranks, 0 in worker mode>,
 //    "train_s":..,"steps":..,"seeds":.., and the sums over this run's epochs of epoch_s,
 //    sample_s, fetch_s, compute_s, allreduce_s, wait_s, eval_s, checkpoint_s, and the
@@ -53,8 +54,9 @@ class ProgressBar {
 class MetricsFile {
  public:
   // Truncates the file, or appends to it (a resumed run continues its history). Throws
-  // IoError naming the path.
-  MetricsFile(const std::string& path, bool append);
+  // IoError naming the path. validation_key: the epochs' key of EpochRecord::val_acc
+  // ("val_auc" etc. for the link task).
+  MetricsFile(const std::string& path, bool append, std::string validation_key = "val_acc");
   ~MetricsFile();
   MetricsFile(const MetricsFile&) = delete;
   MetricsFile& operator=(const MetricsFile&) = delete;
@@ -68,6 +70,7 @@ class MetricsFile {
   void write_line(const std::string& line);
 
   std::string path_;
+  std::string validation_key_;
   std::FILE* file_ = nullptr;
 };
 

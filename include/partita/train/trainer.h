@@ -44,6 +44,22 @@
 // correct/total counts are summed with one allreduce at the end. So accuracies too are the
 // same for 1 rank and P ranks.
 //
+// Link prediction (options.task = kLink; issue 12): the partition must hold an edge split
+// (partition --edge-split). The seeds are the training pairs (loader/link_batches.h: one
+// global index per pair, the same GlobalBatches plan over them, batch_size pairs per global
+// step, each rank training on the pairs its part holds). A step's rank-local batch is the
+// distinct endpoints of its pairs and of options.link.negatives corrupted pairs (u, w) per
+// positive (u, v), sampled into blocks as node seeds; then the pairs' own edges are removed
+// from the blocks (options.link.exclude, sample/edge_exclusion.h), the model (a
+// nn::LinkModel: the GnnModel encodes, the decoder scores) scores every pair, and the loss
+// is binary cross-entropy summed over the rank's pairs and divided by the global step's
+// pairs (positives and negatives), so the gradients' allreduce gives the exact mean as for
+// nodes. Evaluation scores the held-out pairs and their negatives (edges/*.npy; each rank
+// the pairs whose destination it owns, an even share when replicated) on sampled blocks
+// with the training fanouts and no exclusion (held-out edges are not in the graph), gathers
+// every score and computes AUC, AP, MRR and Hits@K (train/link_metrics.h) identically on
+// every rank. Worker mode only, no hot-feature cache, untyped partitions, --eval sampled.
+//
 // Cache (options.cache_ratio > 0, partitioned mode with more than one rank): before the
 // first epoch each rank pre-samples the first cache_presample_batches steps of an epoch no
 // training step uses (its own shares, blocks only), counts how many of them need each
@@ -74,16 +90,21 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "partita/core/array_view.h"
 #include "partita/loader/batch_pipeline.h"
+#include "partita/loader/link_batches.h"
 #include "partita/loader/seeds.h"
 #include "partita/runtime/session.h"
 #include "partita/store/feature_cache.h"
 #include "partita/nn/gnn_model.h"
+#include "partita/nn/link_model.h"
 #include "partita/nn/rgcn.h"
+#include "partita/sample/edge_exclusion.h"
+#include "partita/train/link_metrics.h"
 
 namespace partita::train {
 
@@ -98,6 +119,24 @@ inline nn::GnnOptions default_model() {
   m.dropout = 0.5;
   return m;
 }
+
+enum class Task { kNode, kLink };
+enum class LinkMetricKind { kAuc, kAp, kMrr, kHits };
+
+// Link prediction (--task link; see Link prediction above).
+struct LinkTaskOptions {
+  int64_t negatives = 1;  // corrupted pairs per positive, >= 1 (--negatives)
+  loader::NegativeKind negative_kind = loader::NegativeKind::kUniform;  // --negatives-by
+  sample::Exclude exclude = sample::Exclude::kReverse;                  // --exclude
+  nn::LinkDecoder decoder = nn::LinkDecoder::kDot;                      // --decoder
+  LinkMetricKind metric = LinkMetricKind::kAuc;  // the validation metric (--metric)
+  int64_t hits_k = 50;                           // K of Hits@K (--metric hits@K), >= 1
+};
+
+// "auc", "ap", "mrr" or "hits@K": the name of a link metric in output and metrics files.
+std::string link_metric_name(const LinkTaskOptions& link);
+// The value of the chosen metric.
+double link_metric_value(const LinkTaskOptions& link, const LinkMetrics& metrics);
 
 // Every option of training, with the defaults of `partita train`: the command line binds
 // its flags onto these fields (src/cli/cmd_train.cc), so there is one set of defaults.
@@ -140,6 +179,8 @@ struct TrainOptions {
   // (sample/fanout_spec.h: `--fanouts 25,cites=10:20`).
   std::vector<std::vector<int64_t>> relation_fanouts;
   std::string fanout_spec;
+  Task task = Task::kNode;  // --task node|link
+  LinkTaskOptions link;     // task link only
 };
 
 // Throws UsageError, naming the flag, on an option out of range (the same checks on every
@@ -165,7 +206,9 @@ struct EpochRecord {
   double loss = 0;         // mean over the steps of StepRecord::loss
   double train_acc = 0;    // on the training batches of the epoch, while training
   bool validated = false;  // val_acc was measured after this epoch (options.eval_every)
-  double val_acc = 0;      // after the epoch; 0 when there are no valid ids
+  // After the epoch: accuracy (node task; 0 when there are no valid ids), or the link
+  // task's validation metric (LinkTaskOptions::metric).
+  double val_acc = 0;
   double epoch_s = 0;      // wall time of the epoch (training steps only)
   double sample_s = 0;     // sampler-thread time building blocks (summed over steps)
   double fetch_s = 0;      // sampler-thread time fetching features and labels
@@ -208,7 +251,8 @@ struct TrainResult {
   const char* eval = "sampled";     // how val_acc and test_acc were measured: sampled, full
   int64_t resumed_epochs = 0;       // epochs done before, restored from a checkpoint
   std::vector<EpochRecord> epochs;  // the epochs run by this call
-  double test_acc = 0;
+  double test_acc = 0;                   // node task
+  std::optional<LinkMetrics> test_link;  // link task: every metric on the test pairs
   double train_s = 0;  // wall time of this call's epochs, evaluation and checkpoints
 };
 
@@ -259,6 +303,23 @@ class Trainer {
   // push_embedding_gradients after backward.
   torch::Tensor forward(loader::Batch& batch, double* flops = nullptr);
   void set_dropout_key(uint64_t key);
+  // This rank's seeds of every step of `epoch` (link task: the endpoints of its pairs and
+  // their negatives; the steps' pairs stay in link_data_ for link_loss).
+  std::vector<std::vector<int64_t>> epoch_seed_batches(int64_t epoch);
+  // Link task (link_task.cc). Reads the partition's training and held-out pairs and sets
+  // up the negatives; collective (degree negatives gather the in-degrees).
+  void setup_link_task();
+  // The link task's epoch_seed_batches: builds the epoch's steps (their pairs and
+  // negatives) and returns each step's seeds.
+  std::vector<std::vector<int64_t>> link_epoch_seeds(int64_t epoch);
+  // The step's loss: binary cross-entropy over its pairs (positives 1, negatives 0), summed
+  // and divided by the global batch's pairs; counts pairs classified right (score > 0 for
+  // positives, <= 0 for negatives) into *correct, *total.
+  torch::Tensor link_loss(loader::Batch& batch, int64_t step, int64_t global_batch,
+                          int64_t* correct, int64_t* total, double* flops);
+  // Every metric over the valid (test = false) or test pairs and their negatives; `tag`
+  // keys the sampling. Collective (one allgather of the scores).
+  LinkMetrics evaluate_link(bool test, uint64_t tag);
   // UsageError when the model does not fit the partition (R-GCN needs a typed one, ...).
   void check_model_fits(const store::DistGraph& graph) const;
   // Sets fanouts and relation_fanouts from options.fanout_spec (UsageError naming --fanouts).
@@ -291,12 +352,15 @@ class Trainer {
   TrainOptions options_;
   std::shared_ptr<nn::GnnModel> model_;     // unless options.rgcn
   std::shared_ptr<nn::RgcnModel> rgcn_;     // options.rgcn
+  std::shared_ptr<nn::LinkModel> link_;     // task link: model_ is its encoder
   std::shared_ptr<torch::nn::Module> module_;  // the one of the two
   std::unique_ptr<Impl> impl_;  // optimizer
   std::unique_ptr<loader::GlobalBatches> plan_;  // every training id, cut into steps
   std::unique_ptr<loader::GlobalBatches> valid_plan_, test_plan_;
   store::FeatureCache cache_;
   CacheReport cache_report_;
+  struct LinkData;
+  std::unique_ptr<LinkData> link_data_;  // task link: pairs, negatives, the epoch's steps
   struct EmbeddingRows;
   std::unique_ptr<EmbeddingRows> embedding_rows_;  // of the last training forward
   // Changes whenever the weights do (optimizer steps, a restored checkpoint).

@@ -1,0 +1,206 @@
+// The link-prediction task of the Trainer (trainer.h, "Link prediction"): the training
+// pairs and their negatives, the step's loss, and the ranking metrics of held-out pairs.
+#include <torch/torch.h>
+
+#include <optional>
+
+#include "partita/core/error.h"
+#include "partita/train/inference.h"
+#include "partita/train/trainer.h"
+
+namespace partita::train {
+namespace {
+
+// Scores of one rank's held-out pairs, gathered by every rank: pair `index` counts the
+// positives first, then the negatives.
+struct ScoredPair {
+  int64_t index = 0;
+  float score = 0;
+};
+
+std::vector<int64_t> positions(const std::vector<sample::SeedPair>& pairs, bool src) {
+  std::vector<int64_t> out;
+  out.reserve(pairs.size());
+  for (const sample::SeedPair& p : pairs) out.push_back(src ? p.src : p.dst);
+  return out;
+}
+
+torch::Tensor as_tensor(std::vector<int64_t> values) {
+  return torch::tensor(at::ArrayRef<int64_t>(values), torch::kInt64);
+}
+
+}  // namespace
+
+std::string link_metric_name(const LinkTaskOptions& link) {
+  switch (link.metric) {
+    case LinkMetricKind::kAuc: return "auc";
+    case LinkMetricKind::kAp: return "ap";
+    case LinkMetricKind::kMrr: return "mrr";
+    case LinkMetricKind::kHits: return "hits@" + std::to_string(link.hits_k);
+  }
+  return "auc";
+}
+
+double link_metric_value(const LinkTaskOptions& link, const LinkMetrics& m) {
+  switch (link.metric) {
+    case LinkMetricKind::kAuc: return m.auc;
+    case LinkMetricKind::kAp: return m.ap;
+    case LinkMetricKind::kMrr: return m.mrr;
+    case LinkMetricKind::kHits: return m.hits;
+  }
+  return m.auc;
+}
+
+struct Trainer::LinkData {
+  loader::LinkEdges edges;  // the training pairs this rank holds (all of them when replicated)
+  // Held-out pairs and their negatives ([k, 2] row-major, global ids), on every rank.
+  std::vector<int64_t> valid_pos, valid_neg, test_pos, test_neg;
+  std::optional<loader::NegativeSampler> negatives;
+  std::vector<loader::LinkStep> steps;  // this rank's steps of the current epoch (no seeds)
+};
+
+void Trainer::setup_link_task() {
+  const store::DistGraph& g = session_.graph();
+  link_data_ = std::make_unique<LinkData>();
+  LinkData& d = *link_data_;
+  d.edges = g.replicated() ? loader::read_all_link_edges(g.dir(), g.meta())
+                           : loader::read_link_edges(g.dir(), g.meta(), g.rank());
+  PARTITA_CHECK(d.edges.total > 0, Error, "{}: the edge split left no training pairs", g.dir());
+  std::vector<int64_t>* held_out[] = {&d.valid_pos, &d.valid_neg, &d.test_pos, &d.test_neg};
+  for (size_t i = 0; i < 4; ++i)
+    *held_out[i] = loader::read_pair_file(g.dir() + "/" + partition::kEdgeSplitFiles[i],
+                                          g.num_nodes());
+  std::vector<loader::SeedId> ids(static_cast<size_t>(d.edges.total));
+  for (int64_t i = 0; i < d.edges.total; ++i) ids[static_cast<size_t>(i)] = {i, i};
+  plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), options_.batch_size);
+  d.negatives = options_.link.negative_kind == loader::NegativeKind::kDegree
+                    ? loader::NegativeSampler::by_degree(all_in_degrees(session_))
+                    : loader::NegativeSampler::uniform(g.num_nodes());
+}
+
+std::vector<std::vector<int64_t>> Trainer::link_epoch_seeds(int64_t epoch) {
+  LinkData& d = *link_data_;
+  const store::DistGraph& g = session_.graph();
+  const int64_t first = g.replicated() ? 0 : d.edges.first, count = d.edges.count();
+  // This rank's pairs of a global batch: the ones its part holds (an even share of every
+  // batch when every rank holds every pair).
+  const auto share = [&](const std::vector<int64_t>& batch) {
+    if (g.replicated()) return loader::even_share(batch, session_.rank(), session_.size());
+    std::vector<int64_t> mine;
+    for (int64_t index : batch)
+      if (index >= first && index < first + count) mine.push_back(index);
+    return mine;
+  };
+  const uint64_t epoch_key = static_cast<uint64_t>(epoch);
+  const int64_t k = options_.link.negatives;
+  std::vector<std::vector<int64_t>> seeds;
+  d.steps.clear();
+  for (const std::vector<int64_t>& batch : plan_->epoch_batches(options_.seed, epoch_key, share)) {
+    const int64_t b = static_cast<int64_t>(batch.size());
+    std::vector<int64_t> pairs(static_cast<size_t>(2 * b)), negative_dsts(static_cast<size_t>(b * k));
+    for (int64_t i = 0; i < b; ++i) {
+      const int64_t local = batch[static_cast<size_t>(i)] - first;
+      pairs[static_cast<size_t>(2 * i)] = d.edges.pairs[static_cast<size_t>(2 * local)];
+      pairs[static_cast<size_t>(2 * i + 1)] = d.edges.pairs[static_cast<size_t>(2 * local + 1)];
+      d.negatives->draw(options_.seed, epoch_key, batch[static_cast<size_t>(i)], k,
+                        negative_dsts.data() + i * k);
+    }
+    loader::LinkStep step = loader::make_link_step(pairs, negative_dsts, k);
+    seeds.push_back(std::move(step.seeds));
+    d.steps.push_back(std::move(step));
+  }
+  return seeds;
+}
+
+torch::Tensor Trainer::link_loss(loader::Batch& batch, int64_t step, int64_t global_batch,
+                                 int64_t* correct, int64_t* total, double* flops) {
+  const loader::LinkStep& s = link_data_->steps[static_cast<size_t>(step)];
+  sample::exclude_seed_edges(batch.sampled, s.positives, options_.link.exclude,
+                             batch.degrees.empty() ? nullptr : &batch.degrees);
+  const torch::Tensor h = forward(batch, flops);
+  std::vector<int64_t> src = positions(s.positives, true), dst = positions(s.positives, false);
+  const std::vector<int64_t> neg_src = positions(s.negatives, true),
+                             neg_dst = positions(s.negatives, false);
+  src.insert(src.end(), neg_src.begin(), neg_src.end());
+  dst.insert(dst.end(), neg_dst.begin(), neg_dst.end());
+  const torch::Tensor scores = link_->score(h, as_tensor(std::move(src)), as_tensor(std::move(dst)));
+  const int64_t positives = static_cast<int64_t>(s.positives.size());
+  const torch::Tensor labels = torch::cat(
+      {torch::ones({positives}), torch::zeros({static_cast<int64_t>(s.negatives.size())})});
+  *correct += scores.gt(0).eq(labels.gt(0.5)).sum().item<int64_t>();
+  *total += labels.size(0);
+  return torch::nn::functional::binary_cross_entropy_with_logits(
+             scores, labels,
+             torch::nn::functional::BinaryCrossEntropyWithLogitsFuncOptions().reduction(
+                 torch::kSum)) /
+         static_cast<double>(global_batch * (1 + options_.link.negatives));
+}
+
+LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
+  const LinkData& d = *link_data_;
+  const store::DistGraph& g = session_.graph();
+  const std::vector<int64_t>& pos = test ? d.test_pos : d.valid_pos;
+  const std::vector<int64_t>& neg = test ? d.test_neg : d.valid_neg;
+  const int64_t num_pos = static_cast<int64_t>(pos.size() / 2);
+  const int64_t num_pairs = num_pos + static_cast<int64_t>(neg.size() / 2);
+  const auto pair_at = [&](int64_t j, int end) {
+    return j < num_pos ? pos[static_cast<size_t>(2 * j + end)]
+                       : neg[static_cast<size_t>(2 * (j - num_pos) + end)];
+  };
+  // This rank's pairs: the ones whose destination it owns (a contiguous share when every
+  // rank holds the whole graph), in batches of batch_size pairs.
+  const int64_t r = session_.rank(), p = session_.size();
+  std::vector<int64_t> mine;
+  for (int64_t j = 0; j < num_pairs; ++j) {
+    const bool take = g.replicated() ? j * p / num_pairs == r : g.owns(pair_at(j, 1));
+    if (take) mine.push_back(j);
+  }
+  std::vector<loader::LinkStep> steps;
+  std::vector<std::vector<int64_t>> seeds;
+  for (const std::vector<int64_t>& batch : loader::chunk(mine, options_.batch_size)) {
+    std::vector<int64_t> pairs;
+    for (int64_t j : batch) {
+      pairs.push_back(pair_at(j, 0));
+      pairs.push_back(pair_at(j, 1));
+    }
+    loader::LinkStep step = loader::make_link_step(pairs, {}, 0);
+    seeds.push_back(std::move(step.seeds));
+    steps.push_back(std::move(step));
+  }
+  std::vector<ScoredPair> scored;
+  scored.reserve(mine.size());
+  {
+    torch::NoGradGuard no_grad;
+    module_->eval();
+    loader::BatchPipeline pipeline(pipeline_options(tag), std::move(seeds), session_.sampler(),
+                                   session_.fetcher());
+    size_t next_pair = 0;  // into mine
+    while (std::optional<loader::Batch> batch = pipeline.next()) {
+      const loader::LinkStep& s = steps[static_cast<size_t>(batch->step)];
+      if (s.positives.empty()) continue;
+      const torch::Tensor h = forward(*batch);
+      const torch::Tensor scores =
+          link_->score(h, as_tensor(positions(s.positives, true)),
+                       as_tensor(positions(s.positives, false)))
+              .contiguous();
+      const float* values = scores.data_ptr<float>();
+      for (size_t i = 0; i < s.positives.size(); ++i)
+        scored.push_back({mine[next_pair++], values[i]});
+    }
+    module_->train();
+  }
+  const std::vector<ScoredPair> all = session_.collectives().allgather(scored);
+  PARTITA_CHECK(static_cast<int64_t>(all.size()) == num_pairs, Error,
+                "internal: {} scores gathered for {} held-out pairs", all.size(), num_pairs);
+  std::vector<float> pos_scores(static_cast<size_t>(num_pos)),
+      neg_scores(static_cast<size_t>(num_pairs - num_pos));
+  for (const ScoredPair& s : all) {
+    if (s.index < num_pos)
+      pos_scores[static_cast<size_t>(s.index)] = s.score;
+    else
+      neg_scores[static_cast<size_t>(s.index - num_pos)] = s.score;
+  }
+  return link_metrics(pos_scores, neg_scores, options_.link.hits_k);
+}
+
+}  // namespace partita::train
