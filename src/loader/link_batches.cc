@@ -69,41 +69,60 @@ std::vector<int64_t> read_pair_file(const std::string& path, int64_t num_nodes) 
   return read_pairs(path, -1, num_nodes);
 }
 
-NegativeSampler NegativeSampler::uniform(int64_t num_nodes) {
-  PARTITA_CHECK(num_nodes >= 1, Error, "negative sampling: the graph has no nodes");
+int64_t pair_key(int64_t original_src, int64_t original_dst, int64_t num_nodes) {
+  // floor(sqrt(2^63 - 1)): num_nodes^2 - 1 must fit.
+  PARTITA_CHECK(num_nodes >= 1 && num_nodes <= 3037000499, Error,
+                "link prediction: {} nodes are too many to key their pairs", num_nodes);
+  return original_src * num_nodes + original_dst;
+}
+
+NegativeSampler NegativeSampler::uniform(ArrayView<const int64_t> node_map) {
+  const int64_t n = node_map.size();
+  PARTITA_CHECK(n >= 1, Error, "negative sampling: the graph has no nodes");
   NegativeSampler s;
-  s.num_nodes_ = num_nodes;
+  s.global_of_.assign(static_cast<size_t>(n), -1);
+  for (int64_t gid = 0; gid < n; ++gid) {
+    const int64_t original = node_map[gid];
+    PARTITA_CHECK(original >= 0 && original < n && s.global_of_[static_cast<size_t>(original)] < 0,
+                  Error, "negative sampling: node_map is not a permutation (global id {} -> {})",
+                  gid, original);
+    s.global_of_[static_cast<size_t>(original)] = gid;
+  }
   return s;
 }
 
-NegativeSampler NegativeSampler::by_degree(const std::vector<int64_t>& degrees) {
-  NegativeSampler s;
-  s.num_nodes_ = static_cast<int64_t>(degrees.size());
+NegativeSampler NegativeSampler::by_degree(ArrayView<const int64_t> node_map,
+                                           const std::vector<int64_t>& degrees) {
+  NegativeSampler s = uniform(node_map);
+  PARTITA_CHECK(static_cast<int64_t>(degrees.size()) == node_map.size(), Error,
+                "negative sampling: {} degrees for {} nodes", degrees.size(), node_map.size());
   s.cumulative_.resize(degrees.size());
   int64_t sum = 0;
-  for (size_t j = 0; j < degrees.size(); ++j) {
-    PARTITA_CHECK(degrees[j] >= 0, Error, "negative sampling: node {} has degree {}", j,
-                  degrees[j]);
-    sum += degrees[j];
-    s.cumulative_[j] = sum;
+  for (size_t original = 0; original < degrees.size(); ++original) {
+    const int64_t degree = degrees[static_cast<size_t>(s.global_of_[original])];
+    PARTITA_CHECK(degree >= 0, Error, "negative sampling: node {} has degree {}", original, degree);
+    sum += degree;
+    s.cumulative_[original] = sum;
   }
   PARTITA_CHECK(sum > 0, Error,
                 "--negatives-by degree: the graph has no edges to weigh the nodes by");
   return s;
 }
 
-void NegativeSampler::draw(uint64_t seed, uint64_t epoch, int64_t index, int64_t k,
+void NegativeSampler::draw(uint64_t seed, uint64_t epoch, int64_t key, int64_t k,
                            int64_t* out) const {
-  Rng rng(stream_key(seed, epoch, static_cast<uint64_t>(index), kNegativeStream));
+  Rng rng(stream_key(seed, epoch, static_cast<uint64_t>(key), kNegativeStream));
   for (int64_t j = 0; j < k; ++j) {
+    int64_t original = 0;
     if (cumulative_.empty()) {
-      out[j] = static_cast<int64_t>(rng.below(static_cast<uint64_t>(num_nodes_)));
+      original = static_cast<int64_t>(rng.below(global_of_.size()));
     } else {
       // The first node whose cumulative degree exceeds x: each node with probability
       // degree / total.
       const auto x = static_cast<int64_t>(rng.below(static_cast<uint64_t>(cumulative_.back())));
-      out[j] = std::upper_bound(cumulative_.begin(), cumulative_.end(), x) - cumulative_.begin();
+      original = std::upper_bound(cumulative_.begin(), cumulative_.end(), x) - cumulative_.begin();
     }
+    out[j] = global_of_[static_cast<size_t>(original)];
   }
 }
 

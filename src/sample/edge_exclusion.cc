@@ -1,103 +1,86 @@
+// Edge exclusion: see partita/sample/edge_exclusion.h.
 #include "partita/sample/edge_exclusion.h"
 
 #include <algorithm>
 #include <utility>
-#include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "partita/core/error.h"
 
 namespace partita::sample {
 namespace {
 
-// The distinct excluded directed edges as a CSR over dst seed positions: the excluded srcs
-// of dst d are srcs[offsets[d] .. offsets[d + 1]), sorted.
+// The distinct excluded directed edges, as (dst, src) global ids, and how many go into
+// each dst.
 struct ExcludedEdges {
-  std::vector<int64_t> offsets;  // num_seeds + 1
-  std::vector<int64_t> srcs;
-
-  int64_t edges_into(int64_t dst) const { return offsets[dst + 1] - offsets[dst]; }
-  bool contains(int64_t src, int64_t dst) const {
-    return std::binary_search(srcs.begin() + offsets[dst], srcs.begin() + offsets[dst + 1], src);
-  }
+  absl::flat_hash_set<std::pair<int64_t, int64_t>> edges;
+  absl::flat_hash_map<int64_t, int64_t> into;
 };
 
-ExcludedEdges excluded_edges(ArrayView<const SeedPair> pairs, Exclude mode, int64_t num_seeds) {
-  std::vector<std::pair<int64_t, int64_t>> dst_src;
-  dst_src.reserve(static_cast<size_t>(pairs.size()) * (mode == Exclude::kReverse ? 2 : 1));
-  for (const SeedPair& p : pairs) {
-    dst_src.emplace_back(p.dst, p.src);
-    if (mode == Exclude::kReverse) dst_src.emplace_back(p.src, p.dst);
-  }
-  std::sort(dst_src.begin(), dst_src.end());
-  dst_src.erase(std::unique(dst_src.begin(), dst_src.end()), dst_src.end());
+ExcludedEdges excluded_edges(ArrayView<const int64_t> pairs, Exclude mode) {
   ExcludedEdges e;
-  e.offsets.assign(static_cast<size_t>(num_seeds) + 1, 0);
-  e.srcs.reserve(dst_src.size());
-  for (const auto& [dst, src] : dst_src) {
-    ++e.offsets[dst + 1];
-    e.srcs.push_back(src);
+  const auto add = [&e](int64_t src, int64_t dst) {
+    if (e.edges.insert({dst, src}).second) ++e.into[dst];
+  };
+  for (int64_t i = 0; i + 1 < pairs.size(); i += 2) {
+    add(pairs[i], pairs[i + 1]);
+    if (mode == Exclude::kReverse) add(pairs[i + 1], pairs[i]);
   }
-  for (int64_t d = 0; d < num_seeds; ++d) e.offsets[d + 1] += e.offsets[d];
   return e;
 }
 
-// Removes the excluded edges of `block`; returns how many. Only the seed rows [0, num_seeds)
-// are scanned, and only their src ids < num_seeds can be excluded; the edges after them
-// move down once, and only if something was removed.
-int64_t exclude_from_block(Block& block, const ExcludedEdges& excluded, int64_t num_seeds) {
+// Removes the excluded edges of `block`; returns how many.
+int64_t exclude_from_block(Block& block, const ExcludedEdges& excluded) {
   const bool typed = !block.etypes.empty();
   int64_t kept = 0;
-  for (int64_t d = 0; d < num_seeds; ++d) {
+  for (int64_t d = 0; d < block.num_dst; ++d) {
     const int64_t begin = block.indptr[d], end = block.indptr[d + 1];
     block.indptr[d] = kept;
+    const int64_t dst = block.src_nodes[d];  // dst nodes are the first src nodes
+    const bool has_excluded = excluded.into.contains(dst);
     for (int64_t j = begin; j < end; ++j) {
       const int64_t src = block.indices[j];
-      if (src < num_seeds && excluded.edges_into(d) > 0 && excluded.contains(src, d)) continue;
+      if (has_excluded && excluded.edges.contains({dst, block.src_nodes[src]})) continue;
       block.indices[kept] = src;
       if (typed) block.etypes[kept] = block.etypes[j];
       ++kept;
     }
   }
-  const int64_t seed_row_end = block.indptr[num_seeds];
-  const int64_t removed = seed_row_end - kept;
-  if (removed == 0) return 0;
-  block.indices.erase(block.indices.begin() + kept, block.indices.begin() + seed_row_end);
-  if (typed) block.etypes.erase(block.etypes.begin() + kept, block.etypes.begin() + seed_row_end);
-  for (int64_t d = num_seeds; d <= block.num_dst; ++d) block.indptr[d] -= removed;
+  const int64_t removed = block.indptr[block.num_dst] - kept;
+  block.indptr[block.num_dst] = kept;
+  block.indices.resize(kept);
+  if (typed) block.etypes.resize(kept);
   return removed;
 }
 
 }  // namespace
 
-int64_t exclude_seed_edges(SampledBatch& batch, ArrayView<const SeedPair> pairs, Exclude mode,
-                           std::vector<int64_t>* degrees) {
-  const int64_t num_seeds = static_cast<int64_t>(batch.seeds.size());
+int64_t exclude_edges(SampledBatch& batch, ArrayView<const int64_t> pairs, Exclude mode,
+                      std::vector<int64_t>* degrees) {
+  PARTITA_CHECK(pairs.size() % 2 == 0, Error, "exclude edges: {} ids do not make pairs",
+                pairs.size());
   for (int64_t i = 0; i < pairs.size(); ++i) {
-    PARTITA_CHECK(pairs[i].src >= 0 && pairs[i].src < num_seeds && pairs[i].dst >= 0 &&
-                      pairs[i].dst < num_seeds,
-                  Error,
-                  "exclude seed edges: pair {} ({} -> {}) is outside the batch's {} seed "
-                  "positions",
-                  i, pairs[i].src, pairs[i].dst, num_seeds);
+    PARTITA_CHECK(pairs[i] >= 0, Error, "exclude edges: pair {} holds node {}", i / 2, pairs[i]);
   }
   PARTITA_CHECK(degrees == nullptr || degrees->size() == batch.input_nodes.size(), Error,
-                "exclude seed edges: {} degrees for {} input nodes", degrees ? degrees->size() : 0,
+                "exclude edges: {} degrees for {} input nodes", degrees ? degrees->size() : 0,
                 batch.input_nodes.size());
-  for (const Block& block : batch.blocks) {  // the layout block_builder.h promises
-    PARTITA_CHECK(block.num_dst >= num_seeds &&
-                      static_cast<int64_t>(block.indptr.size()) == block.num_dst + 1,
-                  Error, "exclude seed edges: a block with {} dst nodes for {} seeds",
-                  block.num_dst, num_seeds);
+  for (const Block& block : batch.blocks) {
+    PARTITA_CHECK(static_cast<int64_t>(block.indptr.size()) == block.num_dst + 1 &&
+                      static_cast<int64_t>(block.src_nodes.size()) >= block.num_dst,
+                  Error, "exclude edges: a block of {} dst nodes has {} offsets and {} src nodes",
+                  block.num_dst, block.indptr.size(), block.src_nodes.size());
   }
   if (mode == Exclude::kNone || pairs.empty()) return 0;
 
-  const ExcludedEdges excluded = excluded_edges(pairs, mode, num_seeds);
+  const ExcludedEdges excluded = excluded_edges(pairs, mode);
   int64_t removed = 0;
-  for (Block& block : batch.blocks) removed += exclude_from_block(block, excluded, num_seeds);
+  for (Block& block : batch.blocks) removed += exclude_from_block(block, excluded);
   if (degrees != nullptr) {
-    for (int64_t d = 0; d < num_seeds; ++d) {
-      int64_t& degree = (*degrees)[d];
-      degree = std::max<int64_t>(0, degree - excluded.edges_into(d));
+    for (size_t i = 0; i < batch.input_nodes.size(); ++i) {
+      const auto it = excluded.into.find(batch.input_nodes[i]);
+      if (it != excluded.into.end()) (*degrees)[i] = std::max<int64_t>(0, (*degrees)[i] - it->second);
     }
   }
   return removed;

@@ -2,11 +2,13 @@
 // pairs and their negatives, the step's loss, and the ranking metrics of held-out pairs.
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "partita/core/error.h"
 #include "partita/train/inference.h"
 #include "partita/train/trainer.h"
+#include "link_data.h"
 
 namespace partita::train {
 namespace {
@@ -18,10 +20,10 @@ struct ScoredPair {
   float score = 0;
 };
 
-std::vector<int64_t> positions(const std::vector<sample::SeedPair>& pairs, bool src) {
+std::vector<int64_t> positions(const std::vector<loader::SeedPair>& pairs, bool src) {
   std::vector<int64_t> out;
   out.reserve(pairs.size());
-  for (const sample::SeedPair& p : pairs) out.push_back(src ? p.src : p.dst);
+  for (const loader::SeedPair& p : pairs) out.push_back(src ? p.src : p.dst);
   return out;
 }
 
@@ -51,61 +53,77 @@ double link_metric_value(const LinkTaskOptions& link, const LinkMetrics& m) {
   return m.auc;
 }
 
-struct Trainer::LinkData {
-  loader::LinkEdges edges;  // the training pairs this rank holds (all of them when replicated)
-  // Held-out pairs and their negatives ([k, 2] row-major, global ids), on every rank.
-  std::vector<int64_t> valid_pos, valid_neg, test_pos, test_neg;
-  std::optional<loader::NegativeSampler> negatives;
-  std::vector<loader::LinkStep> steps;  // this rank's steps of the current epoch (no seeds)
-};
-
 void Trainer::setup_link_task() {
   const store::DistGraph& g = session_.graph();
   link_data_ = std::make_unique<LinkData>();
   LinkData& d = *link_data_;
-  d.edges = g.replicated() ? loader::read_all_link_edges(g.dir(), g.meta())
-                           : loader::read_link_edges(g.dir(), g.meta(), g.rank());
-  PARTITA_CHECK(d.edges.total > 0, Error, "{}: the edge split left no training pairs", g.dir());
+  // This rank's pairs (all of them when replicated), then every rank's on every rank: a
+  // step excludes its global batch's pairs (link_batches.h).
+  loader::LinkEdges mine = g.replicated() ? loader::read_all_link_edges(g.dir(), g.meta())
+                                          : loader::read_link_edges(g.dir(), g.meta(), g.rank());
+  PARTITA_CHECK(mine.total > 0, Error, "{}: the edge split left no training pairs", g.dir());
+  d.first = mine.first;
+  d.count = mine.count();
+  d.pairs = g.replicated() ? std::move(mine.pairs) : session_.collectives().allgather(mine.pairs);
+  PARTITA_CHECK(static_cast<int64_t>(d.pairs.size()) == 2 * mine.total, Error,
+                "internal: {} training pairs gathered, partita.json says {}", d.pairs.size() / 2,
+                mine.total);
+  // The plan orders the pairs by key.
+  const ArrayView<const int64_t> node_map = g.node_map();
+  PARTITA_CHECK(node_map.size() == g.num_nodes(), Error, "internal: node_map of {} ids for {} nodes",
+                node_map.size(), g.num_nodes());
+  std::vector<loader::SeedId> ids(static_cast<size_t>(mine.total));
+  d.keys.resize(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    d.keys[i] = loader::pair_key(node_map[d.pairs[2 * i]], node_map[d.pairs[2 * i + 1]],
+                                 g.num_nodes());
+    ids[i] = {d.keys[i], static_cast<int64_t>(i)};
+  }
+  plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), options_.batch_size);
   std::vector<int64_t>* held_out[] = {&d.valid_pos, &d.valid_neg, &d.test_pos, &d.test_neg};
   for (size_t i = 0; i < 4; ++i)
     *held_out[i] = loader::read_pair_file(g.dir() + "/" + partition::kEdgeSplitFiles[i],
                                           g.num_nodes());
-  std::vector<loader::SeedId> ids(static_cast<size_t>(d.edges.total));
-  for (int64_t i = 0; i < d.edges.total; ++i) ids[static_cast<size_t>(i)] = {i, i};
-  plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), options_.batch_size);
   d.negatives = options_.link.negative_kind == loader::NegativeKind::kDegree
-                    ? loader::NegativeSampler::by_degree(all_in_degrees(session_))
-                    : loader::NegativeSampler::uniform(g.num_nodes());
+                    ? loader::NegativeSampler::by_degree(node_map, all_in_degrees(session_))
+                    : loader::NegativeSampler::uniform(node_map);
 }
 
 std::vector<std::vector<int64_t>> Trainer::link_epoch_seeds(int64_t epoch) {
   LinkData& d = *link_data_;
-  const store::DistGraph& g = session_.graph();
-  const int64_t first = g.replicated() ? 0 : d.edges.first, count = d.edges.count();
-  // This rank's pairs of a global batch: the ones its part holds (an even share of every
-  // batch when every rank holds every pair).
-  const auto share = [&](const std::vector<int64_t>& batch) {
-    if (g.replicated()) return loader::even_share(batch, session_.rank(), session_.size());
-    std::vector<int64_t> mine;
-    for (int64_t index : batch)
-      if (index >= first && index < first + count) mine.push_back(index);
-    return mine;
-  };
+  const bool replicated = session_.graph().replicated();
   const uint64_t epoch_key = static_cast<uint64_t>(epoch);
   const int64_t k = options_.link.negatives;
   std::vector<std::vector<int64_t>> seeds;
   d.steps.clear();
-  for (const std::vector<int64_t>& batch : plan_->epoch_batches(options_.seed, epoch_key, share)) {
-    const int64_t b = static_cast<int64_t>(batch.size());
-    std::vector<int64_t> pairs(static_cast<size_t>(2 * b)), negative_dsts(static_cast<size_t>(b * k));
-    for (int64_t i = 0; i < b; ++i) {
-      const int64_t local = batch[static_cast<size_t>(i)] - first;
-      pairs[static_cast<size_t>(2 * i)] = d.edges.pairs[static_cast<size_t>(2 * local)];
-      pairs[static_cast<size_t>(2 * i + 1)] = d.edges.pairs[static_cast<size_t>(2 * local + 1)];
-      d.negatives->draw(options_.seed, epoch_key, batch[static_cast<size_t>(i)], k,
-                        negative_dsts.data() + i * k);
+  for (const std::vector<int64_t>& global :
+       plan_->epoch_batches(options_.seed, epoch_key, [](const std::vector<int64_t>& b) { return b; })) {
+    // This rank's pairs of the global batch: the ones its part holds (an even share of
+    // every batch when every rank holds every pair).
+    std::vector<int64_t> mine;
+    if (replicated) {
+      mine = loader::even_share(global, session_.rank(), session_.size());
+    } else {
+      for (int64_t index : global)
+        if (index >= d.first && index < d.first + d.count) mine.push_back(index);
     }
-    loader::LinkStep step = loader::make_link_step(pairs, negative_dsts, k);
+    const auto pairs_of = [&](const std::vector<int64_t>& indices) {
+      std::vector<int64_t> out;
+      out.reserve(2 * indices.size());
+      for (int64_t index : indices) {
+        out.push_back(d.pairs[static_cast<size_t>(2 * index)]);
+        out.push_back(d.pairs[static_cast<size_t>(2 * index + 1)]);
+      }
+      return out;
+    };
+    const int64_t b = static_cast<int64_t>(mine.size());
+    std::vector<int64_t> negative_dsts(static_cast<size_t>(b * k));
+    for (int64_t i = 0; i < b; ++i) {
+      d.negatives->draw(options_.seed, epoch_key, d.keys[static_cast<size_t>(mine[static_cast<size_t>(i)])],
+                        k, negative_dsts.data() + i * k);
+    }
+    loader::LinkStep step = loader::make_link_step(pairs_of(mine), negative_dsts, k);
+    step.excluded = pairs_of(global);
     seeds.push_back(std::move(step.seeds));
     d.steps.push_back(std::move(step));
   }
@@ -115,7 +133,7 @@ std::vector<std::vector<int64_t>> Trainer::link_epoch_seeds(int64_t epoch) {
 torch::Tensor Trainer::link_loss(loader::Batch& batch, int64_t step, int64_t global_batch,
                                  int64_t* correct, int64_t* total, double* flops) {
   const loader::LinkStep& s = link_data_->steps[static_cast<size_t>(step)];
-  sample::exclude_seed_edges(batch.sampled, s.positives, options_.link.exclude,
+  sample::exclude_edges(batch.sampled, s.excluded, options_.link.exclude,
                              batch.degrees.empty() ? nullptr : &batch.degrees);
   const torch::Tensor h = forward(batch, flops);
   std::vector<int64_t> src = positions(s.positives, true), dst = positions(s.positives, false);
@@ -147,22 +165,38 @@ LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
     return j < num_pos ? pos[static_cast<size_t>(2 * j + end)]
                        : neg[static_cast<size_t>(2 * (j - num_pos) + end)];
   };
-  // This rank's pairs: the ones whose destination it owns (a contiguous share when every
-  // rank holds the whole graph), in batches of batch_size pairs.
-  const int64_t r = session_.rank(), p = session_.size();
-  std::vector<int64_t> mine;
+  // The pairs in global batches of batch_size, in key order (positives first), each rank
+  // scoring the ones whose destination it owns (an even share when every rank holds the
+  // whole graph); a batch's samples are keyed by its index, as in training, so the scores
+  // do not depend on the partitioning (the files list the pairs by new ids).
+  const ArrayView<const int64_t> node_map = g.node_map();
+  std::vector<std::pair<int64_t, int64_t>> keyed(static_cast<size_t>(num_pairs));  // (key, j)
   for (int64_t j = 0; j < num_pairs; ++j) {
-    const bool take = g.replicated() ? j * p / num_pairs == r : g.owns(pair_at(j, 1));
-    if (take) mine.push_back(j);
+    keyed[static_cast<size_t>(j)] = {
+        loader::pair_key(node_map[pair_at(j, 0)], node_map[pair_at(j, 1)], g.num_nodes()), j};
   }
+  std::sort(keyed.begin(), keyed.begin() + num_pos);
+  std::sort(keyed.begin() + num_pos, keyed.end());
+  std::vector<int64_t> mine;
   std::vector<loader::LinkStep> steps;
   std::vector<std::vector<int64_t>> seeds;
-  for (const std::vector<int64_t>& batch : loader::chunk(mine, options_.batch_size)) {
+  for (int64_t begin = 0; begin < num_pairs; begin += options_.batch_size) {
+    const int64_t end = std::min(num_pairs, begin + options_.batch_size);
+    std::vector<int64_t> batch;
+    for (int64_t i = begin; i < end; ++i) batch.push_back(keyed[static_cast<size_t>(i)].second);
+    if (g.replicated()) {
+      batch = loader::even_share(batch, session_.rank(), session_.size());
+    } else {
+      batch.erase(std::remove_if(batch.begin(), batch.end(),
+                                 [&](int64_t j) { return !g.owns(pair_at(j, 1)); }),
+                  batch.end());
+    }
     std::vector<int64_t> pairs;
     for (int64_t j : batch) {
       pairs.push_back(pair_at(j, 0));
       pairs.push_back(pair_at(j, 1));
     }
+    mine.insert(mine.end(), batch.begin(), batch.end());
     loader::LinkStep step = loader::make_link_step(pairs, {}, 0);
     seeds.push_back(std::move(step.seeds));
     steps.push_back(std::move(step));

@@ -20,6 +20,7 @@
 #include "partita/train/checkpoint.h"
 #include "partita/train/inference.h"
 #include "feature_tensors.h"
+#include "link_data.h"
 #include "typed_inputs.h"
 
 namespace partita::train {

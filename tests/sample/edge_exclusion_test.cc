@@ -20,6 +20,12 @@ using testing::expect_same_batch;
 using testing::random_graph;
 using GlobalEdges = std::set<std::pair<int64_t, int64_t>>;  // (src, dst) global ids
 
+// A pair of a link batch as positions into its seeds.
+struct SeedPair {
+  int64_t src = 0;
+  int64_t dst = 0;
+};
+
 // `g` with every edge's reverse added: rows sorted and unique.
 graph::Csr symmetric(const graph::Csr& g) {
   std::vector<std::set<int64_t>> rows(static_cast<size_t>(g.num_rows()));
@@ -104,6 +110,17 @@ struct LinkBatch {
   std::vector<SeedPair> pairs;
 };
 
+// Seed positions -> [m, 2] global ids, as exclude_edges takes them.
+std::vector<int64_t> global_pairs(const std::vector<int64_t>& seeds,
+                                  const std::vector<SeedPair>& pairs) {
+  std::vector<int64_t> out;
+  for (const SeedPair& p : pairs) {
+    out.push_back(seeds[static_cast<size_t>(p.src)]);
+    out.push_back(seeds[static_cast<size_t>(p.dst)]);
+  }
+  return out;
+}
+
 LinkBatch link_batch(const graph::Csr& g, int64_t num_pairs, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<std::pair<int64_t, int64_t>> edges;  // (src, dst)
@@ -142,7 +159,7 @@ TEST(EdgeExclusion, FullNeighborhoodEqualsSamplingTheGraphWithoutTheEdges) {
       const int64_t sampled = batch.num_sampled_edges();
       std::vector<int64_t> degrees = in_degrees(g, batch.input_nodes);
 
-      const int64_t removed = exclude_seed_edges(batch, lb.pairs, mode, &degrees);
+      const int64_t removed = exclude_edges(batch, global_pairs(lb.seeds, lb.pairs), mode, &degrees);
       const SampledBatch expected = sample_blocks(lb.seeds, options({-1, -1}), reduced);
       expect_same_batch(batch, expected);
       EXPECT_EQ(removed, sampled - expected.num_sampled_edges());
@@ -160,8 +177,8 @@ TEST(EdgeExclusion, SelfKeepsTheReverseEdges) {
   LocalSampler sampler(csc_view_of(g), {});
   SampledBatch self = sample_blocks(lb.seeds, options({-1}), sampler);
   SampledBatch reverse = self;
-  const int64_t removed_self = exclude_seed_edges(self, lb.pairs, Exclude::kSelf);
-  const int64_t removed_reverse = exclude_seed_edges(reverse, lb.pairs, Exclude::kReverse);
+  const int64_t removed_self = exclude_edges(self, global_pairs(lb.seeds, lb.pairs), Exclude::kSelf);
+  const int64_t removed_reverse = exclude_edges(reverse, global_pairs(lb.seeds, lb.pairs), Exclude::kReverse);
   EXPECT_GT(removed_reverse, removed_self);
   const Block& b = self.blocks[0];
   for (const SeedPair& p : lb.pairs) {
@@ -186,7 +203,7 @@ TEST(EdgeExclusion, RemovesEveryCopySampledWithReplacement) {
     const SampledBatch expected = reference_exclusion(batch, excluded);
     const int64_t sampled = batch.num_sampled_edges();
     std::vector<int64_t> degrees(batch.input_nodes.size(), 1);
-    const int64_t removed = exclude_seed_edges(batch, lb.pairs, Exclude::kReverse, &degrees);
+    const int64_t removed = exclude_edges(batch, global_pairs(lb.seeds, lb.pairs), Exclude::kReverse, &degrees);
     expect_same_batch(batch, expected);
     EXPECT_EQ(removed, sampled - expected.num_sampled_edges());
     // 25 draws from rows of a few neighbors: far more copies than distinct edges.
@@ -211,8 +228,8 @@ TEST(EdgeExclusion, RemovesParallelEdgesAndLowersTheDegreeOnce) {
   LocalSampler sampler(csc_view_of(g), {});
   SampledBatch batch = sample_blocks(std::vector<int64_t>{0, 1}, options({-1}), sampler);
   std::vector<int64_t> degrees = in_degrees(g, batch.input_nodes);  // 3, 2, 1
-  const std::vector<SeedPair> pairs = {{/*src=*/1, /*dst=*/0}};
-  EXPECT_EQ(exclude_seed_edges(batch, pairs, Exclude::kSelf, &degrees), 2);
+  const std::vector<int64_t> pairs = {/*src=*/1, /*dst=*/0};
+  EXPECT_EQ(exclude_edges(batch, pairs, Exclude::kSelf, &degrees), 2);
   const Block& b = batch.blocks[0];
   EXPECT_EQ(b.indptr, (std::vector<int64_t>{0, 1, 3}));
   EXPECT_EQ(b.indices, (std::vector<int64_t>{2, 0, 2}));  // node 2 is local 2
@@ -229,8 +246,8 @@ TEST(EdgeExclusion, DegreesNeverGoBelowZero) {
   LocalSampler sampler(csc_view_of(g), {});
   SampledBatch batch = sample_blocks(std::vector<int64_t>{0, 1, 2}, options({-1}), sampler);
   std::vector<int64_t> degrees = {1, 0, 5};
-  const std::vector<SeedPair> pairs = {{1, 0}, {2, 0}};  // kReverse: 1->0, 0->1, 2->0, 0->2
-  EXPECT_EQ(exclude_seed_edges(batch, pairs, Exclude::kReverse, &degrees), 4);
+  const std::vector<int64_t> pairs = {1, 0, 2, 0};  // kReverse: 1->0, 0->1, 2->0, 0->2
+  EXPECT_EQ(exclude_edges(batch, pairs, Exclude::kReverse, &degrees), 4);
   EXPECT_EQ(degrees, (std::vector<int64_t>{0, 0, 4}));
   EXPECT_EQ(batch.blocks[0].indices, (std::vector<int64_t>{2, 1}));  // 1->2 and 2->1 stay
 }
@@ -244,7 +261,7 @@ TEST(EdgeExclusion, KeepsRelationsAlignedOnTypedGraphs) {
   ASSERT_FALSE(batch.blocks[0].etypes.empty());
   const SampledBatch expected =
       reference_exclusion(batch, excluded_global(lb.seeds, lb.pairs, Exclude::kReverse));
-  EXPECT_GT(exclude_seed_edges(batch, lb.pairs, Exclude::kReverse), 0);
+  EXPECT_GT(exclude_edges(batch, global_pairs(lb.seeds, lb.pairs), Exclude::kReverse), 0);
   expect_same_batch(batch, expected);
 }
 
@@ -256,27 +273,56 @@ TEST(EdgeExclusion, NoneAndNoPairsChangeNothing) {
   const SampledBatch before = batch;
   std::vector<int64_t> degrees = in_degrees(g, batch.input_nodes);
   const std::vector<int64_t> degrees_before = degrees;
-  EXPECT_EQ(exclude_seed_edges(batch, lb.pairs, Exclude::kNone, &degrees), 0);
-  EXPECT_EQ(exclude_seed_edges(batch, {}, Exclude::kReverse, &degrees), 0);
+  EXPECT_EQ(exclude_edges(batch, global_pairs(lb.seeds, lb.pairs), Exclude::kNone, &degrees), 0);
+  EXPECT_EQ(exclude_edges(batch, {}, Exclude::kReverse, &degrees), 0);
   expect_same_batch(batch, before);
   EXPECT_EQ(degrees, degrees_before);
 }
 
-TEST(EdgeExclusion, RejectsPairsOutsideTheSeedsAndMisSizedDegrees) {
+// Pairs need not be between seeds: an excluded edge is removed from whatever row holds it,
+// here the rows of the seeds' neighbours in the second block.
+TEST(EdgeExclusion, RemovesEdgesBetweenNodesThatAreNoSeeds) {
+  const graph::Csr g = symmetric(random_graph(200, 4, 0, 0, 12));
+  LocalSampler sampler(csc_view_of(g), {});
+  for (uint64_t trial = 0; trial < 4; ++trial) {
+    const std::vector<int64_t> seeds = {static_cast<int64_t>(7 + trial), 50, 120};
+    SampledBatch batch = sample_blocks(seeds, options({-1, -1}), sampler);
+    // Every edge into a neighbour of seed 0 that is not itself a seed.
+    std::vector<int64_t> pairs;
+    const Block& hop0 = batch.blocks[0];
+    for (int64_t j = hop0.indptr[0]; j < hop0.indptr[1]; ++j) {
+      const int64_t v = hop0.src_nodes[hop0.indices[j]];
+      if (std::find(seeds.begin(), seeds.end(), v) != seeds.end()) continue;
+      for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
+        pairs.push_back(g.indices[e]);
+        pairs.push_back(v);
+      }
+    }
+    ASSERT_FALSE(pairs.empty());
+    GlobalEdges excluded;
+    for (size_t i = 0; i < pairs.size(); i += 2) excluded.insert({pairs[i], pairs[i + 1]});
+    const SampledBatch expected = reference_exclusion(batch, excluded);
+    std::vector<int64_t> degrees = in_degrees(g, batch.input_nodes);
+    const int64_t removed = exclude_edges(batch, pairs, Exclude::kSelf, &degrees);
+    EXPECT_GT(removed, 0);
+    expect_same_batch(batch, expected);
+    EXPECT_EQ(degrees, in_degrees(without_edges(g, excluded), batch.input_nodes));
+  }
+}
+
+TEST(EdgeExclusion, RejectsBadPairsAndMisSizedDegrees) {
   const graph::Csr g = symmetric(random_graph(50, 3, 0, 0, 7));
   LocalSampler sampler(csc_view_of(g), {});
   const std::vector<int64_t> seeds = {4, 9, 20};
   SampledBatch batch = sample_blocks(seeds, options({-1}), sampler);
   const SampledBatch before = batch;
-  for (SeedPair bad : {SeedPair{-1, 0}, SeedPair{0, 3}, SeedPair{3, 1}, SeedPair{1, -2}}) {
-    for (Exclude mode : {Exclude::kSelf, Exclude::kReverse, Exclude::kNone}) {
-      EXPECT_THROW(exclude_seed_edges(batch, std::vector<SeedPair>{{0, 1}, bad}, mode), Error);
-    }
+  for (Exclude mode : {Exclude::kSelf, Exclude::kReverse, Exclude::kNone}) {
+    EXPECT_THROW(exclude_edges(batch, std::vector<int64_t>{4, 9, 20}, mode), Error);  // odd
+    EXPECT_THROW(exclude_edges(batch, std::vector<int64_t>{4, 9, -1, 20}, mode), Error);
   }
   std::vector<int64_t> short_degrees(batch.input_nodes.size() - 1, 1);
-  EXPECT_THROW(
-      exclude_seed_edges(batch, std::vector<SeedPair>{{0, 1}}, Exclude::kReverse, &short_degrees),
-      Error);
+  EXPECT_THROW(exclude_edges(batch, std::vector<int64_t>{4, 9}, Exclude::kReverse, &short_degrees),
+               Error);
   expect_same_batch(batch, before);  // nothing removed before the throw
 }
 

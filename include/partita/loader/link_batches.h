@@ -5,16 +5,21 @@
 // Indexing. A partition made with an edge split stores each part's training pairs in
 // part<p>/train_edges.npy (partition/format.h). The job numbers every pair: part p's pairs
 // get the global indices [offset_p, offset_p + count_p), offsets in part order (counts from
-// partita.json). Every rank builds the same loader::GlobalBatches over [0, total), so each
-// epoch is one (seed, epoch) shuffle of all pairs cut into global batches of batch_size
-// pairs, and a rank trains on the pairs of each batch it holds (its part's indices; in
-// replicated mode an even share). Every rank therefore runs the same number of steps.
+// partita.json). Each pair also has a key, pair_key() of its endpoints' ORIGINAL ids, which
+// does not depend on the partitioning. Every rank builds the same loader::GlobalBatches of
+// (key, index) over all pairs, so each epoch is one (seed, epoch) shuffle of the pairs in
+// key order, cut into global batches of batch_size pairs; a rank trains on the pairs of
+// each batch it holds (its part's indices; in replicated mode an even share). Every rank
+// therefore runs the same number of steps, and 1 rank and P ranks train on the same global
+// batches, whatever the partitioning.
 //
-// Negatives. Each positive pair (u, v) of index i gets k corrupted pairs (u, w_1..w_k): the
-// destinations are drawn by Rng(stream_key(seed, epoch, i, kNegativeStream)), k draws in
-// order, uniformly over [0, N) or proportionally to the nodes' in-degree; so they depend on
-// the pair and the epoch alone, not on the rank that trains it. A negative may by chance be
-// an edge (as DGL's and PyG's uniform negatives).
+// Negatives. Each positive pair (u, v) of key c gets k corrupted pairs (u, w_1..w_k): the
+// destinations are drawn by Rng(stream_key(seed, epoch, c, kNegativeStream)), k draws in
+// order, of ORIGINAL ids, uniformly over [0, N) or proportionally to the nodes' in-degree,
+// then mapped to global new ids; so they depend on the pair and the epoch alone, not on the
+// rank that trains it nor on the partitioning. A negative may by chance be an edge (as
+// DGL's and PyG's uniform negatives). The sampler holds the inverse of node_map (8 bytes
+// per node of the graph), and for degree negatives their cumulative degrees (8 more).
 //
 // Pure functions and immutable objects after construction: thread-safe.
 #include <cstdint>
@@ -23,7 +28,6 @@
 
 #include "partita/core/array_view.h"
 #include "partita/partition/format.h"
-#include "partita/sample/edge_exclusion.h"
 
 namespace partita::loader {
 
@@ -49,37 +53,55 @@ LinkEdges read_all_link_edges(const std::string& dir, const partition::Partition
 // returned row-major. FormatError naming the file otherwise.
 std::vector<int64_t> read_pair_file(const std::string& path, int64_t num_nodes);
 
+// The key of pair (src, dst) by original ids: original_src * num_nodes + original_dst,
+// distinct for distinct pairs. Throws Error when num_nodes^2 does not fit an int64.
+int64_t pair_key(int64_t original_src, int64_t original_dst, int64_t num_nodes);
+
 enum class NegativeKind { kUniform, kDegree };
 
 class NegativeSampler {
  public:
-  // Destinations uniform over [0, num_nodes); num_nodes >= 1.
-  static NegativeSampler uniform(int64_t num_nodes);
+  // Destinations uniform over the nodes. node_map: the original id of every global id (a
+  // permutation of [0, N), N >= 1; partition/format.h). Throws Error otherwise.
+  static NegativeSampler uniform(ArrayView<const int64_t> node_map);
   // Destinations drawn with probability degree / sum of degrees (`degrees`: the in-degree
-  // of every global id). Throws Error when every degree is 0 or one is negative.
-  static NegativeSampler by_degree(const std::vector<int64_t>& degrees);
+  // of every global id). Throws Error when every degree is 0, one is negative, or the
+  // sizes differ.
+  static NegativeSampler by_degree(ArrayView<const int64_t> node_map,
+                                   const std::vector<int64_t>& degrees);
 
-  // The k negative destinations of training pair `index` in epoch `epoch` (see above),
-  // written to out[0..k).
-  void draw(uint64_t seed, uint64_t epoch, int64_t index, int64_t k, int64_t* out) const;
+  // The k negative destinations of the training pair of key `key` in epoch `epoch` (see
+  // above), written to out[0..k).
+  void draw(uint64_t seed, uint64_t epoch, int64_t key, int64_t k, int64_t* out) const;
 
  private:
-  int64_t num_nodes_ = 0;
-  std::vector<int64_t> cumulative_;  // degree mode: cumulative_[j] = degrees[0..j] summed
+  std::vector<int64_t> global_of_;   // [N]: the global id of each original id
+  // Degree mode: cumulative_[o] = the degrees of original ids 0..o summed.
+  std::vector<int64_t> cumulative_;
 };
 
-// One link batch: the blocks are sampled around `seeds`, and the model's rows of the
+// A pair of a link batch as positions into LinkStep::seeds: the edge src -> dst.
+struct SeedPair {
+  int64_t src = 0;
+  int64_t dst = 0;
+};
+
+// One rank's link batch: the blocks are sampled around `seeds`, and the model's rows of the
 // seeds are scored pairwise.
 struct LinkStep {
   // The distinct endpoints, in order of first appearance over the positives (src, dst),
   // then the negatives' destinations.
   std::vector<int64_t> seeds;
-  std::vector<sample::SeedPair> positives;  // one per pair, positions into seeds
-  std::vector<sample::SeedPair> negatives;  // k per positive: positive i's at [i k, (i+1) k)
+  std::vector<SeedPair> positives;  // one per pair, positions into seeds
+  std::vector<SeedPair> negatives;  // k per positive: positive i's at [i k, (i+1) k)
+  // The pairs of the whole global batch (every rank's; [g, 2] row-major global ids): the
+  // edges excluded from message passing (sample/edge_exclusion.h). Excluding the global
+  // batch's pairs, not only this rank's, makes a step the same for 1 and P ranks.
+  std::vector<int64_t> excluded;
 };
 
 // The step of `pairs` ([b, 2] row-major, global ids) whose positive i has the negative
-// destinations negative_dsts[i k .. (i+1) k) (k >= 0; size b k).
+// destinations negative_dsts[i k .. (i+1) k) (k >= 0; size b k). `excluded` is left empty.
 LinkStep make_link_step(ArrayView<const int64_t> pairs, ArrayView<const int64_t> negative_dsts,
                         int64_t k);
 

@@ -88,6 +88,11 @@ class DistGraph {
   ArrayView<const int64_t> indices() const { return indices_; }
   // Dataset ids of the owned nodes, [num_local_nodes()].
   ArrayView<const int64_t> original_ids() const { return original_ids_; }
+  // Dataset ids of every global id, [num_nodes()] (node_map.npy, mapped: its pages are read
+  // when first touched). Empty for a trainer of server-client mode, which maps no part.
+  ArrayView<const int64_t> node_map() const {
+    return node_map_.ndim() == 1 ? node_map_.view<int64_t>() : ArrayView<const int64_t>();
+  }
   // Row-major [num_local_nodes(), feat_dim()] of feature_dtype() (float32, float16 or
   // bfloat16 bits), feature_row_bytes() per row.
   const uint8_t* features() const { return features_; }

@@ -49,8 +49,9 @@
 // global index per pair, the same GlobalBatches plan over them, batch_size pairs per global
 // step, each rank training on the pairs its part holds). A step's rank-local batch is the
 // distinct endpoints of its pairs and of options.link.negatives corrupted pairs (u, w) per
-// positive (u, v), sampled into blocks as node seeds; then the pairs' own edges are removed
-// from the blocks (options.link.exclude, sample/edge_exclusion.h), the model (a
+// positive (u, v), sampled into blocks as node seeds; then the global step's pairs (every
+// rank's) are removed from the blocks as edges (options.link.exclude,
+// sample/edge_exclusion.h), so that 1 and P ranks compute the same step; the model (a
 // nn::LinkModel: the GnnModel encodes, the decoder scores) scores every pair, and the loss
 // is binary cross-entropy summed over the rank's pairs and divided by the global step's
 // pairs (positives and negatives), so the gradients' allreduce gives the exact mean as for
