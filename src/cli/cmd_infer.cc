@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -32,6 +33,7 @@ struct Flags {
   std::string out;
   bool force = false;
   int torch_threads = 0;  // 0: the cores per rank
+  int64_t hits_k = 50;    // link models: K of Hits@K
 };
 
 // Rank 0 decides whether --out may be written (it alone writes it); every rank learns the
@@ -60,12 +62,14 @@ void write_outputs(const std::string& dir, const train::InferenceOutput& out) {
   PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", dir, ec.message());
   write_npy<float>((fs::path(dir) / "embeddings.npy").string(),
                    ArrayView<const float>(out.embeddings), {out.num_nodes, out.embedding_dim});
-  write_npy<int64_t>((fs::path(dir) / "predictions.npy").string(), out.predictions);
+  if (!out.predictions.empty())
+    write_npy<int64_t>((fs::path(dir) / "predictions.npy").string(), out.predictions);
 }
 
 int run_infer(MpiScope& mpi, const Flags& flags) {
   PARTITA_CHECK(flags.infer.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
                 flags.infer.batch_size);
+  PARTITA_CHECK(flags.hits_k >= 1, UsageError, "--hits-k: must be >= 1, got {}", flags.hits_k);
   PARTITA_CHECK(flags.torch_threads >= 0, UsageError,
                 "--torch-threads: must be >= 0 (0: the cores per rank), got {}",
                 flags.torch_threads);
@@ -77,15 +81,29 @@ int run_infer(MpiScope& mpi, const Flags& flags) {
   runtime::Session& session = rank.session();
   check_out_dir(session, flags);
   Stopwatch watch;
-  std::shared_ptr<nn::GnnModel> model =
-      train::load_model_for_inference(session, flags.checkpoint_dir);
-  const train::InferenceOutput out = train::infer_full_graph(session, *model, options);
+  const train::LoadedModel loaded = train::load_model_for_inference(session, flags.checkpoint_dir);
+  const nn::GnnModel& model = *loaded.model;
+  options.output_embeddings = loaded.link != nullptr;
+  const train::InferenceOutput out = train::infer_full_graph(session, *loaded.model, options);
   const double infer_s = watch.seconds();
   if (session.rank() == 0) write_outputs(flags.out, out);
+  // A link model: its held-out pairs scored on the full-graph embeddings (rank 0).
+  std::optional<train::LinkMetrics> link;
+  if (loaded.link != nullptr && session.rank() == 0)
+    link = train::held_out_link_metrics(*loaded.link, out, session.graph(), true, flags.hits_k);
   session.finish();
-  if (session.rank() == 0) {
+  if (session.rank() == 0 && link) {
+    log_info("infer: {} nodes, {} layers, link embeddings [{}, {}] in {} ({:.2f} s)",
+             out.num_nodes, model.options().layers, out.num_nodes, out.embedding_dim, flags.out,
+             infer_s);
+    std::printf("test_pairs=%lld infer_s=%.3f\ntest_ap=%.4f test_mrr=%.4f test_hits@%lld=%.4f\n",
+                static_cast<long long>(link->positives + link->negatives), infer_s, link->ap,
+                link->mrr, static_cast<long long>(link->hits_k), link->hits);
+    std::printf("test_auc=%.4f\n", link->auc);
+    std::fflush(stdout);
+  } else if (session.rank() == 0) {
     log_info("infer: {} nodes, {} layers, embeddings [{}, {}] and predictions in {} ({:.2f} s)",
-             out.num_nodes, model->options().layers, out.num_nodes, out.embedding_dim,
+             out.num_nodes, model.options().layers, out.num_nodes, out.embedding_dim,
              flags.out, infer_s);
     std::printf("test_ids=%lld test_correct=%lld infer_s=%.3f\n",
                 static_cast<long long>(out.test_total),
@@ -106,7 +124,9 @@ Action add_infer_command(CLI::App& app) {
       "over the whole graph: run under mpirun with one rank per part, or any number of ranks "
       "on a 1-part directory. Rank 0 writes OUT/embeddings.npy (float32 [N, H], the last "
       "hidden layer) and OUT/predictions.npy (int64 [N]) in original node-id order and "
-      "prints, last, test_acc=<accuracy>.");
+      "prints, last, test_acc=<accuracy>. For a link-prediction model (train --task link) "
+      "it writes OUT/embeddings.npy (the encoder's output, which the decoder scores) only and "
+      "prints the metrics of the partition's held-out test edges, last test_auc=<AUC>.");
   app.add_option("--parts", flags->session.parts_dir, "Partition directory")->required();
   app.add_option("--checkpoint-dir", flags->checkpoint_dir,
                  "Checkpoint directory of the training run (its latest checkpoint is used; "
@@ -121,6 +141,8 @@ Action add_infer_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--torch-threads", flags->torch_threads,
                  "Threads of the model's kernels per rank (0: the cores this rank may use)")
+      ->capture_default_str();
+  app.add_option("--hits-k", flags->hits_k, "Link models: K of the Hits@K printed")
       ->capture_default_str();
   app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")
       ->capture_default_str();

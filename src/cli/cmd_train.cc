@@ -331,6 +331,10 @@ Action add_train_command(CLI::App& app) {
                  "its share, so any number of ranks runs the same number of steps)")
       ->capture_default_str();
   app.add_option("--epochs", flags->train.epochs, "Epochs")->capture_default_str();
+  app.add_option("--max-steps", flags->train.max_steps,
+                 "Stop every epoch after this many steps (0: all), for quick runs and "
+                 "benchmarks")
+      ->capture_default_str();
   app.add_option("--lr", flags->train.lr, "Learning rate")->capture_default_str();
   app.add_option("--weight-decay", flags->train.weight_decay, "Weight decay")->capture_default_str();
   app.add_flag("--normalize-features", flags->train.normalize_features,

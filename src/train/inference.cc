@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "partita/core/error.h"
+#include "partita/loader/link_batches.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/sample/block_builder.h"
 #include "partita/train/checkpoint.h"
@@ -109,7 +110,8 @@ nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& s,
   PARTITA_CHECK(s.empty() || s[0] != nn::RgcnModel::kSignatureTag, UsageError,
                 "{}: an R-GCN checkpoint; infer supports GraphSAGE, GCN and GAT models only",
                 source);
-  PARTITA_CHECK(s.size() == 8 && s[0] >= 0 && s[0] <= 2 && s[1] > 0 && s[3] > 0 && s[4] >= 1 &&
+  const bool link = is_link_signature(s);
+  PARTITA_CHECK((s.size() == 8 || link) && s[0] >= 0 && s[0] <= 2 && s[1] > 0 && s[3] > 0 && s[4] >= 1 &&
                     s[5] >= 1 && s[6] >= 0 && s[6] <= 2,
                 UsageError, "{}: not the checkpoint of a GraphSAGE, GCN or GAT model", source);
   nn::GnnOptions o;
@@ -123,7 +125,7 @@ nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& s,
   o.dropout = 0;
   o.attention_dropout = 0;
   PARTITA_CHECK(!graph.typed() && o.in_dim == graph.feat_dim() &&
-                    o.out_dim == graph.num_classes(),
+                    (link || o.out_dim == graph.num_classes()),
                 UsageError,
                 "{}: written for another partition ({} features, {} classes; {} has {}{} "
                 "features, {} classes)",
@@ -132,8 +134,11 @@ nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& s,
   return o;
 }
 
-std::shared_ptr<nn::GnnModel> load_model_for_inference(runtime::Session& session,
-                                                       const std::string& dir) {
+bool is_link_signature(const std::vector<int64_t>& s) {
+  return s.size() == 10 && s[8] == kLinkSignatureTag && s[9] >= 0 && s[9] <= 1;
+}
+
+LoadedModel load_model_for_inference(runtime::Session& session, const std::string& dir) {
   const SharedCheckpoint checkpoint = broadcast_latest_checkpoint(session.collectives(), dir);
   PARTITA_CHECK(checkpoint.found, UsageError,
                 "--checkpoint-dir: no checkpoint in {} (missing, or holds no checkpoint-<E>.pt)",
@@ -142,8 +147,18 @@ std::shared_ptr<nn::GnnModel> load_model_for_inference(runtime::Session& session
   const std::string& source = checkpoint.source;
 
   const CheckpointMeta meta = read_checkpoint_meta(bytes, source);
-  auto model = std::make_shared<nn::GnnModel>(
-      model_options_from_signature(meta.signature, session.graph(), source));
+  const nn::GnnOptions options = model_options_from_signature(meta.signature, session.graph(), source);
+  LoadedModel loaded;
+  std::shared_ptr<torch::nn::Module> model;
+  if (is_link_signature(meta.signature)) {
+    loaded.link = std::make_shared<nn::LinkModel>(
+        options, static_cast<nn::LinkDecoder>(meta.signature[9]));
+    loaded.model = loaded.link->encoder_ptr();
+    model = loaded.link;
+  } else {
+    loaded.model = std::make_shared<nn::GnnModel>(options);
+    model = loaded.model;
+  }
   // The archive holds the optimizer's state too: load it into one of the same kind.
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   if (meta.signature[7] == static_cast<int64_t>(OptimizerKind::kSgd)) {
@@ -155,7 +170,7 @@ std::shared_ptr<nn::GnnModel> load_model_for_inference(runtime::Session& session
   }
   load_checkpoint(bytes, source, *model, *optimizer);
   model->eval();
-  return model;
+  return loaded;
 }
 
 std::vector<int64_t> all_in_degrees(runtime::Session& session) {
@@ -220,6 +235,7 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
     mine = pieces.empty() ? torch::zeros({0, width}) : torch::cat(pieces).contiguous();
     if (l + 1 < L) table = gather_rows(coll, mine, counts);
   }
+  if (options.output_embeddings) embeddings_global = gather_rows(coll, mine, counts);
 
   // Predictions of this rank's rows; test accuracy over every rank's test ids in its range.
   const torch::Tensor predicted = mine.argmax(1).to(torch::kInt64).contiguous();
@@ -239,6 +255,7 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
   originals = coll.allgather(originals);
   const torch::Tensor all_predicted =
       gather_rows(coll, predicted.reshape({-1, 1}), counts).reshape(-1);
+  std::vector<int64_t> seen(static_cast<size_t>(n), 0);
   InferenceOutput out;
   out.num_nodes = n;
   out.embedding_dim = embeddings_global.size(1);
@@ -249,17 +266,48 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
   const auto* classes = all_predicted.data_ptr<int64_t>();
   for (int64_t gid = 0; gid < n; ++gid) {
     const int64_t o = originals[static_cast<size_t>(gid)];
-    PARTITA_CHECK(o >= 0 && o < n && out.predictions[static_cast<size_t>(o)] == -1, Error,
+    PARTITA_CHECK(o >= 0 && o < n && seen[static_cast<size_t>(o)]++ == 0, Error,
                   "{}: node_map is not a permutation of 0..{} (original id {})", g.dir(), n - 1,
                   o);
     out.predictions[static_cast<size_t>(o)] = classes[gid];
     std::memcpy(out.embeddings.data() + o * out.embedding_dim,
                 rows + gid * out.embedding_dim, row_bytes);
   }
+  if (options.output_embeddings) {
+    out.predictions.clear();
+    test = {0, 0};
+  }
   out.test_correct = test[0];
   out.test_total = test[1];
   out.test_acc = test[1] > 0 ? static_cast<double>(test[0]) / static_cast<double>(test[1]) : 0;
   return out;
+}
+
+LinkMetrics held_out_link_metrics(nn::LinkModel& link, const InferenceOutput& out,
+                                  const store::DistGraph& graph, bool test, int64_t hits_k) {
+  PARTITA_CHECK(graph.meta().summary.edge_split.has_value(), UsageError,
+                "{}: a link-prediction model, but the partition has no edge split to score "
+                "(partition with --edge-split)",
+                graph.dir());
+  const ArrayView<const int64_t> node_map = graph.node_map();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor h =
+      torch::from_blob(const_cast<float*>(out.embeddings.data()),
+                       {out.num_nodes, out.embedding_dim}, torch::kFloat32);
+  std::vector<float> scores[2];  // positives, negatives
+  for (int negative = 0; negative < 2; ++negative) {
+    const std::string file =
+        graph.dir() + "/" + partition::kEdgeSplitFiles[(test ? 2 : 0) + negative];
+    const std::vector<int64_t> pairs = loader::read_pair_file(file, graph.num_nodes());
+    std::vector<int64_t> src, dst;  // original ids: the rows of h
+    for (size_t i = 0; i < pairs.size(); i += 2) {
+      src.push_back(node_map[pairs[i]]);
+      dst.push_back(node_map[pairs[i + 1]]);
+    }
+    const torch::Tensor s = link.score(h, as_tensor(src), as_tensor(dst)).contiguous();
+    scores[negative].assign(s.data_ptr<float>(), s.data_ptr<float>() + s.numel());
+  }
+  return link_metrics(scores[0], scores[1], hits_k);
 }
 
 }  // namespace partita::train

@@ -157,6 +157,15 @@ torch::Tensor Trainer::link_loss(loader::Batch& batch, int64_t step, int64_t glo
 LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
   const LinkData& d = *link_data_;
   const store::DistGraph& g = session_.graph();
+  if (options_.eval_full) {  // the embeddings of layer-wise inference, as `partita infer`
+    InferenceOptions inference;
+    inference.normalize_features = options_.normalize_features;
+    inference.output_embeddings = true;
+    const InferenceOutput out = infer_full_graph(session_, *model_, inference);
+    module_->train();
+    torch::NoGradGuard no_grad;
+    return held_out_link_metrics(*link_, out, g, test, options_.link.hits_k);
+  }
   const std::vector<int64_t>& pos = test ? d.test_pos : d.valid_pos;
   const std::vector<int64_t>& neg = test ? d.test_neg : d.valid_neg;
   const int64_t num_pos = static_cast<int64_t>(pos.size() / 2);

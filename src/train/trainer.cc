@@ -86,6 +86,8 @@ void check_options(const TrainOptions& o) {
                 o.epochs);
   PARTITA_CHECK(o.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
                 o.batch_size);
+  PARTITA_CHECK(o.max_steps >= 0, UsageError, "--max-steps: must be >= 0 (0: every step), got {}",
+                o.max_steps);
   PARTITA_CHECK(o.lr > 0, UsageError, "--lr: must be > 0, got {}", o.lr);
   PARTITA_CHECK(o.weight_decay >= 0, UsageError, "--weight-decay: must be >= 0, got {}",
                 o.weight_decay);
@@ -232,9 +234,6 @@ void Trainer::check_model_fits(const store::DistGraph& graph) const {
                   "--task link: not in server-client mode (--servers); run in worker mode");
     PARTITA_CHECK(options_.cache_ratio == 0, UsageError,
                   "--cache-ratio: the hot-feature cache does not support --task link yet");
-    PARTITA_CHECK(!options_.eval_full, UsageError,
-                  "--eval full: link prediction evaluates on sampled blocks; with --fanouts "
-                  "-1,... (every neighbour) they are the full neighbourhood");
   }
   if (!options_.relation_fanouts.empty()) {
     PARTITA_CHECK(options_.relation_fanouts.size() == options_.fanouts.size(), Error,
@@ -418,9 +417,9 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   Collectives& coll = session_.collectives();
   EpochRecord rec;
   rec.epoch = epoch + 1;
-  const int64_t steps = plan_->steps();
+  const int64_t steps = options_.max_steps > 0 ? std::min(plan_->steps(), options_.max_steps)
+                                               : plan_->steps();
   rec.steps = steps;
-  rec.seeds = plan_->num_ids();
 
   loader::BatchPipeline pipeline(pipeline_options(static_cast<uint64_t>(epoch)),
                                  epoch_seed_batches(epoch), session_.sampler(),
@@ -489,6 +488,7 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   average_buffers();
   rec.epoch_s = epoch_watch.seconds();
   rec.loss = steps > 0 ? loss_sum / static_cast<double>(steps) : 0.0;
+  rec.seeds = seeds_done;
   std::vector<int64_t> counts{correct, total};
   coll.allreduce_sum(counts);
   rec.train_acc = counts[1] > 0 ? static_cast<double>(counts[0]) / static_cast<double>(counts[1])

@@ -82,7 +82,7 @@ class Inference : public ::testing::Test {
           runtime::SessionOptions so;
           so.parts_dir = *dir_ / ("p" + std::to_string(ranks));
           runtime::Session session(world.transport(r), group.member(r), so);
-          auto model = load_model_for_inference(session, checkpoint_dir);
+          auto model = load_model_for_inference(session, checkpoint_dir).model;
           InferenceOptions io;
           io.batch_size = batch_size;
           io.torch_threads = 1;

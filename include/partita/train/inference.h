@@ -25,7 +25,8 @@
 // Results, on every rank, in ORIGINAL node-id order (node_map.npy: the dataset's ids, which
 // must be 0..N-1): the input of the output layer (the last hidden layer's output; the
 // features for a 1-layer model) and the argmax of the logits; plus the accuracy on the test
-// ids, every rank's counted once.
+// ids, every rank's counted once. For a link-prediction model (options.output_embeddings)
+// the output layer's rows instead, the embeddings its decoder scores, and no predictions.
 //
 // Collective contract: every rank of the session calls infer_full_graph with the same
 // options and a model of the same weights. Worker mode only (server-client sessions:
@@ -36,7 +37,9 @@
 #include <vector>
 
 #include "partita/nn/gnn_model.h"
+#include "partita/nn/link_model.h"
 #include "partita/runtime/session.h"
+#include "partita/train/link_metrics.h"
 
 namespace partita::train {
 
@@ -44,33 +47,54 @@ struct InferenceOptions {
   int64_t batch_size = 4096;        // destination nodes per forward_layer call, >= 1
   bool normalize_features = false;  // as TrainOptions::normalize_features of the training run
   int torch_threads = 0;            // torch intra-op threads; 0: leave torch's setting
+  // Link-prediction models: the embeddings are the output layer's rows (the encoder's
+  // output, which the decoder scores) and there are no predictions nor test accuracy.
+  bool output_embeddings = false;
 };
 
 struct InferenceOutput {
   int64_t num_nodes = 0;
   int64_t embedding_dim = 0;
   std::vector<float> embeddings;     // [num_nodes, embedding_dim], row = original id
-  std::vector<int64_t> predictions;  // [num_nodes], class of each original id
+  std::vector<int64_t> predictions;  // [num_nodes], class of each original id; empty for
+                                     // options.output_embeddings
   int64_t test_total = 0;            // test ids over all ranks
   int64_t test_correct = 0;
   double test_acc = 0;  // test_correct / test_total (0 without test ids)
 };
 
 // The model options a checkpoint signature (Trainer::config_signature: kind, in_dim,
-// hidden, out_dim, layers, heads, norm, optimizer) describes, checked against the
-// partition: UsageError naming `source` when the signature is not a GraphSAGE/GCN/GAT one
-// (R-GCN checkpoints are not supported yet) or its feature dimension or class count differ
-// from the partition's. Precision is fp32 (bf16-trained weights are fp32).
+// hidden, out_dim, layers, heads, norm, optimizer; a link model's adds its tag and decoder)
+// describes, checked against the partition: UsageError naming `source` when the signature
+// is not a GraphSAGE/GCN/GAT one (R-GCN checkpoints are not supported yet) or its feature
+// dimension or (node models) class count differ from the partition's. Precision is fp32
+// (bf16-trained weights are fp32).
 nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& signature,
                                             const store::DistGraph& graph,
                                             const std::string& source);
+
+// True for the signature of a link-prediction model (checkpoint.h kLinkSignatureTag).
+bool is_link_signature(const std::vector<int64_t>& signature);
+
+// A trained model: a node classifier, or (link set) a link predictor whose encoder is
+// `model`.
+struct LoadedModel {
+  std::shared_ptr<nn::GnnModel> model;
+  std::shared_ptr<nn::LinkModel> link;
+};
 
 // Reads the latest checkpoint of `checkpoint_dir` on rank 0 and broadcasts it; builds the
 // model its signature describes and loads its weights (eval mode). Collective. UsageError
 // when the directory holds no checkpoint or the checkpoint does not fit the partition;
 // FormatError/IoError on a damaged or unreadable one.
-std::shared_ptr<nn::GnnModel> load_model_for_inference(runtime::Session& session,
-                                                        const std::string& checkpoint_dir);
+LoadedModel load_model_for_inference(runtime::Session& session, const std::string& checkpoint_dir);
+
+// The link metrics of the held-out pairs of the partition's edge split (edges/test_*.npy,
+// or valid_* when test is false) scored by `link`'s decoder on full-graph embeddings
+// (InferenceOutput::embeddings of a run with output_embeddings, rows in original id order).
+// Local. UsageError when the partition has no edge split.
+LinkMetrics held_out_link_metrics(nn::LinkModel& link, const InferenceOutput& out,
+                                  const store::DistGraph& graph, bool test, int64_t hits_k);
 
 // The in-degree in the whole graph of every global id, on every rank (an allgather of each
 // rank's range; in replicated mode each rank's share). Collective; worker mode.

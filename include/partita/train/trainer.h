@@ -59,7 +59,9 @@
 // the pairs whose destination it owns, an even share when replicated) on sampled blocks
 // with the training fanouts and no exclusion (held-out edges are not in the graph), gathers
 // every score and computes AUC, AP, MRR and Hits@K (train/link_metrics.h) identically on
-// every rank. Worker mode only, no hot-feature cache, untyped partitions, --eval sampled.
+// every rank; with eval_full, every rank scores every pair on the embeddings of layer-wise
+// full-graph inference instead (train/inference.h, as `partita infer`). Worker mode only,
+// no hot-feature cache, untyped partitions.
 //
 // Cache (options.cache_ratio > 0, partitioned mode with more than one rank): before the
 // first epoch each rank pre-samples the first cache_presample_batches steps of an epoch no
@@ -148,6 +150,9 @@ struct TrainOptions {
   OptimizerKind optimizer = OptimizerKind::kAdam;
   int64_t epochs = 5;                    // >= 1; total, including epochs resumed from
   int64_t batch_size = 1024;             // >= 1, global: seeds per step over all ranks
+  // Steps per epoch at most (0: every step of the plan), for quick runs and benchmarks: an
+  // epoch then trains on the first max_steps global batches of its shuffle only.
+  int64_t max_steps = 0;
   std::vector<int64_t> fanouts{10, 10};  // one per layer; -1 = all neighbors
   uint64_t seed = 0;
   int threads = 1;        // sampler threads of the batch pipeline, >= 1
@@ -203,7 +208,7 @@ struct StepRecord {
 struct EpochRecord {
   int64_t epoch = 0;       // 1-based
   int64_t steps = 0;
-  int64_t seeds = 0;       // global seeds trained on: every training id once
+  int64_t seeds = 0;       // global seeds trained on: every training id once (fewer with max_steps)
   double loss = 0;         // mean over the steps of StepRecord::loss
   double train_acc = 0;    // on the training batches of the epoch, while training
   bool validated = false;  // val_acc was measured after this epoch (options.eval_every)
