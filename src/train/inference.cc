@@ -42,34 +42,30 @@ Range my_range(const runtime::Session& session) {
   return {n * r / p, n * (r + 1) / p};
 }
 
-// Every rank's `mine` ([rows, width] contiguous, rows = its range's size) concatenated in
-// rank order, on every rank: the whole table in global-id order (ranks' ranges are
-// ascending and adjacent). In rounds of at most kGatherBytes.
-torch::Tensor gather_rows(Collectives& coll, const torch::Tensor& mine,
-                          const std::vector<int64_t>& counts) {
-  const int64_t width = mine.size(1);
-  const int64_t row_bytes = width * static_cast<int64_t>(mine.element_size());
-  const int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t{0});
-  torch::Tensor all = torch::empty({total, width}, mine.options());
+// An allgather of every rank's rows in rounds of at most kGatherBytes: `mine` holds this
+// rank's counts[rank] rows of row_bytes each; round k carries rows [k c, (k+1) c) of every
+// rank, and on_rows(rank, first, n, data) is called for each rank's part of the round (n
+// rows from row `first` of that rank, at `data`). Collective: every rank calls it with the
+// same counts and row_bytes.
+template <class OnRows>
+void allgather_rows(Collectives& coll, const uint8_t* mine, int64_t row_bytes,
+                    const std::vector<int64_t>& counts, OnRows on_rows) {
   const int64_t most = *std::max_element(counts.begin(), counts.end());
   const int64_t chunk =
       std::max<int64_t>(1, kGatherBytes / std::max<int64_t>(1, row_bytes * coll.size()));
-  const auto* src = static_cast<const uint8_t*>(mine.data_ptr());
-  auto* dst = static_cast<uint8_t*>(all.data_ptr());
+  const int64_t my_rows = counts[static_cast<size_t>(coll.rank())];
   for (int64_t first = 0; first < most; first += chunk) {
-    const int64_t rows = std::clamp<int64_t>(mine.size(0) - first, 0, chunk);
+    const int64_t rows = std::clamp<int64_t>(my_rows - first, 0, chunk);
     std::vector<uint8_t> piece(static_cast<size_t>(rows * row_bytes));
-    if (rows > 0) std::memcpy(piece.data(), src + first * row_bytes, piece.size());
+    if (rows > 0) std::memcpy(piece.data(), mine + first * row_bytes, piece.size());
     const std::vector<uint8_t> got = coll.allgather(piece);
-    int64_t offset = 0, at = 0;  // offset: rank r's first row in `all`; at: in `got`
-    for (int64_t count : counts) {
-      const int64_t n = std::clamp<int64_t>(count - first, 0, chunk);
-      if (n > 0) std::memcpy(dst + (offset + first) * row_bytes, got.data() + at, n * row_bytes);
-      at += n * row_bytes;
-      offset += count;
+    size_t at = 0;
+    for (size_t r = 0; r < counts.size(); ++r) {
+      const int64_t n = std::clamp<int64_t>(counts[r] - first, 0, chunk);
+      if (n > 0) on_rows(static_cast<int>(r), first, n, got.data() + at);
+      at += static_cast<size_t>(n * row_bytes);
     }
   }
-  return all;
 }
 
 // The input features of `range` as float32 [rows, feat_dim].
@@ -96,6 +92,84 @@ std::vector<int64_t> range_degrees(const store::DistGraph& g, Range range) {
     out[static_cast<size_t>(i)] = indptr[local + 1] - indptr[local];
   }
   return out;
+}
+
+// The halo of a rank's rows: the rows outside its range that its rows' in-edges read, and
+// which rows each rank sends after a layer so that every rank gets its halo.
+struct Halo {
+  std::vector<int64_t> needed;               // sorted distinct global ids outside the range
+  std::vector<std::vector<int64_t>> served;  // per rank: sorted ids of its range some rank needs
+};
+
+// Collective (one allgather of every rank's needed ids). ranges: every rank's range.
+Halo plan_halo(Collectives& coll, const store::DistGraph& g, Range range,
+               const std::vector<Range>& ranges) {
+  Halo halo;
+  const ArrayView<const int64_t> indptr = g.indptr(), indices = g.indices();
+  for (int64_t local = range.begin - g.first_node(); local < range.end - g.first_node(); ++local) {
+    for (int64_t e = indptr[local]; e < indptr[local + 1]; ++e) {
+      const int64_t src = indices[e];
+      if (src < range.begin || src >= range.end) halo.needed.push_back(src);
+    }
+  }
+  std::sort(halo.needed.begin(), halo.needed.end());
+  halo.needed.erase(std::unique(halo.needed.begin(), halo.needed.end()), halo.needed.end());
+  std::vector<int64_t> everyones = coll.allgather(halo.needed);
+  std::sort(everyones.begin(), everyones.end());
+  everyones.erase(std::unique(everyones.begin(), everyones.end()), everyones.end());
+  for (const Range& r : ranges) {
+    halo.served.emplace_back(std::lower_bound(everyones.begin(), everyones.end(), r.begin),
+                             std::lower_bound(everyones.begin(), everyones.end(), r.end));
+  }
+  return halo;
+}
+
+// The halo rows of a layer ([halo.needed.size(), width] float32) from every rank's own rows
+// (`mine`: [range.size(), width] float32 of this rank). Collective: each rank contributes
+// its served rows, in rounds; each keeps the ones it needs.
+torch::Tensor exchange_halo(Collectives& coll, const Halo& halo, Range range,
+                            const torch::Tensor& mine) {
+  const int64_t width = mine.size(1);
+  const std::vector<int64_t>& serve = halo.served[static_cast<size_t>(coll.rank())];
+  std::vector<int64_t> local(serve.size());
+  for (size_t i = 0; i < serve.size(); ++i) local[i] = serve[i] - range.begin;
+  const torch::Tensor sent =
+      mine.index_select(0, torch::tensor(at::ArrayRef<int64_t>(local), torch::kInt64)).contiguous();
+  torch::Tensor out = torch::empty({static_cast<int64_t>(halo.needed.size()), width});
+  std::vector<int64_t> counts;
+  for (const std::vector<int64_t>& ids : halo.served) counts.push_back(static_cast<int64_t>(ids.size()));
+  const int64_t row_bytes = width * static_cast<int64_t>(sizeof(float));
+  auto* rows = static_cast<uint8_t*>(out.data_ptr());
+  allgather_rows(coll, static_cast<const uint8_t*>(sent.data_ptr()), row_bytes, counts,
+                 [&](int rank, int64_t first, int64_t n, const uint8_t* data) {
+                   const std::vector<int64_t>& ids = halo.served[static_cast<size_t>(rank)];
+                   for (int64_t i = 0; i < n; ++i) {
+                     const int64_t id = ids[static_cast<size_t>(first + i)];
+                     const auto at = std::lower_bound(halo.needed.begin(), halo.needed.end(), id);
+                     if (at == halo.needed.end() || *at != id) continue;
+                     std::memcpy(rows + (at - halo.needed.begin()) * row_bytes,
+                                 data + i * row_bytes, static_cast<size_t>(row_bytes));
+                   }
+                 });
+  return out;
+}
+
+// The input features of the halo as float32, fetched from their owners.
+torch::Tensor halo_features(store::FeatureFetcher& fetcher, const store::DistGraph& g,
+                            const Halo& halo, bool normalize) {
+  const auto rows = static_cast<int64_t>(halo.needed.size());
+  std::vector<uint8_t> bytes(static_cast<size_t>(rows * g.feature_row_bytes()));
+  fetcher.fetch_features(halo.needed, bytes.data());
+  torch::Tensor x = torch::from_blob(bytes.data(), {rows, g.feat_dim()},
+                                     torch_type_of(g.feature_dtype()))
+                        .to(torch::kFloat32)
+                        .clone();
+  if (!normalize) return x;
+  return row_normalized(x, [&](int64_t row, double sum) {
+    return fmt::format("--normalize-features: the features of node {} (partition id) sum to "
+                       "{:g}; leave the flag off for features that are not non-negative",
+                       halo.needed[static_cast<size_t>(row)], sum);
+  });
 }
 
 torch::Tensor as_tensor(const std::vector<int64_t>& values) {
@@ -193,23 +267,41 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
   const Range range = my_range(session);
   const std::vector<int64_t> counts = coll.allgather(std::vector<int64_t>{range.size()});
   const int64_t n = g.num_nodes();
-  PARTITA_CHECK(std::accumulate(counts.begin(), counts.end(), int64_t{0}) == n, Error,
+  std::vector<Range> ranges;
+  for (int64_t c : counts) ranges.push_back({ranges.empty() ? 0 : ranges.back().end,
+                                             (ranges.empty() ? 0 : ranges.back().end) + c});
+  PARTITA_CHECK(ranges.back().end == n, Error,
                 "infer: the ranks' nodes do not add up to the graph's {}", n);
+  const Halo halo = plan_halo(coll, g, range, ranges);
   const int64_t L = model.options().layers;
   const bool gcn = model.options().kind == nn::ConvKind::kGcn;
-  std::vector<int64_t> degrees;
-  if (gcn) degrees = all_in_degrees(session);
+
+  // The rows a layer reads: this rank's (range.size()) then its halo's, in one table.
+  torch::Tensor mine = range_features(g, range, options.normalize_features);
+  torch::Tensor halo_rows = halo_features(session.fetcher(), g, halo, options.normalize_features);
+  std::vector<int64_t> table_degrees;  // GCN: the graph in-degree of each table row
+  if (gcn) {
+    table_degrees = range_degrees(g, range);
+    std::vector<int64_t> remote(halo.needed.size());
+    session.fetcher().fetch_degrees(halo.needed, remote.data());
+    table_degrees.insert(table_degrees.end(), remote.begin(), remote.end());
+  }
+  const auto table_row = [&](int64_t gid) {
+    if (gid >= range.begin && gid < range.end) return gid - range.begin;
+    const auto at = std::lower_bound(halo.needed.begin(), halo.needed.end(), gid);
+    PARTITA_CHECK(at != halo.needed.end() && *at == gid, Error,
+                  "internal: node {} is neither this rank's nor in its halo", gid);
+    return range.size() + (at - halo.needed.begin());
+  };
 
   sample::BlockBuilder builder;
   sample::BlockOptions block_options;
   block_options.fanouts = {-1};
   block_options.key = {0, kInferenceTag, 0};
-  torch::Tensor table =
-      gather_rows(coll, range_features(g, range, options.normalize_features), counts);
-  torch::Tensor embeddings_global = table;  // the output layer's input, once known
-  torch::Tensor mine;                       // this rank's rows of the current layer
+  torch::Tensor embeddings_mine;  // this rank's rows of the embeddings
   for (int64_t l = 0; l < L; ++l) {
-    if (l + 1 == L) embeddings_global = table;
+    if (l + 1 == L) embeddings_mine = mine;
+    const torch::Tensor table = torch::cat({mine, halo_rows});
     std::vector<torch::Tensor> pieces;
     for (int64_t first = range.begin; first < range.end; first += options.batch_size) {
       const int64_t last = std::min(range.end, first + options.batch_size);
@@ -219,23 +311,26 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
       const sample::SampledBatch sampled =
           builder.build(ArrayView<const int64_t>(seeds), block_options, session.sampler());
       const sample::Block& block = sampled.blocks[0];
+      std::vector<int64_t> rows(block.src_nodes.size());
+      for (size_t i = 0; i < rows.size(); ++i) rows[i] = table_row(block.src_nodes[i]);
       nn::BlockTensors tensors;
       if (gcn) {
-        std::vector<int64_t> src_degrees(block.src_nodes.size());
-        for (size_t i = 0; i < src_degrees.size(); ++i)
-          src_degrees[i] = degrees[static_cast<size_t>(block.src_nodes[i])];
+        std::vector<int64_t> src_degrees(rows.size());
+        for (size_t i = 0; i < rows.size(); ++i)
+          src_degrees[i] = table_degrees[static_cast<size_t>(rows[i])];
         tensors = nn::to_block_tensors(sampled.blocks, src_degrees)[0];
       } else {
         tensors = nn::to_block_tensors(block);
       }
-      const torch::Tensor x = table.index_select(0, as_tensor(block.src_nodes));
+      const torch::Tensor x = table.index_select(0, as_tensor(rows));
       pieces.push_back(model.forward_layer(l, tensors, x).to(torch::kFloat32));
     }
     const int64_t width = l + 1 == L ? model.options().out_dim : model.layer_in_dim(l + 1);
     mine = pieces.empty() ? torch::zeros({0, width}) : torch::cat(pieces).contiguous();
-    if (l + 1 < L) table = gather_rows(coll, mine, counts);
+    if (l + 1 < L) halo_rows = exchange_halo(coll, halo, range, mine);
   }
-  if (options.output_embeddings) embeddings_global = gather_rows(coll, mine, counts);
+  if (options.output_embeddings) embeddings_mine = mine;
+  embeddings_mine = embeddings_mine.contiguous();
 
   // Predictions of this rank's rows; test accuracy over every rank's test ids in its range.
   const torch::Tensor predicted = mine.argmax(1).to(torch::kInt64).contiguous();
@@ -248,38 +343,47 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
   }
   coll.allreduce_sum(test);
 
-  // Everything into original-id order, on every rank.
-  const ArrayView<const int64_t> local_originals = g.original_ids();
-  std::vector<int64_t> originals(local_originals.begin() + (range.begin - g.first_node()),
-                                 local_originals.begin() + (range.end - g.first_node()));
-  originals = coll.allgather(originals);
-  const torch::Tensor all_predicted =
-      gather_rows(coll, predicted.reshape({-1, 1}), counts).reshape(-1);
-  std::vector<int64_t> seen(static_cast<size_t>(n), 0);
+  // Into original-id order (node_map): the predictions on every rank, the embeddings on
+  // rank 0 only (the other ranks let each round pass).
+  const ArrayView<const int64_t> node_map = g.node_map();
+  const auto original_of = [&](int64_t gid) {
+    const int64_t o = node_map[gid];
+    PARTITA_CHECK(o >= 0 && o < n, Error, "{}: node_map is not a permutation of 0..{} (original "
+                  "id {})", g.dir(), n - 1, o);
+    return o;
+  };
   InferenceOutput out;
   out.num_nodes = n;
-  out.embedding_dim = embeddings_global.size(1);
-  out.embeddings.resize(static_cast<size_t>(n * out.embedding_dim));
-  out.predictions.assign(static_cast<size_t>(n), -1);
-  const size_t row_bytes = static_cast<size_t>(out.embedding_dim) * sizeof(float);
-  const auto* rows = embeddings_global.contiguous().data_ptr<float>();
-  const auto* classes = all_predicted.data_ptr<int64_t>();
-  for (int64_t gid = 0; gid < n; ++gid) {
-    const int64_t o = originals[static_cast<size_t>(gid)];
-    PARTITA_CHECK(o >= 0 && o < n && seen[static_cast<size_t>(o)]++ == 0, Error,
-                  "{}: node_map is not a permutation of 0..{} (original id {})", g.dir(), n - 1,
-                  o);
-    out.predictions[static_cast<size_t>(o)] = classes[gid];
-    std::memcpy(out.embeddings.data() + o * out.embedding_dim,
-                rows + gid * out.embedding_dim, row_bytes);
+  out.embedding_dim = embeddings_mine.size(1);
+  if (!options.output_embeddings) {
+    out.predictions.assign(static_cast<size_t>(n), -1);
+    allgather_rows(coll, static_cast<const uint8_t*>(predicted.data_ptr()), sizeof(int64_t),
+                   counts, [&](int rank, int64_t first, int64_t rows, const uint8_t* data) {
+                     for (int64_t i = 0; i < rows; ++i) {
+                       int64_t value;
+                       std::memcpy(&value, data + i * sizeof(int64_t), sizeof(int64_t));
+                       const int64_t gid = ranges[static_cast<size_t>(rank)].begin + first + i;
+                       out.predictions[static_cast<size_t>(original_of(gid))] = value;
+                     }
+                   });
   }
-  if (options.output_embeddings) {
-    out.predictions.clear();
-    test = {0, 0};
+  const bool root = coll.rank() == 0;
+  if (root) out.embeddings.resize(static_cast<size_t>(n * out.embedding_dim));
+  const int64_t row_bytes = out.embedding_dim * static_cast<int64_t>(sizeof(float));
+  allgather_rows(coll, static_cast<const uint8_t*>(embeddings_mine.data_ptr()), row_bytes, counts,
+                 [&](int rank, int64_t first, int64_t rows, const uint8_t* data) {
+                   if (!root) return;
+                   for (int64_t i = 0; i < rows; ++i) {
+                     const int64_t gid = ranges[static_cast<size_t>(rank)].begin + first + i;
+                     std::memcpy(out.embeddings.data() + original_of(gid) * out.embedding_dim,
+                                 data + i * row_bytes, static_cast<size_t>(row_bytes));
+                   }
+                 });
+  if (!options.output_embeddings) {
+    out.test_correct = test[0];
+    out.test_total = test[1];
+    out.test_acc = test[1] > 0 ? static_cast<double>(test[0]) / static_cast<double>(test[1]) : 0;
   }
-  out.test_correct = test[0];
-  out.test_total = test[1];
-  out.test_acc = test[1] > 0 ? static_cast<double>(test[0]) / static_cast<double>(test[1]) : 0;
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "partita/core/error.h"
+#include "partita/train/checkpoint.h"
 #include "partita/train/inference.h"
 #include "partita/train/trainer.h"
 #include "link_data.h"
@@ -163,8 +164,17 @@ LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
     inference.output_embeddings = true;
     const InferenceOutput out = infer_full_graph(session_, *model_, inference);
     module_->train();
-    torch::NoGradGuard no_grad;
-    return held_out_link_metrics(*link_, out, g, test, options_.link.hits_k);
+    // Rank 0 holds the embeddings: it scores, every rank learns the figures.
+    LinkMetrics m;
+    run_agreed(session_.collectives(), "rank 0 could not score the held-out pairs", [&] {
+      if (session_.rank() == 0) m = held_out_link_metrics(*link_, out, g, test, options_.link.hits_k);
+    });
+    std::vector<double> figures{m.auc, m.ap, m.mrr, m.hits};
+    std::vector<int64_t> counts{m.positives, m.negatives};
+    session_.collectives().broadcast(figures.data(), figures.size(), 0);
+    session_.collectives().broadcast(counts.data(), counts.size(), 0);
+    m = {figures[0], figures[1], figures[2], figures[3], options_.link.hits_k, counts[0], counts[1]};
+    return m;
   }
   const std::vector<int64_t>& pos = test ? d.test_pos : d.valid_pos;
   const std::vector<int64_t>& neg = test ? d.test_neg : d.valid_neg;

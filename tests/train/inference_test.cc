@@ -96,7 +96,7 @@ class Inference : public ::testing::Test {
     for (auto& t : threads) t.join();
     for (int r = 0; r < ranks; ++r) {
       EXPECT_EQ(failures[r], "") << "rank " << r;
-      EXPECT_EQ(outputs[r].embeddings, outputs[0].embeddings) << "rank " << r;
+      if (r > 0) EXPECT_TRUE(outputs[r].embeddings.empty()) << "rank " << r << ": rank 0's only";
       EXPECT_EQ(outputs[r].predictions, outputs[0].predictions) << "rank " << r;
     }
     return outputs[0];

@@ -11,22 +11,26 @@
 // in-edges), whose source rows are looked up in the previous layer's table, and the model's
 // layer (nn::GnnModel::forward_layer, eval mode, no grad) gives the batch's rows.
 //
-// Exchange. After every layer the ranks allgather their rows (in chunks, so that no
-// collective exceeds its byte limit), so that every rank holds the layer's whole table
-// [N, width] in global-id order, the input of the next layer. Memory per rank is thus two
-// such tables (the layer's input and output) plus one batch: O(N x width), not
-// O(batch x fanout^L); for the graphs Partita targets on one host per rank this is
-// bounded (ogbn-products, 2.4 M nodes x 256 floats: 2.4 GB per table). Layer 0's table is
-// the input features (float32, row-normalized with options.normalize_features).
+// Halo exchange. A rank's rows read, besides its own rows, its halo: the rows outside its
+// range that its rows' in-edges come from (planned once from its CSC; one allgather of
+// every rank's halo ids tells each rank which of its rows others need). Layer 0's table is
+// the input features (float32, row-normalized with options.normalize_features): its own
+// rows locally, its halo's fetched from their owners (store/feature_store.h). After every
+// layer each rank contributes the rows of its range that some rank needs, in allgather
+// rounds of at most 256 MiB, and keeps the ones of its own halo. Memory per rank: its rows
+// and its halo's, for a layer's input and output, plus one batch and one round:
+// O((own + halo) x width), not O(N x width). (With an allgather every rank receives every
+// rank's served rows, so the traffic, not the memory, grows with the ranks' total halo.)
 //
-// GCN normalizes with every source's graph in-degree: the in-degrees of all nodes are
-// gathered once.
+// GCN normalizes with every source's graph in-degree: a rank's own from its CSC, its
+// halo's fetched once.
 //
-// Results, on every rank, in ORIGINAL node-id order (node_map.npy: the dataset's ids, which
-// must be 0..N-1): the input of the output layer (the last hidden layer's output; the
-// features for a 1-layer model) and the argmax of the logits; plus the accuracy on the test
-// ids, every rank's counted once. For a link-prediction model (options.output_embeddings)
-// the output layer's rows instead, the embeddings its decoder scores, and no predictions.
+// Results in ORIGINAL node-id order (node_map.npy: the dataset's ids, which must be
+// 0..N-1): on rank 0 only, the embeddings: the input of the output layer (the last hidden
+// layer's output; the features for a 1-layer model), or for a link-prediction model
+// (options.output_embeddings) the output layer's rows, the embeddings its decoder scores;
+// on every rank, the argmax of the logits (none for a link model) and the accuracy on the
+// test ids, every rank's counted once.
 //
 // Collective contract: every rank of the session calls infer_full_graph with the same
 // options and a model of the same weights. Worker mode only (server-client sessions:
@@ -55,7 +59,7 @@ struct InferenceOptions {
 struct InferenceOutput {
   int64_t num_nodes = 0;
   int64_t embedding_dim = 0;
-  std::vector<float> embeddings;     // [num_nodes, embedding_dim], row = original id
+  std::vector<float> embeddings;     // [num_nodes, embedding_dim], row = original id; rank 0
   std::vector<int64_t> predictions;  // [num_nodes], class of each original id; empty for
                                      // options.output_embeddings
   int64_t test_total = 0;            // test ids over all ranks
@@ -91,8 +95,8 @@ LoadedModel load_model_for_inference(runtime::Session& session, const std::strin
 
 // The link metrics of the held-out pairs of the partition's edge split (edges/test_*.npy,
 // or valid_* when test is false) scored by `link`'s decoder on full-graph embeddings
-// (InferenceOutput::embeddings of a run with output_embeddings, rows in original id order).
-// Local. UsageError when the partition has no edge split.
+// (InferenceOutput::embeddings of a run with output_embeddings, rows in original id order:
+// call it on rank 0). Local. UsageError when the partition has no edge split.
 LinkMetrics held_out_link_metrics(nn::LinkModel& link, const InferenceOutput& out,
                                   const store::DistGraph& graph, bool test, int64_t hits_k);
 
