@@ -145,8 +145,7 @@ TEST(PairKey, LargestNodeCountFitsAndOneMoreOverflows) {
   EXPECT_EQ(pair_key(n - 1, n - 1, n), (n - 1) * n + (n - 1));
   EXPECT_GT(pair_key(n - 1, n - 1, n), 0);
   EXPECT_THROW(pair_key(0, 0, n + 1), Error);
-  EXPECT_TRUE(contains(message_of<Error>([] { pair_key(0, 1, int64_t{1} << 40); }),
-                       "too many"));
+  EXPECT_TRUE(contains(message_of<Error>([] { pair_key(0, 1, int64_t{1} << 40); }), "too many"));
   EXPECT_THROW(pair_key(0, 0, 0), Error);
 }
 
@@ -327,8 +326,9 @@ class LinkEdgesReader : public ::testing::Test {
 
   // A writable copy of the partition.
   static void copy_to(const std::string& to) {
-    std::filesystem::copy(dir(), to, std::filesystem::copy_options::recursive |
-                                         std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy(dir(), to,
+                          std::filesystem::copy_options::recursive |
+                              std::filesystem::copy_options::overwrite_existing);
   }
 
   static TempDir* dir_;
@@ -352,7 +352,8 @@ TEST_F(LinkEdgesReader, ReadsEachPartWithItsGlobalOffset) {
     EXPECT_EQ(e.total, split.train());
     EXPECT_EQ(e.first, first) << "part " << p;
     EXPECT_EQ(e.count(), split.train_per_part[static_cast<size_t>(p)]);
-    EXPECT_EQ(e.pairs, raw_pairs(dir() + "/" + partition::part_file(p, partition::kTrainEdgesName)));
+    EXPECT_EQ(e.pairs,
+              raw_pairs(dir() + "/" + partition::part_file(p, partition::kTrainEdgesName)));
     for (int64_t i = 0; i < e.count(); ++i) {
       EXPECT_EQ(meta.owner(e.pairs[static_cast<size_t>(2 * i + 1)]), p)
           << "a part's training pair whose destination it does not own";
@@ -388,8 +389,7 @@ TEST_F(LinkEdgesReader, ReadsTheHeldOutPairFiles) {
   const std::string test_pos = dir() + "/" + partition::kEdgeSplitFiles[2];
   const std::vector<int64_t> pairs = raw_pairs(test_pos);
   const int64_t largest = *std::max_element(pairs.begin(), pairs.end());
-  const std::string m =
-      message_of<FormatError>([&] { read_pair_file(test_pos, largest); });
+  const std::string m = message_of<FormatError>([&] { read_pair_file(test_pos, largest); });
   EXPECT_TRUE(contains(m, "test_pos.npy")) << m;
   EXPECT_TRUE(contains(m, "outside [0, " + std::to_string(largest) + ")")) << m;
 }
@@ -453,8 +453,8 @@ TEST_F(LinkEdgesReader, HostileTrainEdgeFilesAreFormatErrorsNamingTheFile) {
   std::vector<int64_t> shorter(good.begin(), good.end() - 2);
   m = corrupted_part0<int64_t>(copy, shorter, {count - 1, 2});
   EXPECT_TRUE(contains(m, "train_edges.npy")) << m;
-  EXPECT_TRUE(contains(m, std::to_string(count - 1) + " pairs, but partita.json says " +
-                              std::to_string(count)))
+  EXPECT_TRUE(contains(
+      m, std::to_string(count - 1) + " pairs, but partita.json says " + std::to_string(count)))
       << m;
 
   // An id out of range, then a negative one.
