@@ -31,7 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = os.path.join(HERE, "cases")
 TIME_LIMIT_S = 60
 STAMP = "fixtures.ok"
-FIXTURES = ("numpy", "ogb", "parts1", "parts2", "parts3", "hetero", "hparts1", "hparts2")
+FIXTURES = ("numpy", "ogb", "parts1", "parts2", "parts3", "eparts2", "hetero", "hparts1",
+            "hparts2")
 SKIP = 77  # a case marked "skip" (a known bug, named there): CTest reports it skipped
 # Output that must never appear: crashes, uncaught exceptions, Open MPI's abort banner or
 # its note on a rank killed by a signal, sanitizer reports.
@@ -194,6 +195,10 @@ def setup(partita, fixtures):
                                 ("parts3", 3, "random")):
         run_ok([partita, "-q", "partition", "--dataset", numpy, "--num-parts", str(parts),
                 "--method", method, "--threads", "1", "--out", os.path.join(fixtures, name)])
+    # Link prediction (`train --task link`): `numpy` with held-out edges.
+    run_ok([partita, "-q", "partition", "--dataset", numpy, "--num-parts", "2", "--method",
+            "metis", "--edge-split", "0.1,0.1", "--seed", "1", "--threads", "1", "--out",
+            os.path.join(fixtures, "eparts2")])
     # The typed base: a mag-shaped graph (4 node types, 3 of them featureless; 4 relations),
     # partitioned with the reverse relations (8 in all).
     hetero = os.path.join(fixtures, "hetero")
@@ -210,7 +215,8 @@ def setup(partita, fixtures):
     # The bases themselves must be valid, or every edit of them proves nothing.
     run_ok([partita, "-q", "partition", "--dataset", ogb, "--num-parts", "2", "--threads", "1",
             "--out", os.path.join(fixtures, "ogb-parts")])
-    for name in ("parts1", "parts2", "parts3", "ogb-parts", "hparts1", "hparts2"):
+    for name in ("parts1", "parts2", "parts3", "eparts2", "ogb-parts", "hparts1",
+                 "hparts2"):
         run_ok([partita, "-q", "info", "--verify", os.path.join(fixtures, name)])
     open(os.path.join(fixtures, STAMP), "w").close()
 

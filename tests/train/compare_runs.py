@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Checks that two `partita train --metrics-out` files describe equivalent runs: the same
-number of epochs and of steps in each, test accuracies within --max-gap of each other
+task, number of epochs and of steps in each, test metrics within --max-gap of each other
 and above --min-acc, and with --loss-rtol, every epoch's loss equal within that relative
 tolerance. Exit 0 when they do; otherwise prints what differs and exits 1.
+
+The test metric is the final record's "test_acc" for node classification, and "test_auc"
+when the final record says "task": "link" (`partita train --task link`).
 
     compare_runs.py A.jsonl B.jsonl [--max-gap 0.01] [--min-acc 0.9] [--loss-rtol 1e-4]
 """
@@ -47,15 +50,21 @@ def main():
                                 f"(relative {abs(a['loss'] - b['loss']) / abs(a['loss']):.2e} > "
                                 f"{args.loss_rtol})")
         print("losses:", [e["loss"] for e in ea], "vs", [e["loss"] for e in eb])
-    gap = abs(fa["test_acc"] - fb["test_acc"])
-    if gap > args.max_gap:
-        problems.append(f"test_acc {fa['test_acc']} vs {fb['test_acc']}: gap {gap:.4f} > "
-                        f"{args.max_gap}")
+    task_a, task_b = fa.get("task", "node"), fb.get("task", "node")
+    if task_a != task_b:
+        sys.exit(f"mismatch: tasks differ: {task_a} vs {task_b}")
+    key = "test_auc" if task_a == "link" else "test_acc"
     for name, final in ((args.a, fa), (args.b, fb)):
-        if final["test_acc"] < args.min_acc:
-            problems.append(f"{name}: test_acc {final['test_acc']} < {args.min_acc}")
+        if key not in final:
+            sys.exit(f"{name}: final record has no {key!r}")
+    gap = abs(fa[key] - fb[key])
+    if gap > args.max_gap:
+        problems.append(f"{key} {fa[key]} vs {fb[key]}: gap {gap:.4f} > {args.max_gap}")
+    for name, final in ((args.a, fa), (args.b, fb)):
+        if final[key] < args.min_acc:
+            problems.append(f"{name}: {key} {final[key]} < {args.min_acc}")
     print(f"ranks {fa['ranks']} vs {fb['ranks']}: steps {[e['steps'] for e in ea]}, "
-          f"test_acc {fa['test_acc']:.4f} vs {fb['test_acc']:.4f}")
+          f"{key} {fa[key]:.4f} vs {fb[key]:.4f}")
     for p in problems:
         print("mismatch:", p)
     sys.exit(1 if problems else 0)
