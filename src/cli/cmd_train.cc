@@ -87,10 +87,17 @@ void parse_link_metric(const std::string& text, train::LinkTaskOptions* link) {
     link->hits_k = std::stoll(k);
     return;
   }
-  link->metric = parse_choice<train::LinkMetricKind>(
-      "--metric", text,
-      {{"auc", train::LinkMetricKind::kAuc}, {"ap", train::LinkMetricKind::kAp},
-       {"mrr", train::LinkMetricKind::kMrr}});
+  const std::vector<std::pair<std::string, train::LinkMetricKind>> named{
+      {"auc", train::LinkMetricKind::kAuc},
+      {"ap", train::LinkMetricKind::kAp},
+      {"mrr", train::LinkMetricKind::kMrr}};
+  for (const auto& [name, kind] : named) {
+    if (text == name) {
+      link->metric = kind;
+      return;
+    }
+  }
+  throw UsageError(fmt::format("--metric: '{}' is not one of auc, ap, mrr, hits@K", text));
 }
 
 // The options of the run, checked (UsageError on a bad value).

@@ -36,29 +36,37 @@ store::DistGraph open_role(const Collectives& world, Role role, const SessionOpt
   }
 }
 
-// Maps this rank's part, then agrees with every other rank on whether any failed: one
-// allreduce of (lowest failing rank and its exit code, whether every rank failed). Alone,
-// an error propagates as it is.
+// Maps this rank's part, then agrees with every other rank on whether any failed.
 store::DistGraph open_agreed(Collectives& coll, Role role, const SessionOptions& options) {
   store::DistGraph graph;
+  agree_on_setup(coll, [&] { graph = open_role(coll, role, options); });
+  return graph;
+}
+
+}  // namespace
+
+// One allreduce of (lowest failing rank and its exit code, whether every rank failed).
+void agree_on_setup(Collectives& coll, const std::function<void()>& work) {
   std::string message;
   int code = 0;
   try {
-    graph = open_role(coll, role, options);
+    work();
   } catch (const std::exception& e) {
     if (coll.size() == 1) throw;
     message = message_of(e);
     code = exit_code_of(e);
   }
-  if (coll.size() == 1) return graph;
+  if (coll.size() == 1) return;
   // [0]: rank * 4 + code of a failing rank, INT_MAX if none; [1]: 1 if this rank failed.
   int32_t agreed[2] = {code != 0 ? coll.rank() * 4 + code : INT_MAX, code != 0 ? 1 : 0};
   coll.allreduce(agreed, 2, ReduceOp::kMin);
-  if (agreed[0] == INT_MAX) return graph;
+  if (agreed[0] == INT_MAX) return;
   const int lowest = agreed[0] / 4;
   throw SetupError(coll.rank() == lowest ? message : std::string(), agreed[0] % 4,
                    coll.rank() == lowest, agreed[1] == 1);
 }
+
+namespace {
 
 // For a collective that timed out (it cannot say who is missing): pings every other rank's
 // request service for a bounded time and names the ones that do not answer.

@@ -58,11 +58,20 @@ void Trainer::setup_link_task() {
   const store::DistGraph& g = session_.graph();
   link_data_ = std::make_unique<LinkData>();
   LinkData& d = *link_data_;
-  // This rank's pairs (all of them when replicated), then every rank's on every rank: a
-  // step excludes its global batch's pairs (link_batches.h).
-  loader::LinkEdges mine = g.replicated() ? loader::read_all_link_edges(g.dir(), g.meta())
-                                          : loader::read_link_edges(g.dir(), g.meta(), g.rank());
-  PARTITA_CHECK(mine.total > 0, Error, "{}: the edge split left no training pairs", g.dir());
+  // This rank's pairs (all of them when replicated) and the held-out ones, read as part of
+  // the set-up: a bad file is one agreed error for the job (runtime/session.h).
+  loader::LinkEdges mine;
+  std::vector<int64_t>* held_out[] = {&d.valid_pos, &d.valid_neg, &d.test_pos, &d.test_neg};
+  runtime::agree_on_setup(session_.collectives(), [&] {
+    mine = g.replicated() ? loader::read_all_link_edges(g.dir(), g.meta())
+                          : loader::read_link_edges(g.dir(), g.meta(), g.rank());
+    PARTITA_CHECK(mine.total > 0, Error, "{}: the edge split left no training pairs", g.dir());
+    for (size_t i = 0; i < 4; ++i)
+      *held_out[i] = loader::read_pair_file(g.dir() + "/" + partition::kEdgeSplitFiles[i],
+                                            g.num_nodes());
+  });
+  // Then every rank's pairs on every rank: a step excludes its global batch's pairs
+  // (link_batches.h).
   d.first = mine.first;
   d.count = mine.count();
   d.pairs = g.replicated() ? std::move(mine.pairs) : session_.collectives().allgather(mine.pairs);
@@ -81,10 +90,6 @@ void Trainer::setup_link_task() {
     ids[i] = {d.keys[i], static_cast<int64_t>(i)};
   }
   plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), options_.batch_size);
-  std::vector<int64_t>* held_out[] = {&d.valid_pos, &d.valid_neg, &d.test_pos, &d.test_neg};
-  for (size_t i = 0; i < 4; ++i)
-    *held_out[i] = loader::read_pair_file(g.dir() + "/" + partition::kEdgeSplitFiles[i],
-                                          g.num_nodes());
   d.negatives = options_.link.negative_kind == loader::NegativeKind::kDegree
                     ? loader::NegativeSampler::by_degree(node_map, all_in_degrees(session_))
                     : loader::NegativeSampler::uniform(node_map);

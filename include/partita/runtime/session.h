@@ -69,6 +69,12 @@ class SetupError : public Error {
   bool all_failed_;
 };
 
+// Runs `work` on this rank, then agrees with every rank of `coll` as the set-up does
+// (above): if any rank's work threw, every rank throws SetupError carrying the lowest
+// failing rank's message. Alone (one rank) an error propagates as it is. Collective: for
+// later set-up steps that read files on some ranks (e.g. a link trainer's edge files).
+void agree_on_setup(Collectives& coll, const std::function<void()>& work);
+
 // Exit codes of the command line: 1 for errors, 2 for usage errors.
 int exit_code_of(const std::exception& e);
 // The one-line message the command line prints for `e` (without "error: ").
