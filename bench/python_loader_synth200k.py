@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Benchmark: the Python loader's batches/s against the C++ pipeline alone, on synth200k.
+
+synth200k (../shared/bench/synth200k.py; 200 K nodes, 4.0 M edges, 100 features), its
+2-part METIS partition (made by bench/train_synth200k.py's layout under --work), 2 ranks
+under mpirun. Per run, each rank iterates one epoch of `partita.NeighborLoader(fanouts=
+[15, 10, 5], batch_size=2048)` twice: once inside C++ (`loader._c.drain()`: the pipeline
+builds every batch, none reaches Python) and once as a Python `for batch in loader` that
+touches every batch's tensors (x, y, every block's edge_index), the way a training loop
+does. Prints one JSON object: the medians over --runs of both epochs' batches/s (rank 0)
+and the Python overhead per batch ((python_s - cpp_s) / batches, and as a share of the
+C++ time). Never fails because a machine is slow.
+
+    python3 bench/python_loader_synth200k.py [--runs 3] [--work DIR]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+RANK_SCRIPT = r"""
+import json, sys, time
+import torch
+import partita
+parts, runs = sys.argv[1], int(sys.argv[2])
+torch.set_num_threads(1)
+out = []
+with partita.DistGraph(parts) as g:
+    loader = partita.NeighborLoader(g, fanouts=[15, 10, 5], batch_size=2048, seed=0)
+    for run in range(runs):
+        g.barrier()
+        start = time.monotonic()
+        batches = loader._c.drain()
+        cpp_s = time.monotonic() - start
+        g.barrier()
+        start, touched = time.monotonic(), 0
+        for batch in loader:
+            touched += batch.x.shape[0] + batch.y.shape[0]
+            for block in batch.blocks:
+                touched += block.edge_index.shape[1]
+        py_s = time.monotonic() - start
+        out.append({"batches": batches, "cpp_s": cpp_s, "python_s": py_s})
+if g.rank == 0:
+    print(json.dumps(out))
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--work", default=os.path.join(ROOT, "out", "bench-synth200k"))
+    ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
+    ap.add_argument("--python", default="/usr/bin/python3")
+    a = ap.parse_args()
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from train_synth200k import ensure
+    parts = ensure(a.partita, a.work, a.python)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               PYTHONPATH=os.path.join(os.path.dirname(a.partita), "..", "..", "python"))
+    out = subprocess.run(["mpirun", "-np", "2", "--oversubscribe", "-x", "PYTHONPATH",
+                          a.python, "-c", RANK_SCRIPT, parts, str(a.runs)],
+                         check=True, capture_output=True, text=True, env=env).stdout
+    runs = json.loads(out.strip().splitlines()[-1])
+    for r in runs:
+        r["cpp_batches_per_s"] = r["batches"] / r["cpp_s"]
+        r["python_batches_per_s"] = r["batches"] / r["python_s"]
+        r["overhead_per_batch_ms"] = 1e3 * (r["python_s"] - r["cpp_s"]) / r["batches"]
+        r["overhead_share"] = (r["python_s"] - r["cpp_s"]) / r["cpp_s"]
+    result = {"benchmark": "python_loader_synth200k", "ranks": 2, "fanouts": [15, 10, 5],
+              "batch_size": 2048, "runs": a.runs}
+    for key in ("batches", "cpp_s", "python_s", "cpp_batches_per_s", "python_batches_per_s",
+                "overhead_per_batch_ms", "overhead_share"):
+        result[key] = statistics.median(r[key] for r in runs)
+    result["overhead_share_all"] = [round(r["overhead_share"], 4) for r in runs]
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""Partita's data path for models written in PyTorch (docs/python.md).
+
+    import partita
+    with partita.DistGraph("parts/cora-2") as g:            # under mpirun: one rank per part
+        loader = partita.NeighborLoader(g, fanouts=[10, 10], batch_size=1024)
+        for batch in loader:                                  # an epoch; the next loop: the next
+            out = model(batch.blocks, batch.x)                # blocks: input layer first
+            loss = F.cross_entropy(out, batch.y, reduction="sum") / batch.global_size
+            loss.backward()
+            partita.allreduce_gradients(model, g)             # sums over ranks: exact mean
+            opt.step(); opt.zero_grad()
+
+The sampling, the remote fetching and MPI run in C++ threads; Python waits only for a
+batch that is not ready yet (with the GIL released).
+"""
+import atexit
+
+import torch  # noqa: F401  (loads libtorch before the extension)
+
+from . import _C
+from ._C import Error, FormatError, IoError, UsageError  # noqa: F401
+from . import nn  # noqa: F401
+
+__all__ = ["init", "finalize", "rank", "world_size", "DistGraph", "NeighborLoader",
+           "allreduce_gradients", "Error", "UsageError", "FormatError", "IoError", "nn"]
+
+_open_graphs = []
+
+
+def init():
+    """Starts MPI in this process (under mpirun: on every rank). Called by DistGraph when
+    needed; returns a context manager that finalizes on exit."""
+    _C.init()
+    return _Job()
+
+
+class _Job:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        finalize()
+        return False
+
+    @property
+    def rank(self):
+        return _C.rank()
+
+    @property
+    def world_size(self):
+        return _C.world_size()
+
+
+def finalize():
+    """Closes every open DistGraph (collective) and lets MPI finalize."""
+    while _open_graphs:
+        _open_graphs.pop().close()
+    _C.finalize()
+
+
+def rank():
+    return _C.rank()
+
+
+def world_size():
+    return _C.world_size()
+
+
+atexit.register(finalize)
+
+
+class DistGraph(_C.DistGraph):
+    """One rank's view of a partition directory: maps this rank's part and serves it to the
+    other ranks (worker mode). Collective to open and to close; a context manager."""
+
+    def __init__(self, parts_dir, timeout=60.0, in_memory=False):
+        super().__init__(str(parts_dir), float(timeout), bool(in_memory))
+        _open_graphs.append(self)
+
+    def close(self):
+        if self in _open_graphs:
+            _open_graphs.remove(self)
+        super().close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    @property
+    def train_ids(self):
+        return self.ids("train")
+
+    @property
+    def valid_ids(self):
+        return self.ids("valid")
+
+    @property
+    def test_ids(self):
+        return self.ids("test")
+
+
+class NeighborLoader:
+    """Mini-batches of a split, sampled and fetched by Partita's C++ pipeline.
+
+    Every rank runs len(loader) steps per epoch (one global plan: a (seed, epoch) shuffle of
+    every id of the split, cut into global batches of batch_size seeds, each rank taking
+    the ids it owns), exactly the batches of `partita train` with the same flags. Each
+    `for` loop over the loader is one epoch: 0, then 1, ...; set_epoch(e) picks the next.
+    """
+
+    def __init__(self, graph, fanouts=(10, 10), batch_size=1024, split="train", shuffle=True,
+                 seed=0, prefetch=2, threads=1):
+        self._c = _C.NeighborLoader(graph, [int(k) for k in fanouts], int(batch_size),
+                                    str(split), bool(shuffle), int(seed), int(prefetch),
+                                    int(threads))
+        self.graph = graph
+        self.fanouts = list(fanouts)
+        self.batch_size = batch_size
+
+    def __len__(self):
+        return len(self._c)
+
+    @property
+    def num_ids(self):
+        return self._c.num_ids
+
+    def set_epoch(self, epoch):
+        self._c.set_epoch(int(epoch))
+
+    @property
+    def epoch(self):
+        """The epoch the next loop runs."""
+        return self._c.epoch
+
+    def __iter__(self):
+        self._c.start()
+        while True:
+            batch = self._c.next()
+            if batch is None:
+                return
+            yield batch
+
+    def close(self):
+        self._c.stop()
+
+
+def allreduce_gradients(model, graph, bucket_bytes=4 << 20):
+    """Sums every parameter's gradient over the ranks, in buckets as the C++ trainer does
+    (parameters without a gradient contribute zeros). With a loss divided by the global
+    batch size this gives the exact gradient of the mean over the global batch."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        return
+    flat = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1)
+                      .to(torch.float32) for p in params]).contiguous()
+    graph.allreduce_(flat, bucket_bytes)
+    offset = 0
+    for p in params:
+        n = p.numel()
+        g = flat[offset:offset + n].view_as(p).to(p.dtype)
+        if p.grad is None:
+            p.grad = g.clone()
+        else:
+            p.grad.copy_(g)
+        offset += n
+
+
+def allreduce(tensor, graph):
+    """Sums a contiguous CPU float32/float64/int64 tensor over the ranks, in place."""
+    graph.allreduce_(tensor)
+    return tensor

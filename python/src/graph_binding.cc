@@ -1,0 +1,155 @@
+// The job and the distributed graph, for Python: see graph_binding.h.
+#include "graph_binding.h"
+
+#include "partita/core/error.h"
+#include "partita/core/log.h"
+
+#include <pybind11/numpy.h>
+
+namespace py = pybind11;
+
+namespace partita::python {
+namespace {
+
+std::shared_ptr<MpiScope>& scope() {
+  static std::shared_ptr<MpiScope> held;
+  return held;
+}
+
+py::array_t<int64_t> to_numpy(ArrayView<const int64_t> ids) {
+  py::array_t<int64_t> out(ids.size());
+  std::copy(ids.begin(), ids.end(), out.mutable_data());
+  return out;
+}
+
+runtime::Split split_of(const std::string& name) {
+  if (name == "train") return runtime::Split::kTrain;
+  if (name == "valid" || name == "val") return runtime::Split::kValid;
+  if (name == "test") return runtime::Split::kTest;
+  throw UsageError(fmt::format("split: '{}' is not one of train, valid, test", name));
+}
+
+}  // namespace
+
+std::shared_ptr<MpiScope> job() {
+  if (!scope()) {
+    py::gil_scoped_release release;
+    scope() = std::make_shared<MpiScope>(nullptr, nullptr);
+  }
+  return scope();
+}
+
+Graph::Graph(const std::string& parts_dir, double timeout_s, bool in_memory) : mpi_(job()) {
+  runtime::SessionOptions options;
+  options.parts_dir = parts_dir;
+  options.timeout_s = timeout_s;
+  options.graph.in_memory = in_memory;
+  py::gil_scoped_release release;
+  rank_ = std::make_unique<runtime::MpiRank>(*mpi_, options);
+}
+
+Graph::~Graph() {
+  // Not closed: the session goes without the collective goodbye (close() is the clean way).
+  rank_.reset();
+}
+
+runtime::Session& Graph::session() {
+  PARTITA_CHECK(rank_ != nullptr, UsageError, "DistGraph: closed");
+  return rank_->session();
+}
+
+const store::DistGraph& Graph::graph() { return session().graph(); }
+
+std::vector<loader::SeedId> Graph::all_ids(runtime::Split split) {
+  const store::DistGraph& g = graph();
+  const ArrayView<const int64_t> ids = split == runtime::Split::kTrain   ? g.train_ids()
+                                       : split == runtime::Split::kValid ? g.valid_ids()
+                                                                         : g.test_ids();
+  std::vector<loader::SeedId> mine;
+  mine.reserve(static_cast<size_t>(ids.size()));
+  for (int64_t gid : ids) mine.push_back({g.original_ids()[gid - g.first_node()], gid});
+  if (g.replicated()) return mine;
+  py::gil_scoped_release release;
+  return session().collectives().allgather(mine);
+}
+
+std::vector<int64_t> Graph::share_of(const std::vector<int64_t>& global_batch) {
+  const store::DistGraph& g = graph();
+  if (g.replicated()) return loader::even_share(global_batch, session().rank(), session().size());
+  std::vector<int64_t> mine;
+  for (int64_t gid : global_batch)
+    if (g.owns(gid)) mine.push_back(gid);
+  return mine;
+}
+
+void Graph::close() {
+  if (rank_ == nullptr) return;
+  {
+    py::gil_scoped_release release;
+    rank_->session().finish();
+  }
+  rank_.reset();
+}
+
+void add_graph_bindings(py::module_& m) {
+  m.def("init", [] { return job() != nullptr; },
+        "Starts MPI in this process (once; under mpirun every rank calls it)");
+  m.def("finalize", [] { scope().reset(); },
+        "Lets MPI finalize once no DistGraph holds it any more");
+  m.def("rank", [] { return job()->rank(); }, "This process's rank in MPI_COMM_WORLD");
+  m.def("world_size", [] { return job()->size(); }, "The number of ranks of the job");
+  m.def("set_log_level", [](const std::string& level) {
+    set_log_level(level == "quiet" ? LogLevel::kQuiet : level == "verbose" ? LogLevel::kDebug : LogLevel::kInfo);
+  });
+
+  py::class_<Graph>(m, "DistGraph",
+                    "One rank's view of a partition directory (collective to open and close)")
+      .def(py::init<const std::string&, double, bool>(), py::arg("parts_dir"),
+           py::arg("timeout") = 60.0, py::arg("in_memory") = false)
+      .def("close", &Graph::close, "Ends the session on every rank (collective)")
+      .def_property_readonly("closed", &Graph::closed)
+      .def_property_readonly("dir", [](Graph& g) { return g.graph().dir(); })
+      .def_property_readonly("rank", [](Graph& g) { return g.session().rank(); })
+      .def_property_readonly("world_size", [](Graph& g) { return g.session().size(); })
+      .def_property_readonly("num_parts", [](Graph& g) { return g.graph().meta().num_parts; })
+      .def_property_readonly("num_nodes", [](Graph& g) { return g.graph().num_nodes(); })
+      .def_property_readonly("num_edges", [](Graph& g) { return g.graph().meta().num_edges; })
+      .def_property_readonly("feat_dim", [](Graph& g) { return g.graph().feat_dim(); })
+      .def_property_readonly("num_classes", [](Graph& g) { return g.graph().num_classes(); })
+      .def_property_readonly("replicated", [](Graph& g) { return g.graph().replicated(); })
+      .def_property_readonly("first_node", [](Graph& g) { return g.graph().first_node(); })
+      .def_property_readonly("end_node", [](Graph& g) { return g.graph().end_node(); })
+      .def("ids", [](Graph& g, const std::string& split) {
+             const store::DistGraph& d = g.graph();
+             switch (split_of(split)) {
+               case runtime::Split::kTrain: return to_numpy(d.train_ids());
+               case runtime::Split::kValid: return to_numpy(d.valid_ids());
+               default: return to_numpy(d.test_ids());
+             }
+           }, py::arg("split"), "This rank's ids of a split (global ids), ascending")
+      .def_property_readonly("node_map", [](Graph& g) { return to_numpy(g.graph().node_map()); },
+                             "Original (dataset) id of every global id, int64 [num_nodes]")
+      .def("barrier", [](Graph& g) {
+             py::gil_scoped_release release;
+             g.session().collectives().barrier();
+           })
+      .def("allreduce_", [](Graph& g, torch::Tensor t, int64_t bucket_bytes) {
+             PARTITA_CHECK(t.is_contiguous() && t.device().is_cpu() &&
+                               (t.scalar_type() == torch::kFloat32 || t.scalar_type() == torch::kFloat64 ||
+                                t.scalar_type() == torch::kInt64),
+                           UsageError, "allreduce: a contiguous CPU float32, float64 or int64 tensor");
+             const size_t n = static_cast<size_t>(t.numel());
+             py::gil_scoped_release release;
+             Collectives& c = g.session().collectives();
+             const size_t bytes = std::max<int64_t>(8, bucket_bytes);
+             if (t.scalar_type() == torch::kFloat32)
+               c.allreduce_bucketed(t.data_ptr<float>(), n, std::max<size_t>(1, bytes / 4));
+             else if (t.scalar_type() == torch::kFloat64)
+               c.allreduce_bucketed(t.data_ptr<double>(), n, std::max<size_t>(1, bytes / 8));
+             else
+               c.allreduce_bucketed(t.data_ptr<int64_t>(), n, std::max<size_t>(1, bytes / 8));
+           }, py::arg("tensor"), py::arg("bucket_bytes") = 4 << 20,
+           "Sums a tensor over the ranks in place, in buckets (collective)");
+}
+
+}  // namespace partita::python

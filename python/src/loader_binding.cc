@@ -1,0 +1,254 @@
+// The pipelined neighbor loader for Python: the batches of the C++ trainer (the same global
+// plan, share, sampling keys and pipeline; train/trainer.h), handed out as torch tensors.
+#include "loader_binding.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph_binding.h"
+#include "partita/core/error.h"
+#include "partita/loader/batch_pipeline.h"
+#include "partita/loader/seeds.h"
+#include "partita/nn/block_tensors.h"
+
+namespace py = pybind11;
+
+namespace partita::python {
+namespace {
+
+// One block of a batch: its tensors (for the fused kernels) and its global src ids.
+struct Block {
+  nn::BlockTensors tensors;
+  torch::Tensor src_nodes;  // [num_src] global ids; the first num_dst are the dst nodes
+};
+
+// One batch: tensors that share the C++ batch's memory where the type allows.
+struct Batch {
+  int64_t step = 0;
+  int64_t global_size = 0;  // seeds of the whole global batch (all ranks)
+  torch::Tensor seeds, input_nodes, x, y;
+  std::vector<Block> blocks;  // input layer first (DGL order): blocks[0].src = input_nodes
+  double sample_s = 0, fetch_s = 0;
+};
+
+// A tensor over `values` that keeps `owner` alive (no copy).
+template <class T>
+torch::Tensor view_of(std::vector<T>& values, std::shared_ptr<loader::Batch> owner,
+                      torch::ScalarType type) {
+  return torch::from_blob(values.data(), {static_cast<int64_t>(values.size())},
+                          [owner](void*) {}, torch::TensorOptions().dtype(type));
+}
+
+class Loader {
+ public:
+  Loader(Graph& graph, std::vector<int64_t> fanouts, int64_t batch_size, const std::string& split,
+         bool shuffle, uint64_t seed, int prefetch, int threads)
+      : graph_(graph), fanouts_(std::move(fanouts)), batch_size_(batch_size), shuffle_(shuffle),
+        seed_(seed), prefetch_(prefetch), threads_(threads) {
+    PARTITA_CHECK(!fanouts_.empty(), UsageError, "fanouts: give one per layer, e.g. [10, 10]");
+    for (int64_t k : fanouts_)
+      PARTITA_CHECK(k >= 1 || k == -1, UsageError, "fanouts: {} is not a fanout (>= 1, or -1 for all)", k);
+    PARTITA_CHECK(batch_size >= 1, UsageError, "batch_size: must be >= 1, got {}", batch_size);
+    PARTITA_CHECK(prefetch >= 1 && prefetch <= 1024, UsageError, "prefetch: must be in [1, 1024], got {}", prefetch);
+    PARTITA_CHECK(threads >= 1 && threads <= 256, UsageError, "threads: must be in [1, 256], got {}", threads);
+    PARTITA_CHECK(!graph.graph().typed(), UsageError,
+                  "NeighborLoader: {} is a typed (heterogeneous) partition (not supported yet)",
+                  graph.graph().dir());
+    const runtime::Split which = split == "train" ? runtime::Split::kTrain
+                                 : split == "valid" || split == "val" ? runtime::Split::kValid
+                                 : split == "test" ? runtime::Split::kTest
+                                                   : throw UsageError(fmt::format(
+                                                         "split: '{}' is not one of train, valid, test", split));
+    std::vector<loader::SeedId> ids = graph.all_ids(which);
+    std::sort(ids.begin(), ids.end(),
+              [](const loader::SeedId& a, const loader::SeedId& b) { return a.original < b.original; });
+    for (const loader::SeedId& id : ids) ordered_.push_back(id.global);
+    plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), batch_size);
+  }
+
+  ~Loader() { stop(); }
+
+  int64_t steps() const { return plan_->steps(); }
+  int64_t num_ids() const { return plan_->num_ids(); }
+  void set_epoch(int64_t epoch) { epoch_ = epoch; }
+  int64_t epoch() const { return epoch_; }
+
+  // Starts the pipeline of the next epoch (the one set_epoch named, else the one after the
+  // last), stopping one still running.
+  void start() {
+    stop();
+    const uint64_t key = static_cast<uint64_t>(epoch_);
+    std::vector<std::vector<int64_t>> batches;
+    const auto share = [this](const std::vector<int64_t>& b) { return graph_.share_of(b); };
+    if (shuffle_) {
+      batches = plan_->epoch_batches(seed_, key, share);
+    } else {
+      for (const std::vector<int64_t>& b : loader::chunk(ordered_, batch_size_)) batches.push_back(share(b));
+    }
+    loader::BatchPipelineOptions o;
+    o.threads = threads_;
+    o.prefetch = prefetch_;
+    o.fanouts = fanouts_;
+    o.seed = seed_;
+    o.epoch = key;
+    o.feature_row_bytes = graph_.graph().feature_row_bytes();
+    o.fetch_degrees = true;  // GCN layers normalize with the graph degrees
+    runtime::Session& session = graph_.session();
+    pipeline_ = std::make_unique<loader::BatchPipeline>(o, std::move(batches), session.sampler(),
+                                                        session.fetcher());
+    running_epoch_ = epoch_;
+    ++epoch_;
+  }
+
+  // The next batch of the running epoch; nullopt after its last step.
+  std::optional<Batch> next() {
+    PARTITA_CHECK(pipeline_ != nullptr, UsageError, "NeighborLoader: iterate it (for batch in loader)");
+    std::optional<loader::Batch> got;
+    Batch out;
+    {
+      py::gil_scoped_release release;
+      got = pipeline_->next();
+      if (!got) {
+        pipeline_.reset();
+        return std::nullopt;
+      }
+      auto owner = std::make_shared<loader::Batch>(std::move(*got));
+      const store::DistGraph& g = graph_.graph();
+      out.step = owner->step;
+      out.global_size = plan_->batch_size(owner->step);
+      out.sample_s = owner->sample_s;
+      out.fetch_s = owner->fetch_s;
+      out.seeds = view_of(owner->sampled.seeds, owner, torch::kInt64);
+      out.input_nodes = view_of(owner->sampled.input_nodes, owner, torch::kInt64);
+      out.y = view_of(owner->labels, owner, torch::kInt64);
+      const int64_t rows = static_cast<int64_t>(owner->sampled.input_nodes.size());
+      torch::Tensor x = torch::from_blob(owner->features.data(), {rows, g.feat_dim()}, [owner](void*) {},
+                                         torch::TensorOptions().dtype(torch_type(g.feature_dtype())));
+      out.x = x.scalar_type() == torch::kFloat32 ? x : x.to(torch::kFloat32);
+      if (!owner->sampled.seeds.empty()) {
+        std::vector<nn::BlockTensors> tensors = nn::to_block_tensors(owner->sampled.blocks, owner->degrees);
+        for (size_t i = tensors.size(); i-- > 0;) {
+          sample::Block& b = owner->sampled.blocks[i];
+          out.blocks.push_back({std::move(tensors[i]), view_of(b.src_nodes, owner, torch::kInt64)});
+        }
+      }
+    }
+    return out;
+  }
+
+  // Runs the next epoch's pipeline to its end in C++, handing no batch to Python; returns
+  // the batches. The C++ side of the loader alone, for benchmarks.
+  int64_t drain() {
+    start();
+    py::gil_scoped_release release;
+    int64_t batches = 0;
+    while (pipeline_->next()) ++batches;
+    pipeline_.reset();
+    return batches;
+  }
+
+  void stop() {
+    if (pipeline_ == nullptr) return;
+    py::gil_scoped_release release;
+    pipeline_.reset();
+  }
+
+ private:
+  static torch::ScalarType torch_type(DType dtype) {
+    switch (dtype) {
+      case DType::kFloat16: return torch::kFloat16;
+      case DType::kBFloat16: return torch::kBFloat16;
+      default: return torch::kFloat32;
+    }
+  }
+
+  Graph& graph_;
+  std::vector<int64_t> fanouts_;
+  int64_t batch_size_;
+  bool shuffle_;
+  uint64_t seed_;
+  int prefetch_, threads_;
+  std::unique_ptr<loader::GlobalBatches> plan_;
+  std::vector<int64_t> ordered_;  // every id of the split by original id (shuffle=False)
+  int64_t epoch_ = 0, running_epoch_ = -1;
+  std::unique_ptr<loader::BatchPipeline> pipeline_;
+};
+
+// The blocks BlockBuilder samples for `seeds` under key (seed, epoch, step) through the
+// graph's distributed sampler, input layer first: what the loader's batch of that step
+// holds, built without the pipeline (for tests and debugging). Collective only in that a
+// remote owner must answer.
+std::vector<Block> sample_blocks(Graph& graph, std::vector<int64_t> seeds,
+                                 std::vector<int64_t> fanouts, uint64_t seed, uint64_t epoch,
+                                 uint64_t step) {
+  auto owner = std::make_shared<sample::SampledBatch>();
+  {
+    py::gil_scoped_release release;
+    sample::BlockOptions options;
+    options.fanouts = std::move(fanouts);
+    options.key = {seed, epoch, step};
+    *owner = sample::sample_blocks(ArrayView<const int64_t>(seeds), options, graph.session().sampler());
+  }
+  std::vector<Block> out;
+  std::vector<nn::BlockTensors> tensors = nn::to_block_tensors(owner->blocks);
+  for (size_t i = tensors.size(); i-- > 0;) {
+    std::vector<int64_t>& src = owner->blocks[i].src_nodes;
+    out.push_back({std::move(tensors[i]),
+                   torch::from_blob(src.data(), {static_cast<int64_t>(src.size())}, [owner](void*) {},
+                                    torch::TensorOptions().dtype(torch::kInt64))});
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_loader_bindings(py::module_& m) {
+  m.def("sample_blocks", &sample_blocks, py::arg("graph"), py::arg("seeds"), py::arg("fanouts"),
+        py::arg("seed"), py::arg("epoch"), py::arg("step"),
+        "The blocks BlockBuilder samples for `seeds` under key (seed, epoch, step), input "
+        "layer first (the loader's batch of that step, without the pipeline)");
+  py::class_<Block>(m, "Block", "One sampled block (layer) of a batch")
+      .def_readonly("tensors", &Block::tensors)
+      .def_readonly("src_nodes", &Block::src_nodes)
+      .def_property_readonly("num_src", [](const Block& b) { return b.tensors.num_src; })
+      .def_property_readonly("num_dst", [](const Block& b) { return b.tensors.num_dst; })
+      .def_property_readonly("num_edges", [](const Block& b) { return b.tensors.num_edges(); })
+      .def_property_readonly("indptr", [](const Block& b) { return b.tensors.indptr; })
+      .def_property_readonly("indices", [](const Block& b) { return b.tensors.indices; })
+      .def_property_readonly("edge_index", [](const Block& b) {
+        return torch::stack({b.tensors.indices, b.tensors.edge_dst});
+      })
+      .def_property_readonly("graph_deg", [](const Block& b) { return b.tensors.graph_deg; });
+
+  py::class_<Batch>(m, "Batch", "One mini-batch of this rank")
+      .def_readonly("step", &Batch::step)
+      .def_readonly("global_size", &Batch::global_size)
+      .def_readonly("seeds", &Batch::seeds)
+      .def_readonly("input_nodes", &Batch::input_nodes)
+      .def_readonly("x", &Batch::x)
+      .def_readonly("y", &Batch::y)
+      .def_readonly("blocks", &Batch::blocks)
+      .def_readonly("sample_s", &Batch::sample_s)
+      .def_readonly("fetch_s", &Batch::fetch_s)
+      .def_property_readonly("num_seeds", [](const Batch& b) { return b.seeds.size(0); });
+
+  py::class_<Loader>(m, "NeighborLoader", "The C++ batch pipeline over a split of a DistGraph")
+      .def(py::init<Graph&, std::vector<int64_t>, int64_t, const std::string&, bool, uint64_t, int, int>(),
+           py::arg("graph"), py::arg("fanouts"), py::arg("batch_size") = 1024,
+           py::arg("split") = "train", py::arg("shuffle") = true, py::arg("seed") = 0,
+           py::arg("prefetch") = 2, py::arg("threads") = 1, py::keep_alive<1, 2>())
+      .def("__len__", &Loader::steps)
+      .def_property_readonly("num_ids", &Loader::num_ids)
+      .def_property_readonly("epoch", &Loader::epoch)
+      .def("set_epoch", &Loader::set_epoch, py::arg("epoch"))
+      .def("start", &Loader::start)
+      .def("next", &Loader::next)
+      .def("stop", &Loader::stop)
+      .def("drain", &Loader::drain,
+           "Runs the next epoch in C++ without handing batches to Python (benchmarks)");
+}
+
+}  // namespace partita::python

@@ -1,0 +1,102 @@
+// partita._C: the Python binding of Partita's data path (issue 14; docs/python.md). The
+// engine stays C++: Python gets the job (MPI), the distributed graph, the pipelined neighbor
+// loader, the fused message-passing kernels as autograd functions, and the gradient
+// allreduce. Everything that waits (a batch, a collective) releases the GIL.
+#include <torch/extension.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph_binding.h"
+#include "loader_binding.h"
+#include "partita/core/error.h"
+#include "partita/nn/block_tensors.h"
+#include "partita/nn/gnn_model.h"
+#include "partita/nn/message_passing.h"
+
+namespace py = pybind11;
+
+namespace partita::python {
+namespace {
+
+// A GnnModel's initial parameters, built exactly as `partita train` builds them
+// (torch::manual_seed(seed), then the model): lets a Python model start from the weights
+// of the C++ trainer, to compare the two.
+std::vector<std::pair<std::string, torch::Tensor>> initial_parameters(
+    const std::string& kind, int64_t in_dim, int64_t hidden, int64_t out_dim, int64_t layers,
+    int64_t heads, uint64_t seed) {
+  nn::GnnOptions o;
+  o.kind = kind == "gcn" ? nn::ConvKind::kGcn : kind == "gat" ? nn::ConvKind::kGat : nn::ConvKind::kSage;
+  PARTITA_CHECK(kind == "sage" || kind == "gcn" || kind == "gat", UsageError,
+                "kind: '{}' is not one of sage, gcn, gat", kind);
+  o.in_dim = in_dim;
+  o.hidden = hidden;
+  o.out_dim = out_dim;
+  o.layers = layers;
+  o.heads = heads;
+  torch::manual_seed(seed);
+  nn::GnnModel model(o);
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& item : model.named_parameters()) out.emplace_back(item.key(), item.value().detach().clone());
+  return out;
+}
+
+}  // namespace
+}  // namespace partita::python
+
+PYBIND11_MODULE(_C, m) {
+  using namespace partita;
+  using namespace partita::python;
+  m.doc() = "Partita's C++ data path: job, distributed graph, neighbor loader, fused kernels";
+
+  // C++ errors arrive as Python exceptions with the same message; the base class first
+  // (pybind11 tries the translators of later registrations first).
+  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  static py::exception<UsageError> usage_error(m, "UsageError", error.ptr());
+  static py::exception<FormatError> format_error(m, "FormatError", error.ptr());
+  static py::exception<IoError> io_error(m, "IoError", error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const UsageError& e) {
+      PyErr_SetString(usage_error.ptr(), e.what());
+    } catch (const FormatError& e) {
+      PyErr_SetString(format_error.ptr(), e.what());
+    } catch (const IoError& e) {
+      PyErr_SetString(io_error.ptr(), e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+
+  add_graph_bindings(m);
+  add_loader_bindings(m);
+
+  py::class_<nn::BlockTensors>(m, "BlockTensors",
+                               "One sampled block as tensors (nn/block_tensors.h)")
+      .def_readonly("num_src", &nn::BlockTensors::num_src)
+      .def_readonly("num_dst", &nn::BlockTensors::num_dst)
+      .def_readonly("indptr", &nn::BlockTensors::indptr)
+      .def_readonly("indices", &nn::BlockTensors::indices)
+      .def_readonly("edge_dst", &nn::BlockTensors::edge_dst)
+      .def_readonly("deg_dst", &nn::BlockTensors::deg_dst)
+      .def_readonly("deg_src", &nn::BlockTensors::deg_src)
+      .def_readonly("graph_deg", &nn::BlockTensors::graph_deg)
+      .def("num_edges", &nn::BlockTensors::num_edges);
+
+  m.def("aggregate", &nn::aggregate, py::arg("block"), py::arg("x"),
+        py::arg("edge_weight") = torch::Tensor(),
+        "Weighted sum over each dst's in-edges (fused, differentiable; nn/message_passing.h)");
+  m.def("aggregate_mean", &nn::aggregate_mean, py::arg("block"), py::arg("x"),
+        "Mean over each dst's in-edges (fused, differentiable)");
+  m.def("gat_edge_softmax", &nn::gat_edge_softmax, py::arg("block"), py::arg("score_src"),
+        py::arg("score_dst"), py::arg("negative_slope") = 0.2,
+        "GAT's attention softmax over each dst's in-edges (fused, differentiable)");
+  m.def("with_self_loops", &nn::with_self_loops, py::arg("block"),
+        "The block with a self loop leading each dst row (for GAT)");
+  m.def("initial_parameters", &initial_parameters, py::arg("kind"), py::arg("in_dim"),
+        py::arg("hidden"), py::arg("out_dim"), py::arg("layers"), py::arg("heads") = 1,
+        py::arg("seed") = 0,
+        "(name, tensor) pairs of the GnnModel `partita train` builds with this seed");
+}

@@ -1,0 +1,85 @@
+"""The package under mpirun: a model written in PyTorch trained through Partita's loader on 2
+ranks reproduces the C++ trainer's losses, the example reaches its accuracy, and a rank that
+never comes is a Python exception naming the timeout."""
+import json
+import os
+import textwrap
+
+import pytest
+
+from conftest import PARTITA, PYTHON, ROOT, mpirun
+
+EXAMPLE = os.path.join(ROOT, "examples", "python", "train_cora.py")
+SAME = ["--fanouts", "5,5", "--hidden", "16", "--batch-size", "32", "--epochs", "6",
+        "--lr", "0.5", "--dropout", "0", "--optimizer", "sgd", "--seed", "4"]
+
+
+def losses_of_cpp(path):
+    with open(path) as f:
+        return [r["loss"] for r in map(json.loads, f) if r["type"] == "epoch"]
+
+
+def test_python_training_equals_the_cpp_trainer(cora_parts, scratch):
+    """Same model (GraphSAGE 2x16 from the C++ initial weights), seed, batches, SGD and no
+    dropout: every epoch's loss within a relative 1e-4 of `partita train`'s, on 2 ranks."""
+    py_losses = str(scratch / "py.jsonl")
+    cpp_metrics = str(scratch / "cpp.jsonl")
+    mpirun(2, [PYTHON, EXAMPLE, "--parts", cora_parts[2], "--init", "cpp",
+               "--losses-out", py_losses] + SAME)
+    mpirun(2, [PARTITA, "-q", "train", "--parts", cora_parts[2], "--model", "sage",
+               "--layers", "2", "--eval-every", "0", "--metrics-out", cpp_metrics] + SAME)
+    with open(py_losses) as f:
+        py = [r["loss"] for r in map(json.loads, f)]
+    cpp = losses_of_cpp(cpp_metrics)
+    assert len(py) == len(cpp) == 6
+    for epoch, (a, b) in enumerate(zip(py, cpp), 1):
+        assert abs(a - b) <= 1e-4 * abs(b), f"epoch {epoch}: python {a} vs C++ {b}"
+    assert cpp[-1] < cpp[0]  # it trained
+
+
+def test_ddp_gradients_equal_partitas_allreduce(cora_parts, scratch):
+    """The same run with torch.distributed (gloo) DistributedDataParallel averaging the
+    gradients instead of partita.allreduce_gradients: the same losses. One step per epoch
+    (every rank has seeds in every step, as DDP needs)."""
+    flags = ["--parts", cora_parts[2], "--init", "cpp", "--fanouts", "5,5", "--hidden", "16",
+             "--batch-size", "1024", "--epochs", "4", "--lr", "0.5", "--dropout", "0",
+             "--optimizer", "sgd", "--seed", "2"]
+    losses = []
+    for extra in ([], ["--ddp"]):
+        path = str(scratch / f"losses{len(extra)}.jsonl")
+        mpirun(2, [PYTHON, EXAMPLE, "--losses-out", path] + flags + extra)
+        with open(path) as f:
+            losses.append([r["loss"] for r in map(json.loads, f)])
+    assert len(losses[0]) == 4
+    for a, b in zip(*losses):
+        assert abs(a - b) <= 1e-5 * abs(a), losses
+
+
+def test_example_reaches_its_accuracy(cora_parts):
+    out = mpirun(2, [PYTHON, EXAMPLE, "--parts", cora_parts[2]]).stdout
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("test_acc="), out
+    assert float(last.split("=")[1]) >= 0.78, out
+
+
+def test_a_missing_rank_is_a_timeout_error(cora_parts, scratch):
+    """Rank 1 never opens the graph: rank 0's DistGraph raises partita.Error naming the
+    timeout (the collectives' deadline), and the job ends instead of hanging."""
+    script = scratch / "stall.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys, time
+        import partita
+        partita.init()
+        if partita.rank() == 1:
+            time.sleep(30)
+            sys.exit(0)
+        try:
+            partita.DistGraph({cora_parts[2]!r}, timeout=3)
+        except partita.Error as e:
+            print("raised:", type(e).__name__, e, flush=True)
+            sys.exit(0)
+        print("no error", flush=True)
+    """))
+    out = mpirun(2, [PYTHON, str(script)], check=False, timeout=120)
+    assert "raised:" in out.stdout, out.stdout + out.stderr
+    assert "timed out" in out.stdout or "3 s" in out.stdout, out.stdout
