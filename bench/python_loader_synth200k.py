@@ -7,7 +7,9 @@ under mpirun. Per run, each rank iterates one epoch of `partita.NeighborLoader(f
 [15, 10, 5], batch_size=2048)` twice: once inside C++ (`loader._c.drain()`: the pipeline
 builds every batch, none reaches Python) and once as a Python `for batch in loader` that
 touches every batch's tensors (x, y, every block's edge_index), the way a training loop
-does. Prints one JSON object: the medians over --runs of both epochs' batches/s (rank 0)
+does. The C++ epoch converts every batch to tensors too (nn::BlockTensors, as the C++
+trainer does in its step), so the difference is what Python adds. Prints one JSON object:
+the medians over --runs of both epochs' batches/s (rank 0)
 and the Python overhead per batch ((python_s - cpp_s) / batches, and as a share of the
 C++ time). Never fails because a machine is slow.
 
@@ -30,6 +32,7 @@ parts, runs = sys.argv[1], int(sys.argv[2])
 torch.set_num_threads(1)
 out = []
 with partita.DistGraph(parts) as g:
+    rank = g.rank
     loader = partita.NeighborLoader(g, fanouts=[15, 10, 5], batch_size=2048, seed=0)
     for run in range(runs):
         g.barrier()
@@ -44,7 +47,7 @@ with partita.DistGraph(parts) as g:
                 touched += block.edge_index.shape[1]
         py_s = time.monotonic() - start
         out.append({"batches": batches, "cpp_s": cpp_s, "python_s": py_s})
-if g.rank == 0:
+if rank == 0:
     print(json.dumps(out))
 """
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GraphSAGE written in plain PyTorch, trained on a partition with Partita's loader.
+"""A GNN written in plain PyTorch, trained on a partition with Partita's loader.
 
     mpirun -np 2 -x PYTHONPATH=build/python python3 examples/python/train_cora.py --parts P
 
@@ -30,30 +30,44 @@ import torch.nn.functional as F
 import partita
 
 
-class SAGE(torch.nn.Module):
-    """L GraphSAGE layers over the loader's blocks (input layer first), ReLU between."""
+class GNN(torch.nn.Module):
+    """L layers of partita.nn convolutions over the loader's blocks (input layer first):
+    dropout on every layer's input, ReLU (ELU for GAT) after the hidden ones; GAT's hidden
+    layers concatenate `heads` heads, its output layer has one. The model `partita train
+    --model KIND` builds."""
 
-    def __init__(self, in_dim, hidden, out_dim, layers, dropout):
+    def __init__(self, kind, in_dim, hidden, out_dim, layers, dropout, heads=4):
         super().__init__()
-        dims = [in_dim] + [hidden] * (layers - 1) + [out_dim]
-        self.convs = torch.nn.ModuleList(
-            partita.nn.SAGEConv(dims[i], dims[i + 1]) for i in range(layers))
-        self.dropout = dropout
+        convs, d = [], in_dim
+        for l in range(layers):
+            out = out_dim if l + 1 == layers else hidden
+            if kind == "sage":
+                convs.append(partita.nn.SAGEConv(d, out))
+            elif kind == "gcn":
+                convs.append(partita.nn.GCNConv(d, out))
+            else:
+                k = 1 if l + 1 == layers else heads
+                convs.append(partita.nn.GATConv(d, out, heads=k, concat=l + 1 < layers))
+                out *= k
+            d = out
+        self.convs = torch.nn.ModuleList(convs)
+        self.kind, self.dropout = kind, dropout
 
     def forward(self, blocks, x):
         for i, (conv, block) in enumerate(zip(self.convs, blocks)):
             x = F.dropout(x, self.dropout, self.training)
             x = conv(block, x)
             if i + 1 < len(self.convs):
-                x = F.relu(x)
+                x = F.elu(x) if self.kind == "gat" else F.relu(x)
         return x
 
 
 def load_cpp_weights(model, g, args):
-    """The initial weights of `partita train --model sage` with this seed: the C++ model
+    """The initial weights of `partita train --model KIND` with this seed: the C++ model
     names its layers conv<l>, ours convs.<l>."""
-    params = dict(partita._C.initial_parameters("sage", g.feat_dim, args.hidden, g.num_classes,
-                                                len(args.fanouts), 1, args.seed))
+    params = dict(partita._C.initial_parameters(args.model, g.feat_dim, args.hidden,
+                                                g.num_classes, len(args.fanouts), args.heads,
+                                                args.seed))
     state = {name.replace("conv", "convs.", 1): value for name, value in params.items()}
     model.load_state_dict(state)
 
@@ -78,6 +92,8 @@ def accuracy(model, g, args, split):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--parts", required=True, help="partition directory")
+    ap.add_argument("--model", choices=["sage", "gcn", "gat"], default="sage")
+    ap.add_argument("--heads", type=int, default=4, help="gat: heads of the hidden layers")
     ap.add_argument("--fanouts", type=lambda s: [int(k) for k in s.split(",")], default=[10, 10])
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--batch-size", type=int, default=1024, help="global: seeds per step")
@@ -94,7 +110,8 @@ def main():
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     with partita.DistGraph(args.parts) as g:
-        model = SAGE(g.feat_dim, args.hidden, g.num_classes, len(args.fanouts), args.dropout)
+        model = GNN(args.model, g.feat_dim, args.hidden, g.num_classes, len(args.fanouts),
+                    args.dropout, args.heads)
         if args.init == "cpp":
             load_cpp_weights(model, g, args)
         opt = (torch.optim.SGD if args.optimizer == "sgd" else torch.optim.Adam)(

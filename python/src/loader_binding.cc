@@ -115,39 +115,49 @@ class Loader {
         pipeline_.reset();
         return std::nullopt;
       }
-      auto owner = std::make_shared<loader::Batch>(std::move(*got));
-      const store::DistGraph& g = graph_.graph();
-      out.step = owner->step;
-      out.global_size = plan_->batch_size(owner->step);
-      out.sample_s = owner->sample_s;
-      out.fetch_s = owner->fetch_s;
-      out.seeds = view_of(owner->sampled.seeds, owner, torch::kInt64);
-      out.input_nodes = view_of(owner->sampled.input_nodes, owner, torch::kInt64);
-      out.y = view_of(owner->labels, owner, torch::kInt64);
-      const int64_t rows = static_cast<int64_t>(owner->sampled.input_nodes.size());
-      torch::Tensor x = torch::from_blob(owner->features.data(), {rows, g.feat_dim()}, [owner](void*) {},
-                                         torch::TensorOptions().dtype(torch_type(g.feature_dtype())));
-      out.x = x.scalar_type() == torch::kFloat32 ? x : x.to(torch::kFloat32);
-      if (!owner->sampled.seeds.empty()) {
-        std::vector<nn::BlockTensors> tensors = nn::to_block_tensors(owner->sampled.blocks, owner->degrees);
-        for (size_t i = tensors.size(); i-- > 0;) {
-          sample::Block& b = owner->sampled.blocks[i];
-          out.blocks.push_back({std::move(tensors[i]), view_of(b.src_nodes, owner, torch::kInt64)});
-        }
-      }
+      out = convert(std::make_shared<loader::Batch>(std::move(*got)));
     }
     return out;
   }
 
-  // Runs the next epoch's pipeline to its end in C++, handing no batch to Python; returns
-  // the batches. The C++ side of the loader alone, for benchmarks.
+  // Runs the next epoch's pipeline to its end in C++, converting every batch to tensors as
+  // next() does but handing none to Python; returns the batches. The C++ side of the loader
+  // alone, for benchmarks.
   int64_t drain() {
     start();
     py::gil_scoped_release release;
     int64_t batches = 0;
-    while (pipeline_->next()) ++batches;
+    while (std::optional<loader::Batch> got = pipeline_->next()) {
+      convert(std::make_shared<loader::Batch>(std::move(*got)));
+      ++batches;
+    }
     pipeline_.reset();
     return batches;
+  }
+
+  // The tensors of a batch, sharing its memory where the types allow. No GIL needed.
+  Batch convert(const std::shared_ptr<loader::Batch>& owner) const {
+    Batch out;
+    const store::DistGraph& g = graph_.graph();
+    out.step = owner->step;
+    out.global_size = plan_->batch_size(owner->step);
+    out.sample_s = owner->sample_s;
+    out.fetch_s = owner->fetch_s;
+    out.seeds = view_of(owner->sampled.seeds, owner, torch::kInt64);
+    out.input_nodes = view_of(owner->sampled.input_nodes, owner, torch::kInt64);
+    out.y = view_of(owner->labels, owner, torch::kInt64);
+    const int64_t rows = static_cast<int64_t>(owner->sampled.input_nodes.size());
+    torch::Tensor x = torch::from_blob(owner->features.data(), {rows, g.feat_dim()}, [owner](void*) {},
+                                       torch::TensorOptions().dtype(torch_type(g.feature_dtype())));
+    out.x = x.scalar_type() == torch::kFloat32 ? x : x.to(torch::kFloat32);
+    if (!owner->sampled.seeds.empty()) {
+      std::vector<nn::BlockTensors> tensors = nn::to_block_tensors(owner->sampled.blocks, owner->degrees);
+      for (size_t i = tensors.size(); i-- > 0;) {
+        sample::Block& b = owner->sampled.blocks[i];
+        out.blocks.push_back({std::move(tensors[i]), view_of(b.src_nodes, owner, torch::kInt64)});
+      }
+    }
+    return out;
   }
 
   void stop() {
