@@ -19,17 +19,12 @@
 #include "partita/core/npy.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition.h"
+#include "helpers/quiet_logs.h"
 
 namespace partita::loader {
 namespace {
 
 using testing::TempDir;
-
-class QuietEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { set_log_level(LogLevel::kQuiet); }
-};
-const auto* const kQuiet = ::testing::AddGlobalTestEnvironment(new QuietEnvironment);
 
 ArrayView<const int64_t> view_of(const std::vector<int64_t>& v) {
   return ArrayView<const int64_t>(v);

@@ -15,18 +15,13 @@
 #include "partita/partition/format.h"
 #include "partita/partition/partition.h"
 #include "test_datasets.h"
+#include "helpers/quiet_logs.h"
 
 namespace partita::partition {
 namespace {
 
 using testing::TempDir;
 using Pair = std::pair<int64_t, int64_t>;
-
-class QuietEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { set_log_level(LogLevel::kQuiet); }
-};
-const auto* const kQuiet = ::testing::AddGlobalTestEnvironment(new QuietEnvironment);
 
 PartitionOptions split_options(const std::string& out, int parts, double valid, double test,
                                uint64_t seed = 1, int threads = 2) {

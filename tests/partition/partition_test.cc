@@ -17,17 +17,12 @@
 #include "partita/partition/assign.h"
 #include "partita/partition/format.h"
 #include "test_datasets.h"
+#include "helpers/quiet_logs.h"
 
 namespace partita::partition {
 namespace {
 
 using testing::TempDir;
-
-class QuietEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { set_log_level(LogLevel::kQuiet); }
-};
-const auto* const kQuiet = ::testing::AddGlobalTestEnvironment(new QuietEnvironment);
 
 PartitionOptions options_for(const std::string& out, int parts, Method method, uint64_t seed = 0) {
   PartitionOptions o;
