@@ -34,7 +34,8 @@ class GNN(torch.nn.Module):
     """L layers of partita.nn convolutions over the loader's blocks (input layer first):
     dropout on every layer's input, ReLU (ELU for GAT) after the hidden ones; GAT's hidden
     layers concatenate `heads` heads, its output layer has one. The model `partita train
-    --model KIND` builds."""
+    --model KIND` builds, with its parameter names (conv0.lin_neigh.weight, ...): the
+    "model" dict of its checkpoints (torch.load) loads into this one as it is."""
 
     def __init__(self, kind, in_dim, hidden, out_dim, layers, dropout, heads=4):
         super().__init__()
@@ -50,7 +51,9 @@ class GNN(torch.nn.Module):
                 convs.append(partita.nn.GATConv(d, out, heads=k, concat=l + 1 < layers))
                 out *= k
             d = out
-        self.convs = torch.nn.ModuleList(convs)
+        for l, conv in enumerate(convs):
+            self.add_module(f"conv{l}", conv)
+        self.convs = convs
         self.kind, self.dropout = kind, dropout
 
     def forward(self, blocks, x):
@@ -63,13 +66,11 @@ class GNN(torch.nn.Module):
 
 
 def load_cpp_weights(model, g, args):
-    """The initial weights of `partita train --model KIND` with this seed: the C++ model
-    names its layers conv<l>, ours convs.<l>."""
+    """The initial weights of `partita train --model KIND` with this seed."""
     params = dict(partita._C.initial_parameters(args.model, g.feat_dim, args.hidden,
                                                 g.num_classes, len(args.fanouts), args.heads,
                                                 args.seed))
-    state = {name.replace("conv", "convs.", 1): value for name, value in params.items()}
-    model.load_state_dict(state)
+    model.load_state_dict(params)
 
 
 def accuracy(model, g, args, split):

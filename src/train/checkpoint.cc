@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -16,12 +17,17 @@
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 
+#include <fmt/ranges.h>
+
 namespace partita::train {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kFormatVersion = 1;
+// 2: a torch.save-compatible pickle of a dict (see checkpoint.h); 1: a torch::serialize
+// archive (read, for checkpoints written before).
+constexpr int64_t kFormatVersion = 2;
+constexpr int64_t kArchiveFormatVersion = 1;
 constexpr const char* kPrefix = "checkpoint-";
 constexpr const char* kSuffix = ".pt";
 constexpr const char* kEmbeddingsPrefix = "embeddings-";
@@ -98,66 +104,155 @@ std::optional<std::string> latest_checkpoint(const std::string& dir) {
   return found.back().second;
 }
 
+namespace {
+
+std::string first_line(const std::exception& e) {
+  // c10::Error messages run to many lines with a C++ backtrace: keep the first.
+  const std::string what = e.what();
+  return what.substr(0, what.find('\n'));
+}
+
+// A format-2 checkpoint's dict, or nullopt for bytes that are no such pickle (a format-1
+// archive, or not a checkpoint at all).
+std::optional<c10::impl::GenericDict> checkpoint_dict(const std::string& bytes) {
+  try {
+    const torch::IValue value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+    if (!value.isGenericDict()) return std::nullopt;
+    c10::impl::GenericDict dict = value.toGenericDict();
+    if (!dict.contains("partita") || !dict.at("partita").isGenericDict() ||
+        !dict.contains("model") || !dict.at("model").isGenericDict())
+      return std::nullopt;
+    return dict;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+torch::IValue entry(const c10::impl::GenericDict& dict, const std::string& key,
+                    const std::string& source) {
+  PARTITA_CHECK(dict.contains(key), FormatError, "{}: checkpoint has no '{}'", source, key);
+  return dict.at(key);
+}
+
+CheckpointMeta archive_meta(const std::string& bytes, const std::string& source) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(bytes.data(), bytes.size());
+  torch::Tensor version, epochs, seed, signature;
+  PARTITA_CHECK(archive.try_read("partita_checkpoint", version), FormatError,
+                "{}: not a Partita checkpoint", source);
+  PARTITA_CHECK(int64_values(version) == std::vector<int64_t>{kArchiveFormatVersion},
+                FormatError, "{}: checkpoint format {} is not supported (this build reads {})",
+                source, int64_values(version).empty() ? -1 : int64_values(version)[0],
+                kFormatVersion);
+  archive.read("epochs_done", epochs);
+  archive.read("seed", seed);
+  archive.read("signature", signature);
+  CheckpointMeta meta;
+  meta.epochs_done = int64_values(epochs).at(0);
+  meta.seed = static_cast<uint64_t>(int64_values(seed).at(0));
+  meta.signature = int64_values(signature);
+  return meta;
+}
+
+// Every parameter and buffer of `model` from `state` (names as named_parameters() and
+// named_buffers() give them), each of the same shape; no name missing, none left over.
+void load_state(torch::nn::Module& model, const c10::impl::GenericDict& state,
+                const std::string& source) {
+  torch::NoGradGuard no_grad;
+  int64_t used = 0;
+  const auto load = [&](const std::string& name, torch::Tensor& target) {
+    PARTITA_CHECK(state.contains(name), FormatError,
+                  "{}: written for another model (it has no '{}')", source, name);
+    const torch::Tensor value = state.at(name).toTensor();
+    PARTITA_CHECK(value.sizes() == target.sizes(), FormatError,
+                  "{}: '{}' is {} in the checkpoint but {} in this model", source, name,
+                  fmt::join(value.sizes(), "x"), fmt::join(target.sizes(), "x"));
+    target.copy_(value);
+    ++used;
+  };
+  for (auto& item : model.named_parameters(true)) load(item.key(), item.value());
+  for (auto& item : model.named_buffers(true)) load(item.key(), item.value());
+  PARTITA_CHECK(used == static_cast<int64_t>(state.size()), FormatError,
+                "{}: written for another model ({} tensors, this model has {})", source,
+                state.size(), used);
+}
+
+}  // namespace
+
 std::string serialize_checkpoint(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                                  const CheckpointMeta& meta) {
-  torch::serialize::OutputArchive archive;
-  torch::serialize::OutputArchive model_archive, optimizer_archive;
-  model.save(model_archive);
+  c10::impl::GenericDict state(c10::StringType::get(), c10::TensorType::get());
+  for (const auto& item : model.named_parameters(true)) state.insert(item.key(), item.value().detach());
+  for (const auto& item : model.named_buffers(true)) state.insert(item.key(), item.value().detach());
+  torch::serialize::OutputArchive optimizer_archive;
   optimizer.save(optimizer_archive);
-  archive.write("partita_checkpoint", int64_tensor({kFormatVersion}));
-  archive.write("epochs_done", int64_tensor({meta.epochs_done}));
-  archive.write("seed", int64_tensor({static_cast<int64_t>(meta.seed)}));
-  archive.write("signature", int64_tensor(meta.signature));
-  archive.write("model", model_archive);
-  archive.write("optimizer", optimizer_archive);
-  std::ostringstream out;
-  archive.save_to(out);
-  return out.str();
+  std::ostringstream optimizer_bytes;
+  optimizer_archive.save_to(optimizer_bytes);
+  const std::string opt = optimizer_bytes.str();
+  c10::impl::GenericDict partita(c10::StringType::get(), c10::AnyType::get());
+  partita.insert("format", kFormatVersion);
+  partita.insert("epochs_done", meta.epochs_done);
+  partita.insert("seed", static_cast<int64_t>(meta.seed));
+  partita.insert("signature", c10::List<int64_t>(meta.signature));
+  partita.insert("optimizer", torch::from_blob(const_cast<char*>(opt.data()),
+                                               {static_cast<int64_t>(opt.size())}, torch::kUInt8)
+                                  .clone());
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
+  dict.insert("model", state);
+  dict.insert("partita", partita);
+  const std::vector<char> bytes = torch::pickle_save(dict);
+  return std::string(bytes.begin(), bytes.end());
 }
 
 CheckpointMeta read_checkpoint_meta(const std::string& bytes, const std::string& source) {
   try {
-    torch::serialize::InputArchive archive;
-    archive.load_from(bytes.data(), bytes.size());
-    torch::Tensor version, epochs, seed, signature;
-    PARTITA_CHECK(archive.try_read("partita_checkpoint", version), FormatError,
-                  "{}: not a Partita checkpoint", source);
-    PARTITA_CHECK(int64_values(version) == std::vector<int64_t>{kFormatVersion}, FormatError,
-                  "{}: checkpoint format {} is not supported (this build reads {})", source,
-                  int64_values(version).empty() ? -1 : int64_values(version)[0], kFormatVersion);
-    archive.read("epochs_done", epochs);
-    archive.read("seed", seed);
-    archive.read("signature", signature);
     CheckpointMeta meta;
-    meta.epochs_done = int64_values(epochs).at(0);
-    meta.seed = static_cast<uint64_t>(int64_values(seed).at(0));
-    meta.signature = int64_values(signature);
+    if (const std::optional<c10::impl::GenericDict> dict = checkpoint_dict(bytes)) {
+      const c10::impl::GenericDict partita = dict->at("partita").toGenericDict();
+      const int64_t format = entry(partita, "format", source).toInt();
+      PARTITA_CHECK(format == kFormatVersion, FormatError,
+                    "{}: checkpoint format {} is not supported (this build reads {})", source,
+                    format, kFormatVersion);
+      meta.epochs_done = entry(partita, "epochs_done", source).toInt();
+      meta.seed = static_cast<uint64_t>(entry(partita, "seed", source).toInt());
+      meta.signature = entry(partita, "signature", source).toIntVector();
+    } else {
+      meta = archive_meta(bytes, source);
+    }
     PARTITA_CHECK(meta.epochs_done >= 0, FormatError, "{}: negative epoch count {}", source,
                   meta.epochs_done);
     return meta;
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    // c10::Error messages run to many lines with a C++ backtrace: keep the first.
-    std::string what = e.what();
-    throw FormatError(fmt::format("{}: unreadable checkpoint ({})", source,
-                                  what.substr(0, what.find('\n'))));
+    throw FormatError(fmt::format("{}: unreadable checkpoint ({})", source, first_line(e)));
   }
 }
 
 void load_checkpoint(const std::string& bytes, const std::string& source,
                      torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
   try {
+    if (const std::optional<c10::impl::GenericDict> dict = checkpoint_dict(bytes)) {
+      load_state(model, dict->at("model").toGenericDict(), source);
+      const torch::Tensor opt =
+          entry(dict->at("partita").toGenericDict(), "optimizer", source).toTensor().contiguous();
+      torch::serialize::InputArchive optimizer_archive;
+      optimizer_archive.load_from(static_cast<const char*>(opt.data_ptr()),
+                                  static_cast<size_t>(opt.numel()));
+      optimizer.load(optimizer_archive);
+      return;
+    }
     torch::serialize::InputArchive archive, model_archive, optimizer_archive;
     archive.load_from(bytes.data(), bytes.size());
     archive.read("model", model_archive);
     archive.read("optimizer", optimizer_archive);
     model.load(model_archive);
     optimizer.load(optimizer_archive);
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
-    std::string what = e.what();
     throw FormatError(fmt::format("{}: cannot load into this model and optimizer ({})", source,
-                                  what.substr(0, what.find('\n'))));
+                                  first_line(e)));
   }
 }
 

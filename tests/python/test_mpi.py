@@ -86,3 +86,33 @@ def test_a_missing_rank_is_a_timeout_error(cora_parts, scratch):
     out = mpirun(2, [PYTHON, str(script)], check=False, timeout=120)
     assert "raised:" in out.stdout, out.stdout + out.stderr
     assert "timed out" in out.stdout or "3 s" in out.stdout, out.stdout
+
+
+def test_checkpoint_loads_with_torch_load_into_the_pytorch_model(cora_parts, scratch):
+    """`partita train`'s checkpoint is a plain dict for torch.load; its "model" state loads
+    (strict) into the example's GNN, whose full-neighbourhood test accuracy through the
+    Python loader equals `partita infer`'s on the same checkpoint."""
+    ck = str(scratch / "ck")
+    mpirun(2, [PARTITA, "-q", "train", "--parts", cora_parts[2], "--model", "gcn",
+               "--hidden", "16", "--epochs", "3", "--eval-every", "0", "--checkpoint-dir", ck])
+    infer = mpirun(2, [PARTITA, "-q", "infer", "--parts", cora_parts[2], "--checkpoint-dir", ck,
+                       "--out", str(scratch / "inf")]).stdout
+    want = float(infer.strip().splitlines()[-1].split("=")[1])
+    script = scratch / "load.py"
+    script.write_text(f"""
+import importlib.util, torch, partita
+spec = importlib.util.spec_from_file_location("example", {EXAMPLE!r})
+example = importlib.util.module_from_spec(spec); spec.loader.exec_module(example)
+d = torch.load({ck + "/checkpoint-000003.pt"!r})
+assert isinstance(d, dict) and set(d) == {{"model", "partita"}}, d.keys()
+assert d["partita"]["epochs_done"] == 3 and d["partita"]["format"] == 2
+with partita.DistGraph({cora_parts[2]!r}) as g:
+    model = example.GNN("gcn", g.feat_dim, 16, g.num_classes, 2, 0.5)
+    model.load_state_dict(d["model"], strict=True)
+    class Args: fanouts, batch_size, seed = [-1, -1], 1024, 0
+    acc = example.accuracy(model, g, Args, "test")
+    if g.rank == 0: print(f"test_acc={{acc:.4f}}")
+""")
+    out = mpirun(2, [PYTHON, str(script)]).stdout
+    got = float(out.strip().splitlines()[-1].split("=")[1])
+    assert got == want, (out, infer)

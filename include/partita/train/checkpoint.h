@@ -1,7 +1,16 @@
 #pragma once
 // Training checkpoints: model parameters and buffers, optimizer state, the number of
-// completed epochs and the seed, in one torch archive per epoch (`checkpoint-<E>.pt`, E =
-// completed epochs, zero-padded to 6 digits) in a checkpoint directory.
+// completed epochs and the seed, one file per epoch (`checkpoint-<E>.pt`, E = completed
+// epochs, zero-padded to 6 digits: checkpoint-000003.pt) in a checkpoint directory.
+//
+// Format 2 is what Python's torch.save writes (torch::pickle_save), so `torch.load(path)` in
+// Debian's python3-torch returns a plain dict (docs/training.md, "Checkpoints"):
+//   "model":   {name: tensor} for every parameter and buffer, names as the model's
+//              named_parameters() (e.g. conv0.lin_neigh.weight): a state_dict;
+//   "partita": {"format": 2, "epochs_done": E, "seed": S, "signature": [ints] (the model's
+//              shape and optimizer kind), "optimizer": uint8 tensor (the optimizer state as
+//              a torch::serialize archive, for --resume)}.
+// Format-1 files (a torch::serialize archive, written before) are still read.
 //
 // RNG state. Every random choice of training is a pure function of (seed, epoch, rank):
 // shuffles and samples are keyed by them (loader/, sample/), and torch's generator (dropout)

@@ -1,0 +1,110 @@
+// Checkpoint files (train/checkpoint.h): format 2 (a torch.save pickle of a dict) round-trips
+// model and optimizer; format-1 archives written before still load; a checkpoint of another
+// model or corrupt bytes are FormatErrors naming the file.
+#include "partita/train/checkpoint.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <sstream>
+#include <string>
+
+#include "partita/core/error.h"
+#include "partita/nn/gnn_model.h"
+
+namespace partita::train {
+namespace {
+
+std::shared_ptr<nn::GnnModel> model(int64_t hidden, uint64_t seed) {
+  torch::manual_seed(seed);
+  nn::GnnOptions o;
+  o.in_dim = 5;
+  o.hidden = hidden;
+  o.out_dim = 3;
+  o.layers = 2;
+  return std::make_shared<nn::GnnModel>(o);
+}
+
+// One Adam step on a made-up loss, so that the optimizer has state worth saving.
+void step(nn::GnnModel& m, torch::optim::Adam& adam) {
+  torch::Tensor loss = torch::zeros({});
+  for (auto& p : m.parameters()) loss = loss + p.square().sum();
+  adam.zero_grad();
+  loss.backward();
+  adam.step();
+}
+
+void expect_same_parameters(nn::GnnModel& a, nn::GnnModel& b) {
+  const auto pa = a.named_parameters(), pb = b.named_parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (const auto& item : pa) EXPECT_TRUE(torch::equal(item.value(), pb[item.key()])) << item.key();
+}
+
+TEST(Checkpoint, RoundTripsModelOptimizerAndMeta) {
+  auto saved = model(4, 1);
+  torch::optim::Adam adam(saved->parameters(), torch::optim::AdamOptions(0.1));
+  step(*saved, adam);
+  const std::string bytes = serialize_checkpoint(*saved, adam, {3, 42, {0, 5, 4, 3, 2, 1, 0, 0}});
+  const CheckpointMeta meta = read_checkpoint_meta(bytes, "ck");
+  EXPECT_EQ(meta.epochs_done, 3);
+  EXPECT_EQ(meta.seed, 42u);
+  EXPECT_EQ(meta.signature, (std::vector<int64_t>{0, 5, 4, 3, 2, 1, 0, 0}));
+
+  auto loaded = model(4, 2);  // other initial values
+  torch::optim::Adam adam2(loaded->parameters(), torch::optim::AdamOptions(0.1));
+  load_checkpoint(bytes, "ck", *loaded, adam2);
+  expect_same_parameters(*saved, *loaded);
+  // The optimizer state came along: one more step lands both on the same values.
+  step(*saved, adam);
+  step(*loaded, adam2);
+  expect_same_parameters(*saved, *loaded);
+}
+
+TEST(Checkpoint, ReadsFormatOneArchives) {
+  // A checkpoint as written before format 2: a torch::serialize archive.
+  auto saved = model(4, 3);
+  torch::optim::Adam adam(saved->parameters(), torch::optim::AdamOptions(0.1));
+  step(*saved, adam);
+  torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
+  saved->save(model_archive);
+  adam.save(optimizer_archive);
+  archive.write("partita_checkpoint", torch::tensor(std::vector<int64_t>{1}));
+  archive.write("epochs_done", torch::tensor(std::vector<int64_t>{7}));
+  archive.write("seed", torch::tensor(std::vector<int64_t>{5}));
+  archive.write("signature", torch::tensor(std::vector<int64_t>{0, 5, 4, 3, 2, 1, 0, 0}));
+  archive.write("model", model_archive);
+  archive.write("optimizer", optimizer_archive);
+  std::ostringstream out;
+  archive.save_to(out);
+  const std::string bytes = out.str();
+
+  const CheckpointMeta meta = read_checkpoint_meta(bytes, "old");
+  EXPECT_EQ(meta.epochs_done, 7);
+  EXPECT_EQ(meta.seed, 5u);
+  auto loaded = model(4, 4);
+  torch::optim::Adam adam2(loaded->parameters(), torch::optim::AdamOptions(0.1));
+  load_checkpoint(bytes, "old", *loaded, adam2);
+  expect_same_parameters(*saved, *loaded);
+}
+
+TEST(Checkpoint, AnotherModelOrCorruptBytesAreFormatErrors) {
+  auto saved = model(4, 1);
+  torch::optim::Adam adam(saved->parameters(), torch::optim::AdamOptions(0.1));
+  const std::string bytes = serialize_checkpoint(*saved, adam, {1, 0, {}});
+  auto wider = model(6, 1);
+  torch::optim::Adam adam2(wider->parameters(), torch::optim::AdamOptions(0.1));
+  try {
+    load_checkpoint(bytes, "ck", *wider, adam2);
+    FAIL() << "loaded into another shape";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("ck: 'conv0.lin_neigh.weight' is 4x5 in the checkpoint "
+                                         "but 6x5 in this model"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(read_checkpoint_meta("not a checkpoint", "junk"), FormatError);
+  EXPECT_THROW(read_checkpoint_meta(bytes.substr(0, bytes.size() / 2), "cut"), FormatError);
+}
+
+}  // namespace
+}  // namespace partita::train
