@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <vector>
+
+#include <fmt/ranges.h>
 #include <optional>
 #include <system_error>
 
@@ -89,6 +92,28 @@ void prepare_out_dir(const std::string& dir) {
   std::filesystem::remove(dir + "/" + kMetaFileName, ec);
   PARTITA_CHECK(!ec, IoError, "{}/{}: cannot remove the old metadata: {}", dir, kMetaFileName,
                 ec.message());
+}
+
+// A part (owning nodes) without training nodes trains on no seeds: legal (its rank still
+// samples and serves), but usually not what the user wants. One warning naming the parts.
+void warn_parts_without_training_nodes(const PartitionSummary& summary,
+                                       const PartitionOptions& o) {
+  std::vector<int> parts;
+  int64_t train = 0;
+  for (size_t p = 0; p < summary.parts.size(); ++p) {
+    train += summary.parts[p].train_nodes;
+    if (summary.parts[p].nodes > 0 && summary.parts[p].train_nodes == 0)
+      parts.push_back(static_cast<int>(p));
+  }
+  if (parts.empty() || train == 0) return;
+  const bool one = parts.size() == 1;
+  log_warning("partition: {} {} own{} no training node: {} train{} on no seeds (still sampling "
+              "and serving){}",
+              one ? "part" : "parts", fmt::join(parts, ", "), one ? "s" : "",
+              one ? "its rank" : "their ranks", one ? "s" : "",
+              o.method == Method::kMetis && !o.balance_train
+                  ? "; --balance-train spreads the training nodes over the parts"
+                  : "");
 }
 
 // Runs everything after loading. `owned` is the same object as `ds` when the caller owns
@@ -195,6 +220,7 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
         "partition: {} of {} parts own no node; the partition is valid but those ranks "
         "will hold no data",
         empty, o.num_parts);
+  warn_parts_without_training_nodes(meta.summary, o);
   write_meta(o.out_dir, meta);
   return meta.summary;
 }
