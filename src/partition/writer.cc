@@ -330,7 +330,8 @@ WriteResult write_partition_arrays(const data::Dataset& ds, const graph::CsrOf<I
     s.train_nodes = static_cast<int64_t>(train[p].size());
     s.valid_nodes = static_cast<int64_t>(valid[p].size());
     s.test_nodes = static_cast<int64_t>(test[p].size());
-    log_info("partition: wrote part {}/{}: {} nodes, {} edges", p + 1, num_parts, rows, edges);
+    log_info("partition: wrote part {} ({} of {}): {} nodes, {} edges", p, p + 1, num_parts, rows,
+             edges);
   }
   return result;
 }
