@@ -12,22 +12,34 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One required file and the names it may have, the canonical one first.
-struct Choice {
-  std::vector<std::string> names;
-  std::string* path;  // set to the name present
-  size_t* chosen;     // index of that name in `names`
-};
-
 bool present(const std::string& dir, const std::string& name) {
   std::error_code ec;
   return fs::exists(dir + "/" + name, ec);
 }
 
-std::string alternatives(const std::vector<std::string>& names) {
-  std::string s = names[0];
-  for (size_t i = 1; i < names.size(); ++i) s += (i == 1 ? " (or " : ", ") + names[i];
-  return names.size() > 1 ? s + ")" : s;
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The name of one required file present in `dir`, among `names` (the canonical one first).
+// None present: returns "" and appends "first (or second, ...)" to `missing`. Two present:
+// FormatError naming both.
+std::string choose(const std::string& dir, const std::vector<std::string>& names,
+                   std::string& missing) {
+  std::string chosen;
+  for (const std::string& name : names) {
+    if (!present(dir, name)) continue;
+    PARTITA_CHECK(chosen.empty(), FormatError,
+                  "{}: both {} and {} are present (two forms of one file); keep one", dir, chosen,
+                  name);
+    chosen = name;
+  }
+  if (chosen.empty()) {
+    missing += (missing.empty() ? "" : ", ") + names[0];
+    for (size_t i = 1; i < names.size(); ++i) missing += (i == 1 ? " (or " : ", ") + names[i];
+    if (names.size() > 1) missing += ")";
+  }
+  return chosen;
 }
 
 }  // namespace
@@ -39,43 +51,29 @@ bool looks_like_numpy_layout(const std::string& dir) {
 }
 
 NumpyLayoutFiles find_numpy_files(const std::string& dir) {
-  NumpyLayoutFiles files;
-  size_t feat = 0, label = 0, edges = 0, split_kind[3] = {0, 0, 0};
-  files.splits[0].name = "train";
-  files.splits[1].name = "valid";
-  files.splits[2].name = "test";
-  std::vector<Choice> choices = {
-      {{"feat.npy", "x.npy"}, &files.feat, &feat},
-      {{"label.npy", "y.npy"}, &files.label, &label},
-      {{"edges.npy", "edge_index.npy"}, &files.edges, &edges},
-      {{"train_idx.npy", "train_mask.npy"}, &files.splits[0].path, &split_kind[0]},
-      {{"valid_idx.npy", "val_idx.npy", "val_mask.npy", "valid_mask.npy"},
-       &files.splits[1].path,
-       &split_kind[1]},
-      {{"test_idx.npy", "test_mask.npy"}, &files.splits[2].path, &split_kind[2]},
-  };
   std::string missing;
-  for (const Choice& c : choices) {
-    std::vector<size_t> found;
-    for (size_t i = 0; i < c.names.size(); ++i)
-      if (present(dir, c.names[i])) found.push_back(i);
-    if (found.empty()) {
-      missing += (missing.empty() ? "" : ", ") + alternatives(c.names);
-      continue;
-    }
-    PARTITA_CHECK(found.size() == 1, FormatError,
-                  "{}: both {} and {} are present (two forms of one file); keep one", dir,
-                  c.names[found[0]], c.names[found[1]]);
-    *c.path = dir + "/" + c.names[found[0]];
-    *c.chosen = found[0];
-  }
+  const std::string feat = choose(dir, {"feat.npy", "x.npy"}, missing);
+  const std::string label = choose(dir, {"label.npy", "y.npy"}, missing);
+  const std::string edges = choose(dir, {"edges.npy", "edge_index.npy"}, missing);
+  const std::string splits[3] = {
+      choose(dir, {"train_idx.npy", "train_mask.npy"}, missing),
+      choose(dir, {"valid_idx.npy", "val_idx.npy", "val_mask.npy", "valid_mask.npy"}, missing),
+      choose(dir, {"test_idx.npy", "test_mask.npy"}, missing),
+  };
   PARTITA_CHECK(missing.empty(), IoError,
                 "{}: missing {} (the numpy layout: docs/dataset-format.md)", dir, missing);
-  files.edge_index = edges == 1;
-  for (int s = 0; s < 3; ++s)
-    files.splits[s].mask = files.splits[s].path.size() >= 9 &&
-                           files.splits[s].path.compare(files.splits[s].path.size() - 9, 9,
-                                                        "_mask.npy") == 0;
+
+  NumpyLayoutFiles files;
+  files.feat = dir + "/" + feat;
+  files.label = dir + "/" + label;
+  files.edges = dir + "/" + edges;
+  files.edge_index = edges == "edge_index.npy";
+  const char* names[3] = {"train", "valid", "test"};
+  for (int s = 0; s < 3; ++s) {
+    files.splits[s].name = names[s];
+    files.splits[s].path = dir + "/" + splits[s];
+    files.splits[s].mask = ends_with(splits[s], "_mask.npy");
+  }
   return files;
 }
 
