@@ -186,10 +186,14 @@ void fortran_to_c(const unsigned char* from, unsigned char* to, const std::vecto
 
 void fortran_to_c(const unsigned char* from, unsigned char* to, const NpyHeader& h) {
   switch (dtype_size(h.dtype)) {
-    case 1: return fortran_to_c<1>(from, to, h.shape);
-    case 2: return fortran_to_c<2>(from, to, h.shape);
-    case 4: return fortran_to_c<4>(from, to, h.shape);
-    default: return fortran_to_c<8>(from, to, h.shape);
+    case 1:
+      return fortran_to_c<1>(from, to, h.shape);
+    case 2:
+      return fortran_to_c<2>(from, to, h.shape);
+    case 4:
+      return fortran_to_c<4>(from, to, h.shape);
+    default:
+      return fortran_to_c<8>(from, to, h.shape);
   }
 }
 

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "numpy_files.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/timer.h"
-#include "numpy_files.h"
 #include "readers.h"
 
 namespace partita::data {
@@ -46,8 +46,8 @@ int64_t validate_labels(const std::vector<int64_t>& labels, const std::string& s
   for (size_t i = 0; i < labels.size(); ++i) {
     const int64_t v = labels[i];
     if ((v < 0 && !(allow_unlabelled && v == -1)) || v > kMaxLabel) {
-      throw FormatError(fmt::format("{}: node {} has label {}; labels must be in [0, {}]{}",
-                                    source, i, v, kMaxLabel,
+      throw FormatError(fmt::format("{}: node {} has label {}; labels must be in [0, {}]{}", source,
+                                    i, v, kMaxLabel,
                                     allow_unlabelled ? " (or -1: unlabelled, in no split)" : ""));
     }
     max_label = std::max(max_label, v);

@@ -18,7 +18,8 @@ bool present(const std::string& dir, const std::string& name) {
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The name of one required file present in `dir`, among `names` (the canonical one first).
@@ -98,8 +99,8 @@ std::vector<int64_t> read_numpy_split(const NumpySplitFile& file, int64_t num_no
   const unsigned char* mask = array.data();
   std::vector<int64_t> ids;
   for (int64_t v = 0; v < num_nodes; ++v) {
-    PARTITA_CHECK(mask[v] <= 1, FormatError, "{}: entry {} is {}; a mask holds 0 or 1",
-                  file.path, v, static_cast<int>(mask[v]));
+    PARTITA_CHECK(mask[v] <= 1, FormatError, "{}: entry {} is {}; a mask holds 0 or 1", file.path,
+                  v, static_cast<int>(mask[v]));
     if (mask[v] == 1) ids.push_back(v);
   }
   return ids;

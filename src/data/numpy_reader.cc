@@ -6,10 +6,10 @@
 #include <cmath>
 #include <type_traits>
 
+#include "numpy_files.h"
 #include "partita/core/error.h"
 #include "partita/core/parallel.h"
 #include "partita/core/timer.h"
-#include "numpy_files.h"
 #include "readers.h"
 
 namespace partita::data {
@@ -132,11 +132,10 @@ Dataset read_numpy_dataset(const std::string& dir, const LoadOptions& options, L
                   "found {}",
                   edge_path, edges.header().shape_string());
   } else {
-    PARTITA_CHECK(edges.dim(1) == 2, FormatError,
-                  "{}: expected shape (E, 2), found {}{}", edge_path,
-                  edges.header().shape_string(),
-                  edges.dim(0) == 2 ? " (a PyG edge_index of shape (2, E) goes in edge_index.npy)"
-                                    : "");
+    PARTITA_CHECK(
+        edges.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}{}", edge_path,
+        edges.header().shape_string(),
+        edges.dim(0) == 2 ? " (a PyG edge_index of shape (2, E) goes in edge_index.npy)" : "");
   }
   const int64_t num_edges = files.edge_index ? edges.dim(1) : edges.dim(0);
   if (num_edges == 0) throw_no_edges(edge_path);

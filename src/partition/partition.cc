@@ -63,8 +63,8 @@ void check_dataset(const data::Dataset& ds, const PartitionOptions& o) {
                     "{}: {} split: id {} at position {} is out of range or not ascending", name,
                     split, id, i);
       PARTITA_CHECK(ds.labels[id] >= 0, Error,
-                    "{}: node {} is in the {} split but has label {} (unlabelled)", name, id,
-                    split, ds.labels[id]);
+                    "{}: node {} is in the {} split but has label {} (unlabelled)", name, id, split,
+                    ds.labels[id]);
     }
   }
 }

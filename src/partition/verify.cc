@@ -226,8 +226,8 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
   scan(f.label.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
     for (int64_t i = b; i < e; ++i)
       if (label[i] < -1 || label[i] >= m.num_classes)  // -1: unlabelled, in no split
-        return fmt::format("label {} of row {} is outside [0, {}) (or -1: unlabelled)", label[i],
-                           i, m.num_classes);
+        return fmt::format("label {} of row {} is outside [0, {}) (or -1: unlabelled)", label[i], i,
+                           m.num_classes);
     return "";
   });
 

@@ -110,8 +110,7 @@ TEST(Npy, FortranOrderIsCopiedIntoCOrder) {
   // The C-order (2, 3) array [[0, 1, 2], [3, 4, 5]] stored column by column.
   const std::vector<int64_t> columns = {0, 3, 1, 4, 2, 5};
   write_file(dir / "f2.npy",
-             raw_npy("{'descr': '<i8', 'fortran_order': True, 'shape': (2, 3), }",
-                     bytes(columns)));
+             raw_npy("{'descr': '<i8', 'fortran_order': True, 'shape': (2, 3), }", bytes(columns)));
   NpyArray a = NpyArray::open(dir / "f2.npy");
   EXPECT_TRUE(a.header().fortran_order);
   EXPECT_TRUE(a.copied());
@@ -142,9 +141,8 @@ TEST(Npy, FortranOrderIsCopiedIntoCOrder) {
   ArrayView<const uint8_t> u = small.view<uint8_t>();
   EXPECT_EQ(std::vector<uint8_t>(u.begin(), u.end()), (std::vector<uint8_t>{1, 4, 2, 5, 3, 6}));
 
-  write_file(dir / "f1.npy",
-             raw_npy("{'descr': '<i8', 'fortran_order': True, 'shape': (3,), }",
-                     bytes(std::vector<int64_t>{7, 8, 9})));
+  write_file(dir / "f1.npy", raw_npy("{'descr': '<i8', 'fortran_order': True, 'shape': (3,), }",
+                                     bytes(std::vector<int64_t>{7, 8, 9})));
   NpyArray c = NpyArray::open(dir / "f1.npy");
   EXPECT_FALSE(c.header().fortran_order);
   EXPECT_EQ(c.view<int64_t>()[2], 9);
@@ -244,8 +242,8 @@ TEST(Npy, RejectsHostileHeaders) {
        raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (4611686018427387904, 4), }",
                eight),
        "too large"},
-      {"trailing", raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
-                           eight + "x"),
+      {"trailing",
+       raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", eight + "x"),
        "1 unexpected bytes"},
   };
   for (const Case& c : cases) {

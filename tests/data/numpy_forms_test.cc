@@ -14,8 +14,8 @@ namespace {
 // A version-1.0 .npy file with any header, as numpy writes it (data 64-byte aligned).
 void write_raw_npy(const std::string& path, const std::string& descr, bool fortran,
                    const std::string& shape, const void* data, size_t bytes) {
-  std::string dict = "{'descr': '" + descr + "', 'fortran_order': " +
-                     (fortran ? "True" : "False") + ", 'shape': " + shape + ", }";
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
+                     ", 'shape': " + shape + ", }";
   const size_t total = 10 + dict.size() + 1;
   dict.append((total + 63) / 64 * 64 - total, ' ');
   dict.push_back('\n');
@@ -111,8 +111,8 @@ TEST_F(NumpyForms, FortranOrderArraysReadInCOrder) {
 }
 
 TEST_F(NumpyForms, MasksAliasesAndPygNames) {
-  for (const char* name : {"train_idx.npy", "valid_idx.npy", "test_idx.npy", "feat.npy",
-                           "label.npy"})
+  for (const char* name :
+       {"train_idx.npy", "valid_idx.npy", "test_idx.npy", "feat.npy", "label.npy"})
     remove(name);
   write_raw_npy(dir_ / "train_mask.npy", "|b1", false, "(4,)", std::vector<uint8_t>{1, 0, 0, 1});
   write_raw_npy(dir_ / "val_mask.npy", "|u1", false, "(4,)", std::vector<uint8_t>{0, 1, 0, 0});
@@ -138,9 +138,9 @@ TEST_F(NumpyForms, UnlabelledNodesOutsideTheSplits) {
 
   a_.labels = {0, 1, -1, -1};  // node 2 is in the test split
   write_numpy(dir_.path(), a_);
-  expect_load_error<FormatError>(dir_.path(), dir_ / "label.npy",
-                                 {"node 2 has label -1 (unlabelled) but is in the test split",
-                                  dir_ / "test_idx.npy"});
+  expect_load_error<FormatError>(
+      dir_.path(), dir_ / "label.npy",
+      {"node 2 has label -1 (unlabelled) but is in the test split", dir_ / "test_idx.npy"});
   a_.labels = {0, 1, 2, -2};
   write_numpy(dir_.path(), a_);
   expect_load_error<FormatError>(dir_.path(), dir_ / "label.npy",
@@ -150,8 +150,7 @@ TEST_F(NumpyForms, UnlabelledNodesOutsideTheSplits) {
   a_.test = {};
   a_.labels = {-1, -1, -1, -1};
   write_numpy(dir_.path(), a_);
-  expect_load_error<FormatError>(dir_.path(), dir_ / "label.npy",
-                                 {"every node has label -1"});
+  expect_load_error<FormatError>(dir_.path(), dir_ / "label.npy", {"every node has label -1"});
 }
 
 TEST_F(NumpyForms, TwoFormsOfOneFileAreAnError) {
@@ -168,8 +167,7 @@ TEST_F(NumpyForms, TwoFormsOfOneFileAreAnError) {
                                  {"both valid_idx.npy and val_idx.npy are present"});
   remove("val_idx.npy");
   write_npy<float>(dir_ / "x.npy", ArrayView<const float>(a_.feats), {4, 3});
-  expect_load_error<FormatError>(dir_.path(), dir_.path(),
-                                 {"both feat.npy and x.npy are present"});
+  expect_load_error<FormatError>(dir_.path(), dir_.path(), {"both feat.npy and x.npy are present"});
 }
 
 TEST_F(NumpyForms, AllMissingFilesInOneMessage) {

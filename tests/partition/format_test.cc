@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <set>
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
@@ -232,8 +232,8 @@ TEST_F(PartitionFormat, UnlabelledRowsOnlyOutsideTheSplits) {
                    fmt::format("node {} at position 0 has label -1 (unlabelled)", train0),
                    path("part1/label.npy")});
   rewrite_int64("part1/label.npy", [&](std::vector<int64_t>& v) { v[train0 - lo] = -2; });
-  expect_rejected({path("part1/label.npy") + ": ", "label -2 of row",
-                   "outside [0, 3) (or -1: unlabelled)"});
+  expect_rejected(
+      {path("part1/label.npy") + ": ", "label -2 of row", "outside [0, 3) (or -1: unlabelled)"});
 }
 
 TEST_F(PartitionFormat, InvalidJsonIsRejected) {
