@@ -9,6 +9,8 @@
 #include <cstring>
 #include <limits>
 
+#include "partita/core/log.h"
+
 namespace partita {
 namespace {
 
@@ -73,7 +75,8 @@ class HeaderDictParser {
     }
     if (!have_descr || !have_order || !have_shape)
       fail("header lacks one of 'descr', 'fortran_order', 'shape'");
-    if (fortran_ && h.shape.size() > 1) fail("Fortran-order arrays are not supported");
+    // A 1-D (or 0-D) array is the same in both orders.
+    h.fortran_order = fortran_ && h.shape.size() > 1;
     return h;
   }
 
@@ -159,6 +162,40 @@ class HeaderDictParser {
   const std::string& path_;
   bool fortran_ = false;
 };
+
+// Copies a Fortran-order array of `shape` (the first index varies fastest in `from`) into
+// C order (the last index varies fastest). Reads sequentially, writes with C strides.
+template <size_t kSize>
+void fortran_to_c(const unsigned char* from, unsigned char* to, const std::vector<int64_t>& shape) {
+  const size_t ndim = shape.size();
+  std::vector<int64_t> c_stride(ndim, 1), index(ndim, 0);
+  for (size_t d = ndim - 1; d > 0; --d) c_stride[d - 1] = c_stride[d] * shape[d];
+  int64_t elements = 1;
+  for (int64_t d : shape) elements *= d;
+  int64_t c = 0;
+  for (int64_t f = 0; f < elements; ++f) {
+    std::memcpy(to + static_cast<size_t>(c) * kSize, from + static_cast<size_t>(f) * kSize, kSize);
+    for (size_t d = 0; d < ndim; ++d) {  // next Fortran index: the first dimension first
+      c += c_stride[d];
+      if (++index[d] < shape[d]) break;
+      c -= c_stride[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+void fortran_to_c(const unsigned char* from, unsigned char* to, const NpyHeader& h) {
+  switch (dtype_size(h.dtype)) {
+    case 1:
+      return fortran_to_c<1>(from, to, h.shape);
+    case 2:
+      return fortran_to_c<2>(from, to, h.shape);
+    case 4:
+      return fortran_to_c<4>(from, to, h.shape);
+    default:
+      return fortran_to_c<8>(from, to, h.shape);
+  }
+}
 
 uint32_t read_le(const unsigned char* p, int bytes) {
   uint32_t v = 0;
@@ -259,7 +296,14 @@ NpyArray NpyArray::open(const std::string& path) {
   a.header_ = parse_npy_header(a.file_.data(), a.file_.size(), a.file_.size(), path);
   // The mapping starts on a page boundary, so the offset alone decides the alignment.
   const size_t bytes = a.header_.data_bytes();
-  if (bytes > 0 && a.header_.data_offset % dtype_size(a.header_.dtype) != 0) {
+  if (bytes > 0 && a.header_.fortran_order) {
+    a.aligned_copy_.resize((bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    fortran_to_c(a.file_.data() + a.header_.data_offset,
+                 reinterpret_cast<unsigned char*>(a.aligned_copy_.data()), a.header_);
+    a.file_.release(a.header_.data_offset, bytes);
+    log_info("{}: Fortran-order array of shape {} copied into C order ({} in memory)", path,
+             a.header_.shape_string(), format_bytes(static_cast<double>(bytes)));
+  } else if (bytes > 0 && a.header_.data_offset % dtype_size(a.header_.dtype) != 0) {
     a.aligned_copy_.resize((bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t));
     std::memcpy(a.aligned_copy_.data(), a.file_.data() + a.header_.data_offset, bytes);
   }

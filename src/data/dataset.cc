@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "numpy_files.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/timer.h"
@@ -38,16 +39,21 @@ void FeatureMatrix::release_rows(int64_t begin, int64_t end) const {
   if (mapped_) mapped_->release_elements(begin * cols_, end * cols_);
 }
 
-int64_t validate_labels(const std::vector<int64_t>& labels, const std::string& source) {
+int64_t validate_labels(const std::vector<int64_t>& labels, const std::string& source,
+                        Unlabelled unlabelled) {
+  const bool allow_unlabelled = unlabelled == Unlabelled::kAllowed;
   int64_t max_label = -1;
   for (size_t i = 0; i < labels.size(); ++i) {
     const int64_t v = labels[i];
-    if (v < 0 || v > kMaxLabel) {
-      throw FormatError(fmt::format("{}: node {} has label {}; labels must be in [0, {}]", source,
-                                    i, v, kMaxLabel));
+    if ((v < 0 && !(allow_unlabelled && v == -1)) || v > kMaxLabel) {
+      throw FormatError(fmt::format("{}: node {} has label {}; labels must be in [0, {}]{}", source,
+                                    i, v, kMaxLabel,
+                                    allow_unlabelled ? " (or -1: unlabelled, in no split)" : ""));
     }
     max_label = std::max(max_label, v);
   }
+  PARTITA_CHECK(labels.empty() || max_label >= 0, FormatError,
+                "{}: every node has label -1 (unlabelled); at least one needs a class", source);
   return max_label + 1;
 }
 
@@ -122,7 +128,7 @@ Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, Loa
     check_homogeneous_options(dir, options);
     ds = read_ogb_dataset(dir, options, st);
     ds.layout = "ogb";
-  } else if (fs::exists(dir + "/edges.npy", ec) || fs::exists(dir + "/feat.npy", ec)) {
+  } else if (looks_like_numpy_layout(dir)) {
     check_homogeneous_options(dir, options);
     ds = read_numpy_dataset(dir, options, st);
     ds.layout = "numpy";

@@ -1,9 +1,12 @@
 // Reader of the Partita numpy layout (docs/dataset-format.md). Nothing large is copied:
 // edges.npy is streamed to the graph builder from its mapping in chunks whose pages are
-// dropped after use, and feat.npy stays mapped.
+// dropped after use (int32 edges and edge_index.npy through a one-chunk buffer), and
+// feat.npy stays mapped. Fortran-order files are the exception: NpyArray copies them.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
+#include "numpy_files.h"
 #include "partita/core/error.h"
 #include "partita/core/parallel.h"
 #include "partita/core/timer.h"
@@ -15,13 +18,51 @@ namespace {
 constexpr int64_t kEdgeChunkPairs = int64_t{1} << 20;
 constexpr int64_t kFeatureChunkValues = int64_t{1} << 22;
 
-std::vector<int64_t> read_split(const std::string& path, int64_t num_nodes) {
-  NpyArray array = NpyArray::open(path);
-  array.expect(DType::kInt64, 1);
-  ArrayView<const int64_t> v = array.view<int64_t>();
-  std::vector<int64_t> ids(v.begin(), v.end());
-  validate_split(ids, num_nodes, path, /*lines=*/false);
-  return ids;
+// Streams the edges of `file` as (src, dst) int64 pairs: edges.npy int64 [E, 2] straight from
+// its mapping; int32 and edge_index.npy [2, E] converted chunk by chunk into a buffer of one
+// chunk (never a copy of the whole list). Each chunk's pages are dropped after use.
+template <class T>
+graph::EdgeStream edge_stream(const NpyArray& edges, bool edge_index, int64_t num_edges) {
+  return [&edges, edge_index, num_edges](const graph::EdgeVisitor& visit) {
+    const T* data = edges.view<T>().data();
+    std::vector<int64_t> pairs;
+    for (int64_t b = 0; b < num_edges; b += kEdgeChunkPairs) {
+      const int64_t n = std::min(kEdgeChunkPairs, num_edges - b);
+      if constexpr (std::is_same_v<T, int64_t>) {
+        if (!edge_index) {
+          visit(data + 2 * b, n);
+          edges.release_elements(2 * b, 2 * (b + n));
+          continue;
+        }
+      }
+      pairs.resize(static_cast<size_t>(2 * n));
+      for (int64_t i = 0; i < n; ++i) {
+        pairs[2 * i] = edge_index ? data[b + i] : data[2 * (b + i)];
+        pairs[2 * i + 1] = edge_index ? data[num_edges + b + i] : data[2 * (b + i) + 1];
+      }
+      visit(pairs.data(), n);
+      if (edge_index) {
+        edges.release_elements(b, b + n);
+        edges.release_elements(num_edges + b, num_edges + b + n);
+      } else {
+        edges.release_elements(2 * b, 2 * (b + n));
+      }
+    }
+  };
+}
+
+// A label -1 marks an unlabelled node; such a node must be in no split.
+void check_split_labels(const Dataset& ds, const std::string& label_path,
+                        const NumpyLayoutFiles& files) {
+  const std::vector<int64_t>* splits[] = {&ds.train_idx, &ds.valid_idx, &ds.test_idx};
+  for (int s = 0; s < 3; ++s) {
+    for (int64_t v : *splits[s]) {
+      PARTITA_CHECK(ds.labels[v] >= 0, FormatError,
+                    "{}: node {} has label -1 (unlabelled) but is in the {} split ({}); a node "
+                    "in a split needs a label",
+                    label_path, v, files.splits[s].name, files.splits[s].path);
+    }
+  }
 }
 
 }  // namespace
@@ -49,9 +90,10 @@ void check_finite(const FeatureMatrix& features, const std::string& path, int th
 }
 
 Dataset read_numpy_dataset(const std::string& dir, const LoadOptions& options, LoadStats& stats) {
-  const std::string feat_path = dir + "/feat.npy";
-  const std::string label_path = dir + "/label.npy";
-  const std::string edge_path = dir + "/edges.npy";
+  const NumpyLayoutFiles files = find_numpy_files(dir);
+  const std::string& feat_path = files.feat;
+  const std::string& label_path = files.label;
+  const std::string& edge_path = files.edges;
   Dataset ds;
 
   Stopwatch watch;
@@ -69,28 +111,37 @@ Dataset read_numpy_dataset(const std::string& dir, const LoadOptions& options, L
                 label_path, label.dim(0), feat_path, num_nodes);
   ArrayView<const int64_t> label_view = label.view<int64_t>();
   ds.labels.assign(label_view.begin(), label_view.end());
-  ds.num_classes = validate_labels(ds.labels, label_path);
-  ds.train_idx = read_split(dir + "/train_idx.npy", num_nodes);
-  ds.valid_idx = read_split(dir + "/valid_idx.npy", num_nodes);
-  ds.test_idx = read_split(dir + "/test_idx.npy", num_nodes);
+  ds.num_classes = validate_labels(ds.labels, label_path, Unlabelled::kAllowed);
+  ds.train_idx = read_numpy_split(files.splits[0], num_nodes, feat_path);
+  ds.valid_idx = read_numpy_split(files.splits[1], num_nodes, feat_path);
+  ds.test_idx = read_numpy_split(files.splits[2], num_nodes, feat_path);
+  check_split_labels(ds, label_path, files);
   ds.edge_split = read_numpy_edge_split(dir, num_nodes);
   stats.read_rest_s += watch.seconds();
 
   watch.restart();
   NpyArray edges = NpyArray::open(edge_path);
-  edges.expect(DType::kInt64, 2);
-  PARTITA_CHECK(edges.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}", edge_path,
-                edges.header().shape_string());
-  const int64_t num_edges = edges.dim(0);
+  PARTITA_CHECK(edges.dtype() == DType::kInt64 || edges.dtype() == DType::kInt32, FormatError,
+                "{}: expected dtype int64 (or int32), found {}", edge_path,
+                dtype_name(edges.dtype()));
+  PARTITA_CHECK(edges.ndim() == 2, FormatError, "{}: expected 2 dimension(s), found shape {}",
+                edge_path, edges.header().shape_string());
+  if (files.edge_index) {
+    PARTITA_CHECK(edges.dim(0) == 2, FormatError,
+                  "{}: expected shape (2, E) (PyG's edge_index: sources, then destinations), "
+                  "found {}",
+                  edge_path, edges.header().shape_string());
+  } else {
+    PARTITA_CHECK(
+        edges.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}{}", edge_path,
+        edges.header().shape_string(),
+        edges.dim(0) == 2 ? " (a PyG edge_index of shape (2, E) goes in edge_index.npy)" : "");
+  }
+  const int64_t num_edges = files.edge_index ? edges.dim(1) : edges.dim(0);
   if (num_edges == 0) throw_no_edges(edge_path);
-  const int64_t* pairs = edges.view<int64_t>().data();
-  graph::EdgeStream stream = [&](const graph::EdgeVisitor& visit) {
-    for (int64_t b = 0; b < num_edges; b += kEdgeChunkPairs) {
-      const int64_t n = std::min(kEdgeChunkPairs, num_edges - b);
-      visit(pairs + 2 * b, n);
-      edges.release_elements(2 * b, 2 * (b + n));
-    }
-  };
+  graph::EdgeStream stream = edges.dtype() == DType::kInt64
+                                 ? edge_stream<int64_t>(edges, files.edge_index, num_edges)
+                                 : edge_stream<int32_t>(edges, files.edge_index, num_edges);
   graph::InEdgeOptions graph_options;
   graph_options.undirected = options.undirected;
   graph_options.threads = options.threads;

@@ -50,9 +50,14 @@ FeatureMatrix parse_ogb_features(LineSource& text, int64_t num_nodes,
 // One node id per line, checked by validate_split (in range, unique) and sorted.
 std::vector<int64_t> parse_ogb_ids(LineSource& text, int64_t num_nodes);
 
-// Checks every label is in [0, kMaxLabel]; returns num_classes = max + 1. FormatError
-// "<source>: node i has label v ..." otherwise.
-int64_t validate_labels(const std::vector<int64_t>& labels, const std::string& source);
+// Whether a label may be -1, marking an unlabelled node (the numpy layout: the reader then
+// checks that no split holds one).
+enum class Unlabelled { kRefused, kAllowed };
+
+// Checks every label is in [0, kMaxLabel] (or -1, if allowed); returns num_classes = max + 1.
+// FormatError "<source>: node i has label v ..." otherwise, and when no node has a label.
+int64_t validate_labels(const std::vector<int64_t>& labels, const std::string& source,
+                        Unlabelled unlabelled = Unlabelled::kRefused);
 
 // Checks ids are in [0, num_nodes) and unique, and sorts them. Errors name `source` and
 // the position: "line i+1" when `lines` (CSV), "entry i" otherwise (npy).

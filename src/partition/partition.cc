@@ -51,10 +51,11 @@ void check_dataset(const data::Dataset& ds, const PartitionOptions& o) {
                   ds.features.rows(), n);
     PARTITA_CHECK(static_cast<int64_t>(ds.labels.size()) == n, Error,
                   "{}: {} labels, expected {}", name, ds.labels.size(), n);
+    // -1 marks an unlabelled node, allowed outside the splits (checked with them below).
     for (int64_t v = 0; v < n; ++v)
-      PARTITA_CHECK(ds.labels[v] >= 0 && ds.labels[v] < ds.num_classes, Error,
-                    "{}: label {} of node {} is outside [0, {})", name, ds.labels[v], v,
-                    ds.num_classes);
+      PARTITA_CHECK(ds.labels[v] >= -1 && ds.labels[v] < ds.num_classes, Error,
+                    "{}: label {} of node {} is outside [0, {}) (or -1: unlabelled)", name,
+                    ds.labels[v], v, ds.num_classes);
   }
   const std::pair<const char*, const std::vector<int64_t>*> splits[] = {
       {"train", &ds.train_idx}, {"valid", &ds.valid_idx}, {"test", &ds.test_idx}};
@@ -64,6 +65,9 @@ void check_dataset(const data::Dataset& ds, const PartitionOptions& o) {
       PARTITA_CHECK(id >= 0 && id < n && (i == 0 || (*ids)[i - 1] < id), Error,
                     "{}: {} split: id {} at position {} is out of range or not ascending", name,
                     split, id, i);
+      PARTITA_CHECK(ds.labels[id] >= 0, Error,
+                    "{}: node {} is in the {} split but has label {} (unlabelled)", name, id, split,
+                    ds.labels[id]);
     }
   }
 }

@@ -67,13 +67,19 @@ void check_permutation(const NpyArray& a, int64_t n) {
 
 // Split ids strictly ascending inside [lo, hi) (the part's range, or for a typed partition
 // the part's target-type range).
-void check_splits(const PartFiles& f, int p, int64_t lo, int64_t hi) {
+// Split ids lie in [lo, hi), ascending, and have labels (not -1); `part_lo` is the part's
+// first id, row 0 of its label file.
+void check_splits(const PartFiles& f, int p, int64_t part_lo, int64_t lo, int64_t hi) {
+  auto label = f.label.view<int64_t>();
   for (const NpyArray* split : {&f.train_idx, &f.valid_idx, &f.test_idx}) {
     auto ids = split->view<int64_t>();
     for (int64_t i = 0; i < ids.size(); ++i) {
       PARTITA_CHECK(ids[i] >= lo && ids[i] < hi, FormatError,
                     "{}: id {} at position {} is not owned by part {} (range [{}, {}))",
                     split->path(), ids[i], i, p, lo, hi);
+      PARTITA_CHECK(label[ids[i] - part_lo] >= 0, FormatError,
+                    "{}: node {} at position {} has label {} (unlabelled) in {}", split->path(),
+                    ids[i], i, label[ids[i] - part_lo], f.label.path());
       PARTITA_CHECK(i == 0 || ids[i] > ids[i - 1], FormatError,
                     "{}: not strictly ascending at position {}", split->path(), i);
     }
@@ -176,7 +182,7 @@ void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, con
     }
     return "";
   });
-  check_splits(f, p, target_lo, target_hi);
+  check_splits(f, p, lo, target_lo, target_hi);
 }
 
 // `node_map` is the checked permutation: rows must be strictly ascending in ORIGINAL ids.
@@ -219,12 +225,13 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
   auto label = f.label.view<int64_t>();
   scan(f.label.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
     for (int64_t i = b; i < e; ++i)
-      if (label[i] < 0 || label[i] >= m.num_classes)
-        return fmt::format("label {} of row {} is outside [0, {})", label[i], i, m.num_classes);
+      if (label[i] < -1 || label[i] >= m.num_classes)  // -1: unlabelled, in no split
+        return fmt::format("label {} of row {} is outside [0, {}) (or -1: unlabelled)", label[i], i,
+                           m.num_classes);
     return "";
   });
 
-  check_splits(f, p, lo, hi);
+  check_splits(f, p, lo, lo, hi);
 }
 
 // The stored message-passing graph of every part, for edge look-ups in new ids.

@@ -64,20 +64,29 @@ void check_part(const std::string& dir, const partition::PartitionMeta& meta, in
     // Labels and splits belong to the target type's range.
     std::tie(lo, hi) = meta.typed->type_range(part, meta.typed->target_type);
   }
+  // -1 marks a node without a label: outside the target type, or (untyped) a node in no
+  // split, checked with the splits below.
+  const int64_t lowest_label = meta.typed ? 0 : -1;
   for (int64_t i = 0; i < labels.size(); ++i) {
     const bool labelled = meta.ranges[part] + i >= lo && meta.ranges[part] + i < hi;
-    PARTITA_CHECK(labelled ? labels[i] >= 0 && labels[i] < meta.num_classes : labels[i] == -1,
-                  FormatError, "{}: label {} of row {} {}{}", files.label.path(), labels[i], i,
-                  labelled ? fmt::format("is outside [0, {})", meta.num_classes)
-                           : std::string("must be -1 (not of the target type)"),
-                  hint);
+    PARTITA_CHECK(
+        labelled ? labels[i] >= lowest_label && labels[i] < meta.num_classes : labels[i] == -1,
+        FormatError, "{}: label {} of row {} {}{}", files.label.path(), labels[i], i,
+        labelled ? fmt::format("is outside [0, {}){}", meta.num_classes,
+                               meta.typed ? "" : " (or -1: unlabelled)")
+                 : std::string("must be -1 (not of the target type)"),
+        hint);
   }
   for (const NpyArray* split : {&files.train_idx, &files.valid_idx, &files.test_idx}) {
     const ArrayView<const int64_t> ids = split->view<int64_t>();
-    for (int64_t i = 0; i < ids.size(); ++i)
+    for (int64_t i = 0; i < ids.size(); ++i) {
       PARTITA_CHECK(ids[i] >= lo && ids[i] < hi, FormatError,
                     "{}: id {} at position {} is not owned by part {} (range [{}, {})){}",
                     split->path(), ids[i], i, part, lo, hi, hint);
+      PARTITA_CHECK(labels[ids[i] - meta.ranges[part]] >= 0, FormatError,
+                    "{}: node {} at position {} has label {} (unlabelled) in {}{}", split->path(),
+                    ids[i], i, labels[ids[i] - meta.ranges[part]], files.label.path(), hint);
+    }
   }
 }
 

@@ -54,7 +54,10 @@ TEST(NumpyReader, MissingFile) {
   TempDir dir;
   write_numpy(dir.path(), NumpyArrays{});
   std::remove((dir / "valid_idx.npy").c_str());
-  expect_load_error<IoError>(dir.path(), dir / "valid_idx.npy", {"cannot open"});
+  expect_load_error<IoError>(
+      dir.path(), dir.path(),
+      {"missing valid_idx.npy (or val_idx.npy, val_mask.npy, valid_mask.npy) (the numpy "
+       "layout: docs/dataset-format.md)"});
 }
 
 TEST(NumpyReader, EmptyEdgeList) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
@@ -208,6 +209,31 @@ TEST_F(PartitionFormat, ContentProblemsAreRejected) {
   fs::copy(source_->path(), dir_, fs::copy_options::recursive);
   rewrite_int64("node_map.npy", [](std::vector<int64_t>& v) { v[1] = v[0]; });
   expect_rejected({path("node_map.npy") + ": ", "not a permutation"});
+}
+
+// Label -1 marks an unlabelled node: verify accepts it for a row in no split and rejects it
+// for a split's node, naming the split file and the node.
+TEST_F(PartitionFormat, UnlabelledRowsOnlyOutsideTheSplits) {
+  const PartitionMeta meta = read_meta(dir_);
+  const int64_t lo = meta.ranges[1], rows = meta.ranges[2] - lo;
+  std::set<int64_t> in_split;
+  for (const char* split : {"train_idx", "valid_idx", "test_idx"})
+    for (int64_t id : read_npy_vector<int64_t>(path(std::string("part1/") + split + ".npy")))
+      in_split.insert(id - lo);
+  int64_t free_row = 0;
+  while (free_row < rows && in_split.count(free_row) > 0) ++free_row;
+  ASSERT_LT(free_row, rows) << "every row of part 1 is in a split";
+  rewrite_int64("part1/label.npy", [&](std::vector<int64_t>& v) { v[free_row] = -1; });
+  verify_partition(dir_);
+
+  const int64_t train0 = read_npy_vector<int64_t>(path("part1/train_idx.npy")).at(0);
+  rewrite_int64("part1/label.npy", [&](std::vector<int64_t>& v) { v[train0 - lo] = -1; });
+  expect_rejected({path("part1/train_idx.npy") + ": ",
+                   fmt::format("node {} at position 0 has label -1 (unlabelled)", train0),
+                   path("part1/label.npy")});
+  rewrite_int64("part1/label.npy", [&](std::vector<int64_t>& v) { v[train0 - lo] = -2; });
+  expect_rejected(
+      {path("part1/label.npy") + ": ", "label -2 of row", "outside [0, 3) (or -1: unlabelled)"});
 }
 
 TEST_F(PartitionFormat, InvalidJsonIsRejected) {

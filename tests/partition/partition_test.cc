@@ -276,6 +276,35 @@ TEST(Partition, GraphWithoutEdgesOrTrainingNodes) {
   verify_partition(dir.path());
 }
 
+// Label -1 (an unlabelled node) is partitioned like any label when the node is in no split,
+// and refused when a split holds the node.
+TEST(Partition, UnlabelledNodesOnlyOutsideTheSplits) {
+  TempDir dir;
+  data::Dataset ds = testing::planted_dataset({});
+  std::set<int64_t> in_split(ds.train_idx.begin(), ds.train_idx.end());
+  in_split.insert(ds.valid_idx.begin(), ds.valid_idx.end());
+  const int64_t test_node = ds.test_idx.back();
+  ds.test_idx.pop_back();  // now in no split (unless valid or train also hold it)
+  in_split.insert(ds.test_idx.begin(), ds.test_idx.end());
+  ASSERT_EQ(in_split.count(test_node), 0u);
+  ds.labels[test_node] = -1;
+  partition_dataset(ds, options_for(dir / "ok", 2, Method::kMetis));
+  expect_round_trip(ds, dir / "ok");
+  verify_partition(dir / "ok");
+
+  const int64_t train_node = ds.train_idx[0];
+  ds.labels[train_node] = -1;
+  try {
+    partition_dataset(ds, options_for(dir / "bad", 2, Method::kMetis));
+    ADD_FAILURE() << "a train node with label -1 was partitioned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format(
+                  "node {} is in the train split but has label -1 (unlabelled)", train_node)),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(MetisGraph, SymmetricInputIsUsedAsIsOtherInputIsSymmetrized) {
   for (bool undirected : {false, true}) {
     testing::PlantedOptions po;

@@ -1,7 +1,9 @@
 #pragma once
 // NumPy .npy files: header parsing (untrusted input), memory-mapped reading and
-// streaming writing with a CRC-32 of the whole file. Only C-order little-endian arrays
-// of the dtypes below are supported; anything else is a FormatError naming the file.
+// streaming writing with a CRC-32 of the whole file. Little-endian arrays of the dtypes
+// below are supported, in C order (mapped) or Fortran order (copied into C order on open,
+// e.g. what np.save writes for a transposed array); anything else is a FormatError naming
+// the file.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -37,6 +39,7 @@ struct NpyHeader {
   DType dtype = DType::kFloat32;
   std::vector<int64_t> shape;
   size_t data_offset = 0;  // bytes before the first element
+  bool fortran_order = false;  // as stored, with 2+ dimensions (NpyArray reads it in C order)
 
   int64_t num_elements() const;
   size_t data_bytes() const { return static_cast<size_t>(num_elements()) * dtype_size(dtype); }
@@ -61,6 +64,10 @@ std::string make_npy_header(DType dtype, const std::vector<int64_t>& shape);
 // 75) is valid numpy, though, so open() then copies the data into an aligned buffer owned
 // by the NpyArray (memory as large as the data; release_elements() is then a no-op) rather
 // than reading it through a misaligned pointer. copied() tells which case applies.
+//
+// Fortran order: the data of a Fortran-order file (header().fortran_order) is copied into
+// C order in the same owned buffer when the file is opened (memory as large as the data,
+// one info log line naming the file), so view() and shape() always mean C order.
 class NpyArray {
  public:
   NpyArray() = default;
@@ -83,7 +90,7 @@ class NpyArray {
   }
   // First byte of the elements: in the mapping, or in the aligned copy.
   const unsigned char* data() const;
-  // True when the data was misaligned in the file and view() reads an aligned copy.
+  // True when view() reads a copy (misaligned data, or Fortran order reordered).
   bool copied() const { return !aligned_copy_.empty(); }
   const MappedFile& file() const { return file_; }
   // Drops resident pages of the element range [begin, end) (see MappedFile::release).

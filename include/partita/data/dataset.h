@@ -34,7 +34,9 @@ struct Dataset {
   int64_t self_loops_dropped = 0;
   int64_t duplicates_dropped = 0;
   FeatureMatrix features;          // [num_nodes, feat_dim]
-  std::vector<int64_t> labels;     // [num_nodes], each in [0, num_classes)
+  std::vector<int64_t> labels;     // [num_nodes], each in [0, num_classes), or -1 (unlabelled:
+                                   // a node in no split (the numpy layout) or outside
+                                   // the target type (heterogeneous datasets)
   int64_t num_classes = 0;         // max label + 1
   std::vector<int64_t> train_idx;  // sorted ascending, unique, in [0, num_nodes)
   std::vector<int64_t> valid_idx;
