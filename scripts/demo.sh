@@ -18,6 +18,6 @@ mkdir -p "$out"
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-rm -rf "$out/checkpoints"  # a fresh run refuses a directory holding checkpoints
+rm -rf "$out/checkpoints" "$out/metrics.jsonl"  # a fresh run refuses to overwrite them
 "$partita" launch -- train --parts "$out/parts" --epochs 3 --checkpoint-dir "$out/checkpoints" \
   --metrics-out "$out/metrics.jsonl"

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,7 +16,9 @@
 #include <set>
 #include <sstream>
 
+#include "command_line.h"
 #include "commands.h"
+#include "interrupt_notice.h"
 #include "launch_plan.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
@@ -156,6 +159,21 @@ std::string launcher_problem(const LaunchPlan& plan, const LaunchOptions& option
   return program + ": not found on PATH (--mpirun)";
 }
 
+// What to say when the launched job is interrupted: for train, how to resume it (its
+// --checkpoint-dir, made absolute as the ranks get it); nothing for sample-bench.
+std::string launched_interrupt_message(const std::vector<std::string>& command,
+                                       const std::string& cwd) {
+  if (std::find(command.begin(), command.end(), "train") == command.end()) return "";
+  std::string dir;
+  const std::string flag = "--checkpoint-dir";
+  for (size_t i = 0; i < command.size(); ++i) {
+    if (command[i] == flag && i + 1 < command.size()) dir = command[i + 1];
+    if (command[i].rfind(flag + "=", 0) == 0) dir = command[i].substr(flag.size() + 1);
+  }
+  if (!dir.empty() && dir[0] != '/') dir = (std::filesystem::path(cwd) / dir).lexically_normal();
+  return interrupt_message(dir);
+}
+
 int run_launch(const Flags& flags, const CLI::App& app) {
   LaunchOptions options = flags.options;
   if (app.count("--procs-per-host") > 0) options.procs_per_host = flags.procs_per_host;
@@ -175,9 +193,15 @@ int run_launch(const Flags& flags, const CLI::App& app) {
   facts.stderr_is_terminal = ::isatty(STDERR_FILENO) == 1;
   if (!options.hostfile.empty()) read_hostfile(options.hostfile, facts);
   std::optional<std::string> parts_dir;
+  bool command_known = false;
   try {
     parts_dir = check_command(options.command).parts_dir;
+    command_known = true;
+    // The ranks would refuse a bad flag the same way, each after MPI started: say it now.
+    const std::string bad_flag = check_arguments(options.command);
+    PARTITA_CHECK(bad_flag.empty(), UsageError, "{}", bad_flag);
   } catch (const UsageError&) {
+    if (command_known) throw;  // the command's flags
     // plan_launch reports it, after the problems it checks first.
   }
   if (parts_dir) {
@@ -200,7 +224,7 @@ int run_launch(const Flags& flags, const CLI::App& app) {
     return 0;
   }
   log_info("launch: {}", line);
-  return supervise(plan, flags.teardown_timeout);
+  return supervise(plan, flags.teardown_timeout, launched_interrupt_message(options.command, facts.cwd));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "interrupt_notice.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/runtime/mpi_rank.h"
@@ -51,6 +52,9 @@ struct Flags {
   double progress_every_s = 10;
   bool checksum = false;
   std::string metrics_out;
+  bool layers_given = false;  // else --layers is the number of fanouts
+  bool force = false;         // --metrics-out may replace an existing file
+  train::MetricsFile::RunInfo run;  // the settings, for --metrics-out's run record
 };
 
 template <class Enum>
@@ -133,6 +137,7 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   for (const sample::HopFanoutSpec& hop : spec.hops)
     o.fanouts.push_back(hop.per_relation() ? -1 : hop.fallback.value_or(-1));
   o.fanout_spec = f.fanouts;
+  if (!f.layers_given) o.model.layers = static_cast<int64_t>(o.fanouts.size());
   PARTITA_CHECK(f.embed_lr >= 0, UsageError, "--embed-lr: must be >= 0 (0: 2 x --lr), got {}",
                 f.embed_lr);
   PARTITA_CHECK(std::isfinite(f.embed_init) && f.embed_init > 0 && f.embed_init <= 1e6,
@@ -146,6 +151,7 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
       f.torch_threads > 0 ? f.torch_threads : auto_torch_threads(cores_per_rank, o.threads);
   train::check_options(o);
   check_timeout(f.session.timeout_s);
+  if (!f.metrics_out.empty()) train::check_metrics_out(f.metrics_out, o.resume, f.force);
   PARTITA_CHECK(f.session.servers >= 0, UsageError,
                 "--servers: must be >= 0 (0: worker mode), got {}", f.session.servers);
   PARTITA_CHECK(f.progress_every_s >= 0 && f.progress_every_s <= 1e6, UsageError,
@@ -207,6 +213,7 @@ store::EmbeddingOptions embedding_options(const Flags& flags, const train::Train
 int train_on(runtime::Session& session, const Flags& flags, const train::TrainOptions& options) {
   train::Trainer trainer(session, options);
   const bool print = session.rank() == 0;  // the first rank that trains
+  if (print) print_on_interrupt(interrupt_message(options.checkpoint_dir));
   if (print && options.cache_ratio > 0) {
     const train::CacheReport& c = trainer.cache_report();
     log_info("cache: rank 0 keeps {} remote rows ({:.1f} MiB), expected hit rate {:.3f}, chosen "
@@ -218,9 +225,17 @@ int train_on(runtime::Session& session, const Flags& flags, const train::TrainOp
   const bool link = options.task == train::Task::kLink;
   const std::string validation_name = link ? train::link_metric_name(options.link) : "acc";
   std::unique_ptr<train::MetricsFile> metrics;
-  if (print && !flags.metrics_out.empty())
+  if (print && !flags.metrics_out.empty()) {
     metrics = std::make_unique<train::MetricsFile>(flags.metrics_out, options.resume,
                                                    "val_" + validation_name);
+    train::MetricsFile::RunInfo run = flags.run;
+    run.resume = options.resume;
+    run.ranks = session.size();
+    run.servers = flags.session.servers;
+    for (auto& [name, value] : run.settings)  // the values the flags resolved to
+      if (name == "layers") value = std::to_string(options.model.layers);
+    metrics->write_run(run);
+  }
   train::ProgressBar bar(print ? progress_mode(flags.progress) : train::ProgressMode::kOff,
                          options.epochs, flags.progress_every_s);
   const auto on_epoch = [&](const train::EpochRecord& r) {
@@ -272,6 +287,27 @@ int run_train(MpiScope& mpi, const Flags& flags) {
   return runtime::run_by_role(session, [&] { return train_on(session, flags, options); });
 }
 
+// Every flag of the command with its value as text (given, else its default), and which
+// were given: the run record of --metrics-out.
+train::MetricsFile::RunInfo run_settings(const CLI::App& app) {
+  train::MetricsFile::RunInfo run;
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->get_lnames().empty() || option->get_lnames()[0] == "help") continue;
+    const std::string& name = option->get_lnames()[0];
+    std::string value;
+    if (option->get_type_size() == 0) {
+      value = option->count() > 0 ? "true" : "false";
+    } else if (option->count() > 0) {
+      for (const std::string& r : option->results()) value += (value.empty() ? "" : ",") + r;
+    } else {
+      value = option->get_default_str();
+    }
+    if (option->count() > 0) run.given.push_back(name);
+    run.settings.emplace_back(name, value);
+  }
+  return run;
+}
+
 }  // namespace
 
 Action add_train_command(CLI::App& app) {
@@ -318,7 +354,8 @@ Action add_train_command(CLI::App& app) {
                  "rgcn: learning rate of the learned embeddings of node types without "
                  "features (sparse Adam, or SGD with --optimizer sgd; 0: 2 x --lr)")
       ->capture_default_str();
-  app.add_option("--layers", flags->train.model.layers, "Layers (= number of fanouts)")->capture_default_str();
+  app.add_option("--layers", flags->train.model.layers,
+                 "Layers; must equal the number of --fanouts, which is the default");
   app.add_option("--hidden", flags->train.model.hidden,
                  "Hidden width (gat: per head; a hidden layer outputs hidden x heads)")
       ->capture_default_str();
@@ -388,8 +425,10 @@ Action add_train_command(CLI::App& app) {
                "Continue from the latest checkpoint in --checkpoint-dir (from scratch if "
                "there is none); same --seed repeats the uninterrupted run exactly");
   app.add_option("--metrics-out", flags->metrics_out,
-                 "Write JSON lines to this file (rank 0): one per epoch, then a final record "
-                 "with test_acc and totals (appended to with --resume)");
+                 "Write JSON lines to this file (rank 0): the run's settings and versions, one "
+                 "record per epoch, then a final one with test_acc and totals. An existing "
+                 "file is refused unless --resume (appends) or --force (replaces)");
+  app.add_flag("--force", flags->force, "Let --metrics-out replace an existing file");
   app.add_option("--cache-ratio", flags->train.cache_ratio,
                  "Hot-feature cache: keep up to R x (nodes this rank owns) remote feature rows, "
                  "the ones pre-sampled batches need most (0: off; results do not change)")
@@ -407,7 +446,9 @@ Action add_train_command(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("--checksum", flags->checksum,
                "Print each rank's parameter fingerprint to stderr after training");
-  return [flags] {
+  return [flags, &app] {
+    flags->layers_given = app.count("--layers") > 0;
+    flags->run = run_settings(app);
     MpiScope mpi(nullptr, nullptr);
     return run_rank(mpi, [&] { return run_train(mpi, *flags); });
   };

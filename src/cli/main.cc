@@ -1,12 +1,14 @@
 // partita <subcommand>: the single entry point of the engine.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
-#include "commands.h"
-#include "flags.h"
+#include "command_line.h"
+#include "parse_errors.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 
@@ -36,48 +38,23 @@ int print_error(const std::string& message, int code) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "Partita: partition large graphs and train graph neural networks on them across "
-      "machines.\nRun `partita <command> --help` for the options of each command."};
-  app.set_version_flag("--version", "partita 0.1.0");
-  app.require_subcommand(1);
-  bool quiet = false;
-  bool verbose = false;
-  app.add_flag("-q,--quiet", quiet, "Print only results and errors, no progress");
-  app.add_flag("-v,--verbose", verbose, "Print debugging detail");
-
-  std::map<CLI::App*, partita::cli::Action> actions;
-  auto add = [&](const char* name, const char* help, auto registrar) {
-    CLI::App* sub = app.add_subcommand(name, help);
-    actions[sub] = registrar(*sub);
-  };
-  add("generate", "Write a synthetic graph dataset (numpy layout)",
-      partita::cli::add_generate_command);
-  add("partition", "Partition a dataset into a partition directory",
-      partita::cli::add_partition_command);
-  add("info", "Print the summary of a partition directory, optionally verifying it",
-      partita::cli::add_info_command);
-  add("sample-bench", "Measure distributed sampling and feature fetching (JSON)",
-      partita::cli::add_sample_bench_command);
-  add("train", "Train a GNN data-parallel on a partition directory",
-      partita::cli::add_train_command);
-  add("infer", "Full-neighbourhood inference with a trained model: embeddings and predictions",
-      partita::cli::add_infer_command);
-  add("launch", "Run train or sample-bench on several ranks or hosts (mpirun or srun)",
-      partita::cli::add_launch_command);
-  // Every integer flag of every command: decimal only ("010" is not 8, "-1" is not 2^64-1).
-  partita::cli::require_decimal_integers(app);
+  std::unique_ptr<partita::cli::CommandLine> cli = partita::cli::make_command_line();
+  CLI::App& app = cli->app;
+  const std::vector<std::string> args(argv + 1, argv + argc);
 
   // CLI11 reports an unknown command as "A subcommand is required"; name it instead. The
   // command is the first word after the global flags.
-  for (int i = 1; i < argc; ++i) {
-    const std::string word = argv[i];
+  for (const std::string& word : args) {
     if (word == "-q" || word == "--quiet" || word == "-v" || word == "--verbose") continue;
     if (word.empty() || word[0] == '-') break;
-    bool known = false;
-    for (auto& [sub, action] : actions) known = known || sub->get_name() == word;
-    if (!known) return print_error(word + ": unknown command (see partita --help)", kExitUsage);
-    break;
+    std::vector<std::string> commands;
+    for (auto& [sub, action] : cli->actions) commands.push_back(sub->get_name());
+    if (std::find(commands.begin(), commands.end(), word) != commands.end()) break;
+    const std::vector<std::string> close = partita::cli::closest_names(word, commands);
+    return print_error(word + ": unknown command" +
+                           (close.empty() ? "" : "; did you mean " + close.front() + "?") +
+                           " (see partita --help)",
+                       kExitUsage);
   }
 
   try {
@@ -92,19 +69,19 @@ int main(int argc, char** argv) {
     // Either no command was given, or a required option of the command is missing.
     if (app.get_subcommands().empty())
       return print_error(
-          "no command given; commands: generate, partition, info, sample-bench, train, launch "
-          "(see --help)",
+          "no command given; commands: generate, partition, info, sample-bench, train, infer, "
+          "launch (see --help)",
           kExitUsage);
-    return print_error(e.what(), kExitUsage);
+    return print_error(partita::cli::describe_parse_error(e, app, args), kExitUsage);
   } catch (const CLI::ParseError& e) {
-    return print_error(e.what(), kExitUsage);
+    return print_error(partita::cli::describe_parse_error(e, app, args), kExitUsage);
   }
 
-  partita::set_log_level(quiet     ? partita::LogLevel::kQuiet
-                         : verbose ? partita::LogLevel::kDebug
+  partita::set_log_level(cli->quiet     ? partita::LogLevel::kQuiet
+                         : cli->verbose ? partita::LogLevel::kDebug
                                    : partita::LogLevel::kInfo);
   try {
-    for (auto& [sub, action] : actions)
+    for (auto& [sub, action] : cli->actions)
       if (sub->parsed()) return action();
     return print_error("no command given (see --help)", kExitUsage);
   } catch (const partita::UsageError& e) {

@@ -80,7 +80,8 @@ void relay(const char* data, size_t size) {
 
 }  // namespace
 
-int supervise(const LaunchPlan& plan, double teardown_timeout) {
+int supervise(const LaunchPlan& plan, double teardown_timeout,
+              const std::string& interrupt_notice) {
   sigset_t handled;
   sigemptyset(&handled);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&handled, sig);
@@ -127,6 +128,7 @@ int supervise(const LaunchPlan& plan, double teardown_timeout) {
   std::optional<Clock::time_point> ending;  // since the job failed or launch was told to stop
   std::optional<Clock::time_point> killed;  // since launch sent SIGTERM to the job
   bool stopped = false;                     // launch got SIGINT/SIGTERM/SIGHUP
+  bool notice_seen = false;                 // a rank printed its "interrupted; ..." line
   bool gave_up = false;                     // launch killed the job after the timeout
   bool err_open = true;
   int status = 0;
@@ -161,6 +163,7 @@ int supervise(const LaunchPlan& plan, double teardown_timeout) {
         for (size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
           const std::string line = pending.substr(0, eol);
           pending.erase(0, eol + 1);
+          notice_seen = notice_seen || line.rfind("interrupted", 0) == 0;
           if (is_failure_line(line)) {
             if (replaces_failure_line(first_failure, line)) first_failure = line;
             if (!ending) ending = Clock::now();
@@ -196,6 +199,10 @@ int supervise(const LaunchPlan& plan, double teardown_timeout) {
   ::close(err[0]);
   ::close(signals);
   ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+  if (stopped && !notice_seen && !interrupt_notice.empty()) {
+    std::fprintf(stderr, "%s\n", interrupt_notice.c_str());
+    std::fflush(stderr);
+  }
   if (gave_up) throw Error(stuck_message(plan, first_failure, teardown_timeout));
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);

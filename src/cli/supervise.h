@@ -14,7 +14,10 @@
 namespace partita::cli {
 
 // Runs plan.argv as described above; returns launch's exit status. Throws Error (with the
-// message of stuck_message) when it had to kill a job whose mpirun did not end.
-int supervise(const LaunchPlan& plan, double teardown_timeout);
+// message of stuck_message) when it had to kill a job whose mpirun did not end. When launch
+// was interrupted and no rank's "interrupted; ..." line came through, it prints
+// `interrupt_notice` (if not empty) after the job ended.
+int supervise(const LaunchPlan& plan, double teardown_timeout,
+              const std::string& interrupt_notice = "");
 
 }  // namespace partita::cli

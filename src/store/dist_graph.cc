@@ -100,9 +100,14 @@ DistGraph DistGraph::open(const std::string& dir, int rank, int world_size,
   g.dir_ = dir;
   g.meta_ = partition::read_meta(dir);
   const int parts = g.meta_.num_parts;
+  // One process on a partition of several parts: mpirun or launch was forgotten, most likely.
+  PARTITA_CHECK(parts == 1 || world_size > 1, UsageError,
+                "{}: has {} parts (one per rank) but this is a single process; start one rank "
+                "per part: `partita launch -- <command>` or `mpirun -np {} partita <command>`",
+                dir, parts, parts);
   PARTITA_CHECK(parts == world_size || parts == 1, UsageError,
-                "{}: has {} parts but the job has {} ranks; partition into {} parts (one per "
-                "rank) or 1 part (replicated mode){}",
+                "{}: has {} parts but the job has {} ranks; run one rank per part, or "
+                "partition into {} parts (one per rank) or 1 part (replicated mode){}",
                 dir, parts, world_size, world_size,
                 world_size > parts ? fmt::format(", or pass --servers {} (server-client mode: "
                                                  "{} servers, the other ranks train)",

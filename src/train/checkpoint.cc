@@ -59,10 +59,6 @@ std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string&
   return found;
 }
 
-torch::Tensor int64_tensor(const std::vector<int64_t>& values) {
-  return torch::tensor(values, torch::kInt64);
-}
-
 std::vector<int64_t> int64_values(const torch::Tensor& t) {
   torch::Tensor c = t.to(torch::kInt64).contiguous();
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());

@@ -3,14 +3,19 @@
 
 #include <fmt/format.h>
 
+#include <torch/version.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <optional>
 #include <utility>
 #include <nlohmann/json.hpp>
 
 #include "partita/core/error.h"
+#include "partita/core/version.h"
 
 namespace partita::train {
 namespace {
@@ -51,7 +56,7 @@ nlohmann::json epoch_json(const EpochRecord& r, const std::string& validation_ke
                                    : 0.0;
   j["seeds_per_s"] = r.epoch_s > 0 ? static_cast<double>(r.seeds) / r.epoch_s : 0.0;
   j["rss_bytes"] = r.rss_bytes;
-  j["threads"] = r.threads;
+  j["os_threads"] = r.threads;
   j["open_fds"] = r.open_fds;
   return j;
 }
@@ -105,6 +110,35 @@ MetricsFile::MetricsFile(const std::string& path, bool append, std::string valid
   file_ = std::fopen(path.c_str(), append ? "a" : "w");
   PARTITA_CHECK(file_ != nullptr, IoError, "--metrics-out {}: cannot open: {}", path,
                 std::strerror(errno));
+}
+
+void check_metrics_out(const std::string& path, bool resume, bool force) {
+  std::error_code ec;
+  PARTITA_CHECK(resume || force || !std::filesystem::exists(path, ec), UsageError,
+                "--metrics-out {}: exists; pass --force to replace it, or --resume to append "
+                "to it (or choose another file)",
+                path);
+}
+
+void MetricsFile::write_run(const RunInfo& run) {
+  nlohmann::json j;
+  j["type"] = "run";
+  j["partita"] = kVersion;
+  j["torch"] = TORCH_VERSION;
+  char started[32];
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::strftime(started, sizeof(started), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  j["started"] = started;
+  j["resume"] = run.resume;
+  j["ranks"] = run.ranks;
+  j["servers"] = run.servers;
+  j["given"] = run.given;
+  nlohmann::json settings = nlohmann::json::object();
+  for (const auto& [name, value] : run.settings) settings[name] = value;
+  j["settings"] = settings;
+  write_line(j.dump());
 }
 
 MetricsFile::~MetricsFile() {

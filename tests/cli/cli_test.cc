@@ -151,7 +151,7 @@ TEST(CliSampleBench, RunsAloneAndRejectsBadFlags) {
   expect_error(partita("sample-bench" + p1 + " --batch-size 0"), 2, {"--batch-size"});
   expect_error(partita("sample-bench" + p1 + " --timeout -1"), 2, {"--timeout"});
   expect_error(partita("sample-bench --parts " + dir / "p2"), 2,
-               {"has 2 parts but the job has 1 ranks"});
+               {"has 2 parts (one per rank) but this is a single process", "partita launch", "mpirun -np 2"});
   expect_error(partita("sample-bench --parts " + dir / "nope"), 1, {dir / "nope"});
 }
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "partita/train/trainer.h"
 
@@ -36,12 +38,17 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_line_ = std::chrono::steady_clock::now();
 };
 
-// `--metrics-out FILE`: one JSON object per line, flushed as it is written.
+// `--metrics-out FILE`: one JSON object per line, flushed as it is written. A run (and each
+// resumed run appending to the file) starts with its run record:
+//   {"type":"run","partita":<version>,"torch":<version>,"started":<UTC, ISO 8601>,
+//    "resume":<bool>,"ranks":..,"servers":..,"given":[<the flags given, not defaulted>],
+//    "settings":{<every train flag without its dashes: its value as text, given or default>}}
+// then one record per epoch and a final one:
 //   {"type":"epoch","epoch":E,"steps":..,"seeds":..,"loss":..,"train_acc":..,
 //    "val_acc":<number or null when not validated; link task: "val_<metric>">,
 //    "epoch_s":..,"sample_s":..,"fetch_s":..,"compute_s":..,"matmul_gflop":..,"allreduce_s":..,"wait_s":..,"eval_s":..,
 //    "checkpoint_s":..,"request_bytes":..,"collective_bytes":..,"remote_rows":..,
-//    "cache_hits":..,"cache_hit_rate":..,"seeds_per_s":..,"rss_bytes":..,"threads":..,
+//    "cache_hits":..,"cache_hit_rate":..,"seeds_per_s":..,"rss_bytes":..,"os_threads":<threads of the process>,
 //    "open_fds":..}
 //   {"type":"final","task":"node","test_acc":.., (link task: "task":"link","test_auc":..,
 //    "test_ap":..,"test_mrr":..,"test_hits@K":..,"test_pairs":<held-out pairs scored>)"epochs":<total done>,"resumed_epochs":..,"ranks":..,
@@ -51,16 +58,31 @@ class ProgressBar {
 //    cache's "cache_rows","cache_bytes","cache_presample_s","cache_expected_hit_rate"}
 // Times are rank 0's (seconds); loss and accuracies are global. Numbers are written with
 // full precision (a resumed run's losses compare exactly with the uninterrupted run's).
+// --metrics-out PATH may be written: throws UsageError when PATH exists and neither `resume`
+// (which appends) nor `force` (which replaces it) is given, so that a finished run's
+// metrics are not lost to a new run.
+void check_metrics_out(const std::string& path, bool resume, bool force);
+
 class MetricsFile {
  public:
   // Truncates the file, or appends to it (a resumed run continues its history). Throws
   // IoError naming the path. validation_key: the epochs' key of EpochRecord::val_acc
-  // ("val_auc" etc. for the link task).
+  // ("val_auc" etc. for the link task). Whether an existing file may be replaced is the
+  // command's decision (check_metrics_out).
   MetricsFile(const std::string& path, bool append, std::string validation_key = "val_acc");
   ~MetricsFile();
   MetricsFile(const MetricsFile&) = delete;
   MetricsFile& operator=(const MetricsFile&) = delete;
 
+  // The run record (see above); write it first.
+  struct RunInfo {
+    bool resume = false;
+    int ranks = 1;
+    int servers = 0;
+    std::vector<std::string> given;                             // flag names
+    std::vector<std::pair<std::string, std::string>> settings;  // flag name, value
+  };
+  void write_run(const RunInfo& run);
   void write_epoch(const EpochRecord& rec);
   // ranks: the ranks that trained; servers: the pure servers beside them (server-client
   // mode; 0 in worker mode).

@@ -1,0 +1,57 @@
+#include "command_line.h"
+
+#include "flags.h"
+#include "parse_errors.h"
+#include "partita/core/version.h"
+
+namespace partita::cli {
+
+std::unique_ptr<CommandLine> make_command_line() {
+  auto cli = std::make_unique<CommandLine>();
+  CLI::App& app = cli->app;
+  app.description(
+      "Partita: partition large graphs and train graph neural networks on them across "
+      "machines.\nRun `partita <command> --help` for the options of each command.");
+  app.set_version_flag("--version", std::string("partita ") + kVersion);
+  app.require_subcommand(1);
+  app.add_flag("-q,--quiet", cli->quiet, "Print only results and errors, no progress");
+  app.add_flag("-v,--verbose", cli->verbose, "Print debugging detail");
+  // A flag a command does not know goes to the app: -q and -v work after the command too.
+  app.fallthrough();
+
+  auto add = [&](const char* name, const char* help, auto registrar) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    cli->actions[sub] = registrar(*sub);
+  };
+  add("generate", "Write a synthetic graph dataset (numpy layout)", add_generate_command);
+  add("partition", "Partition a dataset into a partition directory", add_partition_command);
+  add("info", "Print the summary of a partition directory, optionally verifying it",
+      add_info_command);
+  add("sample-bench", "Measure distributed sampling and feature fetching (JSON)",
+      add_sample_bench_command);
+  add("train", "Train a GNN data-parallel on a partition directory", add_train_command);
+  add("infer", "Full-neighbourhood inference with a trained model: embeddings and predictions",
+      add_infer_command);
+  add("launch", "Run train or sample-bench on several ranks or hosts (mpirun or srun)",
+      add_launch_command);
+  // Every integer flag of every command: decimal only ("010" is not 8, "-1" is not 2^64-1).
+  require_decimal_integers(app);
+  return cli;
+}
+
+std::string check_arguments(const std::vector<std::string>& args) {
+  std::unique_ptr<CommandLine> cli = make_command_line();
+  // CLI11 parses a vector given in reverse order.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    cli->app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+  } catch (const CLI::CallForAllHelp&) {
+  } catch (const CLI::CallForVersion&) {
+  } catch (const CLI::ParseError& e) {
+    return describe_parse_error(e, cli->app, args);
+  }
+  return "";
+}
+
+}  // namespace partita::cli
