@@ -30,10 +30,10 @@ from train_products import TIME, rss_bytes  # GNU time's peak RSS per rank
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FANOUTS = "25,20"
-SAMPLE = ["--fanouts", FANOUTS, "--batch-size", "1024", "--batches", "50"]
 MODEL = ["--model", "rgcn", "--layers", "2", "--hidden", "64", "--fanouts", FANOUTS,
          "--batch-size", "2048", "--epochs", "1", "--eval-every", "0"]
 RANKS = 2
+SAMPLE = ["--fanouts", FANOUTS, "--batch-size", str(1024 * RANKS), "--batches", "50"]  # 1024 per rank
 
 
 def timed(cmd, rss_path):

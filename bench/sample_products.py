@@ -55,7 +55,7 @@ def main():
               "in_memory": a.in_memory}
     for ranks in (1, 2):
         cmd = ["mpirun", "-np", str(ranks), "--oversubscribe", a.partita, "sample-bench",
-               "--parts", parts[ranks], "--fanouts", "15,10,5", "--batch-size", "1024",
+               "--parts", parts[ranks], "--fanouts", "15,10,5", "--batch-size", str(1024 * ranks),
                "--batches", str(a.batches), "--threads", "1"] + (["--in-memory"] if a.in_memory else [])
         runs = []
         for i in range(a.runs):

@@ -2,7 +2,7 @@
 """Benchmark: one sampling epoch on synth200k, with and without the hot-feature cache.
 
 The feature-path setting: synth200k (../shared/bench/synth200k.py), 2 METIS parts, 2 ranks on
-one host, `partita sample-bench --fanouts 15,10,5 --batch-size 1024 --batches 49` (one epoch
+one host, `partita sample-bench --fanouts 15,10,5 --batch-size 2048 --batches 49` (one epoch
 of sampling and feature fetching per rank, no model), for each stored feature type
 (--feature-dtypes: float32, bfloat16, float16) and each --cache-ratio given (0 = no cache). Runs each setting --runs times, interleaved, and prints one JSON object with the
 median of each figure: the whole command's wall time, sampling and fetch time per rank,
@@ -23,7 +23,7 @@ import time
 
 from train_synth200k import ROOT, ensure
 
-FLAGS = ["--fanouts", "15,10,5", "--batch-size", "1024", "--batches", "49"]
+FLAGS = ["--fanouts", "15,10,5", "--batch-size", "2048", "--batches", "49"]  # 1024 per rank
 FIGURES = ["wall_s_max", "sample_s_per_rank", "fetch_s_per_rank", "remote_feature_rows",
            "remote_feature_bytes", "cache_hit_rate", "cache_expected_hit_rate",
            "cached_rows_sum", "cache_bytes_sum", "cache_build_s_per_rank"]

@@ -21,7 +21,9 @@ Action add_info_command(CLI::App& app) {
       "check every file's checksum, dtype and shape against the metadata and that every id "
       "and label is in range; for a link-prediction split, also that no held-out edge is in the "
       "graph and no negative is an edge.");
-  app.add_option("dir", flags->dir, "Partition directory")->required();
+  // Positional as in `partita info DIR`, or --parts DIR as every other command takes it.
+  app.add_option("dir,--parts", flags->dir, "Partition directory (positional or --parts)")
+      ->required();
   app.add_flag("--verify", flags->verify, "Check checksums, shapes, dtypes and id ranges");
   return [flags] {
     partition::PartitionMeta meta = partition::read_meta(flags->dir);

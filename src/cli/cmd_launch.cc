@@ -174,6 +174,23 @@ std::string launched_interrupt_message(const std::vector<std::string>& command,
   return interrupt_message(dir);
 }
 
+// Throws UsageError when `command` (train ... or sample-bench ...) would not parse; a
+// launch flag given after the command is named as such.
+void check_command_flags(const CLI::App& launch, const std::vector<std::string>& command) {
+  const std::string problem = check_arguments(command);
+  if (problem.empty()) return;
+  for (size_t i = 1; i < command.size(); ++i) {
+    const std::string name = command[i].substr(0, command[i].find('='));
+    if (name.rfind("--", 0) != 0 || name == "--help") continue;
+    const CLI::Option* option = launch.get_option_no_throw(name);
+    PARTITA_CHECK(option == nullptr, UsageError,
+                  "{}: a flag of launch, given after the command (where it belongs to {}); put "
+                  "launch's flags before --",
+                  name, command[0]);
+  }
+  throw UsageError(problem);
+}
+
 int run_launch(const Flags& flags, const CLI::App& app) {
   LaunchOptions options = flags.options;
   if (app.count("--procs-per-host") > 0) options.procs_per_host = flags.procs_per_host;
@@ -193,15 +210,9 @@ int run_launch(const Flags& flags, const CLI::App& app) {
   facts.stderr_is_terminal = ::isatty(STDERR_FILENO) == 1;
   if (!options.hostfile.empty()) read_hostfile(options.hostfile, facts);
   std::optional<std::string> parts_dir;
-  bool command_known = false;
   try {
     parts_dir = check_command(options.command).parts_dir;
-    command_known = true;
-    // The ranks would refuse a bad flag the same way, each after MPI started: say it now.
-    const std::string bad_flag = check_arguments(options.command);
-    PARTITA_CHECK(bad_flag.empty(), UsageError, "{}", bad_flag);
   } catch (const UsageError&) {
-    if (command_known) throw;  // the command's flags
     // plan_launch reports it, after the problems it checks first.
   }
   if (parts_dir) {
@@ -213,6 +224,9 @@ int run_launch(const Flags& flags, const CLI::App& app) {
   }
 
   const LaunchPlan plan = plan_launch(options, facts);
+  // The ranks would refuse a bad flag of the command the same way, each after MPI started:
+  // say it now, once.
+  check_command_flags(app, options.command);
   for (const std::string& line : plan.warnings) log_warning("{}", line);
   const std::string problem = launcher_problem(plan, options, facts);
   PARTITA_CHECK(problem.empty() || options.dry_run, Error, "{}", problem);

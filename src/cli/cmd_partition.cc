@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "partita/core/log.h"
 #include "partita/core/error.h"
 #include "partita/core/npy.h"
 #include "partita/partition/partition.h"
@@ -76,8 +77,11 @@ Action add_partition_command(CLI::App& app) {
     flags->load.reverse_relations = !flags->no_reverse;
     partition::PartitionSummary summary =
         partition::run_partition(flags->dataset, flags->load, flags->partition);
-    std::printf("partitioned %s into %s\n%s", flags->dataset.c_str(),
-                flags->partition.out_dir.c_str(), partition::format_summary(summary).c_str());
+    // -q: the result line alone; else the summary table under it.
+    std::printf("partitioned %s into %s: %zu parts, edge cut %.2f%%\n%s", flags->dataset.c_str(),
+                flags->partition.out_dir.c_str(), summary.parts.size(),
+                100.0 * summary.edge_cut_fraction,
+                log_level() >= LogLevel::kInfo ? partition::format_summary(summary).c_str() : "");
     return 0;
   };
 }

@@ -1,5 +1,6 @@
 // partita sample-bench: distributed sampling + feature fetching throughput, one JSON object.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -68,7 +69,7 @@ void check_flags(const Flags& flags) {
                 flags.batch_size);
   PARTITA_CHECK(flags.batches >= 1, UsageError, "--batches: must be >= 1, got {}", flags.batches);
   loader::check_cache_options(flags.cache_ratio, flags.cache_presample);
-  PARTITA_CHECK(flags.session.sampling.threads >= 1, UsageError, "--threads: must be >= 1, got {}", flags.session.sampling.threads);
+  resolve_sampler_threads(flags.session.sampling.threads, 1);  // the range check
   check_timeout(flags.session.timeout_s);
   PARTITA_CHECK(flags.session.servers >= 0, UsageError,
                 "--servers: must be >= 0 (0: worker mode), got {}", flags.session.servers);
@@ -116,11 +117,18 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   PARTITA_CHECK(idle == ranks, UsageError, "{}: {} {} {} training nodes", flags.session.parts_dir,
                 graph.client() ? "client" : "rank", idle, graph.client() ? "gets no" : "owns no");
 
-  // The batches: consecutive slices of the seeds, wrapping around.
+  // The batches: consecutive slices of the seeds, wrapping around. --batch-size is global,
+  // as in train: this rank's share of it, the first (batch_size % ranks) ranks one more.
+  const int64_t rank_batch =
+      flags.batch_size / ranks + (me < flags.batch_size % ranks ? 1 : 0);
+  PARTITA_CHECK(flags.batch_size >= ranks, UsageError,
+                "--batch-size: {} seeds per step cannot be shared by {} sampling ranks (it is "
+                "global, summed over the ranks)",
+                flags.batch_size, ranks);
   std::vector<std::vector<int64_t>> batches;
   for (int64_t b = 0; b < flags.batches; ++b) {
-    const int64_t start = (b * flags.batch_size) % static_cast<int64_t>(seeds.size());
-    const int64_t count = std::min<int64_t>(flags.batch_size, seeds.size() - start);
+    const int64_t start = (b * rank_batch) % static_cast<int64_t>(seeds.size());
+    const int64_t count = std::min<int64_t>(rank_batch, seeds.size() - start);
     batches.emplace_back(seeds.begin() + start, seeds.begin() + start + count);
   }
 
@@ -213,6 +221,8 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   session.finish();
   if (me != 0) return 0;
 
+  // Counts travel as doubles in the one allreduce; printed as the integers they are.
+  auto count = [](double sum) { return static_cast<int64_t>(std::llround(sum)); };
   const double cores = static_cast<double>(ranks) * flags.session.sampling.threads;
   const double all_feature_bytes = sums[18];
   const double total_batches = static_cast<double>(flags.batches) * ranks;
@@ -231,32 +241,32 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
       {"replicated", graph.replicated()},
       {"in_memory", flags.session.graph.in_memory},
       {"fanouts", fanouts},
-      {"batch_size", flags.batch_size},
+      {"batch_size", flags.batch_size},  // global, as --batch-size
       {"batches_per_rank", flags.batches},
       {"batches_per_s", total_batches / max_wall},
-      {"seeds", sums[2]},
-      {"sampled_edges", sums[0]},
+      {"seeds", count(sums[2])},
+      {"sampled_edges", count(sums[0])},
       {"sampled_edges_per_s", sample_rate},
       {"sampled_edges_per_s_per_core", sample_rate / cores},
-      {"input_nodes", sums[1]},
-      {"feature_bytes", all_feature_bytes},
+      {"input_nodes", count(sums[1])},
+      {"feature_bytes", count(all_feature_bytes)},
       {"feature_gb_per_s", fetch_rate / 1e9},
       {"feature_gb_per_s_per_core", fetch_rate / 1e9 / cores},
       {"hop_s_per_rank", hop_s},
       {"sample_s_per_rank", sums[3] / ranks},
       {"fetch_s_per_rank", sums[4] / ranks},
       {"wall_s_max", max_wall},
-      {"remote_requests", sums[6]},
-      {"remote_bytes", sums[7]},
-      {"remote_sampled_nodes", sums[8]},
-      {"remote_feature_rows", sums[9]},
-      {"peak_rss_bytes_sum", sums[10]},
-      {"remote_feature_bytes", sums[11]},
+      {"remote_requests", count(sums[6])},
+      {"remote_bytes", count(sums[7])},
+      {"remote_sampled_nodes", count(sums[8])},
+      {"remote_feature_rows", count(sums[9])},
+      {"peak_rss_bytes_sum", count(sums[10])},
+      {"remote_feature_bytes", count(sums[11])},
       {"cache_ratio", flags.cache_ratio},
-      {"cache_hits", sums[12]},
+      {"cache_hits", count(sums[12])},
       {"cache_hit_rate", remote_wanted > 0 ? sums[12] / remote_wanted : 0.0},
-      {"cached_rows_sum", sums[13]},
-      {"cache_bytes_sum", sums[14]},
+      {"cached_rows_sum", count(sums[13])},
+      {"cache_bytes_sum", count(sums[14])},
       {"cache_build_s_per_rank", sums[15] / ranks},
       {"cache_expected_hit_rate", sums[17] > 0 ? sums[16] / sums[17] : 0.0},
   };
@@ -266,7 +276,7 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
     const partition::TypedMeta& meta = graph.typed_meta();
     for (int t = 0; t < meta.num_types(); ++t)
       types[meta.node_types[static_cast<size_t>(t)].name] = {
-          {"input_nodes", sums[type_sums + static_cast<size_t>(t)]},
+          {"input_nodes", count(sums[type_sums + static_cast<size_t>(t)])},
           {"feat_dim", meta.node_types[static_cast<size_t>(t)].feat_dim}};
     out["node_types"] = std::move(types);
     out["relations"] = meta.num_relations();
@@ -276,7 +286,10 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   return 0;
 }
 
-int run_sample_bench(MpiScope& mpi, const Flags& flags) {
+int run_sample_bench(MpiScope& mpi, const Flags& given) {
+  Flags flags = given;
+  flags.session.sampling.threads =
+      resolve_sampler_threads(given.session.sampling.threads, mpi.cores_per_rank());
   runtime::MpiRank rank(mpi, flags.session);
   runtime::Session& session = rank.session();
   // Server-client mode: a server serves until every client is done, and samples nothing.
@@ -290,17 +303,25 @@ Action add_sample_bench_command(CLI::App& app) {
   app.description(
       "Measure distributed neighbor sampling and feature fetching on a partition directory. "
       "Run alone or under mpirun (one rank per part, or any number of ranks on a 1-part "
-      "directory, or --servers P with P server ranks and any number of clients). Each rank samples batches of its own training ids with the given fanouts "
-      "and fetches the features of their input nodes (per node type on a typed partition) and the labels of the seeds; the first rank that samples prints one JSON object with "
-      "figures summed over ranks.");
+      "directory, or --servers P with P server ranks and any number of clients). Each step, each "
+      "rank samples its share of --batch-size seeds (a global count, as in train) from its own "
+      "training ids with the given fanouts and fetches the features of their input nodes (per "
+      "node type on a typed partition) and the labels of the seeds; the first rank that "
+      "samples prints one JSON object with figures summed over ranks.");
   app.add_option("--parts", flags->session.parts_dir, "Partition directory")->required();
   app.add_option("--fanouts", flags->fanouts,
                  "Neighbors per hop, comma-separated (-1: all); on a typed partition N per "
                  "relation, or per relation as REL=N:...:N (e.g. 25,cites=10:20)")
       ->capture_default_str();
-  app.add_option("--batch-size", flags->batch_size, "Seeds per batch")->capture_default_str();
-  app.add_option("--batches", flags->batches, "Batches per rank")->capture_default_str();
-  app.add_option("--threads", flags->session.sampling.threads, "Sampler threads per rank")->capture_default_str();
+  app.add_option("--batch-size", flags->batch_size,
+                 "Global batch: seeds per step summed over the sampling ranks, as in train "
+                 "(each rank samples an even share of it)")
+      ->capture_default_str();
+  app.add_option("--batches", flags->batches, "Steps: batches each rank samples")->capture_default_str();
+  flags->session.sampling.threads = 0;  // automatic, resolved per rank in run_sample_bench
+  app.add_option("--threads", flags->session.sampling.threads,
+                 "Sampler threads per rank (0: automatic, one per 8 cores of the rank, 1 to 4)")
+      ->capture_default_str();
   app.add_option("--seed", flags->seed, "Sampling seed")->capture_default_str();
   app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")
       ->capture_default_str();

@@ -147,6 +147,7 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   PARTITA_CHECK(f.torch_threads >= 0, UsageError,
                 "--torch-threads: must be in [0, 1024] (0: the cores per rank), got {}",
                 f.torch_threads);
+  o.threads = resolve_sampler_threads(f.train.threads, cores_per_rank);
   o.torch_threads =
       f.torch_threads > 0 ? f.torch_threads : auto_torch_threads(cores_per_rank, o.threads);
   train::check_options(o);
@@ -395,7 +396,10 @@ Action add_train_command(CLI::App& app) {
   app.add_option("--optimizer", flags->optimizer, "adam or sgd")->capture_default_str();
   app.add_option("--seed", flags->train.seed, "Seed of weights, shuffling and sampling")
       ->capture_default_str();
-  app.add_option("--threads", flags->train.threads, "Sampler threads per rank")->capture_default_str();
+  flags->train.threads = 0;  // automatic, resolved per rank in make_options
+  app.add_option("--threads", flags->train.threads,
+                 "Sampler threads per rank (0: automatic, one per 8 cores of the rank, 1 to 4)")
+      ->capture_default_str();
   app.add_option("--torch-threads", flags->torch_threads,
                  "Threads of the model's kernels and matrix products per rank (0: from the "
                  "cores this rank may use: its CPU affinity under a binding launcher, else the "

@@ -1,6 +1,7 @@
 #include "command_line.h"
 
 #include "flags.h"
+#include "help_formatter.h"
 #include "parse_errors.h"
 #include "partita/core/version.h"
 
@@ -9,19 +10,24 @@ namespace partita::cli {
 std::unique_ptr<CommandLine> make_command_line() {
   auto cli = std::make_unique<CommandLine>();
   CLI::App& app = cli->app;
+  // Set before the commands are added: each command copies its parent's formatter.
+  app.formatter(std::make_shared<WrappingFormatter>());
   app.description(
       "Partita: partition large graphs and train graph neural networks on them across "
       "machines.\nRun `partita <command> --help` for the options of each command.");
   app.set_version_flag("--version", std::string("partita ") + kVersion);
   app.require_subcommand(1);
-  app.add_flag("-q,--quiet", cli->quiet, "Print only results and errors, no progress");
-  app.add_flag("-v,--verbose", cli->verbose, "Print debugging detail");
-  // A flag a command does not know goes to the app: -q and -v work after the command too.
-  app.fallthrough();
+  // -q and -v: before the command, or after it (every command takes them too).
+  auto add_global_flags = [&](CLI::App& on) {
+    on.add_flag("-q,--quiet", cli->quiet, "Print only results and errors, no progress");
+    on.add_flag("-v,--verbose", cli->verbose, "Print debugging detail");
+  };
+  add_global_flags(app);
 
   auto add = [&](const char* name, const char* help, auto registrar) {
     CLI::App* sub = app.add_subcommand(name, help);
     cli->actions[sub] = registrar(*sub);
+    add_global_flags(*sub);
   };
   add("generate", "Write a synthetic graph dataset (numpy layout)", add_generate_command);
   add("partition", "Partition a dataset into a partition directory", add_partition_command);

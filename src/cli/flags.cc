@@ -1,6 +1,7 @@
 #include "flags.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -62,6 +63,14 @@ void require_decimal_integers(CLI::App& app) {
 void check_timeout(double seconds) {
   PARTITA_CHECK(seconds > 0 && seconds <= kMaxTimeoutSeconds, UsageError,
                 "--timeout: must be in (0, {:g}] seconds, got {}", kMaxTimeoutSeconds, seconds);
+}
+
+int auto_sampler_threads(int cores_per_rank) { return std::clamp(cores_per_rank / 8, 1, 4); }
+
+int resolve_sampler_threads(int flag, int cores_per_rank) {
+  PARTITA_CHECK(flag >= 0 && flag <= 256, UsageError,
+                "--threads: must be in [0, 256] (0: automatic), got {}", flag);
+  return flag > 0 ? flag : auto_sampler_threads(cores_per_rank);
 }
 
 }  // namespace partita::cli

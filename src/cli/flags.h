@@ -27,6 +27,16 @@ void require_decimal_integers(CLI::App& app);
 // UsageError naming --fanouts on an empty list or a bad item.
 std::vector<int64_t> parse_fanouts(const std::string& text);
 
+// --threads means the same in every command: threads of the command's own work per
+// process, 0 (the default) automatic. generate and partition use all cores; train and
+// sample-bench sample on auto_sampler_threads: one sampler thread per 8 cores of the rank,
+// at least 1 and at most 4 (the model's kernels, or the fetches, need the rest).
+int auto_sampler_threads(int cores_per_rank);
+
+// --threads of train and sample-bench: `flag` itself when > 0, else auto_sampler_threads.
+// Throws UsageError naming --threads unless 0 <= flag <= 256.
+int resolve_sampler_threads(int flag, int cores_per_rank);
+
 // Longest --timeout accepted, in seconds (about 11.5 days): deadlines are computed in
 // nanoseconds of a 64-bit clock, which `inf` or 1e12 s would overflow.
 constexpr double kMaxTimeoutSeconds = 1e6;

@@ -84,7 +84,8 @@ std::string unknown_flag(CLI::App& root, CLI::App* command, const std::vector<st
 std::string expected_value(const std::string& type) {
   if (type == "FLOAT") return "a number";
   if (type == "INT" || type == "UINT" || type == "N") return "an integer";
-  return "a valid " + type;
+  if (type == "TEXT") return "text";
+  return type;  // our own type names say it: "H1,H2,...", "FILE", "PATH"
 }
 
 std::string type_of(CLI::App* command, CLI::App& root, const std::string& name) {

@@ -89,17 +89,16 @@ TEST_F(LaunchCli, DryRunPrintsTheMpirunLine) {
   EXPECT_NE(all.out.find("warning: " + dir / "X"), std::string::npos) << all.out;
 
   // With a real 2-part directory: ranks from its parts; the whole output is exact, and
-  // launch's own flag names after -- belong to the launched command.
+  // the global flags after the command go to the launched command.
   CommandResult exact =
       partita_clean_env("launch --dry-run --hosts a,b --bind socket -- train --parts " + p2() +
-                        " --hosts x --dry-run");
+                        " -q");
   EXPECT_EQ(exact.exit_code, 0);
   EXPECT_EQ(exact.out, "launch: every host must see " + real_binary() +
                            " and the partition directory " + p2() +
                            " at the same paths\nmpirun -np 2 --host a:1,b:1 --map-by "
                            "ppr:1:node --bind-to socket " +
-                           kKeepalive + real_binary() + " train --parts " + p2() +
-                           " --hosts x --dry-run\n");
+                           kKeepalive + real_binary() + " train --parts " + p2() + " -q\n");
 }
 
 TEST_F(LaunchCli, DryRunForwardsVariablesQuotesAndPassesQuiet) {
@@ -158,7 +157,16 @@ TEST_F(LaunchCli, BadFlagsExitTwoWithOneErrorLine) {
   expect_only_error(partita("launch --bogus -x -- train"), 2,
                     "error: launch: unknown flags --bogus -x (the command to launch goes after "
                     "--; see partita launch --help)");
-  expect_only_error(partita("launch --hosts"), 2, "error: --hosts: 1 required H1,H2,... missing");
+  expect_only_error(partita("launch --hosts"), 2, "error: --hosts: needs a value (H1,H2,...)");
+  // The command's flags are checked before mpirun starts; launch's flags after -- are named.
+  expect_only_error(partita("launch --dry-run -- train --parts " + p2() + " --epoch 3"), 2,
+                    "error: --epoch: unknown flag of train; did you mean --epochs? (see partita "
+                    "train --help)");
+  expect_only_error(partita("launch --dry-run -- train --parts " + p2() + " --hosts x"), 2,
+                    "error: --hosts: a flag of launch, given after the command (where it "
+                    "belongs to train); put launch's flags before --");
+  expect_only_error(partita("launch --dry-run -- sample-bench --parts " + p2() + " --lr 1"), 2,
+                    "error: --lr: unknown flag of sample-bench (see partita sample-bench --help)");
   expect_only_error(partita("launch --bind cores -- train"), 2,
                     "error: --bind: 'cores' is not core, socket or none");
   expect_only_error(partita("launch --teardown-timeout 0 -- train"), 2,

@@ -1,0 +1,25 @@
+#pragma once
+// `--help` text wrapped to the terminal's usual width: CLI11 prints every description as
+// one line however long; this formatter breaks them at word boundaries, keeping the
+// option column aligned.
+#include <cstddef>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace partita::cli {
+
+// `text` with each paragraph (split at '\n') broken at spaces into lines of at most `width`
+// characters; a word longer than `width` stays whole on its own line.
+std::string wrap_text(const std::string& text, std::size_t width);
+
+class WrappingFormatter : public CLI::Formatter {
+ public:
+  static constexpr std::size_t kLineWidth = 92;  // whole help line, option column included
+
+  WrappingFormatter();
+  std::string make_description(const CLI::App* app) const override;
+  std::string make_option_desc(const CLI::Option* option) const override;
+};
+
+}  // namespace partita::cli
