@@ -16,6 +16,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 nftables                       # tests/multihost: namespace hosts, partitions
   python3-numpy                           # docs examples and format cross-checks
+  python3-matplotlib                      # scripts/plot_metrics.py
   python3-torch pybind11-dev python3-pytest  # the Python package (python/) and its tests
   clang libclang-rt-14-dev llvm-14        # fuzz/: clang, its libFuzzer runtime, llvm-symbolizer
 )

@@ -78,8 +78,8 @@ Action add_partition_command(CLI::App& app) {
     partition::PartitionSummary summary =
         partition::run_partition(flags->dataset, flags->load, flags->partition);
     // -q: the result line alone; else the summary table under it.
-    std::printf("partitioned %s into %s: %zu parts, edge cut %.2f%%\n%s", flags->dataset.c_str(),
-                flags->partition.out_dir.c_str(), summary.parts.size(),
+    std::printf("partitioned %s into %s: %zu part%s, edge cut %.2f%%\n%s", flags->dataset.c_str(),
+                flags->partition.out_dir.c_str(), summary.parts.size(), summary.parts.size() == 1 ? "" : "s",
                 100.0 * summary.edge_cut_fraction,
                 log_level() >= LogLevel::kInfo ? partition::format_summary(summary).c_str() : "");
     return 0;

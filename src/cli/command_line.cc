@@ -11,7 +11,8 @@ std::unique_ptr<CommandLine> make_command_line() {
   auto cli = std::make_unique<CommandLine>();
   CLI::App& app = cli->app;
   // Set before the commands are added: each command copies its parent's formatter.
-  app.formatter(std::make_shared<WrappingFormatter>());
+  auto formatter = std::make_shared<WrappingFormatter>();
+  app.formatter(formatter);
   app.description(
       "Partita: partition large graphs and train graph neural networks on them across "
       "machines.\nRun `partita <command> --help` for the options of each command.");
@@ -26,6 +27,7 @@ std::unique_ptr<CommandLine> make_command_line() {
 
   auto add = [&](const char* name, const char* help, auto registrar) {
     CLI::App* sub = app.add_subcommand(name, help);
+    formatter->set_summary(sub, help);  // the registrar sets the long description
     cli->actions[sub] = registrar(*sub);
     add_global_flags(*sub);
   };

@@ -1,6 +1,7 @@
 #include "help_formatter.h"
 
 #include <sstream>
+#include <utility>
 
 namespace partita::cli {
 namespace {
@@ -41,6 +42,20 @@ std::string WrappingFormatter::make_description(const CLI::App* app) const {
   const std::string description = CLI::Formatter::make_description(app);
   if (description.empty()) return description;
   return wrap_text(description, kLineWidth) + "\n\n";
+}
+
+void WrappingFormatter::set_summary(const CLI::App* command, std::string summary) {
+  summaries_[command] = std::move(summary);
+}
+
+std::string WrappingFormatter::make_subcommand(const CLI::App* command) const {
+  auto found = summaries_.find(command);
+  std::string summary = found != summaries_.end() ? found->second : command->get_description();
+  summary = summary.substr(0, summary.find('\n'));
+  std::stringstream out;
+  CLI::detail::format_help(out, command->get_name(), wrap_text(summary, kLineWidth - kOptionColumn),
+                           kOptionColumn);
+  return out.str();
 }
 
 std::string WrappingFormatter::make_option_desc(const CLI::Option* option) const {

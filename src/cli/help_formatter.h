@@ -3,6 +3,7 @@
 // one line however long; this formatter breaks them at word boundaries, keeping the
 // option column aligned.
 #include <cstddef>
+#include <map>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -18,8 +19,16 @@ class WrappingFormatter : public CLI::Formatter {
   static constexpr std::size_t kLineWidth = 92;  // whole help line, option column included
 
   WrappingFormatter();
+  // The one-line summary of `command` in the list of commands (its --help has the long
+  // description); commands without one are listed with their description's first line.
+  void set_summary(const CLI::App* command, std::string summary);
+
   std::string make_description(const CLI::App* app) const override;
+  std::string make_subcommand(const CLI::App* command) const override;
   std::string make_option_desc(const CLI::Option* option) const override;
+
+ private:
+  std::map<const CLI::App*, std::string> summaries_;
 };
 
 }  // namespace partita::cli

@@ -1,6 +1,6 @@
 #pragma once
 // Partita's version, as `partita --version` and the run record of --metrics-out give it.
-// Keep it equal to project(partita VERSION ...) in the top-level CMakeLists.txt.
+// The top-level CMakeLists.txt refuses to configure unless project(VERSION) says the same.
 
 namespace partita {
 
