@@ -13,9 +13,7 @@ namespace {
 using testing::CommandResult;
 using testing::TempDir;
 
-CommandResult partita(const std::string& args) {
-  return testing::run_command(testing::partita_binary() + " " + args);
-}
+CommandResult partita(const std::string& args) { return testing::run_partita(args); }
 
 // Lines of the output that start with "error:".
 std::vector<std::string> error_lines(const std::string& out) {

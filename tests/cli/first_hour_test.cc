@@ -19,9 +19,7 @@ namespace {
 using testing::CommandResult;
 using testing::TempDir;
 
-CommandResult partita(const std::string& args) {
-  return testing::run_command(testing::partita_binary() + " " + args);
-}
+CommandResult partita(const std::string& args) { return testing::run_partita(args); }
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;

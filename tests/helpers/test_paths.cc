@@ -62,4 +62,8 @@ CommandResult run_command(const std::string& command_line) {
   return result;
 }
 
+CommandResult run_partita(const std::string& args) {
+  return run_command(partita_binary() + " " + args);
+}
+
 }  // namespace partita::testing

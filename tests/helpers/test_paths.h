@@ -36,5 +36,7 @@ struct CommandResult {
 };
 // Runs a shell command line, capturing stdout+stderr.
 CommandResult run_command(const std::string& command_line);
+// Runs `partita <args>` (the built binary; `args` as a shell would split them).
+CommandResult run_partita(const std::string& args);
 
 }  // namespace partita::testing

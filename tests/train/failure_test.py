@@ -189,9 +189,9 @@ def case_hygiene(partita, parts, tmp):
     base, last = epochs[4], epochs[-1]  # after warm-up
     growth = last["rss_bytes"] - base["rss_bytes"]
     print(f"epoch 5 -> 50: rss {base['rss_bytes']} -> {last['rss_bytes']} ({growth / 2**20:+.1f} "
-          f"MiB), threads {base['threads']} -> {last['threads']}, fds {base['open_fds']} -> "
+          f"MiB), threads {base['os_threads']} -> {last['os_threads']}, fds {base['open_fds']} -> "
           f"{last['open_fds']}")
-    if any(e["threads"] != base["threads"] for e in epochs[4:]):
+    if any(e["os_threads"] != base["os_threads"] for e in epochs[4:]):
         fail("thread count changes across epochs")
     if any(e["open_fds"] != base["open_fds"] for e in epochs[4:]):
         fail("open file descriptors change across epochs")
