@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on its embedded default: set up and build, generate a synthetic graph,
 # partition it in 2 with METIS, verify the result, then train GraphSAGE on it with 2 local
-# MPI ranks (one per part) and print the test accuracy. Output goes to out/demo/.
+# MPI ranks (one per part), print the test accuracy and draw the metrics (out/demo/metrics.png).
+# Output goes to out/demo/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
@@ -21,3 +22,6 @@ fi
 rm -rf "$out/checkpoints" "$out/metrics.jsonl"  # a fresh run refuses to overwrite them
 "$partita" launch -- train --parts "$out/parts" --epochs 3 --checkpoint-dir "$out/checkpoints" \
   --metrics-out "$out/metrics.jsonl"
+# Loss and accuracy per epoch, drawn from the metrics file.
+scripts/plot_metrics.py "$out/metrics.jsonl" "$out/metrics.png" \
+  --title "synthetic graph, 2 parts, GraphSAGE"
