@@ -238,7 +238,8 @@ int run_launch(const Flags& flags, const CLI::App& app) {
     return 0;
   }
   log_info("launch: {}", line);
-  return supervise(plan, flags.teardown_timeout, launched_interrupt_message(options.command, facts.cwd));
+  return supervise(plan, flags.teardown_timeout,
+                   launched_interrupt_message(options.command, facts.cwd));
 }
 
 }  // namespace

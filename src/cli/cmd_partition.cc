@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "commands.h"
-#include "partita/core/log.h"
 #include "partita/core/error.h"
+#include "partita/core/log.h"
 #include "partita/core/npy.h"
 #include "partita/partition/partition.h"
 
@@ -79,8 +79,8 @@ Action add_partition_command(CLI::App& app) {
         partition::run_partition(flags->dataset, flags->load, flags->partition);
     // -q: the result line alone; else the summary table under it.
     std::printf("partitioned %s into %s: %zu part%s, edge cut %.2f%%\n%s", flags->dataset.c_str(),
-                flags->partition.out_dir.c_str(), summary.parts.size(), summary.parts.size() == 1 ? "" : "s",
-                100.0 * summary.edge_cut_fraction,
+                flags->partition.out_dir.c_str(), summary.parts.size(),
+                summary.parts.size() == 1 ? "" : "s", 100.0 * summary.edge_cut_fraction,
                 log_level() >= LogLevel::kInfo ? partition::format_summary(summary).c_str() : "");
     return 0;
   };

@@ -3,24 +3,23 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "commands.h"
 #include "flags.h"
 #include "partita/core/error.h"
 #include "partita/core/timer.h"
-#include "partita/runtime/mpi_rank.h"
-#include "rank_main.h"
 #include "partita/loader/batch_pipeline.h"
 #include "partita/loader/hot_nodes.h"
+#include "partita/runtime/mpi_rank.h"
 #include "partita/sample/block_builder.h"
 #include "partita/sample/fanout_spec.h"
 #include "partita/store/feature_cache.h"
+#include "rank_main.h"
 
 namespace partita::cli {
 namespace {
@@ -119,8 +118,7 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
 
   // The batches: consecutive slices of the seeds, wrapping around. --batch-size is global,
   // as in train: this rank's share of it, the first (batch_size % ranks) ranks one more.
-  const int64_t rank_batch =
-      flags.batch_size / ranks + (me < flags.batch_size % ranks ? 1 : 0);
+  const int64_t rank_batch = flags.batch_size / ranks + (me < flags.batch_size % ranks ? 1 : 0);
   PARTITA_CHECK(flags.batch_size >= ranks, UsageError,
                 "--batch-size: {} seeds per step cannot be shared by {} sampling ranks (it is "
                 "global, summed over the ranks)",
@@ -317,7 +315,8 @@ Action add_sample_bench_command(CLI::App& app) {
                  "Global batch: seeds per step summed over the sampling ranks, as in train "
                  "(each rank samples an even share of it)")
       ->capture_default_str();
-  app.add_option("--batches", flags->batches, "Steps: batches each rank samples")->capture_default_str();
+  app.add_option("--batches", flags->batches, "Steps: batches each rank samples")
+      ->capture_default_str();
   flags->session.sampling.threads = 0;  // automatic, resolved per rank in run_sample_bench
   app.add_option("--threads", flags->session.sampling.threads,
                  "Sampler threads per rank (0: automatic, one per 8 cores of the rank, 1 to 4)")

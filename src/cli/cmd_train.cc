@@ -2,18 +2,17 @@
 // prints one line per epoch (and a progress bar on a terminal) and, last,
 // `test_acc=<value>`; with --checksum every rank then prints `rank=<r> param_checksum=<value>`
 // to stderr so that tests can compare ranks' weights.
+#include <fmt/format.h>
 #include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "commands.h"
 #include "flags.h"
@@ -22,9 +21,9 @@
 #include "partita/core/log.h"
 #include "partita/runtime/mpi_rank.h"
 #include "partita/sample/fanout_spec.h"
-#include "rank_main.h"
 #include "partita/train/progress.h"
 #include "partita/train/trainer.h"
+#include "rank_main.h"
 
 namespace partita::cli {
 namespace {
@@ -52,8 +51,8 @@ struct Flags {
   double progress_every_s = 10;
   bool checksum = false;
   std::string metrics_out;
-  bool layers_given = false;  // else --layers is the number of fanouts
-  bool force = false;         // --metrics-out may replace an existing file
+  bool layers_given = false;        // else --layers is the number of fanouts
+  bool force = false;               // --metrics-out may replace an existing file
   train::MetricsFile::RunInfo run;  // the settings, for --metrics-out's run record
 };
 

@@ -2,12 +2,11 @@
 // The `partita` command line: every command registered on one CLI11 app. main() parses the
 // process's arguments with it; `partita launch` parses the command it will start on the
 // ranks with a fresh one, so that a misspelled flag is reported before mpirun starts.
+#include <CLI/CLI.hpp>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "commands.h"
 

@@ -2,11 +2,10 @@
 // `--help` text wrapped to the terminal's usual width: CLI11 prints every description as
 // one line however long; this formatter breaks them at word boundaries, keeping the
 // option column aligned.
+#include <CLI/CLI.hpp>
 #include <cstddef>
 #include <map>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 namespace partita::cli {
 

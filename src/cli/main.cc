@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
 
   partita::set_log_level(cli->quiet     ? partita::LogLevel::kQuiet
                          : cli->verbose ? partita::LogLevel::kDebug
-                                   : partita::LogLevel::kInfo);
+                                        : partita::LogLevel::kInfo);
   try {
     for (auto& [sub, action] : cli->actions)
       if (sub->parsed()) return action();

@@ -1,11 +1,11 @@
 #include "parse_errors.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cctype>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 namespace partita::cli {
 namespace {

@@ -2,10 +2,9 @@
 // CLI11's parse errors in Partita's form: one line `<flag>: <what>` that says what to do,
 // e.g. "--epoch: unknown flag of train; did you mean --epochs?" instead of CLI11's
 // "The following arguments were not expected: 3 --epoch".
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace partita::cli {
 

@@ -2,7 +2,6 @@
 #include "partita/train/progress.h"
 
 #include <fmt/format.h>
-
 #include <torch/version.h>
 
 #include <cerrno>
@@ -10,9 +9,9 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
-#include <nlohmann/json.hpp>
 
 #include "partita/core/error.h"
 #include "partita/core/version.h"

@@ -691,10 +691,11 @@ int64_t Trainer::restore_checkpoint() {
                   "uninterrupted one",
                   options_.seed, meta.seed);
     if (meta.epochs_done >= options_.epochs)
-      log_warning("--epochs {}: the checkpoint has {} epochs done, so no epoch is trained; "
-                  "pass --epochs above {} to train more (test metrics are of the restored "
-                  "model)",
-                  options_.epochs, meta.epochs_done, meta.epochs_done);
+      log_warning(
+          "--epochs {}: the checkpoint has {} epochs done, so no epoch is trained; "
+          "pass --epochs above {} to train more (test metrics are of the restored "
+          "model)",
+          options_.epochs, meta.epochs_done, meta.epochs_done);
   }
   return meta.epochs_done;
 }

@@ -137,9 +137,9 @@ TEST(CliSampleBench, RunsAloneAndRejectsBadFlags) {
   CommandResult r = partita("sample-bench --parts " + dir / "p1" +
                             " --fanouts 5,3 --batch-size 64 --batches 4");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  for (const char* key : {"\"batches_per_s\"", "\"sampled_edges_per_s_per_core\"",
-                          "\"feature_gb_per_s_per_core\"", "\"hop_s_per_rank\"",
-                          "\"remote_requests\": 0,", "\"seeds\": 256,"})
+  for (const char* key :
+       {"\"batches_per_s\"", "\"sampled_edges_per_s_per_core\"", "\"feature_gb_per_s_per_core\"",
+        "\"hop_s_per_rank\"", "\"remote_requests\": 0,", "\"seeds\": 256,"})
     EXPECT_NE(r.out.find(key), std::string::npos) << key << "\n" << r.out;
 
   const std::string p1 = " --parts " + dir / "p1";
@@ -149,7 +149,8 @@ TEST(CliSampleBench, RunsAloneAndRejectsBadFlags) {
   expect_error(partita("sample-bench" + p1 + " --batch-size 0"), 2, {"--batch-size"});
   expect_error(partita("sample-bench" + p1 + " --timeout -1"), 2, {"--timeout"});
   expect_error(partita("sample-bench --parts " + dir / "p2"), 2,
-               {"has 2 parts (one per rank) but this is a single process", "partita launch", "mpirun -np 2"});
+               {"has 2 parts (one per rank) but this is a single process", "partita launch",
+                "mpirun -np 2"});
   expect_error(partita("sample-bench --parts " + dir / "nope"), 1, {dir / "nope"});
 }
 

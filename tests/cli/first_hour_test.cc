@@ -5,11 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "helpers/test_paths.h"
 
@@ -65,10 +64,10 @@ std::string* FirstHour::partition_output_ = nullptr;
 
 TEST_F(FirstHour, QuietAfterTheCommandLeavesTheResultLineOnly) {
   // -q after the command, as before it: partition prints its one result line, no table.
-  EXPECT_EQ(*partition_output_, "partitioned " + dir("ds") + " into " + p1() +
-                                    ": 1 part, edge cut 0.00%\n");
-  CommandResult loud = partita("partition --dataset " + dir("ds") + " --num-parts 2 --out " +
-                               dir("p2"));
+  EXPECT_EQ(*partition_output_,
+            "partitioned " + dir("ds") + " into " + p1() + ": 1 part, edge cut 0.00%\n");
+  CommandResult loud =
+      partita("partition --dataset " + dir("ds") + " --num-parts 2 --out " + dir("p2"));
   ASSERT_EQ(loud.exit_code, 0) << loud.out;
   EXPECT_NE(loud.out.find("imbalance (max/mean)"), std::string::npos) << loud.out;
   // train -q: the epoch lines and the test line, nothing on progress.
@@ -128,8 +127,8 @@ TEST_F(FirstHour, LayersDefaultToTheFanoutsAndTheRunIsRecorded) {
 
 TEST_F(FirstHour, ResumeAppendsARunRecordAndSaysWhenNothingIsLeftToTrain) {
   const std::string metrics = dir("resume.jsonl"), checkpoints = dir("ck");
-  const std::string common = " --parts " + p1() + " --fanouts 3,3 --checkpoint-dir " +
-                             checkpoints + " --metrics-out " + metrics;
+  const std::string common = " --parts " + p1() + " --fanouts 3,3 --checkpoint-dir " + checkpoints +
+                             " --metrics-out " + metrics;
   ASSERT_EQ(partita("-q train --epochs 2" + common).exit_code, 0);
   CommandResult more = partita("-q train --epochs 3 --resume" + common);
   ASSERT_EQ(more.exit_code, 0) << more.out;
@@ -152,7 +151,8 @@ TEST_F(FirstHour, ResumeAppendsARunRecordAndSaysWhenNothingIsLeftToTrain) {
 
 TEST_F(FirstHour, ThreadsZeroIsAutomaticInTrainAndSampleBench) {
   // -v prints the resolved counts: on a rank of up to 15 cores, one sampler thread.
-  CommandResult train = partita("-v train --parts " + p1() + " --epochs 1 --fanouts 3,3 "
+  CommandResult train = partita("-v train --parts " + p1() +
+                                " --epochs 1 --fanouts 3,3 "
                                 "--torch-threads 1 --threads 0");
   ASSERT_EQ(train.exit_code, 0) << train.out;
   EXPECT_NE(train.out.find("1 torch threads, 1 sampler threads"), std::string::npos) << train.out;
@@ -165,14 +165,14 @@ TEST_F(FirstHour, ThreadsZeroIsAutomaticInTrainAndSampleBench) {
 }
 
 TEST(Cli, HelpIsWrappedToTheTerminalWidth) {
-  for (const char* command : {"", "generate", "partition", "info", "sample-bench", "train",
-                              "infer", "launch"}) {
+  for (const char* command :
+       {"", "generate", "partition", "info", "sample-bench", "train", "infer", "launch"}) {
     CommandResult r = partita(std::string(command) + " --help");
     ASSERT_EQ(r.exit_code, 0) << command;
     for (const std::string& line : lines_of(r.out)) {
       // Usage lines and a lone unbreakable word (a path, an example command) may be longer.
-      if (line.rfind("Usage:", 0) == 0 || line.find(' ', line.find_first_not_of(' ')) ==
-                                              std::string::npos)
+      if (line.rfind("Usage:", 0) == 0 ||
+          line.find(' ', line.find_first_not_of(' ')) == std::string::npos)
         continue;
       EXPECT_LE(line.size(), 92u) << command << " --help: " << line;
     }

@@ -90,9 +90,8 @@ TEST_F(LaunchCli, DryRunPrintsTheMpirunLine) {
 
   // With a real 2-part directory: ranks from its parts; the whole output is exact, and
   // the global flags after the command go to the launched command.
-  CommandResult exact =
-      partita_clean_env("launch --dry-run --hosts a,b --bind socket -- train --parts " + p2() +
-                        " -q");
+  CommandResult exact = partita_clean_env(
+      "launch --dry-run --hosts a,b --bind socket -- train --parts " + p2() + " -q");
   EXPECT_EQ(exact.exit_code, 0);
   EXPECT_EQ(exact.out, "launch: every host must see " + real_binary() +
                            " and the partition directory " + p2() +

@@ -46,12 +46,14 @@ class ProgressBar {
 // then one record per epoch and a final one:
 //   {"type":"epoch","epoch":E,"steps":..,"seeds":..,"loss":..,"train_acc":..,
 //    "val_acc":<number or null when not validated; link task: "val_<metric>">,
-//    "epoch_s":..,"sample_s":..,"fetch_s":..,"compute_s":..,"matmul_gflop":..,"allreduce_s":..,"wait_s":..,"eval_s":..,
-//    "checkpoint_s":..,"request_bytes":..,"collective_bytes":..,"remote_rows":..,
-//    "cache_hits":..,"cache_hit_rate":..,"seeds_per_s":..,"rss_bytes":..,"os_threads":<threads of the process>,
-//    "open_fds":..}
-//   {"type":"final","task":"node","test_acc":.., (link task: "task":"link","test_auc":..,
-//    "test_ap":..,"test_mrr":..,"test_hits@K":..,"test_pairs":<held-out pairs scored>)"epochs":<total done>,"resumed_epochs":..,"ranks":..,
+//    "epoch_s":..,"sample_s":..,"fetch_s":..,"compute_s":..,"matmul_gflop":..,
+//    "allreduce_s":..,"wait_s":..,"eval_s":..,"checkpoint_s":..,"request_bytes":..,
+//    "collective_bytes":..,"remote_rows":..,"cache_hits":..,"cache_hit_rate":..,
+//    "seeds_per_s":..,"rss_bytes":..,"os_threads":<threads of the process>,"open_fds":..}
+//   {"type":"final","task":"node","test_acc":..,
+//    (link task: "task":"link","test_auc":..,"test_ap":..,"test_mrr":..,"test_hits@K":..,
+//    "test_pairs":<held-out pairs scored>)
+//    "epochs":<total done>,"resumed_epochs":..,"ranks":..,
 //    "servers":<pure servers beside the training ranks, 0 in worker mode>,
 //    "train_s":..,"steps":..,"seeds":.., and the sums over this run's epochs of epoch_s,
 //    sample_s, fetch_s, compute_s, allreduce_s, wait_s, eval_s, checkpoint_s, and the
