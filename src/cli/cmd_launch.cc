@@ -6,7 +6,6 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +17,7 @@
 
 #include "command_line.h"
 #include "commands.h"
+#include "global_flags.h"
 #include "interrupt_notice.h"
 #include "launch_plan.h"
 #include "partita/core/error.h"
@@ -161,32 +161,26 @@ std::string launcher_problem(const LaunchPlan& plan, const LaunchOptions& option
 
 // What to say when the launched job is interrupted: for train, how to resume it (its
 // --checkpoint-dir, made absolute as the ranks get it); nothing for sample-bench.
-std::string launched_interrupt_message(const std::vector<std::string>& command,
-                                       const std::string& cwd) {
-  if (std::find(command.begin(), command.end(), "train") == command.end()) return "";
-  std::string dir;
-  const std::string flag = "--checkpoint-dir";
-  for (size_t i = 0; i < command.size(); ++i) {
-    if (command[i] == flag && i + 1 < command.size()) dir = command[i + 1];
-    if (command[i].rfind(flag + "=", 0) == 0) dir = command[i].substr(flag.size() + 1);
-  }
-  if (!dir.empty() && dir[0] != '/') dir = (std::filesystem::path(cwd) / dir).lexically_normal();
-  return interrupt_message(dir);
+std::string launched_interrupt_message(const LaunchCommand& command, const std::string& cwd) {
+  if (command.subcommand != "train") return "";
+  return interrupt_message(command.checkpoint_dir ? absolute_dir(*command.checkpoint_dir, cwd)
+                                                  : "");
 }
 
-// Throws UsageError when `command` (train ... or sample-bench ...) would not parse; a
-// launch flag given after the command is named as such.
-void check_command_flags(const CLI::App& launch, const std::vector<std::string>& command) {
-  const std::string problem = check_arguments(command);
+// Throws UsageError when `words` (the command after --, which names `command`) would not
+// parse; a launch flag given after the command is named as such.
+void check_command_flags(const CLI::App& launch, const LaunchCommand& command,
+                         const std::vector<std::string>& words) {
+  const std::string problem = check_arguments(words);
   if (problem.empty()) return;
-  for (size_t i = 1; i < command.size(); ++i) {
-    const std::string name = command[i].substr(0, command[i].find('='));
-    if (name.rfind("--", 0) != 0 || name == "--help") continue;
-    const CLI::Option* option = launch.get_option_no_throw(name);
-    PARTITA_CHECK(option == nullptr, UsageError,
+  for (size_t i = command_index(words) + 1; i < words.size(); ++i) {
+    const std::string name = words[i].substr(0, words[i].find('='));
+    // -q/-v and --help belong to every command, launch's included.
+    if (name.rfind("--", 0) != 0 || name == "--help" || is_global_flag(name)) continue;
+    PARTITA_CHECK(launch.get_option_no_throw(name) == nullptr, UsageError,
                   "{}: a flag of launch, given after the command (where it belongs to {}); put "
                   "launch's flags before --",
-                  name, command[0]);
+                  name, command.subcommand);
   }
   throw UsageError(problem);
 }
@@ -209,24 +203,24 @@ int run_launch(const Flags& flags, const CLI::App& app) {
   facts.host_cores = usable_cores();
   facts.stderr_is_terminal = ::isatty(STDERR_FILENO) == 1;
   if (!options.hostfile.empty()) read_hostfile(options.hostfile, facts);
-  std::optional<std::string> parts_dir;
+  std::optional<LaunchCommand> command;
   try {
-    parts_dir = check_command(options.command).parts_dir;
+    command = check_command(options.command);
   } catch (const UsageError&) {
     // plan_launch reports it, after the problems it checks first.
   }
-  if (parts_dir) {
+  if (command && command->parts_dir) {
     try {
-      facts.parts = partition::read_meta(*parts_dir).num_parts;
+      facts.parts = partition::read_meta(*command->parts_dir).num_parts;
     } catch (const Error& e) {
       facts.parts_error = e.what();
     }
   }
 
-  const LaunchPlan plan = plan_launch(options, facts);
+  const LaunchPlan plan = plan_launch(options, facts);  // throws unless `command` was checked
   // The ranks would refuse a bad flag of the command the same way, each after MPI started:
   // say it now, once.
-  check_command_flags(app, options.command);
+  check_command_flags(app, *command, options.command);
   for (const std::string& line : plan.warnings) log_warning("{}", line);
   const std::string problem = launcher_problem(plan, options, facts);
   PARTITA_CHECK(problem.empty() || options.dry_run, Error, "{}", problem);
@@ -238,8 +232,7 @@ int run_launch(const Flags& flags, const CLI::App& app) {
     return 0;
   }
   log_info("launch: {}", line);
-  return supervise(plan, flags.teardown_timeout,
-                   launched_interrupt_message(options.command, facts.cwd));
+  return supervise(plan, flags.teardown_timeout, launched_interrupt_message(*command, facts.cwd));
 }
 
 }  // namespace

@@ -118,11 +118,11 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
 
   // The batches: consecutive slices of the seeds, wrapping around. --batch-size is global,
   // as in train: this rank's share of it, the first (batch_size % ranks) ranks one more.
-  const int64_t rank_batch = flags.batch_size / ranks + (me < flags.batch_size % ranks ? 1 : 0);
   PARTITA_CHECK(flags.batch_size >= ranks, UsageError,
                 "--batch-size: {} seeds per step cannot be shared by {} sampling ranks (it is "
                 "global, summed over the ranks)",
                 flags.batch_size, ranks);
+  const int64_t rank_batch = flags.batch_size / ranks + (me < flags.batch_size % ranks ? 1 : 0);
   std::vector<std::vector<int64_t>> batches;
   for (int64_t b = 0; b < flags.batches; ++b) {
     const int64_t start = (b * rank_batch) % static_cast<int64_t>(seeds.size());

@@ -6,15 +6,11 @@
 #include <set>
 #include <sstream>
 
+#include "global_flags.h"
 #include "partita/core/error.h"
 
 namespace partita::cli {
 namespace {
-
-// Flags of `partita` itself that may come before the subcommand.
-bool is_global_flag(const std::string& word) {
-  return word == "-q" || word == "--quiet" || word == "-v" || word == "--verbose";
-}
 
 // Subcommands that make no sense on several ranks at once (partition would race on --out).
 bool is_local_command(const std::string& word) {
@@ -49,20 +45,6 @@ std::string lookup(const std::map<std::string, std::string>& env, const std::str
 // Where the ranks run. kLocal is kHosts with the single host "localhost".
 enum class Mode { kLocal, kHosts, kHostfile, kSlurmSrun, kSlurmMpirun };
 
-// Index of the subcommand word in `command` (after any global flags).
-size_t subcommand_index(const std::vector<std::string>& command) {
-  size_t i = 0;
-  while (i < command.size() && is_global_flag(command[i])) ++i;
-  return i;
-}
-
-// `dir` made absolute against `cwd`. Lexical, not canonical: a symlink here may be a real
-// directory on another host, and the ranks must use the same path as the user.
-std::string absolute_dir(const std::string& dir, const std::string& cwd) {
-  if (dir.empty() || dir[0] == '/') return dir;
-  return (std::filesystem::path(cwd) / dir).lexically_normal().string();
-}
-
 // Flags of the launched command whose value is a path: made absolute against the launcher's
 // directory, since a remote rank may not start there (Open MPI falls back to $HOME when it
 // is missing on that host), and rank 0 may not run on the launcher's host.
@@ -74,7 +56,7 @@ const std::vector<std::string>& path_flags() {
 // `command` with relative path_flags() values made absolute against `cwd`.
 std::vector<std::string> absolutize_paths(std::vector<std::string> command,
                                           const std::string& cwd) {
-  for (size_t i = subcommand_index(command) + 1; i < command.size(); ++i) {
+  for (size_t i = command_index(command) + 1; i < command.size(); ++i) {
     for (const std::string& flag : path_flags()) {
       if (command[i] == flag && i + 1 < command.size()) {
         command[i + 1] = absolute_dir(command[i + 1], cwd);
@@ -157,6 +139,11 @@ void check_unparsed(const LaunchOptions& options) {
 
 }  // namespace
 
+std::string absolute_dir(const std::string& dir, const std::string& cwd) {
+  if (dir.empty() || dir[0] == '/') return dir;
+  return (std::filesystem::path(cwd) / dir).lexically_normal().string();
+}
+
 Bind parse_bind(const std::string& word) {
   if (word == "core") return Bind::kCore;
   if (word == "socket") return Bind::kSocket;
@@ -171,7 +158,7 @@ const std::vector<std::string>& launchable_commands() {
 }
 
 LaunchCommand check_command(const std::vector<std::string>& command) {
-  const size_t i = subcommand_index(command);
+  const size_t i = command_index(command);
   PARTITA_CHECK(i < command.size(), UsageError,
                 "launch: nothing to launch (put the command after --, e.g. "
                 "partita launch -- train --parts DIR)");
@@ -192,19 +179,21 @@ LaunchCommand check_command(const std::vector<std::string>& command) {
   LaunchCommand result;
   result.subcommand = word;
   for (size_t j = i + 1; j < command.size(); ++j) {
-    if (command[j] == "--parts") {
-      PARTITA_CHECK(j + 1 < command.size(), UsageError, "launch: --parts needs a value");
-      result.parts_dir = command[++j];
-    } else if (command[j].rfind("--parts=", 0) == 0) {
-      result.parts_dir = command[j].substr(8);
-    } else if (command[j] == "--servers" || command[j].rfind("--servers=", 0) == 0) {
-      std::string value;
-      if (command[j] == "--servers") {
-        PARTITA_CHECK(j + 1 < command.size(), UsageError, "launch: --servers needs a value");
-        value = command[++j];
-      } else {
-        value = command[j].substr(10);
+    // The value of `flag` at word j (--flag VALUE, which moves j on, or --flag=VALUE).
+    auto value_of = [&](const std::string& flag) -> std::optional<std::string> {
+      if (command[j] == flag) {
+        PARTITA_CHECK(j + 1 < command.size(), UsageError, "launch: {} needs a value", flag);
+        return command[++j];
       }
+      if (command[j].rfind(flag + "=", 0) == 0) return command[j].substr(flag.size() + 1);
+      return std::nullopt;
+    };
+    if (std::optional<std::string> dir = value_of("--parts")) {
+      result.parts_dir = std::move(dir);
+    } else if (std::optional<std::string> dir = value_of("--checkpoint-dir")) {
+      result.checkpoint_dir = std::move(dir);
+    } else if (std::optional<std::string> servers = value_of("--servers")) {
+      const std::string& value = *servers;
       PARTITA_CHECK(!value.empty() && value.size() <= 9 &&
                         value.find_first_not_of("0123456789") == std::string::npos &&
                         (value == "0" || value[0] != '0'),
@@ -423,7 +412,7 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
 
   // The ranks' command: this binary, the launcher's -q/-v unless the command has its own.
   argv.push_back(facts.partita_binary);
-  if (subcommand_index(options.command) == 0) {
+  if (command_index(options.command) == 0) {
     if (facts.log_level == LogLevel::kQuiet) argv.push_back("-q");
     if (facts.log_level == LogLevel::kDebug) argv.push_back("-v");
   }

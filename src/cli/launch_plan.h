@@ -58,9 +58,10 @@ struct LaunchFacts {
 
 // The checked command after `--`.
 struct LaunchCommand {
-  std::string subcommand;                // "train" or "sample-bench"
-  std::optional<std::string> parts_dir;  // the --parts value as given, if any
-  int servers = 0;                       // --servers P (server-client mode), 0 if absent
+  std::string subcommand;                     // "train" or "sample-bench"
+  std::optional<std::string> parts_dir;       // the --parts value as given, if any
+  std::optional<std::string> checkpoint_dir;  // the --checkpoint-dir value as given, if any
+  int servers = 0;                            // --servers P (server-client mode), 0 if absent
 };
 
 struct LaunchPlan {
@@ -89,6 +90,10 @@ const std::vector<std::string>& launchable_commands();
 // Checks the command after `--`: optional -q/-v flags, then train or sample-bench.
 // Throws UsageError ("launch: nothing to launch ...", "launch: 'x' is not ...").
 LaunchCommand check_command(const std::vector<std::string>& command);
+
+// `dir` made absolute against `cwd`. Lexical, not canonical: a symlink here may be a real
+// directory on another host, and the ranks must use the same path as the user.
+std::string absolute_dir(const std::string& dir, const std::string& cwd);
 
 // "h1,h2" -> {"h1", "h2"}. Throws UsageError naming --hosts on an empty or malformed name
 // or a host listed twice.

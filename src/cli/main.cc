@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "command_line.h"
+#include "global_flags.h"
 #include "parse_errors.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
@@ -44,17 +45,18 @@ int main(int argc, char** argv) {
 
   // CLI11 reports an unknown command as "A subcommand is required"; name it instead. The
   // command is the first word after the global flags.
-  for (const std::string& word : args) {
-    if (word == "-q" || word == "--quiet" || word == "-v" || word == "--verbose") continue;
-    if (word.empty() || word[0] == '-') break;
+  const size_t at = partita::cli::command_index(args);
+  if (at < args.size() && !args[at].empty() && args[at][0] != '-') {
+    const std::string& word = args[at];
     std::vector<std::string> commands;
     for (auto& [sub, action] : cli->actions) commands.push_back(sub->get_name());
-    if (std::find(commands.begin(), commands.end(), word) != commands.end()) break;
-    const std::vector<std::string> close = partita::cli::closest_names(word, commands);
-    return print_error(word + ": unknown command" +
-                           (close.empty() ? "" : "; did you mean " + close.front() + "?") +
-                           " (see partita --help)",
-                       kExitUsage);
+    if (std::find(commands.begin(), commands.end(), word) == commands.end()) {
+      const std::vector<std::string> close = partita::cli::closest_names(word, commands);
+      return print_error(word + ": unknown command" +
+                             (close.empty() ? "" : "; did you mean " + close.front() + "?") +
+                             " (see partita --help)",
+                         kExitUsage);
+    }
   }
 
   try {

@@ -7,12 +7,10 @@
 #include <cctype>
 #include <sstream>
 
+#include "global_flags.h"
+
 namespace partita::cli {
 namespace {
-
-bool is_global_flag(const std::string& word) {
-  return word == "-q" || word == "--quiet" || word == "-v" || word == "--verbose";
-}
 
 // Levenshtein distance, for suggestions among a few dozen short names.
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -32,14 +30,11 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 // The command the arguments name (the first word that is not a global flag), or nullptr.
 CLI::App* chosen_command(CLI::App& root, const std::vector<std::string>& args, size_t* at) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (is_global_flag(args[i])) continue;
-    if (args[i].empty() || args[i][0] == '-') return nullptr;
-    CLI::App* sub = root.get_subcommand(args[i]);  // throws when it is not a command
-    *at = i;
-    return sub;
-  }
-  return nullptr;
+  const size_t i = command_index(args);
+  if (i == args.size() || args[i].empty() || args[i][0] == '-') return nullptr;
+  CLI::App* sub = root.get_subcommand(args[i]);  // throws when it is not a command
+  *at = i;
+  return sub;
 }
 
 // "--name" for every long name and "-n" for every short name of `app`'s options.

@@ -106,6 +106,13 @@ void check_homogeneous_options(const std::string& dir, const LoadOptions& option
 
 }  // namespace
 
+bool looks_like_dataset(const std::string& dir) {
+  std::error_code ec;
+  // raw/num-node-dict.csv.gz (OGB heterogeneous) lies under raw/ too.
+  return fs::exists(dir + "/raw", ec) || fs::exists(dir + "/hetero.json", ec) ||
+         looks_like_numpy_layout(dir);
+}
+
 Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, LoadStats* stats) {
   std::string dir = dir_arg;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();

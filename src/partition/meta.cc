@@ -13,6 +13,7 @@
 
 #include "partita/core/error.h"
 #include "partita/core/half.h"
+#include "partita/data/dataset.h"
 #include "json_reader.h"
 #include "partita/partition/format.h"
 #include "typed_meta_json.h"
@@ -425,29 +426,18 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   return m;
 }
 
-namespace {
-
-// Whether `dir` holds a dataset (Partita's numpy layout or OGB's raw one) rather than a
-// partition: what a user passes to --parts before running `partita partition`.
-bool looks_like_dataset(const std::string& dir) {
-  std::error_code ec;
-  for (const char* name : {"edges.npy", "edge_index.npy", "raw", "num_nodes.npy"})
-    if (std::filesystem::exists(dir + "/" + name, ec)) return true;
-  return false;
-}
-
-}  // namespace
-
 PartitionMeta read_meta(const std::string& dir) {
   const std::string path = dir + "/" + kMetaFileName;
   std::error_code ec;
-  PARTITA_CHECK(std::filesystem::exists(path, ec) || !looks_like_dataset(dir), IoError,
+  const bool exists = std::filesystem::exists(path, ec);
+  // What a user passes to --parts before running `partita partition`.
+  PARTITA_CHECK(exists || !data::looks_like_dataset(dir), IoError,
                 "{}: a dataset, not a partition directory (no {}); partition it first: partita "
                 "partition --dataset {} --out <dir> --num-parts <ranks>",
                 dir, kMetaFileName, dir);
   // A FIFO or device would block or never end: only regular files are read.
-  PARTITA_CHECK(!std::filesystem::exists(path, ec) || std::filesystem::is_regular_file(path, ec),
-                IoError, "{}: not a regular file", path);
+  PARTITA_CHECK(!exists || std::filesystem::is_regular_file(path, ec), IoError,
+                "{}: not a regular file", path);
   std::ifstream in(path, std::ios::binary);
   PARTITA_CHECK(in.good(), IoError, "{}: cannot open: {}", path, std::strerror(errno));
   std::ostringstream text;

@@ -161,6 +161,10 @@ TEST_F(LaunchCli, BadFlagsExitTwoWithOneErrorLine) {
   expect_only_error(partita("launch --dry-run -- train --parts " + p2() + " --epoch 3"), 2,
                     "error: --epoch: unknown flag of train; did you mean --epochs? (see partita "
                     "train --help)");
+  // -q/--quiet after the command is the command's own (launch takes it too): not misnamed.
+  expect_only_error(partita("launch --dry-run -- train --parts " + p2() + " --quiet --epoch 3"), 2,
+                    "error: --epoch: unknown flag of train; did you mean --epochs? (see partita "
+                    "train --help)");
   expect_only_error(partita("launch --dry-run -- train --parts " + p2() + " --hosts x"), 2,
                     "error: --hosts: a flag of launch, given after the command (where it "
                     "belongs to train); put launch's flags before --");

@@ -73,6 +73,10 @@ struct LoadStats {
   double text_s = 0;  // seconds spent decompressing + parsing them (text_bytes / text_s: MB/s)
 };
 
+// Whether `dir` looks like a dataset load_dataset would read (it tells the layouts apart by
+// the same files): raw/ (OGB), hetero.json or edges/features .npy files (Partita numpy).
+bool looks_like_dataset(const std::string& dir);
+
 // Reads `dir`, detecting the layout: OGB raw node-property (raw/edge.csv.gz ...) or the
 // Partita numpy layout (edges.npy ...; see docs/dataset-format.md). Every file is
 // validated; problems throw IoError/FormatError whose message starts with the offending
