@@ -20,6 +20,7 @@
 #include "partita/runtime/mpi_rank.h"
 #include "partita/train/inference.h"
 #include "rank_main.h"
+#include "train_settings.h"
 
 namespace partita::cli {
 namespace {
@@ -32,6 +33,7 @@ struct Flags {
   std::string checkpoint_dir;
   std::string out;
   bool force = false;
+  bool normalize_given = false;  // --normalize-features given (else the checkpoint's value)
   int torch_threads = 0;  // 0: the cores per rank
   int64_t hits_k = 50;    // link models: K of Hits@K
 };
@@ -84,6 +86,18 @@ int run_infer(MpiScope& mpi, const Flags& flags) {
   const train::LoadedModel loaded = train::load_model_for_inference(session, flags.checkpoint_dir);
   const nn::GnnModel& model = *loaded.model;
   options.output_embeddings = loaded.link != nullptr;
+  // The training run's input settings, reapplied (train_settings.h).
+  const CheckpointSettingsCheck check = check_infer_settings(
+      loaded.settings, {{"normalize-features", options.normalize_features ? "true" : "false"}},
+      flags.normalize_given ? std::vector<std::string>{"normalize-features"}
+                            : std::vector<std::string>{},
+      loaded.source);
+  for (const auto& [name, value] : check.reapplied)
+    if (name == "normalize-features") options.normalize_features = value == "true";
+  if (session.rank() == 0) {
+    for (const std::string& line : check.notices) log_info("{}", line);
+    for (const std::string& line : check.warnings) log_warning("{}", line);
+  }
   const train::InferenceOutput out = train::infer_full_graph(session, *loaded.model, options);
   const double infer_s = watch.seconds();
   if (session.rank() == 0) write_outputs(flags.out, out);
@@ -135,7 +149,9 @@ Action add_infer_command(CLI::App& app) {
   app.add_option("--out", flags->out, "Output directory (written by rank 0)")->required();
   app.add_flag("--force", flags->force, "Write into --out even if it is not empty");
   app.add_flag("--normalize-features", flags->infer.normalize_features,
-               "Row-normalize input features, as the training run did with this flag");
+               "Row-normalize input features. Not needed: the checkpoint records whether the "
+               "training run did, and infer does the same (given against the checkpoint's "
+               "record, it is refused)");
   app.add_option("--batch-size", flags->infer.batch_size,
                  "Destination nodes per layer step on each rank (bounds the memory of a step)")
       ->capture_default_str();
@@ -146,7 +162,8 @@ Action add_infer_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")
       ->capture_default_str();
-  return [flags] {
+  return [flags, &app] {
+    flags->normalize_given = app.count("--normalize-features") > 0;
     MpiScope mpi(nullptr, nullptr);
     return run_rank(mpi, [&] { return run_infer(mpi, *flags); });
   };

@@ -21,9 +21,11 @@
 #include "partita/core/log.h"
 #include "partita/runtime/mpi_rank.h"
 #include "partita/sample/fanout_spec.h"
+#include "partita/train/checkpoint.h"
 #include "partita/train/progress.h"
 #include "partita/train/trainer.h"
 #include "rank_main.h"
+#include "train_settings.h"
 
 namespace partita::cli {
 namespace {
@@ -209,8 +211,44 @@ store::EmbeddingOptions embedding_options(const Flags& flags, const train::Train
   return e;
 }
 
+// A partition made with --edge-split lacks its held-out edges: node classification on it
+// would train on another graph than the dataset's, without a word.
+void refuse_edge_split_for_node_task(const store::DistGraph& graph, const train::TrainOptions& o) {
+  if (o.task != train::Task::kNode || !graph.meta().summary.edge_split) return;
+  const partition::EdgeSplitStats& split = *graph.meta().summary.edge_split;
+  throw UsageError(fmt::format(
+      "--parts: {} holds a link-prediction split ({} held-out edges missing from its graph); "
+      "node classification would train without them: pass --task link, or partition the "
+      "dataset again without --edge-split",
+      graph.dir(), split.valid + split.test));
+}
+
+// --resume: the latest checkpoint's recorded settings against this run's (train_settings.h):
+// a changed model flag is refused, input flags not given are reapplied, changed schedule
+// flags are warned about (rank 0). Collective over the trainers.
+void apply_checkpoint_settings(runtime::Session& session, const std::vector<std::string>& given,
+                               train::TrainOptions* options) {
+  const train::SharedCheckpoint checkpoint =
+      train::broadcast_latest_checkpoint(session.collectives(), options->checkpoint_dir);
+  if (!checkpoint.found) return;
+  const train::CheckpointMeta meta = train::read_checkpoint_meta(checkpoint.bytes, checkpoint.source);
+  const CheckpointSettingsCheck check =
+      check_resume_settings(meta.settings, options->recorded_settings, given, checkpoint.source);
+  for (const auto& [name, value] : check.reapplied) {
+    PARTITA_CHECK(name == "normalize-features", Error, "internal: no way to reapply --{}", name);
+    options->normalize_features = value == "true";
+    for (auto& [n, v] : options->recorded_settings)
+      if (n == name) v = value;
+  }
+  if (session.rank() != 0) return;
+  for (const std::string& line : check.notices) log_info("{}", line);
+  for (const std::string& line : check.warnings) log_warning("{}", line);
+}
+
 // The work of a rank that trains (a worker, or a trainer of server-client mode).
-int train_on(runtime::Session& session, const Flags& flags, const train::TrainOptions& options) {
+int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions options) {
+  refuse_edge_split_for_node_task(session.graph(), options);
+  if (options.resume && !options.checkpoint_dir.empty()) apply_checkpoint_settings(session, flags.run.given, &options);
   train::Trainer trainer(session, options);
   const bool print = session.rank() == 0;  // the first rank that trains
   if (print) print_on_interrupt(interrupt_message(options.checkpoint_dir));
@@ -232,8 +270,7 @@ int train_on(runtime::Session& session, const Flags& flags, const train::TrainOp
     run.resume = options.resume;
     run.ranks = session.size();
     run.servers = flags.session.servers;
-    for (auto& [name, value] : run.settings)  // the values the flags resolved to
-      if (name == "layers") value = std::to_string(options.model.layers);
+    run.settings = options.recorded_settings;  // the values the flags resolved to
     metrics->write_run(run);
   }
   train::ProgressBar bar(print ? progress_mode(flags.progress) : train::ProgressMode::kOff,
@@ -276,7 +313,10 @@ int train_on(runtime::Session& session, const Flags& flags, const train::TrainOp
 int run_train(MpiScope& mpi, const Flags& flags) {
   keep_freed_memory();
   disable_onednn_primitive_cache();
-  const train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
+  train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
+  options.recorded_settings = flags.run.settings;  // what every checkpoint records
+  for (auto& [name, value] : options.recorded_settings)  // the values the flags resolved to
+    if (name == "layers") value = std::to_string(options.model.layers);
   log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", mpi.rank(),
             mpi.size(), mpi.cores_per_rank(), options.torch_threads, options.threads);
   runtime::SessionOptions session_options = flags.session;
@@ -295,7 +335,7 @@ train::MetricsFile::RunInfo run_settings(const CLI::App& app) {
     if (option->get_lnames().empty() || option->get_lnames()[0] == "help") continue;
     const std::string& name = option->get_lnames()[0];
     std::string value;
-    if (option->get_type_size() == 0) {
+    if (option->get_type_size() == 0 || option->get_expected_max() == 0) {  // a flag
       value = option->count() > 0 ? "true" : "false";
     } else if (option->count() > 0) {
       for (const std::string& r : option->results()) value += (value.empty() ? "" : ",") + r;

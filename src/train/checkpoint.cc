@@ -130,6 +130,20 @@ torch::IValue entry(const c10::impl::GenericDict& dict, const std::string& key,
   return dict.at(key);
 }
 
+// The "settings" entry: a dict of strings, in the order it was written.
+std::vector<std::pair<std::string, std::string>> settings_of(const torch::IValue& value,
+                                                             const std::string& source) {
+  PARTITA_CHECK(value.isGenericDict(), FormatError, "{}: checkpoint 'settings' is not a dict",
+                source);
+  std::vector<std::pair<std::string, std::string>> settings;
+  for (const auto& item : value.toGenericDict()) {
+    PARTITA_CHECK(item.key().isString() && item.value().isString(), FormatError,
+                  "{}: checkpoint 'settings' holds a value that is not text", source);
+    settings.emplace_back(item.key().toStringRef(), item.value().toStringRef());
+  }
+  return settings;
+}
+
 CheckpointMeta archive_meta(const std::string& bytes, const std::string& source) {
   torch::serialize::InputArchive archive;
   archive.load_from(bytes.data(), bytes.size());
@@ -190,6 +204,9 @@ std::string serialize_checkpoint(torch::nn::Module& model, torch::optim::Optimiz
   partita.insert("epochs_done", meta.epochs_done);
   partita.insert("seed", static_cast<int64_t>(meta.seed));
   partita.insert("signature", c10::List<int64_t>(meta.signature));
+  c10::Dict<std::string, std::string> settings;
+  for (const auto& [name, value] : meta.settings) settings.insert(name, value);
+  partita.insert("settings", settings);
   partita.insert("optimizer", torch::from_blob(const_cast<char*>(opt.data()),
                                                {static_cast<int64_t>(opt.size())}, torch::kUInt8)
                                   .clone());
@@ -212,6 +229,7 @@ CheckpointMeta read_checkpoint_meta(const std::string& bytes, const std::string&
       meta.epochs_done = entry(partita, "epochs_done", source).toInt();
       meta.seed = static_cast<uint64_t>(entry(partita, "seed", source).toInt());
       meta.signature = entry(partita, "signature", source).toIntVector();
+      if (partita.contains("settings")) meta.settings = settings_of(partita.at("settings"), source);
     } else {
       meta = archive_meta(bytes, source);
     }

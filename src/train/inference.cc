@@ -244,6 +244,8 @@ LoadedModel load_model_for_inference(runtime::Session& session, const std::strin
   }
   load_checkpoint(bytes, source, *model, *optimizer);
   model->eval();
+  loaded.source = source;
+  loaded.settings = meta.settings;
   return loaded;
 }
 

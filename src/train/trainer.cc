@@ -635,7 +635,8 @@ void Trainer::save_checkpoint(int64_t epochs_done) {
   run_agreed(session_.collectives(), fmt::format("rank 0 could not write checkpoint {}", path),
              [&] {
                if (session_.rank() != 0) return;
-               CheckpointMeta meta{epochs_done, options_.seed, config_signature()};
+               CheckpointMeta meta{epochs_done, options_.seed, config_signature(),
+                                   options_.recorded_settings};
                write_file_atomic(path, serialize_checkpoint(*module_, *impl_->optimizer, meta));
                prune_checkpoints(options_.checkpoint_dir, kCheckpointsKept);
              });
@@ -686,10 +687,6 @@ int64_t Trainer::restore_checkpoint() {
   restore_embeddings(meta.epochs_done);
   if (session_.rank() == 0) {
     log_info("resuming from {} ({} epochs done)", source, meta.epochs_done);
-    if (meta.seed != options_.seed)
-      log_warning("--seed {} differs from the checkpoint's {}: the run will not repeat the "
-                  "uninterrupted one",
-                  options_.seed, meta.seed);
     if (meta.epochs_done >= options_.epochs)
       log_warning(
           "--epochs {}: the checkpoint has {} epochs done, so no epoch is trained; "

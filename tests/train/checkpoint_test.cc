@@ -60,6 +60,19 @@ TEST(Checkpoint, RoundTripsModelOptimizerAndMeta) {
   expect_same_parameters(*saved, *loaded);
 }
 
+TEST(Checkpoint, RoundTripsTheRecordedSettingsInOrder) {
+  auto saved = model(4, 1);
+  torch::optim::Adam adam(saved->parameters(), torch::optim::AdamOptions(0.1));
+  CheckpointMeta written{2, 7, {0, 5, 4, 3, 2, 1, 0, 0}};
+  written.settings = {{"task", "node"}, {"hidden", "4"}, {"normalize-features", "true"},
+                      {"lr", "0.01"}, {"fanouts", "10,5"}, {"checkpoint-dir", ""}};
+  const std::string bytes = serialize_checkpoint(*saved, adam, written);
+  EXPECT_EQ(read_checkpoint_meta(bytes, "ck").settings, written.settings);
+  // Without settings (as before they were recorded) the entry reads back empty.
+  EXPECT_TRUE(read_checkpoint_meta(serialize_checkpoint(*saved, adam, {1, 0, {}}), "ck")
+                  .settings.empty());
+}
+
 TEST(Checkpoint, ReadsFormatOneArchives) {
   // A checkpoint as written before format 2: a torch::serialize archive.
   auto saved = model(4, 3);
@@ -81,6 +94,7 @@ TEST(Checkpoint, ReadsFormatOneArchives) {
   const CheckpointMeta meta = read_checkpoint_meta(bytes, "old");
   EXPECT_EQ(meta.epochs_done, 7);
   EXPECT_EQ(meta.seed, 5u);
+  EXPECT_TRUE(meta.settings.empty());
   auto loaded = model(4, 4);
   torch::optim::Adam adam2(loaded->parameters(), torch::optim::AdamOptions(0.1));
   load_checkpoint(bytes, "old", *loaded, adam2);

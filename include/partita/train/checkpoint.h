@@ -9,7 +9,9 @@
 //              named_parameters() (e.g. conv0.lin_neigh.weight): a state_dict;
 //   "partita": {"format": 2, "epochs_done": E, "seed": S, "signature": [ints] (the model's
 //              shape and optimizer kind), "optimizer": uint8 tensor (the optimizer state as
-//              a torch::serialize archive, for --resume)}.
+//              a torch::serialize archive, for --resume), "settings": {name: value} (the
+//              run's settings as text, as the caller recorded them: CheckpointMeta::
+//              settings; absent in files written before)}.
 // Format-1 files (a torch::serialize archive, written before) are still read.
 //
 // RNG state. Every random choice of training is a pure function of (seed, epoch, rank):
@@ -24,6 +26,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace partita {
@@ -45,6 +48,10 @@ struct CheckpointMeta {
   // Shape of the model and kind of optimizer (Trainer::config_signature()); loading into a
   // model of another signature is refused.
   std::vector<int64_t> signature;
+  // The run's settings as (name, value) text pairs, in the caller's names and order (the
+  // command line records every `train` flag; docs/training.md, "What a checkpoint
+  // records"). Empty for checkpoints written before settings were recorded.
+  std::vector<std::pair<std::string, std::string>> settings;
 };
 
 // A link-prediction model's signature is a node model's (kind, in_dim, hidden, out_dim,

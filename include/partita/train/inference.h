@@ -85,6 +85,10 @@ bool is_link_signature(const std::vector<int64_t>& signature);
 struct LoadedModel {
   std::shared_ptr<nn::GnnModel> model;
   std::shared_ptr<nn::LinkModel> link;
+  std::string source;  // the checkpoint file read (rank 0's path)
+  // The training run's settings as the checkpoint records them (CheckpointMeta::settings;
+  // empty for checkpoints written before they were recorded).
+  std::vector<std::pair<std::string, std::string>> settings;
 };
 
 // Reads the latest checkpoint of `checkpoint_dir` on rank 0 and broadcasts it; builds the

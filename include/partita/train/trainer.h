@@ -95,6 +95,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "partita/core/array_view.h"
@@ -187,6 +188,9 @@ struct TrainOptions {
   std::string fanout_spec;
   Task task = Task::kNode;  // --task node|link
   LinkTaskOptions link;     // task link only
+  // Written into every checkpoint as CheckpointMeta::settings (the caller's record of the
+  // run's settings, read back before a resume or an inference; checkpoint.h).
+  std::vector<std::pair<std::string, std::string>> recorded_settings;
 };
 
 // Throws UsageError, naming the flag, on an option out of range (the same checks on every

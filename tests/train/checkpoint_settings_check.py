@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""What a checkpoint records, walked flag by flag (docs/training.md, "What a checkpoint
+records"): the doc's table must list every flag of `partita train --help` and nothing
+else, and each flag must behave on --resume as its kind says. A 1-epoch run writes a
+checkpoint; then, for every flag, a copy of that checkpoint directory is resumed with the
+flag changed (--epochs 1, so nothing more is trained):
+
+- signature: exit 2 with one `error: --FLAG: STORED in the checkpoint PATH, GIVEN given` line;
+- input: given with another value, refused in the same way; left out, the stored value is
+  reapplied (a notice line), by `train --resume` and by `partita infer`;
+- schedule: exit 0 with one `warning: --FLAG: STORED in the checkpoint, GIVEN given` line;
+- schedule, quiet: exit 0 and no warning naming the flag.
+
+Then `partita infer` on a run trained with --normalize-features gives, without the flag,
+the test accuracy it gives with it.
+
+    checkpoint_settings_check.py --partita BIN --doc docs/training.md --cora DIR --work DIR
+
+Exit 0 when everything holds; otherwise prints what does not and exits 1.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+BASE = ["--hidden", "8", "--fanouts", "4,4", "--batch-size", "32", "--seed", "1",
+        "--lr", "0.01", "--eval-every", "0"]
+# The changed value each flag is resumed with ([] for a flag that takes no value). The run
+# is 1 process on a 1-part directory of a node-classification graph.
+CHANGED = {
+    "task": ["link"], "negatives": ["2"], "negatives-by": ["degree"], "exclude": ["self"],
+    "decoder": ["mlp"], "metric": ["ap"], "model": ["gcn"], "num-bases": ["2"],
+    "embed-lr": ["0.1"], "layers": ["3", "--fanouts", "4,4,4"], "hidden": ["16"],
+    "heads": ["2"], "embed-init": ["0.5"], "fanouts": ["3,3"], "batch-size": ["64"],
+    "epochs": ["2"], "max-steps": ["2"], "lr": ["0.02"], "weight-decay": ["0.001"],
+    "normalize-features": [], "dropout": ["0.1"], "attention-dropout": ["0.2"],
+    "precision": ["bf16"], "optimizer": ["sgd"], "seed": ["3"], "threads": ["2"],
+    "torch-threads": ["1"], "prefetch": ["3"], "timeout": ["30"], "eval": ["full"],
+    "eval-every": ["2"], "metrics-out": ["{work}/m-{n}.jsonl"], "force": [],
+    "cache-ratio": ["0.5"], "cache-presample": ["3"], "progress": ["off"],
+    "progress-every": ["5"], "checksum": [], "parts": ["{work}/parts-copy"],
+}
+# Flags each run changes anyway, or that one process cannot change.
+NOT_VARIED = {
+    "checkpoint-dir": "every resumed run reads its own copy of the directory",
+    "resume": "every run here resumes",
+    "servers": "needs a job of several ranks on a several-part directory",
+}
+FAILURES = []
+
+
+def fail(message):
+    print("FAIL:", message, flush=True)
+    FAILURES.append(message)
+
+
+def run(args, argv, expect_exit=None):
+    r = subprocess.run([args.partita] + argv, env=ENV, capture_output=True, text=True,
+                       timeout=120)
+    if expect_exit is not None and r.returncode != expect_exit:
+        fail(f"{' '.join(argv)}: exit {r.returncode}, expected {expect_exit}\n{r.stdout}{r.stderr}")
+    return r
+
+
+def doc_table(path):
+    """{flag: (kind, quiet)} from the doc's "What a checkpoint records" table."""
+    text = open(path).read()
+    section = text.split("## What a checkpoint records", 1)[1].split("\n## ", 1)[0]
+    table = {}
+    for m in re.finditer(r"^\| `--([a-z0-9-]+)` \| (signature|input|schedule)( \(quiet\))? \|",
+                         section, re.M):
+        table[m.group(1)] = (m.group(2), bool(m.group(3)))
+    return table
+
+
+def help_flags(args):
+    out = run(args, ["train", "--help"], 0).stdout
+    return set(re.findall(r"^\s+--([a-z0-9-]+)", out, re.M)) - {"help"}
+
+
+def resume(args, flag, extra, n):
+    ck = os.path.join(args.work, f"ck-{n}")
+    shutil.copytree(os.path.join(args.work, "ck"), ck)
+    argv = ["train", "--parts", os.path.join(args.work, "p1"), *BASE, "--epochs", "1",
+            "--checkpoint-dir", ck, "--resume", "--progress", "off"]
+    values = [v.format(work=args.work, n=n) for v in extra]
+    # A flag the base run gave is replaced, not repeated.
+    if f"--{flag}" in argv:
+        i = argv.index(f"--{flag}")
+        del argv[i:i + 2]
+    if flag == "layers":
+        argv[argv.index("--fanouts") + 1] = values[2]
+        values = values[:1]
+    return run(args, argv + [f"--{flag}"] + values)
+
+
+def error_lines(r):
+    return [line for line in r.stderr.splitlines() if line.startswith("error:")]
+
+
+def check_flag(args, flag, kind, quiet, n):
+    r = resume(args, flag, CHANGED[flag], n)
+    ck = os.path.join(args.work, f"ck-{n}", "checkpoint-000001.pt")
+    warn = re.compile(rf"^warning: --{re.escape(flag)}: .* in the checkpoint, .* given", re.M)
+    if kind in ("signature", "input"):
+        errors = error_lines(r)
+        want = rf"^error: --{re.escape(flag)}: \S* in the checkpoint {re.escape(ck)}, \S+ given"
+        if r.returncode != 2 or len(errors) != 1 or not re.match(want, errors[0]):
+            fail(f"--{flag} ({kind}): expected exit 2 and one line matching {want!r}; got exit "
+                 f"{r.returncode}:\n{r.stderr}")
+    elif r.returncode != 0:
+        fail(f"--{flag} ({kind}): exit {r.returncode}\n{r.stderr}")
+    elif quiet and warn.search(r.stderr):
+        fail(f"--{flag} (schedule, quiet): warned\n{r.stderr}")
+    elif not quiet and len(warn.findall(r.stderr)) != 1:
+        fail(f"--{flag} (schedule): expected one warning naming it\n{r.stderr}")
+
+
+def check_inputs_reapplied(args):
+    """Trained with --normalize-features: --resume and infer without the flag apply it (on
+    Cora: row normalization needs non-negative features)."""
+    parts = os.path.join(args.work, "cora1")
+    run(args, ["-q", "partition", "--dataset", args.cora, "--num-parts", "1", "--out", parts], 0)
+    ck = os.path.join(args.work, "ck-norm")
+    run(args, ["-q", "train", "--parts", parts, *BASE, "--epochs", "1", "--normalize-features",
+               "--checkpoint-dir", ck], 0)
+    r = run(args, ["train", "--parts", parts, *BASE, "--epochs", "1", "--checkpoint-dir", ck,
+                   "--resume", "--progress", "off"], 0)
+    if "--normalize-features true: as the training run" not in r.stderr:
+        fail(f"resume without --normalize-features: no notice that it was reapplied\n{r.stderr}")
+    acc = {}
+    for given in (False, True):
+        out = os.path.join(args.work, f"infer-{given}")
+        r = run(args, ["infer", "--parts", parts, "--checkpoint-dir", ck, "--out", out] +
+                (["--normalize-features"] if given else []), 0)
+        acc[given] = re.findall(r"^test_acc=(\S+)$", r.stdout, re.M)
+        if not given and "--normalize-features true: as the training run" not in r.stderr:
+            fail(f"infer without --normalize-features: no notice\n{r.stderr}")
+    if not acc[False] or acc[False] != acc[True]:
+        fail(f"infer: test_acc without the flag {acc[False]} != with it {acc[True]}")
+    # Trained without: infer given the flag is refused.
+    r = run(args, ["infer", "--parts", os.path.join(args.work, "p1"),
+                   "--checkpoint-dir", os.path.join(args.work, "ck"),
+                   "--out", os.path.join(args.work, "infer-refused"), "--normalize-features"], 2)
+    if not re.match(r"^error: --normalize-features: false in the checkpoint \S+, true given",
+                    "\n".join(error_lines(r))):
+        fail(f"infer --normalize-features on a run trained without: {r.stderr}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--partita", required=True)
+    ap.add_argument("--doc", required=True)
+    ap.add_argument("--cora", required=True, help="Cora in OGB's layout (non-negative features)")
+    ap.add_argument("--work", required=True, help="scratch directory (emptied first)")
+    args = ap.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+
+    table = doc_table(args.doc)
+    flags = help_flags(args)
+    if set(table) != flags:
+        fail(f"docs table vs train --help: only in the doc {sorted(set(table) - flags)}, only "
+             f"in --help {sorted(flags - set(table))}")
+    missing = set(table) - set(CHANGED) - set(NOT_VARIED)
+    if missing:
+        fail(f"no changed value to resume with for {sorted(missing)}")
+
+    ds, parts = os.path.join(args.work, "ds"), os.path.join(args.work, "p1")
+    run(args, ["-q", "generate", "--nodes", "300", "--avg-degree", "4", "--feat-dim", "4",
+               "--classes", "3", "--seed", "1", "--out", ds], 0)
+    run(args, ["-q", "partition", "--dataset", ds, "--num-parts", "1", "--out", parts], 0)
+    shutil.copytree(parts, os.path.join(args.work, "parts-copy"))
+    run(args, ["-q", "train", "--parts", parts, *BASE, "--epochs", "1", "--checkpoint-dir",
+               os.path.join(args.work, "ck")], 0)
+    for n, (flag, (kind, quiet)) in enumerate(sorted(table.items())):
+        if flag in CHANGED:
+            check_flag(args, flag, kind, quiet, n)
+    check_inputs_reapplied(args)
+    print(f"{len(table)} flags, {sum(f in CHANGED for f in table)} resumed with a changed value, "
+          f"{len(FAILURES)} failures")
+    sys.exit(1 if FAILURES else 0)
+
+
+if __name__ == "__main__":
+    main()
