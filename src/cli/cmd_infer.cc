@@ -2,14 +2,14 @@
 // (train/inference.h). Rank 0 writes OUT/embeddings.npy (float32 [N, H], the output layer's
 // input) and OUT/predictions.npy (int64 [N]), rows in original node-id order, and prints,
 // last, `test_acc=<value>`.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "commands.h"
 #include "flags.h"

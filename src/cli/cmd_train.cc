@@ -231,7 +231,8 @@ void apply_checkpoint_settings(runtime::Session& session, const std::vector<std:
   const train::SharedCheckpoint checkpoint =
       train::broadcast_latest_checkpoint(session.collectives(), options->checkpoint_dir);
   if (!checkpoint.found) return;
-  const train::CheckpointMeta meta = train::read_checkpoint_meta(checkpoint.bytes, checkpoint.source);
+  const train::CheckpointMeta meta =
+      train::read_checkpoint_meta(checkpoint.bytes, checkpoint.source);
   const CheckpointSettingsCheck check =
       check_resume_settings(meta.settings, options->recorded_settings, given, checkpoint.source);
   for (const auto& [name, value] : check.reapplied) {
@@ -248,7 +249,8 @@ void apply_checkpoint_settings(runtime::Session& session, const std::vector<std:
 // The work of a rank that trains (a worker, or a trainer of server-client mode).
 int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions options) {
   refuse_edge_split_for_node_task(session.graph(), options);
-  if (options.resume && !options.checkpoint_dir.empty()) apply_checkpoint_settings(session, flags.run.given, &options);
+  if (options.resume && !options.checkpoint_dir.empty())
+    apply_checkpoint_settings(session, flags.run.given, &options);
   train::Trainer trainer(session, options);
   const bool print = session.rank() == 0;  // the first rank that trains
   if (print) print_on_interrupt(interrupt_message(options.checkpoint_dir));
@@ -314,7 +316,7 @@ int run_train(MpiScope& mpi, const Flags& flags) {
   keep_freed_memory();
   disable_onednn_primitive_cache();
   train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
-  options.recorded_settings = flags.run.settings;  // what every checkpoint records
+  options.recorded_settings = flags.run.settings;        // what every checkpoint records
   for (auto& [name, value] : options.recorded_settings)  // the values the flags resolved to
     if (name == "layers") value = std::to_string(options.model.layers);
   log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", mpi.rank(),

@@ -137,12 +137,11 @@ CheckpointSettingsCheck check_resume_settings(const Settings& stored, const Sett
     }
     if (rule->kind == kSchedule && !rule->quiet) {
       check.warnings.push_back(fmt::format(
-          "--{}: {} in the checkpoint, {} given: resuming with {}{}", name, *recorded, value,
-          value, name == "seed" ? " (the run will not repeat the uninterrupted one)" : ""));
+          "--{}: {} in the checkpoint, {} given: resuming with {}{}", name, *recorded, value, value,
+          name == "seed" ? " (the run will not repeat the uninterrupted one)" : ""));
     }
   }
-  check_inputs(stored, current, given, source, "a resumed run feeds the model as before",
-               &check);
+  check_inputs(stored, current, given, source, "a resumed run feeds the model as before", &check);
   return check;
 }
 

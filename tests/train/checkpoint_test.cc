@@ -64,13 +64,13 @@ TEST(Checkpoint, RoundTripsTheRecordedSettingsInOrder) {
   auto saved = model(4, 1);
   torch::optim::Adam adam(saved->parameters(), torch::optim::AdamOptions(0.1));
   CheckpointMeta written{2, 7, {0, 5, 4, 3, 2, 1, 0, 0}};
-  written.settings = {{"task", "node"}, {"hidden", "4"}, {"normalize-features", "true"},
-                      {"lr", "0.01"}, {"fanouts", "10,5"}, {"checkpoint-dir", ""}};
+  written.settings = {{"task", "node"}, {"hidden", "4"},     {"normalize-features", "true"},
+                      {"lr", "0.01"},   {"fanouts", "10,5"}, {"checkpoint-dir", ""}};
   const std::string bytes = serialize_checkpoint(*saved, adam, written);
   EXPECT_EQ(read_checkpoint_meta(bytes, "ck").settings, written.settings);
   // Without settings (as before they were recorded) the entry reads back empty.
-  EXPECT_TRUE(read_checkpoint_meta(serialize_checkpoint(*saved, adam, {1, 0, {}}), "ck")
-                  .settings.empty());
+  EXPECT_TRUE(
+      read_checkpoint_meta(serialize_checkpoint(*saved, adam, {1, 0, {}}), "ck").settings.empty());
 }
 
 TEST(Checkpoint, ReadsFormatOneArchives) {

@@ -102,12 +102,12 @@
 #include "partita/loader/batch_pipeline.h"
 #include "partita/loader/link_batches.h"
 #include "partita/loader/seeds.h"
-#include "partita/runtime/session.h"
-#include "partita/store/feature_cache.h"
 #include "partita/nn/gnn_model.h"
 #include "partita/nn/link_model.h"
 #include "partita/nn/rgcn.h"
+#include "partita/runtime/session.h"
 #include "partita/sample/edge_exclusion.h"
+#include "partita/store/feature_cache.h"
 #include "partita/train/link_metrics.h"
 
 namespace partita::train {
