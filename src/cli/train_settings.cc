@@ -52,6 +52,14 @@ void check_inputs(const Settings& stored, const Settings& current,
   }
 }
 
+// A checkpoint written before settings were recorded: one warning, nothing checked.
+CheckpointSettingsCheck unrecorded(const std::string& source, const std::string& advice) {
+  CheckpointSettingsCheck check;
+  check.warnings.push_back(
+      fmt::format("{} records no settings (written by an earlier partita): {}", source, advice));
+  return check;
+}
+
 }  // namespace
 
 const std::vector<TrainFlagRule>& train_flag_rules() {
@@ -118,13 +126,10 @@ CheckpointSettingsCheck check_resume_settings(const Settings& stored, const Sett
                                               const std::vector<std::string>& given,
                                               const std::string& source) {
   CheckpointSettingsCheck check;
-  if (stored.empty()) {
-    check.warnings.push_back(fmt::format(
-        "{} records no settings (written by an earlier partita): only the model's shape is "
-        "checked; give the training run's --normalize-features and --seed yourself",
-        source));
-    return check;
-  }
+  if (stored.empty())
+    return unrecorded(source,
+                      "only the model's shape is checked; give the training run's "
+                      "--normalize-features and --seed yourself");
   for (const auto& [name, value] : current) {
     const TrainFlagRule* rule = find_train_flag_rule(name);
     const std::string* recorded = value_of(stored, name);
@@ -149,13 +154,8 @@ CheckpointSettingsCheck check_infer_settings(const Settings& stored, const Setti
                                              const std::vector<std::string>& given,
                                              const std::string& source) {
   CheckpointSettingsCheck check;
-  if (stored.empty()) {
-    check.warnings.push_back(fmt::format(
-        "{} records no settings (written by an earlier partita): give --normalize-features "
-        "if the training run did",
-        source));
-    return check;
-  }
+  if (stored.empty())
+    return unrecorded(source, "give --normalize-features if the training run did");
   check_inputs(stored, current, given, source,
                "the model must be fed as in training, or its outputs are wrong", &check);
   return check;
