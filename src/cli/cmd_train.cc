@@ -298,7 +298,9 @@ train::MetricsFile::RunInfo run_settings(const CLI::App& app) {
     if (option->get_type_size() == 0) {
       value = option->count() > 0 ? "true" : "false";
     } else if (option->count() > 0) {
-      for (const std::string& r : option->results()) value += (value.empty() ? "" : ",") + r;
+      // The values kept: the last of a flag given twice (results() holds every one).
+      for (const std::string& r : option->reduced_results())
+        value += (value.empty() ? "" : ",") + r;
     } else {
       value = option->get_default_str();
     }

@@ -18,6 +18,11 @@ std::unique_ptr<CommandLine> make_command_line() {
       "machines.\nRun `partita <command> --help` for the options of each command.");
   app.set_version_flag("--version", std::string("partita ") + kVersion);
   app.require_subcommand(1);
+  // A flag given twice keeps its last value, as in most command-line tools: scripts pass
+  // `$FLAGS --dropout 0` to override one setting. Every command copies this default from
+  // here (add_subcommand), so it must come before them. Options that take a list (launch's
+  // --env) keep every value: their expected count is unbounded, so nothing is trimmed.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   // -q and -v: before the command, or after it (every command takes them too).
   auto add_global_flags = [&](CLI::App& on) {
     on.add_flag("-q,--quiet", cli->quiet, "Print only results and errors, no progress");

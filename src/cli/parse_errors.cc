@@ -83,9 +83,13 @@ std::string expected_value(const std::string& type) {
   return type;  // our own type names say it: "H1,H2,...", "FILE", "PATH"
 }
 
-std::string type_of(CLI::App* command, CLI::App& root, const std::string& name) {
+const CLI::Option* option_named(CLI::App* command, CLI::App& root, const std::string& name) {
   const CLI::Option* option = command != nullptr ? command->get_option_no_throw(name) : nullptr;
-  if (option == nullptr) option = root.get_option_no_throw(name);
+  return option != nullptr ? option : root.get_option_no_throw(name);
+}
+
+std::string type_of(CLI::App* command, CLI::App& root, const std::string& name) {
+  const CLI::Option* option = option_named(command, root, name);
   if (option == nullptr) return "";
   const std::string type = option->get_type_name();
   return type.substr(0, type.find(':'));
@@ -134,7 +138,14 @@ std::string describe_parse_error(const CLI::ParseError& error, CLI::App& root,
     const size_t eq = what.find(" = ");
     if (what.rfind(prefix, 0) == 0 && eq != std::string::npos) {
       const std::string name = what.substr(prefix.size(), eq - prefix.size());
-      return fmt::format("{}: '{}' is not {}", name, what.substr(eq + 3),
+      // CLI11 names every value given; of a single-value flag given twice only the last,
+      // the one kept, was converted.
+      const CLI::Option* option = option_named(command, root, name);
+      const std::string value =
+          option != nullptr && option->get_items_expected_max() == 1 && !option->results().empty()
+              ? option->results().back()
+              : what.substr(eq + 3);
+      return fmt::format("{}: '{}' is not {}", name, value,
                          expected_value(type_of(command, root, name)));
     }
   }
