@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,7 +108,6 @@ void parse_link_metric(const std::string& text, train::LinkTaskOptions* link) {
 train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   train::TrainOptions o = f.train;
   o.eval_full = parse_choice<bool>("--eval", f.eval, {{"sampled", false}, {"full", true}});
-  o.rgcn = f.model == "rgcn";
   o.task = parse_choice<train::Task>("--task", f.task,
                                      {{"node", train::Task::kNode}, {"link", train::Task::kLink}});
   o.link.negative_kind = parse_choice<loader::NegativeKind>(
@@ -120,11 +120,16 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   o.link.decoder = parse_choice<nn::LinkDecoder>(
       "--decoder", f.decoder, {{"dot", nn::LinkDecoder::kDot}, {"mlp", nn::LinkDecoder::kMlp}});
   parse_link_metric(f.metric, &o.link);
-  if (!o.rgcn) {
-    o.model.kind = parse_choice<nn::ConvKind>(
-        "--model", f.model,
-        {{"sage", nn::ConvKind::kSage}, {"gcn", nn::ConvKind::kGcn}, {"gat", nn::ConvKind::kGat}});
-  }
+  // rgcn is no ConvKind (the trainer builds its R-GCN on its own) but is listed with the
+  // others, so that a refusal names every accepted value.
+  const std::optional<nn::ConvKind> conv =
+      parse_choice<std::optional<nn::ConvKind>>("--model", f.model,
+                                                {{"sage", nn::ConvKind::kSage},
+                                                 {"gcn", nn::ConvKind::kGcn},
+                                                 {"gat", nn::ConvKind::kGat},
+                                                 {"rgcn", std::nullopt}});
+  o.rgcn = !conv.has_value();
+  if (conv) o.model.kind = *conv;
   o.model.precision = parse_choice<nn::Precision>(
       "--precision", f.precision, {{"fp32", nn::Precision::kFp32}, {"bf16", nn::Precision::kBf16}});
   o.optimizer = parse_choice<train::OptimizerKind>(
