@@ -62,6 +62,9 @@ constexpr const char* kFooter =
     "A program instead of a partita command (python3 script.py ...): its arguments are its\n"
     "own, but a --parts DIR gives the ranks as above (and is made absolute, as are a relative\n"
     "program path and a Python script's path); PYTHONPATH is forwarded too; -q/-v do not apply.\n"
+    "mpirun's notes that only restate a rank's non-zero exit (\"Primary job terminated\n"
+    "normally, but 1 process returned a non-zero exit code...\") are not shown after the\n"
+    "rank's own error: line; everything else mpirun says is.\n"
     "See docs/launch.md for the multi-host recipe.";
 
 struct Flags {

@@ -363,5 +363,25 @@ TEST_F(LaunchCli, RunsAPythonScriptOnEveryRank) {
                     "sample-bench) nor a program on PATH");
 }
 
+// A rank that fails prints one line: launch leaves out Open MPI's notes that only restate it.
+TEST_F(LaunchCli, AFailingRankPrintsOneLine) {
+  TempDir dir;
+  testing::write_file(dir / "fail.py",
+                      "import os, sys\n"
+                      "if os.environ['OMPI_COMM_WORLD_RANK'] == '0':\n"
+                      "    print('error: rank 0 gave up', file=sys.stderr, flush=True)\n"
+                      "sys.exit(2)\n");
+  CommandResult r = partita("-q launch --procs-per-host 2 -- python3 " + dir / "fail.py");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "error: rank 0 gave up\n");
+  // With no rank's line, mpirun's note is all there is to say: it stays.
+  testing::write_file(dir / "quiet.py", "import sys\nsys.exit(3)\n");
+  CommandResult quiet = partita("-q launch --procs-per-host 2 -- python3 " + dir / "quiet.py");
+  EXPECT_EQ(quiet.exit_code, 3) << quiet.out;
+  EXPECT_NE(quiet.out.find("Primary job  terminated normally, but 1 process returned"),
+            std::string::npos)
+      << quiet.out;
+}
+
 }  // namespace
 }  // namespace partita::cli
