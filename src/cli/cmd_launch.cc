@@ -1,4 +1,5 @@
-// partita launch: start train or sample-bench on several ranks through mpirun or srun.
+// partita launch: start train, infer, sample-bench or another program (a Python script) on
+// several ranks through mpirun or srun.
 // The decisions live in launch_plan.{h,cc} (pure); this file gathers the facts they need
 // (environment, binary path, hostfile, part count, cores), prints the result or runs it.
 //
@@ -31,11 +32,13 @@ namespace partita::cli {
 namespace {
 
 constexpr const char* kDescription =
-    "Run train or sample-bench on several ranks, on this host or across hosts: builds the\n"
-    "mpirun command (srun inside a Slurm job) and runs it, watching it: a job that failed but\n"
-    "whose mpirun hangs (an unreachable host) is killed after --teardown-timeout seconds.\n"
+    "Run train, infer or sample-bench on several ranks, on this host or across hosts: builds\n"
+    "the mpirun command (srun inside a Slurm job) and runs it, watching it: a job that failed\n"
+    "but whose mpirun hangs (an unreachable host) is killed after --teardown-timeout seconds.\n"
     "--dry-run prints the command instead. The command for the ranks comes after --:\n"
-    "  partita launch --hosts node1,node2 --procs-per-host 2 -- train --parts /shared/p4";
+    "  partita launch --hosts node1,node2 --procs-per-host 2 -- train --parts /shared/p4\n"
+    "Any other program runs the same way, e.g. a script on the Python package:\n"
+    "  partita launch -- python3 train.py --parts /shared/p4";
 
 constexpr const char* kFooter =
     "Hosts: --hosts or --hostfile; else, inside a Slurm job (SLURM_JOB_ID set), the job's\n"
@@ -56,6 +59,12 @@ constexpr const char* kFooter =
     "PARTITA_PROGRESS=bar for the ranks (unless set). Across hosts, Open MPI's TCP keepalive\n"
     "is shortened so that a lost host ends the job (OMPI_MCA_oob_tcp_keepalive_* override).\n"
     "With --dry-run, a missing --parts directory or launcher is only a warning.\n"
+    "A program instead of a partita command (python3 script.py ...): its arguments are its\n"
+    "own, but a --parts DIR gives the ranks as above (and is made absolute, as are a relative\n"
+    "program path and a Python script's path); PYTHONPATH is forwarded too; -q/-v do not apply.\n"
+    "mpirun's notes that only restate a rank's non-zero exit (\"Primary job terminated\n"
+    "normally, but 1 process returned a non-zero exit code...\") are not shown after the\n"
+    "rank's own error: line; everything else mpirun says is.\n"
     "See docs/launch.md for the multi-host recipe.";
 
 struct Flags {
@@ -160,7 +169,7 @@ std::string launcher_problem(const LaunchPlan& plan, const LaunchOptions& option
 }
 
 // What to say when the launched job is interrupted: for train, how to resume it (its
-// --checkpoint-dir, made absolute as the ranks get it); nothing for sample-bench.
+// --checkpoint-dir, made absolute as the ranks get it); nothing for the others.
 std::string launched_interrupt_message(const LaunchCommand& command, const std::string& cwd) {
   if (command.subcommand != "train") return "";
   return interrupt_message(command.checkpoint_dir ? absolute_dir(*command.checkpoint_dir, cwd)
@@ -209,6 +218,11 @@ int run_launch(const Flags& flags, const CLI::App& app) {
   } catch (const UsageError&) {
     // plan_launch reports it, after the problems it checks first.
   }
+  if (command && !command->program.empty()) {
+    auto path = facts.env.find("PATH");
+    facts.program_found =
+        executable_found(command->program, path == facts.env.end() ? "" : path->second);
+  }
   if (command && command->parts_dir) {
     try {
       facts.parts = partition::read_meta(*command->parts_dir).num_parts;
@@ -219,8 +233,8 @@ int run_launch(const Flags& flags, const CLI::App& app) {
 
   const LaunchPlan plan = plan_launch(options, facts);  // throws unless `command` was checked
   // The ranks would refuse a bad flag of the command the same way, each after MPI started:
-  // say it now, once.
-  check_command_flags(app, *command, options.command);
+  // say it now, once. A program's arguments are its own.
+  if (command->program.empty()) check_command_flags(app, *command, options.command);
   for (const std::string& line : plan.warnings) log_warning("{}", line);
   const std::string problem = launcher_problem(plan, options, facts);
   PARTITA_CHECK(problem.empty() || options.dry_run, Error, "{}", problem);
@@ -281,7 +295,8 @@ Action add_launch_command(CLI::App& app) {
   app.add_flag("--dry-run", flags->options.dry_run,
                "Print the command as one shell line on stdout instead of running it");
   app.add_option("command", flags->options.command,
-                 "After --: train or sample-bench and its flags, run on every rank")
+                 "After --: train, infer or sample-bench and its flags, or a program and its "
+                 "arguments (python3 script.py ...), run on every rank")
       ->type_name("ARGS");
   return [flags, &app] { return run_launch(*flags, app); };
 }

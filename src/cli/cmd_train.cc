@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,7 +110,6 @@ void parse_link_metric(const std::string& text, train::LinkTaskOptions* link) {
 train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   train::TrainOptions o = f.train;
   o.eval_full = parse_choice<bool>("--eval", f.eval, {{"sampled", false}, {"full", true}});
-  o.rgcn = f.model == "rgcn";
   o.task = parse_choice<train::Task>("--task", f.task,
                                      {{"node", train::Task::kNode}, {"link", train::Task::kLink}});
   o.link.negative_kind = parse_choice<loader::NegativeKind>(
@@ -122,11 +122,16 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   o.link.decoder = parse_choice<nn::LinkDecoder>(
       "--decoder", f.decoder, {{"dot", nn::LinkDecoder::kDot}, {"mlp", nn::LinkDecoder::kMlp}});
   parse_link_metric(f.metric, &o.link);
-  if (!o.rgcn) {
-    o.model.kind = parse_choice<nn::ConvKind>(
-        "--model", f.model,
-        {{"sage", nn::ConvKind::kSage}, {"gcn", nn::ConvKind::kGcn}, {"gat", nn::ConvKind::kGat}});
-  }
+  // rgcn is no ConvKind (the trainer builds its R-GCN on its own) but is listed with the
+  // others, so that a refusal names every accepted value.
+  const std::optional<nn::ConvKind> conv =
+      parse_choice<std::optional<nn::ConvKind>>("--model", f.model,
+                                                {{"sage", nn::ConvKind::kSage},
+                                                 {"gcn", nn::ConvKind::kGcn},
+                                                 {"gat", nn::ConvKind::kGat},
+                                                 {"rgcn", std::nullopt}});
+  o.rgcn = !conv.has_value();
+  if (conv) o.model.kind = *conv;
   o.model.precision = parse_choice<nn::Precision>(
       "--precision", f.precision, {{"fp32", nn::Precision::kFp32}, {"bf16", nn::Precision::kBf16}});
   o.optimizer = parse_choice<train::OptimizerKind>(
@@ -340,7 +345,9 @@ train::MetricsFile::RunInfo run_settings(const CLI::App& app) {
     if (option->get_type_size() == 0 || option->get_expected_max() == 0) {  // a flag
       value = option->count() > 0 ? "true" : "false";
     } else if (option->count() > 0) {
-      for (const std::string& r : option->results()) value += (value.empty() ? "" : ",") + r;
+      // The values kept: the last of a flag given twice (results() holds every one).
+      for (const std::string& r : option->reduced_results())
+        value += (value.empty() ? "" : ",") + r;
     } else {
       value = option->get_default_str();
     }

@@ -18,6 +18,11 @@ std::unique_ptr<CommandLine> make_command_line() {
       "machines.\nRun `partita <command> --help` for the options of each command.");
   app.set_version_flag("--version", std::string("partita ") + kVersion);
   app.require_subcommand(1);
+  // A flag given twice keeps its last value, as in most command-line tools: scripts pass
+  // `$FLAGS --dropout 0` to override one setting. Every command copies this default from
+  // here (add_subcommand), so it must come before them. Options that take a list (launch's
+  // --env) keep every value: their expected count is unbounded, so nothing is trimmed.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   // -q and -v: before the command, or after it (every command takes them too).
   auto add_global_flags = [&](CLI::App& on) {
     on.add_flag("-q,--quiet", cli->quiet, "Print only results and errors, no progress");
@@ -40,7 +45,7 @@ std::unique_ptr<CommandLine> make_command_line() {
   add("train", "Train a GNN data-parallel on a partition directory", add_train_command);
   add("infer", "Full-neighbourhood inference with a trained model: embeddings and predictions",
       add_infer_command);
-  add("launch", "Run train or sample-bench on several ranks or hosts (mpirun or srun)",
+  add("launch", "Run train, infer, sample-bench or a script on several ranks or hosts (mpirun)",
       add_launch_command);
   // Every integer flag of every command: decimal only ("010" is not 8, "-1" is not 2^64-1).
   require_decimal_integers(app);

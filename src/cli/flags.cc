@@ -53,8 +53,12 @@ void require_decimal_integers(CLI::App& app) {
     if (type != "INT" && type != "UINT" && type != "N") continue;
     const bool is_signed = type != "UINT";
     // An empty description keeps --help's type column as it was.
-    option->check(CLI::Validator(
-        [is_signed](std::string& value) { return integer_flag_error(value, is_signed); }, ""));
+    CLI::Validator decimal(
+        [is_signed](std::string& value) { return integer_flag_error(value, is_signed); }, "");
+    // A single-value flag given twice keeps its last value (make_command_line), and CLI11
+    // converts only that one; check only it too (index 0: earlier ones get negative indices).
+    if (option->get_items_expected_max() == 1) decimal.application_index(0);
+    option->check(decimal);
   }
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     require_decimal_integers(*sub);

@@ -20,7 +20,8 @@ std::string integer_flag_error(const std::string& text, bool is_signed);
 // subcommands, recursively: options whose CLI11 type name is INT or UINT (what add_option
 // gives integer variables and vectors of them) or "N" (our name for a count). Call once,
 // after all options are registered. A refused value is a CLI::ValidationError
-// ("--seed: ..."), which main() prints as one `error:` line with exit code 2.
+// ("--seed: ..."), which main() prints as one `error:` line with exit code 2. Of a
+// single-value flag given twice only the value kept (the last) is checked.
 void require_decimal_integers(CLI::App& app);
 
 // "15,10,5" -> {15, 10, 5}; each item a positive integer or -1 (all neighbors). Throws

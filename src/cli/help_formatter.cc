@@ -58,6 +58,11 @@ std::string WrappingFormatter::make_subcommand(const CLI::App* command) const {
   return out.str();
 }
 
+std::string WrappingFormatter::make_footer(const CLI::App* app) const {
+  const std::string footer = app->get_footer();
+  return (footer.empty() ? "" : footer + "\n\n") + wrap_text(kRepeatedFlagsNote, kLineWidth) + "\n";
+}
+
 std::string WrappingFormatter::make_option_desc(const CLI::Option* option) const {
   return wrap_text(option->get_description(), kLineWidth - kOptionColumn);
 }

@@ -13,6 +13,12 @@ namespace partita::cli {
 // characters; a word longer than `width` stays whole on its own line.
 std::string wrap_text(const std::string& text, std::size_t width);
 
+// How every command treats a flag given twice (make_command_line sets the policy).
+inline constexpr const char* kRepeatedFlagsNote =
+    "A flag given more than once keeps its last value (--dropout 0.5 --dropout 0 is --dropout "
+    "0), so that a script can append overrides to its flags; flags that collect a list (launch's "
+    "--env) keep every value.";
+
 class WrappingFormatter : public CLI::Formatter {
  public:
   static constexpr std::size_t kLineWidth = 92;  // whole help line, option column included
@@ -25,6 +31,8 @@ class WrappingFormatter : public CLI::Formatter {
   std::string make_description(const CLI::App* app) const override;
   std::string make_subcommand(const CLI::App* command) const override;
   std::string make_option_desc(const CLI::Option* option) const override;
+  // The command's footer, then kRepeatedFlagsNote: every help page says it.
+  std::string make_footer(const CLI::App* app) const override;
 
  private:
   std::map<const CLI::App*, std::string> summaries_;

@@ -47,17 +47,54 @@ enum class Mode { kLocal, kHosts, kHostfile, kSlurmSrun, kSlurmMpirun };
 
 // Flags of the launched command whose value is a path: made absolute against the launcher's
 // directory, since a remote rank may not start there (Open MPI falls back to $HOME when it
-// is missing on that host), and rank 0 may not run on the launcher's host.
-const std::vector<std::string>& path_flags() {
-  static const std::vector<std::string> flags{"--parts", "--checkpoint-dir", "--metrics-out"};
+// is missing on that host), and rank 0 may not run on the launcher's host. A program's
+// flags are its own business, but for --parts, which launch reads too.
+std::vector<std::string> path_flags(const LaunchCommand& command) {
+  if (!command.program.empty()) return {"--parts"};
+  std::vector<std::string> flags{"--parts", "--checkpoint-dir", "--metrics-out"};
+  if (command.subcommand == "infer") flags.push_back("--out");  // written by rank 0
   return flags;
 }
 
-// `command` with relative path_flags() values made absolute against `cwd`.
+// Whether `program` is a Python interpreter (python, python3, python3.11, /usr/bin/python3).
+bool is_python(const std::string& program) {
+  const std::string name = std::filesystem::path(program).filename().string();
+  return name.rfind("python", 0) == 0 &&
+         name.find_first_not_of("0123456789.", 6) == std::string::npos;
+}
+
+// The index in `args` (a Python interpreter's arguments) of the script it runs, or
+// args.size() when it runs none (-c, -m, or stdin).
+size_t python_script_index(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-c" || a == "-m" || a == "-" || a == "--") return args.size();
+    if (a == "-W" || a == "-X" || a == "--check-hash-based-pycs") {
+      ++i;  // its value follows
+      continue;
+    }
+    if (a.empty() || a[0] != '-') return i;
+  }
+  return args.size();
+}
+
+// `command` with the relative values of the path flags of `checked` made absolute against
+// `cwd`; for a program, also the program when it is a relative path (./run.sh), and the
+// script a Python interpreter runs.
 std::vector<std::string> absolutize_paths(std::vector<std::string> command,
-                                          const std::string& cwd) {
-  for (size_t i = command_index(command) + 1; i < command.size(); ++i) {
-    for (const std::string& flag : path_flags()) {
+                                          const LaunchCommand& checked, const std::string& cwd) {
+  const std::vector<std::string> flags = path_flags(checked);
+  const size_t first = command_index(command);
+  if (!checked.program.empty()) {
+    if (command[0].find('/') != std::string::npos) command[0] = absolute_dir(command[0], cwd);
+    if (is_python(command[0])) {
+      const std::vector<std::string> args(command.begin() + 1, command.end());
+      const size_t script = python_script_index(args);
+      if (script < args.size()) command[script + 1] = absolute_dir(args[script], cwd);
+    }
+  }
+  for (size_t i = first + 1; i < command.size(); ++i) {
+    for (const std::string& flag : flags) {
       if (command[i] == flag && i + 1 < command.size()) {
         command[i + 1] = absolute_dir(command[i + 1], cwd);
         ++i;
@@ -153,7 +190,7 @@ Bind parse_bind(const std::string& word) {
 
 const std::vector<std::string>& launchable_commands() {
   // Keep in step with the subcommands that run under MPI (they construct an MpiScope).
-  static const std::vector<std::string> commands{"train", "sample-bench"};
+  static const std::vector<std::string> commands{"train", "infer", "sample-bench"};
   return commands;
 }
 
@@ -164,19 +201,32 @@ LaunchCommand check_command(const std::vector<std::string>& command) {
                 "partita launch -- train --parts DIR)");
   const std::string& word = command[i];
   PARTITA_CHECK(word != "launch", UsageError,
-                "launch: cannot launch `launch` itself; give train or sample-bench after --");
+                "launch: cannot launch `launch` itself; give train, infer, sample-bench or a "
+                "program after --");
   PARTITA_CHECK(!is_local_command(word), UsageError,
-                "launch: '{}' is not a distributed command; launch runs train or "
-                "sample-bench (run `partita {}` directly)",
+                "launch: '{}' is not a distributed command; launch runs train, infer, "
+                "sample-bench or a program (run `partita {}` directly)",
                 word, word);
   PARTITA_CHECK(word.empty() || word[0] != '-', UsageError,
                 "launch: '{}' before the command; only -q/--quiet/-v/--verbose may come "
-                "before train or sample-bench",
+                "before train, infer or sample-bench",
                 word);
   const auto& ok = launchable_commands();
-  PARTITA_CHECK(std::find(ok.begin(), ok.end(), word) != ok.end(), UsageError,
-                "launch: '{}' is not a partita command; launch runs train or sample-bench", word);
+  const bool partita_command = std::find(ok.begin(), ok.end(), word) != ok.end();
+  PARTITA_CHECK(partita_command || i == 0, UsageError,
+                "launch: '{}' is not a partita command (train, infer or sample-bench), and "
+                "-q/-v before a program are partita's",
+                word);
   LaunchCommand result;
+  if (!partita_command) {
+    // Another program: its arguments are its own; only --parts tells the ranks.
+    result.program = word;
+    for (size_t j = 1; j < command.size(); ++j) {
+      if (command[j] == "--parts" && j + 1 < command.size()) result.parts_dir = command[j + 1];
+      if (command[j].rfind("--parts=", 0) == 0) result.parts_dir = command[j].substr(8);
+    }
+    return result;
+  }
   result.subcommand = word;
   for (size_t j = i + 1; j < command.size(); ++j) {
     // The value of `flag` at word j (--flag VALUE, which moves j on, or --flag=VALUE).
@@ -192,7 +242,8 @@ LaunchCommand check_command(const std::vector<std::string>& command) {
       result.parts_dir = std::move(dir);
     } else if (std::optional<std::string> dir = value_of("--checkpoint-dir")) {
       result.checkpoint_dir = std::move(dir);
-    } else if (std::optional<std::string> servers = value_of("--servers")) {
+    } else if (std::optional<std::string> servers =
+                   word == "infer" ? std::nullopt : value_of("--servers")) {  // infer has none
       const std::string& value = *servers;
       PARTITA_CHECK(!value.empty() && value.size() <= 9 &&
                         value.find_first_not_of("0123456789") == std::string::npos &&
@@ -258,6 +309,24 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
                 "command without launch");
   check_unparsed(options);
   const LaunchCommand command = check_command(options.command);
+  const bool program = !command.program.empty();
+  if (program && !facts.program_found) {
+    // A bare name is most likely a misspelled command; a path, a missing file.
+    const bool path = command.program.find('/') != std::string::npos;
+    const std::string problem =
+        path ? fmt::format("launch: {}: not an executable file", command.program)
+             : fmt::format(
+                   "launch: '{}' is neither a partita command (train, infer or "
+                   "sample-bench) nor a program on PATH",
+                   command.program);
+    if (!options.dry_run) {
+      if (path) throw Error(problem);
+      throw UsageError(problem);
+    }
+    plan.warnings.push_back(problem);
+  }
+  // What needs one rank per part, for messages: the command, or the program.
+  const std::string runs = program ? command.program : command.subcommand;
   PARTITA_CHECK(options.hosts.empty() || options.hostfile.empty(), UsageError,
                 "--hosts and --hostfile: give one or the other");
   PARTITA_CHECK(!options.procs_per_host || *options.procs_per_host >= 1, UsageError,
@@ -307,8 +376,12 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
       const std::string problem = facts.parts_error.empty()
                                       ? parts_dir + ": cannot read the partition directory"
                                       : facts.parts_error;
-      PARTITA_CHECK(options.dry_run, Error, "{}", problem);
-      plan.warnings.push_back(problem);
+      // A program's --parts may mean something else: then the ranks are --procs-per-host.
+      PARTITA_CHECK(options.dry_run || program, Error, "{}", problem);
+      plan.warnings.push_back(
+          program ? fmt::format("{} (the --parts of {}: ranks from --procs-per-host)", problem,
+                                command.program)
+                  : problem);
     }
   }
   int ppn = 1;
@@ -343,7 +416,7 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
                 "launch: {} has {} parts but {} host{} x {} procs-per-host = {} ranks; {} "
                 "needs one rank per part (or a 1-part directory)",
                 parts_dir, facts.parts, num_hosts, num_hosts == 1 ? "" : "s", ppn, plan.ranks,
-                command.subcommand);
+                runs);
   if (!options.oversubscribe) {
     for (const HostfileEntry& e : hostfile)
       PARTITA_CHECK(e.slots == 0 || e.slots >= ppn, UsageError,
@@ -398,7 +471,8 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
     std::set<std::string> forward(options.env.begin(), options.env.end());
     for (const auto& [name, value] : facts.env)
       if (name.rfind("PARTITA_", 0) == 0 || name == "OMP_NUM_THREADS" ||
-          name == "OMPI_ALLOW_RUN_AS_ROOT" || name == "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
+          name == "OMPI_ALLOW_RUN_AS_ROOT" || name == "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM" ||
+          (program && name == "PYTHONPATH"))  // where a script finds the partita package
         forward.insert(name);
     for (const auto& [name, value] : plan.env) forward.insert(name);
     for (const std::string& name : forward) argv.insert(argv.end(), {"-x", name});
@@ -410,19 +484,29 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
       plan.rank_hosts.insert(plan.rank_hosts.end(), ppn, e.host);
   }
 
-  // The ranks' command: this binary, the launcher's -q/-v unless the command has its own.
-  argv.push_back(facts.partita_binary);
-  if (command_index(options.command) == 0) {
-    if (facts.log_level == LogLevel::kQuiet) argv.push_back("-q");
-    if (facts.log_level == LogLevel::kDebug) argv.push_back("-v");
+  // The ranks' command: this binary, the launcher's -q/-v unless the command has its own;
+  // or the program, as given but for relative paths.
+  const std::vector<std::string> words = absolutize_paths(options.command, command, facts.cwd);
+  if (!program) {
+    argv.push_back(facts.partita_binary);
+    if (command_index(options.command) == 0) {
+      if (facts.log_level == LogLevel::kQuiet) argv.push_back("-q");
+      if (facts.log_level == LogLevel::kDebug) argv.push_back("-v");
+    }
   }
-  for (const std::string& word : absolutize_paths(options.command, facts.cwd)) argv.push_back(word);
+  argv.insert(argv.end(), words.begin(), words.end());
 
-  if (mode != Mode::kLocal)
-    plan.notes.push_back(fmt::format("launch: every host must see {}{}{} at the same path{}",
-                                     facts.partita_binary,
-                                     parts_dir.empty() ? "" : " and the partition directory ",
-                                     parts_dir, parts_dir.empty() ? "" : "s"));
+  if (mode != Mode::kLocal) {
+    std::string shared = program ? words[0] : facts.partita_binary;
+    if (program && is_python(words[0])) {
+      const size_t script = python_script_index({words.begin() + 1, words.end()});
+      if (script + 1 < words.size()) shared += ", " + words[script + 1];
+    }
+    plan.notes.push_back(
+        fmt::format("launch: every host must see {}{}{} at the same path{}", shared,
+                    parts_dir.empty() ? "" : " and the partition directory ", parts_dir,
+                    parts_dir.empty() && shared.find(", ") == std::string::npos ? "" : "s"));
+  }
   return plan;
 }
 

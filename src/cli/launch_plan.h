@@ -48,6 +48,9 @@ struct LaunchFacts {
   // see a remote host's); 0: unknown, then no binding flags unless --bind is given.
   int host_cores = 0;
   bool stderr_is_terminal = false;  // the ranks then draw a progress bar (PARTITA_PROGRESS)
+  // Whether LaunchCommand::program, when there is one, can be run: an executable file (a
+  // path), or an executable on PATH. False: launch refuses it (--dry-run: warns).
+  bool program_found = true;
   // The --hostfile's text; unset with hostfile_error saying why it could not be read.
   std::optional<std::string> hostfile_text;
   std::string hostfile_error;
@@ -56,9 +59,10 @@ struct LaunchFacts {
   std::string parts_error;
 };
 
-// The checked command after `--`.
+// The checked command after `--`: a partita command, or another program.
 struct LaunchCommand {
-  std::string subcommand;                     // "train" or "sample-bench"
+  std::string subcommand;                     // "train", "infer" or "sample-bench"; or empty
+  std::string program;                        // else the program: "python3", "./run.sh", ...
   std::optional<std::string> parts_dir;       // the --parts value as given, if any
   std::optional<std::string> checkpoint_dir;  // the --checkpoint-dir value as given, if any
   int servers = 0;                            // --servers P (server-client mode), 0 if absent
@@ -74,7 +78,7 @@ struct LaunchPlan {
   // empty inside Slurm, where the allocation decides. For messages about lost hosts.
   std::vector<std::string> rank_hosts;
   std::vector<std::string> notes;     // lines to log at info level
-  std::vector<std::string> warnings;  // lines to log as warnings (dry-run only)
+  std::vector<std::string> warnings;  // lines to log as warnings
 };
 
 // One host line of an Open MPI hostfile.
@@ -84,11 +88,14 @@ struct HostfileEntry {
   int line = 0;   // 1-based line number, for messages
 };
 
-// The distributed subcommands launch accepts (train, sample-bench).
+// The distributed subcommands launch accepts (train, infer, sample-bench).
 const std::vector<std::string>& launchable_commands();
 
-// Checks the command after `--`: optional -q/-v flags, then train or sample-bench.
-// Throws UsageError ("launch: nothing to launch ...", "launch: 'x' is not ...").
+// Checks the command after `--`: optional -q/-v flags, then train, infer or sample-bench;
+// or, first, a word that names no partita command: a program to run on every rank instead
+// of partita (`python3 script.py ...`), whose arguments are not checked, beyond a
+// `--parts DIR` that gives the ranks as for partita's commands. Throws UsageError
+// ("launch: nothing to launch ...", "launch: 'x' is not ...").
 LaunchCommand check_command(const std::vector<std::string>& command);
 
 // `dir` made absolute against `cwd`. Lexical, not canonical: a symlink here may be a real

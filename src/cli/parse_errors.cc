@@ -47,6 +47,41 @@ std::vector<std::string> flag_names(const CLI::App& app) {
   return names;
 }
 
+// Flag names other GNN tools use (DGL's and PyG's examples, argparse-style underscores
+// aside), by the Partita flag that means the same. Only a flag the command has is
+// suggested: --num-epochs leads to --epochs in train, to nothing in sample-bench.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& flag_aliases() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> aliases{
+      {"--lr", {"--learning-rate"}},
+      {"--epochs", {"--num-epochs", "--n-epochs", "--max-epochs"}},
+      {"--fanouts", {"--fan-out", "--fan-outs", "--num-neighbors"}},
+      {"--layers", {"--num-layers", "--n-layers"}},
+      {"--hidden",
+       {"--num-hidden", "--n-hidden", "--hidden-channels", "--hidden-dim", "--hidden-size"}},
+      {"--heads", {"--num-heads", "--n-heads"}},
+      {"--negatives", {"--num-negs", "--num-negatives", "--neg-samples"}},
+      {"--num-bases", {"--n-bases"}},
+      {"--threads", {"--num-threads"}},
+      {"--parts", {"--part-config"}},
+      {"--num-parts", {"--nparts", "--n-parts"}},
+      {"--out", {"--output", "--output-dir", "--out-dir"}},
+  };
+  return aliases;
+}
+
+// What the user most likely meant by flag `name`, which `command` does not have: the same
+// name with dashes for underscores (--batch_size), or the Partita flag of another tool's
+// name (--learning-rate, --num_epochs); "" when neither is a flag of `command`.
+std::string alias_of(const std::string& name, const CLI::App& command) {
+  std::string dashed = name;
+  std::replace(dashed.begin(), dashed.end(), '_', '-');
+  auto has = [&](const std::string& flag) { return command.get_option_no_throw(flag) != nullptr; };
+  if (dashed != name && has(dashed)) return dashed;
+  for (const auto& [flag, others] : flag_aliases())
+    if (std::find(others.begin(), others.end(), dashed) != others.end() && has(flag)) return flag;
+  return "";
+}
+
 bool looks_like_number(const std::string& word) {
   return word.size() > 1 && word[0] == '-' &&
          (std::isdigit(static_cast<unsigned char>(word[1])) || word[1] == '.');
@@ -66,8 +101,10 @@ std::string unknown_flag(CLI::App& root, CLI::App* command, const std::vector<st
     if (command != nullptr && command->get_option_no_throw(name) != nullptr) continue;
     if (is_global_flag(name)) continue;
     if (command != nullptr && command->get_allow_extras()) continue;  // the command explains
+    const CLI::App& app = command != nullptr ? *command : root;
+    const std::string alias = alias_of(name, app);
     const std::vector<std::string> close =
-        closest_names(name, flag_names(command != nullptr ? *command : root));
+        alias.empty() ? closest_names(name, flag_names(app)) : std::vector<std::string>{alias};
     if (close.empty()) return fmt::format("{}: unknown flag{} (see {})", name, where, help);
     return fmt::format("{}: unknown flag{}; did you mean {}? (see {})", name, where,
                        fmt::join(close, " or "), help);
@@ -83,9 +120,13 @@ std::string expected_value(const std::string& type) {
   return type;  // our own type names say it: "H1,H2,...", "FILE", "PATH"
 }
 
-std::string type_of(CLI::App* command, CLI::App& root, const std::string& name) {
+const CLI::Option* option_named(CLI::App* command, CLI::App& root, const std::string& name) {
   const CLI::Option* option = command != nullptr ? command->get_option_no_throw(name) : nullptr;
-  if (option == nullptr) option = root.get_option_no_throw(name);
+  return option != nullptr ? option : root.get_option_no_throw(name);
+}
+
+std::string type_of(CLI::App* command, CLI::App& root, const std::string& name) {
+  const CLI::Option* option = option_named(command, root, name);
   if (option == nullptr) return "";
   const std::string type = option->get_type_name();
   return type.substr(0, type.find(':'));
@@ -134,7 +175,14 @@ std::string describe_parse_error(const CLI::ParseError& error, CLI::App& root,
     const size_t eq = what.find(" = ");
     if (what.rfind(prefix, 0) == 0 && eq != std::string::npos) {
       const std::string name = what.substr(prefix.size(), eq - prefix.size());
-      return fmt::format("{}: '{}' is not {}", name, what.substr(eq + 3),
+      // CLI11 names every value given; of a single-value flag given twice only the last,
+      // the one kept, was converted.
+      const CLI::Option* option = option_named(command, root, name);
+      const std::string value =
+          option != nullptr && option->get_items_expected_max() == 1 && !option->results().empty()
+              ? option->results().back()
+              : what.substr(eq + 3);
+      return fmt::format("{}: '{}' is not {}", name, value,
                          expected_value(type_of(command, root, name)));
     }
   }

@@ -16,9 +16,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "partita/core/error.h"
+#include "relay_filter.h"
 
 namespace partita::cli {
 namespace {
@@ -123,6 +125,7 @@ int supervise(const LaunchPlan& plan, double teardown_timeout,
   ::setpgid(pid, pid);  // also here: whichever runs first; EACCES after exec is harmless
   ::close(err[1]);
 
+  RelayFilter filter;                       // what of mpirun's stderr is written
   std::string pending;                      // stderr bytes after the last newline
   std::string first_failure;  // the line saying the job failed (replaces_failure_line)
   std::optional<Clock::time_point> ending;  // since the job failed or launch was told to stop
@@ -158,7 +161,8 @@ int supervise(const LaunchPlan& plan, double teardown_timeout,
       char buffer[8192];
       const ssize_t n = ::read(err[0], buffer, sizeof(buffer));
       if (n > 0) {
-        relay(buffer, static_cast<size_t>(n));
+        const std::string shown = filter.feed(std::string_view(buffer, static_cast<size_t>(n)));
+        relay(shown.data(), shown.size());
         pending.append(buffer, static_cast<size_t>(n));
         for (size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
           const std::string line = pending.substr(0, eol);
@@ -191,11 +195,15 @@ int supervise(const LaunchPlan& plan, double teardown_timeout,
       // Drain what mpirun wrote last, without waiting on processes that inherited its stderr.
       ::fcntl(err[0], F_SETFL, O_NONBLOCK);
       char buffer[8192];
-      for (ssize_t n; err_open && (n = ::read(err[0], buffer, sizeof(buffer))) > 0;)
-        relay(buffer, static_cast<size_t>(n));
+      for (ssize_t n; err_open && (n = ::read(err[0], buffer, sizeof(buffer))) > 0;) {
+        const std::string shown = filter.feed(std::string_view(buffer, static_cast<size_t>(n)));
+        relay(shown.data(), shown.size());
+      }
       break;
     }
   }
+  const std::string rest = filter.finish();
+  relay(rest.data(), rest.size());
   ::close(err[0]);
   ::close(signals);
   ::sigprocmask(SIG_SETMASK, &previous, nullptr);

@@ -3,9 +3,10 @@
 //
 // Running is supervised, not exec'd: mpirun (or srun) runs as a child in a process group
 // of its own; SIGINT/SIGTERM/SIGHUP to launch are forwarded to that group. Its stderr flows
-// through launch, which relays it unchanged and watches for a line saying the job failed
-// (is_failure_line). mpirun can hang for ever after such a failure, retrying a daemon on a
-// host it cannot reach; so once the job has failed, or launch was asked to stop, and
+// through launch, which relays it (less Open MPI's banners that only restate a rank's
+// non-zero exit after the rank's own `error:` line: relay_filter.h) and watches for a line
+// saying the job failed (is_failure_line). mpirun can hang for ever after such a failure, retrying
+// a daemon on a host it cannot reach; so once the job has failed, or launch was asked to stop, and
 // mpirun has not exited within --teardown-timeout seconds, launch kills the group and every
 // process mpirun started on this host (SIGTERM, then SIGKILL 2 s later) and exits 1 with
 // one `error:` line. Otherwise launch exits with mpirun's status (128 + N for signal N).

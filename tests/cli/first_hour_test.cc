@@ -164,6 +164,33 @@ TEST_F(FirstHour, ThreadsZeroIsAutomaticInTrainAndSampleBench) {
   EXPECT_TRUE(j["sampled_edges"].is_number_integer()) << j["sampled_edges"];
 }
 
+// Scripts append overrides to their flags: a flag given twice keeps its last value, in every
+// command, and --help says so. Only that value is checked; list values stay whole.
+TEST_F(FirstHour, AFlagGivenTwiceKeepsItsLastValue) {
+  const std::string metrics = dir("twice.jsonl");
+  CommandResult r = partita("-q train --parts " + p1() +
+                            " --epochs 1 --dropout 0.5 --fanouts 4,4,4 --seed 010 --dropout 0 "
+                            "--fanouts 3,2 --seed 5 --metrics-out " +
+                            metrics);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json run = records_of(metrics).at(0);
+  EXPECT_EQ(run["settings"]["dropout"], "0");
+  EXPECT_EQ(run["settings"]["fanouts"], "3,2");
+  EXPECT_EQ(run["settings"]["layers"], "2");
+  EXPECT_EQ(run["settings"]["seed"], "5");
+  // Each once, in the order of `train --help`.
+  EXPECT_EQ(run["given"],
+            nlohmann::json({"parts", "fanouts", "epochs", "dropout", "seed", "metrics-out"}));
+  for (const char* command :
+       {"", "generate", "partition", "info", "sample-bench", "train", "infer", "launch"}) {
+    CommandResult help = partita(std::string(command) + " --help");
+    EXPECT_NE(help.out.find("A flag given more than once keeps its last value (--dropout 0.5"),
+              std::string::npos)
+        << command << ":\n"
+        << help.out;
+  }
+}
+
 TEST(Cli, HelpIsWrappedToTheTerminalWidth) {
   for (const char* command :
        {"", "generate", "partition", "info", "sample-bench", "train", "infer", "launch"}) {

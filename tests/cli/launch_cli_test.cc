@@ -138,11 +138,12 @@ TEST_F(LaunchCli, BadFlagsExitTwoWithOneErrorLine) {
                     "error: launch: nothing to launch (put the command after --, e.g. "
                     "partita launch -- train --parts DIR)");
   expect_only_error(partita("launch --dry-run -- launch -- train"), 2,
-                    "error: launch: cannot launch `launch` itself; give train or sample-bench "
-                    "after --");
+                    "error: launch: cannot launch `launch` itself; give train, infer, "
+                    "sample-bench or a program after --");
   expect_only_error(partita("launch --dry-run -- generate --out x"), 2,
                     "error: launch: 'generate' is not a distributed command; launch runs "
-                    "train or sample-bench (run `partita generate` directly)");
+                    "train, infer, sample-bench or a program (run `partita generate` "
+                    "directly)");
   expect_only_error(partita("launch --dry-run --hosts a,a -- train"), 2,
                     "error: --hosts: 'a' listed twice");
   expect_only_error(partita("launch --dry-run --hosts a --parts " + p2()), 2,
@@ -283,6 +284,103 @@ TEST_F(LaunchCli, ForwardsSigtermToMpirun) {
   // (The shell may also report its `sleep` as Terminated: the whole group gets the signal.)
   EXPECT_NE(r.out.find("got TERM\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.substr(r.out.size() - 5), "rc=7\n") << r.out;
+}
+
+}  // namespace
+}  // namespace partita::cli
+
+namespace partita::cli {
+namespace {
+
+using testing::CommandResult;
+using testing::TempDir;
+
+TEST_F(LaunchCli, DryRunLaunchesInferWithItsPathsAbsolute) {
+  CommandResult r = partita_clean_env("launch --dry-run --bind none -- infer --parts " + p2() +
+                                      " --checkpoint-dir ck --out inf");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const std::string cwd = std::filesystem::current_path().string();
+  EXPECT_EQ(r.out, "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none " +
+                       real_binary() + " infer --parts " + p2() + " --checkpoint-dir " + cwd +
+                       "/ck --out " + cwd + "/inf\n");
+  // infer's flags are checked before mpirun, as train's.
+  expect_only_error(partita("launch --dry-run -- infer --parts " + p2() +
+                            " --checkpoint-dir ck --out inf --epochs 3"),
+                    2, "error: --epochs: unknown flag of infer (see partita infer --help)");
+}
+
+// A short training run with checkpoints, then full-neighbourhood inference from them, both
+// on 2 local ranks through launch.
+TEST_F(LaunchCli, RunsTrainThenInferOnTwoRanks) {
+  TempDir dir;
+  CommandResult train = partita("-q launch -- train --parts " + p2() +
+                                " --epochs 1 --fanouts 3,3 --batch-size 256 --timeout 60 "
+                                "--checkpoint-dir " +
+                                dir / "ck");
+  ASSERT_EQ(train.exit_code, 0) << train.out;
+  CommandResult infer = partita("-q launch -- infer --parts " + p2() + " --checkpoint-dir " +
+                                dir / "ck" + " --out " + dir / "inf" + " --timeout 60");
+  ASSERT_EQ(infer.exit_code, 0) << infer.out;
+  EXPECT_NE(infer.out.find("test_acc="), std::string::npos) << infer.out;
+  EXPECT_TRUE(std::filesystem::exists(dir / "inf/embeddings.npy")) << infer.out;
+  EXPECT_TRUE(std::filesystem::exists(dir / "inf/predictions.npy")) << infer.out;
+}
+
+// `partita launch -- python3 script.py`: every rank runs the script, with the launcher's
+// PYTHONPATH.
+TEST_F(LaunchCli, RunsAPythonScriptOnEveryRank) {
+  TempDir dir;
+  testing::write_file(dir / "ranks.py",
+                      "import os, sys\n"
+                      "print('rank=%s of %s pythonpath=%s args=%s' % ("
+                      "os.environ['OMPI_COMM_WORLD_RANK'], os.environ['OMPI_COMM_WORLD_SIZE'], "
+                      "os.environ.get('PYTHONPATH'), ' '.join(sys.argv[1:])), flush=True)\n");
+  const std::string env = "env PYTHONPATH=" + dir / "pkg" + " ";
+  // The ranks come from the script's --parts as for train: 2 parts, 2 ranks.
+  CommandResult dry =
+      testing::run_command("{ " + env + binary() + " launch --dry-run --bind none -- python3 " +
+                           dir / "ranks.py" + " --parts " + p2() + " --lr 0.1 2>/dev/null; }");
+  EXPECT_EQ(dry.exit_code, 0) << dry.out;
+  EXPECT_NE(dry.out.find("mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none "),
+            std::string::npos)
+      << dry.out;
+  EXPECT_NE(dry.out.find("-x PYTHONPATH python3 " + dir / "ranks.py" + " --parts " + p2() +
+                         " --lr 0.1\n"),
+            std::string::npos)
+      << dry.out;
+  CommandResult r = testing::run_command(env + binary() + " -q launch -- python3 " +
+                                         dir / "ranks.py" + " --parts " + p2() + " --lr 0.1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* rank : {"rank=0 of 2", "rank=1 of 2"})
+    EXPECT_NE(r.out.find(std::string(rank) + " pythonpath=" + dir / "pkg" + " args=--parts " +
+                         p2() + " --lr 0.1\n"),
+              std::string::npos)
+        << rank << "\n"
+        << r.out;
+  // Not found: refused before mpirun.
+  expect_only_error(partita("launch -- trian --parts " + p2()), 2,
+                    "error: launch: 'trian' is neither a partita command (train, infer or "
+                    "sample-bench) nor a program on PATH");
+}
+
+// A rank that fails prints one line: launch leaves out Open MPI's notes that only restate it.
+TEST_F(LaunchCli, AFailingRankPrintsOneLine) {
+  TempDir dir;
+  testing::write_file(dir / "fail.py",
+                      "import os, sys\n"
+                      "if os.environ['OMPI_COMM_WORLD_RANK'] == '0':\n"
+                      "    print('error: rank 0 gave up', file=sys.stderr, flush=True)\n"
+                      "sys.exit(2)\n");
+  CommandResult r = partita("-q launch --procs-per-host 2 -- python3 " + dir / "fail.py");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "error: rank 0 gave up\n");
+  // With no rank's line, mpirun's note is all there is to say: it stays.
+  testing::write_file(dir / "quiet.py", "import sys\nsys.exit(3)\n");
+  CommandResult quiet = partita("-q launch --procs-per-host 2 -- python3 " + dir / "quiet.py");
+  EXPECT_EQ(quiet.exit_code, 3) << quiet.out;
+  EXPECT_NE(quiet.out.find("Primary job  terminated normally, but 1 process returned"),
+            std::string::npos)
+      << quiet.out;
 }
 
 }  // namespace

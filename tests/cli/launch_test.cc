@@ -10,6 +10,7 @@
 #include "launch_plan.h"
 #include "launch_test_util.h"
 #include "partita/core/error.h"
+#include "relay_filter.h"
 
 namespace partita::cli {
 namespace {
@@ -277,20 +278,28 @@ TEST(LaunchPlan, RejectsCommandsThatAreNotDistributed) {
   expect_plan_error_usage(with({}), facts, nothing);
   expect_plan_error_usage(with({"-q", "-v"}), facts, nothing);
   expect_plan_error_usage(with({"launch", "--", "train"}), facts,
-                          "launch: cannot launch `launch` itself; give train or sample-bench "
-                          "after --");
+                          "launch: cannot launch `launch` itself; give train, infer, "
+                          "sample-bench or a program after --");
   expect_plan_error_usage(with({"partition", "--dataset", "d", "--out", "p"}), facts,
-                          "launch: 'partition' is not a distributed command; launch runs train "
-                          "or sample-bench (run `partita partition` directly)");
+                          "launch: 'partition' is not a distributed command; launch runs train, "
+                          "infer, sample-bench or a program (run `partita partition` directly)");
   expect_plan_error_usage(with({"info", "p"}), facts,
-                          "launch: 'info' is not a distributed command; launch runs train or "
-                          "sample-bench (run `partita info` directly)");
+                          "launch: 'info' is not a distributed command; launch runs train, "
+                          "infer, sample-bench or a program (run `partita info` directly)");
   expect_plan_error_usage(with({"--help"}), facts,
                           "launch: '--help' before the command; only -q/--quiet/-v/--verbose "
-                          "may come before train or sample-bench");
-  expect_plan_error_usage(with({"trian", "--parts", "p"}), facts,
-                          "launch: 'trian' is not a partita command; launch runs train or "
-                          "sample-bench");
+                          "may come before train, infer or sample-bench");
+  // A word that is no partita command is a program; one that is not found is refused.
+  LaunchFacts missing = facts;
+  missing.program_found = false;
+  expect_plan_error_usage(with({"trian", "--parts", "p"}), missing,
+                          "launch: 'trian' is neither a partita command (train, infer or "
+                          "sample-bench) nor a program on PATH");
+  expect_throw<Error>([&] { plan_launch(with({"./run.sh"}), missing); },
+                      "launch: ./run.sh: not an executable file");
+  expect_plan_error_usage(with({"-q", "python3", "s.py"}), facts,
+                          "launch: 'python3' is not a partita command (train, infer or "
+                          "sample-bench), and -q/-v before a program are partita's");
   expect_plan_error_usage(with({"train", "--epochs", "1", "--parts"}), facts,
                           "launch: --parts needs a value");
 }
@@ -686,6 +695,193 @@ TEST(LaunchPlan, ARankErrorLineReplacesOpenMpisBanner) {
   EXPECT_EQ(stuck_message(plan, rank0, 10),
             "launch: the job failed but mpirun had not exited 10 s later; it could not reach "
             "host 127.1.0.2 (rank 1); killed mpirun and the processes it started here");
+}
+
+}  // namespace
+}  // namespace partita::cli
+
+namespace partita::cli {
+namespace {
+
+// `partita launch -- infer ...`: checked and placed like train; its --out is rank 0's.
+TEST(LaunchPlan, LaunchesInferWithItsPathsAbsolute) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 2;
+  facts.host_cores = 8;
+  LaunchOptions options;
+  options.command = {"infer", "--parts", "p2", "--checkpoint-dir", "ck", "--out=o"};
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core "
+            "/opt/partita/bin/partita infer --parts /home/u/work/p2 --checkpoint-dir "
+            "/home/u/work/ck --out=/home/u/work/o");
+  options.procs_per_host = 3;
+  expect_plan_error_usage(options, facts,
+                          "launch: /home/u/work/p2 has 2 parts but 1 host x 3 procs-per-host = 3 "
+                          "ranks; infer needs one rank per part (or a 1-part directory)");
+  // infer has no --servers: it is the ranks' flag check that refuses it, not the plan.
+  options.procs_per_host.reset();
+  options.command.push_back("--servers=2");
+  EXPECT_EQ(plan_launch(options, facts).ranks, 2);
+}
+
+// `partita launch -- python3 script.py ...`: hosts, ranks (from a --parts among its
+// arguments), binding and forwarding as for partita's commands, plus PYTHONPATH.
+TEST(LaunchPlan, RunsAProgramWithTheSameHostsRanksAndBinding) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 2;
+  facts.host_cores = 8;
+  facts.log_level = LogLevel::kQuiet;  // partita's: not given to a program
+  facts.env["PYTHONPATH"] = "build/python";
+  facts.env["PARTITA_X"] = "1";
+  LaunchOptions options;
+  options.command = {"python3", "train.py", "--parts", "p2", "--lr", "0.1"};
+  LaunchPlan plan = plan_launch(options, facts);
+  EXPECT_EQ(shell_join(plan.argv),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core -x "
+            "PARTITA_X -x PYTHONPATH python3 /home/u/work/train.py --parts /home/u/work/p2 "
+            "--lr 0.1");
+  EXPECT_EQ(plan.ranks, 2);
+  EXPECT_TRUE(plan.notes.empty());
+
+  options.hosts = "a,b";
+  plan = plan_launch(options, facts);
+  EXPECT_EQ(shell_join(plan.argv),
+            "mpirun -np 2 --host a:1,b:1 --map-by ppr:1:node:PE=8 --bind-to core " + kKeepalive +
+                "-x PARTITA_X -x PYTHONPATH python3 /home/u/work/train.py --parts "
+                "/home/u/work/p2 --lr 0.1");
+  EXPECT_EQ(plan.rank_hosts, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(plan.notes, std::vector<std::string>{
+                            "launch: every host must see python3, /home/u/work/train.py and the "
+                            "partition directory /home/u/work/p2 at the same paths"});
+  options.hosts.clear();
+
+  // The script is found past the interpreter's options; -m and -c run none.
+  options.command = {"/usr/bin/python3", "-u", "-W", "ignore", "s.py", "x.py"};
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core -x "
+            "PARTITA_X -x PYTHONPATH /usr/bin/python3 -u -W ignore /home/u/work/s.py x.py");
+  options.command = {"python3", "-m", "pkg.train", "--parts=p2"};
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core -x "
+            "PARTITA_X -x PYTHONPATH python3 -m pkg.train --parts=/home/u/work/p2");
+  // Any other program: a relative path is made absolute; its other arguments stay.
+  options.command = {"./run.sh", "--checkpoint-dir", "ck", "--parts", "p2"};
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core -x "
+            "PARTITA_X -x PYTHONPATH /home/u/work/run.sh --checkpoint-dir ck --parts "
+            "/home/u/work/p2");
+  // The same rank rule as train: one rank per part.
+  options.procs_per_host = 1;
+  expect_plan_error_usage(options, facts,
+                          "launch: /home/u/work/p2 has 2 parts but 1 host x 1 procs-per-host = 1 "
+                          "ranks; ./run.sh needs one rank per part (or a 1-part directory)");
+}
+
+TEST(LaunchPlan, AProgramsParsesMayBeNoPartitionAndItMayBeMissingOnADryRun) {
+  LaunchFacts facts = base_facts();
+  facts.parts_error = "/home/u/work/x/partita.json: cannot open (No such file or directory)";
+  LaunchOptions options;
+  options.command = {"python3", "s.py", "--parts", "x"};
+  options.procs_per_host = 3;
+  LaunchPlan plan = plan_launch(options, facts);  // its --parts may mean something else
+  EXPECT_EQ(shell_join(plan.argv),
+            "mpirun -np 3 --host localhost:3 python3 /home/u/work/s.py --parts /home/u/work/x");
+  EXPECT_EQ(plan.warnings,
+            std::vector<std::string>{facts.parts_error +
+                                     " (the --parts of python3: ranks from --procs-per-host)"});
+  facts.parts_error.clear();
+  facts.program_found = false;
+  options.dry_run = true;
+  options.command = {"pythn3", "s.py"};
+  plan = plan_launch(options, facts);
+  EXPECT_EQ(shell_join(plan.argv), "mpirun -np 3 --host localhost:3 pythn3 s.py");
+  EXPECT_EQ(plan.warnings, std::vector<std::string>{
+                               "launch: 'pythn3' is neither a partita command (train, infer or "
+                               "sample-bench) nor a program on PATH"});
+}
+
+}  // namespace
+}  // namespace partita::cli
+
+namespace partita::cli {
+namespace {
+
+// Open MPI 4.1.4's notes after a rank of `mpirun -np 2 partita train ...` exited with 2, as
+// mpirun printed them here.
+const std::string kPrimaryJob =
+    "-------------------------------------------------------\n"
+    "Primary job  terminated normally, but 1 process returned\n"
+    "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+    "-------------------------------------------------------\n";
+const std::string kDetected =
+    "--------------------------------------------------------------------------\n"
+    "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+    "the job to be terminated. The first process to do so was:\n"
+    "\n"
+    "  Process name: [[39393,1],0]\n"
+    "  Exit code:    2\n"
+    "--------------------------------------------------------------------------\n";
+const std::string kSignal =
+    "--------------------------------------------------------------------------\n"
+    "mpirun noticed that process rank 1 with PID 0 on node a exited on signal 9 (Killed).\n"
+    "--------------------------------------------------------------------------\n";
+
+// All of `chunks` through one filter, then its finish().
+std::string filtered(const std::vector<std::string>& chunks) {
+  RelayFilter filter;
+  std::string out;
+  for (const std::string& chunk : chunks) out += filter.feed(chunk);
+  return out + filter.finish();
+}
+
+TEST(RelayFilter, DropsTheNotesThatRestateARanksExitAfterItsErrorLine) {
+  const std::string error = "error: --model: 'graphsage' is not one of sage, gcn, gat, rgcn\n";
+  EXPECT_EQ(filtered({error + kPrimaryJob + kDetected}), error);
+  // Byte by byte: the same.
+  std::vector<std::string> bytes;
+  for (char c : "launch: mpirun -np 2\n" + error + kPrimaryJob + kDetected)
+    bytes.emplace_back(1, c);
+  EXPECT_EQ(filtered(bytes), "launch: mpirun -np 2\n" + error);
+  // The rank's line may come right after the notes: they go all the same.
+  EXPECT_EQ(filtered({kPrimaryJob, kDetected, error}), error);
+  EXPECT_TRUE(restates_nonzero_exit(kPrimaryJob));
+  EXPECT_TRUE(restates_nonzero_exit(kDetected));
+  EXPECT_FALSE(restates_nonzero_exit(kSignal));
+}
+
+TEST(RelayFilter, KeepsEverythingElse) {
+  // No rank said why: mpirun's notes are all there is.
+  EXPECT_EQ(filtered({kPrimaryJob + kDetected}), kPrimaryJob + kDetected);
+  // Not followed by an error line: let out before the next line, in order.
+  EXPECT_EQ(filtered({kPrimaryJob, "epoch=1\n", "error: late\n"}),
+            kPrimaryJob + "epoch=1\nerror: late\n");
+  // A rank killed by a signal, or any other block, stays, error line or not.
+  const std::string error = "error: rank 0: rank 1 did not answer a ping within 5 s\n";
+  EXPECT_EQ(filtered({error + kSignal + kDetected}), error + kSignal);
+  // Short dash runs and text are not blocks.
+  EXPECT_EQ(filtered({"----\nerror: x\n---- a\n"}), "----\nerror: x\n---- a\n");
+  // A block that never closes (mpirun killed) is written at the end.
+  EXPECT_EQ(filtered({error, "------------------------------\nhalf"}),
+            error + "------------------------------\nhalf");
+  // Too long for one of Open MPI's notes: passed on.
+  std::string long_block = "------------------------------\n";
+  for (int i = 0; i < 50; ++i) long_block += "line\n";
+  EXPECT_EQ(filtered({error, long_block}), error + long_block);
+}
+
+TEST(RelayFilter, PassesPartialLinesAtOnce) {
+  RelayFilter filter;
+  // A progress bar redraws its line with '\r' and ends it only at the end.
+  EXPECT_EQ(filter.feed("\r[#   ] 1/4"), "\r[#   ] 1/4");
+  EXPECT_EQ(filter.feed("\r[##  ] 2/4"), "\r[##  ] 2/4");
+  EXPECT_EQ(filter.feed("\n"), "\n");
+  // What may still be a block's delimiter or an `error:` line waits for its end.
+  EXPECT_EQ(filter.feed("----"), "");
+  EXPECT_EQ(filter.feed(" not a delimiter\n"), "---- not a delimiter\n");
+  EXPECT_EQ(filter.feed("err"), "");
+  EXPECT_EQ(filter.feed("or: x"), "error: x");
+  EXPECT_EQ(filter.feed("\n" + kPrimaryJob), "\n");
+  EXPECT_EQ(filter.finish(), "");
 }
 
 }  // namespace
