@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import partita
-from conftest import CORA, PARTITA, run
+from conftest import CORA, PARTITA, PYTHON, run
 
 
 @pytest.fixture(scope="module")
@@ -161,3 +161,24 @@ def test_corrupt_part_same_message_as_the_cli(cora_parts, scratch):
     with pytest.raises(partita.FormatError) as raised:
         partita.DistGraph(copy)
     assert str(raised.value) == cli_error(copy)
+
+
+def test_a_single_process_on_two_parts_suggests_mpirun_python(cora_parts, scratch):
+    """One Python process on a 2-part directory: the error names `mpirun -np 2 python3` and
+    the script (the command line names `partita launch` and `mpirun ... partita` instead:
+    tests/corpus/cases/train_parts2_one_process)."""
+    script = str(scratch / "one_process.py")
+    with open(script, "w") as f:
+        f.write("import sys, partita\n"
+                "try:\n"
+                "    partita.DistGraph(sys.argv[1])\n"
+                "except partita.UsageError as e:\n"
+                "    print(e)\n")
+    parts = cora_parts[2]
+    head = (f"{parts}: has 2 parts (one per rank) but this is a single process; start one "
+            f"rank per part: ")
+    out = run([PYTHON, script, parts]).stdout.strip()
+    assert out == head + f"`mpirun -np 2 python3 {script}`"
+    code = open(script).read().replace("sys.argv[1]", repr(parts))
+    out = run([PYTHON, "-c", code]).stdout.strip()
+    assert out == head + "`mpirun -np 2 python3 <script>`"
