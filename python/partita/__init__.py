@@ -78,6 +78,8 @@ class DistGraph(_C.DistGraph):
         _open_graphs.append(self)
 
     def close(self):
+        """Stops this graph's loaders (joining their threads), then ends the session on every
+        rank (collective). A loader of a closed graph raises UsageError."""
         if self in _open_graphs:
             _open_graphs.remove(self)
         super().close()
@@ -136,14 +138,20 @@ class NeighborLoader:
         return self._c.epoch
 
     def __iter__(self):
-        self._c.start()
-        while True:
-            batch = self._c.next()
-            if batch is None:
-                return
-            yield batch
+        token = self._c.start()
+        try:
+            while True:
+                batch = self._c.next(token)
+                if batch is None:
+                    return
+                yield batch
+        finally:
+            # A loop left early (break, an exception, a generator dropped): stop its sampler
+            # threads now. A no-op once a later loop replaced this one.
+            self._c.stop(token)
 
     def close(self):
+        """Stops the running loop's sampler threads (closing the graph does it too)."""
         self._c.stop()
 
 

@@ -6,6 +6,8 @@
 
 #include <pybind11/numpy.h>
 
+#include <algorithm>
+
 namespace py = pybind11;
 
 namespace partita::python {
@@ -49,8 +51,29 @@ Graph::Graph(const std::string& parts_dir, double timeout_s, bool in_memory) : m
 }
 
 Graph::~Graph() {
-  // Not closed: the session goes without the collective goodbye (close() is the clean way).
+  // Not closed: the session goes without the collective goodbye (close() is the clean way),
+  // but never under a loader's threads.
+  py::gil_scoped_release release;
+  stop_users();
   rank_.reset();
+}
+
+void Graph::attach(GraphUser* user) {
+  std::lock_guard<std::mutex> lock(users_mu_);
+  PARTITA_CHECK(!stopped_users_ && rank_ != nullptr, UsageError, "DistGraph: closed");
+  users_.push_back(user);
+}
+
+void Graph::detach(GraphUser* user) {
+  std::lock_guard<std::mutex> lock(users_mu_);
+  users_.erase(std::remove(users_.begin(), users_.end(), user), users_.end());
+}
+
+void Graph::stop_users() {
+  std::lock_guard<std::mutex> lock(users_mu_);
+  stopped_users_ = true;
+  for (GraphUser* user : users_) user->graph_closing();
+  users_.clear();
 }
 
 runtime::Session& Graph::session() {
@@ -84,10 +107,10 @@ std::vector<int64_t> Graph::share_of(const std::vector<int64_t>& global_batch) {
 
 void Graph::close() {
   if (rank_ == nullptr) return;
-  {
-    py::gil_scoped_release release;
-    rank_->session().finish();
-  }
+  py::gil_scoped_release release;
+  // The loaders' threads sample and fetch through the session: stop them before it ends.
+  stop_users();
+  rank_->session().finish();
   rank_.reset();
 }
 
