@@ -85,8 +85,15 @@ class Loader final : public GraphUser {
     feat_dim_ = graph.graph().feat_dim();
     feature_dtype_ = graph.graph().feature_dtype();
     feature_row_bytes_ = graph.graph().feature_row_bytes();
-    graph.attach(this);  // last: nothing after it throws
+    // Last, as nothing after it may throw; graph_ first, so that a close() on another thread
+    // right after the attach finds the loader complete.
     graph_ = &graph;
+    try {
+      graph.attach(this);
+    } catch (...) {
+      graph_ = nullptr;
+      throw;
+    }
   }
 
   ~Loader() {
