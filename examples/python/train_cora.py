@@ -8,7 +8,8 @@ ranks on a 1-part directory). Every rank trains the same model data-parallel: Pa
 loader gives each rank its share of every global batch (sampled and fetched in C++
 threads), the loss is summed over the rank's seeds and divided by the global batch size,
 and partita.allreduce_gradients sums the gradients, so every rank applies the exact
-gradient of the mean loss. Prints one line per epoch, then test_acc=<accuracy> last.
+gradient of the mean loss to the same model (partita.broadcast_parameters gives every rank
+rank 0's initial weights). Prints one line per epoch, then test_acc=<accuracy> last.
 
 --ddp averages the gradients with torch.distributed (gloo) and DistributedDataParallel
 instead of partita.allreduce_gradients (MASTER_ADDR / MASTER_PORT, default 127.0.0.1:29511):
@@ -115,6 +116,9 @@ def main():
                     args.dropout, args.heads)
         if args.init == "cpp":
             load_cpp_weights(model, g, args)
+        # Every rank trains rank 0's model (the seed alone would not guarantee that: a rank
+        # whose RNG was used differently before would build other weights).
+        partita.broadcast_parameters(model, g)
         opt = (torch.optim.SGD if args.optimizer == "sgd" else torch.optim.Adam)(
             model.parameters(), lr=args.lr)
         forward, scale = model, 1.0

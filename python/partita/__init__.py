@@ -2,6 +2,8 @@
 
     import partita
     with partita.DistGraph("parts/cora-2") as g:            # under mpirun: one rank per part
+        model = MyModel(g.feat_dim, 64, g.num_classes)
+        partita.broadcast_parameters(model, g)                # every rank: rank 0's weights
         loader = partita.NeighborLoader(g, fanouts=[10, 10], batch_size=1024)
         for batch in loader:                                  # an epoch; the next loop: the next
             out = model(batch.blocks, batch.x)                # blocks: input layer first
@@ -14,6 +16,7 @@ The sampling, the remote fetching and MPI run in C++ threads; Python waits only 
 batch that is not ready yet (with the GIL released).
 """
 import atexit
+import weakref
 
 import torch  # noqa: F401  (loads libtorch before the extension)
 
@@ -22,7 +25,8 @@ from ._C import Error, FormatError, IoError, UsageError  # noqa: F401
 from . import nn  # noqa: F401
 
 __all__ = ["init", "finalize", "rank", "world_size", "DistGraph", "NeighborLoader",
-           "allreduce_gradients", "Error", "UsageError", "FormatError", "IoError", "nn"]
+           "broadcast_parameters", "allreduce_gradients", "allreduce", "Error", "UsageError",
+           "FormatError", "IoError", "nn"]
 
 _open_graphs = []
 
@@ -78,6 +82,8 @@ class DistGraph(_C.DistGraph):
         _open_graphs.append(self)
 
     def close(self):
+        """Stops this graph's loaders (joining their threads), then ends the session on every
+        rank (collective). A loader of a closed graph raises UsageError."""
         if self in _open_graphs:
             _open_graphs.remove(self)
         super().close()
@@ -136,21 +142,52 @@ class NeighborLoader:
         return self._c.epoch
 
     def __iter__(self):
-        self._c.start()
-        while True:
-            batch = self._c.next()
-            if batch is None:
-                return
-            yield batch
+        token = self._c.start()
+        try:
+            while True:
+                batch = self._c.next(token)
+                if batch is None:
+                    return
+                yield batch
+        finally:
+            # A loop left early (break, an exception, a generator dropped): stop its sampler
+            # threads now. A no-op once a later loop replaced this one.
+            self._c.stop(token)
 
     def close(self):
+        """Stops the running loop's sampler threads (closing the graph does it too)."""
         self._c.stop()
+
+
+def broadcast_parameters(model, graph, root=0):
+    """Copies rank `root`'s parameters and buffers into the model on every rank, in place
+    (collective: every rank calls it with the same architecture). Call it after building
+    the model (and loading any weights on rank `root`), before the first step: then every
+    rank trains the same model. Buffers that the forward updates (BatchNorm's running
+    statistics) drift apart again while training; call it again to share rank `root`'s."""
+    tensors = list(model.parameters()) + list(model.buffers())
+    graph.broadcast_(tensors, int(root))
+
+
+# Models whose parameters were found equal on every rank (first allreduce_gradients).
+_agreed = weakref.WeakSet()
 
 
 def allreduce_gradients(model, graph, bucket_bytes=4 << 20):
     """Sums every parameter's gradient over the ranks, in buckets as the C++ trainer does
     (parameters without a gradient contribute zeros). With a loss divided by the global
-    batch size this gives the exact gradient of the mean over the global batch."""
+    batch size this gives the exact gradient of the mean over the global batch.
+
+    The first call for a model checks that every rank holds the same parameters (a hash of
+    their bytes, compared over the ranks) and raises partita.Error if not: each rank would
+    train a different model. partita.broadcast_parameters(model, graph) makes them equal."""
+    if model not in _agreed:
+        if not graph.tensors_agree(list(model.parameters())):
+            raise Error("allreduce_gradients: the model's parameters differ between the ranks, "
+                        "so each rank would train a different model; call "
+                        "partita.broadcast_parameters(model, graph) after building the model "
+                        "(every rank then starts from rank 0's weights)")
+        _agreed.add(model)
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         return

@@ -6,6 +6,9 @@
 
 #include <pybind11/numpy.h>
 
+#include <algorithm>
+#include <cstring>
+
 namespace py = pybind11;
 
 namespace partita::python {
@@ -29,6 +32,91 @@ runtime::Split split_of(const std::string& name) {
   throw UsageError(fmt::format("split: '{}' is not one of train, valid, test", name));
 }
 
+// One step of a 64-bit hash (a multiply, then a shift to fold the high bits down).
+uint64_t mix(uint64_t h, uint64_t word) {
+  h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
+  return h ^ (h >> 29);
+}
+
+// A hash of the tensors' dtypes and shapes, and with `values` of their bytes too. CPU tensors.
+uint64_t fingerprint(const std::vector<torch::Tensor>& tensors, bool values) {
+  uint64_t h = 0xcbf29ce484222325ULL ^ tensors.size();
+  for (const torch::Tensor& t : tensors) {
+    h = mix(h, static_cast<uint64_t>(t.scalar_type()));
+    h = mix(h, static_cast<uint64_t>(t.dim()));
+    for (int64_t d : t.sizes()) h = mix(h, static_cast<uint64_t>(d));
+    if (!values) continue;
+    const torch::Tensor c = t.detach().contiguous();
+    const auto* bytes = static_cast<const uint8_t*>(c.data_ptr());
+    const size_t n = c.nbytes();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t word;
+      std::memcpy(&word, bytes + i, 8);
+      h = mix(h, word);
+    }
+    uint64_t tail = 0;
+    if (i < n) std::memcpy(&tail, bytes + i, n - i);
+    h = mix(h, tail ^ n);
+  }
+  return h;
+}
+
+// Whether `value` is the same on every rank: min and max agree (one allreduce of value and
+// ~value by min). Collective.
+bool same_on_every_rank(Collectives& c, uint64_t value) {
+  uint64_t v[2] = {value, ~value};
+  c.allreduce(v, 2, ReduceOp::kMin);
+  return v[0] == ~v[1];
+}
+
+void check_cpu(const std::vector<torch::Tensor>& tensors, const char* what) {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    PARTITA_CHECK(tensors[i].device().is_cpu(), UsageError, "{}: tensor {} is on {}, not the CPU",
+                  what, i, tensors[i].device().str());
+}
+
+// Rank `root`'s values of every tensor into every rank's, in place and outside autograd,
+// once every rank agreed that they hold the same dtypes and shapes. Collective.
+void broadcast_tensors(Graph& g, const std::vector<torch::Tensor>& tensors, int root) {
+  check_cpu(tensors, "broadcast");
+  py::gil_scoped_release release;
+  Collectives& c = g.session().collectives();
+  PARTITA_CHECK(root >= 0 && root < c.size(), UsageError,
+                "broadcast: root {} is not a rank of this job (0 to {})", root, c.size() - 1);
+  PARTITA_CHECK(same_on_every_rank(c, fingerprint(tensors, /*values=*/false)), Error,
+                "broadcast: the ranks hold different tensors (their number, dtypes or shapes "
+                "differ; {} tensors on rank {})",
+                tensors.size(), c.rank());
+  size_t total = 0;
+  for (const torch::Tensor& t : tensors) total += t.nbytes();
+  std::vector<uint8_t> bytes(total);
+  if (c.rank() == root) {
+    size_t offset = 0;
+    for (const torch::Tensor& t : tensors) {
+      const torch::Tensor contiguous = t.detach().contiguous();
+      if (contiguous.nbytes() > 0)
+        std::memcpy(bytes.data() + offset, contiguous.data_ptr(), contiguous.nbytes());
+      offset += contiguous.nbytes();
+    }
+  }
+  constexpr size_t kChunk = size_t{1} << 30;  // each broadcast's bytes must fit an int
+  for (size_t offset = 0; offset < total; offset += kChunk)
+    c.broadcast(bytes.data() + offset, std::min(kChunk, total - offset), root);
+  if (c.rank() == root) return;
+  torch::NoGradGuard no_grad;
+  size_t offset = 0;
+  for (const torch::Tensor& t : tensors) {
+    const size_t n = t.nbytes();
+    if (n > 0) {
+      torch::Tensor t_mut = t;
+      t_mut.copy_(torch::from_blob(bytes.data() + offset, t.sizes(),
+                                   torch::TensorOptions().dtype(t.scalar_type())));
+    }
+    offset += n;
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<MpiScope> job() {
@@ -49,8 +137,29 @@ Graph::Graph(const std::string& parts_dir, double timeout_s, bool in_memory) : m
 }
 
 Graph::~Graph() {
-  // Not closed: the session goes without the collective goodbye (close() is the clean way).
+  // Not closed: the session goes without the collective goodbye (close() is the clean way),
+  // but never under a loader's threads.
+  py::gil_scoped_release release;
+  stop_users();
   rank_.reset();
+}
+
+void Graph::attach(GraphUser* user) {
+  std::lock_guard<std::mutex> lock(users_mu_);
+  PARTITA_CHECK(!stopped_users_ && rank_ != nullptr, UsageError, "DistGraph: closed");
+  users_.push_back(user);
+}
+
+void Graph::detach(GraphUser* user) {
+  std::lock_guard<std::mutex> lock(users_mu_);
+  users_.erase(std::remove(users_.begin(), users_.end(), user), users_.end());
+}
+
+void Graph::stop_users() {
+  std::lock_guard<std::mutex> lock(users_mu_);
+  stopped_users_ = true;
+  for (GraphUser* user : users_) user->graph_closing();
+  users_.clear();
 }
 
 runtime::Session& Graph::session() {
@@ -84,10 +193,10 @@ std::vector<int64_t> Graph::share_of(const std::vector<int64_t>& global_batch) {
 
 void Graph::close() {
   if (rank_ == nullptr) return;
-  {
-    py::gil_scoped_release release;
-    rank_->session().finish();
-  }
+  py::gil_scoped_release release;
+  // The loaders' threads sample and fetch through the session: stop them before it ends.
+  stop_users();
+  rank_->session().finish();
   rank_.reset();
 }
 
@@ -149,7 +258,18 @@ void add_graph_bindings(py::module_& m) {
              else
                c.allreduce_bucketed(t.data_ptr<int64_t>(), n, std::max<size_t>(1, bytes / 8));
            }, py::arg("tensor"), py::arg("bucket_bytes") = 4 << 20,
-           "Sums a tensor over the ranks in place, in buckets (collective)");
+           "Sums a tensor over the ranks in place, in buckets (collective)")
+      .def("broadcast_", &broadcast_tensors, py::arg("tensors"), py::arg("root") = 0,
+           "Rank root's values of a list of CPU tensors into every rank's, in place, outside "
+           "autograd (collective; every rank passes the same dtypes and shapes)")
+      .def("tensors_agree", [](Graph& g, const std::vector<torch::Tensor>& tensors) {
+             check_cpu(tensors, "tensors_agree");
+             py::gil_scoped_release release;
+             Collectives& c = g.session().collectives();
+             return same_on_every_rank(c, fingerprint(tensors, /*values=*/true));
+           }, py::arg("tensors"),
+           "Whether every rank holds the same list of tensors, dtypes, shapes and bytes (one "
+           "64-bit hash each, compared by one allreduce; collective)");
 }
 
 }  // namespace partita::python

@@ -3,7 +3,9 @@
 #include "loader_binding.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,12 +44,25 @@ torch::Tensor view_of(std::vector<T>& values, std::shared_ptr<loader::Batch> own
                           [owner](void*) {}, torch::TensorOptions().dtype(type));
 }
 
-class Loader {
+// The loader behind partita.NeighborLoader. Each loop over it is a generation: start()
+// stops the previous one's pipeline and returns the new one's token, which next() and stop()
+// take, so that a loop left behind (a generator not yet collected) neither reads nor stops
+// a later loop's pipeline. Attached to its graph (GraphUser): closing the graph stops the
+// pipeline, and the loader then raises UsageError.
+//
+// Threads: the Python thread that loops calls start/next/stop with the GIL; pipeline_mu_
+// makes a close() from another thread wait for a next() in progress instead of destroying
+// the pipeline under it.
+class Loader final : public GraphUser {
  public:
   Loader(Graph& graph, std::vector<int64_t> fanouts, int64_t batch_size, const std::string& split,
          bool shuffle, uint64_t seed, int prefetch, int threads)
-      : graph_(graph), fanouts_(std::move(fanouts)), batch_size_(batch_size), shuffle_(shuffle),
-        seed_(seed), prefetch_(prefetch), threads_(threads) {
+      : fanouts_(std::move(fanouts)),
+        batch_size_(batch_size),
+        shuffle_(shuffle),
+        seed_(seed),
+        prefetch_(prefetch),
+        threads_(threads) {
     PARTITA_CHECK(!fanouts_.empty(), UsageError, "fanouts: give one per layer, e.g. [10, 10]");
     for (int64_t k : fanouts_)
       PARTITA_CHECK(k >= 1 || k == -1, UsageError, "fanouts: {} is not a fanout (>= 1, or -1 for all)", k);
@@ -67,9 +82,29 @@ class Loader {
               [](const loader::SeedId& a, const loader::SeedId& b) { return a.original < b.original; });
     for (const loader::SeedId& id : ids) ordered_.push_back(id.global);
     plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), batch_size);
+    feat_dim_ = graph.graph().feat_dim();
+    feature_dtype_ = graph.graph().feature_dtype();
+    feature_row_bytes_ = graph.graph().feature_row_bytes();
+    // Last, as nothing after it may throw; graph_ first, so that a close() on another thread
+    // right after the attach finds the loader complete.
+    graph_ = &graph;
+    try {
+      graph.attach(this);
+    } catch (...) {
+      graph_ = nullptr;
+      throw;
+    }
   }
 
-  ~Loader() { stop(); }
+  ~Loader() {
+    py::gil_scoped_release release;
+    if (Graph* graph = graph_.load()) graph->detach(this);
+    std::lock_guard<std::mutex> lock(pipeline_mu_);
+    pipeline_.reset();
+  }
+
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
 
   int64_t steps() const { return plan_->steps(); }
   int64_t num_ids() const { return plan_->num_ids(); }
@@ -77,12 +112,12 @@ class Loader {
   int64_t epoch() const { return epoch_; }
 
   // Starts the pipeline of the next epoch (the one set_epoch named, else the one after the
-  // last), stopping one still running.
-  void start() {
-    stop();
+  // last), stopping one still running; returns the new loop's token.
+  int64_t start() {
+    Graph& graph = open_graph();
     const uint64_t key = static_cast<uint64_t>(epoch_);
     std::vector<std::vector<int64_t>> batches;
-    const auto share = [this](const std::vector<int64_t>& b) { return graph_.share_of(b); };
+    const auto share = [&graph](const std::vector<int64_t>& b) { return graph.share_of(b); };
     if (shuffle_) {
       batches = plan_->epoch_batches(seed_, key, share);
     } else {
@@ -94,51 +129,75 @@ class Loader {
     o.fanouts = fanouts_;
     o.seed = seed_;
     o.epoch = key;
-    o.feature_row_bytes = graph_.graph().feature_row_bytes();
+    o.feature_row_bytes = feature_row_bytes_;
     o.fetch_degrees = true;  // GCN layers normalize with the graph degrees
-    runtime::Session& session = graph_.session();
+    runtime::Session& session = graph.session();
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(pipeline_mu_);
+    PARTITA_CHECK(graph_.load() != nullptr, UsageError, "{}", kClosed);
+    pipeline_.reset();
     pipeline_ = std::make_unique<loader::BatchPipeline>(o, std::move(batches), session.sampler(),
                                                         session.fetcher());
-    running_epoch_ = epoch_;
+    ++generation_;
     ++epoch_;
+    return generation_;
   }
 
-  // The next batch of the running epoch; nullopt after its last step.
-  std::optional<Batch> next() {
-    PARTITA_CHECK(pipeline_ != nullptr, UsageError, "NeighborLoader: iterate it (for batch in loader)");
-    std::optional<loader::Batch> got;
-    Batch out;
-    {
-      py::gil_scoped_release release;
-      got = pipeline_->next();
-      if (!got) {
-        pipeline_.reset();
-        return std::nullopt;
-      }
-      out = convert(std::make_shared<loader::Batch>(std::move(*got)));
+  // The next batch of loop `token`; nullopt after its last step.
+  std::optional<Batch> next(int64_t token) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(pipeline_mu_);
+    PARTITA_CHECK(graph_.load() != nullptr, UsageError, "{}", kClosed);
+    PARTITA_CHECK(token == generation_, UsageError,
+                  "NeighborLoader: this loop was replaced by a later loop over the same loader "
+                  "(one loop at a time: each loop is the next epoch)");
+    if (pipeline_ == nullptr) return std::nullopt;
+    std::optional<loader::Batch> got = pipeline_->next();
+    if (!got) {
+      pipeline_.reset();
+      return std::nullopt;
     }
-    return out;
+    return convert(std::make_shared<loader::Batch>(std::move(*got)));
+  }
+
+  // Stops loop `token`'s pipeline (the current one when token < 0); a no-op for a loop
+  // that a later one replaced, or after the graph closed.
+  void stop(int64_t token) {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(pipeline_mu_);
+    if (token < 0 || token == generation_) pipeline_.reset();
   }
 
   // Runs the next epoch's pipeline to its end in C++, converting every batch to tensors as
   // next() does but handing none to Python; returns the batches. The C++ side of the loader
   // alone, for benchmarks.
   int64_t drain() {
-    start();
-    py::gil_scoped_release release;
+    const int64_t token = start();
     int64_t batches = 0;
-    while (std::optional<loader::Batch> got = pipeline_->next()) {
-      convert(std::make_shared<loader::Batch>(std::move(*got)));
-      ++batches;
-    }
-    pipeline_.reset();
+    while (next(token)) ++batches;
     return batches;
+  }
+
+  void graph_closing() noexcept override {
+    std::lock_guard<std::mutex> lock(pipeline_mu_);
+    pipeline_.reset();  // joins the workers
+    graph_ = nullptr;
+  }
+
+ private:
+  static constexpr const char* kClosed =
+      "NeighborLoader: its DistGraph is closed (close the graph after the loops over its "
+      "loaders, e.g. loop inside `with partita.DistGraph(...) as g:`)";
+
+  Graph& open_graph() const {
+    Graph* graph = graph_.load();
+    PARTITA_CHECK(graph != nullptr, UsageError, "{}", kClosed);
+    return *graph;
   }
 
   // The tensors of a batch, sharing its memory where the types allow. No GIL needed.
   Batch convert(const std::shared_ptr<loader::Batch>& owner) const {
     Batch out;
-    const store::DistGraph& g = graph_.graph();
     out.step = owner->step;
     out.global_size = plan_->batch_size(owner->step);
     out.sample_s = owner->sample_s;
@@ -147,8 +206,9 @@ class Loader {
     out.input_nodes = view_of(owner->sampled.input_nodes, owner, torch::kInt64);
     out.y = view_of(owner->labels, owner, torch::kInt64);
     const int64_t rows = static_cast<int64_t>(owner->sampled.input_nodes.size());
-    torch::Tensor x = torch::from_blob(owner->features.data(), {rows, g.feat_dim()}, [owner](void*) {},
-                                       torch::TensorOptions().dtype(torch_type(g.feature_dtype())));
+    torch::Tensor x = torch::from_blob(
+        owner->features.data(), {rows, feat_dim_}, [owner](void*) {},
+        torch::TensorOptions().dtype(torch_type(feature_dtype_)));
     out.x = x.scalar_type() == torch::kFloat32 ? x : x.to(torch::kFloat32);
     if (!owner->sampled.seeds.empty()) {
       std::vector<nn::BlockTensors> tensors = nn::to_block_tensors(owner->sampled.blocks, owner->degrees);
@@ -160,13 +220,6 @@ class Loader {
     return out;
   }
 
-  void stop() {
-    if (pipeline_ == nullptr) return;
-    py::gil_scoped_release release;
-    pipeline_.reset();
-  }
-
- private:
   static torch::ScalarType torch_type(DType dtype) {
     switch (dtype) {
       case DType::kFloat16: return torch::kFloat16;
@@ -175,15 +228,20 @@ class Loader {
     }
   }
 
-  Graph& graph_;
+  std::atomic<Graph*> graph_{nullptr};  // null once the graph closed (graph_closing)
   std::vector<int64_t> fanouts_;
   int64_t batch_size_;
   bool shuffle_;
   uint64_t seed_;
   int prefetch_, threads_;
+  int64_t feat_dim_ = 0;
+  DType feature_dtype_ = DType::kFloat32;
+  int64_t feature_row_bytes_ = 0;
   std::unique_ptr<loader::GlobalBatches> plan_;
   std::vector<int64_t> ordered_;  // every id of the split by original id (shuffle=False)
-  int64_t epoch_ = 0, running_epoch_ = -1;
+  int64_t epoch_ = 0;
+  std::mutex pipeline_mu_;  // guards the two below
+  int64_t generation_ = 0;  // the current loop's token (start())
   std::unique_ptr<loader::BatchPipeline> pipeline_;
 };
 
@@ -254,9 +312,12 @@ void add_loader_bindings(py::module_& m) {
       .def_property_readonly("num_ids", &Loader::num_ids)
       .def_property_readonly("epoch", &Loader::epoch)
       .def("set_epoch", &Loader::set_epoch, py::arg("epoch"))
-      .def("start", &Loader::start)
-      .def("next", &Loader::next)
-      .def("stop", &Loader::stop)
+      .def("start", &Loader::start,
+           "Starts the next epoch's pipeline (stopping one still running); returns its token")
+      .def("next", &Loader::next, py::arg("token"),
+           "The next batch of loop `token`, or None after its last step")
+      .def("stop", &Loader::stop, py::arg("token") = -1,
+           "Stops loop `token`'s pipeline (default: the current one); idempotent")
       .def("drain", &Loader::drain,
            "Runs the next epoch in C++ without handing batches to Python (benchmarks)");
 }

@@ -4,6 +4,7 @@
 // allreduce. Everything that waits (a batch, a collective) releases the GIL.
 #include <torch/extension.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/gnn_model.h"
 #include "partita/nn/message_passing.h"
+#include "partita/store/single_process_error.h"
 
 namespace py = pybind11;
 
@@ -42,6 +44,22 @@ std::vector<std::pair<std::string, torch::Tensor>> initial_parameters(
   return out;
 }
 
+// The script this Python process runs (sys.argv[0]) for a hint, or "<script>" when there is
+// none (python3 -c, an interactive session). Needs the GIL; never throws.
+std::string script_name() {
+  try {
+    const py::list argv = py::module_::import("sys").attr("argv");
+    if (!argv.empty()) {
+      const std::string script = py::str(argv[0]);
+      std::error_code error;
+      if (!script.empty() && script != "-c" && std::filesystem::is_regular_file(script, error))
+        return script;
+    }
+  } catch (const std::exception&) {
+  }
+  return "<script>";
+}
+
 }  // namespace
 }  // namespace partita::python
 
@@ -59,6 +77,11 @@ PYBIND11_MODULE(_C, m) {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const store::SingleProcessError& e) {
+      // The library stops at "start one rank per part"; how to, for this script.
+      const std::string message =
+          fmt::format("{}: `mpirun -np {} python3 {}`", e.what(), e.num_parts(), script_name());
+      PyErr_SetString(usage_error.ptr(), message.c_str());
     } catch (const UsageError& e) {
       PyErr_SetString(usage_error.ptr(), e.what());
     } catch (const FormatError& e) {

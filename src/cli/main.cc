@@ -12,6 +12,7 @@
 #include "parse_errors.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
+#include "partita/store/single_process_error.h"
 
 namespace {
 
@@ -86,6 +87,12 @@ int main(int argc, char** argv) {
     for (auto& [sub, action] : cli->actions)
       if (sub->parsed()) return action();
     return print_error("no command given (see --help)", kExitUsage);
+  } catch (const partita::store::SingleProcessError& e) {
+    // The library says what is wrong; how to start one rank per part is the command line's.
+    return print_error(fmt::format("{}: `partita launch -- <command>` or `mpirun -np {} partita "
+                                   "<command>`",
+                                   e.what(), e.num_parts()),
+                       kExitUsage);
   } catch (const partita::UsageError& e) {
     return print_error(e.what(), kExitUsage);
   } catch (const partita::Error& e) {

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "partita/core/error.h"
+#include "partita/store/single_process_error.h"
 
 namespace partita::store {
 
@@ -101,10 +102,11 @@ DistGraph DistGraph::open(const std::string& dir, int rank, int world_size,
   g.meta_ = partition::read_meta(dir);
   const int parts = g.meta_.num_parts;
   // One process on a partition of several parts: mpirun or launch was forgotten, most likely.
-  PARTITA_CHECK(parts == 1 || world_size > 1, UsageError,
-                "{}: has {} parts (one per rank) but this is a single process; start one rank "
-                "per part: `partita launch -- <command>` or `mpirun -np {} partita <command>`",
-                dir, parts, parts);
+  if (parts > 1 && world_size == 1)
+    throw SingleProcessError(fmt::format("{}: has {} parts (one per rank) but this is a single "
+                                         "process; start one rank per part",
+                                         dir, parts),
+                             parts);
   PARTITA_CHECK(parts == world_size || parts == 1, UsageError,
                 "{}: has {} parts but the job has {} ranks; run one rank per part, or "
                 "partition into {} parts (one per rank) or 1 part (replicated mode){}",

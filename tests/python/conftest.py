@@ -24,9 +24,9 @@ def run(cmd, check=True, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, env=MPI_ENV, check=check, **kw)
 
 
-def mpirun(ranks, cmd, check=True, timeout=300):
+def mpirun(ranks, cmd, check=True, timeout=300, **kw):
     return run(["mpirun", "-np", str(ranks), "--oversubscribe", "-x", "PYTHONPATH"] + cmd,
-               check=check, timeout=timeout)
+               check=check, timeout=timeout, **kw)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import partita
-from conftest import CORA, PARTITA, run
+from conftest import CORA, PARTITA, PYTHON, run
 
 
 @pytest.fixture(scope="module")
@@ -161,3 +161,80 @@ def test_corrupt_part_same_message_as_the_cli(cora_parts, scratch):
     with pytest.raises(partita.FormatError) as raised:
         partita.DistGraph(copy)
     assert str(raised.value) == cli_error(copy)
+
+
+def os_threads():
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_break_stops_the_pipeline_threads(graph):
+    """Leaving a loop early (break) stops and joins its sampler threads at once."""
+    loader = partita.NeighborLoader(graph, fanouts=[5, 5], batch_size=8, threads=4, prefetch=8)
+    assert len(list(loader)) == len(loader)  # a whole epoch first: torch's pools are started
+    idle = os_threads()
+    for batch in loader:
+        assert os_threads() >= idle + 4  # the pipeline's workers
+        break
+    assert os_threads() == idle
+    it = iter(loader)
+    next(it)
+    del it  # a generator dropped mid-epoch stops its pipeline too
+    assert os_threads() == idle
+
+
+def test_one_loop_at_a_time(graph):
+    """A later loop replaces an unfinished one: the old iterator raises, and dropping it
+    does not stop the new loop."""
+    loader = partita.NeighborLoader(graph, fanouts=[5], batch_size=16, seed=2)
+    first = iter(loader)
+    next(first)
+    second = iter(loader)
+    steps = [next(second).step]
+    with pytest.raises(partita.UsageError, match="replaced by a later loop"):
+        next(first)
+    del first
+    steps += [b.step for b in second]
+    assert steps == list(range(len(loader)))
+
+
+def test_closing_the_graph_stops_its_loaders(cora_parts):
+    """close() stops a loader mid-epoch (joining its threads) before the session ends; the
+    loader then raises a UsageError naming the closed graph."""
+    g = partita.DistGraph(cora_parts[1])
+    loader = partita.NeighborLoader(g, fanouts=[5, 5], batch_size=8, threads=6, prefetch=8)
+    list(loader)
+    idle = os_threads()
+    it = iter(loader)
+    next(it)
+    assert os_threads() >= idle + 6
+    g.close()
+    assert os_threads() <= idle  # the workers joined (and the session's own threads ended)
+    with pytest.raises(partita.UsageError, match="its DistGraph is closed"):
+        next(it)
+    with pytest.raises(partita.UsageError, match="its DistGraph is closed"):
+        for batch in loader:
+            pass
+    with pytest.raises(partita.UsageError, match="DistGraph: closed"):
+        partita.NeighborLoader(g, fanouts=[5])
+    assert len(loader) == math.ceil(140 / 8)  # the plan stays readable
+
+
+def test_a_single_process_on_two_parts_suggests_mpirun_python(cora_parts, scratch):
+    """One Python process on a 2-part directory: the error names `mpirun -np 2 python3` and
+    the script (the command line names `partita launch` and `mpirun ... partita` instead:
+    tests/corpus/cases/train_parts2_one_process)."""
+    script = str(scratch / "one_process.py")
+    with open(script, "w") as f:
+        f.write("import sys, partita\n"
+                "try:\n"
+                "    partita.DistGraph(sys.argv[1])\n"
+                "except partita.UsageError as e:\n"
+                "    print(e)\n")
+    parts = cora_parts[2]
+    head = (f"{parts}: has 2 parts (one per rank) but this is a single process; start one "
+            f"rank per part: ")
+    out = run([PYTHON, script, parts]).stdout.strip()
+    assert out == head + f"`mpirun -np 2 python3 {script}`"
+    code = open(script).read().replace("sys.argv[1]", repr(parts))
+    out = run([PYTHON, "-c", code]).stdout.strip()
+    assert out == head + "`mpirun -np 2 python3 <script>`"

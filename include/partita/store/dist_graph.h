@@ -47,9 +47,9 @@ struct DistGraphOptions {
 
 class DistGraph {
  public:
-  // Maps the part of `rank` in a job of `world_size` ranks. Throws UsageError naming both
-  // numbers when the directory has neither world_size parts nor 1, FormatError/IoError from
-  // the metadata or the arrays (including indptr offsets, labels or split ids out of range).
+  // Maps the part of `rank` in a job of `world_size` ranks. Throws SingleProcessError for one
+  // process on several parts, UsageError naming both numbers when the directory has neither
+  // world_size parts nor 1, FormatError/IoError from the metadata or the arrays (ids out of range).
   static DistGraph open(const std::string& dir, int rank, int world_size,
                         const DistGraphOptions& options = {});
   // Server-client mode, server side: maps part `rank` of a directory of `servers` parts in a

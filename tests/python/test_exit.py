@@ -1,0 +1,98 @@
+"""Exit-time safety of the loader (issue 29, item 1): a script that leaves an epoch unfinished
+and closes its graph, or just exits, must end cleanly, never with a segfault from prefetch
+threads still fetching through a session that closed. Each run is a process of its own (the
+crash was at exit, about one run in three or four), so the reproduction runs RUNS times, at
+1 rank (one process on a 1-part directory) and at 2 ranks (mpirun on 2 METIS parts), a few
+processes at a time. CTest runs this file as python_exit.
+"""
+import concurrent.futures
+import os
+import textwrap
+
+import pytest
+
+from conftest import PYTHON, mpirun, run
+
+RUNS = 50
+AT_ONCE = 3  # processes (or mpirun jobs) at a time: most of a run is start-up and MPI waits
+
+# The reproduction of issue 29, as reported.
+REPRO = """
+import sys
+import partita
+d = sys.argv[1]
+with partita.DistGraph(d) as g:
+    L = partita.NeighborLoader(g, [5, 5], batch_size=64)
+    b = next(iter(L))
+"""
+
+# The other ways out of a loop: `break` (then a new loop and a break again), an iterator kept
+# at exit with its graph never closed by the script (atexit's finalize closes it), and a
+# loader used after its graph closed (a clear UsageError, not a crash).
+VARIANTS = """
+import sys
+import partita
+d = sys.argv[1]
+with partita.DistGraph(d) as g:
+    L = partita.NeighborLoader(g, [5, 5], batch_size=16, prefetch=4, threads=2)
+    for b in L:
+        break
+    for b in L:
+        break
+    it = iter(L)
+    next(it)
+try:
+    next(it)
+    sys.exit("next() after close: no error")
+except partita.UsageError as e:
+    assert "DistGraph is closed" in str(e), e
+try:
+    iter(L).__next__()
+    sys.exit("a loop after close: no error")
+except partita.UsageError as e:
+    assert "DistGraph is closed" in str(e), e
+g2 = partita.DistGraph(d)
+L2 = partita.NeighborLoader(g2, [5, 5], batch_size=16, prefetch=4, threads=2)
+kept = iter(L2)
+next(kept)
+print("ok", flush=True)
+"""
+
+
+def run_many(count, start):
+    """Runs start() `count` times, AT_ONCE at a time; returns the failed runs' results."""
+    with concurrent.futures.ThreadPoolExecutor(AT_ONCE) as pool:
+        results = list(pool.map(lambda _: start(), range(count)))
+    return [r for r in results if r.returncode != 0]
+
+
+def describe(failed, runs):
+    codes = sorted({r.returncode for r in failed})
+    first = failed[0]
+    return (f"{len(failed)} of {runs} runs failed (exit codes {codes}); the first's output:\n"
+            f"{first.stdout[-3000:]}\n{first.stderr[-3000:]}")
+
+
+def start_at(ranks, script, parts):
+    if ranks == 1:
+        return lambda: run([PYTHON, script, parts], check=False, timeout=120)
+    return lambda: mpirun(ranks, [PYTHON, script, parts], check=False, timeout=120)
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_unfinished_epoch_exits_cleanly(cora_parts, scratch, ranks):
+    script = str(scratch / "repro.py")
+    with open(script, "w") as f:
+        f.write(REPRO)
+    failed = run_many(RUNS, start_at(ranks, script, cora_parts[ranks]))
+    assert not failed, describe(failed, RUNS)
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_break_kept_iterator_and_use_after_close(cora_parts, scratch, ranks):
+    script = str(scratch / "variants.py")
+    with open(script, "w") as f:
+        f.write(VARIANTS)
+    runs = 10
+    failed = run_many(runs, start_at(ranks, script, cora_parts[ranks]))
+    assert not failed, describe(failed, runs)
