@@ -79,8 +79,10 @@ PYBIND11_MODULE(_C, m) {
       if (p) std::rethrow_exception(p);
     } catch (const store::SingleProcessError& e) {
       // The library stops at "start one rank per part"; how to, for this script.
+      const std::string script = script_name();
       const std::string message =
-          fmt::format("{}: `mpirun -np {} python3 {}`", e.what(), e.num_parts(), script_name());
+          fmt::format("{}: `partita launch -- python3 {}` or `mpirun -np {} python3 {}`",
+                      e.what(), script, e.num_parts(), script);
       PyErr_SetString(usage_error.ptr(), message.c_str());
     } catch (const UsageError& e) {
       PyErr_SetString(usage_error.ptr(), e.what());

@@ -220,7 +220,8 @@ def test_closing_the_graph_stops_its_loaders(cora_parts):
 
 
 def test_a_single_process_on_two_parts_suggests_mpirun_python(cora_parts, scratch):
-    """One Python process on a 2-part directory: the error names `mpirun -np 2 python3` and
+    """One Python process on a 2-part directory: the error names `partita launch -- python3`,
+    `mpirun -np 2 python3` and
     the script (the command line names `partita launch` and `mpirun ... partita` instead:
     tests/corpus/cases/train_parts2_one_process)."""
     script = str(scratch / "one_process.py")
@@ -234,7 +235,9 @@ def test_a_single_process_on_two_parts_suggests_mpirun_python(cora_parts, scratc
     head = (f"{parts}: has 2 parts (one per rank) but this is a single process; start one "
             f"rank per part: ")
     out = run([PYTHON, script, parts]).stdout.strip()
-    assert out == head + f"`mpirun -np 2 python3 {script}`"
+    assert out == head + (f"`partita launch -- python3 {script}` or "
+                          f"`mpirun -np 2 python3 {script}`")
     code = open(script).read().replace("sys.argv[1]", repr(parts))
     out = run([PYTHON, "-c", code]).stdout.strip()
-    assert out == head + "`mpirun -np 2 python3 <script>`"
+    assert out == head + ("`partita launch -- python3 <script>` or "
+                          "`mpirun -np 2 python3 <script>`")

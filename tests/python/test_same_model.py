@@ -36,10 +36,13 @@ def test_docs_loop_trains_one_model_on_every_rank(cora_parts, scratch):
     # The block as written, then each rank saves what it trained.
     script.write_text(loop + textwrap.dedent("""
         torch.save(model.state_dict(), f"state{partita.rank()}.pt")
-        print("steps", len(loader), "epochs", epoch + 1, flush=True)
+        with open(f"done{partita.rank()}.txt", "w") as f:
+            print("steps", len(loader), "epochs", epoch + 1, file=f)
     """))
     out = mpirun(2, [PYTHON, str(script)], cwd=str(scratch))
-    assert "epochs 20" in out.stdout, out.stdout + out.stderr
+    for r in (0, 1):
+        done = scratch / f"done{r}.txt"
+        assert os.path.exists(done) and "epochs 20" in done.read_text(), out.stdout + out.stderr
     states = [torch.load(str(scratch / f"state{r}.pt")) for r in (0, 1)]
     assert list(states[0]) == list(states[1]) and states[0]
     assert bytes_of(states[0]) == bytes_of(states[1]), "the ranks trained different models"
@@ -60,6 +63,11 @@ class Net(torch.nn.Module):
     def forward(self, x):
         return self.norm(self.lin(x))
 
+# Each rank reports into a file of its own (mpirun may cut the ranks' stdout lines apart).
+def report(*words):
+    with open(f"{sys.argv[3]}/out{partita.rank()}.txt", "a") as f:
+        print(*words, file=f)
+
 with partita.DistGraph(sys.argv[1]) as g:
     torch.manual_seed(10 + g.rank)                     # a different model on each rank
     model = Net()
@@ -68,21 +76,21 @@ with partita.DistGraph(sys.argv[1]) as g:
     model.norm.num_batches_tracked.fill_(g.rank + 5)
     try:
         partita.allreduce_gradients(model, g)
-        print("no error", flush=True)
+        report("no error")
     except partita.Error as e:
-        print("raised:", type(e).__name__, e, flush=True)
+        report("raised:", type(e).__name__, e)
     # Shapes that differ between the ranks: refused on every rank, nothing copied.
     other = torch.nn.Linear(4, 3 + g.rank)
     try:
         partita.broadcast_parameters(other, g)
-        print("no error", flush=True)
+        report("no error")
     except partita.Error as e:
-        print("shapes raised:", type(e).__name__, e, flush=True)
+        report("shapes raised:", type(e).__name__, e)
     root = int(sys.argv[2])
     partita.broadcast_parameters(model, g, root=root)
     partita.allreduce_gradients(model, g)              # now equal: no error
     torch.save(model.state_dict(), f"{sys.argv[3]}/sync{g.rank}.pt")
-    print("synced", flush=True)
+    report("synced")
 """
 
 
@@ -90,10 +98,14 @@ def test_different_weights_raise_and_broadcast_makes_them_equal(cora_parts, scra
     script = scratch / "sync.py"
     script.write_text(SYNC)
     for root in (0, 1):
+        for r in (0, 1):
+            if os.path.exists(scratch / f"out{r}.txt"):
+                os.remove(scratch / f"out{r}.txt")
         out = mpirun(2, [PYTHON, str(script), cora_parts[2], str(root), str(scratch)])
-        lines = out.stdout.splitlines()
+        lines = [line for r in (0, 1) if os.path.exists(scratch / f"out{r}.txt")
+                 for line in open(scratch / f"out{r}.txt").read().splitlines()]
         raised = [l for l in lines if l.startswith("raised:")]
-        assert len(raised) == 2, out.stdout + out.stderr  # on both ranks
+        assert len(raised) == 2, lines + [out.stdout, out.stderr]  # on both ranks
         for line in raised:
             assert line.startswith("raised: Error allreduce_gradients: the model's parameters "
                                    "differ between the ranks"), line
@@ -101,8 +113,8 @@ def test_different_weights_raise_and_broadcast_makes_them_equal(cora_parts, scra
                 in line, line
         shapes = [l for l in lines if l.startswith("shapes raised:")]
         assert len(shapes) == 2 and all("the ranks hold different tensors" in l for l in shapes), \
-            out.stdout
-        assert lines.count("synced") == 2, out.stdout + out.stderr
+            lines
+        assert lines.count("synced") == 2, lines + [out.stdout, out.stderr]
         states = [torch.load(str(scratch / f"sync{r}.pt")) for r in (0, 1)]
         assert bytes_of(states[0]) == bytes_of(states[1])
         # Rank root's values: its running_mean and its count.
