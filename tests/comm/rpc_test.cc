@@ -13,6 +13,7 @@
 
 #include "partita/comm/errors.h"
 #include "partita/comm/inproc_transport.h"
+#include "partita/comm/wire.h"
 #include "partita/core/timer.h"
 
 namespace partita {
@@ -340,6 +341,21 @@ TEST(Rpc, IdleRanksDoNotSpin) {
   // keeps it near 1%. The bound is loose on purpose (shared, noisy machines).
   EXPECT_LT(cpu, 0.5 * wall);
   cluster.shutdown_all();
+}
+
+TEST(RpcRouter, RoutesByKindAndRefusesAKindRegisteredTwice) {
+  RpcRouter router;
+  router.add(7, [](int, WireReader&) { return std::vector<uint8_t>{1}; });
+  router.add(8, [](int, WireReader&) { return std::vector<uint8_t>{2}; });
+  EXPECT_THROW(router.add(7, [](int, WireReader&) { return std::vector<uint8_t>{3}; }), Error);
+  const RpcHandler handler = router.handler();
+  for (uint64_t kind : {7, 8}) {
+    uint8_t request[8];
+    std::memcpy(request, &kind, sizeof kind);
+    EXPECT_EQ(handler(0, request, sizeof request), std::vector<uint8_t>{uint8_t(kind - 6)});
+  }
+  uint8_t unknown[8] = {9};
+  EXPECT_THROW(handler(0, unknown, sizeof unknown), CommError);
 }
 
 }  // namespace

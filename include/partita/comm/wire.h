@@ -96,7 +96,12 @@ class WireReader {
 class RpcRouter {
  public:
   using Route = std::function<std::vector<uint8_t>(int source, WireReader& request)>;
-  void add(uint64_t kind, Route route) { routes_[kind] = std::move(route); }
+  // Throws Error when `kind` has a route already: two services would share one code, and
+  // the one registered first would never be asked.
+  void add(uint64_t kind, Route route) {
+    if (!routes_.emplace(kind, std::move(route)).second)
+      throw Error("internal: request kind " + std::to_string(kind) + " is registered twice");
+  }
   RpcHandler handler() const {
     return [routes = routes_](int source, const uint8_t* data, size_t size) {
       WireReader reader(data, size, "request from rank " + std::to_string(source));
