@@ -97,10 +97,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const long value = std::strtol(argv[i + 1], nullptr, 10);
-    if (flag == "--runs") runs = static_cast<int>(value);
-    else if (flag == "--threads") threads = static_cast<int>(value);
-    else if (flag == "--hidden") hidden = value;
-    else if (flag == "--feat") feat = value;
+    if (flag == "--runs")
+      runs = static_cast<int>(value);
+    else if (flag == "--threads")
+      threads = static_cast<int>(value);
+    else if (flag == "--hidden")
+      hidden = value;
+    else if (flag == "--feat")
+      feat = value;
     else {
       std::fprintf(stderr, "error: unknown flag %s\n", flag.c_str());
       return 2;
@@ -132,14 +136,15 @@ int main(int argc, char** argv) {
       median_seconds(runs, [&] { counter_dropout(h_bf16, 0.5, 1); });
   out["torch_dropout_fp32_95k_x_hidden_s"] =
       median_seconds(runs, [&] { torch::dropout(h, 0.5, true); });
-  for (const auto& [name, t] : {std::pair<const char*, torch::Tensor>{"fp32", h},
-                                {"bf16", h_bf16}}) {
+  for (const auto& [name, t] :
+       {std::pair<const char*, torch::Tensor>{"fp32", h}, {"bf16", h_bf16}}) {
     const torch::Tensor hs = torch::randn({170000, hidden}).to(t.scalar_type()).requires_grad_();
-    out[std::string("aggregate_mean_fwd_") + name + "_block2_s"] =
-        median_seconds(runs, [&] { torch::NoGradGuard g; aggregate_mean(blocks[2], hs); });
-    out[std::string("aggregate_mean_fwd_bwd_") + name + "_block2_s"] = median_seconds(runs, [&] {
-      aggregate_mean(blocks[2], hs).sum().backward();
+    out[std::string("aggregate_mean_fwd_") + name + "_block2_s"] = median_seconds(runs, [&] {
+      torch::NoGradGuard g;
+      aggregate_mean(blocks[2], hs);
     });
+    out[std::string("aggregate_mean_fwd_bwd_") + name + "_block2_s"] =
+        median_seconds(runs, [&] { aggregate_mean(blocks[2], hs).sum().backward(); });
     const torch::Tensor w = torch::randn({hidden, hidden}).to(t.scalar_type());
     out[std::string("mm_") + name + "_95k_x_hidden_x_hidden_gflops"] =
         2.0 * 95000 * hidden * hidden / 1e9 / median_seconds(runs, [&] { torch::mm(t, w); });

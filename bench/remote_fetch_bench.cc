@@ -31,13 +31,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "partita/comm/wire.h"
 #include "partita/core/npy.h"
@@ -140,7 +139,8 @@ double fetch_gbps(store::FeatureFetcher& fetcher, const std::vector<std::vector<
 
 // As fetch_gbps, each batch fetched as `split` slices from `split` threads at once.
 double split_fetch_gbps(store::FeatureFetcher& fetcher,
-                        const std::vector<std::vector<int64_t>>& batches, int64_t width, int split) {
+                        const std::vector<std::vector<int64_t>>& batches, int64_t width,
+                        int split) {
   const size_t rows = batches[0].size();
   std::vector<float> out(rows * static_cast<size_t>(width));
   const auto t0 = Clock::now();
@@ -149,9 +149,9 @@ double split_fetch_gbps(store::FeatureFetcher& fetcher,
     for (int t = 0; t < split; ++t) {
       const size_t begin = rows * t / split, end = rows * (t + 1) / split;
       threads.emplace_back([&, begin, end] {
-        fetcher.fetch_features(ArrayView<const int64_t>(b.data() + begin,
-                                                        static_cast<int64_t>(end - begin)),
-                               out.data() + begin * width);
+        fetcher.fetch_features(
+            ArrayView<const int64_t>(b.data() + begin, static_cast<int64_t>(end - begin)),
+            out.data() + begin * width);
       });
     }
     for (auto& th : threads) th.join();
@@ -248,7 +248,8 @@ double rget_gbps(MPI_Comm comm, int rank, const store::DistGraph& graph,
     check(MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win), "MPI_Win_lock");
     const auto t0 = Clock::now();
     for (const auto& b : batches) {
-      for (size_t k = 0; k < b.size(); ++k) displs[k] = static_cast<int>((b[k] - peer_first) * row_bytes);
+      for (size_t k = 0; k < b.size(); ++k)
+        displs[k] = static_cast<int>((b[k] - peer_first) * row_bytes);
       MPI_Datatype rows;
       check(MPI_Type_create_indexed_block(static_cast<int>(b.size()), row_bytes, displs.data(),
                                           MPI_BYTE, &rows),
@@ -278,14 +279,22 @@ int run(int argc, char** argv) {
       if (i + 1 >= argc) throw Error("missing value after " + a);
       return std::string(argv[++i]);
     };
-    if (a == "--parts") args.parts = value();
-    else if (a == "--rows") args.rows = std::stoll(value());
-    else if (a == "--batches") args.batches = std::stoi(value());
-    else if (a == "--repeats") args.repeats = std::stoi(value());
-    else if (a == "--split") args.split = std::stoi(value());
-    else if (a == "--slice-kib") args.slice_kib = std::stoi(value());
-    else if (a == "--one-way-only") args.one_way_only = true;
-    else throw Error("unknown argument " + a);
+    if (a == "--parts")
+      args.parts = value();
+    else if (a == "--rows")
+      args.rows = std::stoll(value());
+    else if (a == "--batches")
+      args.batches = std::stoi(value());
+    else if (a == "--repeats")
+      args.repeats = std::stoi(value());
+    else if (a == "--split")
+      args.split = std::stoi(value());
+    else if (a == "--slice-kib")
+      args.slice_kib = std::stoi(value());
+    else if (a == "--one-way-only")
+      args.one_way_only = true;
+    else
+      throw Error("unknown argument " + a);
   }
   if (args.parts.empty()) throw Error("usage: remote_fetch_bench --parts DIR [--rows N]");
 
@@ -307,7 +316,8 @@ int run(int argc, char** argv) {
   store::FeatureFetcher& fetcher = session.fetcher();
 
   nlohmann::json out;
-  std::vector<double> memcpy_runs, gather_runs, one_way, both, two_sided, rget, split, peer_mmap, pipelined;
+  std::vector<double> memcpy_runs, gather_runs, one_way, both, two_sided, rget, split, peer_mmap,
+      pipelined;
   for (int r = 0; r < args.repeats; ++r) {
     coll.barrier();
     if (args.one_way_only) {
@@ -324,8 +334,8 @@ int run(int argc, char** argv) {
     if (rank == 0) split.push_back(split_fetch_gbps(fetcher, batches, width, args.split));
     coll.barrier();
     if (rank == 0)
-      pipelined.push_back(pipelined_fetch_gbps(*session.endpoint(), batches, width, peer,
-                                               args.slice_kib));
+      pipelined.push_back(
+          pipelined_fetch_gbps(*session.endpoint(), batches, width, peer, args.slice_kib));
     coll.barrier();
     if (rank == 0) peer_mmap.push_back(peer_mmap_gbps(args, batches, width, peer_first));
     coll.barrier();

@@ -1,13 +1,13 @@
 // The job and the distributed graph, for Python: see graph_binding.h.
 #include "graph_binding.h"
 
-#include "partita/core/error.h"
-#include "partita/core/log.h"
-
 #include <pybind11/numpy.h>
 
 #include <algorithm>
 #include <cstring>
+
+#include "partita/core/error.h"
+#include "partita/core/log.h"
 
 namespace py = pybind11;
 
@@ -201,14 +201,19 @@ void Graph::close() {
 }
 
 void add_graph_bindings(py::module_& m) {
-  m.def("init", [] { return job() != nullptr; },
-        "Starts MPI in this process (once; under mpirun every rank calls it)");
-  m.def("finalize", [] { scope().reset(); },
-        "Lets MPI finalize once no DistGraph holds it any more");
-  m.def("rank", [] { return job()->rank(); }, "This process's rank in MPI_COMM_WORLD");
-  m.def("world_size", [] { return job()->size(); }, "The number of ranks of the job");
+  m.def(
+      "init", [] { return job() != nullptr; },
+      "Starts MPI in this process (once; under mpirun every rank calls it)");
+  m.def(
+      "finalize", [] { scope().reset(); }, "Lets MPI finalize once no DistGraph holds it any more");
+  m.def(
+      "rank", [] { return job()->rank(); }, "This process's rank in MPI_COMM_WORLD");
+  m.def(
+      "world_size", [] { return job()->size(); }, "The number of ranks of the job");
   m.def("set_log_level", [](const std::string& level) {
-    set_log_level(level == "quiet" ? LogLevel::kQuiet : level == "verbose" ? LogLevel::kDebug : LogLevel::kInfo);
+    set_log_level(level == "quiet"     ? LogLevel::kQuiet
+                  : level == "verbose" ? LogLevel::kDebug
+                                       : LogLevel::kInfo);
   });
 
   py::class_<Graph>(m, "DistGraph",
@@ -228,48 +233,63 @@ void add_graph_bindings(py::module_& m) {
       .def_property_readonly("replicated", [](Graph& g) { return g.graph().replicated(); })
       .def_property_readonly("first_node", [](Graph& g) { return g.graph().first_node(); })
       .def_property_readonly("end_node", [](Graph& g) { return g.graph().end_node(); })
-      .def("ids", [](Graph& g, const std::string& split) {
-             const store::DistGraph& d = g.graph();
-             switch (split_of(split)) {
-               case runtime::Split::kTrain: return to_numpy(d.train_ids());
-               case runtime::Split::kValid: return to_numpy(d.valid_ids());
-               default: return to_numpy(d.test_ids());
-             }
-           }, py::arg("split"), "This rank's ids of a split (global ids), ascending")
-      .def_property_readonly("node_map", [](Graph& g) { return to_numpy(g.graph().node_map()); },
-                             "Original (dataset) id of every global id, int64 [num_nodes]")
-      .def("barrier", [](Graph& g) {
+      .def(
+          "ids",
+          [](Graph& g, const std::string& split) {
+            const store::DistGraph& d = g.graph();
+            switch (split_of(split)) {
+              case runtime::Split::kTrain:
+                return to_numpy(d.train_ids());
+              case runtime::Split::kValid:
+                return to_numpy(d.valid_ids());
+              default:
+                return to_numpy(d.test_ids());
+            }
+          },
+          py::arg("split"), "This rank's ids of a split (global ids), ascending")
+      .def_property_readonly(
+          "node_map", [](Graph& g) { return to_numpy(g.graph().node_map()); },
+          "Original (dataset) id of every global id, int64 [num_nodes]")
+      .def("barrier",
+           [](Graph& g) {
              py::gil_scoped_release release;
              g.session().collectives().barrier();
            })
-      .def("allreduce_", [](Graph& g, torch::Tensor t, int64_t bucket_bytes) {
-             PARTITA_CHECK(t.is_contiguous() && t.device().is_cpu() &&
-                               (t.scalar_type() == torch::kFloat32 || t.scalar_type() == torch::kFloat64 ||
-                                t.scalar_type() == torch::kInt64),
-                           UsageError, "allreduce: a contiguous CPU float32, float64 or int64 tensor");
-             const size_t n = static_cast<size_t>(t.numel());
-             py::gil_scoped_release release;
-             Collectives& c = g.session().collectives();
-             const size_t bytes = std::max<int64_t>(8, bucket_bytes);
-             if (t.scalar_type() == torch::kFloat32)
-               c.allreduce_bucketed(t.data_ptr<float>(), n, std::max<size_t>(1, bytes / 4));
-             else if (t.scalar_type() == torch::kFloat64)
-               c.allreduce_bucketed(t.data_ptr<double>(), n, std::max<size_t>(1, bytes / 8));
-             else
-               c.allreduce_bucketed(t.data_ptr<int64_t>(), n, std::max<size_t>(1, bytes / 8));
-           }, py::arg("tensor"), py::arg("bucket_bytes") = 4 << 20,
-           "Sums a tensor over the ranks in place, in buckets (collective)")
+      .def(
+          "allreduce_",
+          [](Graph& g, torch::Tensor t, int64_t bucket_bytes) {
+            PARTITA_CHECK(
+                t.is_contiguous() && t.device().is_cpu() &&
+                    (t.scalar_type() == torch::kFloat32 || t.scalar_type() == torch::kFloat64 ||
+                     t.scalar_type() == torch::kInt64),
+                UsageError, "allreduce: a contiguous CPU float32, float64 or int64 tensor");
+            const size_t n = static_cast<size_t>(t.numel());
+            py::gil_scoped_release release;
+            Collectives& c = g.session().collectives();
+            const size_t bytes = std::max<int64_t>(8, bucket_bytes);
+            if (t.scalar_type() == torch::kFloat32)
+              c.allreduce_bucketed(t.data_ptr<float>(), n, std::max<size_t>(1, bytes / 4));
+            else if (t.scalar_type() == torch::kFloat64)
+              c.allreduce_bucketed(t.data_ptr<double>(), n, std::max<size_t>(1, bytes / 8));
+            else
+              c.allreduce_bucketed(t.data_ptr<int64_t>(), n, std::max<size_t>(1, bytes / 8));
+          },
+          py::arg("tensor"), py::arg("bucket_bytes") = 4 << 20,
+          "Sums a tensor over the ranks in place, in buckets (collective)")
       .def("broadcast_", &broadcast_tensors, py::arg("tensors"), py::arg("root") = 0,
            "Rank root's values of a list of CPU tensors into every rank's, in place, outside "
            "autograd (collective; every rank passes the same dtypes and shapes)")
-      .def("tensors_agree", [](Graph& g, const std::vector<torch::Tensor>& tensors) {
-             check_cpu(tensors, "tensors_agree");
-             py::gil_scoped_release release;
-             Collectives& c = g.session().collectives();
-             return same_on_every_rank(c, fingerprint(tensors, /*values=*/true));
-           }, py::arg("tensors"),
-           "Whether every rank holds the same list of tensors, dtypes, shapes and bytes (one "
-           "64-bit hash each, compared by one allreduce; collective)");
+      .def(
+          "tensors_agree",
+          [](Graph& g, const std::vector<torch::Tensor>& tensors) {
+            check_cpu(tensors, "tensors_agree");
+            py::gil_scoped_release release;
+            Collectives& c = g.session().collectives();
+            return same_on_every_rank(c, fingerprint(tensors, /*values=*/true));
+          },
+          py::arg("tensors"),
+          "Whether every rank holds the same list of tensors, dtypes, shapes and bytes (one "
+          "64-bit hash each, compared by one allreduce; collective)");
 }
 
 }  // namespace partita::python

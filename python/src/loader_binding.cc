@@ -40,8 +40,9 @@ struct Batch {
 template <class T>
 torch::Tensor view_of(std::vector<T>& values, std::shared_ptr<loader::Batch> owner,
                       torch::ScalarType type) {
-  return torch::from_blob(values.data(), {static_cast<int64_t>(values.size())},
-                          [owner](void*) {}, torch::TensorOptions().dtype(type));
+  return torch::from_blob(
+      values.data(), {static_cast<int64_t>(values.size())}, [owner](void*) {},
+      torch::TensorOptions().dtype(type));
 }
 
 // The loader behind partita.NeighborLoader. Each loop over it is a generation: start()
@@ -65,21 +66,26 @@ class Loader final : public GraphUser {
         threads_(threads) {
     PARTITA_CHECK(!fanouts_.empty(), UsageError, "fanouts: give one per layer, e.g. [10, 10]");
     for (int64_t k : fanouts_)
-      PARTITA_CHECK(k >= 1 || k == -1, UsageError, "fanouts: {} is not a fanout (>= 1, or -1 for all)", k);
+      PARTITA_CHECK(k >= 1 || k == -1, UsageError,
+                    "fanouts: {} is not a fanout (>= 1, or -1 for all)", k);
     PARTITA_CHECK(batch_size >= 1, UsageError, "batch_size: must be >= 1, got {}", batch_size);
-    PARTITA_CHECK(prefetch >= 1 && prefetch <= 1024, UsageError, "prefetch: must be in [1, 1024], got {}", prefetch);
-    PARTITA_CHECK(threads >= 1 && threads <= 256, UsageError, "threads: must be in [1, 256], got {}", threads);
+    PARTITA_CHECK(prefetch >= 1 && prefetch <= 1024, UsageError,
+                  "prefetch: must be in [1, 1024], got {}", prefetch);
+    PARTITA_CHECK(threads >= 1 && threads <= 256, UsageError,
+                  "threads: must be in [1, 256], got {}", threads);
     PARTITA_CHECK(!graph.graph().typed(), UsageError,
                   "NeighborLoader: {} is a typed (heterogeneous) partition (not supported yet)",
                   graph.graph().dir());
-    const runtime::Split which = split == "train" ? runtime::Split::kTrain
-                                 : split == "valid" || split == "val" ? runtime::Split::kValid
-                                 : split == "test" ? runtime::Split::kTest
-                                                   : throw UsageError(fmt::format(
-                                                         "split: '{}' is not one of train, valid, test", split));
+    const runtime::Split which =
+        split == "train"                     ? runtime::Split::kTrain
+        : split == "valid" || split == "val" ? runtime::Split::kValid
+        : split == "test"
+            ? runtime::Split::kTest
+            : throw UsageError(fmt::format("split: '{}' is not one of train, valid, test", split));
     std::vector<loader::SeedId> ids = graph.all_ids(which);
-    std::sort(ids.begin(), ids.end(),
-              [](const loader::SeedId& a, const loader::SeedId& b) { return a.original < b.original; });
+    std::sort(ids.begin(), ids.end(), [](const loader::SeedId& a, const loader::SeedId& b) {
+      return a.original < b.original;
+    });
     for (const loader::SeedId& id : ids) ordered_.push_back(id.global);
     plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), batch_size);
     feat_dim_ = graph.graph().feat_dim();
@@ -121,7 +127,8 @@ class Loader final : public GraphUser {
     if (shuffle_) {
       batches = plan_->epoch_batches(seed_, key, share);
     } else {
-      for (const std::vector<int64_t>& b : loader::chunk(ordered_, batch_size_)) batches.push_back(share(b));
+      for (const std::vector<int64_t>& b : loader::chunk(ordered_, batch_size_))
+        batches.push_back(share(b));
     }
     loader::BatchPipelineOptions o;
     o.threads = threads_;
@@ -211,7 +218,8 @@ class Loader final : public GraphUser {
         torch::TensorOptions().dtype(torch_type(feature_dtype_)));
     out.x = x.scalar_type() == torch::kFloat32 ? x : x.to(torch::kFloat32);
     if (!owner->sampled.seeds.empty()) {
-      std::vector<nn::BlockTensors> tensors = nn::to_block_tensors(owner->sampled.blocks, owner->degrees);
+      std::vector<nn::BlockTensors> tensors =
+          nn::to_block_tensors(owner->sampled.blocks, owner->degrees);
       for (size_t i = tensors.size(); i-- > 0;) {
         sample::Block& b = owner->sampled.blocks[i];
         out.blocks.push_back({std::move(tensors[i]), view_of(b.src_nodes, owner, torch::kInt64)});
@@ -222,9 +230,12 @@ class Loader final : public GraphUser {
 
   static torch::ScalarType torch_type(DType dtype) {
     switch (dtype) {
-      case DType::kFloat16: return torch::kFloat16;
-      case DType::kBFloat16: return torch::kBFloat16;
-      default: return torch::kFloat32;
+      case DType::kFloat16:
+        return torch::kFloat16;
+      case DType::kBFloat16:
+        return torch::kBFloat16;
+      default:
+        return torch::kFloat32;
     }
   }
 
@@ -258,15 +269,17 @@ std::vector<Block> sample_blocks(Graph& graph, std::vector<int64_t> seeds,
     sample::BlockOptions options;
     options.fanouts = std::move(fanouts);
     options.key = {seed, epoch, step};
-    *owner = sample::sample_blocks(ArrayView<const int64_t>(seeds), options, graph.session().sampler());
+    *owner =
+        sample::sample_blocks(ArrayView<const int64_t>(seeds), options, graph.session().sampler());
   }
   std::vector<Block> out;
   std::vector<nn::BlockTensors> tensors = nn::to_block_tensors(owner->blocks);
   for (size_t i = tensors.size(); i-- > 0;) {
     std::vector<int64_t>& src = owner->blocks[i].src_nodes;
     out.push_back({std::move(tensors[i]),
-                   torch::from_blob(src.data(), {static_cast<int64_t>(src.size())}, [owner](void*) {},
-                                    torch::TensorOptions().dtype(torch::kInt64))});
+                   torch::from_blob(
+                       src.data(), {static_cast<int64_t>(src.size())}, [owner](void*) {},
+                       torch::TensorOptions().dtype(torch::kInt64))});
   }
   return out;
 }
@@ -286,9 +299,10 @@ void add_loader_bindings(py::module_& m) {
       .def_property_readonly("num_edges", [](const Block& b) { return b.tensors.num_edges(); })
       .def_property_readonly("indptr", [](const Block& b) { return b.tensors.indptr; })
       .def_property_readonly("indices", [](const Block& b) { return b.tensors.indices; })
-      .def_property_readonly("edge_index", [](const Block& b) {
-        return torch::stack({b.tensors.indices, b.tensors.edge_dst});
-      })
+      .def_property_readonly("edge_index",
+                             [](const Block& b) {
+                               return torch::stack({b.tensors.indices, b.tensors.edge_dst});
+                             })
       .def_property_readonly("graph_deg", [](const Block& b) { return b.tensors.graph_deg; });
 
   py::class_<Batch>(m, "Batch", "One mini-batch of this rank")
@@ -304,7 +318,8 @@ void add_loader_bindings(py::module_& m) {
       .def_property_readonly("num_seeds", [](const Batch& b) { return b.seeds.size(0); });
 
   py::class_<Loader>(m, "NeighborLoader", "The C++ batch pipeline over a split of a DistGraph")
-      .def(py::init<Graph&, std::vector<int64_t>, int64_t, const std::string&, bool, uint64_t, int, int>(),
+      .def(py::init<Graph&, std::vector<int64_t>, int64_t, const std::string&, bool, uint64_t, int,
+                    int>(),
            py::arg("graph"), py::arg("fanouts"), py::arg("batch_size") = 1024,
            py::arg("split") = "train", py::arg("shuffle") = true, py::arg("seed") = 0,
            py::arg("prefetch") = 2, py::arg("threads") = 1, py::keep_alive<1, 2>())

@@ -29,7 +29,9 @@ std::vector<std::pair<std::string, torch::Tensor>> initial_parameters(
     const std::string& kind, int64_t in_dim, int64_t hidden, int64_t out_dim, int64_t layers,
     int64_t heads, uint64_t seed) {
   nn::GnnOptions o;
-  o.kind = kind == "gcn" ? nn::ConvKind::kGcn : kind == "gat" ? nn::ConvKind::kGat : nn::ConvKind::kSage;
+  o.kind = kind == "gcn"   ? nn::ConvKind::kGcn
+           : kind == "gat" ? nn::ConvKind::kGat
+                           : nn::ConvKind::kSage;
   PARTITA_CHECK(kind == "sage" || kind == "gcn" || kind == "gat", UsageError,
                 "kind: '{}' is not one of sage, gcn, gat", kind);
   o.in_dim = in_dim;
@@ -40,7 +42,8 @@ std::vector<std::pair<std::string, torch::Tensor>> initial_parameters(
   torch::manual_seed(seed);
   nn::GnnModel model(o);
   std::vector<std::pair<std::string, torch::Tensor>> out;
-  for (const auto& item : model.named_parameters()) out.emplace_back(item.key(), item.value().detach().clone());
+  for (const auto& item : model.named_parameters())
+    out.emplace_back(item.key(), item.value().detach().clone());
   return out;
 }
 
@@ -81,8 +84,8 @@ PYBIND11_MODULE(_C, m) {
       // The library stops at "start one rank per part"; how to, for this script.
       const std::string script = script_name();
       const std::string message =
-          fmt::format("{}: `partita launch -- python3 {}` or `mpirun -np {} python3 {}`",
-                      e.what(), script, e.num_parts(), script);
+          fmt::format("{}: `partita launch -- python3 {}` or `mpirun -np {} python3 {}`", e.what(),
+                      script, e.num_parts(), script);
       PyErr_SetString(usage_error.ptr(), message.c_str());
     } catch (const UsageError& e) {
       PyErr_SetString(usage_error.ptr(), e.what());

@@ -27,8 +27,9 @@ Action add_generate_command(CLI::App& app) {
                  "relations and proportions; defaults then: --nodes 100000, --feat-dim 128, "
                  "--classes 349, --homophily 0.8; --avg-degree does not apply)");
   app.add_option("--nodes", options->nodes, "Number of nodes")->capture_default_str();
-  CLI::Option* avg_degree = app.add_option("--avg-degree", options->avg_degree, "Edges per node (edges = nodes x this)")
-      ->capture_default_str();
+  CLI::Option* avg_degree =
+      app.add_option("--avg-degree", options->avg_degree, "Edges per node (edges = nodes x this)")
+          ->capture_default_str();
   app.add_option("--feat-dim", options->feat_dim, "Feature dimension")->capture_default_str();
   app.add_option("--classes", options->classes, "Number of classes")->capture_default_str();
   app.add_option("--seed", options->seed, "Random seed")->capture_default_str();
@@ -78,11 +79,12 @@ Action add_generate_command(CLI::App& app) {
       for (int64_t e : stats.relation_edges) edges += e;
       int64_t nodes = 0;
       for (int64_t n : stats.type_counts) nodes += n;
-      std::printf("generated %s: %lld nodes of %zu types, %lld edges of %zu relations, %s written "
-                  "in %.2f s\n",
-                  h.out_dir.c_str(), static_cast<long long>(nodes), stats.type_counts.size(),
-                  static_cast<long long>(edges), stats.relation_edges.size(),
-                  format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds);
+      std::printf(
+          "generated %s: %lld nodes of %zu types, %lld edges of %zu relations, %s written "
+          "in %.2f s\n",
+          h.out_dir.c_str(), static_cast<long long>(nodes), stats.type_counts.size(),
+          static_cast<long long>(edges), stats.relation_edges.size(),
+          format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds);
       return 0;
     }
     data::GenerateStats stats = data::generate_synthetic(*options);

@@ -34,8 +34,8 @@ struct Flags {
   std::string out;
   bool force = false;
   bool normalize_given = false;  // --normalize-features given (else the checkpoint's value)
-  int torch_threads = 0;  // 0: the cores per rank
-  int64_t hits_k = 50;    // link models: K of Hits@K
+  int torch_threads = 0;         // 0: the cores per rank
+  int64_t hits_k = 50;           // link models: K of Hits@K
 };
 
 // Rank 0 decides whether --out may be written (it alone writes it); every rank learns the
@@ -107,9 +107,8 @@ int run_infer(MpiScope& mpi, const Flags& flags) {
     link = train::held_out_link_metrics(*loaded.link, out, session.graph(), true, flags.hits_k);
   session.finish();
   if (session.rank() == 0 && link) {
-    log_info("infer: {} nodes, {} layers, link embeddings [{}, {}] in {} ({:.2f} s)",
-             out.num_nodes, model.options().layers, out.num_nodes, out.embedding_dim, flags.out,
-             infer_s);
+    log_info("infer: {} nodes, {} layers, link embeddings [{}, {}] in {} ({:.2f} s)", out.num_nodes,
+             model.options().layers, out.num_nodes, out.embedding_dim, flags.out, infer_s);
     std::printf("test_pairs=%lld infer_s=%.3f\ntest_ap=%.4f test_mrr=%.4f test_hits@%lld=%.4f\n",
                 static_cast<long long>(link->positives + link->negatives), infer_s, link->ap,
                 link->mrr, static_cast<long long>(link->hits_k), link->hits);
@@ -117,11 +116,11 @@ int run_infer(MpiScope& mpi, const Flags& flags) {
     std::fflush(stdout);
   } else if (session.rank() == 0) {
     log_info("infer: {} nodes, {} layers, embeddings [{}, {}] and predictions in {} ({:.2f} s)",
-             out.num_nodes, model.options().layers, out.num_nodes, out.embedding_dim,
-             flags.out, infer_s);
+             out.num_nodes, model.options().layers, out.num_nodes, out.embedding_dim, flags.out,
+             infer_s);
     std::printf("test_ids=%lld test_correct=%lld infer_s=%.3f\n",
-                static_cast<long long>(out.test_total),
-                static_cast<long long>(out.test_correct), infer_s);
+                static_cast<long long>(out.test_total), static_cast<long long>(out.test_correct),
+                infer_s);
     std::printf("test_acc=%.4f\n", out.test_acc);
     std::fflush(stdout);
   }

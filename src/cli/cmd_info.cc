@@ -30,13 +30,14 @@ Action add_info_command(CLI::App& app) {
     // Typed partitions: features per node type, in the "type" lines below.
     const std::string features =
         meta.typed ? "features per type" : fmt::format("{} features", meta.feat_dim);
-    std::printf("partition %s: %d parts, %lld nodes, %lld edges, %s, %lld classes, "
-                "method %s, seed %llu\n%s",
-                flags->dir.c_str(), meta.num_parts, static_cast<long long>(meta.num_nodes),
-                static_cast<long long>(meta.num_edges), features.c_str(),
-                static_cast<long long>(meta.num_classes), meta.method.c_str(),
-                static_cast<unsigned long long>(meta.seed),
-                partition::format_summary(meta.summary).c_str());
+    std::printf(
+        "partition %s: %d parts, %lld nodes, %lld edges, %s, %lld classes, "
+        "method %s, seed %llu\n%s",
+        flags->dir.c_str(), meta.num_parts, static_cast<long long>(meta.num_nodes),
+        static_cast<long long>(meta.num_edges), features.c_str(),
+        static_cast<long long>(meta.num_classes), meta.method.c_str(),
+        static_cast<unsigned long long>(meta.seed),
+        partition::format_summary(meta.summary).c_str());
     if (meta.typed) {
       const partition::TypedMeta& t = *meta.typed;
       std::printf("typed: %d node types, %d relations%s, target type %s, feature dtype %s\n",
@@ -53,11 +54,12 @@ Action add_info_command(CLI::App& app) {
     if (flags->verify) {
       Stopwatch watch;
       partition::VerifyReport report = partition::verify_partition(flags->dir);
-      std::printf("verified: %lld files, %s, checksums, shapes, dtypes and id ranges%s OK "
-                  "(%.2f s)\n",
-                  static_cast<long long>(report.files),
-                  format_bytes(static_cast<double>(report.bytes)).c_str(),
-                  meta.summary.edge_split ? ", edge split" : "", watch.seconds());
+      std::printf(
+          "verified: %lld files, %s, checksums, shapes, dtypes and id ranges%s OK "
+          "(%.2f s)\n",
+          static_cast<long long>(report.files),
+          format_bytes(static_cast<double>(report.bytes)).c_str(),
+          meta.summary.edge_split ? ", edge split" : "", watch.seconds());
     }
     return 0;
   };

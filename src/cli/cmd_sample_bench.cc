@@ -137,10 +137,9 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   Stopwatch cache_watch;
   if (flags.cache_ratio > 0 && !graph.replicated() && !graph.client() && mpi.size() > 1) {
     std::vector<std::vector<int64_t>> presample(
-        batches.begin(),
-        batches.begin() + std::min<int64_t>(flags.cache_presample, flags.batches));
-    hot = loader::hottest_remote_nodes(session.sampler(), graph, presample, fanouts, flags.seed,
-                                       1, loader::cache_budget(graph, flags.cache_ratio));
+        batches.begin(), batches.begin() + std::min<int64_t>(flags.cache_presample, flags.batches));
+    hot = loader::hottest_remote_nodes(session.sampler(), graph, presample, fanouts, flags.seed, 1,
+                                       loader::cache_budget(graph, flags.cache_ratio));
     cache = store::FeatureCache::fetch(session.fetcher(), hot.ids, graph.feature_row_bytes());
     session.fetcher().set_cache(&cache);
   }
@@ -196,11 +195,16 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   fs.remote_rows -= fs0.remote_rows;
   fs.cache_hits -= fs0.cache_hits;
   session.fetcher().set_cache(nullptr);
-  std::vector<double> sums{static_cast<double>(edges), static_cast<double>(input_nodes),
-                           static_cast<double>(seed_count), sample_s, fetch_s, wall_s,
+  std::vector<double> sums{static_cast<double>(edges),
+                           static_cast<double>(input_nodes),
+                           static_cast<double>(seed_count),
+                           sample_s,
+                           fetch_s,
+                           wall_s,
                            static_cast<double>(ss.remote_requests + fs.remote_requests),
                            static_cast<double>(ss.remote_bytes + fs.remote_bytes),
-                           static_cast<double>(ss.remote_nodes), static_cast<double>(fs.remote_rows),
+                           static_cast<double>(ss.remote_nodes),
+                           static_cast<double>(fs.remote_rows),
                            static_cast<double>(peak_rss_bytes()),
                            static_cast<double>(fs.remote_bytes),
                            static_cast<double>(fs.cache_hits),

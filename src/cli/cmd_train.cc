@@ -115,10 +115,10 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   o.link.negative_kind = parse_choice<loader::NegativeKind>(
       "--negatives-by", f.negatives_by,
       {{"uniform", loader::NegativeKind::kUniform}, {"degree", loader::NegativeKind::kDegree}});
-  o.link.exclude = parse_choice<sample::Exclude>(
-      "--exclude", f.exclude,
-      {{"reverse", sample::Exclude::kReverse}, {"self", sample::Exclude::kSelf},
-       {"none", sample::Exclude::kNone}});
+  o.link.exclude = parse_choice<sample::Exclude>("--exclude", f.exclude,
+                                                 {{"reverse", sample::Exclude::kReverse},
+                                                  {"self", sample::Exclude::kSelf},
+                                                  {"none", sample::Exclude::kNone}});
   o.link.decoder = parse_choice<nn::LinkDecoder>(
       "--decoder", f.decoder, {{"dot", nn::LinkDecoder::kDot}, {"mlp", nn::LinkDecoder::kMlp}});
   parse_link_metric(f.metric, &o.link);
@@ -146,8 +146,7 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   if (!f.layers_given) o.model.layers = static_cast<int64_t>(o.fanouts.size());
   PARTITA_CHECK(f.embed_lr >= 0, UsageError, "--embed-lr: must be >= 0 (0: 2 x --lr), got {}",
                 f.embed_lr);
-  PARTITA_CHECK(std::isfinite(f.embed_init) && f.embed_init > 0 && f.embed_init <= 1e6,
-                UsageError,
+  PARTITA_CHECK(std::isfinite(f.embed_init) && f.embed_init > 0 && f.embed_init <= 1e6, UsageError,
                 "--embed-init: must be in (0, 1e6] (embeddings start uniform in [-S, S)), got {}",
                 f.embed_init);
   PARTITA_CHECK(f.torch_threads >= 0, UsageError,
@@ -190,10 +189,12 @@ void disable_onednn_primitive_cache() { setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY"
 // stderr is a pipe), else a line every --progress-every seconds; -q turns both off.
 train::ProgressMode progress_mode(const std::string& flag) {
   if (log_level() < LogLevel::kInfo) return train::ProgressMode::kOff;
-  const train::ProgressMode mode = parse_choice<train::ProgressMode>(
-      "--progress", flag,
-      {{"auto", train::ProgressMode::kOff}, {"bar", train::ProgressMode::kBar},
-       {"lines", train::ProgressMode::kLines}, {"off", train::ProgressMode::kOff}});
+  const train::ProgressMode mode =
+      parse_choice<train::ProgressMode>("--progress", flag,
+                                        {{"auto", train::ProgressMode::kOff},
+                                         {"bar", train::ProgressMode::kBar},
+                                         {"lines", train::ProgressMode::kLines},
+                                         {"off", train::ProgressMode::kOff}});
   if (flag != "auto") return mode;
   const char* env = std::getenv("PARTITA_PROGRESS");
   const bool terminal = ::isatty(STDERR_FILENO) || (env != nullptr && std::string(env) == "bar");
@@ -261,10 +262,11 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
   if (print) print_on_interrupt(interrupt_message(options.checkpoint_dir));
   if (print && options.cache_ratio > 0) {
     const train::CacheReport& c = trainer.cache_report();
-    log_info("cache: rank 0 keeps {} remote rows ({:.1f} MiB), expected hit rate {:.3f}, chosen "
-             "from {} pre-sampled batches in {:.2f} s",
-             c.rows, static_cast<double>(c.bytes) / (1 << 20), c.expected_hit_rate,
-             c.presample_batches, c.presample_s);
+    log_info(
+        "cache: rank 0 keeps {} remote rows ({:.1f} MiB), expected hit rate {:.3f}, chosen "
+        "from {} pre-sampled batches in {:.2f} s",
+        c.rows, static_cast<double>(c.bytes) / (1 << 20), c.expected_hit_rate, c.presample_batches,
+        c.presample_s);
   }
   // What val_ and the last line report: accuracy, or the link task's metrics.
   const bool link = options.task == train::Task::kLink;
@@ -289,8 +291,8 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
         "epoch=%lld steps=%lld loss=%.4f train_acc=%.4f val_%s=%s epoch_s=%.3f "
         "sample_s=%.3f fetch_s=%.3f compute_s=%.3f allreduce_s=%.3f wait_s=%.3f eval_s=%.3f\n",
         static_cast<long long>(r.epoch), static_cast<long long>(r.steps), r.loss, r.train_acc,
-        validation_name.c_str(), r.validated ? fmt::format("{:.4f}", r.val_acc).c_str() : "-", r.epoch_s, r.sample_s,
-        r.fetch_s, r.compute_s, r.allreduce_s, r.wait_s, r.eval_s);
+        validation_name.c_str(), r.validated ? fmt::format("{:.4f}", r.val_acc).c_str() : "-",
+        r.epoch_s, r.sample_s, r.fetch_s, r.compute_s, r.allreduce_s, r.wait_s, r.eval_s);
     std::fflush(stdout);
     if (metrics) metrics->write_epoch(r);
   };
@@ -324,8 +326,8 @@ int run_train(MpiScope& mpi, const Flags& flags) {
   options.recorded_settings = flags.run.settings;        // what every checkpoint records
   for (auto& [name, value] : options.recorded_settings)  // the values the flags resolved to
     if (name == "layers") value = std::to_string(options.model.layers);
-  log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", mpi.rank(),
-            mpi.size(), mpi.cores_per_rank(), options.torch_threads, options.threads);
+  log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", mpi.rank(), mpi.size(),
+            mpi.cores_per_rank(), options.torch_threads, options.threads);
   runtime::SessionOptions session_options = flags.session;
   if (options.rgcn) session_options.embeddings = embedding_options(flags, options);
   runtime::MpiRank rank(mpi, session_options);
@@ -429,7 +431,8 @@ Action add_train_command(CLI::App& app) {
                  "benchmarks")
       ->capture_default_str();
   app.add_option("--lr", flags->train.lr, "Learning rate")->capture_default_str();
-  app.add_option("--weight-decay", flags->train.weight_decay, "Weight decay")->capture_default_str();
+  app.add_option("--weight-decay", flags->train.weight_decay, "Weight decay")
+      ->capture_default_str();
   app.add_flag("--normalize-features", flags->train.normalize_features,
                "Row-normalize input features (each row divided by its sum)");
   app.add_option("--dropout", flags->train.model.dropout, "Dropout on the input of every layer")
@@ -454,7 +457,8 @@ Action add_train_command(CLI::App& app) {
                  "host's cores divided by the ranks on it; on more than 4 cores, less the "
                  "sampler --threads)")
       ->capture_default_str();
-  app.add_option("--prefetch", flags->train.prefetch, "Batches prepared ahead")->capture_default_str();
+  app.add_option("--prefetch", flags->train.prefetch, "Batches prepared ahead")
+      ->capture_default_str();
   app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")
       ->capture_default_str();
   app.add_option("--servers", flags->session.servers,

@@ -3,9 +3,8 @@
 // a CLI11 subcommand and returns the action to run when that subcommand is chosen.
 // Actions return the process exit code; errors are thrown as partita::Error and turned
 // into one `error: ...` line by main().
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace partita::cli {
 

@@ -1,9 +1,9 @@
 #include "rank_main.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "partita/runtime/mpi_rank.h"
 

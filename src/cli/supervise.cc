@@ -125,8 +125,8 @@ int supervise(const LaunchPlan& plan, double teardown_timeout,
   ::setpgid(pid, pid);  // also here: whichever runs first; EACCES after exec is harmless
   ::close(err[1]);
 
-  RelayFilter filter;                       // what of mpirun's stderr is written
-  std::string pending;                      // stderr bytes after the last newline
+  RelayFilter filter;         // what of mpirun's stderr is written
+  std::string pending;        // stderr bytes after the last newline
   std::string first_failure;  // the line saying the job failed (replaces_failure_line)
   std::optional<Clock::time_point> ending;  // since the job failed or launch was told to stop
   std::optional<Clock::time_point> killed;  // since launch sent SIGTERM to the job

@@ -1,8 +1,8 @@
 #include "partita/comm/collectives.h"
 
-#include <exception>
-
 #include <fmt/format.h>
+
+#include <exception>
 
 namespace partita {
 

@@ -21,7 +21,9 @@ void reduce_typed(const Contributions& all, size_t offset, size_t count, ReduceO
     for (size_t r = 1; r < all.size(); ++r) {
       T v;
       std::memcpy(&v, all[r].data() + offset + i * sizeof(T), sizeof(T));
-      acc = op == ReduceOp::kSum ? acc + v : op == ReduceOp::kMin ? std::min(acc, v) : std::max(acc, v);
+      acc = op == ReduceOp::kSum   ? acc + v
+            : op == ReduceOp::kMin ? std::min(acc, v)
+                                   : std::max(acc, v);
     }
     out[i] = acc;
   }
@@ -32,7 +34,8 @@ void reduce_typed(const Contributions& all, size_t offset, size_t count, ReduceO
 // Shared state of one group: contributions of the exchange in progress, and the last
 // published exchange (kept alive by the members still reading it).
 struct InProcessCollectiveGroup::Meeting {
-  explicit Meeting(int size, double timeout) : pending(static_cast<size_t>(size)), timeout_s(timeout) {}
+  explicit Meeting(int size, double timeout)
+      : pending(static_cast<size_t>(size)), timeout_s(timeout) {}
 
   // Deposits `mine` for `rank` and returns everyone's contributions to this exchange.
   // `what` names the operation in errors.
@@ -116,7 +119,8 @@ class InProcessCollectiveGroup::Member : public Collectives {
     PARTITA_CHECK(root >= 0 && root < size_, CommError,
                   "broadcast on rank {}: root {} out of [0, {})", rank_, root, size_);
     std::vector<uint8_t> mine;
-    if (rank_ == root) mine.assign(static_cast<uint8_t*>(data), static_cast<uint8_t*>(data) + bytes);
+    if (rank_ == root)
+      mine.assign(static_cast<uint8_t*>(data), static_cast<uint8_t*>(data) + bytes);
     const auto all = exchange(std::move(mine), "broadcast");
     const std::vector<uint8_t>& from = (*all)[static_cast<size_t>(root)];
     PARTITA_CHECK(from.size() == bytes, CommError,
@@ -145,12 +149,12 @@ class InProcessCollectiveGroup::Member : public Collectives {
 };
 
 InProcessCollectiveGroup::InProcessCollectiveGroup(int size, double timeout_s) {
-  PARTITA_CHECK(size >= 1, CommError, "InProcessCollectiveGroup: size {} must be at least 1",
-                size);
+  PARTITA_CHECK(size >= 1, CommError, "InProcessCollectiveGroup: size {} must be at least 1", size);
   PARTITA_CHECK(timeout_s > 0, CommError, "InProcessCollectiveGroup: timeout {} s must be positive",
                 timeout_s);
   meeting_ = std::make_unique<Meeting>(size, timeout_s);
-  for (int r = 0; r < size; ++r) members_.push_back(std::make_unique<Member>(meeting_.get(), r, size));
+  for (int r = 0; r < size; ++r)
+    members_.push_back(std::make_unique<Member>(meeting_.get(), r, size));
 }
 
 InProcessCollectiveGroup::~InProcessCollectiveGroup() = default;

@@ -34,8 +34,8 @@ MPI_Comm dup_communicator(MPI_Comm comm, double timeout_s, const char* what, int
   Backoff backoff(std::chrono::microseconds(10), std::chrono::microseconds(1000));
   while (true) {
     int done = 0;
-    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "{}: MPI_Comm_idup on rank {}",
-              what, rank);
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "{}: MPI_Comm_idup on rank {}", what,
+              rank);
     if (done) {
       const int rc = MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
       if (rc != MPI_SUCCESS) {

@@ -69,9 +69,9 @@ void MpiCollectives::wait_all(std::vector<MPI_Request>& requests, const char* wh
   Backoff backoff(options_.min_sleep, options_.max_sleep, options_.sleep_growth);
   while (true) {
     int done = 0;
-    check_mpi(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
-                          MPI_STATUSES_IGNORE),
-              "{} of {} values on rank {}", what, count, rank_);
+    check_mpi(
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
+        "{} of {} values on rank {}", what, count, rank_);
     if (done) return;
     if (Clock::now() >= deadline) {
       // A pending collective cannot be cancelled or freed: abandon the requests.
@@ -142,10 +142,10 @@ void MpiCollectives::reduce(void* data, size_t count, size_t bucket_count, ElemT
 
 void MpiCollectives::broadcast_bytes(void* data, size_t bytes, int root) {
   PARTITA_CHECK(bytes <= static_cast<size_t>(INT_MAX), CommError,
-                "broadcast on rank {}: {} bytes is more than one call can send ({})", rank_,
-                bytes, INT_MAX);
-  PARTITA_CHECK(root >= 0 && root < size_, CommError, "broadcast on rank {}: root {} out of [0, {})",
-                rank_, root, size_);
+                "broadcast on rank {}: {} bytes is more than one call can send ({})", rank_, bytes,
+                INT_MAX);
+  PARTITA_CHECK(root >= 0 && root < size_, CommError,
+                "broadcast on rank {}: root {} out of [0, {})", rank_, root, size_);
   check_usable("broadcast");
   if (bytes == 0) return;
   auto* buffer = new uint8_t[bytes];  // leaked with the request on a timeout
@@ -167,8 +167,8 @@ void MpiCollectives::broadcast_bytes(void* data, size_t bytes, int root) {
 
 std::vector<uint8_t> MpiCollectives::allgather_bytes(const void* mine, size_t bytes) {
   PARTITA_CHECK(bytes <= static_cast<size_t>(INT_MAX), CommError,
-                "allgather on rank {}: {} bytes is more than one call can send ({})", rank_,
-                bytes, INT_MAX);
+                "allgather on rank {}: {} bytes is more than one call can send ({})", rank_, bytes,
+                INT_MAX);
   check_usable("allgather");
   // Sizes first (a fixed-size allgather), then the data (allgatherv). Both buffers are
   // leaked with their request on a timeout.

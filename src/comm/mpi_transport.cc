@@ -14,10 +14,12 @@ namespace partita {
 
 MpiTransport::MpiTransport(MPI_Comm comm, double receive_timeout_s)
     : receive_timeout_s_(receive_timeout_s) {
-  PARTITA_CHECK(receive_timeout_s > 0, CommError, "MpiTransport: receive timeout {} s must be "
-                "positive", receive_timeout_s);
-  comm_ = dup_communicator(comm, receive_timeout_s, "setting up the request transport", &rank_,
-                           &size_);
+  PARTITA_CHECK(receive_timeout_s > 0, CommError,
+                "MpiTransport: receive timeout {} s must be "
+                "positive",
+                receive_timeout_s);
+  comm_ =
+      dup_communicator(comm, receive_timeout_s, "setting up the request transport", &rank_, &size_);
 }
 
 MpiTransport::~MpiTransport() {

@@ -140,8 +140,7 @@ void RpcEndpoint::serve() {
       if (!routes_.empty()) {
         // A reply is awaited: sleep at most max_reply_wait_sleep, or 1/16 of the time waited
         // so far (a long wait costs the CPU of an idle rank, not of a poller).
-        const auto waited =
-            std::chrono::duration_cast<Backoff::Duration>(Clock::now() - last_work);
+        const auto waited = std::chrono::duration_cast<Backoff::Duration>(Clock::now() - last_work);
         sleep = std::min(sleep, std::max(options_.max_reply_wait_sleep, waited / 16));
       }
       wake_cv_.wait_for(lock, sleep, [this] { return stop_ || wake_; });
@@ -210,16 +209,15 @@ void RpcEndpoint::dispatch(Message message) {
       } catch (const std::exception& e) {
         // The caller must learn why its reply never comes; the service goes on.
         const std::string text =
-            fmt::format("rank {} could not send its {}-byte {} to request {} of rank {}: {}",
-                        rank_, reply_bytes, tag == kTagError ? "error" : "reply", id, source,
-                        e.what());
+            fmt::format("rank {} could not send its {}-byte {} to request {} of rank {}: {}", rank_,
+                        reply_bytes, tag == kTagError ? "error" : "reply", id, source, e.what());
         std::vector<uint8_t> error(text.begin(), text.end());
         append_id(error, id);
         try {
           send_message(source, kTagError, std::move(error));
         } catch (const std::exception& e2) {
-          log_warning("rpc on rank {}: {}; and the error could not be sent either: {}", rank_,
-                      text, e2.what());
+          log_warning("rpc on rank {}: {}; and the error could not be sent either: {}", rank_, text,
+                      e2.what());
         }
       }
       return;
@@ -371,7 +369,8 @@ struct RpcEndpoint::Started {
 };
 
 std::vector<std::vector<uint8_t>> RpcEndpoint::exchange(std::vector<RpcRequest> requests, int tag,
-                                                        double timeout_s, std::vector<int>* silent) {
+                                                        double timeout_s,
+                                                        std::vector<int>* silent) {
   if (requests.empty()) return {};
   std::unique_ptr<Started> started = begin_exchange(std::move(requests), tag, timeout_s);
   return end_exchange(*started, silent);
@@ -415,9 +414,10 @@ std::unique_ptr<RpcEndpoint::Started> RpcEndpoint::begin_exchange(std::vector<Rp
       try {
         send_message(requests[i].dest, tag, std::move(requests[i].data));
       } catch (const std::exception& e) {
-        throw CommError(fmt::format("call_all on rank {}: could not send request {} ({} bytes) "
-                                    "to rank {}: {}",
-                                    rank_, started->ids[i], bytes, requests[i].dest, e.what()));
+        throw CommError(
+            fmt::format("call_all on rank {}: could not send request {} ({} bytes) "
+                        "to rank {}: {}",
+                        rank_, started->ids[i], bytes, requests[i].dest, e.what()));
       }
       ++requests_sent_;
     }

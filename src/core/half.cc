@@ -10,10 +10,11 @@ uint16_t float_to_half(float x) {
   const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   const uint32_t exp = (bits >> 23) & 0xffu;
   uint32_t mant = bits & 0x7fffffu;
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant != 0 ? 0x200u | (mant >> 13) : 0));
+  if (exp == 0xff)
+    return static_cast<uint16_t>(sign | 0x7c00u | (mant != 0 ? 0x200u | (mant >> 13) : 0));
   const int e = static_cast<int>(exp) - 127 + 15;
   if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);  // too large: infinity
-  if (e <= 0) {  // a subnormal half, or zero
+  if (e <= 0) {                                               // a subnormal half, or zero
     if (e < -10) return sign;
     mant |= 0x800000u;
     const int shift = 14 - e;

@@ -160,7 +160,7 @@ Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, Loa
       "dropped{}), {}, {} classes, split {}/{}/{}; read in {:.2f} s{}",
       dir, ds.layout, ds.num_nodes, ds.num_edges(), ds.input_edges, ds.self_loops_dropped,
       ds.duplicates_dropped,
-      options.undirected                        ? ", reverse edges added"
+      options.undirected                       ? ", reverse edges added"
       : ds.hetero && options.reverse_relations ? ", reverse relations added"
                                                : "",
       ds.hetero ? std::string("features per type") : fmt::format("{} features", ds.feat_dim()),

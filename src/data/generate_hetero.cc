@@ -94,7 +94,8 @@ TypeModel build_type(const HeteroGenerateOptions& o, Type type, int64_t count, i
   m.community.resize(static_cast<size_t>(count));
   for (int64_t c = 0; c < o.classes; ++c) {
     const int64_t b = m.community_offset[c], n = m.community_offset[c + 1] - b;
-    if (n > 0) build_alias_slots(member_theta.data() + b, ids.data() + b, nullptr, n, &m.community[b]);
+    if (n > 0)
+      build_alias_slots(member_theta.data() + b, ids.data() + b, nullptr, n, &m.community[b]);
   }
   return m;
 }
@@ -117,7 +118,8 @@ void generate_relation_chunk(const HeteroGenerateOptions& o, int r, const TypeMo
     const uint64_t n = inside ? size : nd;
     uint32_t to = draw_alias(table, n, rng);
     if (same_type) {
-      for (int tries = 0; to == from && tries < kMaxRedraws; ++tries) to = draw_alias(table, n, rng);
+      for (int tries = 0; to == from && tries < kMaxRedraws; ++tries)
+        to = draw_alias(table, n, rng);
       while (to == from) to = table[rng.below(n)].keep;  // the source dominates its table
     }
     out[2 * i] = from;
@@ -131,8 +133,8 @@ void validate(const HeteroGenerateOptions& o, int64_t papers) {
   PARTITA_CHECK(!o.out_dir.empty(), UsageError, "--out: an output directory is required");
   PARTITA_CHECK(o.nodes >= 100 && o.nodes <= std::numeric_limits<int32_t>::max(), UsageError,
                 "--nodes: must be in [100, 2147483647] with --hetero, got {}", o.nodes);
-  validate_class_model({papers, "papers", fmt::format("papers = {}", papers), o.feat_dim,
-                        o.classes, o.homophily, o.power_law, o.feature_noise});
+  validate_class_model({papers, "papers", fmt::format("papers = {}", papers), o.feat_dim, o.classes,
+                        o.homophily, o.power_law, o.feature_noise});
 }
 
 GenerateOptions paper_split_options(const HeteroGenerateOptions& o, int64_t papers) {
@@ -182,7 +184,8 @@ HeteroGenerateStats generate_hetero(const HeteroGenerateOptions& options) {
   std::error_code ec;
   for (const char* sub : {"", "/edges", "/feat"}) fs::create_directories(o.out_dir + sub, ec);
   PARTITA_CHECK(!ec && fs::is_directory(o.out_dir + "/feat"), IoError,
-                "{}: cannot create directory: {}", o.out_dir, ec ? ec.message() : "not a directory");
+                "{}: cannot create directory: {}", o.out_dir,
+                ec ? ec.message() : "not a directory");
   const std::string dir = o.out_dir + "/";
   HeteroGenerateStats stats;
   for (int t = 0; t < kNumTypes; ++t) {
@@ -201,9 +204,10 @@ HeteroGenerateStats generate_hetero(const HeteroGenerateOptions& options) {
                                kTypeNames[r.src], r.name, kTypeNames[r.dst]);
     }
     std::ofstream out(dir + "hetero.json", std::ios::binary | std::ios::trunc);
-    out << fmt::format("{{\n  \"node_types\": [{}\n  ],\n  \"relations\": [{}\n  ],\n"
-                       "  \"target\": \"paper\"\n}}\n",
-                       types, relations);
+    out << fmt::format(
+        "{{\n  \"node_types\": [{}\n  ],\n  \"relations\": [{}\n  ],\n"
+        "  \"target\": \"paper\"\n}}\n",
+        types, relations);
     out.close();
     PARTITA_CHECK(out.good(), IoError, "{}hetero.json: cannot write", dir);
     stats.bytes_written += file_size(dir + "hetero.json");
@@ -213,10 +217,11 @@ HeteroGenerateStats generate_hetero(const HeteroGenerateOptions& options) {
   for (int t = 0; t < kNumTypes; ++t) {
     models.push_back(build_type(o, static_cast<Type>(t), counts[t], threads));
   }
-  log_info("{}: mag-shaped graph: {} nodes (author {}, field_of_study {}, institution {}, paper "
-           "{}), {} classes; model built in {:.2f} s",
-           o.out_dir, o.nodes, counts[kAuthor], counts[kField], counts[kInstitution], papers,
-           o.classes, watch.seconds());
+  log_info(
+      "{}: mag-shaped graph: {} nodes (author {}, field_of_study {}, institution {}, paper "
+      "{}), {} classes; model built in {:.2f} s",
+      o.out_dir, o.nodes, counts[kAuthor], counts[kField], counts[kInstitution], papers, o.classes,
+      watch.seconds());
   {
     std::vector<int64_t> labels(models[kPaper].cls.begin(), models[kPaper].cls.end());
     write_npy<int64_t>(dir + "label.npy", labels);
@@ -264,7 +269,8 @@ HeteroGenerateStats generate_hetero(const HeteroGenerateOptions& options) {
           for (int64_t v = b; v < e; ++v) {
             const float* c = centroids.data() + paper.cls[v] * f;
             float* row = out + (v - b) * f;
-            for (int64_t j = 0; j < f; ++j) row[j] = static_cast<float>(c[j] + scale * noise.next());
+            for (int64_t j = 0; j < f; ++j)
+              row[j] = static_cast<float>(c[j] + scale * noise.next());
           }
         },
         [&](const void* data, size_t bytes) { writer.write(data, bytes); });
@@ -274,8 +280,7 @@ HeteroGenerateStats generate_hetero(const HeteroGenerateOptions& options) {
   }
 
   stats.split = split_sizes(split_options);
-  stats.bytes_written +=
-      write_random_split(dir, papers, stream_key(o.seed, kSplit), stats.split);
+  stats.bytes_written += write_random_split(dir, papers, stream_key(o.seed, kSplit), stats.split);
   stats.seconds = watch.seconds();
   int64_t total_edges = 0;
   for (int64_t e : edges) total_edges += e;

@@ -53,10 +53,10 @@ int64_t check_relation_ids(const HeteroSchema& schema, int r, const RelationEdge
     const int64_t s = edges.pairs[2 * i], d = edges.pairs[2 * i + 1];
     const bool bad_src = !in_range(s, 0, src.count);
     const NodeType& t = bad_src ? src : dst;
-    throw FormatError(fmt::format(
-        "{}: {} {}: edge ({}, {}): {} id {} is outside [0, {}) ({} has {} nodes)", edges.source,
-        edges.lines ? "line" : "row", edges.lines ? i + 1 : i, s, d,
-        bad_src ? "source" : "destination", bad_src ? s : d, t.count, t.name, t.count));
+    throw FormatError(
+        fmt::format("{}: {} {}: edge ({}, {}): {} id {} is outside [0, {}) ({} has {} nodes)",
+                    edges.source, edges.lines ? "line" : "row", edges.lines ? i + 1 : i, s, d,
+                    bad_src ? "source" : "destination", bad_src ? s : d, t.count, t.name, t.count));
   }
   int64_t total = 0;
   for (int64_t n : loops) total += n;
@@ -230,9 +230,10 @@ void build_hetero_graph(Dataset& ds, const std::vector<RelationEdges>& edges,
   int64_t stored_inputs = 0;
   for (int r = 0; r < inputs; ++r) stored_inputs += schema.relations[r].num_edges;
   ds.duplicates_dropped = ds.input_edges - ds.self_loops_dropped - stored_inputs;
-  log_debug("{}: typed in-edge CSC built on {} threads: check {:.2f} s, count+scatter {:.2f} s, "
-            "sort {:.2f} s",
-            ds.path, threads, check_s, scatter_s, watch.seconds());
+  log_debug(
+      "{}: typed in-edge CSC built on {} threads: check {:.2f} s, count+scatter {:.2f} s, "
+      "sort {:.2f} s",
+      ds.path, threads, check_s, scatter_s, watch.seconds());
 }
 
 void set_hetero_labels(Dataset& ds, const std::vector<int64_t>& target_labels,

@@ -83,8 +83,8 @@ void read_schema(Dataset& ds, const std::string& path) {
     for (const std::string* type : {&head, &tail}) {
       const int t = schema.find_type(*type);
       PARTITA_CHECK(t >= 0, FormatError,
-                    "{}: {}: relation {}___{}___{} names unknown node type '{}'", path, where,
-                    head, name, tail, *type);
+                    "{}: {}: relation {}___{}___{} names unknown node type '{}'", path, where, head,
+                    name, tail, *type);
       (type == &head ? rel.src_type : rel.dst_type) = t;
     }
     schema.relations.push_back(rel);
@@ -96,8 +96,8 @@ void read_schema(Dataset& ds, const std::string& path) {
 
   const std::string target = string_of(doc["target"], path, "\"target\"");
   schema.target_type = schema.find_type(target);
-  PARTITA_CHECK(schema.target_type >= 0, FormatError,
-                "{}: \"target\" names unknown node type '{}'", path, target);
+  PARTITA_CHECK(schema.target_type >= 0, FormatError, "{}: \"target\" names unknown node type '{}'",
+                path, target);
 }
 
 std::vector<int64_t> read_target_ids(const std::string& path, const NodeType& target) {

@@ -55,8 +55,8 @@ std::vector<Line> read_type_table(const std::string& path, const char* what, Loa
                 "{}: expected 2 lines (node type names, then {}), found {}", path, what,
                 lines.size());
   PARTITA_CHECK(lines[0].fields.size() == lines[1].fields.size(), FormatError,
-                "{}: {} node types in line 1 but {} values in line 2", path,
-                lines[0].fields.size(), lines[1].fields.size());
+                "{}: {} node types in line 1 but {} values in line 2", path, lines[0].fields.size(),
+                lines[1].fields.size());
   return lines;
 }
 
@@ -89,8 +89,8 @@ void read_node_types(Dataset& ds, const std::string& path, LoadStats& stats) {
     const std::string& text = lines[1].fields[i];
     NodeType type;
     type.name = name;
-    PARTITA_CHECK(parse_int_field(text.data(), text.data() + text.size(), &type.count),
-                  FormatError, "{}: line 2: count {} of type '{}' is not an integer", path,
+    PARTITA_CHECK(parse_int_field(text.data(), text.data() + text.size(), &type.count), FormatError,
+                  "{}: line 2: count {} of type '{}' is not an integer", path,
                   quote_field(text.data(), text.data() + text.size()), name);
     PARTITA_CHECK(type.count > 0, FormatError,
                   "{}: line 2: type '{}' has {} nodes (every type needs at least one)", path, name,
@@ -169,8 +169,8 @@ void read_type_features(HeteroSchema& schema, const std::string& root, LoadStats
     if (!fs::exists(path, ec)) continue;
     GzLineReader reader(path);
     Stopwatch watch;
-    type.features = parse_ogb_features(
-        reader, type.count, "raw/num-node-dict.csv.gz (type '" + type.name + "')");
+    type.features = parse_ogb_features(reader, type.count,
+                                       "raw/num-node-dict.csv.gz (type '" + type.name + "')");
     stats.text_s += watch.seconds();
     stats.text_bytes += reader.text_bytes();
     stats.compressed_bytes += reader.compressed_bytes();

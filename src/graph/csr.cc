@@ -5,8 +5,8 @@
 
 #include "partita/core/error.h"
 #include "partita/core/log.h"
-#include "partita/core/timer.h"
 #include "partita/core/parallel.h"
+#include "partita/core/timer.h"
 
 namespace partita::graph {
 
@@ -194,8 +194,9 @@ CsrOf<int32_t> symmetrize_int32(const Csr& in_edges, int threads) {
   std::vector<int64_t> bound(static_cast<size_t>(stripes) + 1, n);
   bound[0] = 0;
   for (int t = 1; t < stripes; ++t)
-    bound[t] = std::lower_bound(in_edges.indptr.begin(), in_edges.indptr.end(),
-                                entries * t / stripes) - in_edges.indptr.begin();
+    bound[t] =
+        std::lower_bound(in_edges.indptr.begin(), in_edges.indptr.end(), entries * t / stripes) -
+        in_edges.indptr.begin();
   std::vector<std::vector<int32_t>> count(static_cast<size_t>(stripes));
   parallel_chunks(0, stripes, 1, threads, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
@@ -246,8 +247,8 @@ CsrOf<int32_t> symmetrize_int32(const Csr& in_edges, int threads) {
   std::vector<int64_t> size(static_cast<size_t>(n) + 1, 0);
   auto merge = [&](int64_t v, auto&& fn) {
     merge_rows(v, in_edges.indices.data() + in_edges.indptr[v],
-               in_edges.indices.data() + in_edges.indptr[v + 1],
-               out.indices.data() + out.indptr[v], out.indices.data() + out.indptr[v + 1], fn);
+               in_edges.indices.data() + in_edges.indptr[v + 1], out.indices.data() + out.indptr[v],
+               out.indices.data() + out.indptr[v + 1], fn);
   };
   parallel_chunks(0, n, kRowChunk, threads, [&](int64_t b, int64_t e) {
     for (int64_t v = b; v < e; ++v) {

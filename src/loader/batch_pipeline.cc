@@ -19,8 +19,8 @@ BatchPipeline::BatchPipeline(const BatchPipelineOptions& options,
                 options_.threads);
   PARTITA_CHECK(options_.prefetch >= 1, Error, "--prefetch: must be >= 1, got {}",
                 options_.prefetch);
-  PARTITA_CHECK(options_.feature_row_bytes >= 0, Error,
-                "feature row bytes: must be >= 0, got {}", options_.feature_row_bytes);
+  PARTITA_CHECK(options_.feature_row_bytes >= 0, Error, "feature row bytes: must be >= 0, got {}",
+                options_.feature_row_bytes);
   try {
     for (int t = 0; t < options_.threads; ++t) workers_.emplace_back([this] { run_worker(); });
   } catch (...) {

@@ -23,8 +23,8 @@ int64_t cache_budget(const store::DistGraph& graph, double ratio) {
 
 HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                               const std::vector<std::vector<int64_t>>& batches,
-                              const std::vector<int64_t>& fanouts, uint64_t seed,
-                              uint64_t epoch, int64_t budget) {
+                              const std::vector<int64_t>& fanouts, uint64_t seed, uint64_t epoch,
+                              int64_t budget) {
   PARTITA_CHECK(budget >= 0, Error, "hot nodes: budget {} < 0", budget);
   HotNodes hot;
   absl::flat_hash_map<int64_t, int64_t> count;

@@ -141,11 +141,13 @@ LinkStep make_link_step(ArrayView<const int64_t> pairs, ArrayView<const int64_t>
     return it->second;
   };
   step.positives.reserve(static_cast<size_t>(b));
-  for (int64_t i = 0; i < b; ++i) step.positives.push_back({seed_of(pairs[2 * i]), seed_of(pairs[2 * i + 1])});
+  for (int64_t i = 0; i < b; ++i)
+    step.positives.push_back({seed_of(pairs[2 * i]), seed_of(pairs[2 * i + 1])});
   step.negatives.reserve(static_cast<size_t>(b * k));
   for (int64_t i = 0; i < b; ++i) {
     for (int64_t j = 0; j < k; ++j)
-      step.negatives.push_back({step.positives[static_cast<size_t>(i)].src, seed_of(negative_dsts[i * k + j])});
+      step.negatives.push_back(
+          {step.positives[static_cast<size_t>(i)].src, seed_of(negative_dsts[i * k + j])});
   }
   return step;
 }

@@ -65,17 +65,14 @@ GlobalBatches::GlobalBatches(std::vector<SeedId> ids, int64_t batch_size)
 }
 
 int64_t GlobalBatches::batch_size(int64_t step) const {
-  PARTITA_CHECK(step >= 0 && step < steps(), Error, "batch step {} out of [0, {})", step,
-                steps());
+  PARTITA_CHECK(step >= 0 && step < steps(), Error, "batch step {} out of [0, {})", step, steps());
   return std::min(batch_size_, num_ids() - step * batch_size_);
 }
 
 std::vector<std::vector<int64_t>> GlobalBatches::epoch_batches(
     uint64_t seed, uint64_t epoch,
     const std::function<std::vector<int64_t>(const std::vector<int64_t>&)>& share) const {
-  std::vector<std::vector<int64_t>> out = chunk(
-      epoch_seeds(globals_, seed, epoch),
-      batch_size_);
+  std::vector<std::vector<int64_t>> out = chunk(epoch_seeds(globals_, seed, epoch), batch_size_);
   for (std::vector<int64_t>& batch : out) batch = share(batch);
   return out;
 }

@@ -197,7 +197,8 @@ std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blo
   const int64_t num_input = blocks.empty() ? 0 : blocks.back().num_src;
   PARTITA_CHECK(static_cast<int64_t>(input_degrees.size()) == num_input, Error,
                 "block: {} input degrees for {} input nodes", input_degrees.size(), num_input);
-  const torch::Tensor degrees = to_tensor(input_degrees.data(), static_cast<int64_t>(input_degrees.size())).to(device);
+  const torch::Tensor degrees =
+      to_tensor(input_degrees.data(), static_cast<int64_t>(input_degrees.size())).to(device);
   for (BlockTensors& t : out) t.graph_deg = degrees.slice(0, 0, t.num_src);
   return out;
 }

@@ -22,8 +22,7 @@ void check_input(const BlockTensors& block, const torch::Tensor& x_src, int64_t 
 
 torch::Tensor linear_as_input(torch::nn::Linear& lin, const torch::Tensor& x) {
   if (x.scalar_type() == lin->weight.scalar_type()) return lin->forward(x);
-  const torch::Tensor bias =
-      lin->bias.defined() ? lin->bias.to(x.scalar_type()) : torch::Tensor();
+  const torch::Tensor bias = lin->bias.defined() ? lin->bias.to(x.scalar_type()) : torch::Tensor();
   return torch::nn::functional::linear(x, lin->weight.to(x.scalar_type()), bias);
 }
 
@@ -85,8 +84,8 @@ torch::Tensor GCNConv::forward(const BlockTensors& block, const torch::Tensor& x
     auto inv_dst = inv_src.slice(0, 0, block.num_dst);
     auto scale = block.graph_deg.slice(0, 0, block.num_dst).to(type) /
                  block.deg_dst.clamp_min(1).to(type);  // d_i / k_i
-    edge_w = (inv_dst * scale).index_select(0, block.edge_dst) *
-             inv_src.index_select(0, block.indices);
+    edge_w =
+        (inv_dst * scale).index_select(0, block.edge_dst) * inv_src.index_select(0, block.indices);
     self_w = inv_dst * inv_dst;  // 1 / (d_i + 1)
   }
   self_w = self_w.to(x_src.scalar_type()).unsqueeze(1);

@@ -37,10 +37,10 @@ struct DropoutFn : torch::autograd::Function<DropoutFn> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto type = static_cast<torch::ScalarType>(ctx->saved_data["dtype"].toInt());
-    torch::Tensor g = apply_mask(grads[0].to(type),
-                                 static_cast<uint32_t>(ctx->saved_data["threshold"].toInt()),
-                                 static_cast<float>(ctx->saved_data["scale"].toDouble()),
-                                 static_cast<uint64_t>(ctx->saved_data["key"].toInt()));
+    torch::Tensor g =
+        apply_mask(grads[0].to(type), static_cast<uint32_t>(ctx->saved_data["threshold"].toInt()),
+                   static_cast<float>(ctx->saved_data["scale"].toDouble()),
+                   static_cast<uint64_t>(ctx->saved_data["key"].toInt()));
     return {g, {}, {}, {}};
   }
 };

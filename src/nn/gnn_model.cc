@@ -39,8 +39,8 @@ GnnModel::GnnModel(const GnnOptions& options) : options_(options) {
   PARTITA_CHECK(o.heads >= 1, Error, "GnnModel: heads must be >= 1, got {}", o.heads);
   PARTITA_CHECK(o.dropout >= 0.0 && o.dropout < 1.0, Error,
                 "GnnModel: dropout must be in [0, 1), got {}", o.dropout);
-  PARTITA_CHECK(o.attention_dropout < 1.0, Error,
-                "GnnModel: attention dropout must be < 1, got {}", o.attention_dropout);
+  PARTITA_CHECK(o.attention_dropout < 1.0, Error, "GnnModel: attention dropout must be < 1, got {}",
+                o.attention_dropout);
   int64_t in = o.in_dim;
   for (int64_t l = 0; l < o.layers; ++l) {
     bool last = l + 1 == o.layers;
@@ -117,9 +117,8 @@ int64_t GnnModel::layer_in_dim(int64_t l) const {
 torch::Tensor GnnModel::forward_layer(int64_t l, const BlockTensors& block,
                                       const torch::Tensor& x) {
   PARTITA_CHECK(!is_training(), Error, "GnnModel::forward_layer: eval mode only");
-  PARTITA_CHECK(x.dim() == 2 && x.size(0) == block.num_src && x.size(1) == layer_in_dim(l),
-                Error, "GnnModel: layer {} input must be [{}, {}]", l, block.num_src,
-                layer_in_dim(l));
+  PARTITA_CHECK(x.dim() == 2 && x.size(0) == block.num_src && x.size(1) == layer_in_dim(l), Error,
+                "GnnModel: layer {} input must be [{}, {}]", l, block.num_src, layer_in_dim(l));
   // forward() casts the features to bf16 once before layer 0; later layers' inputs are
   // already in the model's precision.
   const bool bf16 = options_.precision == Precision::kBf16;

@@ -13,8 +13,7 @@
 #include <type_traits>
 #include <vector>
 
-#define PARTITA_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define PARTITA_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #define PARTITA_INLINE inline __attribute__((always_inline))
 
 namespace partita::nn::kernels {
@@ -67,8 +66,8 @@ PARTITA_INLINE void prefetch_row(const T* row, int64_t bytes) {
 }
 
 template <class T, class C>
-PARTITA_INLINE void spmm_rows_impl(const Csr& c, const T* x, const C* w, int64_t heads,
-                                   int64_t dim, T* out, int64_t begin, int64_t end, C* acc) {
+PARTITA_INLINE void spmm_rows_impl(const Csr& c, const T* x, const C* w, int64_t heads, int64_t dim,
+                                   T* out, int64_t begin, int64_t end, C* acc) {
   const int64_t width = heads * dim;
   const int64_t row_bytes = width * static_cast<int64_t>(sizeof(T));
   const int64_t last = c.ptr[end];
@@ -122,8 +121,7 @@ PARTITA_INLINE uint32_t mix32(uint32_t x) {
 
 template <class T>
 PARTITA_INLINE void dropout_range_impl(const T* x, T* out, int64_t begin, int64_t end,
-                                       uint32_t threshold, float scale, uint32_t k0,
-                                       uint32_t k1) {
+                                       uint32_t threshold, float scale, uint32_t k0, uint32_t k1) {
   using C = typename Compute<T>::type;
   // 32-bit counter and unconditional load: the loop vectorizes (n < 2^32, kernels.h).
   const T* xb = x + begin;
@@ -137,21 +135,20 @@ PARTITA_INLINE void dropout_range_impl(const T* x, T* out, int64_t begin, int64_
 }
 
 // One compiled clone set per value type.
-#define PARTITA_ROW_KERNELS(T)                                                                 \
-  PARTITA_CLONES void spmm_rows(const Csr& c, const T* x, const Compute<T>::type* w,         \
-                                int64_t heads, int64_t dim, T* out, int64_t begin,           \
-                                int64_t end, Compute<T>::type* acc) {                        \
-    spmm_rows_impl(c, x, w, heads, dim, out, begin, end, acc);                               \
-  }                                                                                          \
-  PARTITA_CLONES void edge_dot_rows(const Csr& c, const T* a, const T* b, int64_t heads,     \
-                                    int64_t dim, Compute<T>::type* out, int64_t begin,       \
-                                    int64_t end) {                                           \
-    edge_dot_rows_impl(c, a, b, heads, dim, out, begin, end);                                \
-  }                                                                                          \
-  PARTITA_CLONES void dropout_range(const T* x, T* out, int64_t begin, int64_t end,          \
-                                    uint32_t threshold, float scale, uint32_t k0,            \
-                                    uint32_t k1) {                                           \
-    dropout_range_impl(x, out, begin, end, threshold, scale, k0, k1);                        \
+#define PARTITA_ROW_KERNELS(T)                                                                   \
+  PARTITA_CLONES void spmm_rows(const Csr& c, const T* x, const Compute<T>::type* w,             \
+                                int64_t heads, int64_t dim, T* out, int64_t begin, int64_t end,  \
+                                Compute<T>::type* acc) {                                         \
+    spmm_rows_impl(c, x, w, heads, dim, out, begin, end, acc);                                   \
+  }                                                                                              \
+  PARTITA_CLONES void edge_dot_rows(const Csr& c, const T* a, const T* b, int64_t heads,         \
+                                    int64_t dim, Compute<T>::type* out, int64_t begin,           \
+                                    int64_t end) {                                               \
+    edge_dot_rows_impl(c, a, b, heads, dim, out, begin, end);                                    \
+  }                                                                                              \
+  PARTITA_CLONES void dropout_range(const T* x, T* out, int64_t begin, int64_t end,              \
+                                    uint32_t threshold, float scale, uint32_t k0, uint32_t k1) { \
+    dropout_range_impl(x, out, begin, end, threshold, scale, k0, k1);                            \
   }
 PARTITA_ROW_KERNELS(float)
 PARTITA_ROW_KERNELS(uint16_t)
@@ -190,8 +187,8 @@ void with_compute_type(Dtype dt, F&& f) {
 }
 
 template <class C>
-void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, int64_t heads,
-                      C slope, C* alpha) {
+void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, int64_t heads, C slope,
+                      C* alpha) {
   at::parallel_for(0, c.rows, kRowGrain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t lo = c.ptr[r], hi = c.ptr[r + 1];
@@ -256,8 +253,8 @@ void gat_backward_impl(const Csr& c, const Csr& by_src, const C* score_src, cons
 
 }  // namespace
 
-void spmm(const Csr& csr, const void* x, const void* w, int64_t heads, int64_t head_dim,
-          void* out, Dtype dt) {
+void spmm(const Csr& csr, const void* x, const void* w, int64_t heads, int64_t head_dim, void* out,
+          Dtype dt) {
   with_type(dt, [&](auto* type) {
     using T = std::remove_pointer_t<decltype(type)>;
     using C = typename Compute<T>::type;

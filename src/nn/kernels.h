@@ -26,8 +26,8 @@ struct Csr {
 // Weighted gather-sum. x: [*, H * D] (dtype dt), w: [E, H] (compute type) or nullptr (1),
 // out: [csr.rows, H * D] (dtype dt), overwritten (rows without entries become 0):
 //   out[r, h*D + d] = sum_{k in row r} w[eid(k), h] * x[col[k], h*D + d]
-void spmm(const Csr& csr, const void* x, const void* w, int64_t heads, int64_t head_dim,
-          void* out, Dtype dt);
+void spmm(const Csr& csr, const void* x, const void* w, int64_t heads, int64_t head_dim, void* out,
+          Dtype dt);
 
 // Per-entry, per-head dot products over the head slices (the gradient of spmm's weights):
 //   out[eid(k), h] = sum_d a[r, h*D + d] * b[col[k], h*D + d]   for every k in row r

@@ -10,8 +10,8 @@ LinkModel::LinkModel(const GnnOptions& encoder, LinkDecoder decoder)
   register_module("encoder", encoder_);
   if (decoder_ == LinkDecoder::kMlp) {
     const int64_t d = encoder.out_dim;
-    mlp_ = torch::nn::Sequential(torch::nn::Linear(d, d), torch::nn::ReLU(),
-                                 torch::nn::Linear(d, 1));
+    mlp_ =
+        torch::nn::Sequential(torch::nn::Linear(d, d), torch::nn::ReLU(), torch::nn::Linear(d, 1));
     register_module("decoder", mlp_);
   }
 }

@@ -134,9 +134,10 @@ std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
         st.filled_empty_parts, options.num_parts);
   // METIS counts each undirected edge between parts once; the summary's "edge cut" counts
   // stored in-edges (both directions, and only those of the graph as loaded).
-  log_info("partition: METIS done in {:.2f} s, {} undirected edges cut (METIS's objective; the "
-           "summary counts directed in-edges)",
-           st.metis_s, objval);
+  log_info(
+      "partition: METIS done in {:.2f} s, {} undirected edges cut (METIS's objective; the "
+      "summary counts directed in-edges)",
+      st.metis_s, objval);
   return part;
 }
 

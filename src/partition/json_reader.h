@@ -60,8 +60,7 @@ class Reader {
       fail(fmt::format("key '{}{}' must be true or false, found {}", where, key, v.type_name()));
     return v.get<bool>();
   }
-  std::string string(const Json& obj, const std::string& key,
-                     const std::string& where = "") const {
+  std::string string(const Json& obj, const std::string& key, const std::string& where = "") const {
     const Json& v = get(obj, key, where);
     if (!v.is_string())
       fail(fmt::format("key '{}{}' must be a string, found {}", where, key, v.type_name()));

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "json_reader.h"
 #include "partita/core/error.h"
 #include "partita/core/half.h"
 #include "partita/data/dataset.h"
-#include "json_reader.h"
 #include "partita/partition/format.h"
 #include "typed_meta_json.h"
 
@@ -107,8 +107,8 @@ EdgeSplitStats parse_edge_split_stats(const Reader& rd, const Json& j) {
   EdgeSplitStats e;
   e.source = rd.string(j, "source", where);
   if (e.source != "sampled" && e.source != "dataset")
-    rd.fail(fmt::format("key 'edge_split.source' is '{}', expected 'sampled' or 'dataset'",
-                        e.source));
+    rd.fail(
+        fmt::format("key 'edge_split.source' is '{}', expected 'sampled' or 'dataset'", e.source));
   e.valid_fraction = rd.number(j, "valid_fraction", where);
   e.test_fraction = rd.number(j, "test_fraction", where);
   e.valid = rd.integer(j, "valid", where);

@@ -1,13 +1,13 @@
 // The partition pipeline: check, assign, renumber, write arrays, write partita.json last.
 #include "partita/partition/partition.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <filesystem>
-#include <vector>
-
-#include <fmt/ranges.h>
 #include <optional>
 #include <system_error>
+#include <vector>
 
 #include "partita/core/error.h"
 #include "partita/core/log.h"
@@ -49,8 +49,8 @@ void check_dataset(const data::Dataset& ds, const PartitionOptions& o) {
   } else {
     PARTITA_CHECK(ds.features.rows() == n, Error, "{}: features have {} rows, expected {}", name,
                   ds.features.rows(), n);
-    PARTITA_CHECK(static_cast<int64_t>(ds.labels.size()) == n, Error,
-                  "{}: {} labels, expected {}", name, ds.labels.size(), n);
+    PARTITA_CHECK(static_cast<int64_t>(ds.labels.size()) == n, Error, "{}: {} labels, expected {}",
+                  name, ds.labels.size(), n);
     // -1 marks an unlabelled node, allowed outside the splits (checked with them below).
     for (int64_t v = 0; v < n; ++v)
       PARTITA_CHECK(ds.labels[v] >= -1 && ds.labels[v] < ds.num_classes, Error,
@@ -100,8 +100,7 @@ void prepare_out_dir(const std::string& dir) {
 
 // A part (owning nodes) without training nodes trains on no seeds: legal (its rank still
 // samples and serves), but usually not what the user wants. One warning naming the parts.
-void warn_parts_without_training_nodes(const PartitionSummary& summary,
-                                       const PartitionOptions& o) {
+void warn_parts_without_training_nodes(const PartitionSummary& summary, const PartitionOptions& o) {
   std::vector<int> parts;
   int64_t train = 0;
   for (size_t p = 0; p < summary.parts.size(); ++p) {
@@ -111,13 +110,14 @@ void warn_parts_without_training_nodes(const PartitionSummary& summary,
   }
   if (parts.empty() || train == 0) return;
   const bool one = parts.size() == 1;
-  log_warning("partition: {} {} own{} no training node: {} train{} on no seeds (still sampling "
-              "and serving){}",
-              one ? "part" : "parts", fmt::join(parts, ", "), one ? "s" : "",
-              one ? "its rank" : "their ranks", one ? "s" : "",
-              o.method == Method::kMetis && !o.balance_train
-                  ? "; --balance-train spreads the training nodes over the parts"
-                  : "");
+  log_warning(
+      "partition: {} {} own{} no training node: {} train{} on no seeds (still sampling "
+      "and serving){}",
+      one ? "part" : "parts", fmt::join(parts, ", "), one ? "s" : "",
+      one ? "its rank" : "their ranks", one ? "s" : "",
+      o.method == Method::kMetis && !o.balance_train
+          ? "; --balance-train spreads the training nodes over the parts"
+          : "");
 }
 
 // Runs everything after loading. `owned` is the same object as `ds` when the caller owns
@@ -254,10 +254,10 @@ PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadO
   Phases phases{{"load", watch.seconds()}};
   log_info("partition: loaded {} nodes, {} edges in {:.2f} s{}", dataset.num_nodes,
            dataset.in_edges.num_entries(), phases[0].second,
-           dataset.hetero ? fmt::format(" ({} node types, {} relations)",
-                                        dataset.hetero->num_types(),
-                                        dataset.hetero->num_relations())
-                          : std::string());
+           dataset.hetero
+               ? fmt::format(" ({} node types, {} relations)", dataset.hetero->num_types(),
+                             dataset.hetero->num_relations())
+               : std::string());
   PartitionOptions o = options;
   o.undirected = load.undirected;
   return run_pipeline(dataset, &dataset, o, std::move(phases));

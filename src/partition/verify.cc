@@ -90,8 +90,8 @@ void check_splits(const PartFiles& f, int p, int64_t part_lo, int64_t lo, int64_
 // relation ids and sources in range, rows sorted by (relation, original source) and unique
 // within a relation, endpoint types matching the relation, per-relation counts, labels -1
 // exactly outside the target type, splits of the target type.
-void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, const PartFiles& f, int threads,
-                      ArrayView<const int64_t> node_map) {
+void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, const PartFiles& f,
+                      int threads, ArrayView<const int64_t> node_map) {
   const TypedMeta& tm = *m.typed;
   const int64_t lo = m.ranges[p], rows = m.part_nodes(p), n = m.num_nodes;
   for (int t = 0; t < tm.num_types(); ++t) {
@@ -174,8 +174,8 @@ void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, con
     for (int64_t i = b; i < e; ++i) {
       const bool target = lo + i >= target_lo && lo + i < target_hi;
       if (target && (label[i] < 0 || label[i] >= m.num_classes))
-        return fmt::format("label {} of row {} (target type '{}') is outside [0, {})", label[i],
-                           i, tm.node_types[tm.target_type].name, m.num_classes);
+        return fmt::format("label {} of row {} (target type '{}') is outside [0, {})", label[i], i,
+                           tm.node_types[tm.target_type].name, m.num_classes);
       if (!target && label[i] != -1)
         return fmt::format("label {} of row {} (type '{}', not the target type) must be -1",
                            label[i], i, tm.node_types[tm.type_of(p, lo + i)].name);
@@ -213,8 +213,7 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
         if (s < 0 || s >= n)
           return fmt::format("entry {} (row {}) = {} is outside [0, {})", k, i, s, n);
         if (k > indptr[i] && node_map[s] <= node_map[indices[k - 1]])
-          return fmt::format("row {} is not strictly ascending in original ids at entry {}", i,
-                             k);
+          return fmt::format("row {} is not strictly ascending in original ids at entry {}", i, k);
         if (s == lo + i) return fmt::format("row {} lists its own node {} (self loop)", i, s);
       }
     }
@@ -250,8 +249,8 @@ class StoredGraph {
     const int64_t* first = indices.data() + indptr[row];
     const int64_t* last = indices.data() + indptr[row + 1];
     const int64_t key = node_map_[u];
-    const int64_t* it = std::lower_bound(
-        first, last, key, [&](int64_t s, int64_t k) { return node_map_[s] < k; });
+    const int64_t* it =
+        std::lower_bound(first, last, key, [&](int64_t s, int64_t k) { return node_map_[s] < k; });
     return it != last && *it == u;
   }
   bool connected(int64_t a, int64_t b) const { return has_edge(a, b) || has_edge(b, a); }
@@ -356,8 +355,7 @@ VerifyReport verify_partition(const std::string& dir, int threads) {
   log_debug("verify: {} files, checksums OK; checking contents", report.files);
   const NpyArray node_map = NpyArray::open(dir + "/" + kNodeMapFile);
   check_permutation(node_map, m.num_nodes);
-  for (int p = 0; p < m.num_parts; ++p)
-    check_part(dir, m, p, threads, node_map.view<int64_t>());
+  for (int p = 0; p < m.num_parts; ++p) check_part(dir, m, p, threads, node_map.view<int64_t>());
   if (m.summary.edge_split) check_edge_split(dir, m, threads, node_map.view<int64_t>());
   return report;
 }

@@ -310,8 +310,8 @@ WriteResult write_partition_arrays(const data::Dataset& ds, const graph::CsrOf<I
     } else {
       watch.restart();
       const std::string feat_rel = part_file(p, "feat");
-      crc = write_features(ds.features, r, lo, lo + rows, /*offset=*/0, out.full(feat_rel),
-                           threads, feature_dtype);
+      crc = write_features(ds.features, r, lo, lo + rows, /*offset=*/0, out.full(feat_rel), threads,
+                           feature_dtype);
       out.add(feat_rel, feature_dtype, {rows, ds.features.cols()}, crc);
       result.features_s += watch.seconds();
     }

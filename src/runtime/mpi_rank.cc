@@ -6,7 +6,6 @@
 
 #include "partita/comm/mpi_check.h"
 
-
 namespace partita::runtime {
 
 namespace {
@@ -54,8 +53,7 @@ bool UsageAgreement::all_ranks_raise(double seconds, int* lowest) {
   pending_ = true;
   if (MPI_Iallreduce(&mine_, &lowest_, 1, MPI_INT, MPI_MIN, comm_, &request) != MPI_SUCCESS)
     return false;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (true) {
     int done = 0;
     if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;

@@ -230,8 +230,8 @@ void Session::make_embeddings(const store::EmbeddingOptions& options, RpcRouter&
       originals = graph_.original_ids().subview(mine.begin - graph_.first_node(), mine.size());
     store::EmbeddingOptions table = options;
     table.table_id = table_id++;
-    embeddings_[static_cast<size_t>(t)] = std::make_unique<store::DistEmbedding>(
-        table, std::move(ranges), world_.rank(), originals);
+    embeddings_[static_cast<size_t>(t)] =
+        std::make_unique<store::DistEmbedding>(table, std::move(ranges), world_.rank(), originals);
     embeddings_[static_cast<size_t>(t)]->add_routes(router);
   }
 }

@@ -98,8 +98,7 @@ void DistSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
 }
 
 DistSamplerStats DistSampler::stats() const {
-  return {local_nodes_.load(), remote_nodes_.load(), remote_requests_.load(),
-          remote_bytes_.load()};
+  return {local_nodes_.load(), remote_nodes_.load(), remote_requests_.load(), remote_bytes_.load()};
 }
 
 }  // namespace partita::sample

@@ -80,7 +80,8 @@ int64_t exclude_edges(SampledBatch& batch, ArrayView<const int64_t> pairs, Exclu
   if (degrees != nullptr) {
     for (size_t i = 0; i < batch.input_nodes.size(); ++i) {
       const auto it = excluded.into.find(batch.input_nodes[i]);
-      if (it != excluded.into.end()) (*degrees)[i] = std::max<int64_t>(0, (*degrees)[i] - it->second);
+      if (it != excluded.into.end())
+        (*degrees)[i] = std::max<int64_t>(0, (*degrees)[i] - it->second);
     }
   }
   return removed;

@@ -1,7 +1,5 @@
 #include "partita/store/dist_embedding.h"
 
-#include "partita/comm/sliced_exchange.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +7,7 @@
 #include <utility>
 
 #include "partita/comm/errors.h"
+#include "partita/comm/sliced_exchange.h"
 #include "partita/core/error.h"
 #include "partita/core/npy.h"
 #include "partita/core/random.h"

@@ -50,8 +50,8 @@ void check_part(const std::string& dir, const partition::PartitionMeta& meta, in
   const std::string hint = fmt::format(" (`partita info {} --verify` checks every file)", dir);
   const ArrayView<const int64_t> indptr = files.indptr.view<int64_t>();
   const int64_t rows = meta.part_nodes(part), edges = files.indices.num_elements();
-  PARTITA_CHECK(indptr[0] == 0, FormatError, "{}: starts at {}, expected 0{}",
-                files.indptr.path(), indptr[0], hint);
+  PARTITA_CHECK(indptr[0] == 0, FormatError, "{}: starts at {}, expected 0{}", files.indptr.path(),
+                indptr[0], hint);
   for (int64_t i = 0; i < rows; ++i)
     PARTITA_CHECK(indptr[i + 1] >= indptr[i] && indptr[i + 1] <= edges, FormatError,
                   "{}: entry {} = {} is not an offset between {} and the edge count {}{}",
@@ -122,8 +122,7 @@ DistGraph DistGraph::open(const std::string& dir, int rank, int world_size,
   return g;
 }
 
-DistGraph DistGraph::with_servers(const std::string& dir, int rank, int world_size,
-                                  int servers) {
+DistGraph DistGraph::with_servers(const std::string& dir, int rank, int world_size, int servers) {
   PARTITA_CHECK(world_size >= 1 && rank >= 0 && rank < world_size && servers >= 1, Error,
                 "internal: rank {} of {} ranks, {} servers", rank, world_size, servers);
   // Counts first: they need no file, so every rank fails the same way.
@@ -219,8 +218,8 @@ void DistGraph::map_typed(int part, bool copy) {
 }
 
 int DistGraph::node_type(int64_t gid) const {
-  PARTITA_CHECK(gid >= 0 && gid < meta_.num_nodes, Error, "{}: node id {} is outside [0, {})",
-                dir_, gid, meta_.num_nodes);
+  PARTITA_CHECK(gid >= 0 && gid < meta_.num_nodes, Error, "{}: node id {} is outside [0, {})", dir_,
+                gid, meta_.num_nodes);
   return meta_.node_type(gid);
 }
 
@@ -250,6 +249,5 @@ int DistGraph::owner_rank(int64_t gid) const {
   if (meta_.num_parts == 1) return rank_;
   return meta_.owner(gid);
 }
-
 
 }  // namespace partita::store

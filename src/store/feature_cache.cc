@@ -7,13 +7,11 @@
 
 namespace partita::store {
 
-FeatureCache::FeatureCache(std::vector<int64_t> ids, std::vector<uint8_t> rows,
-                           int64_t row_bytes)
+FeatureCache::FeatureCache(std::vector<int64_t> ids, std::vector<uint8_t> rows, int64_t row_bytes)
     : ids_(std::move(ids)), rows_(std::move(rows)), row_bytes_(row_bytes) {
-  PARTITA_CHECK(row_bytes_ >= 0 &&
-                    rows_.size() == ids_.size() * static_cast<size_t>(row_bytes_),
-                Error, "feature cache: {} bytes for {} rows of {} bytes", rows_.size(),
-                ids_.size(), row_bytes_);
+  PARTITA_CHECK(row_bytes_ >= 0 && rows_.size() == ids_.size() * static_cast<size_t>(row_bytes_),
+                Error, "feature cache: {} bytes for {} rows of {} bytes", rows_.size(), ids_.size(),
+                row_bytes_);
   slot_.reserve(ids_.size());
   for (size_t i = 0; i < ids_.size(); ++i) {
     const bool inserted = slot_.emplace(ids_[i], static_cast<int64_t>(i)).second;
@@ -34,8 +32,7 @@ FeatureCache FeatureCache::fetch(FeatureFetcher& fetcher, std::vector<int64_t> i
 }
 
 int64_t FeatureCache::bytes() const {
-  return static_cast<int64_t>(rows_.size() +
-                              slot_.capacity() * (sizeof(int64_t) * 2 + 1) +
+  return static_cast<int64_t>(rows_.size() + slot_.capacity() * (sizeof(int64_t) * 2 + 1) +
                               ids_.size() * sizeof(int64_t));
 }
 

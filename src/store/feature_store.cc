@@ -1,7 +1,5 @@
 #include "partita/store/feature_store.h"
 
-#include "partita/comm/sliced_exchange.h"
-
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -73,8 +71,7 @@ void add_feature_routes(RpcRouter& router, const DistGraph& graph) {
                                row_copier(graph.features(), graph.feature_row_bytes()));
   });
   router.add(kRequestLabels, [&graph, first, end](int, WireReader& request) {
-    return serve_rows<int64_t>(graph, request, 1, first, end,
-                               row_copier(graph.labels().data(), 1));
+    return serve_rows<int64_t>(graph, request, 1, first, end, row_copier(graph.labels().data(), 1));
   });
   router.add(kRequestDegrees, [&graph, first, end](int, WireReader& request) {
     return serve_rows<int64_t>(graph, request, 1, first, end, degree_copier(graph));
@@ -127,13 +124,12 @@ void FeatureFetcher::fetch_type_features(int type, ArrayView<const int64_t> ids,
 }
 
 void FeatureFetcher::fetch_labels(ArrayView<const int64_t> ids, int64_t* out) {
-  fetch<int64_t>(ids, kRequestLabels, /*argument=*/-1, 1, row_copier(graph_.labels().data(), 1),
-                 {}, nullptr, out);
+  fetch<int64_t>(ids, kRequestLabels, /*argument=*/-1, 1, row_copier(graph_.labels().data(), 1), {},
+                 nullptr, out);
 }
 
 void FeatureFetcher::fetch_degrees(ArrayView<const int64_t> ids, int64_t* out) {
-  fetch<int64_t>(ids, kRequestDegrees, /*argument=*/-1, 1, degree_copier(graph_), {}, nullptr,
-                 out);
+  fetch<int64_t>(ids, kRequestDegrees, /*argument=*/-1, 1, degree_copier(graph_), {}, nullptr, out);
 }
 
 template <class T, class CopyLocal>

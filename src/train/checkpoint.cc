@@ -2,6 +2,7 @@
 #include "partita/train/checkpoint.h"
 
 #include <fcntl.h>
+#include <fmt/ranges.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -9,15 +10,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <optional>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "partita/comm/collectives.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
-
-#include <fmt/ranges.h>
 
 namespace partita::train {
 namespace {
@@ -78,8 +77,7 @@ int64_t embeddings_epochs_of(const std::string& name) {
   const size_t prefix = std::strlen(kEmbeddingsPrefix);
   if (name.compare(0, prefix, kEmbeddingsPrefix) != 0) return -1;
   const size_t dash = name.find("-rank", prefix);
-  if (dash == std::string::npos || dash == prefix ||
-      name.size() < std::strlen(kEmbeddingsSuffix) ||
+  if (dash == std::string::npos || dash == prefix || name.size() < std::strlen(kEmbeddingsSuffix) ||
       name.compare(name.size() - std::strlen(kEmbeddingsSuffix), std::string::npos,
                    kEmbeddingsSuffix) != 0)
     return -1;
@@ -150,10 +148,9 @@ CheckpointMeta archive_meta(const std::string& bytes, const std::string& source)
   torch::Tensor version, epochs, seed, signature;
   PARTITA_CHECK(archive.try_read("partita_checkpoint", version), FormatError,
                 "{}: not a Partita checkpoint", source);
-  PARTITA_CHECK(int64_values(version) == std::vector<int64_t>{kArchiveFormatVersion},
-                FormatError, "{}: checkpoint format {} is not supported (this build reads {})",
-                source, int64_values(version).empty() ? -1 : int64_values(version)[0],
-                kFormatVersion);
+  PARTITA_CHECK(int64_values(version) == std::vector<int64_t>{kArchiveFormatVersion}, FormatError,
+                "{}: checkpoint format {} is not supported (this build reads {})", source,
+                int64_values(version).empty() ? -1 : int64_values(version)[0], kFormatVersion);
   archive.read("epochs_done", epochs);
   archive.read("seed", seed);
   archive.read("signature", signature);
@@ -192,8 +189,10 @@ void load_state(torch::nn::Module& model, const c10::impl::GenericDict& state,
 std::string serialize_checkpoint(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                                  const CheckpointMeta& meta) {
   c10::impl::GenericDict state(c10::StringType::get(), c10::TensorType::get());
-  for (const auto& item : model.named_parameters(true)) state.insert(item.key(), item.value().detach());
-  for (const auto& item : model.named_buffers(true)) state.insert(item.key(), item.value().detach());
+  for (const auto& item : model.named_parameters(true))
+    state.insert(item.key(), item.value().detach());
+  for (const auto& item : model.named_buffers(true))
+    state.insert(item.key(), item.value().detach());
   torch::serialize::OutputArchive optimizer_archive;
   optimizer.save(optimizer_archive);
   std::ostringstream optimizer_bytes;
@@ -243,8 +242,8 @@ CheckpointMeta read_checkpoint_meta(const std::string& bytes, const std::string&
   }
 }
 
-void load_checkpoint(const std::string& bytes, const std::string& source,
-                     torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
+void load_checkpoint(const std::string& bytes, const std::string& source, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer) {
   try {
     if (const std::optional<c10::impl::GenericDict> dict = checkpoint_dict(bytes)) {
       load_state(model, dict->at("model").toGenericDict(), source);
@@ -265,8 +264,8 @@ void load_checkpoint(const std::string& bytes, const std::string& source,
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw FormatError(fmt::format("{}: cannot load into this model and optimizer ({})", source,
-                                  first_line(e)));
+    throw FormatError(
+        fmt::format("{}: cannot load into this model and optimizer ({})", source, first_line(e)));
   }
 }
 
@@ -341,8 +340,8 @@ void run_agreed(Collectives& coll, const std::string& failed_elsewhere,
 }
 
 std::string embeddings_path(const std::string& dir, int64_t epochs_done, int rank) {
-  return (fs::path(dir) / fmt::format("{}{:06d}-rank{}{}", kEmbeddingsPrefix, epochs_done, rank,
-                                      kEmbeddingsSuffix))
+  return (fs::path(dir) /
+          fmt::format("{}{:06d}-rank{}{}", kEmbeddingsPrefix, epochs_done, rank, kEmbeddingsSuffix))
       .string();
 }
 

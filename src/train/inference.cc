@@ -1,6 +1,7 @@
 // Layer-wise full-neighbourhood inference: see inference.h.
 #include "partita/train/inference.h"
 
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -9,15 +10,13 @@
 #include <numeric>
 #include <optional>
 
-#include <fmt/format.h>
-
+#include "feature_tensors.h"
 #include "partita/core/error.h"
 #include "partita/loader/link_batches.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/sample/block_builder.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/trainer.h"
-#include "feature_tensors.h"
 
 namespace partita::train {
 namespace {
@@ -77,9 +76,10 @@ torch::Tensor range_features(const store::DistGraph& g, Range range, bool normal
                         .to(torch::kFloat32);  // a copy, also for float32 rows
   if (!normalize) return x;
   return row_normalized(x, [&](int64_t row, double sum) {
-    return fmt::format("--normalize-features: the features of node {} (partition id) sum to "
-                       "{:g}; leave the flag off for features that are not non-negative",
-                       range.begin + row, sum);
+    return fmt::format(
+        "--normalize-features: the features of node {} (partition id) sum to "
+        "{:g}; leave the flag off for features that are not non-negative",
+        range.begin + row, sum);
   });
 }
 
@@ -137,7 +137,8 @@ torch::Tensor exchange_halo(Collectives& coll, const Halo& halo, Range range,
       mine.index_select(0, torch::tensor(at::ArrayRef<int64_t>(local), torch::kInt64)).contiguous();
   torch::Tensor out = torch::empty({static_cast<int64_t>(halo.needed.size()), width});
   std::vector<int64_t> counts;
-  for (const std::vector<int64_t>& ids : halo.served) counts.push_back(static_cast<int64_t>(ids.size()));
+  for (const std::vector<int64_t>& ids : halo.served)
+    counts.push_back(static_cast<int64_t>(ids.size()));
   const int64_t row_bytes = width * static_cast<int64_t>(sizeof(float));
   auto* rows = static_cast<uint8_t*>(out.data_ptr());
   allgather_rows(coll, static_cast<const uint8_t*>(sent.data_ptr()), row_bytes, counts,
@@ -160,15 +161,16 @@ torch::Tensor halo_features(store::FeatureFetcher& fetcher, const store::DistGra
   const auto rows = static_cast<int64_t>(halo.needed.size());
   std::vector<uint8_t> bytes(static_cast<size_t>(rows * g.feature_row_bytes()));
   fetcher.fetch_features(halo.needed, bytes.data());
-  torch::Tensor x = torch::from_blob(bytes.data(), {rows, g.feat_dim()},
-                                     torch_type_of(g.feature_dtype()))
-                        .to(torch::kFloat32)
-                        .clone();
+  torch::Tensor x =
+      torch::from_blob(bytes.data(), {rows, g.feat_dim()}, torch_type_of(g.feature_dtype()))
+          .to(torch::kFloat32)
+          .clone();
   if (!normalize) return x;
   return row_normalized(x, [&](int64_t row, double sum) {
-    return fmt::format("--normalize-features: the features of node {} (partition id) sum to "
-                       "{:g}; leave the flag off for features that are not non-negative",
-                       halo.needed[static_cast<size_t>(row)], sum);
+    return fmt::format(
+        "--normalize-features: the features of node {} (partition id) sum to "
+        "{:g}; leave the flag off for features that are not non-negative",
+        halo.needed[static_cast<size_t>(row)], sum);
   });
 }
 
@@ -185,8 +187,8 @@ nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& s,
                 "{}: an R-GCN checkpoint; infer supports GraphSAGE, GCN and GAT models only",
                 source);
   const bool link = is_link_signature(s);
-  PARTITA_CHECK((s.size() == 8 || link) && s[0] >= 0 && s[0] <= 2 && s[1] > 0 && s[3] > 0 && s[4] >= 1 &&
-                    s[5] >= 1 && s[6] >= 0 && s[6] <= 2,
+  PARTITA_CHECK((s.size() == 8 || link) && s[0] >= 0 && s[0] <= 2 && s[1] > 0 && s[3] > 0 &&
+                    s[4] >= 1 && s[5] >= 1 && s[6] >= 0 && s[6] <= 2,
                 UsageError, "{}: not the checkpoint of a GraphSAGE, GCN or GAT model", source);
   nn::GnnOptions o;
   o.kind = static_cast<nn::ConvKind>(s[0]);
@@ -198,13 +200,13 @@ nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& s,
   o.norm = static_cast<nn::NormKind>(s[6]);
   o.dropout = 0;
   o.attention_dropout = 0;
-  PARTITA_CHECK(!graph.typed() && o.in_dim == graph.feat_dim() &&
-                    (link || o.out_dim == graph.num_classes()),
-                UsageError,
-                "{}: written for another partition ({} features, {} classes; {} has {}{} "
-                "features, {} classes)",
-                source, o.in_dim, o.out_dim, graph.dir(), graph.typed() ? "typed, " : "",
-                graph.feat_dim(), graph.num_classes());
+  PARTITA_CHECK(
+      !graph.typed() && o.in_dim == graph.feat_dim() && (link || o.out_dim == graph.num_classes()),
+      UsageError,
+      "{}: written for another partition ({} features, {} classes; {} has {}{} "
+      "features, {} classes)",
+      source, o.in_dim, o.out_dim, graph.dir(), graph.typed() ? "typed, " : "", graph.feat_dim(),
+      graph.num_classes());
   return o;
 }
 
@@ -221,12 +223,13 @@ LoadedModel load_model_for_inference(runtime::Session& session, const std::strin
   const std::string& source = checkpoint.source;
 
   const CheckpointMeta meta = read_checkpoint_meta(bytes, source);
-  const nn::GnnOptions options = model_options_from_signature(meta.signature, session.graph(), source);
+  const nn::GnnOptions options =
+      model_options_from_signature(meta.signature, session.graph(), source);
   LoadedModel loaded;
   std::shared_ptr<torch::nn::Module> model;
   if (is_link_signature(meta.signature)) {
-    loaded.link = std::make_shared<nn::LinkModel>(
-        options, static_cast<nn::LinkDecoder>(meta.signature[9]));
+    loaded.link =
+        std::make_shared<nn::LinkModel>(options, static_cast<nn::LinkDecoder>(meta.signature[9]));
     loaded.model = loaded.link->encoder_ptr();
     model = loaded.link;
   } else {
@@ -236,11 +239,11 @@ LoadedModel load_model_for_inference(runtime::Session& session, const std::strin
   // The archive holds the optimizer's state too: load it into one of the same kind.
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   if (meta.signature[7] == static_cast<int64_t>(OptimizerKind::kSgd)) {
-    optimizer = std::make_unique<torch::optim::SGD>(model->parameters(),
-                                                    torch::optim::SGDOptions(0.1));
+    optimizer =
+        std::make_unique<torch::optim::SGD>(model->parameters(), torch::optim::SGDOptions(0.1));
   } else {
-    optimizer = std::make_unique<torch::optim::Adam>(model->parameters(),
-                                                     torch::optim::AdamOptions(1e-3));
+    optimizer =
+        std::make_unique<torch::optim::Adam>(model->parameters(), torch::optim::AdamOptions(1e-3));
   }
   load_checkpoint(bytes, source, *model, *optimizer);
   model->eval();
@@ -270,8 +273,9 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
   const std::vector<int64_t> counts = coll.allgather(std::vector<int64_t>{range.size()});
   const int64_t n = g.num_nodes();
   std::vector<Range> ranges;
-  for (int64_t c : counts) ranges.push_back({ranges.empty() ? 0 : ranges.back().end,
-                                             (ranges.empty() ? 0 : ranges.back().end) + c});
+  for (int64_t c : counts)
+    ranges.push_back(
+        {ranges.empty() ? 0 : ranges.back().end, (ranges.empty() ? 0 : ranges.back().end) + c});
   PARTITA_CHECK(ranges.back().end == n, Error,
                 "infer: the ranks' nodes do not add up to the graph's {}", n);
   const Halo halo = plan_halo(coll, g, range, ranges);
@@ -350,8 +354,10 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
   const ArrayView<const int64_t> node_map = g.node_map();
   const auto original_of = [&](int64_t gid) {
     const int64_t o = node_map[gid];
-    PARTITA_CHECK(o >= 0 && o < n, Error, "{}: node_map is not a permutation of 0..{} (original "
-                  "id {})", g.dir(), n - 1, o);
+    PARTITA_CHECK(o >= 0 && o < n, Error,
+                  "{}: node_map is not a permutation of 0..{} (original "
+                  "id {})",
+                  g.dir(), n - 1, o);
     return o;
   };
   InferenceOutput out;
@@ -359,8 +365,8 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
   out.embedding_dim = embeddings_mine.size(1);
   if (!options.output_embeddings) {
     out.predictions.assign(static_cast<size_t>(n), -1);
-    allgather_rows(coll, static_cast<const uint8_t*>(predicted.data_ptr()), sizeof(int64_t),
-                   counts, [&](int rank, int64_t first, int64_t rows, const uint8_t* data) {
+    allgather_rows(coll, static_cast<const uint8_t*>(predicted.data_ptr()), sizeof(int64_t), counts,
+                   [&](int rank, int64_t first, int64_t rows, const uint8_t* data) {
                      for (int64_t i = 0; i < rows; ++i) {
                        int64_t value;
                        std::memcpy(&value, data + i * sizeof(int64_t), sizeof(int64_t));
@@ -397,9 +403,8 @@ LinkMetrics held_out_link_metrics(nn::LinkModel& link, const InferenceOutput& ou
                 graph.dir());
   const ArrayView<const int64_t> node_map = graph.node_map();
   torch::NoGradGuard no_grad;
-  const torch::Tensor h =
-      torch::from_blob(const_cast<float*>(out.embeddings.data()),
-                       {out.num_nodes, out.embedding_dim}, torch::kFloat32);
+  const torch::Tensor h = torch::from_blob(const_cast<float*>(out.embeddings.data()),
+                                           {out.num_nodes, out.embedding_dim}, torch::kFloat32);
   std::vector<float> scores[2];  // positives, negatives
   for (int negative = 0; negative < 2; ++negative) {
     const std::string file =

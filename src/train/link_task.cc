@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <optional>
 
+#include "link_data.h"
 #include "partita/core/error.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/inference.h"
 #include "partita/train/trainer.h"
-#include "link_data.h"
 
 namespace partita::train {
 namespace {
@@ -36,20 +36,28 @@ torch::Tensor as_tensor(std::vector<int64_t> values) {
 
 std::string link_metric_name(const LinkTaskOptions& link) {
   switch (link.metric) {
-    case LinkMetricKind::kAuc: return "auc";
-    case LinkMetricKind::kAp: return "ap";
-    case LinkMetricKind::kMrr: return "mrr";
-    case LinkMetricKind::kHits: return "hits@" + std::to_string(link.hits_k);
+    case LinkMetricKind::kAuc:
+      return "auc";
+    case LinkMetricKind::kAp:
+      return "ap";
+    case LinkMetricKind::kMrr:
+      return "mrr";
+    case LinkMetricKind::kHits:
+      return "hits@" + std::to_string(link.hits_k);
   }
   return "auc";
 }
 
 double link_metric_value(const LinkTaskOptions& link, const LinkMetrics& m) {
   switch (link.metric) {
-    case LinkMetricKind::kAuc: return m.auc;
-    case LinkMetricKind::kAp: return m.ap;
-    case LinkMetricKind::kMrr: return m.mrr;
-    case LinkMetricKind::kHits: return m.hits;
+    case LinkMetricKind::kAuc:
+      return m.auc;
+    case LinkMetricKind::kAp:
+      return m.ap;
+    case LinkMetricKind::kMrr:
+      return m.mrr;
+    case LinkMetricKind::kHits:
+      return m.hits;
   }
   return m.auc;
 }
@@ -67,8 +75,8 @@ void Trainer::setup_link_task() {
                           : loader::read_link_edges(g.dir(), g.meta(), g.rank());
     PARTITA_CHECK(mine.total > 0, Error, "{}: the edge split left no training pairs", g.dir());
     for (size_t i = 0; i < 4; ++i)
-      *held_out[i] = loader::read_pair_file(g.dir() + "/" + partition::kEdgeSplitFiles[i],
-                                            g.num_nodes());
+      *held_out[i] =
+          loader::read_pair_file(g.dir() + "/" + partition::kEdgeSplitFiles[i], g.num_nodes());
   });
   // Then every rank's pairs on every rank: a step excludes its global batch's pairs
   // (link_batches.h).
@@ -80,13 +88,13 @@ void Trainer::setup_link_task() {
                 mine.total);
   // The plan orders the pairs by key.
   const ArrayView<const int64_t> node_map = g.node_map();
-  PARTITA_CHECK(node_map.size() == g.num_nodes(), Error, "internal: node_map of {} ids for {} nodes",
-                node_map.size(), g.num_nodes());
+  PARTITA_CHECK(node_map.size() == g.num_nodes(), Error,
+                "internal: node_map of {} ids for {} nodes", node_map.size(), g.num_nodes());
   std::vector<loader::SeedId> ids(static_cast<size_t>(mine.total));
   d.keys.resize(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
-    d.keys[i] = loader::pair_key(node_map[d.pairs[2 * i]], node_map[d.pairs[2 * i + 1]],
-                                 g.num_nodes());
+    d.keys[i] =
+        loader::pair_key(node_map[d.pairs[2 * i]], node_map[d.pairs[2 * i + 1]], g.num_nodes());
     ids[i] = {d.keys[i], static_cast<int64_t>(i)};
   }
   plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), options_.batch_size);
@@ -102,8 +110,8 @@ std::vector<std::vector<int64_t>> Trainer::link_epoch_seeds(int64_t epoch) {
   const int64_t k = options_.link.negatives;
   std::vector<std::vector<int64_t>> seeds;
   d.steps.clear();
-  for (const std::vector<int64_t>& global :
-       plan_->epoch_batches(options_.seed, epoch_key, [](const std::vector<int64_t>& b) { return b; })) {
+  for (const std::vector<int64_t>& global : plan_->epoch_batches(
+           options_.seed, epoch_key, [](const std::vector<int64_t>& b) { return b; })) {
     // This rank's pairs of the global batch: the ones its part holds (an even share of
     // every batch when every rank holds every pair).
     std::vector<int64_t> mine;
@@ -125,8 +133,9 @@ std::vector<std::vector<int64_t>> Trainer::link_epoch_seeds(int64_t epoch) {
     const int64_t b = static_cast<int64_t>(mine.size());
     std::vector<int64_t> negative_dsts(static_cast<size_t>(b * k));
     for (int64_t i = 0; i < b; ++i) {
-      d.negatives->draw(options_.seed, epoch_key, d.keys[static_cast<size_t>(mine[static_cast<size_t>(i)])],
-                        k, negative_dsts.data() + i * k);
+      d.negatives->draw(options_.seed, epoch_key,
+                        d.keys[static_cast<size_t>(mine[static_cast<size_t>(i)])], k,
+                        negative_dsts.data() + i * k);
     }
     loader::LinkStep step = loader::make_link_step(pairs_of(mine), negative_dsts, k);
     step.excluded = pairs_of(global);
@@ -140,14 +149,15 @@ torch::Tensor Trainer::link_loss(loader::Batch& batch, int64_t step, int64_t glo
                                  int64_t* correct, int64_t* total, double* flops) {
   const loader::LinkStep& s = link_data_->steps[static_cast<size_t>(step)];
   sample::exclude_edges(batch.sampled, s.excluded, options_.link.exclude,
-                             batch.degrees.empty() ? nullptr : &batch.degrees);
+                        batch.degrees.empty() ? nullptr : &batch.degrees);
   const torch::Tensor h = forward(batch, flops);
   std::vector<int64_t> src = positions(s.positives, true), dst = positions(s.positives, false);
   const std::vector<int64_t> neg_src = positions(s.negatives, true),
                              neg_dst = positions(s.negatives, false);
   src.insert(src.end(), neg_src.begin(), neg_src.end());
   dst.insert(dst.end(), neg_dst.begin(), neg_dst.end());
-  const torch::Tensor scores = link_->score(h, as_tensor(std::move(src)), as_tensor(std::move(dst)));
+  const torch::Tensor scores =
+      link_->score(h, as_tensor(std::move(src)), as_tensor(std::move(dst)));
   const int64_t positives = static_cast<int64_t>(s.positives.size());
   const torch::Tensor labels = torch::cat(
       {torch::ones({positives}), torch::zeros({static_cast<int64_t>(s.negatives.size())})});
@@ -172,13 +182,15 @@ LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
     // Rank 0 holds the embeddings: it scores, every rank learns the figures.
     LinkMetrics m;
     run_agreed(session_.collectives(), "rank 0 could not score the held-out pairs", [&] {
-      if (session_.rank() == 0) m = held_out_link_metrics(*link_, out, g, test, options_.link.hits_k);
+      if (session_.rank() == 0)
+        m = held_out_link_metrics(*link_, out, g, test, options_.link.hits_k);
     });
     std::vector<double> figures{m.auc, m.ap, m.mrr, m.hits};
     std::vector<int64_t> counts{m.positives, m.negatives};
     session_.collectives().broadcast(figures.data(), figures.size(), 0);
     session_.collectives().broadcast(counts.data(), counts.size(), 0);
-    m = {figures[0], figures[1], figures[2], figures[3], options_.link.hits_k, counts[0], counts[1]};
+    m = {figures[0],           figures[1], figures[2], figures[3],
+         options_.link.hits_k, counts[0],  counts[1]};
     return m;
   }
   const std::vector<int64_t>& pos = test ? d.test_pos : d.valid_pos;
@@ -237,10 +249,10 @@ LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
       const loader::LinkStep& s = steps[static_cast<size_t>(batch->step)];
       if (s.positives.empty()) continue;
       const torch::Tensor h = forward(*batch);
-      const torch::Tensor scores =
-          link_->score(h, as_tensor(positions(s.positives, true)),
-                       as_tensor(positions(s.positives, false)))
-              .contiguous();
+      const torch::Tensor scores = link_
+                                       ->score(h, as_tensor(positions(s.positives, true)),
+                                               as_tensor(positions(s.positives, false)))
+                                       .contiguous();
       const float* values = scores.data_ptr<float>();
       for (size_t i = 0; i < s.positives.size(); ++i)
         scored.push_back({mine[next_pair++], values[i]});

@@ -51,8 +51,8 @@ nlohmann::json epoch_json(const EpochRecord& r, const std::string& validation_ke
   j["remote_rows"] = r.remote_rows;
   j["cache_hits"] = r.cache_hits;
   const int64_t remote = r.remote_rows + r.cache_hits;
-  j["cache_hit_rate"] = remote > 0 ? static_cast<double>(r.cache_hits) / static_cast<double>(remote)
-                                   : 0.0;
+  j["cache_hit_rate"] =
+      remote > 0 ? static_cast<double>(r.cache_hits) / static_cast<double>(remote) : 0.0;
   j["seeds_per_s"] = r.epoch_s > 0 ? static_cast<double>(r.seeds) / r.epoch_s : 0.0;
   j["rss_bytes"] = r.rss_bytes;
   j["os_threads"] = r.threads;
@@ -86,8 +86,8 @@ void ProgressBar::update(const StepRecord& s) {
                        s.epoch, epochs_, s.step, s.steps, s.loss, rate, format_duration(eta));
   } else {
     const int filled = s.steps > 0 ? static_cast<int>(kBarWidth * s.step / s.steps) : kBarWidth;
-    line = fmt::format("\r\033[Kepoch {}/{} [{}{}] {}/{} loss {:.4f} {:.0f} seeds/s ETA {}", s.epoch,
-                       epochs_, std::string(static_cast<size_t>(filled), '#'),
+    line = fmt::format("\r\033[Kepoch {}/{} [{}{}] {}/{} loss {:.4f} {:.0f} seeds/s ETA {}",
+                       s.epoch, epochs_, std::string(static_cast<size_t>(filled), '#'),
                        std::string(static_cast<size_t>(kBarWidth - filled), '.'), s.step, s.steps,
                        s.loss, rate, format_duration(eta));
     drawn_ = true;
@@ -150,7 +150,9 @@ void MetricsFile::write_line(const std::string& line) {
   PARTITA_CHECK(ok, IoError, "--metrics-out {}: write failed: {}", path_, std::strerror(errno));
 }
 
-void MetricsFile::write_epoch(const EpochRecord& rec) { write_line(epoch_json(rec, validation_key_).dump()); }
+void MetricsFile::write_epoch(const EpochRecord& rec) {
+  write_line(epoch_json(rec, validation_key_).dump());
+}
 
 void MetricsFile::write_final(const TrainResult& result, int ranks, int servers) {
   nlohmann::json j;
@@ -183,8 +185,8 @@ void MetricsFile::write_final(const TrainResult& result, int ranks, int servers)
   }
   j["steps"] = steps;
   j["seeds"] = seeds;
-  const char* names[8] = {"epoch_s", "sample_s", "fetch_s", "compute_s",
-                          "allreduce_s", "wait_s", "eval_s", "checkpoint_s"};
+  const char* names[8] = {"epoch_s",     "sample_s", "fetch_s", "compute_s",
+                          "allreduce_s", "wait_s",   "eval_s",  "checkpoint_s"};
   for (int i = 0; i < 8; ++i) j[names[i]] = sums[i];
   j["cache_rows"] = result.cache.rows;
   j["cache_bytes"] = result.cache.bytes;

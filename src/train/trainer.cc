@@ -7,6 +7,8 @@
 #include <mutex>
 #include <optional>
 
+#include "feature_tensors.h"
+#include "link_data.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/random.h"
@@ -19,8 +21,6 @@
 #include "partita/sample/fanout_spec.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/inference.h"
-#include "feature_tensors.h"
-#include "link_data.h"
 #include "typed_inputs.h"
 
 namespace partita::train {
@@ -37,8 +37,8 @@ constexpr int kCheckpointsKept = 2;
 // The model input of a batch. Features stay in their stored type until here: float32 (no
 // copy), or 16-bit rows widened to float32, except bfloat16 rows for a bf16 model, which
 // take them as they are. Normalizing works in float32.
-torch::Tensor features_tensor(loader::Batch& batch, const store::DistGraph& graph,
-                              bool normalize, bool bf16_model) {
+torch::Tensor features_tensor(loader::Batch& batch, const store::DistGraph& graph, bool normalize,
+                              bool bf16_model) {
   const int64_t rows = static_cast<int64_t>(batch.sampled.input_nodes.size());
   torch::Tensor x = torch::from_blob(batch.features.data(), {rows, graph.feat_dim()},
                                      torch_type_of(graph.feature_dtype()));
@@ -66,8 +66,8 @@ void check_options(const TrainOptions& o) {
   PARTITA_CHECK(m.layers >= 1, UsageError, "--layers: must be >= 1, got {}", m.layers);
   PARTITA_CHECK(m.hidden >= 1, UsageError, "--hidden: must be >= 1, got {}", m.hidden);
   PARTITA_CHECK(m.heads >= 1, UsageError, "--heads: must be >= 1, got {}", m.heads);
-  PARTITA_CHECK(m.dropout >= 0 && m.dropout < 1, UsageError,
-                "--dropout: must be in [0, 1), got {}", m.dropout);
+  PARTITA_CHECK(m.dropout >= 0 && m.dropout < 1, UsageError, "--dropout: must be in [0, 1), got {}",
+                m.dropout);
   PARTITA_CHECK(m.attention_dropout == -1 || (m.attention_dropout >= 0 && m.attention_dropout < 1),
                 UsageError,
                 "--attention-dropout: must be in [0, 1) (or -1: same as --dropout), got {}",
@@ -82,10 +82,8 @@ void check_options(const TrainOptions& o) {
     const int64_t k = o.fanouts[h];
     PARTITA_CHECK(k >= 1 || k == -1, UsageError, "--fanouts: {} is not a fanout", k);
   }
-  PARTITA_CHECK(o.epochs >= 1, UsageError, "--epochs: must be >= 1, got {}",
-                o.epochs);
-  PARTITA_CHECK(o.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
-                o.batch_size);
+  PARTITA_CHECK(o.epochs >= 1, UsageError, "--epochs: must be >= 1, got {}", o.epochs);
+  PARTITA_CHECK(o.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}", o.batch_size);
   PARTITA_CHECK(o.max_steps >= 0, UsageError, "--max-steps: must be >= 0 (0: every step), got {}",
                 o.max_steps);
   PARTITA_CHECK(o.lr > 0, UsageError, "--lr: must be > 0, got {}", o.lr);
@@ -97,8 +95,7 @@ void check_options(const TrainOptions& o) {
                 "--prefetch: must be in [1, 1024], got {}", o.prefetch);
   PARTITA_CHECK(o.torch_threads >= 1 && o.torch_threads <= 1024, UsageError,
                 "--torch-threads: must be in [1, 1024], got {}", o.torch_threads);
-  PARTITA_CHECK(o.eval_every >= 0, UsageError, "--eval-every: must be >= 0, got {}",
-                o.eval_every);
+  PARTITA_CHECK(o.eval_every >= 0, UsageError, "--eval-every: must be >= 0, got {}", o.eval_every);
   PARTITA_CHECK(o.bucket_bytes >= sizeof(float), UsageError,
                 "allreduce bucket of {} bytes is too small", o.bucket_bytes);
   PARTITA_CHECK(!o.resume || !o.checkpoint_dir.empty(), UsageError,
@@ -208,8 +205,7 @@ void Trainer::check_model_fits(const store::DistGraph& graph) const {
                 "and edge types (use --model sage, gcn or gat)",
                 graph.dir());
   PARTITA_CHECK(options_.rgcn || !graph.typed(), UsageError,
-                "--model: {} is a typed (heterogeneous) partition: use --model rgcn",
-                graph.dir());
+                "--model: {} is a typed (heterogeneous) partition: use --model rgcn", graph.dir());
   PARTITA_CHECK(options_.num_bases >= 0, UsageError, "--num-bases: must be >= 0, got {}",
                 options_.num_bases);
   if (graph.typed()) {
@@ -219,10 +215,11 @@ void Trainer::check_model_fits(const store::DistGraph& graph) const {
                   "relation)",
                   options_.num_bases, relations, relations);
   }
-  PARTITA_CHECK(!options_.eval_full || (!options_.rgcn && session_.role() == runtime::Role::kWorker),
-                UsageError,
-                "--eval full: full-graph inference supports GraphSAGE, GCN and GAT in worker "
-                "mode (not --model rgcn, not --servers); use --eval sampled");
+  PARTITA_CHECK(
+      !options_.eval_full || (!options_.rgcn && session_.role() == runtime::Role::kWorker),
+      UsageError,
+      "--eval full: full-graph inference supports GraphSAGE, GCN and GAT in worker "
+      "mode (not --model rgcn, not --servers); use --eval sampled");
   PARTITA_CHECK(!graph.typed() || options_.cache_ratio == 0, UsageError,
                 "--cache-ratio: the hot-feature cache does not support typed partitions yet");
   if (options_.task == Task::kLink) {
@@ -342,8 +339,9 @@ double Trainer::sum_gradients(double loss) {
 
 std::vector<std::vector<int64_t>> Trainer::epoch_seed_batches(int64_t epoch) {
   if (options_.task == Task::kLink) return link_epoch_seeds(epoch);
-  return plan_->epoch_batches(options_.seed, static_cast<uint64_t>(epoch),
-                              [this](const std::vector<int64_t>& batch) { return share_of(batch); });
+  return plan_->epoch_batches(
+      options_.seed, static_cast<uint64_t>(epoch),
+      [this](const std::vector<int64_t>& batch) { return share_of(batch); });
 }
 
 std::vector<loader::SeedId> Trainer::all_ids(runtime::Split split) {
@@ -360,8 +358,7 @@ std::vector<loader::SeedId> Trainer::all_ids(runtime::Split split) {
                                        : split == runtime::Split::kValid ? graph.valid_ids()
                                                                          : graph.test_ids();
   mine.reserve(static_cast<size_t>(ids.size()));
-  for (int64_t gid : ids)
-    mine.push_back({graph.original_ids()[gid - graph.first_node()], gid});
+  for (int64_t gid : ids) mine.push_back({graph.original_ids()[gid - graph.first_node()], gid});
   // Replicated: every rank already holds every id.
   if (graph.replicated()) return mine;
   return session_.collectives().allgather(mine);
@@ -407,9 +404,9 @@ torch::Tensor Trainer::forward(loader::Batch& batch, double* flops) {
     return logits;
   }
   if (flops != nullptr) *flops += model_->training_matmul_flops(blocks);
-  return model_->forward(
-      blocks, features_tensor(batch, session_.graph(), options_.normalize_features,
-                              options_.model.precision == nn::Precision::kBf16));
+  return model_->forward(blocks,
+                         features_tensor(batch, session_.graph(), options_.normalize_features,
+                                         options_.model.precision == nn::Precision::kBf16));
 }
 
 EpochRecord Trainer::run_epoch(int64_t epoch,
@@ -417,13 +414,12 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   Collectives& coll = session_.collectives();
   EpochRecord rec;
   rec.epoch = epoch + 1;
-  const int64_t steps = options_.max_steps > 0 ? std::min(plan_->steps(), options_.max_steps)
-                                               : plan_->steps();
+  const int64_t steps =
+      options_.max_steps > 0 ? std::min(plan_->steps(), options_.max_steps) : plan_->steps();
   rec.steps = steps;
 
   loader::BatchPipeline pipeline(pipeline_options(static_cast<uint64_t>(epoch)),
-                                 epoch_seed_batches(epoch), session_.sampler(),
-                                 session_.fetcher());
+                                 epoch_seed_batches(epoch), session_.sampler(), session_.fetcher());
   module_->train();
   const bool embeddings = has_embeddings(session_);
   Stopwatch epoch_watch;
@@ -432,16 +428,16 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   for (int64_t step = 0; step < steps; ++step) {
     Stopwatch watch;
     std::optional<loader::Batch> batch = pipeline.next();
-    PARTITA_CHECK(batch.has_value(), Error, "internal: batch pipeline ended at step {} of {}",
-                  step, steps);
+    PARTITA_CHECK(batch.has_value(), Error, "internal: batch pipeline ended at step {} of {}", step,
+                  steps);
     rec.wait_s += watch.seconds();
     watch.restart();
     impl_->optimizer->zero_grad();
     double local_loss = 0;
     // Dropout masks: a function of (seed, epoch, step, rank), so a resumed run repeats them.
     set_dropout_key(stream_key(options_.seed, static_cast<uint64_t>(epoch),
-                                       static_cast<uint64_t>(step),
-                                       static_cast<uint64_t>(session_.rank()), kDropoutStream));
+                               static_cast<uint64_t>(step), static_cast<uint64_t>(session_.rank()),
+                               kDropoutStream));
     // The exact mean over this step's global batch, the last (shorter) one included.
     const int64_t global_batch = plan_->batch_size(step);
     rec.sample_s += batch->sample_s;
@@ -481,8 +477,7 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
     loss_sum += step_loss;
     seeds_done += global_batch;
     if (on_step) {
-      on_step(StepRecord{rec.epoch, step + 1, steps, step_loss, seeds_done,
-                         epoch_watch.seconds()});
+      on_step(StepRecord{rec.epoch, step + 1, steps, step_loss, seeds_done, epoch_watch.seconds()});
     }
   }
   average_buffers();
@@ -491,8 +486,8 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   rec.seeds = seeds_done;
   std::vector<int64_t> counts{correct, total};
   coll.allreduce_sum(counts);
-  rec.train_acc = counts[1] > 0 ? static_cast<double>(counts[0]) / static_cast<double>(counts[1])
-                                : 0.0;
+  rec.train_acc =
+      counts[1] > 0 ? static_cast<double>(counts[0]) / static_cast<double>(counts[1]) : 0.0;
   return rec;
 }
 
@@ -617,8 +612,13 @@ std::vector<int64_t> Trainer::config_signature() const {
   }
   const nn::GnnOptions& m = model_->options();
   const int64_t heads = m.kind == nn::ConvKind::kGat ? m.heads : 1;  // only GAT reads it
-  std::vector<int64_t> signature{static_cast<int64_t>(m.kind), m.in_dim,  m.hidden, m.out_dim,
-                                 m.layers, heads, static_cast<int64_t>(m.norm),
+  std::vector<int64_t> signature{static_cast<int64_t>(m.kind),
+                                 m.in_dim,
+                                 m.hidden,
+                                 m.out_dim,
+                                 m.layers,
+                                 heads,
+                                 static_cast<int64_t>(m.norm),
                                  static_cast<int64_t>(options_.optimizer)};
   if (link_ != nullptr) {
     signature.push_back(kLinkSignatureTag);

@@ -28,9 +28,8 @@ TypedBatchInputs typed_inputs(loader::Batch& batch, runtime::Session& session, b
     input.positions = torch::from_blob(in.positions.data(), {n}, torch::kInt64);
     const int64_t dim = graph.type_feat_dim(t);
     if (dim > 0) {
-      input.x =
-          torch::from_blob(in.features.data(), {n, dim}, torch_type_of(graph.feature_dtype()))
-              .to(torch::kFloat32);
+      input.x = torch::from_blob(in.features.data(), {n, dim}, torch_type_of(graph.feature_dtype()))
+                    .to(torch::kFloat32);
       if (normalize && n > 0) {
         input.x = row_normalized(input.x, [&](int64_t row, double sum) {
           return fmt::format(

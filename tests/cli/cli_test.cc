@@ -54,15 +54,14 @@ TEST(Cli, NonsenseFlagsExitTwoWithOneErrorLine) {
   expect_error(partita("generate --classes 1 --out " + dir / "g"), 2, {"--classes"});
   expect_error(partita("generate --avg-degree -3 --out " + dir / "g"), 2, {"--avg-degree"});
   expect_error(partita("generate --nodes 10"), 2, {"--out"});
-  expect_error(partita("partition --dataset " + cora() + " --out " + dir / "p" +
-                       " --num-parts 0"),
+  expect_error(partita("partition --dataset " + cora() + " --out " + dir / "p" + " --num-parts 0"),
                2, {"--num-parts"});
-  expect_error(partita("partition --dataset " + cora() + " --out " + dir / "p" +
-                       " --method spectral"),
-               2, {"--method", "spectral"});
-  expect_error(partita("partition --dataset " + cora() + " --out " + dir / "p" +
-                       " --num-parts 100000"),
-               2, {"--num-parts", "100000"});
+  expect_error(
+      partita("partition --dataset " + cora() + " --out " + dir / "p" + " --method spectral"), 2,
+      {"--method", "spectral"});
+  expect_error(
+      partita("partition --dataset " + cora() + " --out " + dir / "p" + " --num-parts 100000"), 2,
+      {"--num-parts", "100000"});
 }
 
 TEST(Cli, MissingInputsExitOneNamingThePath) {
@@ -77,14 +76,16 @@ TEST(Cli, MissingInputsExitOneNamingThePath) {
 
 TEST(Cli, GeneratePartitionVerifyOnSyntheticGraph) {
   TempDir dir;
-  CommandResult g = partita("--quiet generate --nodes 3000 --avg-degree 8 --feat-dim 8 "
-                            "--classes 4 --seed 3 --out " + dir / "ds");
+  CommandResult g = partita(
+      "--quiet generate --nodes 3000 --avg-degree 8 --feat-dim 8 "
+      "--classes 4 --seed 3 --out " +
+      dir / "ds");
   ASSERT_EQ(g.exit_code, 0) << g.out;
   for (const char* method : {"metis", "random"}) {
     std::string out = dir / (std::string("p-") + method);
     CommandResult p = partita("--quiet partition --dataset " + dir / "ds" +
-                              " --num-parts 3 --balance-train --balance-edges --method " +
-                              method + " --out " + out);
+                              " --num-parts 3 --balance-train --balance-edges --method " + method +
+                              " --out " + out);
     ASSERT_EQ(p.exit_code, 0) << p.out;
     EXPECT_NE(p.out.find("edge cut"), std::string::npos) << p.out;
     CommandResult i = partita("info " + out + " --verify");
@@ -107,8 +108,8 @@ TEST(Cli, CoraMetisBalanceTrainPassesVerify) {
 
 TEST(Cli, VerifyRejectsAFlippedByte) {
   TempDir dir;
-  ASSERT_EQ(partita("--quiet partition --dataset " + cora() + " --num-parts 2 --out " +
-                    dir / "p").exit_code,
+  ASSERT_EQ(partita("--quiet partition --dataset " + cora() + " --num-parts 2 --out " + dir / "p")
+                .exit_code,
             0);
   std::string feat = dir / "p/part1/feat.npy";
   std::string bytes = testing::read_file(feat);
@@ -126,7 +127,8 @@ namespace {
 TEST(CliSampleBench, RunsAloneAndRejectsBadFlags) {
   TempDir dir;
   ASSERT_EQ(partita("-q generate --nodes 2000 --avg-degree 6 --feat-dim 4 --classes 3 --out " +
-                    dir / "ds").exit_code,
+                    dir / "ds")
+                .exit_code,
             0);
   ASSERT_EQ(partita("-q partition --dataset " + dir / "ds" + " --num-parts 1 --out " + dir / "p1")
                 .exit_code,
@@ -134,8 +136,8 @@ TEST(CliSampleBench, RunsAloneAndRejectsBadFlags) {
   ASSERT_EQ(partita("-q partition --dataset " + dir / "ds" + " --num-parts 2 --out " + dir / "p2")
                 .exit_code,
             0);
-  CommandResult r = partita("sample-bench --parts " + dir / "p1" +
-                            " --fanouts 5,3 --batch-size 64 --batches 4");
+  CommandResult r =
+      partita("sample-bench --parts " + dir / "p1" + " --fanouts 5,3 --batch-size 64 --batches 4");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* key :
        {"\"batches_per_s\"", "\"sampled_edges_per_s_per_core\"", "\"feature_gb_per_s_per_core\"",
@@ -165,14 +167,16 @@ namespace {
 TEST(CliSampleBench, SamplesATypedPartition) {
   TempDir dir;
   ASSERT_EQ(partita("-q generate --hetero mag --nodes 3000 --feat-dim 8 --classes 4 --seed 1 "
-                    "--out " + dir / "mag").exit_code,
+                    "--out " +
+                    dir / "mag")
+                .exit_code,
             0);
   ASSERT_EQ(partita("-q partition --dataset " + dir / "mag" + " --num-parts 1 --out " + dir / "p1")
                 .exit_code,
             0);
   const std::string p1 = " --parts " + dir / "p1";
-  CommandResult r = partita("sample-bench" + p1 +
-                            " --fanouts cites=5:writes=0:3,2 --batch-size 32 --batches 3");
+  CommandResult r =
+      partita("sample-bench" + p1 + " --fanouts cites=5:writes=0:3,2 --batch-size 32 --batches 3");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // Papers (the seeds) and the other types reached; only papers have features.
   for (const char* key : {"\"node_types\"", "\"paper\"", "\"author\"", "\"feat_dim\": 8",
@@ -190,9 +194,10 @@ TEST(CliSampleBench, SamplesATypedPartition) {
 
 TEST(CliSampleBench, RejectsRelationFanoutsOnAHomogeneousPartition) {
   TempDir dir;
-  ASSERT_EQ(partita("-q generate --nodes 500 --avg-degree 4 --feat-dim 4 --classes 3 --out " +
-                    dir / "ds").exit_code,
-            0);
+  ASSERT_EQ(
+      partita("-q generate --nodes 500 --avg-degree 4 --feat-dim 4 --classes 3 --out " + dir / "ds")
+          .exit_code,
+      0);
   ASSERT_EQ(partita("-q partition --dataset " + dir / "ds" + " --num-parts 1 --out " + dir / "p1")
                 .exit_code,
             0);

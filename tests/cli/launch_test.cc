@@ -685,7 +685,8 @@ namespace {
 // names the lost peer, so it is the one kept.
 TEST(LaunchPlan, ARankErrorLineReplacesOpenMpisBanner) {
   const std::string banner = "MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD";
-  const std::string rank0 = "error: rank 0: rank 1 did not answer within 10 s (call_all from rank 0)";
+  const std::string rank0 =
+      "error: rank 0: rank 1 did not answer within 10 s (call_all from rank 0)";
   EXPECT_TRUE(replaces_failure_line("", banner));
   EXPECT_TRUE(replaces_failure_line(banner, rank0));
   EXPECT_FALSE(replaces_failure_line(rank0, banner));

@@ -12,9 +12,9 @@
 #include <string>
 #include <thread>
 
-#include "partita/comm/mpi_collectives.h"
 #include "partita/comm/errors.h"
 #include "partita/comm/mpi_check.h"
+#include "partita/comm/mpi_collectives.h"
 #include "partita/comm/mpi_scope.h"
 #include "partita/comm/mpi_transport.h"
 #include "partita/comm/rpc.h"
@@ -160,9 +160,9 @@ void check_collective_timeout(MPI_Comm world) {
     // fixed sleep: on a loaded host (sanitizers, more ranks than cores) a rank may reach its
     // barrier more than 0.3 s after rank 0 got here.
     for (int r = 1; r < late.size(); ++r) {
-      check_mpi(MPI_Recv(nullptr, 0, MPI_BYTE, MPI_ANY_SOURCE, kTimedOutTag, world,
-                         MPI_STATUS_IGNORE),
-                "MPI_Recv of a timed-out notice on rank 0");
+      check_mpi(
+          MPI_Recv(nullptr, 0, MPI_BYTE, MPI_ANY_SOURCE, kTimedOutTag, world, MPI_STATUS_IGNORE),
+          "MPI_Recv of a timed-out notice on rank 0");
     }
     late.barrier();  // completes: the others' barrier requests are still pending
     return;
@@ -174,8 +174,8 @@ void check_collective_timeout(MPI_Comm world) {
     EXPECT_TRUE_MPI(false, "barrier did not time out");
   } catch (const TimeoutError& e) {
     const std::string what = e.what();
-    EXPECT_TRUE_MPI(what.find("within 0.3 s; rank 0 is late on purpose") != std::string::npos,
-                    "{}", what);
+    EXPECT_TRUE_MPI(what.find("within 0.3 s; rank 0 is late on purpose") != std::string::npos, "{}",
+                    what);
   }
   check_mpi(MPI_Send(nullptr, 0, MPI_BYTE, 0, kTimedOutTag, world),
             "MPI_Send of a timed-out notice from rank {}", late.rank());
@@ -252,8 +252,7 @@ int run(const MpiScope& scope) {
   const double wait_cpu = process_cpu_seconds() - wait_cpu_before;
   if (n > 1 && scope.rank() == 0) {
     std::printf("waiting 1 s for a reply: %.4f s CPU on the waiting rank\n", wait_cpu);
-    EXPECT_TRUE_MPI(wait_cpu < 0.5, "a rank waiting 1 s for a reply used {:.3f} s CPU",
-                    wait_cpu);
+    EXPECT_TRUE_MPI(wait_cpu < 0.5, "a rank waiting 1 s for a reply used {:.3f} s CPU", wait_cpu);
   }
 
   check_collective_timeout(scope.world());
@@ -306,9 +305,9 @@ int run_stalled_sender(MpiScope& scope) {
     } catch (const CommError& e) {
       error = e.what();
     }
-    EXPECT_TRUE_MPI(error.find("message from rank 1 (tag 7) did not finish arriving") !=
-                        std::string::npos,
-                    "stalled sender: {}", error);
+    EXPECT_TRUE_MPI(
+        error.find("message from rank 1 (tag 7) did not finish arriving") != std::string::npos,
+        "stalled sender: {}", error);
     std::printf("stalled sender: %s\n", error.c_str());
   }
   // Rank 1 makes progress again: its send completes (into the receive rank 0 gave up on).
@@ -318,7 +317,8 @@ int run_stalled_sender(MpiScope& scope) {
   const int failures = g_failures.load();
   int total = 0;
   check_mpi(MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, scope.world()), "allreduce");
-  if (scope.rank() == 0) std::printf("comm_mpi_test --stalled-sender: %s\n", total == 0 ? "ok" : "FAILED");
+  if (scope.rank() == 0)
+    std::printf("comm_mpi_test --stalled-sender: %s\n", total == 0 ? "ok" : "FAILED");
   return total == 0 ? 0 : 1;
 }
 
@@ -351,7 +351,8 @@ int run_huge_reply(MpiScope& scope) {
   const int failures = g_failures.load();
   int total = 0;
   check_mpi(MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, scope.world()), "allreduce");
-  if (scope.rank() == 0) std::printf("comm_mpi_test --huge-reply: %s\n", total == 0 ? "ok" : "FAILED");
+  if (scope.rank() == 0)
+    std::printf("comm_mpi_test --huge-reply: %s\n", total == 0 ? "ok" : "FAILED");
   return total == 0 ? 0 : 1;
 }
 

@@ -17,7 +17,8 @@ namespace {
 // Bytes `n` of a pattern that depends on `seed`, so a misplaced or lost part shows.
 std::vector<uint8_t> pattern(size_t n, uint64_t seed) {
   std::vector<uint8_t> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>((i * 131 + seed * 7 + i / 251) & 0xff);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = static_cast<uint8_t>((i * 131 + seed * 7 + i / 251) & 0xff);
   return out;
 }
 

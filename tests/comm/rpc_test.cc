@@ -198,12 +198,13 @@ TEST(Rpc, UnresponsiveRanksNamesOnlyTheRanksNotServing) {
   std::atomic<bool> release{false};
   RpcEndpoint e0(world.transport(0), computing_handler(0), short_timeout(5));
   RpcEndpoint e1(world.transport(1), computing_handler(1), short_timeout(5));
-  RpcEndpoint e2(world.transport(2),
-                 [&](int, const uint8_t*, size_t) {
-                   while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                   return std::vector<uint8_t>{};
-                 },
-                 short_timeout(5));
+  RpcEndpoint e2(
+      world.transport(2),
+      [&](int, const uint8_t*, size_t) {
+        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return std::vector<uint8_t>{};
+      },
+      short_timeout(5));
   // Keep rank 2's handler busy: its service thread is inside the handler.
   auto busy = std::async(std::launch::async, [&] {
     try {

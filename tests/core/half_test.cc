@@ -13,8 +13,8 @@ namespace {
 TEST(Half, KnownValues) {
   EXPECT_EQ(float_to_half(1.0f), 0x3c00);
   EXPECT_EQ(float_to_half(-2.0f), 0xc000);
-  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);  // largest half
-  EXPECT_EQ(float_to_half(1e6f), 0x7c00);      // overflow: infinity
+  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);       // largest half
+  EXPECT_EQ(float_to_half(1e6f), 0x7c00);           // overflow: infinity
   EXPECT_EQ(float_to_half(5.9604645e-8f), 0x0001);  // smallest subnormal
   EXPECT_EQ(float_to_half(1e-10f), 0x0000);
   EXPECT_EQ(half_to_float(0x3555), 0.333251953125f);
@@ -41,7 +41,9 @@ TEST(Half, RoundTripsAndRoundsToNearest) {
     const float x = i % 2 ? u(gen) : small(gen);
     for (int kind = 0; kind < 2; ++kind) {
       const uint16_t n = kind == 0 ? float_to_half(x) : float_to_bf16(x);
-      const auto widen = [&](uint16_t v) { return kind == 0 ? half_to_float(v) : bf16_to_float(v); };
+      const auto widen = [&](uint16_t v) {
+        return kind == 0 ? half_to_float(v) : bf16_to_float(v);
+      };
       const double err = std::abs(static_cast<double>(widen(n)) - x);
       if (std::isinf(widen(n))) continue;  // beyond the largest half
       for (int d : {-1, 1}) {

@@ -10,9 +10,9 @@
 namespace partita {
 namespace {
 
+using testing::read_file;
 using testing::TempDir;
 using testing::write_file;
-using testing::read_file;
 
 // Builds a .npy file from a raw header dict and payload, as a hostile writer would.
 std::string raw_npy(const std::string& dict, const std::string& payload, int major = 1) {
@@ -89,9 +89,8 @@ TEST(Npy, FinishWithMissingDataIsAnError) {
 TEST(Npy, ReadsVersion2AndScalarsAndEmptyArrays) {
   TempDir dir;
   int64_t v = 42;
-  write_file(dir / "v2.npy",
-             raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
-                     std::string(reinterpret_cast<char*>(&v), 8), 2));
+  write_file(dir / "v2.npy", raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
+                                     std::string(reinterpret_cast<char*>(&v), 8), 2));
   EXPECT_EQ(read_npy_vector<int64_t>(dir / "v2.npy"), std::vector<int64_t>{42});
   write_file(dir / "empty.npy",
              raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 5), }", ""));
@@ -159,18 +158,15 @@ TEST(Npy, MisalignedDataIsCopiedToAlignedMemory) {
     return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v[0]));
   };
   // 10-byte prefix + dict + "  " + "\n": data offsets 74, 74 and 73 (not multiples of 8, 8, 4).
-  write_file(dir / "i8.npy",
-             raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }" +
-                         std::string(6, ' '),
-                     bytes(longs)));
-  write_file(dir / "f8.npy",
-             raw_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }" +
-                         std::string(6, ' '),
-                     bytes(doubles)));
-  write_file(dir / "i4.npy",
-             raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }" +
-                         std::string(5, ' '),
-                     bytes(ints)));
+  write_file(dir / "i8.npy", raw_npy("{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }" +
+                                         std::string(6, ' '),
+                                     bytes(longs)));
+  write_file(dir / "f8.npy", raw_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }" +
+                                         std::string(6, ' '),
+                                     bytes(doubles)));
+  write_file(dir / "i4.npy", raw_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }" +
+                                         std::string(5, ' '),
+                                     bytes(ints)));
   NpyArray a = NpyArray::open(dir / "i8.npy");
   ASSERT_NE(a.header().data_offset % 8, 0u);
   EXPECT_TRUE(a.copied());

@@ -24,17 +24,16 @@ HeteroGenerateOptions small_mag(const std::string& out, int threads) {
   return o;
 }
 
-const std::vector<std::string> kFiles = {
-    "hetero.json",
-    "label.npy",
-    "train_idx.npy",
-    "valid_idx.npy",
-    "test_idx.npy",
-    "feat/paper.npy",
-    "edges/author___affiliated_with___institution.npy",
-    "edges/author___writes___paper.npy",
-    "edges/paper___cites___paper.npy",
-    "edges/paper___has_topic___field_of_study.npy"};
+const std::vector<std::string> kFiles = {"hetero.json",
+                                         "label.npy",
+                                         "train_idx.npy",
+                                         "valid_idx.npy",
+                                         "test_idx.npy",
+                                         "feat/paper.npy",
+                                         "edges/author___affiliated_with___institution.npy",
+                                         "edges/author___writes___paper.npy",
+                                         "edges/paper___cites___paper.npy",
+                                         "edges/paper___has_topic___field_of_study.npy"};
 
 TEST(GenerateHetero, FullScaleCountsAreOgbnMags) {
   EXPECT_EQ(mag_type_counts(MagShape::kNodes),

@@ -4,6 +4,7 @@
 
 #include <fast_float/fast_float.h>
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cmath>
 #include <cstdio>
@@ -12,8 +13,6 @@
 
 #include "helpers/test_paths.h"
 #include "partita/core/random.h"
-
-#include <zlib.h>
 
 namespace partita::data {
 namespace {

@@ -103,8 +103,8 @@ HeteroSpec random_hetero(uint64_t seed) {
   HeteroSpec s;
   s.types = {{"b", 37, 0, {}}, {"a", 50, 3, {}}, {"c", 5, 0, {}}};
   for (int64_t i = 0; i < 50 * 3; ++i) s.types[1].feats.push_back(static_cast<float>(i) / 7);
-  s.relations = {{"b", "x", "a", {}}, {"a", "y", "a", {}}, {"c", "z", "b", {}},
-                 {"a", "empty", "c", {}}};
+  s.relations = {
+      {"b", "x", "a", {}}, {"a", "y", "a", {}}, {"c", "z", "b", {}}, {"a", "empty", "c", {}}};
   const int64_t sizes[] = {400, 300, 60, 0};
   for (size_t r = 0; r < 4; ++r) {
     const auto count = [&](const std::string& n) {

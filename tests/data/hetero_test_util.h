@@ -16,8 +16,8 @@ struct HeteroSpec {
   struct Type {
     std::string name;
     int64_t count = 0;
-    int64_t feat_dim = 0;       // 0: no features
-    std::vector<float> feats;   // [count * feat_dim]
+    int64_t feat_dim = 0;      // 0: no features
+    std::vector<float> feats;  // [count * feat_dim]
   };
   struct Rel {
     std::string head, name, tail;
@@ -26,7 +26,7 @@ struct HeteroSpec {
   std::vector<Type> types;
   std::vector<Rel> relations;
   std::string target;
-  std::vector<int64_t> labels;  // [target count]
+  std::vector<int64_t> labels;              // [target count]
   std::vector<int64_t> train, valid, test;  // target-local
 };
 
@@ -62,7 +62,8 @@ inline void write_ogb_hetero(const std::string& dir, const HeteroSpec& s,
   for (const auto& t : s.types) {
     names += (names.empty() ? "" : ",") + t.name;
     counts += (counts.empty() ? "" : ",") + std::to_string(t.count);
-    has_label += std::string(has_label.empty() ? "" : ",") + (t.name == s.target ? "True" : "False");
+    has_label +=
+        std::string(has_label.empty() ? "" : ",") + (t.name == s.target ? "True" : "False");
   }
   const std::string raw = dir + "/raw/";
   write_gz(raw + "num-node-dict.csv.gz", names + "\n" + counts + "\n");
@@ -97,8 +98,8 @@ inline void write_ogb_hetero(const std::string& dir, const HeteroSpec& s,
 inline std::string hetero_json(const HeteroSpec& s) {
   std::string types, relations;
   for (const auto& t : s.types) {
-    types += fmt::format("{}{{\"name\": \"{}\", \"count\": {}}}", types.empty() ? "" : ", ",
-                         t.name, t.count);
+    types += fmt::format("{}{{\"name\": \"{}\", \"count\": {}}}", types.empty() ? "" : ", ", t.name,
+                         t.count);
   }
   for (const auto& r : s.relations) {
     relations += fmt::format("{}[\"{}\", \"{}\", \"{}\"]", relations.empty() ? "" : ", ", r.head,

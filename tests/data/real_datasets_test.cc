@@ -162,13 +162,13 @@ void check_heco(const std::string& name, const HecoExpected& want) {
 }
 
 TEST(RealDatasets, HecoAcm) {
-  check_heco("heco-acm", {"paper",
-                          3,
-                          {{"paper", 4019}, {"author", 7167}, {"subject", 60}},
-                          {{"author___writes___paper", 13407},
-                           {"paper___has_subject___subject", 4019}},
-                          {{"paper", 1902}, {"author", 1902}},
-                          60});
+  check_heco("heco-acm",
+             {"paper",
+              3,
+              {{"paper", 4019}, {"author", 7167}, {"subject", 60}},
+              {{"author___writes___paper", 13407}, {"paper___has_subject___subject", 4019}},
+              {{"paper", 1902}, {"author", 1902}},
+              60});
 }
 
 TEST(RealDatasets, HecoDblp) {
@@ -183,14 +183,15 @@ TEST(RealDatasets, HecoDblp) {
 }
 
 TEST(RealDatasets, HecoFreebase) {
-  check_heco("heco-freebase", {"movie",
-                               3,
-                               {{"movie", 3492}, {"actor", 33401}, {"director", 2502}, {"writer", 4459}},
-                               {{"movie___has_actor___actor", 65341},
-                                {"movie___has_director___director", 3762},
-                                {"movie___has_writer___writer", 6414}},
-                               {},
-                               60});
+  check_heco("heco-freebase",
+             {"movie",
+              3,
+              {{"movie", 3492}, {"actor", 33401}, {"director", 2502}, {"writer", 4459}},
+              {{"movie___has_actor___actor", 65341},
+               {"movie___has_director___director", 3762},
+               {"movie___has_writer___writer", 6414}},
+              {},
+              60});
 }
 
 }  // namespace

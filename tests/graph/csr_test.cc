@@ -69,8 +69,10 @@ TEST(BuildInEdges, MatchesBruteForceOnRandomGraphForAnyThreadCount) {
       for (int64_t s : row(r.in_edges, d)) got.insert({d, s});
     EXPECT_EQ(got, expected);
     EXPECT_EQ(r.in_edges.num_entries(), static_cast<int64_t>(expected.size()));
-    if (threads == 1) first = r.in_edges;
-    else EXPECT_EQ(first.indices, r.in_edges.indices);
+    if (threads == 1)
+      first = r.in_edges;
+    else
+      EXPECT_EQ(first.indices, r.in_edges.indices);
   }
 }
 

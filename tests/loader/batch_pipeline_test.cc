@@ -1,6 +1,8 @@
 // BatchPipeline over a small generated one-part graph, all local (no endpoint): batches come
 // in step order, equal to building them directly, whatever the thread count and prefetch;
 // stop() mid-epoch and worker exceptions end cleanly.
+#include "partita/loader/batch_pipeline.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include "partita/core/timer.h"
 #include "partita/data/dataset.h"
 #include "partita/data/generate.h"
-#include "partita/loader/batch_pipeline.h"
 #include "partita/loader/seeds.h"
 #include "partita/partition/partition.h"
 #include "partita/sample/dist_sampler.h"

@@ -13,13 +13,13 @@
 #include <set>
 
 #include "../partition/test_datasets.h"
+#include "helpers/quiet_logs.h"
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition.h"
-#include "helpers/quiet_logs.h"
 
 namespace partita::loader {
 namespace {

@@ -1,4 +1,6 @@
 // Epoch shuffles, batch cutting, the global batch plan, and the replicated-mode even split.
+#include "partita/loader/seeds.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <set>
 
 #include "partita/core/error.h"
-#include "partita/loader/seeds.h"
 
 namespace partita::loader {
 namespace {
@@ -109,10 +110,10 @@ TEST(GlobalBatches, IndependentOfNumberingInputOrderAndOwners) {
     // Merged back in batch order, the shares are the batch.
     std::vector<int64_t> merged;
     for (int64_t o : want) {
-      const bool on_0 = std::find(got_by_rank[0].begin(), got_by_rank[0].end(), o) !=
-                        got_by_rank[0].end();
-      const bool on_1 = std::find(got_by_rank[1].begin(), got_by_rank[1].end(), o) !=
-                        got_by_rank[1].end();
+      const bool on_0 =
+          std::find(got_by_rank[0].begin(), got_by_rank[0].end(), o) != got_by_rank[0].end();
+      const bool on_1 =
+          std::find(got_by_rank[1].begin(), got_by_rank[1].end(), o) != got_by_rank[1].end();
       EXPECT_NE(on_0, on_1) << "original id " << o << " in step " << s;
       merged.push_back(o);
     }

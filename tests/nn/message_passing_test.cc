@@ -45,9 +45,9 @@ torch::Tensor reference_aggregate(const BlockTensors& b, const torch::Tensor& x,
 torch::Tensor reference_softmax(const BlockTensors& b, const torch::Tensor& ss,
                                 const torch::Tensor& sd) {
   auto e = torch::leaky_relu(ss.index_select(0, b.indices) + sd.index_select(0, b.edge_dst), 0.2);
-  auto max = torch::full({b.num_dst, ss.size(1)}, -std::numeric_limits<double>::infinity(),
-                         e.options())
-                 .index_reduce(0, b.edge_dst, e.detach(), "amax", true);
+  auto max =
+      torch::full({b.num_dst, ss.size(1)}, -std::numeric_limits<double>::infinity(), e.options())
+          .index_reduce(0, b.edge_dst, e.detach(), "amax", true);
   auto ex = (e - max.index_select(0, b.edge_dst)).exp();
   auto denom = torch::zeros({b.num_dst, ss.size(1)}, e.options()).index_add(0, b.edge_dst, ex);
   return ex / denom.index_select(0, b.edge_dst);
@@ -140,8 +140,12 @@ TEST_F(MessagePassingTest, AggregateGradientsMatchFiniteDifferencesInDouble) {
   auto xg = x.clone().requires_grad_();
   auto wg = w.clone().requires_grad_();
   (aggregate(block_, xg, wg) * r).sum().backward();
-  auto fx = [&](const torch::Tensor& v) { return (aggregate(block_, v, w) * r).sum().item<double>(); };
-  auto fw = [&](const torch::Tensor& v) { return (aggregate(block_, x, v) * r).sum().item<double>(); };
+  auto fx = [&](const torch::Tensor& v) {
+    return (aggregate(block_, v, w) * r).sum().item<double>();
+  };
+  auto fw = [&](const torch::Tensor& v) {
+    return (aggregate(block_, x, v) * r).sum().item<double>();
+  };
   EXPECT_TRUE(torch::allclose(xg.grad(), numeric_grad(fx, x), 1e-6, 1e-7));
   EXPECT_TRUE(torch::allclose(wg.grad(), numeric_grad(fw, w), 1e-6, 1e-7));
 }

@@ -9,13 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "helpers/quiet_logs.h"
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition.h"
 #include "test_datasets.h"
-#include "helpers/quiet_logs.h"
 
 namespace partita::partition {
 namespace {

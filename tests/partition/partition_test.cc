@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "helpers/quiet_logs.h"
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
@@ -17,7 +18,6 @@
 #include "partita/partition/assign.h"
 #include "partita/partition/format.h"
 #include "test_datasets.h"
-#include "helpers/quiet_logs.h"
 
 namespace partita::partition {
 namespace {

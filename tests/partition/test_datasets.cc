@@ -84,16 +84,19 @@ data::Dataset typed_dataset(const TypedOptions& o) {
   relations.emplace_back(1, "writes", 0);
   edges.emplace_back();
   for (int64_t a = 0; a < o.authors; ++a)
-    for (int k = 0; k < o.writes; ++k) edges.back().emplace_back(author0 + a, pick(paper0, o.papers));
+    for (int k = 0; k < o.writes; ++k)
+      edges.back().emplace_back(author0 + a, pick(paper0, o.papers));
   if (!o.single_relation) {
     relations.emplace_back(0, "cites", 0);
     edges.emplace_back();
     for (int64_t p = 0; p < o.papers; ++p)
-      for (int k = 0; k < o.cites; ++k) edges.back().emplace_back(paper0 + p, pick(paper0, o.papers));
+      for (int k = 0; k < o.cites; ++k)
+        edges.back().emplace_back(paper0 + p, pick(paper0, o.papers));
     relations.emplace_back(0, "has_topic", 2);
     edges.emplace_back();
     for (int64_t p = 0; p < o.papers; ++p)
-      for (int k = 0; k < o.topics; ++k) edges.back().emplace_back(paper0 + p, pick(field0, o.fields));
+      for (int k = 0; k < o.topics; ++k)
+        edges.back().emplace_back(paper0 + p, pick(field0, o.fields));
   }
   const size_t inputs = relations.size();
   if (o.reverse) {

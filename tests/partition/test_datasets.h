@@ -28,14 +28,14 @@ data::Dataset dataset_from_pairs(int64_t num_nodes, const std::vector<int64_t>& 
                                  int64_t feat_dim = 3, int64_t num_classes = 3);
 
 struct TypedOptions {
-  int64_t papers = 120;    // target type, 4 features, labels paper % classes
-  int64_t authors = 80;    // no features
-  int64_t fields = 30;     // 2 features
+  int64_t papers = 120;  // target type, 4 features, labels paper % classes
+  int64_t authors = 80;  // no features
+  int64_t fields = 30;   // 2 features
   int64_t num_classes = 4;
-  int cites = 3;           // out-edges per paper (paper -> paper)
-  int writes = 2;          // papers per author (author -> paper)
-  int topics = 1;          // fields per paper (paper -> field)
-  bool reverse = true;     // add rev_<relation> for each, as the readers do by default
+  int cites = 3;                 // out-edges per paper (paper -> paper)
+  int writes = 2;                // papers per author (author -> paper)
+  int topics = 1;                // fields per paper (paper -> field)
+  bool reverse = true;           // add rev_<relation> for each, as the readers do by default
   bool single_relation = false;  // writes only (a bipartite graph of one relation)
   uint64_t seed = 3;
 };

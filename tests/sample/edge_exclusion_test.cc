@@ -159,7 +159,8 @@ TEST(EdgeExclusion, FullNeighborhoodEqualsSamplingTheGraphWithoutTheEdges) {
       const int64_t sampled = batch.num_sampled_edges();
       std::vector<int64_t> degrees = in_degrees(g, batch.input_nodes);
 
-      const int64_t removed = exclude_edges(batch, global_pairs(lb.seeds, lb.pairs), mode, &degrees);
+      const int64_t removed =
+          exclude_edges(batch, global_pairs(lb.seeds, lb.pairs), mode, &degrees);
       const SampledBatch expected = sample_blocks(lb.seeds, options({-1, -1}), reduced);
       expect_same_batch(batch, expected);
       EXPECT_EQ(removed, sampled - expected.num_sampled_edges());
@@ -177,8 +178,10 @@ TEST(EdgeExclusion, SelfKeepsTheReverseEdges) {
   LocalSampler sampler(csc_view_of(g), {});
   SampledBatch self = sample_blocks(lb.seeds, options({-1}), sampler);
   SampledBatch reverse = self;
-  const int64_t removed_self = exclude_edges(self, global_pairs(lb.seeds, lb.pairs), Exclude::kSelf);
-  const int64_t removed_reverse = exclude_edges(reverse, global_pairs(lb.seeds, lb.pairs), Exclude::kReverse);
+  const int64_t removed_self =
+      exclude_edges(self, global_pairs(lb.seeds, lb.pairs), Exclude::kSelf);
+  const int64_t removed_reverse =
+      exclude_edges(reverse, global_pairs(lb.seeds, lb.pairs), Exclude::kReverse);
   EXPECT_GT(removed_reverse, removed_self);
   const Block& b = self.blocks[0];
   for (const SeedPair& p : lb.pairs) {
@@ -203,7 +206,8 @@ TEST(EdgeExclusion, RemovesEveryCopySampledWithReplacement) {
     const SampledBatch expected = reference_exclusion(batch, excluded);
     const int64_t sampled = batch.num_sampled_edges();
     std::vector<int64_t> degrees(batch.input_nodes.size(), 1);
-    const int64_t removed = exclude_edges(batch, global_pairs(lb.seeds, lb.pairs), Exclude::kReverse, &degrees);
+    const int64_t removed =
+        exclude_edges(batch, global_pairs(lb.seeds, lb.pairs), Exclude::kReverse, &degrees);
     expect_same_batch(batch, expected);
     EXPECT_EQ(removed, sampled - expected.num_sampled_edges());
     // 25 draws from rows of a few neighbors: far more copies than distinct edges.

@@ -77,7 +77,8 @@ TEST_P(DistEquality, BlocksAndFeaturesMatchSingleProcess) {
     sample::add_sample_routes(router, graphs[r], sampling);
     RpcOptions options;
     options.timeout_s = 20;
-    endpoints.push_back(std::make_unique<RpcEndpoint>(world.transport(r), router.handler(), options));
+    endpoints.push_back(
+        std::make_unique<RpcEndpoint>(world.transport(r), router.handler(), options));
   }
   const std::vector<int64_t> node_map = testing::read_node_map(parts);
 
@@ -125,10 +126,10 @@ TEST_P(DistEquality, BlocksAndFeaturesMatchSingleProcess) {
           const std::vector<std::vector<int64_t>> presample(
               batches.begin(), batches.begin() + std::min<size_t>(3, batches.size()));
           const int64_t budget = graphs[r].num_local_nodes() / 4;
-          const loader::HotNodes hot = loader::hottest_remote_nodes(
-              sampler, graphs[r], presample, fanouts, 7, 99, budget);
-          const loader::HotNodes again = loader::hottest_remote_nodes(
-              sampler, graphs[r], presample, fanouts, 7, 99, budget);
+          const loader::HotNodes hot =
+              loader::hottest_remote_nodes(sampler, graphs[r], presample, fanouts, 7, 99, budget);
+          const loader::HotNodes again =
+              loader::hottest_remote_nodes(sampler, graphs[r], presample, fanouts, 7, 99, budget);
           if (hot.ids != again.ids) throw Error("hot nodes differ between two identical calls");
           if (hot.ids.empty() || static_cast<int64_t>(hot.ids.size()) > budget)
             throw Error("hot nodes: " + std::to_string(hot.ids.size()) + " for budget " +
@@ -176,8 +177,7 @@ TEST(DistGraph, RejectsPartsAndRanksThatDisagree) {
     store::DistGraph::open(dir / "p", 0, 3);
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("has 2 parts but the job has 3 ranks"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("has 2 parts but the job has 3 ranks"), std::string::npos)
         << e.what();
   }
   store::DistGraph g1 = store::DistGraph::open(dir / "p", 1, 2);

@@ -56,7 +56,8 @@ int check(MpiScope& mpi, const std::string& dataset_dir, const std::string& part
   }
   const int64_t remote_nodes = sampler.stats().remote_nodes;
   session.finish();
-  const int64_t failed = collectives.allreduce_one<int64_t>(failure.empty() ? 0 : 1, ReduceOp::kSum);
+  const int64_t failed =
+      collectives.allreduce_one<int64_t>(failure.empty() ? 0 : 1, ReduceOp::kSum);
   const int64_t total_remote = collectives.allreduce_one(remote_nodes, ReduceOp::kSum);
   if (!failure.empty()) std::fprintf(stderr, "rank %d: %s\n", mpi.rank(), failure.c_str());
   if (mpi.rank() == 0)

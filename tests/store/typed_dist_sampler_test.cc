@@ -59,8 +59,8 @@ std::vector<std::string> relation_names(const data::Dataset& ds) {
 
 std::vector<FanoutCase> fanout_cases(const data::Dataset& ds) {
   std::vector<FanoutCase> cases;
-  for (const char* spec : {"3,2", "-1,1", "writes=2:cites=1:rev_writes=0:-1,3",
-                           "2,rev_cites=-1:has_topic=0:1"})
+  for (const char* spec :
+       {"3,2", "-1,1", "writes=2:cites=1:rev_writes=0:-1,3", "2,rev_cites=-1:has_topic=0:1"})
     cases.push_back({spec, sample::resolve_fanouts(spec, relation_names(ds))});
   return cases;
 }
@@ -167,44 +167,45 @@ class TypedDistSampler : public ::testing::Test {
   // Every rank samples batches of its owned nodes of every type under every fanout case and
   // compares them with the whole-dataset reference; the relation counts of all batches,
   // summed over ranks, per case and block, go to *counts.
-  static void expect_blocks_equal_reference(const data::Dataset& ds, const std::string& name,
-                                            int ranks,
-                                            std::vector<std::vector<std::vector<int64_t>>>* counts) {
-    sample::LocalSampler reference(
-        sample::csc_view_of(ds.in_edges, {}, ds.edge_relation), sampling_);
+  static void expect_blocks_equal_reference(
+      const data::Dataset& ds, const std::string& name, int ranks,
+      std::vector<std::vector<std::vector<int64_t>>>* counts) {
+    sample::LocalSampler reference(sample::csc_view_of(ds.in_edges, {}, ds.edge_relation),
+                                   sampling_);
     const std::vector<FanoutCase> cases = fanout_cases(ds);
     const std::vector<int64_t> node_map = testing::read_node_map(*dir_ / name);
     const int relations = ds.hetero->num_relations();
     std::mutex mu;
     counts->assign(cases.size(), std::vector<std::vector<int64_t>>(
                                      2, std::vector<int64_t>(static_cast<size_t>(relations), 0)));
-    const int64_t sent = on_every_rank(name, ranks, [&](int r, const store::DistGraph& g,
-                                                        RpcEndpoint* endpoint) {
-      sample::DistSampler sampler(g, ranks > 1 ? endpoint : nullptr, sampling_);
-      std::vector<int64_t> owned(static_cast<size_t>(g.num_local_nodes()));
-      std::iota(owned.begin(), owned.end(), g.first_node());
-      const std::vector<std::vector<int64_t>> batches = loader::chunk(owned, 24);
-      sample::BlockBuilder builder, reference_builder;
-      for (size_t c = 0; c < cases.size(); ++c) {
-        for (uint64_t b = 0; b < batches.size(); ++b) {
-          sample::BlockOptions options;
-          options.fanouts = cases[c].resolved.fanouts;
-          options.relation_fanouts = cases[c].resolved.relation_fanouts;
-          options.key = {13, static_cast<uint64_t>(c), static_cast<uint64_t>(r) * 1000 + b};
-          const sample::SampledBatch got = builder.build(batches[b], options, sampler);
-          const sample::SampledBatch want = reference_builder.build(
-              testing::map_ids(batches[b], node_map), options, reference);
-          expect_same_typed_batch(got, want, node_map,
-                                  name + " --fanouts " + cases[c].spec + ", rank " +
-                                      std::to_string(r) + " batch " + std::to_string(b));
-          const auto batch_counts = relation_counts(got, relations);
-          std::lock_guard<std::mutex> lock(mu);
-          for (size_t l = 0; l < 2; ++l)
-            for (int rel = 0; rel < relations; ++rel)
-              (*counts)[c][l][static_cast<size_t>(rel)] += batch_counts[l][static_cast<size_t>(rel)];
-        }
-      }
-    });
+    const int64_t sent =
+        on_every_rank(name, ranks, [&](int r, const store::DistGraph& g, RpcEndpoint* endpoint) {
+          sample::DistSampler sampler(g, ranks > 1 ? endpoint : nullptr, sampling_);
+          std::vector<int64_t> owned(static_cast<size_t>(g.num_local_nodes()));
+          std::iota(owned.begin(), owned.end(), g.first_node());
+          const std::vector<std::vector<int64_t>> batches = loader::chunk(owned, 24);
+          sample::BlockBuilder builder, reference_builder;
+          for (size_t c = 0; c < cases.size(); ++c) {
+            for (uint64_t b = 0; b < batches.size(); ++b) {
+              sample::BlockOptions options;
+              options.fanouts = cases[c].resolved.fanouts;
+              options.relation_fanouts = cases[c].resolved.relation_fanouts;
+              options.key = {13, static_cast<uint64_t>(c), static_cast<uint64_t>(r) * 1000 + b};
+              const sample::SampledBatch got = builder.build(batches[b], options, sampler);
+              const sample::SampledBatch want = reference_builder.build(
+                  testing::map_ids(batches[b], node_map), options, reference);
+              expect_same_typed_batch(got, want, node_map,
+                                      name + " --fanouts " + cases[c].spec + ", rank " +
+                                          std::to_string(r) + " batch " + std::to_string(b));
+              const auto batch_counts = relation_counts(got, relations);
+              std::lock_guard<std::mutex> lock(mu);
+              for (size_t l = 0; l < 2; ++l)
+                for (int rel = 0; rel < relations; ++rel)
+                  (*counts)[c][l][static_cast<size_t>(rel)] +=
+                      batch_counts[l][static_cast<size_t>(rel)];
+            }
+          }
+        });
     EXPECT_GT(sent, 0) << name << ": no remote traffic, the test would be vacuous";
   }
 
@@ -261,8 +262,7 @@ TEST_F(TypedDistSampler, TypedBatchPipelineGroupsInputsByTypeWithTheirFeatures) 
   const data::Dataset& ds = *dense_;
   const std::string name = "dense-random3";
   const int ranks = 3;
-  sample::LocalSampler reference(sample::csc_view_of(ds.in_edges, {}, ds.edge_relation),
-                                 sampling_);
+  sample::LocalSampler reference(sample::csc_view_of(ds.in_edges, {}, ds.edge_relation), sampling_);
   const std::vector<int64_t> node_map = testing::read_node_map(*dir_ / name);
   const sample::ResolvedFanouts fanouts =
       sample::resolve_fanouts("cites=2:rev_writes=0:3,2", relation_names(ds));
@@ -281,16 +281,15 @@ TEST_F(TypedDistSampler, TypedBatchPipelineGroupsInputsByTypeWithTheirFeatures) 
     loader::BatchPipeline pipeline(options, loader::chunk(train, 10), sampler, fetcher);
     sample::BlockBuilder reference_builder;
     while (std::optional<loader::Batch> batch = pipeline.next()) {
-      const std::string what =
-          "rank " + std::to_string(r) + " step " + std::to_string(batch->step);
+      const std::string what = "rank " + std::to_string(r) + " step " + std::to_string(batch->step);
       const sample::SampledBatch& got = batch->sampled;
       sample::BlockOptions block_options;
       block_options.fanouts = options.fanouts;
       block_options.relation_fanouts = options.relation_fanouts;
       block_options.key = {options.seed, options.epoch, static_cast<uint64_t>(batch->step)};
       expect_same_typed_batch(
-          got, reference_builder.build(testing::map_ids(got.seeds, node_map), block_options,
-                                       reference),
+          got,
+          reference_builder.build(testing::map_ids(got.seeds, node_map), block_options, reference),
           node_map, what);
       if (!batch->features.empty()) throw Error(what + ": untyped features filled");
       if (batch->typed_inputs.size() != 3) throw Error(what + ": not one input per type");

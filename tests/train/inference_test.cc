@@ -5,6 +5,8 @@
 // transport), in small batches so that batches and remote sources are exercised.
 // Tolerance: |got - want| <= 1e-5 (|want| + 1) per value (float32; only the summation
 // order differs; values are O(1)). And checkpoints of another partition or model kind are refused.
+#include "partita/train/inference.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -19,7 +21,6 @@
 #include "partita/nn/block_tensors.h"
 #include "partita/runtime/session.h"
 #include "partita/train/checkpoint.h"
-#include "partita/train/inference.h"
 #include "partita/train/trainer.h"
 #include "train_test_util.h"
 
@@ -60,9 +61,11 @@ class Inference : public ::testing::Test {
     }
     torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.1));
     const int64_t heads = o.kind == nn::ConvKind::kGat ? o.heads : 1;
-    CheckpointMeta meta{1, 0, {static_cast<int64_t>(o.kind), o.in_dim, o.hidden, o.out_dim,
-                               o.layers, heads, static_cast<int64_t>(o.norm),
-                               static_cast<int64_t>(OptimizerKind::kSgd)}};
+    CheckpointMeta meta{
+        1,
+        0,
+        {static_cast<int64_t>(o.kind), o.in_dim, o.hidden, o.out_dim, o.layers, heads,
+         static_cast<int64_t>(o.norm), static_cast<int64_t>(OptimizerKind::kSgd)}};
     write_file_atomic(checkpoint_path(dir, 1), serialize_checkpoint(*model, sgd, meta));
     model->eval();
     return model;
@@ -116,11 +119,11 @@ class Inference : public ::testing::Test {
     auto a = w.adjacency.accessor<float, 2>();
     for (int64_t i = 0; i < n; ++i)
       for (int64_t e = g.indptr()[i]; e < g.indptr()[i + 1]; ++e) a[i][g.indices()[e]] += 1;
-    w.features = torch::from_blob(const_cast<uint8_t*>(g.features()), {n, g.feat_dim()},
-                                  torch::kFloat32)
-                     .clone();
-    w.original = torch::tensor(at::ArrayRef<int64_t>(g.original_ids().begin(),
-                                                     static_cast<size_t>(n)));
+    w.features =
+        torch::from_blob(const_cast<uint8_t*>(g.features()), {n, g.feat_dim()}, torch::kFloat32)
+            .clone();
+    w.original =
+        torch::tensor(at::ArrayRef<int64_t>(g.original_ids().begin(), static_cast<size_t>(n)));
     w.degree = w.adjacency.sum(1);
     w.test_ids.assign(g.test_ids().begin(), g.test_ids().end());
     w.labels.assign(g.labels().begin(), g.labels().end());
@@ -181,8 +184,8 @@ TEST_F(Inference, SageAndGcnEqualDenseFullGraphForwardOnOneAndTwoRanks) {
   const WholeGraph w = whole_graph();
   for (nn::ConvKind kind : {nn::ConvKind::kSage, nn::ConvKind::kGcn}) {
     for (int64_t layers : {1, 2, 3}) {
-      SCOPED_TRACE(::testing::Message() << "kind " << static_cast<int>(kind) << ", layers "
-                                        << layers);
+      SCOPED_TRACE(::testing::Message()
+                   << "kind " << static_cast<int>(kind) << ", layers " << layers);
       TempDir checkpoints;
       auto model = write_checkpoint(checkpoints.path(), model_options(kind, layers));
       torch::NoGradGuard no_grad;

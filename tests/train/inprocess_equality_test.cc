@@ -27,12 +27,12 @@ struct RunResult {
   std::vector<double> epoch_losses;
   std::vector<double> val_accs;
   double test_acc = 0;
-  std::vector<float> weights;  // rank 0's parameters after training, flattened
+  std::vector<float> weights;        // rank 0's parameters after training, flattened
   std::vector<float> first_weights;  // ... before training
   int64_t request_bytes = 0;         // rank 0's traffic in epoch 1
   int64_t collective_bytes = 0;
   int64_t steps = 0;
-  int64_t cache_hits = 0;    // rank 0's, epoch 1
+  int64_t cache_hits = 0;  // rank 0's, epoch 1
   int64_t remote_rows = 0;
   int64_t cache_rows = 0;
 };
@@ -162,8 +162,7 @@ TEST_F(InProcessEquality, LossesPerEpochAndWeightsAreTheSameForOneTwoAndFourRank
     ASSERT_EQ(one.epoch_losses.size(), 3u);
     // Traffic: none alone; every step allreduces at least the gradients (4 bytes each).
     EXPECT_EQ(one.request_bytes, 0);
-    EXPECT_GE(one.collective_bytes,
-              one.steps * static_cast<int64_t>(one.weights.size()) * 4);
+    EXPECT_GE(one.collective_bytes, one.steps * static_cast<int64_t>(one.weights.size()) * 4);
     EXPECT_LT(one.epoch_losses.back(), one.epoch_losses.front()) << "it learns";
     for (int ranks : {2, 4}) {
       const RunResult many = run(ranks, o);

@@ -16,8 +16,8 @@
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
 #include "partita/core/npy.h"
-#include "partita/runtime/mpi_rank.h"
 #include "partita/nn/precision.h"
+#include "partita/runtime/mpi_rank.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/trainer.h"
 
@@ -81,8 +81,8 @@ void expect_identical_every_step(nn::ConvKind kind,
   EXPECT_GE(trainer.steps_per_epoch(), 2) << "too few steps to test anything";
   EXPECT_EQ(mismatches, 0) << "parameters differ across ranks after some step";
   // The loss reported on every rank is the global one: identical too.
-  auto [lo, hi] = min_max(static_cast<int64_t>(crc32_update(0, losses.data(),
-                                                            losses.size() * sizeof(double))));
+  auto [lo, hi] =
+      min_max(static_cast<int64_t>(crc32_update(0, losses.data(), losses.size() * sizeof(double))));
   EXPECT_EQ(lo, hi);
 }
 
@@ -114,9 +114,9 @@ struct RunLog {
 RunLog train_run(TrainOptions o) {
   RunLog run;
   Trainer trainer(*g_session, o);
-  TrainResult result = trainer.train(
-      [&](const EpochRecord& r) { run.epochs.push_back(r); },
-      [&](const StepRecord& s) { run.step_losses.push_back(s.loss); });
+  TrainResult result =
+      trainer.train([&](const EpochRecord& r) { run.epochs.push_back(r); },
+                    [&](const StepRecord& s) { run.step_losses.push_back(s.loss); });
   run.test_acc = result.test_acc;
   run.crc = parameter_crc(trainer);
   return run;
@@ -144,9 +144,8 @@ void expect_resume_repeats_the_uninterrupted_run(nn::Precision precision) {
 
   ASSERT_EQ(head.step_losses.size() + tail.step_losses.size(), whole.step_losses.size());
   for (size_t i = 0; i < whole.step_losses.size(); ++i) {
-    const double got = i < head.step_losses.size()
-                           ? head.step_losses[i]
-                           : tail.step_losses[i - head.step_losses.size()];
+    const double got = i < head.step_losses.size() ? head.step_losses[i]
+                                                   : tail.step_losses[i - head.step_losses.size()];
     EXPECT_EQ(got, whole.step_losses[i]) << "step " << i;
   }
   ASSERT_EQ(tail.epochs.size(), 2u);
@@ -162,8 +161,7 @@ void expect_resume_repeats_the_uninterrupted_run(nn::Precision precision) {
 
   // Negative control: the comparison above can fail. From the same checkpoint (a copy),
   // resuming with another seed gives other losses than resuming with the right one.
-  if (g_session->rank() == 0)
-    std::filesystem::copy(dir / "ckpt", dir / "ckpt-copy");
+  if (g_session->rank() == 0) std::filesystem::copy(dir / "ckpt", dir / "ckpt-copy");
   TrainOptions same = resumed;
   same.epochs = 5;
   const RunLog reference = train_run(same);

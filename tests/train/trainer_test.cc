@@ -9,8 +9,8 @@
 #include "partita/comm/mpi_scope.h"
 #include "partita/data/dataset.h"
 #include "partita/data/generate.h"
-#include "partita/runtime/mpi_rank.h"
 #include "partita/partition/partition.h"
+#include "partita/runtime/mpi_rank.h"
 
 namespace partita::train {
 namespace {

@@ -42,8 +42,8 @@ struct RunResult {
   std::vector<double> val_accs;
   double test_acc = 0;
   int64_t steps = 0;
-  int64_t request_bytes = 0;     // the first trainer's, epoch 1
-  std::vector<float> weights;    // the first trainer's parameters after training
+  int64_t request_bytes = 0;   // the first trainer's, epoch 1
+  std::vector<float> weights;  // the first trainer's parameters after training
   // The author table, rows in order of original id: before and after training.
   std::vector<float> first_embeddings;
   std::vector<float> embeddings;
@@ -238,12 +238,12 @@ TEST_F(TypedTraining, OneTwoAndThreeRanksTrainTheSameSteps) {
     OptimizerKind optimizer;
     int64_t num_bases;
   };
-  for (const Case& c : {Case{"5,5", OptimizerKind::kSgd, 0},
-                        Case{"cites=3:4,-1", OptimizerKind::kSgd, 2},
-                        Case{"5,5", OptimizerKind::kAdam, 0}}) {
+  for (const Case& c :
+       {Case{"5,5", OptimizerKind::kSgd, 0}, Case{"cites=3:4,-1", OptimizerKind::kSgd, 2},
+        Case{"5,5", OptimizerKind::kAdam, 0}}) {
     const std::string what = "--fanouts " + c.fanouts +
-                             (c.optimizer == OptimizerKind::kSgd ? " sgd" : " adam") +
-                             " bases " + std::to_string(c.num_bases);
+                             (c.optimizer == OptimizerKind::kSgd ? " sgd" : " adam") + " bases " +
+                             std::to_string(c.num_bases);
     SCOPED_TRACE(what);
     TrainOptions o = options(c.fanouts, c.optimizer);
     o.num_bases = c.num_bases;
@@ -315,9 +315,8 @@ TEST_F(TypedTraining, ResumeWithEmbeddingsRepeatsTheUninterruptedRun) {
 
   ASSERT_EQ(head.step_losses.size() + tail.step_losses.size(), whole.step_losses.size());
   for (size_t i = 0; i < whole.step_losses.size(); ++i) {
-    const double got = i < head.step_losses.size()
-                           ? head.step_losses[i]
-                           : tail.step_losses[i - head.step_losses.size()];
+    const double got = i < head.step_losses.size() ? head.step_losses[i]
+                                                   : tail.step_losses[i - head.step_losses.size()];
     EXPECT_EQ(got, whole.step_losses[i]) << "step " << i;
   }
   ASSERT_EQ(tail.epoch_losses.size(), 2u);

@@ -28,7 +28,6 @@ inline void check_mpi(int code, fmt::format_string<Args...> what, Args&&... args
 // MPI_ERRORS_RETURN handler. Like MPI_Comm_dup, but waits at most timeout_s for every rank
 // (MPI_Comm_idup polled with backoff): past it, TimeoutError naming `what`, and the pending
 // duplication is abandoned. Stores this rank's rank and size in *rank and *size.
-MPI_Comm dup_communicator(MPI_Comm comm, double timeout_s, const char* what, int* rank,
-                          int* size);
+MPI_Comm dup_communicator(MPI_Comm comm, double timeout_s, const char* what, int* rank, int* size);
 
 }  // namespace partita

@@ -10,7 +10,8 @@
 // abandoned (never freed: Open MPI may still progress the collective), and later operations
 // on this object throw CommError.
 //
-// The constructor is collective over `comm` (dup_communicator in mpi_check.h, with options.timeout_s).
+// The constructor is collective over `comm` (dup_communicator in mpi_check.h, with
+// options.timeout_s).
 #include <mpi.h>
 
 #include <chrono>
@@ -43,8 +44,7 @@ class MpiCollectives : public Collectives {
   void barrier() override;
 
  protected:
-  void reduce(void* data, size_t count, size_t bucket_count, ElemType type,
-              ReduceOp op) override;
+  void reduce(void* data, size_t count, size_t bucket_count, ElemType type, ReduceOp op) override;
   void broadcast_bytes(void* data, size_t bytes, int root) override;
   std::vector<uint8_t> allgather_bytes(const void* mine, size_t bytes) override;
 

@@ -42,8 +42,7 @@ int64_t sliced_exchange(RpcEndpoint& endpoint, uint64_t kind,
       const size_t n = std::min(slice_rows, positions[r].size() - begin);
       WireWriter request(16 + n * 8);
       request.put<uint64_t>(kind);
-      fill(ArrayView<const int64_t>(positions[r].data() + begin, static_cast<int64_t>(n)),
-           request);
+      fill(ArrayView<const int64_t>(positions[r].data() + begin, static_cast<int64_t>(n)), request);
       requests.push_back({r, request.take()});
       parts.emplace_back(r, begin);
     }

@@ -2,10 +2,10 @@
 // One exception family for the whole engine. Library code throws; only the CLI catches,
 // prints `error: <what()>` and exits non-zero. Messages name the file or flag first:
 // "<file or flag>: <what is wrong>".
+#include <fmt/format.h>
+
 #include <stdexcept>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace partita {
 

@@ -1,9 +1,9 @@
 #pragma once
 // Minimal leveled logging to stderr. The level is process-wide and set once by the CLI
 // before any work starts; logging calls are thread-safe (one write per line).
-#include <string>
-
 #include <fmt/format.h>
+
+#include <string>
 
 namespace partita {
 
@@ -15,11 +15,13 @@ void log_line(LogLevel level, const std::string& line);
 
 template <class... Args>
 void log_info(fmt::format_string<Args...> f, Args&&... args) {
-  if (log_level() >= LogLevel::kInfo) log_line(LogLevel::kInfo, fmt::format(f, std::forward<Args>(args)...));
+  if (log_level() >= LogLevel::kInfo)
+    log_line(LogLevel::kInfo, fmt::format(f, std::forward<Args>(args)...));
 }
 template <class... Args>
 void log_debug(fmt::format_string<Args...> f, Args&&... args) {
-  if (log_level() >= LogLevel::kDebug) log_line(LogLevel::kDebug, fmt::format(f, std::forward<Args>(args)...));
+  if (log_level() >= LogLevel::kDebug)
+    log_line(LogLevel::kDebug, fmt::format(f, std::forward<Args>(args)...));
 }
 // Warnings are printed unless the level is kQuiet.
 template <class... Args>

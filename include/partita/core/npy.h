@@ -28,17 +28,35 @@ DType dtype_from_name(const std::string& name, const std::string& what);
 
 template <class T>
 constexpr DType dtype_of();
-template <> constexpr DType dtype_of<bool>() { return DType::kBool; }
-template <> constexpr DType dtype_of<uint8_t>() { return DType::kUInt8; }
-template <> constexpr DType dtype_of<int32_t>() { return DType::kInt32; }
-template <> constexpr DType dtype_of<int64_t>() { return DType::kInt64; }
-template <> constexpr DType dtype_of<float>() { return DType::kFloat32; }
-template <> constexpr DType dtype_of<double>() { return DType::kFloat64; }
+template <>
+constexpr DType dtype_of<bool>() {
+  return DType::kBool;
+}
+template <>
+constexpr DType dtype_of<uint8_t>() {
+  return DType::kUInt8;
+}
+template <>
+constexpr DType dtype_of<int32_t>() {
+  return DType::kInt32;
+}
+template <>
+constexpr DType dtype_of<int64_t>() {
+  return DType::kInt64;
+}
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::kFloat32;
+}
+template <>
+constexpr DType dtype_of<double>() {
+  return DType::kFloat64;
+}
 
 struct NpyHeader {
   DType dtype = DType::kFloat32;
   std::vector<int64_t> shape;
-  size_t data_offset = 0;  // bytes before the first element
+  size_t data_offset = 0;      // bytes before the first element
   bool fortran_order = false;  // as stored, with 2+ dimensions (NpyArray reads it in C order)
 
   int64_t num_elements() const;
@@ -135,8 +153,7 @@ class NpyWriter {
 
 // Writes a whole array in one call; returns the file's CRC-32.
 template <class T>
-uint32_t write_npy(const std::string& path, ArrayView<const T> values,
-                   std::vector<int64_t> shape) {
+uint32_t write_npy(const std::string& path, ArrayView<const T> values, std::vector<int64_t> shape) {
   NpyWriter writer(path, dtype_of<T>(), std::move(shape));
   writer.write(values);
   return writer.finish();

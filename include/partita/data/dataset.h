@@ -20,7 +20,7 @@ namespace partita::data {
 // docs/dataset-format.md). Each vector holds interleaved (src, dst) pairs of original ids,
 // in the order of the file; every id lies in [0, num_nodes) and no pair is a self loop.
 struct EdgeSplitArrays {
-  std::vector<int64_t> train, valid, test;  // positive edges
+  std::vector<int64_t> train, valid, test;   // positive edges
   std::vector<int64_t> valid_neg, test_neg;  // non-edges scored against valid / test
 };
 
@@ -57,9 +57,9 @@ struct Dataset {
 };
 
 struct LoadOptions {
-  bool undirected = false;  // --undirected: add the reverse of every edge
-  int threads = 0;          // <= 0: all hardware threads (graph build, feature scan)
-  std::string split;        // OGB split folder under split/; empty: the only one present
+  bool undirected = false;        // --undirected: add the reverse of every edge
+  int threads = 0;                // <= 0: all hardware threads (graph build, feature scan)
+  std::string split;              // OGB split folder under split/; empty: the only one present
   bool reverse_relations = true;  // heterogeneous: add "rev_<name>" for every relation
 };
 

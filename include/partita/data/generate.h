@@ -83,8 +83,8 @@ struct HeteroGenerateOptions {
   double train_fraction = 0.6;  // --train-fraction, --valid-fraction, --test-fraction: random
   double valid_fraction = 0.2;  //   split of the papers, as in GenerateOptions
   double test_fraction = 0.2;
-  std::string out_dir;          // --out
-  int threads = 0;              // --threads
+  std::string out_dir;  // --out
+  int threads = 0;      // --threads
 };
 
 // ogbn-mag's shape: per-type node counts and per-relation edge counts at full scale.

@@ -33,11 +33,11 @@ struct NodeType {
 };
 
 struct Relation {
-  std::string name;      // as in the input ("writes"), or "rev_<name>" for a reverse relation
-  int src_type = 0;      // index into HeteroSchema::node_types
+  std::string name;  // as in the input ("writes"), or "rev_<name>" for a reverse relation
+  int src_type = 0;  // index into HeteroSchema::node_types
   int dst_type = 0;
-  int64_t num_edges = 0; // stored edges (after dropping duplicates and self loops)
-  bool reverse = false;  // added as the reverse of another relation
+  int64_t num_edges = 0;  // stored edges (after dropping duplicates and self loops)
+  bool reverse = false;   // added as the reverse of another relation
 };
 
 struct HeteroSchema {

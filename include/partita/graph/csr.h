@@ -40,7 +40,8 @@ struct InEdgeResult {
 
 // Builds the in-edge CSC of a graph with `num_nodes` nodes. Throws FormatError naming
 // options.source if an id is negative or >= num_nodes.
-InEdgeResult build_in_edges(int64_t num_nodes, const EdgeStream& edges, const InEdgeOptions& options);
+InEdgeResult build_in_edges(int64_t num_nodes, const EdgeStream& edges,
+                            const InEdgeOptions& options);
 
 // Convenience: an EdgeStream over an in-memory interleaved (src, dst) array.
 EdgeStream edge_stream_of(const std::vector<int64_t>& pairs);

@@ -40,11 +40,11 @@ struct BatchPipelineOptions {
   std::vector<int64_t> fanouts;  // per hop, sample::BlockOptions::fanouts
   // Typed graphs: per hop, per relation (sample::BlockOptions::relation_fanouts).
   std::vector<std::vector<int64_t>> relation_fanouts;
-  uint64_t seed = 0;             // --seed
+  uint64_t seed = 0;  // --seed
   uint64_t epoch = 0;
-  int64_t feature_row_bytes = 0; // bytes of one feature row (graph.feature_row_bytes())
-  bool fetch_degrees = false;    // also fetch the graph in-degree of every input node
-  bool fetch_labels = true;      // fetch the seeds' labels (false: Batch::labels stays empty)
+  int64_t feature_row_bytes = 0;  // bytes of one feature row (graph.feature_row_bytes())
+  bool fetch_degrees = false;     // also fetch the graph in-degree of every input node
+  bool fetch_labels = true;       // fetch the seeds' labels (false: Batch::labels stays empty)
   // Typed graphs: fetch the input nodes' features per node type (Batch::typed_inputs)
   // instead of Batch::features (feature_row_bytes is then unused).
   bool typed = false;
@@ -71,8 +71,8 @@ struct Batch {
   // options.fetch_degrees; empty otherwise. Every block's src nodes are a prefix of the
   // input nodes, so its first num_src entries belong to block i.
   std::vector<int64_t> degrees;
-  double sample_s = 0;          // wall time building the blocks
-  double fetch_s = 0;           // wall time fetching features, labels (and degrees)
+  double sample_s = 0;  // wall time building the blocks
+  double fetch_s = 0;   // wall time fetching features, labels (and degrees)
 };
 
 class BatchPipeline {
@@ -118,8 +118,8 @@ class BatchPipeline {
   int64_t next_claim_ = 0;            // next step a worker claims
   int64_t next_step_ = 0;             // next step next() returns
   bool stopping_ = false;
-  std::exception_ptr error_;          // first worker exception
-  std::map<int64_t, Batch> ready_;    // reorder buffer: built steps not yet handed out
+  std::exception_ptr error_;        // first worker exception
+  std::map<int64_t, Batch> ready_;  // reorder buffer: built steps not yet handed out
 
   std::vector<std::thread> workers_;  // touched by the owning thread only
 };

@@ -11,10 +11,10 @@
 namespace partita::loader {
 
 struct HotNodes {
-  std::vector<int64_t> ids;       // at most `budget` remote nodes, most needed first
-  int64_t batches = 0;            // batches pre-sampled
-  int64_t remote_appearances = 0; // remote input rows over those batches (with repeats)
-  int64_t covered = 0;            // of which `ids` cover
+  std::vector<int64_t> ids;        // at most `budget` remote nodes, most needed first
+  int64_t batches = 0;             // batches pre-sampled
+  int64_t remote_appearances = 0;  // remote input rows over those batches (with repeats)
+  int64_t covered = 0;             // of which `ids` cover
 };
 
 // Throws UsageError, naming --cache-ratio / --cache-presample, unless 0 <= ratio <= 1 and
@@ -30,7 +30,7 @@ int64_t cache_budget(const store::DistGraph& graph, double ratio);
 // ties go to the smaller id, so the choice is deterministic. budget >= 0.
 HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                               const std::vector<std::vector<int64_t>>& batches,
-                              const std::vector<int64_t>& fanouts, uint64_t seed,
-                              uint64_t epoch, int64_t budget);
+                              const std::vector<int64_t>& fanouts, uint64_t seed, uint64_t epoch,
+                              int64_t budget);
 
 }  // namespace partita::loader

@@ -75,7 +75,7 @@ class NegativeSampler {
   void draw(uint64_t seed, uint64_t epoch, int64_t key, int64_t k, int64_t* out) const;
 
  private:
-  std::vector<int64_t> global_of_;   // [N]: the global id of each original id
+  std::vector<int64_t> global_of_;  // [N]: the global id of each original id
   // Degree mode: cumulative_[o] = the degrees of original ids 0..o summed.
   std::vector<int64_t> cumulative_;
 };

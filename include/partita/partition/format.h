@@ -114,7 +114,7 @@ struct PartitionMeta {
   int num_parts = 0;
   int64_t num_nodes = 0;
   int64_t num_edges = 0;  // stored in-edges over all parts
-  int64_t feat_dim = 0;  // typed partitions: 0 (features per type, TypedNodeType::feat_dim)
+  int64_t feat_dim = 0;   // typed partitions: 0 (features per type, TypedNodeType::feat_dim)
   // float32, float16 or bfloat16 ("feature_dtype" in partita.json; absent: float32).
   DType feature_dtype = DType::kFloat32;
   int64_t num_classes = 0;

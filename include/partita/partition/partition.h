@@ -17,13 +17,13 @@ enum class Method { kMetis, kRandom };
 const char* method_name(Method method);
 
 struct PartitionOptions {
-  int num_parts = 2;            // >= 1 and <= number of nodes
+  int num_parts = 2;  // >= 1 and <= number of nodes
   Method method = Method::kMetis;
-  bool balance_train = false;   // METIS: balance training nodes per part too
-  bool balance_edges = false;   // METIS: balance in-degree (edges) per part too
-  uint64_t seed = 0;            // METIS seed / random assignment seed
-  std::string out_dir;          // created; existing partition files are replaced
-  int threads = 0;              // <= 0: all hardware threads
+  bool balance_train = false;  // METIS: balance training nodes per part too
+  bool balance_edges = false;  // METIS: balance in-degree (edges) per part too
+  uint64_t seed = 0;           // METIS seed / random assignment seed
+  std::string out_dir;         // created; existing partition files are replaced
+  int threads = 0;             // <= 0: all hardware threads
   // Recorded in partita.json only: whether the dataset was loaded with reverse edges added.
   // run_partition sets it from LoadOptions::undirected.
   bool undirected = false;
@@ -38,7 +38,7 @@ struct PartitionOptions {
 
 struct PartStats {
   int64_t nodes = 0;
-  int64_t edges = 0;        // in-edges of owned nodes
+  int64_t edges = 0;  // in-edges of owned nodes
   int64_t train_nodes = 0;
   int64_t valid_nodes = 0;
   int64_t test_nodes = 0;
@@ -49,7 +49,7 @@ struct PartStats {
 
 // A link-prediction split's figures (partita.json "edge_split"; docs/partition-format.md).
 struct EdgeSplitStats {
-  std::string source;  // "sampled" (--edge-split) or "dataset"
+  std::string source;                            // "sampled" (--edge-split) or "dataset"
   double valid_fraction = 0, test_fraction = 0;  // sampled only; 0 for "dataset"
   int64_t valid = 0, test = 0;                   // held-out positive pairs
   int64_t valid_neg = 0, test_neg = 0;           // negative pairs
@@ -62,7 +62,7 @@ struct PartitionSummary {
   std::vector<std::pair<std::string, double>> phase_seconds;  // in order of execution
   int64_t num_nodes = 0;
   int64_t num_edges = 0;
-  int64_t edge_cut = 0;             // edges whose endpoints lie in different parts
+  int64_t edge_cut = 0;  // edges whose endpoints lie in different parts
   double edge_cut_fraction = 0;
   std::vector<PartStats> parts;
   // max over parts / mean over parts (1.0 = perfect balance)

@@ -2,8 +2,8 @@
 // One rank of an MPI job: the request transport and the collectives on communicators of
 // their own (dups of MPI_COMM_WORLD), and the Session over them. In server-client mode
 // (options.servers > 0) the trainers also get collectives of their own, over a split of the
-// world (colour = role), for training; the transport and the set-up stay on the world. Declare it after the
-// MpiScope, which must outlive it.
+// world (colour = role), for training; the transport and the set-up stay on the world. Declare it
+// after the MpiScope, which must outlive it.
 //
 // Also the two MPI facts the command line's exit policy needs (cli/rank_main.h), so that
 // it includes no MPI call itself: UsageAgreement and abort_job.
@@ -57,7 +57,7 @@ class UsageAgreement {
   MpiScope& mpi_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool pending_ = false;
-  int mine_ = 0;    // the pending agreement's buffers: MPI may write them until the abort
+  int mine_ = 0;  // the pending agreement's buffers: MPI may write them until the abort
   int lowest_ = 0;
 };
 

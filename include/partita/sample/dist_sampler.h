@@ -30,10 +30,10 @@ void add_sample_routes(RpcRouter& router, const store::DistGraph& graph,
                        const LocalSamplerOptions& options);
 
 struct DistSamplerStats {
-  int64_t local_nodes = 0;      // frontier nodes sampled in place
-  int64_t remote_nodes = 0;     // frontier nodes sampled by their owners
+  int64_t local_nodes = 0;   // frontier nodes sampled in place
+  int64_t remote_nodes = 0;  // frontier nodes sampled by their owners
   int64_t remote_requests = 0;
-  int64_t remote_bytes = 0;     // request + reply payload bytes
+  int64_t remote_bytes = 0;  // request + reply payload bytes
 };
 
 class DistSampler final : public NeighborSampler {

@@ -4,8 +4,8 @@
 // batches need do not cross the wire every time (as GraphLearn-for-PyTorch does).
 //
 // Holds copies of the rows exactly as their owners serve them (in the partition's feature
-// dtype), so a fetch answered from the cache gives the same bytes as a remote one. Immutable once built; find() may be called
-// from any thread.
+// dtype), so a fetch answered from the cache gives the same bytes as a remote one. Immutable once
+// built; find() may be called from any thread.
 #include <absl/container/flat_hash_map.h>
 
 #include <cstdint>
@@ -27,8 +27,8 @@ class FeatureCache {
   // Fetches the rows of `ids` (distinct, none owned by this rank) through `fetcher`, in
   // requests of at most `chunk_rows` rows, and keeps them. Collective only in that the
   // owners must answer.
-  static FeatureCache fetch(FeatureFetcher& fetcher, std::vector<int64_t> ids,
-                            int64_t row_bytes, int64_t chunk_rows = 65536);
+  static FeatureCache fetch(FeatureFetcher& fetcher, std::vector<int64_t> ids, int64_t row_bytes,
+                            int64_t chunk_rows = 65536);
 
   // The cached row of `gid` (row_bytes bytes), or null.
   const uint8_t* find(int64_t gid) const {

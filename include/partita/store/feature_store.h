@@ -25,10 +25,10 @@ namespace partita::store {
 
 struct FetchStats {
   int64_t local_rows = 0;
-  int64_t remote_rows = 0;     // rows that crossed the wire
+  int64_t remote_rows = 0;  // rows that crossed the wire
   int64_t remote_requests = 0;
-  int64_t remote_bytes = 0;    // reply payload bytes received
-  int64_t cache_hits = 0;      // remote feature rows answered by the cache instead
+  int64_t remote_bytes = 0;  // reply payload bytes received
+  int64_t cache_hits = 0;    // remote feature rows answered by the cache instead
 };
 
 // Request kind of typed feature rows: "TFEAT" in ASCII, outside comm/wire.h's small codes

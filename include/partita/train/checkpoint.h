@@ -80,8 +80,8 @@ CheckpointMeta read_checkpoint_meta(const std::string& bytes, const std::string&
 
 // Loads model and optimizer state from an archive. Throws FormatError naming `source` when
 // the archive does not match them.
-void load_checkpoint(const std::string& bytes, const std::string& source,
-                     torch::nn::Module& model, torch::optim::Optimizer& optimizer);
+void load_checkpoint(const std::string& bytes, const std::string& source, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer);
 
 // Writes `bytes` to `path` atomically (see above), creating the directory if needed.
 // Throws IoError naming the path.

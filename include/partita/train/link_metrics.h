@@ -26,7 +26,7 @@ struct LinkMetrics {
   double auc = 0;
   double ap = 0;
   double mrr = 0;
-  double hits = 0;         // Hits@hits_k
+  double hits = 0;  // Hits@hits_k
   int64_t hits_k = 0;
   int64_t positives = 0;
   int64_t negatives = 0;

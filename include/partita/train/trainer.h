@@ -149,8 +149,8 @@ struct TrainOptions {
   double lr = 0.003;
   double weight_decay = 0;
   OptimizerKind optimizer = OptimizerKind::kAdam;
-  int64_t epochs = 5;                    // >= 1; total, including epochs resumed from
-  int64_t batch_size = 1024;             // >= 1, global: seeds per step over all ranks
+  int64_t epochs = 5;         // >= 1; total, including epochs resumed from
+  int64_t batch_size = 1024;  // >= 1, global: seeds per step over all ranks
   // Steps per epoch at most (0: every step of the plan), for quick runs and benchmarks: an
   // epoch then trains on the first max_steps global batches of its shuffle only.
   int64_t max_steps = 0;
@@ -169,8 +169,8 @@ struct TrainOptions {
   // (train/inference.h, as `partita infer`) instead of sampled blocks with the training
   // fanouts (--eval full|sampled). GraphSAGE, GCN and GAT in worker mode.
   bool eval_full = false;
-  std::string checkpoint_dir;  // empty: no checkpoints
-  bool resume = false;         // start from the latest checkpoint in checkpoint_dir
+  std::string checkpoint_dir;             // empty: no checkpoints
+  bool resume = false;                    // start from the latest checkpoint in checkpoint_dir
   size_t bucket_bytes = size_t{4} << 20;  // gradient allreduce bucket size, >= 4
   // Hot-feature cache (see Cache below): at most cache_ratio x (nodes this rank owns) remote
   // rows, in [0, 1]; 0: none. Chosen by pre-sampling cache_presample_batches steps (>= 1).
@@ -210,7 +210,7 @@ struct StepRecord {
 // Figures of one epoch, identical on every rank (reduced) except the timings, which are
 // this rank's. loss: mean over steps, averaged across ranks.
 struct EpochRecord {
-  int64_t epoch = 0;       // 1-based
+  int64_t epoch = 0;  // 1-based
   int64_t steps = 0;
   int64_t seeds = 0;       // global seeds trained on: every training id once (fewer with max_steps)
   double loss = 0;         // mean over the steps of StepRecord::loss
@@ -219,17 +219,17 @@ struct EpochRecord {
   // After the epoch: accuracy (node task; 0 when there are no valid ids), or the link
   // task's validation metric (LinkTaskOptions::metric).
   double val_acc = 0;
-  double epoch_s = 0;      // wall time of the epoch (training steps only)
-  double sample_s = 0;     // sampler-thread time building blocks (summed over steps)
-  double fetch_s = 0;      // sampler-thread time fetching features and labels
-  double compute_s = 0;    // forward + backward + optimizer step
+  double epoch_s = 0;    // wall time of the epoch (training steps only)
+  double sample_s = 0;   // sampler-thread time building blocks (summed over steps)
+  double fetch_s = 0;    // sampler-thread time fetching features and labels
+  double compute_s = 0;  // forward + backward + optimizer step
   // This rank's matrix-product work in the training steps (nn::GnnModel::
   // training_matmul_flops), in GFLOP: with compute_s, the achieved GFLOP/s.
   double matmul_gflop = 0;
-  double allreduce_s = 0;  // gradient averaging
-  double wait_s = 0;       // waiting for the next batch from the pipeline
-  double eval_s = 0;       // validation
-  double checkpoint_s = 0; // writing the checkpoint
+  double allreduce_s = 0;   // gradient averaging
+  double wait_s = 0;        // waiting for the next batch from the pipeline
+  double eval_s = 0;        // validation
+  double checkpoint_s = 0;  // writing the checkpoint
   // This rank's traffic during the epoch (training steps and validation): bytes it sent to
   // other ranks as sampling/feature requests and replies, and bytes it contributed to
   // collectives (gradients' allreduce).
@@ -258,9 +258,9 @@ struct CacheReport {
 
 struct TrainResult {
   CacheReport cache;
-  const char* eval = "sampled";     // how val_acc and test_acc were measured: sampled, full
-  int64_t resumed_epochs = 0;       // epochs done before, restored from a checkpoint
-  std::vector<EpochRecord> epochs;  // the epochs run by this call
+  const char* eval = "sampled";          // how val_acc and test_acc were measured: sampled, full
+  int64_t resumed_epochs = 0;            // epochs done before, restored from a checkpoint
+  std::vector<EpochRecord> epochs;       // the epochs run by this call
   double test_acc = 0;                   // node task
   std::optional<LinkMetrics> test_link;  // link task: every metric on the test pairs
   double train_s = 0;  // wall time of this call's epochs, evaluation and checkpoints
@@ -281,7 +281,6 @@ class Trainer {
   // checkpoint that does not fit.
   TrainResult train(const std::function<void(const EpochRecord&)>& on_epoch = {},
                     const std::function<void(const StepRecord&)>& on_step = {});
-
 
   // A fingerprint of all parameters (sum of value * (1 + flat index % 7), in double) to
   // compare ranks' weights. Local (no collective).
@@ -360,11 +359,11 @@ class Trainer {
 
   runtime::Session& session_;
   TrainOptions options_;
-  std::shared_ptr<nn::GnnModel> model_;     // unless options.rgcn
-  std::shared_ptr<nn::RgcnModel> rgcn_;     // options.rgcn
-  std::shared_ptr<nn::LinkModel> link_;     // task link: model_ is its encoder
-  std::shared_ptr<torch::nn::Module> module_;  // the one of the two
-  std::unique_ptr<Impl> impl_;  // optimizer
+  std::shared_ptr<nn::GnnModel> model_;          // unless options.rgcn
+  std::shared_ptr<nn::RgcnModel> rgcn_;          // options.rgcn
+  std::shared_ptr<nn::LinkModel> link_;          // task link: model_ is its encoder
+  std::shared_ptr<torch::nn::Module> module_;    // the one of the two
+  std::unique_ptr<Impl> impl_;                   // optimizer
   std::unique_ptr<loader::GlobalBatches> plan_;  // every training id, cut into steps
   std::unique_ptr<loader::GlobalBatches> valid_plan_, test_plan_;
   store::FeatureCache cache_;
