@@ -327,14 +327,18 @@ TEST_F(LaunchCli, RunsTrainThenInferOnTwoRanks) {
 }
 
 // `partita launch -- python3 script.py`: every rank runs the script, with the launcher's
-// PYTHONPATH.
+// PYTHONPATH. Each rank writes its line into a file of its own: mpirun may cut the ranks'
+// stdout lines apart.
 TEST_F(LaunchCli, RunsAPythonScriptOnEveryRank) {
   TempDir dir;
   testing::write_file(dir / "ranks.py",
                       "import os, sys\n"
-                      "print('rank=%s of %s pythonpath=%s args=%s' % ("
-                      "os.environ['OMPI_COMM_WORLD_RANK'], os.environ['OMPI_COMM_WORLD_SIZE'], "
-                      "os.environ.get('PYTHONPATH'), ' '.join(sys.argv[1:])), flush=True)\n");
+                      "rank = os.environ['OMPI_COMM_WORLD_RANK']\n"
+                      "with open(os.path.join(os.path.dirname(sys.argv[0]), 'rank' + rank), "
+                      "'w') as f:\n"
+                      "    f.write('rank=%s of %s pythonpath=%s args=%s\\n' % (rank, "
+                      "os.environ['OMPI_COMM_WORLD_SIZE'], os.environ.get('PYTHONPATH'), "
+                      "' '.join(sys.argv[1:])))\n");
   const std::string env = "env PYTHONPATH=" + dir / "pkg" + " ";
   // The ranks come from the script's --parts as for train: 2 parts, 2 ranks.
   CommandResult dry =
@@ -351,11 +355,10 @@ TEST_F(LaunchCli, RunsAPythonScriptOnEveryRank) {
   CommandResult r = testing::run_command(env + binary() + " -q launch -- python3 " +
                                          dir / "ranks.py" + " --parts " + p2() + " --lr 0.1");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  for (const char* rank : {"rank=0 of 2", "rank=1 of 2"})
-    EXPECT_NE(r.out.find(std::string(rank) + " pythonpath=" + dir / "pkg" + " args=--parts " +
-                         p2() + " --lr 0.1\n"),
-              std::string::npos)
-        << rank << "\n"
+  for (int rank : {0, 1})
+    EXPECT_EQ(testing::read_file(dir / ("rank" + std::to_string(rank))),
+              "rank=" + std::to_string(rank) + " of 2 pythonpath=" + dir / "pkg" +
+                  " args=--parts " + p2() + " --lr 0.1\n")
         << r.out;
   // Not found: refused before mpirun.
   expect_only_error(partita("launch -- trian --parts " + p2()), 2,
