@@ -92,12 +92,8 @@ int run_infer(MpiScope& mpi, const Flags& flags) {
       flags.normalize_given ? std::vector<std::string>{"normalize-features"}
                             : std::vector<std::string>{},
       loaded.source);
-  for (const auto& [name, value] : check.reapplied)
-    if (name == "normalize-features") options.normalize_features = value == "true";
-  if (session.rank() == 0) {
-    for (const std::string& line : check.notices) log_info("{}", line);
-    for (const std::string& line : check.warnings) log_warning("{}", line);
-  }
+  options.normalize_features = normalize_features_after(check, options.normalize_features);
+  if (session.rank() == 0) log_settings_check(check);
   const train::InferenceOutput out = train::infer_full_graph(session, *loaded.model, options);
   const double infer_s = watch.seconds();
   if (session.rank() == 0) write_outputs(flags.out, out);

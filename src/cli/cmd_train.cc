@@ -241,15 +241,11 @@ void apply_checkpoint_settings(runtime::Session& session, const std::vector<std:
       train::read_checkpoint_meta(checkpoint.bytes, checkpoint.source);
   const CheckpointSettingsCheck check =
       check_resume_settings(meta.settings, options->recorded_settings, given, checkpoint.source);
-  for (const auto& [name, value] : check.reapplied) {
-    PARTITA_CHECK(name == "normalize-features", Error, "internal: no way to reapply --{}", name);
-    options->normalize_features = value == "true";
+  options->normalize_features = normalize_features_after(check, options->normalize_features);
+  for (const auto& [name, value] : check.reapplied)  // what the next checkpoints record
     for (auto& [n, v] : options->recorded_settings)
       if (n == name) v = value;
-  }
-  if (session.rank() != 0) return;
-  for (const std::string& line : check.notices) log_info("{}", line);
-  for (const std::string& line : check.warnings) log_warning("{}", line);
+  if (session.rank() == 0) log_settings_check(check);
 }
 
 // The work of a rank that trains (a worker, or a trainer of server-client mode).

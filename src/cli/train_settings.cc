@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "partita/core/error.h"
+#include "partita/core/log.h"
 
 namespace partita::cli {
 namespace {
@@ -159,6 +160,19 @@ CheckpointSettingsCheck check_infer_settings(const Settings& stored, const Setti
   check_inputs(stored, current, given, source,
                "the model must be fed as in training, or its outputs are wrong", &check);
   return check;
+}
+
+bool normalize_features_after(const CheckpointSettingsCheck& check, bool current) {
+  for (const auto& [name, value] : check.reapplied) {
+    PARTITA_CHECK(name == "normalize-features", Error, "internal: no way to reapply --{}", name);
+    current = value == "true";
+  }
+  return current;
+}
+
+void log_settings_check(const CheckpointSettingsCheck& check) {
+  for (const std::string& line : check.notices) log_info("{}", line);
+  for (const std::string& line : check.warnings) log_warning("{}", line);
 }
 
 }  // namespace partita::cli

@@ -58,6 +58,14 @@ CheckpointSettingsCheck check_infer_settings(const Settings& stored, const Setti
                                              const std::vector<std::string>& given,
                                              const std::string& source);
 
+// The value of --normalize-features to use after `check`: the checkpoint's when it
+// reapplies it, else `current`. Throws Error (internal) when `check` reapplies a flag this
+// function does not know: every input flag needs its own way back into the options.
+bool normalize_features_after(const CheckpointSettingsCheck& check, bool current);
+
+// Writes `check`'s notices and warnings to the log (call on the one rank that reports).
+void log_settings_check(const CheckpointSettingsCheck& check);
+
 // True when two recorded values mean the same: equal text, or both numbers of equal value
 // ("0.010" and "1e-2").
 bool same_setting_value(const std::string& a, const std::string& b);
