@@ -8,6 +8,7 @@
 
 #include "partita/core/error.h"
 #include "partita/core/log.h"
+#include "partita/core/random.h"
 
 namespace py = pybind11;
 
@@ -32,11 +33,8 @@ runtime::Split split_of(const std::string& name) {
   throw UsageError(fmt::format("split: '{}' is not one of train, valid, test", name));
 }
 
-// One step of a 64-bit hash (a multiply, then a shift to fold the high bits down).
-uint64_t mix(uint64_t h, uint64_t word) {
-  h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
-  return h ^ (h >> 29);
-}
+// One step of a 64-bit hash: the word folded in by core's SplitMix64 finalizer.
+uint64_t mix(uint64_t h, uint64_t word) { return mix64(h ^ word); }
 
 // A hash of the tensors' dtypes and shapes, and with `values` of their bytes too. CPU tensors.
 uint64_t fingerprint(const std::vector<torch::Tensor>& tensors, bool values) {
