@@ -1,8 +1,9 @@
 #pragma once
 // Internal to src/sample: the per-row algorithms of the sampling kernel (the contract is
-// in neighbor_kernel.h), shared by the untyped path (neighbor_kernel.cc) and the typed one
-// (typed_kernel.cc). Each takes one row (or one relation's run of a row) and its stream
-// key, and writes positions or ids to a buffer with room for the row's bound.
+// in neighbor_kernel.h), run by the kernel's loops (neighbor_kernel.cc) on one row of an
+// untyped view or one relation's run of a typed view's row (row_runs.h). Each takes the
+// row or run and its stream key, and writes positions or ids to a buffer with room for its
+// bound.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,8 +17,8 @@
 #include "partita/sample/neighbor_kernel.h"
 
 namespace partita::sample::detail {
-// Internal linkage, as when these lived in neighbor_kernel.cc: each file gets its own copy,
-// and the compiler inlines them as freely as before.
+// Internal linkage: the compiler inlines them into the kernel's loops as freely as if they
+// were written there.
 namespace {
 
 // Floyd's algorithm keeps its taken set three ways, by fanout (measured with fanouts
@@ -216,9 +217,4 @@ struct All {
 };
 
 }  // namespace
-
-// The typed path (typed_kernel.cc): sample_neighbors on a view with relation ids.
-void sample_typed_neighbors(const CscView& view, ArrayView<const int64_t> nodes, uint64_t hop_key,
-                            const KernelOptions& options, NeighborSample* out);
-
 }  // namespace partita::sample::detail
