@@ -9,6 +9,7 @@
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/random.h"
+#include "partita/runtime/split_ids.h"
 
 namespace py = pybind11;
 
@@ -168,16 +169,9 @@ runtime::Session& Graph::session() {
 const store::DistGraph& Graph::graph() { return session().graph(); }
 
 std::vector<loader::SeedId> Graph::all_ids(runtime::Split split) {
-  const store::DistGraph& g = graph();
-  const ArrayView<const int64_t> ids = split == runtime::Split::kTrain   ? g.train_ids()
-                                       : split == runtime::Split::kValid ? g.valid_ids()
-                                                                         : g.test_ids();
-  std::vector<loader::SeedId> mine;
-  mine.reserve(static_cast<size_t>(ids.size()));
-  for (int64_t gid : ids) mine.push_back({g.original_ids()[gid - g.first_node()], gid});
-  if (g.replicated()) return mine;
-  py::gil_scoped_release release;
-  return session().collectives().allgather(mine);
+  runtime::Session& s = session();
+  py::gil_scoped_release release;  // an allgather
+  return runtime::split_ids(s, split);
 }
 
 std::vector<int64_t> Graph::share_of(const std::vector<int64_t>& global_batch) {

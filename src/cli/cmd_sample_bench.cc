@@ -99,7 +99,7 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   // every server's in server-client mode).
   std::vector<int64_t> seeds;
   if (graph.client()) {
-    for (const runtime::SplitId& id : session.job_ids(runtime::Split::kTrain))
+    for (const loader::SeedId& id : session.job_ids(runtime::Split::kTrain))
       seeds.push_back(id.global);
   } else {
     seeds.assign(graph.train_ids().begin(), graph.train_ids().end());

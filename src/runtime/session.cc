@@ -11,6 +11,7 @@
 #include "partita/comm/rpc.h"
 #include "partita/comm/transport.h"
 #include "partita/comm/wire.h"
+#include "partita/runtime/split_ids.h"
 
 namespace partita::runtime {
 namespace {
@@ -77,20 +78,6 @@ std::string describe_unresponsive(RpcEndpoint& endpoint, double timeout_s) {
     return "every other rank still answers requests (one is slow or stuck elsewhere)";
   return fmt::format("rank{} {} did not answer a ping within {:g} s (stopped, dead or cut off)",
                      silent.size() == 1 ? "" : "s", fmt::join(silent, ", "), probe_s);
-}
-
-// Every id of `split` in the job: servers contribute theirs, trainers nothing (one world
-// allgather, so it runs on every rank, servers included).
-std::vector<SplitId> gather_ids(Collectives& world, const store::DistGraph& graph, Split split) {
-  std::vector<SplitId> mine;
-  if (!graph.client()) {
-    const ArrayView<const int64_t> ids = split == Split::kTrain   ? graph.train_ids()
-                                         : split == Split::kValid ? graph.valid_ids()
-                                                                  : graph.test_ids();
-    mine.reserve(static_cast<size_t>(ids.size()));
-    for (int64_t gid : ids) mine.push_back({graph.original_ids()[gid - graph.first_node()], gid});
-  }
-  return world.allgather(mine);
 }
 
 }  // namespace
@@ -160,8 +147,10 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
                           : fmt::format("rank {} of {}", trainers->rank(), trainers->size()),
       world.rank() - servers_, world.size() - servers_);
   if (role_ != Role::kWorker) {
+    // Every id of each split: servers contribute theirs, trainers nothing (one world
+    // allgather, so it runs on every rank, servers included).
     for (Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
-      std::vector<SplitId> ids = gather_ids(world_, graph_, split);
+      std::vector<loader::SeedId> ids = world_.allgather(own_split_ids(graph_, split));
       if (trainer) job_ids_[static_cast<size_t>(split)] = std::move(ids);
     }
   }
@@ -261,7 +250,7 @@ Collectives& Session::collectives() {
   return *training_;
 }
 
-const std::vector<SplitId>& Session::job_ids(Split split) const {
+const std::vector<loader::SeedId>& Session::job_ids(Split split) const {
   PARTITA_CHECK(role_ == Role::kTrainer, Error,
                 "internal: job_ids() on a {} (its ids are its graph's)", role_name(role_));
   return job_ids_[static_cast<size_t>(split)];

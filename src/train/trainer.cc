@@ -18,6 +18,7 @@
 #include "partita/loader/seeds.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/precision.h"
+#include "partita/runtime/split_ids.h"
 #include "partita/sample/fanout_spec.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/inference.h"
@@ -345,23 +346,7 @@ std::vector<std::vector<int64_t>> Trainer::epoch_seed_batches(int64_t epoch) {
 }
 
 std::vector<loader::SeedId> Trainer::all_ids(runtime::Split split) {
-  const store::DistGraph& graph = session_.graph();
-  std::vector<loader::SeedId> mine;
-  // Server-client mode: the session gathered every id from the servers.
-  if (session_.role() == runtime::Role::kTrainer) {
-    const std::vector<runtime::SplitId>& job = session_.job_ids(split);
-    mine.reserve(job.size());
-    for (const runtime::SplitId& id : job) mine.push_back({id.original, id.global});
-    return mine;
-  }
-  const ArrayView<const int64_t> ids = split == runtime::Split::kTrain   ? graph.train_ids()
-                                       : split == runtime::Split::kValid ? graph.valid_ids()
-                                                                         : graph.test_ids();
-  mine.reserve(static_cast<size_t>(ids.size()));
-  for (int64_t gid : ids) mine.push_back({graph.original_ids()[gid - graph.first_node()], gid});
-  // Replicated: every rank already holds every id.
-  if (graph.replicated()) return mine;
-  return session_.collectives().allgather(mine);
+  return runtime::split_ids(session_, split);
 }
 
 std::vector<int64_t> Trainer::share_of(const std::vector<int64_t>& global_batch) const {

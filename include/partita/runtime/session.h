@@ -37,6 +37,7 @@
 
 #include "partita/comm/collectives.h"
 #include "partita/core/error.h"
+#include "partita/loader/seeds.h"
 #include "partita/sample/dist_sampler.h"
 #include "partita/store/dist_embedding.h"
 #include "partita/store/dist_graph.h"
@@ -105,12 +106,6 @@ const char* role_name(Role role);  // "worker", "server", "trainer"
 // The training, validation and test ids.
 enum class Split { kTrain = 0, kValid = 1, kTest = 2 };
 
-// One id of a split: its original (dataset) id and its global id in the partition.
-struct SplitId {
-  int64_t original = 0;
-  int64_t global = 0;
-};
-
 class Session {
  public:
   // `transport` and `world` span the same ranks (the whole job); `trainers` spans the
@@ -134,8 +129,9 @@ class Session {
   // The collectives of the ranks that train. Throws Error on a server (it trains nothing).
   Collectives& collectives();
   // A trainer of server-client mode: every id of `split` in the job, each server's ascending,
-  // servers in rank order. Throws Error in other roles (their ids are graph()'s).
-  const std::vector<SplitId>& job_ids(Split split) const;
+  // servers in rank order. Throws Error in other roles (their ids are graph()'s). Every
+  // role: runtime::split_ids (split_ids.h).
+  const std::vector<loader::SeedId>& job_ids(Split split) const;
   store::FeatureFetcher& fetcher() { return *fetcher_; }
   sample::DistSampler& sampler() { return *sampler_; }
   RpcEndpoint* endpoint() { return endpoint_.get(); }
@@ -177,7 +173,7 @@ class Session {
   double timeout_s_;
   Collectives* training_;  // worker: &world_; trainer: the trainers'; server: null
   store::DistGraph graph_;
-  std::array<std::vector<SplitId>, 3> job_ids_;  // trainers of server-client mode
+  std::array<std::vector<loader::SeedId>, 3> job_ids_;  // trainers of server-client mode
   std::unique_ptr<DoneBoard> done_;
   // By node type (null: none); they outlive the endpoint, whose handlers use them.
   std::vector<std::unique_ptr<store::DistEmbedding>> embeddings_;
