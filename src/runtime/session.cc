@@ -17,9 +17,8 @@ namespace {
 
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
-// Request kind of "this trainer is done" (server-client mode), answered by servers only.
-// Outside wire.h's RequestKind (not this layer's file) but far from its codes.
-constexpr uint64_t kRequestTrainerDone = 0x5452444f4e45ULL;  // "TRDONE"
+// "This trainer is done" (server-client mode), answered by servers only, is
+// kRequestTrainerDone of comm/request_kinds.h.
 
 // Maps what `role` maps (see session.h, Roles).
 store::DistGraph open_role(const Collectives& world, Role role, const SessionOptions& options) {
