@@ -11,6 +11,7 @@
 #include "partita/comm/rpc.h"
 #include "partita/comm/transport.h"
 #include "partita/comm/wire.h"
+#include "partita/comm/wire_version.h"
 
 namespace partita::runtime {
 namespace {
@@ -164,6 +165,7 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
       if (trainer) job_ids_[static_cast<size_t>(split)] = std::move(ids);
     }
   }
+  check_wire_versions(world_);  // one build per job, before any request (comm/wire_version.h)
   RpcRouter router;
   make_embeddings(options.embeddings, router);
   store::add_feature_routes(router, graph_);

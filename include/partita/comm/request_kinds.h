@@ -3,7 +3,7 @@
 // request, comm/wire.h), with the service that owns it, declared here and nowhere else.
 //
 // Contract. Each service owns one entry: a name, the header that documents its request and
-// reply layouts (docs/wire-format.md gathers them), and a range of codes [first, first +
+// reply layouts (docs/formats.md gathers them), and a range of codes [first, first +
 // count). The ranges are disjoint, checked at compile time (static_assert below), so two
 // services cannot take the same number; a service derives its codes with request_kind(),
 // which refuses an index past its range (a compile error in a constant expression, Error at
@@ -12,7 +12,7 @@
 //
 // Adding a service: append an entry and its RequestService value (same order), pick a range
 // that overlaps none (the static_assert says so if it does), document its layouts in its
-// owner header and in docs/wire-format.md.
+// owner header and in docs/formats.md, and raise kWireVersion (comm/wire_version.h).
 //
 // Thread-safety: constants and pure functions only.
 #include <cstddef>
