@@ -19,7 +19,8 @@ namespace {
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 // "This trainer is done" (server-client mode), answered by servers only, is
-// kRequestTrainerDone of comm/request_kinds.h.
+// kRequestTrainerDone of comm/request_kinds.h. Request: a counted char array, the usage
+// error the trainer stopped on (empty if none); reply: empty.
 
 // Maps what `role` maps (see session.h, Roles).
 store::DistGraph open_role(const Collectives& world, Role role, const SessionOptions& options) {

@@ -51,7 +51,7 @@ inline constexpr RequestKindEntry kRequestKinds[] = {
     // "TFEAT"
     {RequestService::kTypeFeatures, "type_features", "store/feature_store.h", 0x5446454154ULL, 1},
     // "TRDONE"
-    {RequestService::kTrainerDone, "trainer_done", "runtime/session.h", 0x5452444f4e45ULL, 1},
+    {RequestService::kTrainerDone, "trainer_done", "runtime/session.cc", 0x5452444f4e45ULL, 1},
     // "EMB" in the top bytes, then (table id << 8 | operation): store/dist_embedding.h.
     {RequestService::kEmbedding, "embedding", "store/dist_embedding.h", 0x454d420000000000ULL,
      uint64_t{1} << 24},

@@ -13,6 +13,12 @@
 // (FeatureCache) is homogeneous only: fetch_type_features never consults it, and fetch_features
 // refuses a typed graph.
 //
+// Wire (after the u64 kind, comm/request_kinds.h; docs/formats.md). features, labels,
+// degrees: the request is a counted i64 array of ids the receiver owns; the reply a counted
+// array of their rows in request order (u8, feature_row_bytes() per id; i64 labels; i64
+// in-degrees). type_features: the request is an i64 node type, then the counted ids; the
+// reply as features, type_feature_row_bytes(type) per id.
+//
 // Thread-safety: fetch_* may be called from several threads at once.
 #include <atomic>
 #include <cstdint>
