@@ -11,6 +11,7 @@
 #include "partita/comm/rpc.h"
 #include "partita/comm/transport.h"
 #include "partita/comm/wire.h"
+#include "partita/comm/wire_version.h"
 #include "partita/runtime/split_ids.h"
 
 namespace partita::runtime {
@@ -18,9 +19,9 @@ namespace {
 
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
-// Request kind of "this trainer is done" (server-client mode), answered by servers only.
-// Outside wire.h's RequestKind (not this layer's file) but far from its codes.
-constexpr uint64_t kRequestTrainerDone = 0x5452444f4e45ULL;  // "TRDONE"
+// "This trainer is done" (server-client mode), answered by servers only, is
+// kRequestTrainerDone of comm/request_kinds.h. Request: a counted char array, the usage
+// error the trainer stopped on (empty if none); reply: empty.
 
 // Maps what `role` maps (see session.h, Roles).
 store::DistGraph open_role(const Collectives& world, Role role, const SessionOptions& options) {
@@ -154,6 +155,7 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
       if (trainer) job_ids_[static_cast<size_t>(split)] = std::move(ids);
     }
   }
+  check_wire_versions(world_);  // one build per job, before any request (comm/wire_version.h)
   RpcRouter router;
   make_embeddings(options.embeddings, router);
   store::add_feature_routes(router, graph_);

@@ -9,73 +9,13 @@
 #include "partita/comm/errors.h"
 #include "partita/comm/sliced_exchange.h"
 #include "partita/core/error.h"
-#include "partita/core/npy.h"
 #include "partita/core/random.h"
+#include "partita/store/embedding_format.h"
 
 namespace partita::store {
 namespace {
 
 constexpr size_t kSliceBytes = size_t{1} << 20;  // row bytes per remote request, as fetches
-
-// State byte string, version 1 (all little-endian, no padding):
-//   magic "PTEMBED1" (8 bytes), u32 version, u32 optimizer (SparseOptimizer),
-//   i64 table id, i64 dim, i64 begin, i64 end,
-//   f32 rows [n, dim]; Adagrad: f32 sums [n, dim]; Adam: f32 m [n, dim], f32 v [n, dim],
-//   i64 steps [n]; then u32 CRC-32 of every byte before it.
-constexpr char kStateMagic[8] = {'P', 'T', 'E', 'M', 'B', 'E', 'D', '1'};
-constexpr uint32_t kStateVersion = 1;
-
-const char* optimizer_name(SparseOptimizer kind) {
-  switch (kind) {
-    case SparseOptimizer::kSgd:
-      return "sgd";
-    case SparseOptimizer::kAdagrad:
-      return "adagrad";
-    case SparseOptimizer::kAdam:
-      return "adam";
-  }
-  return "unknown";
-}
-
-// Reads the fields of a state string, every length checked; errors name `source`.
-class StateReader {
- public:
-  StateReader(const uint8_t* data, size_t size, const std::string& source)
-      : p_(data), end_(data + size), source_(source) {}
-  template <class T>
-  T get() {
-    T value;
-    read(&value, sizeof(T));
-    return value;
-  }
-  template <class T>
-  void read_array(std::vector<T>& out) {
-    read(out.data(), out.size() * sizeof(T));
-  }
-  size_t left() const { return static_cast<size_t>(end_ - p_); }
-
- private:
-  void read(void* dst, size_t n) {
-    PARTITA_CHECK(left() >= n, FormatError, "{}: embedding state truncated", source_);
-    if (n > 0) std::memcpy(dst, p_, n);
-    p_ += n;
-  }
-  const uint8_t* p_;
-  const uint8_t* end_;
-  const std::string& source_;
-};
-
-template <class T>
-void append(std::vector<uint8_t>& out, const T* data, size_t count) {
-  const size_t at = out.size();
-  out.resize(at + count * sizeof(T));
-  if (count > 0) std::memcpy(out.data() + at, data, count * sizeof(T));
-}
-
-template <class T>
-void append_one(std::vector<uint8_t>& out, T value) {
-  append(out, &value, 1);
-}
 
 }  // namespace
 
@@ -127,11 +67,7 @@ DistEmbedding::DistEmbedding(const EmbeddingOptions& options, std::vector<IdRang
     float* row = rows_.data() + k * dim;
     for (int64_t j = 0; j < dim; ++j) row[j] = static_cast<float>(scale * (2 * rng.uniform() - 1));
   }
-  if (opt.kind != SparseOptimizer::kSgd) state1_.assign(rows_.size(), 0.0f);
-  if (opt.kind == SparseOptimizer::kAdam) {
-    state2_.assign(rows_.size(), 0.0f);
-    steps_.assign(static_cast<size_t>(n), 0);
-  }
+  optimizer_ = optim::make_row_optimizer(opt, n, dim);
   pending_.resize(ranges_.size());
 }
 
@@ -168,58 +104,6 @@ void DistEmbedding::copy_row(int64_t id, float* dst) const {
   const int64_t dim = options_.dim;
   std::memcpy(dst, rows_.data() + (id - owned().begin) * dim,
               static_cast<size_t>(dim) * sizeof(float));
-}
-
-void DistEmbedding::add_routes(RpcRouter& router) {
-  const int table = options_.table_id;
-  auto check_owned = [this](ArrayView<const int64_t> ids) {
-    for (const int64_t id : ids)
-      PARTITA_CHECK(owns(id), CommError, "embedding table {}: rank {} does not own id {}",
-                    options_.table_id, rank_, id);
-  };
-  router.add(embedding_request_kind(table, EmbeddingOp::kLookup),
-             [this, check_owned](int, WireReader& request) {
-               ArrayView<const int64_t> ids = request.get_array<int64_t>();
-               request.expect_end();
-               check_owned(ids);
-               const int64_t dim = options_.dim;
-               WireWriter reply(8 + static_cast<size_t>(ids.size() * dim) * sizeof(float));
-               float* out = reply.put_uninitialized<float>(ids.size() * dim);
-               std::shared_lock<std::shared_mutex> lock(table_mutex_);
-               for (int64_t i = 0; i < ids.size(); ++i) copy_row(ids[i], out + i * dim);
-               return reply.take();
-             });
-  router.add(embedding_request_kind(table, EmbeddingOp::kPush),
-             [this, check_owned](int source, WireReader& request) {
-               ArrayView<const int64_t> ids = request.get_array<int64_t>();
-               ArrayView<const float> grads = request.get_array<float>();
-               request.expect_end();
-               PARTITA_CHECK(grads.size() == ids.size() * options_.dim, CommError,
-                             "embedding table {}: push of rank {} has {} values for {} rows",
-                             options_.table_id, source, grads.size(), ids.size());
-               check_owned(ids);
-               add_pending(source, ids.data(), grads.data(), ids.size());
-               return std::vector<uint8_t>{};
-             });
-  router.add(embedding_request_kind(table, EmbeddingOp::kApply), [this](int, WireReader& request) {
-    request.expect_end();
-    apply_pending();
-    return std::vector<uint8_t>{};
-  });
-  router.add(embedding_request_kind(table, EmbeddingOp::kState), [this](int, WireReader& request) {
-    request.expect_end();
-    return serialize_state();
-  });
-  router.add(embedding_request_kind(table, EmbeddingOp::kLoad),
-             [this](int source, WireReader& request) {
-               ArrayView<const char> name = request.get_array<char>();
-               ArrayView<const uint8_t> bytes = request.get_array<uint8_t>();
-               request.expect_end();
-               load_state(bytes.data(), static_cast<size_t>(bytes.size()),
-                          std::string(name.data(), static_cast<size_t>(name.size())) +
-                              " (sent by rank " + std::to_string(source) + ")");
-               return std::vector<uint8_t>{};
-             });
 }
 
 template <class Fill, class OnReply>
@@ -395,52 +279,10 @@ void DistEmbedding::apply_pending() {
     }
   }
   std::unique_lock<std::shared_mutex> lock(table_mutex_);
-  for (size_t k = 0; k < rows.size(); ++k)
-    step_row(rows[k], sums.data() + static_cast<int64_t>(k) * dim);
+  optimizer_->step(rows_.data(),
+                   ArrayView<const int64_t>(rows.data(), static_cast<int64_t>(rows.size())),
+                   sums.data());
   applied_rows_ += static_cast<int64_t>(rows.size());
-}
-
-void DistEmbedding::step_row(int64_t row, const float* g) {
-  const int64_t dim = options_.dim;
-  const SparseOptimizerOptions& opt = options_.optimizer;
-  float* x = rows_.data() + row * dim;
-  switch (opt.kind) {
-    case SparseOptimizer::kSgd:
-      for (int64_t j = 0; j < dim; ++j) x[j] -= opt.lr * g[j];
-      return;
-    case SparseOptimizer::kAdagrad: {
-      float* s = state1_.data() + row * dim;
-      for (int64_t j = 0; j < dim; ++j) {
-        s[j] += g[j] * g[j];
-        x[j] -= opt.lr * g[j] / (std::sqrt(s[j]) + opt.eps);
-      }
-      return;
-    }
-    case SparseOptimizer::kAdam: {
-      float* m = state1_.data() + row * dim;
-      float* v = state2_.data() + row * dim;
-      const int64_t t = ++steps_[static_cast<size_t>(row)];
-      const float c1 = static_cast<float>(1 - std::pow(static_cast<double>(opt.beta1), t));
-      const float c2 = static_cast<float>(1 - std::pow(static_cast<double>(opt.beta2), t));
-      for (int64_t j = 0; j < dim; ++j) {
-        m[j] = opt.beta1 * m[j] + (1 - opt.beta1) * g[j];
-        v[j] = opt.beta2 * v[j] + (1 - opt.beta2) * g[j] * g[j];
-        x[j] -= opt.lr * (m[j] / c1) / (std::sqrt(v[j] / c2) + opt.eps);
-      }
-      return;
-    }
-  }
-}
-
-void DistEmbedding::apply_remote(const std::vector<int>& owners) {
-  if (owners.empty()) return;
-  std::vector<RpcRequest> requests;
-  for (const int owner : owners) {
-    WireWriter request;
-    request.put<uint64_t>(embedding_request_kind(options_.table_id, EmbeddingOp::kApply));
-    requests.push_back({owner, request.take()});
-  }
-  endpoint("apply_remote").call_all(std::move(requests));
 }
 
 std::vector<uint8_t> DistEmbedding::serialize_state() const {
@@ -448,85 +290,35 @@ std::vector<uint8_t> DistEmbedding::serialize_state() const {
                 "embedding table {}: state saved with gradients pending (apply them first)",
                 options_.table_id);
   std::shared_lock<std::shared_mutex> lock(table_mutex_);
-  std::vector<uint8_t> out;
-  out.reserve(64 + (rows_.size() + state1_.size() + state2_.size()) * sizeof(float) +
-              steps_.size() * 8);
-  append(out, kStateMagic, sizeof(kStateMagic));
-  append_one<uint32_t>(out, kStateVersion);
-  append_one<uint32_t>(out, static_cast<uint32_t>(options_.optimizer.kind));
-  append_one<int64_t>(out, options_.table_id);
-  append_one<int64_t>(out, options_.dim);
-  append_one<int64_t>(out, owned().begin);
-  append_one<int64_t>(out, owned().end);
-  append(out, rows_.data(), rows_.size());
-  append(out, state1_.data(), state1_.size());
-  append(out, state2_.data(), state2_.size());
-  append(out, steps_.data(), steps_.size());
-  append_one<uint32_t>(out, crc32_update(0, out.data(), out.size()));
-  return out;
+  EmbeddingStateHeader header;
+  header.optimizer = options_.optimizer.kind;
+  header.table_id = options_.table_id;
+  header.dim = options_.dim;
+  header.begin = owned().begin;
+  header.end = owned().end;
+  return encode_embedding_state(
+      header, ArrayView<const float>(rows_.data(), static_cast<int64_t>(rows_.size())),
+      optimizer_->state());
 }
 
 void DistEmbedding::load_state(const uint8_t* data, size_t size, const std::string& source) {
   PARTITA_CHECK(pending_rows() == 0, Error,
                 "embedding table {}: state loaded with gradients pending", options_.table_id);
-  PARTITA_CHECK(
-      size >= sizeof(kStateMagic) + 4 && std::memcmp(data, kStateMagic, sizeof(kStateMagic)) == 0,
-      FormatError, "{}: not an embedding state (bad magic)", source);
-  uint32_t stored_crc;
-  std::memcpy(&stored_crc, data + size - 4, 4);
-  PARTITA_CHECK(crc32_update(0, data, size - 4) == stored_crc, FormatError,
-                "{}: embedding state checksum mismatch (corrupt or truncated)", source);
-  StateReader in(data + sizeof(kStateMagic), size - sizeof(kStateMagic) - 4, source);
-  const uint32_t version = in.get<uint32_t>();
-  PARTITA_CHECK(version == kStateVersion, FormatError,
-                "{}: embedding state version {} (this build reads {})", source, version,
-                kStateVersion);
-  const uint32_t kind = in.get<uint32_t>();
-  const int64_t table = in.get<int64_t>();
-  const int64_t dim = in.get<int64_t>();
-  const int64_t begin = in.get<int64_t>();
-  const int64_t end = in.get<int64_t>();
+  EmbeddingState state = decode_embedding_state(data, size, source);
+  const EmbeddingStateHeader& h = state.header;
   const SparseOptimizer want = options_.optimizer.kind;
-  PARTITA_CHECK(kind == static_cast<uint32_t>(want), FormatError,
+  PARTITA_CHECK(h.optimizer == want, FormatError,
                 "{}: embedding state of optimizer {} for a table using {}", source,
-                kind <= 2 ? optimizer_name(static_cast<SparseOptimizer>(kind)) : "unknown",
-                optimizer_name(want));
-  PARTITA_CHECK(table == options_.table_id && dim == options_.dim, FormatError,
+                optim::sparse_optimizer_name(h.optimizer), optim::sparse_optimizer_name(want));
+  PARTITA_CHECK(h.table_id == options_.table_id && h.dim == options_.dim, FormatError,
                 "{}: embedding state of table {} with dim {} for table {} with dim {}", source,
-                table, dim, options_.table_id, options_.dim);
-  PARTITA_CHECK(begin == owned().begin && end == owned().end, FormatError,
-                "{}: embedding state of rows [{}, {}) for rank {} owning [{}, {})", source, begin,
-                end, rank_, owned().begin, owned().end);
-  std::vector<float> rows(rows_.size()), state1(state1_.size()), state2(state2_.size());
-  std::vector<int64_t> steps(steps_.size());
-  in.read_array(rows);
-  in.read_array(state1);
-  in.read_array(state2);
-  in.read_array(steps);
-  PARTITA_CHECK(in.left() == 0, FormatError, "{}: {} unexpected bytes after the embedding state",
-                source, in.left());
-  for (const int64_t t : steps)
-    PARTITA_CHECK(t >= 0, FormatError, "{}: negative Adam step count {}", source, t);
+                h.table_id, h.dim, options_.table_id, options_.dim);
+  PARTITA_CHECK(h.begin == owned().begin && h.end == owned().end, FormatError,
+                "{}: embedding state of rows [{}, {}) for rank {} owning [{}, {})", source, h.begin,
+                h.end, rank_, owned().begin, owned().end);
   std::unique_lock<std::shared_mutex> lock(table_mutex_);
-  rows_ = std::move(rows);
-  state1_ = std::move(state1);
-  state2_ = std::move(state2);
-  steps_ = std::move(steps);
-}
-
-std::vector<uint8_t> DistEmbedding::fetch_remote_state(int owner) {
-  WireWriter request;
-  request.put<uint64_t>(embedding_request_kind(options_.table_id, EmbeddingOp::kState));
-  return endpoint("fetch_remote_state").call(owner, request.take());
-}
-
-void DistEmbedding::load_remote_state(int owner, std::vector<uint8_t> bytes,
-                                      const std::string& source) {
-  WireWriter request(32 + source.size() + bytes.size());
-  request.put<uint64_t>(embedding_request_kind(options_.table_id, EmbeddingOp::kLoad));
-  request.put_array(ArrayView<const char>(source.data(), static_cast<int64_t>(source.size())));
-  request.put_array(ArrayView<const uint8_t>(bytes.data(), static_cast<int64_t>(bytes.size())));
-  endpoint("load_remote_state").call(owner, request.take());
+  rows_ = std::move(state.rows);
+  optimizer_->set_state(std::move(state.optimizer));
 }
 
 EmbeddingStats DistEmbedding::stats() const {

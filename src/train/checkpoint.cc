@@ -149,8 +149,9 @@ CheckpointMeta archive_meta(const std::string& bytes, const std::string& source)
   PARTITA_CHECK(archive.try_read("partita_checkpoint", version), FormatError,
                 "{}: not a Partita checkpoint", source);
   PARTITA_CHECK(int64_values(version) == std::vector<int64_t>{kArchiveFormatVersion}, FormatError,
-                "{}: checkpoint format {} is not supported (this build reads {})", source,
-                int64_values(version).empty() ? -1 : int64_values(version)[0], kFormatVersion);
+                "{}: checkpoint format {} is not supported (this build reads formats {} and {})",
+                source, int64_values(version).empty() ? -1 : int64_values(version)[0],
+                kArchiveFormatVersion, kFormatVersion);
   archive.read("epochs_done", epochs);
   archive.read("seed", seed);
   archive.read("signature", signature);
@@ -222,9 +223,10 @@ CheckpointMeta read_checkpoint_meta(const std::string& bytes, const std::string&
     if (const std::optional<c10::impl::GenericDict> dict = checkpoint_dict(bytes)) {
       const c10::impl::GenericDict partita = dict->at("partita").toGenericDict();
       const int64_t format = entry(partita, "format", source).toInt();
-      PARTITA_CHECK(format == kFormatVersion, FormatError,
-                    "{}: checkpoint format {} is not supported (this build reads {})", source,
-                    format, kFormatVersion);
+      PARTITA_CHECK(
+          format == kFormatVersion, FormatError,
+          "{}: checkpoint format {} is not supported (this build reads formats {} and {})", source,
+          format, kArchiveFormatVersion, kFormatVersion);
       meta.epochs_done = entry(partita, "epochs_done", source).toInt();
       meta.seed = static_cast<uint64_t>(entry(partita, "seed", source).toInt());
       meta.signature = entry(partita, "signature", source).toIntVector();

@@ -2,50 +2,15 @@
 // rank's rows and optimizer state go to `embeddings-<E>-rank<r>.bin` beside checkpoint E:
 // in worker mode every rank writes (and on --resume reads) its own file in its checkpoint
 // directory; in server-client mode, where the owners (servers) train nothing, trainer 0
-// fetches each server's state and writes (and restores) the files for them.
-#include <cstring>
-
-#include "partita/core/error.h"
+// fetches each server's state and writes (and restores) the files for them. The file's
+// format (versioned) and its one reader are store/embedding_format.h's.
+#include "partita/store/embedding_format.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/trainer.h"
 #include "typed_inputs.h"
 
 namespace partita::train {
 namespace {
-
-// A file of embedding states: for each table (node type order) a little-endian uint64
-// byte count, then that many bytes of DistEmbedding state.
-std::string pack_states(const std::vector<std::vector<uint8_t>>& states) {
-  std::string out;
-  for (const auto& state : states) {
-    const uint64_t size = state.size();
-    out.append(reinterpret_cast<const char*>(&size), sizeof(size));
-    out.append(reinterpret_cast<const char*>(state.data()), state.size());
-  }
-  return out;
-}
-
-std::vector<std::vector<uint8_t>> unpack_states(const std::string& bytes, size_t tables,
-                                                const std::string& source) {
-  std::vector<std::vector<uint8_t>> states;
-  size_t at = 0;
-  for (size_t i = 0; i < tables; ++i) {
-    uint64_t size = 0;
-    PARTITA_CHECK(bytes.size() - at >= sizeof(size), FormatError,
-                  "{}: truncated (embedding table {} of {} missing)", source, i + 1, tables);
-    std::memcpy(&size, bytes.data() + at, sizeof(size));
-    at += sizeof(size);
-    PARTITA_CHECK(bytes.size() - at >= size, FormatError,
-                  "{}: truncated (embedding table {} of {} is cut short)", source, i + 1, tables);
-    states.emplace_back(bytes.begin() + static_cast<std::ptrdiff_t>(at),
-                        bytes.begin() + static_cast<std::ptrdiff_t>(at + size));
-    at += size;
-  }
-  PARTITA_CHECK(at == bytes.size(), FormatError,
-                "{}: {} bytes after the {} embedding tables this model has", source,
-                bytes.size() - at, tables);
-  return states;
-}
 
 std::vector<store::DistEmbedding*> tables_of(runtime::Session& session) {
   std::vector<store::DistEmbedding*> tables;
@@ -65,14 +30,14 @@ void Trainer::save_embeddings(int64_t epochs_done) {
       for (store::DistEmbedding* table : tables) states.push_back(table->serialize_state());
       write_file_atomic(
           embeddings_path(options_.checkpoint_dir, epochs_done, session_.world_rank()),
-          pack_states(states));
+          store::encode_embedding_file(states));
     } else if (session_.rank() == 0) {
       for (int owner : session_.embedding_owners()) {
         std::vector<std::vector<uint8_t>> states;
         for (store::DistEmbedding* table : tables)
           states.push_back(table->fetch_remote_state(owner));
         write_file_atomic(embeddings_path(options_.checkpoint_dir, epochs_done, owner),
-                          pack_states(states));
+                          store::encode_embedding_file(states));
       }
     }
   });
@@ -84,7 +49,8 @@ void Trainer::restore_embeddings(int64_t epochs_done) {
   run_agreed(session_.collectives(), "another rank could not read its learned embeddings", [&] {
     auto read = [&](int owner) {
       const std::string path = embeddings_path(options_.checkpoint_dir, epochs_done, owner);
-      return std::make_pair(path, unpack_states(read_whole_file(path), tables.size(), path));
+      return std::make_pair(
+          path, store::decode_embedding_file(read_whole_file(path), tables.size(), path));
     };
     if (session_.role() == runtime::Role::kWorker) {
       auto [path, states] = read(session_.world_rank());

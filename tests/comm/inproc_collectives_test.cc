@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "partita/comm/errors.h"
+#include "partita/comm/wire_version.h"
 
 namespace partita {
 namespace {
@@ -118,6 +119,17 @@ TEST(InProcessCollectives, BadRankIsRefused) {
   InProcessCollectiveGroup group(2);
   EXPECT_THROW(group.member(2), CommError);
   EXPECT_THROW(InProcessCollectiveGroup(0), CommError);
+}
+
+TEST(WireVersion, SameBuildsAgreeAndAMixedJobFailsOnEveryRankNamingBoth) {
+  InProcessCollectiveGroup group(3, 20);
+  EXPECT_EQ(run_ranks(group, [](int, Collectives& c) { check_wire_versions(c); }),
+            std::vector<std::string>(3, ""));
+  const auto failures =
+      run_ranks(group, [](int r, Collectives& c) { check_wire_versions(c, r == 2 ? 7 : 1); });
+  for (const std::string& what : failures)
+    EXPECT_NE(what.find("rank 2 speaks wire version 7 and rank 0 version 1"), std::string::npos)
+        << what;
 }
 
 }  // namespace

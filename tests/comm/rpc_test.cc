@@ -9,10 +9,12 @@
 #include <future>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "partita/comm/errors.h"
 #include "partita/comm/inproc_transport.h"
+#include "partita/comm/request_kinds.h"
 #include "partita/comm/wire.h"
 #include "partita/core/timer.h"
 
@@ -344,19 +346,73 @@ TEST(Rpc, IdleRanksDoNotSpin) {
   cluster.shutdown_all();
 }
 
-TEST(RpcRouter, RoutesByKindAndRefusesAKindRegisteredTwice) {
+TEST(RpcRouter, RoutesByKindAndRefusesAKindRegisteredTwiceNamingBoth) {
+  const uint64_t a = request_kind(RequestService::kTest, 0);
+  const uint64_t b = request_kind(RequestService::kTest, 1);
   RpcRouter router;
-  router.add(7, [](int, WireReader&) { return std::vector<uint8_t>{1}; });
-  router.add(8, [](int, WireReader&) { return std::vector<uint8_t>{2}; });
-  EXPECT_THROW(router.add(7, [](int, WireReader&) { return std::vector<uint8_t>{3}; }), Error);
+  router.add(a, "first service", [](int, WireReader&) { return std::vector<uint8_t>{1}; });
+  router.add(b, [](int, WireReader&) { return std::vector<uint8_t>{2}; });
+  try {
+    router.add(a, "second service", [](int, WireReader&) { return std::vector<uint8_t>{3}; });
+    ADD_FAILURE() << "a kind registered twice was accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'first service'"), std::string::npos) << what;
+    EXPECT_NE(what.find("'second service'"), std::string::npos) << what;
+    EXPECT_NE(what.find("service 'test'"), std::string::npos) << what;
+  }
   const RpcHandler handler = router.handler();
-  for (uint64_t kind : {7, 8}) {
+  for (uint64_t kind : {a, b}) {
     uint8_t request[8];
     std::memcpy(request, &kind, sizeof kind);
-    EXPECT_EQ(handler(0, request, sizeof request), std::vector<uint8_t>{uint8_t(kind - 6)});
+    EXPECT_EQ(handler(0, request, sizeof request), std::vector<uint8_t>{uint8_t(kind - a + 1)});
   }
-  uint8_t unknown[8] = {9};
-  EXPECT_THROW(handler(0, unknown, sizeof unknown), CommError);
+  const uint64_t unknown = request_kind(RequestService::kTest, 2);
+  uint8_t request[8];
+  std::memcpy(request, &unknown, sizeof unknown);
+  EXPECT_THROW(handler(0, request, sizeof request), CommError);
+}
+
+TEST(RpcRouter, RefusesACodeOutsideTheRegistry) {
+  RpcRouter router;
+  try {
+    router.add(7, "stray", [](int, WireReader&) { return std::vector<uint8_t>{}; });
+    ADD_FAILURE() << "a code in no registry entry was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'stray'"), std::string::npos) << e.what();
+  }
+}
+
+// Compile-time checks of the registry: the named codes are the wire's codes, and an entry
+// owns exactly its range.
+static_assert(kRequestFeatures == 1 && kRequestLabels == 2 && kRequestSampleHop == 3 &&
+              kRequestDegrees == 4);
+static_assert(find_request_kind(kRequestTrainerDone)->service == RequestService::kTrainerDone);
+static_assert(find_request_kind(request_kind(RequestService::kEmbedding, (3 << 8) | 4))->service ==
+              RequestService::kEmbedding);
+static_assert(find_request_kind(0) == nullptr && find_request_kind(5) == nullptr);
+
+TEST(RequestKinds, EveryEntryOwnsItsRangeAndNoOther) {
+  EXPECT_TRUE(request_kinds_are_valid());
+  for (const RequestKindEntry& e : kRequestKinds) {
+    EXPECT_EQ(find_request_kind(e.first), &e) << e.name;
+    EXPECT_EQ(find_request_kind(e.first + e.count - 1), &e) << e.name;
+    EXPECT_EQ(request_kind(e.service, e.count - 1), e.first + e.count - 1) << e.name;
+    EXPECT_THROW(request_kind(e.service, e.count), std::out_of_range) << e.name;
+    const RequestKindEntry* after = find_request_kind(e.first + e.count);
+    EXPECT_TRUE(after == nullptr || after != &e) << e.name;
+  }
+}
+
+TEST(RequestKinds, EveryServiceOfTheEngineRegistersItsRoutesOnce) {
+  // Every entry's first code routes, once; a second registration of any of them is refused.
+  RpcRouter router;
+  for (const RequestKindEntry& e : kRequestKinds)
+    router.add(e.first, [](int, WireReader&) { return std::vector<uint8_t>{}; });
+  for (const RequestKindEntry& e : kRequestKinds)
+    EXPECT_THROW(router.add(e.first, [](int, WireReader&) { return std::vector<uint8_t>{}; }),
+                 Error)
+        << e.name;
 }
 
 }  // namespace

@@ -120,5 +120,27 @@ TEST(Checkpoint, AnotherModelOrCorruptBytesAreFormatErrors) {
   EXPECT_THROW(read_checkpoint_meta(bytes.substr(0, bytes.size() / 2), "cut"), FormatError);
 }
 
+TEST(Checkpoint, AnotherFormatIsOneLineNamingTheFormatsRead) {
+  auto saved = model(4, 1);
+  torch::optim::Adam adam(saved->parameters(), torch::optim::AdamOptions(0.1));
+  const std::string bytes = serialize_checkpoint(*saved, adam, {1, 0, {}});
+  // The same dict with "partita" -> "format" = 3, as a later build might write.
+  c10::impl::GenericDict dict =
+      torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end())).toGenericDict();
+  dict.at("partita").toGenericDict().insert_or_assign("format", int64_t{3});
+  const std::vector<char> future = torch::pickle_save(dict);
+  try {
+    read_checkpoint_meta(std::string(future.begin(), future.end()), "ck/checkpoint-000001.pt");
+    FAIL() << "read a format-3 checkpoint";
+  } catch (const FormatError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("ck/checkpoint-000001.pt: checkpoint format 3 is not supported"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("formats 1 and 2"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
 }  // namespace
 }  // namespace partita::train

@@ -7,6 +7,7 @@
 // naming `what`, never reads out of bounds.
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "partita/comm/errors.h"
+#include "partita/comm/request_kinds.h"
 #include "partita/comm/rpc.h"
 #include "partita/core/array_view.h"
 
@@ -91,39 +93,60 @@ class WireReader {
 };
 
 // Routes requests by their first 8 bytes (a kind code written with put<uint64_t>) to the
-// handler registered for that kind. Register every route before handing handler() to an
-// RpcEndpoint: a request of an unknown kind is answered with a CommError.
+// handler registered for that kind. Every code comes from the registry of request kinds
+// (comm/request_kinds.h). Register every route before handing handler() to an RpcEndpoint:
+// a request of an unknown kind is answered with a CommError.
 class RpcRouter {
  public:
   using Route = std::function<std::vector<uint8_t>(int source, WireReader& request)>;
-  // Throws Error when `kind` has a route already: two services would share one code, and
-  // the one registered first would never be asked.
+  // Registers `route` for `kind` under `name` (what registers it, for errors; by default
+  // the registry entry's name). Throws Error when `kind` is in no registry entry, or has a
+  // route already (naming both registrants): two services would share one code, and the
+  // one registered first would never be asked.
+  void add(uint64_t kind, std::string name, Route route) {
+    const RequestKindEntry* entry = find_request_kind(kind);
+    if (entry == nullptr)
+      throw Error("internal: request kind " + hex(kind) + " ('" + name +
+                  "') is in no entry of comm/request_kinds.h");
+    auto [it, inserted] = routes_.try_emplace(kind);
+    if (!inserted)
+      throw Error("internal: request kind " + hex(kind) + " of service '" + entry->name +
+                  "' is registered twice: by '" + it->second.name + "' and by '" + name + "'");
+    it->second = {std::move(name), std::move(route)};
+  }
   void add(uint64_t kind, Route route) {
-    if (!routes_.emplace(kind, std::move(route)).second)
-      throw Error("internal: request kind " + std::to_string(kind) + " is registered twice");
+    const RequestKindEntry* entry = find_request_kind(kind);
+    add(kind, entry != nullptr ? entry->name : "unregistered", std::move(route));
   }
   RpcHandler handler() const {
-    return [routes = routes_](int source, const uint8_t* data, size_t size) {
+    std::unordered_map<uint64_t, Route> routes;
+    for (const auto& [kind, named] : routes_) routes.emplace(kind, named.route);
+    return [routes = std::move(routes)](int source, const uint8_t* data, size_t size) {
       WireReader reader(data, size, "request from rank " + std::to_string(source));
       const uint64_t kind = reader.get<uint64_t>();
       auto it = routes.find(kind);
       if (it == routes.end())
         throw CommError("request from rank " + std::to_string(source) + ": unknown kind " +
-                        std::to_string(kind));
+                        hex(kind));
       return it->second(source, reader);
     };
   }
 
  private:
-  std::unordered_map<uint64_t, Route> routes_;
-};
-
-// Request kinds of the services of this engine (one place, so codes never collide).
-enum RequestKind : uint64_t {
-  kRequestFeatures = 1,
-  kRequestLabels = 2,
-  kRequestSampleHop = 3,
-  kRequestDegrees = 4,
+  struct NamedRoute {
+    std::string name;
+    Route route;
+  };
+  static std::string hex(uint64_t kind) {
+    static const char kDigits[] = "0123456789abcdef";
+    std::string out;
+    do {
+      out.insert(out.begin(), kDigits[kind & 15]);
+      kind >>= 4;
+    } while (kind != 0);
+    return "0x" + out;
+  }
+  std::unordered_map<uint64_t, NamedRoute> routes_;
 };
 
 }  // namespace partita

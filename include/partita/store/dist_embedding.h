@@ -42,20 +42,15 @@
 // rank before its RpcEndpoint starts (route kinds: embedding_request_kind()); attach() then
 // gives the table that endpoint for its own requests.
 //
-// Optimizers (sparse: only rows with a gradient change; state per row, in float32):
-//   SGD      x -= lr g
-//   Adagrad  s += g*g (elementwise, as torch's Adagrad; DGL's SparseAdagrad keeps the row's
-//            mean of squares instead);  x -= lr g / (sqrt(s) + eps)
-//   Adam     lazy (rows without a gradient keep m, v and t), with a per-row step counter
-//            as DGL's SparseAdam (torch's SparseAdam counts steps per tensor): t += 1,
-//            m = b1 m + (1-b1) g,  v = b2 v + (1-b2) g*g,
-//            x -= lr (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)
+// Optimizers: sparse (only rows with a gradient change), per-row state in float32; the
+// rules (SGD, Adagrad, Adam) live in optim/sparse_optimizer.h, which this table calls through
+// optim::RowOptimizer under its exclusive lock.
 //
 // State (checkpoints): serialize_state() writes the owned rows and optimizer state (a
-// versioned, checksummed byte string); load_state() reads it back into a table of the same
-// table id, dim, owned range and optimizer, else FormatError naming the source. In
-// server-client mode a trainer reaches the servers' state with fetch_remote_state() and
-// load_remote_state().
+// versioned, checksummed byte string: store/embedding_format.h, docs/formats.md);
+// load_state() reads it back into a table of the same table id, dim, owned range and
+// optimizer, else FormatError naming the source. In server-client mode a trainer reaches the
+// servers' state with fetch_remote_state() and load_remote_state().
 //
 // Thread-safety: lookup() may be called from several threads at once and concurrently with
 // the handlers; push_gradients(), apply_pending(), apply_remote() and the state calls from
@@ -64,26 +59,24 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "partita/comm/request_kinds.h"
 #include "partita/comm/rpc.h"
 #include "partita/comm/wire.h"
 #include "partita/core/array_view.h"
+#include "partita/optim/sparse_optimizer.h"
 
 namespace partita::store {
 
-enum class SparseOptimizer { kSgd, kAdagrad, kAdam };
-
-struct SparseOptimizerOptions {
-  SparseOptimizer kind = SparseOptimizer::kAdam;
-  float lr = 0.01f;
-  float beta1 = 0.9f;    // Adam only
-  float beta2 = 0.999f;  // Adam only
-  float eps = 1e-8f;     // Adagrad and Adam (DGL's SparseAdagrad uses 1e-10)
-};
+// The optimizer's kind and options (optim/sparse_optimizer.h), by the names store's callers
+// know.
+using optim::SparseOptimizer;
+using optim::SparseOptimizerOptions;
 
 struct EmbeddingOptions {
   int64_t dim = 0;  // > 0
@@ -99,12 +92,18 @@ struct EmbeddingOptions {
 constexpr uint64_t kEmbeddingStream = 0x454d42494e4954ULL;  // "EMBINIT"
 constexpr int kMaxEmbeddingTables = 1 << 16;
 
-// Request kinds of a table's routes: lookup, push, apply, state, load.
+// Request kinds of a table's routes: lookup, push, apply, state, load. Layouts (after the
+// u64 kind; arrays are a u64 count then the values, comm/wire.h):
+//   lookup  request: i64 ids[] (owned by the receiver)    reply: f32 rows[] ([ids, dim])
+//   push    request: i64 ids[], f32 grads[] ([ids, dim])  reply: empty
+//   apply   request: nothing                              reply: empty
+//   state   request: nothing                              reply: the table state, raw
+//   load    request: char source[], u8 state[]           reply: empty
 enum class EmbeddingOp : uint64_t { kLookup = 0, kPush = 1, kApply = 2, kState = 3, kLoad = 4 };
-// "EMB" in the top bytes, then the table id and the operation, so codes never collide with
-// those of comm/wire.h's RequestKind.
+// The registry's embedding range (comm/request_kinds.h), indexed by table id and operation.
 inline uint64_t embedding_request_kind(int table_id, EmbeddingOp op) {
-  return 0x454d420000000000ULL | (static_cast<uint64_t>(table_id) << 8) | static_cast<uint64_t>(op);
+  return request_kind(RequestService::kEmbedding,
+                      (static_cast<uint64_t>(table_id) << 8) | static_cast<uint64_t>(op));
 }
 
 struct IdRange {
@@ -192,8 +191,6 @@ class DistEmbedding {
   void add_pending(int source, const int64_t* ids, const float* grads, int64_t n);
   // Copies the owned row of `id` to dst (under a shared lock held by the caller).
   void copy_row(int64_t id, float* dst) const;
-  // One optimizer step of local row `row` with gradient g (under the exclusive lock).
-  void step_row(int64_t row, const float* g);
   // Sends each rank r the positions[r] (indices into the caller's arrays) as requests of
   // `kind` of at most slice_rows positions, all in flight at once; fill(slice, writer) writes
   // a request's payload after the kind, on_reply(rank, slice, reply bytes) reads its reply.
@@ -208,11 +205,9 @@ class DistEmbedding {
   int rank_ = 0;
   RpcEndpoint* endpoint_ = nullptr;
 
-  mutable std::shared_mutex table_mutex_;  // rows_ and the optimizer state
-  std::vector<float> rows_;                // [owned().size(), dim]
-  std::vector<float> state1_;              // Adagrad: sum of squares; Adam: m
-  std::vector<float> state2_;              // Adam: v
-  std::vector<int64_t> steps_;             // Adam: per-row step counter
+  mutable std::shared_mutex table_mutex_;           // rows_ and the optimizer state
+  std::vector<float> rows_;                         // [owned().size(), dim]
+  std::unique_ptr<optim::RowOptimizer> optimizer_;  // over rows_
 
   mutable std::mutex pending_mutex_;
   std::vector<Pending> pending_;  // by source rank

@@ -8,9 +8,16 @@
 // rank does not own.
 //
 // Typed partitions (DistGraph::typed()): features are per node type, fetched with
-// fetch_type_features (one request kind of its own, kRequestTypeFeatures, whose request
-// carries the type before the ids). The hot-feature cache (FeatureCache) is homogeneous
-// only: fetch_type_features never consults it, and fetch_features refuses a typed graph.
+// fetch_type_features (one request kind of its own, kRequestTypeFeatures in the registry
+// comm/request_kinds.h, whose request carries the type before the ids). The hot-feature cache
+// (FeatureCache) is homogeneous only: fetch_type_features never consults it, and fetch_features
+// refuses a typed graph.
+//
+// Wire (after the u64 kind, comm/request_kinds.h; docs/formats.md). features, labels,
+// degrees: the request is a counted i64 array of ids the receiver owns; the reply a counted
+// array of their rows in request order (u8, feature_row_bytes() per id; i64 labels; i64
+// in-degrees). type_features: the request is an i64 node type, then the counted ids; the
+// reply as features, type_feature_row_bytes(type) per id.
 //
 // Thread-safety: fetch_* may be called from several threads at once.
 #include <atomic>
@@ -30,10 +37,6 @@ struct FetchStats {
   int64_t remote_bytes = 0;  // reply payload bytes received
   int64_t cache_hits = 0;    // remote feature rows answered by the cache instead
 };
-
-// Request kind of typed feature rows: "TFEAT" in ASCII, outside comm/wire.h's small codes
-// (as runtime's kRequestTrainerDone).
-constexpr uint64_t kRequestTypeFeatures = 0x5446454154ULL;
 
 void add_feature_routes(RpcRouter& router, const DistGraph& graph);
 
