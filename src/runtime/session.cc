@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <condition_variable>
 #include <mutex>
-#include <new>
 
 #include "partita/comm/errors.h"
 #include "partita/comm/rpc.h"
@@ -15,8 +13,6 @@
 namespace partita::runtime {
 namespace {
 
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
 // Request kind of "this trainer is done" (server-client mode), answered by servers only.
 // Outside wire.h's RequestKind (not this layer's file) but far from its codes.
 constexpr uint64_t kRequestTrainerDone = 0x5452444f4e45ULL;  // "TRDONE"
@@ -44,27 +40,6 @@ store::DistGraph open_agreed(Collectives& coll, Role role, const SessionOptions&
 }
 
 }  // namespace
-
-// One allreduce of (lowest failing rank and its exit code, whether every rank failed).
-void agree_on_setup(Collectives& coll, const std::function<void()>& work) {
-  std::string message;
-  int code = 0;
-  try {
-    work();
-  } catch (const std::exception& e) {
-    if (coll.size() == 1) throw;
-    message = message_of(e);
-    code = exit_code_of(e);
-  }
-  if (coll.size() == 1) return;
-  // [0]: rank * 4 + code of a failing rank, INT_MAX if none; [1]: 1 if this rank failed.
-  int32_t agreed[2] = {code != 0 ? coll.rank() * 4 + code : INT_MAX, code != 0 ? 1 : 0};
-  coll.allreduce(agreed, 2, ReduceOp::kMin);
-  if (agreed[0] == INT_MAX) return;
-  const int lowest = agreed[0] / 4;
-  throw SetupError(coll.rank() == lowest ? message : std::string(), agreed[0] % 4,
-                   coll.rank() == lowest, agreed[1] == 1);
-}
 
 namespace {
 
@@ -121,18 +96,6 @@ struct Session::DoneBoard {
   int count = 0;
   std::string usage_error;  // the first trainer's that failed with one
 };
-
-int exit_code_of(const std::exception& e) {
-  if (const auto* setup = dynamic_cast<const SetupError*>(&e)) return setup->exit_code();
-  return dynamic_cast<const UsageError*>(&e) != nullptr ? kExitUsage : kExitFailure;
-}
-
-std::string message_of(const std::exception& e) {
-  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return "out of memory";
-  if (dynamic_cast<const Error*>(&e) != nullptr) return e.what();
-  const std::string what = e.what();  // first line: torch's errors carry a backtrace
-  return "internal: " + what.substr(0, what.find('\n'));
-}
 
 Session::Session(Transport& transport, Collectives& world, const SessionOptions& options,
                  Collectives* trainers)
@@ -268,6 +231,8 @@ const std::vector<SplitId>& Session::job_ids(Split split) const {
 }
 
 void Session::finish() {
+  if (finished_) return;
+  finished_ = true;
   if (role_ == Role::kTrainer) tell_servers_done("");
   if (role_ == Role::kServer) wait_for_trainers();
   endpoint_->shutdown();
@@ -319,18 +284,5 @@ void Session::wait_for_trainers() {
 }
 
 uint64_t Session::request_bytes_sent() const { return transport_.bytes_sent(); }
-
-int run_by_role(Session& session, const std::function<int()>& body) {
-  if (session.role() == Role::kServer) {
-    session.finish();
-    return 0;
-  }
-  try {
-    return body();
-  } catch (const UsageError& e) {
-    session.fail_with_usage_error(e.what());
-    throw;
-  }
-}
 
 }  // namespace partita::runtime
