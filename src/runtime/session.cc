@@ -263,7 +263,10 @@ void Session::wait_for_trainers() {
   const auto interval = std::chrono::duration<double>(timeout_s_);
   const double probe_s = std::min(10.0, std::max(1.0, timeout_s_ / 2));
   std::unique_lock<std::mutex> lock(done_->mutex);
-  const auto ended = [&] { return done_->count == trainers || !done_->usage_error.empty(); };
+  // Every trainer, also after a usage error: a trainer's usage error is the same on every
+  // trainer, and each must have its message answered before this server stops serving (else
+  // it waits for the reply until its deadline, past the job's usage agreement).
+  const auto ended = [&] { return done_->count == trainers; };
   while (!done_->changed.wait_for(lock, interval, ended)) {
     // Not done within the interval: fine while every trainer not done still answers.
     lock.unlock();

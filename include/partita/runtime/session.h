@@ -127,8 +127,9 @@ class Session {
   void finish();
   // Instead of finish(), on a trainer whose work failed with a UsageError (such checks give
   // the same verdict on every trainer: flags, an existing checkpoint directory): tells the
-  // servers, whose finish() then throws UsageError(message) too, so that every rank of the
-  // job raises it and the command line prints it once (rank_job.h) instead of aborting.
+  // servers, whose finish() then throws UsageError(message) too, once every trainer has said
+  // it is done or failed, so that every rank of the job raises it and the command line
+  // prints it once (rank_job.h) instead of aborting.
   // Does not stop this rank's request service. A no-op on workers and servers. Best effort:
   // never throws (the command line's agreement has its own deadline).
   void fail_with_usage_error(const std::string& message) noexcept;
