@@ -17,7 +17,7 @@
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
 #include "partita/core/timer.h"
-#include "partita/runtime/mpi_rank.h"
+#include "partita/runtime/rank_job.h"
 #include "partita/train/inference.h"
 #include "rank_main.h"
 #include "train_settings.h"
@@ -68,7 +68,9 @@ void write_outputs(const std::string& dir, const train::InferenceOutput& out) {
     write_npy<int64_t>((fs::path(dir) / "predictions.npy").string(), out.predictions);
 }
 
-int run_infer(MpiScope& mpi, const Flags& flags) {
+int infer_on(runtime::Session& session, const Flags& flags, train::InferenceOptions options);
+
+int run_infer(runtime::RankContext& rank, const Flags& flags) {
   PARTITA_CHECK(flags.infer.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
                 flags.infer.batch_size);
   PARTITA_CHECK(flags.hits_k >= 1, UsageError, "--hits-k: must be >= 1, got {}", flags.hits_k);
@@ -78,9 +80,13 @@ int run_infer(MpiScope& mpi, const Flags& flags) {
   check_timeout(flags.session.timeout_s);
   train::InferenceOptions options = flags.infer;
   options.torch_threads =
-      flags.torch_threads > 0 ? flags.torch_threads : std::max(1, mpi.cores_per_rank());
-  runtime::MpiRank rank(mpi, flags.session);
-  runtime::Session& session = rank.session();
+      flags.torch_threads > 0 ? flags.torch_threads : std::max(1, rank.cores_per_rank());
+  return rank.run_session(
+      flags.session, [&](runtime::Session& session) { return infer_on(session, flags, options); });
+}
+
+// The work of every rank, over its session.
+int infer_on(runtime::Session& session, const Flags& flags, train::InferenceOptions options) {
   check_out_dir(session, flags);
   Stopwatch watch;
   const train::LoadedModel loaded = train::load_model_for_inference(session, flags.checkpoint_dir);
@@ -159,8 +165,7 @@ Action add_infer_command(CLI::App& app) {
       ->capture_default_str();
   return [flags, &app] {
     flags->normalize_given = app.count("--normalize-features") > 0;
-    MpiScope mpi(nullptr, nullptr);
-    return run_rank(mpi, [&] { return run_infer(mpi, *flags); });
+    return run_rank([&](runtime::RankContext& rank) { return run_infer(rank, *flags); });
   };
 }
 

@@ -15,7 +15,7 @@
 #include "partita/core/timer.h"
 #include "partita/loader/batch_pipeline.h"
 #include "partita/loader/hot_nodes.h"
-#include "partita/runtime/mpi_rank.h"
+#include "partita/runtime/rank_job.h"
 #include "partita/sample/block_builder.h"
 #include "partita/sample/fanout_spec.h"
 #include "partita/store/feature_cache.h"
@@ -83,7 +83,7 @@ sample::ResolvedFanouts resolve_fanouts(const Flags& flags, const store::DistGra
 }
 
 // The work of a rank that samples (a worker, or a client of server-client mode).
-int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
+int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags& flags) {
   const store::DistGraph& graph = session.graph();
   // Every rank reads the same partition, so every rank throws these alike.
   PARTITA_CHECK(!graph.typed() || flags.cache_ratio == 0, UsageError,
@@ -135,7 +135,7 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   store::FeatureCache cache;
   loader::HotNodes hot;
   Stopwatch cache_watch;
-  if (flags.cache_ratio > 0 && !graph.replicated() && !graph.client() && mpi.size() > 1) {
+  if (flags.cache_ratio > 0 && !graph.replicated() && !graph.client() && rank.size() > 1) {
     std::vector<std::vector<int64_t>> presample(
         batches.begin(), batches.begin() + std::min<int64_t>(flags.cache_presample, flags.batches));
     hot = loader::hottest_remote_nodes(session.sampler(), graph, presample, fanouts, flags.seed, 1,
@@ -288,14 +288,13 @@ int bench_on(MpiScope& mpi, runtime::Session& session, const Flags& flags) {
   return 0;
 }
 
-int run_sample_bench(MpiScope& mpi, const Flags& given) {
+int run_sample_bench(runtime::RankContext& rank, const Flags& given) {
   Flags flags = given;
   flags.session.sampling.threads =
-      resolve_sampler_threads(given.session.sampling.threads, mpi.cores_per_rank());
-  runtime::MpiRank rank(mpi, flags.session);
-  runtime::Session& session = rank.session();
+      resolve_sampler_threads(given.session.sampling.threads, rank.cores_per_rank());
   // Server-client mode: a server serves until every client is done, and samples nothing.
-  return runtime::run_by_role(session, [&] { return bench_on(mpi, session, flags); });
+  return rank.run_session(
+      flags.session, [&](runtime::Session& session) { return bench_on(rank, session, flags); });
 }
 
 }  // namespace
@@ -344,8 +343,7 @@ Action add_sample_bench_command(CLI::App& app) {
                "of reading them through the file mapping (faster random access, more memory)");
   return [flags] {
     check_flags(*flags);
-    MpiScope mpi(nullptr, nullptr);
-    return run_rank(mpi, [&] { return run_sample_bench(mpi, *flags); });
+    return run_rank([&](runtime::RankContext& rank) { return run_sample_bench(rank, *flags); });
   };
 }
 

@@ -20,11 +20,11 @@
 #include "interrupt_notice.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
-#include "partita/runtime/mpi_rank.h"
+#include "partita/runtime/rank_job.h"
 #include "partita/sample/fanout_spec.h"
 #include "partita/train/checkpoint.h"
-#include "partita/train/progress.h"
 #include "partita/train/trainer.h"
+#include "progress.h"
 #include "rank_main.h"
 #include "train_settings.h"
 
@@ -54,9 +54,9 @@ struct Flags {
   double progress_every_s = 10;
   bool checksum = false;
   std::string metrics_out;
-  bool layers_given = false;        // else --layers is the number of fanouts
-  bool force = false;               // --metrics-out may replace an existing file
-  train::MetricsFile::RunInfo run;  // the settings, for --metrics-out's run record
+  bool layers_given = false;  // else --layers is the number of fanouts
+  bool force = false;         // --metrics-out may replace an existing file
+  MetricsFile::RunInfo run;   // the settings, for --metrics-out's run record
 };
 
 template <class Enum>
@@ -157,7 +157,7 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
       f.torch_threads > 0 ? f.torch_threads : auto_torch_threads(cores_per_rank, o.threads);
   train::check_options(o);
   check_timeout(f.session.timeout_s);
-  if (!f.metrics_out.empty()) train::check_metrics_out(f.metrics_out, o.resume, f.force);
+  if (!f.metrics_out.empty()) check_metrics_out(f.metrics_out, o.resume, f.force);
   PARTITA_CHECK(f.session.servers >= 0, UsageError,
                 "--servers: must be >= 0 (0: worker mode), got {}", f.session.servers);
   PARTITA_CHECK(f.progress_every_s >= 0 && f.progress_every_s <= 1e6, UsageError,
@@ -187,18 +187,17 @@ void disable_onednn_primitive_cache() { setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY"
 // --progress: auto is a bar when the user sees a terminal (rank 0's stderr is one, or
 // `partita launch` ran on one and set PARTITA_PROGRESS=bar, since under mpirun a rank's
 // stderr is a pipe), else a line every --progress-every seconds; -q turns both off.
-train::ProgressMode progress_mode(const std::string& flag) {
-  if (log_level() < LogLevel::kInfo) return train::ProgressMode::kOff;
-  const train::ProgressMode mode =
-      parse_choice<train::ProgressMode>("--progress", flag,
-                                        {{"auto", train::ProgressMode::kOff},
-                                         {"bar", train::ProgressMode::kBar},
-                                         {"lines", train::ProgressMode::kLines},
-                                         {"off", train::ProgressMode::kOff}});
+ProgressMode progress_mode(const std::string& flag) {
+  if (log_level() < LogLevel::kInfo) return ProgressMode::kOff;
+  const ProgressMode mode = parse_choice<ProgressMode>("--progress", flag,
+                                                       {{"auto", ProgressMode::kOff},
+                                                        {"bar", ProgressMode::kBar},
+                                                        {"lines", ProgressMode::kLines},
+                                                        {"off", ProgressMode::kOff}});
   if (flag != "auto") return mode;
   const char* env = std::getenv("PARTITA_PROGRESS");
   const bool terminal = ::isatty(STDERR_FILENO) || (env != nullptr && std::string(env) == "bar");
-  return terminal ? train::ProgressMode::kBar : train::ProgressMode::kLines;
+  return terminal ? ProgressMode::kBar : ProgressMode::kLines;
 }
 
 // The learned embeddings of an R-GCN's featureless node types: width --hidden, trained by
@@ -267,19 +266,19 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
   // What val_ and the last line report: accuracy, or the link task's metrics.
   const bool link = options.task == train::Task::kLink;
   const std::string validation_name = link ? train::link_metric_name(options.link) : "acc";
-  std::unique_ptr<train::MetricsFile> metrics;
+  std::unique_ptr<MetricsFile> metrics;
   if (print && !flags.metrics_out.empty()) {
-    metrics = std::make_unique<train::MetricsFile>(flags.metrics_out, options.resume,
-                                                   "val_" + validation_name);
-    train::MetricsFile::RunInfo run = flags.run;
+    metrics =
+        std::make_unique<MetricsFile>(flags.metrics_out, options.resume, "val_" + validation_name);
+    MetricsFile::RunInfo run = flags.run;
     run.resume = options.resume;
     run.ranks = session.size();
     run.servers = flags.session.servers;
     run.settings = options.recorded_settings;  // the values the flags resolved to
     metrics->write_run(run);
   }
-  train::ProgressBar bar(print ? progress_mode(flags.progress) : train::ProgressMode::kOff,
-                         options.epochs, flags.progress_every_s);
+  ProgressBar bar(print ? progress_mode(flags.progress) : ProgressMode::kOff, options.epochs,
+                  flags.progress_every_s);
   const auto on_epoch = [&](const train::EpochRecord& r) {
     if (!print) return;
     bar.clear();
@@ -315,27 +314,27 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
   return 0;
 }
 
-int run_train(MpiScope& mpi, const Flags& flags) {
+int run_train(runtime::RankContext& rank, const Flags& flags) {
   keep_freed_memory();
   disable_onednn_primitive_cache();
-  train::TrainOptions options = make_options(flags, mpi.cores_per_rank());
+  train::TrainOptions options = make_options(flags, rank.cores_per_rank());
   options.recorded_settings = flags.run.settings;        // what every checkpoint records
   for (auto& [name, value] : options.recorded_settings)  // the values the flags resolved to
     if (name == "layers") value = std::to_string(options.model.layers);
-  log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", mpi.rank(), mpi.size(),
-            mpi.cores_per_rank(), options.torch_threads, options.threads);
+  log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", rank.rank(),
+            rank.size(), rank.cores_per_rank(), options.torch_threads, options.threads);
   runtime::SessionOptions session_options = flags.session;
   if (options.rgcn) session_options.embeddings = embedding_options(flags, options);
-  runtime::MpiRank rank(mpi, session_options);
-  runtime::Session& session = rank.session();
   // Server-client mode: a server serves until every trainer is done, and trains nothing.
-  return runtime::run_by_role(session, [&] { return train_on(session, flags, options); });
+  return rank.run_session(session_options, [&](runtime::Session& session) {
+    return train_on(session, flags, options);
+  });
 }
 
 // Every flag of the command with its value as text (given, else its default), and which
 // were given: the run record of --metrics-out.
-train::MetricsFile::RunInfo run_settings(const CLI::App& app) {
-  train::MetricsFile::RunInfo run;
+MetricsFile::RunInfo run_settings(const CLI::App& app) {
+  MetricsFile::RunInfo run;
   for (const CLI::Option* option : app.get_options()) {
     if (option->get_lnames().empty() || option->get_lnames()[0] == "help") continue;
     const std::string& name = option->get_lnames()[0];
@@ -501,8 +500,7 @@ Action add_train_command(CLI::App& app) {
   return [flags, &app] {
     flags->layers_given = app.count("--layers") > 0;
     flags->run = run_settings(app);
-    MpiScope mpi(nullptr, nullptr);
-    return run_rank(mpi, [&] { return run_train(mpi, *flags); });
+    return run_rank([&](runtime::RankContext& rank) { return run_train(rank, *flags); });
   };
 }
 

@@ -189,7 +189,7 @@ Bind parse_bind(const std::string& word) {
 }
 
 const std::vector<std::string>& launchable_commands() {
-  // Keep in step with the subcommands that run under MPI (they construct an MpiScope).
+  // Keep in step with the subcommands that run under MPI (through runtime::run_mpi_ranks).
   static const std::vector<std::string> commands{"train", "infer", "sample-bench"};
   return commands;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "command_line.h"
+#include "exit_codes.h"
 #include "global_flags.h"
 #include "parse_errors.h"
 #include "partita/core/error.h"
@@ -16,8 +17,8 @@
 
 namespace {
 
-constexpr int kExitFailure = 1;  // bad input data, I/O failure, internal error
-constexpr int kExitUsage = 2;    // bad flags
+using partita::cli::kExitFailure;  // the exit codes' table: exit_codes.h
+using partita::cli::kExitUsage;
 
 // This process's rank in a job started by mpirun or srun, from the launcher's environment
 // (flags are checked before MPI starts); 0 when no launcher started it.

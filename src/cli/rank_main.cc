@@ -3,41 +3,48 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <new>
 #include <string>
 
-#include "partita/runtime/mpi_rank.h"
+#include "exit_codes.h"
 
 namespace partita::cli {
 namespace {
 
-void print_error(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
-  std::fflush(stderr);
+// The one-line message of `e` (as main() prints it): torch's errors carry a backtrace.
+std::string message_of(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return "out of memory";
+  if (dynamic_cast<const Error*>(&e) != nullptr) return e.what();
+  const std::string what = e.what();
+  return "internal: " + what.substr(0, what.find('\n'));
+}
+
+std::string message_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return message_of(e);
+  } catch (...) {
+    return "internal: unknown exception";
+  }
 }
 
 }  // namespace
 
-int run_rank(MpiScope& mpi, const std::function<int()>& body) {
-  if (mpi.size() == 1) return body();
-  runtime::UsageAgreement agreement(mpi);
-  try {
-    return body();
-  } catch (const runtime::SetupError& e) {
-    if (e.report())
-      print_error(e.all_failed() ? e.what() : fmt::format("rank {}: {}", mpi.rank(), e.what()));
-    return e.exit_code();
-  } catch (const UsageError& e) {
-    int lowest = mpi.rank();
-    if (!agreement.all_ranks_raise(kUsageAgreementSeconds, &lowest)) {
-      print_error(fmt::format("rank {}: {}", mpi.rank(), e.what()));
-      runtime::abort_job(mpi, runtime::exit_code_of(e));
-    }
-    if (lowest == mpi.rank()) print_error(e.what());
-    return runtime::exit_code_of(e);
-  } catch (const std::exception& e) {
-    print_error(fmt::format("rank {}: {}", mpi.rank(), runtime::message_of(e)));
-    runtime::abort_job(mpi, runtime::exit_code_of(e));
+int report_failure(const runtime::FailureReport& report) {
+  if (report.error != nullptr) {
+    const std::string message = message_of(report.error);
+    const std::string line = report.rank >= 0
+                                 ? fmt::format("error: rank {}: {}\n", report.rank, message)
+                                 : fmt::format("error: {}\n", message);
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
   }
+  return exit_code(report.kind);
+}
+
+int run_rank(const runtime::RankBody& body) {
+  return runtime::run_mpi_ranks(body, &report_failure);
 }
 
 }  // namespace partita::cli

@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <condition_variable>
 #include <mutex>
-#include <new>
 
 #include "partita/comm/errors.h"
 #include "partita/comm/rpc.h"
@@ -17,8 +15,6 @@
 namespace partita::runtime {
 namespace {
 
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
 // "This trainer is done" (server-client mode), answered by servers only, is
 // kRequestTrainerDone of comm/request_kinds.h. Request: a counted char array, the usage
 // error the trainer stopped on (empty if none); reply: empty.
@@ -46,27 +42,6 @@ store::DistGraph open_agreed(Collectives& coll, Role role, const SessionOptions&
 }
 
 }  // namespace
-
-// One allreduce of (lowest failing rank and its exit code, whether every rank failed).
-void agree_on_setup(Collectives& coll, const std::function<void()>& work) {
-  std::string message;
-  int code = 0;
-  try {
-    work();
-  } catch (const std::exception& e) {
-    if (coll.size() == 1) throw;
-    message = message_of(e);
-    code = exit_code_of(e);
-  }
-  if (coll.size() == 1) return;
-  // [0]: rank * 4 + code of a failing rank, INT_MAX if none; [1]: 1 if this rank failed.
-  int32_t agreed[2] = {code != 0 ? coll.rank() * 4 + code : INT_MAX, code != 0 ? 1 : 0};
-  coll.allreduce(agreed, 2, ReduceOp::kMin);
-  if (agreed[0] == INT_MAX) return;
-  const int lowest = agreed[0] / 4;
-  throw SetupError(coll.rank() == lowest ? message : std::string(), agreed[0] % 4,
-                   coll.rank() == lowest, agreed[1] == 1);
-}
 
 namespace {
 
@@ -109,18 +84,6 @@ struct Session::DoneBoard {
   int count = 0;
   std::string usage_error;  // the first trainer's that failed with one
 };
-
-int exit_code_of(const std::exception& e) {
-  if (const auto* setup = dynamic_cast<const SetupError*>(&e)) return setup->exit_code();
-  return dynamic_cast<const UsageError*>(&e) != nullptr ? kExitUsage : kExitFailure;
-}
-
-std::string message_of(const std::exception& e) {
-  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return "out of memory";
-  if (dynamic_cast<const Error*>(&e) != nullptr) return e.what();
-  const std::string what = e.what();  // first line: torch's errors carry a backtrace
-  return "internal: " + what.substr(0, what.find('\n'));
-}
 
 Session::Session(Transport& transport, Collectives& world, const SessionOptions& options,
                  Collectives* trainers)
@@ -259,6 +222,8 @@ const std::vector<loader::SeedId>& Session::job_ids(Split split) const {
 }
 
 void Session::finish() {
+  if (finished_) return;
+  finished_ = true;
   if (role_ == Role::kTrainer) tell_servers_done("");
   if (role_ == Role::kServer) wait_for_trainers();
   endpoint_->shutdown();
@@ -289,7 +254,10 @@ void Session::wait_for_trainers() {
   const auto interval = std::chrono::duration<double>(timeout_s_);
   const double probe_s = std::min(10.0, std::max(1.0, timeout_s_ / 2));
   std::unique_lock<std::mutex> lock(done_->mutex);
-  const auto ended = [&] { return done_->count == trainers || !done_->usage_error.empty(); };
+  // Every trainer, also after a usage error: a trainer's usage error is the same on every
+  // trainer, and each must have its message answered before this server stops serving (else
+  // it waits for the reply until its deadline, past the job's usage agreement).
+  const auto ended = [&] { return done_->count == trainers; };
   while (!done_->changed.wait_for(lock, interval, ended)) {
     // Not done within the interval: fine while every trainer not done still answers.
     lock.unlock();
@@ -310,18 +278,5 @@ void Session::wait_for_trainers() {
 }
 
 uint64_t Session::request_bytes_sent() const { return transport_.bytes_sent(); }
-
-int run_by_role(Session& session, const std::function<int()>& body) {
-  if (session.role() == Role::kServer) {
-    session.finish();
-    return 0;
-  }
-  try {
-    return body();
-  } catch (const UsageError& e) {
-    session.fail_with_usage_error(e.what());
-    throw;
-  }
-}
 
 }  // namespace partita::runtime

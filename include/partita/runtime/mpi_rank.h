@@ -5,8 +5,9 @@
 // world (colour = role), for training; the transport and the set-up stay on the world. Declare it
 // after the MpiScope, which must outlive it.
 //
-// Also the two MPI facts the command line's exit policy needs (cli/rank_main.h), so that
-// it includes no MPI call itself: UsageAgreement and abort_job.
+// Commands do not build one: they call run_mpi_ranks (rank_job.h), which owns the MPI scope
+// and the job's failure policy. MpiRank is for programs that manage MPI themselves (the
+// Python binding, benchmarks, MPI tests).
 #include <memory>
 
 #include "partita/comm/mpi_collectives.h"
@@ -16,13 +17,26 @@
 
 namespace partita::runtime {
 
+// The communicators of a session on this rank (see above). Collective over MPI_COMM_WORLD;
+// every wait is bounded by options.timeout_s (the collectives' communicator first, which
+// proves every rank is there, then the transport's). The split for the trainers
+// (MPI_Comm_split has no deadline) runs only after the world's collectives proved every
+// rank is here. Throws TimeoutError when a rank is missing.
+struct MpiLinks {
+  MpiLinks(MpiScope& mpi, const SessionOptions& options);
+  ~MpiLinks();
+  MpiLinks(const MpiLinks&) = delete;
+  MpiLinks& operator=(const MpiLinks&) = delete;
+
+  MpiCollectives collectives;
+  MpiTransport transport;
+  std::unique_ptr<MpiCollectives> trainers;  // server-client mode, trainers only
+};
+
 class MpiRank {
  public:
-  // Collective over MPI_COMM_WORLD; every wait is bounded by options.timeout_s (the
-  // collectives' communicator first, which proves every rank is there, then the transport's
-  // and the session's). Throws SetupError as Session does, TimeoutError when a rank is
-  // missing. The split for the trainers (MPI_Comm_split has no deadline) runs only after the
-  // world's collectives proved every rank is here.
+  // Collective over MPI_COMM_WORLD (MpiLinks, then Session's agreed opening). Throws
+  // SetupError as Session does, TimeoutError when a rank is missing.
   MpiRank(MpiScope& mpi, const SessionOptions& options);
   ~MpiRank();
   MpiRank(const MpiRank&) = delete;
@@ -31,37 +45,8 @@ class MpiRank {
   Session& session() { return *session_; }
 
  private:
-  MpiCollectives collectives_;
-  MpiTransport transport_;
-  std::unique_ptr<MpiCollectives> trainers_;  // server-client mode, trainers only
+  MpiLinks links_;
   std::unique_ptr<Session> session_;
 };
-
-// Agreement on a usage error: flag checks give the same verdict on every rank, so each rank
-// that raised one asks whether every rank did. Built before the body runs (collective: a
-// communicator of its own, on which no other traffic can match).
-class UsageAgreement {
- public:
-  // Waits at most kStartupSeconds for every rank.
-  explicit UsageAgreement(MpiScope& mpi);
-  static constexpr double kStartupSeconds = 120;
-  ~UsageAgreement();  // frees the communicator unless an agreement was left pending
-  UsageAgreement(const UsageAgreement&) = delete;
-  UsageAgreement& operator=(const UsageAgreement&) = delete;
-
-  // Whether every rank joined within `seconds`; *lowest is then the lowest rank that did.
-  // On false the request stays pending: the caller aborts the job.
-  bool all_ranks_raise(double seconds, int* lowest);
-
- private:
-  MpiScope& mpi_;
-  MPI_Comm comm_ = MPI_COMM_NULL;
-  bool pending_ = false;
-  int mine_ = 0;  // the pending agreement's buffers: MPI may write them until the abort
-  int lowest_ = 0;
-};
-
-// Ends every rank of the job (MPI_Abort on MPI_COMM_WORLD) with `code`.
-[[noreturn]] void abort_job(MpiScope& mpi, int code);
 
 }  // namespace partita::runtime

@@ -9,11 +9,10 @@
 // finish() shuts the request layer down cleanly (no rank stops serving while another may
 // still ask it something); call it on the success path of every rank.
 //
-// Set-up is agreed: after every rank tried to map its part, one allreduce (with the
-// collectives' deadline) tells all ranks whether any failed (a missing or corrupt file,
-// parts that do not match the ranks). If one did, the constructor throws SetupError on every
-// rank: only the lowest failing rank carries its message, and every rank exits with that
-// error's code. Alone (one rank) an opening error propagates as it is.
+// Set-up is agreed (failure.h, agree_on_setup): after every rank tried to map its part, one
+// allreduce (with the collectives' deadline) tells all ranks whether any failed (a missing
+// or corrupt file, parts that do not match the ranks). If one did, the constructor throws
+// SetupError on every rank. Alone (one rank) an opening error propagates as it is.
 //
 // Roles (DESIGN 5). Worker mode (options.servers == 0): every rank maps its part (or the
 // whole graph, replicated mode), serves it and trains. Server-client mode (options.servers
@@ -28,7 +27,8 @@
 // unchanged on either. Every training id is known to every trainer: in server-client mode
 // the servers contribute their split ids to one world allgather at set-up (job_ids()).
 //
-// Library code: nothing here prints or exits; the command line decides (cli/rank_main.h).
+// Library code: nothing here prints or exits. Commands reach a Session through
+// run_mpi_ranks (rank_job.h), which runs it by role and owns the job's failure policy.
 #include <array>
 #include <functional>
 #include <memory>
@@ -38,6 +38,7 @@
 #include "partita/comm/collectives.h"
 #include "partita/core/error.h"
 #include "partita/loader/seeds.h"
+#include "partita/runtime/failure.h"
 #include "partita/sample/dist_sampler.h"
 #include "partita/store/dist_embedding.h"
 #include "partita/store/dist_graph.h"
@@ -50,36 +51,6 @@ class Transport;
 }  // namespace partita
 
 namespace partita::runtime {
-
-// A set-up failure that every rank of the job knows about (thrown by Session's constructor
-// on every rank of a multi-rank job). report() is true on exactly one rank, the lowest
-// failing one, whose what() is its own error message; exit_code() is that error's code on
-// every rank (2 for a UsageError, else 1). all_failed() says that every rank failed,
-// usually with the same error (e.g. parts that do not match the ranks).
-class SetupError : public Error {
- public:
-  SetupError(const std::string& message, int exit_code, bool report, bool all_failed)
-      : Error(message), exit_code_(exit_code), report_(report), all_failed_(all_failed) {}
-  int exit_code() const { return exit_code_; }
-  bool report() const { return report_; }
-  bool all_failed() const { return all_failed_; }
-
- private:
-  int exit_code_;
-  bool report_;
-  bool all_failed_;
-};
-
-// Runs `work` on this rank, then agrees with every rank of `coll` as the set-up does
-// (above): if any rank's work threw, every rank throws SetupError carrying the lowest
-// failing rank's message. Alone (one rank) an error propagates as it is. Collective: for
-// later set-up steps that read files on some ranks (e.g. a link trainer's edge files).
-void agree_on_setup(Collectives& coll, const std::function<void()>& work);
-
-// Exit codes of the command line: 1 for errors, 2 for usage errors.
-int exit_code_of(const std::exception& e);
-// The one-line message the command line prints for `e` (without "error: ").
-std::string message_of(const std::exception& e);
 
 struct SessionOptions {
   std::string parts_dir;
@@ -144,16 +115,17 @@ class Session {
   uint64_t request_bytes_sent() const;
 
   // Collective: stops serving requests once every rank is done asking. Call it on the
-  // success path of every rank: a worker or trainer once its work is done; a server right
-  // after construction: it returns when every trainer called finish(). That wait has no
-  // fixed deadline (training takes as long as it takes) but is bounded by the trainers'
+  // success path of every rank (a second call does nothing): a worker or trainer once its work is
+  // done; a server right after construction: it returns when every trainer called finish(). That
+  // wait has no fixed deadline (training takes as long as it takes) but is bounded by the trainers'
   // liveness: every timeout_s the server pings the trainers that are not done, and throws
   // TimeoutError naming those that do not answer (stopped, dead or cut off).
   void finish();
   // Instead of finish(), on a trainer whose work failed with a UsageError (such checks give
   // the same verdict on every trainer: flags, an existing checkpoint directory): tells the
-  // servers, whose finish() then throws UsageError(message) too, so that every rank of the
-  // job raises it and the command line prints it once (cli/rank_main.h) instead of aborting.
+  // servers, whose finish() then throws UsageError(message) too, once every trainer has said
+  // it is done or failed, so that every rank of the job raises it and the command line
+  // prints it once (rank_job.h) instead of aborting.
   // Does not stop this rank's request service. A no-op on workers and servers. Best effort:
   // never throws (the command line's agreement has its own deadline).
   void fail_with_usage_error(const std::string& message) noexcept;
@@ -172,6 +144,7 @@ class Session {
   int servers_;
   double timeout_s_;
   Collectives* training_;  // worker: &world_; trainer: the trainers'; server: null
+  bool finished_ = false;
   store::DistGraph graph_;
   std::array<std::vector<loader::SeedId>, 3> job_ids_;  // trainers of server-client mode
   std::unique_ptr<DoneBoard> done_;
@@ -181,10 +154,5 @@ class Session {
   std::unique_ptr<store::FeatureFetcher> fetcher_;
   std::unique_ptr<sample::DistSampler> sampler_;
 };
-
-// The body of a command on this rank: a server serves until every client is done (finish())
-// and returns 0; any other rank runs `body`. A UsageError from the body is first passed to
-// the servers (fail_with_usage_error), so the job prints one line for it, then rethrown.
-int run_by_role(Session& session, const std::function<int()>& body);
 
 }  // namespace partita::runtime

@@ -1,6 +1,8 @@
 #pragma once
 // What `partita train` reports while it runs: a progress bar on a terminal and JSON-lines
-// metrics. Both are used by rank 0 only; neither is thread-safe.
+// metrics, both fed by the trainer's records (train/trainer.h: Trainer::train's on_step and
+// on_epoch callbacks, TrainResult). The command line's: train/ reports records and never
+// writes to a terminal or a file of the user's. Used by rank 0 only; not thread-safe.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -10,7 +12,11 @@
 
 #include "partita/train/trainer.h"
 
-namespace partita::train {
+namespace partita::cli {
+
+using train::EpochRecord;
+using train::StepRecord;
+using train::TrainResult;
 
 // Progress of the steps on stderr: epoch, step, loss, seeds/s and ETA of the epoch.
 //  kBar: one line redrawn in place (for a terminal), at most ~10 times a second and on the
@@ -98,4 +104,4 @@ class MetricsFile {
   std::FILE* file_ = nullptr;
 };
 
-}  // namespace partita::train
+}  // namespace partita::cli

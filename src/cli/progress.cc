@@ -1,5 +1,5 @@
-// Progress bar and metrics file: see partita/train/progress.h.
-#include "partita/train/progress.h"
+// Progress bar and metrics file: see progress.h.
+#include "progress.h"
 
 #include <fmt/format.h>
 #include <torch/version.h>
@@ -16,7 +16,9 @@
 #include "partita/core/error.h"
 #include "partita/core/version.h"
 
-namespace partita::train {
+namespace partita::cli {
+
+using train::LinkMetrics;
 namespace {
 
 constexpr int kBarWidth = 24;
@@ -195,4 +197,4 @@ void MetricsFile::write_final(const TrainResult& result, int ranks, int servers)
   write_line(j.dump());
 }
 
-}  // namespace partita::train
+}  // namespace partita::cli
