@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "error_text.h"
 #include "partita/runtime/mpi_rank.h"
 
 namespace partita::cli {
@@ -24,18 +25,19 @@ int run_rank(MpiScope& mpi, const std::function<int()>& body) {
     return body();
   } catch (const runtime::SetupError& e) {
     if (e.report())
-      print_error(e.all_failed() ? e.what() : fmt::format("rank {}: {}", mpi.rank(), e.what()));
+      print_error(e.all_failed() ? error_text(e)
+                                 : fmt::format("rank {}: {}", mpi.rank(), error_text(e)));
     return e.exit_code();
   } catch (const UsageError& e) {
     int lowest = mpi.rank();
     if (!agreement.all_ranks_raise(kUsageAgreementSeconds, &lowest)) {
-      print_error(fmt::format("rank {}: {}", mpi.rank(), e.what()));
+      print_error(fmt::format("rank {}: {}", mpi.rank(), error_text(e)));
       runtime::abort_job(mpi, runtime::exit_code_of(e));
     }
-    if (lowest == mpi.rank()) print_error(e.what());
+    if (lowest == mpi.rank()) print_error(error_text(e));
     return runtime::exit_code_of(e);
   } catch (const std::exception& e) {
-    print_error(fmt::format("rank {}: {}", mpi.rank(), runtime::message_of(e)));
+    print_error(fmt::format("rank {}: {}", mpi.rank(), error_text(e)));
     runtime::abort_job(mpi, runtime::exit_code_of(e));
   }
 }

@@ -11,6 +11,7 @@
 #include "partita/comm/rpc.h"
 #include "partita/comm/transport.h"
 #include "partita/comm/wire.h"
+#include "partita/core/parameter_error.h"
 
 namespace partita::runtime {
 namespace {
@@ -49,12 +50,14 @@ store::DistGraph open_agreed(Collectives& coll, Role role, const SessionOptions&
 void agree_on_setup(Collectives& coll, const std::function<void()>& work) {
   std::string message;
   int code = 0;
+  std::exception_ptr cause;
   try {
     work();
   } catch (const std::exception& e) {
     if (coll.size() == 1) throw;
     message = message_of(e);
     code = exit_code_of(e);
+    cause = std::current_exception();
   }
   if (coll.size() == 1) return;
   // [0]: rank * 4 + code of a failing rank, INT_MAX if none; [1]: 1 if this rank failed.
@@ -62,8 +65,9 @@ void agree_on_setup(Collectives& coll, const std::function<void()>& work) {
   coll.allreduce(agreed, 2, ReduceOp::kMin);
   if (agreed[0] == INT_MAX) return;
   const int lowest = agreed[0] / 4;
-  throw SetupError(coll.rank() == lowest ? message : std::string(), agreed[0] % 4,
-                   coll.rank() == lowest, agreed[1] == 1);
+  const bool report = coll.rank() == lowest;
+  throw SetupError(report ? message : std::string(), agreed[0] % 4, report, agreed[1] == 1,
+                   report ? cause : nullptr);
 }
 
 namespace {
@@ -327,6 +331,11 @@ int run_by_role(Session& session, const std::function<int()>& body) {
   }
   try {
     return body();
+  } catch (const ParameterError& e) {
+    // Relayed as text: the parameter stays marked (core/parameter_error.h), so that the
+    // server's front end words it as the trainer's would.
+    session.fail_with_usage_error("`" + e.parameter() + "`: " + e.detail());
+    throw;
   } catch (const UsageError& e) {
     session.fail_with_usage_error(e.what());
     throw;

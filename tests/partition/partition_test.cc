@@ -13,6 +13,7 @@
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
 #include "partita/data/generate.h"
 #include "partita/partition/assign.h"
@@ -206,19 +207,32 @@ TEST(Partition, DifferentSeedsGiveDifferentRandomAssignments) {
   EXPECT_NE(testing::read_file(dir / "a/node_map.npy"), testing::read_file(dir / "b/node_map.npy"));
 }
 
-TEST(Partition, NumPartsOutOfRangeIsUsageErrorNamingTheFlag) {
+TEST(Partition, NumPartsOutOfRangeIsParameterErrorNamingIt) {
   TempDir dir;
   data::Dataset ds = testing::planted_dataset({});
   for (int parts : {0, -1, 601}) {
     try {
       partition_dataset(ds, options_for(dir.path(), parts, Method::kMetis));
       ADD_FAILURE() << "no error for " << parts << " parts";
-    } catch (const UsageError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("--num-parts: ", 0), 0u) << e.what();
+    } catch (const ParameterError& e) {
+      EXPECT_EQ(e.parameter(), "num_parts") << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("num_parts: ", 0), 0u) << e.what();
     }
   }
   EXPECT_NO_THROW(partition_dataset(ds, options_for(dir.path(), 600, Method::kRandom)));
   EXPECT_FALSE(std::filesystem::exists(dir / "partita.json.tmp"));
+}
+
+TEST(Partition, EmptyOutDirIsParameterError) {
+  data::Dataset ds = testing::planted_dataset({});
+  PartitionOptions o = options_for("", 2, Method::kRandom);
+  o.out_dir.clear();
+  try {
+    partition_dataset(ds, o);
+    ADD_FAILURE() << "no error for an empty out_dir";
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(std::string(e.what()), "out_dir: an output directory is required");
+  }
 }
 
 // METIS leaves parts empty on such graphs (dozens of times over this loop before the

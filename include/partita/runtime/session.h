@@ -30,9 +30,11 @@
 //
 // Library code: nothing here prints or exits; the command line decides (cli/rank_main.h).
 #include <array>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "partita/comm/collectives.h"
@@ -54,19 +56,28 @@ namespace partita::runtime {
 // on every rank of a multi-rank job). report() is true on exactly one rank, the lowest
 // failing one, whose what() is its own error message; exit_code() is that error's code on
 // every rank (2 for a UsageError, else 1). all_failed() says that every rank failed,
-// usually with the same error (e.g. parts that do not match the ranks).
+// usually with the same error (e.g. parts that do not match the ranks). On the reporting
+// rank, cause() is the error itself, so that a front end can word it (a ParameterError's
+// parameter as its flag or keyword); null elsewhere.
 class SetupError : public Error {
  public:
-  SetupError(const std::string& message, int exit_code, bool report, bool all_failed)
-      : Error(message), exit_code_(exit_code), report_(report), all_failed_(all_failed) {}
+  SetupError(const std::string& message, int exit_code, bool report, bool all_failed,
+             std::exception_ptr cause = nullptr)
+      : Error(message),
+        exit_code_(exit_code),
+        report_(report),
+        all_failed_(all_failed),
+        cause_(std::move(cause)) {}
   int exit_code() const { return exit_code_; }
   bool report() const { return report_; }
   bool all_failed() const { return all_failed_; }
+  const std::exception_ptr& cause() const { return cause_; }
 
  private:
   int exit_code_;
   bool report_;
   bool all_failed_;
+  std::exception_ptr cause_;
 };
 
 // Runs `work` on this rank, then agrees with every rank of `coll` as the set-up does
