@@ -35,8 +35,9 @@ std::vector<std::pair<std::string, torch::Tensor>> initial_parameters(
   o.kind = kind == "gcn"   ? nn::ConvKind::kGcn
            : kind == "gat" ? nn::ConvKind::kGat
                            : nn::ConvKind::kSage;
-  PARTITA_CHECK(kind == "sage" || kind == "gcn" || kind == "gat", UsageError,
-                "kind: '{}' is not one of sage, gcn, gat", kind);
+  // The library's parameter `model`: the exception translation words it as this keyword.
+  PARTITA_CHECK_PARAM(kind == "sage" || kind == "gcn" || kind == "gat", "model",
+                      "'{}' is not one of sage, gcn, gat", kind);
   o.in_dim = in_dim;
   o.hidden = hidden;
   o.out_dim = out_dim;

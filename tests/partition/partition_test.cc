@@ -6,13 +6,17 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "helpers/quiet_logs.h"
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
+#include "partita/core/log_rewrite.h"
 #include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
 #include "partita/data/generate.h"
@@ -263,6 +267,44 @@ TEST(Partition, TinyGraphsWithManyPartsLeaveNoPartEmpty) {
     }
   }
   EXPECT_GT(filled, 0) << "the repair of empty parts was never exercised";
+}
+
+// Library warnings name parameters as its errors do, between backquotes, for a front end to
+// word (core/log_rewrite.h: the CLI shows --balance-train).
+TEST(Partition, WarningsNameParametersInBackquotes) {
+  std::vector<std::string> lines;
+  std::mutex mu;
+  set_log_rewriter([&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(line);
+    return line;
+  });
+  set_log_level(LogLevel::kInfo);
+  TempDir dir;
+  PartitionOptions o = options_for(dir / "r", 2, Method::kRandom);
+  o.balance_train = true;
+  partition_dataset(testing::planted_dataset({}), o);
+  // Constraints of zero weight: no training node (none given), no edge.
+  const data::Dataset bare = testing::dataset_from_pairs(6, {});
+  const std::vector<int64_t> no_train;
+  MetisAssignOptions mo;
+  mo.num_parts = 2;
+  mo.balance_train = true;
+  mo.balance_edges = true;
+  const MetisGraph g = metis_graph(bare.in_edges, 1);
+  assign_metis(g.adj, bare.in_edges.indptr, no_train, mo, nullptr);
+  set_log_level(LogLevel::kQuiet);
+  set_log_rewriter(nullptr);
+  const auto logged = [&](const std::string& line) {
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  };
+  EXPECT_TRUE(
+      logged("warning: `balance_train`/`balance_edges` apply to METIS only; ignored by "
+             "random"));
+  EXPECT_TRUE(
+      logged("warning: `balance_train`: the dataset has no training nodes; constraint "
+             "ignored"));
+  EXPECT_TRUE(logged("warning: `balance_edges`: the graph has no edges; constraint ignored"));
 }
 
 TEST(Partition, SummaryMarksEmptyParts) {
