@@ -147,6 +147,9 @@ TEST(GenerateHetero, BadOptionsNameTheParameter) {
   o.homophily = 1.5;
   expect_usage(o, "homophily");
   o = small_mag(dir.path(), 1);
+  o.out_dir.clear();
+  expect_usage(o, "out_dir");
+  o = small_mag(dir.path(), 1);
   o.train_fraction = 0.9;
   expect_usage(o, "`train_fraction`, `valid_fraction`, `test_fraction`");
 }
