@@ -69,10 +69,10 @@ class Loader final : public GraphUser {
       PARTITA_CHECK(k >= 1 || k == -1, UsageError,
                     "fanouts: {} is not a fanout (>= 1, or -1 for all)", k);
     PARTITA_CHECK(batch_size >= 1, UsageError, "batch_size: must be >= 1, got {}", batch_size);
-    PARTITA_CHECK(prefetch >= 1 && prefetch <= 1024, UsageError,
-                  "prefetch: must be in [1, 1024], got {}", prefetch);
-    PARTITA_CHECK(threads >= 1 && threads <= 256, UsageError,
-                  "threads: must be in [1, 256], got {}", threads);
+    loader::BatchPipelineOptions pipeline;  // the library's own checks, before any collective
+    pipeline.prefetch = prefetch;
+    pipeline.threads = threads;
+    loader::check_pipeline_options(pipeline);
     PARTITA_CHECK(!graph.graph().typed(), UsageError,
                   "NeighborLoader: {} is a typed (heterogeneous) partition (not supported yet)",
                   graph.graph().dir());

@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "graph_binding.h"
+#include "keyword_names.h"
 #include "loader_binding.h"
 #include "partita/core/error.h"
+#include "partita/core/log_rewrite.h"
+#include "partita/core/parameter_error.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/gnn_model.h"
 #include "partita/nn/message_passing.h"
@@ -32,8 +35,9 @@ std::vector<std::pair<std::string, torch::Tensor>> initial_parameters(
   o.kind = kind == "gcn"   ? nn::ConvKind::kGcn
            : kind == "gat" ? nn::ConvKind::kGat
                            : nn::ConvKind::kSage;
-  PARTITA_CHECK(kind == "sage" || kind == "gcn" || kind == "gat", UsageError,
-                "kind: '{}' is not one of sage, gcn, gat", kind);
+  // The library's parameter `model`: the exception translation words it as this keyword.
+  PARTITA_CHECK_PARAM(kind == "sage" || kind == "gcn" || kind == "gat", "model",
+                      "'{}' is not one of sage, gcn, gat", kind);
   o.in_dim = in_dim;
   o.hidden = hidden;
   o.out_dim = out_dim;
@@ -71,8 +75,9 @@ PYBIND11_MODULE(_C, m) {
   using namespace partita::python;
   m.doc() = "Partita's C++ data path: job, distributed graph, neighbor loader, fused kernels";
 
-  // C++ errors arrive as Python exceptions with the same message; the base class first
-  // (pybind11 tries the translators of later registrations first).
+  // C++ errors arrive as Python exceptions with the same message in the package's words
+  // (keyword_names.h: a parameter as its keyword); the base class first (pybind11 tries the
+  // translators of later registrations first).
   static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
   static py::exception<UsageError> usage_error(m, "UsageError", error.ptr());
   static py::exception<FormatError> format_error(m, "FormatError", error.ptr());
@@ -84,19 +89,23 @@ PYBIND11_MODULE(_C, m) {
       // The library stops at "start one rank per part"; how to, for this script.
       const std::string script = script_name();
       const std::string message =
-          fmt::format("{}: `partita launch -- python3 {}` or `mpirun -np {} python3 {}`", e.what(),
-                      script, e.num_parts(), script);
+          fmt::format("{}: `partita launch -- python3 {}` or `mpirun -np {} python3 {}`",
+                      in_keyword_words(e.what()), script, e.num_parts(), script);
       PyErr_SetString(usage_error.ptr(), message.c_str());
+    } catch (const ParameterError& e) {
+      PyErr_SetString(usage_error.ptr(), describe(e, keyword_name).c_str());
     } catch (const UsageError& e) {
-      PyErr_SetString(usage_error.ptr(), e.what());
+      PyErr_SetString(usage_error.ptr(), in_keyword_words(e.what()).c_str());
     } catch (const FormatError& e) {
-      PyErr_SetString(format_error.ptr(), e.what());
+      PyErr_SetString(format_error.ptr(), in_keyword_words(e.what()).c_str());
     } catch (const IoError& e) {
-      PyErr_SetString(io_error.ptr(), e.what());
+      PyErr_SetString(io_error.ptr(), in_keyword_words(e.what()).c_str());
     } catch (const Error& e) {
-      PyErr_SetString(error.ptr(), e.what());
+      PyErr_SetString(error.ptr(), in_keyword_words(e.what()).c_str());
     }
   });
+  // Library warnings name parameters as its errors do: show keywords.
+  set_log_rewriter([](const std::string& line) { return in_keyword_words(line); });
 
   add_graph_bindings(m);
   add_loader_bindings(m);

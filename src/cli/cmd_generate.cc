@@ -60,7 +60,7 @@ Action add_generate_command(CLI::App& app) {
                     "--avg-degree: does not apply with --hetero (edges follow ogbn-mag's "
                     "proportions)");
       data::HeteroGenerateOptions h;
-      h.kind = *hetero;
+      h.shape = *hetero;
       h.out_dir = options->out_dir;
       h.seed = options->seed;
       h.threads = options->threads;

@@ -18,6 +18,7 @@
 
 #include "command_line.h"
 #include "commands.h"
+#include "error_text.h"
 #include "global_flags.h"
 #include "interrupt_notice.h"
 #include "launch_plan.h"
@@ -227,7 +228,7 @@ int run_launch(const Flags& flags, const CLI::App& app) {
     try {
       facts.parts = partition::read_meta(*command->parts_dir).num_parts;
     } catch (const Error& e) {
-      facts.parts_error = e.what();
+      facts.parts_error = error_text(e);
     }
   }
 

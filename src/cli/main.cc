@@ -8,11 +8,14 @@
 #include <vector>
 
 #include "command_line.h"
+#include "error_text.h"
 #include "exit_codes.h"
+#include "flag_names.h"
 #include "global_flags.h"
 #include "parse_errors.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
+#include "partita/core/log_rewrite.h"
 #include "partita/store/single_process_error.h"
 
 namespace {
@@ -84,6 +87,9 @@ int main(int argc, char** argv) {
   partita::set_log_level(cli->quiet     ? partita::LogLevel::kQuiet
                          : cli->verbose ? partita::LogLevel::kDebug
                                         : partita::LogLevel::kInfo);
+  // Library warnings name parameters as the library does (`balance_train`): show flags.
+  partita::set_log_rewriter(
+      [](const std::string& line) { return partita::cli::in_flag_words(line); });
   try {
     for (auto& [sub, action] : cli->actions)
       if (sub->parsed()) return action();
@@ -92,18 +98,13 @@ int main(int argc, char** argv) {
     // The library says what is wrong; how to start one rank per part is the command line's.
     return print_error(fmt::format("{}: `partita launch -- <command>` or `mpirun -np {} partita "
                                    "<command>`",
-                                   e.what(), e.num_parts()),
+                                   partita::cli::error_text(e), e.num_parts()),
                        kExitUsage);
   } catch (const partita::UsageError& e) {
-    return print_error(e.what(), kExitUsage);
-  } catch (const partita::Error& e) {
-    return print_error(e.what(), kExitFailure);
-  } catch (const std::bad_alloc&) {
-    return print_error("out of memory", kExitFailure);
+    return print_error(partita::cli::error_text(e), kExitUsage);
   } catch (const std::exception& e) {
-    // Not a partita error (e.g. torch's c10::Error, whose what() carries a backtrace): its
-    // first line, so that the error stays one line.
-    const std::string what = e.what();
-    return print_error("internal: " + what.substr(0, what.find('\n')), kExitFailure);
+    // A library error in the command line's words; anything else (e.g. torch's c10::Error,
+    // whose what() carries a backtrace) as "internal:" and its first line: one line.
+    return print_error(partita::cli::error_text(e), kExitFailure);
   }
 }

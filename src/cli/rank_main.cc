@@ -3,27 +3,20 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <new>
 #include <string>
 
+#include "error_text.h"
 #include "exit_codes.h"
 
 namespace partita::cli {
 namespace {
 
-// The one-line message of `e` (as main() prints it): torch's errors carry a backtrace.
-std::string message_of(const std::exception& e) {
-  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return "out of memory";
-  if (dynamic_cast<const Error*>(&e) != nullptr) return e.what();
-  const std::string what = e.what();
-  return "internal: " + what.substr(0, what.find('\n'));
-}
-
+// error_text (error_text.h) of an exception in flight: the library's words as flags.
 std::string message_of(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
   } catch (const std::exception& e) {
-    return message_of(e);
+    return error_text(e);
   } catch (...) {
     return "internal: unknown exception";
   }

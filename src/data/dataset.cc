@@ -7,6 +7,7 @@
 #include "numpy_files.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/timer.h"
 #include "readers.h"
 
@@ -98,10 +99,11 @@ namespace {
 
 // Options that only mean something for heterogeneous datasets.
 void check_homogeneous_options(const std::string& dir, const LoadOptions& options) {
-  PARTITA_CHECK(options.reverse_relations, UsageError,
-                "--no-reverse: {} is a homogeneous dataset, without relations to reverse (for "
-                "heterogeneous ones only; --undirected adds reverse edges to a homogeneous one)",
-                dir);
+  PARTITA_CHECK_PARAM(options.reverse_relations, "reverse_relations",
+                      "{} is a homogeneous dataset, without relations to reverse (for "
+                      "heterogeneous ones only; `undirected` adds reverse edges to a homogeneous "
+                      "one)",
+                      dir);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
 #include "partita/core/parallel.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
 #include "partita/core/timer.h"
 
@@ -47,35 +48,35 @@ int64_t fraction_of(double fraction, int64_t nodes) {
 }  // namespace
 
 void validate_split_fractions(const GenerateOptions& o) {
-  auto check_range = [](double f, const char* flag) {
-    PARTITA_CHECK(std::isfinite(f) && f >= 0 && f <= 1, UsageError, "{}: must be in [0, 1], got {}",
-                  flag, f);
-  };
-  check_range(o.train_fraction, "--train-fraction");
-  check_range(o.valid_fraction, "--valid-fraction");
-  check_range(o.test_fraction, "--test-fraction");
+  const auto in_unit_range = [](double f) { return std::isfinite(f) && f >= 0 && f <= 1; };
+  PARTITA_CHECK_PARAM(in_unit_range(o.train_fraction), "train_fraction",
+                      "must be in [0, 1], got {}", o.train_fraction);
+  PARTITA_CHECK_PARAM(in_unit_range(o.valid_fraction), "valid_fraction",
+                      "must be in [0, 1], got {}", o.valid_fraction);
+  PARTITA_CHECK_PARAM(in_unit_range(o.test_fraction), "test_fraction", "must be in [0, 1], got {}",
+                      o.test_fraction);
   const double sum = o.train_fraction + o.valid_fraction + o.test_fraction;
+  // Three parameters at fault together: a UsageError naming them all, in backquotes.
   PARTITA_CHECK(sum <= 1 + kFractionSumTolerance, UsageError,
-                "--train-fraction, --valid-fraction, --test-fraction: must sum to at most 1, got "
+                "`train_fraction`, `valid_fraction`, `test_fraction`: must sum to at most 1, got "
                 "{} + {} + {} = {}",
                 o.train_fraction, o.valid_fraction, o.test_fraction, sum);
-  PARTITA_CHECK(fraction_of(o.train_fraction, o.nodes) >= 1, UsageError,
-                "--train-fraction: {} x {} nodes gives no training node", o.train_fraction,
-                o.nodes);
+  PARTITA_CHECK_PARAM(fraction_of(o.train_fraction, o.nodes) >= 1, "train_fraction",
+                      "{} x {} nodes gives no training node", o.train_fraction, o.nodes);
 }
 
 namespace {
 
 void validate(const GenerateOptions& o) {
-  PARTITA_CHECK(!o.out_dir.empty(), UsageError, "--out: an output directory is required");
-  PARTITA_CHECK(o.nodes >= 2 && o.nodes <= std::numeric_limits<int32_t>::max(), UsageError,
-                "--nodes: must be in [2, 2147483647], got {}", o.nodes);
-  PARTITA_CHECK(std::isfinite(o.avg_degree) && o.avg_degree > 0, UsageError,
-                "--avg-degree: must be a positive number, got {}", o.avg_degree);
+  PARTITA_CHECK_PARAM(!o.out_dir.empty(), "out_dir", "an output directory is required");
+  PARTITA_CHECK_PARAM(o.nodes >= 2 && o.nodes <= std::numeric_limits<int32_t>::max(), "nodes",
+                      "must be in [2, 2147483647], got {}", o.nodes);
+  PARTITA_CHECK_PARAM(std::isfinite(o.avg_degree) && o.avg_degree > 0, "avg_degree",
+                      "must be a positive number, got {}", o.avg_degree);
   const double edges = std::round(static_cast<double>(o.nodes) * o.avg_degree);
-  PARTITA_CHECK(edges >= 1 && edges <= std::ldexp(1.0, 36), UsageError,
-                "--avg-degree: nodes x avg-degree = {} edges; must be in [1, 2^36]", edges);
-  validate_class_model({o.nodes, "nodes", "--nodes", o.feat_dim, o.classes, o.homophily,
+  PARTITA_CHECK_PARAM(edges >= 1 && edges <= std::ldexp(1.0, 36), "avg_degree",
+                      "`nodes` x `avg_degree` = {} edges; must be in [1, 2^36]", edges);
+  validate_class_model({o.nodes, "nodes", "`nodes`", o.feat_dim, o.classes, o.homophily,
                         o.power_law, o.feature_noise});
   validate_split_fractions(o);
 }
@@ -209,22 +210,22 @@ void generate_feature_chunk(const Model& m, const std::vector<float>& centroids,
 }  // namespace
 
 void validate_class_model(const ClassModelFlags& f) {
-  PARTITA_CHECK(f.feat_dim >= 1 && f.feat_dim <= (int64_t{1} << 20), UsageError,
-                "--feat-dim: must be in [1, 1048576], got {}", f.feat_dim);
-  PARTITA_CHECK(f.feat_dim <= (int64_t{1} << 36) / f.items, UsageError,
-                "--feat-dim: {} x feat-dim = {} values is too many (limit 2^36)", f.items_name,
-                static_cast<double>(f.items) * static_cast<double>(f.feat_dim));
-  PARTITA_CHECK(f.classes >= 2 && f.classes <= std::min<int64_t>(f.items, 1 << 16), UsageError,
-                "--classes: must be in [2, min({}, 65536)], got {}", f.items_bound, f.classes);
-  PARTITA_CHECK(f.classes <= (int64_t{1} << 26) / f.feat_dim, UsageError,
-                "--classes: classes x feat-dim = {} centroid values is too many (limit 2^26)",
-                f.classes * f.feat_dim);
-  PARTITA_CHECK(std::isfinite(f.homophily) && f.homophily >= 0 && f.homophily <= 1, UsageError,
-                "--homophily: must be in [0, 1], got {}", f.homophily);
-  PARTITA_CHECK(std::isfinite(f.power_law) && f.power_law > 1, UsageError,
-                "--power-law: must be > 1, got {}", f.power_law);
-  PARTITA_CHECK(std::isfinite(f.feature_noise) && f.feature_noise >= 0, UsageError,
-                "--feature-noise: must be >= 0, got {}", f.feature_noise);
+  PARTITA_CHECK_PARAM(f.feat_dim >= 1 && f.feat_dim <= (int64_t{1} << 20), "feat_dim",
+                      "must be in [1, 1048576], got {}", f.feat_dim);
+  PARTITA_CHECK_PARAM(f.feat_dim <= (int64_t{1} << 36) / f.items, "feat_dim",
+                      "{} x `feat_dim` = {} values is too many (limit 2^36)", f.items_name,
+                      static_cast<double>(f.items) * static_cast<double>(f.feat_dim));
+  PARTITA_CHECK_PARAM(f.classes >= 2 && f.classes <= std::min<int64_t>(f.items, 1 << 16), "classes",
+                      "must be in [2, min({}, 65536)], got {}", f.items_bound, f.classes);
+  PARTITA_CHECK_PARAM(f.classes <= (int64_t{1} << 26) / f.feat_dim, "classes",
+                      "`classes` x `feat_dim` = {} centroid values is too many (limit 2^26)",
+                      f.classes * f.feat_dim);
+  PARTITA_CHECK_PARAM(std::isfinite(f.homophily) && f.homophily >= 0 && f.homophily <= 1,
+                      "homophily", "must be in [0, 1], got {}", f.homophily);
+  PARTITA_CHECK_PARAM(std::isfinite(f.power_law) && f.power_law > 1, "power_law",
+                      "must be > 1, got {}", f.power_law);
+  PARTITA_CHECK_PARAM(std::isfinite(f.feature_noise) && f.feature_noise >= 0, "feature_noise",
+                      "must be >= 0, got {}", f.feature_noise);
 }
 
 int64_t write_sorted_ids(const std::string& path, std::vector<int64_t> ids) {

@@ -21,6 +21,7 @@
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/timer.h"
 
 namespace partita::data {
@@ -127,12 +128,15 @@ void generate_relation_chunk(const HeteroGenerateOptions& o, int r, const TypeMo
   }
 }
 
+void check_nodes(const HeteroGenerateOptions& o) {
+  PARTITA_CHECK_PARAM(o.nodes >= 100 && o.nodes <= std::numeric_limits<int32_t>::max(), "nodes",
+                      "must be in [100, 2147483647] with `shape`, got {}", o.nodes);
+}
+
 void validate(const HeteroGenerateOptions& o, int64_t papers) {
-  PARTITA_CHECK(o.kind == "mag", UsageError, "--hetero: unknown shape '{}' (available: mag)",
-                o.kind);
-  PARTITA_CHECK(!o.out_dir.empty(), UsageError, "--out: an output directory is required");
-  PARTITA_CHECK(o.nodes >= 100 && o.nodes <= std::numeric_limits<int32_t>::max(), UsageError,
-                "--nodes: must be in [100, 2147483647] with --hetero, got {}", o.nodes);
+  PARTITA_CHECK_PARAM(o.shape == "mag", "shape", "unknown shape '{}' (available: mag)", o.shape);
+  PARTITA_CHECK_PARAM(!o.out_dir.empty(), "out_dir", "an output directory is required");
+  check_nodes(o);
   validate_class_model({papers, "papers", fmt::format("papers = {}", papers), o.feat_dim, o.classes,
                         o.homophily, o.power_law, o.feature_noise});
 }
@@ -171,8 +175,7 @@ std::vector<int64_t> mag_relation_edges(int64_t nodes) {
 
 HeteroGenerateStats generate_hetero(const HeteroGenerateOptions& options) {
   const HeteroGenerateOptions& o = options;
-  PARTITA_CHECK(o.nodes >= 100 && o.nodes <= std::numeric_limits<int32_t>::max(), UsageError,
-                "--nodes: must be in [100, 2147483647] with --hetero, got {}", o.nodes);
+  check_nodes(o);  // before the type counts are derived from it
   const std::vector<int64_t> counts = mag_type_counts(o.nodes);
   const int64_t papers = counts[kPaper];
   validate(o, papers);

@@ -72,14 +72,14 @@ void generate_batched(int64_t total, int64_t chunk, int64_t item_width, int thre
   if (pending >= 0) write(buffers[pending].data(), pending_bytes);
 }
 
-// Checks --train-fraction, --valid-fraction, --test-fraction for o.nodes items (UsageError
-// naming the flags).
+// Checks train_fraction, valid_fraction, test_fraction for o.nodes items (ParameterError
+// naming the fraction; a UsageError naming all three when they sum past 1).
 void validate_split_fractions(const GenerateOptions& o);
 
-// The flags of the class model both generators share, for `items` featured nodes (all
-// nodes, or the papers of a mag-shaped graph): --feat-dim, --classes, --homophily,
-// --power-law, --feature-noise. UsageError naming the flag; messages call the items
-// `items_name` ("nodes x feat-dim") and bound --classes by `items_bound` ("min(--nodes, ...)").
+// The parameters of the class model both generators share, for `items` featured nodes (all
+// nodes, or the papers of a mag-shaped graph): feat_dim, classes, homophily, power_law,
+// feature_noise. ParameterError naming the parameter; messages call the items `items_name`
+// ("nodes x `feat_dim`") and bound `classes` by `items_bound` ("min(`nodes`, ...)").
 struct ClassModelFlags {
   int64_t items = 0;
   std::string items_name;

@@ -12,6 +12,7 @@
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/parallel.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/timer.h"
 #include "readers.h"
 
@@ -75,9 +76,9 @@ void for_each_stripe(const std::vector<int64_t>& bound, const Fn& fn) {
 }  // namespace
 
 void check_hetero_options(const LoadOptions& options) {
-  PARTITA_CHECK(!options.undirected, UsageError,
-                "--undirected: not for heterogeneous datasets: they get the reverse of every "
-                "relation (\"rev_<name>\") by default (--no-reverse to skip)");
+  PARTITA_CHECK_PARAM(!options.undirected, "undirected",
+                      "not for heterogeneous datasets: they get the reverse of every relation "
+                      "(\"rev_<name>\") by default (see `reverse_relations`)");
 }
 
 void check_type_name(const std::string& name, const HeteroSchema& schema,

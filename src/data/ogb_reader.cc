@@ -112,7 +112,7 @@ std::string choose_split(const std::string& dir, const std::string& wanted, std:
   } else {
     PARTITA_CHECK(!names.empty(), IoError, "{}: no split folder inside", root);
     PARTITA_CHECK(names.size() == 1, FormatError,
-                  "{}: several splits ({}); choose one with --split", root, list);
+                  "{}: several splits ({}); choose one with `split`", root, list);
     *name = names[0];
   }
   return root + "/" + *name;

@@ -88,7 +88,7 @@ void check_finite(const FeatureMatrix& features, const std::string& path, int th
 constexpr int kMaxInputRelations = 16383;
 constexpr int64_t kMaxHeteroNodes = (int64_t{1} << 31) - 1;
 
-// UsageError for --undirected: heterogeneous datasets get reverse relations instead.
+// ParameterError for `undirected`: heterogeneous datasets get reverse relations instead.
 void check_hetero_options(const LoadOptions& options);
 
 // Checks a node type's name (non-empty, usable as a folder or file name: no '/', no "___",

@@ -3,9 +3,17 @@
 #include <utility>
 
 #include "partita/core/error.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/timer.h"
 
 namespace partita::loader {
+
+void check_pipeline_options(const BatchPipelineOptions& options) {
+  PARTITA_CHECK_PARAM(options.threads >= 1 && options.threads <= kMaxPipelineThreads, "threads",
+                      "must be in [1, {}], got {}", kMaxPipelineThreads, options.threads);
+  PARTITA_CHECK_PARAM(options.prefetch >= 1 && options.prefetch <= kMaxPrefetch, "prefetch",
+                      "must be in [1, {}], got {}", kMaxPrefetch, options.prefetch);
+}
 
 BatchPipeline::BatchPipeline(const BatchPipelineOptions& options,
                              std::vector<std::vector<int64_t>> batches,
@@ -15,10 +23,7 @@ BatchPipeline::BatchPipeline(const BatchPipelineOptions& options,
       sampler_(sampler),
       fetcher_(fetcher),
       num_steps_(static_cast<int64_t>(batches_.size())) {
-  PARTITA_CHECK(options_.threads >= 1, Error, "loader threads: must be >= 1, got {}",
-                options_.threads);
-  PARTITA_CHECK(options_.prefetch >= 1, Error, "--prefetch: must be >= 1, got {}",
-                options_.prefetch);
+  check_pipeline_options(options_);
   PARTITA_CHECK(options_.feature_row_bytes >= 0, Error, "feature row bytes: must be >= 0, got {}",
                 options_.feature_row_bytes);
   try {

@@ -5,16 +5,16 @@
 #include <algorithm>
 
 #include "partita/core/error.h"
+#include "partita/core/parameter_error.h"
 #include "partita/sample/block_builder.h"
 
 namespace partita::loader {
 
 void check_cache_options(double ratio, int64_t presample_batches) {
-  PARTITA_CHECK(ratio >= 0 && ratio <= 1, UsageError,
-                "--cache-ratio: must be in [0, 1] (a share of the nodes a rank owns), got {}",
-                ratio);
-  PARTITA_CHECK(presample_batches >= 1, UsageError, "--cache-presample: must be >= 1, got {}",
-                presample_batches);
+  PARTITA_CHECK_PARAM(ratio >= 0 && ratio <= 1, "cache_ratio",
+                      "must be in [0, 1] (a share of the nodes a rank owns), got {}", ratio);
+  PARTITA_CHECK_PARAM(presample_batches >= 1, "cache_presample_batches", "must be >= 1, got {}",
+                      presample_batches);
 }
 
 int64_t cache_budget(const store::DistGraph& graph, double ratio) {

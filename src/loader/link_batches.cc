@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "partita/core/error.h"
 #include "partita/core/npy.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
 
 namespace partita::loader {
@@ -17,11 +18,11 @@ constexpr uint64_t kNegativeStream = 0x6e656761746976ULL;
 
 const partition::EdgeSplitStats& edge_split_of(const std::string& dir,
                                                const partition::PartitionMeta& meta) {
-  PARTITA_CHECK(meta.summary.edge_split.has_value(), UsageError,
-                "--task link: {} has no edge split; partition the dataset with --edge-split "
-                "VALID,TEST (e.g. 0.05,0.10), or give the dataset its own train/valid/test "
-                "edge files",
-                dir);
+  PARTITA_CHECK_PARAM(meta.summary.edge_split.has_value(), "task",
+                      "link prediction needs an edge split, and {} has none; partition the "
+                      "dataset with `edge_split` VALID,TEST (e.g. 0.05,0.10), or give the "
+                      "dataset its own train/valid/test edge files",
+                      dir);
   return *meta.summary.edge_split;
 }
 
@@ -104,8 +105,8 @@ NegativeSampler NegativeSampler::by_degree(ArrayView<const int64_t> node_map,
     sum += degree;
     s.cumulative_[original] = sum;
   }
-  PARTITA_CHECK(sum > 0, Error,
-                "--negatives-by degree: the graph has no edges to weigh the nodes by");
+  PARTITA_CHECK_PARAM(sum > 0, "negatives_by",
+                      "degree: the graph has no edges to weigh the nodes by (choose uniform)");
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "partita/core/error.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
 
 namespace partita::loader {
@@ -25,7 +26,7 @@ std::vector<int64_t> epoch_seeds(ArrayView<const int64_t> ids, uint64_t seed, ui
 }
 
 int64_t steps_per_epoch(int64_t seeds, int64_t batch_size) {
-  PARTITA_CHECK(batch_size >= 1, Error, "batch size: must be >= 1, got {}", batch_size);
+  PARTITA_CHECK_PARAM(batch_size >= 1, "batch_size", "must be >= 1, got {}", batch_size);
   PARTITA_CHECK(seeds >= 0, Error, "seed count: must be >= 0, got {}", seeds);
   return (seeds + batch_size - 1) / batch_size;
 }
@@ -53,7 +54,7 @@ std::vector<int64_t> even_share(ArrayView<const int64_t> ids, int rank, int worl
 
 GlobalBatches::GlobalBatches(std::vector<SeedId> ids, int64_t batch_size)
     : batch_size_(batch_size) {
-  PARTITA_CHECK(batch_size >= 1, Error, "batch size: must be >= 1, got {}", batch_size);
+  PARTITA_CHECK_PARAM(batch_size >= 1, "batch_size", "must be >= 1, got {}", batch_size);
   std::sort(ids.begin(), ids.end(),
             [](const SeedId& a, const SeedId& b) { return a.original < b.original; });
   for (size_t i = 1; i < ids.size(); ++i)

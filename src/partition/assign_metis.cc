@@ -74,11 +74,11 @@ std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
   bool use_train = options.balance_train;
   bool use_edges = options.balance_edges;
   if (use_train && train_idx.empty()) {
-    log_warning("--balance-train: the dataset has no training nodes; constraint ignored");
+    log_warning("`balance_train`: the dataset has no training nodes; constraint ignored");
     use_train = false;
   }
   if (use_edges && in_degree_indptr[n] == 0) {
-    log_warning("--balance-edges: the graph has no edges; constraint ignored");
+    log_warning("`balance_edges`: the graph has no edges; constraint ignored");
     use_edges = false;
   }
   const int ncon = 1 + (use_train ? 1 : 0) + (use_edges ? 1 : 0);

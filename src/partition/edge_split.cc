@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "partita/core/error.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
 
 namespace partita::partition {
@@ -30,10 +31,10 @@ double parse_fraction(const std::string& item, const std::string& text) {
   const bool plain =
       !item.empty() && item.find_first_not_of("0123456789.eE+-") == std::string::npos;
   const double x = plain ? std::strtod(item.c_str(), &end) : 0;
-  PARTITA_CHECK(plain && end == item.c_str() + item.size() && errno == 0 && std::isfinite(x),
-                UsageError, "--edge-split: '{}' is not a list VALID,TEST of two fractions", text);
-  PARTITA_CHECK(x > 0 && x < 1, UsageError, "--edge-split: fraction {} is outside (0, 1) in '{}'",
-                item, text);
+  PARTITA_CHECK_PARAM(plain && end == item.c_str() + item.size() && errno == 0 && std::isfinite(x),
+                      "edge_split", "'{}' is not a list VALID,TEST of two fractions", text);
+  PARTITA_CHECK_PARAM(x > 0 && x < 1, "edge_split", "fraction {} is outside (0, 1) in '{}'", item,
+                      text);
   return x;
 }
 
@@ -96,14 +97,13 @@ std::vector<int64_t> sample_negatives(const graph::Csr& g, int64_t units, int64_
 
 EdgeSplitOptions parse_edge_split(const std::string& text) {
   const size_t comma = text.find(',');
-  PARTITA_CHECK(comma != std::string::npos && text.find(',', comma + 1) == std::string::npos,
-                UsageError, "--edge-split: '{}' is not a list VALID,TEST of two fractions", text);
+  PARTITA_CHECK_PARAM(comma != std::string::npos && text.find(',', comma + 1) == std::string::npos,
+                      "edge_split", "'{}' is not a list VALID,TEST of two fractions", text);
   EdgeSplitOptions o;
   o.valid_fraction = parse_fraction(text.substr(0, comma), text);
   o.test_fraction = parse_fraction(text.substr(comma + 1), text);
-  PARTITA_CHECK(o.valid_fraction + o.test_fraction < 1, UsageError,
-                "--edge-split: fractions {} sum to 1 or more; no edge would be left to train on",
-                text);
+  PARTITA_CHECK_PARAM(o.valid_fraction + o.test_fraction < 1, "edge_split",
+                      "fractions {} sum to 1 or more; no edge would be left to train on", text);
   return o;
 }
 
@@ -117,17 +117,15 @@ HeldOutEdges sample_edge_split(const graph::Csr& g, const EdgeSplitOptions& o, u
   for_each_unit(g, [&](int64_t, int64_t) { ++units; });
   const int64_t valid = held_count(o.valid_fraction, units);
   const int64_t test = held_count(o.test_fraction, units);
-  PARTITA_CHECK(valid + test < units, UsageError,
-                "--edge-split: holding out {} + {} of the graph's {} edges (pairs) leaves none to "
-                "train on",
-                valid, test, units);
+  PARTITA_CHECK_PARAM(valid + test < units, "edge_split",
+                      "holding out {} + {} of the graph's {} edges (pairs) leaves none to train on",
+                      valid, test, units);
   const int64_t n = g.num_rows();
   const double non_edges =
       static_cast<double>(n) * static_cast<double>(n - 1) / 2 - static_cast<double>(units);
-  PARTITA_CHECK(static_cast<double>(valid + test) <= non_edges, UsageError,
-                "--edge-split: {} negatives needed but the graph has only {} node pairs that are "
-                "not edges",
-                valid + test, static_cast<int64_t>(non_edges));
+  PARTITA_CHECK_PARAM(static_cast<double>(valid + test) <= non_edges, "edge_split",
+                      "{} negatives needed but the graph has only {} node pairs that are not edges",
+                      valid + test, static_cast<int64_t>(non_edges));
 
   // Floyd's algorithm picks valid + test distinct unit indices; a shuffle of the sorted picks
   // decides which are valid (the first ones) and which test.

@@ -12,6 +12,7 @@
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/parallel.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/timer.h"
 #include "partita/partition/assign.h"
 #include "partita/partition/format.h"
@@ -28,11 +29,10 @@ using Phases = std::vector<std::pair<std::string, double>>;
 constexpr int kMaxParts = 1 << 20;  // far beyond any cluster; keeps the writer's keys small
 
 void check_options(const PartitionOptions& o) {
-  PARTITA_CHECK(o.num_parts >= 1, UsageError, "--num-parts: must be at least 1, got {}",
-                o.num_parts);
-  PARTITA_CHECK(o.num_parts <= kMaxParts, UsageError, "--num-parts: at most {}, got {}", kMaxParts,
-                o.num_parts);
-  PARTITA_CHECK(!o.out_dir.empty(), UsageError, "--out: an output directory is required");
+  PARTITA_CHECK_PARAM(o.num_parts >= 1, "num_parts", "must be at least 1, got {}", o.num_parts);
+  PARTITA_CHECK_PARAM(o.num_parts <= kMaxParts, "num_parts", "at most {}, got {}", kMaxParts,
+                      o.num_parts);
+  PARTITA_CHECK_PARAM(!o.out_dir.empty(), "out_dir", "an output directory is required");
 }
 
 // The dataset contract (data/dataset.h), checked once because everything below indexes
@@ -40,8 +40,8 @@ void check_options(const PartitionOptions& o) {
 void check_dataset(const data::Dataset& ds, const PartitionOptions& o) {
   const int64_t n = ds.num_nodes;
   const std::string& name = ds.path.empty() ? std::string("dataset") : ds.path;
-  PARTITA_CHECK(o.num_parts <= n, UsageError,
-                "--num-parts: {} parts requested but {} has only {} nodes", o.num_parts, name, n);
+  PARTITA_CHECK_PARAM(o.num_parts <= n, "num_parts", "{} parts requested but {} has only {} nodes",
+                      o.num_parts, name, n);
   PARTITA_CHECK(ds.in_edges.num_rows() == n, Error, "{}: graph has {} rows, expected {} nodes",
                 name, ds.in_edges.num_rows(), n);
   if (ds.hetero) {
@@ -76,14 +76,13 @@ void check_dataset(const data::Dataset& ds, const PartitionOptions& o) {
 std::optional<HeldOutEdges> edge_split_of(const data::Dataset& ds, const PartitionOptions& o) {
   if (!o.edge_split.enabled() && !ds.edge_split) return std::nullopt;
   const std::string& name = ds.path.empty() ? std::string("dataset") : ds.path;
-  PARTITA_CHECK(!ds.hetero, UsageError,
-                "--edge-split: link-prediction splits need a homogeneous dataset; {} is "
-                "heterogeneous",
-                name);
-  PARTITA_CHECK(!(o.edge_split.enabled() && ds.edge_split), UsageError,
-                "--edge-split: {} has its own edge split (train_edges.npy ...); drop the flag "
-                "or the files",
-                name);
+  PARTITA_CHECK_PARAM(!ds.hetero, "edge_split",
+                      "link-prediction splits need a homogeneous dataset; {} is heterogeneous",
+                      name);
+  PARTITA_CHECK_PARAM(!(o.edge_split.enabled() && ds.edge_split), "edge_split",
+                      "{} has its own edge split (train_edges.npy ...); drop `edge_split` or the "
+                      "files",
+                      name);
   return ds.edge_split ? dataset_edge_split(ds)
                        : sample_edge_split(ds.in_edges, o.edge_split, o.seed);
 }
@@ -116,7 +115,7 @@ void warn_parts_without_training_nodes(const PartitionSummary& summary, const Pa
       one ? "part" : "parts", fmt::join(parts, ", "), one ? "s" : "",
       one ? "its rank" : "their ranks", one ? "s" : "",
       o.method == Method::kMetis && !o.balance_train
-          ? "; --balance-train spreads the training nodes over the parts"
+          ? "; `balance_train` spreads the training nodes over the parts"
           : "");
 }
 
@@ -168,7 +167,7 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
     if (!write_from_adj) metis = MetisGraph();  // free the adjacency before writing
   } else {
     if (o.method == Method::kRandom && (o.balance_train || o.balance_edges))
-      log_warning("--balance-train/--balance-edges apply to METIS only; ignored by random");
+      log_warning("`balance_train`/`balance_edges` apply to METIS only; ignored by random");
     log_info("partition: {} assignment of {} nodes to {} part(s)", method_name(o.method),
              ds.num_nodes, o.num_parts);
     part = o.method == Method::kRandom ? assign_random(ds.num_nodes, o.num_parts, o.seed)

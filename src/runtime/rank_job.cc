@@ -3,6 +3,8 @@
 
 #include <exception>
 
+#include "partita/core/parameter_error.h"
+
 namespace partita::runtime {
 namespace {
 
@@ -29,6 +31,11 @@ int RankContext::run_session(const SessionOptions& options,
   int status = 0;
   try {
     status = work(session);
+  } catch (const ParameterError& e) {
+    // Relayed as text: the parameter stays marked (core/parameter_error.h), so that the
+    // server's front end words it as the trainer's would.
+    session.fail_with_usage_error("`" + e.parameter() + "`: " + e.detail());
+    throw;
   } catch (const UsageError& e) {
     session.fail_with_usage_error(e.what());
     throw;

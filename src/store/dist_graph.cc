@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "partita/core/error.h"
+#include "partita/core/parameter_error.h"
 #include "partita/store/single_process_error.h"
 
 namespace partita::store {
@@ -111,7 +112,7 @@ DistGraph DistGraph::open(const std::string& dir, int rank, int world_size,
                 "{}: has {} parts but the job has {} ranks; run one rank per part, or "
                 "partition into {} parts (one per rank) or 1 part (replicated mode){}",
                 dir, parts, world_size, world_size,
-                world_size > parts ? fmt::format(", or pass --servers {} (server-client mode: "
+                world_size > parts ? fmt::format(", or pass `servers` {} (server-client mode: "
                                                  "{} servers, the other ranks train)",
                                                  parts, parts)
                                    : std::string());
@@ -126,22 +127,23 @@ DistGraph DistGraph::with_servers(const std::string& dir, int rank, int world_si
   PARTITA_CHECK(world_size >= 1 && rank >= 0 && rank < world_size && servers >= 1, Error,
                 "internal: rank {} of {} ranks, {} servers", rank, world_size, servers);
   // Counts first: they need no file, so every rank fails the same way.
-  PARTITA_CHECK(world_size > servers, UsageError,
-                "--servers {}: the job has {} rank{}, which leaves no rank to train; run more "
-                "ranks than servers (the first {} serve, the others train)",
-                servers, world_size, world_size == 1 ? "" : "s", servers);
+  const char* plural = servers == 1 ? "" : "s";
+  PARTITA_CHECK_PARAM(world_size > servers, "servers",
+                      "{} server{}, but the job has {} rank{}, which leaves no rank to train; run "
+                      "more ranks than servers (the first {} serve, the others train)",
+                      servers, plural, world_size, world_size == 1 ? "" : "s", servers);
   DistGraph g;
   g.dir_ = dir;
   g.meta_ = partition::read_meta(dir);
   const int parts = g.meta_.num_parts;
-  PARTITA_CHECK(parts > 1, UsageError,
-                "--servers {}: {} has 1 part (replicated mode: every rank maps the whole graph, "
-                "nothing to serve); drop --servers",
-                servers, dir);
-  PARTITA_CHECK(parts == servers, UsageError,
-                "--servers {}: {} has {} parts; server-client mode needs one server per part "
-                "(--servers {})",
-                servers, dir, parts, parts);
+  PARTITA_CHECK_PARAM(parts > 1, "servers",
+                      "{} server{}, but {} has 1 part (replicated mode: every rank maps the whole "
+                      "graph, nothing to serve); drop `servers`",
+                      servers, plural, dir);
+  PARTITA_CHECK_PARAM(parts == servers, "servers",
+                      "{} server{}, but {} has {} parts; server-client mode needs one server per "
+                      "part (`servers` {})",
+                      servers, plural, dir, parts, parts);
   g.rank_ = rank;
   g.world_size_ = world_size;
   return g;

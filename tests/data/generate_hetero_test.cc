@@ -124,31 +124,34 @@ TEST(GenerateHetero, LoadsWithExactCountsAndTypedEndpoints) {
   for (int64_t v : ds.test_idx) ASSERT_EQ(h.type_of(v), 3);
 }
 
-TEST(GenerateHetero, BadOptionsNameTheFlag) {
+TEST(GenerateHetero, BadOptionsNameTheParameter) {
   TempDir dir;
-  auto expect_usage = [&](HeteroGenerateOptions o, const std::string& flag) {
+  auto expect_usage = [&](HeteroGenerateOptions o, const std::string& parameter) {
     try {
       generate_hetero(o);
-      ADD_FAILURE() << "no error for " << flag;
+      ADD_FAILURE() << "no error for " << parameter;
     } catch (const UsageError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind(flag + ": ", 0), 0u) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(parameter + ": ", 0), 0u) << e.what();
     }
   };
   HeteroGenerateOptions o = small_mag(dir.path(), 1);
   o.nodes = 99;
-  expect_usage(o, "--nodes");
+  expect_usage(o, "nodes");
   o = small_mag(dir.path(), 1);
   o.classes = 20000;  // more than the papers
-  expect_usage(o, "--classes");
+  expect_usage(o, "classes");
   o = small_mag(dir.path(), 1);
-  o.kind = "dblp";
-  expect_usage(o, "--hetero");
+  o.shape = "dblp";
+  expect_usage(o, "shape");
   o = small_mag(dir.path(), 1);
   o.homophily = 1.5;
-  expect_usage(o, "--homophily");
+  expect_usage(o, "homophily");
+  o = small_mag(dir.path(), 1);
+  o.out_dir.clear();
+  expect_usage(o, "out_dir");
   o = small_mag(dir.path(), 1);
   o.train_fraction = 0.9;
-  expect_usage(o, "--train-fraction, --valid-fraction, --test-fraction");
+  expect_usage(o, "`train_fraction`, `valid_fraction`, `test_fraction`");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
 #include "partita/core/npy.h"
+#include "partita/core/parameter_error.h"
 #include "partita/data/dataset.h"
 
 namespace partita::data {
@@ -221,67 +222,71 @@ TEST(Generate, FractionsOnlyChooseWhereTheSplitIsCut) {
   EXPECT_TRUE(std::includes(full.begin(), full.end(), half.begin(), half.end()));
 }
 
-TEST(Generate, ValidatesOptionsNamingTheFlag) {
-  auto expect_flag = [](GenerateOptions o, const std::string& flag) {
+// Errors name the option's field (ParameterError); the fractions' sum names all three.
+TEST(Generate, ValidatesOptionsNamingTheParameter) {
+  auto expect_flag = [](GenerateOptions o, const std::string& parameter) {
     try {
       generate_synthetic(o);
-      ADD_FAILURE() << "no error for " << flag;
+      ADD_FAILURE() << "no error for " << parameter;
+    } catch (const ParameterError& e) {
+      EXPECT_EQ(e.parameter(), parameter) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(parameter + ": ", 0), 0u) << e.what();
     } catch (const UsageError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind(flag + ": ", 0), 0u) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(parameter + ": ", 0), 0u) << e.what();
     }
   };
   TempDir dir;
   const GenerateOptions ok = small_options(dir / "never");
   GenerateOptions o = ok;
   o.nodes = 1;
-  expect_flag(o, "--nodes");
+  expect_flag(o, "nodes");
   o = ok;
   o.avg_degree = 0;
-  expect_flag(o, "--avg-degree");
+  expect_flag(o, "avg_degree");
   o.avg_degree = std::nan("");
-  expect_flag(o, "--avg-degree");
+  expect_flag(o, "avg_degree");
   o = ok;
   o.feat_dim = 0;
-  expect_flag(o, "--feat-dim");
+  expect_flag(o, "feat_dim");
   o = ok;
   o.classes = 1;
-  expect_flag(o, "--classes");
+  expect_flag(o, "classes");
   o = ok;
   o.homophily = 1.5;
-  expect_flag(o, "--homophily");
+  expect_flag(o, "homophily");
   o = ok;
   o.power_law = 1;
-  expect_flag(o, "--power-law");
+  expect_flag(o, "power_law");
   o = ok;
   o.feature_noise = -1;
-  expect_flag(o, "--feature-noise");
+  expect_flag(o, "feature_noise");
   o = ok;
   o.out_dir = "";
-  expect_flag(o, "--out");
+  expect_flag(o, "out_dir");
   o = ok;
   o.nodes = int64_t{1} << 30;
   o.feat_dim = 1 << 20;
-  expect_flag(o, "--feat-dim");
+  expect_flag(o, "feat_dim");
   o = ok;
   o.classes = 3000;
   o.feat_dim = 1 << 20;
-  expect_flag(o, "--classes");
+  expect_flag(o, "classes");
   o = ok;
   o.train_fraction = 1.5;
-  expect_flag(o, "--train-fraction");
+  expect_flag(o, "train_fraction");
   o.train_fraction = 0;  // a dataset needs training nodes
-  expect_flag(o, "--train-fraction");
+  expect_flag(o, "train_fraction");
   o.train_fraction = 0.0003;  // 0.9 of a node
-  expect_flag(o, "--train-fraction");
+  expect_flag(o, "train_fraction");
   o = ok;
   o.valid_fraction = -0.1;
-  expect_flag(o, "--valid-fraction");
+  expect_flag(o, "valid_fraction");
   o = ok;
   o.test_fraction = std::nan("");
-  expect_flag(o, "--test-fraction");
+  expect_flag(o, "test_fraction");
   o = ok;
   o.test_fraction = 0.3;  // sums to 1.1
-  expect_flag(o, "--train-fraction, --valid-fraction, --test-fraction");
+  expect_flag(o, "`train_fraction`, `valid_fraction`, `test_fraction`");
   o.test_fraction = 0.2 + 1e-10;  // within the tolerance: every node in a split
   o.out_dir = dir / "tolerance";
   EXPECT_EQ(generate_synthetic(o).split.test, 600);

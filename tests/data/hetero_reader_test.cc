@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "hetero_test_util.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
 
 namespace partita::data::testing {
@@ -93,7 +94,8 @@ TEST(HeteroReader, UndirectedIsAUsageError) {
   write_ogb_hetero(dir.path(), tiny_hetero());
   LoadOptions options;
   options.undirected = true;
-  expect_load_error<UsageError>(dir.path(), "--undirected", {"rev_<name>", "by default"}, options);
+  expect_load_error<ParameterError>(dir.path(), "undirected",
+                                    {"rev_<name>", "by default", "`reverse_relations`"}, options);
 }
 
 // A random graph (target type not first, a relation within one type, one without edges)

@@ -13,6 +13,7 @@
 
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/timer.h"
 #include "partita/data/dataset.h"
 #include "partita/data/generate.h"
@@ -189,8 +190,9 @@ TEST_F(BatchPipelineTest, ZeroStepsEndsAtOnce) {
 
 TEST_F(BatchPipelineTest, RejectsBadOptions) {
   const auto seeds = batches(options(1, 1), 3);
-  EXPECT_THROW(BatchPipeline(options(0, 1), seeds, *sampler_, *fetcher_), Error);
-  EXPECT_THROW(BatchPipeline(options(1, 0), seeds, *sampler_, *fetcher_), Error);
+  // Named in the library's words (parameter_errors_test.cc has the messages).
+  EXPECT_THROW(BatchPipeline(options(0, 1), seeds, *sampler_, *fetcher_), ParameterError);
+  EXPECT_THROW(BatchPipeline(options(1, 0), seeds, *sampler_, *fetcher_), ParameterError);
 }
 
 // Waits (bounded) until the probe has seen step `want`, then a little longer so that a

@@ -18,6 +18,7 @@
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
+#include "partita/core/parameter_error.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition.h"
 
@@ -279,7 +280,10 @@ TEST(NegativeSampler, RefusesBadNodeMapsAndDegrees) {
   EXPECT_THROW(NegativeSampler::uniform(view_of({0, 3, 1})), Error);  // out of range
   EXPECT_THROW(NegativeSampler::uniform(view_of({0, -1, 1})), Error);
   const std::vector<int64_t> map = identity(3);
-  EXPECT_THROW(NegativeSampler::by_degree(view_of(map), {0, 0, 0}), Error);
+  EXPECT_EQ(message_of<ParameterError>([&] {
+              NegativeSampler::by_degree(view_of(map), {0, 0, 0});
+            }),
+            "negatives_by: degree: the graph has no edges to weigh the nodes by (choose uniform)");
   EXPECT_THROW(NegativeSampler::by_degree(view_of(map), {1, -1, 2}), Error);
   EXPECT_THROW(NegativeSampler::by_degree(view_of(map), {1, 2}), Error);
   EXPECT_THROW(NegativeSampler::by_degree(view_of(map), {1, 2, 3, 4}), Error);
@@ -395,15 +399,16 @@ TEST_F(LinkEdgesReader, PartOutOfRangeIsAFormatError) {
   EXPECT_THROW(read_link_edges(dir(), meta, -1), FormatError);
 }
 
-TEST(LinkEdgesReaderNoSplit, IsAUsageErrorNamingTheFlag) {
+TEST(LinkEdgesReaderNoSplit, IsAParameterErrorNamingTheTask) {
   TempDir tmp;
   testing::PlantedOptions po;
   po.num_nodes = 200;
   partition::partition_dataset(testing::planted_dataset(po), split_options(tmp.path(), 2, 0, 0));
   const partition::PartitionMeta meta = partition::read_meta(tmp.path());
   ASSERT_FALSE(meta.summary.edge_split.has_value());
-  const std::string m = message_of<UsageError>([&] { read_link_edges(tmp.path(), meta, 0); });
-  EXPECT_TRUE(contains(m, "--edge-split")) << m;
+  const std::string m = message_of<ParameterError>([&] { read_link_edges(tmp.path(), meta, 0); });
+  EXPECT_EQ(m.rfind("task: link prediction needs an edge split", 0), 0u) << m;
+  EXPECT_TRUE(contains(m, "`edge_split` VALID,TEST")) << m;
   EXPECT_THROW(read_all_link_edges(tmp.path(), meta), UsageError);
 }
 

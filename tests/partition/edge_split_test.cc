@@ -264,7 +264,7 @@ TEST(EdgeSplit, ParseRefusesMalformedListsAndFractions) {
   for (const char* bad : {"", "0.1", "0.1,", ",0.1", "0.1,0.2,0.3", "a,0.1", "0.1,0.2x", "0.1;0.2",
                           "nan,0.1", "0.1,inf", " 0.1,0.2"}) {
     const std::string what = usage_error([&] { parse_edge_split(bad); });
-    EXPECT_EQ(what.rfind("--edge-split: ", 0), 0u) << bad << ": " << what;
+    EXPECT_EQ(what.rfind("edge_split: ", 0), 0u) << bad << ": " << what;
   }
   for (const char* bad : {"0,0.1", "0.1,0", "-0.1,0.2", "1,0.1", "0.2,1.5"})
     EXPECT_NE(usage_error([&] { parse_edge_split(bad); }).find("outside (0, 1)"), std::string::npos)
@@ -300,7 +300,7 @@ TEST(EdgeSplit, TypedDatasetIsAUsageError) {
   data::Dataset ds = testing::typed_dataset({});
   const std::string what =
       usage_error([&] { partition_dataset(ds, split_options(dir.path(), 1, 0.1, 0.1)); });
-  EXPECT_EQ(what.rfind("--edge-split: ", 0), 0u) << what;
+  EXPECT_EQ(what.rfind("edge_split: ", 0), 0u) << what;
   EXPECT_NE(what.find("homogeneous"), std::string::npos) << what;
 }
 

@@ -6,13 +6,18 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "helpers/quiet_logs.h"
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
+#include "partita/core/log_rewrite.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
 #include "partita/data/generate.h"
 #include "partita/partition/assign.h"
@@ -206,19 +211,32 @@ TEST(Partition, DifferentSeedsGiveDifferentRandomAssignments) {
   EXPECT_NE(testing::read_file(dir / "a/node_map.npy"), testing::read_file(dir / "b/node_map.npy"));
 }
 
-TEST(Partition, NumPartsOutOfRangeIsUsageErrorNamingTheFlag) {
+TEST(Partition, NumPartsOutOfRangeIsParameterErrorNamingIt) {
   TempDir dir;
   data::Dataset ds = testing::planted_dataset({});
   for (int parts : {0, -1, 601}) {
     try {
       partition_dataset(ds, options_for(dir.path(), parts, Method::kMetis));
       ADD_FAILURE() << "no error for " << parts << " parts";
-    } catch (const UsageError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("--num-parts: ", 0), 0u) << e.what();
+    } catch (const ParameterError& e) {
+      EXPECT_EQ(e.parameter(), "num_parts") << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("num_parts: ", 0), 0u) << e.what();
     }
   }
   EXPECT_NO_THROW(partition_dataset(ds, options_for(dir.path(), 600, Method::kRandom)));
   EXPECT_FALSE(std::filesystem::exists(dir / "partita.json.tmp"));
+}
+
+TEST(Partition, EmptyOutDirIsParameterError) {
+  data::Dataset ds = testing::planted_dataset({});
+  PartitionOptions o = options_for("", 2, Method::kRandom);
+  o.out_dir.clear();
+  try {
+    partition_dataset(ds, o);
+    ADD_FAILURE() << "no error for an empty out_dir";
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(std::string(e.what()), "out_dir: an output directory is required");
+  }
 }
 
 // METIS leaves parts empty on such graphs (dozens of times over this loop before the
@@ -249,6 +267,44 @@ TEST(Partition, TinyGraphsWithManyPartsLeaveNoPartEmpty) {
     }
   }
   EXPECT_GT(filled, 0) << "the repair of empty parts was never exercised";
+}
+
+// Library warnings name parameters as its errors do, between backquotes, for a front end to
+// word (core/log_rewrite.h: the CLI shows --balance-train).
+TEST(Partition, WarningsNameParametersInBackquotes) {
+  std::vector<std::string> lines;
+  std::mutex mu;
+  set_log_rewriter([&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(line);
+    return line;
+  });
+  set_log_level(LogLevel::kInfo);
+  TempDir dir;
+  PartitionOptions o = options_for(dir / "r", 2, Method::kRandom);
+  o.balance_train = true;
+  partition_dataset(testing::planted_dataset({}), o);
+  // Constraints of zero weight: no training node (none given), no edge.
+  const data::Dataset bare = testing::dataset_from_pairs(6, {});
+  const std::vector<int64_t> no_train;
+  MetisAssignOptions mo;
+  mo.num_parts = 2;
+  mo.balance_train = true;
+  mo.balance_edges = true;
+  const MetisGraph g = metis_graph(bare.in_edges, 1);
+  assign_metis(g.adj, bare.in_edges.indptr, no_train, mo, nullptr);
+  set_log_level(LogLevel::kQuiet);
+  set_log_rewriter(nullptr);
+  const auto logged = [&](const std::string& line) {
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  };
+  EXPECT_TRUE(
+      logged("warning: `balance_train`/`balance_edges` apply to METIS only; ignored by "
+             "random"));
+  EXPECT_TRUE(
+      logged("warning: `balance_train`: the dataset has no training nodes; constraint "
+             "ignored"));
+  EXPECT_TRUE(logged("warning: `balance_edges`: the graph has no edges; constraint ignored"));
 }
 
 TEST(Partition, SummaryMarksEmptyParts) {

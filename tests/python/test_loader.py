@@ -136,6 +136,17 @@ def test_bad_arguments_raise_usage_errors(graph):
         partita.NeighborLoader(graph, batch_size=0)
 
 
+def test_library_errors_name_python_keywords(graph):
+    """The library names its parameters in its own words (`model`, `prefetch`); the package
+    shows them as its keywords (python/src/keyword_names.cc)."""
+    with pytest.raises(partita.UsageError, match=r"^prefetch: must be in \[1, 1024\], got 0$"):
+        partita.NeighborLoader(graph, prefetch=0)
+    with pytest.raises(partita.UsageError, match=r"^threads: must be in \[1, 256\], got 300$"):
+        partita.NeighborLoader(graph, threads=300)
+    with pytest.raises(partita.UsageError, match=r"^kind: 'graphsage' is not one of sage, gcn, gat$"):
+        partita._C.initial_parameters("graphsage", 4, 8, 3, 2)
+
+
 def cli_error(parts):
     """The error line `partita train --parts <parts>` prints, without `error: `."""
     out = run([PARTITA, "-q", "train", "--parts", parts, "--epochs", "1"], check=False)

@@ -95,18 +95,18 @@ TEST_F(ClientView, OwnsNothingAndFindsOwnersLikeAWorker) {
 
 TEST_F(ClientView, BadCountsAreUsageErrors) {
   EXPECT_EQ(usage_error_of([] { store::DistGraph::open_client(parts(2), 2, 3, 1); }),
-            "--servers 1: " + parts(2) +
-                " has 2 parts; server-client mode needs one server per part (--servers 2)");
+            "servers: 1 server, but " + parts(2) +
+                " has 2 parts; server-client mode needs one server per part (`servers` 2)");
   EXPECT_EQ(usage_error_of([] { store::DistGraph::open_server(parts(2), 0, 2, 2); }),
-            "--servers 2: the job has 2 ranks, which leaves no rank to train; run more ranks "
-            "than servers (the first 2 serve, the others train)");
+            "servers: 2 servers, but the job has 2 ranks, which leaves no rank to train; run "
+            "more ranks than servers (the first 2 serve, the others train)");
   EXPECT_NE(usage_error_of([] {
               store::DistGraph::open_client(parts(1), 1, 2, 1);
             }).find("has 1 part (replicated mode"),
             std::string::npos);
   EXPECT_NE(usage_error_of([] {
               store::DistGraph::open(parts(2), 0, 3);
-            }).find("or pass --servers 2 (server-client mode"),
+            }).find("or pass `servers` 2 (server-client mode"),
             std::string::npos);
 }
 

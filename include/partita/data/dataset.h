@@ -57,7 +57,7 @@ struct Dataset {
 };
 
 struct LoadOptions {
-  bool undirected = false;        // --undirected: add the reverse of every edge
+  bool undirected = false;        // homogeneous: add the reverse of every edge
   int threads = 0;                // <= 0: all hardware threads (graph build, feature scan)
   std::string split;              // OGB split folder under split/; empty: the only one present
   bool reverse_relations = true;  // heterogeneous: add "rev_<name>" for every relation

@@ -10,28 +10,29 @@
 
 namespace partita::data {
 
-// Each field names the CLI flag it is validated as (errors are UsageError "<flag>: ...").
+// Errors name the field at fault (ParameterError, core/parameter_error.h): `nodes`,
+// `avg_degree`, ...; the CLI shows each as its flag (--nodes, --avg-degree, ...).
 struct GenerateOptions {
-  int64_t nodes = 10000;        // --nodes: number of nodes, in [2, 2^31-1]
-  double avg_degree = 10;       // --avg-degree: edges written = round(nodes * avg_degree),
-                                //   > 0 and at most 2^36 edges
-  int64_t feat_dim = 32;        // --feat-dim: feature dimension, in [1, 2^20]
-  int64_t classes = 8;          // --classes: classes (= communities), in [2, min(nodes, 65536)]
-  uint64_t seed = 0;            // --seed: everything is a function of this seed
-  double homophily = 0.9;       // --homophily: probability that an edge's destination is drawn
+  int64_t nodes = 10000;        // number of nodes, in [2, 2^31-1]
+  double avg_degree = 10;       // edges written = round(nodes * avg_degree), > 0 and at
+                                //   most 2^36 edges
+  int64_t feat_dim = 32;        // feature dimension, in [1, 2^20]
+  int64_t classes = 8;          // classes (= communities), in [2, min(nodes, 65536)]
+  uint64_t seed = 0;            // everything is a function of this seed
+  double homophily = 0.9;       // probability that an edge's destination is drawn
                                 //   inside its source's community (else among all nodes, so
                                 //   about h + (1-h)/classes of edges are intra-class), [0, 1]
-  double power_law = 2.5;       // --power-law: exponent of the degree distribution, > 1
-  double feature_noise = 1.0;   // --feature-noise: noise relative to half the distance between
+  double power_law = 2.5;       // exponent of the degree distribution, > 1
+  double feature_noise = 1.0;   // noise relative to half the distance between
                                 //   two class centroids (1/noise = signal-to-noise of telling
                                 //   two classes apart from one node's features), >= 0
-  double train_fraction = 0.6;  // --train-fraction: share of nodes in train_idx, in (0, 1];
+  double train_fraction = 0.6;  // share of nodes in train_idx, in (0, 1];
                                 //   must give at least one node
-  double valid_fraction = 0.2;  // --valid-fraction: share in valid_idx, [0, 1]
-  double test_fraction = 0.2;   // --test-fraction: share in test_idx, [0, 1]; the three sum
+  double valid_fraction = 0.2;  // share in valid_idx, [0, 1]
+  double test_fraction = 0.2;   // share in test_idx, [0, 1]; the three sum
                                 //   to at most 1 (+1e-9); nodes beyond the sum are in no split
-  std::string out_dir;          // --out: created if missing; existing files are replaced
-  int threads = 0;              // --threads: <= 0: all hardware threads
+  std::string out_dir;          // created if missing; existing files are replaced
+  int threads = 0;              // <= 0: all hardware threads
 };
 
 // Sizes of the three splits of N nodes: each is floor(fraction x N), a product within a
@@ -56,7 +57,7 @@ struct GenerateStats {
 // assumed valid; generate_synthetic checks them).
 SplitSizes split_sizes(const GenerateOptions& options);
 
-// Validates the options (UsageError naming the flag) and writes edges.npy, feat.npy,
+// Validates the options (ParameterError naming the field) and writes edges.npy, feat.npy,
 // label.npy, train_idx.npy, valid_idx.npy, test_idx.npy (a random split, split_sizes) into
 // out_dir (IoError naming the path if that fails). Uses up to options.threads threads;
 // memory is per-node tables (~40 bytes a node) plus bounded chunk buffers (< 100 MiB), not
@@ -68,23 +69,23 @@ GenerateStats generate_synthetic(const GenerateOptions& options);
 // written in the Partita numpy heterogeneous layout (docs/dataset-format.md, which states
 // the model). Like generate_synthetic, the output depends only on the options.
 struct HeteroGenerateOptions {
-  std::string kind = "mag";     // --hetero: the shape; only "mag"
-  int64_t nodes = 100000;       // --nodes: all types together, in [100, 2^31-1]; split as in
-                                //   ogbn-mag (author 58.5%, field_of_study 3.1%, institution
-                                //   0.45%, paper the rest), each type at least one node
-  int64_t feat_dim = 128;       // --feat-dim: features of papers (the only featured type)
-  int64_t classes = 349;        // --classes: paper classes, in [2, min(papers, 65536)]
-  uint64_t seed = 0;            // --seed
-  double homophily = 0.8;       // --homophily: probability that an edge's destination is drawn
+  std::string shape = "mag";  // the shape; only "mag"
+  int64_t nodes = 100000;     // all types together, in [100, 2^31-1]; split as in
+                              //   ogbn-mag (author 58.5%, field_of_study 3.1%, institution
+                              //   0.45%, paper the rest), each type at least one node
+  int64_t feat_dim = 128;     // features of papers (the only featured type)
+  int64_t classes = 349;      // paper classes, in [2, min(papers, 65536)]
+  uint64_t seed = 0;
+  double homophily = 0.8;       // probability that an edge's destination is drawn
                                 //   from its source's class (cites, writes, has_topic,
                                 //   affiliated_with alike), else from the whole type, [0, 1]
-  double power_law = 2.5;       // --power-law: exponent of every type's degree distribution
-  double feature_noise = 1.0;   // --feature-noise: as in GenerateOptions
-  double train_fraction = 0.6;  // --train-fraction, --valid-fraction, --test-fraction: random
-  double valid_fraction = 0.2;  //   split of the papers, as in GenerateOptions
+  double power_law = 2.5;       // exponent of every type's degree distribution
+  double feature_noise = 1.0;   // as in GenerateOptions
+  double train_fraction = 0.6;  // these three: the random split of the papers, as in
+  double valid_fraction = 0.2;  //   GenerateOptions
   double test_fraction = 0.2;
-  std::string out_dir;  // --out
-  int threads = 0;      // --threads
+  std::string out_dir;  // created if missing
+  int threads = 0;      // <= 0: all hardware threads
 };
 
 // ogbn-mag's shape: per-type node counts and per-relation edge counts at full scale.
@@ -112,7 +113,7 @@ struct HeteroGenerateStats {
 std::vector<int64_t> mag_type_counts(int64_t nodes);
 std::vector<int64_t> mag_relation_edges(int64_t nodes);
 
-// Validates the options (UsageError naming the flag) and writes hetero.json,
+// Validates the options (ParameterError naming the field) and writes hetero.json,
 // edges/<H>___<R>___<T>.npy, feat/paper.npy, label.npy and {train,valid,test}_idx.npy into
 // out_dir. Memory: per-node tables (~40 bytes a node) plus bounded chunk buffers; edges and
 // features are streamed to disk. Logs progress per relation.

@@ -34,13 +34,17 @@
 
 namespace partita::loader {
 
+constexpr int kMaxPipelineThreads = 256;
+constexpr int kMaxPrefetch = 1024;
+
 struct BatchPipelineOptions {
-  int threads = 1;               // sampler threads, >= 1
-  int prefetch = 2;              // batches ahead of the consumer (done or in flight), >= 1
+  int threads = 1;               // sampler threads, in [1, kMaxPipelineThreads]
+  int prefetch = 2;              // batches ahead of the consumer (done or in flight), in
+                                 //   [1, kMaxPrefetch]
   std::vector<int64_t> fanouts;  // per hop, sample::BlockOptions::fanouts
   // Typed graphs: per hop, per relation (sample::BlockOptions::relation_fanouts).
   std::vector<std::vector<int64_t>> relation_fanouts;
-  uint64_t seed = 0;  // --seed
+  uint64_t seed = 0;  // the run's seed (sampling keys)
   uint64_t epoch = 0;
   int64_t feature_row_bytes = 0;  // bytes of one feature row (graph.feature_row_bytes())
   bool fetch_degrees = false;     // also fetch the graph in-degree of every input node
@@ -49,6 +53,10 @@ struct BatchPipelineOptions {
   // instead of Batch::features (feature_row_bytes is then unused).
   bool typed = false;
 };
+
+// Throws ParameterError naming `threads` or `prefetch` when one is outside its range. The
+// constructor checks them; a front end may call it to refuse bad options before a loop starts.
+void check_pipeline_options(const BatchPipelineOptions& options);
 
 // The input nodes of one node type in a batch of a typed graph.
 struct TypedInput {
@@ -79,7 +87,8 @@ class BatchPipeline {
  public:
   // `batches`: this rank's seeds of every step (loader::GlobalBatches::epoch_batches or
   // loader::chunk), distinct within a step. A step may have no seeds: its batch is then
-  // empty (nothing sampled or fetched). Throws Error on bad options. Starts the workers.
+  // empty (nothing sampled or fetched). Throws as check_pipeline_options, or Error on other
+  // bad options. Starts the workers.
   BatchPipeline(const BatchPipelineOptions& options, std::vector<std::vector<int64_t>> batches,
                 sample::NeighborSampler& sampler, store::FeatureFetcher& fetcher);
   // stop().

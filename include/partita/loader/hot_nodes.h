@@ -17,8 +17,8 @@ struct HotNodes {
   int64_t covered = 0;             // of which `ids` cover
 };
 
-// Throws UsageError, naming --cache-ratio / --cache-presample, unless 0 <= ratio <= 1 and
-// presample_batches >= 1 (train and sample-bench take both flags).
+// Throws ParameterError, naming `cache_ratio` / `cache_presample_batches`, unless
+// 0 <= ratio <= 1 and presample_batches >= 1 (train and sample-bench take both).
 void check_cache_options(double ratio, int64_t presample_batches);
 
 // The cache's row budget: ratio x the nodes this rank owns (rounded down).

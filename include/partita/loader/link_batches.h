@@ -41,9 +41,9 @@ struct LinkEdges {
 };
 
 // Reads part `part`'s training pairs of the partition `dir` (meta: its partita.json).
-// Throws UsageError when the partition has no edge split (it names the flag that makes
-// one), FormatError naming the file when it is not int64 [count, 2] with the count
-// partita.json gives or holds an id outside [0, num_nodes).
+// Throws ParameterError naming `task` when the partition has no edge split (and
+// `edge_split`, which makes one), FormatError naming the file when it is not int64
+// [count, 2] with the count partita.json gives or holds an id outside [0, num_nodes).
 LinkEdges read_link_edges(const std::string& dir, const partition::PartitionMeta& meta, int part);
 
 // Every part's training pairs (a 1-part directory shared by several ranks, or tests).
@@ -65,8 +65,8 @@ class NegativeSampler {
   // permutation of [0, N), N >= 1; partition/format.h). Throws Error otherwise.
   static NegativeSampler uniform(ArrayView<const int64_t> node_map);
   // Destinations drawn with probability degree / sum of degrees (`degrees`: the in-degree
-  // of every global id). Throws Error when every degree is 0, one is negative, or the
-  // sizes differ.
+  // of every global id). Throws ParameterError naming `negatives_by` when every
+  // degree is 0, Error when one is negative or the sizes differ.
   static NegativeSampler by_degree(ArrayView<const int64_t> node_map,
                                    const std::vector<int64_t>& degrees);
 

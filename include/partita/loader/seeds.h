@@ -17,12 +17,12 @@ namespace partita::loader {
 // Rng(stream_key(seed, epoch, kShuffleStream)). Distinct ids in, distinct ids out.
 std::vector<int64_t> epoch_seeds(ArrayView<const int64_t> ids, uint64_t seed, uint64_t epoch);
 
-// ceil(seeds / batch_size); 0 when there are no seeds. Throws Error if batch_size < 1 or
-// seeds < 0.
+// ceil(seeds / batch_size); 0 when there are no seeds. Throws ParameterError if batch_size < 1,
+// Error if seeds < 0.
 int64_t steps_per_epoch(int64_t seeds, int64_t batch_size);
 
 // `ids` cut into consecutive batches of batch_size (the last one may be shorter). Throws
-// Error if batch_size < 1.
+// ParameterError if batch_size < 1.
 std::vector<std::vector<int64_t>> chunk(const std::vector<int64_t>& ids, int64_t batch_size);
 
 // Replicated mode (every rank sees every id): the contiguous share of rank `rank` out of
@@ -41,8 +41,8 @@ struct SeedId {
 // allgather of every rank's training ids) and gets the same plan.
 class GlobalBatches {
  public:
-  // `ids`: every training id of the job, in any order, original ids distinct. Throws Error
-  // if batch_size < 1 or two entries share an original id.
+  // `ids`: every training id of the job, in any order, original ids distinct. Throws
+  // ParameterError if batch_size < 1, Error if two entries share an original id.
   GlobalBatches(std::vector<SeedId> ids, int64_t batch_size);
 
   int64_t num_ids() const { return static_cast<int64_t>(globals_.size()); }

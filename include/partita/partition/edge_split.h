@@ -26,20 +26,20 @@ struct EdgeSplitOptions {
   bool enabled() const { return valid_fraction > 0 || test_fraction > 0; }
 };
 
-// Parses "VALID,TEST" (two decimal fractions). Throws UsageError naming --edge-split for a
-// malformed list, a fraction <= 0 or >= 1, or fractions summing to 1 or more.
+// Parses "VALID,TEST" (two decimal fractions). Throws ParameterError naming `edge_split` for
+// a malformed list, a fraction <= 0 or >= 1, or fractions summing to 1 or more.
 EdgeSplitOptions parse_edge_split(const std::string& text);
 
 // Held-out and training edges in ORIGINAL ids, as interleaved (src, dst) pairs.
 struct HeldOutEdges {
-  std::string source;          // "sampled" (--edge-split) or "dataset" (the dataset's own files)
+  std::string source;          // "sampled" (`edge_split`) or "dataset" (the dataset's own files)
   EdgeSplitOptions fractions;  // sampled only
   std::vector<int64_t> train, valid, test, valid_neg, test_neg;
 };
 
 // Units counted and held out as the header states: valid = round(valid_fraction * units),
-// at least 1, likewise test; one negative per held-out positive. Throws UsageError naming
-// --edge-split when that leaves no training unit, or when the graph has fewer non-edge pairs
+// at least 1, likewise test; one negative per held-out positive. Throws ParameterError naming
+// `edge_split` when that leaves no training unit, or when the graph has fewer non-edge pairs
 // than negatives needed.
 HeldOutEdges sample_edge_split(const graph::Csr& in_edges, const EdgeSplitOptions& options,
                                uint64_t seed);

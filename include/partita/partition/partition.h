@@ -30,7 +30,7 @@ struct PartitionOptions {
   // Type of the stored features: float32, float16 or bfloat16 (narrowed with rounding to
   // nearest even; half the bytes on disk, in caches and on the wire).
   DType feature_dtype = DType::kFloat32;
-  // --edge-split: hold out edges for link prediction (partition/edge_split.h). Homogeneous
+  // Hold out edges for link prediction (partition/edge_split.h). Homogeneous
   // datasets only; a dataset with its own edge split (Dataset::edge_split) uses that one
   // instead, and the two together are a usage error.
   EdgeSplitOptions edge_split;
@@ -49,7 +49,7 @@ struct PartStats {
 
 // A link-prediction split's figures (partita.json "edge_split"; docs/partition-format.md).
 struct EdgeSplitStats {
-  std::string source;                            // "sampled" (--edge-split) or "dataset"
+  std::string source;                            // "sampled" (`edge_split`) or "dataset"
   double valid_fraction = 0, test_fraction = 0;  // sampled only; 0 for "dataset"
   int64_t valid = 0, test = 0;                   // held-out positive pairs
   int64_t valid_neg = 0, test_neg = 0;           // negative pairs
@@ -80,15 +80,16 @@ struct PartitionSummary {
 };
 
 // Typed datasets (Dataset::hetero set) give a typed partition (format version 2): METIS runs
-// on the homogenised graph with relations ignored, --balance-train balances the target
+// on the homogenised graph with relations ignored, balance_train balances the target
 // type's training nodes (the splits hold target ids), and each part stores its entries'
 // relations and per-type features. partita.json records whether reverse relations were
 // added (a relation flagged `reverse` exists).
 //
 // Runs the whole pipeline on `dataset_dir`: load_dataset, then partition_dataset. The
-// summary's first phase is "load". Prints progress with log_info. Throws UsageError naming
-// `--num-parts` when num_parts < 1 or > number of nodes, UsageError naming `--out` when
-// out_dir is empty, IoError/FormatError for unreadable input or unwritable output.
+// summary's first phase is "load". Prints progress with log_info. Throws ParameterError
+// naming `num_parts` when num_parts < 1 or > number of nodes, `out_dir` when it is empty,
+// `edge_split` when the split cannot be made, IoError/FormatError for unreadable input or
+// unwritable output.
 PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadOptions& load,
                                const PartitionOptions& options);
 

@@ -30,9 +30,11 @@
 // Library code: nothing here prints or exits. Commands reach a Session through
 // run_mpi_ranks (rank_job.h), which runs it by role and owns the job's failure policy.
 #include <array>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "partita/comm/collectives.h"

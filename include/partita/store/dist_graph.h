@@ -53,8 +53,8 @@ class DistGraph {
   static DistGraph open(const std::string& dir, int rank, int world_size,
                         const DistGraphOptions& options = {});
   // Server-client mode, server side: maps part `rank` of a directory of `servers` parts in a
-  // job of `world_size` ranks (rank < servers < world_size). Throws UsageError naming
-  // --servers when the directory has 1 part (replicated mode needs no servers) or not
+  // job of `world_size` ranks (rank < servers < world_size). Throws ParameterError
+  // naming `servers` when the directory has 1 part (replicated mode needs no servers) or not
   // `servers` parts, or when no rank is left to train; FormatError/IoError as open().
   static DistGraph open_server(const std::string& dir, int rank, int world_size, int servers,
                                const DistGraphOptions& options = {});
