@@ -40,9 +40,9 @@
 // distinct outputs. It allocates nothing per node (scratch is per chunk, output buffers
 // are reused across calls). The uniform modes are software-pipelined: a node's positions
 // are drawn (and their cache lines prefetched) 16 nodes before its ids are read. Typed
-// views take a separate path (typed_kernel.cc: the same algorithms a run at a time, the
-// uniform modes pipelined too; with threads > 1 every chunk but the first writes into a
-// buffer of its own, joined at the end), so the untyped path pays nothing for them.
+// and untyped views run the same loops (neighbor_kernel.cc), an untyped row being one run
+// (src/sample/row_runs.h); on a typed view with threads > 1 every chunk but the first
+// writes into a buffer of its own, joined at the end.
 #include <cstdint>
 #include <vector>
 
