@@ -117,11 +117,12 @@ class Session {
   uint64_t request_bytes_sent() const;
 
   // Collective: stops serving requests once every rank is done asking. Call it on the
-  // success path of every rank (a second call does nothing): a worker or trainer once its work is
-  // done; a server right after construction: it returns when every trainer called finish(). That
-  // wait has no fixed deadline (training takes as long as it takes) but is bounded by the trainers'
+  // success path of every rank: a worker or trainer once its work is done; a server right
+  // after construction: it returns when every trainer called finish(). That wait has no
+  // fixed deadline (training takes as long as it takes) but is bounded by the trainers'
   // liveness: every timeout_s the server pings the trainers that are not done, and throws
-  // TimeoutError naming those that do not answer (stopped, dead or cut off).
+  // TimeoutError naming those that do not answer (stopped, dead or cut off). A second call
+  // does nothing.
   void finish();
   // Instead of finish(), on a trainer whose work failed with a UsageError (such checks give
   // the same verdict on every trainer: flags, an existing checkpoint directory): tells the
