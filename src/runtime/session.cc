@@ -114,7 +114,7 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
     // Every id of each split: servers contribute theirs, trainers nothing (one world
     // allgather, so it runs on every rank, servers included).
     for (Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
-      std::vector<loader::SeedId> ids = world_.allgather(own_split_ids(graph_, split));
+      std::vector<store::SeedId> ids = world_.allgather(own_split_ids(graph_, split));
       if (trainer) job_ids_[static_cast<size_t>(split)] = std::move(ids);
     }
   }
@@ -215,7 +215,7 @@ Collectives& Session::collectives() {
   return *training_;
 }
 
-const std::vector<loader::SeedId>& Session::job_ids(Split split) const {
+const std::vector<store::SeedId>& Session::job_ids(Split split) const {
   PARTITA_CHECK(role_ == Role::kTrainer, Error,
                 "internal: job_ids() on a {} (its ids are its graph's)", role_name(role_));
   return job_ids_[static_cast<size_t>(split)];

@@ -2,8 +2,8 @@
 
 namespace partita::runtime {
 
-std::vector<loader::SeedId> own_split_ids(const store::DistGraph& graph, Split split) {
-  std::vector<loader::SeedId> mine;
+std::vector<store::SeedId> own_split_ids(const store::DistGraph& graph, Split split) {
+  std::vector<store::SeedId> mine;
   if (graph.client()) return mine;
   const ArrayView<const int64_t> ids = split == Split::kTrain   ? graph.train_ids()
                                        : split == Split::kValid ? graph.valid_ids()
@@ -13,9 +13,9 @@ std::vector<loader::SeedId> own_split_ids(const store::DistGraph& graph, Split s
   return mine;
 }
 
-std::vector<loader::SeedId> split_ids(Session& session, Split split) {
+std::vector<store::SeedId> split_ids(Session& session, Split split) {
   if (session.role() == Role::kTrainer) return session.job_ids(split);
-  std::vector<loader::SeedId> mine = own_split_ids(session.graph(), split);
+  std::vector<store::SeedId> mine = own_split_ids(session.graph(), split);
   if (session.graph().replicated()) return mine;
   return session.collectives().allgather(mine);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "partita/core/array_view.h"
+#include "partita/store/seed_id.h"
 
 namespace partita::loader {
 
@@ -30,12 +31,8 @@ std::vector<std::vector<int64_t>> chunk(const std::vector<int64_t>& ids, int64_t
 // Throws Error unless 0 <= rank < world.
 std::vector<int64_t> even_share(ArrayView<const int64_t> ids, int rank, int world);
 
-// One training id known to every rank: its original (dataset) id, which orders the
-// shuffle, and its global id in the partition, which the sampler takes.
-struct SeedId {
-  int64_t original = 0;
-  int64_t global = 0;
-};
+// One training id known to every rank (store/seed_id.h).
+using SeedId = store::SeedId;
 
 // The global batch plan of a job. Every rank builds it from the same set of ids (e.g. an
 // allgather of every rank's training ids) and gets the same plan.

@@ -39,7 +39,7 @@
 
 #include "partita/comm/collectives.h"
 #include "partita/core/error.h"
-#include "partita/loader/seeds.h"
+#include "partita/store/seed_id.h"
 #include "partita/runtime/failure.h"
 #include "partita/sample/dist_sampler.h"
 #include "partita/store/dist_embedding.h"
@@ -104,7 +104,7 @@ class Session {
   // A trainer of server-client mode: every id of `split` in the job, each server's ascending,
   // servers in rank order. Throws Error in other roles (their ids are graph()'s). Every
   // role: runtime::split_ids (split_ids.h).
-  const std::vector<loader::SeedId>& job_ids(Split split) const;
+  const std::vector<store::SeedId>& job_ids(Split split) const;
   store::FeatureFetcher& fetcher() { return *fetcher_; }
   sample::DistSampler& sampler() { return *sampler_; }
   RpcEndpoint* endpoint() { return endpoint_.get(); }
@@ -149,7 +149,7 @@ class Session {
   Collectives* training_;  // worker: &world_; trainer: the trainers'; server: null
   bool finished_ = false;
   store::DistGraph graph_;
-  std::array<std::vector<loader::SeedId>, 3> job_ids_;  // trainers of server-client mode
+  std::array<std::vector<store::SeedId>, 3> job_ids_;  // trainers of server-client mode
   std::unique_ptr<DoneBoard> done_;
   // By node type (null: none); they outlive the endpoint, whose handlers use them.
   std::vector<std::unique_ptr<store::DistEmbedding>> embeddings_;
