@@ -99,7 +99,7 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
   // every server's in server-client mode).
   std::vector<int64_t> seeds;
   if (graph.client()) {
-    for (const loader::SeedId& id : session.job_ids(runtime::Split::kTrain))
+    for (const store::SeedId& id : session.job_ids(runtime::Split::kTrain))
       seeds.push_back(id.global);
   } else {
     seeds.assign(graph.train_ids().begin(), graph.train_ids().end());
