@@ -13,12 +13,14 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "parameter_flags.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
 #include "partita/core/timer.h"
 #include "partita/runtime/mpi_rank.h"
 #include "partita/train/inference.h"
+#include "partita/train/train_options.h"
 #include "rank_main.h"
 #include "train_settings.h"
 
@@ -35,7 +37,7 @@ struct Flags {
   bool force = false;
   bool normalize_given = false;  // --normalize-features given (else the checkpoint's value)
   int torch_threads = 0;         // 0: the cores per rank
-  int64_t hits_k = 50;           // link models: K of Hits@K
+  int64_t hits_k = train::LinkTaskOptions{}.hits_k;  // link models: K of Hits@K
 };
 
 // Rank 0 decides whether --out may be written (it alone writes it); every rank learns the
@@ -160,7 +162,7 @@ Action add_infer_command(CLI::App& app) {
   return [flags, &app] {
     flags->normalize_given = app.count("--normalize-features") > 0;
     MpiScope mpi(nullptr, nullptr);
-    return run_rank(mpi, [&] { return run_infer(mpi, *flags); });
+    return run_rank(mpi, [&] { return in_flag_words([&] { return run_infer(mpi, *flags); }); });
   };
 }
 

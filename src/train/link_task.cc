@@ -34,20 +34,6 @@ torch::Tensor as_tensor(std::vector<int64_t> values) {
 
 }  // namespace
 
-std::string link_metric_name(const LinkTaskOptions& link) {
-  switch (link.metric) {
-    case LinkMetricKind::kAuc:
-      return "auc";
-    case LinkMetricKind::kAp:
-      return "ap";
-    case LinkMetricKind::kMrr:
-      return "mrr";
-    case LinkMetricKind::kHits:
-      return "hits@" + std::to_string(link.hits_k);
-  }
-  return "auc";
-}
-
 double link_metric_value(const LinkTaskOptions& link, const LinkMetrics& m) {
   switch (link.metric) {
     case LinkMetricKind::kAuc:
@@ -97,7 +83,7 @@ void Trainer::setup_link_task() {
         loader::pair_key(node_map[d.pairs[2 * i]], node_map[d.pairs[2 * i + 1]], g.num_nodes());
     ids[i] = {d.keys[i], static_cast<int64_t>(i)};
   }
-  plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), options_.batch_size);
+  plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), options_.loader.batch_size);
   d.negatives = options_.link.negative_kind == loader::NegativeKind::kDegree
                     ? loader::NegativeSampler::by_degree(node_map, all_in_degrees(session_))
                     : loader::NegativeSampler::uniform(node_map);
@@ -173,7 +159,8 @@ torch::Tensor Trainer::link_loss(loader::Batch& batch, int64_t step, int64_t glo
 LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
   const LinkData& d = *link_data_;
   const store::DistGraph& g = session_.graph();
-  if (options_.eval_full) {  // the embeddings of layer-wise inference, as `partita infer`
+  if (options_.eval.mode ==
+      EvalMode::kFull) {  // the embeddings of layer-wise inference, as `partita infer`
     InferenceOptions inference;
     inference.normalize_features = options_.normalize_features;
     inference.output_embeddings = true;
@@ -216,8 +203,8 @@ LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
   std::vector<int64_t> mine;
   std::vector<loader::LinkStep> steps;
   std::vector<std::vector<int64_t>> seeds;
-  for (int64_t begin = 0; begin < num_pairs; begin += options_.batch_size) {
-    const int64_t end = std::min(num_pairs, begin + options_.batch_size);
+  for (int64_t begin = 0; begin < num_pairs; begin += options_.loader.batch_size) {
+    const int64_t end = std::min(num_pairs, begin + options_.loader.batch_size);
     std::vector<int64_t> batch;
     for (int64_t i = begin; i < end; ++i) batch.push_back(keyed[static_cast<size_t>(i)].second);
     if (g.replicated()) {

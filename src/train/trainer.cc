@@ -11,6 +11,7 @@
 #include "link_data.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
 #include "partita/core/timer.h"
 #include "partita/loader/batch_pipeline.h"
@@ -18,7 +19,6 @@
 #include "partita/loader/seeds.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/precision.h"
-#include "partita/sample/fanout_spec.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/inference.h"
 #include "typed_inputs.h"
@@ -47,9 +47,9 @@ torch::Tensor features_tensor(loader::Batch& batch, const store::DistGraph& grap
   if (!normalize) return x;
   return row_normalized(x, [&batch](int64_t row, double sum) {
     return fmt::format(
-        "--normalize-features: the features of node {} (partition id) sum to {:g}; row "
+        "normalize_features: the features of node {} (partition id) sum to {:g}; row "
         "normalization divides each row by its sum and needs non-negative features (as "
-        "bag-of-words); leave the flag off for these features",
+        "bag-of-words); leave it off for these features",
         batch.sampled.input_nodes[static_cast<size_t>(row)], sum);
   });
 }
@@ -60,59 +60,6 @@ torch::Tensor labels_tensor(loader::Batch& batch) {
 }
 
 }  // namespace
-
-void check_options(const TrainOptions& o) {
-  const nn::GnnOptions& m = o.model;
-  PARTITA_CHECK(m.layers >= 1, UsageError, "--layers: must be >= 1, got {}", m.layers);
-  PARTITA_CHECK(m.hidden >= 1, UsageError, "--hidden: must be >= 1, got {}", m.hidden);
-  PARTITA_CHECK(m.heads >= 1, UsageError, "--heads: must be >= 1, got {}", m.heads);
-  PARTITA_CHECK(m.dropout >= 0 && m.dropout < 1, UsageError, "--dropout: must be in [0, 1), got {}",
-                m.dropout);
-  PARTITA_CHECK(m.attention_dropout == -1 || (m.attention_dropout >= 0 && m.attention_dropout < 1),
-                UsageError,
-                "--attention-dropout: must be in [0, 1) (or -1: same as --dropout), got {}",
-                m.attention_dropout);
-  PARTITA_CHECK(static_cast<int64_t>(o.fanouts.size()) == o.model.layers, UsageError,
-                "--layers ({}) must equal the number of --fanouts ({})", o.model.layers,
-                o.fanouts.size());
-  for (size_t h = 0; h < o.fanouts.size(); ++h) {
-    // A hop given per relation was checked by sample::resolve_fanouts (its default may be
-    // 0 beside named relations).
-    if (h < o.relation_fanouts.size() && !o.relation_fanouts[h].empty()) continue;
-    const int64_t k = o.fanouts[h];
-    PARTITA_CHECK(k >= 1 || k == -1, UsageError, "--fanouts: {} is not a fanout", k);
-  }
-  PARTITA_CHECK(o.epochs >= 1, UsageError, "--epochs: must be >= 1, got {}", o.epochs);
-  PARTITA_CHECK(o.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}", o.batch_size);
-  PARTITA_CHECK(o.max_steps >= 0, UsageError, "--max-steps: must be >= 0 (0: every step), got {}",
-                o.max_steps);
-  PARTITA_CHECK(o.lr > 0, UsageError, "--lr: must be > 0, got {}", o.lr);
-  PARTITA_CHECK(o.weight_decay >= 0, UsageError, "--weight-decay: must be >= 0, got {}",
-                o.weight_decay);
-  PARTITA_CHECK(o.threads >= 1 && o.threads <= 256, UsageError,
-                "--threads: must be in [1, 256], got {}", o.threads);
-  PARTITA_CHECK(o.prefetch >= 1 && o.prefetch <= 1024, UsageError,
-                "--prefetch: must be in [1, 1024], got {}", o.prefetch);
-  PARTITA_CHECK(o.torch_threads >= 1 && o.torch_threads <= 1024, UsageError,
-                "--torch-threads: must be in [1, 1024], got {}", o.torch_threads);
-  PARTITA_CHECK(o.eval_every >= 0, UsageError, "--eval-every: must be >= 0, got {}", o.eval_every);
-  PARTITA_CHECK(o.bucket_bytes >= sizeof(float), UsageError,
-                "allreduce bucket of {} bytes is too small", o.bucket_bytes);
-  PARTITA_CHECK(!o.resume || !o.checkpoint_dir.empty(), UsageError,
-                "--resume needs --checkpoint-dir");
-  loader::check_cache_options(o.cache_ratio, o.cache_presample_batches);
-  PARTITA_CHECK(o.link.negatives >= 1 && o.link.negatives <= 1000, UsageError,
-                "--negatives: must be in [1, 1000] corrupted pairs per positive, got {}",
-                o.link.negatives);
-  PARTITA_CHECK(o.link.hits_k >= 1, UsageError, "--metric hits@K: K must be >= 1, got {}",
-                o.link.hits_k);
-  PARTITA_CHECK(o.task == Task::kNode || !o.rgcn, UsageError,
-                "--task link: not with --model rgcn (link prediction runs on homogeneous "
-                "partitions with sage, gcn or gat)");
-  PARTITA_CHECK(o.model.precision != nn::Precision::kBf16 || nn::cpu_supports_bf16(), UsageError,
-                "--precision bf16: this CPU has no native bfloat16 arithmetic (AVX512-BF16 or "
-                "AMX-BF16); use --precision fp32");
-}
 
 struct Trainer::EmbeddingRows {
   TypedBatchInputs last;  // inputs of the last training forward (R-GCN)
@@ -126,11 +73,10 @@ struct Trainer::Impl {
 Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
     : session_(session), options_(options), impl_(std::make_unique<Impl>()) {
   const store::DistGraph& graph = session_.graph();
-  nn::GnnOptions& m = options_.model;
+  ModelOptions& m = options_.model;
   if (m.in_dim <= 0) m.in_dim = graph.feat_dim();
   // Link prediction: the output layer gives the node embeddings, as wide as the hidden ones.
   if (m.out_dim <= 0) m.out_dim = options_.task == Task::kLink ? m.hidden : graph.num_classes();
-  resolve_fanouts(graph);
   check_options(options_);
   check_model_fits(graph);
   torch::set_num_threads(std::max(1, options_.torch_threads));
@@ -140,13 +86,13 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
     setup_link_task();
   } else {
     plan_ = std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kTrain),
-                                                    options_.batch_size);
+                                                    options_.loader.batch_size);
     PARTITA_CHECK(plan_->num_ids() > 0, Error, "{}: the partition has no training nodes",
                   graph.dir());
     valid_plan_ = std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kValid),
-                                                          options_.batch_size);
+                                                          options_.loader.batch_size);
     test_plan_ = std::make_unique<loader::GlobalBatches>(all_ids(runtime::Split::kTest),
-                                                         options_.batch_size);
+                                                         options_.loader.batch_size);
   }
 
   // Same seed on every rank: the same initial values; sync_initial_weights makes sure.
@@ -156,15 +102,15 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
     static std::mutex generator_mutex;
     std::lock_guard<std::mutex> lock(generator_mutex);
     torch::manual_seed(options_.seed);
-    if (options_.rgcn) {
+    if (options_.model.kind == ModelKind::kRgcn) {
       rgcn_ = std::make_shared<nn::RgcnModel>(rgcn_options(graph));
       module_ = rgcn_;
     } else if (options_.task == Task::kLink) {
-      link_ = std::make_shared<nn::LinkModel>(m, options_.link.decoder);
+      link_ = std::make_shared<nn::LinkModel>(gnn_options(m), options_.link.decoder);
       model_ = link_->encoder_ptr();
       module_ = link_;
     } else {
-      model_ = std::make_shared<nn::GnnModel>(m);
+      model_ = std::make_shared<nn::GnnModel>(gnn_options(m));
       module_ = model_;
     }
   }
@@ -173,12 +119,14 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   sync_initial_weights();
   build_cache();
 
-  if (options_.optimizer == OptimizerKind::kAdam) {
+  if (options_.optimizer.kind == OptimizerKind::kAdam) {
     impl_->optimizer = std::make_unique<torch::optim::Adam>(
-        impl_->params, torch::optim::AdamOptions(options_.lr).weight_decay(options_.weight_decay));
+        impl_->params, torch::optim::AdamOptions(options_.optimizer.lr)
+                           .weight_decay(options_.optimizer.weight_decay));
   } else {
     impl_->optimizer = std::make_unique<torch::optim::SGD>(
-        impl_->params, torch::optim::SGDOptions(options_.lr).weight_decay(options_.weight_decay));
+        impl_->params, torch::optim::SGDOptions(options_.optimizer.lr)
+                           .weight_decay(options_.optimizer.weight_decay));
   }
 }
 
@@ -189,53 +137,54 @@ nn::GnnModel& Trainer::model() {
   return *model_;
 }
 
-void Trainer::resolve_fanouts(const store::DistGraph& graph) {
-  if (options_.fanout_spec.empty()) return;
-  std::vector<std::string> names;
-  if (graph.typed())
-    for (const partition::TypedRelation& r : graph.typed_meta().relations) names.push_back(r.name);
-  sample::ResolvedFanouts resolved = sample::resolve_fanouts(options_.fanout_spec, names);
-  options_.fanouts = std::move(resolved.fanouts);
-  options_.relation_fanouts = std::move(resolved.relation_fanouts);
-}
-
 void Trainer::check_model_fits(const store::DistGraph& graph) const {
-  PARTITA_CHECK(!options_.rgcn || graph.typed(), UsageError,
-                "--model rgcn: {} is not a typed (heterogeneous) partition; R-GCN needs node "
-                "and edge types (use --model sage, gcn or gat)",
-                graph.dir());
-  PARTITA_CHECK(options_.rgcn || !graph.typed(), UsageError,
-                "--model: {} is a typed (heterogeneous) partition: use --model rgcn", graph.dir());
-  PARTITA_CHECK(options_.num_bases >= 0, UsageError, "--num-bases: must be >= 0, got {}",
-                options_.num_bases);
+  const bool rgcn = options_.model.kind == ModelKind::kRgcn;
+  PARTITA_CHECK_PARAM(!rgcn || graph.typed(), "model",
+                      "rgcn needs node and edge types, and {} is not a typed (heterogeneous) "
+                      "partition (use `model` sage, gcn or gat)",
+                      graph.dir());
+  PARTITA_CHECK_PARAM(rgcn || !graph.typed(), "model",
+                      "{} is a typed (heterogeneous) partition: use `model` rgcn", graph.dir());
+  PARTITA_CHECK_PARAM(options_.model.num_bases >= 0, "num_bases", "must be >= 0, got {}",
+                      options_.model.num_bases);
   if (graph.typed()) {
     const int relations = graph.typed_meta().num_relations();
-    PARTITA_CHECK(options_.num_bases <= relations, UsageError,
-                  "--num-bases: {} bases for {} relations; use at most {} (or 0: one weight per "
-                  "relation)",
-                  options_.num_bases, relations, relations);
+    PARTITA_CHECK_PARAM(options_.model.num_bases <= relations, "num_bases",
+                        "{} bases for {} relations; use at most {} (or 0: one weight per "
+                        "relation)",
+                        options_.model.num_bases, relations, relations);
   }
-  PARTITA_CHECK(
-      !options_.eval_full || (!options_.rgcn && session_.role() == runtime::Role::kWorker),
-      UsageError,
-      "--eval full: full-graph inference supports GraphSAGE, GCN and GAT in worker "
-      "mode (not --model rgcn, not --servers); use --eval sampled");
-  PARTITA_CHECK(!graph.typed() || options_.cache_ratio == 0, UsageError,
-                "--cache-ratio: the hot-feature cache does not support typed partitions yet");
+  PARTITA_CHECK_PARAM(
+      options_.eval.mode != EvalMode::kFull || (!rgcn && session_.role() == runtime::Role::kWorker),
+      "eval",
+      "full-graph inference (full) supports GraphSAGE, GCN and GAT in worker "
+      "mode (not `model` rgcn, not `servers`); use `eval` sampled");
+  PARTITA_CHECK_PARAM(!graph.typed() || options_.cache.ratio == 0, "cache_ratio",
+                      "the hot-feature cache does not support typed partitions yet");
   if (options_.task == Task::kLink) {
-    PARTITA_CHECK(!graph.typed() && !options_.rgcn, UsageError,
-                  "--task link: {} is a typed (heterogeneous) partition; link prediction "
-                  "supports homogeneous partitions",
-                  graph.dir());
-    PARTITA_CHECK(session_.role() == runtime::Role::kWorker, UsageError,
-                  "--task link: not in server-client mode (--servers); run in worker mode");
-    PARTITA_CHECK(options_.cache_ratio == 0, UsageError,
-                  "--cache-ratio: the hot-feature cache does not support --task link yet");
+    PARTITA_CHECK_PARAM(!graph.typed() && !rgcn, "task",
+                        "link: {} is a typed (heterogeneous) partition; link prediction "
+                        "supports homogeneous partitions",
+                        graph.dir());
+    PARTITA_CHECK_PARAM(session_.role() == runtime::Role::kWorker, "task",
+                        "link is not possible in server-client mode (`servers`); run in worker "
+                        "mode");
+    PARTITA_CHECK_PARAM(options_.cache.ratio == 0, "cache_ratio",
+                        "the hot-feature cache does not support `task` link yet");
   }
-  if (!options_.relation_fanouts.empty()) {
-    PARTITA_CHECK(options_.relation_fanouts.size() == options_.fanouts.size(), Error,
-                  "internal: {} hops of relation fanouts for {} fanouts",
-                  options_.relation_fanouts.size(), options_.fanouts.size());
+  const sample::Fanouts& fanouts = options_.loader.fanouts;
+  if (fanouts.per_relation()) {
+    PARTITA_CHECK_PARAM(fanouts.relations.size() == fanouts.num_hops(), "fanouts",
+                        "{} hops of relation fanouts for {} hops", fanouts.relations.size(),
+                        fanouts.num_hops());
+  }
+  if (graph.typed()) {
+    for (const std::vector<int64_t>& hop : fanouts.relations) {
+      PARTITA_CHECK_PARAM(
+          hop.empty() || static_cast<int>(hop.size()) == graph.typed_meta().num_relations(),
+          "fanouts", "a hop gives fanouts for {} relations, the graph has {}", hop.size(),
+          graph.typed_meta().num_relations());
+    }
   }
 }
 
@@ -247,7 +196,7 @@ nn::RgcnOptions Trainer::rgcn_options(const store::DistGraph& graph) const {
   r.hidden = options_.model.hidden;
   r.out_dim = options_.model.out_dim;
   r.layers = options_.model.layers;
-  r.num_bases = options_.num_bases;
+  r.num_bases = options_.model.num_bases;
   r.dropout = options_.model.dropout;
   r.precision = options_.model.precision;
   return r;
@@ -256,17 +205,17 @@ nn::RgcnOptions Trainer::rgcn_options(const store::DistGraph& graph) const {
 void Trainer::build_cache() {
   const store::DistGraph& graph = session_.graph();
   // A trainer of server-client mode owns no node: its budget (a share of them) is 0.
-  if (options_.cache_ratio <= 0 || graph.replicated() || graph.client() || session_.size() == 1)
+  if (options_.cache.ratio <= 0 || graph.replicated() || graph.client() || session_.size() == 1)
     return;
   Stopwatch watch;
   std::vector<std::vector<int64_t>> batches =
       plan_->epoch_batches(options_.seed, kCacheTag,
                            [this](const std::vector<int64_t>& batch) { return share_of(batch); });
-  if (static_cast<int64_t>(batches.size()) > options_.cache_presample_batches)
-    batches.resize(static_cast<size_t>(options_.cache_presample_batches));
+  if (static_cast<int64_t>(batches.size()) > options_.cache.presample_batches)
+    batches.resize(static_cast<size_t>(options_.cache.presample_batches));
   const loader::HotNodes hot = loader::hottest_remote_nodes(
-      session_.sampler(), graph, batches, options_.fanouts, options_.seed, kCacheTag,
-      loader::cache_budget(graph, options_.cache_ratio));
+      session_.sampler(), graph, batches, options_.loader.fanouts, options_.seed, kCacheTag,
+      loader::cache_budget(graph, options_.cache.ratio));
   cache_ = store::FeatureCache::fetch(session_.fetcher(), hot.ids, graph.feature_row_bytes());
   session_.fetcher().set_cache(&cache_);
   cache_report_.rows = cache_.rows();
@@ -378,16 +327,15 @@ std::vector<int64_t> Trainer::share_of(const std::vector<int64_t>& global_batch)
 
 loader::BatchPipelineOptions Trainer::pipeline_options(uint64_t epoch_key) const {
   loader::BatchPipelineOptions po;
-  po.threads = options_.threads;
-  po.prefetch = options_.prefetch;
-  po.fanouts = options_.fanouts;
+  po.threads = options_.loader.threads;
+  po.prefetch = options_.loader.prefetch;
+  po.fanouts = options_.loader.fanouts;
   po.seed = options_.seed;
   po.epoch = epoch_key;
   po.feature_row_bytes = session_.graph().feature_row_bytes();
-  po.fetch_degrees = !options_.rgcn && options_.model.kind == nn::ConvKind::kGcn;
+  po.fetch_degrees = options_.model.kind == ModelKind::kGcn;
   po.fetch_labels = options_.task == Task::kNode;
   po.typed = session_.graph().typed();
-  po.relation_fanouts = options_.relation_fanouts;
   return po;
 }
 
@@ -414,8 +362,9 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   Collectives& coll = session_.collectives();
   EpochRecord rec;
   rec.epoch = epoch + 1;
-  const int64_t steps =
-      options_.max_steps > 0 ? std::min(plan_->steps(), options_.max_steps) : plan_->steps();
+  const int64_t steps = options_.loader.max_steps > 0
+                            ? std::min(plan_->steps(), options_.loader.max_steps)
+                            : plan_->steps();
   rec.steps = steps;
 
   loader::BatchPipeline pipeline(pipeline_options(static_cast<uint64_t>(epoch)),
@@ -521,7 +470,7 @@ double Trainer::evaluate_full(const loader::GlobalBatches& plan, uint64_t tag) {
 }
 
 double Trainer::evaluate(const loader::GlobalBatches& plan, uint64_t tag) {
-  if (options_.eval_full) return evaluate_full(plan, tag);
+  if (options_.eval.mode == EvalMode::kFull) return evaluate_full(plan, tag);
   int64_t correct = 0, total = 0;
   {
     torch::NoGradGuard no_grad;
@@ -550,11 +499,11 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
                            const std::function<void(const StepRecord&)>& on_step) {
   TrainResult result;
   result.cache = cache_report_;
-  result.eval = options_.eval_full ? "full" : "sampled";
+  result.eval = name_of(eval_mode_names(), options_.eval.mode).c_str();
   Stopwatch watch;
-  if (options_.resume) {
+  if (options_.checkpoint.resume) {
     result.resumed_epochs = restore_checkpoint();
-  } else if (!options_.checkpoint_dir.empty()) {
+  } else if (!options_.checkpoint.dir.empty()) {
     refuse_existing_checkpoints();
   }
   for (int64_t e = result.resumed_epochs; e < options_.epochs; ++e) {
@@ -563,7 +512,7 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
     const uint64_t collectives_before = session_.collectives().bytes_contributed();
     EpochRecord rec = run_epoch(e, on_step);
     const bool last = e + 1 == options_.epochs;
-    if (options_.eval_every > 0 && ((e + 1) % options_.eval_every == 0 || last)) {
+    if (options_.eval.every > 0 && ((e + 1) % options_.eval.every == 0 || last)) {
       Stopwatch eval_watch;
       rec.validated = true;
       const uint64_t tag = kEvalTagBase + static_cast<uint64_t>(e);
@@ -578,7 +527,7 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
     const store::FetchStats fetch_after = session_.fetcher().stats();
     rec.remote_rows = fetch_after.remote_rows - fetch_before.remote_rows;
     rec.cache_hits = fetch_after.cache_hits - fetch_before.cache_hits;
-    if (!options_.checkpoint_dir.empty()) {
+    if (!options_.checkpoint.dir.empty()) {
       Stopwatch checkpoint_watch;
       save_checkpoint(e + 1);
       rec.checkpoint_s = checkpoint_watch.seconds();
@@ -607,7 +556,7 @@ void Trainer::set_dropout_key(uint64_t key) {
 std::vector<int64_t> Trainer::config_signature() const {
   if (rgcn_ != nullptr) {
     std::vector<int64_t> signature = rgcn_->config_signature();
-    signature.push_back(static_cast<int64_t>(options_.optimizer));
+    signature.push_back(static_cast<int64_t>(options_.optimizer.kind));
     return signature;
   }
   const nn::GnnOptions& m = model_->options();
@@ -619,7 +568,7 @@ std::vector<int64_t> Trainer::config_signature() const {
                                  m.layers,
                                  heads,
                                  static_cast<int64_t>(m.norm),
-                                 static_cast<int64_t>(options_.optimizer)};
+                                 static_cast<int64_t>(options_.optimizer.kind)};
   if (link_ != nullptr) {
     signature.push_back(kLinkSignatureTag);
     signature.push_back(static_cast<int64_t>(link_->decoder()));
@@ -628,7 +577,7 @@ std::vector<int64_t> Trainer::config_signature() const {
 }
 
 void Trainer::save_checkpoint(int64_t epochs_done) {
-  const std::string path = checkpoint_path(options_.checkpoint_dir, epochs_done);
+  const std::string path = checkpoint_path(options_.checkpoint.dir, epochs_done);
   // The embeddings first: a checkpoint file implies its embeddings are there too.
   save_embeddings(epochs_done);
   // Every rank learns the outcome, so no rank goes on while rank 0 fails.
@@ -636,9 +585,9 @@ void Trainer::save_checkpoint(int64_t epochs_done) {
              [&] {
                if (session_.rank() != 0) return;
                CheckpointMeta meta{epochs_done, options_.seed, config_signature(),
-                                   options_.recorded_settings};
+                                   options_.checkpoint.settings};
                write_file_atomic(path, serialize_checkpoint(*module_, *impl_->optimizer, meta));
-               prune_checkpoints(options_.checkpoint_dir, kCheckpointsKept);
+               prune_checkpoints(options_.checkpoint.dir, kCheckpointsKept);
              });
 }
 
@@ -649,7 +598,7 @@ void Trainer::refuse_existing_checkpoints() {
   std::exception_ptr error;
   if (session_.rank() == 0) {
     try {
-      if (std::optional<std::string> path = latest_checkpoint(options_.checkpoint_dir)) {
+      if (std::optional<std::string> path = latest_checkpoint(options_.checkpoint.dir)) {
         found = 1;
         latest = *path;
       }
@@ -660,28 +609,28 @@ void Trainer::refuse_existing_checkpoints() {
   }
   session_.collectives().broadcast(&found, 1, 0);
   if (error) std::rethrow_exception(error);
-  PARTITA_CHECK(found >= 0, Error, "rank 0 could not list {}", options_.checkpoint_dir);
-  PARTITA_CHECK(found == 0, UsageError,
-                "--checkpoint-dir {} already holds checkpoints{}: pass --resume to continue "
-                "from the latest, or choose another directory",
-                options_.checkpoint_dir, latest.empty() ? "" : " (" + latest + ")");
+  PARTITA_CHECK(found >= 0, Error, "rank 0 could not list {}", options_.checkpoint.dir);
+  PARTITA_CHECK_PARAM(found == 0, "checkpoint_dir",
+                      "{} already holds checkpoints{}: pass `resume` to continue from the "
+                      "latest, or choose another directory",
+                      options_.checkpoint.dir, latest.empty() ? "" : " (" + latest + ")");
 }
 
 int64_t Trainer::restore_checkpoint() {
   const SharedCheckpoint checkpoint =
-      broadcast_latest_checkpoint(session_.collectives(), options_.checkpoint_dir);
+      broadcast_latest_checkpoint(session_.collectives(), options_.checkpoint.dir);
   if (!checkpoint.found) {
     if (session_.rank() == 0)
-      log_info("no checkpoint in {}: starting from epoch 1", options_.checkpoint_dir);
+      log_info("no checkpoint in {}: starting from epoch 1", options_.checkpoint.dir);
     return 0;
   }
   const std::string& bytes = checkpoint.bytes;
   const std::string& source = checkpoint.source;
   const CheckpointMeta meta = read_checkpoint_meta(bytes, source);
-  PARTITA_CHECK(meta.signature == config_signature(), UsageError,
-                "--resume: {} was written for another model or optimizer (--model, --layers, "
-                "--hidden, --heads, --optimizer or the dataset differ)",
-                source);
+  PARTITA_CHECK_PARAM(meta.signature == config_signature(), "resume",
+                      "{} was written for another model or optimizer (`model`, `layers`, "
+                      "`hidden`, `heads`, `optimizer` or the dataset differ)",
+                      source);
   load_checkpoint(bytes, source, *module_, *impl_->optimizer);
   ++weight_updates_;  // new weights: full-graph predictions made before are stale
   restore_embeddings(meta.epochs_done);
@@ -689,9 +638,8 @@ int64_t Trainer::restore_checkpoint() {
     log_info("resuming from {} ({} epochs done)", source, meta.epochs_done);
     if (meta.epochs_done >= options_.epochs)
       log_warning(
-          "--epochs {}: the checkpoint has {} epochs done, so no epoch is trained; "
-          "pass --epochs above {} to train more (test metrics are of the restored "
-          "model)",
+          "epochs {}: the checkpoint has {} epochs done, so no epoch is trained; "
+          "train more than {} epochs to go on (test metrics are of the restored model)",
           options_.epochs, meta.epochs_done, meta.epochs_done);
   }
   return meta.epochs_done;

@@ -64,14 +64,14 @@ void Trainer::save_embeddings(int64_t epochs_done) {
       std::vector<std::vector<uint8_t>> states;
       for (store::DistEmbedding* table : tables) states.push_back(table->serialize_state());
       write_file_atomic(
-          embeddings_path(options_.checkpoint_dir, epochs_done, session_.world_rank()),
+          embeddings_path(options_.checkpoint.dir, epochs_done, session_.world_rank()),
           pack_states(states));
     } else if (session_.rank() == 0) {
       for (int owner : session_.embedding_owners()) {
         std::vector<std::vector<uint8_t>> states;
         for (store::DistEmbedding* table : tables)
           states.push_back(table->fetch_remote_state(owner));
-        write_file_atomic(embeddings_path(options_.checkpoint_dir, epochs_done, owner),
+        write_file_atomic(embeddings_path(options_.checkpoint.dir, epochs_done, owner),
                           pack_states(states));
       }
     }
@@ -83,7 +83,7 @@ void Trainer::restore_embeddings(int64_t epochs_done) {
   if (tables.empty()) return;
   run_agreed(session_.collectives(), "another rank could not read its learned embeddings", [&] {
     auto read = [&](int owner) {
-      const std::string path = embeddings_path(options_.checkpoint_dir, epochs_done, owner);
+      const std::string path = embeddings_path(options_.checkpoint.dir, epochs_done, owner);
       return std::make_pair(path, unpack_states(read_whole_file(path), tables.size(), path));
     };
     if (session_.role() == runtime::Role::kWorker) {

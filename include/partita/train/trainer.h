@@ -6,7 +6,8 @@
 // rank != 0 zeroes its parameters and all ranks allreduce-sum them, which leaves rank 0's
 // values on every rank.
 //
-// Batches. options.batch_size is the GLOBAL batch: seeds per step summed over ranks. At
+// Batches. options.loader.batch_size is the GLOBAL batch: seeds per step summed over ranks.
+// At
 // construction every rank learns every training id (one allgather of (original id, global
 // id) pairs; in replicated mode each rank already has them all). Each epoch, all N ids are
 // shuffled the same way on every rank, keyed by (seed, epoch) over the ids ordered by their
@@ -39,7 +40,7 @@
 // state, gradients' allreduce, the loss and its softmax stay fp32 in both.
 //
 // Evaluation is distributed the same way: the validation and test ids of all ranks are cut
-// into global batches of batch_size (shuffled under their own key), each rank classifies
+// into global batches of loader.batch_size (shuffled under their own key), each rank classifies
 // its share of each batch with the training fanouts (eval mode, no grad), and the
 // correct/total counts are summed with one allreduce at the end. So accuracies too are the
 // same for 1 rank and P ranks.
@@ -59,21 +60,21 @@
 // the pairs whose destination it owns, an even share when replicated) on sampled blocks
 // with the training fanouts and no exclusion (held-out edges are not in the graph), gathers
 // every score and computes AUC, AP, MRR and Hits@K (train/link_metrics.h) identically on
-// every rank; with eval_full, every rank scores every pair on the embeddings of layer-wise
+// every rank; with eval full, every rank scores every pair on the embeddings of layer-wise
 // full-graph inference instead (train/inference.h, as `partita infer`). Worker mode only,
 // no hot-feature cache, untyped partitions.
 //
-// Cache (options.cache_ratio > 0, partitioned mode with more than one rank): before the
-// first epoch each rank pre-samples the first cache_presample_batches steps of an epoch no
+// Cache (options.cache.ratio > 0, partitioned mode with more than one rank): before the
+// first epoch each rank pre-samples the first cache.presample_batches steps of an epoch no
 // training step uses (its own shares, blocks only), counts how many of them need each
-// remote node's features, fetches the rows of the most needed ones (at most cache_ratio x
+// remote node's features, fetches the rows of the most needed ones (at most cache.ratio x
 // the nodes it owns) and answers those from memory from then on (store::FeatureCache).
 // Results do not change; only the traffic does.
 //
-// Checkpoints (options.checkpoint_dir): after every epoch rank 0 writes the model,
+// Checkpoints (options.checkpoint.dir): after every epoch rank 0 writes the model,
 // optimizer, epochs done and seed (checkpoint.h), keeping the two latest; only rank 0
 // reads or writes the directory, so it need not be shared between hosts. With
-// options.resume, train() starts from the latest checkpoint there (rank 0 reads it and
+// options.checkpoint.resume, train() starts from the latest checkpoint there (rank 0 reads it and
 // broadcasts it), or from scratch when there is none; without it, a directory that already
 // holds checkpoints is refused (UsageError) rather than mixed with another run's.
 //
@@ -109,93 +110,17 @@
 #include "partita/sample/edge_exclusion.h"
 #include "partita/store/feature_cache.h"
 #include "partita/train/link_metrics.h"
+#include "partita/train/train_options.h"
 
 namespace partita::train {
 
-enum class OptimizerKind { kAdam, kSgd };
-
-// The model `partita train` builds unless told otherwise: GraphSAGE, 2 layers of width 64,
-// dropout 0.5 (GAT: 4 heads per hidden layer).
-inline nn::GnnOptions default_model() {
-  nn::GnnOptions m;
-  m.hidden = 64;
-  m.heads = 4;  // read by GAT only
-  m.dropout = 0.5;
-  return m;
-}
-
-enum class Task { kNode, kLink };
-enum class LinkMetricKind { kAuc, kAp, kMrr, kHits };
-
-// Link prediction (--task link; see Link prediction above).
-struct LinkTaskOptions {
-  int64_t negatives = 1;  // corrupted pairs per positive, >= 1 (--negatives)
-  loader::NegativeKind negative_kind = loader::NegativeKind::kUniform;  // --negatives-by
-  sample::Exclude exclude = sample::Exclude::kReverse;                  // --exclude
-  nn::LinkDecoder decoder = nn::LinkDecoder::kDot;                      // --decoder
-  LinkMetricKind metric = LinkMetricKind::kAuc;  // the validation metric (--metric)
-  int64_t hits_k = 50;                           // K of Hits@K (--metric hits@K), >= 1
-};
-
-// "auc", "ap", "mrr" or "hits@K": the name of a link metric in output and metrics files.
-std::string link_metric_name(const LinkTaskOptions& link);
-// The value of the chosen metric.
+// The value of the chosen link metric (options.link.metric).
 double link_metric_value(const LinkTaskOptions& link, const LinkMetrics& metrics);
 
-// Every option of training, with the defaults of `partita train`: the command line binds
-// its flags onto these fields (src/cli/cmd_train.cc), so there is one set of defaults.
-struct TrainOptions {
-  nn::GnnOptions model = default_model();  // in_dim / out_dim <= 0: taken from the graph
-  double lr = 0.003;
-  double weight_decay = 0;
-  OptimizerKind optimizer = OptimizerKind::kAdam;
-  int64_t epochs = 5;         // >= 1; total, including epochs resumed from
-  int64_t batch_size = 1024;  // >= 1, global: seeds per step over all ranks
-  // Steps per epoch at most (0: every step of the plan), for quick runs and benchmarks: an
-  // epoch then trains on the first max_steps global batches of its shuffle only.
-  int64_t max_steps = 0;
-  std::vector<int64_t> fanouts{10, 10};  // one per layer; -1 = all neighbors
-  uint64_t seed = 0;
-  int threads = 1;        // sampler threads of the batch pipeline, >= 1
-  int prefetch = 2;       // batches ahead, >= 1
-  int torch_threads = 1;  // torch intra-op threads (DESIGN 10: cores per rank), >= 1
-  // Row-normalize input features (each row divided by its sum; all-zero rows stay zero),
-  // as in the GCN paper's preprocessing. A row whose sum is <= 0 (and is not all zeros) is
-  // an Error: it would be scaled without bound.
-  bool normalize_features = false;
-  // Validate after every eval_every-th epoch and after the last; 0: never.
-  int64_t eval_every = 1;
-  // Validation and test accuracy from layer-wise full-neighbourhood inference
-  // (train/inference.h, as `partita infer`) instead of sampled blocks with the training
-  // fanouts (--eval full|sampled). GraphSAGE, GCN and GAT in worker mode.
-  bool eval_full = false;
-  std::string checkpoint_dir;             // empty: no checkpoints
-  bool resume = false;                    // start from the latest checkpoint in checkpoint_dir
-  size_t bucket_bytes = size_t{4} << 20;  // gradient allreduce bucket size, >= 4
-  // Hot-feature cache (see Cache below): at most cache_ratio x (nodes this rank owns) remote
-  // rows, in [0, 1]; 0: none. Chosen by pre-sampling cache_presample_batches steps (>= 1).
-  double cache_ratio = 0;
-  int64_t cache_presample_batches = 10;
-  // R-GCN (--model rgcn, typed partitions only; nn/rgcn.h): model.hidden, layers, dropout
-  // and precision apply; num_bases 0 gives every relation its own weight.
-  bool rgcn = false;
-  int64_t num_bases = 0;
-  // Per hop, per relation fanouts of a typed graph (sample::BlockOptions::relation_fanouts);
-  // empty: fanouts[hop] for every relation. With fanout_spec set, the Trainer resolves both
-  // fanouts and relation_fanouts from it against the graph's relation names
-  // (sample/fanout_spec.h: `--fanouts 25,cites=10:20`).
-  std::vector<std::vector<int64_t>> relation_fanouts;
-  std::string fanout_spec;
-  Task task = Task::kNode;  // --task node|link
-  LinkTaskOptions link;     // task link only
-  // Written into every checkpoint as CheckpointMeta::settings (the caller's record of the
-  // run's settings, read back before a resume or an inference; checkpoint.h).
-  std::vector<std::pair<std::string, std::string>> recorded_settings;
-};
-
-// Throws UsageError, naming the flag, on an option out of range (the same checks on every
-// rank; the command line calls it before starting MPI, the Trainer again).
-void check_options(const TrainOptions& options);
+// `spec` (sample/fanout_spec.h, e.g. "25,cites=10:20") resolved against the relation names
+// of `graph` (none for an untyped one): what TrainOptions::loader.fanouts holds on a typed
+// graph. Throws ParameterError("fanouts", ...).
+sample::Fanouts resolve_fanouts(const std::string& spec, const store::DistGraph& graph);
 
 // One training step, identical on every rank except elapsed_s.
 struct StepRecord {
@@ -215,7 +140,7 @@ struct EpochRecord {
   int64_t seeds = 0;       // global seeds trained on: every training id once (fewer with max_steps)
   double loss = 0;         // mean over the steps of StepRecord::loss
   double train_acc = 0;    // on the training batches of the epoch, while training
-  bool validated = false;  // val_acc was measured after this epoch (options.eval_every)
+  bool validated = false;  // val_acc was measured after this epoch (options.eval.every)
   // After the epoch: accuracy (node task; 0 when there are no valid ids), or the link
   // task's validation metric (LinkTaskOptions::metric).
   double val_acc = 0;
@@ -246,7 +171,7 @@ struct EpochRecord {
   int64_t open_fds = 0;
 };
 
-// This rank's hot-feature cache, when options.cache_ratio > 0.
+// This rank's hot-feature cache, when options.cache.ratio > 0.
 struct CacheReport {
   int64_t rows = 0;               // cached remote rows
   int64_t bytes = 0;              // memory they take
@@ -286,7 +211,7 @@ class Trainer {
   // compare ranks' weights. Local (no collective).
   double parameter_checksum() const;
 
-  // The model: GnnModel, or RgcnModel with options.rgcn (model() then throws Error).
+  // The model: GnnModel, or RgcnModel with model kind rgcn (model() then throws Error).
   nn::GnnModel& model();
   torch::nn::Module& module() { return *module_; }
   const CacheReport& cache_report() const { return cache_report_; }
@@ -300,7 +225,7 @@ class Trainer {
   // Exact accuracy over every id of `plan` (0 when it has none); `tag` keys the sampling
   // apart from training epochs. Collective only at the end (one allreduce).
   double evaluate(const loader::GlobalBatches& plan, uint64_t tag);
-  // The same accuracy from full-graph inference (options.eval_full). Collective.
+  // The same accuracy from full-graph inference (eval mode full). Collective.
   double evaluate_full(const loader::GlobalBatches& plan, uint64_t tag);
   // Every id of a split over all ranks (collective unless replicated or server-client).
   std::vector<loader::SeedId> all_ids(runtime::Split split);
@@ -331,8 +256,6 @@ class Trainer {
   LinkMetrics evaluate_link(bool test, uint64_t tag);
   // UsageError when the model does not fit the partition (R-GCN needs a typed one, ...).
   void check_model_fits(const store::DistGraph& graph) const;
-  // Sets fanouts and relation_fanouts from options.fanout_spec (UsageError naming --fanouts).
-  void resolve_fanouts(const store::DistGraph& graph);
   nn::RgcnOptions rgcn_options(const store::DistGraph& graph) const;
   // Learned embeddings (typed_inputs.h): the rows each owner rank holds, written beside the
   // checkpoint of `epochs_done` / read back from it.
@@ -359,8 +282,8 @@ class Trainer {
 
   runtime::Session& session_;
   TrainOptions options_;
-  std::shared_ptr<nn::GnnModel> model_;          // unless options.rgcn
-  std::shared_ptr<nn::RgcnModel> rgcn_;          // options.rgcn
+  std::shared_ptr<nn::GnnModel> model_;          // unless model kind rgcn
+  std::shared_ptr<nn::RgcnModel> rgcn_;          // model kind rgcn
   std::shared_ptr<nn::LinkModel> link_;          // task link: model_ is its encoder
   std::shared_ptr<torch::nn::Module> module_;    // the one of the two
   std::unique_ptr<Impl> impl_;                   // optimizer
