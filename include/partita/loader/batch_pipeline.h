@@ -35,10 +35,10 @@
 namespace partita::loader {
 
 struct BatchPipelineOptions {
-  int threads = 1;               // sampler threads, >= 1
-  int prefetch = 2;              // batches ahead of the consumer (done or in flight), >= 1
-  sample::Fanouts fanouts;       // per hop (and per relation), as sample::BlockOptions::fanouts
-  uint64_t seed = 0;  // --seed
+  int threads = 1;          // sampler threads, >= 1
+  int prefetch = 2;         // batches ahead of the consumer (done or in flight), >= 1
+  sample::Fanouts fanouts;  // per hop (and per relation), as sample::BlockOptions::fanouts
+  uint64_t seed = 0;        // --seed
   uint64_t epoch = 0;
   int64_t feature_row_bytes = 0;  // bytes of one feature row (graph.feature_row_bytes())
   bool fetch_degrees = false;     // also fetch the graph in-degree of every input node
