@@ -296,7 +296,9 @@ int run_sample_bench(MpiScope& mpi, const Flags& given) {
   runtime::MpiRank rank(mpi, flags.session);
   runtime::Session& session = rank.session();
   // Server-client mode: a server serves until every client is done, and samples nothing.
-  return runtime::run_by_role(session, [&] { return bench_on(mpi, session, flags); });
+  // In flag words before run_by_role hands a usage error to the servers (server-client mode).
+  return runtime::run_by_role(
+      session, [&] { return in_flag_words([&] { return bench_on(mpi, session, flags); }); });
 }
 
 }  // namespace

@@ -316,7 +316,9 @@ int run_train(MpiScope& mpi, const Flags& flags) {
   runtime::MpiRank rank(mpi, session_options);
   runtime::Session& session = rank.session();
   // Server-client mode: a server serves until every trainer is done, and trains nothing.
-  return runtime::run_by_role(session, [&] { return train_on(session, flags, options); });
+  // In flag words before run_by_role hands a usage error to the servers (server-client mode).
+  return runtime::run_by_role(
+      session, [&] { return in_flag_words([&] { return train_on(session, flags, options); }); });
 }
 
 // Every flag of the command with its value as text (given, else its default), and which
