@@ -283,6 +283,11 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
   };
   const train::TrainResult result = trainer.train(on_epoch, on_step);
   bar.clear();
+  if (print && result.resumed_epochs >= options.epochs)
+    log_warning(
+        "--epochs {}: the checkpoint has {} epochs done, so no epoch is trained; pass "
+        "--epochs above {} to train more (test metrics are of the restored model)",
+        options.epochs, result.resumed_epochs, result.resumed_epochs);
   if (metrics) metrics->write_final(result, session.size(), flags.session.servers);
   if (flags.checksum) {
     std::fprintf(stderr, "rank=%d param_checksum=%.9e\n", session.world_rank(),

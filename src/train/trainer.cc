@@ -634,14 +634,9 @@ int64_t Trainer::restore_checkpoint() {
   load_checkpoint(bytes, source, *module_, *impl_->optimizer);
   ++weight_updates_;  // new weights: full-graph predictions made before are stale
   restore_embeddings(meta.epochs_done);
-  if (session_.rank() == 0) {
-    log_info("resuming from {} ({} epochs done)", source, meta.epochs_done);
-    if (meta.epochs_done >= options_.epochs)
-      log_warning(
-          "epochs {}: the checkpoint has {} epochs done, so no epoch is trained; "
-          "train more than {} epochs to go on (test metrics are of the restored model)",
-          options_.epochs, meta.epochs_done, meta.epochs_done);
-  }
+  // Nothing left to train (epochs_done >= epochs) is the caller's to report, in its words
+  // (TrainResult::resumed_epochs).
+  if (session_.rank() == 0) log_info("resuming from {} ({} epochs done)", source, meta.epochs_done);
   return meta.epochs_done;
 }
 
