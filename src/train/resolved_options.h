@@ -1,0 +1,12 @@
+#pragma once
+// The Trainer's options resolved against the graph it trains on (private to train/): input
+// and output widths taken from the graph (link task: embeddings as wide as the hidden
+// layers), fanouts and relation fanouts from options.fanout_spec (sample/fanout_spec.h).
+#include "partita/store/dist_graph.h"
+#include "partita/train/trainer.h"
+
+namespace partita::train {
+
+TrainOptions resolved_options(const store::DistGraph& graph, TrainOptions options);
+
+}  // namespace partita::train
