@@ -77,10 +77,12 @@ int64_t Checkpointer::restore(torch::nn::Module& module, torch::optim::Optimizer
   restore_embeddings(session_, options_.checkpoint_dir, meta.epochs_done);
   if (session_.rank() == 0) {
     log_info("resuming from {} ({} epochs done)", source, meta.epochs_done);
+    // A warning, not an error: no front end renames it, so it keeps the flag's words
+    // (tests/cli/first_hour_test.cc).
     if (meta.epochs_done >= options_.epochs)
       log_warning(
-          "`epochs` {}: the checkpoint has {} epochs done, so no epoch is trained; "
-          "ask for more than {} epochs to train more (test metrics are of the restored "
+          "--epochs {}: the checkpoint has {} epochs done, so no epoch is trained; "
+          "pass --epochs above {} to train more (test metrics are of the restored "
           "model)",
           options_.epochs, meta.epochs_done, meta.epochs_done);
   }
