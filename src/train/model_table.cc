@@ -16,6 +16,10 @@ const std::vector<ModelEntry>& model_table() {
   return table;
 }
 
+ModelContext model_context(runtime::Session& session, const TrainOptions& options) {
+  return ModelContext{session, options, torch::kCPU, options.model.precision};
+}
+
 std::unique_ptr<ModelAdapter> build_model(const ModelContext& context) {
   PARTITA_CHECK_PARAM(context.device.is_cpu(), "device",
                       "{}: training runs on the CPU only in this build", context.device.str());

@@ -100,7 +100,7 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   torch::set_num_threads(std::max(1, options_.torch_threads));
   // The batch plans (see the header): every rank learns every id of every split.
   task_ = make_task(session_, options_);
-  model_ = build_model(ModelContext{session_, options_, torch::kCPU, options_.model.precision});
+  model_ = build_model(model_context(session_, options_));
   sync_ = std::make_unique<GradientSync>(session_.collectives(), model_->module().parameters(),
                                          options_.bucket_bytes);
   sync_->broadcast_initial_weights();

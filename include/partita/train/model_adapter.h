@@ -69,6 +69,11 @@ struct ModelEntry {
 };
 const std::vector<ModelEntry>& model_table();
 
+// The context the Trainer builds its model in: the device and precision `options` ask for
+// (the CPU until options carry a device; model_table.cc), so a new device changes this
+// function and the adapters, not the training loop.
+ModelContext model_context(runtime::Session& session, const TrainOptions& options);
+
 // Builds the model of `context` from the table with torch's generator seeded with
 // options.seed, so every rank draws the same initial values (ranks that are threads of one
 // process build one at a time). Throws Error when no entry accepts the options.
