@@ -100,6 +100,7 @@ void check_options(const TrainOptions& o) {
       m.attention_dropout == -1 || (m.attention_dropout >= 0 && m.attention_dropout < 1),
       "attention_dropout", "must be in [0, 1) (or -1: same as `dropout`), got {}",
       m.attention_dropout);
+  PARTITA_CHECK_PARAM(m.num_bases >= 0, "num_bases", "must be >= 0, got {}", m.num_bases);
   const sample::Fanouts& fanouts = o.loader.fanouts;
   PARTITA_CHECK_PARAM(static_cast<int64_t>(fanouts.num_hops()) == m.layers, "layers",
                       "{} must equal the number of `fanouts` ({})", m.layers, fanouts.num_hops());

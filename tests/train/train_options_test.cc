@@ -67,6 +67,8 @@ TEST(TrainOptions, ChecksNameTheirParameter) {
   EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.model.attention_dropout = 1; }),
             "attention_dropout");
   EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.optimizer.lr = 0; }), "lr");
+  // For every model, not only rgcn (which alone reads it).
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.model.num_bases = -1; }), "num_bases");
   EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.eval.every = -1; }), "eval_every");
   EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.checkpoint.resume = true; }), "resume");
   EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.link.negatives = 0; }), "negatives");

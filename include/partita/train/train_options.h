@@ -142,9 +142,9 @@ struct TrainOptions {
 
 // Throws ParameterError naming the parameter on an option out of range (the same checks on
 // every rank; the command line calls it before starting MPI, the Trainer again). Parameter
-// names: layers, hidden, heads, dropout, attention_dropout, fanouts, epochs, batch_size,
-// max_steps, lr, weight_decay, threads, prefetch, torch_threads, eval_every, bucket_bytes,
-// resume, cache_ratio, cache_presample, negatives, metric, task, precision.
+// names: layers, hidden, heads, dropout, attention_dropout, num_bases, fanouts, epochs,
+// batch_size, max_steps, lr, weight_decay, threads, prefetch, torch_threads, eval_every,
+// bucket_bytes, resume, cache_ratio, cache_presample, negatives, metric, task, precision.
 void check_options(const TrainOptions& options);
 
 }  // namespace partita::train

@@ -191,10 +191,18 @@ struct TrainResult {
   double train_s = 0;  // wall time of this call's epochs, evaluation and checkpoints
 };
 
+class TrainTask;
+class ModelAdapter;
+class GradientSync;
+class Checkpointer;
+
+// The epoch loop over the seams of training: the task (train_task.h: seeds, loss,
+// evaluation), the model (model_adapter.h), gradient sync (gradient_sync.h) and
+// checkpoints (checkpointer.h); the hot-feature cache is loader/cache_warmup.h's.
 class Trainer {
  public:
-  // Builds the model and optimizer and synchronizes the initial weights (collective).
-  // Throws Error/UsageError on bad options (fanouts.size() != model.layers, ...).
+  // Builds the task's plans, the model and optimizer and synchronizes the initial weights
+  // (collective). Throws Error/UsageError on bad options (fanouts.size() != model.layers, ...).
   Trainer(runtime::Session& session, const TrainOptions& options);
   ~Trainer();  // detaches the cache from the session's fetcher
   Trainer(const Trainer&) = delete;
@@ -211,96 +219,30 @@ class Trainer {
   // compare ranks' weights. Local (no collective).
   double parameter_checksum() const;
 
-  // The model: GnnModel, or RgcnModel with model kind rgcn (model() then throws Error).
+  // The model: GnnModel (a link model's encoder), or Error for R-GCN (model kind rgcn).
   nn::GnnModel& model();
-  torch::nn::Module& module() { return *module_; }
+  torch::nn::Module& module();
   const CacheReport& cache_report() const { return cache_report_; }
 
   // Global steps per epoch (see Batches above), and training ids over all ranks.
-  int64_t steps_per_epoch() const { return plan_->steps(); }
-  int64_t num_train_ids() const { return plan_->num_ids(); }
+  int64_t steps_per_epoch() const;
+  int64_t num_train_ids() const;
 
  private:
-  struct Impl;
-  // Exact accuracy over every id of `plan` (0 when it has none); `tag` keys the sampling
-  // apart from training epochs. Collective only at the end (one allreduce).
-  double evaluate(const loader::GlobalBatches& plan, uint64_t tag);
-  // The same accuracy from full-graph inference (eval mode full). Collective.
-  double evaluate_full(const loader::GlobalBatches& plan, uint64_t tag);
-  // Every id of a split over all ranks (collective unless replicated or server-client).
-  std::vector<loader::SeedId> all_ids(runtime::Split split);
-  // This rank's part of a global batch.
-  std::vector<int64_t> share_of(const std::vector<int64_t>& global_batch) const;
-  loader::BatchPipelineOptions pipeline_options(uint64_t epoch_key) const;
-  // Logits of a batch's seeds; adds the step's matrix-product flops to *flops if given.
-  // R-GCN with learned embeddings: the rows it looked up stay in embedding_rows_ for
-  // push_embedding_gradients after backward.
-  torch::Tensor forward(loader::Batch& batch, double* flops = nullptr);
-  void set_dropout_key(uint64_t key);
-  // This rank's seeds of every step of `epoch` (link task: the endpoints of its pairs and
-  // their negatives; the steps' pairs stay in link_data_ for link_loss).
-  std::vector<std::vector<int64_t>> epoch_seed_batches(int64_t epoch);
-  // Link task (link_task.cc). Reads the partition's training and held-out pairs and sets
-  // up the negatives; collective (degree negatives gather the in-degrees).
-  void setup_link_task();
-  // The link task's epoch_seed_batches: builds the epoch's steps (their pairs and
-  // negatives) and returns each step's seeds.
-  std::vector<std::vector<int64_t>> link_epoch_seeds(int64_t epoch);
-  // The step's loss: binary cross-entropy over its pairs (positives 1, negatives 0), summed
-  // and divided by the global batch's pairs; counts pairs classified right (score > 0 for
-  // positives, <= 0 for negatives) into *correct, *total.
-  torch::Tensor link_loss(loader::Batch& batch, int64_t step, int64_t global_batch,
-                          int64_t* correct, int64_t* total, double* flops);
-  // Every metric over the valid (test = false) or test pairs and their negatives; `tag`
-  // keys the sampling. Collective (one allgather of the scores).
-  LinkMetrics evaluate_link(bool test, uint64_t tag);
-  // UsageError when the model does not fit the partition (R-GCN needs a typed one, ...).
-  void check_model_fits(const store::DistGraph& graph) const;
-  nn::RgcnOptions rgcn_options(const store::DistGraph& graph) const;
-  // Learned embeddings (typed_inputs.h): the rows each owner rank holds, written beside the
-  // checkpoint of `epochs_done` / read back from it.
-  void save_embeddings(int64_t epochs_done);
-  void restore_embeddings(int64_t epochs_done);
   // epoch: 0-based. Calls on_step after each step.
   EpochRecord run_epoch(int64_t epoch, const std::function<void(const StepRecord&)>& on_step);
-  void sync_initial_weights();
-  // Builds the hot-feature cache and hands it to the session's fetcher.
-  void build_cache();
-  // Averages BatchNorm's running statistics over ranks (collective).
-  void average_buffers();
-  // Sums the gradients and `loss` over ranks (bucketed); returns the summed loss.
-  double sum_gradients(double loss);
-  // Model shape and optimizer kind, stored in checkpoints.
-  std::vector<int64_t> config_signature() const;
-  // Rank 0 writes the checkpoint of `epochs_done`; every rank learns whether it worked.
-  void save_checkpoint(int64_t epochs_done);
-  // Throws UsageError on every rank when checkpoint_dir already holds a checkpoint (a
-  // fresh run would mix its checkpoints with another run's).
-  void refuse_existing_checkpoints();
-  // Restores the latest checkpoint if there is one; returns the epochs it had done.
-  int64_t restore_checkpoint();
 
   runtime::Session& session_;
-  TrainOptions options_;
-  std::shared_ptr<nn::GnnModel> model_;          // unless model kind rgcn
-  std::shared_ptr<nn::RgcnModel> rgcn_;          // model kind rgcn
-  std::shared_ptr<nn::LinkModel> link_;          // task link: model_ is its encoder
-  std::shared_ptr<torch::nn::Module> module_;    // the one of the two
-  std::unique_ptr<Impl> impl_;                   // optimizer
-  std::unique_ptr<loader::GlobalBatches> plan_;  // every training id, cut into steps
-  std::unique_ptr<loader::GlobalBatches> valid_plan_, test_plan_;
+  TrainOptions options_;  // resolved against the graph; the seams below refer to it
+  std::unique_ptr<TrainTask> task_;
+  std::unique_ptr<ModelAdapter> model_;
+  std::unique_ptr<GradientSync> sync_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<Checkpointer> checkpointer_;
   store::FeatureCache cache_;
   CacheReport cache_report_;
-  struct LinkData;
-  std::unique_ptr<LinkData> link_data_;  // task link: pairs, negatives, the epoch's steps
-  struct EmbeddingRows;
-  std::unique_ptr<EmbeddingRows> embedding_rows_;  // of the last training forward
   // Changes whenever the weights do (optimizer steps, a restored checkpoint).
   int64_t weight_updates_ = 0;
-  // --eval full: every node's predicted class (by original id) under the weights of
-  // version full_predictions_version_ (-1: none yet).
-  std::vector<int64_t> full_predictions_;
-  int64_t full_predictions_version_ = -1;
 };
 
 }  // namespace partita::train
