@@ -296,7 +296,7 @@ int main(int argc, char** argv) {
   std::vector<std::vector<int64_t>> seeds;
   for (int b = 0; b < a.batches; ++b) seeds.push_back(batch_seeds(a, b));
 
-  const BlockOptions warm{fanouts, {}, {}};
+  const BlockOptions warm{fanouts, {}};
   builder.build(seeds[0], warm, timed);  // warm-up: page in, grow the relabel table
   timed.reset();
 
@@ -308,8 +308,7 @@ int main(int argc, char** argv) {
     int64_t edges = 0, inputs = 0;
     const double start = now(), cpu_start = cpu_now();
     for (int b = 0; b < a.batches; ++b) {
-      const BlockOptions o{
-          fanouts, {a.seed, static_cast<uint64_t>(run), static_cast<uint64_t>(b)}, {}};
+      const BlockOptions o{fanouts, {a.seed, static_cast<uint64_t>(run), static_cast<uint64_t>(b)}};
       SampledBatch batch = builder.build(seeds[b], o, timed);
       edges += batch.num_sampled_edges();
       inputs += static_cast<int64_t>(batch.input_nodes.size());

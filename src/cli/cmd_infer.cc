@@ -19,6 +19,7 @@
 #include "partita/core/timer.h"
 #include "partita/runtime/rank_job.h"
 #include "partita/train/inference.h"
+#include "partita/train/train_options.h"
 #include "rank_main.h"
 #include "train_settings.h"
 
@@ -35,7 +36,7 @@ struct Flags {
   bool force = false;
   bool normalize_given = false;  // --normalize-features given (else the checkpoint's value)
   int torch_threads = 0;         // 0: the cores per rank
-  int64_t hits_k = 50;           // link models: K of Hits@K
+  int64_t hits_k = train::LinkTaskOptions{}.hits_k;  // link models: K of Hits@K
 };
 
 // Rank 0 decides whether --out may be written (it alone writes it); every rank learns the

@@ -75,7 +75,7 @@ void check_flags(const Flags& flags) {
 }
 
 // --fanouts resolved against the relation names of `graph` (none for a homogeneous one).
-sample::ResolvedFanouts resolve_fanouts(const Flags& flags, const store::DistGraph& graph) {
+sample::Fanouts resolve_fanouts(const Flags& flags, const store::DistGraph& graph) {
   std::vector<std::string> names;
   if (graph.typed())
     for (const partition::TypedRelation& r : graph.typed_meta().relations) names.push_back(r.name);
@@ -90,8 +90,8 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
                 "--cache-ratio: the hot-feature cache does not support typed partitions ({} is "
                 "one)",
                 flags.session.parts_dir);
-  const sample::ResolvedFanouts resolved = resolve_fanouts(flags, graph);
-  const std::vector<int64_t>& fanouts = resolved.fanouts;
+  const sample::Fanouts resolved = resolve_fanouts(flags, graph);
+  const std::vector<int64_t>& fanouts = resolved.hops;
   // The ranks that sample: every rank, or the clients (trainers) of server-client mode.
   const int me = session.rank(), ranks = session.size();
 
@@ -138,8 +138,9 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
   if (flags.cache_ratio > 0 && !graph.replicated() && !graph.client() && rank.size() > 1) {
     std::vector<std::vector<int64_t>> presample(
         batches.begin(), batches.begin() + std::min<int64_t>(flags.cache_presample, flags.batches));
-    hot = loader::hottest_remote_nodes(session.sampler(), graph, presample, fanouts, flags.seed, 1,
-                                       loader::cache_budget(graph, flags.cache_ratio));
+    hot =
+        loader::hottest_remote_nodes(session.sampler(), graph, presample, sample::Fanouts(fanouts),
+                                     flags.seed, 1, loader::cache_budget(graph, flags.cache_ratio));
     cache = store::FeatureCache::fetch(session.fetcher(), hot.ids, graph.feature_row_bytes());
     session.fetcher().set_cache(&cache);
   }
@@ -154,8 +155,7 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
   loader::BatchPipelineOptions pipeline_options;
   pipeline_options.threads = 1;
   pipeline_options.prefetch = 1;
-  pipeline_options.fanouts = fanouts;
-  pipeline_options.relation_fanouts = resolved.relation_fanouts;
+  pipeline_options.fanouts = resolved;
   pipeline_options.seed = flags.seed;
   pipeline_options.feature_row_bytes = graph.feature_row_bytes();
   pipeline_options.typed = graph.typed();
@@ -282,7 +282,7 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
           {"feat_dim", meta.node_types[static_cast<size_t>(t)].feat_dim}};
     out["node_types"] = std::move(types);
     out["relations"] = meta.num_relations();
-    out["relation_fanouts"] = resolved.relation_fanouts;
+    out["relation_fanouts"] = resolved.relations;
   }
   std::printf("%s\n", out.dump(2).c_str());
   return 0;

@@ -20,6 +20,7 @@
 #include "interrupt_notice.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
+#include "partita/core/name_table.h"
 #include "partita/runtime/rank_job.h"
 #include "partita/sample/fanout_spec.h"
 #include "partita/train/checkpoint.h"
@@ -31,26 +32,27 @@
 namespace partita::cli {
 namespace {
 
+// "10,10": per-hop fanouts as --fanouts text.
+std::string fanouts_text(const sample::Fanouts& fanouts) {
+  std::string text;
+  for (int64_t k : fanouts.hops) text += (text.empty() ? "" : ",") + std::to_string(k);
+  return text;
+}
+
 // The flags bind straight onto the library's option structs, whose defaults are the
-// command's (train::TrainOptions, runtime::SessionOptions); only choices spelled as words,
-// the fanout list and the machine-dependent thread count go through a text or 0 first.
+// command's (train::TrainOptions, runtime::SessionOptions), declared there once; enum flags
+// bind through their name tables (add_enum_option). Only the fanout spec (resolved against
+// the graph's relations), the link metric (hits@K) and the machine-dependent thread counts
+// go through a text or 0 first.
 struct Flags {
   train::TrainOptions train;
   runtime::SessionOptions session;
-  std::string model = "sage";
-  std::string fanouts = "10,10";
-  std::string precision = "fp32";
-  std::string optimizer = "adam";
-  std::string eval = "sampled";
-  std::string task = "node";
-  std::string negatives_by = "uniform";
-  std::string exclude = "reverse";
-  std::string decoder = "dot";
-  std::string metric = "auc";
+  std::string fanouts = fanouts_text(train::TrainOptions{}.loader.fanouts);
+  std::string metric = train::link_metric_name(train::LinkTaskOptions{});
   double embed_lr = 0;  // 0: 2 x --lr
-  double embed_init = 1.0;
+  double embed_init = store::EmbeddingOptions{}.init_scale;
   int torch_threads = 0;  // 0: this rank's cores, shared with the sampler threads
-  std::string progress = "auto";
+  std::optional<ProgressMode> progress;  // nullopt: auto
   double progress_every_s = 10;
   bool checksum = false;
   std::string metrics_out;
@@ -59,15 +61,38 @@ struct Flags {
   MetricsFile::RunInfo run;   // the settings, for --metrics-out's run record
 };
 
-template <class Enum>
-Enum parse_choice(const std::string& flag, const std::string& value,
-                  const std::vector<std::pair<std::string, Enum>>& choices) {
-  std::string names;
-  for (const auto& [name, e] : choices) {
-    if (name == value) return e;
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  throw UsageError(fmt::format("{}: '{}' is not one of {}", flag, value, names));
+// Binds `flag` onto the enum `*field` through its name table, a checked map: a value that
+// is not one of the names is refused at parsing ("--model: 'gnn' is not one of sage, gcn,
+// gat, rgcn"), --help shows the name of the field's current value (the default), and the
+// run's record (--metrics-out, checkpoints) holds the name given.
+template <class E>
+CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, E* field,
+                             const NameTable<E>& names, const std::string& help) {
+  CLI::Option* option = app.add_option_function<std::string>(
+      flag, [field, &names](const std::string& name) { *field = *find_named(names, name); }, help);
+  CLI::Validator member(
+      [&names](std::string& name) {
+        return find_named(names, name)
+                   ? std::string()
+                   : fmt::format("'{}' is not one of {}", name, joined_names(names));
+      },
+      "");
+  // A flag given twice keeps its last value (make_command_line): only that one is checked.
+  member.application_index(0);
+  option->check(member);
+  option->type_name("TEXT");
+  option->default_str(name_of(names, *field));
+  return option;
+}
+
+// --progress: auto (nullopt) or a mode.
+const NameTable<std::optional<ProgressMode>>& progress_names() {
+  static const NameTable<std::optional<ProgressMode>> names{
+      {"auto", std::nullopt},
+      {"bar", ProgressMode::kBar},
+      {"lines", ProgressMode::kLines},
+      {"off", ProgressMode::kOff}};
+  return names;
 }
 
 // Torch threads when --torch-threads is 0. On a few cores, the sampler threads' work
@@ -93,57 +118,21 @@ void parse_link_metric(const std::string& text, train::LinkTaskOptions* link) {
     link->hits_k = std::stoll(k);
     return;
   }
-  const std::vector<std::pair<std::string, train::LinkMetricKind>> named{
-      {"auc", train::LinkMetricKind::kAuc},
-      {"ap", train::LinkMetricKind::kAp},
-      {"mrr", train::LinkMetricKind::kMrr}};
-  for (const auto& [name, kind] : named) {
-    if (text == name) {
-      link->metric = kind;
-      return;
-    }
-  }
-  throw UsageError(fmt::format("--metric: '{}' is not one of auc, ap, mrr, hits@K", text));
+  const std::optional<train::LinkMetricKind> kind =
+      find_named(train::link_metric_kind_names(), text);
+  PARTITA_CHECK(kind && *kind != train::LinkMetricKind::kHits, UsageError,
+                "--metric: '{}' is not one of auc, ap, mrr, hits@K", text);
+  link->metric = *kind;
 }
 
 // The options of the run, checked (UsageError on a bad value).
 train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   train::TrainOptions o = f.train;
-  o.eval_full = parse_choice<bool>("--eval", f.eval, {{"sampled", false}, {"full", true}});
-  o.task = parse_choice<train::Task>("--task", f.task,
-                                     {{"node", train::Task::kNode}, {"link", train::Task::kLink}});
-  o.link.negative_kind = parse_choice<loader::NegativeKind>(
-      "--negatives-by", f.negatives_by,
-      {{"uniform", loader::NegativeKind::kUniform}, {"degree", loader::NegativeKind::kDegree}});
-  o.link.exclude = parse_choice<sample::Exclude>("--exclude", f.exclude,
-                                                 {{"reverse", sample::Exclude::kReverse},
-                                                  {"self", sample::Exclude::kSelf},
-                                                  {"none", sample::Exclude::kNone}});
-  o.link.decoder = parse_choice<nn::LinkDecoder>(
-      "--decoder", f.decoder, {{"dot", nn::LinkDecoder::kDot}, {"mlp", nn::LinkDecoder::kMlp}});
   parse_link_metric(f.metric, &o.link);
-  // rgcn is no ConvKind (the trainer builds its R-GCN on its own) but is listed with the
-  // others, so that a refusal names every accepted value.
-  const std::optional<nn::ConvKind> conv =
-      parse_choice<std::optional<nn::ConvKind>>("--model", f.model,
-                                                {{"sage", nn::ConvKind::kSage},
-                                                 {"gcn", nn::ConvKind::kGcn},
-                                                 {"gat", nn::ConvKind::kGat},
-                                                 {"rgcn", std::nullopt}});
-  o.rgcn = !conv.has_value();
-  if (conv) o.model.kind = *conv;
-  o.model.precision = parse_choice<nn::Precision>(
-      "--precision", f.precision, {{"fp32", nn::Precision::kFp32}, {"bf16", nn::Precision::kBf16}});
-  o.optimizer = parse_choice<train::OptimizerKind>(
-      "--optimizer", f.optimizer,
-      {{"adam", train::OptimizerKind::kAdam}, {"sgd", train::OptimizerKind::kSgd}});
-  // The hops' counts now (for --layers); relation names are resolved against the graph.
-  const sample::FanoutSpec spec = sample::parse_fanout_spec(f.fanouts);
-  o.fanouts.clear();
-  for (const sample::HopFanoutSpec& hop : spec.hops)
-    o.fanouts.push_back(hop.per_relation() ? -1 : hop.fallback.value_or(-1));
-  o.fanout_spec = f.fanouts;
-  if (!f.layers_given) o.model.layers = static_cast<int64_t>(o.fanouts.size());
+  // The hops' counts now (for --layers); relation names are resolved against the graph
+  // (train_on), each hop that names relations held as -1 until then.
+  o.loader.fanouts = sample::unresolved_fanouts(sample::parse_fanout_spec(f.fanouts));
+  if (!f.layers_given) o.model.layers = static_cast<int64_t>(o.loader.fanouts.num_hops());
   PARTITA_CHECK(f.embed_lr >= 0, UsageError, "--embed-lr: must be >= 0 (0: 2 x --lr), got {}",
                 f.embed_lr);
   PARTITA_CHECK(std::isfinite(f.embed_init) && f.embed_init > 0 && f.embed_init <= 1e6, UsageError,
@@ -152,12 +141,12 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   PARTITA_CHECK(f.torch_threads >= 0, UsageError,
                 "--torch-threads: must be in [0, 1024] (0: the cores per rank), got {}",
                 f.torch_threads);
-  o.threads = resolve_sampler_threads(f.train.threads, cores_per_rank);
+  o.loader.threads = resolve_sampler_threads(f.train.loader.threads, cores_per_rank);
   o.torch_threads =
-      f.torch_threads > 0 ? f.torch_threads : auto_torch_threads(cores_per_rank, o.threads);
+      f.torch_threads > 0 ? f.torch_threads : auto_torch_threads(cores_per_rank, o.loader.threads);
   train::check_options(o);
   check_timeout(f.session.timeout_s);
-  if (!f.metrics_out.empty()) check_metrics_out(f.metrics_out, o.resume, f.force);
+  if (!f.metrics_out.empty()) check_metrics_out(f.metrics_out, o.checkpoint.resume, f.force);
   PARTITA_CHECK(f.session.servers >= 0, UsageError,
                 "--servers: must be >= 0 (0: worker mode), got {}", f.session.servers);
   PARTITA_CHECK(f.progress_every_s >= 0 && f.progress_every_s <= 1e6, UsageError,
@@ -187,14 +176,9 @@ void disable_onednn_primitive_cache() { setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY"
 // --progress: auto is a bar when the user sees a terminal (rank 0's stderr is one, or
 // `partita launch` ran on one and set PARTITA_PROGRESS=bar, since under mpirun a rank's
 // stderr is a pipe), else a line every --progress-every seconds; -q turns both off.
-ProgressMode progress_mode(const std::string& flag) {
+ProgressMode progress_mode(const std::optional<ProgressMode>& flag) {
   if (log_level() < LogLevel::kInfo) return ProgressMode::kOff;
-  const ProgressMode mode = parse_choice<ProgressMode>("--progress", flag,
-                                                       {{"auto", ProgressMode::kOff},
-                                                        {"bar", ProgressMode::kBar},
-                                                        {"lines", ProgressMode::kLines},
-                                                        {"off", ProgressMode::kOff}});
-  if (flag != "auto") return mode;
+  if (flag) return *flag;
   const char* env = std::getenv("PARTITA_PROGRESS");
   const bool terminal = ::isatty(STDERR_FILENO) || (env != nullptr && std::string(env) == "bar");
   return terminal ? ProgressMode::kBar : ProgressMode::kLines;
@@ -209,9 +193,9 @@ store::EmbeddingOptions embedding_options(const Flags& flags, const train::Train
   store::EmbeddingOptions e;
   e.dim = o.model.hidden;
   e.seed = o.seed;
-  e.optimizer.kind = o.optimizer == train::OptimizerKind::kSgd ? store::SparseOptimizer::kSgd
-                                                               : store::SparseOptimizer::kAdam;
-  e.optimizer.lr = static_cast<float>(flags.embed_lr > 0 ? flags.embed_lr : 2 * o.lr);
+  e.optimizer.kind = o.optimizer.kind == train::OptimizerKind::kSgd ? store::SparseOptimizer::kSgd
+                                                                    : store::SparseOptimizer::kAdam;
+  e.optimizer.lr = static_cast<float>(flags.embed_lr > 0 ? flags.embed_lr : 2 * o.optimizer.lr);
   e.init_scale = static_cast<float>(flags.embed_init);
   return e;
 }
@@ -234,15 +218,15 @@ void refuse_edge_split_for_node_task(const store::DistGraph& graph, const train:
 void apply_checkpoint_settings(runtime::Session& session, const std::vector<std::string>& given,
                                train::TrainOptions* options) {
   const train::SharedCheckpoint checkpoint =
-      train::broadcast_latest_checkpoint(session.collectives(), options->checkpoint_dir);
+      train::broadcast_latest_checkpoint(session.collectives(), options->checkpoint.dir);
   if (!checkpoint.found) return;
   const train::CheckpointMeta meta =
       train::read_checkpoint_meta(checkpoint.bytes, checkpoint.source);
   const CheckpointSettingsCheck check =
-      check_resume_settings(meta.settings, options->recorded_settings, given, checkpoint.source);
+      check_resume_settings(meta.settings, options->checkpoint.settings, given, checkpoint.source);
   options->normalize_features = normalize_features_after(check, options->normalize_features);
   for (const auto& [name, value] : check.reapplied)  // what the next checkpoints record
-    for (auto& [n, v] : options->recorded_settings)
+    for (auto& [n, v] : options->checkpoint.settings)
       if (n == name) v = value;
   if (session.rank() == 0) log_settings_check(check);
 }
@@ -250,12 +234,14 @@ void apply_checkpoint_settings(runtime::Session& session, const std::vector<std:
 // The work of a rank that trains (a worker, or a trainer of server-client mode).
 int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions options) {
   refuse_edge_split_for_node_task(session.graph(), options);
-  if (options.resume && !options.checkpoint_dir.empty())
+  // --fanouts' relation names, now that the graph is known.
+  options.loader.fanouts = train::resolve_fanouts(flags.fanouts, session.graph());
+  if (options.checkpoint.resume && !options.checkpoint.dir.empty())
     apply_checkpoint_settings(session, flags.run.given, &options);
   train::Trainer trainer(session, options);
   const bool print = session.rank() == 0;  // the first rank that trains
-  if (print) print_on_interrupt(interrupt_message(options.checkpoint_dir));
-  if (print && options.cache_ratio > 0) {
+  if (print) print_on_interrupt(interrupt_message(options.checkpoint.dir));
+  if (print && options.cache.ratio > 0) {
     const train::CacheReport& c = trainer.cache_report();
     log_info(
         "cache: rank 0 keeps {} remote rows ({:.1f} MiB), expected hit rate {:.3f}, chosen "
@@ -268,13 +254,13 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
   const std::string validation_name = link ? train::link_metric_name(options.link) : "acc";
   std::unique_ptr<MetricsFile> metrics;
   if (print && !flags.metrics_out.empty()) {
-    metrics =
-        std::make_unique<MetricsFile>(flags.metrics_out, options.resume, "val_" + validation_name);
+    metrics = std::make_unique<MetricsFile>(flags.metrics_out, options.checkpoint.resume,
+                                                   "val_" + validation_name);
     MetricsFile::RunInfo run = flags.run;
-    run.resume = options.resume;
+    run.resume = options.checkpoint.resume;
     run.ranks = session.size();
     run.servers = flags.session.servers;
-    run.settings = options.recorded_settings;  // the values the flags resolved to
+    run.settings = options.checkpoint.settings;  // the values the flags resolved to
     metrics->write_run(run);
   }
   ProgressBar bar(print ? progress_mode(flags.progress) : ProgressMode::kOff, options.epochs,
@@ -296,6 +282,11 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
   };
   const train::TrainResult result = trainer.train(on_epoch, on_step);
   bar.clear();
+  if (print && result.resumed_epochs >= options.epochs)
+    log_warning(
+        "--epochs {}: the checkpoint has {} epochs done, so no epoch is trained; pass "
+        "--epochs above {} to train more (test metrics are of the restored model)",
+        options.epochs, result.resumed_epochs, result.resumed_epochs);
   if (metrics) metrics->write_final(result, session.size(), flags.session.servers);
   if (flags.checksum) {
     std::fprintf(stderr, "rank=%d param_checksum=%.9e\n", session.world_rank(),
@@ -318,13 +309,14 @@ int run_train(runtime::RankContext& rank, const Flags& flags) {
   keep_freed_memory();
   disable_onednn_primitive_cache();
   train::TrainOptions options = make_options(flags, rank.cores_per_rank());
-  options.recorded_settings = flags.run.settings;        // what every checkpoint records
-  for (auto& [name, value] : options.recorded_settings)  // the values the flags resolved to
+  options.checkpoint.settings = flags.run.settings;        // what every checkpoint records
+  for (auto& [name, value] : options.checkpoint.settings)  // the values the flags resolved to
     if (name == "layers") value = std::to_string(options.model.layers);
   log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", rank.rank(),
-            rank.size(), rank.cores_per_rank(), options.torch_threads, options.threads);
+            rank.size(), rank.cores_per_rank(), options.torch_threads, options.loader.threads);
   runtime::SessionOptions session_options = flags.session;
-  if (options.rgcn) session_options.embeddings = embedding_options(flags, options);
+  if (options.model.kind == train::ModelKind::kRgcn)
+    session_options.embeddings = embedding_options(flags, options);
   // Server-client mode: a server serves until every trainer is done, and trains nothing.
   return rank.run_session(session_options, [&](runtime::Session& session) {
     return train_on(session, flags, options);
@@ -366,33 +358,29 @@ Action add_train_command(CLI::App& app) {
       "--progress) and, last, test_acc=<accuracy>. 1 rank and P ranks train on the same "
       "global batches (one shuffle of all training ids, split by owner).");
   app.add_option("--parts", flags->session.parts_dir, "Partition directory")->required();
-  app.add_option("--task", flags->task,
-                 "node (classify nodes) or link (predict edges: needs a partition made with "
-                 "--edge-split; the seeds are training edges, the last line test_auc=)")
-      ->capture_default_str();
+  add_enum_option(app, "--task", &flags->train.task, train::task_names(),
+                  "node (classify nodes) or link (predict edges: needs a partition made with "
+                  "--edge-split; the seeds are training edges, the last line test_auc=)");
   app.add_option("--negatives", flags->train.link.negatives,
                  "link: corrupted pairs (u, w) per training edge (u, v)")
       ->capture_default_str();
-  app.add_option("--negatives-by", flags->negatives_by,
-                 "link: how w is drawn: uniform over all nodes, or degree (proportional to "
-                 "in-degree)")
-      ->capture_default_str();
-  app.add_option("--exclude", flags->exclude,
-                 "link: edges removed from a batch's sampled blocks: reverse (its training "
-                 "edges and their reverses), self (the training edges), none")
-      ->capture_default_str();
-  app.add_option("--decoder", flags->decoder,
-                 "link: pair score from the two node embeddings: dot (product) or mlp (an "
-                 "MLP on their element-wise product)")
-      ->capture_default_str();
+  add_enum_option(app, "--negatives-by", &flags->train.link.negative_kind,
+                  loader::negative_kind_names(),
+                  "link: how w is drawn: uniform over all nodes, or degree (proportional to "
+                  "in-degree)");
+  add_enum_option(app, "--exclude", &flags->train.link.exclude, sample::exclude_names(),
+                  "link: edges removed from a batch's sampled blocks: reverse (its training "
+                  "edges and their reverses), self (the training edges), none");
+  add_enum_option(app, "--decoder", &flags->train.link.decoder, nn::link_decoder_names(),
+                  "link: pair score from the two node embeddings: dot (product) or mlp (an "
+                  "MLP on their element-wise product)");
   app.add_option("--metric", flags->metric,
                  "link: the validation metric printed per epoch: auc, ap, mrr or hits@K "
                  "(all of them are in the final record)")
       ->capture_default_str();
-  app.add_option("--model", flags->model,
-                 "sage, gcn or gat; rgcn for typed (heterogeneous) partitions")
-      ->capture_default_str();
-  app.add_option("--num-bases", flags->train.num_bases,
+  add_enum_option(app, "--model", &flags->train.model.kind, train::model_kind_names(),
+                  "sage, gcn or gat; rgcn for typed (heterogeneous) partitions");
+  app.add_option("--num-bases", flags->train.model.num_bases,
                  "rgcn: relation weights as combinations of this many shared bases (0: one "
                  "weight per relation)")
       ->capture_default_str();
@@ -416,17 +404,17 @@ Action add_train_command(CLI::App& app) {
                  "relation, or per relation as REL=N entries joined by ':' with a default for "
                  "the rest, e.g. 25,cites=10:writes=5:20")
       ->capture_default_str();
-  app.add_option("--batch-size", flags->train.batch_size,
+  app.add_option("--batch-size", flags->train.loader.batch_size,
                  "Global mini-batch: seeds per step summed over all ranks (each rank takes "
                  "its share, so any number of ranks runs the same number of steps)")
       ->capture_default_str();
   app.add_option("--epochs", flags->train.epochs, "Epochs")->capture_default_str();
-  app.add_option("--max-steps", flags->train.max_steps,
+  app.add_option("--max-steps", flags->train.loader.max_steps,
                  "Stop every epoch after this many steps (0: all), for quick runs and "
                  "benchmarks")
       ->capture_default_str();
-  app.add_option("--lr", flags->train.lr, "Learning rate")->capture_default_str();
-  app.add_option("--weight-decay", flags->train.weight_decay, "Weight decay")
+  app.add_option("--lr", flags->train.optimizer.lr, "Learning rate")->capture_default_str();
+  app.add_option("--weight-decay", flags->train.optimizer.weight_decay, "Weight decay")
       ->capture_default_str();
   app.add_flag("--normalize-features", flags->train.normalize_features,
                "Row-normalize input features (each row divided by its sum)");
@@ -435,15 +423,15 @@ Action add_train_command(CLI::App& app) {
   app.add_option("--attention-dropout", flags->train.model.attention_dropout,
                  "gat: dropout on the attention coefficients (-1: same as --dropout)")
       ->capture_default_str();
-  app.add_option("--precision", flags->precision,
-                 "fp32, or bf16: bfloat16 activations and matrix products (AVX512-BF16/AMX) "
-                 "with fp32 weights, optimizer state and loss")
-      ->capture_default_str();
-  app.add_option("--optimizer", flags->optimizer, "adam or sgd")->capture_default_str();
+  add_enum_option(app, "--precision", &flags->train.model.precision, nn::precision_names(),
+                  "fp32, or bf16: bfloat16 activations and matrix products (AVX512-BF16/AMX) "
+                  "with fp32 weights, optimizer state and loss");
+  add_enum_option(app, "--optimizer", &flags->train.optimizer.kind, train::optimizer_kind_names(),
+                  "adam or sgd");
   app.add_option("--seed", flags->train.seed, "Seed of weights, shuffling and sampling")
       ->capture_default_str();
-  flags->train.threads = 0;  // automatic, resolved per rank in make_options
-  app.add_option("--threads", flags->train.threads,
+  flags->train.loader.threads = 0;  // automatic, resolved per rank in make_options
+  app.add_option("--threads", flags->train.loader.threads,
                  "Sampler threads per rank (0: automatic, one per 8 cores of the rank, 1 to 4)")
       ->capture_default_str();
   app.add_option("--torch-threads", flags->torch_threads,
@@ -452,7 +440,7 @@ Action add_train_command(CLI::App& app) {
                  "host's cores divided by the ranks on it; on more than 4 cores, less the "
                  "sampler --threads)")
       ->capture_default_str();
-  app.add_option("--prefetch", flags->train.prefetch, "Batches prepared ahead")
+  app.add_option("--prefetch", flags->train.loader.prefetch, "Batches prepared ahead")
       ->capture_default_str();
   app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")
       ->capture_default_str();
@@ -461,18 +449,17 @@ Action add_train_command(CLI::App& app) {
                  "and features, the other ranks train (0: worker mode, every rank serves its "
                  "part and trains; docs/training.md says when to use which)")
       ->capture_default_str();
-  app.add_option("--eval", flags->eval,
-                 "How validation and test accuracy are measured: sampled (blocks with the "
-                 "training fanouts) or full (layer-wise full-neighbourhood inference, as "
-                 "`partita infer`, DGL and PyG report it)")
-      ->capture_default_str();
-  app.add_option("--eval-every", flags->train.eval_every,
+  add_enum_option(app, "--eval", &flags->train.eval.mode, train::eval_mode_names(),
+                  "How validation and test accuracy are measured: sampled (blocks with the "
+                  "training fanouts) or full (layer-wise full-neighbourhood inference, as "
+                  "`partita infer`, DGL and PyG report it)");
+  app.add_option("--eval-every", flags->train.eval.every,
                  "Validate after every K-th epoch and after the last (0: never)")
       ->capture_default_str();
-  app.add_option("--checkpoint-dir", flags->train.checkpoint_dir,
+  app.add_option("--checkpoint-dir", flags->train.checkpoint.dir,
                  "Write model, optimizer and epoch after every epoch into this directory "
                  "(rank 0's host only; the two latest are kept; written atomically)");
-  app.add_flag("--resume", flags->train.resume,
+  app.add_flag("--resume", flags->train.checkpoint.resume,
                "Continue from the latest checkpoint in --checkpoint-dir (from scratch if "
                "there is none); same --seed repeats the uninterrupted run exactly");
   app.add_option("--metrics-out", flags->metrics_out,
@@ -480,18 +467,17 @@ Action add_train_command(CLI::App& app) {
                  "record per epoch, then a final one with test_acc and totals. An existing "
                  "file is refused unless --resume (appends) or --force (replaces)");
   app.add_flag("--force", flags->force, "Let --metrics-out replace an existing file");
-  app.add_option("--cache-ratio", flags->train.cache_ratio,
+  app.add_option("--cache-ratio", flags->train.cache.ratio,
                  "Hot-feature cache: keep up to R x (nodes this rank owns) remote feature rows, "
                  "the ones pre-sampled batches need most (0: off; results do not change)")
       ->capture_default_str();
-  app.add_option("--cache-presample", flags->train.cache_presample_batches,
+  app.add_option("--cache-presample", flags->train.cache.presample_batches,
                  "Steps pre-sampled to choose the cached rows")
       ->capture_default_str();
-  app.add_option("--progress", flags->progress,
-                 "auto, bar, lines or off. auto: a bar redrawn in place when stderr is a "
-                 "terminal (or `partita launch` ran on one), else a line every "
-                 "--progress-every seconds; rank 0 only; -q turns it off")
-      ->capture_default_str();
+  add_enum_option(app, "--progress", &flags->progress, progress_names(),
+                  "auto, bar, lines or off. auto: a bar redrawn in place when stderr is a "
+                  "terminal (or `partita launch` ran on one), else a line every "
+                  "--progress-every seconds; rank 0 only; -q turns it off");
   app.add_option("--progress-every", flags->progress_every_s,
                  "Seconds between progress lines (--progress lines; 0: every step)")
       ->capture_default_str();

@@ -132,7 +132,6 @@ Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
   if (seeds.empty()) return batch;
   sample::BlockOptions block_options;
   block_options.fanouts = options_.fanouts;
-  block_options.relation_fanouts = options_.relation_fanouts;
   block_options.key = {options_.seed, options_.epoch, static_cast<uint64_t>(step)};
 
   Stopwatch watch;

@@ -23,7 +23,7 @@ int64_t cache_budget(const store::DistGraph& graph, double ratio) {
 
 HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                               const std::vector<std::vector<int64_t>>& batches,
-                              const std::vector<int64_t>& fanouts, uint64_t seed, uint64_t epoch,
+                              const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
                               int64_t budget) {
   PARTITA_CHECK(budget >= 0, Error, "hot nodes: budget {} < 0", budget);
   HotNodes hot;

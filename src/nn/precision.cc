@@ -8,7 +8,7 @@
 
 namespace partita::nn {
 
-const char* precision_name(Precision p) { return p == Precision::kBf16 ? "bf16" : "fp32"; }
+const char* precision_name(Precision p) { return name_of(precision_names(), p).c_str(); }
 
 bool cpu_supports_bf16() {
   const char* off = std::getenv("PARTITA_NO_BF16");

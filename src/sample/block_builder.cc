@@ -25,17 +25,18 @@ SampledBatch BlockBuilder::build(ArrayView<const int64_t> seeds, const BlockOpti
     }
   }
 
-  const int num_hops = static_cast<int>(options.fanouts.size());
-  PARTITA_CHECK(
-      options.relation_fanouts.empty() || options.relation_fanouts.size() == options.fanouts.size(),
-      Error, "sample: relation fanouts are given for {} hops, fanouts for {}",
-      options.relation_fanouts.size(), options.fanouts.size());
+  const std::vector<int64_t>& fanouts = options.fanouts.hops;
+  const std::vector<std::vector<int64_t>>& relation_fanouts = options.fanouts.relations;
+  const int num_hops = static_cast<int>(fanouts.size());
+  PARTITA_CHECK(relation_fanouts.empty() || relation_fanouts.size() == fanouts.size(), Error,
+                "sample: relation fanouts are given for {} hops, fanouts for {}",
+                relation_fanouts.size(), fanouts.size());
   for (int hop = 0; hop < num_hops; ++hop) {
-    PARTITA_CHECK(options.fanouts[hop] >= -1, Error,
+    PARTITA_CHECK(fanouts[hop] >= -1, Error,
                   "sample: fanout {} of hop {} is invalid (use k >= 0, or -1 for all)",
-                  options.fanouts[hop], hop);
-    if (options.relation_fanouts.empty()) continue;
-    const std::vector<int64_t>& per_relation = options.relation_fanouts[hop];
+                  fanouts[hop], hop);
+    if (relation_fanouts.empty()) continue;
+    const std::vector<int64_t>& per_relation = relation_fanouts[hop];
     for (size_t r = 0; r < per_relation.size(); ++r) {
       PARTITA_CHECK(per_relation[r] >= -1, Error,
                     "sample: fanout {} of relation {} at hop {} is invalid (use k >= 0, or -1 "
@@ -51,9 +52,9 @@ SampledBatch BlockBuilder::build(ArrayView<const int64_t> seeds, const BlockOpti
     request.frontier = ArrayView<const int64_t>(relabeler_.nodes());
     request.hop = hop;
     request.hop_key = hop_key(options.key, hop);
-    request.fanout = options.fanouts[hop];
-    if (!options.relation_fanouts.empty()) {
-      request.relation_fanouts = ArrayView<const int64_t>(options.relation_fanouts[hop]);
+    request.fanout = fanouts[hop];
+    if (!relation_fanouts.empty()) {
+      request.relation_fanouts = ArrayView<const int64_t>(relation_fanouts[hop]);
     }
     sampler.sample_hop(request, &sample_);
 

@@ -12,6 +12,7 @@
 
 #include "feature_tensors.h"
 #include "partita/core/error.h"
+#include "partita/core/parameter_error.h"
 #include "partita/loader/link_batches.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/sample/block_builder.h"
@@ -77,8 +78,8 @@ torch::Tensor range_features(const store::DistGraph& g, Range range, bool normal
   if (!normalize) return x;
   return row_normalized(x, [&](int64_t row, double sum) {
     return fmt::format(
-        "--normalize-features: the features of node {} (partition id) sum to "
-        "{:g}; leave the flag off for features that are not non-negative",
+        "normalize_features: the features of node {} (partition id) sum to "
+        "{:g}; leave it off for features that are not non-negative",
         range.begin + row, sum);
   });
 }
@@ -168,8 +169,8 @@ torch::Tensor halo_features(store::FeatureFetcher& fetcher, const store::DistGra
   if (!normalize) return x;
   return row_normalized(x, [&](int64_t row, double sum) {
     return fmt::format(
-        "--normalize-features: the features of node {} (partition id) sum to "
-        "{:g}; leave the flag off for features that are not non-negative",
+        "normalize_features: the features of node {} (partition id) sum to "
+        "{:g}; leave it off for features that are not non-negative",
         halo.needed[static_cast<size_t>(row)], sum);
   });
 }
@@ -216,9 +217,8 @@ bool is_link_signature(const std::vector<int64_t>& s) {
 
 LoadedModel load_model_for_inference(runtime::Session& session, const std::string& dir) {
   const SharedCheckpoint checkpoint = broadcast_latest_checkpoint(session.collectives(), dir);
-  PARTITA_CHECK(checkpoint.found, UsageError,
-                "--checkpoint-dir: no checkpoint in {} (missing, or holds no checkpoint-<E>.pt)",
-                dir);
+  PARTITA_CHECK_PARAM(checkpoint.found, "checkpoint_dir",
+                      "no checkpoint in {} (missing, or holds no checkpoint-<E>.pt)", dir);
   const std::string& bytes = checkpoint.bytes;
   const std::string& source = checkpoint.source;
 
@@ -258,10 +258,10 @@ std::vector<int64_t> all_in_degrees(runtime::Session& session) {
 
 InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
                                  const InferenceOptions& options) {
-  PARTITA_CHECK(options.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
-                options.batch_size);
+  PARTITA_CHECK_PARAM(options.batch_size >= 1, "batch_size", "must be >= 1, got {}",
+                      options.batch_size);
   PARTITA_CHECK(session.role() == runtime::Role::kWorker, UsageError,
-                "infer runs in worker mode only (no --servers)");
+                "full-graph inference runs in worker mode only (no servers)");
   const store::DistGraph& g = session.graph();
   PARTITA_CHECK(!g.typed(), UsageError, "infer: {} is a typed partition (not supported yet)",
                 g.dir());

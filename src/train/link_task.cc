@@ -1,15 +1,16 @@
-// The link-prediction task of the Trainer (trainer.h, "Link prediction"): the training
-// pairs and their negatives, the step's loss, and the ranking metrics of held-out pairs.
+// Link prediction (see partita/train/train_task.h and trainer.h, "Link prediction"): the
+// training pairs and their negatives, the step's loss, and the ranking metrics of held-out
+// pairs.
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <optional>
 
-#include "link_data.h"
 #include "partita/core/error.h"
+#include "partita/core/parameter_error.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/inference.h"
-#include "partita/train/trainer.h"
+#include "partita/train/train_task.h"
 
 namespace partita::train {
 namespace {
@@ -32,40 +33,66 @@ torch::Tensor as_tensor(std::vector<int64_t> values) {
   return torch::tensor(at::ArrayRef<int64_t>(values), torch::kInt64);
 }
 
-}  // namespace
+// The link task's state (trainer.h, "Link prediction").
+struct LinkData {
+  // Every training pair of the job by global index ([total, 2] row-major, global ids), on
+  // every rank, and its key (loader::pair_key).
+  std::vector<int64_t> pairs;
+  std::vector<int64_t> keys;
+  int64_t first = 0, count = 0;  // the indices this rank trains on: [first, first + count)
+  // Held-out pairs and their negatives ([k, 2] row-major, global ids), on every rank.
+  std::vector<int64_t> valid_pos, valid_neg, test_pos, test_neg;
+  std::optional<loader::NegativeSampler> negatives;
+  std::vector<loader::LinkStep> steps;  // this rank's steps of the current epoch (no seeds)
+};
 
-std::string link_metric_name(const LinkTaskOptions& link) {
-  switch (link.metric) {
-    case LinkMetricKind::kAuc:
-      return "auc";
-    case LinkMetricKind::kAp:
-      return "ap";
-    case LinkMetricKind::kMrr:
-      return "mrr";
-    case LinkMetricKind::kHits:
-      return "hits@" + std::to_string(link.hits_k);
+class LinkTask final : public TrainTask {
+ public:
+  // Reads the partition's training and held-out pairs and sets up the negatives;
+  // collective (degree negatives gather the in-degrees).
+  LinkTask(runtime::Session& session, const TrainOptions& options);
+
+  const loader::GlobalBatches& plan() const override { return *plan_; }
+  // Builds the epoch's steps (their pairs and negatives) and returns each step's seeds: the
+  // distinct endpoints of its pairs and of their negatives.
+  std::vector<std::vector<int64_t>> epoch_seeds(int64_t epoch) override;
+  bool needs_labels() const override { return false; }
+  // Binary cross-entropy over the step's pairs (positives 1, negatives 0), summed and
+  // divided by the global batch's pairs; counts pairs classified right (score > 0 for
+  // positives, <= 0 for negatives).
+  StepLoss step_loss(loader::Batch& batch, int64_t step, int64_t global_batch, ModelAdapter& model,
+                     double* flops) override;
+  double validate(ModelAdapter& model, uint64_t tag, int64_t /*version*/) override {
+    return link_metric_value(options_.link, evaluate(model, false, tag));
   }
-  return "auc";
-}
-
-double link_metric_value(const LinkTaskOptions& link, const LinkMetrics& m) {
-  switch (link.metric) {
-    case LinkMetricKind::kAuc:
-      return m.auc;
-    case LinkMetricKind::kAp:
-      return m.ap;
-    case LinkMetricKind::kMrr:
-      return m.mrr;
-    case LinkMetricKind::kHits:
-      return m.hits;
+  void test(ModelAdapter& model, uint64_t tag, int64_t /*version*/, TrainResult& result) override {
+    result.test_link = evaluate(model, true, tag);
   }
-  return m.auc;
-}
 
-void Trainer::setup_link_task() {
+ private:
+  // Every metric over the valid (test = false) or test pairs and their negatives; `tag`
+  // keys the sampling. Collective (one allgather of the scores).
+  LinkMetrics evaluate(ModelAdapter& model, bool test, uint64_t tag);
+
+  runtime::Session& session_;
+  const TrainOptions& options_;
+  std::optional<loader::GlobalBatches> plan_;
+  LinkData data_;
+};
+
+LinkTask::LinkTask(runtime::Session& session, const TrainOptions& options)
+    : session_(session), options_(options) {
+  PARTITA_CHECK_PARAM(!session.graph().typed(), "task",
+                      "link: {} is a typed (heterogeneous) partition; link prediction supports "
+                      "homogeneous partitions",
+                      session.graph().dir());
+  PARTITA_CHECK_PARAM(session.role() == runtime::Role::kWorker, "task",
+                      "link is not possible in server-client mode (`servers`); run in worker "
+                      "mode");
+  PARTITA_CHECK_PARAM(options.cache.ratio == 0, "cache_ratio",
+                      "the hot-feature cache does not support `task` link yet");
   const store::DistGraph& g = session_.graph();
-  link_data_ = std::make_unique<LinkData>();
-  LinkData& d = *link_data_;
+  LinkData& d = data_;
   // This rank's pairs (all of them when replicated) and the held-out ones, read as part of
   // the set-up: a bad file is one agreed error for the job (runtime/session.h).
   loader::LinkEdges mine;
@@ -97,14 +124,14 @@ void Trainer::setup_link_task() {
         loader::pair_key(node_map[d.pairs[2 * i]], node_map[d.pairs[2 * i + 1]], g.num_nodes());
     ids[i] = {d.keys[i], static_cast<int64_t>(i)};
   }
-  plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), options_.batch_size);
+  plan_.emplace(std::move(ids), options_.loader.batch_size);
   d.negatives = options_.link.negative_kind == loader::NegativeKind::kDegree
                     ? loader::NegativeSampler::by_degree(node_map, all_in_degrees(session_))
                     : loader::NegativeSampler::uniform(node_map);
 }
 
-std::vector<std::vector<int64_t>> Trainer::link_epoch_seeds(int64_t epoch) {
-  LinkData& d = *link_data_;
+std::vector<std::vector<int64_t>> LinkTask::epoch_seeds(int64_t epoch) {
+  LinkData& d = data_;
   const bool replicated = session_.graph().replicated();
   const uint64_t epoch_key = static_cast<uint64_t>(epoch);
   const int64_t k = options_.link.negatives;
@@ -145,45 +172,48 @@ std::vector<std::vector<int64_t>> Trainer::link_epoch_seeds(int64_t epoch) {
   return seeds;
 }
 
-torch::Tensor Trainer::link_loss(loader::Batch& batch, int64_t step, int64_t global_batch,
-                                 int64_t* correct, int64_t* total, double* flops) {
-  const loader::LinkStep& s = link_data_->steps[static_cast<size_t>(step)];
+StepLoss LinkTask::step_loss(loader::Batch& batch, int64_t step, int64_t global_batch,
+                             ModelAdapter& model, double* flops) {
+  const loader::LinkStep& s = data_.steps[static_cast<size_t>(step)];
   sample::exclude_edges(batch.sampled, s.excluded, options_.link.exclude,
                         batch.degrees.empty() ? nullptr : &batch.degrees);
-  const torch::Tensor h = forward(batch, flops);
+  const torch::Tensor h = model.forward(batch, flops);
   std::vector<int64_t> src = positions(s.positives, true), dst = positions(s.positives, false);
   const std::vector<int64_t> neg_src = positions(s.negatives, true),
                              neg_dst = positions(s.negatives, false);
   src.insert(src.end(), neg_src.begin(), neg_src.end());
   dst.insert(dst.end(), neg_dst.begin(), neg_dst.end());
   const torch::Tensor scores =
-      link_->score(h, as_tensor(std::move(src)), as_tensor(std::move(dst)));
+      model.link()->score(h, as_tensor(std::move(src)), as_tensor(std::move(dst)));
   const int64_t positives = static_cast<int64_t>(s.positives.size());
   const torch::Tensor labels = torch::cat(
       {torch::ones({positives}), torch::zeros({static_cast<int64_t>(s.negatives.size())})});
-  *correct += scores.gt(0).eq(labels.gt(0.5)).sum().item<int64_t>();
-  *total += labels.size(0);
-  return torch::nn::functional::binary_cross_entropy_with_logits(
-             scores, labels,
-             torch::nn::functional::BinaryCrossEntropyWithLogitsFuncOptions().reduction(
-                 torch::kSum)) /
-         static_cast<double>(global_batch * (1 + options_.link.negatives));
+  StepLoss out;
+  out.correct = scores.gt(0).eq(labels.gt(0.5)).sum().item<int64_t>();
+  out.total = labels.size(0);
+  out.loss =
+      torch::nn::functional::binary_cross_entropy_with_logits(
+          scores, labels,
+          torch::nn::functional::BinaryCrossEntropyWithLogitsFuncOptions().reduction(torch::kSum)) /
+      static_cast<double>(global_batch * (1 + options_.link.negatives));
+  return out;
 }
 
-LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
-  const LinkData& d = *link_data_;
+LinkMetrics LinkTask::evaluate(ModelAdapter& model, bool test, uint64_t tag) {
+  const LinkData& d = data_;
   const store::DistGraph& g = session_.graph();
-  if (options_.eval_full) {  // the embeddings of layer-wise inference, as `partita infer`
+  if (options_.eval.mode == EvalMode::kFull) {
+    // The embeddings of layer-wise inference, as `partita infer`.
     InferenceOptions inference;
     inference.normalize_features = options_.normalize_features;
     inference.output_embeddings = true;
-    const InferenceOutput out = infer_full_graph(session_, *model_, inference);
-    module_->train();
+    const InferenceOutput out = infer_full_graph(session_, *model.gnn(), inference);
+    model.module().train();
     // Rank 0 holds the embeddings: it scores, every rank learns the figures.
     LinkMetrics m;
     run_agreed(session_.collectives(), "rank 0 could not score the held-out pairs", [&] {
       if (session_.rank() == 0)
-        m = held_out_link_metrics(*link_, out, g, test, options_.link.hits_k);
+        m = held_out_link_metrics(*model.link(), out, g, test, options_.link.hits_k);
     });
     std::vector<double> figures{m.auc, m.ap, m.mrr, m.hits};
     std::vector<int64_t> counts{m.positives, m.negatives};
@@ -216,8 +246,8 @@ LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
   std::vector<int64_t> mine;
   std::vector<loader::LinkStep> steps;
   std::vector<std::vector<int64_t>> seeds;
-  for (int64_t begin = 0; begin < num_pairs; begin += options_.batch_size) {
-    const int64_t end = std::min(num_pairs, begin + options_.batch_size);
+  for (int64_t begin = 0; begin < num_pairs; begin += options_.loader.batch_size) {
+    const int64_t end = std::min(num_pairs, begin + options_.loader.batch_size);
     std::vector<int64_t> batch;
     for (int64_t i = begin; i < end; ++i) batch.push_back(keyed[static_cast<size_t>(i)].second);
     if (g.replicated()) {
@@ -241,15 +271,16 @@ LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
   scored.reserve(mine.size());
   {
     torch::NoGradGuard no_grad;
-    module_->eval();
-    loader::BatchPipeline pipeline(pipeline_options(tag), std::move(seeds), session_.sampler(),
-                                   session_.fetcher());
+    model.module().eval();
+    loader::BatchPipeline pipeline(
+        pipeline_options(session_, options_, model.needs_degrees(), false, tag), std::move(seeds),
+        session_.sampler(), session_.fetcher());
     size_t next_pair = 0;  // into mine
     while (std::optional<loader::Batch> batch = pipeline.next()) {
       const loader::LinkStep& s = steps[static_cast<size_t>(batch->step)];
       if (s.positives.empty()) continue;
-      const torch::Tensor h = forward(*batch);
-      const torch::Tensor scores = link_
+      const torch::Tensor h = model.forward(*batch);
+      const torch::Tensor scores = model.link()
                                        ->score(h, as_tensor(positions(s.positives, true)),
                                                as_tensor(positions(s.positives, false)))
                                        .contiguous();
@@ -257,7 +288,7 @@ LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
       for (size_t i = 0; i < s.positives.size(); ++i)
         scored.push_back({mine[next_pair++], values[i]});
     }
-    module_->train();
+    model.module().train();
   }
   const std::vector<ScoredPair> all = session_.collectives().allgather(scored);
   PARTITA_CHECK(static_cast<int64_t>(all.size()) == num_pairs, Error,
@@ -271,6 +302,26 @@ LinkMetrics Trainer::evaluate_link(bool test, uint64_t tag) {
       neg_scores[static_cast<size_t>(s.index - num_pos)] = s.score;
   }
   return link_metrics(pos_scores, neg_scores, options_.link.hits_k);
+}
+
+}  // namespace
+
+double link_metric_value(const LinkTaskOptions& link, const LinkMetrics& m) {
+  switch (link.metric) {
+    case LinkMetricKind::kAuc:
+      return m.auc;
+    case LinkMetricKind::kAp:
+      return m.ap;
+    case LinkMetricKind::kMrr:
+      return m.mrr;
+    case LinkMetricKind::kHits:
+      return m.hits;
+  }
+  return m.auc;
+}
+
+std::unique_ptr<TrainTask> make_link_task(runtime::Session& session, const TrainOptions& options) {
+  return std::make_unique<LinkTask>(session, options);
 }
 
 }  // namespace partita::train

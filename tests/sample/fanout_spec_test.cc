@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "partita/core/error.h"
+#include "partita/core/parameter_error.h"
 
 namespace partita::sample {
 namespace {
@@ -10,43 +10,49 @@ namespace {
 const std::vector<std::string> kMag{"affiliated_with", "writes", "cites", "has_topic",
                                     "rev_writes"};
 
-// The UsageError message of resolving `text` against `names` ("" if none is thrown).
+// The ParameterError message of resolving `text` against `names` ("" if none is thrown):
+// "fanouts: <detail>", the parameter in the library's words.
 std::string error_of(const std::string& text, const std::vector<std::string>& names = kMag) {
   try {
     resolve_fanouts(text, names);
-  } catch (const UsageError& e) {
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(e.parameter(), "fanouts");
     return e.what();
   }
   return "";
 }
 
 TEST(FanoutSpec, PlainHopsApplyToEveryRelation) {
-  ResolvedFanouts r = resolve_fanouts("25,20", kMag);
-  EXPECT_EQ(r.fanouts, (std::vector<int64_t>{25, 20}));
-  EXPECT_TRUE(r.relation_fanouts.empty());
+  Fanouts r = resolve_fanouts("25,20", kMag);
+  EXPECT_EQ(r.hops, (std::vector<int64_t>{25, 20}));
+  EXPECT_TRUE(r.relations.empty());
   r = resolve_fanouts("15,-1,5", {});  // homogeneous graph
-  EXPECT_EQ(r.fanouts, (std::vector<int64_t>{15, -1, 5}));
-  EXPECT_TRUE(r.relation_fanouts.empty());
+  EXPECT_EQ(r.hops, (std::vector<int64_t>{15, -1, 5}));
+  EXPECT_TRUE(r.relations.empty());
   r = resolve_fanouts("*=7", {});  // a default alone is a plain hop
-  EXPECT_EQ(r.fanouts, std::vector<int64_t>{7});
-  EXPECT_TRUE(r.relation_fanouts.empty());
+  EXPECT_EQ(r.hops, std::vector<int64_t>{7});
+  EXPECT_TRUE(r.relations.empty());
 }
 
 TEST(FanoutSpec, PerRelationHops) {
-  ResolvedFanouts r = resolve_fanouts("25,cites=10:writes=5:20", kMag);
-  EXPECT_EQ(r.fanouts, (std::vector<int64_t>{25, 20}));
-  ASSERT_EQ(r.relation_fanouts.size(), 2u);
-  EXPECT_TRUE(r.relation_fanouts[0].empty());
-  EXPECT_EQ(r.relation_fanouts[1], (std::vector<int64_t>{20, 5, 10, 20, 20}));
+  Fanouts r = resolve_fanouts("25,cites=10:writes=5:20", kMag);
+  EXPECT_EQ(r.hops, (std::vector<int64_t>{25, 20}));
+  ASSERT_EQ(r.relations.size(), 2u);
+  EXPECT_TRUE(r.relations[0].empty());
+  EXPECT_EQ(r.relations[1], (std::vector<int64_t>{20, 5, 10, 20, 20}));
 
   r = resolve_fanouts("*=3:rev_writes=-1:has_topic=0", kMag);
-  EXPECT_EQ(r.fanouts, std::vector<int64_t>{3});
-  EXPECT_EQ(r.relation_fanouts[0], (std::vector<int64_t>{3, 3, 3, 0, -1}));
+  EXPECT_EQ(r.hops, std::vector<int64_t>{3});
+  EXPECT_EQ(r.relations[0], (std::vector<int64_t>{3, 3, 3, 0, -1}));
 
   // Every relation named, no default: fanouts[h] holds the largest (-1 if one is -1).
   r = resolve_fanouts("a=4:b=9,b=2:a=-1", {"a", "b"});
-  EXPECT_EQ(r.fanouts, (std::vector<int64_t>{9, -1}));
-  EXPECT_EQ(r.relation_fanouts, (std::vector<std::vector<int64_t>>{{4, 9}, {-1, 2}}));
+  EXPECT_EQ(r.hops, (std::vector<int64_t>{9, -1}));
+  EXPECT_EQ(r.relations, (std::vector<std::vector<int64_t>>{{4, 9}, {-1, 2}}));
+
+  // Before the relation names are known: a hop that names relations is -1.
+  EXPECT_EQ(unresolved_fanouts(parse_fanout_spec("25,cites=10:writes=5:20,-1,*=4")).hops,
+            (std::vector<int64_t>{25, -1, -1, 4}));
 
   FanoutSpec spec = parse_fanout_spec("10,cites=3:7");
   ASSERT_EQ(spec.num_hops(), 2);
@@ -59,52 +65,51 @@ TEST(FanoutSpec, PerRelationHops) {
 }
 
 TEST(FanoutSpec, SyntaxErrorsNameTheEntry) {
-  EXPECT_EQ(error_of(""),
-            "--fanouts: empty (e.g. 15,10,5, or 25,cites=10:writes=5:20 per relation)");
-  EXPECT_EQ(error_of("25,,10"), "--fanouts: hop 2 is empty");
-  EXPECT_EQ(error_of("25,"), "--fanouts: hop 2 is empty");
-  EXPECT_EQ(error_of("cites=1::5"), "--fanouts: hop 1 ('cites=1::5') has an empty entry");
+  EXPECT_EQ(error_of(""), "fanouts: empty (e.g. 15,10,5, or 25,cites=10:writes=5:20 per relation)");
+  EXPECT_EQ(error_of("25,,10"), "fanouts: hop 2 is empty");
+  EXPECT_EQ(error_of("25,"), "fanouts: hop 2 is empty");
+  EXPECT_EQ(error_of("cites=1::5"), "fanouts: hop 1 ('cites=1::5') has an empty entry");
   EXPECT_EQ(error_of("5,x"),
-            "--fanouts: 'x' in hop 2: 'x' is not a fanout (an integer k >= 0, or -1 for all)");
+            "fanouts: 'x' in hop 2: 'x' is not a fanout (an integer k >= 0, or -1 for all)");
   EXPECT_EQ(error_of("cites=ten:5"),
-            "--fanouts: 'cites=ten' in hop 1: 'ten' is not a fanout (an integer k >= 0, or -1 "
+            "fanouts: 'cites=ten' in hop 1: 'ten' is not a fanout (an integer k >= 0, or -1 "
             "for all)");
   EXPECT_EQ(error_of("cites=:5"),
-            "--fanouts: 'cites=' in hop 1: '' is not a fanout (an integer k >= 0, or -1 for all)");
+            "fanouts: 'cites=' in hop 1: '' is not a fanout (an integer k >= 0, or -1 for all)");
   EXPECT_EQ(error_of(" 5"),
-            "--fanouts: ' 5' in hop 1: ' 5' is not a fanout (an integer k >= 0, or -1 for all)");
+            "fanouts: ' 5' in hop 1: ' 5' is not a fanout (an integer k >= 0, or -1 for all)");
   EXPECT_EQ(error_of("10,cites=-2:5"),
-            "--fanouts: 'cites=-2' in hop 2: fanout -2 is invalid (use k >= 0, or -1 for all)");
+            "fanouts: 'cites=-2' in hop 2: fanout -2 is invalid (use k >= 0, or -1 for all)");
   EXPECT_EQ(error_of("-3"),
-            "--fanouts: '-3' in hop 1: fanout -3 is invalid (use k >= 0, or -1 for all)");
-  EXPECT_EQ(error_of("=4:5"), "--fanouts: '=4' in hop 1: no relation name before '='");
+            "fanouts: '-3' in hop 1: fanout -3 is invalid (use k >= 0, or -1 for all)");
+  EXPECT_EQ(error_of("=4:5"), "fanouts: '=4' in hop 1: no relation name before '='");
   EXPECT_EQ(error_of("cites=1:5:*=6"),
-            "--fanouts: '*=6' in hop 1: a second default fanout (the hop already has '5')");
+            "fanouts: '*=6' in hop 1: a second default fanout (the hop already has '5')");
   EXPECT_EQ(error_of("5,0"),
-            "--fanouts: hop 2 ('0') samples no neighbor at all (use a positive integer, or -1 for "
+            "fanouts: hop 2 ('0') samples no neighbor at all (use a positive integer, or -1 for "
             "all)");
 }
 
 TEST(FanoutSpec, ResolutionErrorsNameTheEntry) {
   EXPECT_EQ(error_of("10,cite=3:5"),
-            "--fanouts: 'cite=3' in hop 2: unknown relation 'cite' (relations: affiliated_with, "
+            "fanouts: 'cite=3' in hop 2: unknown relation 'cite' (relations: affiliated_with, "
             "writes, cites, has_topic, rev_writes)");
   EXPECT_EQ(error_of("cites=3:writes=1:cites=4:5"),
-            "--fanouts: 'cites=4' in hop 1: relation 'cites' is named twice");
+            "fanouts: 'cites=4' in hop 1: relation 'cites' is named twice");
   EXPECT_EQ(error_of("10,cites=3:writes=2"),
-            "--fanouts: hop 2 ('cites=3:writes=2') gives no fanout for affiliated_with, "
+            "fanouts: hop 2 ('cites=3:writes=2') gives no fanout for affiliated_with, "
             "has_topic, rev_writes (name them, or add a default N or *=N)");
   EXPECT_EQ(error_of("10,cites=3:5", {}),
-            "--fanouts: 'cites=3' in hop 2 names a relation, but the graph has a single edge "
+            "fanouts: 'cites=3' in hop 2 names a relation, but the graph has a single edge "
             "type (give a plain number per hop)");
   EXPECT_EQ(error_of("a=0:b=0", {"a", "b"}),
-            "--fanouts: hop 1 ('a=0:b=0') samples no neighbor at all (every relation's fanout "
+            "fanouts: hop 1 ('a=0:b=0') samples no neighbor at all (every relation's fanout "
             "is 0)");
   EXPECT_EQ(error_of("a=0:0", {"a", "b"}),
-            "--fanouts: hop 1 ('a=0:0') samples no neighbor at all (every relation's fanout is 0)");
+            "fanouts: hop 1 ('a=0:0') samples no neighbor at all (every relation's fanout is 0)");
   EXPECT_EQ(error_of("a=1:0", {"a", "b"}), "");  // b left out, a sampled
   EXPECT_EQ(error_of("x=1:2", {"x", "x"}),
-            "--fanouts: 'x=1' in hop 1: relation name 'x' is ambiguous (relations: x, x)");
+            "fanouts: 'x=1' in hop 1: relation name 'x' is ambiguous (relations: x, x)");
 }
 
 }  // namespace

@@ -247,7 +247,7 @@ inline SampledBatch reference_blocks(const graph::Csr& g, const std::vector<floa
   std::vector<int64_t> nodes = seeds;
   std::unordered_map<int64_t, int64_t> local;
   for (size_t i = 0; i < seeds.size(); ++i) local[seeds[i]] = static_cast<int64_t>(i);
-  for (size_t hop = 0; hop < options.fanouts.size(); ++hop) {
+  for (size_t hop = 0; hop < options.fanouts.num_hops(); ++hop) {
     Block block;
     block.num_dst = static_cast<int64_t>(nodes.size());
     block.indptr.push_back(0);
@@ -255,13 +255,13 @@ inline SampledBatch reference_blocks(const graph::Csr& g, const std::vector<floa
     for (int64_t i = 0; i < block.num_dst; ++i) {
       std::vector<std::pair<int64_t, int32_t>> picks;
       if (typed) {
-        TypedFanouts f{options.fanouts[hop], options.relation_fanouts.empty()
-                                                 ? std::vector<int64_t>{}
-                                                 : options.relation_fanouts[hop]};
+        TypedFanouts f{options.fanouts.hops[hop], options.fanouts.relations.empty()
+                                                      ? std::vector<int64_t>{}
+                                                      : options.fanouts.relations[hop]};
         picks =
             reference_typed_sample(*typed, w, nodes[i], key, f, mode.replacement, mode.weighting);
       } else {
-        for (int64_t u : reference_sample(g, w, nodes[i], key, options.fanouts[hop],
+        for (int64_t u : reference_sample(g, w, nodes[i], key, options.fanouts.hops[hop],
                                           mode.replacement, mode.weighting)) {
           picks.emplace_back(u, 0);
         }

@@ -148,9 +148,9 @@ TEST(SampleWire, PartitionedTypedBlocksEqualWholeGraph) {
   for (int64_t v = 0; v < 1500; v += 29) seeds.push_back(v);
   seeds.push_back(6);
   const BlockOptions cases[] = {
-      {{5, 3}, {3, 1, 4}, {}},
-      {{5, 3}, {3, 1, 5}, {{2, 0, 7}, {}}},
-      {{-1, 2}, {3, 1, 6}, {{}, {-1, 1, 3}}},
+      {Fanouts{5, 3}, {3, 1, 4}},
+      {Fanouts({5, 3}, {{2, 0, 7}, {}}), {3, 1, 5}},
+      {Fanouts({-1, 2}, {{}, {-1, 1, 3}}), {3, 1, 6}},
   };
   // A view without entries has no weights either, so weighted modes merge parts 0 and 1.
   const std::vector<int64_t> weighted_ranges{0, 7, 700, 1500};

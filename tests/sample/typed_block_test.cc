@@ -32,8 +32,7 @@ std::vector<int64_t> distinct_seeds(int64_t n, int64_t count, uint64_t seed) {
 BlockOptions typed_options(std::vector<int64_t> fanouts,
                            std::vector<std::vector<int64_t>> relation_fanouts, uint64_t batch) {
   BlockOptions o;
-  o.fanouts = std::move(fanouts);
-  o.relation_fanouts = std::move(relation_fanouts);
+  o.fanouts = sample::Fanouts(std::move(fanouts), std::move(relation_fanouts));
   o.key = {/*seed=*/3, /*epoch=*/2, batch};
   return o;
 }

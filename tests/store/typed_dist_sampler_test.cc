@@ -48,7 +48,7 @@ constexpr int32_t kRevWrites = 3;
 // names of the dataset.
 struct FanoutCase {
   std::string spec;
-  sample::ResolvedFanouts resolved;
+  sample::Fanouts resolved;
 };
 
 std::vector<std::string> relation_names(const data::Dataset& ds) {
@@ -188,8 +188,7 @@ class TypedDistSampler : public ::testing::Test {
           for (size_t c = 0; c < cases.size(); ++c) {
             for (uint64_t b = 0; b < batches.size(); ++b) {
               sample::BlockOptions options;
-              options.fanouts = cases[c].resolved.fanouts;
-              options.relation_fanouts = cases[c].resolved.relation_fanouts;
+              options.fanouts = cases[c].resolved;
               options.key = {13, static_cast<uint64_t>(c), static_cast<uint64_t>(r) * 1000 + b};
               const sample::SampledBatch got = builder.build(batches[b], options, sampler);
               const sample::SampledBatch want = reference_builder.build(
@@ -264,7 +263,7 @@ TEST_F(TypedDistSampler, TypedBatchPipelineGroupsInputsByTypeWithTheirFeatures) 
   const int ranks = 3;
   sample::LocalSampler reference(sample::csc_view_of(ds.in_edges, {}, ds.edge_relation), sampling_);
   const std::vector<int64_t> node_map = testing::read_node_map(*dir_ / name);
-  const sample::ResolvedFanouts fanouts =
+  const sample::Fanouts fanouts =
       sample::resolve_fanouts("cites=2:rev_writes=0:3,2", relation_names(ds));
   std::atomic<int64_t> authors{0}, fields{0};
   on_every_rank(name, ranks, [&](int r, const store::DistGraph& g, RpcEndpoint* endpoint) {
@@ -272,8 +271,7 @@ TEST_F(TypedDistSampler, TypedBatchPipelineGroupsInputsByTypeWithTheirFeatures) 
     store::FeatureFetcher fetcher(g, endpoint);
     loader::BatchPipelineOptions options;
     options.threads = 2;
-    options.fanouts = fanouts.fanouts;
-    options.relation_fanouts = fanouts.relation_fanouts;
+    options.fanouts = fanouts;
     options.seed = 21;
     options.epoch = 3;
     options.typed = true;
@@ -285,7 +283,6 @@ TEST_F(TypedDistSampler, TypedBatchPipelineGroupsInputsByTypeWithTheirFeatures) 
       const sample::SampledBatch& got = batch->sampled;
       sample::BlockOptions block_options;
       block_options.fanouts = options.fanouts;
-      block_options.relation_fanouts = options.relation_fanouts;
       block_options.key = {options.seed, options.epoch, static_cast<uint64_t>(batch->step)};
       expect_same_typed_batch(
           got,

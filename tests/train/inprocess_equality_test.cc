@@ -91,19 +91,19 @@ class InProcessEquality : public ::testing::Test {
 
   static TrainOptions options(nn::ConvKind kind) {
     TrainOptions o;
-    o.model.kind = kind;
+    o.model.kind = model_kind(kind);
     o.model.hidden = 16;
     o.model.heads = kind == nn::ConvKind::kGat ? 2 : 1;
     o.model.layers = 2;
     o.model.dropout = 0;
     o.model.attention_dropout = 0;
-    o.fanouts = {5, 5};
-    o.optimizer = OptimizerKind::kSgd;
-    o.lr = 0.2;
-    o.batch_size = 64;  // 1500 * 0.6 training ids: the last step is short
+    o.loader.fanouts = {5, 5};
+    o.optimizer.kind = OptimizerKind::kSgd;
+    o.optimizer.lr = 0.2;
+    o.loader.batch_size = 64;  // 1500 * 0.6 training ids: the last step is short
     o.epochs = 3;
     o.seed = 11;
-    o.threads = 1;
+    o.loader.threads = 1;
     o.torch_threads = 1;
     return o;
   }
@@ -132,9 +132,9 @@ TEST_F(InProcessEquality, GradientOfOneStepIsTheSameForOneTwoAndFourRanks) {
   for (nn::ConvKind kind : {nn::ConvKind::kSage, nn::ConvKind::kGcn, nn::ConvKind::kGat}) {
     TrainOptions o = options(kind);
     o.epochs = 1;
-    o.batch_size = 100000;
-    o.lr = 1;
-    o.eval_every = 0;
+    o.loader.batch_size = 100000;
+    o.optimizer.lr = 1;
+    o.eval.every = 0;
     const RunResult one = run(1, o);
     ASSERT_FALSE(one.weights.empty());
     std::vector<float> grad1(one.weights.size());
@@ -191,8 +191,8 @@ namespace {
 TEST_F(InProcessEquality, CacheGivesIdenticalResultsWithLessTraffic) {
   TrainOptions o = options(nn::ConvKind::kSage);
   const RunResult plain = run(2, o);
-  o.cache_ratio = 0.3;
-  o.cache_presample_batches = 4;
+  o.cache.ratio = 0.3;
+  o.cache.presample_batches = 4;
   const RunResult cached = run(2, o);
   EXPECT_EQ(cached.epoch_losses, plain.epoch_losses);
   EXPECT_EQ(cached.weights, plain.weights);

@@ -103,13 +103,13 @@ class ServerClient : public ::testing::Test {
     o.model.hidden = 16;
     o.model.layers = 2;
     o.model.dropout = 0;
-    o.fanouts = {5, 5};
-    o.optimizer = OptimizerKind::kSgd;
-    o.lr = 0.2;
-    o.batch_size = 64;  // 900 training ids: the last step is short
+    o.loader.fanouts = {5, 5};
+    o.optimizer.kind = OptimizerKind::kSgd;
+    o.optimizer.lr = 0.2;
+    o.loader.batch_size = 64;  // 900 training ids: the last step is short
     o.epochs = 3;
     o.seed = 11;
-    o.threads = 1;
+    o.loader.threads = 1;
     o.torch_threads = 1;
     return o;
   }

@@ -28,19 +28,19 @@ runtime::Session* g_session = nullptr;
 
 TrainOptions options(nn::ConvKind kind, nn::Precision precision = nn::Precision::kFp32) {
   TrainOptions o;
-  o.model.kind = kind;
+  o.model.kind = model_kind(kind);
   o.model.precision = precision;
   o.model.heads = kind == nn::ConvKind::kGat ? 2 : 1;
   o.model.hidden = 16;
   o.model.layers = 2;
   o.model.dropout = 0.3;
-  o.fanouts = {5, 5};
-  o.lr = 0.01;
+  o.loader.fanouts = {5, 5};
+  o.optimizer.lr = 0.01;
   o.epochs = 2;
-  o.batch_size = 300;
+  o.loader.batch_size = 300;
   o.seed = 11;
-  o.threads = 2;
-  o.prefetch = 2;
+  o.loader.threads = 2;
+  o.loader.prefetch = 2;
   o.bucket_bytes = 1024;  // several buckets even for this small model
   return o;
 }
@@ -130,7 +130,7 @@ void expect_resume_repeats_the_uninterrupted_run(nn::Precision precision) {
 
   TrainOptions first_half = o;
   first_half.epochs = 2;
-  first_half.checkpoint_dir = dir / "ckpt";
+  first_half.checkpoint.dir = dir / "ckpt";
   const RunLog head = train_run(first_half);
   if (g_session->rank() == 0) {
     EXPECT_TRUE(std::filesystem::exists(checkpoint_path(dir / "ckpt", 1)));
@@ -138,8 +138,8 @@ void expect_resume_repeats_the_uninterrupted_run(nn::Precision precision) {
   }
 
   TrainOptions resumed = o;
-  resumed.checkpoint_dir = dir / "ckpt";
-  resumed.resume = true;
+  resumed.checkpoint.dir = dir / "ckpt";
+  resumed.checkpoint.resume = true;
   const RunLog tail = train_run(resumed);
 
   ASSERT_EQ(head.step_losses.size() + tail.step_losses.size(), whole.step_losses.size());
@@ -166,7 +166,7 @@ void expect_resume_repeats_the_uninterrupted_run(nn::Precision precision) {
   same.epochs = 5;
   const RunLog reference = train_run(same);
   TrainOptions reseeded = same;
-  reseeded.checkpoint_dir = dir / "ckpt-copy";
+  reseeded.checkpoint.dir = dir / "ckpt-copy";
   reseeded.seed = o.seed + 1;
   const RunLog other = train_run(reseeded);
   ASSERT_EQ(other.step_losses.size(), whole.step_losses.size() / 4);
@@ -187,13 +187,13 @@ TEST(TrainMpi, DamagedCheckpointIsRefusedOnEveryRank) {
   testing::TempDir dir;
   TrainOptions o = options(nn::ConvKind::kSage);
   o.epochs = 1;
-  o.checkpoint_dir = dir / "ckpt";
+  o.checkpoint.dir = dir / "ckpt";
   train_run(o);
   if (g_session->rank() == 0) {
-    const std::string path = checkpoint_path(o.checkpoint_dir, 1);
+    const std::string path = checkpoint_path(o.checkpoint.dir, 1);
     std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
   }
-  o.resume = true;
+  o.checkpoint.resume = true;
   o.epochs = 2;
   std::string message;
   try {
@@ -207,18 +207,18 @@ TEST(TrainMpi, DamagedCheckpointIsRefusedOnEveryRank) {
 
   // A fresh run (no --resume) refuses a directory that already holds checkpoints.
   TrainOptions fresh = o;
-  fresh.resume = false;
+  fresh.checkpoint.resume = false;
   EXPECT_THROW(train_run(fresh), UsageError);
 
   // A checkpoint of another model shape is refused with a usage error.
   testing::TempDir other;
   TrainOptions small = options(nn::ConvKind::kSage);
   small.epochs = 1;
-  small.checkpoint_dir = other / "ckpt";
+  small.checkpoint.dir = other / "ckpt";
   train_run(small);
   TrainOptions wide = small;
   wide.model.hidden = 32;
-  wide.resume = true;
+  wide.checkpoint.resume = true;
   wide.epochs = 2;
   EXPECT_THROW(train_run(wide), UsageError);
 }

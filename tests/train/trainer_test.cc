@@ -17,16 +17,16 @@ namespace {
 
 TrainOptions small_options() {
   TrainOptions o;
-  o.model.kind = nn::ConvKind::kSage;
+  o.model.kind = ModelKind::kSage;
   o.model.hidden = 32;
   o.model.layers = 2;
   o.model.dropout = 0.2;
-  o.fanouts = {10, 10};
-  o.lr = 0.01;
+  o.loader.fanouts = {10, 10};
+  o.optimizer.lr = 0.01;
   o.epochs = 4;
-  o.batch_size = 256;
+  o.loader.batch_size = 256;
   o.seed = 3;
-  o.threads = 1;
+  o.loader.threads = 1;
   o.torch_threads = 1;
   return o;
 }

@@ -25,6 +25,7 @@
 #include "partita/core/npy.h"
 #include "partita/partition/partition.h"
 #include "partita/runtime/session.h"
+#include "partita/sample/fanout_spec.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/trainer.h"
 
@@ -146,9 +147,9 @@ class TypedTraining : public ::testing::Test {
     store::EmbeddingOptions e;
     e.dim = o.model.hidden;
     e.seed = o.seed;
-    e.optimizer.kind = o.optimizer == OptimizerKind::kSgd ? store::SparseOptimizer::kSgd
-                                                          : store::SparseOptimizer::kAdam;
-    e.optimizer.lr = static_cast<float>(o.lr);
+    e.optimizer.kind = o.optimizer.kind == OptimizerKind::kSgd ? store::SparseOptimizer::kSgd
+                                                               : store::SparseOptimizer::kAdam;
+    e.optimizer.lr = static_cast<float>(o.optimizer.lr);
     return e;
   }
 
@@ -209,21 +210,30 @@ class TypedTraining : public ::testing::Test {
     return result;
   }
 
+  // `spec` resolved against the relation names of the typed partitions (p1, p2 and p3
+  // share them; single1 and single2 only take plain hops, which need no names).
+  static sample::Fanouts fanouts_of(const std::string& spec) {
+    const partition::PartitionMeta meta = partition::read_meta(*dir_ / "p1");
+    std::vector<std::string> names;
+    for (const partition::TypedRelation& r : meta.typed->relations) names.push_back(r.name);
+    return sample::resolve_fanouts(spec, names);
+  }
+
   static TrainOptions options(const std::string& fanouts, OptimizerKind optimizer) {
     TrainOptions o;
-    o.rgcn = true;
+    o.model.kind = ModelKind::kRgcn;
     o.model.hidden = 16;
     o.model.layers = 2;
     o.model.dropout = 0;
-    o.fanout_spec = fanouts;
-    o.optimizer = optimizer;
-    o.lr = optimizer == OptimizerKind::kSgd ? 0.2 : 0.01;
+    o.loader.fanouts = fanouts_of(fanouts);
+    o.optimizer.kind = optimizer;
+    o.optimizer.lr = optimizer == OptimizerKind::kSgd ? 0.2 : 0.01;
     // The planted features grow with the node id (up to ~250): unnormalized, SGD diverges.
     o.normalize_features = true;
-    o.batch_size = 32;  // 120 training papers: the last step is short
+    o.loader.batch_size = 32;  // 120 training papers: the last step is short
     o.epochs = 3;
     o.seed = 11;
-    o.threads = 1;
+    o.loader.threads = 1;
     o.torch_threads = 1;
     return o;
   }
@@ -246,7 +256,7 @@ TEST_F(TypedTraining, OneTwoAndThreeRanksTrainTheSameSteps) {
                              std::to_string(c.num_bases);
     SCOPED_TRACE(what);
     TrainOptions o = options(c.fanouts, c.optimizer);
-    o.num_bases = c.num_bases;
+    o.model.num_bases = c.num_bases;
     const RunResult one = run("p1", 1, o);
     expect_no_failures(one, what);
     ASSERT_EQ(one.epoch_losses.size(), 3u);
@@ -301,15 +311,15 @@ TEST_F(TypedTraining, ResumeWithEmbeddingsRepeatsTheUninterruptedRun) {
 
   TrainOptions head_options = o;
   head_options.epochs = 2;
-  head_options.checkpoint_dir = ckpt / "c";
+  head_options.checkpoint.dir = ckpt / "c";
   const RunResult head = run("p2", 2, head_options);
   expect_no_failures(head, "first 2 epochs");
   for (int rank : {0, 1})
     EXPECT_TRUE(std::filesystem::exists(embeddings_path(ckpt / "c", 2, rank))) << rank;
 
   TrainOptions resumed = o;
-  resumed.checkpoint_dir = ckpt / "c";
-  resumed.resume = true;
+  resumed.checkpoint.dir = ckpt / "c";
+  resumed.checkpoint.resume = true;
   const RunResult tail = run("p2", 2, resumed);
   expect_no_failures(tail, "resumed");
 
@@ -334,12 +344,12 @@ TEST_F(TypedTraining, TruncatedEmbeddingsFileFailsResumeNamingIt) {
   TempDir ckpt;
   TrainOptions o = options("5,5", OptimizerKind::kSgd);
   o.epochs = 1;
-  o.checkpoint_dir = ckpt / "c";
+  o.checkpoint.dir = ckpt / "c";
   expect_no_failures(run("p2", 2, o), "first epoch");
-  const std::string path = embeddings_path(o.checkpoint_dir, 1, 1);
+  const std::string path = embeddings_path(o.checkpoint.dir, 1, 1);
   ASSERT_TRUE(std::filesystem::exists(path));
   std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
-  o.resume = true;
+  o.checkpoint.resume = true;
   o.epochs = 2;
   const RunResult r = run("p2", 2, o);
   ASSERT_EQ(r.failures.size(), 2u);

@@ -38,13 +38,11 @@ constexpr int kMaxPipelineThreads = 256;
 constexpr int kMaxPrefetch = 1024;
 
 struct BatchPipelineOptions {
-  int threads = 1;               // sampler threads, in [1, kMaxPipelineThreads]
-  int prefetch = 2;              // batches ahead of the consumer (done or in flight), in
-                                 //   [1, kMaxPrefetch]
-  std::vector<int64_t> fanouts;  // per hop, sample::BlockOptions::fanouts
-  // Typed graphs: per hop, per relation (sample::BlockOptions::relation_fanouts).
-  std::vector<std::vector<int64_t>> relation_fanouts;
-  uint64_t seed = 0;  // the run's seed (sampling keys)
+  int threads = 1;   // sampler threads, in [1, kMaxPipelineThreads]
+  int prefetch = 2;  // batches ahead of the consumer (done or in flight), in
+                     //   [1, kMaxPrefetch]
+  sample::Fanouts fanouts;  // per hop (and per relation), as sample::BlockOptions::fanouts
+  uint64_t seed = 0;        // the run's seed (sampling keys)
   uint64_t epoch = 0;
   int64_t feature_row_bytes = 0;  // bytes of one feature row (graph.feature_row_bytes())
   bool fetch_degrees = false;     // also fetch the graph in-degree of every input node

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "partita/sample/fanouts.h"
 #include "partita/sample/neighbor_sampler.h"
 #include "partita/store/dist_graph.h"
 
@@ -30,7 +31,7 @@ int64_t cache_budget(const store::DistGraph& graph, double ratio);
 // ties go to the smaller id, so the choice is deterministic. budget >= 0.
 HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                               const std::vector<std::vector<int64_t>>& batches,
-                              const std::vector<int64_t>& fanouts, uint64_t seed, uint64_t epoch,
+                              const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
                               int64_t budget);
 
 }  // namespace partita::loader

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "partita/core/array_view.h"
+#include "partita/core/name_table.h"
 #include "partita/partition/format.h"
 
 namespace partita::loader {
@@ -58,6 +59,13 @@ std::vector<int64_t> read_pair_file(const std::string& path, int64_t num_nodes);
 int64_t pair_key(int64_t original_src, int64_t original_dst, int64_t num_nodes);
 
 enum class NegativeKind { kUniform, kDegree };
+
+// The names of the negative distributions (--negatives-by).
+inline const NameTable<NegativeKind>& negative_kind_names() {
+  static const NameTable<NegativeKind> names{{"uniform", NegativeKind::kUniform},
+                                             {"degree", NegativeKind::kDegree}};
+  return names;
+}
 
 class NegativeSampler {
  public:

@@ -16,11 +16,18 @@
 
 #include <memory>
 
+#include "partita/core/name_table.h"
 #include "partita/nn/gnn_model.h"
 
 namespace partita::nn {
 
 enum class LinkDecoder { kDot, kMlp };
+
+// The names of the decoders (--decoder).
+inline const NameTable<LinkDecoder>& link_decoder_names() {
+  static const NameTable<LinkDecoder> names{{"dot", LinkDecoder::kDot}, {"mlp", LinkDecoder::kMlp}};
+  return names;
+}
 
 class LinkModel : public torch::nn::Module {
  public:

@@ -4,9 +4,17 @@
 // layers in bfloat16, where oneDNN reaches AVX512-BF16 / AMX.
 #include <string>
 
+#include "partita/core/name_table.h"
+
 namespace partita::nn {
 
 enum class Precision { kFp32, kBf16 };
+
+// The names of the precisions (--precision, checkpoints' settings).
+inline const NameTable<Precision>& precision_names() {
+  static const NameTable<Precision> names{{"fp32", Precision::kFp32}, {"bf16", Precision::kBf16}};
+  return names;
+}
 
 // "fp32" or "bf16".
 const char* precision_name(Precision p);

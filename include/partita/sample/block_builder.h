@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "partita/core/array_view.h"
+#include "partita/sample/fanouts.h"
 #include "partita/sample/neighbor_kernel.h"
 #include "partita/sample/neighbor_sampler.h"
 #include "partita/sample/node_relabeler.h"
@@ -48,12 +49,10 @@ struct SampledBatch {
 };
 
 struct BlockOptions {
-  std::vector<int64_t> fanouts;  // one per hop, fanouts[0] for hop 0; -1: all neighbors
-  SampleKey key;                 // (seed, epoch, batch) of this batch
-  // Typed graphs: per hop, the fanout of each relation (indexed by relation id; -1: all);
-  // empty, or an empty hop: fanouts[hop] for every relation (fanout_spec.h builds these
-  // from --fanouts). When not empty it has one entry per hop.
-  std::vector<std::vector<int64_t>> relation_fanouts;
+  // Per hop (hop 0 first; -1: all neighbors), and on typed graphs optionally per relation
+  // (fanouts.h; fanout_spec.h builds them from text).
+  Fanouts fanouts;
+  SampleKey key;  // (seed, epoch, batch) of this batch
 };
 
 // Keeps its relabelling table and buffers between batches. Not thread-safe: one builder
@@ -61,7 +60,7 @@ struct BlockOptions {
 class BlockBuilder {
  public:
   // Samples a batch through `sampler`. Throws partita::Error on a repeated seed, a fanout
-  // < -1, relation_fanouts whose size is not the hop count, a sampler that returns
+  // < -1, per-relation fanouts whose size is not the hop count, a sampler that returns
   // inconsistent counts or relations, or whatever the sampler throws.
   SampledBatch build(ArrayView<const int64_t> seeds, const BlockOptions& options,
                      NeighborSampler& sampler);

@@ -29,11 +29,19 @@
 #include <vector>
 
 #include "partita/core/array_view.h"
+#include "partita/core/name_table.h"
 #include "partita/sample/block_builder.h"
 
 namespace partita::sample {
 
 enum class Exclude { kNone, kSelf, kReverse };
+
+// The names of the exclusions (--exclude), in the order messages list them.
+inline const NameTable<Exclude>& exclude_names() {
+  static const NameTable<Exclude> names{
+      {"reverse", Exclude::kReverse}, {"self", Exclude::kSelf}, {"none", Exclude::kNone}};
+  return names;
+}
 
 // Removes the excluded edges of `pairs` ([m, 2] row-major (a, b), global ids) from `batch`
 // in place (see above) and returns how many block edges were removed over all blocks.

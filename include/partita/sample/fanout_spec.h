@@ -1,8 +1,8 @@
 #pragma once
-// The syntax of --fanouts, parsed here (pure functions, no CLI) and resolved against a
-// graph's relation names into BlockOptions::fanouts and ::relation_fanouts.
+// The syntax of the `fanouts` parameter (the CLI's --fanouts), parsed here (pure functions,
+// no CLI) and resolved against a graph's relation names into a sample::Fanouts.
 //
-//   --fanouts HOP[,HOP...]      one HOP per hop, hop 0 (around the seeds) first
+//   fanouts := HOP[,HOP...]     one HOP per hop, hop 0 (around the seeds) first
 //   HOP  := N                   N in-neighbors of every relation (-1: all of them)
 //         | ENTRY[:ENTRY...]    per relation, e.g. cites=10:writes=5:20
 //   ENTRY := REL=N              N in-neighbors of relation REL (its name, e.g. rev_writes)
@@ -12,18 +12,20 @@
 // plain N means N per incoming relation (DGL's semantics), not N in all. N is >= 0 or -1;
 // a hop that samples nothing at all (every fanout 0, e.g. a plain 0) is rejected as a
 // mistake, but REL=0 leaves out one relation. Examples:
-//   --fanouts 25,20                      25 per relation at hop 0, 20 at hop 1
-//   --fanouts 25,cites=10:writes=5:20    hop 1: 10 cites, 5 writes, 20 of each other relation
+//   25,20                      25 per relation at hop 0, 20 at hop 1
+//   25,cites=10:writes=5:20    hop 1: 10 cites, 5 writes, 20 of each other relation
 //
-// Errors are UsageError("--fanouts: ...") naming the bad entry and its hop (numbered from
-// 1): an empty hop or entry, a value that is not an integer or is < -1, two defaults in a
-// hop, a hop that samples nothing, and (when resolving) an unknown relation (the known ones
-// are listed), a relation named twice in a hop, a hop with no default that leaves relations
-// unnamed, or REL=N on a graph without relation types.
+// Errors are ParameterError("fanouts", ...) (core/parameter_error.h) naming the bad entry and its
+// hop (numbered from 1): an empty hop or entry, a value that is not an integer or is < -1, two
+// defaults in a hop, a hop that samples nothing, and (when resolving) an unknown relation (the
+// known ones are listed), a relation named twice in a hop, a hop with no default that leaves
+// relations unnamed, or REL=N on a graph without relation types.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "partita/sample/fanouts.h"
 
 namespace partita::sample {
 
@@ -46,25 +48,21 @@ struct FanoutSpec {
   int num_hops() const { return static_cast<int>(hops.size()); }
 };
 
-// Parses the text of --fanouts. Throws UsageError starting with "--fanouts:".
+// Parses the text of `fanouts`. Throws ParameterError("fanouts", ...).
 FanoutSpec parse_fanout_spec(const std::string& text);
 
-struct ResolvedFanouts {
-  // Per hop: the hop's N, or its default. A hop naming every relation and no default
-  // holds the largest of its fanouts (-1 if one is -1): the most any relation takes.
-  std::vector<int64_t> fanouts;
-  // Per hop, per relation id (BlockOptions::relation_fanouts): empty for a hop naming no
-  // relation; empty altogether when no hop names one.
-  std::vector<std::vector<int64_t>> relation_fanouts;
-};
-
 // Resolves `spec` against the relation names of the graph (indexed by relation id; empty
-// for a homogeneous graph). Throws UsageError starting with "--fanouts:".
-ResolvedFanouts resolve_fanouts(const FanoutSpec& spec,
-                                const std::vector<std::string>& relation_names);
+// for a homogeneous graph). Throws ParameterError("fanouts", ...). In the result, hops[h] is
+// the hop's N, or its default; a hop naming every relation and no default holds the largest
+// of its fanouts (-1 if one is -1): the most any relation takes. relations[h] is empty for
+// a hop naming no relation, and `relations` is empty altogether when no hop names one.
+Fanouts resolve_fanouts(const FanoutSpec& spec, const std::vector<std::string>& relation_names);
 
 // parse_fanout_spec then resolve_fanouts.
-ResolvedFanouts resolve_fanouts(const std::string& text,
-                                const std::vector<std::string>& relation_names);
+Fanouts resolve_fanouts(const std::string& text, const std::vector<std::string>& relation_names);
+
+// The fanouts of `spec` before its relation names are resolved, to count and check its hops
+// without a graph: a hop's N or default, -1 for a hop that names relations.
+Fanouts unresolved_fanouts(const FanoutSpec& spec);
 
 }  // namespace partita::sample

@@ -6,7 +6,8 @@
 // rank != 0 zeroes its parameters and all ranks allreduce-sum them, which leaves rank 0's
 // values on every rank.
 //
-// Batches. options.batch_size is the GLOBAL batch: seeds per step summed over ranks. At
+// Batches. options.loader.batch_size is the GLOBAL batch: seeds per step summed over ranks.
+// At
 // construction every rank learns every training id (one allgather of (original id, global
 // id) pairs; in replicated mode each rank already has them all). Each epoch, all N ids are
 // shuffled the same way on every rank, keyed by (seed, epoch) over the ids ordered by their
@@ -39,7 +40,7 @@
 // state, gradients' allreduce, the loss and its softmax stay fp32 in both.
 //
 // Evaluation is distributed the same way: the validation and test ids of all ranks are cut
-// into global batches of batch_size (shuffled under their own key), each rank classifies
+// into global batches of loader.batch_size (shuffled under their own key), each rank classifies
 // its share of each batch with the training fanouts (eval mode, no grad), and the
 // correct/total counts are summed with one allreduce at the end. So accuracies too are the
 // same for 1 rank and P ranks.
@@ -59,21 +60,21 @@
 // the pairs whose destination it owns, an even share when replicated) on sampled blocks
 // with the training fanouts and no exclusion (held-out edges are not in the graph), gathers
 // every score and computes AUC, AP, MRR and Hits@K (train/link_metrics.h) identically on
-// every rank; with eval_full, every rank scores every pair on the embeddings of layer-wise
+// every rank; with eval full, every rank scores every pair on the embeddings of layer-wise
 // full-graph inference instead (train/inference.h, as `partita infer`). Worker mode only,
 // no hot-feature cache, untyped partitions.
 //
-// Cache (options.cache_ratio > 0, partitioned mode with more than one rank): before the
-// first epoch each rank pre-samples the first cache_presample_batches steps of an epoch no
+// Cache (options.cache.ratio > 0, partitioned mode with more than one rank): before the
+// first epoch each rank pre-samples the first cache.presample_batches steps of an epoch no
 // training step uses (its own shares, blocks only), counts how many of them need each
-// remote node's features, fetches the rows of the most needed ones (at most cache_ratio x
+// remote node's features, fetches the rows of the most needed ones (at most cache.ratio x
 // the nodes it owns) and answers those from memory from then on (store::FeatureCache).
 // Results do not change; only the traffic does.
 //
-// Checkpoints (options.checkpoint_dir): after every epoch rank 0 writes the model,
+// Checkpoints (options.checkpoint.dir): after every epoch rank 0 writes the model,
 // optimizer, epochs done and seed (checkpoint.h), keeping the two latest; only rank 0
 // reads or writes the directory, so it need not be shared between hosts. With
-// options.resume, train() starts from the latest checkpoint there (rank 0 reads it and
+// options.checkpoint.resume, train() starts from the latest checkpoint there (rank 0 reads it and
 // broadcasts it), or from scratch when there is none; without it, a directory that already
 // holds checkpoints is refused (UsageError) rather than mixed with another run's.
 //
@@ -109,93 +110,17 @@
 #include "partita/sample/edge_exclusion.h"
 #include "partita/store/feature_cache.h"
 #include "partita/train/link_metrics.h"
+#include "partita/train/train_options.h"
 
 namespace partita::train {
 
-enum class OptimizerKind { kAdam, kSgd };
-
-// The model `partita train` builds unless told otherwise: GraphSAGE, 2 layers of width 64,
-// dropout 0.5 (GAT: 4 heads per hidden layer).
-inline nn::GnnOptions default_model() {
-  nn::GnnOptions m;
-  m.hidden = 64;
-  m.heads = 4;  // read by GAT only
-  m.dropout = 0.5;
-  return m;
-}
-
-enum class Task { kNode, kLink };
-enum class LinkMetricKind { kAuc, kAp, kMrr, kHits };
-
-// Link prediction (--task link; see Link prediction above).
-struct LinkTaskOptions {
-  int64_t negatives = 1;  // corrupted pairs per positive, >= 1 (--negatives)
-  loader::NegativeKind negative_kind = loader::NegativeKind::kUniform;  // --negatives-by
-  sample::Exclude exclude = sample::Exclude::kReverse;                  // --exclude
-  nn::LinkDecoder decoder = nn::LinkDecoder::kDot;                      // --decoder
-  LinkMetricKind metric = LinkMetricKind::kAuc;  // the validation metric (--metric)
-  int64_t hits_k = 50;                           // K of Hits@K (--metric hits@K), >= 1
-};
-
-// "auc", "ap", "mrr" or "hits@K": the name of a link metric in output and metrics files.
-std::string link_metric_name(const LinkTaskOptions& link);
-// The value of the chosen metric.
+// The value of the chosen link metric (options.link.metric).
 double link_metric_value(const LinkTaskOptions& link, const LinkMetrics& metrics);
 
-// Every option of training, with the defaults of `partita train`: the command line binds
-// its flags onto these fields (src/cli/cmd_train.cc), so there is one set of defaults.
-struct TrainOptions {
-  nn::GnnOptions model = default_model();  // in_dim / out_dim <= 0: taken from the graph
-  double lr = 0.003;
-  double weight_decay = 0;
-  OptimizerKind optimizer = OptimizerKind::kAdam;
-  int64_t epochs = 5;         // >= 1; total, including epochs resumed from
-  int64_t batch_size = 1024;  // >= 1, global: seeds per step over all ranks
-  // Steps per epoch at most (0: every step of the plan), for quick runs and benchmarks: an
-  // epoch then trains on the first max_steps global batches of its shuffle only.
-  int64_t max_steps = 0;
-  std::vector<int64_t> fanouts{10, 10};  // one per layer; -1 = all neighbors
-  uint64_t seed = 0;
-  int threads = 1;        // sampler threads of the batch pipeline, >= 1
-  int prefetch = 2;       // batches ahead, >= 1
-  int torch_threads = 1;  // torch intra-op threads (DESIGN 10: cores per rank), >= 1
-  // Row-normalize input features (each row divided by its sum; all-zero rows stay zero),
-  // as in the GCN paper's preprocessing. A row whose sum is <= 0 (and is not all zeros) is
-  // an Error: it would be scaled without bound.
-  bool normalize_features = false;
-  // Validate after every eval_every-th epoch and after the last; 0: never.
-  int64_t eval_every = 1;
-  // Validation and test accuracy from layer-wise full-neighbourhood inference
-  // (train/inference.h, as `partita infer`) instead of sampled blocks with the training
-  // fanouts (--eval full|sampled). GraphSAGE, GCN and GAT in worker mode.
-  bool eval_full = false;
-  std::string checkpoint_dir;             // empty: no checkpoints
-  bool resume = false;                    // start from the latest checkpoint in checkpoint_dir
-  size_t bucket_bytes = size_t{4} << 20;  // gradient allreduce bucket size, >= 4
-  // Hot-feature cache (see Cache below): at most cache_ratio x (nodes this rank owns) remote
-  // rows, in [0, 1]; 0: none. Chosen by pre-sampling cache_presample_batches steps (>= 1).
-  double cache_ratio = 0;
-  int64_t cache_presample_batches = 10;
-  // R-GCN (--model rgcn, typed partitions only; nn/rgcn.h): model.hidden, layers, dropout
-  // and precision apply; num_bases 0 gives every relation its own weight.
-  bool rgcn = false;
-  int64_t num_bases = 0;
-  // Per hop, per relation fanouts of a typed graph (sample::BlockOptions::relation_fanouts);
-  // empty: fanouts[hop] for every relation. With fanout_spec set, the Trainer resolves both
-  // fanouts and relation_fanouts from it against the graph's relation names
-  // (sample/fanout_spec.h: `--fanouts 25,cites=10:20`).
-  std::vector<std::vector<int64_t>> relation_fanouts;
-  std::string fanout_spec;
-  Task task = Task::kNode;  // --task node|link
-  LinkTaskOptions link;     // task link only
-  // Written into every checkpoint as CheckpointMeta::settings (the caller's record of the
-  // run's settings, read back before a resume or an inference; checkpoint.h).
-  std::vector<std::pair<std::string, std::string>> recorded_settings;
-};
-
-// Throws UsageError, naming the flag, on an option out of range (the same checks on every
-// rank; the command line calls it before starting MPI, the Trainer again).
-void check_options(const TrainOptions& options);
+// `spec` (sample/fanout_spec.h, e.g. "25,cites=10:20") resolved against the relation names
+// of `graph` (none for an untyped one): what TrainOptions::loader.fanouts holds on a typed
+// graph. Throws ParameterError("fanouts", ...).
+sample::Fanouts resolve_fanouts(const std::string& spec, const store::DistGraph& graph);
 
 // One training step, identical on every rank except elapsed_s.
 struct StepRecord {
@@ -215,7 +140,7 @@ struct EpochRecord {
   int64_t seeds = 0;       // global seeds trained on: every training id once (fewer with max_steps)
   double loss = 0;         // mean over the steps of StepRecord::loss
   double train_acc = 0;    // on the training batches of the epoch, while training
-  bool validated = false;  // val_acc was measured after this epoch (options.eval_every)
+  bool validated = false;  // val_acc was measured after this epoch (options.eval.every)
   // After the epoch: accuracy (node task; 0 when there are no valid ids), or the link
   // task's validation metric (LinkTaskOptions::metric).
   double val_acc = 0;
@@ -246,7 +171,7 @@ struct EpochRecord {
   int64_t open_fds = 0;
 };
 
-// This rank's hot-feature cache, when options.cache_ratio > 0.
+// This rank's hot-feature cache, when options.cache.ratio > 0.
 struct CacheReport {
   int64_t rows = 0;               // cached remote rows
   int64_t bytes = 0;              // memory they take
@@ -266,10 +191,18 @@ struct TrainResult {
   double train_s = 0;  // wall time of this call's epochs, evaluation and checkpoints
 };
 
+class TrainTask;
+class ModelAdapter;
+class GradientSync;
+class Checkpointer;
+
+// The epoch loop over the seams of training: the task (train_task.h: seeds, loss,
+// evaluation), the model (model_adapter.h), gradient sync (gradient_sync.h) and
+// checkpoints (checkpointer.h); the hot-feature cache is loader/cache_warmup.h's.
 class Trainer {
  public:
-  // Builds the model and optimizer and synchronizes the initial weights (collective).
-  // Throws Error/UsageError on bad options (fanouts.size() != model.layers, ...).
+  // Builds the task's plans, the model and optimizer and synchronizes the initial weights
+  // (collective). Throws Error/UsageError on bad options (fanouts.size() != model.layers, ...).
   Trainer(runtime::Session& session, const TrainOptions& options);
   ~Trainer();  // detaches the cache from the session's fetcher
   Trainer(const Trainer&) = delete;
@@ -286,98 +219,30 @@ class Trainer {
   // compare ranks' weights. Local (no collective).
   double parameter_checksum() const;
 
-  // The model: GnnModel, or RgcnModel with options.rgcn (model() then throws Error).
+  // The model: GnnModel (a link model's encoder), or Error for R-GCN (model kind rgcn).
   nn::GnnModel& model();
-  torch::nn::Module& module() { return *module_; }
+  torch::nn::Module& module();
   const CacheReport& cache_report() const { return cache_report_; }
 
   // Global steps per epoch (see Batches above), and training ids over all ranks.
-  int64_t steps_per_epoch() const { return plan_->steps(); }
-  int64_t num_train_ids() const { return plan_->num_ids(); }
+  int64_t steps_per_epoch() const;
+  int64_t num_train_ids() const;
 
  private:
-  struct Impl;
-  // Exact accuracy over every id of `plan` (0 when it has none); `tag` keys the sampling
-  // apart from training epochs. Collective only at the end (one allreduce).
-  double evaluate(const loader::GlobalBatches& plan, uint64_t tag);
-  // The same accuracy from full-graph inference (options.eval_full). Collective.
-  double evaluate_full(const loader::GlobalBatches& plan, uint64_t tag);
-  // Every id of a split over all ranks (collective unless replicated or server-client).
-  std::vector<loader::SeedId> all_ids(runtime::Split split);
-  // This rank's part of a global batch.
-  std::vector<int64_t> share_of(const std::vector<int64_t>& global_batch) const;
-  loader::BatchPipelineOptions pipeline_options(uint64_t epoch_key) const;
-  // Logits of a batch's seeds; adds the step's matrix-product flops to *flops if given.
-  // R-GCN with learned embeddings: the rows it looked up stay in embedding_rows_ for
-  // push_embedding_gradients after backward.
-  torch::Tensor forward(loader::Batch& batch, double* flops = nullptr);
-  void set_dropout_key(uint64_t key);
-  // This rank's seeds of every step of `epoch` (link task: the endpoints of its pairs and
-  // their negatives; the steps' pairs stay in link_data_ for link_loss).
-  std::vector<std::vector<int64_t>> epoch_seed_batches(int64_t epoch);
-  // Link task (link_task.cc). Reads the partition's training and held-out pairs and sets
-  // up the negatives; collective (degree negatives gather the in-degrees).
-  void setup_link_task();
-  // The link task's epoch_seed_batches: builds the epoch's steps (their pairs and
-  // negatives) and returns each step's seeds.
-  std::vector<std::vector<int64_t>> link_epoch_seeds(int64_t epoch);
-  // The step's loss: binary cross-entropy over its pairs (positives 1, negatives 0), summed
-  // and divided by the global batch's pairs; counts pairs classified right (score > 0 for
-  // positives, <= 0 for negatives) into *correct, *total.
-  torch::Tensor link_loss(loader::Batch& batch, int64_t step, int64_t global_batch,
-                          int64_t* correct, int64_t* total, double* flops);
-  // Every metric over the valid (test = false) or test pairs and their negatives; `tag`
-  // keys the sampling. Collective (one allgather of the scores).
-  LinkMetrics evaluate_link(bool test, uint64_t tag);
-  // UsageError when the model does not fit the partition (R-GCN needs a typed one, ...).
-  void check_model_fits(const store::DistGraph& graph) const;
-  // Sets fanouts and relation_fanouts from options.fanout_spec (UsageError naming --fanouts).
-  void resolve_fanouts(const store::DistGraph& graph);
-  nn::RgcnOptions rgcn_options(const store::DistGraph& graph) const;
-  // Learned embeddings (typed_inputs.h): the rows each owner rank holds, written beside the
-  // checkpoint of `epochs_done` / read back from it.
-  void save_embeddings(int64_t epochs_done);
-  void restore_embeddings(int64_t epochs_done);
   // epoch: 0-based. Calls on_step after each step.
   EpochRecord run_epoch(int64_t epoch, const std::function<void(const StepRecord&)>& on_step);
-  void sync_initial_weights();
-  // Builds the hot-feature cache and hands it to the session's fetcher.
-  void build_cache();
-  // Averages BatchNorm's running statistics over ranks (collective).
-  void average_buffers();
-  // Sums the gradients and `loss` over ranks (bucketed); returns the summed loss.
-  double sum_gradients(double loss);
-  // Model shape and optimizer kind, stored in checkpoints.
-  std::vector<int64_t> config_signature() const;
-  // Rank 0 writes the checkpoint of `epochs_done`; every rank learns whether it worked.
-  void save_checkpoint(int64_t epochs_done);
-  // Throws UsageError on every rank when checkpoint_dir already holds a checkpoint (a
-  // fresh run would mix its checkpoints with another run's).
-  void refuse_existing_checkpoints();
-  // Restores the latest checkpoint if there is one; returns the epochs it had done.
-  int64_t restore_checkpoint();
 
   runtime::Session& session_;
-  TrainOptions options_;
-  std::shared_ptr<nn::GnnModel> model_;          // unless options.rgcn
-  std::shared_ptr<nn::RgcnModel> rgcn_;          // options.rgcn
-  std::shared_ptr<nn::LinkModel> link_;          // task link: model_ is its encoder
-  std::shared_ptr<torch::nn::Module> module_;    // the one of the two
-  std::unique_ptr<Impl> impl_;                   // optimizer
-  std::unique_ptr<loader::GlobalBatches> plan_;  // every training id, cut into steps
-  std::unique_ptr<loader::GlobalBatches> valid_plan_, test_plan_;
+  TrainOptions options_;  // resolved against the graph; the seams below refer to it
+  std::unique_ptr<TrainTask> task_;
+  std::unique_ptr<ModelAdapter> model_;
+  std::unique_ptr<GradientSync> sync_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<Checkpointer> checkpointer_;
   store::FeatureCache cache_;
   CacheReport cache_report_;
-  struct LinkData;
-  std::unique_ptr<LinkData> link_data_;  // task link: pairs, negatives, the epoch's steps
-  struct EmbeddingRows;
-  std::unique_ptr<EmbeddingRows> embedding_rows_;  // of the last training forward
   // Changes whenever the weights do (optimizer steps, a restored checkpoint).
   int64_t weight_updates_ = 0;
-  // --eval full: every node's predicted class (by original id) under the weights of
-  // version full_predictions_version_ (-1: none yet).
-  std::vector<int64_t> full_predictions_;
-  int64_t full_predictions_version_ = -1;
 };
 
 }  // namespace partita::train

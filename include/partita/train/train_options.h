@@ -1,0 +1,150 @@
+#pragma once
+// Every option of training (train::Trainer), as one typed tree with its defaults: the
+// defaults of `partita train`, declared here once. The command line binds its flags onto
+// these fields (src/cli/cmd_train.cc) and shows these defaults in --help; the enums' names
+// are the tables next to each enum. No torch, no CLI: check_options throws
+// ParameterError(parameter, detail) (core/parameter_error.h) naming the parameter in the
+// library's words (`batch_size`, `fanouts`, `cache_ratio`), which a front end renames.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "partita/core/name_table.h"
+#include "partita/loader/link_batches.h"
+#include "partita/nn/precision.h"
+#include "partita/sample/edge_exclusion.h"
+#include "partita/sample/fanouts.h"
+
+namespace partita::nn {
+enum class ConvKind;
+enum class LinkDecoder;
+struct GnnOptions;
+}  // namespace partita::nn
+
+namespace partita::train {
+
+// The model a Trainer builds: a GnnModel of one conv kind, or an R-GCN (nn/rgcn.h).
+enum class ModelKind { kSage, kGcn, kGat, kRgcn };
+const NameTable<ModelKind>& model_kind_names();  // sage, gcn, gat, rgcn
+
+// The GnnModel's conv of `kind`; nullopt for kRgcn.
+std::optional<nn::ConvKind> conv_kind(ModelKind kind);
+ModelKind model_kind(nn::ConvKind conv);
+
+// `model` (--model ...): GraphSAGE, 2 layers of width 64, dropout 0.5 unless told otherwise.
+struct ModelOptions {
+  ModelKind kind = ModelKind::kSage;  // model; rgcn on typed partitions only
+  int64_t in_dim = 0;                 // <= 0: the graph's feature width
+  int64_t out_dim = 0;                // <= 0: the classes (node task) or `hidden` (link task)
+  int64_t layers = 2;                 // >= 1, = the hops of the fanouts
+  int64_t hidden = 64;                // width of a hidden layer (GAT: per head), >= 1
+  int64_t heads = 4;                  // GAT's heads per hidden layer, >= 1
+  double dropout = 0.5;               // on the input of every layer, in [0, 1)
+  double attention_dropout = -1;      // GAT, in [0, 1); -1: = dropout
+  nn::Precision precision = nn::Precision::kFp32;  // activations and matrix products
+  // R-GCN: relation weights as combinations of this many shared bases; 0: one weight per
+  // relation. >= 0.
+  int64_t num_bases = 0;
+};
+
+// The nn::GnnOptions of a GNN model (throws Error for kRgcn, which is no GnnModel).
+nn::GnnOptions gnn_options(const ModelOptions& model);
+
+enum class OptimizerKind { kAdam, kSgd };
+const NameTable<OptimizerKind>& optimizer_kind_names();  // adam, sgd
+
+struct OptimizerOptions {
+  OptimizerKind kind = OptimizerKind::kAdam;  // optimizer
+  double lr = 0.003;                          // lr, > 0
+  double weight_decay = 0;                    // weight_decay, >= 0
+};
+
+// How batches are sampled and fed (loader/batch_pipeline.h).
+struct LoaderOptions {
+  int64_t batch_size = 1024;  // >= 1, global: seeds per step over all ranks
+  // Steps per epoch at most (0: every step of the plan), for quick runs and benchmarks: an
+  // epoch then trains on the first max_steps global batches of its shuffle only.
+  int64_t max_steps = 0;
+  // One hop per layer (-1: all neighbors); on a typed graph optionally per relation
+  // (sample/fanout_spec.h resolves `25,cites=10:20` against the graph's relation names).
+  sample::Fanouts fanouts{10, 10};
+  int threads = 1;   // sampler threads of the batch pipeline, in [1, 256]
+  int prefetch = 2;  // batches ahead, in [1, 1024]
+};
+
+// How validation and test accuracy are measured: on sampled blocks with the training
+// fanouts, or by layer-wise full-neighbourhood inference (train/inference.h, as `partita
+// infer`; GraphSAGE, GCN and GAT in worker mode).
+enum class EvalMode { kSampled, kFull };
+const NameTable<EvalMode>& eval_mode_names();  // sampled, full
+
+struct EvalOptions {
+  EvalMode mode = EvalMode::kSampled;  // eval
+  int64_t every = 1;  // eval_every: after every K-th epoch and after the last; 0: never
+};
+
+struct CheckpointOptions {
+  std::string dir;      // checkpoint_dir; empty: no checkpoints
+  bool resume = false;  // resume: start from the latest checkpoint in `dir`
+  // Written into every checkpoint as CheckpointMeta::settings (the caller's record of the
+  // run's settings, read back before a resume or an inference; checkpoint.h).
+  std::vector<std::pair<std::string, std::string>> settings;
+};
+
+// The hot-feature cache (trainer.h, Cache).
+struct CacheOptions {
+  // cache_ratio: at most ratio x (nodes this rank owns) remote rows, in [0, 1]; 0: none.
+  double ratio = 0;
+  int64_t presample_batches = 10;  // cache_presample: steps pre-sampled to choose them, >= 1
+};
+
+enum class Task { kNode, kLink };
+const NameTable<Task>& task_names();  // node, link
+
+enum class LinkMetricKind { kAuc, kAp, kMrr, kHits };
+// auc, ap, mrr, hits (named "hits@K" with its K: link_metric_name).
+const NameTable<LinkMetricKind>& link_metric_kind_names();
+
+// Link prediction (task link; trainer.h, Link prediction).
+struct LinkTaskOptions {
+  int64_t negatives = 1;  // corrupted pairs per positive, in [1, 1000]
+  loader::NegativeKind negative_kind = loader::NegativeKind::kUniform;  // negatives_by
+  sample::Exclude exclude = sample::Exclude::kReverse;                  // exclude
+  nn::LinkDecoder decoder{};                     // decoder: kDot (nn/link_model.h)
+  LinkMetricKind metric = LinkMetricKind::kAuc;  // the validation metric (metric)
+  int64_t hits_k = 50;                           // K of Hits@K (metric hits@K), >= 1
+};
+
+// "auc", "ap", "mrr" or "hits@K": the name of a link metric in output and metrics files.
+std::string link_metric_name(const LinkTaskOptions& link);
+
+struct TrainOptions {
+  Task task = Task::kNode;
+  ModelOptions model;
+  OptimizerOptions optimizer;
+  LoaderOptions loader;
+  EvalOptions eval;
+  CheckpointOptions checkpoint;
+  CacheOptions cache;
+  LinkTaskOptions link;   // task link only
+  int64_t epochs = 5;     // >= 1; total, including epochs resumed from
+  uint64_t seed = 0;      // of weights, shuffles, samples and dropout
+  int torch_threads = 1;  // torch intra-op threads (DESIGN 10: cores per rank), [1, 1024]
+  // Row-normalize input features (each row divided by its sum; all-zero rows stay zero),
+  // as in the GCN paper's preprocessing. A row whose sum is <= 0 (and is not all zeros) is
+  // a ParameterError: it would be scaled without bound.
+  bool normalize_features = false;
+  size_t bucket_bytes = size_t{4} << 20;  // gradient allreduce bucket size, >= 4
+};
+
+// Throws ParameterError naming the parameter on an option out of range (the same checks on
+// every rank; the command line calls it before starting MPI, the Trainer again). Parameter
+// names: layers, hidden, heads, dropout, attention_dropout, num_bases, fanouts, epochs,
+// batch_size, max_steps, lr, weight_decay, threads, prefetch, torch_threads, eval_every,
+// bucket_bytes, resume, cache_ratio, cache_presample, negatives, metric, task, precision.
+void check_options(const TrainOptions& options);
+
+}  // namespace partita::train

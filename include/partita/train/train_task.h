@@ -1,0 +1,65 @@
+#pragma once
+// Training tasks: what the training loop (trainer.h) trains the model to do. NodeTask
+// classifies nodes (cross-entropy over labels, accuracy); LinkTask scores node pairs
+// (binary cross-entropy over positives and corrupted negatives; AUC, AP, MRR, Hits@K).
+//
+// Contract (see trainer.h, "Batches", "Evaluation", "Link prediction"):
+// - The constructor is collective (it gathers every rank's ids or pairs: the global plan);
+//   every rank builds the same task with the same options.
+// - plan(): every training id (or pair) of the job cut into global steps, the same on every
+//   rank. epoch_seeds(e): this rank's seeds of every step of epoch e (0-based), keyed by
+//   (seed, e) so every rank agrees on the steps.
+// - step_loss(): on a batch with seeds only, no collective: the step's loss (summed over
+//   this rank's seeds, divided by the global step's size, so the gradients' allreduce gives
+//   the exact mean) and the classified-right counts.
+// - validate(), test(): collective; `tag` keys the sampling apart from training epochs;
+//   weights_version changes whenever the weights do (a task may cache per version).
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "partita/loader/batch_pipeline.h"
+#include "partita/loader/seeds.h"
+#include "partita/runtime/session.h"
+#include "partita/train/model_adapter.h"
+#include "partita/train/trainer.h"
+
+namespace partita::train {
+
+struct StepLoss {
+  torch::Tensor loss;  // scalar, with grad
+  int64_t correct = 0;
+  int64_t total = 0;
+};
+
+class TrainTask {
+ public:
+  virtual ~TrainTask() = default;
+
+  virtual const loader::GlobalBatches& plan() const = 0;
+  virtual std::vector<std::vector<int64_t>> epoch_seeds(int64_t epoch) = 0;
+  // Whether batches carry the labels of their seeds.
+  virtual bool needs_labels() const = 0;
+  // step: 0-based within the epoch; global_batch: the global step's seeds (plan().batch_size).
+  virtual StepLoss step_loss(loader::Batch& batch, int64_t step, int64_t global_batch,
+                             ModelAdapter& model, double* flops) = 0;
+  // The validation figure: accuracy, or the link task's chosen metric.
+  virtual double validate(ModelAdapter& model, uint64_t tag, int64_t weights_version) = 0;
+  // The test figures into result (test_acc, or test_link).
+  virtual void test(ModelAdapter& model, uint64_t tag, int64_t weights_version,
+                    TrainResult& result) = 0;
+};
+
+// The batch pipeline of a pass over `session` keyed by `epoch_key` (training epoch or tag).
+loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
+                                              const TrainOptions& options, bool needs_degrees,
+                                              bool needs_labels, uint64_t epoch_key);
+
+// options.task's task (collective, see above). `options` must outlive the task.
+std::unique_ptr<TrainTask> make_task(runtime::Session& session, const TrainOptions& options);
+std::unique_ptr<TrainTask> make_node_task(runtime::Session& session, const TrainOptions& options);
+std::unique_ptr<TrainTask> make_link_task(runtime::Session& session, const TrainOptions& options);
+
+}  // namespace partita::train

@@ -1,0 +1,33 @@
+// See resolved_options.h.
+#include "resolved_options.h"
+
+#include <vector>
+
+#include "partita/core/parameter_error.h"
+
+namespace partita::train {
+
+TrainOptions resolved_options(const store::DistGraph& graph, TrainOptions options) {
+  ModelOptions& m = options.model;
+  if (m.in_dim <= 0) m.in_dim = graph.feat_dim();
+  // Link prediction: the output layer gives the node embeddings, as wide as the hidden ones.
+  if (m.out_dim <= 0) m.out_dim = options.task == Task::kLink ? m.hidden : graph.num_classes();
+  // Fanouts per relation must fit the graph (train::resolve_fanouts gives such fanouts).
+  const sample::Fanouts& fanouts = options.loader.fanouts;
+  if (fanouts.per_relation()) {
+    PARTITA_CHECK_PARAM(fanouts.relations.size() == fanouts.num_hops(), "fanouts",
+                        "{} hops of relation fanouts for {} hops", fanouts.relations.size(),
+                        fanouts.num_hops());
+  }
+  if (graph.typed()) {
+    for (const std::vector<int64_t>& hop : fanouts.relations) {
+      PARTITA_CHECK_PARAM(
+          hop.empty() || static_cast<int>(hop.size()) == graph.typed_meta().num_relations(),
+          "fanouts", "a hop gives fanouts for {} relations, the graph has {}", hop.size(),
+          graph.typed_meta().num_relations());
+    }
+  }
+  return options;
+}
+
+}  // namespace partita::train

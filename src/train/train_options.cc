@@ -1,0 +1,154 @@
+// TrainOptions' names and checks: see partita/train/train_options.h.
+#include "partita/train/train_options.h"
+
+#include "partita/core/parameter_error.h"
+#include "partita/loader/hot_nodes.h"
+#include "partita/nn/gnn_model.h"
+#include "partita/sample/fanout_spec.h"
+#include "partita/train/trainer.h"
+
+namespace partita::train {
+
+const NameTable<ModelKind>& model_kind_names() {
+  static const NameTable<ModelKind> names{{"sage", ModelKind::kSage},
+                                          {"gcn", ModelKind::kGcn},
+                                          {"gat", ModelKind::kGat},
+                                          {"rgcn", ModelKind::kRgcn}};
+  return names;
+}
+
+std::optional<nn::ConvKind> conv_kind(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::kSage:
+      return nn::ConvKind::kSage;
+    case ModelKind::kGcn:
+      return nn::ConvKind::kGcn;
+    case ModelKind::kGat:
+      return nn::ConvKind::kGat;
+    case ModelKind::kRgcn:
+      break;
+  }
+  return std::nullopt;
+}
+
+ModelKind model_kind(nn::ConvKind conv) {
+  switch (conv) {
+    case nn::ConvKind::kGcn:
+      return ModelKind::kGcn;
+    case nn::ConvKind::kGat:
+      return ModelKind::kGat;
+    case nn::ConvKind::kSage:
+      break;
+  }
+  return ModelKind::kSage;
+}
+
+nn::GnnOptions gnn_options(const ModelOptions& model) {
+  const std::optional<nn::ConvKind> conv = conv_kind(model.kind);
+  PARTITA_CHECK(conv.has_value(), Error, "internal: an R-GCN is no GnnModel");
+  nn::GnnOptions g;
+  g.kind = *conv;
+  g.in_dim = model.in_dim;
+  g.hidden = model.hidden;
+  g.out_dim = model.out_dim;
+  g.layers = model.layers;
+  g.heads = model.heads;
+  g.dropout = model.dropout;
+  g.attention_dropout = model.attention_dropout;
+  g.precision = model.precision;
+  return g;
+}
+
+const NameTable<OptimizerKind>& optimizer_kind_names() {
+  static const NameTable<OptimizerKind> names{{"adam", OptimizerKind::kAdam},
+                                              {"sgd", OptimizerKind::kSgd}};
+  return names;
+}
+
+const NameTable<EvalMode>& eval_mode_names() {
+  static const NameTable<EvalMode> names{{"sampled", EvalMode::kSampled},
+                                         {"full", EvalMode::kFull}};
+  return names;
+}
+
+const NameTable<Task>& task_names() {
+  static const NameTable<Task> names{{"node", Task::kNode}, {"link", Task::kLink}};
+  return names;
+}
+
+const NameTable<LinkMetricKind>& link_metric_kind_names() {
+  static const NameTable<LinkMetricKind> names{{"auc", LinkMetricKind::kAuc},
+                                               {"ap", LinkMetricKind::kAp},
+                                               {"mrr", LinkMetricKind::kMrr},
+                                               {"hits", LinkMetricKind::kHits}};
+  return names;
+}
+
+std::string link_metric_name(const LinkTaskOptions& link) {
+  const std::string& name = name_of(link_metric_kind_names(), link.metric);
+  return link.metric == LinkMetricKind::kHits ? name + "@" + std::to_string(link.hits_k) : name;
+}
+
+void check_options(const TrainOptions& o) {
+  const ModelOptions& m = o.model;
+  PARTITA_CHECK_PARAM(m.layers >= 1, "layers", "must be >= 1, got {}", m.layers);
+  PARTITA_CHECK_PARAM(m.hidden >= 1, "hidden", "must be >= 1, got {}", m.hidden);
+  PARTITA_CHECK_PARAM(m.heads >= 1, "heads", "must be >= 1, got {}", m.heads);
+  PARTITA_CHECK_PARAM(m.dropout >= 0 && m.dropout < 1, "dropout", "must be in [0, 1), got {}",
+                      m.dropout);
+  PARTITA_CHECK_PARAM(
+      m.attention_dropout == -1 || (m.attention_dropout >= 0 && m.attention_dropout < 1),
+      "attention_dropout", "must be in [0, 1) (or -1: same as `dropout`), got {}",
+      m.attention_dropout);
+  PARTITA_CHECK_PARAM(m.num_bases >= 0, "num_bases", "must be >= 0, got {}", m.num_bases);
+  const sample::Fanouts& fanouts = o.loader.fanouts;
+  PARTITA_CHECK_PARAM(static_cast<int64_t>(fanouts.num_hops()) == m.layers, "layers",
+                      "{} must equal the number of `fanouts` ({})", m.layers, fanouts.num_hops());
+  for (size_t h = 0; h < fanouts.num_hops(); ++h) {
+    // A hop given per relation was checked by sample::resolve_fanouts (its default may be
+    // 0 beside named relations).
+    if (!fanouts.relations_of(h).empty()) continue;
+    const int64_t k = fanouts.hops[h];
+    PARTITA_CHECK_PARAM(k >= 1 || k == -1, "fanouts", "{} is not a fanout", k);
+  }
+  PARTITA_CHECK_PARAM(o.epochs >= 1, "epochs", "must be >= 1, got {}", o.epochs);
+  const LoaderOptions& l = o.loader;
+  PARTITA_CHECK_PARAM(l.batch_size >= 1, "batch_size", "must be >= 1, got {}", l.batch_size);
+  PARTITA_CHECK_PARAM(l.max_steps >= 0, "max_steps", "must be >= 0 (0: every step), got {}",
+                      l.max_steps);
+  PARTITA_CHECK_PARAM(o.optimizer.lr > 0, "lr", "must be > 0, got {}", o.optimizer.lr);
+  PARTITA_CHECK_PARAM(o.optimizer.weight_decay >= 0, "weight_decay", "must be >= 0, got {}",
+                      o.optimizer.weight_decay);
+  PARTITA_CHECK_PARAM(l.threads >= 1 && l.threads <= 256, "threads", "must be in [1, 256], got {}",
+                      l.threads);
+  PARTITA_CHECK_PARAM(l.prefetch >= 1 && l.prefetch <= 1024, "prefetch",
+                      "must be in [1, 1024], got {}", l.prefetch);
+  PARTITA_CHECK_PARAM(o.torch_threads >= 1 && o.torch_threads <= 1024, "torch_threads",
+                      "must be in [1, 1024], got {}", o.torch_threads);
+  PARTITA_CHECK_PARAM(o.eval.every >= 0, "eval_every", "must be >= 0, got {}", o.eval.every);
+  PARTITA_CHECK_PARAM(o.bucket_bytes >= sizeof(float), "bucket_bytes",
+                      "an allreduce bucket of {} bytes is too small", o.bucket_bytes);
+  PARTITA_CHECK_PARAM(!o.checkpoint.resume || !o.checkpoint.dir.empty(), "resume",
+                      "needs `checkpoint_dir`");
+  loader::check_cache_options(o.cache.ratio, o.cache.presample_batches);
+  PARTITA_CHECK_PARAM(o.link.negatives >= 1 && o.link.negatives <= 1000, "negatives",
+                      "must be in [1, 1000] corrupted pairs per positive, got {}",
+                      o.link.negatives);
+  PARTITA_CHECK_PARAM(o.link.hits_k >= 1, "metric", "K of hits@K must be >= 1, got {}",
+                      o.link.hits_k);
+  PARTITA_CHECK_PARAM(o.task == Task::kNode || m.kind != ModelKind::kRgcn, "task",
+                      "link is not possible with `model` rgcn (link prediction runs on "
+                      "homogeneous partitions with sage, gcn or gat)");
+  PARTITA_CHECK_PARAM(m.precision != nn::Precision::kBf16 || nn::cpu_supports_bf16(), "precision",
+                      "bf16 needs native bfloat16 arithmetic (AVX512-BF16 or AMX-BF16), which "
+                      "this CPU lacks; use `precision` fp32");
+}
+
+sample::Fanouts resolve_fanouts(const std::string& spec, const store::DistGraph& graph) {
+  std::vector<std::string> names;
+  if (graph.typed())
+    for (const partition::TypedRelation& r : graph.typed_meta().relations) names.push_back(r.name);
+  return sample::resolve_fanouts(spec, names);
+}
+
+}  // namespace partita::train

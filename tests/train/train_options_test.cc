@@ -1,0 +1,123 @@
+// TrainOptions: the defaults pass their own checks, each check names its parameter in the
+// library's words, and the enums' name tables are one-to-one.
+#include "partita/train/train_options.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+#include <string>
+
+#include "partita/core/parameter_error.h"
+#include "partita/nn/gnn_model.h"
+#include "partita/nn/link_model.h"
+
+namespace partita::train {
+namespace {
+
+// The parameter check_options names for `change` applied to the defaults ("" if none).
+std::string refused_parameter(const std::function<void(TrainOptions&)>& change) {
+  TrainOptions o;
+  change(o);
+  try {
+    check_options(o);
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(std::string(e.what()), e.parameter() + ": " + e.detail());
+    EXPECT_EQ(e.detail().find("--"), std::string::npos) << e.what();
+    return e.parameter();
+  }
+  return "";
+}
+
+template <class E>
+void expect_one_to_one(const NameTable<E>& table) {
+  std::set<std::string> names;
+  std::set<E> values;
+  for (const auto& [name, value] : table) {
+    EXPECT_TRUE(names.insert(name).second) << name;
+    EXPECT_TRUE(values.insert(value).second) << name;
+    EXPECT_EQ(name_of(table, value), name);
+    EXPECT_EQ(find_named(table, name), value);
+  }
+  EXPECT_FALSE(find_named(table, std::string("no-such-name")).has_value());
+}
+
+TEST(TrainOptions, DefaultsAreThoseOfPartitaTrain) {
+  const TrainOptions o;
+  EXPECT_EQ(refused_parameter([](TrainOptions&) {}), "");
+  EXPECT_EQ(o.model.kind, ModelKind::kSage);
+  EXPECT_EQ(o.model.layers, 2);
+  EXPECT_EQ(o.model.hidden, 64);
+  EXPECT_EQ(o.model.heads, 4);
+  EXPECT_EQ(o.model.dropout, 0.5);
+  EXPECT_EQ(o.loader.fanouts, sample::Fanouts({10, 10}));
+  EXPECT_EQ(o.loader.batch_size, 1024);
+  EXPECT_EQ(o.optimizer.kind, OptimizerKind::kAdam);
+  EXPECT_EQ(o.optimizer.lr, 0.003);
+  EXPECT_EQ(o.eval.mode, EvalMode::kSampled);
+  EXPECT_EQ(o.epochs, 5);
+  EXPECT_EQ(o.link.decoder, nn::LinkDecoder::kDot);
+  EXPECT_EQ(link_metric_name(o.link), "auc");
+}
+
+TEST(TrainOptions, ChecksNameTheirParameter) {
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.loader.batch_size = 0; }), "batch_size");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.model.layers = 3; }), "layers");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.loader.fanouts = {10, 0}; }), "fanouts");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.model.attention_dropout = 1; }),
+            "attention_dropout");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.optimizer.lr = 0; }), "lr");
+  // For every model, not only rgcn (which alone reads it).
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.model.num_bases = -1; }), "num_bases");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.eval.every = -1; }), "eval_every");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.checkpoint.resume = true; }), "resume");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.link.negatives = 0; }), "negatives");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) {
+              o.task = Task::kLink;
+              o.model.kind = ModelKind::kRgcn;
+            }),
+            "task");
+  // A hop given per relation may have a 0 default beside its named relations.
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) {
+              o.loader.fanouts = sample::Fanouts({10, 0}, {{}, {0, 3}});
+            }),
+            "");
+}
+
+TEST(TrainOptions, NameTablesAreOneToOne) {
+  expect_one_to_one(model_kind_names());
+  expect_one_to_one(optimizer_kind_names());
+  expect_one_to_one(eval_mode_names());
+  expect_one_to_one(task_names());
+  expect_one_to_one(link_metric_kind_names());
+  expect_one_to_one(nn::precision_names());
+  expect_one_to_one(nn::link_decoder_names());
+  expect_one_to_one(sample::exclude_names());
+  expect_one_to_one(loader::negative_kind_names());
+  EXPECT_EQ(joined_names(model_kind_names()), "sage, gcn, gat, rgcn");
+  EXPECT_STREQ(nn::precision_name(nn::Precision::kBf16), "bf16");
+}
+
+TEST(TrainOptions, ModelKindIsTheOneSourceOfTheModel) {
+  ModelOptions m;
+  m.kind = ModelKind::kGat;
+  m.hidden = 8;
+  m.heads = 3;
+  const nn::GnnOptions g = gnn_options(m);
+  EXPECT_EQ(g.kind, nn::ConvKind::kGat);
+  EXPECT_EQ(g.hidden, 8);
+  EXPECT_EQ(g.heads, 3);
+  EXPECT_EQ(g.dropout, m.dropout);
+  EXPECT_FALSE(conv_kind(ModelKind::kRgcn).has_value());
+  for (nn::ConvKind c : {nn::ConvKind::kSage, nn::ConvKind::kGcn, nn::ConvKind::kGat})
+    EXPECT_EQ(conv_kind(model_kind(c)), c);
+  m.kind = ModelKind::kRgcn;
+  EXPECT_THROW(gnn_options(m), Error);
+  LinkTaskOptions link;
+  link.metric = LinkMetricKind::kHits;
+  link.hits_k = 20;
+  EXPECT_EQ(link_metric_name(link), "hits@20");
+}
+
+}  // namespace
+}  // namespace partita::train
