@@ -51,7 +51,7 @@ struct Flags {
   std::string metric = train::link_metric_name(train::LinkTaskOptions{});
   double embed_lr = 0;  // 0: 2 x --lr
   double embed_init = store::EmbeddingOptions{}.init_scale;
-  int torch_threads = 0;  // 0: this rank's cores, shared with the sampler threads
+  int torch_threads = 0;                 // 0: this rank's cores, shared with the sampler threads
   std::optional<ProgressMode> progress;  // nullopt: auto
   double progress_every_s = 10;
   bool checksum = false;
@@ -87,11 +87,10 @@ CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, E* field,
 
 // --progress: auto (nullopt) or a mode.
 const NameTable<std::optional<ProgressMode>>& progress_names() {
-  static const NameTable<std::optional<ProgressMode>> names{
-      {"auto", std::nullopt},
-      {"bar", ProgressMode::kBar},
-      {"lines", ProgressMode::kLines},
-      {"off", ProgressMode::kOff}};
+  static const NameTable<std::optional<ProgressMode>> names{{"auto", std::nullopt},
+                                                            {"bar", ProgressMode::kBar},
+                                                            {"lines", ProgressMode::kLines},
+                                                            {"off", ProgressMode::kOff}};
   return names;
 }
 
@@ -255,7 +254,7 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
   std::unique_ptr<MetricsFile> metrics;
   if (print && !flags.metrics_out.empty()) {
     metrics = std::make_unique<MetricsFile>(flags.metrics_out, options.checkpoint.resume,
-                                                   "val_" + validation_name);
+                                            "val_" + validation_name);
     MetricsFile::RunInfo run = flags.run;
     run.resume = options.checkpoint.resume;
     run.ranks = session.size();

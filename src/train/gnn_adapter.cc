@@ -19,21 +19,15 @@ torch::Tensor features_tensor(loader::Batch& batch, const store::DistGraph& grap
   const bool keep = !normalize && bf16_model && graph.feature_dtype() == DType::kBFloat16;
   if (!keep) x = x.to(torch::kFloat32);
   if (!normalize) return x;
-  // row_normalized throws Error(detail) on a row it cannot normalize: the parameter at
-  // fault is normalize_features.
-  try {
-    return row_normalized(x, [&batch](int64_t row, double sum) {
-      return fmt::format(
-          "the features of node {} (partition id) sum to {:g}; row normalization divides each "
-          "row by its sum and needs non-negative features (as bag-of-words); leave it off for "
-          "these features",
-          batch.sampled.input_nodes[static_cast<size_t>(row)], sum);
-    });
-  } catch (const ParameterError&) {
-    throw;
-  } catch (const Error& e) {
-    throw ParameterError("normalize_features", e.what());
-  }
+  // An Error, not a usage error: one rank meets the row mid-training, alone. The parameter
+  // is backquoted, so that a front end names it in its words (core/parameter_error.h).
+  return row_normalized(x, [&batch](int64_t row, double sum) {
+    return fmt::format(
+        "`normalize_features`: the features of node {} (partition id) sum to {:g}; row "
+        "normalization divides each row by its sum and needs non-negative features (as "
+        "bag-of-words); leave it off for these features",
+        batch.sampled.input_nodes[static_cast<size_t>(row)], sum);
+  });
 }
 
 }  // namespace

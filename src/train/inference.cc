@@ -78,7 +78,7 @@ torch::Tensor range_features(const store::DistGraph& g, Range range, bool normal
   if (!normalize) return x;
   return row_normalized(x, [&](int64_t row, double sum) {
     return fmt::format(
-        "normalize_features: the features of node {} (partition id) sum to "
+        "`normalize_features`: the features of node {} (partition id) sum to "
         "{:g}; leave it off for features that are not non-negative",
         range.begin + row, sum);
   });
@@ -169,7 +169,7 @@ torch::Tensor halo_features(store::FeatureFetcher& fetcher, const store::DistGra
   if (!normalize) return x;
   return row_normalized(x, [&](int64_t row, double sum) {
     return fmt::format(
-        "normalize_features: the features of node {} (partition id) sum to "
+        "`normalize_features`: the features of node {} (partition id) sum to "
         "{:g}; leave it off for features that are not non-negative",
         halo.needed[static_cast<size_t>(row)], sum);
   });

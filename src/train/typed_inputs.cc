@@ -33,7 +33,7 @@ TypedBatchInputs typed_inputs(loader::Batch& batch, runtime::Session& session, b
       if (normalize && n > 0) {
         input.x = row_normalized(input.x, [&](int64_t row, double sum) {
           return fmt::format(
-              "normalize_features: the features of node {} (partition id, type {}) sum to "
+              "`normalize_features`: the features of node {} (partition id, type {}) sum to "
               "{:g}; row normalization needs non-negative features; leave it off",
               batch.sampled.input_nodes[static_cast<size_t>(in.positions[row])],
               graph.typed_meta().node_types[static_cast<size_t>(t)].name, sum);

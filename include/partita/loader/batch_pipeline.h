@@ -38,9 +38,9 @@ constexpr int kMaxPipelineThreads = 256;
 constexpr int kMaxPrefetch = 1024;
 
 struct BatchPipelineOptions {
-  int threads = 1;   // sampler threads, in [1, kMaxPipelineThreads]
-  int prefetch = 2;  // batches ahead of the consumer (done or in flight), in
-                     //   [1, kMaxPrefetch]
+  int threads = 1;          // sampler threads, in [1, kMaxPipelineThreads]
+  int prefetch = 2;         // batches ahead of the consumer (done or in flight), in
+                            //   [1, kMaxPrefetch]
   sample::Fanouts fanouts;  // per hop (and per relation), as sample::BlockOptions::fanouts
   uint64_t seed = 0;        // the run's seed (sampling keys)
   uint64_t epoch = 0;

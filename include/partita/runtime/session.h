@@ -39,12 +39,12 @@
 
 #include "partita/comm/collectives.h"
 #include "partita/core/error.h"
-#include "partita/store/seed_id.h"
 #include "partita/runtime/failure.h"
 #include "partita/sample/dist_sampler.h"
 #include "partita/store/dist_embedding.h"
 #include "partita/store/dist_graph.h"
 #include "partita/store/feature_store.h"
+#include "partita/store/seed_id.h"
 
 namespace partita {
 class RpcEndpoint;

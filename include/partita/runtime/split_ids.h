@@ -5,9 +5,9 @@
 // takes. One place gathers them for every role (session.h, Roles).
 #include <vector>
 
-#include "partita/store/seed_id.h"
 #include "partita/runtime/session.h"
 #include "partita/store/dist_graph.h"
+#include "partita/store/seed_id.h"
 
 namespace partita::runtime {
 

@@ -76,7 +76,8 @@
 // reads or writes the directory, so it need not be shared between hosts. With
 // options.checkpoint.resume, train() starts from the latest checkpoint there (rank 0 reads it and
 // broadcasts it), or from scratch when there is none; without it, a directory that already
-// holds checkpoints is refused (UsageError) rather than mixed with another run's.
+// holds checkpoints is refused (ParameterError on checkpoint_dir) rather than mixed with another
+// run's.
 //
 // Server-client mode (runtime/session.h, Roles): only the session's trainers build a
 // Trainer; "rank" above means a trainer (session.rank() of session.size(), over the
@@ -202,7 +203,7 @@ class Checkpointer;
 class Trainer {
  public:
   // Builds the task's plans, the model and optimizer and synchronizes the initial weights
-  // (collective). Throws Error/UsageError on bad options (fanouts.size() != model.layers, ...).
+  // (collective). Throws Error/ParameterError on bad options (fanouts.size() != model.layers, ...).
   Trainer(runtime::Session& session, const TrainOptions& options);
   ~Trainer();  // detaches the cache from the session's fetcher
   Trainer(const Trainer&) = delete;
