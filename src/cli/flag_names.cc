@@ -1,24 +1,17 @@
 #include "flag_names.h"
 
-#include <algorithm>
-#include <iterator>
-
 #include "partita/core/parameter_error.h"
+#include "partita/core/parameter_words.h"
 
 namespace partita::cli {
 namespace {
-
-struct Entry {
-  std::string_view parameter;  // the library's name (an options field, normally)
-  std::string_view flag;       // the command line's
-};
 
 // Sorted by parameter, each once (checked at compile time). Names follow the options structs:
 // data::GenerateOptions, data::LoadOptions, partition::PartitionOptions,
 // runtime::SessionOptions, train::TrainOptions, loader::BatchPipelineOptions, ...; where a
 // field's name differs from its flag (out_dir, shape, reverse_relations, timeout_s,
 // cache_presample_batches, hits_k), the entry is the only place that says so.
-constexpr Entry kTable[] = {
+constexpr ParameterWord kTable[] = {
     {"attention_dropout", "--attention-dropout"},      // train
     {"avg_degree", "--avg-degree"},                    // generate
     {"balance_edges", "--balance-edges"},              // partition
@@ -99,31 +92,18 @@ constexpr Entry kTable[] = {
     {"weight_decay", "--weight-decay"},                // train
 };
 
-constexpr bool sorted_and_unique() {
-  for (size_t i = 1; i < std::size(kTable); ++i)
-    if (!(kTable[i - 1].parameter < kTable[i].parameter)) return false;
-  return true;
-}
-static_assert(sorted_and_unique(), "kTable: keep it sorted by parameter, each name once");
+static_assert(sorted_by_parameter(kTable), "kTable: keep it sorted by parameter, each name once");
 
 }  // namespace
 
 const std::vector<std::pair<std::string_view, std::string_view>>& flag_table() {
-  static const std::vector<std::pair<std::string_view, std::string_view>> table = [] {
-    std::vector<std::pair<std::string_view, std::string_view>> out;
-    for (const Entry& e : kTable) out.emplace_back(e.parameter, e.flag);
-    return out;
-  }();
+  static const std::vector<std::pair<std::string_view, std::string_view>> table =
+      word_pairs(kTable);
   return table;
 }
 
 std::optional<std::string> flag_name(std::string_view parameter) {
-  const auto* end = std::end(kTable);
-  const auto* it =
-      std::lower_bound(std::begin(kTable), end, parameter,
-                       [](const Entry& e, std::string_view name) { return e.parameter < name; });
-  if (it == end || it->parameter != parameter) return std::nullopt;
-  return std::string(it->flag);
+  return find_word(kTable, parameter);
 }
 
 std::string in_flag_words(std::string_view text) { return rename_parameters(text, flag_name); }
