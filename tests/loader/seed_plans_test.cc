@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../partition/test_datasets.h"
+#include "helpers/on_threads.h"
 #include "helpers/test_paths.h"
 #include "partita/comm/inproc_collectives.h"
 #include "partita/comm/inproc_transport.h"
@@ -26,6 +27,7 @@
 namespace partita::loader {
 namespace {
 
+using testing::on_threads;
 using testing::TempDir;
 
 // Every training id of the job, as runtime::split_ids gathers it for a worker.
@@ -57,23 +59,6 @@ class SeedPlans : public ::testing::Test {
     partition::partition_dataset(testing::typed_dataset(t), p);
   }
   static void TearDownTestSuite() { delete dir_; }
-
-  // Runs fn(rank) on `ranks` threads; the failures, "" where none.
-  static std::vector<std::string> on_threads(int ranks, const std::function<void(int)>& fn) {
-    std::vector<std::string> failures(static_cast<size_t>(ranks));
-    std::vector<std::thread> threads;
-    for (int r = 0; r < ranks; ++r) {
-      threads.emplace_back([&, r] {
-        try {
-          fn(r);
-        } catch (const std::exception& e) {
-          failures[static_cast<size_t>(r)] = e.what();
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
-    return failures;
-  }
 
   static TempDir* dir_;
 };

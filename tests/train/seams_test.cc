@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "../partition/test_datasets.h"
+#include "helpers/on_threads.h"
 #include "helpers/test_paths.h"
 #include "partita/comm/inproc_collectives.h"
 #include "partita/comm/inproc_transport.h"
@@ -32,22 +33,7 @@ namespace {
 
 using testing::TempDir;
 
-// Runs fn(rank) on `ranks` threads; the failures ("" where none).
-std::vector<std::string> on_threads(int ranks, const std::function<void(int)>& fn) {
-  std::vector<std::string> failures(static_cast<size_t>(ranks));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        fn(r);
-      } catch (const std::exception& e) {
-        failures[static_cast<size_t>(r)] = e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return failures;
-}
+using testing::on_threads;
 
 std::vector<std::string> none(int ranks) { return std::vector<std::string>(ranks, ""); }
 
