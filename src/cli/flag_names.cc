@@ -71,6 +71,7 @@ constexpr ParameterWord kTable[] = {
     {"precision", "--precision"},                      // train
     {"prefetch", "--prefetch"},                        // train
     {"procs_per_host", "--procs-per-host"},            // launch
+    {"profile", "--profile"},                          // train
     {"progress", "--progress"},                        // train
     {"progress_every_s", "--progress-every"},          // train
     {"resume", "--resume"},                            // train

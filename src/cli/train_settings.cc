@@ -107,6 +107,7 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"progress", kSchedule, kQuiet},
       {"progress-every", kSchedule, kQuiet},
       {"checksum", kSchedule, kQuiet},
+      {"profile", kSchedule, kQuiet},
   };
   return rules;
 }

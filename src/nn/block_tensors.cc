@@ -184,6 +184,7 @@ BlockTensors with_self_loops(const BlockTensors& block) {
 
 std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
                                            torch::Device device) {
+  RECORD_USER_SCOPE("partita::to_block_tensors");  // a stage of train/step_profile.h
   std::vector<BlockTensors> out;
   out.reserve(blocks.size());
   for (const sample::Block& b : blocks) out.push_back(to_block_tensors(b, device));
@@ -193,6 +194,7 @@ std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blo
 std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
                                            const std::vector<int64_t>& input_degrees,
                                            torch::Device device) {
+  RECORD_USER_SCOPE("partita::to_block_tensors");
   std::vector<BlockTensors> out = to_block_tensors(blocks, device);
   const int64_t num_input = blocks.empty() ? 0 : blocks.back().num_src;
   PARTITA_CHECK(static_cast<int64_t>(input_degrees.size()) == num_input, Error,

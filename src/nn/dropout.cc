@@ -27,6 +27,7 @@ torch::Tensor apply_mask(const torch::Tensor& x, uint32_t threshold, float scale
 struct DropoutFn : torch::autograd::Function<DropoutFn> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, int64_t threshold,
                                double scale, int64_t key) {
+    RECORD_USER_SCOPE("partita::dropout_forward");
     ctx->saved_data["threshold"] = threshold;
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["key"] = key;
@@ -36,6 +37,7 @@ struct DropoutFn : torch::autograd::Function<DropoutFn> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    RECORD_USER_SCOPE("partita::dropout_backward");
     const auto type = static_cast<torch::ScalarType>(ctx->saved_data["dtype"].toInt());
     torch::Tensor g =
         apply_mask(grads[0].to(type), static_cast<uint32_t>(ctx->saved_data["threshold"].toInt()),

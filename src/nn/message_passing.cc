@@ -34,6 +34,7 @@ struct AggregateFn : torch::autograd::Function<AggregateFn> {
                                const torch::Tensor& weight, const torch::Tensor& indptr,
                                const torch::Tensor& indices, const torch::Tensor& t_indptr,
                                const torch::Tensor& t_dst, const torch::Tensor& t_eid) {
+    RECORD_USER_SCOPE("partita::spmm_forward");
     const kernels::Dtype dt = kernel_dtype(x, "aggregate");
     const torch::Tensor xc = x.contiguous();
     const int64_t heads = weight.defined() && weight.dim() == 2 ? weight.size(1) : 1;
@@ -55,6 +56,7 @@ struct AggregateFn : torch::autograd::Function<AggregateFn> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    RECORD_USER_SCOPE("partita::spmm_backward");
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor& x = saved[0];
     const torch::Tensor& weight = saved[1];
@@ -86,6 +88,7 @@ struct GatSoftmaxFn : torch::autograd::Function<GatSoftmaxFn> {
                                const torch::Tensor& indices, const torch::Tensor& t_indptr,
                                const torch::Tensor& t_dst, const torch::Tensor& t_eid,
                                double slope) {
+    RECORD_USER_SCOPE("partita::gat_softmax_forward");
     const torch::ScalarType type = compute_type(score_src.scalar_type());
     const torch::Tensor ss = score_src.to(type).contiguous();
     const torch::Tensor sd = score_dst.to(type).contiguous();
@@ -101,6 +104,7 @@ struct GatSoftmaxFn : torch::autograd::Function<GatSoftmaxFn> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    RECORD_USER_SCOPE("partita::gat_softmax_backward");
     const auto s = ctx->get_saved_variables();
     const torch::Tensor &ss = s[0], &sd = s[1], &alpha = s[2];
     const int64_t heads = ss.size(1);

@@ -26,11 +26,13 @@ torch::Tensor glorot(std::vector<int64_t> shape, int64_t fan_in, int64_t fan_out
 struct PermuteRowsFn : torch::autograd::Function<PermuteRowsFn> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& rows,
                                const torch::Tensor& perm, const torch::Tensor& inverse) {
+    RECORD_USER_SCOPE("partita::permute_rows_forward");
     ctx->save_for_backward({perm});
     return rows.index_select(0, inverse);
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
+    RECORD_USER_SCOPE("partita::permute_rows_backward");
     return {grads[0].index_select(0, ctx->get_saved_variables()[0]), {}, {}};
   }
 };

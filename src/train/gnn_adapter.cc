@@ -13,6 +13,7 @@ namespace {
 // take them as they are. Normalizing works in float32.
 torch::Tensor features_tensor(loader::Batch& batch, const store::DistGraph& graph, bool normalize,
                               bool bf16_model) {
+  RECORD_USER_SCOPE("partita::features_tensor");  // a stage of train/step_profile.h
   const int64_t rows = static_cast<int64_t>(batch.sampled.input_nodes.size());
   torch::Tensor x = torch::from_blob(batch.features.data(), {rows, graph.feat_dim()},
                                      torch_type_of(graph.feature_dtype()));

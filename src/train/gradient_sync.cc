@@ -32,8 +32,11 @@ double GradientSync::sum_gradients(double loss) {
     parts.push_back(p.grad().defined() ? p.grad().reshape(-1) : torch::zeros({p.numel()}));
   parts.push_back(torch::full({1}, loss, torch::kFloat32));
   torch::Tensor flat = torch::cat(parts).contiguous();
-  coll_.allreduce_bucketed(flat.data_ptr<float>(), static_cast<size_t>(flat.numel()),
-                           bucket_bytes_ / sizeof(float));
+  {
+    RECORD_USER_SCOPE("partita::allreduce");  // a stage of train/step_profile.h
+    coll_.allreduce_bucketed(flat.data_ptr<float>(), static_cast<size_t>(flat.numel()),
+                             bucket_bytes_ / sizeof(float));
+  }
   int64_t offset = 0;
   for (auto& p : params_) {
     torch::Tensor g = flat.narrow(0, offset, p.numel()).view(p.sizes());

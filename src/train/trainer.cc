@@ -17,6 +17,7 @@
 #include "partita/train/checkpointer.h"
 #include "partita/train/gradient_sync.h"
 #include "partita/train/model_adapter.h"
+#include "partita/train/step_profile.h"
 #include "partita/train/train_task.h"
 #include "resolved_options.h"
 
@@ -71,6 +72,7 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   }
   optimizer_ = make_optimizer(options_, sync_->params());
   checkpointer_ = std::make_unique<Checkpointer>(session_, options_);
+  if (options_.profile) profile_ = std::make_unique<StepProfile>();
 }
 
 Trainer::~Trainer() { session_.fetcher().set_cache(nullptr); }
@@ -102,13 +104,14 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   Stopwatch epoch_watch;
   double loss_sum = 0;
   int64_t correct = 0, total = 0, seeds_done = 0;
+  OpRecording ops(profile_.get());  // with options.profile: this thread's torch ops
+  ModelAdapter& stepped = profile_ ? profile_->wrap(*model_) : *model_;
   for (int64_t step = 0; step < steps; ++step) {
-    Stopwatch watch;
+    StageClock clock(profile_.get());
     std::optional<loader::Batch> batch = pipeline.next();
     PARTITA_CHECK(batch.has_value(), Error, "internal: batch pipeline ended at step {} of {}", step,
                   steps);
-    rec.wait_s += watch.seconds();
-    watch.restart();
+    rec.wait_s += clock.lap(Lap::kBatchWait);
     optimizer_->zero_grad();
     double local_loss = 0;
     // Dropout masks: a function of (seed, epoch, step, rank), so a resumed run repeats them.
@@ -119,25 +122,28 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
     const int64_t global_batch = plan.batch_size(step);
     rec.sample_s += batch->sample_s;
     rec.fetch_s += batch->fetch_s;
+    if (profile_) profile_->add_loader(batch->sample_s, batch->fetch_s);
+    rec.compute_s += clock.lap(Lap::kStepSetup);
     if (!batch->sampled.seeds.empty()) {
       double flops = 0;
-      const StepLoss out = task_->step_loss(*batch, step, global_batch, *model_, &flops);
+      const StepLoss out = task_->step_loss(*batch, step, global_batch, stepped, &flops);
+      rec.compute_s += clock.lap(Lap::kForwardLoss);
       rec.matmul_gflop += flops * 1e-9;
       out.loss.backward();
+      rec.compute_s += clock.lap(Lap::kBackward);
       model_->after_backward();
       local_loss = out.loss.item<double>();
       correct += out.correct;
       total += out.total;
+      rec.compute_s += clock.lap(Lap::kAfterBackward);
     }
-    rec.compute_s += watch.seconds();
-    watch.restart();
     const double step_loss = sync_->sum_gradients(local_loss);
+    rec.allreduce_s += clock.lap(Lap::kGradientSum);
     model_->after_gradient_sum();
-    rec.allreduce_s += watch.seconds();
-    watch.restart();
+    rec.allreduce_s += clock.lap(Lap::kAfterGradients);
     optimizer_->step();
     ++weight_updates_;
-    rec.compute_s += watch.seconds();
+    rec.compute_s += clock.lap(Lap::kOptimizer);
     loss_sum += step_loss;
     seeds_done += global_batch;
     if (on_step) {
@@ -200,6 +206,7 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
   }
   task_->test(*model_, kEvalTagBase - 1, weight_updates_, result);
   result.train_s = watch.seconds();
+  if (profile_) result.profile = profile_->report();
   return result;
 }
 

@@ -138,6 +138,10 @@ struct TrainOptions {
   // a ParameterError: it would be scaled without bound.
   bool normalize_features = false;
   size_t bucket_bytes = size_t{4} << 20;  // gradient allreduce bucket size, >= 4
+  // profile: time every training step's stages and torch ops (train/step_profile.h) into
+  // TrainResult::profile. Off: nothing is registered with torch, and nothing is timed
+  // beyond the EpochRecord's figures.
+  bool profile = false;
 };
 
 // Throws ParameterError naming the parameter on an option out of range (the same checks on

@@ -111,6 +111,7 @@
 #include "partita/sample/edge_exclusion.h"
 #include "partita/store/feature_cache.h"
 #include "partita/train/link_metrics.h"
+#include "partita/train/step_profile.h"
 #include "partita/train/train_options.h"
 
 namespace partita::train {
@@ -190,6 +191,9 @@ struct TrainResult {
   double test_acc = 0;                   // node task
   std::optional<LinkMetrics> test_link;  // link task: every metric on the test pairs
   double train_s = 0;  // wall time of this call's epochs, evaluation and checkpoints
+  // options.profile: this rank's profile of every training step of this call (its stages
+  // and torch ops; step_profile.h), evaluation excluded.
+  std::optional<StepProfileReport> profile;
 };
 
 class TrainTask;
@@ -240,6 +244,7 @@ class Trainer {
   std::unique_ptr<GradientSync> sync_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<Checkpointer> checkpointer_;
+  std::unique_ptr<StepProfile> profile_;  // options.profile only
   store::FeatureCache cache_;
   CacheReport cache_report_;
   // Changes whenever the weights do (optimizer steps, a restored checkpoint).

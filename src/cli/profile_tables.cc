@@ -1,0 +1,64 @@
+// train --profile's tables: see profile_tables.h.
+#include "profile_tables.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace partita::cli {
+namespace {
+
+double per_step_ms(double seconds, int64_t steps) {
+  return steps > 0 ? 1e3 * seconds / static_cast<double>(steps) : 0.0;
+}
+
+}  // namespace
+
+std::string profile_tables(const train::StepProfileReport& r, const std::string& title, int top_n) {
+  std::string out =
+      fmt::format("profile: {}; {} steps, {:.3f} s of step wall time ({:.1f} ms/step)\n", title,
+                  r.steps, r.step_s, per_step_ms(r.step_s, r.steps));
+  out += fmt::format("{:<34} {:>10} {:>7} {:>7} {:>9}\n", "stage", "total_s", "share", "calls",
+                     "ms/step");
+  double sum = 0, share = 0;
+  bool overlapped_note = false;
+  for (const train::StageRow& s : r.stages) {
+    if (s.overlapped && !overlapped_note) {
+      out += fmt::format("{:<34} {:>10.3f} {:>6.1f}% {:>7}\n", "total (the steps' wall time)", sum,
+                         100 * share, r.steps);
+      out += "overlapped with the steps (sampler threads; not in the total):\n";
+      overlapped_note = true;
+    }
+    if (!s.overlapped) {
+      sum += s.seconds;
+      share += s.share;
+    }
+    out += fmt::format("{:<34} {:>10.3f} {:>6.1f}% {:>7} {:>9.2f}\n", s.name, s.seconds,
+                       100 * s.share, s.calls, per_step_ms(s.seconds, r.steps));
+  }
+  out += fmt::format(
+      "\nlargest ops by self time (the training thread's; self excludes nested ops, an op's "
+      "intra-op threads count as its time)\n");
+  out += fmt::format("{:<40} {:>9} {:>7} {:>12} {:>8} {:>9}\n", "op", "self_s", "share",
+                     "inclusive_s", "calls", "us/call");
+  const size_t shown = std::min(r.ops.size(), static_cast<size_t>(std::max(top_n, 0)));
+  double rest = 0;
+  for (size_t i = shown; i < r.ops.size(); ++i) rest += r.ops[i].self_s;
+  for (size_t i = 0; i < shown; ++i) {
+    const train::OpRow& o = r.ops[i];
+    std::string name = o.name.size() > 40 ? o.name.substr(0, 37) + "..." : o.name;
+    out += fmt::format("{:<40} {:>9.3f} {:>6.1f}% {:>12.3f} {:>8} {:>9.1f}\n", name, o.self_s,
+                       100 * o.share, o.inclusive_s, o.calls,
+                       o.calls > 0 ? 1e6 * o.self_s / static_cast<double>(o.calls) : 0.0);
+  }
+  const double total = r.step_s > 0 ? r.step_s : 1.0;
+  if (r.ops.size() > shown)
+    out +=
+        fmt::format("{:<40} {:>9.3f} {:>6.1f}%\n",
+                    fmt::format("({} other ops)", r.ops.size() - shown), rest, 100 * rest / total);
+  out += fmt::format("{:<40} {:>9.3f} {:>6.1f}%\n", "(in no op: batch wait, C++ between ops)",
+                     r.outside_ops_s, 100 * r.outside_ops_s / total);
+  return out;
+}
+
+}  // namespace partita::cli

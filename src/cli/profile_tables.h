@@ -1,0 +1,19 @@
+#pragma once
+// The text of `train --profile` (train/step_profile.h): the step's stages, then the
+// largest torch ops by self time. Pure: the caller prints it (rank 0, to stderr).
+#include <string>
+
+#include "partita/train/step_profile.h"
+
+namespace partita::cli {
+
+// Ops shown in the op table unless told otherwise.
+constexpr int kProfileTopOps = 15;
+
+// Both tables of `report`, headed by `title` (which rank, how many threads): stage rows with
+// total seconds, share of the steps' wall time, calls, and ms per step; then the top_n ops
+// by self time with inclusive time, share and calls, and a line for the time in no op.
+std::string profile_tables(const train::StepProfileReport& report, const std::string& title,
+                           int top_n = kProfileTopOps);
+
+}  // namespace partita::cli
