@@ -130,11 +130,11 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
       rec.compute_s += clock.lap(Lap::kForwardLoss);
       rec.matmul_gflop += flops * 1e-9;
       out.loss.backward();
-      rec.compute_s += clock.lap(Lap::kBackward);
-      model_->after_backward();
       local_loss = out.loss.item<double>();
       correct += out.correct;
       total += out.total;
+      rec.compute_s += clock.lap(Lap::kBackward);
+      model_->after_backward();
       rec.compute_s += clock.lap(Lap::kAfterBackward);
     }
     const double step_loss = sync_->sum_gradients(local_loss);
