@@ -499,7 +499,7 @@ Action add_train_command(CLI::App& app) {
                "fetch apart, as they overlap the steps) with total seconds, share and calls, "
                "and the 15 torch ops with the most self time (partita's kernels by name, e.g. "
                "partita::spmm_forward). Each rank profiles its own steps; evaluation is not "
-               "profiled. Costs a few hundred ns per op; off, nothing is recorded");
+               "profiled. Costs about 1 us per op; off, nothing is recorded");
   return [flags, &app] {
     flags->layers_given = app.count("--layers") > 0;
     flags->run = run_settings(app);

@@ -43,7 +43,11 @@ std::string profile_tables(const train::StepProfileReport& r, const std::string&
                      "inclusive_s", "calls", "us/call");
   const size_t shown = std::min(r.ops.size(), static_cast<size_t>(std::max(top_n, 0)));
   double rest = 0;
-  for (size_t i = shown; i < r.ops.size(); ++i) rest += r.ops[i].self_s;
+  int64_t rest_calls = 0;
+  for (size_t i = shown; i < r.ops.size(); ++i) {
+    rest += r.ops[i].self_s;
+    rest_calls += r.ops[i].calls;
+  }
   for (size_t i = 0; i < shown; ++i) {
     const train::OpRow& o = r.ops[i];
     std::string name = o.name.size() > 40 ? o.name.substr(0, 37) + "..." : o.name;
@@ -53,9 +57,9 @@ std::string profile_tables(const train::StepProfileReport& r, const std::string&
   }
   const double total = r.step_s > 0 ? r.step_s : 1.0;
   if (r.ops.size() > shown)
-    out +=
-        fmt::format("{:<40} {:>9.3f} {:>6.1f}%\n",
-                    fmt::format("({} other ops)", r.ops.size() - shown), rest, 100 * rest / total);
+    out += fmt::format("{:<40} {:>9.3f} {:>6.1f}% {:>12} {:>8}\n",
+                       fmt::format("({} other ops)", r.ops.size() - shown), rest,
+                       100 * rest / total, "", rest_calls);
   out += fmt::format("{:<40} {:>9.3f} {:>6.1f}%\n", "(in no op: batch wait, C++ between ops)",
                      r.outside_ops_s, 100 * r.outside_ops_s / total);
   return out;

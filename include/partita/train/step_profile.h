@@ -22,9 +22,9 @@
 // torch op). Several ranks as threads of one process each record their own thread.
 //
 // Cost: none without a StepProfile: no callback is registered, and the Trainer's StageClock
-// reads the clock a few times per step as its Stopwatch did. While recording, a few hundred
-// nanoseconds per op. Not thread-safe: one StepProfile per Trainer, used on its thread; an
-// OpRecording must end on the thread that began it.
+// reads the clock a few times per step as its Stopwatch did. While recording, about a
+// microsecond per op (measured +0.85 us per aten::add of a 4-element tensor). Not thread-safe: one
+// StepProfile per Trainer, used on its thread; an OpRecording must end on the thread that began it.
 #include <cstdint>
 #include <memory>
 #include <string>
