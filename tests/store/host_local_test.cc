@@ -4,6 +4,8 @@
 // feature or hop request, and get exactly what the request path and the single-process
 // sampler on the unpartitioned graph give. A copy of the directory, or host_local off,
 // falls back to requests.
+#include "partita/runtime/host_local.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -18,7 +20,6 @@
 #include "partita/data/generate.h"
 #include "partita/loader/seeds.h"
 #include "partita/partition/partition.h"
-#include "partita/runtime/host_local.h"
 #include "partita/runtime/session.h"
 #include "partita/sample/block_builder.h"
 #include "partita/sample/local_sampler.h"
@@ -86,9 +87,9 @@ class HostLocal : public ::testing::Test {
       so.timeout_s = 60;
       so.servers = servers;
       so.host_local = mode;
-      runtime::Session session(world.transport(r), group.member(r), so,
-                               servers > 0 && r >= servers ? &trainers->member(r - servers)
-                                                           : nullptr);
+      runtime::Session session(
+          world.transport(r), group.member(r), so,
+          servers > 0 && r >= servers ? &trainers->member(r - servers) : nullptr);
       RankRun& out = runs[static_cast<size_t>(r)];
       out.host_ranks = session.host_local_ranks();
       if (session.role() == runtime::Role::kServer) {
@@ -215,8 +216,7 @@ TEST_F(HostLocal, SameDirectoryReadsPeersFromMemoryWithIdenticalResults) {
 TEST_F(HostLocal, CopyOfTheDirectoryFallsBackToRequests) {
   fill_identity(&identity_, dataset_->in_edges.num_rows());
   const std::string parts = *dir_ / "p2";
-  const std::vector<RankRun> runs =
-      run({parts, *dir_ / "p2-copy"}, runtime::HostLocal::kAuto);
+  const std::vector<RankRun> runs = run({parts, *dir_ / "p2-copy"}, runtime::HostLocal::kAuto);
   for (int r = 0; r < 2; ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));
     const RankRun& a = runs[static_cast<size_t>(r)];
@@ -246,8 +246,8 @@ TEST_F(HostLocal, ServerClientTrainerReadsServersFromMemory) {
 
 TEST(HostLocalPeers, SameHostSameDirectoryEnabledServingOnly) {
   using runtime::HostIdentity;
-  const HostIdentity a{1, 7, 1, 0}, other_host{2, 7, 1, 0}, other_dir{1, 8, 1, 0},
-      off{1, 7, 0, 0}, unknown{1, 0, 1, 0};
+  const HostIdentity a{1, 7, 1, 0}, other_host{2, 7, 1, 0}, other_dir{1, 8, 1, 0}, off{1, 7, 0, 0},
+      unknown{1, 0, 1, 0};
   EXPECT_EQ(runtime::host_local_peers({a, a, other_host, other_dir, off}, 0, 5),
             (std::vector<int>{1, 4}));  // a peer's own setting does not matter
   EXPECT_TRUE(runtime::host_local_peers({off, a}, 0, 2).empty());
