@@ -25,6 +25,8 @@ CLI::Option* add_host_local_flag(CLI::App& app, runtime::HostLocal* field) {
         return std::string();
       },
       "");
+  // A flag given twice keeps its last value (make_command_line): only that one is checked.
+  member.application_index(0);
   option->transform(member);
   option->type_name("TEXT");
   option->default_str(name_of(names, *field));
