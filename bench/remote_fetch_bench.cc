@@ -302,6 +302,7 @@ int run(int argc, char** argv) {
   if (mpi.size() != 2) throw Error("run with exactly 2 ranks");
   runtime::SessionOptions options;
   options.parts_dir = args.parts;
+  options.host_local = runtime::HostLocal::kOff;  // measure the wire, not host-local reads
   runtime::MpiRank rank_state(mpi, options);
   runtime::Session& session = rank_state.session();
   const store::DistGraph& graph = session.graph();

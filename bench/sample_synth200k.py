@@ -16,6 +16,7 @@ fails because a machine is slow; it fails only if a command fails.
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -27,17 +28,20 @@ FLAGS = ["--fanouts", "15,10,5", "--batch-size", "2048", "--batches", "49"]  # 1
 FIGURES = ["wall_s_max", "sample_s_per_rank", "fetch_s_per_rank", "remote_feature_rows",
            "remote_feature_bytes", "cache_hit_rate", "cache_expected_hit_rate",
            "cached_rows_sum", "cache_bytes_sum", "cache_build_s_per_rank"]
+EXTRA = ["remote_requests", "remote_bytes", "host_sampled_nodes", "host_feature_rows"]
 
 
 def run_once(a, parts, ratio, env):
-    command = ["mpirun", "-np", "2", "--oversubscribe", a.partita, "-q", "sample-bench",
-               "--parts", parts, "--cache-ratio", str(ratio)] + FLAGS
+    command = (["mpirun", "-np", "2", "--oversubscribe"] + shlex.split(a.mpirun_args) +
+               [a.partita, "-q", "sample-bench", "--parts", parts, "--cache-ratio", str(ratio)] +
+               FLAGS + shlex.split(a.partita_args))
     start = time.monotonic()
     out = subprocess.run(command, check=True, capture_output=True, text=True, env=env).stdout
     command_s = time.monotonic() - start
     record = json.loads(out)
     result = {"command_s": command_s}
     result.update({k: record[k] for k in FIGURES})
+    result.update({k: record[k] for k in EXTRA if k in record})
     return result
 
 
@@ -50,6 +54,10 @@ def main():
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
     ap.add_argument("--python", default="/usr/bin/python3",
                     help="a python3 with numpy, to generate the graph")
+    ap.add_argument("--mpirun-args", default="",
+                    help="extra mpirun arguments, e.g. '--mca btl_vader_single_copy_mechanism none'")
+    ap.add_argument("--partita-args", default="",
+                    help="extra sample-bench arguments, e.g. '--host-local off'")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")

@@ -17,6 +17,7 @@ if a command fails.
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -65,12 +66,13 @@ def run_once(a, parts, precision, env):
             os.remove(path)
     train = [a.partita, "-q", "train", "--parts", parts] + MODEL + [
         "--precision", precision, "--threads", str(a.threads), "--metrics-out", metrics,
-        "--cache-ratio", str(a.cache_ratio)]
+        "--cache-ratio", str(a.cache_ratio)] + shlex.split(a.partita_args)
     if os.access(TIME, os.X_OK):
         rank = "${OMPI_COMM_WORLD_RANK:-0}"
         train = ["sh", "-c", f'exec {TIME} -f %M -o "{rss_prefix}.{rank}" "$@"', "sh"] + train
     start = time.monotonic()
-    subprocess.run(["mpirun", "-np", "2", "--oversubscribe"] + train, check=True,
+    subprocess.run(["mpirun", "-np", "2", "--oversubscribe"] + shlex.split(a.mpirun_args) + train,
+                   check=True,
                    stdout=subprocess.DEVNULL, env=env)
     command_s = time.monotonic() - start
     e = epoch_record(metrics)
@@ -114,6 +116,10 @@ def main():
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
     ap.add_argument("--python", default="/usr/bin/python3",
                     help="interpreter with numpy, to generate the graph")
+    ap.add_argument("--mpirun-args", default="",
+                    help="extra mpirun arguments, e.g. '--mca btl_vader_single_copy_mechanism none'")
+    ap.add_argument("--partita-args", default="",
+                    help="extra train arguments, e.g. '--host-local off'")
     a = ap.parse_args()
     if shutil.which("mpirun") is None:
         sys.exit("error: mpirun not found")

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "host_local_flag.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
@@ -164,6 +165,7 @@ Action add_infer_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")
       ->capture_default_str();
+  add_host_local_flag(app, &flags->session.host_local);
   return [flags, &app] {
     flags->normalize_given = app.count("--normalize-features") > 0;
     return run_rank([&](runtime::RankContext& rank) { return run_infer(rank, *flags); });

@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "host_local_flag.h"
 #include "partita/core/error.h"
 #include "partita/core/timer.h"
 #include "partita/loader/batch_pipeline.h"
@@ -194,6 +195,8 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
   fs.remote_bytes -= fs0.remote_bytes;
   fs.remote_rows -= fs0.remote_rows;
   fs.cache_hits -= fs0.cache_hits;
+  fs.host_rows -= fs0.host_rows;
+  ss.host_nodes -= ss0.host_nodes;
   session.fetcher().set_cache(nullptr);
   std::vector<double> sums{static_cast<double>(edges),
                            static_cast<double>(input_nodes),
@@ -213,8 +216,11 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
                            cache_s,
                            static_cast<double>(hot.covered),
                            static_cast<double>(hot.remote_appearances),
-                           feature_bytes};
-  constexpr size_t kHopSums = 19;  // hop times follow the fixed sums, then inputs per type
+                           feature_bytes,
+                           static_cast<double>(ss.host_nodes),
+                           static_cast<double>(fs.host_rows),
+                           static_cast<double>(session.host_local_ranks().size())};
+  constexpr size_t kHopSums = 22;  // hop times follow the fixed sums, then inputs per type
   for (double s : timed.seconds()) sums.push_back(s);
   const size_t type_sums = sums.size();
   sums.insert(sums.end(), type_inputs.begin(), type_inputs.end());
@@ -242,6 +248,8 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
       {"threads_per_rank", flags.session.sampling.threads},
       {"replicated", graph.replicated()},
       {"in_memory", flags.session.graph.in_memory},
+      {"host_local", name_of(runtime::host_local_names(), flags.session.host_local)},
+      {"host_local_peers_sum", count(sums[21])},  // parts mapped from same-host ranks
       {"fanouts", fanouts},
       {"batch_size", flags.batch_size},  // global, as --batch-size
       {"batches_per_rank", flags.batches},
@@ -262,6 +270,8 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
       {"remote_bytes", count(sums[7])},
       {"remote_sampled_nodes", count(sums[8])},
       {"remote_feature_rows", count(sums[9])},
+      {"host_sampled_nodes", count(sums[19])},  // of same-host ranks, sampled from memory
+      {"host_feature_rows", count(sums[20])},   // of same-host ranks, copied from memory
       {"peak_rss_bytes_sum", count(sums[10])},
       {"remote_feature_bytes", count(sums[11])},
       {"cache_ratio", flags.cache_ratio},
@@ -341,6 +351,7 @@ Action add_sample_bench_command(CLI::App& app) {
   app.add_flag("--in-memory", flags->session.graph.in_memory,
                "Copy the part's graph and features into huge-page memory at start-up instead "
                "of reading them through the file mapping (faster random access, more memory)");
+  add_host_local_flag(app, &flags->session.host_local);
   return [flags] {
     check_flags(*flags);
     return run_rank([&](runtime::RankContext& rank) { return run_sample_bench(rank, *flags); });

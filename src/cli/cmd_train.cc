@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "host_local_flag.h"
 #include "interrupt_notice.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
@@ -458,6 +459,7 @@ Action add_train_command(CLI::App& app) {
                  "and features, the other ranks train (0: worker mode, every rank serves its "
                  "part and trains; docs/training.md says when to use which)")
       ->capture_default_str();
+  add_host_local_flag(app, &flags->session.host_local);
   add_enum_option(app, "--eval", &flags->train.eval.mode, train::eval_mode_names(),
                   "How validation and test accuracy are measured: sampled (blocks with the "
                   "training fanouts) or full (layer-wise full-neighbourhood inference, as "

@@ -46,6 +46,7 @@ constexpr ParameterWord kTable[] = {
     {"hidden", "--hidden"},                            // train
     {"hits_k", "--metric hits@K"},                     // train (link); infer: --hits-k
     {"homophily", "--homophily"},                      // generate
+    {"host_local", "--host-local"},                    // train, infer, sample-bench
     {"hostfile", "--hostfile"},                        // launch
     {"hosts", "--hosts"},                              // launch
     {"in_memory", "--in-memory"},                      // sample-bench

@@ -119,6 +119,16 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
     }
   }
   check_wire_versions(world_);  // one build per job, before any request (comm/wire_version.h)
+  // Host-local reads: one allgather on every rank (whatever its setting), then each rank maps
+  // the parts of the serving ranks that share its host and directory.
+  {
+    const std::vector<HostIdentity> ids = world_.allgather(
+        std::vector<HostIdentity>{host_identity(options.parts_dir, options.host_local)});
+    const int serving = role_ == Role::kWorker ? world.size() : servers_;
+    if (role_ != Role::kServer)
+      host_parts_ =
+          store::HostParts::map(graph_, host_local_peers(ids, world.rank(), serving), servers_);
+  }
   RpcRouter router;
   make_embeddings(options.embeddings, router);
   store::add_feature_routes(router, graph_);
@@ -158,6 +168,10 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
   RpcEndpoint* remote = graph_.meta().num_parts > 1 ? endpoint_.get() : nullptr;
   fetcher_ = std::make_unique<store::FeatureFetcher>(graph_, remote);
   sampler_ = std::make_unique<sample::DistSampler>(graph_, remote, options.sampling);
+  if (!host_parts_.empty()) {
+    fetcher_->set_host_parts(&host_parts_);
+    sampler_->set_host_parts(&host_parts_);
+  }
   for (auto& table : embeddings_)
     if (table) table->attach(world_.size() > 1 ? endpoint_.get() : nullptr);
 }

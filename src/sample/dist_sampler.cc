@@ -33,6 +33,15 @@ DistSampler::DistSampler(const store::DistGraph& graph, RpcEndpoint* endpoint,
                          const LocalSamplerOptions& options)
     : graph_(graph), endpoint_(endpoint), local_(owned_view(graph), options) {}
 
+void DistSampler::set_host_parts(const store::HostParts* parts) {
+  peers_.clear();
+  if (parts == nullptr) return;
+  peers_.resize(static_cast<size_t>(graph_.world_size()));
+  for (int r : parts->ranks())
+    peers_[static_cast<size_t>(r)] =
+        std::make_unique<LocalSampler>(owned_view(*parts->peer(r)), local_.options());
+}
+
 void DistSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   const ArrayView<const int64_t> frontier = request.frontier;
   const int64_t n = frontier.size();
@@ -41,6 +50,8 @@ void DistSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   std::vector<int> owner_of(static_cast<size_t>(n), self);
   std::vector<int64_t> local_nodes;
   std::vector<std::vector<int64_t>> remote_nodes(static_cast<size_t>(graph_.world_size()));
+  // Nodes of same-host ranks whose parts are mapped here: sampled here, not requested.
+  std::vector<std::vector<int64_t>> host_nodes(peers_.size());
   local_nodes.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     const int64_t gid = frontier[i];
@@ -50,7 +61,10 @@ void DistSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
     }
     const int owner = graph_.owner_rank(gid);  // throws on an id out of range
     owner_of[i] = owner;
-    remote_nodes[owner].push_back(gid);
+    if (!peers_.empty() && peers_[static_cast<size_t>(owner)])
+      host_nodes[static_cast<size_t>(owner)].push_back(gid);
+    else
+      remote_nodes[owner].push_back(gid);
   }
 
   // Remote requests first, so owners work while this rank samples its own nodes.
@@ -67,22 +81,37 @@ void DistSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
                 "internal: remote nodes to sample without an endpoint");
 
   NeighborSample local_sample;
-  HopRequest local_request = request;
-  local_request.frontier = local_nodes;
+  std::vector<NeighborSample> host_samples(host_nodes.size());
+  int64_t host_count = 0;
+  // The owned nodes, then each mapped peer's with its own view (the owner's kernel input).
+  auto sample_here = [&] {
+    HopRequest local_request = request;
+    local_request.frontier = local_nodes;
+    local_.sample_hop(local_request, &local_sample);
+    for (size_t r = 0; r < host_nodes.size(); ++r) {
+      if (host_nodes[r].empty()) continue;
+      HopRequest peer_request = request;
+      peer_request.frontier = host_nodes[r];
+      peers_[r]->sample_hop(peer_request, &host_samples[r]);
+      host_count += static_cast<int64_t>(host_nodes[r].size());
+    }
+  };
   std::vector<std::vector<uint8_t>> replies;
   if (requests.empty()) {
-    local_.sample_hop(local_request, &local_sample);
+    sample_here();
   } else {
     // Send every request, sample the owned nodes while the owners serve them, then wait: no
     // thread of its own. (If local sampling throws, `pending` withdraws the call.)
     RpcEndpoint::Pending pending = endpoint_->start_all(std::move(requests));
-    local_.sample_hop(local_request, &local_sample);
+    sample_here();
     replies = endpoint_->finish_all(std::move(pending));
   }
 
   // Every rank's answer (empty for ranks asked nothing), merged in frontier order.
   std::vector<HopReply> answers(remote_nodes.size());
   answers[self] = reply_view(local_sample);
+  for (size_t r = 0; r < host_nodes.size(); ++r)
+    if (!host_nodes[r].empty()) answers[r] = reply_view(host_samples[r]);
   int64_t reply_bytes = 0;
   for (size_t q = 0; q < replies.size(); ++q) {
     const int r = owners[q];
@@ -92,13 +121,15 @@ void DistSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   merge_hop_replies(owner_of, answers, out);
 
   local_nodes_ += static_cast<int64_t>(local_nodes.size());
-  remote_nodes_ += n - static_cast<int64_t>(local_nodes.size());
+  remote_nodes_ += n - static_cast<int64_t>(local_nodes.size()) - host_count;
+  host_nodes_ += host_count;
   remote_requests_ += static_cast<int64_t>(replies.size());
   remote_bytes_ += request_bytes + reply_bytes;
 }
 
 DistSamplerStats DistSampler::stats() const {
-  return {local_nodes_.load(), remote_nodes_.load(), remote_requests_.load(), remote_bytes_.load()};
+  return {local_nodes_.load(), remote_nodes_.load(), remote_requests_.load(), remote_bytes_.load(),
+          host_nodes_.load()};
 }
 
 }  // namespace partita::sample

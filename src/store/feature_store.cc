@@ -22,6 +22,16 @@ auto row_copier(const T* base, int64_t width) {
   };
 }
 
+// Copies the row of global id `gid` of another rank's mapped part `peer` ([*, width] rows of
+// its owned ids, from first_node()) to dst.
+template <class T>
+auto peer_row_copier(int64_t width, const T* (*rows_of)(const DistGraph&)) {
+  return [width, rows_of](const DistGraph& peer, int64_t gid, T* dst) {
+    std::memcpy(dst, rows_of(peer) + (gid - peer.first_node()) * width,
+                static_cast<size_t>(width) * sizeof(T));
+  };
+}
+
 // Writes the in-degree of local row `row` to dst.
 auto degree_copier(const DistGraph& graph) {
   return [indptr = graph.indptr()](int64_t row, int64_t* dst) {
@@ -99,8 +109,9 @@ void FeatureFetcher::fetch_features(ArrayView<const int64_t> ids, void* out) {
                 graph_.dir());
   const int64_t width = graph_.feature_row_bytes();
   fetch<uint8_t>(ids, kRequestFeatures, /*argument=*/-1, width,
-                 row_copier(graph_.features(), width), {graph_.features(), graph_.first_node()},
-                 cache_, static_cast<uint8_t*>(out));
+                 row_copier(graph_.features(), width),
+                 peer_row_copier<uint8_t>(width, [](const DistGraph& g) { return g.features(); }),
+                 {graph_.features(), graph_.first_node()}, cache_, static_cast<uint8_t*>(out));
 }
 
 void FeatureFetcher::fetch_type_features(int type, ArrayView<const int64_t> ids, void* out) {
@@ -118,29 +129,38 @@ void FeatureFetcher::fetch_type_features(int type, ArrayView<const int64_t> ids,
   auto copy_local = [rows, width, skip](int64_t local_row, uint8_t* dst) {
     std::memcpy(dst, rows + (local_row - skip) * width, static_cast<size_t>(width));
   };
-  fetch<uint8_t>(ids, kRequestTypeFeatures, type, width, copy_local,
+  auto copy_peer = [type, width](const DistGraph& peer, int64_t gid, uint8_t* dst) {
+    std::memcpy(dst, peer.type_features(type) + (gid - peer.owned_type_range(type).first) * width,
+                static_cast<size_t>(width));
+  };
+  fetch<uint8_t>(ids, kRequestTypeFeatures, type, width, copy_local, copy_peer,
                  {rows, graph_.owned_type_range(type).first}, /*cache=*/nullptr,
                  static_cast<uint8_t*>(out));
 }
 
 void FeatureFetcher::fetch_labels(ArrayView<const int64_t> ids, int64_t* out) {
-  fetch<int64_t>(ids, kRequestLabels, /*argument=*/-1, 1, row_copier(graph_.labels().data(), 1), {},
-                 nullptr, out);
+  fetch<int64_t>(ids, kRequestLabels, /*argument=*/-1, 1, row_copier(graph_.labels().data(), 1),
+                 peer_row_copier<int64_t>(1, [](const DistGraph& g) { return g.labels().data(); }),
+                 {}, nullptr, out);
 }
 
 void FeatureFetcher::fetch_degrees(ArrayView<const int64_t> ids, int64_t* out) {
-  fetch<int64_t>(ids, kRequestDegrees, /*argument=*/-1, 1, degree_copier(graph_), {}, nullptr, out);
+  auto copy_peer = [](const DistGraph& peer, int64_t gid, int64_t* dst) {
+    degree_copier(peer)(gid - peer.first_node(), dst);
+  };
+  fetch<int64_t>(ids, kRequestDegrees, /*argument=*/-1, 1, degree_copier(graph_), copy_peer, {},
+                 nullptr, out);
 }
 
-template <class T, class CopyLocal>
+template <class T, class CopyLocal, class CopyPeer>
 void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t argument,
-                           int64_t width, CopyLocal copy_local, Prefetch<T> prefetch,
-                           const FeatureCache* cache, T* out) {
+                           int64_t width, CopyLocal copy_local, CopyPeer copy_peer,
+                           Prefetch<T> prefetch, const FeatureCache* cache, T* out) {
   const int64_t first = graph_.first_node();
   const size_t row_bytes = static_cast<size_t>(width) * sizeof(T);
   // positions[r]: input positions of the ids owned by rank r (remote ranks only).
   std::vector<std::vector<int64_t>> positions;
-  int64_t local_rows = 0, cache_hits = 0;
+  int64_t local_rows = 0, cache_hits = 0, host_rows = 0;
   for (int64_t i = 0; i < ids.size(); ++i) {
     const int64_t gid = ids[i];
     // Rows are scattered over the mapped file: start loading the one kPrefetchRows ahead.
@@ -155,6 +175,14 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
       ++local_rows;
       continue;
     }
+    // A same-host owner's mapped part (host-local reads): a memory copy, no request.
+    if (host_ != nullptr) {
+      if (const DistGraph* peer = host_->peer(graph_.owner_rank(gid))) {
+        copy_peer(*peer, gid, out + i * width);
+        ++host_rows;
+        continue;
+      }
+    }
     // The cache holds only valid remote ids, so a hit needs no owner lookup.
     if (const uint8_t* row = cache != nullptr ? cache->find(gid) : nullptr) {
       std::memcpy(out + i * width, row, row_bytes);
@@ -167,6 +195,7 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
   }
   local_rows_ += local_rows;
   cache_hits_ += cache_hits;
+  host_rows_ += host_rows;
   if (positions.empty()) return;
   PARTITA_CHECK(endpoint_ != nullptr, Error, "internal: remote rows asked without an endpoint");
 
@@ -197,8 +226,8 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
 }
 
 FetchStats FeatureFetcher::stats() const {
-  return {local_rows_.load(), remote_rows_.load(), remote_requests_.load(), remote_bytes_.load(),
-          cache_hits_.load()};
+  return {local_rows_.load(),   remote_rows_.load(), remote_requests_.load(),
+          remote_bytes_.load(), cache_hits_.load(),  host_rows_.load()};
 }
 
 }  // namespace partita::store

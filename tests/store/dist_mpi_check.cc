@@ -1,7 +1,9 @@
 // Under mpirun: every rank samples batches of its own training nodes over real MPI and
 // checks blocks, features and labels against the single-process sampler on the
 // unpartitioned dataset (after mapping ids back through node_map).
-//   mpirun -np P dist_mpi_check DATASET_DIR PARTS_DIR
+//   mpirun -np P dist_mpi_check DATASET_DIR PARTS_DIR [auto|off]
+// The third argument is SessionOptions::host_local (default off: the request path). With
+// auto, every rank is on this host, so no feature or hop request may be sent at all.
 // Exit code 0 when every rank matched; prints the first mismatch otherwise.
 #include <cstdio>
 #include <memory>
@@ -15,12 +17,14 @@ using namespace partita;
 
 namespace {
 
-int check(MpiScope& mpi, const std::string& dataset_dir, const std::string& parts_dir) {
+int check(MpiScope& mpi, const std::string& dataset_dir, const std::string& parts_dir,
+          runtime::HostLocal host_local) {
   const data::Dataset dataset = data::load_dataset(dataset_dir, {});
   const std::vector<int64_t> node_map = testing::read_node_map(parts_dir);
   runtime::SessionOptions options;
   options.parts_dir = parts_dir;
   options.timeout_s = 30;
+  options.host_local = host_local;
   runtime::MpiRank rank(mpi, options);
   runtime::Session& session = rank.session();
   const store::DistGraph& graph = session.graph();
@@ -55,16 +59,31 @@ int check(MpiScope& mpi, const std::string& dataset_dir, const std::string& part
     }
   }
   const int64_t remote_nodes = sampler.stats().remote_nodes;
+  const int64_t host_nodes = sampler.stats().host_nodes;
+  const int64_t requests = sampler.stats().remote_requests + fetcher.stats().remote_requests;
+  const int64_t host_rows = fetcher.stats().host_rows;
   session.finish();
   const int64_t failed =
       collectives.allreduce_one<int64_t>(failure.empty() ? 0 : 1, ReduceOp::kSum);
   const int64_t total_remote = collectives.allreduce_one(remote_nodes, ReduceOp::kSum);
+  const int64_t total_host = collectives.allreduce_one(host_nodes, ReduceOp::kSum);
+  const int64_t total_requests = collectives.allreduce_one(requests, ReduceOp::kSum);
+  const int64_t total_host_rows = collectives.allreduce_one(host_rows, ReduceOp::kSum);
   if (!failure.empty()) std::fprintf(stderr, "rank %d: %s\n", mpi.rank(), failure.c_str());
   if (mpi.rank() == 0)
-    std::printf("%d ranks: %lld batches on rank 0, %lld remote sampled nodes, %s\n", mpi.size(),
-                static_cast<long long>(batches), static_cast<long long>(total_remote),
-                failed == 0 ? "all equal" : "MISMATCH");
-  if (mpi.size() > 1 && total_remote == 0) {
+    std::printf(
+        "%d ranks: %lld batches on rank 0, %lld remote sampled nodes, %lld host-local sampled "
+        "nodes, %lld host-local feature/label rows, %lld feature/hop requests, %s\n",
+        mpi.size(), static_cast<long long>(batches), static_cast<long long>(total_remote),
+        static_cast<long long>(total_host), static_cast<long long>(total_host_rows),
+        static_cast<long long>(total_requests), failed == 0 ? "all equal" : "MISMATCH");
+  if (mpi.size() > 1 && host_local == runtime::HostLocal::kAuto) {
+    // One host, one directory: everything from memory, nothing requested.
+    if (total_requests != 0 || total_remote != 0 || total_host == 0 || total_host_rows == 0) {
+      if (mpi.rank() == 0) std::fprintf(stderr, "host-local reads were not used throughout\n");
+      return 1;
+    }
+  } else if (mpi.size() > 1 && total_remote == 0) {
     if (mpi.rank() == 0) std::fprintf(stderr, "no remote sampling happened: vacuous\n");
     return 1;
   }
@@ -74,14 +93,17 @@ int check(MpiScope& mpi, const std::string& dataset_dir, const std::string& part
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: dist_mpi_check DATASET_DIR PARTS_DIR\n");
+  const std::string mode = argc == 4 ? argv[3] : "off";
+  if ((argc != 3 && argc != 4) || (mode != "auto" && mode != "off")) {
+    std::fprintf(stderr, "usage: dist_mpi_check DATASET_DIR PARTS_DIR [auto|off]\n");
     return 2;
   }
+  const runtime::HostLocal host_local =
+      mode == "auto" ? runtime::HostLocal::kAuto : runtime::HostLocal::kOff;
   try {
     MpiScope mpi(&argc, &argv);
     try {
-      return check(mpi, argv[1], argv[2]);
+      return check(mpi, argv[1], argv[2], host_local);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: rank %d: %s\n", mpi.rank(), e.what());
       MPI_Abort(mpi.world(), 1);

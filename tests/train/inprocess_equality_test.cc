@@ -45,8 +45,10 @@ class InProcessEquality : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete dir_; }
 
-  // Trains on `ranks` threads over the `ranks`-part directory; rank 0's results.
-  static RunResult run(int ranks, const TrainOptions& options) {
+  // Trains on `ranks` threads over the `ranks`-part directory; rank 0's results. The tests
+  // of traffic and the cache take the request path (host_local off); HostLocal* compares.
+  static RunResult run(int ranks, const TrainOptions& options,
+                       runtime::HostLocal host_local = runtime::HostLocal::kOff) {
     InProcessWorld world(ranks);
     InProcessCollectiveGroup group(ranks, 60);
     std::vector<std::string> failures(static_cast<size_t>(ranks));
@@ -58,6 +60,7 @@ class InProcessEquality : public ::testing::Test {
           runtime::SessionOptions so;
           so.parts_dir = *dir_ / ("p" + std::to_string(ranks));
           so.timeout_s = 60;
+          so.host_local = host_local;
           runtime::Session session(world.transport(r), group.member(r), so);
           {
             Trainer trainer(session, options);
@@ -203,6 +206,29 @@ TEST_F(InProcessEquality, CacheGivesIdenticalResultsWithLessTraffic) {
   EXPECT_LT(cached.remote_rows, plain.remote_rows);
   EXPECT_EQ(cached.remote_rows + cached.cache_hits, plain.remote_rows)
       << "every remote row is fetched or found in the cache";
+}
+
+}  // namespace
+}  // namespace partita::train
+
+namespace partita::train {
+namespace {
+
+// Host-local reads (the threads share a host and a directory) change the traffic, not the
+// results: bit-identical losses and weights, and no request at all.
+TEST_F(InProcessEquality, HostLocalGivesIdenticalResultsWithoutRequests) {
+  const TrainOptions o = options(nn::ConvKind::kSage);
+  for (int ranks : {2, 4}) {
+    const RunResult off = run(ranks, o, runtime::HostLocal::kOff);
+    const RunResult on = run(ranks, o, runtime::HostLocal::kAuto);
+    EXPECT_EQ(on.epoch_losses, off.epoch_losses) << ranks << " ranks";
+    EXPECT_EQ(on.weights, off.weights) << ranks << " ranks";
+    EXPECT_EQ(on.test_acc, off.test_acc) << ranks << " ranks";
+    EXPECT_GT(off.request_bytes, 0);
+    EXPECT_GT(off.remote_rows, 0);
+    EXPECT_EQ(on.request_bytes, 0) << ranks << " ranks";
+    EXPECT_EQ(on.remote_rows, 0) << ranks << " ranks";
+  }
 }
 
 }  // namespace

@@ -49,6 +49,9 @@ class ServerClient : public ::testing::Test {
     so.parts_dir = *dir_ / "p2";
     so.timeout_s = timeout_s;
     so.servers = servers;
+    // The request path: "every row and sample came from the servers" (host-local reads of
+    // the servers' parts are compared in inprocess_equality_test and host_local_test).
+    so.host_local = runtime::HostLocal::kOff;
     return so;
   }
 

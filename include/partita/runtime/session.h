@@ -40,10 +40,12 @@
 #include "partita/comm/collectives.h"
 #include "partita/core/error.h"
 #include "partita/runtime/failure.h"
+#include "partita/runtime/host_local.h"
 #include "partita/sample/dist_sampler.h"
 #include "partita/store/dist_embedding.h"
 #include "partita/store/dist_graph.h"
 #include "partita/store/feature_store.h"
+#include "partita/store/host_parts.h"
 #include "partita/store/seed_id.h"
 
 namespace partita {
@@ -69,6 +71,11 @@ struct SessionOptions {
   // rank serving part p (worker or server); in replicated mode rank 0 owns every row.
   // embeddings.seed keys the initial rows (use the training seed).
   store::EmbeddingOptions embeddings;
+  // Host-local reads (runtime/host_local.h): kAuto (the default) reads the features,
+  // labels, degrees and neighbor samples of ranks on the same host that opened the same
+  // directory from their mapped parts instead of requesting them; results are identical.
+  // Learned embeddings always travel as requests (they change during training).
+  HostLocal host_local = HostLocal::kAuto;
 };
 
 enum class Role { kWorker, kServer, kTrainer };
@@ -113,6 +120,9 @@ class Session {
   store::DistEmbedding* embedding(int type);
   // The world ranks that own embedding rows (servers in server-client mode), ascending.
   std::vector<int> embedding_owners() const;
+  // The world ranks whose parts this rank reads from memory (SessionOptions::host_local),
+  // ascending; empty when off, alone, replicated, or no rank shares host and directory.
+  std::vector<int> host_local_ranks() const { return host_parts_.ranks(); }
   // Bytes this rank sent to other ranks as requests and replies so far (Transport).
   uint64_t request_bytes_sent() const;
 
@@ -154,6 +164,7 @@ class Session {
   // By node type (null: none); they outlive the endpoint, whose handlers use them.
   std::vector<std::unique_ptr<store::DistEmbedding>> embeddings_;
   std::unique_ptr<RpcEndpoint> endpoint_;
+  store::HostParts host_parts_;  // before the fetcher and sampler, which read it
   std::unique_ptr<store::FeatureFetcher> fetcher_;
   std::unique_ptr<sample::DistSampler> sampler_;
 };

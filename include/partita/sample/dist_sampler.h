@@ -10,9 +10,17 @@
 // Serving side: add_sample_routes() registers the hop handler on every rank's router before
 // its RpcEndpoint starts.
 //
+// Host-local sampling (set_host_parts, issue 23): nodes owned by a rank whose part is mapped
+// here (same host, same directory: runtime/host_local.h) are sampled in this process, by
+// the same kernel on the owner's view (owned_view of its part: same rows, same stream ids)
+// with the same hop key and options, so the sample is bit-identical to the owner's reply; no
+// request is sent.
+//
 // Thread-safety: sample_hop may be called from several threads at once.
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "partita/comm/rpc.h"
 #include "partita/comm/wire.h"
@@ -20,6 +28,7 @@
 #include "partita/sample/local_sampler.h"
 #include "partita/sample/neighbor_sampler.h"
 #include "partita/store/dist_graph.h"
+#include "partita/store/host_parts.h"
 
 namespace partita::sample {
 
@@ -34,6 +43,7 @@ struct DistSamplerStats {
   int64_t remote_nodes = 0;  // frontier nodes sampled by their owners
   int64_t remote_requests = 0;
   int64_t remote_bytes = 0;  // request + reply payload bytes
+  int64_t host_nodes = 0;    // frontier nodes of other ranks sampled here from their mapped parts
 };
 
 class DistSampler final : public NeighborSampler {
@@ -43,6 +53,10 @@ class DistSampler final : public NeighborSampler {
   DistSampler(const store::DistGraph& graph, RpcEndpoint* endpoint,
               const LocalSamplerOptions& options);
 
+  // Samples the nodes of the ranks whose parts `parts` maps here (null: none). Call it while
+  // no sample_hop is in progress; `parts` must outlive its use.
+  void set_host_parts(const store::HostParts* parts);
+
   void sample_hop(const HopRequest& request, NeighborSample* out) override;
   DistSamplerStats stats() const;
 
@@ -50,7 +64,9 @@ class DistSampler final : public NeighborSampler {
   const store::DistGraph& graph_;
   RpcEndpoint* endpoint_;
   LocalSampler local_;
-  std::atomic<int64_t> local_nodes_{0}, remote_nodes_{0}, remote_requests_{0}, remote_bytes_{0};
+  std::vector<std::unique_ptr<LocalSampler>> peers_;  // by world rank, null: not mapped
+  std::atomic<int64_t> local_nodes_{0}, remote_nodes_{0}, remote_requests_{0}, remote_bytes_{0},
+      host_nodes_{0};
 };
 
 }  // namespace partita::sample

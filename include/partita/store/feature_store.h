@@ -19,6 +19,10 @@
 // in-degrees). type_features: the request is an i64 node type, then the counted ids; the
 // reply as features, type_feature_row_bytes(type) per id.
 //
+// Host-local rows (set_host_parts, issue 23): rows owned by a rank whose part is mapped here
+// (same host, same directory: runtime/host_local.h) are copied from that mapping, no request
+// sent; the results are the same bytes the owner would send.
+//
 // Thread-safety: fetch_* may be called from several threads at once.
 #include <atomic>
 #include <cstdint>
@@ -27,6 +31,7 @@
 #include "partita/comm/wire.h"
 #include "partita/store/dist_graph.h"
 #include "partita/store/feature_cache.h"
+#include "partita/store/host_parts.h"
 
 namespace partita::store {
 
@@ -36,6 +41,7 @@ struct FetchStats {
   int64_t remote_requests = 0;
   int64_t remote_bytes = 0;  // reply payload bytes received
   int64_t cache_hits = 0;    // remote feature rows answered by the cache instead
+  int64_t host_rows = 0;     // rows of other ranks copied from their mapped parts (no request)
 };
 
 void add_feature_routes(RpcRouter& router, const DistGraph& graph);
@@ -49,6 +55,9 @@ class FeatureFetcher {
   // Answers remote feature rows from `cache` first (null: no cache). Results do not change.
   // Set it while no fetch is in progress; the cache must outlive its use.
   void set_cache(const FeatureCache* cache) { cache_ = cache; }
+  // Reads the rows of the ranks whose parts `parts` maps from memory (null: none), before
+  // the cache is consulted. Same rules as set_cache; `parts` must outlive its use.
+  void set_host_parts(const HostParts* parts) { host_ = parts; }
 
   // out: [ids.size(), feat_dim] row-major, in the graph's feature_dtype() (as stored:
   // feature_row_bytes() per row). Throws Error on an id outside [0, num_nodes) or on a typed
@@ -80,16 +89,19 @@ class FeatureFetcher {
   // Writes `width` values of type T per id into out, in input order: owned ids through
   // copy_local(local_row, dst) (local_row = gid - first_node()), remote ids from their
   // owners (request kind `kind`, followed by `argument` when it is >= 0, then the ids).
-  // cache (may be null): remote rows answered from it first.
-  template <class T, class CopyLocal>
+  // cache (may be null): remote rows answered from it first. Ids owned by a rank mapped in
+  // host_ are written by copy_peer(peer_graph, gid, dst) before the cache is consulted.
+  template <class T, class CopyLocal, class CopyPeer>
   void fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t argument, int64_t width,
-             CopyLocal copy_local, Prefetch<T> prefetch, const FeatureCache* cache, T* out);
+             CopyLocal copy_local, CopyPeer copy_peer, Prefetch<T> prefetch,
+             const FeatureCache* cache, T* out);
 
   const DistGraph& graph_;
   RpcEndpoint* endpoint_;
   const FeatureCache* cache_ = nullptr;
+  const HostParts* host_ = nullptr;
   std::atomic<int64_t> local_rows_{0}, remote_rows_{0}, remote_requests_{0}, remote_bytes_{0},
-      cache_hits_{0};
+      cache_hits_{0}, host_rows_{0};
 };
 
 }  // namespace partita::store
