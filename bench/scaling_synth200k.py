@@ -119,6 +119,8 @@ def main():
                     help="rank counts to run, comma-separated (default: 1, 2, 4, ..., cores)")
     ap.add_argument("--batch", default="global,per-rank",
                     help="global: --batch-size 4096 for every R; per-rank: 1024 seeds per rank")
+    ap.add_argument("--global-batch", type=int, default=GLOBAL_BATCH,
+                    help="seeds per step summed over the ranks, for --batch global")
     ap.add_argument("--parts-mode", choices=["metis", "replicated"], default="metis")
     ap.add_argument("--skip-compute", action="store_true",
                     help="skip the per-step compute at 1..cores torch threads")
@@ -149,7 +151,7 @@ def main():
     settings = []
     for batch in a.batch.split(","):
         for r in rank_counts:
-            size = GLOBAL_BATCH if batch == "global" else PER_RANK_BATCH * r
+            size = a.global_batch if batch == "global" else PER_RANK_BATCH * r
             if a.smoke:
                 size = 256 if batch == "global" else 128 * r
             per_rank = max(a.cores // r, 1)

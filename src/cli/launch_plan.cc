@@ -148,11 +148,15 @@ std::string parts_clause(const LaunchPlan& plan, const LaunchFacts& facts, int h
   if (facts.parts == 1)
     return plan.ranks > 1 ? "; replicated 1-part mode: every rank holds the whole graph"
                           : "; 1 part, 1 rank";
-  std::string clause;
-  if (facts.parts > 1)
-    clause = fmt::format("; one rank per part (--num-parts {})", facts.parts);
-  else
-    clause = "; no partition given";
+  if (facts.parts < 1)
+    return rule_known && rule_ranks != plan.ranks
+               ? fmt::format(
+                     "; no partition given: the rule's layout runs {} rank{} per host "
+                     "(--procs-per-host {}, with a {}-part or a 1-part directory)",
+                     layout.rule_ranks_per_host, layout.rule_ranks_per_host == 1 ? "" : "s",
+                     layout.rule_ranks_per_host, rule_ranks)
+               : "; no partition given";
+  std::string clause = fmt::format("; one rank per part (--num-parts {})", facts.parts);
   if (rule_known && rule_ranks != plan.ranks)
     clause += fmt::format(
         "; the rule's layout runs {} rank{}: partition with --num-parts {}, or use a 1-part "

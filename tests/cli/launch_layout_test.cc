@@ -207,6 +207,20 @@ TEST(LaunchPlan, AProgramGetsItsTorchThreadsAsOmpNumThreads) {
   EXPECT_EQ(plan.env.count("OMP_NUM_THREADS"), 0u);
 }
 
+TEST(LaunchPlan, WithoutAPartitionOneRankAndTheLineSaysWhatTheRuleWouldRun) {
+  LaunchFacts facts = base_facts();
+  facts.host_cores = 8;
+  LaunchOptions options;
+  options.command = {"python3", "train.py"};
+  const LaunchPlan plan = plan_launch(options, facts);
+  EXPECT_EQ(plan.ranks, 1);
+  EXPECT_EQ(plan.env.at("OMP_NUM_THREADS"), "7");
+  EXPECT_EQ(plan.layout_line,
+            "launch: layout: 1 rank per host x 7 torch threads + 1 sampler thread (8 cores, 1 "
+            "socket; ranks from default); no partition given: the rule's layout runs 8 ranks "
+            "per host (--procs-per-host 8, with a 8-part or a 1-part directory)");
+}
+
 TEST(LaunchPlan, RejectsBadThreadCounts) {
   LaunchOptions options = train_on("/p1");
   options.torch_threads = 0;
