@@ -487,7 +487,18 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
     ppn = facts.parts / num_hosts;
   }
   plan.layout = choose_layout(request);
-  if (!options.procs_per_host && facts.parts == 1) ppn = plan.layout.ranks_per_host;
+  if (!options.procs_per_host && facts.parts == 1) {
+    // The rule's ranks, but no more than the fewest slots a hostfile gives a host.
+    int slots = 0;
+    for (const HostfileEntry& e : hostfile)
+      if (e.slots > 0) slots = slots == 0 ? e.slots : std::min(slots, e.slots);
+    if (slots > 0 && plan.layout.ranks_per_host > slots && !options.oversubscribe) {
+      request.ranks_per_host = slots;
+      plan.layout = choose_layout(request);
+      plan.layout.ranks_from = "rule, capped by the hostfile's slots";
+    }
+    ppn = plan.layout.ranks_per_host;
+  }
   plan.layout.ranks_per_host = ppn;
   plan.ranks = num_hosts * ppn;
   plan.layout_line = describe_layout(plan.layout, num_hosts) + parts_clause(plan, facts, num_hosts);

@@ -221,6 +221,20 @@ TEST(LaunchPlan, WithoutAPartitionOneRankAndTheLineSaysWhatTheRuleWouldRun) {
             "per host (--procs-per-host 8, with a 8-part or a 1-part directory)");
 }
 
+TEST(LaunchPlan, TheRulesRanksStayWithinAHostfilesSlots) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 1;
+  facts.host_cores = 16;
+  facts.hostfile_text = "n1 slots=4\nn2 slots=8\n";
+  LaunchOptions options = train_on("/p1");
+  options.hostfile = "h";
+  const LaunchPlan plan = plan_launch(options, facts);
+  EXPECT_EQ(plan.ranks, 8);
+  EXPECT_EQ(plan.layout.ranks_per_host, 4);
+  EXPECT_EQ(plan.layout.torch_threads, 4);
+  EXPECT_EQ(plan.layout.ranks_from, "rule, capped by the hostfile's slots");
+}
+
 TEST(LaunchPlan, RejectsBadThreadCounts) {
   LaunchOptions options = train_on("/p1");
   options.torch_threads = 0;
