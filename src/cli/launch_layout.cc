@@ -1,9 +1,9 @@
 #include "launch_layout.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <sstream>
-
-#include "partita/core/log.h"
 
 namespace partita::cli {
 

@@ -37,7 +37,8 @@ struct Layout {
   int rule_ranks_per_host = 1;  // what the rule alone picks for these cores and sockets
   bool replicated = false;      // a 1-part directory run by several ranks
   // Where the rank count came from: "rule", "parts" (one rank per part), "procs-per-host",
-  // or "default" (no partition: 1 rank).
+  // or "default" (no partition: 1 rank); plan_launch may say "rule, capped by the
+  // hostfile's slots".
   std::string ranks_from;
 };
 
