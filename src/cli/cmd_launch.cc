@@ -106,6 +106,55 @@ int usable_cores() {
   return static_cast<int>(cores.size());
 }
 
+// The CPUs of a sysfs CPU list ("0-3,8-11"); malformed ranges are skipped.
+std::set<int> parse_cpu_list(const std::string& list) {
+  std::set<int> cpus;
+  std::stringstream ranges(list);
+  for (std::string range; std::getline(ranges, range, ',');) {
+    const size_t dash = range.find('-');
+    try {
+      const int lo = std::stoi(range.substr(0, dash));
+      const int hi = dash == std::string::npos ? lo : std::stoi(range.substr(dash + 1));
+      for (int cpu = lo; cpu <= hi && cpu < CPU_SETSIZE; ++cpu) cpus.insert(cpu);
+    } catch (const std::exception&) {
+    }
+  }
+  return cpus;
+}
+
+// Whether this process's CPU affinity is narrower than the CPUs its cgroup allows (or, with
+// no cpuset cgroup found, the online CPUs): taskset or numactl, which Open MPI's mapping does
+// not see (it binds within the cgroup's cpuset, but `taskset -c 1 mpirun --bind-to core`
+// placed its rank on CPU 0).
+bool affinity_narrower_than_cpuset() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return false;
+  auto read_line = [](const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  };
+  std::string allowed;
+  std::ifstream cgroups("/proc/self/cgroup");
+  for (std::string line; allowed.empty() && std::getline(cgroups, line);) {
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    if (controllers.empty())  // cgroup v2
+      allowed = read_line("/sys/fs/cgroup" + path + "/cpuset.cpus.effective");
+    else if (("," + controllers + ",").find(",cpuset,") != std::string::npos)  // v1
+      allowed = read_line("/sys/fs/cgroup/cpuset" + path + "/cpuset.effective_cpus");
+  }
+  if (allowed.empty()) allowed = read_line("/sys/devices/system/cpu/online");
+  const std::set<int> cpus = parse_cpu_list(allowed);
+  if (cpus.empty()) return false;
+  for (int cpu : cpus)
+    if (!CPU_ISSET(cpu, &set)) return true;
+  return false;
+}
+
 // Sockets among the CPUs this process may run on: distinct physical_package_id values, or
 // NUMA nodes (/sys/devices/system/node/node*/cpulist) holding any of them, whichever is
 // larger (a socket split into NUMA nodes counts as several); 1 when sysfs says nothing.
@@ -131,20 +180,12 @@ int usable_sockets() {
     std::ifstream in(entry.path() / "cpulist");
     std::string list;
     in >> list;
-    // "0-3,8-11": does any range hold a CPU of the mask?
-    std::stringstream ranges(list);
-    bool used = false;
-    for (std::string range; !used && std::getline(ranges, range, ',');) {
-      const size_t dash = range.find('-');
-      try {
-        const int lo = std::stoi(range.substr(0, dash));
-        const int hi = dash == std::string::npos ? lo : std::stoi(range.substr(dash + 1));
-        for (int cpu = lo; cpu <= hi && cpu < CPU_SETSIZE && !used; ++cpu)
-          used = CPU_ISSET(cpu, &set);
-      } catch (const std::exception&) {
+    for (int cpu : parse_cpu_list(list)) {
+      if (CPU_ISSET(cpu, &set)) {
+        ++nodes;
+        break;
       }
     }
-    if (used) ++nodes;
   }
   return std::max<int>({1, static_cast<int>(packages.size()), nodes});
 }
@@ -262,6 +303,7 @@ int run_launch(const Flags& flags, const CLI::App& app) {
   facts.log_level = log_level();
   facts.host_cores = usable_cores();
   facts.host_sockets = usable_sockets();
+  facts.affinity_restricted = affinity_narrower_than_cpuset();
   facts.stderr_is_terminal = ::isatty(STDERR_FILENO) == 1;
   if (!options.hostfile.empty()) read_hostfile(options.hostfile, facts);
   std::optional<LaunchCommand> command;

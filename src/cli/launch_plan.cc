@@ -168,12 +168,14 @@ std::string parts_clause(const LaunchPlan& plan, const LaunchFacts& facts, int h
 // mpirun's mapping and binding flags for `ppn` ranks per host; see LaunchOptions::bind.
 // Empty when neither --bind nor the host's cores are known (Open MPI's defaults then).
 std::vector<std::string> binding_flags(const LaunchOptions& options, const LaunchFacts& facts,
-                                       int ppn, bool srun) {
+                                       int ppn, bool srun, bool local) {
   const int cores = options.cores_per_host.value_or(facts.host_cores);
   const int sockets = std::max(facts.host_sockets, 1);
   std::optional<Bind> bind = options.bind;
   // Inside Slurm the allocation and its task/affinity plugin decide unless told otherwise.
   if (!bind && cores > 0 && !srun) bind = ppn <= cores ? Bind::kCore : Bind::kNone;
+  // Under taskset, mpirun's binding would leave launch's CPUs: the ranks inherit them.
+  if (!options.bind && local && !srun && facts.affinity_restricted) bind = Bind::kNone;
   if (!bind) return {};
   PARTITA_CHECK(*bind != Bind::kCore || srun || cores < 1 || ppn <= cores, UsageError,
                 "--bind core: {} ranks per host but {} cores per host (pass --bind none, or "
@@ -529,7 +531,8 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
   const std::string n = std::to_string(plan.ranks);
   const std::string per_node = "ppr:" + std::to_string(ppn) + ":node";
   const std::vector<std::string> binding =
-      binding_flags(options, facts, ppn, /*srun=*/mode == Mode::kSlurmSrun);
+      binding_flags(options, facts, ppn, /*srun=*/mode == Mode::kSlurmSrun,
+                    /*local=*/mode == Mode::kLocal);
   // A program gets the layout's torch threads as OMP_NUM_THREADS (torch reads it), unless
   // the variable is set.
   if (program && plan.layout.torch_threads > 0 && facts.env.count("OMP_NUM_THREADS") == 0)

@@ -53,6 +53,10 @@ struct LaunchFacts {
   // Sockets (or NUMA nodes, the larger count) among those cores; assumed the same on every
   // host. Ranks are spread evenly over them and none spans two.
   int host_sockets = 1;
+  // Launch's CPU affinity is narrower than its cgroup's CPUs (taskset): Open MPI would map
+  // local ranks onto CPUs outside it, so a local launch does not bind them (they inherit
+  // launch's mask) unless --bind says otherwise.
+  bool affinity_restricted = false;
   bool stderr_is_terminal = false;  // the ranks then draw a progress bar (PARTITA_PROGRESS)
   // Whether LaunchCommand::program, when there is one, can be run: an executable file (a
   // path), or an executable on PATH. False: launch refuses it (--dry-run: warns).

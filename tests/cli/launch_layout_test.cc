@@ -235,6 +235,21 @@ TEST(LaunchPlan, TheRulesRanksStayWithinAHostfilesSlots) {
   EXPECT_EQ(plan.layout.ranks_from, "rule, capped by the hostfile's slots");
 }
 
+TEST(LaunchPlan, UnderTasksetLocalRanksInheritLaunchsCpus) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 1;
+  facts.host_cores = 2;  // taskset -c 4,5 on a larger host
+  facts.affinity_restricted = true;
+  LaunchOptions options = train_on("/p1");
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none " +
+                std::string(kBin) + " train --parts /p1 --epochs 3 --torch-threads 1 --threads 1");
+  options.bind = Bind::kCore;  // asked for: as asked
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=1 --bind-to core " +
+                std::string(kBin) + " train --parts /p1 --epochs 3 --torch-threads 1 --threads 1");
+}
+
 TEST(LaunchPlan, RejectsBadThreadCounts) {
   LaunchOptions options = train_on("/p1");
   options.torch_threads = 0;
