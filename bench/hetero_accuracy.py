@@ -18,9 +18,12 @@ accuracy is low; it fails only if a command fails.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+
+import smoke
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
@@ -31,10 +34,16 @@ SPLITS = ["heco20", "heco40", "heco60"]
 
 def partition(a, dataset, split, env):
     out = os.path.join(a.work, f"{dataset}-{split}-parts2")
+    if a.smoke:  # a small generated ogbn-mag-shaped graph, its own split
+        source = smoke.graph(a.partita, a.work, "smoke-mag", ["--hetero", "mag", "--nodes", "5000"])
+        split_flags = []
+        shutil.rmtree(out, ignore_errors=True)
+    else:
+        source = os.path.join(SHARED, "datasets", "ogb-layout", "heco-" + dataset)
+        split_flags = ["--split", split]
     if not os.path.exists(os.path.join(out, "partita.json")):
-        subprocess.run([a.partita, "-q", "partition", "--dataset",
-                        os.path.join(SHARED, "datasets", "ogb-layout", "heco-" + dataset),
-                        "--split", split, "--num-parts", "2", "--method", "metis",
+        subprocess.run([a.partita, "-q", "partition", "--dataset", source] + split_flags + [
+                        "--num-parts", "2", "--method", "metis",
                         "--balance-train", "--seed", "1", "--out", out],
                        check=True, stdout=subprocess.DEVNULL, env=env)
     return out
@@ -44,7 +53,8 @@ def train(a, parts, seed, env):
     cmd = ["mpirun", "-np", "2", "--oversubscribe", a.partita, "-q", "train", "--parts", parts,
            "--model", "rgcn", "--layers", "2", "--hidden", "64", "--fanouts", "25,20",
            "--dropout", "0.5", "--lr", "0.01", "--epochs", str(a.epochs), "--eval-every", "0",
-           "--seed", str(seed)] + a.extra.split()
+           "--seed", str(seed)] + a.extra.split() + (["--hidden", "8", "--max-steps", "2"]
+                                                      if a.smoke else [])
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     for line in reversed(out.splitlines()):
         if line.startswith("test_acc="):
@@ -61,7 +71,10 @@ def main():
     ap.add_argument("--extra", default="", help="more train flags, space-separated")
     ap.add_argument("--work", default=os.path.join(ROOT, "out", "bench-hetero"))
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
+    smoke.add_flag(ap)
     a = ap.parse_args()
+    if a.smoke:  # one generated graph and seed, 1 epoch; no HeCo data needed
+        a.datasets, a.splits, a.seeds, a.epochs = "acm", "heco20", "0", 1
     os.makedirs(a.work, exist_ok=True)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     result = {"benchmark": "hetero_accuracy", "ranks": 2, "model": "rgcn 2x64",

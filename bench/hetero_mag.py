@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 
+import smoke
 from train_products import TIME, rss_bytes  # GNU time's peak RSS per rank
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -33,6 +34,8 @@ FANOUTS = "25,20"
 MODEL = ["--model", "rgcn", "--layers", "2", "--hidden", "64", "--fanouts", FANOUTS,
          "--batch-size", "2048", "--epochs", "1", "--eval-every", "0"]
 RANKS = 2
+SMOKE_MODEL = ["--hidden", "8", "--max-steps", "2"]  # --smoke: appended (last value wins)
+SMOKE_SAMPLE = ["--batch-size", "256", "--batches", "2"]
 SAMPLE = ["--fanouts", FANOUTS, "--batch-size", str(1024 * RANKS), "--batches", "50"]  # 1024 per rank
 
 
@@ -82,7 +85,8 @@ def ensure(a):
 def sample_once(a, parts, env):
     rss_prefix = os.path.join(a.work, "sample.rss")
     cmd = ["mpirun", "-np", str(RANKS), "--oversubscribe"] + per_rank(
-        [a.partita, "-q", "sample-bench", "--parts", parts] + SAMPLE, rss_prefix)
+        [a.partita, "-q", "sample-bench", "--parts", parts] + SAMPLE +
+        (SMOKE_SAMPLE if a.smoke else []), rss_prefix)
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, env=env, text=True).stdout
     r = json.loads(out[out.index("{"):])
     rss = rss_bytes(rss_prefix, RANKS) if os.access(TIME, os.X_OK) else None
@@ -116,7 +120,8 @@ def train_once(a, parts, env):
         if os.path.exists(path):
             os.remove(path)
     cmd = ["mpirun", "-np", str(RANKS), "--oversubscribe"] + per_rank(
-        [a.partita, "-q", "train", "--parts", parts] + MODEL + ["--metrics-out", metrics],
+        [a.partita, "-q", "train", "--parts", parts] + MODEL + (SMOKE_MODEL if a.smoke else []) +
+        ["--metrics-out", metrics],
         rss_prefix)
     start = time.monotonic()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
@@ -153,9 +158,12 @@ def main():
     ap.add_argument("--reuse-parts", action="store_true",
                     help="reuse mag<N>m-parts2 when there (partition figures then null)")
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
+    smoke.add_flag(ap)
     a = ap.parse_args()
     if shutil.which("mpirun") is None:
         sys.exit("error: mpirun not found")
+    if a.smoke:
+        a.nodes, a.runs = 5000, 1
     os.makedirs(a.work, exist_ok=True)
     parts, setup = ensure(a)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")

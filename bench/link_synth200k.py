@@ -30,7 +30,8 @@ import sys
 import time
 
 from train_products import TIME, rss_bytes  # GNU time's peak RSS per rank
-from train_synth200k import ensure
+import smoke
+from train_synth200k import SMOKE_MODEL, ensure
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = ["--model", "sage", "--layers", "3", "--hidden", "256", "--fanouts", "15,10,5",
@@ -48,8 +49,10 @@ def mpirun(cmd, env, rss_prefix=None):
 
 
 def split_parts(a, env):
-    dataset = os.path.join(a.work, "synth200k")
-    parts = os.path.join(a.work, "synth200k-parts2-split")
+    dataset = os.path.join(a.work, "smoke-graph" if a.smoke else "synth200k")
+    parts = os.path.join(a.work, "smoke-graph-parts2-split" if a.smoke else "synth200k-parts2-split")
+    if a.smoke:
+        shutil.rmtree(parts, ignore_errors=True)
     if not os.path.exists(os.path.join(parts, "partita.json")):
         subprocess.run([a.partita, "-q", "partition", "--dataset", dataset, "--num-parts", "2",
                         "--method", "metis", "--seed", "1", "--edge-split", "0.01,0.01",
@@ -61,7 +64,7 @@ def link_once(a, parts, env):
     metrics = os.path.join(a.work, "metrics-link.jsonl")
     if os.path.exists(metrics):
         os.remove(metrics)
-    command_s = mpirun([a.partita, "-q", "train", "--parts", parts, "--task", "link"] + MODEL +
+    command_s = mpirun([a.partita, "-q", "train", "--parts", parts, "--task", "link"] + a.model +
                        ["--negatives", "1", "--max-steps", str(a.max_steps), "--eval-every", "0",
                         "--metrics-out", metrics], env)
     with open(metrics) as f:
@@ -97,11 +100,15 @@ def main():
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
     ap.add_argument("--python", default="/usr/bin/python3",
                     help="interpreter with numpy, to generate the graph")
+    smoke.add_flag(ap)
     a = ap.parse_args()
     if shutil.which("mpirun") is None:
         sys.exit("error: mpirun not found")
+    a.model = MODEL + (SMOKE_MODEL if a.smoke else [])
+    if a.smoke:
+        a.runs, a.max_steps = 1, 2
     os.makedirs(a.work, exist_ok=True)
-    node_parts = ensure(a.partita, a.work, a.python)
+    node_parts = ensure(a.partita, a.work, a.python, smoke_mode=a.smoke)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     result = {"benchmark": "link_synth200k", "ranks": 2, "model": "sage 3x256",
               "fanouts": [15, 10, 5], "runs": a.runs}
@@ -117,13 +124,13 @@ def main():
     if a.skip != "infer":
         checkpoint = os.path.join(a.work, "infer-checkpoint")
         shutil.rmtree(checkpoint, ignore_errors=True)
-        mpirun([a.partita, "-q", "train", "--parts", node_parts] + MODEL +
+        mpirun([a.partita, "-q", "train", "--parts", node_parts] + a.model +
                ["--max-steps", "2", "--eval-every", "0", "--checkpoint-dir", checkpoint], env)
         runs = []
         for i in range(a.runs):
             runs.append(infer_once(a, node_parts, checkpoint, env))
             print(f"infer run {i + 1}/{a.runs}: {runs[-1]['infer_s']:.1f} s", file=sys.stderr)
-        result["infer"] = dict(median_of(runs), nodes=200000,
+        result["infer"] = dict(median_of(runs), nodes=smoke.NODES if a.smoke else 200000,
                                infer_s_all=[round(r["infer_s"], 2) for r in runs])
     print(json.dumps(result, indent=2))
 

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 
+import smoke
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -45,7 +47,10 @@ def main():
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--work", default=os.path.join(ROOT, "out", "bench-products"))
     p.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
+    smoke.add_flag(p)
     a = p.parse_args()
+    if a.smoke:
+        a.nodes, a.runs = smoke.NODES, 1
 
     dataset = os.path.join(a.work, f"dataset-{a.nodes}")
     gen = [a.partita, "--quiet", "generate", "--nodes", str(a.nodes), "--avg-degree",
@@ -85,7 +90,7 @@ def main():
         "partition_total_s_median": round(total_s, 2),
         "phase_s_median": {k: round(v, 3) for k, v in med.items()},
         "metis_s_median": round(metis_s, 2),
-        "overhead_around_metis": round((total_s - metis_s) / metis_s, 3),
+        "overhead_around_metis": round((total_s - metis_s) / metis_s, 3) if metis_s else None,
         "partition_peak_rss_bytes_median": statistics.median(rss),
         "graph_plus_features_bytes": input_bytes,
         "peak_rss_over_input": round(statistics.median(rss) / input_bytes, 3),

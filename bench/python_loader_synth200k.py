@@ -58,10 +58,14 @@ def main():
     ap.add_argument("--work", default=os.path.join(ROOT, "out", "bench-synth200k"))
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
     ap.add_argument("--python", default="/usr/bin/python3")
-    a = ap.parse_args()
     sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import smoke
+    smoke.add_flag(ap)
+    a = ap.parse_args()
+    if a.smoke:
+        a.runs = 1
     from train_synth200k import ensure
-    parts = ensure(a.partita, a.work, a.python)
+    parts = ensure(a.partita, a.work, a.python, smoke_mode=a.smoke)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                PYTHONPATH=os.path.join(os.path.dirname(a.partita), "..", "..", "python"))
     out = subprocess.run(["mpirun", "-np", "2", "--oversubscribe", "-x", "PYTHONPATH",

@@ -171,8 +171,10 @@ double pipelined_fetch_gbps(RpcEndpoint& endpoint, const std::vector<std::vector
   const auto t0 = Clock::now();
   for (const auto& b : batches) {
     std::vector<RpcEndpoint::Pending> pending;
+    std::vector<size_t> slice_sizes;  // rows asked in each slice
     for (size_t begin = 0; begin < rows; begin += slice_rows) {
       const size_t n = std::min(slice_rows, rows - begin);
+      slice_sizes.push_back(n);
       WireWriter request(16 + n * 8);
       request.put<uint64_t>(kRequestFeatures);
       int64_t* ids = request.put_uninitialized<int64_t>(static_cast<int64_t>(n));
@@ -182,14 +184,20 @@ double pipelined_fetch_gbps(RpcEndpoint& endpoint, const std::vector<std::vector
       pending.push_back(endpoint.start_all(std::move(requests)));
     }
     size_t begin = 0;
-    for (auto& p : pending) {
-      std::vector<std::vector<uint8_t>> replies = endpoint.finish_all(std::move(p));
+    for (size_t i = 0; i < pending.size(); ++i) {
+      std::vector<std::vector<uint8_t>> replies = endpoint.finish_all(std::move(pending[i]));
+      // The reply is the rows as bytes (feature_store.cc serves any feature dtype as
+      // feature_row_bytes() bytes per row), not as floats.
       WireReader reply(replies[0].data(), replies[0].size(), "pipelined reply");
-      ArrayView<const float> got = reply.get_array<float>();
+      ArrayView<const uint8_t> got = reply.get_array<uint8_t>();
+      reply.expect_end();
+      if (static_cast<size_t>(got.size()) != slice_sizes[i] * row_bytes)
+        throw CommError("pipelined reply: " + std::to_string(got.size()) + " bytes for " +
+                        std::to_string(slice_sizes[i]) + " rows of " + std::to_string(row_bytes));
       // In the fetcher these rows go to scattered positions: one memcpy per row, as there.
-      const size_t n = static_cast<size_t>(got.size()) / static_cast<size_t>(width);
+      const size_t n = static_cast<size_t>(got.size()) / row_bytes;
       for (size_t k = 0; k < n; ++k)
-        std::memcpy(out.data() + (begin + k) * width, got.data() + k * width, row_bytes);
+        std::memcpy(out.data() + (begin + k) * width, got.data() + k * row_bytes, row_bytes);
       begin += n;
     }
   }

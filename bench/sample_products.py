@@ -15,6 +15,8 @@ import statistics
 import subprocess
 import sys
 
+import smoke
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIGURES = ["batches_per_s", "sampled_edges_per_s", "sampled_edges_per_s_per_core",
            "feature_gb_per_s", "feature_gb_per_s_per_core", "sample_s_per_rank",
@@ -29,7 +31,7 @@ def ensure(partita, work, nodes):
                        check=True, stdout=subprocess.DEVNULL)
     parts = {}
     for p in (1, 2):
-        out = os.path.join(work, f"sample-parts{p}")
+        out = os.path.join(work, f"sample-parts{p}-{nodes}")
         if not os.path.exists(os.path.join(out, "partita.json")):
             subprocess.run([partita, "-q", "partition", "--dataset", dataset, "--num-parts",
                             str(p), "--method", "metis", "--seed", "1", "--out", out],
@@ -47,7 +49,10 @@ def main():
     ap.add_argument("--in-memory", action="store_true",
                     help="pass --in-memory to sample-bench (huge-page copies of the part)")
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
+    smoke.add_flag(ap)
     a = ap.parse_args()
+    if a.smoke:
+        a.nodes, a.runs, a.batches = smoke.NODES, 1, 2
     parts = ensure(a.partita, a.work, a.nodes)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     result = {"benchmark": "sample_products", "nodes": a.nodes, "fanouts": [15, 10, 5],

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 
+import smoke
 from train_synth200k import ROOT, ensure
 
 FLAGS = ["--fanouts", "15,10,5", "--batch-size", "2048", "--batches", "49"]  # 1024 per rank
@@ -34,7 +35,8 @@ EXTRA = ["remote_requests", "remote_bytes", "host_sampled_nodes", "host_feature_
 def run_once(a, parts, ratio, env):
     command = (["mpirun", "-np", "2", "--oversubscribe"] + shlex.split(a.mpirun_args) +
                [a.partita, "-q", "sample-bench", "--parts", parts, "--cache-ratio", str(ratio)] +
-               FLAGS + shlex.split(a.partita_args))
+               FLAGS + shlex.split(a.partita_args) +
+               (["--fanouts", "5,5", "--batch-size", "256", "--batches", "2"] if a.smoke else []))
     start = time.monotonic()
     out = subprocess.run(command, check=True, capture_output=True, text=True, env=env).stdout
     command_s = time.monotonic() - start
@@ -58,11 +60,15 @@ def main():
                     help="extra mpirun arguments, e.g. '--mca btl_vader_single_copy_mechanism none'")
     ap.add_argument("--partita-args", default="",
                     help="extra sample-bench arguments, e.g. '--host-local off'")
+    smoke.add_flag(ap)
     a = ap.parse_args()
+    if a.smoke:
+        # one run of the reduced-precision, cached path (float32 runs in the other smokes)
+        a.runs, a.ratios, a.feature_dtypes = 1, "0.5", "bfloat16"
     os.makedirs(a.work, exist_ok=True)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     dtypes = a.feature_dtypes.split(",")
-    parts = {d: ensure(a.partita, a.work, a.python, d) for d in dtypes}
+    parts = {d: ensure(a.partita, a.work, a.python, d, smoke_mode=a.smoke) for d in dtypes}
     ratios = [float(r) for r in a.ratios.split(",")]
     settings = [(d, r) for d in dtypes for r in ratios]
     runs = {s: [] for s in settings}

@@ -21,6 +21,8 @@ import statistics
 import subprocess
 import sys
 
+import smoke
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = ["--model", "sage", "--layers", "3", "--hidden", "256", "--fanouts", "15,10,5",
          "--batch-size", "1024"]
@@ -31,6 +33,7 @@ FIGURES = ["epoch_s", "steps", "step_s", "wait_fraction", "allreduce_fraction",
            "compute_fraction", "sample_s", "fetch_s", "seeds_per_s", "loss", "train_acc",
            "val_acc", "test_acc", "train_s", "peak_rss_bytes_max",
            "peak_rss_bytes_sum"]
+SMOKE_MODEL = ["--hidden", "16", "--fanouts", "5,5,5", "--max-steps", "2"]  # --smoke
 TIME = "/usr/bin/time"  # GNU time, for each rank's peak RSS; skipped when missing
 
 
@@ -126,7 +129,8 @@ def train_once(a, parts_dir, ranks, metrics, env):
     """One `partita train` run under mpirun; returns its figures."""
     if os.path.exists(metrics):
         os.remove(metrics)
-    train = [a.partita, "-q", "train", "--parts", parts_dir] + MODEL + [
+    train = [a.partita, "-q", "train", "--parts", parts_dir] + MODEL + (
+        SMOKE_MODEL if a.smoke else []) + [
         "--epochs", str(a.epochs), "--threads", str(a.threads), "--prefetch", str(a.prefetch),
         "--metrics-out", metrics]
     rss_prefix = metrics + ".rss"
@@ -158,9 +162,12 @@ def main():
     ap.add_argument("--prefetch", type=int, default=4, help="batches prepared ahead")
     ap.add_argument("--work", default=os.path.join(ROOT, "out", "bench-products"))
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
+    smoke.add_flag(ap)
     a = ap.parse_args()
     if shutil.which("mpirun") is None:
         sys.exit("error: mpirun not found")
+    if a.smoke:
+        a.nodes, a.runs = smoke.NODES, 1
     parts = ensure(a.partita, a.work, a.nodes, a.train_fraction)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     result = {"benchmark": "train_products", "nodes": a.nodes,

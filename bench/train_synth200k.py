@@ -24,25 +24,40 @@ import subprocess
 import sys
 import time
 
+import smoke
 from train_products import TIME, rss_bytes  # GNU time's peak RSS per rank
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 MODEL = ["--model", "sage", "--layers", "3", "--hidden", "256", "--fanouts", "15,10,5",
          "--batch-size", "2048", "--epochs", "1"]
+# --smoke: appended to MODEL (a flag given twice keeps its last value)
+SMOKE_MODEL = ["--hidden", "16", "--fanouts", "5,5,5", "--batch-size", "256", "--max-steps", "2"]
 
 
-def ensure(partita, work, python, feature_dtype="float32"):
-    """Generates synth200k and its 2-part METIS partition (features stored as
-    feature_dtype) once; returns the partition dir."""
+def ensure(partita, work, python, feature_dtype="float32", smoke_mode=False, num_parts=2):
+    """Generates synth200k and its num_parts-part METIS partition (features stored as
+    feature_dtype) once; returns the partition dir. smoke_mode: a small generated graph
+    instead (bench/smoke.py), partitioned again each time."""
+    if smoke_mode:
+        dataset = smoke.graph(partita, work)
+        suffix = "" if feature_dtype == "float32" else "-" + feature_dtype
+        parts = os.path.join(work, f"smoke-graph-parts{num_parts}{suffix}")
+        shutil.rmtree(parts, ignore_errors=True)
+        subprocess.run([partita, "-q", "partition", "--dataset", dataset, "--num-parts",
+                        str(num_parts), "--method", "metis", "--balance-train", "--seed", "1",
+                        "--feature-dtype", feature_dtype, "--out", parts],
+                       check=True, stdout=subprocess.DEVNULL)
+        return parts
     dataset = os.path.join(work, "synth200k")
     if not os.path.exists(os.path.join(dataset, "test_idx.npy")):  # written last
         gen = os.path.join(SHARED, "bench", "synth200k.py")
         subprocess.run([python, gen, dataset], check=True, stdout=subprocess.DEVNULL)
     suffix = "" if feature_dtype == "float32" else "-" + feature_dtype
-    parts = os.path.join(work, "synth200k-parts2" + suffix)
+    parts = os.path.join(work, f"synth200k-parts{num_parts}" + suffix)
     if not os.path.exists(os.path.join(parts, "partita.json")):
-        subprocess.run([partita, "-q", "partition", "--dataset", dataset, "--num-parts", "2",
+        subprocess.run([partita, "-q", "partition", "--dataset", dataset, "--num-parts",
+                        str(num_parts),
                         "--method", "metis", "--balance-train", "--seed", "1",
                         "--feature-dtype", feature_dtype, "--out", parts],
                        check=True, stdout=subprocess.DEVNULL)
@@ -64,7 +79,8 @@ def run_once(a, parts, precision, env):
     for path in [metrics] + [f"{rss_prefix}.{r}" for r in range(2)]:
         if os.path.exists(path):
             os.remove(path)
-    train = [a.partita, "-q", "train", "--parts", parts] + MODEL + [
+    train = [a.partita, "-q", "train", "--parts", parts] + MODEL + (
+        SMOKE_MODEL if a.smoke else []) + [
         "--precision", precision, "--threads", str(a.threads), "--metrics-out", metrics,
         "--cache-ratio", str(a.cache_ratio)] + shlex.split(a.partita_args)
     if os.access(TIME, os.X_OK):
@@ -120,11 +136,14 @@ def main():
                     help="extra mpirun arguments, e.g. '--mca btl_vader_single_copy_mechanism none'")
     ap.add_argument("--partita-args", default="",
                     help="extra train arguments, e.g. '--host-local off'")
+    smoke.add_flag(ap)
     a = ap.parse_args()
     if shutil.which("mpirun") is None:
         sys.exit("error: mpirun not found")
+    if a.smoke:
+        a.runs = 1
     os.makedirs(a.work, exist_ok=True)
-    parts = ensure(a.partita, a.work, a.python, a.feature_dtype)
+    parts = ensure(a.partita, a.work, a.python, a.feature_dtype, smoke_mode=a.smoke)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     result = {"benchmark": "train_synth200k", "ranks": 2, "model": "sage 3x256",
               "fanouts": [15, 10, 5], "batch_size": 2048, "threads": a.threads,

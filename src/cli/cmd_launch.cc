@@ -45,7 +45,10 @@ constexpr const char* kFooter =
     "Hosts: --hosts or --hostfile; else, inside a Slurm job (SLURM_JOB_ID set), the job's\n"
     "nodes through srun (--mpirun selects mpirun there); else this host alone.\n"
     "Ranks = hosts x procs-per-host; for a partition of more than one part they must equal\n"
-    "its parts (one rank per part).\n"
+    "its parts (one rank per part). Layout (docs/launch.md): a 1-part directory runs in\n"
+    "replicated mode on the rule's ranks per host (one per core, at most 16, the same number\n"
+    "on every socket); the threads of each rank come from its share of the cores. launch\n"
+    "prints the layout in one line, with the --num-parts the rule's layout needs.\n"
     "Every host must see the partition directory (--parts) and this partita binary at the\n"
     "same paths: put them on a shared filesystem, or copy them to the same place on every\n"
     "host. A relative --parts is made absolute.\n"
@@ -72,6 +75,8 @@ struct Flags {
   LaunchOptions options;
   int procs_per_host = 0;
   int cores_per_host = 0;
+  int torch_threads = 0;
+  int sampler_threads = 0;
   std::string bind;
   std::string mpirun;
   double teardown_timeout = 10;
@@ -99,6 +104,90 @@ int usable_cores() {
     cores.emplace(read_word(dir + "physical_package_id"), core);
   }
   return static_cast<int>(cores.size());
+}
+
+// The CPUs of a sysfs CPU list ("0-3,8-11"); malformed ranges are skipped.
+std::set<int> parse_cpu_list(const std::string& list) {
+  std::set<int> cpus;
+  std::stringstream ranges(list);
+  for (std::string range; std::getline(ranges, range, ',');) {
+    const size_t dash = range.find('-');
+    try {
+      const int lo = std::stoi(range.substr(0, dash));
+      const int hi = dash == std::string::npos ? lo : std::stoi(range.substr(dash + 1));
+      for (int cpu = lo; cpu <= hi && cpu < CPU_SETSIZE; ++cpu) cpus.insert(cpu);
+    } catch (const std::exception&) {
+    }
+  }
+  return cpus;
+}
+
+// Whether this process's CPU affinity is narrower than the CPUs its cgroup allows (or, with
+// no cpuset cgroup found, the online CPUs): taskset or numactl, which Open MPI's mapping does
+// not see (it binds within the cgroup's cpuset, but `taskset -c 1 mpirun --bind-to core`
+// placed its rank on CPU 0).
+bool affinity_narrower_than_cpuset() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return false;
+  auto read_line = [](const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  };
+  std::string allowed;
+  std::ifstream cgroups("/proc/self/cgroup");
+  for (std::string line; allowed.empty() && std::getline(cgroups, line);) {
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    if (controllers.empty())  // cgroup v2
+      allowed = read_line("/sys/fs/cgroup" + path + "/cpuset.cpus.effective");
+    else if (("," + controllers + ",").find(",cpuset,") != std::string::npos)  // v1
+      allowed = read_line("/sys/fs/cgroup/cpuset" + path + "/cpuset.effective_cpus");
+  }
+  if (allowed.empty()) allowed = read_line("/sys/devices/system/cpu/online");
+  const std::set<int> cpus = parse_cpu_list(allowed);
+  if (cpus.empty()) return false;
+  for (int cpu : cpus)
+    if (!CPU_ISSET(cpu, &set)) return true;
+  return false;
+}
+
+// Sockets among the CPUs this process may run on: distinct physical_package_id values, or
+// NUMA nodes (/sys/devices/system/node/node*/cpulist) holding any of them, whichever is
+// larger (a socket split into NUMA nodes counts as several); 1 when sysfs says nothing.
+int usable_sockets() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  std::set<std::string> packages;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    std::ifstream in("/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
+                     "/topology/physical_package_id");
+    std::string word;
+    if (in >> word) packages.insert(word);
+  }
+  int nodes = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/node", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("node", 0) != 0 || name.size() == 4 ||
+        name.find_first_not_of("0123456789", 4) != std::string::npos)
+      continue;
+    std::ifstream in(entry.path() / "cpulist");
+    std::string list;
+    in >> list;
+    for (int cpu : parse_cpu_list(list)) {
+      if (CPU_ISSET(cpu, &set)) {
+        ++nodes;
+        break;
+      }
+    }
+  }
+  return std::max<int>({1, static_cast<int>(packages.size()), nodes});
 }
 
 std::map<std::string, std::string> environment() {
@@ -201,6 +290,8 @@ int run_launch(const Flags& flags, const CLI::App& app) {
   if (app.count("--mpirun") > 0) options.mpirun = flags.mpirun;
   if (app.count("--cores-per-host") > 0) options.cores_per_host = flags.cores_per_host;
   if (app.count("--bind") > 0) options.bind = parse_bind(flags.bind);
+  if (app.count("--torch-threads") > 0) options.torch_threads = flags.torch_threads;
+  if (app.count("--threads") > 0) options.sampler_threads = flags.sampler_threads;
   PARTITA_CHECK(flags.teardown_timeout > 0, UsageError,
                 "--teardown-timeout: must be > 0 seconds, got {}", flags.teardown_timeout);
   options.unparsed = app.remaining();
@@ -211,6 +302,8 @@ int run_launch(const Flags& flags, const CLI::App& app) {
   facts.cwd = std::filesystem::current_path().string();
   facts.log_level = log_level();
   facts.host_cores = usable_cores();
+  facts.host_sockets = usable_sockets();
+  facts.affinity_restricted = affinity_narrower_than_cpuset();
   facts.stderr_is_terminal = ::isatty(STDERR_FILENO) == 1;
   if (!options.hostfile.empty()) read_hostfile(options.hostfile, facts);
   std::optional<LaunchCommand> command;
@@ -240,6 +333,7 @@ int run_launch(const Flags& flags, const CLI::App& app) {
   const std::string problem = launcher_problem(plan, options, facts);
   PARTITA_CHECK(problem.empty() || options.dry_run, Error, "{}", problem);
   if (!problem.empty()) log_warning("{}", problem);
+  log_info("{}", plan.layout_line);
   for (const std::string& line : plan.notes) log_info("{}", line);
   const std::string line = shell_join(plan.argv);
   if (options.dry_run) {
@@ -287,6 +381,15 @@ Action add_launch_command(CLI::App& app) {
       ->type_name("core|socket|none");
   app.add_option("--cores-per-host", flags->cores_per_host,
                  "Cores of each host, for binding (default: this host's usable cores)")
+      ->type_name("N");
+  app.add_option("--torch-threads", flags->torch_threads,
+                 "Torch (kernel) threads per rank. Default: the layout rule's (the rank's "
+                 "cores, less the sampler threads on more than 4); passed as the command's "
+                 "--torch-threads, or OMP_NUM_THREADS for a program")
+      ->type_name("N");
+  app.add_option("--threads", flags->sampler_threads,
+                 "Sampler threads per rank. Default: one per 8 cores of a rank, 1 to 4; "
+                 "passed as the command's --threads")
       ->type_name("N");
   app.add_option("--teardown-timeout", flags->teardown_timeout,
                  "Seconds mpirun may take to exit after the job failed or launch was told to "

@@ -109,14 +109,73 @@ std::vector<std::string> absolutize_paths(std::vector<std::string> command,
   return command;
 }
 
+// The thread flags the command takes: train --torch-threads and --threads (sampler), infer
+// --torch-threads, sample-bench --threads; a program none.
+std::vector<std::string> thread_flags_of(const LaunchCommand& command) {
+  if (command.subcommand == "train") return {"--torch-threads", "--threads"};
+  if (command.subcommand == "infer") return {"--torch-threads"};
+  if (command.subcommand == "sample-bench") return {"--threads"};
+  return {};
+}
+
+// The values of `flags` given in `command` after its subcommand (`--flag V` or `--flag=V`),
+// in order; a value that is not a number is left to the command to reject (-1).
+std::vector<std::pair<std::string, int>> given_flag_values(const std::vector<std::string>& command,
+                                                           const std::vector<std::string>& flags) {
+  std::vector<std::pair<std::string, int>> out;
+  if (flags.empty()) return out;
+  auto number = [](const std::string& word) {
+    const std::optional<int> n = parse_positive(word);
+    return n ? *n : (word == "0" ? 0 : -1);
+  };
+  for (size_t i = command_index(command) + 1; i < command.size(); ++i) {
+    for (const std::string& flag : flags) {
+      if (command[i] == flag)
+        out.emplace_back(flag, i + 1 < command.size() ? number(command[i + 1]) : -1);
+      else if (command[i].rfind(flag + "=", 0) == 0)
+        out.emplace_back(flag, number(command[i].substr(flag.size() + 1)));
+    }
+  }
+  return out;
+}
+
+// The end of the layout line: how the ranks match the partition, and the --num-parts the
+// rule's layout needs when it is not the one run.
+std::string parts_clause(const LaunchPlan& plan, const LaunchFacts& facts, int hosts) {
+  const Layout& layout = plan.layout;
+  const int rule_ranks = layout.rule_ranks_per_host * hosts;
+  const bool rule_known = layout.cores > 0;
+  if (facts.parts == 1)
+    return plan.ranks > 1 ? "; replicated 1-part mode: every rank holds the whole graph"
+                          : "; 1 part, 1 rank";
+  if (facts.parts < 1)
+    return rule_known && rule_ranks != plan.ranks
+               ? fmt::format(
+                     "; no partition given: the rule's layout runs {} rank{} per host "
+                     "(--procs-per-host {}, with a {}-part or a 1-part directory)",
+                     layout.rule_ranks_per_host, layout.rule_ranks_per_host == 1 ? "" : "s",
+                     layout.rule_ranks_per_host, rule_ranks)
+               : "; no partition given";
+  std::string clause = fmt::format("; one rank per part (--num-parts {})", facts.parts);
+  if (rule_known && rule_ranks != plan.ranks)
+    clause += fmt::format(
+        "; the rule's layout runs {} rank{}: partition with --num-parts {}, or use a 1-part "
+        "directory (replicated mode)",
+        rule_ranks, rule_ranks == 1 ? "" : "s", rule_ranks);
+  return clause;
+}
+
 // mpirun's mapping and binding flags for `ppn` ranks per host; see LaunchOptions::bind.
 // Empty when neither --bind nor the host's cores are known (Open MPI's defaults then).
 std::vector<std::string> binding_flags(const LaunchOptions& options, const LaunchFacts& facts,
-                                       int ppn, bool srun) {
+                                       int ppn, bool srun, bool local) {
   const int cores = options.cores_per_host.value_or(facts.host_cores);
+  const int sockets = std::max(facts.host_sockets, 1);
   std::optional<Bind> bind = options.bind;
   // Inside Slurm the allocation and its task/affinity plugin decide unless told otherwise.
   if (!bind && cores > 0 && !srun) bind = ppn <= cores ? Bind::kCore : Bind::kNone;
+  // Under taskset, mpirun's binding would leave launch's CPUs: the ranks inherit them.
+  if (!options.bind && local && !srun && facts.affinity_restricted) bind = Bind::kNone;
   if (!bind) return {};
   PARTITA_CHECK(*bind != Bind::kCore || srun || cores < 1 || ppn <= cores, UsageError,
                 "--bind core: {} ranks per host but {} cores per host (pass --bind none, or "
@@ -127,6 +186,12 @@ std::vector<std::string> binding_flags(const LaunchOptions& options, const Launc
   switch (*bind) {
     case Bind::kCore:
       if (srun) return {"--cpu-bind=cores"};  // Slurm divides the allocation's CPUs
+      // Several sockets: the same number of ranks on each, so that none spans two.
+      if (sockets > 1 && ppn % sockets == 0 && !pe.empty() && cores % sockets == 0)
+        return {"--map-by",
+                "ppr:" + std::to_string(ppn / sockets) +
+                    ":socket:PE=" + std::to_string(cores / sockets / (ppn / sockets)),
+                "--bind-to", "core"};
       return {"--map-by", pe.empty() ? per_node : per_node + ":PE=" + pe, "--bind-to", "core"};
     case Bind::kSocket:
       if (srun) return {"--cpu-bind=sockets"};
@@ -334,6 +399,10 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
   PARTITA_CHECK(!options.mpirun || !options.mpirun->empty(), UsageError, "--mpirun: empty path");
   PARTITA_CHECK(!options.cores_per_host || *options.cores_per_host >= 1, UsageError,
                 "--cores-per-host: must be >= 1, got {}", options.cores_per_host.value_or(0));
+  PARTITA_CHECK(!options.torch_threads || *options.torch_threads >= 1, UsageError,
+                "--torch-threads: must be >= 1, got {}", options.torch_threads.value_or(0));
+  PARTITA_CHECK(!options.sampler_threads || *options.sampler_threads >= 1, UsageError,
+                "--threads: must be >= 1, got {}", options.sampler_threads.value_or(0));
   for (const std::string& name : options.env) {
     PARTITA_CHECK(is_env_name(name), UsageError,
                   "--env: '{}' is not a variable name (set the value in the environment)", name);
@@ -384,6 +453,23 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
                   : problem);
     }
   }
+  // The layout: ranks per host (from --procs-per-host, the parts, or for a 1-part
+  // directory the rule) and threads per rank (launch_layout.h).
+  LayoutRequest request;
+  // Under srun the allocation decides the cores: unknown unless --cores-per-host says.
+  request.cores = options.cores_per_host.value_or(mode == Mode::kSlurmSrun ? 0 : facts.host_cores);
+  request.sockets = facts.host_sockets;
+  request.hosts = num_hosts;
+  request.parts = facts.parts;
+  request.ranks_per_host = options.procs_per_host;
+  const std::vector<std::string> threads_flags = thread_flags_of(command);
+  request.torch_threads = options.torch_threads;
+  request.sampler_threads = options.sampler_threads;
+  // The command's own thread flags win over launch's, and the layout says so.
+  for (const auto& [flag, value] : given_flag_values(options.command, threads_flags)) {
+    if (flag == "--torch-threads") request.torch_threads = value;
+    if (flag == "--threads") request.sampler_threads = value;
+  }
   int ppn = 1;
   // Server-client mode (`--servers P`): P servers plus the trainers, so the rank count is
   // the user's choice (hosts x --procs-per-host) and must exceed the parts.
@@ -402,7 +488,22 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
                   parts_dir, facts.parts, num_hosts, num_hosts);
     ppn = facts.parts / num_hosts;
   }
+  plan.layout = choose_layout(request);
+  if (!options.procs_per_host && facts.parts == 1) {
+    // The rule's ranks, but no more than the fewest slots a hostfile gives a host.
+    int slots = 0;
+    for (const HostfileEntry& e : hostfile)
+      if (e.slots > 0) slots = slots == 0 ? e.slots : std::min(slots, e.slots);
+    if (slots > 0 && plan.layout.ranks_per_host > slots && !options.oversubscribe) {
+      request.ranks_per_host = slots;
+      plan.layout = choose_layout(request);
+      plan.layout.ranks_from = "rule, capped by the hostfile's slots";
+    }
+    ppn = plan.layout.ranks_per_host;
+  }
+  plan.layout.ranks_per_host = ppn;
   plan.ranks = num_hosts * ppn;
+  plan.layout_line = describe_layout(plan.layout, num_hosts) + parts_clause(plan, facts, num_hosts);
   if (servers && facts.parts > 1) {
     PARTITA_CHECK(command.servers == facts.parts, UsageError,
                   "launch: --servers {}: {} has {} parts, one server per part", command.servers,
@@ -430,7 +531,12 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
   const std::string n = std::to_string(plan.ranks);
   const std::string per_node = "ppr:" + std::to_string(ppn) + ":node";
   const std::vector<std::string> binding =
-      binding_flags(options, facts, ppn, /*srun=*/mode == Mode::kSlurmSrun);
+      binding_flags(options, facts, ppn, /*srun=*/mode == Mode::kSlurmSrun,
+                    /*local=*/mode == Mode::kLocal);
+  // A program gets the layout's torch threads as OMP_NUM_THREADS (torch reads it), unless
+  // the variable is set.
+  if (program && plan.layout.torch_threads > 0 && facts.env.count("OMP_NUM_THREADS") == 0)
+    plan.env["OMP_NUM_THREADS"] = std::to_string(plan.layout.torch_threads);
   // A terminal on launch's stderr: the ranks' stderr is a pipe to mpirun, so tell them.
   if (facts.stderr_is_terminal && facts.env.count("PARTITA_PROGRESS") == 0)
     plan.env["PARTITA_PROGRESS"] = "bar";
@@ -495,6 +601,15 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
     }
   }
   argv.insert(argv.end(), words.begin(), words.end());
+  // The layout's threads, as the command's flags it takes (not given there already).
+  std::set<std::string> given;
+  for (const auto& [flag, value] : given_flag_values(options.command, threads_flags))
+    given.insert(flag);
+  for (const std::string& flag : threads_flags) {
+    const int value =
+        flag == "--torch-threads" ? plan.layout.torch_threads : plan.layout.sampler_threads;
+    if (given.count(flag) == 0 && value > 0) argv.insert(argv.end(), {flag, std::to_string(value)});
+  }
 
   if (mode != Mode::kLocal) {
     std::string shared = program ? words[0] : facts.partita_binary;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "launch_layout.h"
 #include "partita/core/log.h"
 
 namespace partita::cli {
@@ -23,17 +24,19 @@ Bind parse_bind(const std::string& word);
 
 // The launch flags, as given on the command line.
 struct LaunchOptions {
-  std::string hosts;                  // --hosts "h1,h2"; empty: not given
-  std::string hostfile;               // --hostfile path; empty: not given
-  std::optional<int> procs_per_host;  // --procs-per-host; unset: derived from the parts
-  bool oversubscribe = false;         // --oversubscribe (srun: --overcommit)
-  std::optional<std::string> mpirun;  // --mpirun; unset: "mpirun" looked up on PATH
-  std::vector<std::string> env;       // --env NAME: more variables to forward (mpirun -x)
-  std::optional<Bind> bind;           // --bind; unset: kCore when every rank of a host can
-                                      // have a core of its own, else kNone
-  std::optional<int> cores_per_host;  // --cores-per-host; unset: LaunchFacts::host_cores
-  bool dry_run = false;               // --dry-run: problems with --parts DIR only warn
-  std::vector<std::string> command;   // everything after `--`
+  std::string hosts;                   // --hosts "h1,h2"; empty: not given
+  std::string hostfile;                // --hostfile path; empty: not given
+  std::optional<int> procs_per_host;   // --procs-per-host; unset: derived from the parts
+  bool oversubscribe = false;          // --oversubscribe (srun: --overcommit)
+  std::optional<std::string> mpirun;   // --mpirun; unset: "mpirun" looked up on PATH
+  std::vector<std::string> env;        // --env NAME: more variables to forward (mpirun -x)
+  std::optional<Bind> bind;            // --bind; unset: kCore when every rank of a host can
+                                       // have a core of its own, else kNone
+  std::optional<int> cores_per_host;   // --cores-per-host; unset: LaunchFacts::host_cores
+  std::optional<int> torch_threads;    // --torch-threads per rank; unset: the layout rule's
+  std::optional<int> sampler_threads;  // --threads (sampler) per rank; unset: the rule's
+  bool dry_run = false;                // --dry-run: problems with --parts DIR only warn
+  std::vector<std::string> command;    // everything after `--`
   // What the flag parser could not place (unknown flags, and `--` itself when given).
   std::vector<std::string> unparsed;
 };
@@ -47,6 +50,13 @@ struct LaunchFacts {
   // Physical cores of the launching host, assumed the same on every host (launch cannot
   // see a remote host's); 0: unknown, then no binding flags unless --bind is given.
   int host_cores = 0;
+  // Sockets (or NUMA nodes, the larger count) among those cores; assumed the same on every
+  // host. Ranks are spread evenly over them and none spans two.
+  int host_sockets = 1;
+  // Launch's CPU affinity is narrower than its cgroup's CPUs (taskset): Open MPI would map
+  // local ranks onto CPUs outside it, so a local launch does not bind them (they inherit
+  // launch's mask) unless --bind says otherwise.
+  bool affinity_restricted = false;
   bool stderr_is_terminal = false;  // the ranks then draw a progress bar (PARTITA_PROGRESS)
   // Whether LaunchCommand::program, when there is one, can be run: an executable file (a
   // path), or an executable on PATH. False: launch refuses it (--dry-run: warns).
@@ -77,6 +87,8 @@ struct LaunchPlan {
   // The host each rank runs on, by rank (mpirun's ppr mapping fills hosts in order);
   // empty inside Slurm, where the allocation decides. For messages about lost hosts.
   std::vector<std::string> rank_hosts;
+  Layout layout;                      // ranks and threads per host (launch_layout.h)
+  std::string layout_line;            // the one line that says the layout (info level)
   std::vector<std::string> notes;     // lines to log at info level
   std::vector<std::string> warnings;  // lines to log as warnings
 };

@@ -80,7 +80,8 @@ TEST_F(LaunchCli, DryRunPrintsTheMpirunLine) {
       dir / "X");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out, "mpirun -np 4 --host a:2,b:2 --map-by ppr:2:node:PE=4 --bind-to core " +
-                       kKeepalive + real_binary() + " train --parts " + dir / "X" + "\n");
+                       kKeepalive + real_binary() + " train --parts " + dir / "X" +
+                       " --torch-threads 4 --threads 1\n");
   CommandResult all = partita_clean_env(
       "launch --dry-run --hosts a,b --procs-per-host 2 -- "
       "train --parts " +
@@ -91,13 +92,20 @@ TEST_F(LaunchCli, DryRunPrintsTheMpirunLine) {
   // With a real 2-part directory: ranks from its parts; the whole output is exact, and
   // the global flags after the command go to the launched command.
   CommandResult exact = partita_clean_env(
-      "launch --dry-run --hosts a,b --bind socket -- train --parts " + p2() + " -q");
+      "launch --dry-run --hosts a,b --bind socket --cores-per-host 2 -- train --parts " + p2() +
+      " -q");
   EXPECT_EQ(exact.exit_code, 0);
-  EXPECT_EQ(exact.out, "launch: every host must see " + real_binary() +
-                           " and the partition directory " + p2() +
-                           " at the same paths\nmpirun -np 2 --host a:1,b:1 --map-by "
-                           "ppr:1:node --bind-to socket " +
-                           kKeepalive + real_binary() + " train --parts " + p2() + " -q\n");
+  EXPECT_EQ(exact.out,
+            "launch: layout: 1 rank per host x 2 torch threads + 1 sampler thread (2 "
+            "cores, 1 socket; ranks from parts), on each of 2 hosts; one rank per "
+            "part (--num-parts 2); the rule's layout runs 4 ranks: partition with "
+            "--num-parts 4, or use a 1-part directory (replicated mode)\n"
+            "launch: every host must see " +
+                real_binary() + " and the partition directory " + p2() +
+                " at the same paths\nmpirun -np 2 --host a:1,b:1 --map-by "
+                "ppr:1:node --bind-to socket " +
+                kKeepalive + real_binary() + " train --parts " + p2() +
+                " -q --torch-threads 2 --threads 1\n");
 }
 
 TEST_F(LaunchCli, DryRunForwardsVariablesQuotesAndPassesQuiet) {
@@ -106,12 +114,14 @@ TEST_F(LaunchCli, DryRunForwardsVariablesQuotesAndPassesQuiet) {
   std::filesystem::copy(p2(), spaced, std::filesystem::copy_options::recursive);
   CommandResult r = testing::run_command(
       "env -i PATH=/usr/bin:/bin PARTITA_DEMO=1 OMP_NUM_THREADS=2 " + binary() +
-      " -q launch --dry-run --bind none -- sample-bench --parts '" + spaced + "' --fanouts '5, 5'");
+      " -q launch --dry-run --bind none --cores-per-host 2 -- sample-bench --parts '" + spaced +
+      "' --fanouts '5, 5'");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out,
             "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none -x "
             "OMP_NUM_THREADS -x PARTITA_DEMO " +
-                real_binary() + " -q sample-bench --parts '" + spaced + "' --fanouts '5, 5'\n");
+                real_binary() + " -q sample-bench --parts '" + spaced +
+                "' --fanouts '5, 5' --threads 1\n");
 }
 
 TEST_F(LaunchCli, DryRunInsideSlurmPrintsSrun) {
@@ -201,8 +211,12 @@ TEST_F(LaunchCli, MissingFilesAndLaunchersExitOne) {
   EXPECT_EQ(dry.exit_code, 0);
   EXPECT_EQ(dry.out,
             "warning: mpirun: not found on PATH (install openmpi-bin or pass "
-            "--mpirun)\nmpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none " +
-                real_binary() + " train --parts " + p2() + "\n");
+            "--mpirun)\nlaunch: layout: 2 ranks per host x 1 torch thread + 1 sampler thread "
+            "(1 core, 1 socket; ranks from parts); one rank per part (--num-parts 2); the "
+            "rule's layout runs 1 rank: partition with --num-parts 1, or use a 1-part "
+            "directory (replicated mode)\nmpirun -np 2 --host localhost:2 --map-by ppr:2:node "
+            "--bind-to none " +
+                real_binary() + " train --parts " + p2() + " --torch-threads 1 --threads 1\n");
 }
 
 TEST_F(LaunchCli, RunsSampleBenchOnTwoLocalRanks) {
@@ -296,13 +310,18 @@ using testing::CommandResult;
 using testing::TempDir;
 
 TEST_F(LaunchCli, DryRunLaunchesInferWithItsPathsAbsolute) {
-  CommandResult r = partita_clean_env("launch --dry-run --bind none -- infer --parts " + p2() +
-                                      " --checkpoint-dir ck --out inf");
+  CommandResult r = partita_clean_env(
+      "launch --dry-run --bind none --cores-per-host 2 -- "
+      "infer --parts " +
+      p2() + " --checkpoint-dir ck --out inf");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   const std::string cwd = std::filesystem::current_path().string();
-  EXPECT_EQ(r.out, "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none " +
-                       real_binary() + " infer --parts " + p2() + " --checkpoint-dir " + cwd +
-                       "/ck --out " + cwd + "/inf\n");
+  EXPECT_EQ(r.out,
+            "launch: layout: 2 ranks per host x 1 torch thread + 1 sampler thread (2 "
+            "cores, 1 socket; ranks from parts); one rank per part (--num-parts 2)\n"
+            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none " +
+                real_binary() + " infer --parts " + p2() + " --checkpoint-dir " + cwd +
+                "/ck --out " + cwd + "/inf --torch-threads 1\n");
   // infer's flags are checked before mpirun, as train's.
   expect_only_error(partita("launch --dry-run -- infer --parts " + p2() +
                             " --checkpoint-dir ck --out inf --epochs 3"),

@@ -18,7 +18,7 @@ TEST(LaunchPlan, LaunchesInferWithItsPathsAbsolute) {
   EXPECT_EQ(line_of(options, facts),
             "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core "
             "/opt/partita/bin/partita infer --parts /home/u/work/p2 --checkpoint-dir "
-            "/home/u/work/ck --out=/home/u/work/o");
+            "/home/u/work/ck --out=/home/u/work/o --torch-threads 4");
   options.procs_per_host = 3;
   expect_plan_error_usage(options, facts,
                           "launch: /home/u/work/p2 has 2 parts but 1 host x 3 procs-per-host = 3 "
@@ -43,17 +43,19 @@ TEST(LaunchPlan, RunsAProgramWithTheSameHostsRanksAndBinding) {
   LaunchPlan plan = plan_launch(options, facts);
   EXPECT_EQ(shell_join(plan.argv),
             "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core -x "
-            "PARTITA_X -x PYTHONPATH python3 /home/u/work/train.py --parts /home/u/work/p2 "
+            "OMP_NUM_THREADS -x PARTITA_X -x PYTHONPATH python3 /home/u/work/train.py --parts "
+            "/home/u/work/p2 "
             "--lr 0.1");
   EXPECT_EQ(plan.ranks, 2);
   EXPECT_TRUE(plan.notes.empty());
 
   options.hosts = "a,b";
   plan = plan_launch(options, facts);
-  EXPECT_EQ(shell_join(plan.argv),
-            "mpirun -np 2 --host a:1,b:1 --map-by ppr:1:node:PE=8 --bind-to core " + kKeepalive +
-                "-x PARTITA_X -x PYTHONPATH python3 /home/u/work/train.py --parts "
-                "/home/u/work/p2 --lr 0.1");
+  EXPECT_EQ(
+      shell_join(plan.argv),
+      "mpirun -np 2 --host a:1,b:1 --map-by ppr:1:node:PE=8 --bind-to core " + kKeepalive +
+          "-x OMP_NUM_THREADS -x PARTITA_X -x PYTHONPATH python3 /home/u/work/train.py --parts "
+          "/home/u/work/p2 --lr 0.1");
   EXPECT_EQ(plan.rank_hosts, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(plan.notes, std::vector<std::string>{
                             "launch: every host must see python3, /home/u/work/train.py and the "
@@ -64,17 +66,20 @@ TEST(LaunchPlan, RunsAProgramWithTheSameHostsRanksAndBinding) {
   options.command = {"/usr/bin/python3", "-u", "-W", "ignore", "s.py", "x.py"};
   EXPECT_EQ(line_of(options, facts),
             "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core -x "
-            "PARTITA_X -x PYTHONPATH /usr/bin/python3 -u -W ignore /home/u/work/s.py x.py");
+            "OMP_NUM_THREADS -x PARTITA_X -x PYTHONPATH /usr/bin/python3 -u -W ignore "
+            "/home/u/work/s.py x.py");
   options.command = {"python3", "-m", "pkg.train", "--parts=p2"};
-  EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core -x "
-            "PARTITA_X -x PYTHONPATH python3 -m pkg.train --parts=/home/u/work/p2");
+  EXPECT_EQ(
+      line_of(options, facts),
+      "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core -x "
+      "OMP_NUM_THREADS -x PARTITA_X -x PYTHONPATH python3 -m pkg.train --parts=/home/u/work/p2");
   // Any other program: a relative path is made absolute; its other arguments stay.
   options.command = {"./run.sh", "--checkpoint-dir", "ck", "--parts", "p2"};
-  EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core -x "
-            "PARTITA_X -x PYTHONPATH /home/u/work/run.sh --checkpoint-dir ck --parts "
-            "/home/u/work/p2");
+  EXPECT_EQ(
+      line_of(options, facts),
+      "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core -x "
+      "OMP_NUM_THREADS -x PARTITA_X -x PYTHONPATH /home/u/work/run.sh --checkpoint-dir ck --parts "
+      "/home/u/work/p2");
   // The same rank rule as train: one rank per part.
   options.procs_per_host = 1;
   expect_plan_error_usage(options, facts,

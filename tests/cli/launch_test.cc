@@ -431,29 +431,35 @@ TEST(LaunchPlan, BindsEachRankToItsShareOfTheCoresByDefault) {
   facts.parts = 2;
   facts.host_cores = 8;
   LaunchOptions options = train_on("/data/p2");
-  EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core "
-            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  EXPECT_EQ(
+      line_of(options, facts),
+      "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=4 --bind-to core "
+      "/opt/partita/bin/partita train --parts /data/p2 --epochs 3 --torch-threads 4 --threads 1");
   facts.host_cores = 3;  // 3 cores for 2 ranks: one each, the third idle
-  EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=1 --bind-to core "
-            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  EXPECT_EQ(
+      line_of(options, facts),
+      "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=1 --bind-to core "
+      "/opt/partita/bin/partita train --parts /data/p2 --epochs 3 --torch-threads 1 --threads 1");
   facts.host_cores = 1;  // fewer cores than ranks: not bound
-  EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none "
-            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  EXPECT_EQ(
+      line_of(options, facts),
+      "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none "
+      "/opt/partita/bin/partita train --parts /data/p2 --epochs 3 --torch-threads 1 --threads 1");
   options.cores_per_host = 4;  // the user knows better than this host
-  EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=2 --bind-to core "
-            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  EXPECT_EQ(
+      line_of(options, facts),
+      "mpirun -np 2 --host localhost:2 --map-by ppr:2:node:PE=2 --bind-to core "
+      "/opt/partita/bin/partita train --parts /data/p2 --epochs 3 --torch-threads 2 --threads 1");
   options.bind = Bind::kSocket;
-  EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to socket "
-            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  EXPECT_EQ(
+      line_of(options, facts),
+      "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to socket "
+      "/opt/partita/bin/partita train --parts /data/p2 --epochs 3 --torch-threads 2 --threads 1");
   options.bind = Bind::kNone;
-  EXPECT_EQ(line_of(options, facts),
-            "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none "
-            "/opt/partita/bin/partita train --parts /data/p2 --epochs 3");
+  EXPECT_EQ(
+      line_of(options, facts),
+      "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none "
+      "/opt/partita/bin/partita train --parts /data/p2 --epochs 3 --torch-threads 2 --threads 1");
   // Cores unknown: binding only as asked, without PE.
   facts.host_cores = 0;
   options.cores_per_host.reset();
@@ -472,7 +478,8 @@ TEST(LaunchPlan, BindingReplacesTheHostfileMappingAndReachesSrunOnlyWhenAsked) {
   options.hostfile = "h";
   EXPECT_EQ(line_of(options, facts),
             "mpirun -np 4 --hostfile h --map-by ppr:2:node:PE=2 --bind-to core " + kKeepalive +
-                "/opt/partita/bin/partita train --parts /data/p4 --epochs 3");
+                "/opt/partita/bin/partita train --parts /data/p4 --epochs 3 --torch-threads 2 "
+                "--threads 1");
   options.hostfile.clear();
   facts.env["SLURM_JOB_ID"] = "7";
   facts.env["SLURM_JOB_NUM_NODES"] = "2";
