@@ -6,6 +6,12 @@
 
 #include <ATen/Parallel.h>
 
+// at::parallel_for expands `#pragma omp parallel` in this file (ATen/ParallelOpenMP.h):
+// without OpenMP every kernel silently runs on one thread.
+#if AT_PARALLEL_OPENMP && !defined(_OPENMP)
+#error "kernels.cc must be compiled with OpenMP (src/nn/CMakeLists.txt links OpenMP::OpenMP_CXX)"
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
