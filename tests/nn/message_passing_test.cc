@@ -76,7 +76,7 @@ torch::Tensor numeric_grad(const std::function<double(const torch::Tensor&)>& f,
 class MessagePassingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    torch::set_num_threads(1);
+    torch::set_num_threads(testing::test_torch_threads());
     torch::manual_seed(5);
     block_ = to_block_tensors(edge_case_block());
   }
