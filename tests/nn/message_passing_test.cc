@@ -234,9 +234,12 @@ TEST_F(MessagePassingTest, BlockTensorsDoNotDependOnThreadCount) {
   for (int threads : {2, 3, 4}) {
     const BlockTensors many = build(threads);
     torch::set_num_threads(1);
-    for (auto [a, b] : {std::pair{one.edge_dst, many.edge_dst}, {one.deg_src, many.deg_src},
-                        {one.t_indptr, many.t_indptr}, {one.t_dst, many.t_dst},
-                        {one.t_eid, many.t_eid}, {one.deg_dst, many.deg_dst}})
+    for (auto [a, b] : {std::pair{one.edge_dst, many.edge_dst},
+                        {one.deg_src, many.deg_src},
+                        {one.t_indptr, many.t_indptr},
+                        {one.t_dst, many.t_dst},
+                        {one.t_eid, many.t_eid},
+                        {one.deg_dst, many.deg_dst}})
       EXPECT_TRUE(torch::equal(a, b)) << threads << " threads";
   }
 }
