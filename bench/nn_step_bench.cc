@@ -129,6 +129,8 @@ int main(int argc, char** argv) {
   out["blocks"] = {{1024, 16000, 15360}, {16000, 95000, 160000}, {95000, 170000, 475000}};
   out["bf16_supported"] = cpu_supports_bf16();
 
+  // The index work every training step does before its forward (transposed blocks).
+  out["to_block_tensors_s"] = median_seconds(runs, [&] { to_block_tensors(raw); });
   const torch::Tensor h = torch::randn({95000, hidden});
   const torch::Tensor h_bf16 = h.to(torch::kBFloat16);
   out["dropout_fp32_95k_x_hidden_s"] = median_seconds(runs, [&] { counter_dropout(h, 0.5, 1); });

@@ -1,6 +1,10 @@
 #include "partita/nn/block_tensors.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
+#include <atomic>
+#include <memory>
 
 #include "partita/core/error.h"
 
@@ -13,8 +17,12 @@ torch::Tensor to_tensor(const int64_t* data, int64_t n) {
   return torch::from_blob(const_cast<int64_t*>(data), {n}, torch::kInt64).clone();
 }
 
+// Edges per chunk of from_csc's parallel transpose (below it, one chunk: the serial loop).
+constexpr int64_t kEdgesPerChunk = int64_t{1} << 15;
+
 // Builds every tensor of a checked CSC (indptr [num_dst + 1], indices [E] in [0, num_src)).
-// On the CPU (move_to moves the result).
+// On the CPU (move_to moves the result). Runs on torch's intra-op threads; the result does
+// not depend on their number (the transpose keeps edge ids increasing in each src row).
 BlockTensors from_csc(int64_t num_dst, int64_t num_src, const int64_t* indptr,
                       const int64_t* indices) {
   const int64_t num_edges = indptr[num_dst];
@@ -26,8 +34,8 @@ BlockTensors from_csc(int64_t num_dst, int64_t num_src, const int64_t* indptr,
   t.indices = to_tensor(indices, num_edges);
   t.deg_dst = t.indptr.slice(0, 1) - t.indptr.slice(0, 0, num_dst);
   t.edge_dst = torch::empty({num_edges}, i64);
-  t.deg_src = torch::zeros({num_src}, i64);
-  t.t_indptr = torch::zeros({num_src + 1}, i64);
+  t.deg_src = torch::empty({num_src}, i64);
+  t.t_indptr = torch::empty({num_src + 1}, i64);
   t.t_dst = torch::empty({num_edges}, i64);
   t.t_eid = torch::empty({num_edges}, i64);
   int64_t* edge_dst = t.edge_dst.data_ptr<int64_t>();
@@ -35,20 +43,49 @@ BlockTensors from_csc(int64_t num_dst, int64_t num_src, const int64_t* indptr,
   int64_t* t_indptr = t.t_indptr.data_ptr<int64_t>();
   int64_t* t_dst = t.t_dst.data_ptr<int64_t>();
   int64_t* t_eid = t.t_eid.data_ptr<int64_t>();
-  for (int64_t i = 0; i < num_dst; ++i) {
-    for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
-      edge_dst[k] = i;
-      ++deg_src[indices[k]];
+  at::parallel_for(0, num_dst, 1024, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      std::fill(edge_dst + indptr[i], edge_dst + indptr[i + 1], i);
+  });
+  // Counting sort of the edges by src, over contiguous chunks of edges: count[c][j] = edges
+  // of chunk c with src j, turned into each chunk's first slot in row j. Chunks fill a row
+  // in chunk order, so edge ids stay increasing inside each src row for any chunk count.
+  const int64_t chunks =
+      std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), num_edges / kEdgesPerChunk));
+  const auto chunk_begin = [&](int64_t c) { return num_edges * c / chunks; };
+  std::unique_ptr<int64_t[]> count(new int64_t[static_cast<size_t>(chunks * num_src)]);
+  at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      int64_t* n = count.get() + c * num_src;
+      std::fill(n, n + num_src, 0);
+      for (int64_t k = chunk_begin(c); k < chunk_begin(c + 1); ++k) ++n[indices[k]];
     }
-  }
-  // Counting sort of the edges by src; edge ids stay increasing inside each src row.
+  });
+  at::parallel_for(0, num_src, 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t j = begin; j < end; ++j) {
+      int64_t sum = 0;
+      for (int64_t c = 0; c < chunks; ++c) {
+        int64_t& n = count[static_cast<size_t>(c * num_src + j)];
+        const int64_t here = n;
+        n = sum;
+        sum += here;
+      }
+      deg_src[j] = sum;
+    }
+  });
+  t_indptr[0] = 0;
   for (int64_t j = 0; j < num_src; ++j) t_indptr[j + 1] = t_indptr[j] + deg_src[j];
-  std::vector<int64_t> next(t_indptr, t_indptr + num_src);
-  for (int64_t k = 0; k < num_edges; ++k) {
-    const int64_t pos = next[static_cast<size_t>(indices[k])]++;
-    t_dst[pos] = edge_dst[k];
-    t_eid[pos] = k;
-  }
+  at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      int64_t* next = count.get() + c * num_src;
+      for (int64_t k = chunk_begin(c); k < chunk_begin(c + 1); ++k) {
+        const int64_t j = indices[k];
+        const int64_t pos = t_indptr[j] + next[j]++;
+        t_dst[pos] = edge_dst[k];
+        t_eid[pos] = k;
+      }
+    }
+  });
   return t;
 }
 
@@ -142,7 +179,16 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) 
     PARTITA_CHECK(block.indptr[i] <= block.indptr[i + 1], Error,
                   "block: indptr decreases at dst {}", i);
   }
-  for (int64_t s : block.indices) {
+  // Range check of the src ids on torch's threads; the first bad one is reported.
+  std::atomic<bool> ids_ok{true};
+  at::parallel_for(0, block.num_edges(), int64_t{1} << 15, [&](int64_t begin, int64_t end) {
+    bool ok = true;
+    for (int64_t k = begin; k < end; ++k)
+      ok &= static_cast<uint64_t>(block.indices[k]) < static_cast<uint64_t>(block.num_src);
+    if (!ok) ids_ok.store(false, std::memory_order_relaxed);
+  });
+  for (int64_t k = 0; !ids_ok.load() && k < block.num_edges(); ++k) {
+    const int64_t s = block.indices[k];
     PARTITA_CHECK(s >= 0 && s < block.num_src, Error, "block: src id {} out of [0, {})", s,
                   block.num_src);
   }

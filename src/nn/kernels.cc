@@ -6,6 +6,12 @@
 
 #include <ATen/Parallel.h>
 
+// at::parallel_for expands `#pragma omp parallel` in this file (ATen/ParallelOpenMP.h):
+// without OpenMP every kernel silently runs on one thread.
+#if AT_PARALLEL_OPENMP && !defined(_OPENMP)
+#error "kernels.cc must be compiled with OpenMP (src/nn/CMakeLists.txt links OpenMP::OpenMP_CXX)"
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -19,8 +25,8 @@
 namespace partita::nn::kernels {
 namespace {
 
-// Rows per task: enough work per task to amortize the scheduling.
-constexpr int64_t kRowGrain = 64;
+// Least work (entries + rows) per task of parallel_rows: enough to amortize the scheduling.
+constexpr int64_t kMinTaskWork = 512;
 
 // The compute type of a value type (see kernels.h).
 template <class T>
@@ -54,6 +60,40 @@ PARTITA_INLINE void store(uint16_t* p, int64_t i, float v) {
 }
 
 PARTITA_INLINE int64_t edge_of(const Csr& c, int64_t k) { return c.eid ? c.eid[k] : k; }
+
+// Runs f(begin, end) over rows [0, c.rows) split into one range per intra-op thread, each
+// with about the same work (entries + rows), not the same row count: sampled blocks are
+// skewed (a hub src row of the transposed block holds thousands of entries), and
+// at::parallel_for hands each thread an equal share of its range. Which thread writes a
+// row changes nothing in it, so results stay the same for any thread count.
+template <class F>
+void parallel_rows(const Csr& c, F&& f) {
+  const int64_t rows = c.rows;
+  if (rows <= 0) return;
+  const int64_t first = c.ptr[0];
+  const int64_t total = c.ptr[rows] - first + rows;
+  const int64_t tasks =
+      std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), total / kMinTaskWork));
+  // The first row r whose work before it (ptr[r] - first + r) reaches w.
+  const auto row_at = [&](int64_t w) {
+    int64_t lo = 0, hi = rows;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (c.ptr[mid] - first + mid < w)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  };
+  at::parallel_for(0, tasks, 1, [&](int64_t tb, int64_t te) {
+    for (int64_t t = tb; t < te; ++t) {
+      const int64_t begin = t == 0 ? 0 : row_at(total * t / tasks);
+      const int64_t end = t + 1 == tasks ? rows : row_at(total * (t + 1) / tasks);
+      if (begin < end) f(begin, end);
+    }
+  });
+}
 
 // Gathered rows are fetched kPrefetchEdges entries ahead (across row boundaries: entries are
 // contiguous in col), every cache line of them: the gathers are latency-bound otherwise.
@@ -189,7 +229,7 @@ void with_compute_type(Dtype dt, F&& f) {
 template <class C>
 void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, int64_t heads, C slope,
                       C* alpha) {
-  at::parallel_for(0, c.rows, kRowGrain, [&](int64_t begin, int64_t end) {
+  parallel_rows(c, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t lo = c.ptr[r], hi = c.ptr[r + 1];
       for (int64_t h = 0; h < heads; ++h) {
@@ -217,7 +257,7 @@ template <class C>
 void gat_backward_impl(const Csr& c, const Csr& by_src, const C* score_src, const C* score_dst,
                        const C* alpha, const C* grad_alpha, int64_t heads, C slope, C* grad_pre,
                        C* grad_score_src, C* grad_score_dst) {
-  at::parallel_for(0, c.rows, kRowGrain, [&](int64_t begin, int64_t end) {
+  parallel_rows(c, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t lo = c.ptr[r], hi = c.ptr[r + 1];
       for (int64_t h = 0; h < heads; ++h) {
@@ -239,7 +279,7 @@ void gat_backward_impl(const Csr& c, const Csr& by_src, const C* score_src, cons
       }
     }
   });
-  at::parallel_for(0, by_src.rows, kRowGrain, [&](int64_t begin, int64_t end) {
+  parallel_rows(by_src, [&](int64_t begin, int64_t end) {
     for (int64_t j = begin; j < end; ++j) {
       C* g = grad_score_src + j * heads;
       std::fill(g, g + heads, C(0));
@@ -258,7 +298,7 @@ void spmm(const Csr& csr, const void* x, const void* w, int64_t heads, int64_t h
   with_type(dt, [&](auto* type) {
     using T = std::remove_pointer_t<decltype(type)>;
     using C = typename Compute<T>::type;
-    at::parallel_for(0, csr.rows, kRowGrain, [&](int64_t begin, int64_t end) {
+    parallel_rows(csr, [&](int64_t begin, int64_t end) {
       std::vector<C> acc(static_cast<size_t>(heads * head_dim));
       spmm_rows(csr, static_cast<const T*>(x), static_cast<const C*>(w), heads, head_dim,
                 static_cast<T*>(out), begin, end, acc.data());
@@ -271,7 +311,7 @@ void edge_dot(const Csr& csr, const void* a, const void* b, int64_t heads, int64
   with_type(dt, [&](auto* type) {
     using T = std::remove_pointer_t<decltype(type)>;
     using C = typename Compute<T>::type;
-    at::parallel_for(0, csr.rows, kRowGrain, [&](int64_t begin, int64_t end) {
+    parallel_rows(csr, [&](int64_t begin, int64_t end) {
       edge_dot_rows(csr, static_cast<const T*>(a), static_cast<const T*>(b), heads, head_dim,
                     static_cast<C*>(out), begin, end);
     });

@@ -2,7 +2,7 @@
 // Raw CPU kernels of the fused message passing and dropout (no torch types here: the
 // autograd wrappers in message_passing.cc and dropout.cc own the tensors).
 //
-// Every kernel runs over row ranges on torch's intra-op threads (at::parallel_for) and
+// Every kernel runs over row ranges of about equal work on torch's intra-op threads and
 // writes each output row from exactly one thread, in a fixed order inside the row, so the
 // results are bit-identical for any thread count and need no atomics. Feature values are
 // float (fp32), bfloat16 (raw bits in uint16_t) or double (for gradient checks); their

@@ -37,7 +37,7 @@ Edges edges_of(const sample::Block& b) {
 class ConvTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    torch::set_num_threads(1);
+    torch::set_num_threads(testing::test_torch_threads());
     torch::manual_seed(7);
     block_ = tiny_block();
     bt_ = to_block_tensors(block_);

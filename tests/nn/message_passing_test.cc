@@ -76,7 +76,7 @@ torch::Tensor numeric_grad(const std::function<double(const torch::Tensor&)>& f,
 class MessagePassingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    torch::set_num_threads(1);
+    torch::set_num_threads(testing::test_torch_threads());
     torch::manual_seed(5);
     block_ = to_block_tensors(edge_case_block());
   }
@@ -207,9 +207,41 @@ TEST_F(MessagePassingTest, ResultsDoNotDependOnThreadCount) {
     return std::vector<torch::Tensor>{out.detach(), xg.grad(), drop};
   };
   const auto one = run(1);
-  const auto two = run(2);
+  for (int threads : {2, 3}) {
+    const auto many = run(threads);
+    torch::set_num_threads(1);
+    for (size_t i = 0; i < one.size(); ++i)
+      EXPECT_TRUE(torch::equal(one[i], many[i])) << i << ", " << threads << " threads";
+  }
+}
+
+TEST_F(MessagePassingTest, BlockTensorsDoNotDependOnThreadCount) {
+  // 300 K edges: the transpose splits them into one chunk per thread (up to 9 chunks).
+  std::mt19937_64 rng(6);
+  const sample::Block raw = testing::random_block(30000, 40000, 10, rng);
+  auto build = [&](int threads) {
+    torch::set_num_threads(threads);
+    return to_block_tensors(raw);
+  };
+  const BlockTensors one = build(1);
   torch::set_num_threads(1);
-  for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(torch::equal(one[i], two[i])) << i;
+  // Every src row lists its edges in increasing edge id, each edge once.
+  const int64_t* ptr = one.t_indptr.data_ptr<int64_t>();
+  const int64_t* eid = one.t_eid.data_ptr<int64_t>();
+  ASSERT_EQ(ptr[one.num_src], one.num_edges());
+  for (int64_t j = 0; j < one.num_src; ++j)
+    for (int64_t k = ptr[j] + 1; k < ptr[j + 1]; ++k) ASSERT_LT(eid[k - 1], eid[k]) << j;
+  for (int threads : {2, 3, 4}) {
+    const BlockTensors many = build(threads);
+    torch::set_num_threads(1);
+    for (auto [a, b] : {std::pair{one.edge_dst, many.edge_dst},
+                        {one.deg_src, many.deg_src},
+                        {one.t_indptr, many.t_indptr},
+                        {one.t_dst, many.t_dst},
+                        {one.t_eid, many.t_eid},
+                        {one.deg_dst, many.deg_dst}})
+      EXPECT_TRUE(torch::equal(a, b)) << threads << " threads";
+  }
 }
 
 TEST_F(MessagePassingTest, RejectsBadShapes) {

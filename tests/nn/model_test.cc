@@ -52,7 +52,7 @@ const ConvKind kKinds[] = {ConvKind::kSage, ConvKind::kGcn, ConvKind::kGat};
 class ModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    torch::set_num_threads(1);
+    torch::set_num_threads(testing::test_torch_threads());
     torch::manual_seed(3);
   }
 };

@@ -2,12 +2,21 @@
 // Small hand-made and random blocks for the nn tests.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
 #include "partita/sample/block_builder.h"
 
 namespace partita::nn::testing {
+
+// The torch thread count the fixtures run at: $PARTITA_TEST_TORCH_THREADS, 1 when unset
+// (CTest runs nn_test twice: plain, and as t2.* with 2 threads; tests/nn/CMakeLists.txt).
+inline int test_torch_threads() {
+  const char* env = std::getenv("PARTITA_TEST_TORCH_THREADS");
+  const int n = env != nullptr ? std::atoi(env) : 1;
+  return n >= 1 ? n : 1;
+}
 
 // 3 dst, 5 src: dst0 <- {1, 3}, dst1 <- {0, 3, 4}, dst2 <- {} (no in-edges).
 inline sample::Block tiny_block() {

@@ -84,7 +84,7 @@ void expect_close(const torch::Tensor& got, const torch::Tensor& want, double re
 class RgcnTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    torch::set_num_threads(1);
+    torch::set_num_threads(testing::test_torch_threads());
     torch::manual_seed(5);
   }
 };

@@ -10,8 +10,11 @@ is checked by `compare`; a change meant to alter the numbers records a new basel
     loss_baseline.py --partita BIN --cora DIR --work DIR compare tests/train/loss_baseline.json
     loss_baseline.py --partita BIN --cora DIR --work DIR record tests/train/loss_baseline.json
 
-Every run uses 1 torch thread and 1 sampler thread, so the figures do not depend on the
-machine's core count (they may on its CPU's kernels: record on the CI machine's kind).
+Every run uses 1 sampler thread and --torch-threads torch threads (1 unless given), so the
+figures do not depend on the machine's core count (they may on its CPU's kernels: record on
+the CI machine's kind). Torch's own ops (matrix products, reductions) may round differently
+at another thread count, so each thread count has its own baseline file
+(loss_baseline.json: 1 thread, loss_baseline_t2.json: 2).
 Exit 0 when everything equals the file (compare) or after writing it (record); otherwise
 prints every difference and exits 1.
 """
@@ -23,7 +26,7 @@ import subprocess
 import sys
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-FIXED = ["--torch-threads", "1", "--threads", "1", "--seed", "1", "--eval-every", "1"]
+FIXED = ["--threads", "1", "--seed", "1", "--eval-every", "1"]
 CORA = ["--fanouts", "10,5", "--batch-size", "64", "--hidden", "16", "--lr", "0.01"]
 # name: (parts fixture, ranks, flags)
 RUNS = {
@@ -66,7 +69,8 @@ def fixtures(args):
 
 def train(args, parts, ranks, flags, metrics):
     sh([args.mpirun, "-np", str(ranks), "--oversubscribe", args.partita, "-q", "train",
-        "--parts", parts, "--metrics-out", metrics, "--force"] + FIXED + flags)
+        "--parts", parts, "--metrics-out", metrics, "--force",
+        "--torch-threads", str(args.torch_threads)] + FIXED + flags)
     return summary(metrics)
 
 
@@ -123,6 +127,7 @@ def main():
     ap.add_argument("--cora", required=True, help="Cora in OGB's layout")
     ap.add_argument("--work", required=True, help="scratch directory (emptied first)")
     ap.add_argument("--mpirun", default="mpirun")
+    ap.add_argument("--torch-threads", type=int, default=1, help="torch threads per rank")
     ap.add_argument("mode", choices=["compare", "record"])
     ap.add_argument("baseline")
     args = ap.parse_args()
