@@ -108,6 +108,7 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"progress-every", kSchedule, kQuiet},
       {"checksum", kSchedule, kQuiet},
       {"profile", kSchedule, kQuiet},
+      {"host-local", kSchedule, kQuiet},
   };
   return rules;
 }

@@ -41,7 +41,7 @@ CHANGED = {
     "torch-threads": ["1"], "prefetch": ["3"], "timeout": ["30"], "eval": ["full"],
     "eval-every": ["2"], "metrics-out": ["{work}/m-{n}.jsonl"], "force": [],
     "cache-ratio": ["0.5"], "cache-presample": ["3"], "progress": ["off"],
-    "progress-every": ["5"], "checksum": [], "profile": [], "parts": ["{work}/parts-copy"],
+    "progress-every": ["5"], "checksum": [], "profile": [], "host-local": ["off"], "parts": ["{work}/parts-copy"],
 }
 # Flags each run changes anyway, or that one process cannot change.
 NOT_VARIED = {

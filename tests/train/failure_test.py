@@ -45,14 +45,15 @@ def output(tmp):
         return f.read()
 
 
-def rank_pid(parts, rank, deadline):
-    """PID of the train process of MPI rank `rank` running on `parts`."""
+def rank_pid(marker, rank, deadline):
+    """PID of the train process of MPI rank `rank` whose command line holds `marker` (this
+    run's own metrics path, so that a rank left over from an earlier case never matches)."""
     while time.time() < deadline:
         for pid in filter(str.isdigit, os.listdir("/proc")):
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
                     cmdline = f.read().split(b"\0")
-                if b"train" not in cmdline or parts.encode() not in cmdline:
+                if b"train" not in cmdline or marker.encode() not in cmdline:
                     continue
                 if cmdline[0].endswith(b"mpirun"):
                     continue
@@ -88,18 +89,24 @@ def wait_exit(proc, seconds):
         fail(f"still running {seconds} s after the failure: a hang")
 
 
-def run_failure(partita, parts, tmp, sig, timeout, limit, pattern, victim=1, servers=0):
+def run_failure(partita, parts, tmp, sig, timeout, limit, pattern, victim=1, servers=0,
+                extra=()):
     """Sends `sig` to rank `victim` after 2 epochs; with servers, 4 ranks in server-client
     mode."""
     metrics = os.path.join(tmp, "m.jsonl")
-    extra = ["--servers", str(servers)] if servers else []
+    extra = (["--servers", str(servers)] if servers else []) + list(extra)
     proc, out = start(partita, parts, extra + ["--epochs", "100000", "--timeout", str(timeout),
                                                "--metrics-out", metrics], tmp,
                       ranks=4 if servers else 2)
     deadline = time.time() + 60
-    pid = rank_pid(parts, victim, deadline)
-    wait_for_epochs(metrics, 2, deadline, proc)
-    os.kill(pid, sig)
+    try:
+        pid = rank_pid(metrics, victim, deadline)
+        wait_for_epochs(metrics, 2, deadline, proc)
+        os.kill(pid, sig)
+    except BaseException:  # never leave the job running behind a failed case
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
     t0 = time.time()
     code = wait_exit(proc, limit)
     elapsed = time.time() - t0
@@ -130,8 +137,11 @@ def case_killed(partita, parts, tmp):
 
 def case_frozen_server(partita, parts, tmp):
     # Server-client mode: a trainer's request to the frozen server times out, naming it.
+    # --host-local off: on one host the trainers would read the servers' parts from memory
+    # and send them no requests, so a frozen server would only be noticed at the end.
     run_failure(partita, parts, tmp, signal.SIGSTOP, 5, 40,
-                r"error: rank [23]: .*rank 1 did not answer", victim=1, servers=2)
+                r"error: rank [23]: .*rank 1 did not answer", victim=1, servers=2,
+                extra=["--host-local", "off"])
 
 
 def case_frozen_trainer(partita, parts, tmp):
