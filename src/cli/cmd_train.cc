@@ -19,6 +19,7 @@
 #include "flags.h"
 #include "host_local_flag.h"
 #include "interrupt_notice.h"
+#include "launch_layout.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/name_table.h"
@@ -96,16 +97,6 @@ const NameTable<std::optional<ProgressMode>>& progress_names() {
   return names;
 }
 
-// Torch threads when --torch-threads is 0. On a few cores, the sampler threads' work
-// (sampling and fetching, 10-35% of a step's time) overlaps the model's and the OS shares
-// the cores; reserving a core for them would cost the model a third to a half of its
-// cores. On more cores, the sampler threads get their own, so that none of torch's OpenMP
-// threads is preempted (its barriers wait for the slowest thread).
-int auto_torch_threads(int cores, int sampler_threads) {
-  if (cores <= 4) return std::max(1, cores);
-  return std::max(1, cores - sampler_threads);
-}
-
 // --metric: auc, ap, mrr or hits@K.
 void parse_link_metric(const std::string& text, train::LinkTaskOptions* link) {
   const std::string hits = "hits@";
@@ -144,7 +135,7 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
                 f.torch_threads);
   o.loader.threads = resolve_sampler_threads(f.train.loader.threads, cores_per_rank);
   o.torch_threads =
-      f.torch_threads > 0 ? f.torch_threads : auto_torch_threads(cores_per_rank, o.loader.threads);
+      f.torch_threads > 0 ? f.torch_threads : rule_torch_threads(cores_per_rank, o.loader.threads);
   train::check_options(o);
   check_timeout(f.session.timeout_s);
   if (!f.metrics_out.empty()) check_metrics_out(f.metrics_out, o.checkpoint.resume, f.force);

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <string>
 
+#include "launch_layout.h"
 #include "partita/core/error.h"
 
 namespace partita::cli {
@@ -69,12 +70,10 @@ void check_timeout(double seconds) {
                 "--timeout: must be in (0, {:g}] seconds, got {}", kMaxTimeoutSeconds, seconds);
 }
 
-int auto_sampler_threads(int cores_per_rank) { return std::clamp(cores_per_rank / 8, 1, 4); }
-
 int resolve_sampler_threads(int flag, int cores_per_rank) {
   PARTITA_CHECK(flag >= 0 && flag <= 256, UsageError,
                 "--threads: must be in [0, 256] (0: automatic), got {}", flag);
-  return flag > 0 ? flag : auto_sampler_threads(cores_per_rank);
+  return flag > 0 ? flag : rule_sampler_threads(cores_per_rank);
 }
 
 }  // namespace partita::cli

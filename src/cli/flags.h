@@ -30,11 +30,11 @@ std::vector<int64_t> parse_fanouts(const std::string& text);
 
 // --threads means the same in every command: threads of the command's own work per
 // process, 0 (the default) automatic. generate and partition use all cores; train and
-// sample-bench sample on auto_sampler_threads: one sampler thread per 8 cores of the rank,
-// at least 1 and at most 4 (the model's kernels, or the fetches, need the rest).
-int auto_sampler_threads(int cores_per_rank);
+// sample-bench sample on rule_sampler_threads (launch_layout.h): one sampler thread per 8
+// cores of the rank, at least 1 and at most 4 (the model's kernels, or the fetches, need the
+// rest); launch passes the same values, so its printed layout is the one that runs.
 
-// --threads of train and sample-bench: `flag` itself when > 0, else auto_sampler_threads.
+// --threads of train and sample-bench: `flag` itself when > 0, else rule_sampler_threads.
 // Throws UsageError naming --threads unless 0 <= flag <= 256.
 int resolve_sampler_threads(int flag, int cores_per_rank);
 

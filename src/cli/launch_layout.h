@@ -53,7 +53,11 @@ int rule_sampler_threads(int cores_per_rank);
 
 // Torch threads of a rank with `cores_per_rank` cores and `sampler_threads` sampler threads:
 // its cores, less the sampler threads on more than 4 cores (train's automatic
-// --torch-threads), at least 1.
+// --torch-threads), at least 1. On a few cores the sampler threads' work (sampling and
+// fetching, 10-35% of a step's time) overlaps the model's and the OS shares the cores;
+// reserving a core for them would cost the model a third to a half of its cores. On more
+// cores they get their own, so that none of torch's OpenMP threads is preempted (its
+// barriers wait for the slowest thread).
 int rule_torch_threads(int cores_per_rank, int sampler_threads);
 
 // The whole layout. Throws nothing: invalid combinations are plan_launch's to reject.

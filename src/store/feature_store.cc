@@ -175,21 +175,24 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
       ++local_rows;
       continue;
     }
+    // The owner, looked up once (it throws on an id out of range); without host-local reads
+    // only on a cache miss: the cache holds only valid remote ids.
+    int owner = -1;
     // A same-host owner's mapped part (host-local reads): a memory copy, no request.
     if (host_ != nullptr) {
-      if (const DistGraph* peer = host_->peer(graph_.owner_rank(gid))) {
+      owner = graph_.owner_rank(gid);
+      if (const DistGraph* peer = host_->peer(owner)) {
         copy_peer(*peer, gid, out + i * width);
         ++host_rows;
         continue;
       }
     }
-    // The cache holds only valid remote ids, so a hit needs no owner lookup.
     if (const uint8_t* row = cache != nullptr ? cache->find(gid) : nullptr) {
       std::memcpy(out + i * width, row, row_bytes);
       ++cache_hits;
       continue;
     }
-    const int owner = graph_.owner_rank(gid);  // throws on an id out of range
+    if (owner < 0) owner = graph_.owner_rank(gid);
     if (positions.empty()) positions.resize(static_cast<size_t>(graph_.world_size()));
     positions[owner].push_back(i);
   }
