@@ -18,6 +18,7 @@
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/gnn_model.h"
 #include "partita/nn/message_passing.h"
+#include "partita/runtime/failure.h"
 #include "partita/store/single_process_error.h"
 
 namespace py = pybind11;
@@ -67,6 +68,61 @@ std::string script_name() {
   return "<script>";
 }
 
+// The package's exception classes (set once by the module's initialisation).
+struct PythonErrors {
+  PyObject* error = nullptr;
+  PyObject* usage = nullptr;
+  PyObject* format = nullptr;
+  PyObject* io = nullptr;
+};
+PythonErrors python_errors;
+
+// The class of a failure of kind `kind` (runtime/failure.h).
+PyObject* python_class_of(runtime::FailureKind kind) {
+  switch (kind) {
+    case runtime::FailureKind::kUsage:
+      return python_errors.usage;
+    case runtime::FailureKind::kFormat:
+      return python_errors.format;
+    case runtime::FailureKind::kIo:
+      return python_errors.io;
+    default:
+      return python_errors.error;
+  }
+}
+
+// Sets the Python error of a C++ exception in the package's words (keyword_names.h); leaves
+// exceptions that are no partita::Error to pybind11's own translators (rethrows them).
+// A set-up failure agreed by every rank (runtime::SetupError) is its cause on the rank
+// that reports it, and on the other ranks an error of the same class naming that rank.
+void set_python_error(std::exception_ptr p) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const runtime::SetupError& e) {
+    if (e.report()) return set_python_error(e.cause());
+    const std::string message =
+        fmt::format("set-up failed on rank {} (its error is reported there)", e.failed_rank());
+    PyErr_SetString(python_class_of(e.kind()), message.c_str());
+  } catch (const store::SingleProcessError& e) {
+    // The library stops at "start one rank per part"; how to, for this script.
+    const std::string script = script_name();
+    const std::string message =
+        fmt::format("{}: `partita launch -- python3 {}` or `mpirun -np {} python3 {}`",
+                    in_keyword_words(e.what()), script, e.num_parts(), script);
+    PyErr_SetString(python_errors.usage, message.c_str());
+  } catch (const ParameterError& e) {
+    PyErr_SetString(python_errors.usage, describe(e, keyword_name).c_str());
+  } catch (const UsageError& e) {
+    PyErr_SetString(python_errors.usage, in_keyword_words(e.what()).c_str());
+  } catch (const FormatError& e) {
+    PyErr_SetString(python_errors.format, in_keyword_words(e.what()).c_str());
+  } catch (const IoError& e) {
+    PyErr_SetString(python_errors.io, in_keyword_words(e.what()).c_str());
+  } catch (const Error& e) {
+    PyErr_SetString(python_errors.error, in_keyword_words(e.what()).c_str());
+  }
+}
+
 }  // namespace
 }  // namespace partita::python
 
@@ -82,27 +138,9 @@ PYBIND11_MODULE(_C, m) {
   static py::exception<UsageError> usage_error(m, "UsageError", error.ptr());
   static py::exception<FormatError> format_error(m, "FormatError", error.ptr());
   static py::exception<IoError> io_error(m, "IoError", error.ptr());
+  python_errors = {error.ptr(), usage_error.ptr(), format_error.ptr(), io_error.ptr()};
   py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const store::SingleProcessError& e) {
-      // The library stops at "start one rank per part"; how to, for this script.
-      const std::string script = script_name();
-      const std::string message =
-          fmt::format("{}: `partita launch -- python3 {}` or `mpirun -np {} python3 {}`",
-                      in_keyword_words(e.what()), script, e.num_parts(), script);
-      PyErr_SetString(usage_error.ptr(), message.c_str());
-    } catch (const ParameterError& e) {
-      PyErr_SetString(usage_error.ptr(), describe(e, keyword_name).c_str());
-    } catch (const UsageError& e) {
-      PyErr_SetString(usage_error.ptr(), in_keyword_words(e.what()).c_str());
-    } catch (const FormatError& e) {
-      PyErr_SetString(format_error.ptr(), in_keyword_words(e.what()).c_str());
-    } catch (const IoError& e) {
-      PyErr_SetString(io_error.ptr(), in_keyword_words(e.what()).c_str());
-    } catch (const Error& e) {
-      PyErr_SetString(error.ptr(), in_keyword_words(e.what()).c_str());
-    }
+    if (p) set_python_error(p);
   });
   // Library warnings name parameters as its errors do: show keywords.
   set_log_rewriter([](const std::string& line) { return in_keyword_words(line); });

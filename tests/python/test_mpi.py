@@ -116,3 +116,25 @@ with partita.DistGraph({cora_parts[2]!r}) as g:
     out = mpirun(2, [PYTHON, str(script)]).stdout
     got = float(out.strip().splitlines()[-1].split("=")[1])
     assert got == want, (out, infer)
+
+
+def test_a_set_up_failure_is_the_failing_ranks_error_on_every_rank(cora_parts, scratch):
+    """Rank 1 opens a partition that does not exist: rank 1 raises partita.IoError naming the
+    path (the cause of the agreed set-up failure, not a generic Error), and rank 0 raises the
+    same class naming rank 1, instead of an empty message."""
+    script = scratch / "setup_fail.py"
+    missing = str(scratch / "no-such-parts")
+    script.write_text(textwrap.dedent(f"""
+        import partita
+        partita.init()
+        parts = {cora_parts[2]!r} if partita.rank() == 0 else {missing!r}
+        try:
+            partita.DistGraph(parts, timeout=30)
+        except partita.Error as e:
+            print(f"rank {{partita.rank()}} raised: {{type(e).__name__}}: {{e}}", flush=True)
+    """))
+    out = mpirun(2, [PYTHON, str(script)], check=False, timeout=120).stdout
+    lines = sorted(line for line in out.splitlines() if " raised: " in line)
+    assert len(lines) == 2, out
+    assert lines[0].startswith("rank 0 raised: IoError: set-up failed on rank 1"), out
+    assert lines[1].startswith("rank 1 raised: IoError: ") and missing in lines[1], out
