@@ -19,7 +19,8 @@
 # TORCH_INSTALL_PREFIX.
 include_guard(GLOBAL)
 
-set(PARTITA_PYTHON "" CACHE FILEPATH
+# STRING, not FILEPATH: CMake would make a bare `python3` absolute against the current dir.
+set(PARTITA_PYTHON "" CACHE STRING
     "Python interpreter whose torch to build against (C++ layers and Python extension); \
 empty: Debian's libtorch-dev and /usr/bin/python3")
 set(PARTITA_TORCH_HIDDEN_HEADERS "fmt;spdlog;nlohmann" CACHE STRING
@@ -35,32 +36,42 @@ set(PARTITA_TORCH_CUDA "")
 unset(PARTITA_TORCH_CXX11_ABI)
 set(_partita_torch_dir "")
 if(PARTITA_PYTHON)
-  set(PARTITA_PYTHON_EXECUTABLE "${PARTITA_PYTHON}")
-  # One line each: version, CUDA version (empty: a CPU torch), C++11 ABI (1/0), CMake dir.
+  # One line each: version, CUDA version (none: a CPU torch), C++11 ABI (1/0), CMake dir,
+  # the interpreter's absolute path.
   execute_process(
-    COMMAND "${PARTITA_PYTHON}" -c "import torch, torch.utils
+    COMMAND "${PARTITA_PYTHON}" -c "import sys, torch, torch.utils
 print(torch.__version__)
-print(torch.version.cuda or '')
+print(torch.version.cuda or 'none')
 print(int(torch._C._GLIBCXX_USE_CXX11_ABI))
-print(torch.utils.cmake_prefix_path)"
+print(torch.utils.cmake_prefix_path)
+print(sys.executable)"
     RESULT_VARIABLE _partita_rc OUTPUT_VARIABLE _partita_out ERROR_VARIABLE _partita_err
     OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT _partita_rc EQUAL 0)
-    message(FATAL_ERROR "PARTITA_PYTHON=${PARTITA_PYTHON}: `import torch` failed:\n"
-                        "${_partita_err}")
+    message(FATAL_ERROR "PARTITA_PYTHON=${PARTITA_PYTHON}: `import torch` failed "
+                        "(${_partita_rc}):\n${_partita_err}")
   endif()
   string(REPLACE "\n" ";" _partita_out "${_partita_out}")
-  list(GET _partita_out 0 PARTITA_TORCH_VERSION)
-  list(GET _partita_out 1 PARTITA_TORCH_CUDA)
-  list(GET _partita_out 2 PARTITA_TORCH_CXX11_ABI)
-  list(GET _partita_out 3 _partita_cmake_prefix)
+  list(GET _partita_out -5 PARTITA_TORCH_VERSION)  # the last 5 lines: torch may print before
+  list(GET _partita_out -4 PARTITA_TORCH_CUDA)
+  if(PARTITA_TORCH_CUDA STREQUAL "none")
+    set(PARTITA_TORCH_CUDA "")
+  endif()
+  list(GET _partita_out -3 PARTITA_TORCH_CXX11_ABI)
+  list(GET _partita_out -2 _partita_cmake_prefix)
+  list(GET _partita_out -1 PARTITA_PYTHON_EXECUTABLE)
   # Debian's python3-torch ships no CMake files (they are libtorch-dev's, which CMake's
   # own search finds); pip's and conda's torch do.
   if(EXISTS "${_partita_cmake_prefix}/Torch/TorchConfig.cmake")
     set(_partita_torch_dir "${_partita_cmake_prefix}/Torch")
   endif()
-  message(STATUS "partita: torch ${PARTITA_TORCH_VERSION} of ${PARTITA_PYTHON}"
-                 " (CUDA: ${PARTITA_TORCH_CUDA})")
+  if(PARTITA_TORCH_CUDA)
+    set(_partita_kind "CUDA ${PARTITA_TORCH_CUDA}")
+  else()
+    set(_partita_kind "CPU only")
+  endif()
+  message(STATUS "partita: torch ${PARTITA_TORCH_VERSION} (${_partita_kind}) of "
+                 "${PARTITA_PYTHON_EXECUTABLE}")
 elseif(EXISTS /usr/bin/python3)
   # Debian's python3-torch belongs to /usr/bin/python3, even when another python3 (pyenv,
   # a virtualenv) comes first on PATH.

@@ -248,6 +248,12 @@ for line in open(sys.argv[1]):
         h = r.get("gpu_cache_hit_rate", r.get("cache_hit_rate"))
         print(r["epoch_s"], "null" if h is None else h)
         break' "$m")"
+        if [ -z "$epoch_s" ]; then
+          emit phase=synth200k precision="$precision" gpu_cache_ratio="$ratio" run="$i" ok=false \
+               note="no epoch record in $m"
+          failed=1
+          continue
+        fi
         times+=("$epoch_s")
         hits+=("${hit:-null}")
       done
