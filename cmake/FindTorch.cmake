@@ -1,5 +1,5 @@
 # find_package(Torch) for Partita: torch's own TorchConfig.cmake (or, for a CUDA torch on a
-# machine without nvcc, an imported target made from torch's folders), then the headers
+# machine without a CUDA toolkit, an imported target made from torch's folders), then the headers
 # torch ships that shadow system libraries we link are hidden (partita_torch_headers.cmake).
 # cmake/partita_torch.cmake puts this folder on CMAKE_MODULE_PATH and finds torch once in
 # the top-level directory; the find_package(Torch) calls in the layers' directories, which
@@ -29,14 +29,19 @@ set(_partita_import "${PARTITA_TORCH_IMPORT}")
 if(NOT _partita_import OR _partita_import STREQUAL "AUTO")
   set(_partita_import CONFIG)
   if(Torch_DIR AND EXISTS "${Torch_DIR}/../../../lib/libtorch_cuda.so")
-    # A CUDA torch: its config needs a CUDA compiler. check_language leaves
-    # CMAKE_CUDA_COMPILER alone when it is set already (-DCMAKE_CUDA_COMPILER=... picks one,
-    # or names a missing one to act as if there were none).
-    include(CheckLanguage)
-    check_language(CUDA)
+    # A CUDA torch: its config needs the CUDA toolkit and nvcc. -DCMAKE_CUDA_COMPILER picks
+    # the compiler (or names a missing file, to act as if there were none); else the
+    # toolkit is looked for as torch's config does, and its nvcc handed to it.
+    if(NOT DEFINED CMAKE_CUDA_COMPILER)
+      find_package(CUDAToolkit QUIET)
+      if(CUDAToolkit_FOUND AND EXISTS "${CUDAToolkit_NVCC_EXECUTABLE}")
+        set(CMAKE_CUDA_COMPILER "${CUDAToolkit_NVCC_EXECUTABLE}" CACHE FILEPATH
+            "The CUDA compiler that torch's CMake files enable")
+      endif()
+    endif()
     if(NOT CMAKE_CUDA_COMPILER OR NOT EXISTS "${CMAKE_CUDA_COMPILER}")
       set(_partita_import DIRECT)
-      message(STATUS "partita: torch has CUDA but no CUDA compiler was found: importing its "
+      message(STATUS "partita: torch has CUDA but no CUDA toolkit was found: importing its "
                      "libraries directly (PARTITA_TORCH_IMPORT=DIRECT)")
     endif()
   endif()

@@ -43,6 +43,8 @@ Options:
   --report-dir DIR   also write results.jsonl and the phases' logs there (e.g. "\$OUT")
   --jobs N           build jobs (default: the number of cores)
   --runs N           synth200k runs per setting (default: 3)
+  --train-args ARGS  extra \`partita train\` arguments for cora and synth200k, e.g.
+                     "--max-steps 5" for a quick try (the figures are then not the goal's)
   -h, --help         this text
 
 Exit status: 0 when every phase run passed, 1 when one failed, 2 on a usage error.
@@ -58,9 +60,13 @@ die_usage() {
 
 only="" python=python3 deps="$root/.device-deps" build_dir="$root/build-device"
 work="$root/out/device-check" report_dir="" jobs=$(nproc 2>/dev/null || echo 4) runs=3
+train_args=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
+    --train-args)
+      [ $# -ge 2 ] || die_usage "$1 needs a value"
+      train_args="$2"; shift 2 ;;
     --only|--python|--deps|--build-dir|--work|--report-dir|--jobs|--runs)
       [ $# -ge 2 ] && [ -n "$2" ] && [ "${2#--}" = "$2" ] || die_usage "$1 needs a value"
       case "$1" in
@@ -188,7 +194,7 @@ phase_cora() {
     for seed in 0 1 2; do
       acc=$("$partita" -q train --parts "$parts" --device "$device" --seed "$seed" \
               --model sage --hidden 64 --fanouts 10,10 --batch-size 64 --epochs 20 \
-              --lr 0.01 --dropout 0.5 --eval-every 0 2>> "$log" | tee -a "$log" |
+              --lr 0.01 --dropout 0.5 --eval-every 0 $train_args 2>> "$log" | tee -a "$log" |
             sed -n 's/^test_acc=//p' | tail -n 1)
       if [ -z "$acc" ]; then
         emit phase=cora device="$device" seed="$seed" ok=false
@@ -235,7 +241,8 @@ phase_synth200k() {
         [ "$ratio" != 0 ] && cache_flag=(--gpu-cache-ratio "$ratio")
         if ! run "$partita" -q train --parts "$parts" --device cuda --precision "$precision" \
                --model sage --layers 3 --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
-               --epochs 1 --eval-every 0 "${cache_flag[@]}" --metrics-out "$m" --force; then
+               --epochs 1 --eval-every 0 "${cache_flag[@]}" --metrics-out "$m" --force \
+               $train_args; then
           emit phase=synth200k precision="$precision" gpu_cache_ratio="$ratio" run="$i" ok=false
           failed=1
           continue

@@ -14,13 +14,14 @@
 #                                    Caffe2Config.cmake, stops for a CUDA torch without nvcc
 #
 # Usage: torch_probe_test.sh --source-dir DIR --work DIR [--variant cpu|cuda]
-#          [--no-hiding] [--no-cuda-compiler] [--expect-clash]
+#          [--no-hiding] [--no-cuda-compiler] [--expect-clash] [--expect-import CONFIG|DIRECT]
 #   --no-hiding         -DPARTITA_TORCH_HIDDEN_HEADERS= (the build without the fix)
 #   --no-cuda-compiler  -DCMAKE_CUDA_COMPILER=<a missing file>: act as a machine without nvcc
 #   --expect-clash      succeed only if the build fails on the fake fmt's #error
+#   --expect-import M   fail unless torch was imported in mode M (cmake/FindTorch.cmake)
 set -euo pipefail
 
-source_dir="" work="" variant=cpu hiding=1 no_nvcc=0 expect_clash=0
+source_dir="" work="" variant=cpu hiding=1 no_nvcc=0 expect_clash=0 expect_import=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --source-dir) source_dir="$2"; shift 2 ;;
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
     --no-hiding) hiding=0; shift ;;
     --no-cuda-compiler) no_nvcc=1; shift ;;
     --expect-clash) expect_clash=1; shift ;;
+    --expect-import) expect_import="$2"; shift 2 ;;
     *) echo "torch_probe_test.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -133,9 +135,16 @@ if [ $rc -ne 0 ]; then
   exit 1
 fi
 grep -E "partita: (hidden|torch has CUDA)" "$log" || true
+if [ -n "$expect_import" ]; then
+  mode=CONFIG
+  grep -q "PARTITA_TORCH_IMPORT=DIRECT" "$log" && mode=DIRECT
+  [ "$mode" = "$expect_import" ] || { echo "torch_probe_test: imported $mode, not $expect_import" >&2; exit 1; }
+  echo "torch_probe_test: imported with $mode"
+fi
 "$work/build/sub/torch_probe"
-if [ "$variant" = cuda ]; then
+if [ "$variant" = cuda ] && grep -q "PARTITA_TORCH_IMPORT=DIRECT" "$log"; then
   # Linked although nothing calls into it: that is what registers torch's CUDA kernels.
+  # (Through torch's own CMake files, torch's targets see to it; the fake's do not.)
   readelf -d "$work/build/sub/torch_probe" | grep -q 'libtorch_cuda.so' || {
     readelf -d "$work/build/sub/torch_probe"
     echo "torch_probe_test: libtorch_cuda.so is not among the probe's needed libraries" >&2
