@@ -154,7 +154,9 @@ phase_build() {
   emit phase=build step=configure ok=true seconds="$(elapsed "$t0")"
   t0=$(now)
   # The METIS and abseil libraries of the prefix, for the tests' discovery runs and ours.
-  export LD_LIBRARY_PATH="$prefix/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  local arch
+  arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+  export LD_LIBRARY_PATH="$prefix/lib/$arch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   run ninja -C "$build_dir" -j "$jobs" partita tests/nn/all \
     || { emit phase=build step=compile ok=false seconds="$(elapsed "$t0")"; return 1; }
   emit phase=build step=compile ok=true seconds="$(elapsed "$t0")" jobs="$jobs"
@@ -192,6 +194,7 @@ phase_cora() {
   local -A accs=()
   for device in cpu cuda; do
     for seed in 0 1 2; do
+      # shellcheck disable=SC2086  # $train_args: several words on purpose
       acc=$("$partita" -q train --parts "$parts" --device "$device" --seed "$seed" \
               --model sage --hidden 64 --fanouts 10,10 --batch-size 64 --epochs 20 \
               --lr 0.01 --dropout 0.5 --eval-every 0 $train_args 2>> "$log" | tee -a "$log" |
@@ -239,6 +242,7 @@ phase_synth200k() {
         m="$work/synth200k-$precision-$ratio-$i.jsonl"
         local cache_flag=()
         [ "$ratio" != 0 ] && cache_flag=(--gpu-cache-ratio "$ratio")
+        # shellcheck disable=SC2086  # $train_args: several words on purpose
         if ! run "$partita" -q train --parts "$parts" --device cuda --precision "$precision" \
                --model sage --layers 3 --hidden 256 --fanouts 15,10,5 --batch-size 1024 \
                --epochs 1 --eval-every 0 "${cache_flag[@]}" --metrics-out "$m" --force \

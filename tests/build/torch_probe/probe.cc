@@ -4,7 +4,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/ones.h>
 #include <fmt/core.h>
-#include <probe_top_level.h>         // a file (not a folder) at the top of torch's include dir
+#include <probe_top_level.h>        // a file (not a folder) at the top of torch's include dir
 #include <torch/expanding_array.h>  // from torch's second include dir, csrc/api/include
 
 static_assert(FMT_VERSION / 10000 == PROBE_FMT_MAJOR,
