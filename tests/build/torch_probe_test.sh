@@ -8,9 +8,10 @@
 #                                    spdlog/ whose headers #error, as pip's fmt 12 clashes
 #   site/torch/lib/                  links to Debian's libtorch, libtorch_cpu, libc10;
 #                                    --variant cuda adds stand-in libtorch_cuda/libc10_cuda
-#   site/torch/share/cmake/Torch/    a TorchConfig.cmake with torch's imported-target
-#                                    shape (torch -> torch_library -> torch_cpu -> c10,
-#                                    each carrying the include dir), which, like torch's
+#   site/torch/share/cmake/Torch/    a TorchConfig.cmake with the shape of torch's targets
+#                                    (Caffe2Targets.cmake: torch, torch_library,
+#                                    torch_cpu_library, torch_cpu, c10, reaching each other
+#                                    through generator expressions), which, like torch's
 #                                    Caffe2Config.cmake, stops for a CUDA torch without nvcc
 #
 # Usage: torch_probe_test.sh --source-dir DIR --work DIR [--variant cpu|cuda]
@@ -81,6 +82,8 @@ set(TORCH_INCLUDE_DIRS "${TORCH_INSTALL_PREFIX}/include"
                        "${TORCH_INSTALL_PREFIX}/include/torch/csrc/api/include")
 set(TORCH_CXX_FLAGS "-D_GLIBCXX_USE_CXX11_ABI=1")
 if(NOT TARGET torch)
+  # As torch's Caffe2Targets.cmake: torch_cpu's include dir and links reach the consumers
+  # only through generator expressions of torch_cpu_library.
   add_library(c10 SHARED IMPORTED)
   set_target_properties(c10 PROPERTIES IMPORTED_LOCATION "${TORCH_INSTALL_PREFIX}/lib/libc10.so"
     INTERFACE_INCLUDE_DIRECTORIES "${TORCH_INSTALL_PREFIX}/include")
@@ -88,16 +91,23 @@ if(NOT TARGET torch)
   set_target_properties(torch_cpu PROPERTIES
     IMPORTED_LOCATION "${TORCH_INSTALL_PREFIX}/lib/libtorch_cpu.so"
     INTERFACE_INCLUDE_DIRECTORIES "${TORCH_INSTALL_PREFIX}/include"
-    INTERFACE_LINK_LIBRARIES "$<LINK_ONLY:c10>")
-  add_library(torch_library INTERFACE IMPORTED)
-  set_target_properties(torch_library PROPERTIES INTERFACE_LINK_LIBRARIES torch_cpu)
+    INTERFACE_LINK_LIBRARIES "c10")
+  add_library(torch_cpu_library INTERFACE IMPORTED)
+  set_target_properties(torch_cpu_library PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "\$<TARGET_PROPERTY:torch_cpu,INTERFACE_INCLUDE_DIRECTORIES>"
+    INTERFACE_LINK_LIBRARIES "-Wl,--no-as-needed,\"\$<TARGET_FILE:torch_cpu>\" -Wl,--as-needed;\$<TARGET_PROPERTY:torch_cpu,INTERFACE_LINK_LIBRARIES>")
   add_library(torch SHARED IMPORTED)
   set_target_properties(torch PROPERTIES IMPORTED_LOCATION "${TORCH_INSTALL_PREFIX}/lib/libtorch.so"
-    INTERFACE_LINK_LIBRARIES "torch_library;c10"
-    INTERFACE_INCLUDE_DIRECTORIES "${TORCH_INCLUDE_DIRS}"
+    INTERFACE_LINK_LIBRARIES "torch_cpu_library"
     INTERFACE_COMPILE_OPTIONS "${TORCH_CXX_FLAGS}")
+  add_library(torch_library INTERFACE IMPORTED)
+  set_target_properties(torch_library PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "\$<TARGET_PROPERTY:torch,INTERFACE_INCLUDE_DIRECTORIES>"
+    INTERFACE_LINK_LIBRARIES "-Wl,--no-as-needed,\"\$<TARGET_FILE:torch>\" -Wl,--as-needed;\$<TARGET_PROPERTY:torch,INTERFACE_LINK_LIBRARIES>")
 endif()
-set(TORCH_LIBRARIES torch "${TORCH_INSTALL_PREFIX}/lib/libc10.so")
+# As TorchConfig.cmake: torch gets TORCH_INCLUDE_DIRS; TORCH_LIBRARIES names torch_library.
+set_target_properties(torch PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${TORCH_INCLUDE_DIRS}")
+set(TORCH_LIBRARIES torch torch_library "${TORCH_INSTALL_PREFIX}/lib/libc10.so")
 find_library(TORCH_LIBRARY torch PATHS "${TORCH_INSTALL_PREFIX}/lib" NO_DEFAULT_PATH)
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(Torch DEFAULT_MSG TORCH_LIBRARY TORCH_INCLUDE_DIRS)
