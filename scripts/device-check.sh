@@ -3,14 +3,15 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-phases_all=(build kernels cora synth200k)
+phases_all=(build kernels cora synth200k python)
+phases_default=(build kernels cora synth200k)
 
 usage() {
   cat <<EOF
 Usage: scripts/device-check.sh [--only PHASE[,PHASE...]] [options]
 
 Builds Partita against this machine's torch and checks it on the GPU, in four phases
-(default: all, in this order):
+(default: these four, in this order) and one more on request:
   build      configure against python3's torch (-DPARTITA_PYTHON), with METIS, abseil and
              fast_float from the carried Debian packages (--deps), and build only the
              \`partita\` command and the tests under tests/nn (ninja, --jobs)
@@ -22,6 +23,8 @@ Builds Partita against this machine's torch and checks it on the GPU, in four ph
              one epoch on 1 rank with --device cuda (SAGE 3x256, fanouts 15,10,5, 98 steps
              of 1024 seeds), fp32 and bf16, without and with --gpu-cache-ratio 0.2: the
              median epoch time of 3 runs each
+  python     (only with --only) the Python package built in the same build directory for
+             python3's torch and imported there (needs Python's headers)
 A phase after build uses the build directory that build made (--build-dir), so
 --only cora needs a build from an earlier run on the same machine.
 
@@ -34,7 +37,7 @@ own output go to <work>/logs/<phase>.log; a failing phase prints the end of its 
 stderr. Budget: all four phases in at most 8 minutes from a clean checkout with 16 cores.
 
 Options:
-  --only LIST        phases to run, comma-separated (build,kernels,cora,synth200k)
+  --only LIST        phases to run, comma-separated (build,kernels,cora,synth200k,python)
   --python PY        the interpreter whose torch to build against (default: python3)
   --deps DIR         what scripts/device-deps.sh prepared (default: <repo>/.device-deps):
                      prefix/usr (METIS, abseil, fast_float), cora/, synth200k.py
@@ -88,7 +91,7 @@ for n in jobs runs; do
 done
 selected=()
 if [ -z "$only" ]; then
-  selected=("${phases_all[@]}")
+  selected=("${phases_default[@]}")
 else
   IFS=, read -r -a wanted <<< "$only"
   for p in "${wanted[@]}"; do
@@ -276,6 +279,25 @@ for line in open(sys.argv[1]):
     done
   done
   return $failed
+}
+
+phase_python() {
+  [ -f "$build_dir/CMakeCache.txt" ] || { echo "device-check.sh: run the build phase first" >&2; return 1; }
+  local t0
+  t0=$(now)
+  run cmake -S "$root" -B "$build_dir" -DPARTITA_BUILD_PYTHON=ON || return 1
+  if ! grep -q partita_python_module "$build_dir/build.ninja"; then
+    emit phase=python step=configure ok=false note="Python package skipped: see the log"
+    grep "Python package skipped" "$log" >&2
+    return 1
+  fi
+  run ninja -C "$build_dir" -j "$jobs" partita_python \
+    || { emit phase=python step=compile ok=false seconds="$(elapsed "$t0")"; return 1; }
+  emit phase=python step=compile ok=true seconds="$(elapsed "$t0")"
+  local out
+  out=$(PYTHONPATH="$build_dir/python" "$python" -c 'import torch, partita; print(torch.__version__, partita.__file__)' 2>> "$log") \
+    || { emit phase=python step=import ok=false; return 1; }
+  emit phase=python step=import ok=true torch="${out%% *}"
 }
 
 total0=$(now)
