@@ -106,6 +106,8 @@ else
 fi
 
 mkdir -p "$work/logs" || exit 1
+# Commands run as root on the GPU machine; Open MPI refuses root without these.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 results="$work/results.jsonl"
 : > "$results"
 partita="$build_dir/src/cli/partita"
