@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 
+#include "generic_ops.h"
 #include "partita/core/error.h"
 
 namespace partita::nn {
@@ -21,8 +22,9 @@ torch::Tensor to_tensor(const int64_t* data, int64_t n) {
 constexpr int64_t kEdgesPerChunk = int64_t{1} << 15;
 
 // Builds every tensor of a checked CSC (indptr [num_dst + 1], indices [E] in [0, num_src)).
-// On the CPU (move_to moves the result). Runs on torch's intra-op threads; the result does
-// not depend on their number (the transpose keeps edge ids increasing in each src row).
+// On the CPU (generic::move_blocks moves the result to a device). Runs on torch's intra-op
+// threads; the result does not depend on their number (the transpose keeps edge ids
+// increasing in each src row).
 BlockTensors from_csc(int64_t num_dst, int64_t num_src, const int64_t* indptr,
                       const int64_t* indices) {
   const int64_t num_edges = indptr[num_dst];
@@ -157,14 +159,6 @@ void add_relations(BlockTensors& t, const std::vector<int32_t>& etypes) {
   }
 }
 
-void move_to(BlockTensors& t, torch::Device device) {
-  if (device == torch::Device(torch::kCPU)) return;
-  for (torch::Tensor* x : {&t.indptr, &t.indices, &t.edge_dst, &t.deg_dst, &t.deg_src, &t.t_indptr,
-                           &t.t_dst, &t.t_eid, &t.etypes, &t.rel_offsets, &t.rel_row_dst,
-                           &t.rel_indptr, &t.rel_src, &t.t_rel_row, &t.t_rel_entry})
-    if (x->defined()) *x = x->to(device);
-}
-
 }  // namespace
 
 BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) {
@@ -206,12 +200,16 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) 
   BlockTensors t =
       from_csc(block.num_dst, block.num_src, block.indptr.data(), block.indices.data());
   if (typed) add_relations(t, block.etypes);
-  move_to(t, device);
+  if (!device.is_cpu()) {
+    std::vector<BlockTensors> one{std::move(t)};
+    generic::move_blocks(one, nullptr, device);
+    return std::move(one[0]);
+  }
   return t;
 }
 
 BlockTensors with_self_loops(const BlockTensors& block) {
-  PARTITA_CHECK(block.indptr.device().is_cpu(), Error, "with_self_loops: CPU blocks only");
+  if (generic::use_generic(block.indptr.device())) return generic::with_self_loops(block);
   const int64_t n = block.num_dst;
   const int64_t* indptr = block.indptr.data_ptr<int64_t>();
   const int64_t* indices = block.indices.data_ptr<int64_t>();
@@ -233,7 +231,8 @@ std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blo
   RECORD_USER_SCOPE("partita::to_block_tensors");  // a stage of train/step_profile.h
   std::vector<BlockTensors> out;
   out.reserve(blocks.size());
-  for (const sample::Block& b : blocks) out.push_back(to_block_tensors(b, device));
+  for (const sample::Block& b : blocks) out.push_back(to_block_tensors(b));
+  if (!device.is_cpu()) generic::move_blocks(out, nullptr, device);  // one transfer
   return out;
 }
 
@@ -241,12 +240,14 @@ std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blo
                                            const std::vector<int64_t>& input_degrees,
                                            torch::Device device) {
   RECORD_USER_SCOPE("partita::to_block_tensors");
-  std::vector<BlockTensors> out = to_block_tensors(blocks, device);
+  std::vector<BlockTensors> out = to_block_tensors(blocks);
   const int64_t num_input = blocks.empty() ? 0 : blocks.back().num_src;
   PARTITA_CHECK(static_cast<int64_t>(input_degrees.size()) == num_input, Error,
                 "block: {} input degrees for {} input nodes", input_degrees.size(), num_input);
-  const torch::Tensor degrees =
-      to_tensor(input_degrees.data(), static_cast<int64_t>(input_degrees.size())).to(device);
+  torch::Tensor degrees =
+      to_tensor(input_degrees.data(), static_cast<int64_t>(input_degrees.size()));
+  // The blocks and the degrees in one transfer; graph_deg are views of the moved degrees.
+  if (!device.is_cpu()) generic::move_blocks(out, &degrees, device);
   for (BlockTensors& t : out) t.graph_deg = degrees.slice(0, 0, t.num_src);
   return out;
 }

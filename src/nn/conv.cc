@@ -137,7 +137,8 @@ torch::Tensor GATConv::forward_with_attention(const BlockTensors& block, const t
   torch::Tensor a = gat_edge_softmax(looped, score_src, score_dst, 0.2);  // [E + num_dst, K]
   if (alpha != nullptr) {
     // Back to the documented order: block edges first, then the self loops.
-    const auto edge_rows = torch::arange(block.num_edges(), torch::kInt64) + block.edge_dst + 1;
+    const auto edge_rows =
+        torch::arange(block.num_edges(), block.edge_dst.options()) + block.edge_dst + 1;
     const auto self_rows = looped.indptr.slice(0, 0, block.num_dst);
     *alpha = a.index_select(0, torch::cat({edge_rows, self_rows}));
   }

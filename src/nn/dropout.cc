@@ -1,4 +1,5 @@
-// counter_dropout: see dropout.h.
+// counter_dropout: see dropout.h. CPU tensors run kernels::dropout; others (and CPU ones
+// under generic::ForceGeneric) the torch-op version of generic_ops.h, with the same mask.
 #include "partita/nn/dropout.h"
 
 #include <torch/torch.h>
@@ -6,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "generic_ops.h"
 #include "kernels.h"
 #include "partita/core/error.h"
 #include "tensor_types.h"
@@ -58,9 +60,12 @@ torch::Tensor counter_dropout(const torch::Tensor& x, double p, uint64_t key) {
   PARTITA_CHECK(x.numel() < (int64_t{1} << 32), Error,
                 "dropout: {} elements, more than the mask's 2^32", x.numel());
   if (p == 0) return x;
-  const auto threshold = static_cast<int64_t>(std::llround(std::ldexp(p, 32)));
-  return DropoutFn::apply(x, std::min<int64_t>(threshold, 0xffffffffLL), 1.0 / (1.0 - p),
-                          static_cast<int64_t>(key));
+  const auto threshold = std::min<int64_t>(std::llround(std::ldexp(p, 32)), 0xffffffffLL);
+  if (generic::use_generic(x.device())) {
+    return generic::counter_dropout(x, static_cast<uint32_t>(threshold),
+                                    static_cast<float>(1.0 / (1.0 - p)), key);
+  }
+  return DropoutFn::apply(x, threshold, 1.0 / (1.0 - p), static_cast<int64_t>(key));
 }
 
 }  // namespace partita::nn

@@ -1,8 +1,10 @@
-// Autograd wrappers of the fused message-passing kernels (see message_passing.h).
+// Autograd wrappers of the fused message-passing kernels (see message_passing.h); blocks
+// on other devices take the torch-op versions of generic_ops.h.
 #include "partita/nn/message_passing.h"
 
 #include <torch/torch.h>
 
+#include "generic_ops.h"
 #include "kernels.h"
 #include "partita/core/error.h"
 #include "tensor_types.h"
@@ -24,17 +26,28 @@ kernels::Csr by_src(const torch::Tensor& t_indptr, const torch::Tensor& t_dst,
 }
 
 void check_block(const BlockTensors& b, const char* what) {
-  PARTITA_CHECK(b.indptr.defined() && b.t_indptr.defined() && b.indptr.device().is_cpu(), Error,
-                "{}: needs a CPU block with its transposed rows (to_block_tensors)", what);
+  PARTITA_CHECK(b.indptr.defined() && b.t_indptr.defined(), Error,
+                "{}: needs a block with its transposed rows (to_block_tensors)", what);
+}
+
+// Every tensor of an op must be on its block's device.
+void check_device(const BlockTensors& b, const torch::Tensor& t, const char* what,
+                  const char* name) {
+  PARTITA_CHECK(t.device() == b.indptr.device(), Error, "{}: {} is on {}, the block on {}", what,
+                name, t.device().str(), b.indptr.device().str());
 }
 
 // Index tensors travel as inputs (never differentiable) so that backward finds them.
+// Unweighted (`weighted` false), `weight_in` is a defined placeholder and is ignored: torch
+// 1.13's Function::apply cannot take an undefined input once another one requires grad.
 struct AggregateFn : torch::autograd::Function<AggregateFn> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
-                               const torch::Tensor& weight, const torch::Tensor& indptr,
-                               const torch::Tensor& indices, const torch::Tensor& t_indptr,
-                               const torch::Tensor& t_dst, const torch::Tensor& t_eid) {
+                               const torch::Tensor& weight_in, bool weighted,
+                               const torch::Tensor& indptr, const torch::Tensor& indices,
+                               const torch::Tensor& t_indptr, const torch::Tensor& t_dst,
+                               const torch::Tensor& t_eid) {
     RECORD_USER_SCOPE("partita::spmm_forward");
+    const torch::Tensor weight = weighted ? weight_in : torch::Tensor();
     const kernels::Dtype dt = kernel_dtype(x, "aggregate");
     const torch::Tensor xc = x.contiguous();
     const int64_t heads = weight.defined() && weight.dim() == 2 ? weight.size(1) : 1;
@@ -78,7 +91,7 @@ struct AggregateFn : torch::autograd::Function<AggregateFn> {
                         width / heads, grad_w.data_ptr(), dt);
       grad_w = grad_w.view(weight.sizes());
     }
-    return {grad_x, grad_w, {}, {}, {}, {}, {}};
+    return {grad_x, grad_w, {}, {}, {}, {}, {}, {}};
   }
 };
 
@@ -132,6 +145,7 @@ torch::Tensor aggregate(const BlockTensors& block, const torch::Tensor& x,
   PARTITA_CHECK(x.dim() == 2 && x.size(0) == block.num_src, Error,
                 "aggregate: x must be [{}, F], got {} dims, {} rows", block.num_src, x.dim(),
                 x.dim() > 0 ? x.size(0) : 0);
+  check_device(block, x, "aggregate", "x");
   torch::Tensor w = edge_weight;
   if (w.defined()) {
     PARTITA_CHECK(w.scalar_type() == compute_type(x.scalar_type()) &&
@@ -141,10 +155,14 @@ torch::Tensor aggregate(const BlockTensors& block, const torch::Tensor& x,
                   block.num_edges());
     PARTITA_CHECK(w.dim() == 1 || (w.size(1) >= 1 && x.size(1) % w.size(1) == 0), Error,
                   "aggregate: {} features do not split into {} heads", x.size(1), w.size(1));
+    check_device(block, w, "aggregate", "edge_weight");
     w = w.contiguous();
   }
-  return AggregateFn::apply(x, w, block.indptr, block.indices, block.t_indptr, block.t_dst,
-                            block.t_eid);
+  if (generic::use_generic(block.indptr.device())) return generic::aggregate(block, x, w);
+  const bool weighted = w.defined();
+  if (!weighted) w = torch::empty({0}, x.options().dtype(compute_type(x.scalar_type())));
+  return AggregateFn::apply(x, w, weighted, block.indptr, block.indices, block.t_indptr,
+                            block.t_dst, block.t_eid);
 }
 
 torch::Tensor aggregate_mean(const BlockTensors& block, const torch::Tensor& x) {
@@ -161,6 +179,8 @@ torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x) {
   PARTITA_CHECK(x.dim() == 2 && x.size(0) == block.num_src, Error,
                 "relation_mean: x must be [{}, F], got {} dims, {} rows", block.num_src, x.dim(),
                 x.dim() > 0 ? x.size(0) : 0);
+  check_device(block, x, "relation_mean", "x");
+  if (generic::use_generic(block.indptr.device())) return generic::relation_mean(block, x);
   // The relation rows are a CSC over the entries (the edges regrouped), so AggregateFn runs
   // on them unchanged: forward gathers rel_src into each row, backward gathers each src's
   // gradient from rows t_rel_row with the weights of entries t_rel_entry. Every entry of a
@@ -169,8 +189,8 @@ torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x) {
   const torch::Tensor weight = count.to(compute_type(x.scalar_type()))
                                    .reciprocal()
                                    .repeat_interleave(count, /*dim=*/0, block.num_edges());
-  return AggregateFn::apply(x, weight, block.rel_indptr, block.rel_src, block.t_indptr,
-                            block.t_rel_row, block.t_rel_entry);
+  return AggregateFn::apply(x, weight, /*weighted=*/true, block.rel_indptr, block.rel_src,
+                            block.t_indptr, block.t_rel_row, block.t_rel_entry);
 }
 
 torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& score_src,
@@ -181,6 +201,10 @@ torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& s
                     score_src.size(1) == score_dst.size(1) && score_src.size(1) >= 1,
                 Error, "gat_edge_softmax: scores must be [{}, H] and [{}, H]", block.num_src,
                 block.num_dst);
+  check_device(block, score_src, "gat_edge_softmax", "score_src");
+  check_device(block, score_dst, "gat_edge_softmax", "score_dst");
+  if (generic::use_generic(block.indptr.device()))
+    return generic::gat_edge_softmax(block, score_src, score_dst, negative_slope);
   return GatSoftmaxFn::apply(score_src, score_dst, block.indptr, block.indices, block.t_indptr,
                              block.t_dst, block.t_eid, negative_slope);
 }

@@ -156,7 +156,8 @@ torch::Tensor RgcnModel::forward(const std::vector<BlockTensors>& blocks,
                       in.x.size(1) == width,
                   Error, "RgcnModel: node type {} needs int64 positions [n] and x [n, {}] ({})", t,
                   width, o.type_dims[t] > 0 ? "features" : "embedding rows");
-    const torch::Tensor pos = in.positions.contiguous();
+    // Checked on the host; the positions then index rows on the features' device.
+    const torch::Tensor pos = in.positions.cpu().contiguous();
     const int64_t* p = pos.data_ptr<int64_t>();
     for (int64_t k = 0; k < pos.numel(); ++k) {
       PARTITA_CHECK(p[k] >= 0 && p[k] < num_input && !seen[static_cast<size_t>(p[k])], Error,
@@ -167,16 +168,18 @@ torch::Tensor RgcnModel::forward(const std::vector<BlockTensors>& blocks,
     torch::Tensor rows = in.x.to(type);
     if (projections_[t]) rows = linear_as_input(projections_[t], rows);
     parts.push_back(rows);
-    part_positions.push_back(pos);
+    part_positions.push_back(in.positions.to(rows.device()));
   }
-  const torch::Tensor perm =
-      part_positions.empty() ? torch::empty({0}, torch::kInt64) : torch::cat(part_positions);
+  const torch::Device device = blocks.back().indptr.device();
+  const torch::Tensor perm = part_positions.empty()
+                                 ? torch::empty({0}, torch::dtype(torch::kInt64).device(device))
+                                 : torch::cat(part_positions);
   PARTITA_CHECK(perm.numel() == num_input, Error,
                 "RgcnModel: the inputs cover {} of the {} input nodes", perm.numel(), num_input);
   // Row k of the concatenation belongs at input row perm[k]: inverse[perm[k]] = k.
   const torch::Tensor inverse =
-      torch::empty_like(perm).index_put_({perm}, torch::arange(num_input, torch::kInt64));
-  torch::Tensor x = parts.empty() ? torch::zeros({0, o.hidden}, type)
+      torch::empty_like(perm).index_put_({perm}, torch::arange(num_input, perm.options()));
+  torch::Tensor x = parts.empty() ? torch::zeros({0, o.hidden}, torch::dtype(type).device(device))
                                   : PermuteRowsFn::apply(torch::cat(parts), perm, inverse);
 
   const uint64_t key = dropout_key_;

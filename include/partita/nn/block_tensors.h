@@ -1,6 +1,10 @@
 #pragma once
 // A sample::Block as torch tensors, converted once per block and shared by every layer
-// that runs on it. All index tensors are int64 on `device`.
+// that runs on it. All index tensors are int64 on `device`. For a device other than the
+// CPU, the tensors are built on the CPU, then copied in one transfer per call (through
+// pinned host memory and non-blocking when CUDA is available), enqueued on the device's
+// current stream: work on another stream must wait for that one. The CPU thread returns
+// before the copy ends; the fields are views of one device buffer.
 #include <torch/types.h>
 
 #include <cstdint>
@@ -57,12 +61,14 @@ struct BlockTensors {
 BlockTensors to_block_tensors(const sample::Block& block, torch::Device device = torch::kCPU);
 
 // The same block with one self loop per dst added as the first edge of its row (src i ->
-// dst i), for layers that attend over N(i) ∪ {i} (GAT). graph_deg is kept. CPU only.
+// dst i), for layers that attend over N(i) ∪ {i} (GAT). graph_deg is kept. Runs on the
+// block's device (torch ops off the CPU), every field equal to what the CPU builds.
 // A self loop has no relation: the result of a typed block is untyped (its relation
 // fields are left empty), so relation-blind layers (GAT) still run on typed blocks.
 BlockTensors with_self_loops(const BlockTensors& block);
 
-// Converts every block, keeping hop order (result[0] has dst = seeds).
+// Converts every block, keeping hop order (result[0] has dst = seeds); off the CPU, all of
+// them in one transfer.
 std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
                                            torch::Device device = torch::kCPU);
 

@@ -1,12 +1,16 @@
 #pragma once
-// Fused message passing on a block, as autograd functions over the kernels of
-// src/nn/kernels.h: no tensor with one feature row per edge is ever materialized, and the
-// backward passes scatter through the transposed block (BlockTensors::t_*) without atomics.
-// Results are bit-identical for any number of torch threads.
+// Fused message passing on a block. On the CPU these are autograd functions over the
+// kernels of src/nn/kernels.h: no tensor with one feature row per edge is ever
+// materialized, the backward passes scatter through the transposed block
+// (BlockTensors::t_*) without atomics, and results are bit-identical for any number of
+// torch threads. On any other device (a block from to_block_tensors(..., device)) the same
+// functions run as plain torch ops (index_select, index_add, ...), with gradients from
+// autograd: equal to the CPU kernels within floating-point tolerance (a GPU sums in an
+// unspecified order), one feature row per edge materialized.
 //
 // Feature tensors may be float32 or bfloat16 (accumulation in fp32; weights and scores are
-// float32), or float64 (weights and scores float64; for gradient checks). Blocks must be on
-// the CPU.
+// float32), or float64 (weights and scores float64; for gradient checks). Every tensor
+// must be on the block's device.
 #include <torch/types.h>
 
 #include "partita/nn/block_tensors.h"
@@ -19,7 +23,7 @@ namespace partita::nn {
 // [E], or [E, H] with F % H == 0, where
 // head h's weights apply to columns [h F/H, (h+1) F/H). Returns [num_dst, F] in x's dtype;
 // a dst without in-edges gets zeros. Gradients flow to x and, when it requires grad, to
-// edge_weight. Throws partita::Error on shape or dtype mismatches.
+// edge_weight. Throws partita::Error on shape, dtype or device mismatches.
 torch::Tensor aggregate(const BlockTensors& block, const torch::Tensor& x,
                         const torch::Tensor& edge_weight = {});
 
@@ -30,8 +34,9 @@ torch::Tensor aggregate_mean(const BlockTensors& block, const torch::Tensor& x);
 // relation r) of the block (BlockTensors::rel_*; pairs without edges have no row):
 //   out[s, :] = mean over i's in-edges of relation r of x[j, :]
 // x: [num_src, F]; returns [block.num_relation_rows(), F] in x's dtype, differentiable in x.
-// One fused pass over the relation rows; backward through the transposed block (t_rel_*),
-// without atomics. Throws partita::Error on an untyped block or a shape or dtype mismatch.
+// On the CPU one fused pass over the relation rows; backward through the transposed block
+// (t_rel_*), without atomics. Throws partita::Error on an untyped block or a shape, dtype
+// or device mismatch.
 torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x);
 
 // GAT's attention: per dst i and head h, over i's in-edges e = (j -> i),
