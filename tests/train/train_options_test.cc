@@ -101,7 +101,9 @@ TEST(TrainOptions, DeviceIsParsedInOnePlace) {
                        what.find("out of range") != std::string::npos;
     EXPECT_TRUE(named) << what;
   }
-  if (gpus > 0) EXPECT_NO_THROW(check_device(parse_device("cuda")));
+  if (gpus > 0) {
+    EXPECT_NO_THROW(check_device(parse_device("cuda")));
+  }
 }
 
 TEST(TrainOptions, ChecksNameTheirParameter) {
