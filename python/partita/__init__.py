@@ -170,7 +170,21 @@ def broadcast_parameters(model, graph, root=0):
     rank trains the same model. Buffers that the forward updates (BatchNorm's running
     statistics) drift apart again while training; call it again to share rank `root`'s."""
     tensors = list(model.parameters()) + list(model.buffers())
-    graph.broadcast_(tensors, int(root))
+    # MPI reads host memory: tensors on a GPU travel through host copies.
+    hosts = [_on_host(t.detach()) for t in tensors]
+    graph.broadcast_(hosts, int(root))
+    with torch.no_grad():
+        for t, h in zip(tensors, hosts):
+            if h.data_ptr() != t.data_ptr():
+                t.copy_(h)
+
+
+def _on_host(t):
+    """`t` itself on the CPU; else a contiguous host copy (pinned when CUDA is there), as the
+    C++ trainer stages device buffers for MPI (Open MPI is not assumed CUDA-aware)."""
+    if t.device.type == "cpu":
+        return t
+    return t.to("cpu").contiguous().pin_memory() if torch.cuda.is_available() else t.to("cpu")
 
 
 # Models whose parameters were found equal on every rank (first allreduce_gradients).
@@ -186,7 +200,7 @@ def allreduce_gradients(model, graph, bucket_bytes=4 << 20):
     their bytes, compared over the ranks) and raises partita.Error if not: each rank would
     train a different model. partita.broadcast_parameters(model, graph) makes them equal."""
     if model not in _agreed:
-        if not graph.tensors_agree(list(model.parameters())):
+        if not graph.tensors_agree([_on_host(p.detach()) for p in model.parameters()]):
             raise Error("allreduce_gradients: the model's parameters differ between the ranks, "
                         "so each rank would train a different model; call "
                         "partita.broadcast_parameters(model, graph) after building the model "
@@ -197,7 +211,10 @@ def allreduce_gradients(model, graph, bucket_bytes=4 << 20):
         return
     flat = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1)
                       .to(torch.float32) for p in params]).contiguous()
-    graph.allreduce_(flat, bucket_bytes)
+    host = _on_host(flat)
+    graph.allreduce_(host, bucket_bytes)
+    if host.data_ptr() != flat.data_ptr():
+        flat.copy_(host)
     offset = 0
     for p in params:
         n = p.numel()
