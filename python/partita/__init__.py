@@ -118,10 +118,14 @@ class NeighborLoader:
     """
 
     def __init__(self, graph, fanouts=(10, 10), batch_size=1024, split="train", shuffle=True,
-                 seed=0, prefetch=2, threads=1):
+                 seed=0, prefetch=2, threads=1, device="cpu"):
+        # device: "cpu", "cuda", "cuda:N" or a torch.device; every tensor of a batch (x, y,
+        # blocks, ids) is delivered there, copied through pinned memory on a side stream that
+        # the current stream waits for. An unusable device raises partita.UsageError.
         self._c = _C.NeighborLoader(graph, [int(k) for k in fanouts], int(batch_size),
                                     str(split), bool(shuffle), int(seed), int(prefetch),
-                                    int(threads))
+                                    int(threads), str(device))
+        self.device = torch.device(str(device))
         self.graph = graph
         self.fanouts = list(fanouts)
         self.batch_size = batch_size
@@ -166,7 +170,21 @@ def broadcast_parameters(model, graph, root=0):
     rank trains the same model. Buffers that the forward updates (BatchNorm's running
     statistics) drift apart again while training; call it again to share rank `root`'s."""
     tensors = list(model.parameters()) + list(model.buffers())
-    graph.broadcast_(tensors, int(root))
+    # MPI reads host memory: tensors on a GPU travel through host copies.
+    hosts = [_on_host(t.detach()) for t in tensors]
+    graph.broadcast_(hosts, int(root))
+    with torch.no_grad():
+        for t, h in zip(tensors, hosts):
+            if h.data_ptr() != t.data_ptr():
+                t.copy_(h)
+
+
+def _on_host(t):
+    """`t` itself on the CPU; else a contiguous host copy (pinned when CUDA is there), as the
+    C++ trainer stages device buffers for MPI (Open MPI is not assumed CUDA-aware)."""
+    if t.device.type == "cpu":
+        return t
+    return t.to("cpu").contiguous().pin_memory() if torch.cuda.is_available() else t.to("cpu")
 
 
 # Models whose parameters were found equal on every rank (first allreduce_gradients).
@@ -182,7 +200,7 @@ def allreduce_gradients(model, graph, bucket_bytes=4 << 20):
     their bytes, compared over the ranks) and raises partita.Error if not: each rank would
     train a different model. partita.broadcast_parameters(model, graph) makes them equal."""
     if model not in _agreed:
-        if not graph.tensors_agree(list(model.parameters())):
+        if not graph.tensors_agree([_on_host(p.detach()) for p in model.parameters()]):
             raise Error("allreduce_gradients: the model's parameters differ between the ranks, "
                         "so each rank would train a different model; call "
                         "partita.broadcast_parameters(model, graph) after building the model "
@@ -193,7 +211,10 @@ def allreduce_gradients(model, graph, bucket_bytes=4 << 20):
         return
     flat = torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1)
                       .to(torch.float32) for p in params]).contiguous()
-    graph.allreduce_(flat, bucket_bytes)
+    host = _on_host(flat)
+    graph.allreduce_(host, bucket_bytes)
+    if host.data_ptr() != flat.data_ptr():
+        flat.copy_(host)
     offset = 0
     for p in params:
         n = p.numel()

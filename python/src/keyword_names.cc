@@ -11,6 +11,7 @@ namespace {
 constexpr ParameterWord kTable[] = {
     {"batch_size", "batch_size"},      // NeighborLoader
     {"bucket_bytes", "bucket_bytes"},  // allreduce_gradients
+    {"device", "device"},              // NeighborLoader: cpu, cuda, cuda:N
     {"fanouts", "fanouts"},            // NeighborLoader, sample_blocks
     {"heads", "heads"},                // initial_parameters
     {"hidden", "hidden"},              // initial_parameters

@@ -15,6 +15,8 @@
 #include "partita/loader/batch_pipeline.h"
 #include "partita/loader/seeds.h"
 #include "partita/nn/block_tensors.h"
+#include "partita/train/batch_staging.h"
+#include "partita/train/device.h"
 
 namespace py = pybind11;
 
@@ -57,13 +59,14 @@ torch::Tensor view_of(std::vector<T>& values, std::shared_ptr<loader::Batch> own
 class Loader final : public GraphUser {
  public:
   Loader(Graph& graph, std::vector<int64_t> fanouts, int64_t batch_size, const std::string& split,
-         bool shuffle, uint64_t seed, int prefetch, int threads)
+         bool shuffle, uint64_t seed, int prefetch, int threads, const std::string& device)
       : fanouts_(std::move(fanouts)),
         batch_size_(batch_size),
         shuffle_(shuffle),
         seed_(seed),
         prefetch_(prefetch),
-        threads_(threads) {
+        threads_(threads),
+        staging_(checked_device(device)) {
     PARTITA_CHECK(!fanouts_.empty(), UsageError, "fanouts: give one per layer, e.g. [10, 10]");
     for (int64_t k : fanouts_)
       PARTITA_CHECK(k >= 1 || k == -1, UsageError,
@@ -202,8 +205,31 @@ class Loader final : public GraphUser {
     return *graph;
   }
 
-  // The tensors of a batch, sharing its memory where the types allow. No GIL needed.
-  Batch convert(const std::shared_ptr<loader::Batch>& owner) const {
+  // `text` ("cpu", "cuda", "cuda:N"; train::parse_device) as a device this process can use
+  // (ParameterError(device) otherwise; "cuda" is GPU 0).
+  static torch::Device checked_device(const std::string& text) {
+    const train::DeviceSpec device = train::parse_device(text);
+    train::check_device(device);
+    return train::torch_device(device);
+  }
+
+  // The tensors of a batch: on the CPU sharing its memory where the types allow, on another
+  // device copied there through staging_ (train/batch_staging.h: pinned memory, a side
+  // stream, and the caller's current stream made to wait for the copies). No GIL needed.
+  Batch convert(const std::shared_ptr<loader::Batch>& owner) {
+    Batch out = convert_on_host(owner);
+    if (staging_.on_cpu()) return out;
+    for (torch::Tensor* t : {&out.seeds, &out.input_nodes, &out.x, &out.y})
+      *t = staging_.to_device(*t);
+    for (Block& b : out.blocks) {
+      b.tensors = staging_.to_device(std::move(b.tensors));
+      b.src_nodes = staging_.to_device(b.src_nodes);
+    }
+    staging_.ready();
+    return out;
+  }
+
+  Batch convert_on_host(const std::shared_ptr<loader::Batch>& owner) const {
     Batch out;
     out.step = owner->step;
     out.global_size = plan_->batch_size(owner->step);
@@ -254,6 +280,7 @@ class Loader final : public GraphUser {
   std::mutex pipeline_mu_;  // guards the two below
   int64_t generation_ = 0;  // the current loop's token (start())
   std::unique_ptr<loader::BatchPipeline> pipeline_;
+  train::BatchStaging staging_;  // batches to the loader's device (used by next())
 };
 
 // The blocks BlockBuilder samples for `seeds` under key (seed, epoch, step) through the
@@ -319,10 +346,11 @@ void add_loader_bindings(py::module_& m) {
 
   py::class_<Loader>(m, "NeighborLoader", "The C++ batch pipeline over a split of a DistGraph")
       .def(py::init<Graph&, std::vector<int64_t>, int64_t, const std::string&, bool, uint64_t, int,
-                    int>(),
+                    int, const std::string&>(),
            py::arg("graph"), py::arg("fanouts"), py::arg("batch_size") = 1024,
            py::arg("split") = "train", py::arg("shuffle") = true, py::arg("seed") = 0,
-           py::arg("prefetch") = 2, py::arg("threads") = 1, py::keep_alive<1, 2>())
+           py::arg("prefetch") = 2, py::arg("threads") = 1, py::arg("device") = "cpu",
+           py::keep_alive<1, 2>())
       .def("__len__", &Loader::steps)
       .def_property_readonly("num_ids", &Loader::num_ids)
       .def_property_readonly("epoch", &Loader::epoch)

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "commands.h"
+#include "device_flag.h"
 #include "flags.h"
 #include "host_local_flag.h"
 #include "partita/core/error.h"
@@ -19,6 +20,7 @@
 #include "partita/core/npy.h"
 #include "partita/core/timer.h"
 #include "partita/runtime/rank_job.h"
+#include "partita/train/device.h"
 #include "partita/train/inference.h"
 #include "partita/train/train_options.h"
 #include "rank_main.h"
@@ -37,7 +39,8 @@ struct Flags {
   bool force = false;
   bool normalize_given = false;  // --normalize-features given (else the checkpoint's value)
   int torch_threads = 0;         // 0: the cores per rank
-  int64_t hits_k = train::LinkTaskOptions{}.hits_k;  // link models: K of Hits@K
+  int64_t hits_k = train::LinkTaskOptions{}.hits_k;              // link models: K of Hits@K
+  std::string device = train::device_text(train::DeviceSpec{});  // --device
 };
 
 // Rank 0 decides whether --out may be written (it alone writes it); every rank learns the
@@ -70,7 +73,8 @@ void write_outputs(const std::string& dir, const train::InferenceOutput& out) {
     write_npy<int64_t>((fs::path(dir) / "predictions.npy").string(), out.predictions);
 }
 
-int infer_on(runtime::Session& session, const Flags& flags, train::InferenceOptions options);
+int infer_on(runtime::Session& session, const Flags& flags, train::InferenceOptions options,
+             const train::DeviceSpec& device);
 
 int run_infer(runtime::RankContext& rank, const Flags& flags) {
   PARTITA_CHECK(flags.infer.batch_size >= 1, UsageError, "--batch-size: must be >= 1, got {}",
@@ -83,15 +87,19 @@ int run_infer(runtime::RankContext& rank, const Flags& flags) {
   train::InferenceOptions options = flags.infer;
   options.torch_threads =
       flags.torch_threads > 0 ? flags.torch_threads : std::max(1, rank.cores_per_rank());
-  return rank.run_session(
-      flags.session, [&](runtime::Session& session) { return infer_on(session, flags, options); });
+  const train::DeviceSpec device = rank_device(flags.device, rank);
+  return rank.run_session(flags.session, [&](runtime::Session& session) {
+    return infer_on(session, flags, options, device);
+  });
 }
 
 // The work of every rank, over its session.
-int infer_on(runtime::Session& session, const Flags& flags, train::InferenceOptions options) {
+int infer_on(runtime::Session& session, const Flags& flags, train::InferenceOptions options,
+             const train::DeviceSpec& device) {
   check_out_dir(session, flags);
   Stopwatch watch;
-  const train::LoadedModel loaded = train::load_model_for_inference(session, flags.checkpoint_dir);
+  const train::LoadedModel loaded =
+      train::load_model_for_inference(session, flags.checkpoint_dir, train::torch_device(device));
   const nn::GnnModel& model = *loaded.model;
   options.output_embeddings = loaded.link != nullptr;
   // The training run's input settings, reapplied (train_settings.h).
@@ -161,6 +169,10 @@ Action add_infer_command(CLI::App& app) {
   app.add_option("--torch-threads", flags->torch_threads,
                  "Threads of the model's kernels per rank (0: the cores this rank may use)")
       ->capture_default_str();
+  add_device_flag(app, &flags->device,
+                  "Where the layers are computed: cpu, cuda:N (GPU N), or cuda (one GPU per "
+                  "rank, by local rank, as train's --device); the outputs are written from "
+                  "the host either way. Needs a torch built with CUDA");
   app.add_option("--hits-k", flags->hits_k, "Link models: K of the Hits@K printed")
       ->capture_default_str();
   app.add_option("--timeout", flags->session.timeout_s, "Seconds to wait for a remote rank")

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "device_flag.h"
 #include "flags.h"
 #include "host_local_flag.h"
 #include "interrupt_notice.h"
@@ -52,7 +53,8 @@ struct Flags {
   runtime::SessionOptions session;
   std::string fanouts = fanouts_text(train::TrainOptions{}.loader.fanouts);
   std::string metric = train::link_metric_name(train::LinkTaskOptions{});
-  double embed_lr = 0;  // 0: 2 x --lr
+  std::string device = train::device_text(train::DeviceSpec{});  // --device, rank_device
+  double embed_lr = 0;                                           // 0: 2 x --lr
   double embed_init = store::EmbeddingOptions{}.init_scale;
   int torch_threads = 0;                 // 0: this rank's cores, shared with the sampler threads
   std::optional<ProgressMode> progress;  // nullopt: auto
@@ -310,11 +312,13 @@ int run_train(runtime::RankContext& rank, const Flags& flags) {
   keep_freed_memory();
   disable_onednn_primitive_cache();
   train::TrainOptions options = make_options(flags, rank.cores_per_rank());
+  options.device = rank_device(flags.device, rank);
   options.checkpoint.settings = flags.run.settings;        // what every checkpoint records
   for (auto& [name, value] : options.checkpoint.settings)  // the values the flags resolved to
     if (name == "layers") value = std::to_string(options.model.layers);
-  log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads", rank.rank(),
-            rank.size(), rank.cores_per_rank(), options.torch_threads, options.loader.threads);
+  log_debug("rank {} of {}: {} cores, {} torch threads, {} sampler threads, device {}", rank.rank(),
+            rank.size(), rank.cores_per_rank(), options.torch_threads, options.loader.threads,
+            train::device_text(options.device));
   runtime::SessionOptions session_options = flags.session;
   if (options.model.kind == train::ModelKind::kRgcn)
     session_options.embeddings = embedding_options(flags, options);
@@ -427,6 +431,14 @@ Action add_train_command(CLI::App& app) {
   add_enum_option(app, "--precision", &flags->train.model.precision, nn::precision_names(),
                   "fp32, or bf16: bfloat16 activations and matrix products (AVX512-BF16/AMX) "
                   "with fp32 weights, optimizer state and loss");
+  add_device_flag(app, &flags->device,
+                  "Where the model, its optimizer state, the batches and the loss live: cpu; "
+                  "cuda:N (GPU N for every rank); or cuda, one GPU per rank: the ranks of a "
+                  "host are dealt out over the GPUs it sees in blocks by local rank "
+                  "(docs/launch.md, GPUs). Sampling and fetching stay on the CPU; batches go "
+                  "to the GPU through pinned memory, gradients cross MPI through host memory. "
+                  "Needs a torch built with CUDA; the losses of cpu are those of no flag, and "
+                  "checkpoints resume on any device");
   add_enum_option(app, "--optimizer", &flags->train.optimizer.kind, train::optimizer_kind_names(),
                   "adam or sgd");
   app.add_option("--seed", flags->train.seed, "Seed of weights, shuffling and sampling")

@@ -27,6 +27,7 @@ constexpr ParameterWord kTable[] = {
     {"cores_per_host", "--cores-per-host"},            // launch
     {"dataset", "--dataset"},                          // partition
     {"decoder", "--decoder"},                          // train (link)
+    {"device", "--device"},                            // train, infer
     {"dropout", "--dropout"},                          // train
     {"dry_run", "--dry-run"},                          // launch
     {"edge_split", "--edge-split"},                    // partition

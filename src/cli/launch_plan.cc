@@ -307,6 +307,8 @@ LaunchCommand check_command(const std::vector<std::string>& command) {
       result.parts_dir = std::move(dir);
     } else if (std::optional<std::string> dir = value_of("--checkpoint-dir")) {
       result.checkpoint_dir = std::move(dir);
+    } else if (std::optional<std::string> device = value_of("--device")) {
+      result.device = std::move(device);
     } else if (std::optional<std::string> servers =
                    word == "infer" ? std::nullopt : value_of("--servers")) {  // infer has none
       const std::string& value = *servers;
@@ -611,6 +613,16 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
     if (given.count(flag) == 0 && value > 0) argv.insert(argv.end(), {flag, std::to_string(value)});
   }
 
+  // --device: every rank gets the same command line and resolves its own GPU (device_flag.h).
+  if (command.device && command.device->rfind("cuda", 0) == 0 && plan.layout.ranks_per_host > 1) {
+    plan.notes.push_back(
+        *command.device == "cuda"
+            ? fmt::format("launch: --device cuda: the {} ranks of a host take its GPUs in blocks "
+                          "by local rank (docs/launch.md, GPUs)",
+                          plan.layout.ranks_per_host)
+            : fmt::format("launch: --device {}: the {} ranks of a host share that one GPU",
+                          *command.device, plan.layout.ranks_per_host));
+  }
   if (mode != Mode::kLocal) {
     std::string shared = program ? words[0] : facts.partita_binary;
     if (program && is_python(words[0])) {

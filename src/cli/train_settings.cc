@@ -89,6 +89,7 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"dropout", kSchedule},
       {"attention-dropout", kSchedule},
       {"precision", kSchedule},
+      {"device", kSchedule, kQuiet},  // where it runs; checkpoints hold CPU tensors
       {"optimizer", kSignature},
       {"seed", kSchedule},
       {"threads", kSchedule, kQuiet},

@@ -80,6 +80,8 @@ class MpiJob final : public JobWorld {
   int rank() const override { return mpi_.rank(); }
   int size() const override { return mpi_.size(); }
   int cores_per_rank() const override { return mpi_.cores_per_rank(); }
+  int local_rank() const override { return mpi_.local_rank(); }
+  int local_size() const override { return mpi_.local_size(); }
   Links connect(const SessionOptions& options) override {
     PARTITA_CHECK(links_ == nullptr, Error, "internal: rank {} connected twice", mpi_.rank());
     links_ = std::make_unique<MpiLinks>(mpi_, options);

@@ -190,10 +190,11 @@ void load_state(torch::nn::Module& model, const c10::impl::GenericDict& state,
 std::string serialize_checkpoint(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                                  const CheckpointMeta& meta) {
   c10::impl::GenericDict state(c10::StringType::get(), c10::TensorType::get());
+  // CPU tensors whatever the model's device: a checkpoint resumes on any device.
   for (const auto& item : model.named_parameters(true))
-    state.insert(item.key(), item.value().detach());
+    state.insert(item.key(), item.value().detach().to(torch::kCPU));
   for (const auto& item : model.named_buffers(true))
-    state.insert(item.key(), item.value().detach());
+    state.insert(item.key(), item.value().detach().to(torch::kCPU));
   torch::serialize::OutputArchive optimizer_archive;
   optimizer.save(optimizer_archive);
   std::ostringstream optimizer_bytes;
@@ -246,6 +247,11 @@ CheckpointMeta read_checkpoint_meta(const std::string& bytes, const std::string&
 
 void load_checkpoint(const std::string& bytes, const std::string& source, torch::nn::Module& model,
                      torch::optim::Optimizer& optimizer) {
+  // The model's device: the optimizer's state is mapped there (the weights are copied into
+  // the model's own tensors).
+  const std::vector<torch::Tensor> parameters = model.parameters();
+  const torch::Device device =
+      parameters.empty() ? torch::Device(torch::kCPU) : parameters.front().device();
   try {
     if (const std::optional<c10::impl::GenericDict> dict = checkpoint_dict(bytes)) {
       load_state(model, dict->at("model").toGenericDict(), source);
@@ -253,12 +259,12 @@ void load_checkpoint(const std::string& bytes, const std::string& source, torch:
           entry(dict->at("partita").toGenericDict(), "optimizer", source).toTensor().contiguous();
       torch::serialize::InputArchive optimizer_archive;
       optimizer_archive.load_from(static_cast<const char*>(opt.data_ptr()),
-                                  static_cast<size_t>(opt.numel()));
+                                  static_cast<size_t>(opt.numel()), device);
       optimizer.load(optimizer_archive);
       return;
     }
     torch::serialize::InputArchive archive, model_archive, optimizer_archive;
-    archive.load_from(bytes.data(), bytes.size());
+    archive.load_from(bytes.data(), bytes.size(), device);
     archive.read("model", model_archive);
     archive.read("optimizer", optimizer_archive);
     model.load(model_archive);

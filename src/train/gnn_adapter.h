@@ -3,6 +3,7 @@
 // partita/train/model_adapter.h). The link adapter extends it with a decoder.
 #include <memory>
 
+#include "partita/train/batch_staging.h"
 #include "partita/train/model_adapter.h"
 
 namespace partita::train {
@@ -19,11 +20,13 @@ class GnnAdapter : public ModelAdapter {
   std::vector<int64_t> config_signature() const override;
   bool needs_degrees() const override { return model_->options().kind == nn::ConvKind::kGcn; }
   nn::GnnModel* gnn() override { return model_.get(); }
+  BatchStaging& staging() override { return staging_; }
 
  protected:
   runtime::Session& session_;
   const TrainOptions& options_;
   bool bf16_;
+  BatchStaging staging_;
   std::shared_ptr<nn::GnnModel> model_;
   std::shared_ptr<torch::nn::Module> module_;  // model_, or the link model around it
 };

@@ -16,6 +16,7 @@
 #include "partita/loader/link_batches.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/sample/block_builder.h"
+#include "partita/train/batch_staging.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/trainer.h"
 
@@ -215,7 +216,8 @@ bool is_link_signature(const std::vector<int64_t>& s) {
   return s.size() == 10 && s[8] == kLinkSignatureTag && s[9] >= 0 && s[9] <= 1;
 }
 
-LoadedModel load_model_for_inference(runtime::Session& session, const std::string& dir) {
+LoadedModel load_model_for_inference(runtime::Session& session, const std::string& dir,
+                                     torch::Device device) {
   const SharedCheckpoint checkpoint = broadcast_latest_checkpoint(session.collectives(), dir);
   PARTITA_CHECK_PARAM(checkpoint.found, "checkpoint_dir",
                       "no checkpoint in {} (missing, or holds no checkpoint-<E>.pt)", dir);
@@ -236,6 +238,7 @@ LoadedModel load_model_for_inference(runtime::Session& session, const std::strin
     loaded.model = std::make_shared<nn::GnnModel>(options);
     model = loaded.model;
   }
+  if (!device.is_cpu()) model->to(device);
   // The archive holds the optimizer's state too: load it into one of the same kind.
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   if (meta.signature[7] == static_cast<int64_t>(OptimizerKind::kSgd)) {
@@ -268,6 +271,11 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
   if (options.torch_threads > 0) torch::set_num_threads(options.torch_threads);
   torch::NoGradGuard no_grad;
   model.eval();
+  // The model's device: each layer's table, blocks and row indices go there (batch_staging.h;
+  // nothing moves on the CPU), each batch's output rows come back to the host.
+  const std::vector<torch::Tensor> parameters = model.parameters();
+  BatchStaging staging(parameters.empty() ? torch::Device(torch::kCPU)
+                                          : parameters.front().device());
   Collectives& coll = session.collectives();
   const Range range = my_range(session);
   const std::vector<int64_t> counts = coll.allgather(std::vector<int64_t>{range.size()});
@@ -307,7 +315,7 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
   torch::Tensor embeddings_mine;  // this rank's rows of the embeddings
   for (int64_t l = 0; l < L; ++l) {
     if (l + 1 == L) embeddings_mine = mine;
-    const torch::Tensor table = torch::cat({mine, halo_rows});
+    const torch::Tensor table = staging.to_device(torch::cat({mine, halo_rows}));
     std::vector<torch::Tensor> pieces;
     for (int64_t first = range.begin; first < range.end; first += options.batch_size) {
       const int64_t last = std::min(range.end, first + options.batch_size);
@@ -328,8 +336,11 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
       } else {
         tensors = nn::to_block_tensors(block);
       }
-      const torch::Tensor x = table.index_select(0, as_tensor(rows));
-      pieces.push_back(model.forward_layer(l, tensors, x).to(torch::kFloat32));
+      tensors = staging.to_device(std::move(tensors));
+      const torch::Tensor row_index = staging.to_device(as_tensor(rows));
+      staging.ready();
+      const torch::Tensor x = table.index_select(0, row_index);
+      pieces.push_back(model.forward_layer(l, tensors, x).to(torch::kFloat32).to(torch::kCPU));
     }
     const int64_t width = l + 1 == L ? model.options().out_dim : model.layer_in_dim(l + 1);
     mine = pieces.empty() ? torch::zeros({0, width}) : torch::cat(pieces).contiguous();
@@ -403,8 +414,13 @@ LinkMetrics held_out_link_metrics(nn::LinkModel& link, const InferenceOutput& ou
                 graph.dir());
   const ArrayView<const int64_t> node_map = graph.node_map();
   torch::NoGradGuard no_grad;
+  // Scored on the link model's device.
+  const std::vector<torch::Tensor> parameters = link.parameters();
+  const torch::Device device =
+      parameters.empty() ? torch::Device(torch::kCPU) : parameters.front().device();
   const torch::Tensor h = torch::from_blob(const_cast<float*>(out.embeddings.data()),
-                                           {out.num_nodes, out.embedding_dim}, torch::kFloat32);
+                                           {out.num_nodes, out.embedding_dim}, torch::kFloat32)
+                              .to(device);
   std::vector<float> scores[2];  // positives, negatives
   for (int negative = 0; negative < 2; ++negative) {
     const std::string file =
@@ -415,7 +431,9 @@ LinkMetrics held_out_link_metrics(nn::LinkModel& link, const InferenceOutput& ou
       src.push_back(node_map[pairs[i]]);
       dst.push_back(node_map[pairs[i + 1]]);
     }
-    const torch::Tensor s = link.score(h, as_tensor(src), as_tensor(dst)).contiguous();
+    const torch::Tensor s = link.score(h, as_tensor(src).to(device), as_tensor(dst).to(device))
+                                .to(torch::kCPU)
+                                .contiguous();
     scores[negative].assign(s.data_ptr<float>(), s.data_ptr<float>() + s.numel());
   }
   return link_metrics(scores[0], scores[1], hits_k);

@@ -8,6 +8,7 @@
 
 #include "partita/core/error.h"
 #include "partita/core/parameter_error.h"
+#include "partita/train/batch_staging.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/inference.h"
 #include "partita/train/train_task.h"
@@ -31,6 +32,11 @@ std::vector<int64_t> positions(const std::vector<loader::SeedPair>& pairs, bool 
 
 torch::Tensor as_tensor(std::vector<int64_t> values) {
   return torch::tensor(at::ArrayRef<int64_t>(values), torch::kInt64);
+}
+
+// `values` as an index tensor on the model's device (ready() still to call).
+torch::Tensor on_device(std::vector<int64_t> values, ModelAdapter& model) {
+  return model.staging().to_device(as_tensor(std::move(values)));
 }
 
 // The link task's state (trainer.h, "Link prediction").
@@ -183,11 +189,14 @@ StepLoss LinkTask::step_loss(loader::Batch& batch, int64_t step, int64_t global_
                              neg_dst = positions(s.negatives, false);
   src.insert(src.end(), neg_src.begin(), neg_src.end());
   dst.insert(dst.end(), neg_dst.begin(), neg_dst.end());
-  const torch::Tensor scores =
-      model.link()->score(h, as_tensor(std::move(src)), as_tensor(std::move(dst)));
+  const torch::Tensor src_index = on_device(std::move(src), model);
+  const torch::Tensor dst_index = on_device(std::move(dst), model);
+  model.staging().ready();
+  const torch::Tensor scores = model.link()->score(h, src_index, dst_index);
   const int64_t positives = static_cast<int64_t>(s.positives.size());
+  const torch::TensorOptions on(h.device());  // float32, made on the device: nothing to copy
   const torch::Tensor labels = torch::cat(
-      {torch::ones({positives}), torch::zeros({static_cast<int64_t>(s.negatives.size())})});
+      {torch::ones({positives}, on), torch::zeros({static_cast<int64_t>(s.negatives.size())}, on)});
   StepLoss out;
   out.correct = scores.gt(0).eq(labels.gt(0.5)).sum().item<int64_t>();
   out.total = labels.size(0);
@@ -280,10 +289,11 @@ LinkMetrics LinkTask::evaluate(ModelAdapter& model, bool test, uint64_t tag) {
       const loader::LinkStep& s = steps[static_cast<size_t>(batch->step)];
       if (s.positives.empty()) continue;
       const torch::Tensor h = model.forward(*batch);
-      const torch::Tensor scores = model.link()
-                                       ->score(h, as_tensor(positions(s.positives, true)),
-                                               as_tensor(positions(s.positives, false)))
-                                       .contiguous();
+      const torch::Tensor src_index = on_device(positions(s.positives, true), model);
+      const torch::Tensor dst_index = on_device(positions(s.positives, false), model);
+      model.staging().ready();
+      const torch::Tensor scores =
+          model.link()->score(h, src_index, dst_index).to(torch::kCPU).contiguous();
       const float* values = scores.data_ptr<float>();
       for (size_t i = 0; i < s.positives.size(); ++i)
         scored.push_back({mine[next_pair++], values[i]});

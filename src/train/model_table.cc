@@ -3,6 +3,7 @@
 
 #include "partita/core/error.h"
 #include "partita/core/parameter_error.h"
+#include "partita/train/device.h"
 #include "partita/train/model_adapter.h"
 
 namespace partita::train {
@@ -18,12 +19,16 @@ const std::vector<ModelEntry>& model_table() {
 }
 
 ModelContext model_context(runtime::Session& session, const TrainOptions& options) {
-  return ModelContext{session, options, torch::kCPU, options.model.precision};
+  return ModelContext{session, options, torch_device(options.device), options.model.precision};
 }
 
 std::unique_ptr<ModelAdapter> build_model(const ModelContext& context) {
-  PARTITA_CHECK_PARAM(context.device.is_cpu(), "device",
-                      "{}: training runs on the CPU only in this build", context.device.str());
+  if (!context.device.is_cpu()) {
+    PARTITA_CHECK_PARAM(context.device.is_cuda(), "device", "{}: models run on cpu or cuda devices",
+                        context.device.str());
+    check_device(
+        {DeviceSpec::Kind::kCuda, context.device.has_index() ? context.device.index() : 0});
+  }
   for (const ModelEntry& entry : model_table()) {
     if (!entry.accepts(context.options)) continue;
     // Torch's generator is process-wide: ranks that are threads of one process (in-process
@@ -31,7 +36,9 @@ std::unique_ptr<ModelAdapter> build_model(const ModelContext& context) {
     static std::mutex generator_mutex;
     std::lock_guard<std::mutex> lock(generator_mutex);
     torch::manual_seed(context.options.seed);
-    return entry.make(context);
+    std::unique_ptr<ModelAdapter> adapter = entry.make(context);
+    if (!context.device.is_cpu()) adapter->module().to(context.device);
+    return adapter;
   }
   throw Error("internal: no model adapter accepts these options");
 }

@@ -7,15 +7,21 @@
 #include "partita/core/parameter_error.h"
 #include "partita/loader/seed_plans.h"
 #include "partita/runtime/split_ids.h"
+#include "partita/train/batch_staging.h"
 #include "partita/train/inference.h"
 #include "partita/train/train_task.h"
 
 namespace partita::train {
 namespace {
 
-torch::Tensor labels_tensor(loader::Batch& batch) {
-  return torch::from_blob(batch.labels.data(), {static_cast<int64_t>(batch.labels.size())},
-                          torch::kInt64);
+// The labels of the batch's seeds on the model's device (after its forward: the compute
+// stream waits for their copy).
+torch::Tensor labels_tensor(loader::Batch& batch, ModelAdapter& model) {
+  BatchStaging& staging = model.staging();
+  const torch::Tensor y = staging.to_device(torch::from_blob(
+      batch.labels.data(), {static_cast<int64_t>(batch.labels.size())}, torch::kInt64));
+  staging.ready();
+  return y;
 }
 
 double ratio(std::vector<int64_t>& counts, Collectives& coll) {
@@ -52,7 +58,7 @@ class NodeTask final : public TrainTask {
                      ModelAdapter& model, double* flops) override {
     StepLoss out;
     const torch::Tensor logits = model.forward(batch, flops);
-    const torch::Tensor y = labels_tensor(batch);
+    const torch::Tensor y = labels_tensor(batch, model);
     out.loss =
         torch::nn::functional::cross_entropy(
             logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
@@ -91,7 +97,7 @@ class NodeTask final : public TrainTask {
       while (std::optional<loader::Batch> batch = pipeline.next()) {
         if (batch->sampled.seeds.empty()) continue;
         const torch::Tensor logits = model.forward(*batch);
-        const torch::Tensor y = labels_tensor(*batch);
+        const torch::Tensor y = labels_tensor(*batch, model);
         counts[0] += logits.argmax(1).eq(y).sum().item<int64_t>();
         counts[1] += y.size(0);
       }

@@ -4,6 +4,7 @@
 #include "partita/core/parameter_error.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/rgcn.h"
+#include "partita/train/batch_staging.h"
 #include "partita/train/model_adapter.h"
 #include "typed_inputs.h"
 
@@ -31,16 +32,16 @@ class RgcnAdapter final : public ModelAdapter {
       : session_(context.session),
         options_(context.options),
         model_(std::make_shared<nn::RgcnModel>(rgcn_options(context))),
-        embeddings_(has_embeddings(session_)) {}
+        embeddings_(has_embeddings(session_)),
+        staging_(context.device) {}
 
   torch::nn::Module& module() override { return *model_; }
 
   torch::Tensor forward(loader::Batch& batch, double* flops) override {
-    const auto blocks = batch.degrees.empty()
-                            ? nn::to_block_tensors(batch.sampled.blocks)
-                            : nn::to_block_tensors(batch.sampled.blocks, batch.degrees);
+    const std::vector<nn::BlockTensors> blocks = staging_.blocks(batch);
     TypedBatchInputs inputs =
-        typed_inputs(batch, session_, model_->is_training(), options_.normalize_features);
+        typed_inputs(batch, session_, model_->is_training(), options_.normalize_features, staging_);
+    staging_.ready();
     if (flops != nullptr) *flops += model_->training_matmul_flops(blocks, inputs.inputs);
     torch::Tensor logits = model_->forward(blocks, inputs.inputs);
     last_ = std::move(inputs);
@@ -48,6 +49,7 @@ class RgcnAdapter final : public ModelAdapter {
   }
 
   void set_dropout_key(uint64_t key) override { model_->set_dropout_key(key); }
+  BatchStaging& staging() override { return staging_; }
 
   std::vector<int64_t> config_signature() const override {
     std::vector<int64_t> signature = model_->config_signature();
@@ -70,6 +72,7 @@ class RgcnAdapter final : public ModelAdapter {
   const TrainOptions& options_;
   std::shared_ptr<nn::RgcnModel> model_;
   bool embeddings_;
+  BatchStaging staging_;
   TypedBatchInputs last_;  // inputs of the last forward, for after_backward
 };
 

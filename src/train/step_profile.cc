@@ -105,6 +105,7 @@ class ProfiledModel final : public ModelAdapter {
   bool needs_degrees() const override { return inner_.needs_degrees(); }
   nn::GnnModel* gnn() override { return inner_.gnn(); }
   nn::LinkModel* link() override { return inner_.link(); }
+  BatchStaging& staging() override { return inner_.staging(); }
 
  private:
   ModelAdapter& inner_;

@@ -5,6 +5,7 @@
 #include "partita/loader/hot_nodes.h"
 #include "partita/nn/gnn_model.h"
 #include "partita/sample/fanout_spec.h"
+#include "partita/train/device.h"
 #include "partita/train/trainer.h"
 
 namespace partita::train {
@@ -139,9 +140,13 @@ void check_options(const TrainOptions& o) {
   PARTITA_CHECK_PARAM(o.task == Task::kNode || m.kind != ModelKind::kRgcn, "task",
                       "link is not possible with `model` rgcn (link prediction runs on "
                       "homogeneous partitions with sage, gcn or gat)");
-  PARTITA_CHECK_PARAM(m.precision != nn::Precision::kBf16 || nn::cpu_supports_bf16(), "precision",
-                      "bf16 needs native bfloat16 arithmetic (AVX512-BF16 or AMX-BF16), which "
-                      "this CPU lacks; use `precision` fp32");
+  // On a GPU, bf16 is the GPU's (the CPU only feeds it).
+  PARTITA_CHECK_PARAM(
+      m.precision != nn::Precision::kBf16 || !o.device.is_cpu() || nn::cpu_supports_bf16(),
+      "precision",
+      "bf16 needs native bfloat16 arithmetic (AVX512-BF16 or AMX-BF16), which "
+      "this CPU lacks; use `precision` fp32");
+  check_device(o.device);
 }
 
 sample::Fanouts resolve_fanouts(const std::string& spec, const store::DistGraph& graph) {

@@ -214,7 +214,7 @@ double Trainer::parameter_checksum() const {
   torch::NoGradGuard no_grad;
   double sum = 0;
   for (const auto& p : sync_->params()) {
-    torch::Tensor flat = p.detach().reshape(-1).to(torch::kFloat64);
+    torch::Tensor flat = p.detach().reshape(-1).to(torch::kCPU).to(torch::kFloat64);
     torch::Tensor w = torch::arange(flat.numel(), torch::kInt64).remainder(7).add(1);
     sum += (flat * w.to(torch::kFloat64)).sum().item<double>();
   }

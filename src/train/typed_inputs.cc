@@ -3,6 +3,7 @@
 
 #include "feature_tensors.h"
 #include "partita/core/error.h"
+#include "partita/train/batch_staging.h"
 
 namespace partita::train {
 
@@ -13,7 +14,7 @@ bool has_embeddings(runtime::Session& session) {
 }
 
 TypedBatchInputs typed_inputs(loader::Batch& batch, runtime::Session& session, bool training,
-                              bool normalize) {
+                              bool normalize, BatchStaging& staging) {
   const store::DistGraph& graph = session.graph();
   const int types = graph.num_node_types();
   PARTITA_CHECK(static_cast<int>(batch.typed_inputs.size()) == types, Error,
@@ -25,11 +26,13 @@ TypedBatchInputs typed_inputs(loader::Batch& batch, runtime::Session& session, b
     loader::TypedInput& in = batch.typed_inputs[static_cast<size_t>(t)];
     const auto n = static_cast<int64_t>(in.positions.size());
     nn::RgcnInput& input = out.inputs[static_cast<size_t>(t)];
-    input.positions = torch::from_blob(in.positions.data(), {n}, torch::kInt64);
+    input.positions = staging.to_device(torch::from_blob(in.positions.data(), {n}, torch::kInt64));
     const int64_t dim = graph.type_feat_dim(t);
     if (dim > 0) {
-      input.x = torch::from_blob(in.features.data(), {n, dim}, torch_type_of(graph.feature_dtype()))
-                    .to(torch::kFloat32);
+      input.x = staging.to_device(
+          torch::from_blob(in.features.data(), {n, dim}, torch_type_of(graph.feature_dtype())));
+      staging.ready();  // widened on the compute stream
+      input.x = input.x.to(torch::kFloat32);
       if (normalize && n > 0) {
         input.x = row_normalized(input.x, [&](int64_t row, double sum) {
           return fmt::format(
@@ -49,6 +52,7 @@ TypedBatchInputs typed_inputs(loader::Batch& batch, runtime::Session& session, b
       ids[i] = batch.sampled.input_nodes[static_cast<size_t>(in.positions[i])];
     torch::Tensor rows = torch::empty({n, table->dim()}, torch::kFloat32);
     if (n > 0) table->lookup(ids, rows.data_ptr<float>());
+    rows = staging.to_device(rows);
     if (training) rows.requires_grad_(true);
     input.x = rows;
     out.embedded_types.push_back(t);
@@ -62,7 +66,7 @@ void push_embedding_gradients(const TypedBatchInputs& inputs, runtime::Session& 
     const int t = inputs.embedded_types[i];
     const torch::Tensor& rows = inputs.inputs[static_cast<size_t>(t)].x;
     if (!rows.grad().defined() || rows.size(0) == 0) continue;
-    const torch::Tensor grad = rows.grad().to(torch::kFloat32).contiguous();
+    const torch::Tensor grad = rows.grad().to(torch::kCPU).to(torch::kFloat32).contiguous();
     session.embedding(t)->push_gradients(inputs.embedded_ids[i], grad.data_ptr<float>());
   }
 }

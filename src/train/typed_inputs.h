@@ -18,6 +18,10 @@
 #include "partita/runtime/session.h"
 
 namespace partita::train {
+class BatchStaging;
+}  // namespace partita::train
+
+namespace partita::train {
 
 struct TypedBatchInputs {
   std::vector<nn::RgcnInput> inputs;  // one per node type
@@ -27,12 +31,14 @@ struct TypedBatchInputs {
   std::vector<std::vector<int64_t>> embedded_ids;
 };
 
-// Builds the inputs of `batch` (fetched with BatchPipelineOptions::typed). Features are
-// widened to float32 and, with `normalize`, row-normalized (nn: as --normalize-features).
-// Embedding rows are looked up now; with `training` they are leaf tensors that require grad.
+// Builds the inputs of `batch` (fetched with BatchPipelineOptions::typed) on staging's device
+// (batch_staging.h; call its ready() before use). Features are widened to float32 and, with
+// `normalize`, row-normalized (nn: as --normalize-features). Embedding rows are looked up
+// now on the host and moved to the device; with `training` the device rows are leaf tensors
+// that require grad (push_embedding_gradients brings their gradients back to the host).
 // Throws Error when a featureless type has no embedding table in the session.
 TypedBatchInputs typed_inputs(loader::Batch& batch, runtime::Session& session, bool training,
-                              bool normalize);
+                              bool normalize, BatchStaging& staging);
 
 // Sends the gradients of the batch's embedding rows to their owners (after backward).
 void push_embedding_gradients(const TypedBatchInputs& inputs, runtime::Session& session);

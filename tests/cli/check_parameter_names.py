@@ -37,7 +37,6 @@ PYTHON_HOMONYMS = {
 LIBRARY_ONLY = {
     "bucket_bytes": "train::TrainOptions::bucket_bytes, the gradient allreduce bucket: for "
                     "library callers and tests, no flag",
-    "device": "train::ModelContext::device: the command line has no --device yet (issue 24)",
 }
 
 TOKEN = re.compile(r'//[^\n]*|/\*.*?\*/|R"\((?:.|\n)*?\)"|"(?:\\.|[^"\\\n])*"|'

@@ -27,6 +27,32 @@ TEST(LaunchPlan, LocalDefaultStartsOneRankPerPartOnThisHost) {
   EXPECT_TRUE(plan.warnings.empty());
 }
 
+// --device travels unchanged to every rank, which picks its own GPU (device_flag.h); launch
+// says how several ranks of a host will use the GPUs.
+TEST(LaunchPlan, DevicePassesThroughAndIsExplained) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 4;
+  LaunchOptions options = train_on("p4");
+  options.command.insert(options.command.end(), {"--device", "cuda"});
+  LaunchPlan plan = plan_launch(options, facts);
+  EXPECT_EQ(shell_join(plan.argv),
+            "mpirun -np 4 --host localhost:4 /opt/partita/bin/partita train --parts "
+            "/home/u/work/p4 --epochs 3 --device cuda");
+  EXPECT_EQ(plan.notes, std::vector<std::string>{"launch: --device cuda: the 4 ranks of a host "
+                                                 "take its GPUs in blocks by local rank "
+                                                 "(docs/launch.md, GPUs)"});
+  options.command.back() = "cuda:1";
+  EXPECT_EQ(plan_launch(options, facts).notes,
+            std::vector<std::string>{"launch: --device cuda:1: the 4 ranks of a host share that "
+                                     "one GPU"});
+  options.command.back() = "cpu";
+  EXPECT_TRUE(plan_launch(options, facts).notes.empty());
+  facts.parts = 1;
+  LaunchOptions one = train_on("p1");
+  one.command.insert(one.command.end(), {"--device=cuda"});
+  EXPECT_TRUE(plan_launch(one, facts).notes.empty()) << "one rank: nothing to explain";
+}
+
 TEST(LaunchPlan, LocalDefaultIsOneRankForAOnePartDirectory) {
   LaunchFacts facts = base_facts();
   facts.parts = 1;

@@ -147,6 +147,47 @@ def test_library_errors_name_python_keywords(graph):
         partita._C.initial_parameters("graphsage", 4, 8, 3, 2)
 
 
+def test_device_cpu_gives_the_same_batches(graph):
+    """device="cpu" (or a torch.device) delivers the batches of the default loader."""
+    plain = list(partita.NeighborLoader(graph, fanouts=[4, 2], batch_size=64, seed=5))
+    for device in ("cpu", torch.device("cpu")):
+        loader = partita.NeighborLoader(graph, fanouts=[4, 2], batch_size=64, seed=5,
+                                        device=device)
+        assert loader.device == torch.device("cpu")
+        batches = list(loader)
+        assert len(batches) == len(plain)
+        for a, b in zip(plain, batches):
+            for t in (b.x, b.y, b.seeds, b.input_nodes):
+                assert t.device.type == "cpu"
+            assert torch.equal(a.x, b.x) and torch.equal(a.y, b.y)
+            assert torch.equal(a.seeds, b.seeds) and torch.equal(a.input_nodes, b.input_nodes)
+            for ba, bb in zip(a.blocks, b.blocks):
+                assert torch.equal(ba.indptr, bb.indptr) and torch.equal(ba.indices, bb.indices)
+                assert torch.equal(ba.src_nodes, bb.src_nodes)
+
+
+def test_bad_device_raises_usage_error(graph):
+    with pytest.raises(partita.UsageError, match=r"^device: 'tpu' is not a device"):
+        partita.NeighborLoader(graph, device="tpu")
+    if not torch.cuda.is_available():
+        # This torch, or this machine, cannot use a GPU: one error naming what is missing.
+        with pytest.raises(partita.UsageError, match=r"^device: cuda:7: "):
+            partita.NeighborLoader(graph, device="cuda:7")
+    else:
+        with pytest.raises(partita.UsageError, match=r"^device: cuda:99: out of range"):
+            partita.NeighborLoader(graph, device="cuda:99")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_device_cuda_delivers_batches_on_the_gpu(graph):
+    plain = list(partita.NeighborLoader(graph, fanouts=[4, 2], batch_size=64, seed=5))
+    on_gpu = list(partita.NeighborLoader(graph, fanouts=[4, 2], batch_size=64, seed=5,
+                                         device="cuda"))
+    for a, b in zip(plain, on_gpu):
+        assert b.x.is_cuda and b.y.is_cuda and b.blocks[0].indptr.is_cuda
+        assert torch.equal(a.x, b.x.cpu()) and torch.equal(a.y, b.y.cpu())
+
+
 def cli_error(parts):
     """The error line `partita train --parts <parts>` prints, without `error: `."""
     out = run([PARTITA, "-q", "train", "--parts", parts, "--epochs", "1"], check=False)

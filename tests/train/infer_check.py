@@ -8,7 +8,9 @@ with 1 rank on the 1-part directory of the same dataset, and checks that
   - embeddings.npy is float32 [N, hidden], and 1 rank's equal 2 ranks' within
     |a - b| <= 1e-5 (|b| + 1), with the same predictions;
   - training with --eval full (full-graph inference for validation and test) prints the
-    test_acc that infer prints for its final checkpoint.
+    test_acc that infer prints for its final checkpoint;
+  - infer --device cpu (the device code path on the CPU) writes the same files, byte for
+    byte, and prints the same test_acc as infer without the flag.
 
     infer_check.py --partita BIN --dataset DIR --split NAME --p1 DIR --p2 DIR --work DIR
                    [--mpirun mpirun] -- TRAIN FLAGS...
@@ -71,6 +73,9 @@ def main():
                         "--batch-size", "300"])
     lines1 = run([args.partita, "-q", "infer", "--parts", args.p1, "--checkpoint-dir", ckpt,
                   "--out", out1])
+    out2cpu = os.path.join(args.work, "out2-device-cpu")
+    lines2cpu = run(mpi + ["infer", "--parts", args.p2, "--checkpoint-dir", ckpt, "--out",
+                           out2cpu, "--batch-size", "300", "--device", "cpu"])
     failures = []
     for name, lines in (("2 ranks", lines2), ("1 rank", lines1)):
         if not lines or not lines[-1].startswith("test_acc="):
@@ -106,6 +111,12 @@ def main():
             failures.append("1 rank's embeddings differ from 2 ranks' beyond 1e-5 (|b| + 1)")
     if pred1 != pred2:
         failures.append("1 rank's predictions differ from 2 ranks'")
+    for name in ("embeddings.npy", "predictions.npy"):
+        with open(os.path.join(out2, name), "rb") as a, open(os.path.join(out2cpu, name), "rb") as b:
+            if a.read() != b.read():
+                failures.append(f"infer --device cpu wrote another {name}")
+    if lines2cpu[-1:] != lines2[-1:]:
+        failures.append(f"infer --device cpu printed {lines2cpu[-1:]}, without it {lines2[-1:]}")
     print("\n".join(failures) if failures else "ok")
     return 1 if failures else 0
 

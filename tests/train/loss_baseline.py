@@ -15,6 +15,9 @@ figures do not depend on the machine's core count (they may on its CPU's kernels
 the CI machine's kind). Torch's own ops (matrix products, reductions) may round differently
 at another thread count, so each thread count has its own baseline file
 (loss_baseline.json: 1 thread, loss_baseline_t2.json: 2).
+`--device D` adds `--device D` to every run: `--device cpu` must give the baseline of runs
+without the flag exactly (CTest train_loss_baseline_device_cpu); `--device cuda` on a GPU
+machine gives its own figures (compare them with a tolerance elsewhere, not here).
 Exit 0 when everything equals the file (compare) or after writing it (record); otherwise
 prints every difference and exits 1.
 """
@@ -70,7 +73,8 @@ def fixtures(args):
 def train(args, parts, ranks, flags, metrics):
     sh([args.mpirun, "-np", str(ranks), "--oversubscribe", args.partita, "-q", "train",
         "--parts", parts, "--metrics-out", metrics, "--force",
-        "--torch-threads", str(args.torch_threads)] + FIXED + flags)
+        "--torch-threads", str(args.torch_threads)] + FIXED + flags +
+       (["--device", args.device] if args.device else []))
     return summary(metrics)
 
 
@@ -128,6 +132,7 @@ def main():
     ap.add_argument("--work", required=True, help="scratch directory (emptied first)")
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--torch-threads", type=int, default=1, help="torch threads per rank")
+    ap.add_argument("--device", help="--device of every run (default: the flag not given)")
     ap.add_argument("mode", choices=["compare", "record"])
     ap.add_argument("baseline")
     args = ap.parse_args()

@@ -23,6 +23,7 @@
 #include "partita/runtime/session.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/checkpointer.h"
+#include "partita/train/device.h"
 #include "partita/train/gradient_sync.h"
 #include "partita/train/model_adapter.h"
 #include "partita/train/train_task.h"
@@ -73,7 +74,7 @@ TEST(GradientSync, WeightsGradientsLossAndBuffers) {
     GradientSync sync(group.member(r), {a, b}, 2 * sizeof(float));
     sync.broadcast_initial_weights();
     for (const torch::Tensor& p : {a, b}) {
-      const torch::Tensor t = p.detach().reshape(-1).contiguous();
+      const torch::Tensor t = p.detach().reshape(-1).to(torch::kCPU).contiguous();
       weights[r].insert(weights[r].end(), t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
     }
     (a.sum() * (r + 1)).backward();  // b has no gradient on any rank: summed as zeros
@@ -172,7 +173,7 @@ std::vector<float> flat(torch::nn::Module& module) {
   torch::NoGradGuard no_grad;
   std::vector<float> out;
   for (const auto& p : module.parameters()) {
-    const torch::Tensor t = p.detach().reshape(-1).contiguous();
+    const torch::Tensor t = p.detach().reshape(-1).to(torch::kCPU).contiguous();
     out.insert(out.end(), t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
   }
   return out;
@@ -206,9 +207,20 @@ TEST_F(Seams, ModelTablePicksAdaptersAndCarriesDeviceAndPrecision) {
         ASSERT_EQ(sig.size(), 10u);
         EXPECT_EQ(sig[8], kLinkSignatureTag);
 
-        // The device travels to the adapter; only the CPU works in this build.
+        // The device travels to the adapter: a GPU this process cannot use is refused
+        // (check_device), one it can use gets the module.
+        if (cuda_device_count() == 0) {
+          EXPECT_EQ(parameter_of([&] {
+                      build_model({s, o, torch::Device(torch::kCUDA, 0)});
+                    }),
+                    "device");
+        } else {
+          const auto on_gpu = build_model({s, o, torch::Device(torch::kCUDA, 0)});
+          EXPECT_TRUE(on_gpu->module().parameters()[0].is_cuda());
+          EXPECT_EQ(flat(gcn->module()), flat(on_gpu->module())) << "the CPU's initial weights";
+        }
         EXPECT_EQ(parameter_of([&] {
-                    build_model({s, o, torch::Device(torch::kCUDA, 0)});
+                    build_model({s, o, torch::Device(torch::kCUDA, 99)});
                   }),
                   "device");
         // R-GCN needs a typed partition.

@@ -11,6 +11,7 @@
 #include "partita/core/parameter_error.h"
 #include "partita/nn/gnn_model.h"
 #include "partita/nn/link_model.h"
+#include "partita/train/device.h"
 
 namespace partita::train {
 namespace {
@@ -58,6 +59,51 @@ TEST(TrainOptions, DefaultsAreThoseOfPartitaTrain) {
   EXPECT_EQ(o.epochs, 5);
   EXPECT_EQ(o.link.decoder, nn::LinkDecoder::kDot);
   EXPECT_EQ(link_metric_name(o.link), "auc");
+  EXPECT_TRUE(o.device.is_cpu());
+}
+
+// "cpu", "cuda", "cuda:N" and nothing else, read back as written; whether a GPU can be used
+// is check_device's, one ParameterError(device) saying what is missing.
+TEST(TrainOptions, DeviceIsParsedInOnePlace) {
+  EXPECT_TRUE(parse_device("cpu").is_cpu());
+  const DeviceSpec cuda = parse_device("cuda");
+  EXPECT_EQ(cuda.kind, DeviceSpec::Kind::kCuda);
+  EXPECT_EQ(cuda.index, -1);
+  EXPECT_EQ(parse_device("cuda:7").index, 7);
+  EXPECT_EQ(parse_device("cuda:0").index, 0);
+  for (const char* text : {"cpu", "cuda", "cuda:0", "cuda:12"})
+    EXPECT_EQ(device_text(parse_device(text)), text);
+  for (const char* bad : {"", "tpu", "CPU", "cuda:", "cuda:-1", "cuda:x", "cuda0", "cuda:1:2",
+                          "cuda:123456", "gpu", " cpu"}) {
+    try {
+      parse_device(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const ParameterError& e) {
+      EXPECT_EQ(e.parameter(), "device");
+      EXPECT_NE(e.detail().find("is not a device"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(check_device(parse_device("cpu")));
+  EXPECT_EQ(torch_device(parse_device("cpu")), torch::Device(torch::kCPU));
+  EXPECT_EQ(torch_device(parse_device("cuda:3")), torch::Device(torch::kCUDA, 3));
+  const int gpus = cuda_device_count();
+  // Past the GPUs seen (none on a CPU-only torch): refused, naming what is missing.
+  EXPECT_EQ(refused_parameter([gpus](TrainOptions& o) {
+              o.device = {DeviceSpec::Kind::kCuda, gpus};
+            }),
+            "device");
+  try {
+    check_device({DeviceSpec::Kind::kCuda, gpus});
+  } catch (const ParameterError& e) {
+    const std::string what = e.what();
+    const bool named = what.find("built without CUDA") != std::string::npos ||
+                       what.find("sees no GPU") != std::string::npos ||
+                       what.find("out of range") != std::string::npos;
+    EXPECT_TRUE(named) << what;
+  }
+  if (gpus > 0) {
+    EXPECT_NO_THROW(check_device(parse_device("cuda")));
+  }
 }
 
 TEST(TrainOptions, ChecksNameTheirParameter) {

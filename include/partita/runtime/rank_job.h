@@ -50,6 +50,10 @@ class JobWorld {
   virtual int size() const = 0;
   // Cores this rank should size its thread pools to (MpiScope::cores_per_rank).
   virtual int cores_per_rank() const = 0;
+  // This rank among, and the number of, the job's ranks on its host (MpiScope::local_rank,
+  // local_size: MPI_COMM_TYPE_SHARED); a world that does not know says rank 0 of 1.
+  virtual int local_rank() const { return 0; }
+  virtual int local_size() const { return 1; }
 
   // This rank's wiring for a Session with `options`: the request transport and collectives
   // spanning the job and, in server-client mode, on a trainer, the trainers' collectives
@@ -80,6 +84,8 @@ class RankContext {
   int rank() const { return world_.rank(); }  // in the job (the world)
   int size() const { return world_.size(); }
   int cores_per_rank() const { return world_.cores_per_rank(); }
+  int local_rank() const { return world_.local_rank(); }  // on this host
+  int local_size() const { return world_.local_size(); }
 
   // Builds this rank's Session (collective over the job; a set-up failure on any rank is a
   // SetupError on every rank), then runs by role: a server serves until every trainer is

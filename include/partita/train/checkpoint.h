@@ -70,7 +70,9 @@ std::string embeddings_path(const std::string& dir, int64_t epochs_done, int ran
 // none. Throws IoError when `dir` exists but is not a readable directory.
 std::optional<std::string> latest_checkpoint(const std::string& dir);
 
-// The serialized archive (bytes to write or to broadcast to other ranks).
+// The serialized archive (bytes to write or to broadcast to other ranks). The model's
+// parameters and buffers are written as CPU tensors whatever its device; the optimizer's
+// state is written where it lives (load_checkpoint maps it).
 std::string serialize_checkpoint(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                                  const CheckpointMeta& meta);
 
@@ -78,8 +80,10 @@ std::string serialize_checkpoint(torch::nn::Module& model, torch::optim::Optimiz
 // `source` when `bytes` is not a Partita checkpoint.
 CheckpointMeta read_checkpoint_meta(const std::string& bytes, const std::string& source);
 
-// Loads model and optimizer state from an archive. Throws FormatError naming `source` when
-// the archive does not match them.
+// Loads model and optimizer state from an archive onto the model's device (that of its
+// first parameter: weights are copied into the model's tensors, the optimizer's state is
+// mapped there), so a checkpoint written on a GPU resumes on the CPU and the other way
+// round. Throws FormatError naming `source` when the archive does not match them.
 void load_checkpoint(const std::string& bytes, const std::string& source, torch::nn::Module& model,
                      torch::optim::Optimizer& optimizer);
 

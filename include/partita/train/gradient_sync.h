@@ -10,6 +10,12 @@
 //   flight at once) and copied back into the gradients; returns the summed loss.
 // - average_buffers: a module's floating-point buffers (BatchNorm's running statistics)
 //   averaged over ranks in float64, integer buffers (counters) set to rank 0's.
+//
+// Devices: MPI reads and writes host memory only (Open MPI here is not CUDA-aware). When
+// the parameters live on another device, each flat buffer is copied (blocking) into a host
+// buffer, pinned when CUDA is available (the gradients' one is kept between steps), reduced
+// there and copied back; the summed loss is read from the host copy. On the CPU the flat
+// buffer itself is reduced, with no copy: the same arithmetic as before devices existed.
 #include <torch/torch.h>
 
 #include <cstddef>
@@ -31,9 +37,16 @@ class GradientSync {
   const std::vector<torch::Tensor>& params() const { return params_; }
 
  private:
+  // `flat` itself on the CPU; else its values in *buffer (host, reallocated when its size or
+  // type differ), which is returned.
+  static torch::Tensor to_host(const torch::Tensor& flat, torch::Tensor* buffer);
+  // Copies `host` back into `flat` unless they are the same memory.
+  static void from_host(torch::Tensor& flat, const torch::Tensor& host);
+
   Collectives& coll_;
   std::vector<torch::Tensor> params_;
   size_t bucket_bytes_;
+  torch::Tensor host_flat_;  // the host copy of a device model's flat gradients
 };
 
 }  // namespace partita::train

@@ -32,6 +32,11 @@
 // on every rank, the argmax of the logits (none for a link model) and the accuracy on the
 // test ids, every rank's counted once.
 //
+// Device: the model's (that of its parameters). Each layer's table (own and halo rows) is
+// copied there once, each batch's block and row indices through train/batch_staging.h, and
+// the batch's output rows come back to the host, where the halo exchange and the outputs
+// are made: a GPU run writes the same files. On the CPU nothing is copied.
+//
 // Collective contract: every rank of the session calls infer_full_graph with the same
 // options and a model of the same weights. Worker mode only (server-client sessions:
 // UsageError).
@@ -92,10 +97,11 @@ struct LoadedModel {
 };
 
 // Reads the latest checkpoint of `checkpoint_dir` on rank 0 and broadcasts it; builds the
-// model its signature describes and loads its weights (eval mode). Collective. UsageError
-// when the directory holds no checkpoint or the checkpoint does not fit the partition;
-// FormatError/IoError on a damaged or unreadable one.
-LoadedModel load_model_for_inference(runtime::Session& session, const std::string& checkpoint_dir);
+// model its signature describes on `device` (check it first: train/device.h) and loads its
+// weights (eval mode). Collective. UsageError when the directory holds no checkpoint or the
+// checkpoint does not fit the partition; FormatError/IoError on a damaged or unreadable one.
+LoadedModel load_model_for_inference(runtime::Session& session, const std::string& checkpoint_dir,
+                                     torch::Device device = torch::kCPU);
 
 // The link metrics of the held-out pairs of the partition's edge split (edges/test_*.npy,
 // or valid_* when test is false) scored by `link`'s decoder on full-graph embeddings

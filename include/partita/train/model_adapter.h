@@ -2,8 +2,9 @@
 // Model adapters: the one interface through which the training loop (trainer.h) drives a
 // model, whatever it is (GraphSAGE/GCN/GAT, R-GCN with learned embeddings, a link model).
 //
-// An adapter owns its torch module, built for a device and a precision (ModelContext; only
-// the CPU works today: another device is a ParameterError(device)). Contract, per step:
+// An adapter owns its torch module, built for a device and a precision (ModelContext): the
+// module lives on context.device, and every batch tensor reaches it through the adapter's
+// BatchStaging (train/batch_staging.h; on the CPU it copies nothing). Contract, per step:
 //   set_dropout_key(key) -> forward(batch) -> [loss].backward() -> after_backward()
 //   -> gradient allreduce -> after_gradient_sum() -> optimizer step.
 // - forward(batch): the outputs of the batch's seeds, rows in seed order (node task: class
@@ -33,6 +34,8 @@
 
 namespace partita::train {
 
+class BatchStaging;  // partita/train/batch_staging.h
+
 struct ModelContext {
   runtime::Session& session;
   const TrainOptions& options;  // in_dim and out_dim resolved (the Trainer's copy)
@@ -57,6 +60,9 @@ class ModelAdapter {
   virtual nn::GnnModel* gnn() { return nullptr; }
   // The link model (encoder and decoder), null for node models.
   virtual nn::LinkModel* link() { return nullptr; }
+  // How this model's inputs reach its device: tasks stage their labels and pair indices
+  // through it (then ready()) so that losses and metrics are computed on the device.
+  virtual BatchStaging& staging() = 0;
 };
 
 // One row of the factory table: the first entry whose accepts(options) holds builds the
@@ -69,14 +75,15 @@ struct ModelEntry {
 };
 const std::vector<ModelEntry>& model_table();
 
-// The context the Trainer builds its model in: the device and precision `options` ask for
-// (the CPU until options carry a device; model_table.cc), so a new device changes this
-// function and the adapters, not the training loop.
+// The context the Trainer builds its model in: the device (options.device, train/device.h
+// torch_device; "cuda" without an index is GPU 0) and precision `options` ask for.
 ModelContext model_context(runtime::Session& session, const TrainOptions& options);
 
 // Builds the model of `context` from the table with torch's generator seeded with
 // options.seed, so every rank draws the same initial values (ranks that are threads of one
-// process build one at a time). Throws Error when no entry accepts the options.
+// process build one at a time), on the CPU, then moves its module to context.device (so
+// that a GPU run starts from the CPU run's weights). Throws Error when no entry accepts the
+// options, ParameterError(device) when the device cannot be used (check_device).
 std::unique_ptr<ModelAdapter> build_model(const ModelContext& context);
 
 // The adapters of the table (gnn_adapter.cc, rgcn_adapter.cc, link_adapter.cc).

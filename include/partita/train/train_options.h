@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,26 @@ const NameTable<ModelKind>& model_kind_names();  // sage, gcn, gat, rgcn
 // The GnnModel's conv of `kind`; nullopt for kRgcn.
 std::optional<nn::ConvKind> conv_kind(ModelKind kind);
 ModelKind model_kind(nn::ConvKind conv);
+
+// Where a model, its batches and its loss live (device): the CPU, or a CUDA GPU. Parsed from
+// "cpu", "cuda" or "cuda:N" by parse_device, the one parser of every front end. Whether the
+// device can be used in this process is train/device.h's (check_device, with torch).
+struct DeviceSpec {
+  enum class Kind { kCpu, kCuda };
+  Kind kind = Kind::kCpu;
+  // kCuda: the GPU's ordinal among the ones this process sees (CUDA_VISIBLE_DEVICES
+  // renumbered 0..n-1); -1: "cuda" without an index, which the caller resolves (the command
+  // line: by local rank, gpu_for_local_rank; else GPU 0).
+  int index = -1;
+  bool is_cpu() const { return kind == Kind::kCpu; }
+  bool operator==(const DeviceSpec& o) const { return kind == o.kind && index == o.index; }
+};
+
+// "cpu", "cuda", "cuda:N" (N a non-negative integer) as a DeviceSpec; anything else is a
+// ParameterError(device). Checks the text only, not whether the device exists.
+DeviceSpec parse_device(std::string_view text);
+// The text parse_device reads back: "cpu", "cuda", "cuda:1".
+std::string device_text(const DeviceSpec& device);
 
 // `model` (--model ...): GraphSAGE, 2 layers of width 64, dropout 0.5 unless told otherwise.
 struct ModelOptions {
@@ -138,6 +159,10 @@ struct TrainOptions {
   // a ParameterError: it would be scaled without bound.
   bool normalize_features = false;
   size_t bucket_bytes = size_t{4} << 20;  // gradient allreduce bucket size, >= 4
+  // device: the model, its optimizer state, every batch's tensors and the loss live there
+  // (train/batch_staging.h moves the batches). Not part of a run's identity: a checkpoint
+  // holds CPU tensors and resumes on any device.
+  DeviceSpec device;
   // profile: time every training step's stages and torch ops (train/step_profile.h) into
   // TrainResult::profile. Off: nothing is registered with torch, and nothing is timed
   // beyond the EpochRecord's figures.
@@ -148,7 +173,9 @@ struct TrainOptions {
 // every rank; the command line calls it before starting MPI, the Trainer again). Parameter
 // names: layers, hidden, heads, dropout, attention_dropout, num_bases, fanouts, epochs,
 // batch_size, max_steps, lr, weight_decay, threads, prefetch, torch_threads, eval_every,
-// bucket_bytes, resume, cache_ratio, cache_presample, negatives, metric, task, precision.
+// bucket_bytes, resume, cache_ratio, cache_presample, negatives, metric, task, precision,
+// device (train/device.h check_device: CUDA missing from this torch, no GPU visible, or an
+// index out of range).
 void check_options(const TrainOptions& options);
 
 }  // namespace partita::train

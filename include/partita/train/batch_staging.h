@@ -1,0 +1,82 @@
+#pragma once
+// Moving a batch to the model's device: every tensor a step feeds the model (input features,
+// block tensors, labels, pair indices, embedding rows) goes through one BatchStaging (the
+// model adapters', train/model_adapter.h; inference's; the Python loader's), so that the CPU
+// and a GPU run the same code and differ only here.
+//
+// CPU (device cpu): nothing is copied and no stream is touched: to_device returns its argument
+// and ready() does nothing, so a CPU run computes on exactly the tensors it did before.
+//
+// Another device (CUDA): to_device(host) copies `host` into pinned host memory (only when
+// torch::cuda::is_available(); the loader's buffers are pageable) and issues the copy to the
+// device non_blocking on a side stream of this BatchStaging (one stream from the device's
+// global pool, device-generic c10 APIs: DeviceGuardImplInterface, c10::Event, StreamGuard).
+// Ordering contract:
+//   - Copies issued by to_device() run on the side stream in issue order; nothing on the
+//     compute stream (the thread's current stream on the device) may read their results until
+//     ready() has been called: ready() records one event on the side stream after every copy
+//     issued since the previous ready() and makes the compute stream wait for it (GPU-side;
+//     the host does not block). Call it once per group, after the group's last to_device.
+//   - Each device tensor is marked used by the compute stream (record_stream), so the caching
+//     allocator does not hand its memory to the side stream again before the compute stream's
+//     work on it has finished; the pinned host copy is released to torch's caching host
+//     allocator, which keeps it until the copy's event completed.
+//   - What overlaps: the copies of batch k run on the side stream while the compute stream
+//     still runs the work queued before them (batch k-1's optimizer step, and anything it left
+//     queued): the host queues batch k's copies as soon as the batch is formed, without waiting
+//     for the GPU. A step's host reads (the loss value, the gradient allreduce through host
+//     memory) do synchronize the compute stream, so batch k's copies cannot start before batch
+//     k-1's backward is done: the overlap is with the tail of step k-1 and among the copies of
+//     batch k themselves (features, blocks and labels are in flight together), not with the
+//     whole of step k-1. Staging batch k+1 before step k's compute would need the loop to form
+//     batch k+1 earlier; this contract allows it (each group has its own event) but the
+//     trainer does not do it yet.
+// Not thread-safe: one BatchStaging per model, used by the thread that trains.
+#include <c10/core/Stream.h>
+#include <torch/types.h>
+
+#include <optional>
+#include <vector>
+
+#include "partita/core/npy.h"
+#include "partita/loader/batch_pipeline.h"
+#include "partita/nn/block_tensors.h"
+#include "partita/store/dist_graph.h"
+
+namespace partita::train {
+
+class BatchStaging {
+ public:
+  explicit BatchStaging(torch::Device device);
+
+  const torch::Device& device() const { return device_; }
+  bool on_cpu() const { return device_.is_cpu(); }
+
+  // `host` (a CPU tensor) on the device; see the contract above. CPU: `host` itself.
+  torch::Tensor to_device(const torch::Tensor& host);
+  // Every tensor of `host` (built on the CPU by nn::to_block_tensors) on the device.
+  nn::BlockTensors to_device(nn::BlockTensors host);
+  std::vector<nn::BlockTensors> to_device(std::vector<nn::BlockTensors> host);
+  // The compute stream waits for every copy issued since the last ready(). CPU: nothing.
+  void ready();
+
+  // The blocks of `batch` as tensors on the device (with the in-degrees when the batch
+  // carries them). Call ready() before use.
+  std::vector<nn::BlockTensors> blocks(const loader::Batch& batch);
+
+  // The model input of a batch of a homogeneous graph, on the device. Features stay in their
+  // stored type until here (and across the copy): float32 (no copy on the CPU), or 16-bit
+  // rows widened to float32, except bfloat16 rows for a bf16 model, which take them as they
+  // are. Normalizing (normalize_features) works in float32; a row it cannot normalize is an
+  // Error naming the node. Call ready() before use.
+  torch::Tensor features(loader::Batch& batch, const store::DistGraph& graph, bool normalize,
+                         bool bf16_model);
+
+ private:
+  torch::Device device_;
+  bool pin_ = false;                 // torch::cuda::is_available(): copy via pinned memory
+  std::optional<c10::Stream> side_;  // the copies' stream (not on the CPU)
+  bool pending_ = false;             // copies issued since the last ready()
+};
+
+}  // namespace partita::train

@@ -1,0 +1,96 @@
+// Moving a batch to the model's device: see batch_staging.h.
+#include "partita/train/batch_staging.h"
+
+#include <ATen/record_function.h>
+#include <c10/core/Event.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <fmt/format.h>
+#include <torch/cuda.h>
+
+#include "feature_tensors.h"
+#include "partita/core/error.h"
+
+namespace partita::train {
+namespace {
+
+const c10::impl::DeviceGuardImplInterface& guard_impl(const torch::Device& device) {
+  return *c10::impl::getDeviceGuardImpl(device.type());
+}
+
+}  // namespace
+
+BatchStaging::BatchStaging(torch::Device device) : device_(device) {
+  if (device_.is_cpu()) return;
+  pin_ = torch::cuda::is_available();
+  side_ = guard_impl(device_).getStreamFromGlobalPool(device_);
+}
+
+torch::Tensor BatchStaging::to_device(const torch::Tensor& host) {
+  if (on_cpu() || !host.defined()) return host;
+  const c10::impl::DeviceGuardImplInterface& impl = guard_impl(device_);
+  const c10::Stream compute = impl.getStream(device_);
+  const torch::Tensor source = pin_ && !host.is_pinned() ? host.pin_memory() : host;
+  torch::Tensor out;
+  {
+    c10::StreamGuard on_side(*side_);
+    out = source.to(device_, /*non_blocking=*/pin_);
+  }
+  out.record_stream(compute);
+  pending_ = true;
+  return out;
+}
+
+nn::BlockTensors BatchStaging::to_device(nn::BlockTensors host) {
+  if (on_cpu()) return host;
+  for (torch::Tensor* x :
+       {&host.indptr, &host.indices, &host.edge_dst, &host.deg_dst, &host.deg_src, &host.t_indptr,
+        &host.t_dst, &host.t_eid, &host.graph_deg, &host.etypes, &host.rel_offsets,
+        &host.rel_row_dst, &host.rel_indptr, &host.rel_src, &host.t_rel_row, &host.t_rel_entry})
+    *x = to_device(*x);
+  return host;
+}
+
+std::vector<nn::BlockTensors> BatchStaging::to_device(std::vector<nn::BlockTensors> host) {
+  if (on_cpu()) return host;
+  for (nn::BlockTensors& b : host) b = to_device(std::move(b));
+  return host;
+}
+
+void BatchStaging::ready() {
+  if (on_cpu() || !pending_) return;
+  const c10::Stream compute = guard_impl(device_).getStream(device_);
+  c10::Event copied(device_.type());
+  copied.record(*side_);
+  copied.block(compute);
+  pending_ = false;
+}
+
+std::vector<nn::BlockTensors> BatchStaging::blocks(const loader::Batch& batch) {
+  return to_device(batch.degrees.empty()
+                       ? nn::to_block_tensors(batch.sampled.blocks)
+                       : nn::to_block_tensors(batch.sampled.blocks, batch.degrees));
+}
+
+torch::Tensor BatchStaging::features(loader::Batch& batch, const store::DistGraph& graph,
+                                     bool normalize, bool bf16_model) {
+  RECORD_USER_SCOPE("partita::features_tensor");  // a stage of train/step_profile.h
+  const int64_t rows = static_cast<int64_t>(batch.sampled.input_nodes.size());
+  torch::Tensor x = to_device(torch::from_blob(batch.features.data(), {rows, graph.feat_dim()},
+                                               torch_type_of(graph.feature_dtype())));
+  const bool keep = !normalize && bf16_model && graph.feature_dtype() == DType::kBFloat16;
+  ready();  // the widening below runs on the compute stream
+  if (!keep) x = x.to(torch::kFloat32);
+  if (!normalize) return x;
+  // An Error, not a usage error: one rank meets the row mid-training, alone. The parameter
+  // is backquoted, so that a front end names it in its words (core/parameter_error.h).
+  return row_normalized(x, [&batch](int64_t row, double sum) {
+    return fmt::format(
+        "`normalize_features`: the features of node {} (partition id) sum to {:g}; row "
+        "normalization divides each row by its sum and needs non-negative features (as "
+        "bag-of-words); leave it off for these features",
+        batch.sampled.input_nodes[static_cast<size_t>(row)], sum);
+  });
+}
+
+}  // namespace partita::train
