@@ -6,7 +6,7 @@ script=$1
 fail() { echo "device_check_args_test: $*" >&2; exit 1; }
 
 out=$(bash "$script" --help) || fail "--help exited $?"
-for word in Usage: build kernels cora synth200k python nn_device --only --report-dir JSON \
+for word in Usage: build kernels cora synth200k python KernelEquality --only --report-dir JSON \
             "8 minutes" device-deps.sh DEVELOPERS.md; do
   grep -q -- "$word" <<< "$out" || fail "--help does not mention '$word'"
 done
