@@ -38,6 +38,7 @@ constexpr ParameterWord kTable[] = {
     {"eval_every", "--eval-every"},                    // train
     {"exclude", "--exclude"},                          // train (link)
     {"fanouts", "--fanouts"},                          // train, sample-bench
+    {"gpu_cache_ratio", "--gpu-cache-ratio"},          // train
     {"feat_dim", "--feat-dim"},                        // generate
     {"feature_dtype", "--feature-dtype"},              // partition
     {"feature_noise", "--feature-noise"},              // generate

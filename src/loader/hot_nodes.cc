@@ -21,10 +21,13 @@ int64_t cache_budget(const store::DistGraph& graph, double ratio) {
   return static_cast<int64_t>(ratio * static_cast<double>(graph.num_local_nodes()));
 }
 
-HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
-                              const std::vector<std::vector<int64_t>>& batches,
-                              const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
-                              int64_t budget) {
+namespace {
+
+// Counts the input nodes of every batch (remote ones only, or all) and keeps the `budget`
+// most frequent, ties to the smaller id.
+HotNodes hottest(sample::NeighborSampler& sampler, const store::DistGraph& graph,
+                 const std::vector<std::vector<int64_t>>& batches, const sample::Fanouts& fanouts,
+                 uint64_t seed, uint64_t epoch, int64_t budget, bool remote_only) {
   PARTITA_CHECK(budget >= 0, Error, "hot nodes: budget {} < 0", budget);
   HotNodes hot;
   absl::flat_hash_map<int64_t, int64_t> count;
@@ -36,9 +39,11 @@ HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::Dis
     options.key = {seed, epoch, static_cast<uint64_t>(step)};
     const sample::SampledBatch batch = builder.build(batches[step], options, sampler);
     for (int64_t gid : batch.input_nodes) {
-      if (graph.owns(gid)) continue;
+      const bool owned = graph.owns(gid);
+      if (!owned) ++hot.remote_appearances;
+      if (owned && remote_only) continue;
       ++count[gid];
-      ++hot.remote_appearances;
+      ++hot.appearances;
     }
     ++hot.batches;
   }
@@ -54,8 +59,25 @@ HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::Dis
   for (size_t i = 0; i < keep; ++i) {
     hot.ids.push_back(ranked[i].first);
     hot.covered += ranked[i].second;
+    if (!graph.owns(ranked[i].first)) hot.remote_covered += ranked[i].second;
   }
   return hot;
+}
+
+}  // namespace
+
+HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
+                              const std::vector<std::vector<int64_t>>& batches,
+                              const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
+                              int64_t budget) {
+  return hottest(sampler, graph, batches, fanouts, seed, epoch, budget, /*remote_only=*/true);
+}
+
+HotNodes hottest_input_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
+                             const std::vector<std::vector<int64_t>>& batches,
+                             const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
+                             int64_t budget) {
+  return hottest(sampler, graph, batches, fanouts, seed, epoch, budget, /*remote_only=*/false);
 }
 
 }  // namespace partita::loader

@@ -4,6 +4,7 @@
 #include "feature_tensors.h"
 #include "partita/core/parameter_error.h"
 #include "partita/nn/block_tensors.h"
+#include "partita/train/device_feature_cache.h"
 
 namespace partita::train {
 namespace {
@@ -12,11 +13,14 @@ namespace {
 // copy), or 16-bit rows widened to float32, except bfloat16 rows for a bf16 model, which
 // take them as they are. Normalizing works in float32.
 torch::Tensor features_tensor(loader::Batch& batch, const store::DistGraph& graph, bool normalize,
-                              bool bf16_model) {
+                              bool bf16_model, const DeviceFeatureCache* cache) {
   RECORD_USER_SCOPE("partita::features_tensor");  // a stage of train/step_profile.h
-  const int64_t rows = static_cast<int64_t>(batch.sampled.input_nodes.size());
-  torch::Tensor x = torch::from_blob(batch.features.data(), {rows, graph.feat_dim()},
-                                     torch_type_of(graph.feature_dtype()));
+  // The fetched rows (every input's without a device cache), then the cached ones in place.
+  const int64_t rows = loader::fetched_feature_rows(batch);
+  torch::Tensor x =
+      with_cached_rows(cache, batch,
+                       torch::from_blob(batch.features.data(), {rows, graph.feat_dim()},
+                                        torch_type_of(graph.feature_dtype())));
   const bool keep = !normalize && bf16_model && graph.feature_dtype() == DType::kBFloat16;
   if (!keep) x = x.to(torch::kFloat32);
   if (!normalize) return x;
@@ -53,7 +57,12 @@ torch::Tensor GnnAdapter::forward(loader::Batch& batch, double* flops) {
                           : nn::to_block_tensors(batch.sampled.blocks, batch.degrees);
   if (flops != nullptr) *flops += model_->training_matmul_flops(blocks);
   return model_->forward(
-      blocks, features_tensor(batch, session_.graph(), options_.normalize_features, bf16_));
+      blocks,
+      features_tensor(batch, session_.graph(), options_.normalize_features, bf16_, device_cache_));
+}
+
+const store::ResidentRows* GnnAdapter::resident_rows() const {
+  return device_cache_ != nullptr ? &device_cache_->resident() : nullptr;
 }
 
 std::vector<int64_t> GnnAdapter::config_signature() const {

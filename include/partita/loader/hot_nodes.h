@@ -1,7 +1,9 @@
 #pragma once
-// Choosing the rows of the hot-feature cache (store/feature_cache.h) by pre-sampling: the
-// batches a rank is about to train on are sampled once (blocks only, no features) and the
-// remote nodes counted by how many batches need their feature row.
+// Choosing the rows of the hot-feature caches by pre-sampling: the batches a rank is about to
+// train on are sampled once (blocks only, no features) and their input nodes counted by how
+// many batches need their feature row. The host cache (store/feature_cache.h) ranks remote
+// nodes only; the device cache (train/device_feature_cache.h) ranks every input node, local
+// or remote (hottest_input_nodes; why: there).
 #include <cstdint>
 #include <vector>
 
@@ -12,10 +14,14 @@
 namespace partita::loader {
 
 struct HotNodes {
-  std::vector<int64_t> ids;        // at most `budget` remote nodes, most needed first
+  std::vector<int64_t> ids;        // at most `budget` nodes, most needed first
   int64_t batches = 0;             // batches pre-sampled
   int64_t remote_appearances = 0;  // remote input rows over those batches (with repeats)
-  int64_t covered = 0;             // of which `ids` cover
+  int64_t covered = 0;             // of the rows counted (remote, or all), how many `ids` cover
+  // hottest_input_nodes only: all input rows over the batches (with repeats), and how many
+  // of the remote ones `ids` cover.
+  int64_t appearances = 0;
+  int64_t remote_covered = 0;
 };
 
 // Throws ParameterError, naming `cache_ratio` / `cache_presample_batches`, unless
@@ -33,5 +39,21 @@ HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::Dis
                               const std::vector<std::vector<int64_t>>& batches,
                               const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
                               int64_t budget);
+
+// The same over every input node, owned or not: the `budget` nodes that appear most often
+// among the batches' input nodes, ties to the smaller id.
+//
+// Why local nodes too (the device cache): on a device every input row costs a host gather
+// and a host-to-device copy, a remote one a request besides; a device hit saves the first
+// two for any row. Ranking remote nodes only would leave a single-rank (or replicated) run,
+// where nothing is remote, with no cache at all. Ranking by appearances alone, remote and
+// local alike, maximizes the rows not gathered or copied; the remote rows it covers are
+// reported apart (remote_covered / remote_appearances), and those are the only ones a
+// remote-only ranking would cover more of, when the budget is too small for the hot local
+// rows as well.
+HotNodes hottest_input_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
+                             const std::vector<std::vector<int64_t>>& batches,
+                             const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
+                             int64_t budget);
 
 }  // namespace partita::loader

@@ -31,7 +31,13 @@
 #include "partita/runtime/session.h"
 #include "partita/train/trainer.h"
 
+namespace partita::store {
+class ResidentRows;
+}
+
 namespace partita::train {
+
+class DeviceFeatureCache;  // device_feature_cache.h
 
 struct ModelContext {
   runtime::Session& session;
@@ -57,6 +63,12 @@ class ModelAdapter {
   virtual nn::GnnModel* gnn() { return nullptr; }
   // The link model (encoder and decoder), null for node models.
   virtual nn::LinkModel* link() { return nullptr; }
+  // The device feature cache forward() assembles its inputs with (null: none); it must
+  // outlive its use. Models without homogeneous features refuse one (Error).
+  virtual void set_device_cache(const DeviceFeatureCache* cache);
+  // The rows that cache holds, for the batch pipelines that feed this model
+  // (loader::BatchPipelineOptions::resident), or null.
+  virtual const store::ResidentRows* resident_rows() const { return nullptr; }
 };
 
 // One row of the factory table: the first entry whose accepts(options) holds builds the
