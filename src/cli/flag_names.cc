@@ -38,11 +38,11 @@ constexpr ParameterWord kTable[] = {
     {"eval_every", "--eval-every"},                    // train
     {"exclude", "--exclude"},                          // train (link)
     {"fanouts", "--fanouts"},                          // train, sample-bench
-    {"gpu_cache_ratio", "--gpu-cache-ratio"},          // train
     {"feat_dim", "--feat-dim"},                        // generate
     {"feature_dtype", "--feature-dtype"},              // partition
     {"feature_noise", "--feature-noise"},              // generate
     {"force", "--force"},                              // train, infer
+    {"gpu_cache_ratio", "--gpu-cache-ratio"},          // train
     {"heads", "--heads"},                              // train
     {"hidden", "--hidden"},                            // train
     {"hits_k", "--metric hits@K"},                     // train (link); infer: --hits-k
