@@ -27,7 +27,8 @@ namespace {
 // most frequent, ties to the smaller id.
 HotNodes hottest(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                  const std::vector<std::vector<int64_t>>& batches, const sample::Fanouts& fanouts,
-                 uint64_t seed, uint64_t epoch, int64_t budget, bool remote_only) {
+                 uint64_t seed, uint64_t epoch, int64_t budget, bool remote_only,
+                 int64_t remote_weight) {
   PARTITA_CHECK(budget >= 0, Error, "hot nodes: budget {} < 0", budget);
   HotNodes hot;
   absl::flat_hash_map<int64_t, int64_t> count;
@@ -47,7 +48,11 @@ HotNodes hottest(sample::NeighborSampler& sampler, const store::DistGraph& graph
     }
     ++hot.batches;
   }
-  std::vector<std::pair<int64_t, int64_t>> ranked(count.begin(), count.end());  // (id, count)
+  // (id, score): the count, times remote_weight for a remote node.
+  std::vector<std::pair<int64_t, int64_t>> ranked;
+  ranked.reserve(count.size());
+  for (const auto& [gid, n] : count)
+    ranked.emplace_back(gid, graph.owns(gid) ? n : n * remote_weight);
   const auto hotter = [](const std::pair<int64_t, int64_t>& a,
                          const std::pair<int64_t, int64_t>& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
@@ -57,9 +62,11 @@ HotNodes hottest(sample::NeighborSampler& sampler, const store::DistGraph& graph
                     ranked.end(), hotter);
   hot.ids.reserve(keep);
   for (size_t i = 0; i < keep; ++i) {
-    hot.ids.push_back(ranked[i].first);
-    hot.covered += ranked[i].second;
-    if (!graph.owns(ranked[i].first)) hot.remote_covered += ranked[i].second;
+    const int64_t gid = ranked[i].first;
+    const int64_t n = count.at(gid);
+    hot.ids.push_back(gid);
+    hot.covered += n;
+    if (!graph.owns(gid)) hot.remote_covered += n;
   }
   return hot;
 }
@@ -70,14 +77,17 @@ HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::Dis
                               const std::vector<std::vector<int64_t>>& batches,
                               const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
                               int64_t budget) {
-  return hottest(sampler, graph, batches, fanouts, seed, epoch, budget, /*remote_only=*/true);
+  return hottest(sampler, graph, batches, fanouts, seed, epoch, budget, /*remote_only=*/true,
+                 /*remote_weight=*/1);
 }
 
 HotNodes hottest_input_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                              const std::vector<std::vector<int64_t>>& batches,
                              const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
-                             int64_t budget) {
-  return hottest(sampler, graph, batches, fanouts, seed, epoch, budget, /*remote_only=*/false);
+                             int64_t budget, int64_t remote_weight) {
+  PARTITA_CHECK(remote_weight >= 1, Error, "hot nodes: remote weight {} < 1", remote_weight);
+  return hottest(sampler, graph, batches, fanouts, seed, epoch, budget, /*remote_only=*/false,
+                 remote_weight);
 }
 
 }  // namespace partita::loader

@@ -238,6 +238,29 @@ TEST_F(ResidentFetch, DeviceWarmupChoosesLocalAndRemoteRows) {
     EXPECT_EQ(w.remote_rows, remote[r]);
     EXPECT_GT(w.expected_hit_rate, 0);
     EXPECT_LE(w.expected_hit_rate, 1);
+    // The remote weight: counted once or a thousand times; with the heavy weight the remote
+    // nodes come first (a prefix), and at least as many of them.
+    std::vector<std::vector<int64_t>> pre = plan.epoch_batches(o.seed, o.epoch, share);
+    pre.resize(std::min<size_t>(pre.size(), 4));
+    const auto remote_of = [&](const loader::HotNodes& hot) {
+      int64_t n = 0;
+      for (int64_t gid : hot.ids) n += graph.owns(gid) ? 0 : 1;
+      return n;
+    };
+    const loader::HotNodes once = loader::hottest_input_nodes(session.sampler(), graph, pre,
+                                                              o.fanouts, o.seed, o.epoch, 40, 1);
+    const loader::HotNodes heavy = loader::hottest_input_nodes(
+        session.sampler(), graph, pre, o.fanouts, o.seed, o.epoch, 40, 1000);
+    EXPECT_GE(remote_of(heavy), remote_of(once));
+    EXPECT_GT(remote_of(heavy), 0);
+    const auto first_local = std::find_if(heavy.ids.begin(), heavy.ids.end(),
+                                          [&](int64_t gid) { return graph.owns(gid); });
+    EXPECT_TRUE(
+        std::none_of(first_local, heavy.ids.end(), [&](int64_t gid) { return !graph.owns(gid); }));
+    EXPECT_EQ(heavy.appearances, once.appearances);
+    EXPECT_THROW(loader::hottest_input_nodes(session.sampler(), graph, pre, o.fanouts, o.seed,
+                                             o.epoch, 40, 0),
+                 Error);
     // Ratio 0: nothing.
     o.ratio = 0;
     EXPECT_TRUE(

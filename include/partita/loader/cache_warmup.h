@@ -48,7 +48,8 @@ CacheWarmup warm_feature_cache(sample::NeighborSampler& sampler, store::FeatureF
                                const SeedShare& share, const CacheWarmupOptions& options);
 
 // The rows of the device feature cache (train/device_feature_cache.h, issue 24), chosen by
-// the same pre-sampling: the hottest input nodes, local or remote (hottest_input_nodes),
+// the same pre-sampling: the hottest input nodes, local or remote, a remote one counted
+// twice (hottest_input_nodes; cache_warmup.cc says why),
 // at most ratio x the nodes this rank owns, and their rows fetched through `fetcher` (the
 // normal path) in the stored dtype. Unlike warm_feature_cache it builds one on a single
 // trainer and on a replicated graph (the rows then are all local). options.trainers unused.

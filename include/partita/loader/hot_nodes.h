@@ -40,20 +40,21 @@ HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::Dis
                               const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
                               int64_t budget);
 
-// The same over every input node, owned or not: the `budget` nodes that appear most often
-// among the batches' input nodes, ties to the smaller id.
+// The same over every input node, owned or not: the `budget` nodes with the highest score,
+// the number of batches that need the node, times remote_weight (>= 1) for a node this rank
+// does not own; ties to the smaller id. covered and remote_covered count appearances, not
+// scores.
 //
 // Why local nodes too (the device cache): on a device every input row costs a host gather
-// and a host-to-device copy, a remote one a request besides; a device hit saves the first
-// two for any row. Ranking remote nodes only would leave a single-rank (or replicated) run,
-// where nothing is remote, with no cache at all. Ranking by appearances alone, remote and
-// local alike, maximizes the rows not gathered or copied; the remote rows it covers are
-// reported apart (remote_covered / remote_appearances), and those are the only ones a
-// remote-only ranking would cover more of, when the budget is too small for the hot local
-// rows as well.
+// and a host-to-device copy, a remote one its owner's gather and a transfer besides; a
+// device hit saves all of that for any row. Ranking remote nodes only would leave a
+// single-rank (or replicated) run, where nothing is remote, with no cache at all. Why a
+// weight: a remote row costs more, and with few pre-sampled batches many nodes tie at the
+// top count, where smaller ids (this rank's first, under contiguous numbering) would
+// otherwise win every tie (loader/cache_warmup.cc measures it).
 HotNodes hottest_input_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                              const std::vector<std::vector<int64_t>>& batches,
                              const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
-                             int64_t budget);
+                             int64_t budget, int64_t remote_weight);
 
 }  // namespace partita::loader

@@ -6,8 +6,9 @@
 //
 // Which rows: loader::warm_device_rows (loader/cache_warmup.h) pre-samples the first
 // cache_presample steps of an epoch no training step uses and keeps the input nodes that
-// most of them need, local or remote (loader::hottest_input_nodes says why both), at most
-// R x the nodes the rank owns; their rows are fetched once, through the normal fetch path,
+// most of them need, local or remote, a remote one counted twice (loader::
+// hottest_input_nodes says why both, loader/cache_warmup.cc why twice), at most R x the
+// nodes the rank owns; their rows are fetched once, through the normal fetch path,
 // and copied here in the partition's stored dtype (float32, float16 or bfloat16), which
 // keeps the device memory at the bytes on disk.
 //

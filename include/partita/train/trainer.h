@@ -62,7 +62,7 @@
 // every score and computes AUC, AP, MRR and Hits@K (train/link_metrics.h) identically on
 // every rank; with eval full, every rank scores every pair on the embeddings of layer-wise
 // full-graph inference instead (train/inference.h, as `partita infer`). Worker mode only,
-// no hot-feature cache, untyped partitions.
+// no host hot-feature cache (the device cache serves it), untyped partitions.
 //
 // Cache (options.cache.ratio > 0, partitioned mode with more than one rank): before the
 // first epoch each rank pre-samples the first cache.presample_batches steps of an epoch no
@@ -179,11 +179,13 @@ struct EpochRecord {
   int64_t remote_rows = 0;
   int64_t cache_hits = 0;
   // This rank's reply bytes received for the feature, label and degree requests of the
-  // epoch (store::FetchStats::remote_bytes): what crossed the wire towards it.
+  // epoch, training steps and validation (store::FetchStats::remote_bytes): what crossed
+  // the wire towards it.
   int64_t remote_bytes = 0;
   // The device cache (options.cache.gpu_ratio): this rank's input feature rows of the epoch
-  // looked up in it, found there (neither gathered, fetched nor copied to the device), and
-  // of those the ones other ranks own. All 0 without it.
+  // (training steps and validation) looked up in it, found there (neither gathered,
+  // fetched nor copied to the device), and of those the ones other ranks own. All 0
+  // without it.
   int64_t gpu_cache_lookups = 0;
   int64_t gpu_cache_hits = 0;
   int64_t gpu_cache_remote_hits = 0;
