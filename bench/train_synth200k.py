@@ -13,6 +13,12 @@ if a command fails.
 
     python3 bench/train_synth200k.py [--runs 3] [--precisions fp32,bf16] [--threads 1]
                                      [--cache-ratio 0.2] [--feature-dtype bfloat16]
+                                     [--gpu-cache-ratio 0,0.2]
+
+--gpu-cache-ratio with several values alternates them run by run (0, 0.2, 0, 0.2, ...) and
+reports each apart as "<precision>@gpu_cache_ratio=<R>", e.g. the device feature cache
+against none (issue 24): `--precisions fp32 --gpu-cache-ratio 0,0.2 --partita-args
+'--host-local off'` (host-local reads would hide the remote traffic on one host).
 """
 import argparse
 import json
@@ -73,8 +79,8 @@ def epoch_record(path):
     raise RuntimeError(f"{path}: no epoch record")
 
 
-def run_once(a, parts, precision, env):
-    metrics = os.path.join(a.work, f"metrics-{precision}.jsonl")
+def run_once(a, parts, precision, env, gpu_cache_ratio=0.0):
+    metrics = os.path.join(a.work, f"metrics-{precision}-gpu{gpu_cache_ratio}.jsonl")
     rss_prefix = metrics + ".rss"
     for path in [metrics] + [f"{rss_prefix}.{r}" for r in range(2)]:
         if os.path.exists(path):
@@ -82,7 +88,9 @@ def run_once(a, parts, precision, env):
     train = [a.partita, "-q", "train", "--parts", parts] + MODEL + (
         SMOKE_MODEL if a.smoke else []) + [
         "--precision", precision, "--threads", str(a.threads), "--metrics-out", metrics,
-        "--cache-ratio", str(a.cache_ratio)] + shlex.split(a.partita_args)
+        "--cache-ratio", str(a.cache_ratio)] + (
+        ["--gpu-cache-ratio", str(gpu_cache_ratio)] if gpu_cache_ratio > 0 else []) + shlex.split(
+        a.partita_args)
     if os.access(TIME, os.X_OK):
         rank = "${OMPI_COMM_WORLD_RANK:-0}"
         train = ["sh", "-c", f'exec {TIME} -f %M -o "{rss_prefix}.{rank}" "$@"', "sh"] + train
@@ -112,6 +120,9 @@ def run_once(a, parts, precision, env):
         "request_bytes": e.get("request_bytes"),
         "collective_bytes": e.get("collective_bytes"),
         "cache_hit_rate": e.get("cache_hit_rate"),
+        # rank 0's reply bytes received for its feature/label/degree requests
+        "remote_bytes": e.get("remote_bytes"),
+        "gpu_cache_hit_rate": e.get("gpu_cache_hit_rate"),
         "fetch_over_compute": e["fetch_s"] / e["compute_s"],
         "loss": e["loss"],
         "val_acc": e["val_acc"],
@@ -126,6 +137,9 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="sampler threads per rank")
     ap.add_argument("--cache-ratio", type=float, default=0,
                     help="train --cache-ratio: hot-feature cache (0: none)")
+    ap.add_argument("--gpu-cache-ratio", default="0",
+                    help="train --gpu-cache-ratio: device feature cache (0: none); several "
+                         "comma-separated values alternate run by run")
     ap.add_argument("--feature-dtype", default="float32",
                     help="stored features: float32, bfloat16 or float16")
     ap.add_argument("--work", default=os.path.join(ROOT, "out", "bench-synth200k"))
@@ -149,17 +163,25 @@ def main():
               "fanouts": [15, 10, 5], "batch_size": 2048, "threads": a.threads,
               "runs": a.runs, "cache_ratio": a.cache_ratio, "feature_dtype": a.feature_dtype,
               "reference": {"dgl_2.0_epoch_s": [71.6, 73.6]}}
+    ratios = [float(r) for r in a.gpu_cache_ratio.split(",")]
+    result["gpu_cache_ratio"] = ratios if len(ratios) > 1 else ratios[0]
     for precision in a.precisions.split(","):
-        runs = []
+        runs = {ratio: [] for ratio in ratios}
         for i in range(a.runs):
-            runs.append(run_once(a, parts, precision, env))
-            r = runs[-1]
-            print(f"{precision} run {i + 1}/{a.runs}: epoch {r['epoch_s']:.1f} s, command "
-                  f"{r['command_s']:.1f} s", file=sys.stderr)
-        result[precision] = {k: statistics.median(r[k] for r in runs)
-                             if all(r[k] is not None for r in runs) else None
-                             for k in runs[0]}
-        result[precision]["epoch_s_all"] = [round(r["epoch_s"], 2) for r in runs]
+            for ratio in ratios:  # alternating, so a drift of the machine hits all alike
+                runs[ratio].append(run_once(a, parts, precision, env, ratio))
+                r = runs[ratio][-1]
+                label = precision if len(ratios) == 1 else f"{precision}@gpu_cache_ratio={ratio:g}"
+                print(f"{label} run {i + 1}/{a.runs}: epoch {r['epoch_s']:.1f} s, command "
+                      f"{r['command_s']:.1f} s", file=sys.stderr)
+        for ratio in ratios:
+            key = precision if len(ratios) == 1 else f"{precision}@gpu_cache_ratio={ratio:g}"
+            rs = runs[ratio]
+            result[key] = {k: statistics.median(r[k] for r in rs)
+                           if all(r[k] is not None for r in rs) else None
+                           for k in rs[0]}
+            result[key]["epoch_s_all"] = [round(r["epoch_s"], 2) for r in rs]
+            result[key]["remote_bytes_all"] = [r["remote_bytes"] for r in rs]
     print(json.dumps(result, indent=2))
 
 

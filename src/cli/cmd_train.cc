@@ -225,6 +225,17 @@ void apply_checkpoint_settings(runtime::Session& session, const std::vector<std:
   if (session.rank() == 0) log_settings_check(check);
 }
 
+// With --gpu-cache-ratio, the end of the epoch line: rank 0's share of its input feature
+// rows found in the device cache (training and validation batches) and the reply bytes its
+// fetches received.
+void print_gpu_cache_figures(const train::EpochRecord& r) {
+  const double rate = r.gpu_cache_lookups > 0 ? static_cast<double>(r.gpu_cache_hits) /
+                                                    static_cast<double>(r.gpu_cache_lookups)
+                                              : 0.0;
+  std::printf(" gpu_cache_hit_rate=%.4f remote_bytes=%lld", rate,
+              static_cast<long long>(r.remote_bytes));
+}
+
 // The work of a rank that trains (a worker, or a trainer of server-client mode).
 int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions options) {
   refuse_edge_split_for_node_task(session.graph(), options);
@@ -242,6 +253,15 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
         "from {} pre-sampled batches in {:.2f} s",
         c.rows, static_cast<double>(c.bytes) / (1 << 20), c.expected_hit_rate, c.presample_batches,
         c.presample_s);
+  }
+  if (print && options.cache.gpu_ratio > 0) {
+    const train::DeviceCacheReport& c = trainer.device_cache_report();
+    log_info(
+        "gpu cache: rank 0 keeps {} feature rows on {} ({:.1f} MiB, {} of them remote), "
+        "expected hit rate {:.3f} ({:.3f} of remote rows), chosen from {} pre-sampled batches "
+        "in {:.2f} s",
+        c.rows, c.device, static_cast<double>(c.bytes) / (1 << 20), c.remote_rows,
+        c.expected_hit_rate, c.expected_remote_hit_rate, c.presample_batches, c.presample_s);
   }
   // What val_ and the last line report: accuracy, or the link task's metrics.
   const bool link = options.task == train::Task::kLink;
@@ -264,10 +284,12 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
     bar.clear();
     std::printf(
         "epoch=%lld steps=%lld loss=%.4f train_acc=%.4f val_%s=%s epoch_s=%.3f "
-        "sample_s=%.3f fetch_s=%.3f compute_s=%.3f allreduce_s=%.3f wait_s=%.3f eval_s=%.3f\n",
+        "sample_s=%.3f fetch_s=%.3f compute_s=%.3f allreduce_s=%.3f wait_s=%.3f eval_s=%.3f",
         static_cast<long long>(r.epoch), static_cast<long long>(r.steps), r.loss, r.train_acc,
         validation_name.c_str(), r.validated ? fmt::format("{:.4f}", r.val_acc).c_str() : "-",
         r.epoch_s, r.sample_s, r.fetch_s, r.compute_s, r.allreduce_s, r.wait_s, r.eval_s);
+    if (options.cache.gpu_ratio > 0) print_gpu_cache_figures(r);
+    std::fputc('\n', stdout);
     std::fflush(stdout);
     if (metrics) metrics->write_epoch(r);
   };
@@ -486,7 +508,15 @@ Action add_train_command(CLI::App& app) {
                  "the ones pre-sampled batches need most (0: off; results do not change)")
       ->capture_default_str();
   app.add_option("--cache-presample", flags->train.cache.presample_batches,
-                 "Steps pre-sampled to choose the cached rows")
+                 "Steps pre-sampled to choose the cached rows (--cache-ratio and "
+                 "--gpu-cache-ratio)")
+      ->capture_default_str();
+  app.add_option("--gpu-cache-ratio", flags->train.cache.gpu_ratio,
+                 "Device feature cache: keep up to R x (nodes this rank owns) feature rows, "
+                 "local or remote, the ones pre-sampled batches need most, in the model "
+                 "device's memory (on the CPU in host memory), so that a batch neither "
+                 "gathers, fetches nor copies them (0: off; results do not change; untyped "
+                 "partitions, worker mode)")
       ->capture_default_str();
   add_enum_option(app, "--progress", &flags->progress, progress_names(),
                   "auto, bar, lines or off. auto: a bar redrawn in place when stderr is a "

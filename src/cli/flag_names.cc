@@ -43,6 +43,7 @@ constexpr ParameterWord kTable[] = {
     {"feature_dtype", "--feature-dtype"},              // partition
     {"feature_noise", "--feature-noise"},              // generate
     {"force", "--force"},                              // train, infer
+    {"gpu_cache_ratio", "--gpu-cache-ratio"},          // train
     {"heads", "--heads"},                              // train
     {"hidden", "--hidden"},                            // train
     {"hits_k", "--metric hits@K"},                     // train (link); infer: --hits-k

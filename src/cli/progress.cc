@@ -55,6 +55,12 @@ nlohmann::json epoch_json(const EpochRecord& r, const std::string& validation_ke
   const int64_t remote = r.remote_rows + r.cache_hits;
   j["cache_hit_rate"] =
       remote > 0 ? static_cast<double>(r.cache_hits) / static_cast<double>(remote) : 0.0;
+  j["remote_bytes"] = r.remote_bytes;
+  j["gpu_cache_hits"] = r.gpu_cache_hits;
+  j["gpu_cache_remote_hits"] = r.gpu_cache_remote_hits;
+  j["gpu_cache_hit_rate"] = r.gpu_cache_lookups > 0 ? static_cast<double>(r.gpu_cache_hits) /
+                                                          static_cast<double>(r.gpu_cache_lookups)
+                                                    : 0.0;
   j["seeds_per_s"] = r.epoch_s > 0 ? static_cast<double>(r.seeds) / r.epoch_s : 0.0;
   j["rss_bytes"] = r.rss_bytes;
   j["os_threads"] = r.threads;
@@ -194,6 +200,12 @@ void MetricsFile::write_final(const TrainResult& result, int ranks, int servers)
   j["cache_bytes"] = result.cache.bytes;
   j["cache_presample_s"] = result.cache.presample_s;
   j["cache_expected_hit_rate"] = result.cache.expected_hit_rate;
+  const train::DeviceCacheReport& d = result.device_cache;
+  j["gpu_cache_rows"] = d.rows;
+  j["gpu_cache_remote_rows"] = d.remote_rows;
+  j["gpu_cache_bytes"] = d.bytes;
+  j["gpu_cache_presample_s"] = d.presample_s;
+  j["gpu_cache_expected_hit_rate"] = d.expected_hit_rate;
   write_line(j.dump());
 }
 

@@ -55,6 +55,8 @@ class ProgressBar {
 //    "epoch_s":..,"sample_s":..,"fetch_s":..,"compute_s":..,"matmul_gflop":..,
 //    "allreduce_s":..,"wait_s":..,"eval_s":..,"checkpoint_s":..,"request_bytes":..,
 //    "collective_bytes":..,"remote_rows":..,"cache_hits":..,"cache_hit_rate":..,
+//    "remote_bytes":<reply bytes rank 0's fetches received>,"gpu_cache_hits":..,
+//    "gpu_cache_remote_hits":..,"gpu_cache_hit_rate":<hits / rows looked up>,
 //    "seeds_per_s":..,"rss_bytes":..,"os_threads":<threads of the process>,"open_fds":..}
 //   {"type":"final","task":"node","test_acc":..,
 //    (link task: "task":"link","test_auc":..,"test_ap":..,"test_mrr":..,"test_hits@K":..,
@@ -63,7 +65,9 @@ class ProgressBar {
 //    "servers":<pure servers beside the training ranks, 0 in worker mode>,
 //    "train_s":..,"steps":..,"seeds":.., and the sums over this run's epochs of epoch_s,
 //    sample_s, fetch_s, compute_s, allreduce_s, wait_s, eval_s, checkpoint_s, and the
-//    cache's "cache_rows","cache_bytes","cache_presample_s","cache_expected_hit_rate"}
+//    cache's "cache_rows","cache_bytes","cache_presample_s","cache_expected_hit_rate",
+//    and the device cache's "gpu_cache_rows","gpu_cache_remote_rows","gpu_cache_bytes",
+//    "gpu_cache_presample_s","gpu_cache_expected_hit_rate"}
 // Times are rank 0's (seconds); loss and accuracies are global. Numbers are written with
 // full precision (a resumed run's losses compare exactly with the uninterrupted run's).
 // --metrics-out PATH may be written: throws UsageError when PATH exists and neither `resume`

@@ -105,6 +105,7 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"force", kSchedule, kQuiet},
       {"cache-ratio", kSchedule, kQuiet},
       {"cache-presample", kSchedule, kQuiet},
+      {"gpu-cache-ratio", kSchedule, kQuiet},
       {"progress", kSchedule, kQuiet},
       {"progress-every", kSchedule, kQuiet},
       {"checksum", kSchedule, kQuiet},

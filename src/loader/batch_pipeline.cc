@@ -26,6 +26,8 @@ BatchPipeline::BatchPipeline(const BatchPipelineOptions& options,
   check_pipeline_options(options_);
   PARTITA_CHECK(options_.feature_row_bytes >= 0, Error, "feature row bytes: must be >= 0, got {}",
                 options_.feature_row_bytes);
+  PARTITA_CHECK(options_.resident == nullptr || !options_.typed, Error,
+                "internal: resident rows given for a typed graph");
   try {
     for (int t = 0; t < options_.threads; ++t) workers_.emplace_back([this] { run_worker(); });
   } catch (...) {
@@ -142,6 +144,10 @@ Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
   const auto& input = batch.sampled.input_nodes;
   if (options_.typed) {
     fetch_typed_inputs(batch);
+  } else if (options_.resident != nullptr) {
+    batch.resident.set = options_.resident;
+    fetcher_.fetch_features_except(input, *options_.resident, &batch.resident.hits,
+                                   &batch.features);
   } else {
     batch.features.resize(input.size() * static_cast<size_t>(options_.feature_row_bytes));
     fetcher_.fetch_features(input, batch.features.data());

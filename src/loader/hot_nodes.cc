@@ -21,10 +21,14 @@ int64_t cache_budget(const store::DistGraph& graph, double ratio) {
   return static_cast<int64_t>(ratio * static_cast<double>(graph.num_local_nodes()));
 }
 
-HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
-                              const std::vector<std::vector<int64_t>>& batches,
-                              const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
-                              int64_t budget) {
+namespace {
+
+// Counts the input nodes of every batch (remote ones only, or all) and keeps the `budget`
+// most frequent, ties to the smaller id.
+HotNodes hottest(sample::NeighborSampler& sampler, const store::DistGraph& graph,
+                 const std::vector<std::vector<int64_t>>& batches, const sample::Fanouts& fanouts,
+                 uint64_t seed, uint64_t epoch, int64_t budget, bool remote_only,
+                 int64_t remote_weight) {
   PARTITA_CHECK(budget >= 0, Error, "hot nodes: budget {} < 0", budget);
   HotNodes hot;
   absl::flat_hash_map<int64_t, int64_t> count;
@@ -36,13 +40,19 @@ HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::Dis
     options.key = {seed, epoch, static_cast<uint64_t>(step)};
     const sample::SampledBatch batch = builder.build(batches[step], options, sampler);
     for (int64_t gid : batch.input_nodes) {
-      if (graph.owns(gid)) continue;
+      const bool owned = graph.owns(gid);
+      if (!owned) ++hot.remote_appearances;
+      if (owned && remote_only) continue;
       ++count[gid];
-      ++hot.remote_appearances;
+      ++hot.appearances;
     }
     ++hot.batches;
   }
-  std::vector<std::pair<int64_t, int64_t>> ranked(count.begin(), count.end());  // (id, count)
+  // (id, score): the count, times remote_weight for a remote node.
+  std::vector<std::pair<int64_t, int64_t>> ranked;
+  ranked.reserve(count.size());
+  for (const auto& [gid, n] : count)
+    ranked.emplace_back(gid, graph.owns(gid) ? n : n * remote_weight);
   const auto hotter = [](const std::pair<int64_t, int64_t>& a,
                          const std::pair<int64_t, int64_t>& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
@@ -52,10 +62,32 @@ HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::Dis
                     ranked.end(), hotter);
   hot.ids.reserve(keep);
   for (size_t i = 0; i < keep; ++i) {
-    hot.ids.push_back(ranked[i].first);
-    hot.covered += ranked[i].second;
+    const int64_t gid = ranked[i].first;
+    const int64_t n = count.at(gid);
+    hot.ids.push_back(gid);
+    hot.covered += n;
+    if (!graph.owns(gid)) hot.remote_covered += n;
   }
   return hot;
+}
+
+}  // namespace
+
+HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
+                              const std::vector<std::vector<int64_t>>& batches,
+                              const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
+                              int64_t budget) {
+  return hottest(sampler, graph, batches, fanouts, seed, epoch, budget, /*remote_only=*/true,
+                 /*remote_weight=*/1);
+}
+
+HotNodes hottest_input_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
+                             const std::vector<std::vector<int64_t>>& batches,
+                             const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
+                             int64_t budget, int64_t remote_weight) {
+  PARTITA_CHECK(remote_weight >= 1, Error, "hot nodes: remote weight {} < 1", remote_weight);
+  return hottest(sampler, graph, batches, fanouts, seed, epoch, budget, /*remote_only=*/false,
+                 remote_weight);
 }
 
 }  // namespace partita::loader

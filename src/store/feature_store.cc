@@ -114,6 +114,25 @@ void FeatureFetcher::fetch_features(ArrayView<const int64_t> ids, void* out) {
                  {graph_.features(), graph_.first_node()}, cache_, static_cast<uint8_t*>(out));
 }
 
+void FeatureFetcher::fetch_features_except(ArrayView<const int64_t> ids,
+                                           const ResidentRows& resident, ResidentHits* hits,
+                                           std::vector<uint8_t>* out) {
+  PARTITA_CHECK(hits != nullptr && out != nullptr, Error,
+                "internal: fetch_features_except without its outputs");
+  std::vector<int64_t> misses;
+  misses.reserve(static_cast<size_t>(ids.size()));
+  const size_t first_hit = hits->positions.size();
+  resident.split(ids, hits, &misses);
+  int64_t remote_hits = 0;
+  for (size_t k = first_hit; k < hits->positions.size(); ++k)
+    if (!graph_.owns(ids[hits->positions[k]])) ++remote_hits;
+  resident_lookups_ += ids.size();
+  resident_hits_ += static_cast<int64_t>(hits->positions.size() - first_hit);
+  resident_remote_hits_ += remote_hits;
+  out->resize(misses.size() * static_cast<size_t>(graph_.feature_row_bytes()));
+  fetch_features(misses, out->data());
+}
+
 void FeatureFetcher::fetch_type_features(int type, ArrayView<const int64_t> ids, void* out) {
   check_featured_type(graph_, type);
   for (int64_t i = 0; i < ids.size(); ++i) {
@@ -229,8 +248,9 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
 }
 
 FetchStats FeatureFetcher::stats() const {
-  return {local_rows_.load(),   remote_rows_.load(), remote_requests_.load(),
-          remote_bytes_.load(), cache_hits_.load(),  host_rows_.load()};
+  return {local_rows_.load(),       remote_rows_.load(),   remote_requests_.load(),
+          remote_bytes_.load(),     cache_hits_.load(),    host_rows_.load(),
+          resident_lookups_.load(), resident_hits_.load(), resident_remote_hits_.load()};
 }
 
 }  // namespace partita::store

@@ -10,6 +10,7 @@
 
 #include "feature_tensors.h"
 #include "partita/core/error.h"
+#include "partita/train/device_feature_cache.h"
 
 namespace partita::train {
 namespace {
@@ -73,13 +74,16 @@ std::vector<nn::BlockTensors> BatchStaging::blocks(const loader::Batch& batch) {
 }
 
 torch::Tensor BatchStaging::features(loader::Batch& batch, const store::DistGraph& graph,
-                                     bool normalize, bool bf16_model) {
+                                     bool normalize, bool bf16_model,
+                                     const DeviceFeatureCache* cache) {
   RECORD_USER_SCOPE("partita::features_tensor");  // a stage of train/step_profile.h
-  const int64_t rows = static_cast<int64_t>(batch.sampled.input_nodes.size());
+  // The fetched rows (every input's without a device cache), then the cached ones in place.
+  const int64_t rows = loader::fetched_feature_rows(batch);
   torch::Tensor x = to_device(torch::from_blob(batch.features.data(), {rows, graph.feat_dim()},
                                                torch_type_of(graph.feature_dtype())));
+  ready();  // the assembly and the widening below run on the compute stream
+  x = with_cached_rows(cache, batch, x);
   const bool keep = !normalize && bf16_model && graph.feature_dtype() == DType::kBFloat16;
-  ready();  // the widening below runs on the compute stream
   if (!keep) x = x.to(torch::kFloat32);
   if (!normalize) return x;
   // An Error, not a usage error: one rank meets the row mid-training, alone. The parameter

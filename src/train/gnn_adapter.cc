@@ -3,6 +3,7 @@
 
 #include "partita/core/parameter_error.h"
 #include "partita/nn/block_tensors.h"
+#include "partita/train/device_feature_cache.h"
 
 namespace partita::train {
 
@@ -24,10 +25,14 @@ GnnAdapter::GnnAdapter(const ModelContext& context, std::shared_ptr<nn::GnnModel
 torch::Tensor GnnAdapter::forward(loader::Batch& batch, double* flops) {
   const std::vector<nn::BlockTensors> blocks = staging_.blocks(batch);
   const torch::Tensor x =
-      staging_.features(batch, session_.graph(), options_.normalize_features, bf16_);
+      staging_.features(batch, session_.graph(), options_.normalize_features, bf16_, device_cache_);
   staging_.ready();
   if (flops != nullptr) *flops += model_->training_matmul_flops(blocks);
   return model_->forward(blocks, x);
+}
+
+const store::ResidentRows* GnnAdapter::resident_rows() const {
+  return device_cache_ != nullptr ? &device_cache_->resident() : nullptr;
 }
 
 std::vector<int64_t> GnnAdapter::config_signature() const {

@@ -21,6 +21,8 @@ class GnnAdapter : public ModelAdapter {
   bool needs_degrees() const override { return model_->options().kind == nn::ConvKind::kGcn; }
   nn::GnnModel* gnn() override { return model_.get(); }
   BatchStaging& staging() override { return staging_; }
+  void set_device_cache(const DeviceFeatureCache* cache) override { device_cache_ = cache; }
+  const store::ResidentRows* resident_rows() const override;
 
  protected:
   runtime::Session& session_;
@@ -29,6 +31,7 @@ class GnnAdapter : public ModelAdapter {
   BatchStaging staging_;
   std::shared_ptr<nn::GnnModel> model_;
   std::shared_ptr<torch::nn::Module> module_;  // model_, or the link model around it
+  const DeviceFeatureCache* device_cache_ = nullptr;
 };
 
 // The model options of `context`: options.model at the context's precision.

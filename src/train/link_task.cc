@@ -281,9 +281,9 @@ LinkMetrics LinkTask::evaluate(ModelAdapter& model, bool test, uint64_t tag) {
   {
     torch::NoGradGuard no_grad;
     model.module().eval();
-    loader::BatchPipeline pipeline(
-        pipeline_options(session_, options_, model.needs_degrees(), false, tag), std::move(seeds),
-        session_.sampler(), session_.fetcher());
+    loader::BatchPipeline pipeline(pipeline_options(session_, options_, model.needs_degrees(),
+                                                    false, tag, model.resident_rows()),
+                                   std::move(seeds), session_.sampler(), session_.fetcher());
     size_t next_pair = 0;  // into mine
     while (std::optional<loader::Batch> batch = pipeline.next()) {
       const loader::LinkStep& s = steps[static_cast<size_t>(batch->step)];

@@ -91,9 +91,10 @@ class NodeTask final : public TrainTask {
       torch::NoGradGuard no_grad;
       model.module().eval();
       // No collective per batch: ranks skip their empty batches.
-      loader::BatchPipeline pipeline(
-          pipeline_options(session_, options_, model.needs_degrees(), true, tag),
-          plan.epoch_batches(options_.seed, tag, share_), session_.sampler(), session_.fetcher());
+      loader::BatchPipeline pipeline(pipeline_options(session_, options_, model.needs_degrees(),
+                                                      true, tag, model.resident_rows()),
+                                     plan.epoch_batches(options_.seed, tag, share_),
+                                     session_.sampler(), session_.fetcher());
       while (std::optional<loader::Batch> batch = pipeline.next()) {
         if (batch->sampled.seeds.empty()) continue;
         const torch::Tensor logits = model.forward(*batch);
@@ -149,7 +150,8 @@ class NodeTask final : public TrainTask {
 
 loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
                                               const TrainOptions& options, bool needs_degrees,
-                                              bool needs_labels, uint64_t epoch_key) {
+                                              bool needs_labels, uint64_t epoch_key,
+                                              const store::ResidentRows* resident) {
   loader::BatchPipelineOptions po;
   po.threads = options.loader.threads;
   po.prefetch = options.loader.prefetch;
@@ -160,6 +162,7 @@ loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
   po.fetch_degrees = needs_degrees;
   po.fetch_labels = needs_labels;
   po.typed = session.graph().typed();
+  po.resident = resident;
   return po;
 }
 

@@ -132,6 +132,12 @@ void check_options(const TrainOptions& o) {
   PARTITA_CHECK_PARAM(!o.checkpoint.resume || !o.checkpoint.dir.empty(), "resume",
                       "needs `checkpoint_dir`");
   loader::check_cache_options(o.cache.ratio, o.cache.presample_batches);
+  PARTITA_CHECK_PARAM(o.cache.gpu_ratio >= 0 && o.cache.gpu_ratio <= 1, "gpu_cache_ratio",
+                      "must be in [0, 1] (a share of the nodes a rank owns), got {}",
+                      o.cache.gpu_ratio);
+  PARTITA_CHECK_PARAM(o.cache.gpu_ratio == 0 || m.kind != ModelKind::kRgcn, "gpu_cache_ratio",
+                      "the device feature cache does not support typed partitions (`model` "
+                      "rgcn) yet");
   PARTITA_CHECK_PARAM(o.link.negatives >= 1 && o.link.negatives <= 1000, "negatives",
                       "must be in [1, 1000] corrupted pairs per positive, got {}",
                       o.link.negatives);

@@ -15,6 +15,7 @@
 #include "partita/loader/seed_plans.h"
 #include "partita/nn/precision.h"
 #include "partita/train/checkpointer.h"
+#include "partita/train/device_feature_cache.h"
 #include "partita/train/gradient_sync.h"
 #include "partita/train/model_adapter.h"
 #include "partita/train/step_profile.h"
@@ -70,12 +71,40 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
     cache_report_ = {cache_.rows(), cache_.bytes(), warm.seconds, warm.presample_batches,
                      warm.expected_hit_rate};
   }
+  warm_device_cache(cw);
   optimizer_ = make_optimizer(options_, sync_->params());
   checkpointer_ = std::make_unique<Checkpointer>(session_, options_);
   if (options_.profile) profile_ = std::make_unique<StepProfile>();
 }
 
-Trainer::~Trainer() { session_.fetcher().set_cache(nullptr); }
+Trainer::~Trainer() {
+  session_.fetcher().set_cache(nullptr);
+  if (model_) model_->set_device_cache(nullptr);
+}
+
+void Trainer::warm_device_cache(const loader::CacheWarmupOptions& host_options) {
+  if (options_.cache.gpu_ratio <= 0) return;
+  loader::CacheWarmupOptions options = host_options;
+  options.ratio = options_.cache.gpu_ratio;
+  Stopwatch watch;
+  loader::DeviceRowsWarmup warm = loader::warm_device_rows(
+      session_.sampler(), session_.fetcher(), session_.graph(), task_->plan(),
+      loader::SeedShare(session_.graph(), session_.rank(), session_.size()), options);
+  const store::DistGraph& graph = session_.graph();
+  device_cache_ = std::make_unique<DeviceFeatureCache>(std::move(warm.resident), warm.rows,
+                                                       graph.feat_dim(), graph.feature_dtype(),
+                                                       model_context(session_, options_).device);
+  model_->set_device_cache(device_cache_.get());
+  DeviceCacheReport& r = device_cache_report_;
+  r.device = device_cache_->device().str();
+  r.rows = device_cache_->rows();
+  r.remote_rows = warm.remote_rows;
+  r.bytes = device_cache_->bytes();
+  r.presample_s = watch.seconds();
+  r.presample_batches = warm.presample_batches;
+  r.expected_hit_rate = warm.expected_hit_rate;
+  r.expected_remote_hit_rate = warm.expected_remote_hit_rate;
+}
 
 nn::GnnModel& Trainer::model() {
   PARTITA_CHECK(model_->gnn() != nullptr, Error, "internal: model() of an R-GCN trainer");
@@ -98,7 +127,7 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
 
   loader::BatchPipeline pipeline(
       pipeline_options(session_, options_, model_->needs_degrees(), task_->needs_labels(),
-                       static_cast<uint64_t>(epoch)),
+                       static_cast<uint64_t>(epoch), model_->resident_rows()),
       task_->epoch_seeds(epoch), session_.sampler(), session_.fetcher());
   model_->module().train();
   Stopwatch epoch_watch;
@@ -165,6 +194,7 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
                            const std::function<void(const StepRecord&)>& on_step) {
   TrainResult result;
   result.cache = cache_report_;
+  result.device_cache = device_cache_report_;
   result.eval = name_of(eval_mode_names(), options_.eval.mode).c_str();
   Stopwatch watch;
   if (options_.checkpoint.resume) {
@@ -193,6 +223,11 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
     const store::FetchStats fetch_after = session_.fetcher().stats();
     rec.remote_rows = fetch_after.remote_rows - fetch_before.remote_rows;
     rec.cache_hits = fetch_after.cache_hits - fetch_before.cache_hits;
+    rec.remote_bytes = fetch_after.remote_bytes - fetch_before.remote_bytes;
+    rec.gpu_cache_lookups = fetch_after.resident_lookups - fetch_before.resident_lookups;
+    rec.gpu_cache_hits = fetch_after.resident_hits - fetch_before.resident_hits;
+    rec.gpu_cache_remote_hits =
+        fetch_after.resident_remote_hits - fetch_before.resident_remote_hits;
     if (checkpointer_->enabled()) {
       Stopwatch checkpoint_watch;
       checkpointer_->save(e + 1, model_->module(), *optimizer_, model_->config_signature());

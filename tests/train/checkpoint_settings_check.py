@@ -40,7 +40,7 @@ CHANGED = {
     "precision": ["bf16"], "optimizer": ["sgd"], "seed": ["3"], "threads": ["2"],
     "torch-threads": ["1"], "prefetch": ["3"], "timeout": ["30"], "eval": ["full"],
     "eval-every": ["2"], "metrics-out": ["{work}/m-{n}.jsonl"], "force": [],
-    "cache-ratio": ["0.5"], "cache-presample": ["3"], "progress": ["off"],
+    "cache-ratio": ["0.5"], "cache-presample": ["3"], "gpu-cache-ratio": ["0.5"], "progress": ["off"],
     "progress-every": ["5"], "checksum": [], "profile": [], "host-local": ["off"], "parts": ["{work}/parts-copy"],
 }
 # Flags each run changes anyway, or that one process cannot change.

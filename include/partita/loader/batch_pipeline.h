@@ -31,6 +31,7 @@
 #include "partita/sample/block_builder.h"
 #include "partita/sample/neighbor_sampler.h"
 #include "partita/store/feature_store.h"
+#include "partita/store/resident_rows.h"
 
 namespace partita::loader {
 
@@ -50,6 +51,10 @@ struct BatchPipelineOptions {
   // Typed graphs: fetch the input nodes' features per node type (Batch::typed_inputs)
   // instead of Batch::features (feature_row_bytes is then unused).
   bool typed = false;
+  // Rows the consumer holds already (train/device_feature_cache.h), or null: the input nodes
+  // in it are not fetched (Batch::resident). Borrowed: must outlive the pipeline; read-only,
+  // shared by the workers. Not for typed graphs.
+  const store::ResidentRows* resident = nullptr;
 };
 
 // Throws ParameterError naming `threads` or `prefetch` when one is outside its range. The
@@ -64,12 +69,25 @@ struct TypedInput {
   std::vector<uint8_t> features;
 };
 
+// The input nodes of a batch that were not fetched because options.resident holds them.
+struct ResidentInputs {
+  const store::ResidentRows* set = nullptr;  // options.resident (null: nothing skipped)
+  // Positions in sampled.input_nodes (ascending) of the input nodes in `set`, and their
+  // slots there (ResidentRows::slot), aligned.
+  store::ResidentHits hits;
+};
+
 struct Batch {
   int64_t step = 0;
   sample::SampledBatch sampled;
-  // [sampled.input_nodes.size(), feat_dim] row-major, in the graph's feature dtype (as
-  // stored: float32, float16 or bfloat16 bits), feature_row_bytes per row.
+  // The feature rows of the input nodes that were fetched, row-major, in the graph's feature
+  // dtype (as stored: float32, float16 or bfloat16 bits), feature_row_bytes per row: the
+  // rows of every input position not in resident.hits.positions, in ascending position
+  // order, so [sampled.input_nodes.size() - resident.hits.positions.size(), feat_dim]
+  // (fetched_feature_rows). Without options.resident that is every input node, row i
+  // belonging to sampled.input_nodes[i].
   std::vector<uint8_t> features;
+  ResidentInputs resident;  // empty without options.resident
   // Typed graphs (options.typed), one per node type; features stays empty.
   std::vector<TypedInput> typed_inputs;
   std::vector<int64_t> labels;  // [sampled.seeds.size()], labels of the seeds
@@ -80,6 +98,13 @@ struct Batch {
   double sample_s = 0;  // wall time building the blocks
   double fetch_s = 0;   // wall time fetching features, labels (and degrees)
 };
+
+// The rows `features` holds: input nodes less the resident ones (the whole input without a
+// resident set).
+inline int64_t fetched_feature_rows(const Batch& batch) {
+  return static_cast<int64_t>(batch.sampled.input_nodes.size() -
+                              batch.resident.hits.positions.size());
+}
 
 class BatchPipeline {
  public:

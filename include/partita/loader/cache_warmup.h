@@ -18,6 +18,7 @@
 #include "partita/store/dist_graph.h"
 #include "partita/store/feature_cache.h"
 #include "partita/store/feature_store.h"
+#include "partita/store/resident_rows.h"
 
 namespace partita::loader {
 
@@ -45,5 +46,31 @@ struct CacheWarmup {
 CacheWarmup warm_feature_cache(sample::NeighborSampler& sampler, store::FeatureFetcher& fetcher,
                                const store::DistGraph& graph, const GlobalBatches& plan,
                                const SeedShare& share, const CacheWarmupOptions& options);
+
+// The rows of the device feature cache (train/device_feature_cache.h, issue 24), chosen by
+// the same pre-sampling: the hottest input nodes, local or remote, a remote one counted
+// twice (hottest_input_nodes; cache_warmup.cc says why),
+// at most ratio x the nodes this rank owns, and their rows fetched through `fetcher` (the
+// normal path) in the stored dtype. Unlike warm_feature_cache it builds one on a single
+// trainer and on a replicated graph (the rows then are all local). options.trainers unused.
+struct DeviceRowsWarmup {
+  store::ResidentRows resident;  // the chosen ids (empty for ratio 0)
+  // [resident.size(), feature_row_bytes] in slot order (ascending ids), as stored.
+  std::vector<uint8_t> rows;
+  int64_t remote_rows = 0;        // chosen ids owned by other ranks
+  int64_t presample_batches = 0;  // batches pre-sampled
+  // Share of the pre-sampled batches' input rows the chosen ids cover (the expected hit
+  // rate), and of their remote input rows.
+  double expected_hit_rate = 0;
+  double expected_remote_hit_rate = 0;
+  double seconds = 0;  // choosing and fetching
+};
+
+// Throws ParameterError(gpu_cache_ratio) for ratio > 0 on a typed graph (not supported yet)
+// or a server-client trainer's view (it owns no node: no budget). Blocks as
+// warm_feature_cache.
+DeviceRowsWarmup warm_device_rows(sample::NeighborSampler& sampler, store::FeatureFetcher& fetcher,
+                                  const store::DistGraph& graph, const GlobalBatches& plan,
+                                  const SeedShare& share, const CacheWarmupOptions& options);
 
 }  // namespace partita::loader

@@ -1,7 +1,9 @@
 #pragma once
-// Choosing the rows of the hot-feature cache (store/feature_cache.h) by pre-sampling: the
-// batches a rank is about to train on are sampled once (blocks only, no features) and the
-// remote nodes counted by how many batches need their feature row.
+// Choosing the rows of the hot-feature caches by pre-sampling: the batches a rank is about to
+// train on are sampled once (blocks only, no features) and their input nodes counted by how
+// many batches need their feature row. The host cache (store/feature_cache.h) ranks remote
+// nodes only; the device cache (train/device_feature_cache.h) ranks every input node, local
+// or remote (hottest_input_nodes; why: there).
 #include <cstdint>
 #include <vector>
 
@@ -12,10 +14,14 @@
 namespace partita::loader {
 
 struct HotNodes {
-  std::vector<int64_t> ids;        // at most `budget` remote nodes, most needed first
+  std::vector<int64_t> ids;        // at most `budget` nodes, most needed first
   int64_t batches = 0;             // batches pre-sampled
   int64_t remote_appearances = 0;  // remote input rows over those batches (with repeats)
-  int64_t covered = 0;             // of which `ids` cover
+  int64_t covered = 0;             // of the rows counted (remote, or all), how many `ids` cover
+  // hottest_input_nodes only: all input rows over the batches (with repeats), and how many
+  // of the remote ones `ids` cover.
+  int64_t appearances = 0;
+  int64_t remote_covered = 0;
 };
 
 // Throws ParameterError, naming `cache_ratio` / `cache_presample_batches`, unless
@@ -33,5 +39,22 @@ HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::Dis
                               const std::vector<std::vector<int64_t>>& batches,
                               const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
                               int64_t budget);
+
+// The same over every input node, owned or not: the `budget` nodes with the highest score,
+// the number of batches that need the node, times remote_weight (>= 1) for a node this rank
+// does not own; ties to the smaller id. covered and remote_covered count appearances, not
+// scores.
+//
+// Why local nodes too (the device cache): on a device every input row costs a host gather
+// and a host-to-device copy, a remote one its owner's gather and a transfer besides; a
+// device hit saves all of that for any row. Ranking remote nodes only would leave a
+// single-rank (or replicated) run, where nothing is remote, with no cache at all. Why a
+// weight: a remote row costs more, and with few pre-sampled batches many nodes tie at the
+// top count, where smaller ids (this rank's first, under contiguous numbering) would
+// otherwise win every tie (loader/cache_warmup.cc measures it).
+HotNodes hottest_input_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
+                             const std::vector<std::vector<int64_t>>& batches,
+                             const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
+                             int64_t budget, int64_t remote_weight);
 
 }  // namespace partita::loader

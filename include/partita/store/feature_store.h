@@ -23,15 +23,22 @@
 // (same host, same directory: runtime/host_local.h) are copied from that mapping, no request
 // sent; the results are the same bytes the owner would send.
 //
+// Resident rows (fetch_features_except, issue 24): ids whose rows the caller already holds
+// (store/resident_rows.h, e.g. in a device cache) are skipped before anything else: not
+// gathered, not requested, not counted as local, host or remote rows; the stats count them
+// apart (resident_*), so the traffic figures stay those of the rows really fetched.
+//
 // Thread-safety: fetch_* may be called from several threads at once.
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "partita/comm/rpc.h"
 #include "partita/comm/wire.h"
 #include "partita/store/dist_graph.h"
 #include "partita/store/feature_cache.h"
 #include "partita/store/host_parts.h"
+#include "partita/store/resident_rows.h"
 
 namespace partita::store {
 
@@ -42,6 +49,11 @@ struct FetchStats {
   int64_t remote_bytes = 0;  // reply payload bytes received
   int64_t cache_hits = 0;    // remote feature rows answered by the cache instead
   int64_t host_rows = 0;     // rows of other ranks copied from their mapped parts (no request)
+  // fetch_features_except: feature rows looked up in a resident set, the ones found there
+  // (not fetched at all), and of those the ones owned by other ranks.
+  int64_t resident_lookups = 0;
+  int64_t resident_hits = 0;
+  int64_t resident_remote_hits = 0;
 };
 
 void add_feature_routes(RpcRouter& router, const DistGraph& graph);
@@ -63,6 +75,12 @@ class FeatureFetcher {
   // feature_row_bytes() per row). Throws Error on an id outside [0, num_nodes) or on a typed
   // graph (use fetch_type_features), TimeoutError/CommError from remote owners.
   void fetch_features(ArrayView<const int64_t> ids, void* out);
+  // fetch_features for the ids not in `resident`: their positions in `ids` and slots are
+  // appended to *hits (store/resident_rows.h), and *out is resized to the rows of the other
+  // ids, packed in input order ([ids.size() - hits, feat_dim], feature_row_bytes() each).
+  // An empty resident set gives exactly fetch_features' rows. Same errors as fetch_features.
+  void fetch_features_except(ArrayView<const int64_t> ids, const ResidentRows& resident,
+                             ResidentHits* hits, std::vector<uint8_t>* out);
   // Typed graphs: out: [ids.size(), type_feat_dim(type)] row-major in feature_dtype()
   // (type_feature_row_bytes(type) per row), in input order. Every id must be of node type
   // `type`, and the type must have features: Error otherwise (naming the id or the type).
@@ -101,7 +119,8 @@ class FeatureFetcher {
   const FeatureCache* cache_ = nullptr;
   const HostParts* host_ = nullptr;
   std::atomic<int64_t> local_rows_{0}, remote_rows_{0}, remote_requests_{0}, remote_bytes_{0},
-      cache_hits_{0}, host_rows_{0};
+      cache_hits_{0}, host_rows_{0}, resident_lookups_{0}, resident_hits_{0},
+      resident_remote_hits_{0};
 };
 
 }  // namespace partita::store

@@ -45,6 +45,8 @@
 
 namespace partita::train {
 
+class DeviceFeatureCache;  // device_feature_cache.h
+
 class BatchStaging {
  public:
   explicit BatchStaging(torch::Device device);
@@ -69,8 +71,11 @@ class BatchStaging {
   // rows widened to float32, except bfloat16 rows for a bf16 model, which take them as they
   // are. Normalizing (normalize_features) works in float32; a row it cannot normalize is an
   // Error naming the node. Call ready() before use.
+  // With a device feature cache (device_feature_cache.h; null: none), the batch holds only
+  // its fetched rows: they are copied, then assembled with the cached rows on the device,
+  // before widening and normalizing, so the result equals the uncached one bit for bit.
   torch::Tensor features(loader::Batch& batch, const store::DistGraph& graph, bool normalize,
-                         bool bf16_model);
+                         bool bf16_model, const DeviceFeatureCache* cache = nullptr);
 
  private:
   torch::Device device_;

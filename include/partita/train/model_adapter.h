@@ -32,9 +32,14 @@
 #include "partita/runtime/session.h"
 #include "partita/train/trainer.h"
 
+namespace partita::store {
+class ResidentRows;
+}
+
 namespace partita::train {
 
-class BatchStaging;  // partita/train/batch_staging.h
+class BatchStaging;        // partita/train/batch_staging.h
+class DeviceFeatureCache;  // device_feature_cache.h
 
 struct ModelContext {
   runtime::Session& session;
@@ -63,6 +68,12 @@ class ModelAdapter {
   // How this model's inputs reach its device: tasks stage their labels and pair indices
   // through it (then ready()) so that losses and metrics are computed on the device.
   virtual BatchStaging& staging() = 0;
+  // The device feature cache forward() assembles its inputs with (null: none); it must
+  // outlive its use. Models without homogeneous features refuse one (Error).
+  virtual void set_device_cache(const DeviceFeatureCache* cache);
+  // The rows that cache holds, for the batch pipelines that feed this model
+  // (loader::BatchPipelineOptions::resident), or null.
+  virtual const store::ResidentRows* resident_rows() const { return nullptr; }
 };
 
 // One row of the factory table: the first entry whose accepts(options) holds builds the

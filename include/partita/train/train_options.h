@@ -120,6 +120,10 @@ struct CacheOptions {
   // cache_ratio: at most ratio x (nodes this rank owns) remote rows, in [0, 1]; 0: none.
   double ratio = 0;
   int64_t presample_batches = 10;  // cache_presample: steps pre-sampled to choose them, >= 1
+  // gpu_cache_ratio: the device feature cache (train/device_feature_cache.h): at most
+  // gpu_ratio x (nodes this rank owns) of the hottest input rows, local or remote, kept on
+  // the model's device, in [0, 1]; 0: none. Chosen with the same presample_batches.
+  double gpu_ratio = 0;
 };
 
 enum class Task { kNode, kLink };
@@ -173,9 +177,9 @@ struct TrainOptions {
 // every rank; the command line calls it before starting MPI, the Trainer again). Parameter
 // names: layers, hidden, heads, dropout, attention_dropout, num_bases, fanouts, epochs,
 // batch_size, max_steps, lr, weight_decay, threads, prefetch, torch_threads, eval_every,
-// bucket_bytes, resume, cache_ratio, cache_presample, negatives, metric, task, precision,
-// device (train/device.h check_device: CUDA missing from this torch, no GPU visible, or an
-// index out of range).
+// bucket_bytes, resume, cache_ratio, cache_presample, gpu_cache_ratio, negatives, metric, task,
+// precision, device (train/device.h check_device: CUDA missing from this torch, no GPU
+// visible, or an index out of range).
 void check_options(const TrainOptions& options);
 
 }  // namespace partita::train

@@ -52,10 +52,12 @@ class TrainTask {
                     TrainResult& result) = 0;
 };
 
-// The batch pipeline of a pass over `session` keyed by `epoch_key` (training epoch or tag).
+// The batch pipeline of a pass over `session` keyed by `epoch_key` (training epoch or tag);
+// `resident`: the rows the model holds on its device (ModelAdapter::resident_rows), skipped.
 loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
                                               const TrainOptions& options, bool needs_degrees,
-                                              bool needs_labels, uint64_t epoch_key);
+                                              bool needs_labels, uint64_t epoch_key,
+                                              const store::ResidentRows* resident = nullptr);
 
 // options.task's task (collective, see above). `options` must outlive the task.
 std::unique_ptr<TrainTask> make_task(runtime::Session& session, const TrainOptions& options);

@@ -62,7 +62,7 @@
 // every score and computes AUC, AP, MRR and Hits@K (train/link_metrics.h) identically on
 // every rank; with eval full, every rank scores every pair on the embeddings of layer-wise
 // full-graph inference instead (train/inference.h, as `partita infer`). Worker mode only,
-// no hot-feature cache, untyped partitions.
+// no host hot-feature cache (the device cache serves it), untyped partitions.
 //
 // Cache (options.cache.ratio > 0, partitioned mode with more than one rank): before the
 // first epoch each rank pre-samples the first cache.presample_batches steps of an epoch no
@@ -70,6 +70,14 @@
 // remote node's features, fetches the rows of the most needed ones (at most cache.ratio x
 // the nodes it owns) and answers those from memory from then on (store::FeatureCache).
 // Results do not change; only the traffic does.
+//
+// Device cache (options.cache.gpu_ratio > 0, issue 24; train/device_feature_cache.h): after
+// the host cache, each rank pre-samples the same steps, keeps the rows of the input nodes
+// they need most, local or remote (at most gpu_ratio x the nodes it owns), on the model's
+// device, and its batch pipelines (training and sampled evaluation) skip fetching them;
+// forward() assembles the input matrix from the cached and the fetched rows. Losses do not
+// change, bit for bit; local gathers, requests and copies to the device do. Untyped
+// partitions, worker mode (or one process); node and link tasks.
 //
 // Checkpoints (options.checkpoint.dir): after every epoch rank 0 writes the model,
 // optimizer, epochs done and seed (checkpoint.h), keeping the two latest; only rank 0
@@ -113,6 +121,10 @@
 #include "partita/train/link_metrics.h"
 #include "partita/train/step_profile.h"
 #include "partita/train/train_options.h"
+
+namespace partita::loader {
+struct CacheWarmupOptions;
+}
 
 namespace partita::train {
 
@@ -166,6 +178,17 @@ struct EpochRecord {
   // the hot-feature cache instead.
   int64_t remote_rows = 0;
   int64_t cache_hits = 0;
+  // This rank's reply bytes received for the feature, label and degree requests of the
+  // epoch, training steps and validation (store::FetchStats::remote_bytes): what crossed
+  // the wire towards it.
+  int64_t remote_bytes = 0;
+  // The device cache (options.cache.gpu_ratio): this rank's input feature rows of the epoch
+  // (training steps and validation) looked up in it, found there (neither gathered,
+  // fetched nor copied to the device), and of those the ones other ranks own. All 0
+  // without it.
+  int64_t gpu_cache_lookups = 0;
+  int64_t gpu_cache_hits = 0;
+  int64_t gpu_cache_remote_hits = 0;
   // This rank's process at the end of the epoch (after validation and checkpoint), to see
   // growth across epochs: resident memory, threads, open file descriptors.
   int64_t rss_bytes = 0;
@@ -183,8 +206,23 @@ struct CacheReport {
   double expected_hit_rate = 0;
 };
 
+// This rank's device feature cache, when options.cache.gpu_ratio > 0.
+struct DeviceCacheReport {
+  std::string device;             // where the rows live ("cpu", "cuda:0")
+  int64_t rows = 0;               // cached rows, local and remote
+  int64_t remote_rows = 0;        // of which other ranks own
+  int64_t bytes = 0;              // device memory they take
+  double presample_s = 0;         // choosing, fetching and placing them
+  int64_t presample_batches = 0;  // batches pre-sampled
+  // Share of the pre-sampled batches' input rows the cache covers (its expected hit rate),
+  // and of their remote input rows.
+  double expected_hit_rate = 0;
+  double expected_remote_hit_rate = 0;
+};
+
 struct TrainResult {
   CacheReport cache;
+  DeviceCacheReport device_cache;
   const char* eval = "sampled";          // how val_acc and test_acc were measured: sampled, full
   int64_t resumed_epochs = 0;            // epochs done before, restored from a checkpoint
   std::vector<EpochRecord> epochs;       // the epochs run by this call
@@ -198,6 +236,7 @@ struct TrainResult {
 
 class TrainTask;
 class ModelAdapter;
+class DeviceFeatureCache;
 class GradientSync;
 class Checkpointer;
 
@@ -209,7 +248,7 @@ class Trainer {
   // Builds the task's plans, the model and optimizer and synchronizes the initial weights
   // (collective). Throws Error/ParameterError on bad options (fanouts.size() != model.layers, ...).
   Trainer(runtime::Session& session, const TrainOptions& options);
-  ~Trainer();  // detaches the cache from the session's fetcher
+  ~Trainer();  // detaches the caches from the session's fetcher and the model
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
@@ -228,12 +267,16 @@ class Trainer {
   nn::GnnModel& model();
   torch::nn::Module& module();
   const CacheReport& cache_report() const { return cache_report_; }
+  const DeviceCacheReport& device_cache_report() const { return device_cache_report_; }
 
   // Global steps per epoch (see Batches above), and training ids over all ranks.
   int64_t steps_per_epoch() const;
   int64_t num_train_ids() const;
 
  private:
+  // The device cache of options.cache.gpu_ratio (none for 0): `options` are the host cache's
+  // pre-sampling options.
+  void warm_device_cache(const loader::CacheWarmupOptions& options);
   // epoch: 0-based. Calls on_step after each step.
   EpochRecord run_epoch(int64_t epoch, const std::function<void(const StepRecord&)>& on_step);
 
@@ -247,6 +290,8 @@ class Trainer {
   std::unique_ptr<StepProfile> profile_;  // options.profile only
   store::FeatureCache cache_;
   CacheReport cache_report_;
+  std::unique_ptr<DeviceFeatureCache> device_cache_;  // options.cache.gpu_ratio > 0 only
+  DeviceCacheReport device_cache_report_;
   // Changes whenever the weights do (optimizer steps, a restored checkpoint).
   int64_t weight_updates_ = 0;
 };
