@@ -36,7 +36,7 @@ import sys
 import time
 
 import smoke
-from train_synth200k import ROOT, SMOKE_MODEL, ensure
+from train_synth200k import ROOT, SMOKE_MODEL, ensure, epoch_record
 
 MODEL = ["--model", "sage", "--layers", "3", "--hidden", "256", "--fanouts", "15,10,5",
          "--epochs", "1", "--eval-every", "0"]
@@ -70,15 +70,6 @@ def powers_up_to(n):
 
 def sampler_threads(cores_per_rank):  # launch's rule (src/cli/launch_layout.cc)
     return min(max(cores_per_rank // 8, 1), 4)
-
-
-def epoch_record(path):
-    with open(path) as f:
-        for line in f:
-            rec = json.loads(line)
-            if rec.get("type") == "epoch":
-                return rec
-    raise RuntimeError(f"{path}: no epoch record")
 
 
 def train(a, parts, ranks, torch_threads, threads, batch_size, extra, env):
