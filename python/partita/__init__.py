@@ -184,7 +184,9 @@ def _on_host(t):
     C++ trainer stages device buffers for MPI (Open MPI is not assumed CUDA-aware)."""
     if t.device.type == "cpu":
         return t
-    return t.to("cpu").contiguous().pin_memory() if torch.cuda.is_available() else t.to("cpu")
+    # One copy, straight into (pinned) host memory.
+    host = torch.empty(t.shape, dtype=t.dtype, pin_memory=torch.cuda.is_available())
+    return host.copy_(t)
 
 
 # Models whose parameters were found equal on every rank (first allreduce_gradients).
