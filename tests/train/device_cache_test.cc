@@ -10,8 +10,8 @@
 #include <cstring>
 #include <optional>
 #include <string>
-#include <thread>
 
+#include "helpers/on_threads.h"
 #include "helpers/test_paths.h"
 #include "partita/comm/inproc_collectives.h"
 #include "partita/comm/inproc_transport.h"
@@ -173,38 +173,29 @@ struct RunResult {
 RunResult run(const std::string& dir, int ranks, const TrainOptions& options) {
   InProcessWorld world(ranks);
   InProcessCollectiveGroup group(ranks, 60);
-  std::vector<std::string> failures(static_cast<size_t>(ranks));
   RunResult result;
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        runtime::SessionOptions so;
-        so.parts_dir = dir + "/p" + std::to_string(ranks);
-        so.timeout_s = 60;
-        so.host_local = runtime::HostLocal::kOff;
-        runtime::Session session(world.transport(r), group.member(r), so);
-        {
-          Trainer trainer(session, options);
-          const TrainResult t = trainer.train();
-          if (r == 0) {
-            for (const EpochRecord& e : t.epochs) {
-              result.epoch_losses.push_back(e.loss);
-              result.val_accs.push_back(e.val_acc);
-            }
-            result.test_acc = t.test_acc;
-            result.first = t.epochs[0];
-            result.cache = t.device_cache;
-            result.weights = testing::flat_parameters(trainer.model());
-          }
+  const std::vector<std::string> failures = testing::on_threads(ranks, [&](int r) {
+    runtime::SessionOptions so;
+    so.parts_dir = dir + "/p" + std::to_string(ranks);
+    so.timeout_s = 60;
+    so.host_local = runtime::HostLocal::kOff;
+    runtime::Session session(world.transport(r), group.member(r), so);
+    {
+      Trainer trainer(session, options);
+      const TrainResult t = trainer.train();
+      if (r == 0) {
+        for (const EpochRecord& e : t.epochs) {
+          result.epoch_losses.push_back(e.loss);
+          result.val_accs.push_back(e.val_acc);
         }
-        session.finish();
-      } catch (const std::exception& e) {
-        failures[static_cast<size_t>(r)] = e.what();
+        result.test_acc = t.test_acc;
+        result.first = t.epochs[0];
+        result.cache = t.device_cache;
+        result.weights = testing::flat_parameters(trainer.model());
       }
-    });
-  }
-  for (auto& t : threads) t.join();
+    }
+    session.finish();
+  });
   for (int r = 0; r < ranks; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
   return result;
 }
