@@ -10,6 +10,7 @@ PACKAGES=(
   libtorch-dev libopenblas0-openmp        # tensors, autograd; OpenBLAS under libtorch
   libopenmpi-dev openmpi-bin              # processes, launch, messaging
   libmetis-dev                            # graph partitioning
+  libptscotch-dev libscotchparmetis-dev   # partitioning across ranks (64-bit PT-Scotch)
   libabsl-dev                             # flat_hash_map
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
   zlib1g-dev libfast-float-dev            # reading OGB's *.csv.gz
