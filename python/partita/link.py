@@ -71,11 +71,13 @@ class LinkNeighborLoader(_Loops):
 
     def __init__(self, graph, fanouts=(10, 10), batch_size=1024, neg=1,
                  negative_sampling="uniform", exclude_seed_edges=True, seed=0, prefetch=2,
-                 threads=1, device="cpu"):
+                 threads=1, device="cpu", max_steps=0):
+        # max_steps > 0: each epoch runs its first max_steps global batches only (as
+        # `partita train --max-steps`).
         self._c = _C.LinkLoader(graph, "train", [int(k) for k in fanouts], int(batch_size),
                                 int(neg), str(negative_sampling),
                                 _exclude_mode(exclude_seed_edges), int(seed), int(prefetch),
-                                int(threads), str(device))
+                                int(threads), str(device), int(max_steps))
         self.graph, self.fanouts, self.batch_size, self.neg = graph, list(fanouts), batch_size, neg
         self.device = torch.device(str(device))
 

@@ -114,6 +114,7 @@ struct LinkLoaderOptions {
   int prefetch = 2;
   int threads = 1;
   std::string device = "cpu";
+  int64_t max_steps = 0;  // training: steps per epoch at most (0: all), as --max-steps
 };
 
 // The loader behind partita.LinkNeighborLoader (pairs kTrain) and partita.LinkEvalLoader
@@ -133,6 +134,8 @@ class LinkLoader final : public GraphUser {
                     "fanouts: {} is not a fanout (>= 1, or -1 for all)", k);
     PARTITA_CHECK(o_.batch_size >= 1, UsageError, "batch_size: must be >= 1, got {}",
                   o_.batch_size);
+    PARTITA_CHECK(o_.max_steps >= 0, UsageError, "max_steps: must be >= 0, got {}",
+                  o_.max_steps);
     PARTITA_CHECK(o_.negatives >= 0 && o_.negatives <= 1000, UsageError,
                   "neg: must be in [0, 1000], got {}", o_.negatives);
     const std::optional<loader::NegativeKind> kind =
@@ -187,7 +190,8 @@ class LinkLoader final : public GraphUser {
   LinkLoader& operator=(const LinkLoader&) = delete;
 
   int64_t steps() const {
-    return which_ == Pairs::kTrain ? plan_->steps() : static_cast<int64_t>(held_out_.size());
+    if (which_ != Pairs::kTrain) return static_cast<int64_t>(held_out_.size());
+    return o_.max_steps > 0 ? std::min(o_.max_steps, plan_->steps()) : plan_->steps();
   }
   int64_t num_pairs() const { return num_pos_ + num_neg_; }
   int64_t num_positives() const { return num_pos_; }
@@ -354,6 +358,8 @@ class LinkLoader final : public GraphUser {
     };
     for (const std::vector<int64_t>& global :
          plan_->epoch_batches(o_.seed, epoch, [](const std::vector<int64_t>& b) { return b; })) {
+      // The first max_steps global batches only (the C++ trainer's --max-steps).
+      if (o_.max_steps > 0 && static_cast<int64_t>(steps.size()) == o_.max_steps) break;
       std::vector<int64_t> mine;
       if (replicated) {
         mine = loader::even_share(global, session.rank(), session.size());
@@ -509,7 +515,8 @@ std::unique_ptr<LinkLoader> make_loader(Graph& graph, Pairs which, std::vector<i
                                         int64_t batch_size, int64_t negatives,
                                         const std::string& negative_sampling,
                                         const std::string& exclude, uint64_t seed, int prefetch,
-                                        int threads, const std::string& device) {
+                                        int threads, const std::string& device,
+                                        int64_t max_steps) {
   LinkLoaderOptions o;
   o.fanouts = std::move(fanouts);
   o.batch_size = batch_size;
@@ -520,6 +527,7 @@ std::unique_ptr<LinkLoader> make_loader(Graph& graph, Pairs which, std::vector<i
   o.prefetch = prefetch;
   o.threads = threads;
   o.device = device;
+  o.max_steps = max_steps;
   return std::make_unique<LinkLoader>(graph, which, std::move(o));
 }
 
@@ -591,7 +599,7 @@ void add_link_loader_bindings(py::module_& m) {
       .def(py::init([](Graph& graph, const std::string& pairs, std::vector<int64_t> fanouts,
                        int64_t batch_size, int64_t negatives, const std::string& negative_sampling,
                        const std::string& exclude, uint64_t seed, int prefetch, int threads,
-                       const std::string& device) {
+                       const std::string& device, int64_t max_steps) {
              const Pairs which =
                  pairs == "train"   ? Pairs::kTrain
                  : pairs == "valid" ? Pairs::kValid
@@ -600,11 +608,13 @@ void add_link_loader_bindings(py::module_& m) {
                      : throw UsageError(
                            fmt::format("split: '{}' is not one of train, valid, test", pairs));
              return make_loader(graph, which, std::move(fanouts), batch_size, negatives,
-                                negative_sampling, exclude, seed, prefetch, threads, device);
+                                negative_sampling, exclude, seed, prefetch, threads, device,
+                                max_steps);
            }),
            py::arg("graph"), py::arg("pairs"), py::arg("fanouts"), py::arg("batch_size"),
            py::arg("negatives"), py::arg("negative_sampling"), py::arg("exclude"), py::arg("seed"),
-           py::arg("prefetch"), py::arg("threads"), py::arg("device"), py::keep_alive<1, 2>())
+           py::arg("prefetch"), py::arg("threads"), py::arg("device"), py::arg("max_steps") = 0,
+           py::keep_alive<1, 2>())
       .def("__len__", &LinkLoader::steps)
       .def_property_readonly("num_pairs", &LinkLoader::num_pairs)
       .def_property_readonly("num_positives", &LinkLoader::num_positives)

@@ -189,6 +189,15 @@ def test_negatives_depend_on_the_epoch_not_the_threads(graph):
     assert epoch_negatives(1, 0) != epoch_negatives(1, 1)
 
 
+def test_max_steps_keeps_the_first_steps_of_each_epoch(graph):
+    full = partita.LinkNeighborLoader(graph, [3], batch_size=500, seed=2)
+    short = partita.LinkNeighborLoader(graph, [3], batch_size=500, seed=2, max_steps=2)
+    assert len(full) == 9 and len(short) == 2
+    for _ in range(2):  # epochs 0 and 1
+        a = [b.pos_ids.tolist() for b in full]
+        assert [b.pos_ids.tolist() for b in short] == a[:2]
+
+
 def test_eval_loader_holds_every_held_out_pair_once(graph):
     for split in ("valid", "test"):
         pos, neg = edges_of(graph, f"edges/{split}_pos.npy"), edges_of(graph, f"edges/{split}_neg.npy")
