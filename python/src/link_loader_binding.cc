@@ -134,8 +134,7 @@ class LinkLoader final : public GraphUser {
                     "fanouts: {} is not a fanout (>= 1, or -1 for all)", k);
     PARTITA_CHECK(o_.batch_size >= 1, UsageError, "batch_size: must be >= 1, got {}",
                   o_.batch_size);
-    PARTITA_CHECK(o_.max_steps >= 0, UsageError, "max_steps: must be >= 0, got {}",
-                  o_.max_steps);
+    PARTITA_CHECK(o_.max_steps >= 0, UsageError, "max_steps: must be >= 0, got {}", o_.max_steps);
     PARTITA_CHECK(o_.negatives >= 0 && o_.negatives <= 1000, UsageError,
                   "neg: must be in [0, 1000], got {}", o_.negatives);
     const std::optional<loader::NegativeKind> kind =
@@ -209,7 +208,8 @@ class LinkLoader final : public GraphUser {
       key = static_cast<uint64_t>(epoch_);
       training_steps(graph, key, steps, seeds);
     } else {
-      key = which_ == Pairs::kTest ? kEvalTagBase - 1 : kEvalTagBase + static_cast<uint64_t>(epoch_);
+      key =
+          which_ == Pairs::kTest ? kEvalTagBase - 1 : kEvalTagBase + static_cast<uint64_t>(epoch_);
       steps = held_out_;
       seeds = held_out_seeds_;
     }
@@ -257,8 +257,8 @@ class LinkLoader final : public GraphUser {
       // As the C++ task's step_loss: the global step's pairs leave every block (and GCN's
       // degrees), after sampling.
       Stopwatch watch;
-      out.excluded_edges = sample::exclude_edges(owner->sampled, s.excluded, exclude_,
-                                                 owner->degrees.empty() ? nullptr : &owner->degrees);
+      out.excluded_edges = sample::exclude_edges(
+          owner->sampled, s.excluded, exclude_, owner->degrees.empty() ? nullptr : &owner->degrees);
       out.exclude_s = watch.seconds();
     }
     convert(owner, s, out);
@@ -335,10 +335,10 @@ class LinkLoader final : public GraphUser {
       ids[i] = {keys_[i], static_cast<int64_t>(i)};
     }
     plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), o_.batch_size);
-    negatives_.emplace(kind == loader::NegativeKind::kDegree
-                           ? loader::NegativeSampler::by_degree(node_map,
-                                                                train::all_in_degrees(session))
-                           : loader::NegativeSampler::uniform(node_map));
+    negatives_.emplace(
+        kind == loader::NegativeKind::kDegree
+            ? loader::NegativeSampler::by_degree(node_map, train::all_in_degrees(session))
+            : loader::NegativeSampler::uniform(node_map));
   }
 
   // As LinkTask::epoch_seeds: the epoch's steps and their seeds.
@@ -476,8 +476,8 @@ class LinkLoader final : public GraphUser {
             {std::move(tensors[i]), view_of(owner->sampled.blocks[i].src_nodes, owner)});
     }
     if (staging_.on_cpu()) return;
-    for (torch::Tensor* t : {&out.seeds, &out.input_nodes, &out.x, &out.pos, &out.neg,
-                             &out.pos_ids, &out.neg_ids})
+    for (torch::Tensor* t :
+         {&out.seeds, &out.input_nodes, &out.x, &out.pos, &out.neg, &out.pos_ids, &out.neg_ids})
       *t = staging_.to_device(*t);
     for (LinkBlock& b : out.blocks) {
       b.tensors = staging_.to_device(std::move(b.tensors));
@@ -515,8 +515,7 @@ std::unique_ptr<LinkLoader> make_loader(Graph& graph, Pairs which, std::vector<i
                                         int64_t batch_size, int64_t negatives,
                                         const std::string& negative_sampling,
                                         const std::string& exclude, uint64_t seed, int prefetch,
-                                        int threads, const std::string& device,
-                                        int64_t max_steps) {
+                                        int threads, const std::string& device, int64_t max_steps) {
   LinkLoaderOptions o;
   o.fanouts = std::move(fanouts);
   o.batch_size = batch_size;
@@ -536,9 +535,9 @@ py::dict link_metrics(const torch::Tensor& positive, const torch::Tensor& negati
                       int64_t hits_k) {
   const torch::Tensor p = positive.to(torch::kCPU, torch::kFloat32).contiguous();
   const torch::Tensor n = negative.to(torch::kCPU, torch::kFloat32).contiguous();
-  const train::LinkMetrics m = train::link_metrics(
-      ArrayView<const float>(p.data_ptr<float>(), p.numel()),
-      ArrayView<const float>(n.data_ptr<float>(), n.numel()), hits_k);
+  const train::LinkMetrics m =
+      train::link_metrics(ArrayView<const float>(p.data_ptr<float>(), p.numel()),
+                          ArrayView<const float>(n.data_ptr<float>(), n.numel()), hits_k);
   py::dict out;
   out["auc"] = m.auc;
   out["ap"] = m.ap;
@@ -558,8 +557,7 @@ void add_link_loader_bindings(py::module_& m) {
       .def_readonly("src_nodes", &LinkBlock::src_nodes)
       .def_property_readonly("num_src", [](const LinkBlock& b) { return b.tensors.num_src; })
       .def_property_readonly("num_dst", [](const LinkBlock& b) { return b.tensors.num_dst; })
-      .def_property_readonly("num_edges",
-                             [](const LinkBlock& b) { return b.tensors.num_edges(); })
+      .def_property_readonly("num_edges", [](const LinkBlock& b) { return b.tensors.num_edges(); })
       .def_property_readonly("indptr", [](const LinkBlock& b) { return b.tensors.indptr; })
       .def_property_readonly("indices", [](const LinkBlock& b) { return b.tensors.indices; })
       .def_property_readonly("edge_index",
@@ -588,7 +586,9 @@ void add_link_loader_bindings(py::module_& m) {
       .def_property_readonly("num_pos", [](const LinkBatch& b) { return b.pos.size(1); })
       .def_property_readonly("num_neg", [](const LinkBatch& b) { return b.neg.size(1); })
       .def_property_readonly("edge_label_index",
-                             [](const LinkBatch& b) { return torch::cat({b.pos, b.neg}, 1); })
+                             [](const LinkBatch& b) {
+                               return torch::cat({b.pos, b.neg}, 1);
+                             })
       .def_property_readonly("edge_label", [](const LinkBatch& b) {
         const auto on = torch::TensorOptions().dtype(torch::kFloat32).device(b.pos.device());
         return torch::cat({torch::ones({b.pos.size(1)}, on), torch::zeros({b.neg.size(1)}, on)});
@@ -600,13 +600,12 @@ void add_link_loader_bindings(py::module_& m) {
                        int64_t batch_size, int64_t negatives, const std::string& negative_sampling,
                        const std::string& exclude, uint64_t seed, int prefetch, int threads,
                        const std::string& device, int64_t max_steps) {
-             const Pairs which =
-                 pairs == "train"   ? Pairs::kTrain
-                 : pairs == "valid" ? Pairs::kValid
-                 : pairs == "test"
-                     ? Pairs::kTest
-                     : throw UsageError(
-                           fmt::format("split: '{}' is not one of train, valid, test", pairs));
+             const Pairs which = pairs == "train"   ? Pairs::kTrain
+                                 : pairs == "valid" ? Pairs::kValid
+                                 : pairs == "test"
+                                     ? Pairs::kTest
+                                     : throw UsageError(fmt::format(
+                                           "split: '{}' is not one of train, valid, test", pairs));
              return make_loader(graph, which, std::move(fanouts), batch_size, negatives,
                                 negative_sampling, exclude, seed, prefetch, threads, device,
                                 max_steps);
