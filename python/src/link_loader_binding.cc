@@ -611,9 +611,9 @@ void add_link_loader_bindings(py::module_& m) {
                                 max_steps);
            }),
            py::arg("graph"), py::arg("pairs"), py::arg("fanouts"), py::arg("batch_size"),
-           py::arg("negatives"), py::arg("negative_sampling"), py::arg("exclude"), py::arg("seed"),
-           py::arg("prefetch"), py::arg("threads"), py::arg("device"), py::arg("max_steps") = 0,
-           py::keep_alive<1, 2>())
+           py::arg("neg"), py::arg("negative_sampling"), py::arg("exclude_seed_edges"),
+           py::arg("seed"), py::arg("prefetch"), py::arg("threads"), py::arg("device"),
+           py::arg("max_steps") = 0, py::keep_alive<1, 2>())
       .def("__len__", &LinkLoader::steps)
       .def_property_readonly("num_pairs", &LinkLoader::num_pairs)
       .def_property_readonly("num_positives", &LinkLoader::num_positives)
