@@ -12,8 +12,13 @@ edges and converts it to tensors, as the C++ link task does in its step; none re
 Python) and once as a Python `for batch in loader` that touches every batch's tensors (x,
 edge_label_index, edge_label, every block's edge_index), the way a training loop does. The
 difference is what Python adds. Prints one JSON object: the medians over --runs of both
-loops' batches/s (rank 0), and the Python overhead per batch and as a share of the C++ time.
-Never fails because a machine is slow.
+loops' batches/s (rank 0), and the Python overhead per batch and as a share of the C++ time;
+also each loop's CPU time (the rank process, all its threads: time.process_time()) and its
+share; and the Python loop's wall time outside the C++ start/next/stop calls (the generator, the
+batch object, touching its tensors: python_side_s), which bounds what Python adds to a
+step and, unlike the difference of two wall times, holds still on a machine other jobs
+share (python_side_share: as a share of the C++ loop's time). Never fails because a machine
+is slow.
 
     python3 bench/python_link_loader_synth200k.py [--runs 5] [--max-steps 40] [--work DIR]
 """
@@ -34,24 +39,55 @@ import partita
 parts, runs, max_steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 torch.set_num_threads(1)
 out = []
+
+
+class Timed:  # forwards to the C++ loader, adding up the wall time inside start/next/stop
+
+    def __init__(self, c):
+        self.c, self.in_next = c, 0.0
+
+    def timed(self, f, *args):
+        start = time.monotonic()
+        try:
+            return f(*args)
+        finally:
+            self.in_next += time.monotonic() - start
+
+    def start(self):
+        return self.timed(self.c.start)
+
+    def next(self, token):
+        return self.timed(self.c.next, token)
+
+    def stop(self, token=-1):
+        return self.timed(self.c.stop, token)
+
+    def __getattr__(self, name):
+        return getattr(self.c, name)
+
+
 with partita.DistGraph(parts) as g:
     rank = g.rank
     loader = partita.LinkNeighborLoader(g, fanouts=[15, 10, 5], batch_size=2048, neg=1,
                                         seed=0, max_steps=max_steps)
     for run in range(runs):
         g.barrier()
-        start = time.monotonic()
+        start, cpu = time.monotonic(), time.process_time()
         batches = loader._c.drain()
-        cpp_s = time.monotonic() - start
+        cpp_s, cpp_cpu_s = time.monotonic() - start, time.process_time() - cpu
         g.barrier()
-        start, touched = time.monotonic(), 0
+        timed = loader._c = Timed(loader._c)
+        start, cpu, touched = time.monotonic(), time.process_time(), 0
         for batch in loader:
             touched += batch.x.shape[0] + batch.edge_label_index.shape[1]
             touched += batch.edge_label.shape[0]
             for block in batch.blocks:
                 touched += block.edge_index.shape[1]
-        py_s = time.monotonic() - start
-        out.append({"batches": batches, "cpp_s": cpp_s, "python_s": py_s})
+        py_s, py_cpu_s = time.monotonic() - start, time.process_time() - cpu
+        loader._c = timed.c
+        out.append({"batches": batches, "cpp_s": cpp_s, "python_s": py_s,
+                    "cpp_cpu_s": cpp_cpu_s, "python_cpu_s": py_cpu_s,
+                    "python_side_s": py_s - timed.in_next})
 if rank == 0:
     print(json.dumps(out))
 """
@@ -97,12 +133,17 @@ def main():
         r["python_batches_per_s"] = r["batches"] / r["python_s"]
         r["overhead_per_batch_ms"] = 1e3 * (r["python_s"] - r["cpp_s"]) / r["batches"]
         r["overhead_share"] = (r["python_s"] - r["cpp_s"]) / r["cpp_s"]
+        r["cpu_overhead_share"] = (r["python_cpu_s"] - r["cpp_cpu_s"]) / r["cpp_cpu_s"]
+        r["python_side_share"] = r["python_side_s"] / r["cpp_s"]
     result = {"benchmark": "python_link_loader_synth200k", "ranks": 2, "fanouts": [15, 10, 5],
               "batch_size": 2048, "neg": 1, "max_steps": a.max_steps, "runs": a.runs}
     for key in ("batches", "cpp_s", "python_s", "cpp_batches_per_s", "python_batches_per_s",
-                "overhead_per_batch_ms", "overhead_share"):
+                "overhead_per_batch_ms", "overhead_share", "cpp_cpu_s", "python_cpu_s",
+                "cpu_overhead_share", "python_side_s", "python_side_share"):
         result[key] = statistics.median(r[key] for r in runs)
     result["overhead_share_all"] = [round(r["overhead_share"], 4) for r in runs]
+    result["cpu_overhead_share_all"] = [round(r["cpu_overhead_share"], 4) for r in runs]
+    result["python_side_share_all"] = [round(r["python_side_share"], 4) for r in runs]
     print(json.dumps(result, indent=2))
 
 
