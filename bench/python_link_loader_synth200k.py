@@ -17,7 +17,10 @@ also each loop's CPU time (the rank process, all its threads: time.process_time(
 share; and the Python loop's wall time outside the C++ start/next/stop calls (the generator, the
 batch object, touching its tensors: python_side_s), which bounds what Python adds to a
 step and, unlike the difference of two wall times, holds still on a machine other jobs
-share (python_side_share: as a share of the C++ loop's time). Never fails because a machine
+share (python_side_share: as a share of the C++ loop's time); touch_s is the part of it
+spent touching the tensors (block.edge_index stacks a copy of each block's edges;
+python_side_untouched_share leaves it out: the generator, the batch objects and their
+attributes). Never fails because a machine
 is slow.
 
     python3 bench/python_link_loader_synth200k.py [--runs 5] [--max-steps 40] [--work DIR]
@@ -78,16 +81,19 @@ with partita.DistGraph(parts) as g:
         g.barrier()
         timed = loader._c = Timed(loader._c)
         start, cpu, touched = time.monotonic(), time.process_time(), 0
+        touch_s = 0.0
         for batch in loader:
+            touch = time.monotonic()
             touched += batch.x.shape[0] + batch.edge_label_index.shape[1]
             touched += batch.edge_label.shape[0]
             for block in batch.blocks:
                 touched += block.edge_index.shape[1]
+            touch_s += time.monotonic() - touch
         py_s, py_cpu_s = time.monotonic() - start, time.process_time() - cpu
         loader._c = timed.c
         out.append({"batches": batches, "cpp_s": cpp_s, "python_s": py_s,
                     "cpp_cpu_s": cpp_cpu_s, "python_cpu_s": py_cpu_s,
-                    "python_side_s": py_s - timed.in_next})
+                    "python_side_s": py_s - timed.in_next, "touch_s": touch_s})
 if rank == 0:
     print(json.dumps(out))
 """
@@ -135,11 +141,13 @@ def main():
         r["overhead_share"] = (r["python_s"] - r["cpp_s"]) / r["cpp_s"]
         r["cpu_overhead_share"] = (r["python_cpu_s"] - r["cpp_cpu_s"]) / r["cpp_cpu_s"]
         r["python_side_share"] = r["python_side_s"] / r["cpp_s"]
+        r["python_side_untouched_share"] = (r["python_side_s"] - r["touch_s"]) / r["cpp_s"]
     result = {"benchmark": "python_link_loader_synth200k", "ranks": 2, "fanouts": [15, 10, 5],
               "batch_size": 2048, "neg": 1, "max_steps": a.max_steps, "runs": a.runs}
     for key in ("batches", "cpp_s", "python_s", "cpp_batches_per_s", "python_batches_per_s",
                 "overhead_per_batch_ms", "overhead_share", "cpp_cpu_s", "python_cpu_s",
-                "cpu_overhead_share", "python_side_s", "python_side_share"):
+                "cpu_overhead_share", "python_side_s", "python_side_share", "touch_s",
+                "python_side_untouched_share"):
         result[key] = statistics.median(r[key] for r in runs)
     result["overhead_share_all"] = [round(r["overhead_share"], 4) for r in runs]
     result["cpu_overhead_share_all"] = [round(r["cpu_overhead_share"], 4) for r in runs]
