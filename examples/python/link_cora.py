@@ -98,6 +98,8 @@ def main():
     ap.add_argument("--no-normalize", action="store_true", help="raw features")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--init", choices=["torch", "cpp"], default="torch")
+    ap.add_argument("--val-every", type=int, default=0,
+                    help="validation AUC after every N epochs (0: none), as --eval-every")
     ap.add_argument("--losses-out", help="write each epoch's loss as JSON lines (rank 0)")
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -116,6 +118,7 @@ def main():
         loader = partita.LinkNeighborLoader(g, args.fanouts, args.batch_size, neg=args.neg,
                                             negative_sampling=args.negative_sampling,
                                             seed=args.seed)
+        valid = partita.LinkEvalLoader(g, "valid", args.fanouts, args.batch_size, seed=args.seed)
         out = open(args.losses_out, "w") if args.losses_out and g.rank == 0 else None
         for epoch in range(args.epochs):
             start, total = time.monotonic(), torch.zeros(1, dtype=torch.float64)
@@ -131,11 +134,18 @@ def main():
                 total += partita.allreduce(torch.tensor([float(loss)], dtype=torch.float64), g)
                 opt.step()
             mean = total.item() / len(loader)
+            record = {"epoch": epoch + 1, "loss": mean}
+            if args.val_every > 0 and (epoch + 1) % args.val_every == 0:
+                model.eval()
+                valid.set_epoch(epoch)  # the C++ task's sampling of the pass after this epoch
+                record["val_auc"] = valid.evaluate(model)["auc"]
+                model.train()
             if g.rank == 0:
-                print(f"epoch={epoch + 1} steps={len(loader)} loss={mean:.4f} "
+                val = f" val_auc={record['val_auc']:.4f}" if "val_auc" in record else ""
+                print(f"epoch={epoch + 1} steps={len(loader)} loss={mean:.4f}{val} "
                       f"epoch_s={time.monotonic() - start:.3f}", flush=True)
                 if out:
-                    out.write(json.dumps({"epoch": epoch + 1, "loss": mean}) + "\n")
+                    out.write(json.dumps(record) + "\n")
         model.eval()
         test = partita.LinkEvalLoader(g, "test", args.fanouts, args.batch_size, seed=args.seed)
         metrics = test.evaluate(model)

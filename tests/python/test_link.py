@@ -264,22 +264,30 @@ SAME = ["--model", "sage", "--fanouts", "5,5", "--hidden", "16", "--batch-size",
 def test_python_link_training_equals_the_cpp_link_task(link_parts, tmp_path, negatives):
     """The example's model from the C++ initial weights, SGD, no dropout, dot decoder, raw
     features: every epoch's loss within a relative 1e-4 of `partita train --task link`'s and
-    the same test AUC (to 1e-3), on 2 ranks: the pairs, negatives (uniform; 2 by degree),
-    exclusion, blocks and held-out batches are the C++ task's."""
+    the same validation AUC after every epoch and test AUC (to 1e-3), on 2 ranks: the pairs,
+    negatives (uniform; 2 by degree), exclusion, blocks and held-out batches are the C++
+    task's."""
     k, kind = negatives
     py_losses, cpp_metrics = str(tmp_path / "py.jsonl"), str(tmp_path / "cpp.jsonl")
     out = mpirun(2, [PYTHON, EXAMPLE, "--parts", link_parts[2], "--init", "cpp",
-                     "--no-normalize", "--neg", k, "--negative-sampling", kind,
+                     "--no-normalize", "--neg", k, "--negative-sampling", kind, "--val-every", "1",
                      "--losses-out", py_losses] + SAME).stdout
     py_auc = float(out.strip().splitlines()[-1].split("test_auc=")[1])
     mpirun(2, [PARTITA, "-q", "train", "--parts", link_parts[2], "--task", "link",
-               "--layers", "2", "--negatives", k, "--negatives-by", kind, "--eval-every", "0",
+               "--layers", "2", "--negatives", k, "--negatives-by", kind, "--eval-every", "1",
                "--metrics-out", cpp_metrics] + SAME)
     with open(py_losses) as f:
-        py = [r["loss"] for r in map(json.loads, f)]
+        py_records = list(map(json.loads, f))
+    py = [r["loss"] for r in py_records]
     with open(cpp_metrics) as f:
         records = list(map(json.loads, f))
     cpp = [r["loss"] for r in records if r["type"] == "epoch"]
+    py_val = [r["val_auc"] for r in py_records]
+    cpp_val = [r["val_auc"] for r in records if r["type"] == "epoch"]
+    assert len(py_val) == len(cpp_val) == 4
+    for a, b in zip(py_val, cpp_val):
+        assert abs(a - b) <= 1e-3, (py_val, cpp_val)
+    assert len(set(cpp_val)) > 1  # each epoch's pass differs
     cpp_auc = [r["test_auc"] for r in records if "test_auc" in r][-1]
     assert len(py) == len(cpp) == 4
     for epoch, (a, b) in enumerate(zip(py, cpp), 1):
