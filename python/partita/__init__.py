@@ -23,10 +23,12 @@ import torch  # noqa: F401  (loads libtorch before the extension)
 from . import _C
 from ._C import Error, FormatError, IoError, UsageError  # noqa: F401
 from . import nn  # noqa: F401
+from .link import LinkEvalLoader, LinkNeighborLoader, link_metrics  # noqa: F401
 
 __all__ = ["init", "finalize", "rank", "world_size", "DistGraph", "NeighborLoader",
            "broadcast_parameters", "allreduce_gradients", "allreduce", "Error", "UsageError",
            "FormatError", "IoError", "nn"]
+__all__ += ["LinkNeighborLoader", "LinkEvalLoader", "link_metrics"]  # partita/link.py
 
 _open_graphs = []
 

@@ -9,20 +9,25 @@ namespace {
 // Sorted by parameter, each once (checked at compile time). The comment names where the
 // package takes the keyword.
 constexpr ParameterWord kTable[] = {
-    {"batch_size", "batch_size"},      // NeighborLoader
-    {"bucket_bytes", "bucket_bytes"},  // allreduce_gradients
-    {"device", "device"},              // NeighborLoader: cpu, cuda, cuda:N
-    {"fanouts", "fanouts"},            // NeighborLoader, sample_blocks
-    {"heads", "heads"},                // initial_parameters
-    {"hidden", "hidden"},              // initial_parameters
-    {"in_memory", "in_memory"},        // DistGraph
-    {"layers", "layers"},              // initial_parameters
-    {"model", "kind"},                 // initial_parameters: sage, gcn, gat
-    {"parts_dir", "parts_dir"},        // DistGraph
-    {"prefetch", "prefetch"},          // NeighborLoader
-    {"seed", "seed"},                  // NeighborLoader, sample_blocks, initial_parameters
-    {"threads", "threads"},            // NeighborLoader (sampler threads)
-    {"timeout_s", "timeout"},          // DistGraph
+    {"batch_size", "batch_size"},           // NeighborLoader
+    {"bucket_bytes", "bucket_bytes"},       // allreduce_gradients
+    {"device", "device"},                   // NeighborLoader: cpu, cuda, cuda:N
+    {"exclude", "exclude_seed_edges"},      // LinkNeighborLoader
+    {"fanouts", "fanouts"},                 // NeighborLoader, sample_blocks
+    {"heads", "heads"},                     // initial_parameters
+    {"hidden", "hidden"},                   // initial_parameters
+    {"hits_k", "hits_k"},                   // link_metrics, LinkEvalLoader.evaluate
+    {"in_memory", "in_memory"},             // DistGraph
+    {"layers", "layers"},                   // initial_parameters
+    {"max_steps", "max_steps"},             // LinkNeighborLoader
+    {"model", "kind"},                      // initial_parameters: sage, gcn, gat
+    {"negatives", "neg"},                   // LinkNeighborLoader
+    {"negatives_by", "negative_sampling"},  // LinkNeighborLoader: uniform, degree
+    {"parts_dir", "parts_dir"},             // DistGraph
+    {"prefetch", "prefetch"},               // NeighborLoader
+    {"seed", "seed"},                       // NeighborLoader, sample_blocks, initial_parameters
+    {"threads", "threads"},                 // NeighborLoader (sampler threads)
+    {"timeout_s", "timeout"},               // DistGraph
 };
 
 static_assert(sorted_by_parameter(kTable), "kTable: keep it sorted by parameter, each name once");
