@@ -18,6 +18,8 @@ keeps them: open the graph with `embedding_dim` and a sparse optimizer, then
         partita.allreduce_gradients(model, g); opt.step()
         sparse.step()                               # every rank, every step (collective)
 """
+import weakref
+
 import torch
 
 from . import _C
@@ -203,7 +205,6 @@ class DistEmbedding:
     optimizer's step() sends them to the rows' owners and applies them."""
 
     def __init__(self, graph, node_type, dim):
-        self.graph = graph
         self.node_type = node_type
         self._table = _C.EmbeddingTable(graph, _type_index(graph, node_type))
         if self._table.dim != int(dim):
@@ -213,7 +214,7 @@ class DistEmbedding:
         self._looked_up = []  # (ids, rows) of lookups since the last step, for their grads
         optimizer = getattr(graph, "_sparse_optimizer", None)
         if optimizer is not None:
-            optimizer._embeddings.append(self)
+            optimizer._embeddings.append(weakref.ref(self))
 
     def __call__(self, ids):
         ids = torch.as_tensor(ids, dtype=torch.int64)
@@ -250,24 +251,27 @@ class _SparseOptimizer:
         self.lr = float(lr)
         self.betas = (float(betas[0]), float(betas[1]))
         self.eps = float(eps)
+        # Weak: the graph holds its optimizer, and neither may keep the other (nor the
+        # embeddings, whose tables keep the graph) alive in a cycle, so that a graph is freed,
+        # and MPI finalized, when the script drops it.
         self._graph = None
-        self._embeddings = []
+        self._embeddings = []  # weakref.ref of each DistEmbedding, in creation order
 
     def _bind(self, graph):
         if self._graph is not None:
             raise _C.UsageError(f"{type(self).__name__}: already used by another DistGraph")
-        self._graph = graph
+        self._graph = weakref.ref(graph)
         graph._sparse_optimizer = self
 
     def step(self):
         """Sends every DistEmbedding's gradients to the rows' owners, then every owner
         applies them (the sum over ranks in rank order, then one optimizer step per row), as
         the C++ trainer does after its gradient allreduce. Collective."""
-        g = self._graph
+        g = self._graph() if self._graph is not None else None
         if g is None:
             raise _C.UsageError(f"{type(self).__name__}: not attached to a graph (pass it to "
                                 "partita.DistGraph(..., sparse_optimizer=...))")
-        for emb in self._embeddings:
+        for emb in self._live_embeddings():
             emb._push_gradients()
         g.barrier()  # every push of the step has arrived at its owner
         for t, dim in enumerate(g.type_feat_dims):
@@ -276,8 +280,11 @@ class _SparseOptimizer:
         g.barrier()  # no rank looks rows up while another still applies
 
     def zero_grad(self):
-        for emb in self._embeddings:
+        for emb in self._live_embeddings():
             emb.zero_grad()
+
+    def _live_embeddings(self):
+        return [e for e in (ref() for ref in self._embeddings) if e is not None]
 
 
 class SparseAdam(_SparseOptimizer):

@@ -43,7 +43,7 @@ def graph(acm_parts):
 def part_arrays(g):
     part = os.path.join(g.dir, "part0")
     return {name: np.load(os.path.join(part, f"{name}.npy"), mmap_mode="r")
-            for name in ("indptr", "indices", "etype", "labels", "feat_author", "feat_paper")}
+            for name in ("indptr", "indices", "etype", "label", "feat_author", "feat_paper")}
 
 
 def test_schema(graph):
@@ -71,7 +71,7 @@ def test_typed_batch_structure(graph):
         seen += batch.seeds.tolist()
         assert batch.target_type == "paper"
         assert set(batch.x_dict) == {"author", "paper"}
-        assert torch.equal(batch.y, torch.from_numpy(arrays["labels"][batch.seeds.numpy()]))
+        assert torch.equal(batch.y, torch.from_numpy(arrays["label"][batch.seeds.numpy()]))
         total = 0
         for t in batch.node_types:
             ids, pos = batch.n_id_dict[t], batch.pos_dict[t]
@@ -253,8 +253,14 @@ EMBEDDING_SCRIPT = textwrap.dedent(r"""
         raise SystemExit("a wrong dim was accepted")
     except partita.UsageError as e:
         assert "embedding_dim" in str(e)
+    rank = g.rank
     g.close()
-    if g.rank == 0:
+    try:
+        emb(ids)
+        raise SystemExit("a lookup on a closed graph was accepted")
+    except partita.UsageError as e:
+        assert "closed" in str(e)
+    if rank == 0:
         print("embeddings ok")
 """)
 
