@@ -5,14 +5,16 @@ generated ogbn-mag-shaped graph.
 `partita generate --hetero mag --nodes N --seed 0` (author, field_of_study, institution,
 paper; features on papers only; default N 200000), partitioned into 2 METIS parts under
 --work once, 2 ranks under mpirun. Per run, each rank iterates one epoch of
-`partita.NeighborLoader(fanouts=[25, 20], batch_size=2048)` (a typed loader: per-type inputs
+`partita.NeighborLoader(fanouts=[25, 20], batch_size=1024)` (a typed loader: per-type inputs
 and per-relation blocks) twice: once inside C++ (`loader._c.drain()`: the pipeline builds
 every batch and splits it into its relations, none reaches Python) and once as a Python `for
 batch in loader` that touches every batch's tensors (every type's x and ids, y, every block's
 every relation's edge_index), the way a training loop does. The difference is what Python
-adds. Prints one JSON object: the medians over --runs of both epochs' batches/s (rank 0),
-the Python overhead per batch and as a share of the C++ time. Never fails because a machine
-is slow.
+adds; the two epochs alternate in order from run to run. Prints one JSON object (rank 0):
+the medians over --runs of both epochs' batches/s, the Python overhead per batch and as a
+share of the C++ wall time, and the same share of the process's CPU time (sampler threads
+included), which a machine loaded by other work disturbs less than wall time. Never fails
+because a machine is slow.
 
     python3 bench/python_loader_mag.py [--runs 5] [--nodes 200000] [--work DIR]
 """
@@ -32,27 +34,41 @@ import partita
 parts, runs = sys.argv[1], int(sys.argv[2])
 torch.set_num_threads(1)
 out = []
+
+def cpp_epoch():
+    return loader._c.drain()
+
+
+def python_epoch():
+    touched = 0
+    for batch in loader:
+        touched += batch.y.shape[0]
+        for t, x in batch.x_dict.items():
+            touched += x.shape[0]
+        for t, ids in batch.n_id_dict.items():
+            touched += ids.shape[0]
+        for block in batch.blocks:
+            for edge_index in block.edge_index_dict.values():
+                touched += edge_index.shape[1]
+
+
+def timed(epoch):
+    g.barrier()
+    wall, cpu = time.monotonic(), time.process_time()
+    batches = epoch()
+    return batches, time.monotonic() - wall, time.process_time() - cpu
+
+
 with partita.DistGraph(parts) as g:
     rank = g.rank
-    loader = partita.NeighborLoader(g, fanouts=[25, 20], batch_size=2048, seed=0)
+    loader = partita.NeighborLoader(g, fanouts=[25, 20], batch_size=1024, seed=0)
     for run in range(runs):
-        g.barrier()
-        start = time.monotonic()
-        batches = loader._c.drain()
-        cpp_s = time.monotonic() - start
-        g.barrier()
-        start, touched = time.monotonic(), 0
-        for batch in loader:
-            touched += batch.y.shape[0]
-            for t, x in batch.x_dict.items():
-                touched += x.shape[0]
-            for t, ids in batch.n_id_dict.items():
-                touched += ids.shape[0]
-            for block in batch.blocks:
-                for edge_index in block.edge_index_dict.values():
-                    touched += edge_index.shape[1]
-        py_s = time.monotonic() - start
-        out.append({"batches": batches, "cpp_s": cpp_s, "python_s": py_s})
+        # Alternating which epoch goes first cancels a drift of the machine's load.
+        first, second = (cpp_epoch, python_epoch) if run % 2 == 0 else (python_epoch, cpp_epoch)
+        a, b = timed(first), timed(second)
+        cpp, py = (a, b) if run % 2 == 0 else (b, a)
+        out.append({"batches": cpp[0], "cpp_s": cpp[1], "python_s": py[1],
+                    "cpp_cpu_s": cpp[2], "python_cpu_s": py[2]})
 if rank == 0:
     print(json.dumps(out))
 """
@@ -97,12 +113,15 @@ def main():
         r["python_batches_per_s"] = r["batches"] / r["python_s"]
         r["overhead_per_batch_ms"] = 1e3 * (r["python_s"] - r["cpp_s"]) / r["batches"]
         r["overhead_share"] = (r["python_s"] - r["cpp_s"]) / r["cpp_s"]
+        r["cpu_overhead_share"] = (r["python_cpu_s"] - r["cpp_cpu_s"]) / r["cpp_cpu_s"]
     result = {"benchmark": "python_loader_mag", "nodes": a.nodes, "ranks": 2,
-              "fanouts": [25, 20], "batch_size": 2048, "runs": a.runs}
+              "fanouts": [25, 20], "batch_size": 1024, "runs": a.runs}
     for key in ("batches", "cpp_s", "python_s", "cpp_batches_per_s", "python_batches_per_s",
-                "overhead_per_batch_ms", "overhead_share"):
+                "overhead_per_batch_ms", "overhead_share", "cpp_cpu_s", "python_cpu_s",
+                "cpu_overhead_share"):
         result[key] = statistics.median(r[key] for r in runs)
     result["overhead_share_all"] = [round(r["overhead_share"], 4) for r in runs]
+    result["cpu_overhead_share_all"] = [round(r["cpu_overhead_share"], 4) for r in runs]
     print(json.dumps(result, indent=2))
 
 

@@ -35,8 +35,9 @@ struct RelationBlock {
   int64_t num_src = 0;    // src nodes of src_type in the block
   int64_t num_dst = 0;    // dst nodes of dst_type in the block
   torch::Tensor indptr;   // [num_dst + 1] CSC offsets over the dst_type dst nodes
-  torch::Tensor indices;  // [E] local src id (within src_type) of each edge
-  torch::Tensor edge_dst;  // [E] local dst id (within dst_type) of each edge
+  torch::Tensor indices;     // [E] local src id (within src_type) of each edge
+  torch::Tensor edge_dst;    // [E] local dst id (within dst_type) of each edge
+  torch::Tensor edge_index;  // [2, E]: rows indices and edge_dst (they are its row views)
 };
 
 // One block (layer) of a typed batch. Homogeneous form: the sampler's block (src_nodes with
@@ -167,8 +168,9 @@ TypedBlock typed_block(sample::Block& b, const InputTypes& types,
     rb.num_dst = out.type_dst[static_cast<size_t>(rel.dst_type)];
     rb.indptr = torch::empty({static_cast<int64_t>(c.size())}, torch::kInt64);
     std::memcpy(rb.indptr.data_ptr<int64_t>(), c.data(), c.size() * sizeof(int64_t));
-    rb.indices = torch::empty({c.back()}, torch::kInt64);
-    rb.edge_dst = torch::empty({c.back()}, torch::kInt64);
+    rb.edge_index = torch::empty({2, c.back()}, torch::kInt64);
+    rb.indices = rb.edge_index[0];
+    rb.edge_dst = rb.edge_index[1];
     src_out[static_cast<size_t>(r)] = rb.indices.data_ptr<int64_t>();
     dst_out[static_cast<size_t>(r)] = rb.edge_dst.data_ptr<int64_t>();
     cursor[static_cast<size_t>(r)] = c;
@@ -444,9 +446,7 @@ void add_typed_bindings(py::module_& m) {
       .def_readonly("edge_dst", &RelationBlock::edge_dst)
       .def_property_readonly("num_edges",
                              [](const RelationBlock& b) { return b.indices.size(0); })
-      .def_property_readonly("edge_index", [](const RelationBlock& b) {
-        return torch::stack({b.indices, b.edge_dst});
-      });
+      .def_readonly("edge_index", &RelationBlock::edge_index);
   py::class_<TypedBlock>(m, "TypedBlock", "One block (layer) of a typed batch")
       .def_readonly("num_src", &TypedBlock::num_src)
       .def_readonly("num_dst", &TypedBlock::num_dst)
