@@ -119,8 +119,8 @@ class LocalRowOptimizer {
                     int64_t rows, int64_t dim)
       : rows_(rows), dim_(dim) {
     PARTITA_CHECK(rows >= 0 && dim > 0, UsageError, "RowOptimizer: {} rows of dim {}", rows, dim);
-    optimizer_ = optim::make_row_optimizer(optimizer_options(kind, lr, beta1, beta2, eps), rows,
-                                           dim);
+    optimizer_ =
+        optim::make_row_optimizer(optimizer_options(kind, lr, beta1, beta2, eps), rows, dim);
   }
 
   void step(torch::Tensor table, const torch::Tensor& rows, const torch::Tensor& grads) {
@@ -152,25 +152,24 @@ class LocalRowOptimizer {
 void add_embedding_bindings(py::module_& m) {
   // DistGraph with learned embeddings: a constructor beside graph_binding.cc's.
   auto graph = py::reinterpret_borrow<py::class_<Graph>>(m.attr("DistGraph"));
-  graph.def(py::init([](const std::string& parts_dir, double timeout, bool in_memory,
-                        int64_t embedding_dim, const std::string& optimizer, double lr,
-                        double beta1, double beta2, double eps, uint64_t embedding_seed,
-                        double embedding_init) {
-              PARTITA_CHECK(embedding_dim >= 0, UsageError,
-                            "embedding_dim: must be >= 0 (0: none), got {}", embedding_dim);
-              PARTITA_CHECK(std::isfinite(embedding_init) && embedding_init > 0, UsageError,
-                            "embedding_init: must be > 0, got {}", embedding_init);
-              store::EmbeddingOptions e;
-              e.dim = embedding_dim;
-              e.seed = embedding_seed;
-              e.init_scale = static_cast<float>(embedding_init);
-              e.optimizer = optimizer_options(optimizer, lr, beta1, beta2, eps);
-              return std::make_unique<Graph>(parts_dir, timeout, in_memory, e);
-            }),
-            py::arg("parts_dir"), py::arg("timeout"), py::arg("in_memory"),
-            py::arg("embedding_dim"), py::arg("optimizer"), py::arg("lr"), py::arg("beta1"),
-            py::arg("beta2"), py::arg("eps"), py::arg("embedding_seed"),
-            py::arg("embedding_init"));
+  graph.def(
+      py::init([](const std::string& parts_dir, double timeout, bool in_memory,
+                  int64_t embedding_dim, const std::string& optimizer, double lr, double beta1,
+                  double beta2, double eps, uint64_t embedding_seed, double embedding_init) {
+        PARTITA_CHECK(embedding_dim >= 0, UsageError,
+                      "embedding_dim: must be >= 0 (0: none), got {}", embedding_dim);
+        PARTITA_CHECK(std::isfinite(embedding_init) && embedding_init > 0, UsageError,
+                      "embedding_init: must be > 0, got {}", embedding_init);
+        store::EmbeddingOptions e;
+        e.dim = embedding_dim;
+        e.seed = embedding_seed;
+        e.init_scale = static_cast<float>(embedding_init);
+        e.optimizer = optimizer_options(optimizer, lr, beta1, beta2, eps);
+        return std::make_unique<Graph>(parts_dir, timeout, in_memory, e);
+      }),
+      py::arg("parts_dir"), py::arg("timeout"), py::arg("in_memory"), py::arg("embedding_dim"),
+      py::arg("optimizer"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"),
+      py::arg("embedding_seed"), py::arg("embedding_init"));
   // The schema of a typed partition (empty lists and -1 for a homogeneous one).
   graph.def_property_readonly("typed", [](Graph& g) { return g.graph().typed(); });
   graph.def_property_readonly("node_types", [](Graph& g) {
@@ -182,7 +181,8 @@ void add_embedding_bindings(py::module_& m) {
   graph.def_property_readonly("type_feat_dims", [](Graph& g) {
     std::vector<int64_t> dims;
     if (g.graph().typed())
-      for (int t = 0; t < g.graph().num_node_types(); ++t) dims.push_back(g.graph().type_feat_dim(t));
+      for (int t = 0; t < g.graph().num_node_types(); ++t)
+        dims.push_back(g.graph().type_feat_dim(t));
     return dims;
   });
   graph.def_property_readonly("relations", [](Graph& g) {
@@ -227,8 +227,7 @@ void add_embedding_bindings(py::module_& m) {
       .def(py::init<const std::string&, double, double, double, double, int64_t, int64_t>(),
            py::arg("kind"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"),
            py::arg("rows"), py::arg("dim"))
-      .def("step", &LocalRowOptimizer::step, py::arg("table"), py::arg("rows"),
-           py::arg("grads"));
+      .def("step", &LocalRowOptimizer::step, py::arg("table"), py::arg("rows"), py::arg("grads"));
 }
 
 }  // namespace partita::python

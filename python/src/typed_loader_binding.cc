@@ -32,9 +32,9 @@ namespace {
 struct RelationBlock {
   int relation = 0;
   int src_type = 0, dst_type = 0;
-  int64_t num_src = 0;    // src nodes of src_type in the block
-  int64_t num_dst = 0;    // dst nodes of dst_type in the block
-  torch::Tensor indptr;   // [num_dst + 1] CSC offsets over the dst_type dst nodes
+  int64_t num_src = 0;       // src nodes of src_type in the block
+  int64_t num_dst = 0;       // dst nodes of dst_type in the block
+  torch::Tensor indptr;      // [num_dst + 1] CSC offsets over the dst_type dst nodes
   torch::Tensor indices;     // [E] local src id (within src_type) of each edge
   torch::Tensor edge_dst;    // [E] local dst id (within dst_type) of each edge
   torch::Tensor edge_index;  // [2, E]: rows indices and edge_dst (they are its row views)
@@ -110,8 +110,7 @@ InputTypes input_types(const std::vector<loader::TypedInput>& typed, size_t num_
 }
 
 // Splits `b` into its relations over per-type local ids (two passes: count, then fill).
-TypedBlock typed_block(sample::Block& b, const InputTypes& types,
-                       const partition::TypedMeta& meta,
+TypedBlock typed_block(sample::Block& b, const InputTypes& types, const partition::TypedMeta& meta,
                        const std::shared_ptr<loader::Batch>& owner) {
   const int num_types = meta.num_types();
   const int num_relations = meta.num_relations();
@@ -146,10 +145,10 @@ TypedBlock typed_block(sample::Block& b, const InputTypes& types,
       const int32_t r = b.etypes[static_cast<size_t>(e)];
       PARTITA_CHECK(r >= 0 && r < num_relations, Error, "internal: relation {} out of range", r);
       const partition::TypedRelation& rel = meta.relations[static_cast<size_t>(r)];
-      PARTITA_CHECK(rel.dst_type == dst_type &&
-                        rel.src_type == types.type[static_cast<size_t>(b.indices[e])],
-                    Error, "internal: an edge of relation {} joins types {} -> {}", rel.name,
-                    types.type[static_cast<size_t>(b.indices[e])], dst_type);
+      PARTITA_CHECK(
+          rel.dst_type == dst_type && rel.src_type == types.type[static_cast<size_t>(b.indices[e])],
+          Error, "internal: an edge of relation {} joins types {} -> {}", rel.name,
+          types.type[static_cast<size_t>(b.indices[e])], dst_type);
       ++counts[static_cast<size_t>(r)][static_cast<size_t>(dst_local) + 1];
     }
   }
@@ -200,7 +199,10 @@ class TypedLoader final : public GraphUser {
  public:
   TypedLoader(Graph& graph, const std::string& fanouts, int64_t batch_size,
               const std::string& split, bool shuffle, uint64_t seed, int prefetch, int threads)
-      : batch_size_(batch_size), shuffle_(shuffle), seed_(seed), prefetch_(prefetch),
+      : batch_size_(batch_size),
+        shuffle_(shuffle),
+        seed_(seed),
+        prefetch_(prefetch),
         threads_(threads) {
     const store::DistGraph& g = graph.graph();
     PARTITA_CHECK(g.typed(), UsageError,
@@ -398,8 +400,7 @@ class TypedLoader final : public GraphUser {
 py::list sample_typed_blocks(Graph& graph, std::vector<int64_t> seeds, const std::string& fanouts,
                              uint64_t seed, uint64_t epoch, uint64_t step) {
   const store::DistGraph& g = graph.graph();
-  PARTITA_CHECK(g.typed(), UsageError, "sample_typed_blocks: {} is not a typed partition",
-                g.dir());
+  PARTITA_CHECK(g.typed(), UsageError, "sample_typed_blocks: {} is not a typed partition", g.dir());
   std::vector<std::string> names;
   for (const partition::TypedRelation& r : g.typed_meta().relations) names.push_back(r.name);
   sample::BlockOptions options;
@@ -444,8 +445,7 @@ void add_typed_bindings(py::module_& m) {
       .def_readonly("indptr", &RelationBlock::indptr)
       .def_readonly("indices", &RelationBlock::indices)
       .def_readonly("edge_dst", &RelationBlock::edge_dst)
-      .def_property_readonly("num_edges",
-                             [](const RelationBlock& b) { return b.indices.size(0); })
+      .def_property_readonly("num_edges", [](const RelationBlock& b) { return b.indices.size(0); })
       .def_readonly("edge_index", &RelationBlock::edge_index);
   py::class_<TypedBlock>(m, "TypedBlock", "One block (layer) of a typed batch")
       .def_readonly("num_src", &TypedBlock::num_src)

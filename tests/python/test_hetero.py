@@ -298,12 +298,14 @@ def test_reference_rule_is_the_documented_adam():
 
 
 def test_example_learns_under_mpirun(acm_parts):
-    """examples/python/train_mag_rgcn.py on 2 ranks, 2 parts, 12 epochs: it trains (the loss
-    falls) and its test accuracy is far above what an untrained model gets (3 classes)."""
-    out = mpirun(2, [PYTHON, EXAMPLE, "--parts", acm_parts[2], "--epochs", "12", "--seed", "1"],
+    """examples/python/train_mag_rgcn.py on 2 ranks, 2 parts, 20 epochs: it trains (the loss
+    falls) and its test accuracy is far above what an untrained model gets (3 classes, the
+    largest a third of the test ids). Seeds 1 and 2 gave 0.834 and 0.863 (100 epochs: 0.891,
+    0.896)."""
+    out = mpirun(2, [PYTHON, EXAMPLE, "--parts", acm_parts[2], "--epochs", "20", "--seed", "1"],
                  timeout=300).stdout
     lines = out.strip().splitlines()
     assert lines[-1].startswith("test_acc=")
     losses = [float(m) for m in re.findall(r"loss=([0-9.]+)", out)]
-    assert len(losses) == 12 and losses[-1] < 0.5 * losses[0]
-    assert float(lines[-1].split("=")[1]) >= 0.80
+    assert len(losses) == 20 and losses[-1] < 0.5 * losses[0]
+    assert float(lines[-1].split("=")[1]) >= 0.75
