@@ -258,9 +258,7 @@ class _SparseOptimizer:
         self._embeddings = []  # weakref.ref of each DistEmbedding, in creation order
 
     def _bind(self, graph):
-        if self._graph is not None:
-            raise _C.UsageError(f"{type(self).__name__}: already used by another DistGraph")
-        self._graph = weakref.ref(graph)
+        self._graph = weakref.ref(graph)  # _graph_args checked that it serves no other graph
         graph._sparse_optimizer = self
 
     def step(self):
@@ -316,5 +314,8 @@ def _graph_args(embedding_dim, sparse_optimizer, embedding_seed, embedding_init)
                             "(e.g. partita.SparseAdam(lr=0.02))")
     if not isinstance(o, _SparseOptimizer):
         raise _C.UsageError("sparse_optimizer: a partita.SparseAdam, SparseAdagrad or SparseSGD")
+    if o._graph is not None and o._graph() is not None:
+        raise _C.UsageError(f"sparse_optimizer: this {type(o).__name__} already serves another "
+                            "DistGraph (make one per graph)")
     return (int(embedding_dim), o.kind, o.lr, o.betas[0], o.betas[1], o.eps, int(embedding_seed),
             float(embedding_init))

@@ -3,6 +3,7 @@
 files, their blocks against the C++ sampler's for the same seeds and key (exactly), the
 learned embeddings and their sparse optimizer against the C++ rules (bit for bit) on 2
 ranks, and a short run of examples/python/train_mag_rgcn.py under mpirun."""
+import json
 import os
 import re
 import textwrap
@@ -181,6 +182,22 @@ def test_typed_errors(graph, acm_parts):
         partita.DistEmbedding(graph, "paper", 8)
     with pytest.raises(partita.UsageError, match="not a node type"):
         partita.DistEmbedding(graph, "venue", 8)
+    # Refused before any collective (the graph is not opened).
+    with pytest.raises(partita.UsageError, match="need a sparse_optimizer"):
+        partita.DistGraph(acm_parts[1], embedding_dim=8)
+    with pytest.raises(partita.UsageError, match="sparse_optimizer: a partita.SparseAdam"):
+        partita.DistGraph(acm_parts[1], embedding_dim=8, sparse_optimizer="adam")
+    with pytest.raises(partita.UsageError, match="lr: must be > 0"):
+        partita.DistGraph(acm_parts[1], embedding_dim=8, sparse_optimizer=partita.SparseSGD(0))
+    sparse = partita.SparseAdam(lr=0.1)
+    with partita.DistGraph(acm_parts[1], embedding_dim=4, sparse_optimizer=sparse) as g2:
+        with pytest.raises(partita.UsageError, match="already serves another DistGraph"):
+            partita.DistGraph(acm_parts[1], embedding_dim=4, sparse_optimizer=sparse)
+        emb = partita.DistEmbedding(g2, "subject", 4)
+        starts = json.load(open(os.path.join(acm_parts[1], "partita.json")))["hetero"]
+        assert emb.owned == tuple(starts["type_starts"][0][2:4])  # one part: every subject
+        rows = emb(torch.tensor([emb.owned[0], emb.owned[0]]))
+        assert rows.shape == (2, 4) and torch.equal(rows[0], rows[1]) and rows.requires_grad
 
 
 EMBEDDING_SCRIPT = textwrap.dedent(r"""
