@@ -326,3 +326,21 @@ def test_example_learns_under_mpirun(acm_parts):
     losses = [float(m) for m in re.findall(r"loss=([0-9.]+)", out)]
     assert len(losses) == 20 and losses[-1] < 0.5 * losses[0]
     assert float(lines[-1].split("=")[1]) >= 0.75
+
+
+def test_typed_loader_stops_with_its_graph(acm_parts):
+    """A typed loop left mid-epoch keeps its 2 sampler threads until its graph closes; then
+    they are joined and the loader raises partita.UsageError, as the homogeneous loader."""
+    g = partita.DistGraph(acm_parts[1])
+    loader = partita.NeighborLoader(g, fanouts=[5, 5], batch_size=16, threads=2)
+    before = len(os.listdir("/proc/self/task"))
+    it = iter(loader)
+    next(it)
+    during = len(os.listdir("/proc/self/task"))
+    assert during == before + 2
+    g.close()
+    assert len(os.listdir("/proc/self/task")) <= before
+    with pytest.raises(partita.UsageError, match="DistGraph is closed"):
+        next(it)
+    with pytest.raises(partita.UsageError, match="DistGraph is closed"):
+        list(loader)
