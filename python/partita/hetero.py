@@ -130,21 +130,20 @@ class TypedNeighborLoader:
     `partita train --model rgcn` with the same fanouts, batch size and seed, as HeteroBatch.
 
     fanouts: one int per hop (N per incoming relation, -1: all) or the text of `partita train
-    --fanouts`, e.g. "25,writes=10:20". Batches are delivered on the CPU."""
+    --fanouts`, e.g. "25,writes=10:20". device: where every tensor of a batch is delivered,
+    as for the homogeneous loader (pinned memory, a side stream the current stream waits
+    for)."""
 
     def __init__(self, graph, fanouts=(10, 10), batch_size=1024, split="train", shuffle=True,
                  seed=0, prefetch=2, threads=1, device="cpu"):
-        if torch.device(str(device)).type != "cpu":
-            raise _C.UsageError("device: typed batches are delivered on the CPU (move their "
-                                "tensors with .to(device))")
         text = fanouts if isinstance(fanouts, str) else ",".join(str(int(k)) for k in fanouts)
         self._c = _C.TypedLoader(graph, text, int(batch_size), str(split), bool(shuffle),
-                                 int(seed), int(prefetch), int(threads))
+                                 int(seed), int(prefetch), int(threads), str(device))
         self._schema = _Schema(graph)
         self.graph = graph
         self.fanouts = fanouts
         self.batch_size = batch_size
-        self.device = torch.device("cpu")
+        self.device = torch.device(str(device))
 
     def __len__(self):
         return len(self._c)
@@ -200,12 +199,13 @@ class DistEmbedding:
     rows uniform in [-embedding_init, embedding_init) keyed by (embedding_seed, table, original
     id). The graph must be opened with embedding_dim == dim and a sparse optimizer.
 
-    emb(ids) returns the rows of `ids` (float32 [n, dim], a leaf that requires grad while
-    grad mode is on); after backward their gradients wait here until the graph's sparse
+    emb(ids) returns the rows of `ids` (float32 [n, dim] on `device`, a leaf that requires
+    grad while grad mode is on); after backward their gradients wait here until the graph's sparse
     optimizer's step() sends them to the rows' owners and applies them."""
 
-    def __init__(self, graph, node_type, dim):
+    def __init__(self, graph, node_type, dim, device="cpu"):
         self.node_type = node_type
+        self.device = torch.device(str(device))
         self._table = _C.EmbeddingTable(graph, _type_index(graph, node_type))
         if self._table.dim != int(dim):
             raise _C.UsageError(f"DistEmbedding: dim {dim}, but the graph's tables have "
@@ -219,6 +219,8 @@ class DistEmbedding:
     def __call__(self, ids):
         ids = torch.as_tensor(ids, dtype=torch.int64)
         rows = self._table.lookup(ids)
+        if self.device.type != "cpu":
+            rows = rows.to(self.device)
         if torch.is_grad_enabled():
             rows.requires_grad_(True)
             self._looked_up.append((ids, rows))

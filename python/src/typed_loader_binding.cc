@@ -20,6 +20,8 @@
 #include "partita/loader/batch_pipeline.h"
 #include "partita/loader/seeds.h"
 #include "partita/sample/fanout_spec.h"
+#include "partita/train/batch_staging.h"
+#include "partita/train/device.h"
 
 namespace py = pybind11;
 
@@ -198,12 +200,14 @@ TypedBlock typed_block(sample::Block& b, const InputTypes& types, const partitio
 class TypedLoader final : public GraphUser {
  public:
   TypedLoader(Graph& graph, const std::string& fanouts, int64_t batch_size,
-              const std::string& split, bool shuffle, uint64_t seed, int prefetch, int threads)
+              const std::string& split, bool shuffle, uint64_t seed, int prefetch, int threads,
+              const std::string& device)
       : batch_size_(batch_size),
         shuffle_(shuffle),
         seed_(seed),
         prefetch_(prefetch),
-        threads_(threads) {
+        threads_(threads),
+        staging_(checked_device(device)) {
     const store::DistGraph& g = graph.graph();
     PARTITA_CHECK(g.typed(), UsageError,
                   "typed loader: {} is not a typed (heterogeneous) partition", g.dir());
@@ -297,7 +301,9 @@ class TypedLoader final : public GraphUser {
       pipeline_.reset();
       return std::nullopt;
     }
-    return convert(std::make_shared<loader::Batch>(std::move(*got)));
+    TypedBatch batch = convert(std::make_shared<loader::Batch>(std::move(*got)));
+    if (!staging_.on_cpu()) to_device(batch);
+    return batch;
   }
 
   void stop(int64_t token) {
@@ -330,6 +336,35 @@ class TypedLoader final : public GraphUser {
     Graph* graph = graph_.load();
     PARTITA_CHECK(graph != nullptr, UsageError, "{}", kClosed);
     return *graph;
+  }
+
+  // `text` ("cpu", "cuda", "cuda:N") as a device this process can use (ParameterError(device)
+  // otherwise), as the homogeneous loader checks it.
+  static torch::Device checked_device(const std::string& text) {
+    const train::DeviceSpec device = train::parse_device(text);
+    train::check_device(device);
+    return train::torch_device(device);
+  }
+
+  // Every tensor of `batch` copied to the loader's device through staging_ (pinned memory, a
+  // side stream, the caller's current stream made to wait: train/batch_staging.h).
+  void to_device(TypedBatch& batch) {
+    for (torch::Tensor* t : {&batch.seeds, &batch.input_nodes, &batch.y})
+      *t = staging_.to_device(*t);
+    for (auto* list : {&batch.type_positions, &batch.type_ids, &batch.type_x})
+      for (torch::Tensor& t : *list)
+        if (t.defined()) t = staging_.to_device(t);
+    for (TypedBlock& b : batch.blocks) {
+      for (torch::Tensor* t : {&b.src_nodes, &b.indptr, &b.indices, &b.etypes})
+        *t = staging_.to_device(*t);
+      for (RelationBlock& r : b.relations) {
+        r.indptr = staging_.to_device(r.indptr);
+        r.edge_index = staging_.to_device(r.edge_index);
+        r.indices = r.edge_index[0];
+        r.edge_dst = r.edge_index[1];
+      }
+    }
+    staging_.ready();
   }
 
   TypedBatch convert(const std::shared_ptr<loader::Batch>& owner) const {
@@ -392,6 +427,7 @@ class TypedLoader final : public GraphUser {
   std::mutex pipeline_mu_;  // guards the two below
   int64_t generation_ = 0;
   std::unique_ptr<loader::BatchPipeline> pipeline_;
+  train::BatchStaging staging_;  // batches to the loader's device (used by next())
 };
 
 // The raw typed blocks BlockBuilder samples for `seeds` under key (seed, epoch, step), input
@@ -472,10 +508,10 @@ void add_typed_bindings(py::module_& m) {
   py::class_<TypedLoader>(m, "TypedLoader",
                           "The C++ batch pipeline over a split of a typed DistGraph")
       .def(py::init<Graph&, const std::string&, int64_t, const std::string&, bool, uint64_t, int,
-                    int>(),
+                    int, const std::string&>(),
            py::arg("graph"), py::arg("fanouts"), py::arg("batch_size"), py::arg("split"),
            py::arg("shuffle"), py::arg("seed"), py::arg("prefetch"), py::arg("threads"),
-           py::keep_alive<1, 2>())
+           py::arg("device") = "cpu", py::keep_alive<1, 2>())
       .def("__len__", &TypedLoader::steps)
       .def_property_readonly("num_ids", &TypedLoader::num_ids)
       .def_property_readonly("epoch", &TypedLoader::epoch)
