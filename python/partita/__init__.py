@@ -24,7 +24,6 @@ from . import _C
 from ._C import Error, FormatError, IoError, UsageError  # noqa: F401
 from . import nn  # noqa: F401
 from .hetero import DistEmbedding, SparseAdagrad, SparseAdam, SparseSGD  # noqa: F401
-from . import hetero
 
 __all__ = ["init", "finalize", "rank", "world_size", "DistGraph", "NeighborLoader",
            "broadcast_parameters", "allreduce_gradients", "allreduce", "Error", "UsageError",
