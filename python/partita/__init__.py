@@ -24,10 +24,12 @@ from . import _C
 from ._C import Error, FormatError, IoError, UsageError  # noqa: F401
 from . import nn  # noqa: F401
 from .link import LinkEvalLoader, LinkNeighborLoader, link_metrics  # noqa: F401
+from .hetero import DistEmbedding, SparseAdagrad, SparseAdam, SparseSGD  # noqa: F401
 
 __all__ = ["init", "finalize", "rank", "world_size", "DistGraph", "NeighborLoader",
            "broadcast_parameters", "allreduce_gradients", "allreduce", "Error", "UsageError",
-           "FormatError", "IoError", "nn"]
+           "FormatError", "IoError", "nn", "DistEmbedding", "SparseAdam", "SparseAdagrad",
+           "SparseSGD"]
 __all__ += ["LinkNeighborLoader", "LinkEvalLoader", "link_metrics"]  # partita/link.py
 
 _open_graphs = []
@@ -79,8 +81,14 @@ class DistGraph(_C.DistGraph):
     """One rank's view of a partition directory: maps this rank's part and serves it to the
     other ranks (worker mode). Collective to open and to close; a context manager."""
 
-    def __init__(self, parts_dir, timeout=60.0, in_memory=False):
-        super().__init__(str(parts_dir), float(timeout), bool(in_memory))
+    def __init__(self, parts_dir, timeout=60.0, in_memory=False, embedding_dim=0,
+                 sparse_optimizer=None, embedding_seed=0, embedding_init=1.0):
+        # embedding_*, sparse_optimizer: learned embeddings of a typed partition (hetero.py).
+        super().__init__(str(parts_dir), float(timeout), bool(in_memory),
+                         *hetero._graph_args(embedding_dim, sparse_optimizer, embedding_seed,
+                                             embedding_init))
+        if sparse_optimizer is not None:
+            sparse_optimizer._bind(self)
         _open_graphs.append(self)
 
     def close(self):
@@ -118,6 +126,11 @@ class NeighborLoader:
     the ids it owns), exactly the batches of `partita train` with the same flags. Each
     `for` loop over the loader is one epoch: 0, then 1, ...; set_epoch(e) picks the next.
     """
+
+    def __new__(cls, graph, *args, **kwargs):
+        if cls is NeighborLoader and getattr(graph, "typed", False):
+            return hetero.TypedNeighborLoader(graph, *args, **kwargs)  # typed batches
+        return super().__new__(cls)
 
     def __init__(self, graph, fanouts=(10, 10), batch_size=1024, split="train", shuffle=True,
                  seed=0, prefetch=2, threads=1, device="cpu"):

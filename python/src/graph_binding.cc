@@ -126,11 +126,14 @@ std::shared_ptr<MpiScope> job() {
   return scope();
 }
 
-Graph::Graph(const std::string& parts_dir, double timeout_s, bool in_memory) : mpi_(job()) {
+Graph::Graph(const std::string& parts_dir, double timeout_s, bool in_memory,
+             const store::EmbeddingOptions& embeddings)
+    : mpi_(job()) {
   runtime::SessionOptions options;
   options.parts_dir = parts_dir;
   options.timeout_s = timeout_s;
   options.graph.in_memory = in_memory;
+  options.embeddings = embeddings;
   py::gil_scoped_release release;
   rank_ = std::make_unique<runtime::MpiRank>(*mpi_, options);
 }

@@ -10,6 +10,7 @@
 #include "partita/comm/mpi_scope.h"
 #include "partita/loader/seeds.h"
 #include "partita/runtime/mpi_rank.h"
+#include "partita/store/dist_embedding.h"
 
 namespace partita::python {
 
@@ -40,7 +41,10 @@ class GraphUser {
 // long as a loader (pybind11 keep_alive), so a Graph is normally destroyed after its users.
 class Graph {
  public:
-  Graph(const std::string& parts_dir, double timeout_s, bool in_memory);
+  // `embeddings`: the learned embedding tables of a typed partition's featureless types
+  // (runtime::SessionOptions::embeddings; dim 0: none), built with the session.
+  Graph(const std::string& parts_dir, double timeout_s, bool in_memory,
+        const store::EmbeddingOptions& embeddings = {});
   // Stops the attached users; the session goes without the collective goodbye.
   ~Graph();
   Graph(const Graph&) = delete;
