@@ -21,9 +21,9 @@ namespace {
 constexpr double kShareWaitSeconds = 7 * 24 * 3600.0;
 
 struct ChunkFlags {
-  std::string layout;         // "", numpy or chunked
-  std::string shape;          // "" or papers100m
-  double scale = 0.01;        // --shape papers100m
+  std::string layout;   // "", numpy or chunked
+  std::string shape;    // "" or papers100m
+  double scale = 0.01;  // --shape papers100m
   int64_t chunk_rows = data::ChunkedWriteOptions{}.chunk_rows;
   int64_t node_chunk_rows = data::ChunkedWriteOptions{}.node_chunk_rows;
   std::string feature_dtype;  // "": float32 (bfloat16 for --shape papers100m)
@@ -130,7 +130,9 @@ Action add_generate_command(CLI::App& app) {
                  "most 1: nodes beyond the sum are in no split; when they sum to 1, every node "
                  "is in one (the last split asked for takes the rounding remainder)")
       ->capture_default_str();
-  app.add_option("--threads", options->threads, "Threads (0: all cores; under mpirun: the cores of each rank)")->capture_default_str();
+  app.add_option("--threads", options->threads,
+                 "Threads (0: all cores; under mpirun: the cores of each rank)")
+      ->capture_default_str();
   auto chunk = std::make_shared<ChunkFlags>();
   app.add_option("--layout", chunk->layout,
                  "numpy (one file per array) or chunked (manifest.json plus numbered chunk "
@@ -159,10 +161,8 @@ Action add_generate_command(CLI::App& app) {
       ->capture_default_str();
   return [options, hetero, chunk, &app, avg_degree] {
     const bool chunk_flags = !chunk->layout.empty() || !chunk->shape.empty() ||
-                             app.count("--chunk-rows") > 0 ||
-                             app.count("--node-chunk-rows") > 0 ||
-                             app.count("--feature-dtype") > 0 ||
-                             app.count("--scale") > 0;
+                             app.count("--chunk-rows") > 0 || app.count("--node-chunk-rows") > 0 ||
+                             app.count("--feature-dtype") > 0 || app.count("--scale") > 0;
     if (!hetero->empty() && chunk_flags) {
       throw UsageError(
           "--hetero: the mag shape is written in the numpy heterogeneous layout only (no "
@@ -202,8 +202,9 @@ Action add_generate_command(CLI::App& app) {
     }
     PARTITA_CHECK(!(app.count("--scale") > 0 && chunk->shape.empty()), UsageError,
                   "--scale: applies with --shape only");
-    const std::string layout =
-        !chunk->layout.empty() ? chunk->layout : chunk->shape.empty() ? "numpy" : "chunked";
+    const std::string layout = !chunk->layout.empty() ? chunk->layout
+                               : chunk->shape.empty() ? "numpy"
+                                                      : "chunked";
     PARTITA_CHECK(layout == "numpy" || layout == "chunked", UsageError,
                   "--layout: '{}' is not numpy or chunked", layout);
     if (layout == "chunked") {

@@ -24,8 +24,7 @@ MappedNpy open_edge_chunk(const std::string& dir, const ChunkFile& c) {
 }
 
 // Feature pieces of `features` (all checked against the manifest), and their reader.
-ShardFeatures open_features(const std::string& dir, const ChunkedFeatures& features,
-                            int64_t rows) {
+ShardFeatures open_features(const std::string& dir, const ChunkedFeatures& features, int64_t rows) {
   std::vector<FeaturePiece> pieces;
   int64_t first = 0;
   for (const ChunkFile& c : features.chunks) {

@@ -109,8 +109,8 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
   s.num_classes = scan_labels(label, s.node_begin, s.node_end, Unlabelled::kAllowed, s.labels);
   std::vector<int64_t>* splits[] = {&s.train_idx, &s.valid_idx, &s.test_idx};
   for (int i = 0; i < 3; ++i) {
-    *splits[i] = ids_in_block(read_numpy_split(files.splits[i], n, files.feat), s.node_begin,
-                              s.node_end);
+    *splits[i] =
+        ids_in_block(read_numpy_split(files.splits[i], n, files.feat), s.node_begin, s.node_end);
     check_split_labeled(s, *splits[i], files.label, files.splits[i].path);
   }
   s.edge_split = read_edge_split_share(dir, n, rank, ranks);
@@ -134,10 +134,10 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
     form = EdgeForm::kColumns;
     num_edges = edges.dim(1);
   } else {
-    PARTITA_CHECK(edges.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}{}",
-                  files.edges, edges.shape(),
-                  edges.dim(0) == 2 ? " (a PyG edge_index of shape (2, E) goes in edge_index.npy)"
-                                    : "");
+    PARTITA_CHECK(
+        edges.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}{}", files.edges,
+        edges.shape(),
+        edges.dim(0) == 2 ? " (a PyG edge_index of shape (2, E) goes in edge_index.npy)" : "");
     form = edges.header().fortran_order ? EdgeForm::kColumns : EdgeForm::kRows;
     num_edges = edges.dim(0);
   }
@@ -181,8 +181,8 @@ DatasetShard read_numpy_hetero_shard(const std::string& dir, int rank, int ranks
     std::vector<int64_t> ids(static_cast<size_t>(f.dim(0)));
     f.copy_elements(0, f.dim(0), ids.data());
     validate_split(ids, target.count, path, /*lines=*/false);
-    *splits[i] = ids_in_block(to_homogenised(std::move(ids), target.offset), s.node_begin,
-                              s.node_end);
+    *splits[i] =
+        ids_in_block(to_homogenised(std::move(ids), target.offset), s.node_begin, s.node_end);
   }
 
   // Edges: the relations' files one after another; this rank reads its rows of the whole.
@@ -265,8 +265,8 @@ void check_split_labeled(const DatasetShard& s, const std::vector<int64_t>& ids,
 }
 
 DatasetShard read_dataset_shard(const std::string& dir, int rank, int ranks) {
-  PARTITA_CHECK(ranks >= 1 && rank >= 0 && rank < ranks, Error,
-                "internal: rank {} of {} ranks", rank, ranks);
+  PARTITA_CHECK(ranks >= 1 && rank >= 0 && rank < ranks, Error, "internal: rank {} of {} ranks",
+                rank, ranks);
   std::error_code ec;
   PARTITA_CHECK(fs::is_directory(dir, ec), IoError, "{}: not a directory", dir);
   DatasetShard s;

@@ -91,7 +91,8 @@ TEST(ShardReader, NumpyEdgeIndexInt32AndEdgeSplit) {
   fs::remove(tmp / "edges.npy");
   std::vector<int32_t> index;
   for (int c = 0; c < 2; ++c)
-    for (size_t i = c; i < a.edges.size(); i += 2) index.push_back(static_cast<int32_t>(a.edges[i]));
+    for (size_t i = c; i < a.edges.size(); i += 2)
+      index.push_back(static_cast<int32_t>(a.edges[i]));
   write_npy<int32_t>(tmp / "edge_index.npy", ArrayView<const int32_t>(index),
                      {2, static_cast<int64_t>(a.edges.size() / 2)});
   const std::vector<int64_t> pairs = {0, 1, 1, 2, 3, 0, 2, 3, 1, 3};
@@ -208,8 +209,7 @@ ShardUnion hetero_reference(const testing::HeteroSpec& spec) {
 void write_chunked_hetero(const std::string& dir, const testing::HeteroSpec& spec) {
   fs::create_directories(dir + "/c");
   ChunkedManifest m;
-  const auto chunks = [&](const std::string& stem, const auto& values, int64_t width,
-                          auto tag) {
+  const auto chunks = [&](const std::string& stem, const auto& values, int64_t width, auto tag) {
     using T = decltype(tag);
     std::vector<ChunkFile> out;
     const int64_t rows = static_cast<int64_t>(values.size()) / width;
