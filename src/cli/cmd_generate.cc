@@ -27,6 +27,7 @@ struct ChunkFlags {
   int64_t chunk_rows = data::ChunkedWriteOptions{}.chunk_rows;
   int64_t node_chunk_rows = data::ChunkedWriteOptions{}.node_chunk_rows;
   std::string feature_dtype;  // "": float32 (bfloat16 for --shape papers100m)
+  std::string from_ogb;       // convert this OGB directory instead of generating
 };
 
 // The options of --shape papers100m: the shape's, then any model flag given explicitly.
@@ -156,12 +157,17 @@ Action add_generate_command(CLI::App& app) {
                  "power-law degrees) scaled by --scale; chunked layout with bfloat16 features "
                  "unless told otherwise. --scale 0.1 gives 11.1 M nodes and 161.6 M edges "
                  "(2.5 GiB of edges, 2.7 GiB of features)");
+  app.add_option("--from-ogb", chunk->from_ogb,
+                 "Instead of generating: convert this OGB raw node-property directory "
+                 "(raw/*.csv.gz, split/<name>/) to the chunked layout, streaming (one process; "
+                 "memory is one chunk), so that `partition` under mpirun can read it in shares");
   app.add_option("--scale", chunk->scale,
                  "With --shape: the fraction of the full graph's nodes and edges, in (0, 1]")
       ->capture_default_str();
   return [options, hetero, chunk, &app, avg_degree] {
     const bool chunk_flags = !chunk->layout.empty() || !chunk->shape.empty() ||
-                             app.count("--chunk-rows") > 0 || app.count("--node-chunk-rows") > 0 ||
+                             !chunk->from_ogb.empty() || app.count("--chunk-rows") > 0 ||
+                             app.count("--node-chunk-rows") > 0 ||
                              app.count("--feature-dtype") > 0 || app.count("--scale") > 0;
     if (!hetero->empty() && chunk_flags) {
       throw UsageError(
@@ -198,6 +204,32 @@ Action add_generate_command(CLI::App& app) {
           h.out_dir.c_str(), static_cast<long long>(nodes), stats.type_counts.size(),
           static_cast<long long>(edges), stats.relation_edges.size(),
           format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds);
+      return 0;
+    }
+    if (!chunk->from_ogb.empty()) {
+      PARTITA_CHECK(chunk->shape.empty() && (chunk->layout.empty() || chunk->layout == "chunked"),
+                    UsageError,
+                    "--from-ogb: converts to the chunked layout; --shape and --layout {} do not "
+                    "apply",
+                    chunk->layout.empty() ? "numpy" : chunk->layout);
+      data::ChunkedWriteOptions chunked;
+      chunked.chunk_rows = chunk->chunk_rows;
+      chunked.node_chunk_rows = app.count("--node-chunk-rows") > 0 ? chunk->node_chunk_rows
+                                : app.count("--chunk-rows") > 0    ? chunk->chunk_rows
+                                                                   : chunk->node_chunk_rows;
+      const std::string dtype = chunk->feature_dtype.empty() ? "float32" : chunk->feature_dtype;
+      PARTITA_CHECK(dtype == "float32" || dtype == "float16" || dtype == "bfloat16", UsageError,
+                    "--feature-dtype: '{}' is not one of float32, float16, bfloat16", dtype);
+      chunked.feature_dtype = dtype_from_name(dtype, "--feature-dtype");
+      const data::GenerateStats stats =
+          data::convert_ogb_to_chunked(chunk->from_ogb, options->out_dir, chunked);
+      std::printf(
+          "converted %s to %s (chunked layout): %lld nodes, %lld edges, %s written in "
+          "%.2f s; peak RSS %s\n",
+          chunk->from_ogb.c_str(), options->out_dir.c_str(), static_cast<long long>(stats.nodes),
+          static_cast<long long>(stats.edges),
+          format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds,
+          format_bytes(static_cast<double>(peak_rss_bytes())).c_str());
       return 0;
     }
     PARTITA_CHECK(!(app.count("--scale") > 0 && chunk->shape.empty()), UsageError,

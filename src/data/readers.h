@@ -41,6 +41,9 @@ class LineSource;  // gz_reader.h
 int64_t parse_ogb_count(LineSource& text);
 // One label per line, each an integer (or integral float) in [0, kMaxLabel].
 std::vector<int64_t> parse_ogb_labels(LineSource& text);
+// One line of node-label.csv.gz: an integer (or integral float) in [0, kMaxLabel];
+// FormatError "<path>: line N: ..." otherwise.
+int64_t parse_ogb_label_line(const std::string& path, const char* b, const char* e, int64_t line);
 // "src,dst" lines, as interleaved pairs; `claimed_edges` only sizes the buffer.
 std::vector<int64_t> parse_ogb_edges(LineSource& text, int64_t claimed_edges);
 // Exactly num_nodes (> 0) rows of equally many finite floats; `count_source` names the file

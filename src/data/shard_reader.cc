@@ -276,10 +276,10 @@ DatasetShard read_dataset_shard(const std::string& dir, int rank, int ranks) {
   } else if (fs::exists(dir + "/raw", ec)) {
     throw FormatError(fmt::format(
         "{}: OGB's csv.gz layout cannot be read in shares (a gzip stream has no random "
-        "access, so every rank would decompress all of it); convert it once to the Partita "
-        "numpy layout or the chunked layout (docs/dataset-format.md), or partition it in one "
-        "process (partita partition without mpirun)",
-        dir));
+        "access, so every rank would decompress all of it); convert it once, streaming, with "
+        "`partita generate --from-ogb {} --out DIR` (the chunked layout), or partition it in "
+        "one process (partita partition without mpirun)",
+        dir, dir));
   } else if (fs::exists(dir + "/hetero.json", ec)) {
     s = read_numpy_hetero_shard(dir, rank, ranks);
     s.layout = "numpy";

@@ -298,5 +298,38 @@ TEST(ShardReader, Papers100mShapeAtTinyScale) {
   EXPECT_THROW(papers100m_options(1.5), ParameterError);
 }
 
+TEST(ShardReader, OgbConvertedToChunkedIsTheInput) {
+  TempDir tmp;
+  testing::write_ogb(tmp / "ogb", testing::OgbText{});
+  ChunkedWriteOptions c;
+  c.chunk_rows = 2;  // 5 edges: chunks of 2, 2, 1
+  c.node_chunk_rows = 3;
+  const GenerateStats stats = convert_ogb_to_chunked(tmp / "ogb", tmp / "chunked", c);
+  EXPECT_EQ(stats.edges, 5);
+  ShardUnion want;  // OgbText's files as listed (a self loop and a duplicate included)
+  want.edges = {{0, 1, 0}, {0, 1, 0}, {1, 2, 0}, {2, 2, 0}, {3, 0, 0}};
+  want.labels = {0, 1, 2, 1};
+  want.train = {0, 3};
+  want.valid = {1};
+  want.test = {2};
+  const std::vector<float> feats = {0.5f, 1, 2, -2.5f, 1e-3f, 0, 3, 4, 5, 6, 7, 8};
+  want.features.resize(feats.size() * 4);
+  std::memcpy(want.features.data(), feats.data(), want.features.size());
+  want.num_nodes = 4;
+  want.num_classes = 3;
+  want.input_edges_total = 5;
+  want.feature_dim = 3;
+  for (int ranks = 1; ranks <= 4; ++ranks) {
+    SCOPED_TRACE(ranks);
+    expect_same_union(union_of_shares(tmp / "chunked", ranks), want);
+  }
+  // A bad id is met while converting, naming the line.
+  testing::OgbText bad;
+  bad.edges = "0,1\n1,4\n2,2\n0,1\n3,0\n";
+  testing::write_ogb(tmp / "bad", bad);
+  expect_error<FormatError>([&] { convert_ogb_to_chunked(tmp / "bad", tmp / "bad_out", c); },
+                            tmp / "bad/raw/edge.csv.gz", {"line 2", "(1, 4)"});
+}
+
 }  // namespace
 }  // namespace partita::data

@@ -57,4 +57,16 @@ struct Papers100mShape {
 };
 GenerateOptions papers100m_options(double scale);
 
+// Converts OGB's raw node-property layout (raw/*.csv.gz, split/<split>/; the only split
+// when `split` is empty) at `ogb_dir` into the chunked layout at `out_dir`, in one process:
+// each file is decompressed once, front to back, and written out a chunk at a time (chunked's
+// chunk_rows edges, node_chunk_rows feature rows and labels, features narrowed to
+// feature_dtype), so memory is one chunk's buffer plus the split ids, not the graph.
+// manifest.json is written last. Checks as load_dataset does (ids in range, counts agree
+// with num-node-list / num-edge-list, labels in [0, 2^24), finite features, valid split ids);
+// FormatError/IoError naming the file and line. Heterogeneous OGB datasets are refused.
+GenerateStats convert_ogb_to_chunked(const std::string& ogb_dir, const std::string& out_dir,
+                                     const ChunkedWriteOptions& chunked,
+                                     const std::string& split = "");
+
 }  // namespace partita::data
