@@ -162,6 +162,11 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
   for (const EdgeChunk& c : chunks) rows.push_back(c.file.dim(0));
   for (int64_t r : rows) s.input_edges_total += r;
   const auto [first, last] = chunk_share(rows, rank, ranks);
+  int64_t share_rows = 0;
+  for (size_t i = first; i < last; ++i) share_rows += rows[i];
+  s.src.reserve(static_cast<size_t>(share_rows));
+  s.dst.reserve(static_cast<size_t>(share_rows));
+  if (m.typed()) s.edge_relation.reserve(static_cast<size_t>(share_rows));
   for (size_t i = first; i < last; ++i) {
     const EdgeChunk& c = chunks[i];
     read_edge_rows(c.file, EdgeForm::kRows, rows[i], 0, rows[i], c.src_count, c.dst_count,

@@ -78,8 +78,6 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
       std::copy(narrow.begin(), narrow.end(), to.begin());
     }
   };
-  out.src->reserve(out.src->size() + static_cast<size_t>(end - begin));
-  out.dst->reserve(out.dst->size() + static_cast<size_t>(end - begin));
   for (int64_t row = begin; row < end; row += kEdgeBatch) {
     const int64_t n = std::min(kEdgeBatch, end - row);
     if (form == EdgeForm::kColumns) {

@@ -77,6 +77,8 @@ std::optional<EdgeSplitArrays> read_edge_split_share(const std::string& dir, int
     const int64_t k = f.dim(0);
     const auto [b, e] = node_block(k, rank, ranks);
     std::vector<int64_t> src, dst;
+    src.reserve(static_cast<size_t>(e - b));
+    dst.reserve(static_cast<size_t>(e - b));
     read_edge_rows(f, EdgeForm::kRows, k, b, e, num_nodes, num_nodes, 0, 0, {&src, &dst});
     for (size_t j = 0; j < src.size(); ++j) {
       PARTITA_CHECK(src[j] != dst[j], FormatError, "{}: row {}: self loop ({}, {})", path,
@@ -144,6 +146,8 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
   if (num_edges == 0) throw_no_edges(files.edges);
   s.input_edges_total = num_edges;
   const auto [b, e] = node_block(num_edges, rank, ranks);
+  s.src.reserve(static_cast<size_t>(e - b));
+  s.dst.reserve(static_cast<size_t>(e - b));
   read_edge_rows(edges, form, num_edges, b, e, n, n, 0, 0, {&s.src, &s.dst});
   return s;
 }
@@ -200,6 +204,8 @@ DatasetShard read_numpy_hetero_shard(const std::string& dir, int rank, int ranks
   if (total == 0) throw_no_edges(dir + "/edges/" + schema.triplet(0) + ".npy");
   s.input_edges_total = total;
   const auto [first, last] = node_block(total, rank, ranks);
+  for (auto* v : {&s.src, &s.dst}) v->reserve(static_cast<size_t>(last - first));
+  s.edge_relation.reserve(static_cast<size_t>(last - first));
   int64_t offset = 0;
   for (int r = 0; r < schema.num_relations(); ++r) {
     const MappedNpy& f = files[r];
