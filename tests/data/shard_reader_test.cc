@@ -331,5 +331,62 @@ TEST(ShardReader, OgbConvertedToChunkedIsTheInput) {
                             tmp / "bad/raw/edge.csv.gz", {"line 2", "(1, 4)"});
 }
 
+// A .npy file of `shape` whose data is a hole (zeros, no disk space): huge arrays for the
+// 64-bit test below.
+void write_sparse_npy(const std::string& path, DType dtype, const std::vector<int64_t>& shape) {
+  const std::string header = make_npy_header(dtype, shape);
+  int64_t elements = 1;
+  for (int64_t d : shape) elements *= d;
+  partita::testing::write_file(path, header);
+  fs::resize_file(path, header.size() + static_cast<uint64_t>(elements) * dtype_size(dtype));
+}
+
+TEST(ShardReader, IdsPast32BitsFlowThrough) {
+  TempDir tmp;
+  const std::string d = tmp / "big";
+  const int64_t n = (int64_t{1} << 32) + 10;  // labels 32 GiB and features 8 GiB, all holes
+  fs::create_directories(d + "/c");
+  ChunkedManifest m;
+  m.num_nodes = n;
+  m.num_classes = 2;
+  const std::vector<int64_t> pairs = {0, n - 1, n - 2, (int64_t{1} << 31) + 7, n - 1, 3};
+  write_npy<int64_t>(d + "/c/e.npy", ArrayView<const int64_t>(pairs), {3, 2});
+  m.edges = {{"c/e.npy", 3}};
+  write_sparse_npy(d + "/c/f.npy", DType::kFloat16, {n, 1});
+  m.features.emplace();
+  m.features->dtype = DType::kFloat16;
+  m.features->dim = 1;
+  m.features->chunks = {{"c/f.npy", n}};
+  write_sparse_npy(d + "/c/l.npy", DType::kInt64, {n});
+  m.labels = {{"c/l.npy", n}};
+  write_npy<int64_t>(d + "/train_idx.npy", std::vector<int64_t>{5, n - 3, n - 1});
+  write_npy<int64_t>(d + "/valid_idx.npy", std::vector<int64_t>{});
+  constexpr int kRanks = 1024;  // a block of 4 M nodes: 32 MiB of labels per rank
+  const int64_t mid_id = node_block(n, kRanks / 2, kRanks).first + 1;  // past 2^31
+  write_npy<int64_t>(d + "/test_idx.npy", std::vector<int64_t>{mid_id});
+  write_chunked_manifest(d, m);
+
+  // The one edge chunk goes to the first rank whose rows [3r/R, 3(r+1)/R) are not empty.
+  const DatasetShard first = read_dataset_shard(d, 341, kRanks);
+  EXPECT_EQ(first.num_nodes, n);
+  EXPECT_EQ(first.src, (std::vector<int64_t>{0, n - 2, n - 1}));
+  EXPECT_EQ(first.dst, (std::vector<int64_t>{n - 1, (int64_t{1} << 31) + 7, 3}));
+  EXPECT_TRUE(read_dataset_shard(d, 340, kRanks).src.empty());
+  EXPECT_EQ(read_dataset_shard(d, 0, kRanks).train_idx, std::vector<int64_t>{5});
+  const DatasetShard last = read_dataset_shard(d, kRanks - 1, kRanks);
+  EXPECT_EQ(last.node_end, n);
+  EXPECT_GT(last.node_begin, int64_t{1} << 31);
+  EXPECT_TRUE(last.src.empty());
+  EXPECT_EQ(last.train_idx, (std::vector<int64_t>{n - 3, n - 1}));
+  EXPECT_EQ(last.labels.size(), static_cast<size_t>(n - last.node_begin));
+  uint16_t row[2] = {1, 1};
+  last.features.read(n - 2, n, row);  // rows past 2^32, read from the hole
+  EXPECT_EQ(row[0], 0);
+  EXPECT_EQ(row[1], 0);
+  const DatasetShard mid = read_dataset_shard(d, kRanks / 2, kRanks);
+  EXPECT_GT(mid_id, int64_t{1} << 31);
+  EXPECT_EQ(mid.test_idx, std::vector<int64_t>{mid_id});
+}
+
 }  // namespace
 }  // namespace partita::data
