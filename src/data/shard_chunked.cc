@@ -147,14 +147,22 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
   const std::vector<int64_t> labels = read_label_rows(dir, m, lo, hi, label_offset);
   s.labels.assign(static_cast<size_t>(s.node_end - s.node_begin), -1);
   std::copy(labels.begin(), labels.end(), s.labels.begin() + (lo + label_offset - s.node_begin));
-  const std::string label_source = dir + "/" + (m.labels.empty() ? "" : m.labels[0].file);
+  // The label chunk holding node v's label.
+  const auto label_file = [&](int64_t v) {
+    int64_t first = label_offset;
+    for (const ChunkFile& c : m.labels) {
+      if (v < first + c.rows) return dir + "/" + c.file;
+      first += c.rows;
+    }
+    return dir + "/" + kChunkedManifest;
+  };
   const std::string* split_files[] = {&m.train_idx, &m.valid_idx, &m.test_idx};
   std::vector<int64_t>* splits[] = {&s.train_idx, &s.valid_idx, &s.test_idx};
   for (int i = 0; i < 3; ++i) {
     const std::string path = dir + "/" + *split_files[i];
     *splits[i] =
         ids_in_block(read_sorted_split(path, label_count, label_offset), s.node_begin, s.node_end);
-    check_split_labeled(s, *splits[i], label_source, path);
+    check_split_labeled(s, *splits[i], label_file, path);
   }
 
   // This rank's edge chunks.

@@ -113,7 +113,8 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
   for (int i = 0; i < 3; ++i) {
     *splits[i] =
         ids_in_block(read_numpy_split(files.splits[i], n, files.feat), s.node_begin, s.node_end);
-    check_split_labeled(s, *splits[i], files.label, files.splits[i].path);
+    check_split_labeled(
+        s, *splits[i], [&](int64_t) { return files.label; }, files.splits[i].path);
   }
   s.edge_split = read_edge_split_share(dir, n, rank, ranks);
 
@@ -261,12 +262,13 @@ std::vector<int64_t> ids_in_block(const std::vector<int64_t>& sorted_ids, int64_
 }
 
 void check_split_labeled(const DatasetShard& s, const std::vector<int64_t>& ids,
-                         const std::string& label_source, const std::string& split_source) {
+                         const std::function<std::string(int64_t)>& label_file,
+                         const std::string& split_source) {
   for (int64_t v : ids) {
     PARTITA_CHECK(s.labels[v - s.node_begin] >= 0, FormatError,
                   "{}: node {} has label -1 (unlabelled) but is in the split {}; a node in a "
                   "split needs a label",
-                  label_source, v, split_source);
+                  label_file(v), v, split_source);
   }
 }
 
