@@ -98,7 +98,11 @@ Action add_generate_command(CLI::App& app) {
       "random train/valid/test split (60/20/20 by default). With --hetero mag: a graph shaped "
       "like ogbn-mag (author, field_of_study, institution, paper; affiliated_with, writes, "
       "cites, has_topic in its proportions; features on papers only; classes on papers) in the "
-      "numpy heterogeneous layout. The output depends only on the flags.");
+      "numpy heterogeneous layout. With --layout chunked: the same graph in the chunked "
+      "layout (manifest.json plus chunk files), also under `mpirun -np R`, each rank writing "
+      "its own chunks; --shape papers100m --scale S sizes it like ogbn-papers100M; --from-ogb "
+      "converts an OGB directory to the chunked layout instead. The output depends only on "
+      "the flags, never on threads or ranks.");
   app.add_option("--out", options->out_dir, "Output directory (created)")->required();
   app.add_option("--hetero", *hetero,
                  "Write a heterogeneous graph of this shape instead (mag: ogbn-mag's types, "

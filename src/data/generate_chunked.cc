@@ -132,6 +132,14 @@ GenerateStats generate_chunked_share(const GenerateOptions& options,
     PARTITA_CHECK(!ec && fs::is_directory(dir + sub), IoError, "{}{}: cannot create directory: {}",
                   dir, sub, ec ? ec.message() : "not a directory");
   }
+  // A manifest left by an earlier run would describe chunks being replaced: drop it, so the
+  // directory is no dataset until this run's manifest is written.
+  if (rank == 0) {
+    std::error_code ec;
+    fs::remove(dir + kChunkedManifest, ec);
+    PARTITA_CHECK(!ec, IoError, "{}{}: cannot remove the old manifest: {}", dir, kChunkedManifest,
+                  ec.message());
+  }
   GenerateStats stats;
   stats.nodes = o.nodes;
   const int64_t edges = edge_count(o), cr = chunked.chunk_rows;

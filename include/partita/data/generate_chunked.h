@@ -38,9 +38,9 @@ ChunkedManifest chunked_generate_manifest(const GenerateOptions& options,
 
 // Writes rank `rank`'s chunks of out_dir (created): edge chunks [C*rank/ranks,
 // C*(rank+1)/ranks) of the C edge chunks, node chunks likewise, and on rank 0 the three split
-// files; never the manifest. Logs progress (info) as chunks complete. The stats count this
-// rank's files. Throws ParameterError for bad options, IoError naming a path that cannot be
-// written.
+// files; never the manifest (rank 0 first removes one left by an earlier run). Logs progress
+// (info) as chunks complete. The stats count this rank's files. Throws ParameterError for bad
+// options, IoError naming a path that cannot be written.
 GenerateStats generate_chunked_share(const GenerateOptions& options,
                                      const ChunkedWriteOptions& chunked, int rank, int ranks);
 
