@@ -18,6 +18,9 @@ constexpr int64_t kMaxLabel = (int64_t{1} << 24) - 1;
 // Dataset::path and Dataset::layout.
 Dataset read_ogb_dataset(const std::string& dir, const LoadOptions& options, LoadStats& stats);
 Dataset read_numpy_dataset(const std::string& dir, const LoadOptions& options, LoadStats& stats);
+// The chunked layout (manifest.json), in one process: read_dataset_shard's one share made a
+// Dataset (features widened to float32, num_classes the manifest's).
+Dataset read_chunked_dataset(const std::string& dir, const LoadOptions& options, LoadStats& stats);
 // The heterogeneous layouts (raw/num-node-dict.csv.gz ...; hetero.json ...). They fill
 // Dataset::hetero and edge_relation as data/hetero.h states.
 Dataset read_ogb_hetero_dataset(const std::string& dir, const LoadOptions& options,

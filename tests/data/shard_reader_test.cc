@@ -331,6 +331,76 @@ TEST(ShardReader, OgbConvertedToChunkedIsTheInput) {
                             tmp / "bad/raw/edge.csv.gz", {"line 2", "(1, 4)"});
 }
 
+std::vector<float> all_rows(const FeatureMatrix& f) {
+  return {f.data(), f.data() + f.rows() * f.cols()};
+}
+
+void expect_same_dataset(const Dataset& a, const Dataset& b) {
+  EXPECT_EQ(a.num_nodes, b.num_nodes);
+  EXPECT_EQ(a.in_edges.indptr, b.in_edges.indptr);
+  EXPECT_EQ(a.in_edges.indices, b.in_edges.indices);
+  EXPECT_EQ(a.edge_relation, b.edge_relation);
+  EXPECT_EQ(a.input_edges, b.input_edges);
+  EXPECT_EQ(a.self_loops_dropped, b.self_loops_dropped);
+  EXPECT_EQ(a.duplicates_dropped, b.duplicates_dropped);
+  EXPECT_EQ(all_rows(a.features), all_rows(b.features));
+  EXPECT_EQ(a.feat_dim(), b.feat_dim());
+  EXPECT_EQ(a.labels, b.labels);
+  EXPECT_EQ(a.num_classes, b.num_classes);
+  EXPECT_EQ(a.train_idx, b.train_idx);
+  EXPECT_EQ(a.valid_idx, b.valid_idx);
+  EXPECT_EQ(a.test_idx, b.test_idx);
+  ASSERT_EQ(a.hetero.has_value(), b.hetero.has_value());
+  if (!a.hetero) return;
+  ASSERT_EQ(a.hetero->num_types(), b.hetero->num_types());
+  for (int t = 0; t < a.hetero->num_types(); ++t)
+    EXPECT_EQ(all_rows(a.hetero->node_types[t].features),
+              all_rows(b.hetero->node_types[t].features));
+  ASSERT_EQ(a.hetero->num_relations(), b.hetero->num_relations());
+  for (int r = 0; r < a.hetero->num_relations(); ++r) {
+    EXPECT_EQ(a.hetero->triplet(r), b.hetero->triplet(r));
+    EXPECT_EQ(a.hetero->relations[r].num_edges, b.hetero->relations[r].num_edges);
+  }
+}
+
+TEST(ShardReader, LoadDatasetReadsChunkedAsNumpy) {
+  TempDir tmp;
+  GenerateOptions o = small_graph(tmp / "numpy");
+  generate_synthetic(o);
+  o.out_dir = tmp / "chunked";
+  ChunkedWriteOptions c;
+  c.chunk_rows = c.node_chunk_rows = 333;
+  generate_chunked(o, c, 2);
+  for (bool undirected : {false, true}) {
+    LoadOptions options;
+    options.undirected = undirected;
+    const Dataset chunked = load_dataset(tmp / "chunked", options);
+    EXPECT_EQ(chunked.layout, "chunked");
+    expect_same_dataset(chunked, load_dataset(tmp / "numpy", options));
+  }
+  // bfloat16 chunks load widened to float32.
+  o.out_dir = tmp / "bf16";
+  c.feature_dtype = DType::kBFloat16;
+  generate_chunked(o, c, 1);
+  const Dataset bf16 = load_dataset(o.out_dir, {});
+  const std::vector<float> feat = read_npy_vector<float>(tmp / "numpy/feat.npy", 2);
+  std::vector<uint16_t> narrow(feat.size());
+  std::vector<float> want(feat.size());
+  narrow_floats(feat.data(), static_cast<int64_t>(feat.size()), DType::kBFloat16, narrow.data());
+  widen_to_floats(narrow.data(), static_cast<int64_t>(feat.size()), DType::kBFloat16, want.data());
+  EXPECT_EQ(all_rows(bf16.features), want);
+
+  TempDir typed;
+  const testing::HeteroSpec spec = testing::tiny_hetero();
+  testing::write_numpy_hetero(typed / "numpy", spec);
+  write_chunked_hetero(typed / "chunked", spec);
+  expect_same_dataset(load_dataset(typed / "chunked", {}), load_dataset(typed / "numpy", {}));
+  LoadOptions no_reverse;
+  no_reverse.reverse_relations = false;
+  expect_same_dataset(load_dataset(typed / "chunked", no_reverse),
+                      load_dataset(typed / "numpy", no_reverse));
+}
+
 // A .npy file of `shape` whose data is a hole (zeros, no disk space): huge arrays for the
 // 64-bit test below.
 void write_sparse_npy(const std::string& path, DType dtype, const std::vector<int64_t>& shape) {
