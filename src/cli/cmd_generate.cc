@@ -2,7 +2,9 @@
 // heterogeneous one in the numpy heterogeneous layout, or (--layout chunked, also under
 // mpirun with each rank writing its own chunks) in the chunked layout; --shape papers100m
 // sizes it like ogbn-papers100M.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "commands.h"
@@ -52,6 +54,15 @@ data::GenerateOptions shape_options(const CLI::App& app, const data::GenerateOpt
   if (app.count("--valid-fraction") > 0) o.valid_fraction = flags.valid_fraction;
   if (app.count("--test-fraction") > 0) o.test_fraction = flags.test_fraction;
   return o;
+}
+
+// The number of processes a launcher (mpirun, srun) started this one among; 1 alone.
+int launcher_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return std::max(1, std::atoi(value));
+  }
+  return 1;
 }
 
 // One rank's part of a chunked generate: its chunks, a wait for every rank, then rank 0
@@ -178,6 +189,13 @@ Action add_generate_command(CLI::App& app) {
           "--hetero: the mag shape is written in the numpy heterogeneous layout only (no "
           "--layout, --shape, --scale, --chunk-rows or --feature-dtype)");
     }
+    const bool chunked_output =
+        chunk->from_ogb.empty() &&
+        (chunk->layout == "chunked" || (chunk->layout.empty() && !chunk->shape.empty()));
+    PARTITA_CHECK(chunked_output || launcher_size() == 1, UsageError,
+                  "generate: under mpirun only --layout chunked is generated in parts (each rank "
+                  "its own chunks); the numpy layouts and --from-ogb are written by one process "
+                  "(run it without mpirun)");
     if (!hetero->empty()) {
       PARTITA_CHECK(avg_degree->count() == 0, UsageError,
                     "--avg-degree: does not apply with --hetero (edges follow ogbn-mag's "
