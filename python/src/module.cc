@@ -12,6 +12,7 @@
 #include "graph_binding.h"
 #include "keyword_names.h"
 #include "loader_binding.h"
+#include "tools_binding.h"
 #include "partita/core/error.h"
 #include "partita/core/log_rewrite.h"
 #include "partita/core/parameter_error.h"
@@ -147,6 +148,7 @@ PYBIND11_MODULE(_C, m) {
 
   add_graph_bindings(m);
   add_loader_bindings(m);
+  add_tools_bindings(m);
 
   py::class_<nn::BlockTensors>(m, "BlockTensors",
                                "One sampled block as tensors (nn/block_tensors.h)")
