@@ -21,7 +21,8 @@ def binary_path():
 
 def main():
     path = binary_path()
-    os.execv(path, [path] + sys.argv[1:])
+    # argv[0] "partita": the usage line names the command as typed, not its install path.
+    os.execv(path, ["partita"] + sys.argv[1:])
 
 
 if __name__ == "__main__":
