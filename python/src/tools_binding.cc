@@ -271,10 +271,11 @@ py::dict infer(Graph& graph, const InferArgs& a) {
     const std::optional<bool> recorded = recorded_normalize(loaded);
     if (a.normalize_features && recorded) {
       PARTITA_CHECK_PARAM(*a.normalize_features == *recorded, "normalize_features",
-                          "{} was trained with normalize_features={}: the model must be fed "
-                          "as in training, or its outputs are wrong (leave it out to reapply "
-                          "the checkpoint's)",
-                          loaded.source, *recorded ? "True" : "False");
+                          "{} in the checkpoint {}, {} given; the model must be fed as in "
+                          "training, or its outputs are wrong (leave it out: the checkpoint's "
+                          "value is applied)",
+                          *recorded ? "True" : "False", loaded.source,
+                          *a.normalize_features ? "True" : "False");
     }
     normalize = a.normalize_features.value_or(recorded.value_or(false));
     train::InferenceOptions options;
