@@ -320,3 +320,14 @@ def test_infer_under_mpirun(trained, tmp_path):
     py = npy_files(tmp_path / "py")
     assert py["embeddings.npy"] == files["embeddings.npy"]
     assert py["predictions0.npy"] == py["predictions1.npy"] == files["predictions.npy"]
+
+
+def test_infer_example(trained, tmp_path):
+    """examples/python/infer_cora.py on 2 ranks: the files and the accuracy of `partita
+    infer`, test_acc printed last."""
+    files, printed = infer_files(trained[2], trained["node"], str(tmp_path / "o"), ranks=2)
+    example = os.path.join(ROOT, "examples", "python", "infer_cora.py")
+    done = mpirun(2, [PYTHON, example, "--parts", trained[2], "--checkpoint-dir",
+                      trained["node"], "--torch-threads", "1", "--out", str(tmp_path / "py")])
+    assert done.stdout.strip().splitlines()[-1] == f"test_acc={printed['test_acc']}"
+    assert npy_files(tmp_path / "py") == files
