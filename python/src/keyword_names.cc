@@ -39,7 +39,7 @@ constexpr ParameterWord kTable[] = {
     {"power_law", "power_law"},                    // generate
     {"prefetch", "prefetch"},                      // NeighborLoader
     {"reverse_relations", "reverse"},              // partition
-    {"seed", "seed"},                              // NeighborLoader, sample_blocks, initial_parameters
+    {"seed", "seed"},                              // every function that draws
     {"shape", "hetero"},                           // generate
     {"test_fraction", "test_fraction"},            // generate
     {"threads", "threads"},                        // NeighborLoader (sampler threads)

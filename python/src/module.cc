@@ -12,7 +12,6 @@
 #include "graph_binding.h"
 #include "keyword_names.h"
 #include "loader_binding.h"
-#include "tools_binding.h"
 #include "partita/core/error.h"
 #include "partita/core/log_rewrite.h"
 #include "partita/core/parameter_error.h"
@@ -21,6 +20,7 @@
 #include "partita/nn/message_passing.h"
 #include "partita/runtime/failure.h"
 #include "partita/store/single_process_error.h"
+#include "tools_binding.h"
 
 namespace py = pybind11;
 

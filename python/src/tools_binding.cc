@@ -348,16 +348,14 @@ void add_tools_bindings(py::module_& m) {
       py::arg("out"), py::kw_only(), py::arg("hetero") = "", py::arg("nodes") = py::none(),
       py::arg("avg_degree") = py::none(), py::arg("feat_dim") = py::none(),
       py::arg("classes") = py::none(), py::arg("seed") = 0, py::arg("homophily") = py::none(),
-      py::arg("power_law") = 2.5, py::arg("feature_noise") = 1.0,
-      py::arg("train_fraction") = 0.6, py::arg("valid_fraction") = 0.2,
-      py::arg("test_fraction") = 0.2, py::arg("threads") = 0,
+      py::arg("power_law") = 2.5, py::arg("feature_noise") = 1.0, py::arg("train_fraction") = 0.6,
+      py::arg("valid_fraction") = 0.2, py::arg("test_fraction") = 0.2, py::arg("threads") = 0,
       "`partita generate`: writes a synthetic dataset into `out`; returns its figures");
   m.def(
       "partition",
       [](std::string dataset, std::string out, int num_parts, std::string method,
-         bool balance_train, bool balance_edges, bool undirected, bool reverse,
-         std::string split, std::string edge_split, uint64_t seed, int threads,
-         std::string feature_dtype) {
+         bool balance_train, bool balance_edges, bool undirected, bool reverse, std::string split,
+         std::string edge_split, uint64_t seed, int threads, std::string feature_dtype) {
         PartitionArgs a;
         a.dataset = std::move(dataset);
         a.out = std::move(out);
@@ -376,9 +374,9 @@ void add_tools_bindings(py::module_& m) {
       },
       py::arg("dataset"), py::arg("out"), py::kw_only(), py::arg("num_parts") = 2,
       py::arg("method") = "metis", py::arg("balance_train") = false,
-      py::arg("balance_edges") = false, py::arg("undirected") = false,
-      py::arg("reverse") = true, py::arg("split") = "", py::arg("edge_split") = "",
-      py::arg("seed") = 0, py::arg("threads") = 0, py::arg("feature_dtype") = "float32",
+      py::arg("balance_edges") = false, py::arg("undirected") = false, py::arg("reverse") = true,
+      py::arg("split") = "", py::arg("edge_split") = "", py::arg("seed") = 0,
+      py::arg("threads") = 0, py::arg("feature_dtype") = "float32",
       "`partita partition`: partitions `dataset` into `out`; returns the summary");
   m.def(
       "infer",
