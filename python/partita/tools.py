@@ -64,7 +64,8 @@ def infer(parts, checkpoint, *, batch_size=4096, normalize_features=None, torch_
     predictions (int64 tensor [N], original order, every rank; None for a link model),
     test_acc, test_total, test_correct (node models), test_auc, test_ap, test_mrr, test_hits
     at hits_k (link models, rank 0), num_nodes, embedding_dim, normalize_features (as
-    applied: None reapplies the checkpoint's record) and link. The same rows `partita infer`
+    applied: None reapplies the checkpoint's record) and link. torch_threads > 0 sets
+    torch's thread count for this call only (0: torch's setting). The same rows `partita infer`
     writes to embeddings.npy and predictions.npy. An R-GCN checkpoint raises UsageError
     (not supported yet), as the command does."""
     from . import DistGraph

@@ -242,6 +242,19 @@ std::optional<bool> recorded_normalize(const train::LoadedModel& loaded) {
   return std::nullopt;
 }
 
+// Restores torch's intra-op thread count when it leaves scope: infer's torch_threads
+// applies to that call only, not to the rest of the Python process.
+class ThreadCountRestore {
+ public:
+  ThreadCountRestore() : saved_(torch::get_num_threads()) {}
+  ~ThreadCountRestore() { torch::set_num_threads(saved_); }
+  ThreadCountRestore(const ThreadCountRestore&) = delete;
+  ThreadCountRestore& operator=(const ThreadCountRestore&) = delete;
+
+ private:
+  int saved_;
+};
+
 struct InferArgs {
   std::string checkpoint;
   int64_t batch_size = train::InferenceOptions{}.batch_size;
@@ -265,6 +278,8 @@ py::dict infer(Graph& graph, const InferArgs& a) {
   bool normalize = false;
   {
     py::gil_scoped_release release;
+    std::optional<ThreadCountRestore> restore_threads;
+    if (a.torch_threads > 0) restore_threads.emplace();
     const train::LoadedModel loaded =
         train::load_model_for_inference(session, a.checkpoint, train::torch_device(device));
     link_model = loaded.link != nullptr;

@@ -229,7 +229,9 @@ def test_infer_equals_the_command_in_one_process(trained, tmp_path):
     """Embeddings and predictions bit for bit, the same accuracy, from a directory and from
     an open DistGraph; the checkpoint's normalize-features record is reapplied."""
     files, printed = infer_files(trained[1], trained["node"], str(tmp_path / "o"))
+    threads = torch.get_num_threads()
     result = partita.infer(trained[1], trained["node"], torch_threads=1)
+    assert torch.get_num_threads() == threads  # torch_threads: for the call only
     assert result["normalize_features"] is True and result["link"] is False
     assert result["num_nodes"] == 2708 and result["embedding_dim"] == 16
     assert as_npy(result["embeddings"]) == files["embeddings.npy"]
