@@ -25,7 +25,8 @@ Builds Partita against this machine's torch and checks it on the GPU, in four ph
              of 1024 seeds), fp32 and bf16, without and with --gpu-cache-ratio 0.2: the
              median epoch time of 3 runs each
   python     (only with --only) the Python package built in the same build directory for
-             python3's torch and imported there (needs Python's headers)
+             python3's torch and imported there (needs Python's headers), then pip-installed
+             (setup.py, reusing that build) into a folder and imported from another
 A phase after build uses the build directory that build made (--build-dir), so
 --only cora needs a build from an earlier run on the same machine.
 
@@ -301,6 +302,21 @@ phase_python() {
   out=$(PYTHONPATH="$build_dir/python" "$python" -c 'import torch, partita; print(torch.__version__, partita.__file__)' 2>> "$log") \
     || { emit phase=python step=import ok=false; return 1; }
   emit phase=python step=import ok=true torch="${out%% *}"
+  # The pip install (setup.py) for the same interpreter, reusing this build directory (its
+  # targets are built: only the copy is left), into a folder of its own (--target: not the
+  # system's site packages), then imported and its console script run from another folder.
+  local target="$work/pip-target"
+  rm -rf "$target"
+  t0=$(now)
+  # setup.py configures without tests; ON again keeps the build phase's targets for a rerun.
+  PARTITA_PIP_BUILD_DIR="$build_dir" PARTITA_CMAKE_ARGS="-DPARTITA_BUILD_TESTS=ON" \
+    run "$python" -m pip install --no-build-isolation \
+      --no-index --no-deps --target "$target" "$root" \
+    || { emit phase=python step=pip_install ok=false seconds="$(elapsed "$t0")"; return 1; }
+  out=$(cd "$work" && PYTHONPATH="$target" "$python" -c 'import partita; print(partita.__version__, partita.__file__)' 2>> "$log") \
+    && (cd "$work" && PYTHONPATH="$target" run "$target/bin/partita" --help) \
+    || { emit phase=python step=pip_install ok=false seconds="$(elapsed "$t0")"; return 1; }
+  emit phase=python step=pip_install ok=true seconds="$(elapsed "$t0")" version="${out%% *}"
 }
 
 total0=$(now)

@@ -19,6 +19,7 @@ PACKAGES=(
   python3-numpy                           # docs examples and format cross-checks
   python3-matplotlib                      # scripts/plot_metrics.py
   python3-torch pybind11-dev python3-pytest  # the Python package (python/) and its tests
+  python3-venv python3-pip python3-setuptools python3-wheel  # its pip install (setup.py)
   clang libclang-rt-14-dev llvm-14        # fuzz/: clang, its libFuzzer runtime, llvm-symbolizer
   clang-format                            # scripts/check_format.sh (CTest format_check)
 )

@@ -247,3 +247,7 @@ def allreduce(tensor, graph):
     """Sums a contiguous CPU float32/float64/int64 tensor over the ranks, in place."""
     graph.allreduce_(tensor)
     return tensor
+
+from . import tools  # noqa: E402  generate, partition, infer, command_path, __version__
+from .tools import *  # noqa: E402,F401,F403
+__all__ += tools.__all__

@@ -9,25 +9,49 @@ namespace {
 // Sorted by parameter, each once (checked at compile time). The comment names where the
 // package takes the keyword.
 constexpr ParameterWord kTable[] = {
-    {"batch_size", "batch_size"},           // NeighborLoader
-    {"bucket_bytes", "bucket_bytes"},       // allreduce_gradients
-    {"device", "device"},                   // NeighborLoader: cpu, cuda, cuda:N
-    {"exclude", "exclude_seed_edges"},      // LinkNeighborLoader
-    {"fanouts", "fanouts"},                 // NeighborLoader, sample_blocks
-    {"heads", "heads"},                     // initial_parameters
-    {"hidden", "hidden"},                   // initial_parameters
-    {"hits_k", "hits_k"},                   // link_metrics, LinkEvalLoader.evaluate
-    {"in_memory", "in_memory"},             // DistGraph
-    {"layers", "layers"},                   // initial_parameters
-    {"max_steps", "max_steps"},             // LinkNeighborLoader
-    {"model", "kind"},                      // initial_parameters: sage, gcn, gat
-    {"negatives", "neg"},                   // LinkNeighborLoader
-    {"negatives_by", "negative_sampling"},  // LinkNeighborLoader: uniform, degree
-    {"parts_dir", "parts_dir"},             // DistGraph
-    {"prefetch", "prefetch"},               // NeighborLoader
-    {"seed", "seed"},                       // NeighborLoader, sample_blocks, initial_parameters
-    {"threads", "threads"},                 // NeighborLoader (sampler threads)
-    {"timeout_s", "timeout"},               // DistGraph
+    {"avg_degree", "avg_degree"},                  // generate
+    {"balance_edges", "balance_edges"},            // partition
+    {"balance_train", "balance_train"},            // partition
+    {"batch_size", "batch_size"},                  // NeighborLoader
+    {"bucket_bytes", "bucket_bytes"},              // allreduce_gradients
+    {"checkpoint_dir", "checkpoint"},              // infer
+    {"classes", "classes"},                        // generate
+    {"dataset", "dataset"},                        // partition
+    {"device", "device"},                          // NeighborLoader: cpu, cuda, cuda:N
+    {"edge_split", "edge_split"},                  // partition
+    {"exclude", "exclude_seed_edges"},             // LinkNeighborLoader
+    {"fanouts", "fanouts"},                        // NeighborLoader, sample_blocks
+    {"feat_dim", "feat_dim"},                      // generate
+    {"feature_dtype", "feature_dtype"},            // partition
+    {"feature_noise", "feature_noise"},            // generate
+    {"heads", "heads"},                            // initial_parameters
+    {"hidden", "hidden"},                          // initial_parameters
+    {"hits_k", "hits_k"},                          // link_metrics, LinkEvalLoader.evaluate, infer
+    {"homophily", "homophily"},                    // generate
+    {"in_memory", "in_memory"},                    // DistGraph
+    {"layers", "layers"},                          // initial_parameters
+    {"max_steps", "max_steps"},                    // LinkNeighborLoader
+    {"method", "method"},                          // partition: metis, random
+    {"model", "kind"},                             // initial_parameters: sage, gcn, gat
+    {"negatives", "neg"},                          // LinkNeighborLoader
+    {"negatives_by", "negative_sampling"},         // LinkNeighborLoader: uniform, degree
+    {"nodes", "nodes"},                            // generate
+    {"normalize_features", "normalize_features"},  // infer
+    {"num_parts", "num_parts"},                    // partition
+    {"out_dir", "out"},                            // generate, partition
+    {"parts_dir", "parts_dir"},                    // DistGraph
+    {"power_law", "power_law"},                    // generate
+    {"prefetch", "prefetch"},                      // NeighborLoader
+    {"reverse_relations", "reverse"},              // partition
+    {"seed", "seed"},                              // every function that draws
+    {"shape", "hetero"},                           // generate
+    {"test_fraction", "test_fraction"},            // generate
+    {"threads", "threads"},                        // NeighborLoader (sampler threads)
+    {"timeout_s", "timeout"},                      // DistGraph
+    {"torch_threads", "torch_threads"},            // infer
+    {"train_fraction", "train_fraction"},          // generate
+    {"undirected", "undirected"},                  // partition
+    {"valid_fraction", "valid_fraction"},          // generate
 };
 
 static_assert(sorted_by_parameter(kTable), "kTable: keep it sorted by parameter, each name once");

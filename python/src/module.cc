@@ -21,6 +21,7 @@
 #include "partita/nn/message_passing.h"
 #include "partita/runtime/failure.h"
 #include "partita/store/single_process_error.h"
+#include "tools_binding.h"
 #include "typed_loader_binding.h"
 
 namespace py = pybind11;
@@ -151,6 +152,7 @@ PYBIND11_MODULE(_C, m) {
   add_loader_bindings(m);
   add_link_loader_bindings(m);
   add_typed_bindings(m);
+  add_tools_bindings(m);
 
   py::class_<nn::BlockTensors>(m, "BlockTensors",
                                "One sampled block as tensors (nn/block_tensors.h)")
