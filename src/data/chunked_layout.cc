@@ -16,6 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using nlohmann::ordered_json;  // the manifest keeps its keys in the order written
 
 // Errors name the manifest; `where` says which entry.
 class ManifestParser {
@@ -103,13 +104,13 @@ json parse_json_file(const std::string& path) {
   }
 }
 
-json chunks_json(const std::vector<ChunkFile>& chunks) {
-  json out = json::array();
+ordered_json chunks_json(const std::vector<ChunkFile>& chunks) {
+  ordered_json out = ordered_json::array();
   for (const ChunkFile& c : chunks) out.push_back({{"file", c.file}, {"rows", c.rows}});
   return out;
 }
 
-json features_json(const ChunkedFeatures& f) {
+ordered_json features_json(const ChunkedFeatures& f) {
   return {{"dtype", dtype_name(f.dtype)}, {"dim", f.dim}, {"chunks", chunks_json(f.chunks)}};
 }
 
@@ -211,17 +212,17 @@ ChunkedManifest read_chunked_manifest(const std::string& dir) {
 }
 
 int64_t write_chunked_manifest(const std::string& dir, const ChunkedManifest& m) {
-  json doc = {{"format", kChunkedFormat}, {"version", kChunkedVersion},
+  ordered_json doc = {{"format", kChunkedFormat}, {"version", kChunkedVersion},
               {"num_classes", m.num_classes}};
   if (m.typed()) {
-    json types = json::array();
+    ordered_json types = ordered_json::array();
     for (const ChunkedNodeType& t : m.node_types) {
-      json type = {{"name", t.name}, {"count", t.count}};
+      ordered_json type = {{"name", t.name}, {"count", t.count}};
       if (t.features) type["features"] = features_json(*t.features);
       types.push_back(std::move(type));
     }
     doc["node_types"] = std::move(types);
-    json rels = json::array();
+    ordered_json rels = ordered_json::array();
     for (const ChunkedRelation& r : m.relations)
       rels.push_back({{"relation", {r.src_type, r.name, r.dst_type}},
                       {"edges", chunks_json(r.edges)}});
