@@ -1,14 +1,90 @@
 // partita generate: synthetic dataset in the numpy layout, or (--hetero mag) a mag-shaped
-// heterogeneous one in the numpy heterogeneous layout.
+// heterogeneous one in the numpy heterogeneous layout, or (--layout chunked, also under
+// mpirun with each rank writing its own chunks) in the chunked layout; --shape papers100m
+// sizes it like ogbn-papers100M.
 #include <cstdio>
 #include <memory>
 
 #include "commands.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
+#include "partita/core/timer.h"
 #include "partita/data/generate.h"
+#include "partita/data/generate_chunked.h"
+#include "partita/runtime/job_collectives.h"
+#include "rank_main.h"
 
 namespace partita::cli {
+namespace {
+
+// How long a rank that finished its chunks waits for the others (the slowest rank's share).
+constexpr double kShareWaitSeconds = 7 * 24 * 3600.0;
+
+struct ChunkFlags {
+  std::string layout;         // "", numpy or chunked
+  std::string shape;          // "" or papers100m
+  double scale = 0.01;        // --shape papers100m
+  int64_t chunk_rows = data::ChunkedWriteOptions{}.chunk_rows;
+  std::string feature_dtype;  // "": float32 (bfloat16 for --shape papers100m)
+};
+
+// The options of --shape papers100m: the shape's, then any model flag given explicitly.
+data::GenerateOptions shape_options(const CLI::App& app, const data::GenerateOptions& flags,
+                                    const ChunkFlags& chunk) {
+  PARTITA_CHECK(chunk.shape == "papers100m", UsageError,
+                "--shape: '{}' is not a known shape (papers100m)", chunk.shape);
+  for (const char* flag : {"--nodes", "--avg-degree"})
+    PARTITA_CHECK(app.count(flag) == 0, UsageError,
+                  "{}: does not apply with --shape (use --scale; the shape fixes nodes and edges)",
+                  flag);
+  data::GenerateOptions o = data::papers100m_options(chunk.scale);
+  o.out_dir = flags.out_dir;
+  o.seed = flags.seed;
+  o.threads = flags.threads;
+  if (app.count("--feat-dim") > 0) o.feat_dim = flags.feat_dim;
+  if (app.count("--classes") > 0) o.classes = flags.classes;
+  if (app.count("--homophily") > 0) o.homophily = flags.homophily;
+  if (app.count("--power-law") > 0) o.power_law = flags.power_law;
+  if (app.count("--feature-noise") > 0) o.feature_noise = flags.feature_noise;
+  if (app.count("--train-fraction") > 0) o.train_fraction = flags.train_fraction;
+  if (app.count("--valid-fraction") > 0) o.valid_fraction = flags.valid_fraction;
+  if (app.count("--test-fraction") > 0) o.test_fraction = flags.test_fraction;
+  return o;
+}
+
+// One rank's part of a chunked generate: its chunks, a wait for every rank, then rank 0
+// writes manifest.json and prints the summary with every rank's peak memory.
+int run_chunked(runtime::RankContext& rank, data::GenerateOptions o,
+                const data::ChunkedWriteOptions& chunked) {
+  Stopwatch watch;
+  if (o.threads <= 0) o.threads = rank.cores_per_rank();
+  std::unique_ptr<Collectives> job;
+  if (rank.size() > 1) job = runtime::mpi_job_collectives(kShareWaitSeconds);
+  const data::GenerateStats stats =
+      data::generate_chunked_share(o, chunked, rank.rank(), rank.size());
+  std::vector<int64_t> totals = {stats.edges, stats.bytes_written};
+  std::vector<int64_t> peaks = {peak_rss_bytes()};
+  if (job != nullptr) {
+    job->barrier();  // every rank's chunks are complete
+    job->allreduce_sum(totals);
+    peaks = job->allgather(peaks);
+  }
+  if (rank.rank() != 0) return 0;
+  totals[1] += data::write_chunked_manifest(o.out_dir, data::chunked_generate_manifest(o, chunked));
+  std::string peak_text;
+  for (size_t r = 0; r < peaks.size(); ++r)
+    peak_text += (r > 0 ? ", " : "") + format_bytes(static_cast<double>(peaks[r]));
+  std::printf(
+      "generated %s (chunked layout, %d rank(s)): %lld nodes, %lld edges, %s features, %s "
+      "written in %.2f s; peak RSS per rank: %s\n",
+      o.out_dir.c_str(), rank.size(), static_cast<long long>(o.nodes),
+      static_cast<long long>(totals[0]), dtype_name(chunked.feature_dtype),
+      format_bytes(static_cast<double>(totals[1])).c_str(), watch.seconds(), peak_text.c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
 
 Action add_generate_command(CLI::App& app) {
   auto options = std::make_shared<data::GenerateOptions>();
@@ -53,8 +129,38 @@ Action add_generate_command(CLI::App& app) {
                  "most 1: nodes beyond the sum are in no split; when they sum to 1, every node "
                  "is in one (the last split asked for takes the rounding remainder)")
       ->capture_default_str();
-  app.add_option("--threads", options->threads, "Threads (0: all cores)")->capture_default_str();
-  return [options, hetero, &app, avg_degree] {
+  app.add_option("--threads", options->threads, "Threads (0: all cores; under mpirun: the cores of each rank)")->capture_default_str();
+  auto chunk = std::make_shared<ChunkFlags>();
+  app.add_option("--layout", chunk->layout,
+                 "numpy (one file per array) or chunked (manifest.json plus numbered chunk "
+                 "files, written piece by piece: run under `mpirun -np R` and each rank writes "
+                 "its own chunks, byte-identical for any R; docs/dataset-format.md). Default: "
+                 "numpy, chunked with --shape");
+  app.add_option("--chunk-rows", chunk->chunk_rows,
+                 "Chunked layout: rows per chunk file, of edges and of nodes")
+      ->capture_default_str();
+  app.add_option("--feature-dtype", chunk->feature_dtype,
+                 "Chunked layout: stored feature type, float32, float16 or bfloat16 (default "
+                 "float32; bfloat16 with --shape papers100m)");
+  app.add_option("--shape", chunk->shape,
+                 "papers100m: a graph shaped like ogbn-papers100M (111,059,956 nodes, "
+                 "1,615,685,872 listed edges, so about 3.2 B directed ones once reversed, 128 "
+                 "features, 172 classes, 1.09% / 0.11% / 0.19% train / valid / test nodes, "
+                 "power-law degrees) scaled by --scale; chunked layout with bfloat16 features "
+                 "unless told otherwise. --scale 0.1 gives 11.1 M nodes and 161.6 M edges "
+                 "(2.5 GiB of edges, 2.7 GiB of features)");
+  app.add_option("--scale", chunk->scale,
+                 "With --shape: the fraction of the full graph's nodes and edges, in (0, 1]")
+      ->capture_default_str();
+  return [options, hetero, chunk, &app, avg_degree] {
+    const bool chunk_flags = !chunk->layout.empty() || !chunk->shape.empty() ||
+                             app.count("--chunk-rows") > 0 || app.count("--feature-dtype") > 0 ||
+                             app.count("--scale") > 0;
+    if (!hetero->empty() && chunk_flags) {
+      throw UsageError(
+          "--hetero: the mag shape is written in the numpy heterogeneous layout only (no "
+          "--layout, --shape, --scale, --chunk-rows or --feature-dtype)");
+    }
     if (!hetero->empty()) {
       PARTITA_CHECK(avg_degree->count() == 0, UsageError,
                     "--avg-degree: does not apply with --hetero (edges follow ogbn-mag's "
@@ -87,6 +193,31 @@ Action add_generate_command(CLI::App& app) {
           format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds);
       return 0;
     }
+    PARTITA_CHECK(!(app.count("--scale") > 0 && chunk->shape.empty()), UsageError,
+                  "--scale: applies with --shape only");
+    const std::string layout =
+        !chunk->layout.empty() ? chunk->layout : chunk->shape.empty() ? "numpy" : "chunked";
+    PARTITA_CHECK(layout == "numpy" || layout == "chunked", UsageError,
+                  "--layout: '{}' is not numpy or chunked", layout);
+    if (layout == "chunked") {
+      data::ChunkedWriteOptions chunked;
+      chunked.chunk_rows = chunk->chunk_rows;
+      const std::string dtype = !chunk->feature_dtype.empty() ? chunk->feature_dtype
+                                : chunk->shape.empty()        ? "float32"
+                                                              : "bfloat16";
+      PARTITA_CHECK(dtype == "float32" || dtype == "float16" || dtype == "bfloat16", UsageError,
+                    "--feature-dtype: '{}' is not one of float32, float16, bfloat16", dtype);
+      chunked.feature_dtype = dtype_from_name(dtype, "--feature-dtype");
+      return run_rank([&](runtime::RankContext& rank) {
+        const data::GenerateOptions o =
+            chunk->shape.empty() ? *options : shape_options(app, *options, *chunk);
+        return run_chunked(rank, o, chunked);
+      });
+    }
+    PARTITA_CHECK(app.count("--chunk-rows") == 0 && chunk->feature_dtype.empty(), UsageError,
+                  "--chunk-rows, --feature-dtype: apply to --layout chunked only (the numpy "
+                  "layout stores float32 features in one file)");
+    if (!chunk->shape.empty()) *options = shape_options(app, *options, *chunk);
     data::GenerateStats stats = data::generate_synthetic(*options);
     std::printf("generated %s: %lld nodes, %lld edges, %s written in %.2f s\n",
                 options->out_dir.c_str(), static_cast<long long>(stats.nodes),

@@ -23,6 +23,7 @@ constexpr ParameterWord kTable[] = {
     {"cache_ratio", "--cache-ratio"},                  // train, sample-bench
     {"checkpoint_dir", "--checkpoint-dir"},            // train, infer
     {"checksum", "--checksum"},                        // train
+    {"chunk_rows", "--chunk-rows"},                    // generate
     {"classes", "--classes"},                          // generate
     {"cores_per_host", "--cores-per-host"},            // launch
     {"dataset", "--dataset"},                          // partition
@@ -40,7 +41,7 @@ constexpr ParameterWord kTable[] = {
     {"exclude", "--exclude"},                          // train (link)
     {"fanouts", "--fanouts"},                          // train, sample-bench
     {"feat_dim", "--feat-dim"},                        // generate
-    {"feature_dtype", "--feature-dtype"},              // partition
+    {"feature_dtype", "--feature-dtype"},              // partition, generate
     {"feature_noise", "--feature-noise"},              // generate
     {"force", "--force"},                              // train, infer
     {"gpu_cache_ratio", "--gpu-cache-ratio"},          // train
@@ -79,6 +80,7 @@ constexpr ParameterWord kTable[] = {
     {"progress_every_s", "--progress-every"},          // train
     {"resume", "--resume"},                            // train
     {"reverse_relations", "--no-reverse"},             // partition (the flag turns it off)
+    {"scale", "--scale"},                              // generate (--shape papers100m)
     {"seed", "--seed"},                                // every command that draws
     {"servers", "--servers"},                          // train, sample-bench
     {"shape", "--hetero"},                             // generate

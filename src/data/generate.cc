@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "alias_table.h"
+#include "dcsbm.h"
 #include "generate_util.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
@@ -23,17 +24,10 @@
 #include "partita/core/timer.h"
 
 namespace partita::data {
+using namespace dcsbm;  // NOLINT: the model's pieces (dcsbm.h) are this file's own
 namespace {
 
 namespace fs = std::filesystem;
-
-// Stream purposes (part of every stream key; changing one changes the output).
-enum Purpose : uint64_t { kClasses = 1, kTheta, kCentroids, kEdges, kFeatures, kSplit };
-
-constexpr int64_t kNodeChunk = int64_t{1} << 16;           // nodes per class/theta stream
-constexpr int64_t kEdgeChunk = int64_t{1} << 18;           // edges per edge stream
-constexpr int64_t kFeatureChunkValues = int64_t{1} << 18;  // floats per feature stream
-constexpr int kMaxRedraws = 64;                            // then fall back to uniform draws
 
 // Fractions within this of summing to 1 put every node in a split.
 constexpr double kFractionSumTolerance = 1e-9;
@@ -65,7 +59,7 @@ void validate_split_fractions(const GenerateOptions& o) {
                       "{} x {} nodes gives no training node", o.train_fraction, o.nodes);
 }
 
-namespace {
+namespace dcsbm {
 
 void validate(const GenerateOptions& o) {
   PARTITA_CHECK_PARAM(!o.out_dir.empty(), "out_dir", "an output directory is required");
@@ -80,16 +74,6 @@ void validate(const GenerateOptions& o) {
                         o.power_law, o.feature_noise});
   validate_split_fractions(o);
 }
-
-// The sampling structure of the model: node classes, and alias tables drawing nodes with
-// probability proportional to theta, globally and within each community.
-struct Model {
-  int64_t nodes = 0;
-  std::vector<int64_t> label;             // class of each node (written as label.npy)
-  std::vector<AliasSlot> global;          // [nodes], tags = classes
-  std::vector<int64_t> community_offset;  // [classes + 1] into `community`
-  std::vector<AliasSlot> community;       // [nodes], grouped by class
-};
 
 Model build_model(const GenerateOptions& o, int threads) {
   Model m;
@@ -207,7 +191,26 @@ void generate_feature_chunk(const Model& m, const std::vector<float>& centroids,
   }
 }
 
-}  // namespace
+int64_t classes_present(const GenerateOptions& o) {
+  int64_t max_class = -1;
+  for (int64_t b = 0; b < o.nodes && max_class < o.classes - 1; b += kNodeChunk) {
+    Rng classes(stream_key(o.seed, kClasses, static_cast<uint64_t>(b / kNodeChunk)));
+    for (int64_t v = b; v < std::min(o.nodes, b + kNodeChunk); ++v)
+      max_class = std::max(max_class, static_cast<int64_t>(classes.below(
+                                          static_cast<uint64_t>(o.classes))));
+  }
+  return max_class + 1;
+}
+
+std::vector<float> centroids(const GenerateOptions& o) {
+  std::vector<float> c(static_cast<size_t>(o.classes * o.feat_dim));
+  Rng rng(stream_key(o.seed, kCentroids));
+  NormalSource normal(rng);
+  for (float& x : c) x = static_cast<float>(normal.next());
+  return c;
+}
+
+}  // namespace dcsbm
 
 void validate_class_model(const ClassModelFlags& f) {
   PARTITA_CHECK_PARAM(f.feat_dim >= 1 && f.feat_dim <= (int64_t{1} << 20), "feat_dim",
@@ -302,11 +305,8 @@ GenerateStats generate_synthetic(const GenerateOptions& options) {
 
   phase.restart();
   {
-    std::vector<float> centroids(static_cast<size_t>(o.classes * o.feat_dim));
-    Rng rng(stream_key(o.seed, kCentroids));
-    NormalSource normal(rng);
-    for (float& x : centroids) x = static_cast<float>(normal.next());
-    const int64_t rows_per_chunk = std::max<int64_t>(1, kFeatureChunkValues / o.feat_dim);
+    const std::vector<float> centroids = dcsbm::centroids(o);
+    const int64_t rows_per_chunk = feature_chunk_rows(o.feat_dim);
     NpyWriter writer(dir + "feat.npy", DType::kFloat32, {o.nodes, o.feat_dim});
     generate_batched<float>(
         o.nodes, rows_per_chunk, o.feat_dim, threads,

@@ -111,6 +111,8 @@ std::vector<int64_t> read_target_ids(const std::string& path, const NodeType& ta
 
 }  // namespace
 
+void read_hetero_json(Dataset& ds, const std::string& path) { read_schema(ds, path); }
+
 Dataset read_numpy_hetero_dataset(const std::string& dir, const LoadOptions& options,
                                   LoadStats& stats) {
   check_hetero_options(options);

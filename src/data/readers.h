@@ -124,6 +124,11 @@ void build_hetero_graph(Dataset& ds, const std::vector<RelationEdges>& edges,
 void set_hetero_labels(Dataset& ds, const std::vector<int64_t>& target_labels,
                        const std::string& source);
 
+// Parses hetero.json (the numpy heterogeneous layout) at `path` into ds.hetero (which must
+// be engaged): types with counts and offsets, relations, target; sets ds.num_nodes.
+// FormatError naming `path` for anything malformed.
+void read_hetero_json(Dataset& ds, const std::string& path);
+
 // Target-local split ids (validated, sorted) to homogenised ids.
 std::vector<int64_t> to_homogenised(std::vector<int64_t> ids, int64_t offset);
 

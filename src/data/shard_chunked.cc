@@ -1,0 +1,175 @@
+// read_dataset_shard (partita/data/shard.h) for the chunked layout
+// (partita/data/chunked_layout.h): every rank checks the manifest and the header of every
+// chunk file against it, then reads its share of the edge chunks, the labels of its node
+// block and the split ids in it; features stay mapped, read row ranges on demand.
+#include <algorithm>
+#include <memory>
+
+#include "partita/core/error.h"
+#include "partita/data/chunked_layout.h"
+#include "shard_common.h"
+#include "shard_files.h"
+
+namespace partita::data {
+namespace {
+
+// A chunk file of `rows` edges: int64 [rows, 2] in C order.
+MappedNpy open_edge_chunk(const std::string& dir, const ChunkFile& c) {
+  MappedNpy f = MappedNpy::open(dir + "/" + c.file);
+  f.expect(DType::kInt64, 2);
+  PARTITA_CHECK(f.dim(0) == c.rows && f.dim(1) == 2 && !f.header().fortran_order, FormatError,
+                "{}: shape {}{}, but the manifest says ({}, 2) in C order", f.path(), f.shape(),
+                f.header().fortran_order ? " in Fortran order" : "", c.rows);
+  return f;
+}
+
+// Feature pieces of `features` (all checked against the manifest), and their reader.
+ShardFeatures open_features(const std::string& dir, const ChunkedFeatures& features,
+                            int64_t rows) {
+  std::vector<FeaturePiece> pieces;
+  int64_t first = 0;
+  for (const ChunkFile& c : features.chunks) {
+    auto f = std::make_shared<MappedNpy>(MappedNpy::open(dir + "/" + c.file));
+    const int64_t dim = check_feature_file(*f, &features.dtype, c.rows, "the manifest");
+    PARTITA_CHECK(dim == features.dim, FormatError,
+                  "{}: {} feature columns, but the manifest says {}", f->path(), dim, features.dim);
+    pieces.push_back({std::move(f), first});
+    first += c.rows;
+  }
+  ShardFeatures out;
+  out.dim = features.dim;
+  out.dtype = features.dtype;
+  out.read = make_feature_reader(std::move(pieces), rows, features.dim, features.dtype);
+  return out;
+}
+
+// Labels of rows [begin, end) of the label chunks (every chunk's header checked), each in
+// [-1, num_classes).
+std::vector<int64_t> read_label_rows(const std::string& dir, const ChunkedManifest& m,
+                                     int64_t begin, int64_t end, int64_t id_offset) {
+  std::vector<int64_t> out;
+  int64_t first = 0;
+  for (const ChunkFile& c : m.labels) {
+    const MappedNpy f = MappedNpy::open(dir + "/" + c.file);
+    f.expect(DType::kInt64, 1);
+    PARTITA_CHECK(f.dim(0) == c.rows, FormatError, "{}: {} labels, but the manifest says {}",
+                  f.path(), f.dim(0), c.rows);
+    const int64_t lo = std::max(begin, first), hi = std::min(end, first + c.rows);
+    if (lo < hi) {
+      const size_t at = out.size();
+      out.resize(at + static_cast<size_t>(hi - lo));
+      f.copy_elements(lo - first, hi - first, out.data() + at);
+      for (int64_t i = lo; i < hi; ++i) {
+        const int64_t v = out[at + static_cast<size_t>(i - lo)];
+        PARTITA_CHECK(v >= -1 && v < m.num_classes, FormatError,
+                      "{}: row {} (node {}): label {} is outside [-1, {}) (num_classes in the "
+                      "manifest)",
+                      f.path(), i - first, i + id_offset, v, m.num_classes);
+      }
+    }
+    first += c.rows;
+  }
+  return out;
+}
+
+// A split file: int64 [n], strictly ascending, in [0, count); returned + id_offset.
+std::vector<int64_t> read_sorted_split(const std::string& path, int64_t count, int64_t id_offset) {
+  const MappedNpy f = MappedNpy::open(path);
+  f.expect(DType::kInt64, 1);
+  std::vector<int64_t> ids(static_cast<size_t>(f.dim(0)));
+  f.copy_elements(0, f.dim(0), ids.data());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    PARTITA_CHECK(ids[i] >= 0 && ids[i] < count, FormatError,
+                  "{}: entry {}: node id {} is outside [0, {})", path, i, ids[i], count);
+    PARTITA_CHECK(i == 0 || ids[i] > ids[i - 1], FormatError,
+                  "{}: entry {}: node id {} follows {}; split ids must be strictly ascending in "
+                  "the chunked layout",
+                  path, i, ids[i], ids[i - 1]);
+    ids[i] += id_offset;
+  }
+  return ids;
+}
+
+// One edge chunk with the relation it belongs to (typed) and its id ranges.
+struct EdgeChunk {
+  MappedNpy file;
+  int32_t relation = 0;
+  int64_t src_count = 0, dst_count = 0, src_offset = 0, dst_offset = 0;
+};
+
+}  // namespace
+
+DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
+  const ChunkedManifest m = read_chunked_manifest(dir);
+  DatasetShard s;
+  set_block(s, m.num_nodes, rank, ranks);
+  s.num_classes = m.num_classes;
+
+  std::vector<EdgeChunk> chunks;
+  int64_t label_count = m.num_nodes, label_offset = 0;
+  if (m.typed()) {
+    HeteroSchema& schema = s.hetero.emplace();
+    int64_t offset = 0;
+    for (const ChunkedNodeType& t : m.node_types) {
+      NodeType type;
+      type.name = t.name;
+      type.count = t.count;
+      type.offset = offset;
+      offset += t.count;
+      schema.node_types.push_back(std::move(type));
+      s.type_features.push_back(t.features ? open_features(dir, *t.features, t.count)
+                                           : ShardFeatures{});
+    }
+    for (size_t r = 0; r < m.relations.size(); ++r) {
+      const ChunkedRelation& cr = m.relations[r];
+      Relation rel;
+      rel.name = cr.name;
+      rel.src_type = schema.find_type(cr.src_type);
+      rel.dst_type = schema.find_type(cr.dst_type);
+      schema.relations.push_back(rel);
+      const NodeType& st = schema.node_types[rel.src_type];
+      const NodeType& dt = schema.node_types[rel.dst_type];
+      for (const ChunkFile& c : cr.edges)
+        chunks.push_back({open_edge_chunk(dir, c), static_cast<int32_t>(r), st.count, dt.count,
+                          st.offset, dt.offset});
+    }
+    schema.target_type = schema.find_type(m.target);
+    label_count = schema.node_types[schema.target_type].count;
+    label_offset = schema.node_types[schema.target_type].offset;
+  } else {
+    s.features = open_features(dir, *m.features, m.num_nodes);
+    for (const ChunkFile& c : m.edges)
+      chunks.push_back({open_edge_chunk(dir, c), 0, m.num_nodes, m.num_nodes, 0, 0});
+  }
+
+  // Labels of the block (typed: its target-type part; -1 elsewhere).
+  const int64_t lo = std::clamp(s.node_begin - label_offset, int64_t{0}, label_count);
+  const int64_t hi = std::clamp(s.node_end - label_offset, int64_t{0}, label_count);
+  const std::vector<int64_t> labels = read_label_rows(dir, m, lo, hi, label_offset);
+  s.labels.assign(static_cast<size_t>(s.node_end - s.node_begin), -1);
+  std::copy(labels.begin(), labels.end(), s.labels.begin() + (lo + label_offset - s.node_begin));
+  const std::string label_source = dir + "/" + (m.labels.empty() ? "" : m.labels[0].file);
+  const std::string* split_files[] = {&m.train_idx, &m.valid_idx, &m.test_idx};
+  std::vector<int64_t>* splits[] = {&s.train_idx, &s.valid_idx, &s.test_idx};
+  for (int i = 0; i < 3; ++i) {
+    const std::string path = dir + "/" + *split_files[i];
+    *splits[i] =
+        ids_in_block(read_sorted_split(path, label_count, label_offset), s.node_begin, s.node_end);
+    check_split_labeled(s, *splits[i], label_source, path);
+  }
+
+  // This rank's edge chunks.
+  std::vector<int64_t> rows;
+  for (const EdgeChunk& c : chunks) rows.push_back(c.file.dim(0));
+  for (int64_t r : rows) s.input_edges_total += r;
+  const auto [first, last] = chunk_share(rows, rank, ranks);
+  for (size_t i = first; i < last; ++i) {
+    const EdgeChunk& c = chunks[i];
+    read_edge_rows(c.file, EdgeForm::kRows, rows[i], 0, rows[i], c.src_count, c.dst_count,
+                   c.src_offset, c.dst_offset, {&s.src, &s.dst});
+    if (m.typed()) s.edge_relation.resize(s.src.size(), c.relation);
+  }
+  return s;
+}
+
+}  // namespace partita::data

@@ -1,0 +1,170 @@
+// Pieces of .npy files for reading datasets in shares (shard_files.h).
+#include "shard_files.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "partita/core/error.h"
+#include "partita/core/half.h"
+
+namespace partita::data {
+namespace {
+
+constexpr int64_t kEdgeBatch = int64_t{1} << 20;  // pairs converted per step
+
+bool finite_value(const unsigned char* p, DType dtype) {
+  uint16_t h;
+  switch (dtype) {
+    case DType::kFloat32: {
+      float x;
+      std::memcpy(&x, p, 4);
+      return std::isfinite(x);
+    }
+    case DType::kFloat16:
+      std::memcpy(&h, p, 2);
+      return (h & 0x7c00u) != 0x7c00u;
+    default:  // bfloat16
+      std::memcpy(&h, p, 2);
+      return (h & 0x7f80u) != 0x7f80u;
+  }
+}
+
+double value_of(const unsigned char* p, DType dtype) {
+  float x = 0;
+  widen_to_floats(p, 1, dtype, &x);
+  return x;
+}
+
+}  // namespace
+
+MappedNpy MappedNpy::open(const std::string& path) {
+  MappedNpy f;
+  f.file_ = MappedFile(path);
+  PARTITA_CHECK(f.file_.size() > 0, FormatError, "{}: empty file (not a .npy array)", path);
+  f.header_ = parse_npy_header(f.file_.data(), f.file_.size(), f.file_.size(), path);
+  return f;
+}
+
+void MappedNpy::expect(DType dtype, int n) const {
+  PARTITA_CHECK(header_.dtype == dtype, FormatError, "{}: expected dtype {}, found {}", path(),
+                dtype_name(dtype), dtype_name(header_.dtype));
+  PARTITA_CHECK(ndim() == n, FormatError, "{}: expected {} dimension(s), found shape {}", path(),
+                n, shape());
+}
+
+void MappedNpy::copy_elements(int64_t begin, int64_t end, void* out) const {
+  const size_t size = dtype_size(header_.dtype);
+  const size_t offset = header_.data_offset + static_cast<size_t>(begin) * size;
+  const size_t bytes = static_cast<size_t>(end - begin) * size;
+  if (bytes == 0) return;
+  std::memcpy(out, file_.data() + offset, bytes);
+  file_.release(offset, bytes);
+}
+
+void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_t begin,
+                    int64_t end, int64_t src_count, int64_t dst_count, int64_t src_offset,
+                    int64_t dst_offset, EdgeTarget out) {
+  const bool wide = f.dtype() == DType::kInt64;
+  std::vector<int64_t> a, b;  // one batch of sources / destinations
+  std::vector<int32_t> narrow;
+  const auto load = [&](int64_t first, int64_t count, std::vector<int64_t>& to) {
+    to.resize(static_cast<size_t>(count));
+    if (wide) {
+      f.copy_elements(first, first + count, to.data());
+    } else {
+      narrow.resize(static_cast<size_t>(count));
+      f.copy_elements(first, first + count, narrow.data());
+      std::copy(narrow.begin(), narrow.end(), to.begin());
+    }
+  };
+  out.src->reserve(out.src->size() + static_cast<size_t>(end - begin));
+  out.dst->reserve(out.dst->size() + static_cast<size_t>(end - begin));
+  for (int64_t row = begin; row < end; row += kEdgeBatch) {
+    const int64_t n = std::min(kEdgeBatch, end - row);
+    if (form == EdgeForm::kColumns) {
+      load(row, n, a);
+      load(num_edges + row, n, b);
+    } else {
+      std::vector<int64_t> pairs;
+      load(2 * row, 2 * n, pairs);
+      a.resize(static_cast<size_t>(n));
+      b.resize(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        a[i] = pairs[2 * i];
+        b[i] = pairs[2 * i + 1];
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (a[i] < 0 || a[i] >= src_count || b[i] < 0 || b[i] >= dst_count) {
+        throw FormatError(
+            src_count == dst_count
+                ? fmt::format("{}: edge {} ({}, {}) has a node id outside [0, {})", f.path(),
+                              row + i, a[i], b[i], src_count)
+                : fmt::format("{}: edge {} ({}, {}) has a node id outside its type's range "
+                              "(sources [0, {}), destinations [0, {}))",
+                              f.path(), row + i, a[i], b[i], src_count, dst_count));
+      }
+      out.src->push_back(a[i] + src_offset);
+      out.dst->push_back(b[i] + dst_offset);
+    }
+  }
+}
+
+int64_t check_feature_file(const MappedNpy& f, const DType* dtype, int64_t rows,
+                           const std::string& rows_source) {
+  if (dtype != nullptr) {
+    f.expect(*dtype, 2);
+  } else {
+    PARTITA_CHECK(is_feature_dtype(f.dtype()), FormatError,
+                  "{}: expected dtype float32, float16 or bfloat16, found {}", f.path(),
+                  dtype_name(f.dtype()));
+    PARTITA_CHECK(f.ndim() == 2, FormatError, "{}: expected 2 dimension(s), found shape {}",
+                  f.path(), f.shape());
+  }
+  PARTITA_CHECK(!f.header().fortran_order, FormatError,
+                "{}: Fortran order is not read in shares; save the features in C order "
+                "(np.ascontiguousarray)",
+                f.path());
+  PARTITA_CHECK(f.dim(0) == rows, FormatError, "{}: {} rows, but {} has {}", f.path(), f.dim(0),
+                rows_source, rows);
+  PARTITA_CHECK(f.dim(1) > 0, FormatError, "{}: shape {} has no feature columns", f.path(),
+                f.shape());
+  return f.dim(1);
+}
+
+FeatureRowReader make_feature_reader(std::vector<FeaturePiece> pieces, int64_t rows, int64_t dim,
+                                     DType dtype) {
+  return [pieces = std::move(pieces), rows, dim, dtype](int64_t begin, int64_t end, void* out) {
+    PARTITA_CHECK(begin >= 0 && begin <= end && end <= rows, Error,
+                  "internal: feature rows [{}, {}) asked of a matrix of {} rows", begin, end, rows);
+    const size_t row_bytes = static_cast<size_t>(dim) * dtype_size(dtype);
+    auto* dst = static_cast<unsigned char*>(out);
+    // The last piece starting at or before `begin`.
+    size_t p = static_cast<size_t>(
+        std::upper_bound(pieces.begin(), pieces.end(), begin,
+                         [](int64_t row, const FeaturePiece& piece) { return row < piece.first_row; }) -
+        pieces.begin());
+    p = p == 0 ? 0 : p - 1;
+    for (int64_t row = begin; row < end; ++p) {
+      const FeaturePiece& piece = pieces[p];
+      const int64_t piece_end = piece.first_row + piece.file->dim(0);
+      if (piece_end <= row) continue;  // an empty chunk
+      const int64_t n = std::min(end, piece_end) - row;
+      const int64_t local = row - piece.first_row;
+      piece.file->copy_elements(local * dim, (local + n) * dim, dst);
+      const size_t size = dtype_size(dtype);
+      for (int64_t i = 0; i < n * dim; ++i) {
+        const unsigned char* v = dst + static_cast<size_t>(i) * size;
+        if (!finite_value(v, dtype))
+          throw FormatError(fmt::format("{}: row {} column {}: value {} is not finite",
+                                        piece.file->path(), local + i / dim, i % dim,
+                                        value_of(v, dtype)));
+      }
+      dst += static_cast<size_t>(n) * row_bytes;
+      row += n;
+    }
+  };
+}
+
+}  // namespace partita::data

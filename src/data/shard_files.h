@@ -1,0 +1,75 @@
+#pragma once
+// Reading pieces of .npy files for data/shard.h: a mapping whose data is never copied
+// (Fortran order and misalignment are handled by copying out elements), edge rows, labels,
+// and streaming feature readers over one file or many chunk files. Private to data/.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "partita/core/mapped_file.h"
+#include "partita/core/npy.h"
+#include "partita/data/shard.h"
+
+namespace partita::data {
+
+// A mapped .npy file, header parsed and checked against the file size; the data stays on disk
+// until read. Missing or unreadable: IoError naming the path.
+class MappedNpy {
+ public:
+  static MappedNpy open(const std::string& path);
+
+  const std::string& path() const { return file_.path(); }
+  const NpyHeader& header() const { return header_; }
+  DType dtype() const { return header_.dtype; }
+  int ndim() const { return static_cast<int>(header_.shape.size()); }
+  int64_t dim(int i) const { return header_.shape.at(static_cast<size_t>(i)); }
+  std::string shape() const { return header_.shape_string(); }
+  // FormatError "<path>: expected dtype X, found Y" / "expected N dimension(s), found shape S".
+  void expect(DType dtype, int ndim) const;
+  // Copies stored elements [begin, end) (storage order) to `out`, then drops their pages.
+  void copy_elements(int64_t begin, int64_t end, void* out) const;
+
+ private:
+  MappedFile file_;
+  NpyHeader header_;
+};
+
+// How the pairs of an edge file are stored.
+enum class EdgeForm {
+  kRows,     // [E, 2] C order: src, dst interleaved
+  kColumns,  // [2, E] C order (edge_index.npy) or [E, 2] Fortran order: all src, then all dst
+};
+
+// Appends rows [begin, end) of edge file `f` (int64 or int32, `num_edges` pairs stored as
+// `form`) to src/dst, each id checked in [0, src_count) / [0, dst_count) (FormatError
+// "<file>: edge i (s, d) has a node id outside ..." otherwise), plus `offset`s
+// (homogenising typed ids). Reads in bounded chunks, dropping pages as it goes.
+struct EdgeTarget {
+  std::vector<int64_t>* src;
+  std::vector<int64_t>* dst;
+};
+void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_t begin,
+                    int64_t end, int64_t src_count, int64_t dst_count, int64_t src_offset,
+                    int64_t dst_offset, EdgeTarget out);
+
+// One row source of a feature reader: a [rows, dim] C-order file holding rows starting at
+// `first_row` of the whole matrix.
+struct FeaturePiece {
+  std::shared_ptr<const MappedNpy> file;
+  int64_t first_row = 0;
+};
+
+// A FeatureRowReader over consecutive pieces (all of `dtype` and `dim`, together `rows`
+// rows): copies rows in the stored dtype, checks every value is finite (FormatError
+// "<file>: row r column c: value is not finite"), drops the pages read. Thread-safe. Asking
+// for rows outside [0, rows) throws Error.
+FeatureRowReader make_feature_reader(std::vector<FeaturePiece> pieces, int64_t rows, int64_t dim,
+                                     DType dtype);
+
+// Checks that `f` holds features of `dtype` (any feature dtype if `dtype` is null) with
+// `rows` rows, in C order; returns the column count (>= 1).
+int64_t check_feature_file(const MappedNpy& f, const DType* dtype, int64_t rows,
+                           const std::string& rows_source);
+
+}  // namespace partita::data

@@ -1,0 +1,218 @@
+// Hostile input to read_dataset_shard (data/shard.h): every case gets an IoError or
+// FormatError whose message starts with the offending file, on the rank that meets it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <limits>
+
+#include "data_test_util.h"
+#include "partita/core/parameter_error.h"
+#include "partita/data/chunked_layout.h"
+#include "partita/data/generate.h"
+#include "partita/data/generate_chunked.h"
+#include "partita/data/shard.h"
+#include "shard_test_util.h"
+
+namespace partita::data {
+namespace {
+
+namespace fs = std::filesystem;
+using partita::testing::read_file;
+using partita::testing::write_file;
+using testing::expect_error;
+using testing::TempDir;
+
+// A 200-node chunked dataset: 1,800 edges in 15 chunks of 120 rows, node chunks of 120 and 80.
+std::string make_chunked(const TempDir& tmp) {
+  GenerateOptions o;
+  o.nodes = 200;
+  o.avg_degree = 9;
+  o.feat_dim = 3;
+  o.classes = 4;
+  o.out_dir = tmp / "d";
+  o.threads = 1;
+  ChunkedWriteOptions c;
+  c.chunk_rows = 120;
+  generate_chunked_share(o, c, 0, 1);
+  write_chunked_manifest(o.out_dir, chunked_generate_manifest(o, c));
+  return o.out_dir;
+}
+
+// Reads every rank's share of `dir` (the error may be met by any rank).
+void read_all(const std::string& dir, int ranks = 2) {
+  for (int r = 0; r < ranks; ++r) read_dataset_shard(dir, r, ranks);
+}
+
+// Replaces manifest.json's text `from` with `to`.
+void edit_manifest(const std::string& dir, const std::string& from, const std::string& to) {
+  std::string text = read_file(dir + "/manifest.json");
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  write_file(dir + "/manifest.json", text);
+}
+
+TEST(ShardHostile, ChunkFileMissing) {
+  TempDir tmp;
+  const std::string d = make_chunked(tmp);
+  fs::remove(d + "/edges/edges-00003.npy");
+  expect_error<IoError>([&] { read_all(d); }, d + "/edges/edges-00003.npy", {});
+  fs::remove(d + "/nodes/feat-00000.npy");
+  expect_error<IoError>([&] { read_all(d); }, d + "/nodes/feat-00000.npy", {});
+}
+
+TEST(ShardHostile, ChunkFileTruncated) {
+  TempDir tmp;
+  const std::string d = make_chunked(tmp);
+  const std::string path = d + "/edges/edges-00001.npy";
+  std::string bytes = read_file(path);
+  write_file(path, bytes.substr(0, bytes.size() - 8));
+  expect_error<FormatError>([&] { read_all(d); }, path, {});
+  write_file(path, "");
+  expect_error<FormatError>([&] { read_all(d); }, path, {"empty"});
+}
+
+TEST(ShardHostile, ChunkShapeOrDtypeDisagreesWithManifest) {
+  TempDir tmp;
+  const std::string d = make_chunked(tmp);
+  const std::string edges = d + "/edges/edges-00000.npy";
+  write_npy<int64_t>(edges, std::vector<int64_t>(10, 1));  // 1-D
+  expect_error<FormatError>([&] { read_all(d); }, edges, {"dimension"});
+  std::vector<int64_t> pairs(2 * 119, 1);
+  write_npy<int64_t>(edges, ArrayView<const int64_t>(pairs), {119, 2});
+  expect_error<FormatError>([&] { read_all(d); }, edges, {"(119, 2)", "(120, 2)"});
+  std::vector<int32_t> narrow(2 * 120, 1);
+  write_npy<int32_t>(edges, ArrayView<const int32_t>(narrow), {120, 2});
+  expect_error<FormatError>([&] { read_all(d); }, edges, {"int64", "int32"});
+
+  TempDir tmp2;
+  const std::string d2 = make_chunked(tmp2);
+  const std::string feat = d2 + "/nodes/feat-00000.npy";
+  std::vector<float> values(120 * 4, 1.0f);
+  write_npy<float>(feat, ArrayView<const float>(values), {120, 4});
+  expect_error<FormatError>([&] { read_all(d2); }, feat, {"4 feature columns", "says 3"});
+  std::vector<double> wide(120 * 3, 1.0);
+  write_npy<double>(feat, ArrayView<const double>(wide), {120, 3});
+  expect_error<FormatError>([&] { read_all(d2); }, feat, {"float32", "float64"});
+  const std::string label = d2 + "/nodes/label-00000.npy";
+  write_npy<float>(feat, ArrayView<const float>(values.data(), 360), {120, 3});
+  write_npy<int64_t>(label, std::vector<int64_t>(100, 0));
+  expect_error<FormatError>([&] { read_all(d2); }, label, {"100 labels", "says 120"});
+}
+
+TEST(ShardHostile, ValuesOutOfRange) {
+  TempDir tmp;
+  const std::string d = make_chunked(tmp);
+  const std::string edges = d + "/edges/edges-00002.npy";
+  std::vector<int64_t> pairs(2 * 120, 7);
+  pairs[2 * 33 + 1] = 200;
+  write_npy<int64_t>(edges, ArrayView<const int64_t>(pairs), {120, 2});
+  expect_error<FormatError>([&] { read_all(d); }, edges, {"edge 33 (7, 200)", "outside [0, 200)"});
+  pairs[2 * 33 + 1] = -1;
+  write_npy<int64_t>(edges, ArrayView<const int64_t>(pairs), {120, 2});
+  expect_error<FormatError>([&] { read_all(d); }, edges, {"edge 33 (7, -1)"});
+  pairs[2 * 33 + 1] = 6;
+  write_npy<int64_t>(edges, ArrayView<const int64_t>(pairs), {120, 2});
+  read_all(d);
+
+  const std::string label = d + "/nodes/label-00000.npy";
+  std::vector<int64_t> labels = read_npy_vector<int64_t>(label);
+  labels[100] = 4;  // num_classes is 4
+  write_npy<int64_t>(label, labels);
+  expect_error<FormatError>([&] { read_all(d); }, label, {"row 100", "label 4", "[-1, 4)"});
+  labels[100] = -2;
+  write_npy<int64_t>(label, labels);
+  expect_error<FormatError>([&] { read_all(d); }, label, {"label -2"});
+  // -1 is allowed, but not for a node in a split.
+  const std::vector<int64_t> train = read_npy_vector<int64_t>(d + "/train_idx.npy");
+  labels.assign(labels.size(), 0);
+  ASSERT_LT(train[0], 120);
+  labels[train[0]] = -1;
+  write_npy<int64_t>(label, labels);
+  expect_error<FormatError>([&] { read_all(d); }, label, {"label -1", "train_idx.npy"});
+}
+
+TEST(ShardHostile, SplitsNotAscendingOrOutOfRange) {
+  TempDir tmp;
+  const std::string d = make_chunked(tmp);
+  const std::string train = d + "/train_idx.npy";
+  write_npy<int64_t>(train, std::vector<int64_t>{3, 9, 9});
+  expect_error<FormatError>([&] { read_all(d); }, train, {"entry 2", "strictly ascending"});
+  write_npy<int64_t>(train, std::vector<int64_t>{3, 1});
+  expect_error<FormatError>([&] { read_all(d); }, train, {"entry 1"});
+  write_npy<int64_t>(train, std::vector<int64_t>{3, 200});
+  expect_error<FormatError>([&] { read_all(d); }, train, {"entry 1", "outside [0, 200)"});
+  fs::remove(train);
+  expect_error<IoError>([&] { read_all(d); }, train, {});
+}
+
+TEST(ShardHostile, ManifestInconsistent) {
+  TempDir tmp;
+  const std::string d = make_chunked(tmp);
+  const std::string m = d + "/manifest.json";
+  const std::string good = read_file(m);
+  const auto restore = [&] { write_file(m, good); };
+  edit_manifest(d, "\"version\": 1", "\"version\": 2");
+  expect_error<FormatError>([&] { read_all(d); }, m, {"version 2"});
+  restore();
+  edit_manifest(d, "\"rows\": 120", "\"rows\": 121");  // the first edge chunk
+  expect_error<FormatError>([&] { read_all(d); }, d + "/edges/edges-00000.npy", {"(121, 2)"});
+  restore();
+  edit_manifest(d, "\"rows\": 80", "\"rows\": 81");  // features then cover 201 rows
+  expect_error<FormatError>([&] { read_all(d); }, m, {"201 rows", "200 nodes"});
+  restore();
+  edit_manifest(d, "edges/edges-00000.npy", "../edges-00000.npy");
+  expect_error<FormatError>([&] { read_all(d); }, m, {"'../edges-00000.npy'"});
+  restore();
+  edit_manifest(d, "\"num_classes\": 4", "\"num_classes\": \"4\"");
+  expect_error<FormatError>([&] { read_all(d); }, m, {"num_classes"});
+  restore();
+  write_file(m, "{\"format\": ");
+  expect_error<FormatError>([&] { read_all(d); }, m, {"invalid JSON"});
+  write_file(m, good);
+  edit_manifest(d, "\"dtype\": \"float32\"", "\"dtype\": \"int64\"");
+  expect_error<FormatError>([&] { read_all(d); }, m, {"int64"});
+}
+
+TEST(ShardHostile, NonFiniteFeaturesOnRead) {
+  TempDir tmp;
+  const std::string d = make_chunked(tmp);
+  const std::string feat = d + "/nodes/feat-00001.npy";
+  std::vector<float> values(80 * 3, 0.5f);
+  values[7 * 3 + 2] = std::numeric_limits<float>::quiet_NaN();
+  write_npy<float>(feat, ArrayView<const float>(values), {80, 3});
+  const DatasetShard s = read_dataset_shard(d, 0, 1);
+  std::vector<float> rows(200 * 3);
+  s.features.read(0, 120, rows.data());  // the first chunk is fine
+  expect_error<FormatError>([&] { s.features.read(100, 200, rows.data()); }, feat,
+                            {"row 7 column 2", "not finite"});
+}
+
+TEST(ShardHostile, NumpyLayoutValues) {
+  TempDir tmp;
+  testing::NumpyArrays a;
+  a.labels = {0, 1, -3, 1};
+  testing::write_numpy(tmp.path(), a);
+  expect_error<FormatError>([&] { read_all(tmp.path(), 3); }, tmp / "label.npy",
+                            {"node 2 has label -3"});
+  a.labels = {0, 1, 2, 1};
+  a.edges[5] = 4;  // edge 2 = (2, 4)
+  testing::write_numpy(tmp.path(), a);
+  expect_error<FormatError>([&] { read_all(tmp.path(), 3); }, tmp / "edges.npy",
+                            {"edge 2 (2, 4)", "outside [0, 4)"});
+  a.edges[5] = 2;
+  a.train = {3, 4};
+  testing::write_numpy(tmp.path(), a);
+  expect_error<FormatError>([&] { read_all(tmp.path(), 3); }, tmp / "train_idx.npy",
+                            {"node id 4 is outside [0, 4)"});
+}
+
+TEST(ShardHostile, OgbLayoutIsRefusedWithAWayOut) {
+  TempDir tmp;
+  testing::write_ogb(tmp.path(), testing::OgbText{});
+  expect_error<FormatError>([&] { read_dataset_shard(tmp.path(), 0, 2); }, tmp.path(),
+                            {"cannot be read in shares", "convert"});
+}
+
+}  // namespace
+}  // namespace partita::data
