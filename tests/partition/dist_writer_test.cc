@@ -15,6 +15,9 @@
 #include "helpers/on_threads.h"
 #include "helpers/quiet_logs.h"
 #include "helpers/test_paths.h"
+#include "partita/data/dataset.h"
+#include "partita/data/generate.h"
+#include "partita/data/generate_chunked.h"
 #include "partita/data/shard.h"
 #include "dist_writer.h"  // src/partition: the round bounds
 #include "partita/partition/dist_partition.h"
@@ -271,6 +274,117 @@ TEST_F(DistWriterTest, RefusalsAreAgreedByEveryRank) {
   f = run(o, -1, 0);
   EXPECT_NE(f[0].find("edge_split"), std::string::npos) << f[0];
   EXPECT_NE(f[0].find("not made by the distributed partitioner"), std::string::npos) << f[0];
+}
+
+// The whole pipeline (read_dataset_shard, stages 1-3) on R thread ranks, whose in-process
+// part_graph gives contiguous blocks, against load_dataset + partition_dataset_assigned with
+// the same blocks: the same directory, for generated numpy, chunked and typed datasets.
+// `single_dataset` (default: the same) is what the single process reads, with
+// `feature_dtype`: the chunked layout's twin in the numpy layout.
+void check_pipeline(const std::string& dataset, const data::LoadOptions& load, int P, int R,
+                    Method method = Method::kMetis, std::string single_dataset = "",
+                    DType feature_dtype = DType::kFloat32) {
+  SCOPED_TRACE(::testing::Message() << dataset << ": parts " << P << ", ranks " << R);
+  TempDir tmp;
+  PartitionOptions o;
+  o.num_parts = P;
+  o.seed = 3;
+  o.threads = 1;
+  o.method = method;
+  o.feature_dtype = feature_dtype;
+  testing::InProcessDistComms comms(R);
+  std::vector<PartitionSummary> summaries(static_cast<size_t>(R));
+  PartitionOptions od = o;
+  od.out_dir = tmp / "dist";
+  std::vector<std::string> failures = testing::on_threads(R, [&](int r) {
+    summaries[r] = run_partition_distributed(dataset, load, od, comms.member(r));
+  });
+  for (int r = 0; r < R; ++r) ASSERT_EQ(failures[r], "") << "rank " << r;
+  if (method != Method::kMetis) {  // no single-process twin: the same run again
+    PartitionOptions again = od;
+    again.out_dir = tmp / "again";
+    failures = testing::on_threads(
+        R, [&](int r) { run_partition_distributed(dataset, load, again, comms.member(r)); });
+    for (int r = 0; r < R; ++r) ASSERT_EQ(failures[r], "") << "rank " << r;
+    expect_same_directory(tmp / "dist", tmp / "again");
+  }
+  EXPECT_NO_THROW(verify_partition(tmp / "dist", 1));
+  const std::vector<std::string> phases = {"read",        "build_graph",     "assign",
+                                           "renumber",    "write_structure", "write_features",
+                                           "write_splits"};
+  ASSERT_EQ(summaries[0].phase_seconds.size(), phases.size());
+  for (size_t i = 0; i < phases.size(); ++i)
+    EXPECT_EQ(summaries[0].phase_seconds[i].first, phases[i]);
+  if (method != Method::kMetis) return;
+  if (single_dataset.empty()) single_dataset = dataset;
+  data::Dataset ds = data::load_dataset(single_dataset, load);
+  ds.path = dataset;  // partita.json names the dataset
+  o.out_dir = tmp / "single";
+  o.undirected = load.undirected;
+  partition_dataset_assigned(ds, o, blocks(ds.num_nodes, P));
+  expect_same_directory(tmp / "single", tmp / "dist");
+}
+
+class DistPipelineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir;
+    data::GenerateOptions g;
+    g.nodes = 700;
+    g.avg_degree = 5;
+    g.feat_dim = 6;
+    g.classes = 4;
+    g.seed = 2;
+    g.threads = 1;
+    g.out_dir = *dir_ / "numpy";
+    data::generate_synthetic(g);
+    g.out_dir = *dir_ / "chunked";
+    data::ChunkedWriteOptions c;
+    c.chunk_rows = 150;  // several chunks per rank
+    c.feature_dtype = DType::kBFloat16;
+    for (int r = 0; r < 3; ++r) data::generate_chunked_share(g, c, r, 3);
+    data::write_chunked_manifest(g.out_dir, data::chunked_generate_manifest(g, c));
+    data::HeteroGenerateOptions h;
+    h.nodes = 400;
+    h.feat_dim = 5;
+    h.classes = 3;
+    h.seed = 4;
+    h.threads = 1;
+    h.out_dir = *dir_ / "typed";
+    data::generate_hetero(h);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string path(const std::string& name) { return *dir_ / name; }
+  static TempDir* dir_;
+};
+TempDir* DistPipelineTest::dir_ = nullptr;
+
+TEST_F(DistPipelineTest, NumpyEqualsSingleProcess) {
+  data::LoadOptions load;
+  for (int R = 1; R <= 4; ++R) check_pipeline(path("numpy"), load, R, R);
+  load.undirected = true;
+  check_pipeline(path("numpy"), load, 3, 2);
+  check_pipeline(path("numpy"), load, 2, 3);
+}
+
+// The chunked twin of the numpy dataset (bfloat16 features) equals the numpy one written
+// with bfloat16 features.
+TEST_F(DistPipelineTest, ChunkedEqualsSingleProcessOnItsNumpyTwin) {
+  data::LoadOptions load;
+  load.undirected = true;
+  check_pipeline(path("chunked"), load, 4, 3, Method::kMetis, path("numpy"), DType::kBFloat16);
+}
+
+TEST_F(DistPipelineTest, TypedEqualsSingleProcess) {
+  data::LoadOptions load;
+  check_pipeline(path("typed"), load, 3, 2);
+  load.reverse_relations = false;
+  check_pipeline(path("typed"), load, 2, 3);
+}
+
+TEST_F(DistPipelineTest, RandomIsDeterministicForARankCount) {
+  data::LoadOptions load;
+  check_pipeline(path("numpy"), load, 3, 2, Method::kRandom);
 }
 
 }  // namespace
