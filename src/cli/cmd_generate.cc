@@ -25,6 +25,7 @@ struct ChunkFlags {
   std::string shape;          // "" or papers100m
   double scale = 0.01;        // --shape papers100m
   int64_t chunk_rows = data::ChunkedWriteOptions{}.chunk_rows;
+  int64_t node_chunk_rows = data::ChunkedWriteOptions{}.node_chunk_rows;
   std::string feature_dtype;  // "": float32 (bfloat16 for --shape papers100m)
 };
 
@@ -137,7 +138,11 @@ Action add_generate_command(CLI::App& app) {
                  "its own chunks, byte-identical for any R; docs/dataset-format.md). Default: "
                  "numpy, chunked with --shape");
   app.add_option("--chunk-rows", chunk->chunk_rows,
-                 "Chunked layout: rows per chunk file, of edges and of nodes")
+                 "Chunked layout: edges per edge chunk file (and nodes per node chunk file "
+                 "unless --node-chunk-rows is given)")
+      ->capture_default_str();
+  app.add_option("--node-chunk-rows", chunk->node_chunk_rows,
+                 "Chunked layout: nodes per node chunk file (features, labels)")
       ->capture_default_str();
   app.add_option("--feature-dtype", chunk->feature_dtype,
                  "Chunked layout: stored feature type, float32, float16 or bfloat16 (default "
@@ -154,7 +159,9 @@ Action add_generate_command(CLI::App& app) {
       ->capture_default_str();
   return [options, hetero, chunk, &app, avg_degree] {
     const bool chunk_flags = !chunk->layout.empty() || !chunk->shape.empty() ||
-                             app.count("--chunk-rows") > 0 || app.count("--feature-dtype") > 0 ||
+                             app.count("--chunk-rows") > 0 ||
+                             app.count("--node-chunk-rows") > 0 ||
+                             app.count("--feature-dtype") > 0 ||
                              app.count("--scale") > 0;
     if (!hetero->empty() && chunk_flags) {
       throw UsageError(
@@ -202,6 +209,9 @@ Action add_generate_command(CLI::App& app) {
     if (layout == "chunked") {
       data::ChunkedWriteOptions chunked;
       chunked.chunk_rows = chunk->chunk_rows;
+      chunked.node_chunk_rows = app.count("--node-chunk-rows") > 0 ? chunk->node_chunk_rows
+                                : app.count("--chunk-rows") > 0    ? chunk->chunk_rows
+                                                                   : chunk->node_chunk_rows;
       const std::string dtype = !chunk->feature_dtype.empty() ? chunk->feature_dtype
                                 : chunk->shape.empty()        ? "float32"
                                                               : "bfloat16";
@@ -214,9 +224,11 @@ Action add_generate_command(CLI::App& app) {
         return run_chunked(rank, o, chunked);
       });
     }
-    PARTITA_CHECK(app.count("--chunk-rows") == 0 && chunk->feature_dtype.empty(), UsageError,
-                  "--chunk-rows, --feature-dtype: apply to --layout chunked only (the numpy "
-                  "layout stores float32 features in one file)");
+    PARTITA_CHECK(app.count("--chunk-rows") == 0 && app.count("--node-chunk-rows") == 0 &&
+                      chunk->feature_dtype.empty(),
+                  UsageError,
+                  "--chunk-rows, --node-chunk-rows, --feature-dtype: apply to --layout chunked "
+                  "only (the numpy layout stores float32 features in one file)");
     if (!chunk->shape.empty()) *options = shape_options(app, *options, *chunk);
     data::GenerateStats stats = data::generate_synthetic(*options);
     std::printf("generated %s: %lld nodes, %lld edges, %s written in %.2f s\n",

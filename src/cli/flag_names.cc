@@ -63,6 +63,7 @@ constexpr ParameterWord kTable[] = {
     {"mpirun", "--mpirun"},                            // launch
     {"negatives", "--negatives"},                      // train (link)
     {"negatives_by", "--negatives-by"},                // train (link)
+    {"node_chunk_rows", "--node-chunk-rows"},          // generate
     {"nodes", "--nodes"},                              // generate
     {"normalize_features", "--normalize-features"},    // train, infer
     {"num_bases", "--num-bases"},                      // train (R-GCN)

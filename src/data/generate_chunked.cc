@@ -41,9 +41,14 @@ std::string chunk_name(const char* folder, const char* kind, int64_t k) {
 void validate_chunked(const GenerateOptions& o, const ChunkedWriteOptions& c) {
   dcsbm::validate(o);
   PARTITA_CHECK_PARAM(c.chunk_rows >= 1, "chunk_rows", "must be at least 1, got {}", c.chunk_rows);
-  PARTITA_CHECK_PARAM(chunk_count(std::max(edge_count(o), o.nodes), c.chunk_rows) <= kMaxChunks,
-                      "chunk_rows", "{} rows per chunk make more than {} chunk files; use more",
+  PARTITA_CHECK_PARAM(c.node_chunk_rows >= 1, "node_chunk_rows", "must be at least 1, got {}",
+                      c.node_chunk_rows);
+  PARTITA_CHECK_PARAM(chunk_count(edge_count(o), c.chunk_rows) <= kMaxChunks, "chunk_rows",
+                      "{} rows per chunk make more than {} edge chunk files; use more",
                       c.chunk_rows, kMaxChunks);
+  PARTITA_CHECK_PARAM(chunk_count(o.nodes, c.node_chunk_rows) <= kMaxChunks, "node_chunk_rows",
+                      "{} rows per chunk make more than {} node chunk files; use more",
+                      c.node_chunk_rows, kMaxChunks);
   PARTITA_CHECK_PARAM(is_feature_dtype(c.feature_dtype), "feature_dtype",
                       "must be float32, float16 or bfloat16, got {}", dtype_name(c.feature_dtype));
 }
@@ -107,8 +112,8 @@ ChunkedManifest chunked_generate_manifest(const GenerateOptions& o,
   ChunkedFeatures& f = m.features.emplace();
   f.dtype = c.feature_dtype;
   f.dim = o.feat_dim;
-  for (int64_t k = 0; k < chunk_count(o.nodes, c.chunk_rows); ++k) {
-    const int64_t rows = std::min(c.chunk_rows, o.nodes - k * c.chunk_rows);
+  for (int64_t k = 0; k < chunk_count(o.nodes, c.node_chunk_rows); ++k) {
+    const int64_t rows = std::min(c.node_chunk_rows, o.nodes - k * c.node_chunk_rows);
     f.chunks.push_back({chunk_name("nodes", "feat", k), rows});
     m.labels.push_back({chunk_name("nodes", "label", k), rows});
   }
@@ -171,7 +176,7 @@ GenerateStats generate_chunked_share(const GenerateOptions& options,
   std::vector<unsigned char> narrow;
   Progress node_progress(rank, "node chunks", n_last - n_first);
   for (int64_t k = n_first; k < n_last; ++k) {
-    const int64_t b = k * cr, e = std::min(o.nodes, b + cr);
+    const int64_t b = k * chunked.node_chunk_rows, e = std::min(o.nodes, b + chunked.node_chunk_rows);
     const std::string feat_path = dir + m.features->chunks[k].file;
     NpyWriter writer(feat_path, dtype, {e - b, f});
     write_stream_rows<float>(

@@ -32,7 +32,7 @@ std::string make_chunked(const TempDir& tmp) {
   o.out_dir = tmp / "d";
   o.threads = 1;
   ChunkedWriteOptions c;
-  c.chunk_rows = 120;
+  c.chunk_rows = c.node_chunk_rows = 120;
   generate_chunked_share(o, c, 0, 1);
   write_chunked_manifest(o.out_dir, chunked_generate_manifest(o, c));
   return o.out_dir;

@@ -111,7 +111,7 @@ TEST(ShardReader, ChunkedEqualsNumpyForTheSameGraph) {
   generate_synthetic(o);
   o.out_dir = tmp / "chunked";
   ChunkedWriteOptions c;
-  c.chunk_rows = 777;  // cuts across the generator's streams
+  c.chunk_rows = c.node_chunk_rows = 777;  // cuts across the generator's streams
   generate_chunked(o, c, /*ranks=*/3);
   ASSERT_TRUE(looks_like_chunked_layout(o.out_dir));
   const ShardUnion reference = numpy_reference(tmp / "numpy");
@@ -129,7 +129,7 @@ TEST(ShardReader, ChunkedBfloat16FeaturesAreTheRoundedOnes) {
   generate_synthetic(o);
   o.out_dir = tmp / "chunked";
   ChunkedWriteOptions c;
-  c.chunk_rows = 300;
+  c.chunk_rows = c.node_chunk_rows = 300;
   c.feature_dtype = DType::kBFloat16;
   generate_chunked(o, c, /*ranks=*/2);
   const std::vector<float> feat = read_npy_vector<float>(tmp / "numpy/feat.npy", 2);
@@ -150,7 +150,7 @@ TEST(ShardReader, GeneratedChunksDoNotDependOnRanks) {
   TempDir tmp;
   GenerateOptions o = small_graph(tmp / "one");
   ChunkedWriteOptions c;
-  c.chunk_rows = 500;
+  c.chunk_rows = c.node_chunk_rows = 500;
   generate_chunked(o, c, 1);
   o.out_dir = tmp / "four";
   generate_chunked(o, c, 4);
@@ -281,7 +281,7 @@ TEST(ShardReader, Papers100mShapeAtTinyScale) {
   o.out_dir = tmp / "p";
   o.threads = 2;
   ChunkedWriteOptions c;
-  c.chunk_rows = 4096;
+  c.chunk_rows = c.node_chunk_rows = 4096;
   c.feature_dtype = DType::kBFloat16;
   generate_chunked(o, c, 2);
   const ShardUnion u = union_of_shares(o.out_dir, 2);

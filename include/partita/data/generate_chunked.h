@@ -22,13 +22,16 @@
 namespace partita::data {
 
 struct ChunkedWriteOptions {
-  int64_t chunk_rows = int64_t{1} << 20;  // rows per chunk file (edges and nodes), >= 1
+  int64_t chunk_rows = int64_t{1} << 22;       // edges per edge chunk file (64 MiB), >= 1
+  int64_t node_chunk_rows = int64_t{1} << 18;  // nodes per node chunk file (features and
+                                               //   labels), >= 1: small enough that every
+                                               //   rank gets some of the feature work
   DType feature_dtype = DType::kFloat32;     // float32, float16 or bfloat16
 };
 
 // The manifest of the chunked dataset these options give (file names, rows): edge chunk k
-// is edges/edges-KKKKK.npy with rows [k * chunk_rows, ...) of the edge list, node chunk k is
-// nodes/feat-KKKKK.npy and nodes/label-KKKKK.npy. Validates the options (ParameterError).
+// is edges/edges-KKKKK.npy with rows [k * chunk_rows, ...) of the edge list, node chunk k
+// (rows [k * node_chunk_rows, ...)) is nodes/feat-KKKKK.npy and nodes/label-KKKKK.npy. Validates the options (ParameterError).
 ChunkedManifest chunked_generate_manifest(const GenerateOptions& options,
                                           const ChunkedWriteOptions& chunked);
 

@@ -1,0 +1,133 @@
+// DistComm::part_graph with PT-Scotch (64-bit build, /usr/include/scotch-int64; see
+// src/runtime/CMakeLists.txt for why not scotch-long).
+//
+// Why SCOTCH_dgraphPart with a strategy string built by SCOTCH_stratDgraphMapBuild, and not
+// the ParMETIS v3 layer (ParMETIS_V3_PartKway of libptscotchparmetisv3):
+//  - quality and time: the ParMETIS layer is a thin wrapper that builds the same Dgraph and
+//    calls SCOTCH_dgraphMap with the default strategy; calling PT-Scotch directly lets us
+//    choose the strategy flags and the balance tolerance, and skips copying the graph into
+//    the wrapper's arrays (memory: PT-Scotch reads our xadj/adjncy in place).
+//  - balance: PT-Scotch takes ONE vertex weight per vertex (SCOTCH_dgraphBuild's
+//    veloloctab); the ParMETIS layer's ncon > 1 cannot be honoured by it, so a wrapper that
+//    accepted ncon/ubvec would only pretend. Here ncon > 1 is refused outright, and stage 2
+//    refuses balance_train/balance_edges under mpirun with one clear error.
+//  - determinism: PT-Scotch's pseudo-random generator is re-seeded (SCOTCH_randomSeed +
+//    SCOTCH_randomReset) on every rank before each call, so the same graph, seed and rank
+//    count give the same parts (checked by running twice in tests/runtime's MPI test).
+#include "partita/runtime/mpi_dist_comm.h"
+
+#ifdef PARTITA_HAVE_PTSCOTCH
+#include <ptscotch.h>
+
+#include <type_traits>
+#endif
+
+#include "partita/core/error.h"
+
+namespace partita::runtime {
+
+#ifdef PARTITA_HAVE_PTSCOTCH
+static_assert(std::is_same_v<SCOTCH_Num, int64_t>,
+              "PT-Scotch's 64-bit build (scotch-int64) is required: SCOTCH_Num must be int64_t");
+
+bool have_ptscotch() { return true; }
+
+namespace {
+
+// RAII for PT-Scotch's graph and strategy.
+struct ScotchObjects {
+  SCOTCH_Context context;
+  SCOTCH_Dgraph graph;
+  SCOTCH_Dgraph bound;  // graph bound to context
+  SCOTCH_Strat strat;
+  bool context_ok = false, graph_ok = false, bound_ok = false, strat_ok = false;
+  ~ScotchObjects() {
+    if (strat_ok) SCOTCH_stratExit(&strat);
+    if (bound_ok) SCOTCH_dgraphExit(&bound);
+    if (graph_ok) SCOTCH_dgraphExit(&graph);
+    if (context_ok) SCOTCH_contextExit(&context);
+  }
+};
+
+}  // namespace
+
+std::vector<int32_t> scotch_part_graph(MPI_Comm comm, const partition::DistAdjacency& graph,
+                                       int num_parts, double imbalance, uint64_t seed) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  PARTITA_CHECK(static_cast<int>(graph.vtxdist.size()) == ranks + 1 && !graph.xadj.empty(), Error,
+                "internal: part_graph with {} vtxdist entries for {} ranks", graph.vtxdist.size(),
+                ranks);
+  PARTITA_CHECK(graph.ncon == 1, Error,
+                "part_graph: PT-Scotch balances one vertex weight only, {} constraints asked",
+                graph.ncon);
+  const int64_t local = static_cast<int64_t>(graph.xadj.size()) - 1;
+  PARTITA_CHECK(local == graph.vtxdist[rank + 1] - graph.vtxdist[rank] &&
+                    graph.xadj[local] == static_cast<int64_t>(graph.adjncy.size()) &&
+                    (graph.vwgt.empty() || static_cast<int64_t>(graph.vwgt.size()) == local),
+                Error, "internal: part_graph's local graph is inconsistent on rank {}", rank);
+  PARTITA_CHECK(num_parts >= 1 && imbalance >= 1.0, Error,
+                "internal: part_graph into {} parts at imbalance {}", num_parts, imbalance);
+
+  ScotchObjects s;
+  PARTITA_CHECK(SCOTCH_dgraphInit(&s.graph, comm) == 0, Error, "SCOTCH_dgraphInit failed");
+  s.graph_ok = true;
+  // PT-Scotch does not modify the arrays; it takes non-const pointers.
+  auto* xadj = const_cast<SCOTCH_Num*>(graph.xadj.data());
+  auto* adjncy = const_cast<SCOTCH_Num*>(graph.adjncy.data());
+  auto* vwgt = graph.vwgt.empty() ? nullptr : const_cast<SCOTCH_Num*>(graph.vwgt.data());
+  const SCOTCH_Num edges = graph.xadj[local];
+  PARTITA_CHECK(SCOTCH_dgraphBuild(&s.graph, /*baseval=*/0, local, local, xadj, xadj + 1, vwgt,
+                                   /*vlblloctab=*/nullptr, edges, edges, adjncy,
+                                   /*edgegsttab=*/nullptr, /*edloloctab=*/nullptr) == 0,
+                Error, "SCOTCH_dgraphBuild failed on rank {} ({} vertices, {} edges)", rank, local,
+                edges);
+  PARTITA_CHECK(SCOTCH_stratInit(&s.strat) == 0, Error, "SCOTCH_stratInit failed");
+  s.strat_ok = true;
+  // Default strategy (multilevel with band FM refinement) at the given balance; QUALITY
+  // costs more time for little cut on the graphs we measured (see docs in the report).
+  PARTITA_CHECK(SCOTCH_stratDgraphMapBuild(&s.strat, SCOTCH_STRATDEFAULT, ranks, num_parts,
+                                           imbalance - 1.0) == 0,
+                Error, "SCOTCH_stratDgraphMapBuild failed");
+  // A context of one thread per rank, deterministic, with its own seeded random state.
+  PARTITA_CHECK(SCOTCH_contextInit(&s.context) == 0, Error, "SCOTCH_contextInit failed");
+  s.context_ok = true;
+  PARTITA_CHECK(SCOTCH_contextRandomClone(&s.context) == 0, Error,
+                "SCOTCH_contextRandomClone failed");
+  SCOTCH_contextRandomSeed(&s.context, static_cast<SCOTCH_Num>(seed & 0x7fffffffULL));
+  SCOTCH_contextRandomReset(&s.context);
+  PARTITA_CHECK(SCOTCH_contextOptionSetNum(&s.context, SCOTCH_OPTIONNUMDETERMINISTIC, 1) == 0 &&
+                    SCOTCH_contextOptionSetNum(&s.context, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1) == 0,
+                Error, "SCOTCH_contextOptionSetNum failed");
+  PARTITA_CHECK(SCOTCH_contextThreadSpawn(&s.context, 1, nullptr) == 0, Error,
+                "SCOTCH_contextThreadSpawn failed");
+  PARTITA_CHECK(SCOTCH_dgraphInit(&s.bound, comm) == 0, Error, "SCOTCH_dgraphInit failed");
+  s.bound_ok = true;
+  PARTITA_CHECK(SCOTCH_contextBindDgraph(&s.context, &s.graph, &s.bound) == 0, Error,
+                "SCOTCH_contextBindDgraph failed");
+  std::vector<SCOTCH_Num> part(static_cast<size_t>(std::max<int64_t>(local, 1)));
+  const int rc = SCOTCH_dgraphPart(&s.bound, num_parts, &s.strat, part.data());
+  PARTITA_CHECK(rc == 0, Error,
+                "SCOTCH_dgraphPart failed on rank {} partitioning {} nodes into {} parts "
+                "(code {})",
+                rank, graph.vtxdist[ranks], num_parts, rc);
+  std::vector<int32_t> out(static_cast<size_t>(local));
+  for (int64_t v = 0; v < local; ++v) out[v] = static_cast<int32_t>(part[v]);
+  return out;
+}
+
+#else
+
+bool have_ptscotch() { return false; }
+
+std::vector<int32_t> scotch_part_graph(MPI_Comm, const partition::DistAdjacency&, int, double,
+                                       uint64_t) {
+  throw Error(
+      "partitioning across ranks with METIS needs PT-Scotch, which this build lacks (install "
+      "libptscotch-dev and rebuild); `method` random works without it");
+}
+
+#endif
+
+}  // namespace partita::runtime
