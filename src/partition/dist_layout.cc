@@ -28,8 +28,8 @@ std::vector<int64_t> from_bytes(const std::vector<uint8_t>& b) {
 }  // namespace
 
 DistLayout::DistLayout(int64_t num_nodes, int64_t node_begin, const std::vector<int32_t>& part,
-                       const graph::Csr& in_edges, int num_parts,
-                       const data::HeteroSchema* schema, DistComm& comm)
+                       const graph::Csr& in_edges, int num_parts, const data::HeteroSchema* schema,
+                       DistComm& comm)
     : ranks_(comm.size()), num_parts_(num_parts) {
   const int P = num_parts, R = ranks_, me = comm.rank();
   const int T = schema != nullptr ? schema->num_types() : 0;
@@ -79,8 +79,7 @@ DistLayout::DistLayout(int64_t num_nodes, int64_t node_begin, const std::vector<
 }
 
 int DistLayout::owner_part(int64_t gid) const {
-  return static_cast<int>(std::upper_bound(ranges_.begin(), ranges_.end(), gid) -
-                          ranges_.begin()) -
+  return static_cast<int>(std::upper_bound(ranges_.begin(), ranges_.end(), gid) - ranges_.begin()) -
          1;
 }
 

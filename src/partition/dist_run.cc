@@ -47,7 +47,8 @@ PartitionSummary run_partition_distributed(const std::string& dataset_dir,
 
   watch.restart();
   const bool typed = shard.hetero.has_value();
-  ShardGraph graph = build_shard_graph(shard, load.undirected, load.reverse_relations, comm, threads);
+  ShardGraph graph =
+      build_shard_graph(shard, load.undirected, load.reverse_relations, comm, threads);
   context.phases.emplace_back("build_graph", watch.seconds());
   if (lead)
     log_info("partition: built the in-edges ({} entries over all ranks) in {:.2f} s",

@@ -3,10 +3,12 @@
 // directory, partita.json last (rank 0).
 //
 // Data moves in rounds of bounded size: each round every rank sends at most
-// DistWriteContext::round_entries in-edges (or round_feature_bytes of feature rows) and the writers place what they receive
-// at positions known from DistLayout, so no rank holds a whole part, let alone the graph.
-// A rank that fails keeps taking part in the rounds with empty messages, and the failure is
-// agreed at the next checkpoint: the job ends with one error, never a hang.
+// DistWriteContext::round_entries in-edges (or round_feature_bytes of feature rows) and the writers
+// place what they receive at positions known from DistLayout, so no rank holds a whole part, let
+// alone the graph. A rank that fails keeps taking part in the rounds with empty messages, and the
+// failure is agreed at the next checkpoint: the job ends with one error, never a hang.
+#include "dist_writer.h"
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -16,7 +18,6 @@
 
 #include "byte_pack.h"
 #include "dist_layout.h"
-#include "dist_writer.h"
 #include "npy_file_at.h"
 #include "partita/core/error.h"
 #include "partita/core/half.h"
@@ -309,8 +310,8 @@ void DistWriter::move_structure() {
   const bool typed = schema_.has_value();
   const int relations = typed ? schema_->num_relations() : 0;
   relation_edges_.assign(static_cast<size_t>(P) * relations, 0);
-  const std::vector<int64_t> bounds =
-      round_bounds(rows, ctx_.round_entries, [&](int64_t i) { return g.indptr[i + 1] - g.indptr[i]; });
+  const std::vector<int64_t> bounds = round_bounds(
+      rows, ctx_.round_entries, [&](int64_t i) { return g.indptr[i + 1] - g.indptr[i]; });
   const int64_t local_rounds = static_cast<int64_t>(bounds.size()) - 1;
   const int64_t total_rounds = rounds(local_rounds);
   std::vector<int64_t> edge_cursor(static_cast<size_t>(P));
@@ -479,8 +480,7 @@ void DistWriter::move_features() {
           const int64_t first = rd.get(), n = rd.get();
           const int64_t dim = features_of(t).dim;
           const size_t bytes = static_cast<size_t>(n * dim) * out_size;
-          parts_.at(p).feat[t < 0 ? 0 : t]->write_at(first * dim * out_size, rd.take(bytes),
-                                                    bytes);
+          parts_.at(p).feat[t < 0 ? 0 : t]->write_at(first * dim * out_size, rd.take(bytes), bytes);
         }
       }
     });
@@ -550,22 +550,24 @@ std::vector<FileEntry> DistWriter::finish_files() {
       const int64_t n = L.part_nodes(p), e = L.part_edges(p);
       files.push_back({part_file(p, "indptr"), DType::kInt64, {n + 1}, po.indptr->finish()});
       files.push_back({part_file(p, "indices"), DType::kInt64, {e}, po.indices->finish()});
-      if (schema_)
-        files.push_back({part_file(p, "etype"), DType::kInt32, {e}, po.etype->finish()});
+      if (schema_) files.push_back({part_file(p, "etype"), DType::kInt32, {e}, po.etype->finish()});
       for (size_t t = 0; t < po.feat.size(); ++t) {
         if (!po.feat[t]) continue;
         const int type = schema_ ? static_cast<int>(t) : -1;
         const int64_t rows = schema_ ? L.type_starts()[p][t + 1] - L.type_starts()[p][t] : n;
         const std::string name =
             schema_ ? type_feature_name(schema_->node_types[t].name) : std::string("feat");
-        files.push_back(
-            {part_file(p, name), o_.feature_dtype, {rows, features_of(type).dim},
-             po.feat[t]->finish()});
+        files.push_back({part_file(p, name),
+                         o_.feature_dtype,
+                         {rows, features_of(type).dim},
+                         po.feat[t]->finish()});
       }
       files.push_back({part_file(p, "label"), DType::kInt64, {n}, po.label->finish()});
       for (int kind = 0; kind < 3; ++kind) {
         const std::string rel = part_file(p, kSplitNames[kind]);
-        files.push_back({rel, DType::kInt64, {static_cast<int64_t>(po.split[kind].size())},
+        files.push_back({rel,
+                         DType::kInt64,
+                         {static_cast<int64_t>(po.split[kind].size())},
                          write_npy<int64_t>(out(rel), po.split[kind])});
       }
     }
@@ -645,9 +647,9 @@ PartitionSummary DistWriter::run() {
                                      std::move(phases), std::nullopt);
   // Peaks last: every rank's, after all its work.
   const int64_t my_peak = peak_rss_bytes();
-  for (const auto& b : comm_.allgather(std::vector<uint8_t>(
-           reinterpret_cast<const uint8_t*>(&my_peak),
-           reinterpret_cast<const uint8_t*>(&my_peak) + sizeof my_peak))) {
+  for (const auto& b : comm_.allgather(
+           std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(&my_peak),
+                                reinterpret_cast<const uint8_t*>(&my_peak) + sizeof my_peak))) {
     int64_t v = 0;
     std::memcpy(&v, b.data(), sizeof v);
     meta.summary.rank_peak_rss_bytes.push_back(v);

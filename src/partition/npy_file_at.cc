@@ -71,10 +71,10 @@ NpyFileAt::~NpyFileAt() {
 }
 
 void NpyFileAt::write_at(int64_t offset, const void* data, size_t bytes) {
-  PARTITA_CHECK(fd_ >= 0 && offset >= -header_bytes_ &&
-                    offset + static_cast<int64_t>(bytes) <= data_bytes_,
-                Error, "{}: internal: writing {} bytes at data offset {} of {}", tmp_path_, bytes,
-                offset, data_bytes_);
+  PARTITA_CHECK(
+      fd_ >= 0 && offset >= -header_bytes_ && offset + static_cast<int64_t>(bytes) <= data_bytes_,
+      Error, "{}: internal: writing {} bytes at data offset {} of {}", tmp_path_, bytes, offset,
+      data_bytes_);
   const char* p = static_cast<const char*>(data);
   off_t at = static_cast<off_t>(header_bytes_ + offset);
   while (bytes > 0) {
@@ -90,8 +90,7 @@ void NpyFileAt::write_at(int64_t offset, const void* data, size_t bytes) {
 void NpyFileAt::close() {
   if (fd_ < 0) return;
   const int fd = std::exchange(fd_, -1);
-  PARTITA_CHECK(::close(fd) == 0, IoError, "{}: close failed: {}", tmp_path_,
-                std::strerror(errno));
+  PARTITA_CHECK(::close(fd) == 0, IoError, "{}: close failed: {}", tmp_path_, std::strerror(errno));
 }
 
 uint32_t NpyFileAt::finish() {

@@ -3,6 +3,8 @@
 // (every .npy; partita.json apart from timing and peak-memory fields), for 1 to 4 ranks,
 // part counts above and below the rank count, homogeneous and typed, float32 and bfloat16;
 // then its refusals, agreed by every rank.
+#include "dist_writer.h"  // src/partition: the round bounds
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,7 +21,6 @@
 #include "partita/data/generate.h"
 #include "partita/data/generate_chunked.h"
 #include "partita/data/shard.h"
-#include "dist_writer.h"  // src/partition: the round bounds
 #include "partita/partition/dist_partition.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition_assigned.h"
@@ -39,8 +40,7 @@ data::ShardFeatures shard_features(const data::FeatureMatrix& f) {
   out.dtype = DType::kFloat32;
   out.read = [&f](int64_t begin, int64_t end, void* dst) {
     if (end > begin && f.cols() > 0)
-      std::memcpy(dst, f.row(begin),
-                  static_cast<size_t>((end - begin) * f.cols()) * sizeof(float));
+      std::memcpy(dst, f.row(begin), static_cast<size_t>((end - begin) * f.cols()) * sizeof(float));
   };
   return out;
 }
@@ -94,7 +94,8 @@ RankInput rank_input(const data::Dataset& ds, int r, int R) {
   g.node_end = s.node_end;
   const graph::Csr& all = ds.in_edges;
   const int64_t first = all.indptr[s.node_begin], last = all.indptr[s.node_end];
-  for (int64_t v = s.node_begin; v <= s.node_end; ++v) g.in_edges.indptr.push_back(all.indptr[v] - first);
+  for (int64_t v = s.node_begin; v <= s.node_end; ++v)
+    g.in_edges.indptr.push_back(all.indptr[v] - first);
   g.in_edges.indices.assign(all.indices.begin() + first, all.indices.begin() + last);
   if (ds.hetero)
     g.edge_relation.assign(ds.edge_relation.begin() + first, ds.edge_relation.begin() + last);
@@ -139,8 +140,7 @@ PartitionSummary write_distributed(const data::Dataset& ds, const std::vector<in
   std::vector<PartitionSummary> summaries(static_cast<size_t>(R));
   const std::vector<std::string> failures = testing::on_threads(R, [&](int r) {
     RankInput in = rank_input(ds, r, R);
-    std::vector<int32_t> mine(part.begin() + in.shard.node_begin,
-                              part.begin() + in.shard.node_end);
+    std::vector<int32_t> mine(part.begin() + in.shard.node_begin, part.begin() + in.shard.node_end);
     DistWriteContext context;
     if (small_rounds) {
       context.round_entries = 7;
@@ -172,10 +172,10 @@ std::vector<int32_t> scattered(int64_t n, int P) {
 
 class DistWriterTest : public ::testing::Test {};
 
-void check_equal_to_single(const data::Dataset& ds, const std::vector<int32_t>& part, int P,
-                           int R, DType dtype, bool small_rounds = false) {
-  SCOPED_TRACE(::testing::Message() << "parts " << P << ", ranks " << R << ", dtype "
-                                    << dtype_name(dtype));
+void check_equal_to_single(const data::Dataset& ds, const std::vector<int32_t>& part, int P, int R,
+                           DType dtype, bool small_rounds = false) {
+  SCOPED_TRACE(::testing::Message()
+               << "parts " << P << ", ranks " << R << ", dtype " << dtype_name(dtype));
   TempDir tmp;
   PartitionOptions o;
   o.num_parts = P;
