@@ -2,7 +2,9 @@
 // heterogeneous one in the numpy heterogeneous layout, or (--layout chunked, also under
 // mpirun with each rank writing its own chunks) in the chunked layout; --shape papers100m
 // sizes it like ogbn-papers100M.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "commands.h"
@@ -21,12 +23,13 @@ namespace {
 constexpr double kShareWaitSeconds = 7 * 24 * 3600.0;
 
 struct ChunkFlags {
-  std::string layout;         // "", numpy or chunked
-  std::string shape;          // "" or papers100m
-  double scale = 0.01;        // --shape papers100m
+  std::string layout;   // "", numpy or chunked
+  std::string shape;    // "" or papers100m
+  double scale = 0.01;  // --shape papers100m
   int64_t chunk_rows = data::ChunkedWriteOptions{}.chunk_rows;
   int64_t node_chunk_rows = data::ChunkedWriteOptions{}.node_chunk_rows;
   std::string feature_dtype;  // "": float32 (bfloat16 for --shape papers100m)
+  std::string from_ogb;       // convert this OGB directory instead of generating
 };
 
 // The options of --shape papers100m: the shape's, then any model flag given explicitly.
@@ -51,6 +54,15 @@ data::GenerateOptions shape_options(const CLI::App& app, const data::GenerateOpt
   if (app.count("--valid-fraction") > 0) o.valid_fraction = flags.valid_fraction;
   if (app.count("--test-fraction") > 0) o.test_fraction = flags.test_fraction;
   return o;
+}
+
+// The number of processes a launcher (mpirun, srun) started this one among; 1 alone.
+int launcher_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return std::max(1, std::atoi(value));
+  }
+  return 1;
 }
 
 // One rank's part of a chunked generate: its chunks, a wait for every rank, then rank 0
@@ -97,7 +109,11 @@ Action add_generate_command(CLI::App& app) {
       "random train/valid/test split (60/20/20 by default). With --hetero mag: a graph shaped "
       "like ogbn-mag (author, field_of_study, institution, paper; affiliated_with, writes, "
       "cites, has_topic in its proportions; features on papers only; classes on papers) in the "
-      "numpy heterogeneous layout. The output depends only on the flags.");
+      "numpy heterogeneous layout. With --layout chunked: the same graph in the chunked "
+      "layout (manifest.json plus chunk files), also under `mpirun -np R`, each rank writing "
+      "its own chunks; --shape papers100m --scale S sizes it like ogbn-papers100M; --from-ogb "
+      "converts an OGB directory to the chunked layout instead. The output depends only on "
+      "the flags, never on threads or ranks.");
   app.add_option("--out", options->out_dir, "Output directory (created)")->required();
   app.add_option("--hetero", *hetero,
                  "Write a heterogeneous graph of this shape instead (mag: ogbn-mag's types, "
@@ -130,7 +146,9 @@ Action add_generate_command(CLI::App& app) {
                  "most 1: nodes beyond the sum are in no split; when they sum to 1, every node "
                  "is in one (the last split asked for takes the rounding remainder)")
       ->capture_default_str();
-  app.add_option("--threads", options->threads, "Threads (0: all cores; under mpirun: the cores of each rank)")->capture_default_str();
+  app.add_option("--threads", options->threads,
+                 "Threads (0: all cores; under mpirun: the cores of each rank)")
+      ->capture_default_str();
   auto chunk = std::make_shared<ChunkFlags>();
   app.add_option("--layout", chunk->layout,
                  "numpy (one file per array) or chunked (manifest.json plus numbered chunk "
@@ -154,20 +172,30 @@ Action add_generate_command(CLI::App& app) {
                  "power-law degrees) scaled by --scale; chunked layout with bfloat16 features "
                  "unless told otherwise. --scale 0.1 gives 11.1 M nodes and 161.6 M edges "
                  "(2.5 GiB of edges, 2.7 GiB of features)");
+  app.add_option("--from-ogb", chunk->from_ogb,
+                 "Instead of generating: convert this OGB raw node-property directory "
+                 "(raw/*.csv.gz, split/<name>/) to the chunked layout, streaming (one process; "
+                 "memory is one chunk), so that `partition` under mpirun can read it in shares");
   app.add_option("--scale", chunk->scale,
                  "With --shape: the fraction of the full graph's nodes and edges, in (0, 1]")
       ->capture_default_str();
   return [options, hetero, chunk, &app, avg_degree] {
     const bool chunk_flags = !chunk->layout.empty() || !chunk->shape.empty() ||
-                             app.count("--chunk-rows") > 0 ||
+                             !chunk->from_ogb.empty() || app.count("--chunk-rows") > 0 ||
                              app.count("--node-chunk-rows") > 0 ||
-                             app.count("--feature-dtype") > 0 ||
-                             app.count("--scale") > 0;
+                             app.count("--feature-dtype") > 0 || app.count("--scale") > 0;
     if (!hetero->empty() && chunk_flags) {
       throw UsageError(
           "--hetero: the mag shape is written in the numpy heterogeneous layout only (no "
           "--layout, --shape, --scale, --chunk-rows or --feature-dtype)");
     }
+    const bool chunked_output =
+        chunk->from_ogb.empty() &&
+        (chunk->layout == "chunked" || (chunk->layout.empty() && !chunk->shape.empty()));
+    PARTITA_CHECK(chunked_output || launcher_size() == 1, UsageError,
+                  "generate: under mpirun only --layout chunked is generated in parts (each rank "
+                  "its own chunks); the numpy layouts and --from-ogb are written by one process "
+                  "(run it without mpirun)");
     if (!hetero->empty()) {
       PARTITA_CHECK(avg_degree->count() == 0, UsageError,
                     "--avg-degree: does not apply with --hetero (edges follow ogbn-mag's "
@@ -200,10 +228,37 @@ Action add_generate_command(CLI::App& app) {
           format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds);
       return 0;
     }
+    if (!chunk->from_ogb.empty()) {
+      PARTITA_CHECK(chunk->shape.empty() && (chunk->layout.empty() || chunk->layout == "chunked"),
+                    UsageError,
+                    "--from-ogb: converts to the chunked layout; --shape and --layout {} do not "
+                    "apply",
+                    chunk->layout.empty() ? "numpy" : chunk->layout);
+      data::ChunkedWriteOptions chunked;
+      chunked.chunk_rows = chunk->chunk_rows;
+      chunked.node_chunk_rows = app.count("--node-chunk-rows") > 0 ? chunk->node_chunk_rows
+                                : app.count("--chunk-rows") > 0    ? chunk->chunk_rows
+                                                                   : chunk->node_chunk_rows;
+      const std::string dtype = chunk->feature_dtype.empty() ? "float32" : chunk->feature_dtype;
+      PARTITA_CHECK(dtype == "float32" || dtype == "float16" || dtype == "bfloat16", UsageError,
+                    "--feature-dtype: '{}' is not one of float32, float16, bfloat16", dtype);
+      chunked.feature_dtype = dtype_from_name(dtype, "--feature-dtype");
+      const data::GenerateStats stats =
+          data::convert_ogb_to_chunked(chunk->from_ogb, options->out_dir, chunked);
+      std::printf(
+          "converted %s to %s (chunked layout): %lld nodes, %lld edges, %s written in "
+          "%.2f s; peak RSS %s\n",
+          chunk->from_ogb.c_str(), options->out_dir.c_str(), static_cast<long long>(stats.nodes),
+          static_cast<long long>(stats.edges),
+          format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds,
+          format_bytes(static_cast<double>(peak_rss_bytes())).c_str());
+      return 0;
+    }
     PARTITA_CHECK(!(app.count("--scale") > 0 && chunk->shape.empty()), UsageError,
                   "--scale: applies with --shape only");
-    const std::string layout =
-        !chunk->layout.empty() ? chunk->layout : chunk->shape.empty() ? "numpy" : "chunked";
+    const std::string layout = !chunk->layout.empty() ? chunk->layout
+                               : chunk->shape.empty() ? "numpy"
+                                                      : "chunked";
     PARTITA_CHECK(layout == "numpy" || layout == "chunked", UsageError,
                   "--layout: '{}' is not numpy or chunked", layout);
     if (layout == "chunked") {

@@ -48,8 +48,8 @@ class ManifestParser {
     bool up = false;
     for (const fs::path& part : p) up = up || part == "..";
     if (name.empty() || p.is_absolute() || up)
-      fail(fmt::format("{}: '{}' is not a path relative to the dataset directory (no '..')",
-                       where, name));
+      fail(fmt::format("{}: '{}' is not a path relative to the dataset directory (no '..')", where,
+                       name));
     return name;
   }
   std::vector<ChunkFile> chunks(const json& v, const std::string& where) const {
@@ -212,8 +212,8 @@ ChunkedManifest read_chunked_manifest(const std::string& dir) {
 }
 
 int64_t write_chunked_manifest(const std::string& dir, const ChunkedManifest& m) {
-  ordered_json doc = {{"format", kChunkedFormat}, {"version", kChunkedVersion},
-              {"num_classes", m.num_classes}};
+  ordered_json doc = {
+      {"format", kChunkedFormat}, {"version", kChunkedVersion}, {"num_classes", m.num_classes}};
   if (m.typed()) {
     ordered_json types = ordered_json::array();
     for (const ChunkedNodeType& t : m.node_types) {
@@ -224,8 +224,8 @@ int64_t write_chunked_manifest(const std::string& dir, const ChunkedManifest& m)
     doc["node_types"] = std::move(types);
     ordered_json rels = ordered_json::array();
     for (const ChunkedRelation& r : m.relations)
-      rels.push_back({{"relation", {r.src_type, r.name, r.dst_type}},
-                      {"edges", chunks_json(r.edges)}});
+      rels.push_back(
+          {{"relation", {r.src_type, r.name, r.dst_type}}, {"edges", chunks_json(r.edges)}});
     doc["relations"] = std::move(rels);
     doc["target"] = m.target;
   } else {
@@ -251,8 +251,7 @@ int64_t write_chunked_manifest(const std::string& dir, const ChunkedManifest& m)
   return static_cast<int64_t>(text.size());
 }
 
-std::pair<size_t, size_t> chunk_share(const std::vector<int64_t>& chunk_rows, int rank,
-                                      int ranks) {
+std::pair<size_t, size_t> chunk_share(const std::vector<int64_t>& chunk_rows, int rank, int ranks) {
   int64_t total = 0;
   for (int64_t r : chunk_rows) total += r;
   const auto share = [&](int r) {

@@ -196,8 +196,8 @@ int64_t classes_present(const GenerateOptions& o) {
   for (int64_t b = 0; b < o.nodes && max_class < o.classes - 1; b += kNodeChunk) {
     Rng classes(stream_key(o.seed, kClasses, static_cast<uint64_t>(b / kNodeChunk)));
     for (int64_t v = b; v < std::min(o.nodes, b + kNodeChunk); ++v)
-      max_class = std::max(max_class, static_cast<int64_t>(classes.below(
-                                          static_cast<uint64_t>(o.classes))));
+      max_class = std::max(max_class,
+                           static_cast<int64_t>(classes.below(static_cast<uint64_t>(o.classes))));
   }
   return max_class + 1;
 }

@@ -99,16 +99,15 @@ class Progress {
 
 }  // namespace
 
-ChunkedManifest chunked_generate_manifest(const GenerateOptions& o,
-                                          const ChunkedWriteOptions& c) {
+ChunkedManifest chunked_generate_manifest(const GenerateOptions& o, const ChunkedWriteOptions& c) {
   validate_chunked(o, c);
   ChunkedManifest m;
   m.num_nodes = o.nodes;
   m.num_classes = dcsbm::classes_present(o);
   const int64_t edges = edge_count(o);
   for (int64_t k = 0; k < chunk_count(edges, c.chunk_rows); ++k)
-    m.edges.push_back({chunk_name("edges", "edges", k),
-                       std::min(c.chunk_rows, edges - k * c.chunk_rows)});
+    m.edges.push_back(
+        {chunk_name("edges", "edges", k), std::min(c.chunk_rows, edges - k * c.chunk_rows)});
   ChunkedFeatures& f = m.features.emplace();
   f.dtype = c.feature_dtype;
   f.dim = o.feat_dim;
@@ -132,6 +131,14 @@ GenerateStats generate_chunked_share(const GenerateOptions& options,
     fs::create_directories(dir + sub, ec);
     PARTITA_CHECK(!ec && fs::is_directory(dir + sub), IoError, "{}{}: cannot create directory: {}",
                   dir, sub, ec ? ec.message() : "not a directory");
+  }
+  // A manifest left by an earlier run would describe chunks being replaced: drop it, so the
+  // directory is no dataset until this run's manifest is written.
+  if (rank == 0) {
+    std::error_code ec;
+    fs::remove(dir + kChunkedManifest, ec);
+    PARTITA_CHECK(!ec, IoError, "{}{}: cannot remove the old manifest: {}", dir, kChunkedManifest,
+                  ec.message());
   }
   GenerateStats stats;
   stats.nodes = o.nodes;
@@ -176,7 +183,8 @@ GenerateStats generate_chunked_share(const GenerateOptions& options,
   std::vector<unsigned char> narrow;
   Progress node_progress(rank, "node chunks", n_last - n_first);
   for (int64_t k = n_first; k < n_last; ++k) {
-    const int64_t b = k * chunked.node_chunk_rows, e = std::min(o.nodes, b + chunked.node_chunk_rows);
+    const int64_t b = k * chunked.node_chunk_rows,
+                  e = std::min(o.nodes, b + chunked.node_chunk_rows);
     const std::string feat_path = dir + m.features->chunks[k].file;
     NpyWriter writer(feat_path, dtype, {e - b, f});
     write_stream_rows<float>(

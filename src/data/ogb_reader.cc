@@ -91,6 +91,10 @@ std::vector<int64_t> read_ids(const std::string& path, int64_t num_nodes, LoadSt
 
 }  // namespace
 
+int64_t parse_ogb_label_line(const std::string& path, const char* b, const char* e, int64_t line) {
+  return parse_label(path, b, e, line);
+}
+
 std::string choose_split(const std::string& dir, const std::string& wanted, std::string* name) {
   const std::string root = dir + "/split";
   std::error_code ec;

@@ -18,6 +18,9 @@ constexpr int64_t kMaxLabel = (int64_t{1} << 24) - 1;
 // Dataset::path and Dataset::layout.
 Dataset read_ogb_dataset(const std::string& dir, const LoadOptions& options, LoadStats& stats);
 Dataset read_numpy_dataset(const std::string& dir, const LoadOptions& options, LoadStats& stats);
+// The chunked layout (manifest.json), in one process: read_dataset_shard's one share made a
+// Dataset (features widened to float32, num_classes the manifest's).
+Dataset read_chunked_dataset(const std::string& dir, const LoadOptions& options, LoadStats& stats);
 // The heterogeneous layouts (raw/num-node-dict.csv.gz ...; hetero.json ...). They fill
 // Dataset::hetero and edge_relation as data/hetero.h states.
 Dataset read_ogb_hetero_dataset(const std::string& dir, const LoadOptions& options,
@@ -41,6 +44,9 @@ class LineSource;  // gz_reader.h
 int64_t parse_ogb_count(LineSource& text);
 // One label per line, each an integer (or integral float) in [0, kMaxLabel].
 std::vector<int64_t> parse_ogb_labels(LineSource& text);
+// One line of node-label.csv.gz: an integer (or integral float) in [0, kMaxLabel];
+// FormatError "<path>: line N: ..." otherwise.
+int64_t parse_ogb_label_line(const std::string& path, const char* b, const char* e, int64_t line);
 // "src,dst" lines, as interleaved pairs; `claimed_edges` only sizes the buffer.
 std::vector<int64_t> parse_ogb_edges(LineSource& text, int64_t claimed_edges);
 // Exactly num_nodes (> 0) rows of equally many finite floats; `count_source` names the file

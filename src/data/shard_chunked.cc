@@ -24,8 +24,7 @@ MappedNpy open_edge_chunk(const std::string& dir, const ChunkFile& c) {
 }
 
 // Feature pieces of `features` (all checked against the manifest), and their reader.
-ShardFeatures open_features(const std::string& dir, const ChunkedFeatures& features,
-                            int64_t rows) {
+ShardFeatures open_features(const std::string& dir, const ChunkedFeatures& features, int64_t rows) {
   std::vector<FeaturePiece> pieces;
   int64_t first = 0;
   for (const ChunkFile& c : features.chunks) {
@@ -148,14 +147,22 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
   const std::vector<int64_t> labels = read_label_rows(dir, m, lo, hi, label_offset);
   s.labels.assign(static_cast<size_t>(s.node_end - s.node_begin), -1);
   std::copy(labels.begin(), labels.end(), s.labels.begin() + (lo + label_offset - s.node_begin));
-  const std::string label_source = dir + "/" + (m.labels.empty() ? "" : m.labels[0].file);
+  // The label chunk holding node v's label.
+  const auto label_file = [&](int64_t v) {
+    int64_t first = label_offset;
+    for (const ChunkFile& c : m.labels) {
+      if (v < first + c.rows) return dir + "/" + c.file;
+      first += c.rows;
+    }
+    return dir + "/" + kChunkedManifest;
+  };
   const std::string* split_files[] = {&m.train_idx, &m.valid_idx, &m.test_idx};
   std::vector<int64_t>* splits[] = {&s.train_idx, &s.valid_idx, &s.test_idx};
   for (int i = 0; i < 3; ++i) {
     const std::string path = dir + "/" + *split_files[i];
     *splits[i] =
         ids_in_block(read_sorted_split(path, label_count, label_offset), s.node_begin, s.node_end);
-    check_split_labeled(s, *splits[i], label_source, path);
+    check_split_labeled(s, *splits[i], label_file, path);
   }
 
   // This rank's edge chunks.
@@ -163,6 +170,11 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
   for (const EdgeChunk& c : chunks) rows.push_back(c.file.dim(0));
   for (int64_t r : rows) s.input_edges_total += r;
   const auto [first, last] = chunk_share(rows, rank, ranks);
+  int64_t share_rows = 0;
+  for (size_t i = first; i < last; ++i) share_rows += rows[i];
+  s.src.reserve(static_cast<size_t>(share_rows));
+  s.dst.reserve(static_cast<size_t>(share_rows));
+  if (m.typed()) s.edge_relation.reserve(static_cast<size_t>(share_rows));
   for (size_t i = first; i < last; ++i) {
     const EdgeChunk& c = chunks[i];
     read_edge_rows(c.file, EdgeForm::kRows, rows[i], 0, rows[i], c.src_count, c.dst_count,

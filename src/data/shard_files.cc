@@ -49,8 +49,8 @@ MappedNpy MappedNpy::open(const std::string& path) {
 void MappedNpy::expect(DType dtype, int n) const {
   PARTITA_CHECK(header_.dtype == dtype, FormatError, "{}: expected dtype {}, found {}", path(),
                 dtype_name(dtype), dtype_name(header_.dtype));
-  PARTITA_CHECK(ndim() == n, FormatError, "{}: expected {} dimension(s), found shape {}", path(),
-                n, shape());
+  PARTITA_CHECK(ndim() == n, FormatError, "{}: expected {} dimension(s), found shape {}", path(), n,
+                shape());
 }
 
 void MappedNpy::copy_elements(int64_t begin, int64_t end, void* out) const {
@@ -78,8 +78,6 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
       std::copy(narrow.begin(), narrow.end(), to.begin());
     }
   };
-  out.src->reserve(out.src->size() + static_cast<size_t>(end - begin));
-  out.dst->reserve(out.dst->size() + static_cast<size_t>(end - begin));
   for (int64_t row = begin; row < end; row += kEdgeBatch) {
     const int64_t n = std::min(kEdgeBatch, end - row);
     if (form == EdgeForm::kColumns) {
@@ -141,10 +139,11 @@ FeatureRowReader make_feature_reader(std::vector<FeaturePiece> pieces, int64_t r
     const size_t row_bytes = static_cast<size_t>(dim) * dtype_size(dtype);
     auto* dst = static_cast<unsigned char*>(out);
     // The last piece starting at or before `begin`.
-    size_t p = static_cast<size_t>(
-        std::upper_bound(pieces.begin(), pieces.end(), begin,
-                         [](int64_t row, const FeaturePiece& piece) { return row < piece.first_row; }) -
-        pieces.begin());
+    size_t p = static_cast<size_t>(std::upper_bound(pieces.begin(), pieces.end(), begin,
+                                                    [](int64_t row, const FeaturePiece& piece) {
+                                                      return row < piece.first_row;
+                                                    }) -
+                                   pieces.begin());
     p = p == 0 ? 0 : p - 1;
     for (int64_t row = begin; row < end; ++p) {
       const FeaturePiece& piece = pieces[p];

@@ -44,7 +44,8 @@ enum class EdgeForm {
 // Appends rows [begin, end) of edge file `f` (int64 or int32, `num_edges` pairs stored as
 // `form`) to src/dst, each id checked in [0, src_count) / [0, dst_count) (FormatError
 // "<file>: edge i (s, d) has a node id outside ..." otherwise), plus `offset`s
-// (homogenising typed ids). Reads in bounded chunks, dropping pages as it goes.
+// (homogenising typed ids). Reads in bounded chunks, dropping pages as it goes. The caller
+// reserves src/dst for its whole share (growing them file by file would copy them).
 struct EdgeTarget {
   std::vector<int64_t>* src;
   std::vector<int64_t>* dst;

@@ -77,6 +77,8 @@ std::optional<EdgeSplitArrays> read_edge_split_share(const std::string& dir, int
     const int64_t k = f.dim(0);
     const auto [b, e] = node_block(k, rank, ranks);
     std::vector<int64_t> src, dst;
+    src.reserve(static_cast<size_t>(e - b));
+    dst.reserve(static_cast<size_t>(e - b));
     read_edge_rows(f, EdgeForm::kRows, k, b, e, num_nodes, num_nodes, 0, 0, {&src, &dst});
     for (size_t j = 0; j < src.size(); ++j) {
       PARTITA_CHECK(src[j] != dst[j], FormatError, "{}: row {}: self loop ({}, {})", path,
@@ -109,9 +111,10 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
   s.num_classes = scan_labels(label, s.node_begin, s.node_end, Unlabelled::kAllowed, s.labels);
   std::vector<int64_t>* splits[] = {&s.train_idx, &s.valid_idx, &s.test_idx};
   for (int i = 0; i < 3; ++i) {
-    *splits[i] = ids_in_block(read_numpy_split(files.splits[i], n, files.feat), s.node_begin,
-                              s.node_end);
-    check_split_labeled(s, *splits[i], files.label, files.splits[i].path);
+    *splits[i] =
+        ids_in_block(read_numpy_split(files.splits[i], n, files.feat), s.node_begin, s.node_end);
+    check_split_labeled(
+        s, *splits[i], [&](int64_t) { return files.label; }, files.splits[i].path);
   }
   s.edge_split = read_edge_split_share(dir, n, rank, ranks);
 
@@ -134,16 +137,18 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
     form = EdgeForm::kColumns;
     num_edges = edges.dim(1);
   } else {
-    PARTITA_CHECK(edges.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}{}",
-                  files.edges, edges.shape(),
-                  edges.dim(0) == 2 ? " (a PyG edge_index of shape (2, E) goes in edge_index.npy)"
-                                    : "");
+    PARTITA_CHECK(
+        edges.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}{}", files.edges,
+        edges.shape(),
+        edges.dim(0) == 2 ? " (a PyG edge_index of shape (2, E) goes in edge_index.npy)" : "");
     form = edges.header().fortran_order ? EdgeForm::kColumns : EdgeForm::kRows;
     num_edges = edges.dim(0);
   }
   if (num_edges == 0) throw_no_edges(files.edges);
   s.input_edges_total = num_edges;
   const auto [b, e] = node_block(num_edges, rank, ranks);
+  s.src.reserve(static_cast<size_t>(e - b));
+  s.dst.reserve(static_cast<size_t>(e - b));
   read_edge_rows(edges, form, num_edges, b, e, n, n, 0, 0, {&s.src, &s.dst});
   return s;
 }
@@ -181,8 +186,8 @@ DatasetShard read_numpy_hetero_shard(const std::string& dir, int rank, int ranks
     std::vector<int64_t> ids(static_cast<size_t>(f.dim(0)));
     f.copy_elements(0, f.dim(0), ids.data());
     validate_split(ids, target.count, path, /*lines=*/false);
-    *splits[i] = ids_in_block(to_homogenised(std::move(ids), target.offset), s.node_begin,
-                              s.node_end);
+    *splits[i] =
+        ids_in_block(to_homogenised(std::move(ids), target.offset), s.node_begin, s.node_end);
   }
 
   // Edges: the relations' files one after another; this rank reads its rows of the whole.
@@ -200,6 +205,8 @@ DatasetShard read_numpy_hetero_shard(const std::string& dir, int rank, int ranks
   if (total == 0) throw_no_edges(dir + "/edges/" + schema.triplet(0) + ".npy");
   s.input_edges_total = total;
   const auto [first, last] = node_block(total, rank, ranks);
+  for (auto* v : {&s.src, &s.dst}) v->reserve(static_cast<size_t>(last - first));
+  s.edge_relation.reserve(static_cast<size_t>(last - first));
   int64_t offset = 0;
   for (int r = 0; r < schema.num_relations(); ++r) {
     const MappedNpy& f = files[r];
@@ -255,18 +262,19 @@ std::vector<int64_t> ids_in_block(const std::vector<int64_t>& sorted_ids, int64_
 }
 
 void check_split_labeled(const DatasetShard& s, const std::vector<int64_t>& ids,
-                         const std::string& label_source, const std::string& split_source) {
+                         const std::function<std::string(int64_t)>& label_file,
+                         const std::string& split_source) {
   for (int64_t v : ids) {
     PARTITA_CHECK(s.labels[v - s.node_begin] >= 0, FormatError,
                   "{}: node {} has label -1 (unlabelled) but is in the split {}; a node in a "
                   "split needs a label",
-                  label_source, v, split_source);
+                  label_file(v), v, split_source);
   }
 }
 
 DatasetShard read_dataset_shard(const std::string& dir, int rank, int ranks) {
-  PARTITA_CHECK(ranks >= 1 && rank >= 0 && rank < ranks, Error,
-                "internal: rank {} of {} ranks", rank, ranks);
+  PARTITA_CHECK(ranks >= 1 && rank >= 0 && rank < ranks, Error, "internal: rank {} of {} ranks",
+                rank, ranks);
   std::error_code ec;
   PARTITA_CHECK(fs::is_directory(dir, ec), IoError, "{}: not a directory", dir);
   DatasetShard s;
@@ -276,10 +284,10 @@ DatasetShard read_dataset_shard(const std::string& dir, int rank, int ranks) {
   } else if (fs::exists(dir + "/raw", ec)) {
     throw FormatError(fmt::format(
         "{}: OGB's csv.gz layout cannot be read in shares (a gzip stream has no random "
-        "access, so every rank would decompress all of it); convert it once to the Partita "
-        "numpy layout or the chunked layout (docs/dataset-format.md), or partition it in one "
-        "process (partita partition without mpirun)",
-        dir));
+        "access, so every rank would decompress all of it); convert it once, streaming, with "
+        "`partita generate --from-ogb {} --out DIR` (the chunked layout), or partition it in "
+        "one process (partita partition without mpirun)",
+        dir, dir));
   } else if (fs::exists(dir + "/hetero.json", ec)) {
     s = read_numpy_hetero_shard(dir, rank, ranks);
     s.layout = "numpy";

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `partita generate --layout chunked` under `mpirun -np 2` (each rank writes its own chunks,
 # rank 0 the manifest) writes byte-identical files to one process; --shape papers100m at a
-# tiny scale has the promised counts; a bad flag under mpirun is one `error:` line.
+# tiny scale has the promised counts; a bad flag, or the numpy layout, under mpirun is one
+# `error:` line.
 #
 #     generate_mpi.sh PARTITA MPIRUN WORK_DIR
 set -eu
@@ -31,4 +32,10 @@ if "$mpirun" -np 2 "$partita" generate --shape papers100m --scale 2 --out bad >b
 fi
 [ "$(grep -c '^error:' bad.log)" -eq 1 ] || fail "expected one error line" bad.log
 grep -q -- "--scale" bad.log || fail "the error names --scale" bad.log
+# The numpy layout is one process's: refused under mpirun, with one error line.
+if "$mpirun" -np 2 "$partita" generate --nodes 100 --out numpy >numpy.log 2>&1; then
+  fail "the numpy layout was accepted under mpirun" numpy.log
+fi
+[ "$(grep -c '^error:' numpy.log)" -eq 1 ] || fail "expected one error line" numpy.log
+[ ! -e numpy ] || fail "numpy/ was written" /dev/null
 echo "generate under mpirun: ok"

@@ -67,7 +67,7 @@ TEST(ShardHostile, ChunkFileTruncated) {
   const std::string path = d + "/edges/edges-00001.npy";
   std::string bytes = read_file(path);
   write_file(path, bytes.substr(0, bytes.size() - 8));
-  expect_error<FormatError>([&] { read_all(d); }, path, {});
+  expect_error<FormatError>([&] { read_all(d); }, path, {"truncated", "(120, 2)"});
   write_file(path, "");
   expect_error<FormatError>([&] { read_all(d); }, path, {"empty"});
 }
@@ -130,6 +130,16 @@ TEST(ShardHostile, ValuesOutOfRange) {
   labels[train[0]] = -1;
   write_npy<int64_t>(label, labels);
   expect_error<FormatError>([&] { read_all(d); }, label, {"label -1", "train_idx.npy"});
+  // In the second label chunk: the message names that chunk.
+  labels[train[0]] = 0;
+  write_npy<int64_t>(label, labels);
+  const std::string label1 = d + "/nodes/label-00001.npy";
+  std::vector<int64_t> labels1 = read_npy_vector<int64_t>(label1);
+  ASSERT_GE(train.back(), 120);
+  labels1[train.back() - 120] = -1;
+  write_npy<int64_t>(label1, labels1);
+  expect_error<FormatError>([&] { read_all(d); }, label1,
+                            {"node " + std::to_string(train.back()), "label -1"});
 }
 
 TEST(ShardHostile, SplitsNotAscendingOrOutOfRange) {

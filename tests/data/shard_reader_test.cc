@@ -91,7 +91,8 @@ TEST(ShardReader, NumpyEdgeIndexInt32AndEdgeSplit) {
   fs::remove(tmp / "edges.npy");
   std::vector<int32_t> index;
   for (int c = 0; c < 2; ++c)
-    for (size_t i = c; i < a.edges.size(); i += 2) index.push_back(static_cast<int32_t>(a.edges[i]));
+    for (size_t i = c; i < a.edges.size(); i += 2)
+      index.push_back(static_cast<int32_t>(a.edges[i]));
   write_npy<int32_t>(tmp / "edge_index.npy", ArrayView<const int32_t>(index),
                      {2, static_cast<int64_t>(a.edges.size() / 2)});
   const std::vector<int64_t> pairs = {0, 1, 1, 2, 3, 0, 2, 3, 1, 3};
@@ -208,8 +209,7 @@ ShardUnion hetero_reference(const testing::HeteroSpec& spec) {
 void write_chunked_hetero(const std::string& dir, const testing::HeteroSpec& spec) {
   fs::create_directories(dir + "/c");
   ChunkedManifest m;
-  const auto chunks = [&](const std::string& stem, const auto& values, int64_t width,
-                          auto tag) {
+  const auto chunks = [&](const std::string& stem, const auto& values, int64_t width, auto tag) {
     using T = decltype(tag);
     std::vector<ChunkFile> out;
     const int64_t rows = static_cast<int64_t>(values.size()) / width;
@@ -296,6 +296,166 @@ TEST(ShardReader, Papers100mShapeAtTinyScale) {
   EXPECT_EQ(u.test.size(), 4u);
   EXPECT_THROW(papers100m_options(0), ParameterError);
   EXPECT_THROW(papers100m_options(1.5), ParameterError);
+}
+
+TEST(ShardReader, OgbConvertedToChunkedIsTheInput) {
+  TempDir tmp;
+  testing::write_ogb(tmp / "ogb", testing::OgbText{});
+  ChunkedWriteOptions c;
+  c.chunk_rows = 2;  // 5 edges: chunks of 2, 2, 1
+  c.node_chunk_rows = 3;
+  const GenerateStats stats = convert_ogb_to_chunked(tmp / "ogb", tmp / "chunked", c);
+  EXPECT_EQ(stats.edges, 5);
+  ShardUnion want;  // OgbText's files as listed (a self loop and a duplicate included)
+  want.edges = {{0, 1, 0}, {0, 1, 0}, {1, 2, 0}, {2, 2, 0}, {3, 0, 0}};
+  want.labels = {0, 1, 2, 1};
+  want.train = {0, 3};
+  want.valid = {1};
+  want.test = {2};
+  const std::vector<float> feats = {0.5f, 1, 2, -2.5f, 1e-3f, 0, 3, 4, 5, 6, 7, 8};
+  want.features.resize(feats.size() * 4);
+  std::memcpy(want.features.data(), feats.data(), want.features.size());
+  want.num_nodes = 4;
+  want.num_classes = 3;
+  want.input_edges_total = 5;
+  want.feature_dim = 3;
+  for (int ranks = 1; ranks <= 4; ++ranks) {
+    SCOPED_TRACE(ranks);
+    expect_same_union(union_of_shares(tmp / "chunked", ranks), want);
+  }
+  // A bad id is met while converting, naming the line.
+  testing::OgbText bad;
+  bad.edges = "0,1\n1,4\n2,2\n0,1\n3,0\n";
+  testing::write_ogb(tmp / "bad", bad);
+  expect_error<FormatError>([&] { convert_ogb_to_chunked(tmp / "bad", tmp / "bad_out", c); },
+                            tmp / "bad/raw/edge.csv.gz", {"line 2", "(1, 4)"});
+}
+
+std::vector<float> all_rows(const FeatureMatrix& f) {
+  return {f.data(), f.data() + f.rows() * f.cols()};
+}
+
+void expect_same_dataset(const Dataset& a, const Dataset& b) {
+  EXPECT_EQ(a.num_nodes, b.num_nodes);
+  EXPECT_EQ(a.in_edges.indptr, b.in_edges.indptr);
+  EXPECT_EQ(a.in_edges.indices, b.in_edges.indices);
+  EXPECT_EQ(a.edge_relation, b.edge_relation);
+  EXPECT_EQ(a.input_edges, b.input_edges);
+  EXPECT_EQ(a.self_loops_dropped, b.self_loops_dropped);
+  EXPECT_EQ(a.duplicates_dropped, b.duplicates_dropped);
+  EXPECT_EQ(all_rows(a.features), all_rows(b.features));
+  EXPECT_EQ(a.feat_dim(), b.feat_dim());
+  EXPECT_EQ(a.labels, b.labels);
+  EXPECT_EQ(a.num_classes, b.num_classes);
+  EXPECT_EQ(a.train_idx, b.train_idx);
+  EXPECT_EQ(a.valid_idx, b.valid_idx);
+  EXPECT_EQ(a.test_idx, b.test_idx);
+  ASSERT_EQ(a.hetero.has_value(), b.hetero.has_value());
+  if (!a.hetero) return;
+  ASSERT_EQ(a.hetero->num_types(), b.hetero->num_types());
+  for (int t = 0; t < a.hetero->num_types(); ++t)
+    EXPECT_EQ(all_rows(a.hetero->node_types[t].features),
+              all_rows(b.hetero->node_types[t].features));
+  ASSERT_EQ(a.hetero->num_relations(), b.hetero->num_relations());
+  for (int r = 0; r < a.hetero->num_relations(); ++r) {
+    EXPECT_EQ(a.hetero->triplet(r), b.hetero->triplet(r));
+    EXPECT_EQ(a.hetero->relations[r].num_edges, b.hetero->relations[r].num_edges);
+  }
+}
+
+TEST(ShardReader, LoadDatasetReadsChunkedAsNumpy) {
+  TempDir tmp;
+  GenerateOptions o = small_graph(tmp / "numpy");
+  generate_synthetic(o);
+  o.out_dir = tmp / "chunked";
+  ChunkedWriteOptions c;
+  c.chunk_rows = c.node_chunk_rows = 333;
+  generate_chunked(o, c, 2);
+  for (bool undirected : {false, true}) {
+    LoadOptions options;
+    options.undirected = undirected;
+    const Dataset chunked = load_dataset(tmp / "chunked", options);
+    EXPECT_EQ(chunked.layout, "chunked");
+    expect_same_dataset(chunked, load_dataset(tmp / "numpy", options));
+  }
+  // bfloat16 chunks load widened to float32.
+  o.out_dir = tmp / "bf16";
+  c.feature_dtype = DType::kBFloat16;
+  generate_chunked(o, c, 1);
+  const Dataset bf16 = load_dataset(o.out_dir, {});
+  const std::vector<float> feat = read_npy_vector<float>(tmp / "numpy/feat.npy", 2);
+  std::vector<uint16_t> narrow(feat.size());
+  std::vector<float> want(feat.size());
+  narrow_floats(feat.data(), static_cast<int64_t>(feat.size()), DType::kBFloat16, narrow.data());
+  widen_to_floats(narrow.data(), static_cast<int64_t>(feat.size()), DType::kBFloat16, want.data());
+  EXPECT_EQ(all_rows(bf16.features), want);
+
+  TempDir typed;
+  const testing::HeteroSpec spec = testing::tiny_hetero();
+  testing::write_numpy_hetero(typed / "numpy", spec);
+  write_chunked_hetero(typed / "chunked", spec);
+  expect_same_dataset(load_dataset(typed / "chunked", {}), load_dataset(typed / "numpy", {}));
+  LoadOptions no_reverse;
+  no_reverse.reverse_relations = false;
+  expect_same_dataset(load_dataset(typed / "chunked", no_reverse),
+                      load_dataset(typed / "numpy", no_reverse));
+}
+
+// A .npy file of `shape` whose data is a hole (zeros, no disk space): huge arrays for the
+// 64-bit test below.
+void write_sparse_npy(const std::string& path, DType dtype, const std::vector<int64_t>& shape) {
+  const std::string header = make_npy_header(dtype, shape);
+  int64_t elements = 1;
+  for (int64_t d : shape) elements *= d;
+  partita::testing::write_file(path, header);
+  fs::resize_file(path, header.size() + static_cast<uint64_t>(elements) * dtype_size(dtype));
+}
+
+TEST(ShardReader, IdsPast32BitsFlowThrough) {
+  TempDir tmp;
+  const std::string d = tmp / "big";
+  const int64_t n = (int64_t{1} << 32) + 10;  // labels 32 GiB and features 8 GiB, all holes
+  fs::create_directories(d + "/c");
+  ChunkedManifest m;
+  m.num_nodes = n;
+  m.num_classes = 2;
+  const std::vector<int64_t> pairs = {0, n - 1, n - 2, (int64_t{1} << 31) + 7, n - 1, 3};
+  write_npy<int64_t>(d + "/c/e.npy", ArrayView<const int64_t>(pairs), {3, 2});
+  m.edges = {{"c/e.npy", 3}};
+  write_sparse_npy(d + "/c/f.npy", DType::kFloat16, {n, 1});
+  m.features.emplace();
+  m.features->dtype = DType::kFloat16;
+  m.features->dim = 1;
+  m.features->chunks = {{"c/f.npy", n}};
+  write_sparse_npy(d + "/c/l.npy", DType::kInt64, {n});
+  m.labels = {{"c/l.npy", n}};
+  write_npy<int64_t>(d + "/train_idx.npy", std::vector<int64_t>{5, n - 3, n - 1});
+  write_npy<int64_t>(d + "/valid_idx.npy", std::vector<int64_t>{});
+  constexpr int kRanks = 1024;  // a block of 4 M nodes: 32 MiB of labels per rank
+  const int64_t mid_id = node_block(n, kRanks / 2, kRanks).first + 1;  // past 2^31
+  write_npy<int64_t>(d + "/test_idx.npy", std::vector<int64_t>{mid_id});
+  write_chunked_manifest(d, m);
+
+  // The one edge chunk goes to the first rank whose rows [3r/R, 3(r+1)/R) are not empty.
+  const DatasetShard first = read_dataset_shard(d, 341, kRanks);
+  EXPECT_EQ(first.num_nodes, n);
+  EXPECT_EQ(first.src, (std::vector<int64_t>{0, n - 2, n - 1}));
+  EXPECT_EQ(first.dst, (std::vector<int64_t>{n - 1, (int64_t{1} << 31) + 7, 3}));
+  EXPECT_TRUE(read_dataset_shard(d, 340, kRanks).src.empty());
+  EXPECT_EQ(read_dataset_shard(d, 0, kRanks).train_idx, std::vector<int64_t>{5});
+  const DatasetShard last = read_dataset_shard(d, kRanks - 1, kRanks);
+  EXPECT_EQ(last.node_end, n);
+  EXPECT_GT(last.node_begin, int64_t{1} << 31);
+  EXPECT_TRUE(last.src.empty());
+  EXPECT_EQ(last.train_idx, (std::vector<int64_t>{n - 3, n - 1}));
+  EXPECT_EQ(last.labels.size(), static_cast<size_t>(n - last.node_begin));
+  uint16_t row[2] = {1, 1};
+  last.features.read(n - 2, n, row);  // rows past 2^32, read from the hole
+  EXPECT_EQ(row[0], 0);
+  EXPECT_EQ(row[1], 0);
+  const DatasetShard mid = read_dataset_shard(d, kRanks / 2, kRanks);
+  EXPECT_GT(mid_id, int64_t{1} << 31);
+  EXPECT_EQ(mid.test_idx, std::vector<int64_t>{mid_id});
 }
 
 }  // namespace

@@ -21,9 +21,9 @@ struct ShardUnion {
   std::vector<int64_t> train, valid, test;
   DType feature_dtype = DType::kFloat32;
   int64_t feature_dim = 0;
-  std::vector<unsigned char> features;       // homogeneous: all rows
+  std::vector<unsigned char> features;                    // homogeneous: all rows
   std::vector<std::vector<unsigned char>> type_features;  // typed: per type
-  std::vector<int64_t> edge_split_train;  // numpy edge split: train pairs, in order
+  std::vector<int64_t> edge_split_train;                  // numpy edge split: train pairs, in order
 };
 
 // Reads the `ranks` shares of `dir` and joins them, checking what every share must agree on

@@ -60,8 +60,8 @@ class InProcessDistComm : public partition::DistComm {
   }
 
   std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& mine) override {
-    const std::vector<int64_t> sizes = c_.allgather(std::vector<int64_t>{
-        static_cast<int64_t>(mine.size())});
+    const std::vector<int64_t> sizes =
+        c_.allgather(std::vector<int64_t>{static_cast<int64_t>(mine.size())});
     const std::vector<uint8_t> bytes = c_.allgather(mine);
     std::vector<std::vector<uint8_t>> out(static_cast<size_t>(size()));
     size_t offset = 0;
@@ -87,8 +87,7 @@ class InProcessDistComm : public partition::DistComm {
     const int64_t n = graph.vtxdist.back();
     const int64_t begin = graph.vtxdist[rank()], end = graph.vtxdist[rank() + 1];
     std::vector<int32_t> part(static_cast<size_t>(end - begin));
-    for (int64_t v = begin; v < end; ++v)
-      part[v - begin] = static_cast<int32_t>(v * num_parts / n);
+    for (int64_t v = begin; v < end; ++v) part[v - begin] = static_cast<int32_t>(v * num_parts / n);
     return part;
   }
 

@@ -49,7 +49,7 @@ struct ChunkedManifest {
   int64_t num_nodes = 0;    // homogeneous: N; typed: sum of the type counts (set on read)
   int64_t num_classes = 0;  // labels lie in [-1, num_classes); >= 1
   // Homogeneous.
-  std::vector<ChunkFile> edges;            // int64 [rows, 2], original ids
+  std::vector<ChunkFile> edges;             // int64 [rows, 2], original ids
   std::optional<ChunkedFeatures> features;  // required for homogeneous datasets
   // Typed (node_types non-empty): types in id order, input relations, the labelled type.
   std::vector<ChunkedNodeType> node_types;
@@ -79,7 +79,6 @@ int64_t write_chunked_manifest(const std::string& dir, const ChunkedManifest& ma
 // Balanced, consecutive chunk shares: rank r of `ranks` reads chunk i when the chunk's first
 // row (counting all chunks' rows in order) lies in [total*r/ranks, total*(r+1)/ranks).
 // Returns [first, last) chunk indices. Every chunk goes to exactly one rank.
-std::pair<size_t, size_t> chunk_share(const std::vector<int64_t>& chunk_rows, int rank,
-                                      int ranks);
+std::pair<size_t, size_t> chunk_share(const std::vector<int64_t>& chunk_rows, int rank, int ranks);
 
 }  // namespace partita::data

@@ -26,20 +26,21 @@ struct ChunkedWriteOptions {
   int64_t node_chunk_rows = int64_t{1} << 18;  // nodes per node chunk file (features and
                                                //   labels), >= 1: small enough that every
                                                //   rank gets some of the feature work
-  DType feature_dtype = DType::kFloat32;     // float32, float16 or bfloat16
+  DType feature_dtype = DType::kFloat32;       // float32, float16 or bfloat16
 };
 
 // The manifest of the chunked dataset these options give (file names, rows): edge chunk k
 // is edges/edges-KKKKK.npy with rows [k * chunk_rows, ...) of the edge list, node chunk k
-// (rows [k * node_chunk_rows, ...)) is nodes/feat-KKKKK.npy and nodes/label-KKKKK.npy. Validates the options (ParameterError).
+// (rows [k * node_chunk_rows, ...)) is nodes/feat-KKKKK.npy and nodes/label-KKKKK.npy. Validates
+// the options (ParameterError).
 ChunkedManifest chunked_generate_manifest(const GenerateOptions& options,
                                           const ChunkedWriteOptions& chunked);
 
 // Writes rank `rank`'s chunks of out_dir (created): edge chunks [C*rank/ranks,
 // C*(rank+1)/ranks) of the C edge chunks, node chunks likewise, and on rank 0 the three split
-// files; never the manifest. Logs progress (info) as chunks complete. The stats count this
-// rank's files. Throws ParameterError for bad options, IoError naming a path that cannot be
-// written.
+// files; never the manifest (rank 0 first removes one left by an earlier run). Logs progress
+// (info) as chunks complete. The stats count this rank's files. Throws ParameterError for bad
+// options, IoError naming a path that cannot be written.
 GenerateStats generate_chunked_share(const GenerateOptions& options,
                                      const ChunkedWriteOptions& chunked, int rank, int ranks);
 
@@ -55,5 +56,17 @@ struct Papers100mShape {
   static constexpr int64_t kFeatDim = 128, kClasses = 172;
 };
 GenerateOptions papers100m_options(double scale);
+
+// Converts OGB's raw node-property layout (raw/*.csv.gz, split/<split>/; the only split
+// when `split` is empty) at `ogb_dir` into the chunked layout at `out_dir`, in one process:
+// each file is decompressed once, front to back, and written out a chunk at a time (chunked's
+// chunk_rows edges, node_chunk_rows feature rows and labels, features narrowed to
+// feature_dtype), so memory is one chunk's buffer plus the split ids, not the graph.
+// manifest.json is written last. Checks as load_dataset does (ids in range, counts agree
+// with num-node-list / num-edge-list, labels in [0, 2^24), finite features, valid split ids);
+// FormatError/IoError naming the file and line. Heterogeneous OGB datasets are refused.
+GenerateStats convert_ogb_to_chunked(const std::string& ogb_dir, const std::string& out_dir,
+                                     const ChunkedWriteOptions& chunked,
+                                     const std::string& split = "");
 
 }  // namespace partita::data
