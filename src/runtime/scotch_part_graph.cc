@@ -52,7 +52,20 @@ struct ScotchObjects {
 }  // namespace
 
 std::vector<int32_t> scotch_part_graph(MPI_Comm comm, const partition::DistAdjacency& graph,
-                                       int num_parts, double imbalance, uint64_t seed) {
+                                       int num_parts, double imbalance, uint64_t seed,
+                                       const std::string& strategy) {
+  SCOTCH_Num flags = SCOTCH_STRATDEFAULT;
+  if (strategy == "quality") {
+    flags = SCOTCH_STRATQUALITY;
+  } else if (strategy == "speed") {
+    flags = SCOTCH_STRATSPEED;
+  } else if (strategy == "balance") {
+    flags = SCOTCH_STRATBALANCE;
+  } else {
+    PARTITA_CHECK(strategy == "default", Error,
+                  "part_graph: unknown PT-Scotch strategy '{}' (default, quality, speed, balance)",
+                  strategy);
+  }
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -87,8 +100,7 @@ std::vector<int32_t> scotch_part_graph(MPI_Comm comm, const partition::DistAdjac
   s.strat_ok = true;
   // Default strategy (multilevel with band FM refinement) at the given balance; QUALITY
   // costs more time for little cut on the graphs we measured (see docs in the report).
-  PARTITA_CHECK(SCOTCH_stratDgraphMapBuild(&s.strat, SCOTCH_STRATDEFAULT, ranks, num_parts,
-                                           imbalance - 1.0) == 0,
+  PARTITA_CHECK(SCOTCH_stratDgraphMapBuild(&s.strat, flags, ranks, num_parts, imbalance - 1.0) == 0,
                 Error, "SCOTCH_stratDgraphMapBuild failed");
   // A context of one thread per rank, deterministic, with its own seeded random state.
   PARTITA_CHECK(SCOTCH_contextInit(&s.context) == 0, Error, "SCOTCH_contextInit failed");
@@ -122,7 +134,7 @@ std::vector<int32_t> scotch_part_graph(MPI_Comm comm, const partition::DistAdjac
 bool have_ptscotch() { return false; }
 
 std::vector<int32_t> scotch_part_graph(MPI_Comm, const partition::DistAdjacency&, int, double,
-                                       uint64_t) {
+                                       uint64_t, const std::string&) {
   throw Error(
       "partitioning across ranks with METIS needs PT-Scotch, which this build lacks (install "
       "libptscotch-dev and rebuild); `method` random works without it");

@@ -96,8 +96,8 @@ void expect_rows_equal(const data::Dataset& ds, const ListedEdges& edges, int ra
   std::vector<ShardGraph> graphs(static_cast<size_t>(ranks));
   const auto failures = testing::on_threads(ranks, [&](int r) {
     data::DatasetShard shard = make_shard(ds, edges, r, ranks);
-    graphs[r] = partition::build_shard_graph(shard, undirected, reverse_relations,
-                                             comms.member(r), /*threads=*/2);
+    graphs[r] = partition::build_shard_graph(shard, undirected, reverse_relations, comms.member(r),
+                                             /*threads=*/2);
     EXPECT_TRUE(shard.src.empty());  // consumed
   });
   for (const auto& f : failures) ASSERT_EQ(f, "");
