@@ -123,6 +123,18 @@ int run(MpiScope& mpi, const Args& args) {
   options.method = args.method == "random" ? partition::Method::kRandom : partition::Method::kMetis;
   options.seed = args.seed;
   options.threads = args.threads;
+  if (args.method != "random") {
+    // The adjacency alone first, to tell its memory from the partitioner's (built again
+    // inside assign_parts_distributed).
+    Stopwatch adj_watch;
+    {
+      const partition::DistAdjacency adj =
+          partition::distributed_adjacency(graph, comm, args.threads);
+    }
+    phases["adjacency_alone"] = adj_watch.seconds();
+    progress("adjacency built (and freed)");
+    watch.restart();
+  }
   const std::vector<int32_t> part =
       partition::assign_parts_distributed(graph, shard, options, comm);
   comm.agree("");
