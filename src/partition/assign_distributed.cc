@@ -94,7 +94,8 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
   const int64_t rows = graph.node_end - graph.node_begin;
   DistAdjacency adj;
   adj.vtxdist.resize(static_cast<size_t>(ranks) + 1);
-  for (int r = 0; r < ranks; ++r) adj.vtxdist[r] = data::node_block(graph.num_nodes, r, ranks).first;
+  for (int r = 0; r < ranks; ++r)
+    adj.vtxdist[r] = data::node_block(graph.num_nodes, r, ranks).first;
   adj.vtxdist[ranks] = graph.num_nodes;
   graph::Csr out;
   if (!graph.symmetric) out = out_neighbours(graph, comm, threads);
@@ -135,7 +136,7 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
 }
 
 static std::vector<int64_t> part_sizes(const std::vector<int32_t>& part, int num_parts,
-                                DistComm& comm) {
+                                       DistComm& comm) {
   std::vector<int64_t> count(static_cast<size_t>(num_parts), 0);
   for (int32_t p : part) ++count[p];
   comm.allreduce_sum(count.data(), count.size());
@@ -145,7 +146,7 @@ static std::vector<int64_t> part_sizes(const std::vector<int32_t>& part, int num
 // Each empty part, in increasing order, takes the highest-numbered node of the currently
 // largest part (lowest part id on ties), as assign_metis's fill_empty_parts does.
 static int fill_empty_parts_distributed(const ShardGraph& graph, std::vector<int32_t>& part,
-                                 int num_parts, DistComm& comm) {
+                                        int num_parts, DistComm& comm) {
   std::vector<int64_t> count = part_sizes(part, num_parts, comm);
   int filled = 0;
   for (int e = 0; e < num_parts; ++e) {
@@ -172,9 +173,9 @@ std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
                                               const data::DatasetShard& shard,
                                               const PartitionOptions& options, DistComm& comm) {
   (void)shard;
-  PARTITA_CHECK_PARAM(options.num_parts >= 1 && options.num_parts <= graph.num_nodes,
-                      "num_parts", "{} is outside [1, {}] (the number of nodes)",
-                      options.num_parts, graph.num_nodes);
+  PARTITA_CHECK_PARAM(options.num_parts >= 1 && options.num_parts <= graph.num_nodes, "num_parts",
+                      "{} is outside [1, {}] (the number of nodes)", options.num_parts,
+                      graph.num_nodes);
   if (options.method == Method::kRandom)
     return assign_random_block(graph, options.num_parts, options.seed, comm.rank(), comm.size());
 
@@ -198,9 +199,10 @@ std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
                   "part_graph returned part {} outside [0, {})", p, options.num_parts);
   const int filled = fill_empty_parts_distributed(graph, part, options.num_parts, comm);
   if (filled > 0 && comm.rank() == 0)
-    log_warning("partition: the partitioner left {} of {} parts empty; each got one node from "
-                "the largest part",
-                filled, options.num_parts);
+    log_warning(
+        "partition: the partitioner left {} of {} parts empty; each got one node from "
+        "the largest part",
+        filled, options.num_parts);
   return part;
 }
 

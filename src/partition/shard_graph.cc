@@ -81,8 +81,8 @@ ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool re
   const int ranks = comm.size();
   const bool typed = shard.hetero.has_value();
   PARTITA_CHECK(shard.ranks == ranks && shard.rank == comm.rank(), Error,
-                "internal: shard of rank {} of {} built on rank {} of {}", shard.rank,
-                shard.ranks, comm.rank(), ranks);
+                "internal: shard of rank {} of {} built on rank {} of {}", shard.rank, shard.ranks,
+                comm.rank(), ranks);
   PARTITA_CHECK(shard.src.size() == shard.dst.size() &&
                     (!typed || shard.edge_relation.size() == shard.src.size()),
                 Error, "internal: shard with {} sources, {} destinations, {} relations",
@@ -138,9 +138,8 @@ ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool re
   }
   parallel_chunks(0, stripes, 1, stripes, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t)
-      for_each_received(bound[t], bound[t + 1], [&](int64_t row, uint64_t) {
-        ++csc.indptr[row + 1];
-      });
+      for_each_received(bound[t], bound[t + 1],
+                        [&](int64_t row, uint64_t) { ++csc.indptr[row + 1]; });
   });
   for (int64_t v = 0; v < rows; ++v) csc.indptr[v + 1] += csc.indptr[v];
   const int64_t entries = csc.indptr[rows];

@@ -20,9 +20,8 @@ constexpr int64_t kGatherDirectBytes = int64_t{1} << 30;
 
 MpiDistComm::MpiDistComm(MPI_Comm comm, MpiDistCommOptions options)
     : collectives_(comm, CollectiveOptions{options.timeout_s}), options_(options) {
-  PARTITA_CHECK(options_.slice_bytes >= 1 && options_.slice_bytes <= (size_t{1} << 30),
-                CommError, "MpiDistComm: slice of {} bytes outside [1, 2^30]",
-                options_.slice_bytes);
+  PARTITA_CHECK(options_.slice_bytes >= 1 && options_.slice_bytes <= (size_t{1} << 30), CommError,
+                "MpiDistComm: slice of {} bytes outside [1, 2^30]", options_.slice_bytes);
   int rank = 0, size = 0;
   p2p_ = dup_communicator(comm, options_.timeout_s, "setting up the partition messaging", &rank,
                           &size);
@@ -66,16 +65,16 @@ std::vector<std::vector<uint8_t>> MpiDistComm::alltoall(std::vector<std::vector<
       if (offset < recv[r].size()) {
         const int n = static_cast<int>(std::min(slice, recv[r].size() - offset));
         requests.push_back(MPI_REQUEST_NULL);
-        check_mpi(MPI_Irecv(recv[r].data() + offset, n, MPI_BYTE, r, kSliceTag, p2p_,
-                            &requests.back()),
-                  "alltoall: receiving {} bytes from rank {} on rank {}", n, r, me);
+        check_mpi(
+            MPI_Irecv(recv[r].data() + offset, n, MPI_BYTE, r, kSliceTag, p2p_, &requests.back()),
+            "alltoall: receiving {} bytes from rank {} on rank {}", n, r, me);
       }
       if (offset < send[r].size()) {
         const int n = static_cast<int>(std::min(slice, send[r].size() - offset));
         requests.push_back(MPI_REQUEST_NULL);
-        check_mpi(MPI_Isend(send[r].data() + offset, n, MPI_BYTE, r, kSliceTag, p2p_,
-                            &requests.back()),
-                  "alltoall: sending {} bytes to rank {} on rank {}", n, r, me);
+        check_mpi(
+            MPI_Isend(send[r].data() + offset, n, MPI_BYTE, r, kSliceTag, p2p_, &requests.back()),
+            "alltoall: sending {} bytes to rank {} on rank {}", n, r, me);
       }
     }
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -98,8 +97,8 @@ std::vector<std::vector<uint8_t>> MpiDistComm::alltoall(std::vector<std::vector<
             me, k + 1, rounds, options_.timeout_s, ranks));
       }
       std::this_thread::sleep_for(sleep);
-      sleep = std::min(sleep * 9 / 8 + std::chrono::microseconds(1),
-                       std::chrono::microseconds(1000));
+      sleep =
+          std::min(sleep * 9 / 8 + std::chrono::microseconds(1), std::chrono::microseconds(1000));
     }
     // Free what has been sent in full.
     for (int r = 0; r < ranks; ++r)
@@ -147,14 +146,14 @@ void MpiDistComm::agree(const std::string& my_error) {
   }
 }
 
-std::vector<int32_t> MpiDistComm::part_graph(const partition::DistAdjacency& graph,
-                                             int num_parts, double imbalance, uint64_t seed) {
+std::vector<int32_t> MpiDistComm::part_graph(const partition::DistAdjacency& graph, int num_parts,
+                                             double imbalance, uint64_t seed) {
   PARTITA_CHECK(!abandoned_, CommError,
                 "part_graph on rank {}: an earlier exchange on this communicator timed out",
                 rank());
   // PT-Scotch's MPI calls have no deadline: prove first that every rank is here.
   collectives_.barrier();
-  return scotch_part_graph(p2p_, graph, num_parts, imbalance, seed);
+  return scotch_part_graph(p2p_, graph, num_parts, imbalance, seed, options_.scotch_strategy);
 }
 
 }  // namespace partita::runtime

@@ -19,6 +19,8 @@
 #ifdef PARTITA_HAVE_PTSCOTCH
 #include <ptscotch.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 #endif
 
@@ -52,7 +54,32 @@ struct ScotchObjects {
 }  // namespace
 
 std::vector<int32_t> scotch_part_graph(MPI_Comm comm, const partition::DistAdjacency& graph,
-                                       int num_parts, double imbalance, uint64_t seed) {
+                                       int num_parts, double imbalance, uint64_t seed,
+                                       const std::string& strategy) {
+  // "<flags>[-fold|-nofold]": the flags of SCOTCH_stratDgraphMapBuild, then optionally its
+  // fold-dup coarsening (fold=d, each half of the ranks keeps a copy of the folded graph)
+  // replaced by plain folding (fold=f) or none (fold=n), which need less memory.
+  std::string base = strategy, fold;
+  for (const char* suffix : {"-fold", "-nofold"}) {
+    const std::string s(suffix);
+    if (base.size() > s.size() && base.compare(base.size() - s.size(), s.size(), s) == 0) {
+      fold = s == "-fold" ? "fold=f" : "fold=n";
+      base.resize(base.size() - s.size());
+    }
+  }
+  SCOTCH_Num flags = SCOTCH_STRATDEFAULT;
+  if (base == "quality") {
+    flags = SCOTCH_STRATQUALITY;
+  } else if (base == "speed") {
+    flags = SCOTCH_STRATSPEED;
+  } else if (base == "balance") {
+    flags = SCOTCH_STRATBALANCE;
+  } else {
+    PARTITA_CHECK(base == "default", Error,
+                  "part_graph: unknown PT-Scotch strategy '{}' (default, quality, speed or "
+                  "balance, optionally with -fold or -nofold)",
+                  strategy);
+  }
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -87,9 +114,27 @@ std::vector<int32_t> scotch_part_graph(MPI_Comm comm, const partition::DistAdjac
   s.strat_ok = true;
   // Default strategy (multilevel with band FM refinement) at the given balance; QUALITY
   // costs more time for little cut on the graphs we measured (see docs in the report).
-  PARTITA_CHECK(SCOTCH_stratDgraphMapBuild(&s.strat, SCOTCH_STRATDEFAULT, ranks, num_parts,
-                                           imbalance - 1.0) == 0,
+  PARTITA_CHECK(SCOTCH_stratDgraphMapBuild(&s.strat, flags, ranks, num_parts, imbalance - 1.0) == 0,
                 Error, "SCOTCH_stratDgraphMapBuild failed");
+  if (!fold.empty()) {
+    char* text = nullptr;
+    size_t length = 0;
+    FILE* stream = open_memstream(&text, &length);
+    PARTITA_CHECK(stream != nullptr, Error, "part_graph: open_memstream failed");
+    const int saved = SCOTCH_stratSave(&s.strat, stream);
+    std::fclose(stream);
+    std::string built(text != nullptr ? text : "", length);
+    std::free(text);
+    PARTITA_CHECK(saved == 0, Error, "SCOTCH_stratSave failed");
+    for (size_t at = built.find("fold=d"); at != std::string::npos; at = built.find("fold=d", at))
+      built.replace(at, 6, fold);
+    SCOTCH_stratExit(&s.strat);
+    s.strat_ok = false;
+    PARTITA_CHECK(SCOTCH_stratInit(&s.strat) == 0, Error, "SCOTCH_stratInit failed");
+    s.strat_ok = true;
+    PARTITA_CHECK(SCOTCH_stratDgraphMap(&s.strat, built.c_str()) == 0, Error,
+                  "SCOTCH_stratDgraphMap rejected the strategy '{}'", built);
+  }
   // A context of one thread per rank, deterministic, with its own seeded random state.
   PARTITA_CHECK(SCOTCH_contextInit(&s.context) == 0, Error, "SCOTCH_contextInit failed");
   s.context_ok = true;
@@ -122,7 +167,7 @@ std::vector<int32_t> scotch_part_graph(MPI_Comm comm, const partition::DistAdjac
 bool have_ptscotch() { return false; }
 
 std::vector<int32_t> scotch_part_graph(MPI_Comm, const partition::DistAdjacency&, int, double,
-                                       uint64_t) {
+                                       uint64_t, const std::string&) {
   throw Error(
       "partitioning across ranks with METIS needs PT-Scotch, which this build lacks (install "
       "libptscotch-dev and rebuild); `method` random works without it");

@@ -12,6 +12,7 @@
 #include "helpers/test_paths.h"
 #include "partita/core/npy.h"
 #include "partita/data/generate.h"
+#include "partita/partition/assign.h"
 #include "partita/partition/dist_partition.h"
 
 namespace partita {
@@ -96,8 +97,8 @@ void expect_rows_equal(const data::Dataset& ds, const ListedEdges& edges, int ra
   std::vector<ShardGraph> graphs(static_cast<size_t>(ranks));
   const auto failures = testing::on_threads(ranks, [&](int r) {
     data::DatasetShard shard = make_shard(ds, edges, r, ranks);
-    graphs[r] = partition::build_shard_graph(shard, undirected, reverse_relations,
-                                             comms.member(r), /*threads=*/2);
+    graphs[r] = partition::build_shard_graph(shard, undirected, reverse_relations, comms.member(r),
+                                             /*threads=*/2);
     EXPECT_TRUE(shard.src.empty());  // consumed
   });
   for (const auto& f : failures) ASSERT_EQ(f, "");
@@ -227,13 +228,15 @@ TEST_F(DistShardGraph, RandomAssignmentIsBalancedAndDeterministic) {
 }
 
 // The stand-in part_graph gives contiguous blocks of ids: the METIS path must return
-// exactly those (the adjacency reaches part_graph with its vtxdist) on any rank count.
-TEST_F(DistShardGraph, MetisPathReturnsPartGraphsParts) {
+// exactly those (the adjacency reaches part_graph with its vtxdist) on any rank count, and
+// distributed_edge_cut must count the cut of those parts exactly.
+TEST_F(DistShardGraph, MetisPathReturnsPartGraphsPartsAndCountsTheCut) {
   const data::Dataset ds = data::load_dataset(*dir_ / "homo", data::LoadOptions{});
   const ListedEdges edges = homogeneous_edges(*dir_ / "homo");
   for (int ranks : {1, 2, 3}) {
     testing::InProcessDistComms comms(ranks);
     std::vector<std::vector<int32_t>> local(static_cast<size_t>(ranks));
+    std::vector<int64_t> cuts(static_cast<size_t>(ranks), -1);
     const auto failures = testing::on_threads(ranks, [&](int r) {
       data::DatasetShard shard = make_shard(ds, edges, r, ranks);
       const ShardGraph g = partition::build_shard_graph(shard, false, true, comms.member(r), 1);
@@ -241,8 +244,16 @@ TEST_F(DistShardGraph, MetisPathReturnsPartGraphsParts) {
       options.method = partition::Method::kMetis;
       options.num_parts = 5;
       local[r] = partition::assign_parts_distributed(g, shard, options, comms.member(r));
+      cuts[r] = partition::distributed_edge_cut(g, local[r], comms.member(r));
     });
     for (const auto& f : failures) ASSERT_EQ(f, "");
+    // The cut, counted by brute force over the whole CSC with the predicted parts.
+    int64_t cut = 0;
+    for (int64_t d = 0; d < ds.num_nodes; ++d)
+      for (int64_t k = ds.in_edges.indptr[d]; k < ds.in_edges.indptr[d + 1]; ++k)
+        cut += ds.in_edges.indices[k] * 5 / ds.num_nodes != d * 5 / ds.num_nodes;
+    ASSERT_GT(cut, 0);
+    for (int r = 0; r < ranks; ++r) EXPECT_EQ(cuts[r], cut) << r;
     int64_t v = 0;
     for (const auto& l : local) {
       for (int32_t p : l) {
@@ -251,6 +262,67 @@ TEST_F(DistShardGraph, MetisPathReturnsPartGraphsParts) {
       }
     }
     EXPECT_EQ(v, ds.num_nodes);
+  }
+}
+
+}  // namespace
+}  // namespace partita
+
+namespace partita {
+namespace {
+
+// The adjacency handed to part_graph: row v = in(v) ∪ out(v) without v, as single-process
+// METIS gets it (partition::metis_graph), for directed, undirected and typed graphs.
+void expect_adjacency_equals_metis_graph(const data::Dataset& ds, const ListedEdges& edges,
+                                         bool undirected, bool reverse) {
+  const partition::MetisGraph mg = partition::metis_graph(ds.in_edges, 1);
+  for (int ranks = 1; ranks <= 3; ++ranks) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    testing::InProcessDistComms comms(ranks);
+    std::vector<partition::DistAdjacency> adj(static_cast<size_t>(ranks));
+    const auto failures = testing::on_threads(ranks, [&](int r) {
+      data::DatasetShard shard = make_shard(ds, edges, r, ranks);
+      const ShardGraph g =
+          partition::build_shard_graph(shard, undirected, reverse, comms.member(r), 2);
+      adj[r] = partition::distributed_adjacency(g, comms.member(r), 2);
+    });
+    for (const auto& f : failures) ASSERT_EQ(f, "");
+    int64_t v = 0;
+    for (int r = 0; r < ranks; ++r) {
+      ASSERT_EQ(adj[r].vtxdist.size(), static_cast<size_t>(ranks) + 1);
+      EXPECT_EQ(adj[r].vtxdist[r], v);
+      EXPECT_TRUE(adj[r].vwgt.empty());
+      const int64_t rows = static_cast<int64_t>(adj[r].xadj.size()) - 1;
+      for (int64_t i = 0; i < rows; ++i, ++v) {
+        const auto b = adj[r].adjncy.begin();
+        const std::vector<int64_t> got(b + adj[r].xadj[i], b + adj[r].xadj[i + 1]);
+        // Compared as sets: a symmetric typed CSC reaches METIS as is, rows sorted by
+        // (relation, source), a source repeated in two relations.
+        std::vector<int64_t> want(mg.adj.indices.begin() + mg.adj.indptr[v],
+                                  mg.adj.indices.begin() + mg.adj.indptr[v + 1]);
+        std::sort(want.begin(), want.end());
+        want.erase(std::unique(want.begin(), want.end()), want.end());
+        ASSERT_EQ(got, want) << "node " << v;
+      }
+    }
+    EXPECT_EQ(v, ds.num_nodes);
+  }
+}
+
+TEST_F(DistShardGraph, AdjacencyEqualsSingleProcessMetisGraph) {
+  const ListedEdges homo = homogeneous_edges(*dir_ / "homo");
+  for (bool undirected : {false, true}) {
+    data::LoadOptions load;
+    load.undirected = undirected;
+    expect_adjacency_equals_metis_graph(data::load_dataset(*dir_ / "homo", load), homo, undirected,
+                                        true);
+  }
+  for (bool reverse : {false, true}) {
+    data::LoadOptions load;
+    load.reverse_relations = reverse;
+    const data::Dataset ds = data::load_dataset(*dir_ / "typed", load);
+    expect_adjacency_equals_metis_graph(ds, typed_edges(*dir_ / "typed", *ds.hetero), false,
+                                        reverse);
   }
 }
 

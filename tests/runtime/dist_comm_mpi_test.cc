@@ -31,13 +31,13 @@ constexpr double kCutBound = 1.25;  // PT-Scotch's cut / single-process METIS's,
 
 int failures = 0;
 
-#define EXPECT(cond, ...)                                                     \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      ++failures;                                                             \
-      std::fprintf(stderr, "rank %d: FAILED %s: %s\n", rank, #cond,           \
-                   fmt::format(__VA_ARGS__).c_str());                         \
-    }                                                                         \
+#define EXPECT(cond, ...)                                           \
+  do {                                                              \
+    if (!(cond)) {                                                  \
+      ++failures;                                                   \
+      std::fprintf(stderr, "rank %d: FAILED %s: %s\n", rank, #cond, \
+                   fmt::format(__VA_ARGS__).c_str());               \
+    }                                                               \
   } while (0)
 
 uint8_t byte_of(int from, int to, size_t i) {
@@ -93,8 +93,9 @@ void check_collectives(MpiScope& scope) {
   } catch (const Error& e) {
     caught = e.what();
   }
-  const std::string expected = ranks == 1 ? "" : rank == 1 ? "bad input on rank 1"
-                                                            : "rank 1: bad input on rank 1";
+  const std::string expected = ranks == 1  ? ""
+                               : rank == 1 ? "bad input on rank 1"
+                                           : "rank 1: bad input on rank 1";
   EXPECT(caught == expected, "agree threw '{}'", caught);
 }
 
@@ -147,8 +148,8 @@ void check_part_graph(MpiScope& scope) {
       const int64_t largest = *std::max_element(count.begin(), count.end());
       const int64_t smallest = *std::min_element(count.begin(), count.end());
       const double imbalance = static_cast<double>(largest) * parts / ds.num_nodes;
-      EXPECT(smallest > 0 && imbalance <= 1.05, "{} parts: node imbalance {} (smallest {})",
-             parts, imbalance, smallest);
+      EXPECT(smallest > 0 && imbalance <= 1.05, "{} parts: node imbalance {} (smallest {})", parts,
+             imbalance, smallest);
       const int64_t cut = partition::distributed_edge_cut(g, part, comm);
       // Single-process METIS on the same graph, its cut counted the same way.
       const partition::MetisGraph mg = partition::metis_graph(ds.in_edges, 2);
@@ -163,10 +164,11 @@ void check_part_graph(MpiScope& scope) {
           ref_cut += ref[ds.in_edges.indices[k]] != ref[v];
       const double ratio = static_cast<double>(cut) / static_cast<double>(ref_cut);
       if (rank == 0)
-        std::printf("part_graph: %d ranks, %d parts: cut %lld (METIS %lld, ratio %.3f), node "
-                    "imbalance %.4f\n",
-                    ranks, parts, static_cast<long long>(cut), static_cast<long long>(ref_cut),
-                    ratio, imbalance);
+        std::printf(
+            "part_graph: %d ranks, %d parts: cut %lld (METIS %lld, ratio %.3f), node "
+            "imbalance %.4f\n",
+            ranks, parts, static_cast<long long>(cut), static_cast<long long>(ref_cut), ratio,
+            imbalance);
       EXPECT(ratio <= kCutBound, "{} parts: cut {} vs METIS {}", parts, cut, ref_cut);
     }
   }

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "partita/comm/mpi_collectives.h"
 #include "partita/partition/dist_comm.h"
@@ -25,8 +26,11 @@
 namespace partita::runtime {
 
 struct MpiDistCommOptions {
-  double timeout_s = 600;              // per wait; stages compute between collectives
+  double timeout_s = 600;                 // per wait; stages compute between collectives
   size_t slice_bytes = size_t{64} << 20;  // largest point-to-point message of alltoall
+  // PT-Scotch's strategy flags (SCOTCH_stratDgraphMapBuild): "default", "quality", "speed"
+  // or "balance".
+  std::string scotch_strategy = "default";
 };
 
 // Whether this build has PT-Scotch (part_graph works).
@@ -61,6 +65,7 @@ class MpiDistComm : public partition::DistComm {
 // PT-Scotch's k-way partition of `graph` on `comm` (every rank of it). Implemented in
 // scotch_part_graph.cc; throws Error when PT-Scotch is missing or fails.
 std::vector<int32_t> scotch_part_graph(MPI_Comm comm, const partition::DistAdjacency& graph,
-                                       int num_parts, double imbalance, uint64_t seed);
+                                       int num_parts, double imbalance, uint64_t seed,
+                                       const std::string& strategy = "default");
 
 }  // namespace partita::runtime
