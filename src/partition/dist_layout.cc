@@ -2,10 +2,12 @@
 #include "dist_layout.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "byte_pack.h"
 #include "partita/core/error.h"
+#include "partita/core/parallel.h"
 #include "partita/data/shard.h"
 
 namespace partita::partition {
@@ -84,61 +86,78 @@ int DistLayout::owner_part(int64_t gid) const {
 }
 
 int DistLayout::block_owner(int64_t v) const {
-  return static_cast<int>(std::upper_bound(block_starts_.begin(), block_starts_.end(), v) -
-                          block_starts_.begin()) -
-         1;
+  // node_block's starts are floor(n * r / R): the owner is floor(v * R / n) or one off it.
+  const int64_t n = block_starts_.back();
+  int r = static_cast<int>(static_cast<__int128>(v) * ranks_ / n);
+  while (r > 0 && block_starts_[r] > v) --r;
+  while (r + 1 < ranks_ && block_starts_[r + 1] <= v) ++r;
+  return r;
 }
 
 std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int64_t last,
-                                 const DistLayout& layout, int64_t node_begin, DistComm& comm) {
+                                 const DistLayout& layout, int64_t node_begin, DistComm& comm,
+                                 int threads) {
   const int R = comm.size();
   const int64_t num_nodes = layout.ranges().back();
-  // Sorted unique ids asked of each block owner; out-of-range ids are left out and fail
-  // after the exchange.
-  std::vector<std::vector<int64_t>> asked(static_cast<size_t>(R));
-  int64_t bad = -1;
-  for (int64_t e = first; e < last; ++e) {
-    const int64_t v = in_edges.indices[e];
-    if (v < 0 || v >= num_nodes) {
-      bad = v;
-      continue;
+  const int64_t count = last - first;
+  // (source, entry) sorted by source: the distinct sources, in order, are what each block
+  // owner is asked (blocks are ordered by id, so each owner's share is one stretch), and one
+  // more pass puts each answer at its entries. Out-of-range ids are left out and fail after
+  // the exchange.
+  std::vector<std::pair<int64_t, int64_t>> keyed(static_cast<size_t>(count));
+  std::atomic<int64_t> bad{-1};
+  parallel_chunks(0, count, int64_t{1} << 16, threads, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      const int64_t v = in_edges.indices[first + k];
+      if (v < 0 || v >= num_nodes) bad.store(v, std::memory_order_relaxed);
+      keyed[k] = {v < 0 || v >= num_nodes ? -1 : v, k};
     }
+  });
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<std::vector<int64_t>> asked(static_cast<size_t>(R));
+  int64_t previous = -1;
+  for (const auto& [v, k] : keyed) {
+    if (v < 0 || v == previous) continue;
     asked[layout.block_owner(v)].push_back(v);
+    previous = v;
   }
   std::vector<std::vector<uint8_t>> requests(static_cast<size_t>(R));
-  for (int r = 0; r < R; ++r) {
-    std::sort(asked[r].begin(), asked[r].end());
-    asked[r].erase(std::unique(asked[r].begin(), asked[r].end()), asked[r].end());
-    requests[r] = to_bytes(asked[r]);
-  }
+  for (int r = 0; r < R; ++r) requests[r] = to_bytes(asked[r]);
   std::vector<std::vector<uint8_t>> questions = comm.alltoall(std::move(requests));
   const std::vector<int64_t>& new_id = layout.block_new_id();
+  std::string internal;
   for (auto& q : questions) {
     std::vector<int64_t> ids = from_bytes(q);
     for (int64_t& v : ids) {
       const int64_t i = v - node_begin;
       // Asked of the block owner, so always inside: a violation is a bug of the asker.
-      PARTITA_CHECK(i >= 0 && i < static_cast<int64_t>(new_id.size()), Error,
-                    "internal: asked for the new id of {}, outside this rank's block", v);
+      if (i < 0 || i >= static_cast<int64_t>(new_id.size())) {
+        internal =
+            fmt::format("internal: asked for the new id of {}, outside this rank's block", v);
+        v = -1;
+        continue;
+      }
       v = new_id[i];
     }
     q = to_bytes(ids);
   }
   std::vector<std::vector<uint8_t>> replies = comm.alltoall(std::move(questions));
-  PARTITA_CHECK(bad < 0, Error, "source id {} is outside [0, {})", bad, num_nodes);
-  std::vector<std::vector<int64_t>> answers(static_cast<size_t>(R));
+  PARTITA_CHECK(internal.empty(), Error, "{}", internal);
+  PARTITA_CHECK(bad.load() < 0, Error, "source id {} is outside [0, {})", bad.load(), num_nodes);
+  std::vector<int64_t> answers;  // owners in order: the distinct sources' new ids, ascending
   for (int r = 0; r < R; ++r) {
-    answers[r] = from_bytes(replies[r]);
-    PARTITA_CHECK(answers[r].size() == asked[r].size(), Error,
-                  "internal: {} new ids for {} asked of rank {}", answers[r].size(),
-                  asked[r].size(), r);
+    const std::vector<int64_t> a = from_bytes(replies[r]);
+    PARTITA_CHECK(a.size() == asked[r].size(), Error,
+                  "internal: {} new ids for {} asked of rank {}", a.size(), asked[r].size(), r);
+    answers.insert(answers.end(), a.begin(), a.end());
   }
-  std::vector<int64_t> mapped(static_cast<size_t>(last - first));
-  for (int64_t e = first; e < last; ++e) {
-    const int64_t v = in_edges.indices[e];
-    const std::vector<int64_t>& a = asked[layout.block_owner(v)];
-    const size_t k = std::lower_bound(a.begin(), a.end(), v) - a.begin();
-    mapped[e - first] = answers[layout.block_owner(v)][k];
+  std::vector<int64_t> mapped(static_cast<size_t>(count));
+  int64_t slot = -1;
+  previous = -1;
+  for (const auto& [v, k] : keyed) {
+    if (v != previous) ++slot;
+    previous = v;
+    mapped[k] = answers[slot];
   }
   return mapped;
 }

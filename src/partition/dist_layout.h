@@ -53,8 +53,9 @@ class DistLayout {
 // Collective: the entries [first, last) of `in_edges.indices` (original ids) mapped to new
 // ids, each asked of the rank whose block holds it. Every rank calls it once per round, with
 // an empty range when it has nothing left. Throws Error for an id outside [0, num_nodes)
-// (after the exchange, so peers are not left waiting).
+// (after the exchange, so peers are not left waiting). Uses up to `threads` threads.
 std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int64_t last,
-                                 const DistLayout& layout, int64_t node_begin, DistComm& comm);
+                                 const DistLayout& layout, int64_t node_begin, DistComm& comm,
+                                 int threads);
 
 }  // namespace partita::partition

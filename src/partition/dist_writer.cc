@@ -22,6 +22,7 @@
 #include "partita/core/error.h"
 #include "partita/core/half.h"
 #include "partita/core/log.h"
+#include "partita/core/parallel.h"
 #include "partita/core/parameter_error.h"
 #include "partita/core/timer.h"
 #include "typed_dataset.h"
@@ -178,6 +179,7 @@ class DistWriter {
   const PartitionOptions& o_;
   DistComm& comm_;
   DistWriteContext ctx_;
+  int threads_ = resolve_threads(o_.threads);
   RankFailure failure_;
   std::optional<data::HeteroSchema> schema_;  // typed: with the reverse relations
   std::optional<DistLayout> layout_;
@@ -324,7 +326,7 @@ void DistWriter::move_structure() {
     std::vector<int64_t> mapped;
     std::string map_error;
     try {
-      mapped = map_sources(g, g.indptr[a], g.indptr[b], L, shard_.node_begin, comm_);
+      mapped = map_sources(g, g.indptr[a], g.indptr[b], L, shard_.node_begin, comm_, threads_);
     } catch (const std::exception& e) {
       map_error = e.what();
     }
