@@ -19,12 +19,14 @@
 #include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
 #include "partita/partition/dist_partition.h"
+#include "rebalance.h"
 
 namespace partita::partition {
 namespace {
 
 constexpr uint64_t kRandomAssignTag = 0x7061727469746101ULL;  // this use's stream
 constexpr double kPartGraphImbalance = 1.03;  // asked of part_graph; the goal is <= 1.05
+constexpr double kRebalanceLimit = 1.05;      // balance_train / balance_edges
 
 std::vector<int32_t> assign_random_block(const ShardGraph& graph, int num_parts, uint64_t seed,
                                          int rank, int ranks) {
@@ -135,6 +137,53 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
   return adj;
 }
 
+// balance_train / balance_edges: PT-Scotch balances one vertex weight (the node count), so
+// the other constraints are balanced afterwards by rebalance_parts (rebalance.h), with the
+// node count kept as constraint 0. A constraint with zero total weight is dropped with a
+// warning, as assign_metis does.
+static void rebalance_constraints(const ShardGraph& graph, const data::DatasetShard& shard,
+                                  const PartitionOptions& options, std::vector<int32_t>& part,
+                                  DistComm& comm) {
+  if (!options.balance_train && !options.balance_edges) return;
+  const int64_t rows = graph.node_end - graph.node_begin;
+  std::vector<std::vector<int64_t>> weight;
+  weight.emplace_back(static_cast<size_t>(rows), 1);
+  int64_t totals[2] = {static_cast<int64_t>(shard.train_idx.size()), graph.in_edges.num_entries()};
+  comm.allreduce_sum(totals, 2);
+  const bool leader = comm.rank() == 0;
+  if (options.balance_train) {
+    if (totals[0] == 0) {
+      if (leader)
+        log_warning("`balance_train`: the dataset has no training nodes; constraint ignored");
+    } else {
+      std::vector<int64_t> w(static_cast<size_t>(rows), 0);
+      for (int64_t t : shard.train_idx) w[t - graph.node_begin] = 1;
+      weight.push_back(std::move(w));
+    }
+  }
+  if (options.balance_edges) {
+    if (totals[1] == 0) {
+      if (leader) log_warning("`balance_edges`: the graph has no edges; constraint ignored");
+    } else {
+      std::vector<int64_t> w(static_cast<size_t>(rows));
+      for (int64_t v = 0; v < rows; ++v) w[v] = graph.in_edges.degree(v);
+      weight.push_back(std::move(w));
+    }
+  }
+  if (weight.size() == 1) return;
+  const RebalanceStats stats =
+      rebalance_parts(weight, part, options.num_parts, kRebalanceLimit, comm);
+  if (!leader) return;
+  std::string figures;
+  for (double x : stats.imbalance) figures += fmt::format(" {:.3f}", x);
+  log_info("partition: rebalanced {} constraints in {} rounds, {} nodes moved; max/mean:{}",
+           weight.size(), stats.rounds, stats.moved, figures);
+  for (double x : stats.imbalance)
+    if (x > kRebalanceLimit)
+      log_warning("partition: a constraint stays above {} (max/mean:{}) after rebalancing",
+                  kRebalanceLimit, figures);
+}
+
 static std::vector<int64_t> part_sizes(const std::vector<int32_t>& part, int num_parts,
                                        DistComm& comm) {
   std::vector<int64_t> count(static_cast<size_t>(num_parts), 0);
@@ -172,21 +221,12 @@ static int fill_empty_parts_distributed(const ShardGraph& graph, std::vector<int
 std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
                                               const data::DatasetShard& shard,
                                               const PartitionOptions& options, DistComm& comm) {
-  (void)shard;
   PARTITA_CHECK_PARAM(options.num_parts >= 1 && options.num_parts <= graph.num_nodes, "num_parts",
                       "{} is outside [1, {}] (the number of nodes)", options.num_parts,
                       graph.num_nodes);
   if (options.method == Method::kRandom)
     return assign_random_block(graph, options.num_parts, options.seed, comm.rank(), comm.size());
 
-  // PT-Scotch balances one vertex weight only (SCOTCH_dgraphBuild takes a single veloloctab,
-  // and its ParMETIS v3 layer does not honour ncon > 1): see runtime/mpi_dist_comm.cc.
-  PARTITA_CHECK_PARAM(!options.balance_train, "balance_train",
-                      "is not available when partitioning across ranks: PT-Scotch balances one "
-                      "vertex weight (the node count) only; partition in one process for it");
-  PARTITA_CHECK_PARAM(!options.balance_edges, "balance_edges",
-                      "is not available when partitioning across ranks: PT-Scotch balances one "
-                      "vertex weight (the node count) only; partition in one process for it");
   const int64_t rows = graph.node_end - graph.node_begin;
   if (options.num_parts == 1) return std::vector<int32_t>(static_cast<size_t>(rows), 0);
   const DistAdjacency adj = distributed_adjacency(graph, comm, options.threads);
@@ -197,6 +237,7 @@ std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
   for (int32_t p : part)
     PARTITA_CHECK(p >= 0 && p < options.num_parts, Error,
                   "part_graph returned part {} outside [0, {})", p, options.num_parts);
+  rebalance_constraints(graph, shard, options, part, comm);
   const int filled = fill_empty_parts_distributed(graph, part, options.num_parts, comm);
   if (filled > 0 && comm.rank() == 0)
     log_warning(

@@ -328,3 +328,63 @@ TEST_F(DistShardGraph, AdjacencyEqualsSingleProcessMetisGraph) {
 
 }  // namespace
 }  // namespace partita
+
+namespace partita {
+namespace {
+
+// balance_train / balance_edges under the stand-in part_graph (contiguous id blocks): with
+// every training node among the first quarter of ids, part 0 of 4 holds them all (train
+// max/mean 4); the rebalancing pass must bring nodes, training nodes and in-edges to
+// max/mean <= 1.05, the same way on two runs.
+TEST_F(DistShardGraph, RebalancingReachesTrainAndEdgeBalance) {
+  const data::Dataset ds = data::load_dataset(*dir_ / "homo", data::LoadOptions{});
+  const ListedEdges edges = homogeneous_edges(*dir_ / "homo");
+  const int parts = 4;
+  for (int ranks : {1, 3}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    std::vector<int32_t> first;
+    for (int run = 0; run < 2; ++run) {
+      testing::InProcessDistComms comms(ranks);
+      std::vector<std::vector<int32_t>> local(static_cast<size_t>(ranks));
+      std::vector<std::vector<int64_t>> train(static_cast<size_t>(ranks));
+      std::vector<ShardGraph> graphs(static_cast<size_t>(ranks));
+      const auto failures = testing::on_threads(ranks, [&](int r) {
+        data::DatasetShard shard = make_shard(ds, edges, r, ranks);
+        shard.train_idx.clear();
+        for (int64_t v = shard.node_begin; v < std::min(shard.node_end, ds.num_nodes / 4); ++v)
+          if (v % 3 != 0) shard.train_idx.push_back(v);
+        train[r] = shard.train_idx;
+        graphs[r] = partition::build_shard_graph(shard, false, true, comms.member(r), 1);
+        partition::PartitionOptions options;
+        options.num_parts = parts;
+        options.balance_train = true;
+        options.balance_edges = true;
+        local[r] = partition::assign_parts_distributed(graphs[r], shard, options, comms.member(r));
+      });
+      for (const auto& f : failures) ASSERT_EQ(f, "");
+      std::vector<int32_t> all;
+      std::vector<double> nodes(parts, 0), trains(parts, 0), in_edges(parts, 0);
+      for (int r = 0; r < ranks; ++r) {
+        for (size_t i = 0; i < local[r].size(); ++i) {
+          nodes[local[r][i]] += 1;
+          in_edges[local[r][i]] += static_cast<double>(graphs[r].in_edges.degree(i));
+        }
+        for (int64_t t : train[r]) trains[local[r][t - graphs[r].node_begin]] += 1;
+        all.insert(all.end(), local[r].begin(), local[r].end());
+      }
+      for (const auto* load : {&nodes, &trains, &in_edges}) {
+        const double sum = std::accumulate(load->begin(), load->end(), 0.0);
+        const double largest = *std::max_element(load->begin(), load->end());
+        EXPECT_LE(largest * parts / sum, 1.05);
+        EXPECT_GT(*std::min_element(load->begin(), load->end()), 0);
+      }
+      if (run == 0)
+        first = all;
+      else
+        EXPECT_EQ(all, first);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace partita

@@ -174,6 +174,58 @@ void check_part_graph(MpiScope& scope) {
   }
 }
 
+// balance_train and balance_edges through PT-Scotch plus the rebalancing pass: with the
+// training nodes all among the first fifth of ids, every constraint must end <= 1.05.
+void check_balance_flags(MpiScope& scope) {
+  const int rank = scope.rank(), ranks = scope.size();
+  const std::string dir = "/tmp/partita-dist-comm-mpi-test-b" + std::to_string(getpid());
+  data::GenerateOptions gen;
+  gen.nodes = 20000;
+  gen.avg_degree = 8;
+  gen.feat_dim = 1;
+  gen.seed = 4;
+  gen.threads = 1;
+  gen.out_dir = dir;
+  data::generate_synthetic(gen);
+  const std::vector<int64_t> pairs = read_npy_vector<int64_t>(dir + "/edges.npy", 2);
+  std::filesystem::remove_all(dir);
+  runtime::MpiDistComm comm(scope.world());
+  data::DatasetShard shard;
+  shard.rank = rank;
+  shard.ranks = ranks;
+  shard.num_nodes = gen.nodes;
+  std::tie(shard.node_begin, shard.node_end) = data::node_block(gen.nodes, rank, ranks);
+  for (size_t i = 0; i < pairs.size() / 2; ++i)
+    if (static_cast<int>(i % ranks) == rank) {
+      shard.src.push_back(pairs[2 * i]);
+      shard.dst.push_back(pairs[2 * i + 1]);
+    }
+  for (int64_t v = shard.node_begin; v < std::min<int64_t>(shard.node_end, gen.nodes / 5); ++v)
+    shard.train_idx.push_back(v);
+  const std::vector<int64_t> train = shard.train_idx;
+  partition::ShardGraph g = partition::build_shard_graph(shard, false, true, comm, 2);
+  partition::PartitionOptions options;
+  options.num_parts = 4;
+  options.seed = 1;
+  options.balance_train = true;
+  options.balance_edges = true;
+  const std::vector<int32_t> part = partition::assign_parts_distributed(g, shard, options, comm);
+  std::vector<int64_t> load(12, 0);
+  for (size_t v = 0; v < part.size(); ++v) {
+    load[part[v]] += 1;
+    load[8 + part[v]] += g.in_edges.degree(static_cast<int64_t>(v));
+  }
+  for (int64_t t : train) load[4 + part[t - g.node_begin]] += 1;
+  comm.allreduce_sum(load.data(), load.size());
+  for (int c = 0; c < 3; ++c) {
+    const int64_t* l = load.data() + 4 * c;
+    const double sum = static_cast<double>(l[0] + l[1] + l[2] + l[3]);
+    const double imbalance = static_cast<double>(*std::max_element(l, l + 4)) * 4 / sum;
+    if (rank == 0) std::printf("balance flags: constraint %d max/mean %.4f\n", c, imbalance);
+    EXPECT(imbalance <= 1.05, "constraint {}: max/mean {}", c, imbalance);
+  }
+}
+
 int run_late_rank(MpiScope& scope) {
   const int rank = scope.rank();
   runtime::MpiDistCommOptions options;
@@ -208,6 +260,7 @@ int main(int argc, char** argv) {
       if (argc > 1 && std::string(argv[1]) == "--late-rank") return partita::run_late_rank(scope);
       partita::check_collectives(scope);
       partita::check_part_graph(scope);
+      partita::check_balance_flags(scope);
       int64_t bad = partita::failures;
       MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT64_T, MPI_SUM, scope.world());
       if (scope.rank() == 0) std::printf("dist_comm_mpi_test: %s\n", bad ? "FAILED" : "ok");

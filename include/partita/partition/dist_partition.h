@@ -44,9 +44,11 @@ ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool re
 // Stage 2. The part of every node of the block ([node_end - node_begin]). Random: node v
 // gets label v mod P, shuffled inside each block (seed, rank, ranks): part sizes exactly as
 // single-process random, deterministic for a given rank count. METIS: PT-Scotch through
-// DistComm::part_graph on distributed_adjacency; parts left empty get a node from the
-// largest. ParameterError for balance_train / balance_edges with METIS (PT-Scotch balances
-// one vertex weight only) and for num_parts outside [1, nodes].
+// DistComm::part_graph on distributed_adjacency (node counts balanced by the partitioner);
+// balance_train / balance_edges are then reached by a deterministic rebalancing pass that
+// moves nodes out of overloaded parts (src/partition/rebalance.h; PT-Scotch weighs one
+// vertex weight only); parts left empty get a node from the largest. ParameterError for
+// num_parts outside [1, nodes].
 std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
                                               const data::DatasetShard& shard,
                                               const PartitionOptions& options, DistComm& comm);
