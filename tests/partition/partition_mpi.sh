@@ -2,7 +2,7 @@
 # `partita partition` under mpirun (partition/dist_partition.h), end to end: -np 2 and -np 3
 # (with --num-parts 4 != ranks) on a generated numpy dataset and its chunked twin; each result
 # passes `info --verify`, two runs are byte-identical apart from timing and peak-memory
-# fields, node imbalance <= 1.05, every rank's peak is printed and stored, and a 1-epoch
+# fields, node imbalance <= 1.05 (and training-node imbalance with --balance-train), every rank's peak is printed and stored, and a 1-epoch
 # `train` runs on the -np 2 partition. Bad input under mpirun is one `error:` line.
 #
 #     partition_mpi.sh PARTITA MPIRUN WORK_DIR
@@ -28,11 +28,12 @@ same() {
   diff meta_a meta_b >diff.log 2>&1 || fail "partita.json of $1 and $2 differ" diff.log
 }
 
-# balanced DIR: node imbalance <= 1.05.
+# balanced DIR [KEY]: imbalance KEY (nodes, edges, train; default nodes) <= 1.05.
 balanced() {
-  imb=$(sed -n 's/.*"imbalance": {[^}]*"nodes": *\([0-9.e+-]*\).*/\1/p' "$1/partita.json")
-  [ -n "$imb" ] || fail "no node imbalance in $1/partita.json" "$1/partita.json"
-  awk -v x="$imb" 'BEGIN { exit !(x <= 1.05) }' || fail "node imbalance $imb > 1.05 in $1" "$1/partita.json"
+  key=${2:-nodes}
+  imb=$(sed -n "s/.*\"imbalance\": {[^}]*\"$key\": *\([0-9.e+-]*\).*/\1/p" "$1/partita.json")
+  [ -n "$imb" ] || fail "no $key imbalance in $1/partita.json" "$1/partita.json"
+  awk -v x="$imb" 'BEGIN { exit !(x <= 1.05) }' || fail "$key imbalance $imb > 1.05 in $1" "$1/partita.json"
 }
 
 "$partita" -q generate --nodes 3000 --avg-degree 8 --feat-dim 8 --classes 4 --seed 3 \
@@ -59,6 +60,12 @@ for p in p2a p4a; do
 done
 same p2a p2b
 same p4a p4b
+
+"$mpirun" -np 2 "$partita" partition --dataset ds --num-parts 3 --balance-train --seed 1 \
+  --threads 1 --out bt3 >bt3.log 2>&1 || fail "mpirun -np 2 --balance-train" bt3.log
+"$partita" info --verify bt3 >verify.log 2>&1 || fail "info --verify bt3" verify.log
+balanced bt3 nodes
+balanced bt3 train
 
 "$mpirun" -np 2 "$partita" partition --dataset ds --num-parts 3 --method random --seed 1 \
   --threads 1 --out r3 >r3.log 2>&1 || fail "mpirun -np 2 --method random" r3.log
