@@ -65,7 +65,9 @@ std::vector<int32_t> scotch_part_graph(MPI_Comm comm, const partition::DistAdjac
   // "<flags>[-fold|-nofold]": the flags of SCOTCH_stratDgraphMapBuild, then optionally its
   // fold-dup coarsening (fold=d, each half of the ranks keeps a copy of the folded graph)
   // replaced by plain folding (fold=f) or none (fold=n), which need less memory.
-  std::string base = strategy, fold;
+  // "string:<text>": a PT-Scotch dgraph mapping strategy string, as is (experiments).
+  const bool literal = strategy.rfind("string:", 0) == 0;
+  std::string base = literal ? "default" : strategy, fold;
   for (const char* suffix : {"-fold", "-nofold"}) {
     const std::string s(suffix);
     if (base.size() > s.size() && base.compare(base.size() - s.size(), s.size(), s) == 0) {
@@ -122,6 +124,14 @@ std::vector<int32_t> scotch_part_graph(MPI_Comm comm, const partition::DistAdjac
   // its variant), at the given balance tolerance.
   PARTITA_CHECK(SCOTCH_stratDgraphMapBuild(&s.strat, flags, ranks, num_parts, imbalance - 1.0) == 0,
                 Error, "SCOTCH_stratDgraphMapBuild failed");
+  if (literal) {
+    SCOTCH_stratExit(&s.strat);
+    s.strat_ok = false;
+    PARTITA_CHECK(SCOTCH_stratInit(&s.strat) == 0, Error, "SCOTCH_stratInit failed");
+    s.strat_ok = true;
+    PARTITA_CHECK(SCOTCH_stratDgraphMap(&s.strat, strategy.c_str() + 7) == 0, Error,
+                  "SCOTCH_stratDgraphMap rejected the strategy '{}'", strategy.substr(7));
+  }
   if (!fold.empty()) {
     char* text = nullptr;
     size_t length = 0;

@@ -28,8 +28,9 @@ namespace partita::runtime {
 struct MpiDistCommOptions {
   double timeout_s = 600;                 // per wait; stages compute between collectives
   size_t slice_bytes = size_t{64} << 20;  // largest point-to-point message of alltoall
-  // PT-Scotch's strategy flags (SCOTCH_stratDgraphMapBuild): "default", "quality", "speed"
-  // or "balance".
+  // PT-Scotch's strategy: the flags of SCOTCH_stratDgraphMapBuild by name ("default",
+  // "quality", "speed", "balance"), optionally suffixed "-fold"/"-nofold" (its fold-dup
+  // coarsening replaced), or "string:<strategy>" passed to SCOTCH_stratDgraphMap as is.
   std::string scotch_strategy = "default";
 };
 
