@@ -269,6 +269,28 @@ TEST_F(DistWriterTest, RefusalsAreAgreedByEveryRank) {
   EXPECT_EQ(f[2], "rank 1: " + f[1]);
   EXPECT_FALSE(fs::exists(tmp / "x/partita.json"));
 
+  // A source id out of range on one rank: found while mapping, agreed after the exchange.
+  {
+    PartitionOptions bad = o;
+    bad.out_dir = tmp / "y";
+    testing::InProcessDistComms comms(3);
+    const std::vector<int32_t> part = blocks(ds.num_nodes, 3);
+    const std::vector<std::string> g = testing::on_threads(3, [&](int r) {
+      RankInput in = rank_input(ds, r, 3);
+      if (r == 2) in.graph.in_edges.indices.back() = ds.num_nodes + 5;
+      std::vector<int32_t> mine(part.begin() + in.shard.node_begin,
+                                part.begin() + in.shard.node_end);
+      DistWriteContext context;
+      context.round_entries = 50;  // several rounds: the others go on after rank 2 fails
+      write_partition_distributed(in.shard, in.graph, mine, bad, comms.member(r),
+                                  std::move(context));
+    });
+    EXPECT_NE(g[2].find("source id 605 is outside [0, 600)"), std::string::npos) << g[2];
+    EXPECT_EQ(g[0], "rank 2: " + g[2]);
+    EXPECT_EQ(g[1], "rank 2: " + g[2]);
+    EXPECT_FALSE(fs::exists(tmp / "y/partita.json"));
+  }
+
   o.edge_split.valid_fraction = 0.1;
   o.edge_split.test_fraction = 0.1;
   f = run(o, -1, 0);
