@@ -11,6 +11,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin              # processes, launch, messaging
   libmetis-dev                            # graph partitioning
   libptscotch-dev libscotchparmetis-dev   # partitioning across ranks (64-bit PT-Scotch)
+  libbz2-dev liblzma-dev                  # PT-Scotch's static archives need them
   libabsl-dev                             # flat_hash_map
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
   zlib1g-dev libfast-float-dev            # reading OGB's *.csv.gz

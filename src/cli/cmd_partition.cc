@@ -1,14 +1,66 @@
 // partita partition: dataset in, partition directory out.
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "commands.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
+#include "partita/core/timer.h"
+#include "partita/partition/dist_partition.h"
 #include "partita/partition/partition.h"
+#include "partita/runtime/failure.h"
+#include "partita/runtime/job_collectives.h"
+#include "partita/runtime/job_dist_comm.h"
+#include "rank_main.h"
 
 namespace partita::cli {
+namespace {
+
+// Deadline of every wait between ranks: a stage computes between exchanges for as long as
+// its share takes (PT-Scotch on a large graph: minutes).
+constexpr double kRankWaitSeconds = 3600;
+
+// The ranks of the MPI job this process was started in, from the launcher's environment
+// (decided before MPI starts); 1 when no launcher started it.
+int launcher_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return std::atoi(value);
+  }
+  return 1;
+}
+
+void print_result(const std::string& dataset, const std::string& out,
+                  const partition::PartitionSummary& summary) {
+  // -q: the result line alone; else the summary table under it.
+  std::printf("partitioned %s into %s: %zu part%s, edge cut %.2f%%\n%s", dataset.c_str(),
+              out.c_str(), summary.parts.size(), summary.parts.size() == 1 ? "" : "s",
+              100.0 * summary.edge_cut_fraction,
+              log_level() >= LogLevel::kInfo ? partition::format_summary(summary).c_str() : "");
+}
+
+// Under mpirun with several ranks: the distributed pipeline (partition/dist_partition.h).
+// A failure on any rank is agreed by every rank and printed once (runtime::SetupError).
+int run_distributed(const std::string& dataset, const data::LoadOptions& load,
+                    partition::PartitionOptions options) {
+  return run_rank([&](runtime::RankContext& rank) {
+    if (options.threads <= 0) options.threads = rank.cores_per_rank();
+    // Progress from rank 0 only; the other ranks still print warnings and errors.
+    if (rank.rank() != 0 && log_level() >= LogLevel::kInfo) set_log_level(LogLevel::kQuiet);
+    std::unique_ptr<Collectives> job = runtime::mpi_job_collectives(kRankWaitSeconds);
+    partition::PartitionSummary summary;
+    runtime::agree_on_setup(*job, [&] {
+      std::unique_ptr<partition::DistComm> comm = runtime::mpi_job_dist_comm(kRankWaitSeconds);
+      summary = partition::run_partition_distributed(dataset, load, options, *comm);
+    });
+    if (rank.rank() == 0) print_result(dataset, options.out_dir, summary);
+    return 0;
+  });
+}
+
+}  // namespace
 
 Action add_partition_command(CLI::App& app) {
   struct Flags {
@@ -27,7 +79,10 @@ Action add_partition_command(CLI::App& app) {
       "or the Partita numpy layout (edges.npy, feat.npy, ...), detected automatically. A "
       "heterogeneous dataset gives a typed partition (one id range per node type in each "
       "part, a relation per edge). Nodes are renumbered so part "
-      "p owns a contiguous id range; see docs/partition-format.md for the output.");
+      "p owns a contiguous id range; see docs/partition-format.md for the output. Under "
+      "mpirun (or partita launch) with several ranks, each rank reads only its share of the "
+      "dataset (numpy, typed numpy or chunked layout) and the graph is partitioned across "
+      "them (PT-Scotch for metis); --num-parts may differ from the rank count.");
   app.add_option("--dataset", flags->dataset, "Input dataset directory")->required();
   app.add_option("--out", flags->partition.out_dir, "Output partition directory")->required();
   app.add_option("--num-parts", flags->partition.num_parts, "Number of parts (one per rank)")
@@ -75,13 +130,9 @@ Action add_partition_command(CLI::App& app) {
       flags->partition.edge_split = partition::parse_edge_split(flags->edge_split);
     flags->load.threads = flags->partition.threads;
     flags->load.reverse_relations = !flags->no_reverse;
-    partition::PartitionSummary summary =
-        partition::run_partition(flags->dataset, flags->load, flags->partition);
-    // -q: the result line alone; else the summary table under it.
-    std::printf("partitioned %s into %s: %zu part%s, edge cut %.2f%%\n%s", flags->dataset.c_str(),
-                flags->partition.out_dir.c_str(), summary.parts.size(),
-                summary.parts.size() == 1 ? "" : "s", 100.0 * summary.edge_cut_fraction,
-                log_level() >= LogLevel::kInfo ? partition::format_summary(summary).c_str() : "");
+    if (launcher_size() > 1) return run_distributed(flags->dataset, flags->load, flags->partition);
+    print_result(flags->dataset, flags->partition.out_dir,
+                 partition::run_partition(flags->dataset, flags->load, flags->partition));
     return 0;
   };
 }

@@ -13,9 +13,7 @@ namespace partita::cli {
 namespace {
 
 // Subcommands that make no sense on several ranks at once (partition would race on --out).
-bool is_local_command(const std::string& word) {
-  return word == "generate" || word == "partition" || word == "info";
-}
+bool is_local_command(const std::string& word) { return word == "generate" || word == "info"; }
 
 bool is_env_name(const std::string& name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
@@ -53,6 +51,10 @@ std::vector<std::string> path_flags(const LaunchCommand& command) {
   if (!command.program.empty()) return {"--parts"};
   std::vector<std::string> flags{"--parts", "--checkpoint-dir", "--metrics-out"};
   if (command.subcommand == "infer") flags.push_back("--out");  // written by rank 0
+  if (command.subcommand == "partition") {                      // read and written by every rank
+    flags.push_back("--dataset");
+    flags.push_back("--out");
+  }
   return flags;
 }
 
@@ -110,11 +112,12 @@ std::vector<std::string> absolutize_paths(std::vector<std::string> command,
 }
 
 // The thread flags the command takes: train --torch-threads and --threads (sampler), infer
-// --torch-threads, sample-bench --threads; a program none.
+// --torch-threads, sample-bench and partition --threads; a program none.
 std::vector<std::string> thread_flags_of(const LaunchCommand& command) {
   if (command.subcommand == "train") return {"--torch-threads", "--threads"};
   if (command.subcommand == "infer") return {"--torch-threads"};
-  if (command.subcommand == "sample-bench") return {"--threads"};
+  if (command.subcommand == "sample-bench" || command.subcommand == "partition")
+    return {"--threads"};
   return {};
 }
 
@@ -255,7 +258,7 @@ Bind parse_bind(const std::string& word) {
 
 const std::vector<std::string>& launchable_commands() {
   // Keep in step with the subcommands that run under MPI (through runtime::run_mpi_ranks).
-  static const std::vector<std::string> commands{"train", "infer", "sample-bench"};
+  static const std::vector<std::string> commands{"train", "infer", "sample-bench", "partition"};
   return commands;
 }
 

@@ -71,8 +71,8 @@ struct LaunchFacts {
 
 // The checked command after `--`: a partita command, or another program.
 struct LaunchCommand {
-  std::string subcommand;                     // "train", "infer" or "sample-bench"; or empty
-  std::string program;                        // else the program: "python3", "./run.sh", ...
+  std::string subcommand;  // "train", "infer", "sample-bench" or "partition"; or empty
+  std::string program;     // else the program: "python3", "./run.sh", ...
   std::optional<std::string> parts_dir;       // the --parts value as given, if any
   std::optional<std::string> checkpoint_dir;  // the --checkpoint-dir value as given, if any
   int servers = 0;                            // --servers P (server-client mode), 0 if absent

@@ -265,6 +265,7 @@ std::string meta_to_json(const PartitionMeta& m) {
       Json{{"nodes", s.node_imbalance}, {"edges", s.edge_imbalance}, {"train", s.train_imbalance}};
   summary["phase_seconds"] = phases;
   summary["peak_rss_bytes"] = s.peak_rss_bytes;
+  if (!s.rank_peak_rss_bytes.empty()) summary["rank_peak_rss_bytes"] = s.rank_peak_rss_bytes;
   const std::vector<std::pair<const char*, Json>> keys = {
       {"format", kFormatName},
       {"version", m.typed ? kFormatVersion : kHomogeneousFormatVersion},
@@ -411,6 +412,8 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   for (auto it = phases.begin(); it != phases.end(); ++it)
     s.phase_seconds.emplace_back(it.key(), rd.number(phases, it.key(), "summary.phase_seconds."));
   s.peak_rss_bytes = rd.integer(sum, "peak_rss_bytes", "summary.");
+  if (sum.contains("rank_peak_rss_bytes"))  // distributed runs only
+    s.rank_peak_rss_bytes = integer_array(rd, sum, "rank_peak_rss_bytes", "summary.");
   if (j.contains("edge_split"))
     s.edge_split = parse_edge_split_stats(rd, rd.typed(j, "edge_split", /*array=*/false));
 

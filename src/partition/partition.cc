@@ -16,15 +16,14 @@
 #include "partita/core/timer.h"
 #include "partita/partition/assign.h"
 #include "partita/partition/format.h"
+#include "partita/partition/partition_assigned.h"
 #include "partita/partition/renumber.h"
-#include "summary_stats.h"
+#include "partition_meta.h"
 #include "typed_dataset.h"
 #include "writer.h"
 
 namespace partita::partition {
 namespace {
-
-using Phases = std::vector<std::pair<std::string, double>>;
 
 constexpr int kMaxParts = 1 << 20;  // far beyond any cluster; keeps the writer's keys small
 
@@ -97,33 +96,13 @@ void prepare_out_dir(const std::string& dir) {
                 ec.message());
 }
 
-// A part (owning nodes) without training nodes trains on no seeds: legal (its rank still
-// samples and serves), but usually not what the user wants. One warning naming the parts.
-void warn_parts_without_training_nodes(const PartitionSummary& summary, const PartitionOptions& o) {
-  std::vector<int> parts;
-  int64_t train = 0;
-  for (size_t p = 0; p < summary.parts.size(); ++p) {
-    train += summary.parts[p].train_nodes;
-    if (summary.parts[p].nodes > 0 && summary.parts[p].train_nodes == 0)
-      parts.push_back(static_cast<int>(p));
-  }
-  if (parts.empty() || train == 0) return;
-  const bool one = parts.size() == 1;
-  log_warning(
-      "partition: {} {} own{} no training node: {} train{} on no seeds (still sampling "
-      "and serving){}",
-      one ? "part" : "parts", fmt::join(parts, ", "), one ? "s" : "",
-      one ? "its rank" : "their ranks", one ? "s" : "",
-      o.method == Method::kMetis && !o.balance_train
-          ? "; `balance_train` spreads the training nodes over the parts"
-          : "");
-}
-
 // Runs everything after loading. `owned` is the same object as `ds` when the caller owns
 // the dataset and lets the pipeline drop its in-edge indices once METIS's adjacency holds the
-// same rows (symmetric graphs): that saves their memory while METIS runs.
+// same rows (symmetric graphs): that saves their memory while METIS runs. `given` (optional)
+// is the assignment to use instead of computing one.
 PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
-                              const PartitionOptions& o, Phases phases) {
+                              const PartitionOptions& o, Phases phases,
+                              const std::vector<int32_t>* given = nullptr) {
   check_options(o);
   check_dataset(ds, o);
   const int threads = resolve_threads(o.threads);
@@ -138,7 +117,6 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
   const graph::Csr& graph = held ? split_graph : ds.in_edges;
   // The graph whose indices may be dropped while METIS's adjacency holds the same rows.
   graph::Csr* droppable = held ? &split_graph : owned != nullptr ? &owned->in_edges : nullptr;
-  const int64_t num_edges = graph.num_entries();
   // Feature pages the loader touched are not needed until the write phase.
   ds.features.release_rows(0, ds.features.rows());
   prepare_out_dir(o.out_dir);
@@ -147,7 +125,16 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
   std::vector<int32_t> part;
   MetisGraph metis;  // kept past METIS only when it replaces the dropped in-edges
   bool write_from_adj = false;
-  if (o.method == Method::kMetis && o.num_parts > 1) {
+  if (given != nullptr) {
+    PARTITA_CHECK_PARAM(static_cast<int64_t>(given->size()) == ds.num_nodes, "part",
+                        "{} entries for {} nodes", given->size(), ds.num_nodes);
+    for (size_t v = 0; v < given->size(); ++v)
+      PARTITA_CHECK_PARAM((*given)[v] >= 0 && (*given)[v] < o.num_parts, "part",
+                          "node {} is assigned to part {}, outside [0, {})", v, (*given)[v],
+                          o.num_parts);
+    part = *given;
+    phases.emplace_back("assign", watch.seconds());
+  } else if (o.method == Method::kMetis && o.num_parts > 1) {
     metis = ds.hetero ? metis_graph(homogeneous_rows(ds.in_edges, threads), threads)
                       : metis_graph(graph, threads);
     // The writer needs the typed rows as they are, so they are never dropped.
@@ -194,36 +181,16 @@ PartitionSummary run_pipeline(const data::Dataset& ds, data::Dataset* owned,
     phases.emplace_back("write_edge_split", watch.seconds());
   }
 
-  PartitionMeta meta;
-  meta.num_parts = o.num_parts;
-  meta.num_nodes = ds.num_nodes;
-  meta.num_edges = num_edges;
-  meta.feat_dim = ds.features.cols();
-  meta.feature_dtype = o.feature_dtype;
-  meta.num_classes = ds.num_classes;
-  meta.ranges = numbering.ranges;
-  meta.method = method_name(o.method);
-  meta.seed = o.seed;
-  meta.balance_train = o.balance_train;
-  meta.balance_edges = o.balance_edges;
-  meta.undirected = o.undirected;
-  meta.dataset = ds.path;
-  if (ds.hetero) meta.typed = typed_meta(*ds.hetero, written);
-  meta.files = std::move(written.files);
-  meta.summary = make_summary(std::move(written.parts), written.edge_cut, std::move(phases));
-  meta.summary.edge_split = std::move(split_stats);
-  if (meta.typed) {
-    for (const TypedNodeType& t : meta.typed->node_types) meta.summary.type_names.push_back(t.name);
-    for (int r = 0; r < meta.typed->num_relations(); ++r)
-      meta.summary.relation_names.push_back(meta.typed->triplet(r));
-  }
-  const int64_t empty = meta.summary.empty_parts();
-  if (empty > 0)
-    log_warning(
-        "partition: {} of {} parts own no node; the partition is valid but those ranks "
-        "will hold no data",
-        empty, o.num_parts);
-  warn_parts_without_training_nodes(meta.summary, o);
+  DatasetFacts facts;
+  facts.dataset = ds.path;
+  facts.num_nodes = ds.num_nodes;
+  facts.feat_dim = ds.features.cols();
+  facts.num_classes = ds.num_classes;
+  std::optional<TypedMeta> typed;
+  if (ds.hetero) typed = typed_meta(*ds.hetero, written);
+  PartitionMeta meta = assemble_meta(o, facts, std::move(numbering.ranges), std::move(typed),
+                                     std::move(written), std::move(phases), std::move(split_stats));
+  warn_about_parts(meta.summary, o);
   write_meta(o.out_dir, meta);
   return meta.summary;
 }
@@ -242,6 +209,12 @@ const char* method_name(Method method) {
 
 PartitionSummary partition_dataset(const data::Dataset& dataset, const PartitionOptions& options) {
   return run_pipeline(dataset, /*owned=*/nullptr, options, {});
+}
+
+PartitionSummary partition_dataset_assigned(const data::Dataset& dataset,
+                                            const PartitionOptions& options,
+                                            const std::vector<int32_t>& part) {
+  return run_pipeline(dataset, /*owned=*/nullptr, options, {}, &part);
 }
 
 PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadOptions& load,

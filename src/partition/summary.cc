@@ -109,7 +109,19 @@ std::string format_summary(const PartitionSummary& s) {
                      s.node_imbalance, s.edge_imbalance, s.train_imbalance);
   if (const int64_t empty = s.empty_parts(); empty > 0)
     out += fmt::format("warning: {} empty part(s)\n", empty);
-  out += fmt::format("peak memory: {}\n", format_bytes(static_cast<double>(s.peak_rss_bytes)));
+  out += fmt::format("peak memory: {}", format_bytes(static_cast<double>(s.peak_rss_bytes)));
+  if (!s.rank_peak_rss_bytes.empty()) {
+    int64_t total = 0;
+    std::string ranks;
+    for (size_t r = 0; r < s.rank_peak_rss_bytes.size(); ++r) {
+      total += s.rank_peak_rss_bytes[r];
+      ranks += fmt::format("{}rank {} {}", r == 0 ? "" : ", ", r,
+                           format_bytes(static_cast<double>(s.rank_peak_rss_bytes[r])));
+    }
+    out += fmt::format(" (max over ranks; {}; total {})", ranks,
+                       format_bytes(static_cast<double>(total)));
+  }
+  out += "\n";
   return out;
 }
 

@@ -75,9 +75,18 @@ graph::Csr homogeneous_rows(const graph::Csr& in, int threads) {
 }
 
 TypedMeta typed_meta(const data::HeteroSchema& h, const WriteResult& written) {
+  std::vector<int64_t> feat_dims;
+  for (const data::NodeType& t : h.node_types) feat_dims.push_back(t.feat_dim());
+  return typed_meta(h, feat_dims, written);
+}
+
+TypedMeta typed_meta(const data::HeteroSchema& h, const std::vector<int64_t>& feat_dims,
+                     const WriteResult& written) {
   TypedMeta m;
-  for (const data::NodeType& t : h.node_types)
-    m.node_types.push_back({t.name, t.count, t.feat_dim(), t.offset});
+  for (int t = 0; t < h.num_types(); ++t) {
+    const data::NodeType& type = h.node_types[t];
+    m.node_types.push_back({type.name, type.count, feat_dims.at(t), type.offset});
+  }
   for (int r = 0; r < h.num_relations(); ++r) {
     const data::Relation& rel = h.relations[r];
     int64_t edges = 0;

@@ -22,5 +22,9 @@ graph::Csr homogeneous_rows(const graph::Csr& in_edges, int threads);
 // The "hetero" metadata of a written typed partition: the schema, with relation edge counts
 // and type starts from what was written.
 TypedMeta typed_meta(const data::HeteroSchema& schema, const WriteResult& written);
+// Same, with the feature width of each type given (a schema whose NodeType::features are
+// empty, as data::DatasetShard holds).
+TypedMeta typed_meta(const data::HeteroSchema& schema, const std::vector<int64_t>& feat_dims,
+                     const WriteResult& written);
 
 }  // namespace partita::partition

@@ -267,9 +267,9 @@ TEST(LaunchPlan, RejectsCommandsThatAreNotDistributed) {
   expect_plan_error_usage(with({"launch", "--", "train"}), facts,
                           "launch: cannot launch `launch` itself; give train, infer, "
                           "sample-bench or a program after --");
-  expect_plan_error_usage(with({"partition", "--dataset", "d", "--out", "p"}), facts,
-                          "launch: 'partition' is not a distributed command; launch runs train, "
-                          "infer, sample-bench or a program (run `partita partition` directly)");
+  expect_plan_error_usage(with({"generate", "--out", "p"}), facts,
+                          "launch: 'generate' is not a distributed command; launch runs train, "
+                          "infer, sample-bench or a program (run `partita generate` directly)");
   expect_plan_error_usage(with({"info", "p"}), facts,
                           "launch: 'info' is not a distributed command; launch runs train, "
                           "infer, sample-bench or a program (run `partita info` directly)");
@@ -555,6 +555,18 @@ TEST(LaunchPlan, MakesCheckpointAndMetricsPathsAbsolute) {
             "mpirun -np 2 --host localhost:2 /opt/partita/bin/partita train --parts "
             "/home/u/work/p2 --checkpoint-dir /home/u/ck --metrics-out=/home/u/work/m/x.jsonl "
             "--epochs 2 --metrics-out /abs/m.jsonl");
+}
+
+// partition runs across ranks too (partition/dist_partition.h): every rank reads --dataset
+// and writes --out, so both are made absolute; the rank count is launch's, not --num-parts.
+TEST(LaunchPlan, PartitionRunsOnTheRanksWithItsPathsAbsolute) {
+  LaunchFacts facts = base_facts();
+  LaunchOptions options;
+  options.procs_per_host = 3;
+  options.command = {"partition", "--dataset", "ds", "--out", "../p4", "--num-parts", "4"};
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 3 --host localhost:3 /opt/partita/bin/partita partition --dataset "
+            "/home/u/work/ds --out /home/u/p4 --num-parts 4");
 }
 
 TEST(LaunchPlan, ATerminalAsksTheRanksForAProgressBar) {

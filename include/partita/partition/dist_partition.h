@@ -31,6 +31,9 @@ struct ShardGraph {
   graph::Csr in_edges;
   std::vector<int32_t> edge_relation;  // typed: relation of each entry (reverse ones added)
   int64_t num_edges_total = 0;         // entries over all ranks
+  // Every edge's reverse is stored too (reverse edges or relations were added): the union
+  // of a row's sources is then the node's whole undirected neighbourhood.
+  bool symmetric = false;
 };
 
 // Stage 1. `undirected` adds the reverse of every edge (homogeneous); typed shards get the
@@ -38,10 +41,27 @@ struct ShardGraph {
 ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool reverse_relations,
                              DistComm& comm, int threads);
 
-// Stage 2. The part of every node of the block ([node_end - node_begin]).
+// Stage 2. The part of every node of the block ([node_end - node_begin]). Random: node v
+// gets label v mod P, shuffled inside each block (seed, rank, ranks): part sizes exactly as
+// single-process random, deterministic for a given rank count. METIS: PT-Scotch through
+// DistComm::part_graph on distributed_adjacency (node counts balanced by the partitioner);
+// balance_train / balance_edges are then reached by a deterministic rebalancing pass that
+// moves nodes out of overloaded parts (src/partition/rebalance.h; PT-Scotch weighs one
+// vertex weight only); parts left empty get a node from the largest. ParameterError for
+// num_parts outside [1, nodes].
 std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
                                               const data::DatasetShard& shard,
                                               const PartitionOptions& options, DistComm& comm);
+
+// Stage 2's input to DistComm::part_graph: vtxdist from the node blocks, row v = in(v) ∪
+// out(v) (sorted, unique, without v; out-neighbours fetched from the sources' owners unless
+// graph.symmetric), unit vertex weights (vwgt empty). Collective.
+DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int threads);
+
+// Stored in-edges whose endpoints lie in different parts, over all ranks (the summary's
+// edge_cut), given every rank's `part` of its block. Collective.
+int64_t distributed_edge_cut(const ShardGraph& graph, const std::vector<int32_t>& part,
+                             DistComm& comm);
 
 // Stage 3. Writes options.out_dir and returns the summary stored in partita.json (on every
 // rank; peak_rss_bytes is the maximum over ranks, per-rank peaks in rank_peak_rss_bytes).

@@ -67,7 +67,9 @@ struct PartitionSummary {
   std::vector<PartStats> parts;
   // max over parts / mean over parts (1.0 = perfect balance)
   double node_imbalance = 1, edge_imbalance = 1, train_imbalance = 1;
-  int64_t peak_rss_bytes = 0;
+  int64_t peak_rss_bytes = 0;  // distributed runs: the maximum over ranks
+  // Distributed runs (partition/dist_partition.h) only: each rank's peak RSS, in rank order.
+  std::vector<int64_t> rank_peak_rss_bytes;
   // Typed partitions only: the names PartStats::type_nodes and relation_edges refer to.
   std::vector<std::string> type_names;
   std::vector<std::string> relation_names;  // "src___name___dst"

@@ -1,0 +1,288 @@
+// Stage 2 of the distributed pipeline (dist_partition.h): a part for every node of the
+// block, without any rank holding a global array.
+//
+// Random: node v's label is v mod P (so part p gets floor(n/P) nodes, plus one for the first
+// n mod P parts: the single-process counts), shuffled inside each block by Fisher-Yates with
+// a stream keyed by (seed, rank, ranks). Deterministic for a given rank count; not the same
+// assignment as single-process assign_random (that one shuffles the whole array).
+//
+// METIS-like: the symmetrized adjacency (in- plus out-neighbours; the out-neighbours come
+// from the sources' owners unless the graph is already symmetric) goes to
+// DistComm::part_graph (PT-Scotch under MPI). Parts it leaves empty get one node each from
+// the largest part, as assign_metis does.
+#include <algorithm>
+
+#include "dist_util.h"
+#include "partita/core/error.h"
+#include "partita/core/log.h"
+#include "partita/core/parallel.h"
+#include "partita/core/parameter_error.h"
+#include "partita/core/random.h"
+#include "partita/partition/dist_partition.h"
+#include "rebalance.h"
+
+namespace partita::partition {
+namespace {
+
+constexpr uint64_t kRandomAssignTag = 0x7061727469746101ULL;  // this use's stream
+constexpr double kPartGraphImbalance = 1.03;  // asked of part_graph; the goal is <= 1.05
+constexpr double kRebalanceLimit = 1.05;      // balance_train / balance_edges
+
+std::vector<int32_t> assign_random_block(const ShardGraph& graph, int num_parts, uint64_t seed,
+                                         int rank, int ranks) {
+  const int64_t rows = graph.node_end - graph.node_begin;
+  std::vector<int32_t> part(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i)
+    part[i] = static_cast<int32_t>((graph.node_begin + i) % num_parts);
+  Rng rng(stream_key(seed, kRandomAssignTag, static_cast<uint64_t>(rank),
+                     static_cast<uint64_t>(ranks)));
+  for (int64_t i = rows - 1; i > 0; --i) {
+    const int64_t j = static_cast<int64_t>(rng.below(static_cast<uint64_t>(i) + 1));
+    std::swap(part[i], part[j]);
+  }
+  return part;
+}
+
+// Sends every in-edge (u -> v) to u's owner as the pair (u, v), so each rank learns the
+// out-neighbours of its own nodes. Returns them as a CSR over the block.
+graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm, int threads) {
+  const int ranks = comm.size();
+  const BlockOwner owner(graph.num_nodes, ranks);
+  const graph::Csr& in = graph.in_edges;
+  const int64_t rows = graph.node_end - graph.node_begin;
+  std::vector<int64_t> count(static_cast<size_t>(ranks), 0);
+  for (int64_t u : in.indices) ++count[owner(u)];
+  std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) send[r].resize(static_cast<size_t>(count[r]) * 16);
+  std::fill(count.begin(), count.end(), 0);
+  for (int64_t v = 0; v < rows; ++v)
+    for (int64_t k = in.indptr[v]; k < in.indptr[v + 1]; ++k) {
+      const int64_t u = in.indices[k];
+      const int r = owner(u);
+      int64_t* out = reinterpret_cast<int64_t*>(send[r].data()) + 2 * count[r]++;
+      out[0] = u;
+      out[1] = graph.node_begin + v;
+    }
+  std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(send));
+  graph::Csr out;
+  out.indptr.assign(static_cast<size_t>(rows) + 1, 0);
+  for (const auto& buffer : recv) {
+    const int64_t* p = reinterpret_cast<const int64_t*>(buffer.data());
+    for (size_t i = 0; i < buffer.size() / 16; ++i) {
+      const int64_t row = p[2 * i] - graph.node_begin;
+      PARTITA_CHECK(row >= 0 && row < rows, Error,
+                    "internal: rank {} received an out-edge of node {} outside its block",
+                    comm.rank(), p[2 * i]);
+      ++out.indptr[row + 1];
+    }
+  }
+  for (int64_t v = 0; v < rows; ++v) out.indptr[v + 1] += out.indptr[v];
+  out.indices.resize(static_cast<size_t>(out.indptr[rows]));
+  std::vector<int64_t> cursor(out.indptr.begin(), out.indptr.end() - 1);
+  for (const auto& buffer : recv) {
+    const int64_t* p = reinterpret_cast<const int64_t*>(buffer.data());
+    for (size_t i = 0; i < buffer.size() / 16; ++i)
+      out.indices[cursor[p[2 * i] - graph.node_begin]++] = p[2 * i + 1];
+  }
+  (void)threads;
+  return out;
+}
+
+}  // namespace
+
+DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int threads) {
+  threads = resolve_threads(threads);
+  const int ranks = comm.size();
+  const int64_t rows = graph.node_end - graph.node_begin;
+  DistAdjacency adj;
+  adj.vtxdist.resize(static_cast<size_t>(ranks) + 1);
+  for (int r = 0; r < ranks; ++r)
+    adj.vtxdist[r] = data::node_block(graph.num_nodes, r, ranks).first;
+  adj.vtxdist[ranks] = graph.num_nodes;
+  graph::Csr out;
+  if (!graph.symmetric) out = out_neighbours(graph, comm, threads);
+  const graph::Csr& in = graph.in_edges;
+  auto out_begin = [&](int64_t v) { return graph.symmetric ? 0 : out.indptr[v]; };
+  auto out_end = [&](int64_t v) { return graph.symmetric ? 0 : out.indptr[v + 1]; };
+
+  // Row v: sort(in(v) ∪ out(v)) without repeats (typed rows repeat a source across
+  // relations) and without v. Pass 1 sizes the rows, pass 2 fills them.
+  adj.xadj.assign(static_cast<size_t>(rows) + 1, 0);
+  constexpr int64_t kRows = 1 << 12;
+  auto merged_row = [&](int64_t v, std::vector<int64_t>& row) {
+    row.assign(in.indices.begin() + in.indptr[v], in.indices.begin() + in.indptr[v + 1]);
+    if (!graph.symmetric)
+      row.insert(row.end(), out.indices.begin() + out_begin(v), out.indices.begin() + out_end(v));
+    std::sort(row.begin(), row.end());
+    row.erase(std::unique(row.begin(), row.end()), row.end());
+    const int64_t self = graph.node_begin + v;
+    row.erase(std::remove(row.begin(), row.end(), self), row.end());
+  };
+  parallel_chunks(0, rows, kRows, threads, [&](int64_t b, int64_t e) {
+    std::vector<int64_t> row;
+    for (int64_t v = b; v < e; ++v) {
+      merged_row(v, row);
+      adj.xadj[v + 1] = static_cast<int64_t>(row.size());
+    }
+  });
+  for (int64_t v = 0; v < rows; ++v) adj.xadj[v + 1] += adj.xadj[v];
+  adj.adjncy.resize(static_cast<size_t>(adj.xadj[rows]));
+  parallel_chunks(0, rows, kRows, threads, [&](int64_t b, int64_t e) {
+    std::vector<int64_t> row;
+    for (int64_t v = b; v < e; ++v) {
+      merged_row(v, row);
+      std::copy(row.begin(), row.end(), adj.adjncy.begin() + adj.xadj[v]);
+    }
+  });
+  return adj;
+}
+
+// balance_train / balance_edges: PT-Scotch balances one vertex weight (the node count), so
+// the other constraints are balanced afterwards by rebalance_parts (rebalance.h), with the
+// node count kept as constraint 0. A constraint with zero total weight is dropped with a
+// warning, as assign_metis does.
+static void rebalance_constraints(const ShardGraph& graph, const data::DatasetShard& shard,
+                                  const PartitionOptions& options, std::vector<int32_t>& part,
+                                  DistComm& comm) {
+  if (!options.balance_train && !options.balance_edges) return;
+  const int64_t rows = graph.node_end - graph.node_begin;
+  std::vector<std::vector<int64_t>> weight;
+  weight.emplace_back(static_cast<size_t>(rows), 1);
+  int64_t totals[2] = {static_cast<int64_t>(shard.train_idx.size()), graph.in_edges.num_entries()};
+  comm.allreduce_sum(totals, 2);
+  const bool leader = comm.rank() == 0;
+  if (options.balance_train) {
+    if (totals[0] == 0) {
+      if (leader)
+        log_warning("`balance_train`: the dataset has no training nodes; constraint ignored");
+    } else {
+      std::vector<int64_t> w(static_cast<size_t>(rows), 0);
+      for (int64_t t : shard.train_idx) w[t - graph.node_begin] = 1;
+      weight.push_back(std::move(w));
+    }
+  }
+  if (options.balance_edges) {
+    if (totals[1] == 0) {
+      if (leader) log_warning("`balance_edges`: the graph has no edges; constraint ignored");
+    } else {
+      std::vector<int64_t> w(static_cast<size_t>(rows));
+      for (int64_t v = 0; v < rows; ++v) w[v] = graph.in_edges.degree(v);
+      weight.push_back(std::move(w));
+    }
+  }
+  if (weight.size() == 1) return;
+  const RebalanceStats stats =
+      rebalance_parts(weight, part, options.num_parts, kRebalanceLimit, comm);
+  if (!leader) return;
+  std::string figures;
+  for (double x : stats.imbalance) figures += fmt::format(" {:.3f}", x);
+  log_info("partition: rebalanced {} constraints in {} rounds, {} nodes moved; max/mean:{}",
+           weight.size(), stats.rounds, stats.moved, figures);
+  for (double x : stats.imbalance)
+    if (x > kRebalanceLimit)
+      log_warning("partition: a constraint stays above {} (max/mean:{}) after rebalancing",
+                  kRebalanceLimit, figures);
+}
+
+static std::vector<int64_t> part_sizes(const std::vector<int32_t>& part, int num_parts,
+                                       DistComm& comm) {
+  std::vector<int64_t> count(static_cast<size_t>(num_parts), 0);
+  for (int32_t p : part) ++count[p];
+  comm.allreduce_sum(count.data(), count.size());
+  return count;
+}
+
+// Each empty part, in increasing order, takes the highest-numbered node of the currently
+// largest part (lowest part id on ties), as assign_metis's fill_empty_parts does.
+static int fill_empty_parts_distributed(const ShardGraph& graph, std::vector<int32_t>& part,
+                                        int num_parts, DistComm& comm) {
+  std::vector<int64_t> count = part_sizes(part, num_parts, comm);
+  int filled = 0;
+  for (int e = 0; e < num_parts; ++e) {
+    if (count[e] > 0) continue;
+    const int donor =
+        static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
+    int64_t highest = -1;
+    for (int64_t i = static_cast<int64_t>(part.size()) - 1; i >= 0; --i)
+      if (part[i] == donor) {
+        highest = graph.node_begin + i;
+        break;
+      }
+    int64_t global = highest;
+    comm.allreduce_max(&global, 1);
+    if (global >= graph.node_begin && global < graph.node_end) part[global - graph.node_begin] = e;
+    --count[donor];
+    ++count[e];
+    ++filled;
+  }
+  return filled;
+}
+
+std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
+                                              const data::DatasetShard& shard,
+                                              const PartitionOptions& options, DistComm& comm) {
+  PARTITA_CHECK_PARAM(options.num_parts >= 1 && options.num_parts <= graph.num_nodes, "num_parts",
+                      "{} is outside [1, {}] (the number of nodes)", options.num_parts,
+                      graph.num_nodes);
+  if (options.method == Method::kRandom)
+    return assign_random_block(graph, options.num_parts, options.seed, comm.rank(), comm.size());
+
+  const int64_t rows = graph.node_end - graph.node_begin;
+  if (options.num_parts == 1) return std::vector<int32_t>(static_cast<size_t>(rows), 0);
+  const DistAdjacency adj = distributed_adjacency(graph, comm, options.threads);
+  std::vector<int32_t> part =
+      comm.part_graph(adj, options.num_parts, kPartGraphImbalance, options.seed);
+  PARTITA_CHECK(static_cast<int64_t>(part.size()) == rows, Error,
+                "internal: part_graph returned {} parts for {} nodes", part.size(), rows);
+  for (int32_t p : part)
+    PARTITA_CHECK(p >= 0 && p < options.num_parts, Error,
+                  "part_graph returned part {} outside [0, {})", p, options.num_parts);
+  rebalance_constraints(graph, shard, options, part, comm);
+  const int filled = fill_empty_parts_distributed(graph, part, options.num_parts, comm);
+  if (filled > 0 && comm.rank() == 0)
+    log_warning(
+        "partition: the partitioner left {} of {} parts empty; each got one node from "
+        "the largest part",
+        filled, options.num_parts);
+  return part;
+}
+
+int64_t distributed_edge_cut(const ShardGraph& graph, const std::vector<int32_t>& part,
+                             DistComm& comm) {
+  // Ask each source's owner for its part: (u) to owner(u), answered in the same order.
+  const int ranks = comm.size();
+  const BlockOwner owner(graph.num_nodes, ranks);
+  std::vector<std::vector<uint8_t>> ask(static_cast<size_t>(ranks));
+  std::vector<int64_t> count(static_cast<size_t>(ranks), 0);
+  for (int64_t u : graph.in_edges.indices) ++count[owner(u)];
+  for (int r = 0; r < ranks; ++r) ask[r].reserve(static_cast<size_t>(count[r]) * 8);
+  for (int64_t u : graph.in_edges.indices) {
+    auto& b = ask[owner(u)];
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(&u);
+    b.insert(b.end(), p, p + 8);
+  }
+  std::vector<std::vector<uint8_t>> asked = comm.alltoall(std::move(ask));
+  std::vector<std::vector<uint8_t>> answer(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    const int64_t* ids = reinterpret_cast<const int64_t*>(asked[r].data());
+    const size_t n = asked[r].size() / 8;
+    answer[r].resize(n * 4);
+    int32_t* out = reinterpret_cast<int32_t*>(answer[r].data());
+    for (size_t i = 0; i < n; ++i) out[i] = part[ids[i] - graph.node_begin];
+    std::vector<uint8_t>().swap(asked[r]);
+  }
+  std::vector<std::vector<uint8_t>> parts = comm.alltoall(std::move(answer));
+  std::fill(count.begin(), count.end(), 0);
+  int64_t cut = 0;
+  const graph::Csr& in = graph.in_edges;
+  for (int64_t v = 0; v + 1 < static_cast<int64_t>(in.indptr.size()); ++v)
+    for (int64_t k = in.indptr[v]; k < in.indptr[v + 1]; ++k) {
+      const int r = owner(in.indices[k]);
+      const int32_t pu = reinterpret_cast<const int32_t*>(parts[r].data())[count[r]++];
+      cut += pu != part[v];
+    }
+  comm.allreduce_sum(&cut, 1);
+  return cut;
+}
+
+}  // namespace partita::partition

@@ -1,0 +1,61 @@
+#pragma once
+// Private to partition/: the distributed renumbering (renumber.h's numbering, computed
+// across ranks) and where every rank's nodes, edges and rows land in each part's files.
+//
+// Rank r holds the original ids [node_begin, node_end) (data::node_block), a part for each.
+// Part p owns new ids [ranges[p], ranges[p+1]) and lists its nodes in original-id order; node
+// blocks increase with the rank, so inside part p rank r's nodes come after those of ranks
+// below r: they start at position node_offset(r, p) of the part, their in-edges at
+// edge_offset(r, p). Exactly renumber(part of every node)'s result, without any rank
+// holding more than its block.
+#include <cstdint>
+#include <vector>
+
+#include "partita/data/hetero.h"
+#include "partita/graph/csr.h"
+#include "partita/partition/dist_comm.h"
+
+namespace partita::partition {
+
+class DistLayout {
+ public:
+  // Collective: every rank passes its block's parts and in-edge degrees. `schema` (typed
+  // graphs, else nullptr) gives each node's type for the type starts.
+  DistLayout(int64_t num_nodes, int64_t node_begin, const std::vector<int32_t>& part,
+             const graph::Csr& in_edges, int num_parts, const data::HeteroSchema* schema,
+             DistComm& comm);
+
+  int ranks() const { return ranks_; }
+  int num_parts() const { return num_parts_; }
+  int writer(int p) const { return p % ranks_; }  // the rank writing part p
+  const std::vector<int64_t>& ranges() const { return ranges_; }
+  int64_t part_nodes(int p) const { return ranges_[p + 1] - ranges_[p]; }
+  int64_t part_edges(int p) const { return part_edges_[p]; }
+  int64_t node_offset(int r, int p) const { return node_offset_[r * num_parts_ + p]; }
+  int64_t edge_offset(int r, int p) const { return edge_offset_[r * num_parts_ + p]; }
+  // Typed: new ids of type t in part p are [type_starts[p][t], type_starts[p][t+1]).
+  const std::vector<std::vector<int64_t>>& type_starts() const { return type_starts_; }
+  // The part owning new id `gid`.
+  int owner_part(int64_t gid) const;
+  // New id of block node i (original id node_begin + i).
+  const std::vector<int64_t>& block_new_id() const { return block_new_id_; }
+  // Rank whose block holds original id `v`.
+  int block_owner(int64_t v) const;
+
+ private:
+  int ranks_ = 1, num_parts_ = 1;
+  std::vector<int64_t> block_starts_;  // ranks + 1
+  std::vector<int64_t> ranges_, part_edges_, node_offset_, edge_offset_;
+  std::vector<std::vector<int64_t>> type_starts_;
+  std::vector<int64_t> block_new_id_;
+};
+
+// Collective: the entries [first, last) of `in_edges.indices` (original ids) mapped to new
+// ids, each asked of the rank whose block holds it. Every rank calls it once per round, with
+// an empty range when it has nothing left. Throws Error for an id outside [0, num_nodes)
+// (after the exchange, so peers are not left waiting). Uses up to `threads` threads.
+std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int64_t last,
+                                 const DistLayout& layout, int64_t node_begin, DistComm& comm,
+                                 int threads);
+
+}  // namespace partita::partition

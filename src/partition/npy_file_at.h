@@ -1,0 +1,52 @@
+#pragma once
+// Private to partition/: a .npy file whose data is written at given offsets, in any order and
+// by several writers, for the distributed writer (rows of one part arrive from every rank,
+// each rank's rows at a position known in advance). The file is built as `<path>.tmp` and
+// renamed into place by finish(), like NpyWriter; its bytes (header included) are exactly
+// those NpyWriter writes for the same dtype, shape and data.
+//
+// Several processes may write one file: one creates it (create()), the others open it
+// (attach()) after the creator's constructor returned, each writes its own disjoint ranges
+// and closes (close()), and the creator calls finish() after all of them closed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "partita/core/npy.h"
+
+namespace partita::partition {
+
+class NpyFileAt {
+ public:
+  // Creates `<path>.tmp` with the header and the full size (data zero until written).
+  static NpyFileAt create(const std::string& path, DType dtype, std::vector<int64_t> shape);
+  // Opens the `<path>.tmp` another writer created, for writing.
+  static NpyFileAt attach(const std::string& path, DType dtype, std::vector<int64_t> shape);
+  NpyFileAt(NpyFileAt&& other) noexcept;
+  NpyFileAt& operator=(NpyFileAt&& other) noexcept;
+  NpyFileAt(const NpyFileAt&) = delete;
+  NpyFileAt& operator=(const NpyFileAt&) = delete;
+  ~NpyFileAt();  // a created file never finished is removed
+
+  // Writes `bytes` bytes at byte `offset` of the data (after the header). Throws IoError.
+  void write_at(int64_t offset, const void* data, size_t bytes);
+  template <class T>
+  void write_elements(int64_t first, const T* values, int64_t count) {
+    write_at(first * static_cast<int64_t>(sizeof(T)), values,
+             static_cast<size_t>(count) * sizeof(T));
+  }
+  // Closes this writer's descriptor (attached writers, before the creator finishes).
+  void close();
+  // Creator only: closes, reads the file back for its CRC-32, renames it into place and
+  // returns the CRC.
+  uint32_t finish();
+
+ private:
+  NpyFileAt() = default;
+  std::string path_, tmp_path_;
+  int fd_ = -1;
+  int64_t header_bytes_ = 0, data_bytes_ = 0;
+  bool creator_ = false, finished_ = false;
+};
+
+}  // namespace partita::partition

@@ -1,0 +1,69 @@
+// partita.json's content for a written partition, and the warnings it may deserve.
+#include "partition_meta.h"
+
+#include <fmt/ranges.h>
+
+#include "partita/core/log.h"
+#include "summary_stats.h"
+
+namespace partita::partition {
+
+PartitionMeta assemble_meta(const PartitionOptions& o, const DatasetFacts& facts,
+                            std::vector<int64_t> ranges, std::optional<TypedMeta> typed,
+                            WriteResult written, Phases phases,
+                            std::optional<EdgeSplitStats> edge_split) {
+  PartitionMeta meta;
+  meta.num_parts = o.num_parts;
+  meta.num_nodes = facts.num_nodes;
+  meta.feat_dim = facts.feat_dim;
+  meta.feature_dtype = o.feature_dtype;
+  meta.num_classes = facts.num_classes;
+  meta.ranges = std::move(ranges);
+  meta.method = method_name(o.method);
+  meta.seed = o.seed;
+  meta.balance_train = o.balance_train;
+  meta.balance_edges = o.balance_edges;
+  meta.undirected = o.undirected;
+  meta.dataset = facts.dataset;
+  meta.typed = std::move(typed);
+  meta.files = std::move(written.files);
+  meta.summary = make_summary(std::move(written.parts), written.edge_cut, std::move(phases));
+  meta.num_edges = meta.summary.num_edges;
+  meta.summary.edge_split = std::move(edge_split);
+  if (meta.typed) {
+    for (const TypedNodeType& t : meta.typed->node_types) meta.summary.type_names.push_back(t.name);
+    for (int r = 0; r < meta.typed->num_relations(); ++r)
+      meta.summary.relation_names.push_back(meta.typed->triplet(r));
+  }
+  return meta;
+}
+
+// A part (owning nodes) without training nodes trains on no seeds: legal (its rank still
+// samples and serves), but usually not what the user wants. One warning naming the parts.
+void warn_about_parts(const PartitionSummary& summary, const PartitionOptions& o) {
+  const int64_t empty = summary.empty_parts();
+  if (empty > 0)
+    log_warning(
+        "partition: {} of {} parts own no node; the partition is valid but those ranks "
+        "will hold no data",
+        empty, o.num_parts);
+  std::vector<int> parts;
+  int64_t train = 0;
+  for (size_t p = 0; p < summary.parts.size(); ++p) {
+    train += summary.parts[p].train_nodes;
+    if (summary.parts[p].nodes > 0 && summary.parts[p].train_nodes == 0)
+      parts.push_back(static_cast<int>(p));
+  }
+  if (parts.empty() || train == 0) return;
+  const bool one = parts.size() == 1;
+  log_warning(
+      "partition: {} {} own{} no training node: {} train{} on no seeds (still sampling "
+      "and serving){}",
+      one ? "part" : "parts", fmt::join(parts, ", "), one ? "s" : "",
+      one ? "its rank" : "their ranks", one ? "s" : "",
+      o.method == Method::kMetis && !o.balance_train
+          ? "; `balance_train` spreads the training nodes over the parts"
+          : "");
+}
+
+}  // namespace partita::partition

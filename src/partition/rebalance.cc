@@ -1,0 +1,171 @@
+// A deterministic distributed rebalancing pass for the constraints PT-Scotch cannot
+// balance itself (it takes one vertex weight): see rebalance.h.
+#include "rebalance.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "partita/core/error.h"
+
+namespace partita::partition {
+
+RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
+                               std::vector<int32_t>& part, int num_parts, double limit,
+                               DistComm& comm, int max_rounds) {
+  const int ncon = static_cast<int>(weight.size());
+  const size_t n = part.size();
+  const size_t P = static_cast<size_t>(num_parts);
+  for (const auto& w : weight)
+    PARTITA_CHECK(w.size() == n, Error, "internal: rebalance weights of {} nodes for {}", w.size(),
+                  n);
+  RebalanceStats stats;
+  // A margin below the limit, so that rounding and the next constraint's moves keep it.
+  const double aim = 1.0 + (limit - 1.0) * 0.8;
+  const double shed_aim = 1.0 + (limit - 1.0) * 0.4;
+  for (int round = 0; round < max_rounds; ++round) {
+    // Loads: this rank's [c][p], then the global ones.
+    std::vector<int64_t> mine(static_cast<size_t>(ncon) * P, 0);
+    for (int c = 0; c < ncon; ++c)
+      for (size_t v = 0; v < n; ++v) mine[c * P + part[v]] += weight[c][v];
+    std::vector<int64_t> load = mine;
+    comm.allreduce_sum(load.data(), load.size());
+    std::vector<int64_t> cap(static_cast<size_t>(ncon));
+    bool balanced = true;
+    for (int c = 0; c < ncon; ++c) {
+      int64_t total = 0, largest = 0;
+      for (size_t p = 0; p < P; ++p) {
+        total += load[c * P + p];
+        largest = std::max(largest, load[c * P + p]);
+      }
+      cap[c] = static_cast<int64_t>(std::floor(aim * static_cast<double>(total) / num_parts));
+      const double mean = static_cast<double>(total) / num_parts;
+      if (total > 0 && static_cast<double>(largest) > limit * mean) balanced = false;
+    }
+    if (balanced) break;
+    ++stats.rounds;
+    // A part sheds above `shed_at` (below the cap, so parts filled up to the cap by one
+    // round's moves pass weight on in the next), each rank its share by its share of the
+    // part's load. The room below the cap is split among ranks by their share of the
+    // total demand, so the ranks that must move get the room.
+    std::vector<int64_t> need(static_cast<size_t>(ncon) * P, 0), room(need.size(), 0);
+    double demand = 0;
+    for (int c = 0; c < ncon; ++c) {
+      const int64_t shed_at = static_cast<int64_t>(std::floor(cap[c] / aim * shed_aim));
+      for (size_t p = 0; p < P; ++p) {
+        const int64_t l = load[c * P + p];
+        if (l <= shed_at || l == 0) continue;
+        const double share = static_cast<double>(mine[c * P + p]) / static_cast<double>(l);
+        need[c * P + p] = static_cast<int64_t>(std::ceil(share * static_cast<double>(l - shed_at)));
+        if (cap[c] > 0)
+          demand += static_cast<double>(need[c * P + p]) / static_cast<double>(cap[c]);
+      }
+    }
+    int64_t demands[2] = {static_cast<int64_t>(demand * 1e6), 0};
+    demands[1] = demands[0];
+    comm.allreduce_sum(demands + 1, 1);
+    const double room_share =
+        demands[1] > 0 ? static_cast<double>(demands[0]) / static_cast<double>(demands[1]) : 0;
+    for (int c = 0; c < ncon; ++c)
+      for (size_t p = 0; p < P; ++p)
+        if (load[c * P + p] < cap[c])
+          room[c * P + p] = static_cast<int64_t>(
+              std::floor(static_cast<double>(cap[c] - load[c * P + p]) * room_share));
+    // This rank's nodes of each part, in id order, for swap partners.
+    std::vector<std::vector<size_t>> members(P);
+    for (size_t v = 0; v < n; ++v) members[part[v]].push_back(v);
+    std::vector<size_t> cursor(P, 0);
+    // Whether moving weights delta (added to q, taken from p) fits q's room and p's (for
+    // constraints p is not shedding).
+    auto fits = [&](size_t q, size_t p, const std::vector<int64_t>& delta) {
+      for (int c = 0; c < ncon; ++c) {
+        if (delta[c] > 0 && room[c * P + q] < delta[c]) return false;
+        if (delta[c] < 0 && need[c * P + p] <= 0 && room[c * P + p] < -delta[c]) return false;
+      }
+      return true;
+    };
+    auto apply = [&](size_t q, size_t p, const std::vector<int64_t>& delta) {
+      for (int c = 0; c < ncon; ++c) {
+        room[c * P + q] -= delta[c];
+        if (need[c * P + p] > 0)
+          need[c * P + p] -= delta[c];
+        else
+          room[c * P + p] += delta[c];
+        if (need[c * P + q] > 0) need[c * P + q] += delta[c];
+      }
+    };
+    int64_t moved = 0;
+    std::vector<int64_t> delta(static_cast<size_t>(ncon));
+    for (size_t v = 0; v < n; ++v) {
+      const size_t p = static_cast<size_t>(part[v]);
+      int shed = -1;  // a constraint v's part must shed and v carries
+      for (int c = 0; c < ncon && shed < 0; ++c)
+        if (need[c * P + p] > 0 && weight[c][v] > 0) shed = c;
+      if (shed < 0) continue;
+      // A plain move to the part with the most relative room that takes v everywhere.
+      int best = -1;
+      double best_room = -1;
+      for (int c = 0; c < ncon; ++c) delta[c] = weight[c][v];
+      for (size_t q = 0; q < P; ++q) {
+        if (q == p || !fits(q, p, delta)) continue;
+        double slack = 1e300;
+        for (int c = 0; c < ncon; ++c)
+          if (cap[c] > 0)
+            slack = std::min(slack, static_cast<double>(room[c * P + q] - delta[c]) / cap[c]);
+        if (slack > best_room) {
+          best_room = slack;
+          best = static_cast<int>(q);
+        }
+      }
+      if (best >= 0) {
+        apply(static_cast<size_t>(best), p, delta);
+        part[v] = best;
+        ++moved;
+        continue;
+      }
+      // Else a swap: v goes to q, and q's next local node u that carries less of the shed
+      // constraint comes to p, when both fit (q with the lowest load of `shed` first).
+      std::vector<size_t> order(P);
+      for (size_t q = 0; q < P; ++q) order[q] = q;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return load[shed * P + a] < load[shed * P + b]; });
+      for (size_t q : order) {
+        if (q == p || load[shed * P + q] > cap[shed]) continue;
+        bool done = false;
+        for (size_t& k = cursor[q]; k < members[q].size() && !done; ++k) {
+          const size_t u = members[q][k];
+          if (static_cast<size_t>(part[u]) != q || weight[shed][u] >= weight[shed][v]) continue;
+          for (int c = 0; c < ncon; ++c) delta[c] = weight[c][v] - weight[c][u];
+          if (!fits(q, p, delta)) continue;
+          apply(q, p, delta);
+          part[v] = static_cast<int32_t>(q);
+          part[u] = static_cast<int32_t>(p);
+          moved += 2;
+          done = true;
+        }
+        if (done) break;
+      }
+    }
+    int64_t total_moved = moved;
+    comm.allreduce_sum(&total_moved, 1);
+    stats.moved += total_moved;
+    if (total_moved == 0) break;  // stuck: nothing fits anywhere
+  }
+  // Final imbalance per constraint.
+  std::vector<int64_t> load(static_cast<size_t>(ncon) * P, 0);
+  for (int c = 0; c < ncon; ++c)
+    for (size_t v = 0; v < n; ++v) load[c * P + part[v]] += weight[c][v];
+  comm.allreduce_sum(load.data(), load.size());
+  stats.imbalance.assign(static_cast<size_t>(ncon), 1.0);
+  for (int c = 0; c < ncon; ++c) {
+    int64_t total = 0, largest = 0;
+    for (size_t p = 0; p < P; ++p) {
+      total += load[c * P + p];
+      largest = std::max(largest, load[c * P + p]);
+    }
+    if (total > 0)
+      stats.imbalance[c] = static_cast<double>(largest) * num_parts / static_cast<double>(total);
+  }
+  return stats;
+}
+
+}  // namespace partita::partition

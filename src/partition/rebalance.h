@@ -1,0 +1,31 @@
+#pragma once
+// Balance for constraints the distributed partitioner does not weigh (PT-Scotch balances one
+// vertex weight: the node count). After part_graph, nodes move out of parts overloaded in
+// any constraint to the parts with most room, until every constraint's max/mean <= limit.
+//
+// Each round: global loads per (constraint, part); a part above aim = 1 + 0.8 (limit - 1)
+// times the mean sheds its excess, each rank its share (by its share of the part's load),
+// scanning its nodes in id order and moving a node that carries the overloaded constraint's
+// weight to the part with the most relative room that takes it in EVERY constraint (each
+// rank may fill 1/ranks of a part's room, so ranks never overfill a part together).
+// Deterministic for a given input and rank count. Moves ignore the cut (not boundary-aware):
+// they cost cut in proportion to the nodes moved (stats.moved).
+#include <cstdint>
+#include <vector>
+
+#include "partita/partition/dist_comm.h"
+
+namespace partita::partition {
+
+struct RebalanceStats {
+  int rounds = 0;                 // rounds that moved nodes
+  int64_t moved = 0;              // node moves over all ranks
+  std::vector<double> imbalance;  // per constraint, after the pass (max/mean)
+};
+
+// weight[c][v]: weight of local node v in constraint c (all >= 0). Collective.
+RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
+                               std::vector<int32_t>& part, int num_parts, double limit,
+                               DistComm& comm, int max_rounds = 100);
+
+}  // namespace partita::partition

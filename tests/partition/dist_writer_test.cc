@@ -1,0 +1,413 @@
+// Stage 3 of the distributed pipeline (write_partition_distributed) with threads as ranks:
+// for a fixed assignment its directory equals partition_dataset_assigned's byte for byte
+// (every .npy; partita.json apart from timing and peak-memory fields), for 1 to 4 ranks,
+// part counts above and below the rank count, homogeneous and typed, float32 and bfloat16;
+// then its refusals, agreed by every rank.
+#include "dist_writer.h"  // src/partition: the round bounds
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "helpers/inproc_dist_comm.h"
+#include "helpers/on_threads.h"
+#include "helpers/quiet_logs.h"
+#include "helpers/test_paths.h"
+#include "partita/data/dataset.h"
+#include "partita/data/generate.h"
+#include "partita/data/generate_chunked.h"
+#include "partita/data/shard.h"
+#include "partita/partition/dist_partition.h"
+#include "partita/partition/format.h"
+#include "partita/partition/partition_assigned.h"
+#include "test_datasets.h"
+
+namespace partita::partition {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_file;
+using testing::TempDir;
+
+// Streams rows [begin, end) of `f` (float32) as a shard's reader does.
+data::ShardFeatures shard_features(const data::FeatureMatrix& f) {
+  data::ShardFeatures out;
+  out.dim = f.cols();
+  out.dtype = DType::kFloat32;
+  out.read = [&f](int64_t begin, int64_t end, void* dst) {
+    if (end > begin && f.cols() > 0)
+      std::memcpy(dst, f.row(begin), static_cast<size_t>((end - begin) * f.cols()) * sizeof(float));
+  };
+  return out;
+}
+
+// Rank r of R's share of an in-memory dataset, as read_dataset_shard and build_shard_graph
+// would give it: the block's labels, split ids and in-edge rows (original ids).
+struct RankInput {
+  data::DatasetShard shard;
+  ShardGraph graph;
+};
+
+RankInput rank_input(const data::Dataset& ds, int r, int R) {
+  RankInput in;
+  data::DatasetShard& s = in.shard;
+  s.path = ds.path;
+  s.layout = "numpy";
+  s.rank = r;
+  s.ranks = R;
+  s.num_nodes = ds.num_nodes;
+  s.num_classes = ds.num_classes;
+  std::tie(s.node_begin, s.node_end) = data::node_block(ds.num_nodes, r, R);
+  s.labels.assign(ds.labels.begin() + s.node_begin, ds.labels.begin() + s.node_end);
+  auto in_block = [&](const std::vector<int64_t>& ids) {
+    std::vector<int64_t> out;
+    for (int64_t v : ids)
+      if (v >= s.node_begin && v < s.node_end) out.push_back(v);
+    return out;
+  };
+  s.train_idx = in_block(ds.train_idx);
+  s.valid_idx = in_block(ds.valid_idx);
+  s.test_idx = in_block(ds.test_idx);
+  if (ds.hetero) {
+    data::HeteroSchema h;
+    for (const data::NodeType& t : ds.hetero->node_types) {
+      h.node_types.emplace_back();
+      h.node_types.back().name = t.name;
+      h.node_types.back().count = t.count;
+      h.node_types.back().offset = t.offset;
+      s.type_features.push_back(shard_features(t.features));
+    }
+    for (const data::Relation& rel : ds.hetero->relations)
+      if (!rel.reverse) h.relations.push_back(rel);
+    h.target_type = ds.hetero->target_type;
+    s.hetero = std::move(h);
+  } else {
+    s.features = shard_features(ds.features);
+  }
+  ShardGraph& g = in.graph;
+  g.num_nodes = ds.num_nodes;
+  g.node_begin = s.node_begin;
+  g.node_end = s.node_end;
+  const graph::Csr& all = ds.in_edges;
+  const int64_t first = all.indptr[s.node_begin], last = all.indptr[s.node_end];
+  for (int64_t v = s.node_begin; v <= s.node_end; ++v)
+    g.in_edges.indptr.push_back(all.indptr[v] - first);
+  g.in_edges.indices.assign(all.indices.begin() + first, all.indices.begin() + last);
+  if (ds.hetero)
+    g.edge_relation.assign(ds.edge_relation.begin() + first, ds.edge_relation.begin() + last);
+  g.num_edges_total = all.num_entries();
+  return in;
+}
+
+// partita.json without the fields that may differ between runs and writers.
+nlohmann::json stable_meta(const std::string& dir) {
+  nlohmann::json j = nlohmann::json::parse(read_file(dir + "/partita.json"));
+  j["summary"].erase("phase_seconds");
+  j["summary"].erase("peak_rss_bytes");
+  j["summary"].erase("rank_peak_rss_bytes");
+  return j;
+}
+
+std::set<std::string> files_under(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out.insert(fs::relative(e.path(), dir).string());
+  return out;
+}
+
+void expect_same_directory(const std::string& want, const std::string& got) {
+  const std::set<std::string> files = files_under(want);
+  ASSERT_EQ(files, files_under(got));
+  for (const std::string& f : files) {
+    if (f == "partita.json") continue;
+    EXPECT_TRUE(read_file(want + "/" + f) == read_file(got + "/" + f)) << f << " differs";
+  }
+  EXPECT_EQ(stable_meta(want), stable_meta(got));
+}
+
+// Writes `ds` with assignment `part` on R threads as ranks into `out`; returns rank 0's
+// summary (every rank must return the same figures).
+// Tiny rounds (`small_rounds`) make every rank send in many rounds, unequal in number.
+PartitionSummary write_distributed(const data::Dataset& ds, const std::vector<int32_t>& part,
+                                   PartitionOptions o, int R, const std::string& out,
+                                   bool small_rounds = false) {
+  o.out_dir = out;
+  testing::InProcessDistComms comms(R);
+  std::vector<PartitionSummary> summaries(static_cast<size_t>(R));
+  const std::vector<std::string> failures = testing::on_threads(R, [&](int r) {
+    RankInput in = rank_input(ds, r, R);
+    std::vector<int32_t> mine(part.begin() + in.shard.node_begin, part.begin() + in.shard.node_end);
+    DistWriteContext context;
+    if (small_rounds) {
+      context.round_entries = 7;
+      context.round_feature_bytes = 40;
+    }
+    summaries[r] = write_partition_distributed(in.shard, in.graph, mine, o, comms.member(r),
+                                               std::move(context));
+  });
+  for (int r = 0; r < R; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
+  for (int r = 1; r < R; ++r) {
+    EXPECT_EQ(summaries[r].edge_cut, summaries[0].edge_cut);
+    EXPECT_EQ(summaries[r].rank_peak_rss_bytes, summaries[0].rank_peak_rss_bytes);
+  }
+  EXPECT_EQ(static_cast<int>(summaries[0].rank_peak_rss_bytes.size()), R);
+  return summaries[0];
+}
+
+// The in-process part_graph's assignment (contiguous blocks) and a scattered one.
+std::vector<int32_t> blocks(int64_t n, int P) {
+  std::vector<int32_t> part(static_cast<size_t>(n));
+  for (int64_t v = 0; v < n; ++v) part[v] = static_cast<int32_t>(v * P / n);
+  return part;
+}
+std::vector<int32_t> scattered(int64_t n, int P) {
+  std::vector<int32_t> part(static_cast<size_t>(n));
+  for (int64_t v = 0; v < n; ++v) part[v] = static_cast<int32_t>((v * 7 + v / 5) % P);
+  return part;
+}
+
+class DistWriterTest : public ::testing::Test {};
+
+void check_equal_to_single(const data::Dataset& ds, const std::vector<int32_t>& part, int P, int R,
+                           DType dtype, bool small_rounds = false) {
+  SCOPED_TRACE(::testing::Message()
+               << "parts " << P << ", ranks " << R << ", dtype " << dtype_name(dtype));
+  TempDir tmp;
+  PartitionOptions o;
+  o.num_parts = P;
+  o.seed = 5;
+  o.threads = 2;
+  o.feature_dtype = dtype;
+  o.out_dir = tmp / "single";
+  const PartitionSummary single = partition_dataset_assigned(ds, o, part);
+  const PartitionSummary dist = write_distributed(ds, part, o, R, tmp / "dist", small_rounds);
+  EXPECT_EQ(dist.edge_cut, single.edge_cut);
+  EXPECT_EQ(dist.node_imbalance, single.node_imbalance);
+  expect_same_directory(tmp / "single", tmp / "dist");
+  EXPECT_NO_THROW(verify_partition(tmp / "dist", 2));
+}
+
+TEST_F(DistWriterTest, HomogeneousEqualsSingleProcessForOneToFourRanks) {
+  testing::PlantedOptions po;
+  po.num_nodes = 503;  // blocks of unequal sizes
+  const data::Dataset ds = testing::planted_dataset(po);
+  for (int R = 1; R <= 4; ++R) {
+    check_equal_to_single(ds, blocks(ds.num_nodes, R), R, R, DType::kFloat32);
+    check_equal_to_single(ds, scattered(ds.num_nodes, 3), 3, R, DType::kFloat32);
+  }
+  // P != R both ways, narrowed features.
+  check_equal_to_single(ds, scattered(ds.num_nodes, 5), 5, 2, DType::kBFloat16);
+  check_equal_to_single(ds, blocks(ds.num_nodes, 2), 2, 4, DType::kFloat16);
+  check_equal_to_single(ds, scattered(ds.num_nodes, 1), 1, 3, DType::kFloat32);
+}
+
+TEST_F(DistWriterTest, ManySmallRoundsGiveTheSameBytes) {
+  const data::Dataset ds = testing::planted_dataset({});
+  check_equal_to_single(ds, scattered(ds.num_nodes, 3), 3, 3, DType::kFloat32,
+                        /*small_rounds=*/true);
+  check_equal_to_single(ds, scattered(ds.num_nodes, 5), 5, 2, DType::kBFloat16,
+                        /*small_rounds=*/true);
+  const data::Dataset typed = testing::typed_dataset({});
+  check_equal_to_single(typed, scattered(typed.num_nodes, 3), 3, 4, DType::kFloat32,
+                        /*small_rounds=*/true);
+}
+
+TEST_F(DistWriterTest, EmptyPartsAndRanksWithoutParts) {
+  const data::Dataset ds = testing::planted_dataset({});
+  std::vector<int32_t> part = scattered(ds.num_nodes, 3);
+  for (int32_t& p : part) p = p == 1 ? 3 : p;  // part 1 empty of 4
+  check_equal_to_single(ds, part, 4, 3, DType::kFloat32);
+}
+
+TEST_F(DistWriterTest, TypedEqualsSingleProcess) {
+  const data::Dataset ds = testing::typed_dataset({});
+  for (int R = 1; R <= 4; ++R)
+    check_equal_to_single(ds, scattered(ds.num_nodes, 3), 3, R, DType::kFloat32);
+  check_equal_to_single(ds, blocks(ds.num_nodes, 4), 4, 3, DType::kBFloat16);
+  testing::TypedOptions no_reverse;
+  no_reverse.reverse = false;
+  const data::Dataset plain = testing::typed_dataset(no_reverse);
+  check_equal_to_single(plain, scattered(plain.num_nodes, 2), 2, 3, DType::kFloat32);
+}
+
+TEST_F(DistWriterTest, SameRunTwiceIsByteIdentical) {
+  const data::Dataset ds = testing::planted_dataset({});
+  TempDir tmp;
+  PartitionOptions o;
+  o.num_parts = 3;
+  write_distributed(ds, scattered(ds.num_nodes, 3), o, 2, tmp / "a");
+  write_distributed(ds, scattered(ds.num_nodes, 3), o, 2, tmp / "b");
+  expect_same_directory(tmp / "a", tmp / "b");
+}
+
+// One rank's bad input fails every rank with the same error (lowest failing rank's text),
+// and nothing waits forever.
+TEST_F(DistWriterTest, RefusalsAreAgreedByEveryRank) {
+  const data::Dataset ds = testing::planted_dataset({});
+  TempDir tmp;
+  auto run = [&](PartitionOptions o, int bad_rank, int32_t bad_part) {
+    o.out_dir = tmp / "x";
+    testing::InProcessDistComms comms(3);
+    std::vector<int32_t> part = blocks(ds.num_nodes, o.num_parts);
+    return testing::on_threads(3, [&](int r) {
+      RankInput in = rank_input(ds, r, 3);
+      std::vector<int32_t> mine(part.begin() + in.shard.node_begin,
+                                part.begin() + in.shard.node_end);
+      if (r == bad_rank) mine[0] = bad_part;
+      write_partition_distributed(in.shard, in.graph, mine, o, comms.member(r));
+    });
+  };
+  PartitionOptions o;
+  o.num_parts = 3;
+  std::vector<std::string> f = run(o, 1, 7);
+  EXPECT_NE(f[1].find("node 200 is assigned to part 7, outside [0, 3)"), std::string::npos) << f[1];
+  EXPECT_EQ(f[0], "rank 1: " + f[1]);
+  EXPECT_EQ(f[2], "rank 1: " + f[1]);
+  EXPECT_FALSE(fs::exists(tmp / "x/partita.json"));
+
+  // A source id out of range on one rank: found while mapping, agreed after the exchange.
+  {
+    PartitionOptions bad = o;
+    bad.out_dir = tmp / "y";
+    testing::InProcessDistComms comms(3);
+    const std::vector<int32_t> part = blocks(ds.num_nodes, 3);
+    const std::vector<std::string> g = testing::on_threads(3, [&](int r) {
+      RankInput in = rank_input(ds, r, 3);
+      if (r == 2) in.graph.in_edges.indices.back() = ds.num_nodes + 5;
+      std::vector<int32_t> mine(part.begin() + in.shard.node_begin,
+                                part.begin() + in.shard.node_end);
+      DistWriteContext context;
+      context.round_entries = 50;  // several rounds: the others go on after rank 2 fails
+      write_partition_distributed(in.shard, in.graph, mine, bad, comms.member(r),
+                                  std::move(context));
+    });
+    EXPECT_NE(g[2].find("source id 605 is outside [0, 600)"), std::string::npos) << g[2];
+    EXPECT_EQ(g[0], "rank 2: " + g[2]);
+    EXPECT_EQ(g[1], "rank 2: " + g[2]);
+    EXPECT_FALSE(fs::exists(tmp / "y/partita.json"));
+  }
+
+  o.edge_split.valid_fraction = 0.1;
+  o.edge_split.test_fraction = 0.1;
+  f = run(o, -1, 0);
+  EXPECT_NE(f[0].find("edge_split"), std::string::npos) << f[0];
+  EXPECT_NE(f[0].find("not made by the distributed partitioner"), std::string::npos) << f[0];
+}
+
+// The whole pipeline (read_dataset_shard, stages 1-3) on R thread ranks, whose in-process
+// part_graph gives contiguous blocks, against load_dataset + partition_dataset_assigned with
+// the same blocks: the same directory, for generated numpy, chunked and typed datasets.
+// `single_dataset` (default: the same) is what the single process reads, with
+// `feature_dtype`: the chunked layout's twin in the numpy layout.
+void check_pipeline(const std::string& dataset, const data::LoadOptions& load, int P, int R,
+                    Method method = Method::kMetis, std::string single_dataset = "",
+                    DType feature_dtype = DType::kFloat32) {
+  SCOPED_TRACE(::testing::Message() << dataset << ": parts " << P << ", ranks " << R);
+  TempDir tmp;
+  PartitionOptions o;
+  o.num_parts = P;
+  o.seed = 3;
+  o.threads = 1;
+  o.method = method;
+  o.feature_dtype = feature_dtype;
+  testing::InProcessDistComms comms(R);
+  std::vector<PartitionSummary> summaries(static_cast<size_t>(R));
+  PartitionOptions od = o;
+  od.out_dir = tmp / "dist";
+  std::vector<std::string> failures = testing::on_threads(R, [&](int r) {
+    summaries[r] = run_partition_distributed(dataset, load, od, comms.member(r));
+  });
+  for (int r = 0; r < R; ++r) ASSERT_EQ(failures[r], "") << "rank " << r;
+  if (method != Method::kMetis) {  // no single-process twin: the same run again
+    PartitionOptions again = od;
+    again.out_dir = tmp / "again";
+    failures = testing::on_threads(
+        R, [&](int r) { run_partition_distributed(dataset, load, again, comms.member(r)); });
+    for (int r = 0; r < R; ++r) ASSERT_EQ(failures[r], "") << "rank " << r;
+    expect_same_directory(tmp / "dist", tmp / "again");
+  }
+  EXPECT_NO_THROW(verify_partition(tmp / "dist", 1));
+  const std::vector<std::string> phases = {"read",        "build_graph",     "assign",
+                                           "renumber",    "write_structure", "write_features",
+                                           "write_splits"};
+  ASSERT_EQ(summaries[0].phase_seconds.size(), phases.size());
+  for (size_t i = 0; i < phases.size(); ++i)
+    EXPECT_EQ(summaries[0].phase_seconds[i].first, phases[i]);
+  if (method != Method::kMetis) return;
+  if (single_dataset.empty()) single_dataset = dataset;
+  data::Dataset ds = data::load_dataset(single_dataset, load);
+  ds.path = dataset;  // partita.json names the dataset
+  o.out_dir = tmp / "single";
+  o.undirected = load.undirected;
+  partition_dataset_assigned(ds, o, blocks(ds.num_nodes, P));
+  expect_same_directory(tmp / "single", tmp / "dist");
+}
+
+class DistPipelineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir;
+    data::GenerateOptions g;
+    g.nodes = 700;
+    g.avg_degree = 5;
+    g.feat_dim = 6;
+    g.classes = 4;
+    g.seed = 2;
+    g.threads = 1;
+    g.out_dir = *dir_ / "numpy";
+    data::generate_synthetic(g);
+    g.out_dir = *dir_ / "chunked";
+    data::ChunkedWriteOptions c;
+    c.chunk_rows = 150;  // several chunks per rank
+    c.feature_dtype = DType::kBFloat16;
+    for (int r = 0; r < 3; ++r) data::generate_chunked_share(g, c, r, 3);
+    data::write_chunked_manifest(g.out_dir, data::chunked_generate_manifest(g, c));
+    data::HeteroGenerateOptions h;
+    h.nodes = 400;
+    h.feat_dim = 5;
+    h.classes = 3;
+    h.seed = 4;
+    h.threads = 1;
+    h.out_dir = *dir_ / "typed";
+    data::generate_hetero(h);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string path(const std::string& name) { return *dir_ / name; }
+  static TempDir* dir_;
+};
+TempDir* DistPipelineTest::dir_ = nullptr;
+
+TEST_F(DistPipelineTest, NumpyEqualsSingleProcess) {
+  data::LoadOptions load;
+  for (int R = 1; R <= 4; ++R) check_pipeline(path("numpy"), load, R, R);
+  load.undirected = true;
+  check_pipeline(path("numpy"), load, 3, 2);
+  check_pipeline(path("numpy"), load, 2, 3);
+}
+
+// The chunked twin of the numpy dataset (bfloat16 features) equals the numpy one written
+// with bfloat16 features.
+TEST_F(DistPipelineTest, ChunkedEqualsSingleProcessOnItsNumpyTwin) {
+  data::LoadOptions load;
+  load.undirected = true;
+  check_pipeline(path("chunked"), load, 4, 3, Method::kMetis, path("numpy"), DType::kBFloat16);
+}
+
+TEST_F(DistPipelineTest, TypedEqualsSingleProcess) {
+  data::LoadOptions load;
+  check_pipeline(path("typed"), load, 3, 2);
+  load.reverse_relations = false;
+  check_pipeline(path("typed"), load, 2, 3);
+}
+
+TEST_F(DistPipelineTest, RandomIsDeterministicForARankCount) {
+  data::LoadOptions load;
+  check_pipeline(path("numpy"), load, 3, 2, Method::kRandom);
+}
+
+}  // namespace
+}  // namespace partita::partition

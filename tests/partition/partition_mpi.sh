@@ -1,0 +1,87 @@
+#!/bin/sh
+# `partita partition` under mpirun (partition/dist_partition.h), end to end: -np 2 and -np 3
+# (with --num-parts 4 != ranks) on a generated numpy dataset and its chunked twin; each result
+# passes `info --verify`, two runs are byte-identical apart from timing and peak-memory
+# fields, node imbalance <= 1.05 (and training-node imbalance with --balance-train), every rank's peak is printed and stored, and a 1-epoch
+# `train` runs on the -np 2 partition. Bad input under mpirun is one `error:` line.
+#
+#     partition_mpi.sh PARTITA MPIRUN WORK_DIR
+set -eu
+partita=$1 mpirun=$2 work=$3
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+
+fail() { echo "FAIL: $1"; [ -f "$2" ] && cat "$2"; exit 1; }
+
+# partita.json without the fields that may differ between runs.
+stable() { grep -v -e '"phase_seconds"' -e 'peak_rss_bytes' "$1/partita.json"; }
+
+# same DIR_A DIR_B: every file byte-identical, partita.json apart from timing/peaks.
+same() {
+  (cd "$1" && find . -name '*.npy' | sort) >files_a
+  (cd "$2" && find . -name '*.npy' | sort) >files_b
+  diff files_a files_b >diff.log 2>&1 || fail "$1 and $2 hold different files" diff.log
+  while read -r f; do cmp -s "$1/$f" "$2/$f" || fail "$f differs between $1 and $2" /dev/null; done <files_a
+  stable "$1" >meta_a
+  stable "$2" >meta_b
+  diff meta_a meta_b >diff.log 2>&1 || fail "partita.json of $1 and $2 differ" diff.log
+}
+
+# balanced DIR [KEY]: imbalance KEY (nodes, edges, train; default nodes) <= 1.05.
+balanced() {
+  key=${2:-nodes}
+  imb=$(sed -n "s/.*\"imbalance\": {[^}]*\"$key\": *\([0-9.e+-]*\).*/\1/p" "$1/partita.json")
+  [ -n "$imb" ] || fail "no $key imbalance in $1/partita.json" "$1/partita.json"
+  awk -v x="$imb" 'BEGIN { exit !(x <= 1.05) }' || fail "$key imbalance $imb > 1.05 in $1" "$1/partita.json"
+}
+
+"$partita" -q generate --nodes 3000 --avg-degree 8 --feat-dim 8 --classes 4 --seed 3 \
+  --threads 1 --out ds >gen.log 2>&1 || fail "generate" gen.log
+"$mpirun" -np 2 "$partita" -q generate --layout chunked --nodes 3000 --avg-degree 8 \
+  --feat-dim 8 --classes 4 --seed 3 --chunk-rows 1000 --threads 1 --out chunked \
+  >genc.log 2>&1 || fail "generate --layout chunked" genc.log
+
+flags="--method metis --seed 1 --undirected --threads 1"
+for run in a b; do
+  "$mpirun" -np 2 "$partita" partition --dataset ds --num-parts 2 $flags --out p2$run \
+    >p2$run.log 2>&1 || fail "mpirun -np 2 partition ($run)" p2$run.log
+  "$mpirun" -np 3 --oversubscribe "$partita" partition --dataset chunked --num-parts 4 \
+    $flags --out p4$run >p4$run.log 2>&1 || fail "mpirun -np 3 partition ($run)" p4$run.log
+done
+grep -q "partitioned ds into p2a: 2 parts" p2a.log || fail "result line of -np 2" p2a.log
+grep -q "rank 0 .*rank 1 .*total" p2a.log || fail "per-rank peaks printed" p2a.log
+grep -q "rank 2 " p4a.log || fail "per-rank peaks of -np 3 printed" p4a.log
+grep -q '"rank_peak_rss_bytes": \[[0-9]*,[0-9]*,[0-9]*\]' p4a/partita.json ||
+  fail "three peaks stored" p4a/partita.json
+for p in p2a p4a; do
+  "$partita" info --verify $p >verify.log 2>&1 || fail "info --verify $p" verify.log
+  balanced $p
+done
+same p2a p2b
+same p4a p4b
+
+"$mpirun" -np 2 "$partita" partition --dataset ds --num-parts 3 --balance-train --seed 1 \
+  --threads 1 --out bt3 >bt3.log 2>&1 || fail "mpirun -np 2 --balance-train" bt3.log
+"$partita" info --verify bt3 >verify.log 2>&1 || fail "info --verify bt3" verify.log
+balanced bt3 nodes
+balanced bt3 train
+
+"$mpirun" -np 2 "$partita" partition --dataset ds --num-parts 3 --method random --seed 1 \
+  --threads 1 --out r3 >r3.log 2>&1 || fail "mpirun -np 2 --method random" r3.log
+"$partita" info --verify r3 >verify.log 2>&1 || fail "info --verify r3" verify.log
+balanced r3
+
+"$mpirun" -np 2 "$partita" -q train --parts p2a --hidden 16 --batch-size 256 --epochs 1 \
+  --seed 1 >train.log 2>&1 || fail "train on the distributed partition" train.log
+grep -q '^test_acc=' train.log || fail "train printed no test_acc" train.log
+
+# Bad input: one error line for the whole job.
+if "$mpirun" -np 2 "$partita" partition --dataset missing --num-parts 2 --out bad \
+    >bad.log 2>&1; then fail "a missing dataset was accepted" bad.log; fi
+[ "$(grep -c '^error:' bad.log)" -eq 1 ] || fail "expected one error line (missing)" bad.log
+if "$mpirun" -np 2 "$partita" partition --dataset ds --num-parts 2 --edge-split 0.1,0.1 \
+    --out bad >bad.log 2>&1; then fail "--edge-split under mpirun was accepted" bad.log; fi
+[ "$(grep -c '^error:' bad.log)" -eq 1 ] || fail "expected one error line (edge split)" bad.log
+grep -q -- "--edge-split" bad.log || fail "the error names --edge-split" bad.log
+echo "partition under mpirun: ok"
