@@ -30,6 +30,7 @@ constexpr ParameterWord kTable[] = {
     {"homophily", "homophily"},                    // generate
     {"in_memory", "in_memory"},                    // DistGraph
     {"layers", "layers"},                          // initial_parameters
+    {"lr", "lr"},                                  // SparseAdam, SparseAdagrad, SparseSGD
     {"max_steps", "max_steps"},                    // LinkNeighborLoader
     {"method", "method"},                          // partition: metis, random
     {"model", "kind"},                             // initial_parameters: sage, gcn, gat
@@ -38,6 +39,7 @@ constexpr ParameterWord kTable[] = {
     {"nodes", "nodes"},                            // generate
     {"normalize_features", "normalize_features"},  // infer
     {"num_parts", "num_parts"},                    // partition
+    {"optimizer", "optimizer"},                    // the sparse optimizer rules (_C.RowOptimizer)
     {"out_dir", "out"},                            // generate, partition
     {"parts_dir", "parts_dir"},                    // DistGraph
     {"power_law", "power_law"},                    // generate

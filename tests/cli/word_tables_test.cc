@@ -58,7 +58,7 @@ TEST(KeywordNames, MapParametersToKeywords) {
   EXPECT_EQ(python::keyword_name("timeout_s"), "timeout");
   EXPECT_EQ(python::keyword_name("model"), "kind");
   // The command line's parameters that Python does not take.
-  EXPECT_EQ(python::keyword_name("num_parts"), std::nullopt);
+  EXPECT_EQ(python::keyword_name("epochs"), std::nullopt);
   EXPECT_EQ(python::keyword_name("servers"), std::nullopt);
   const auto& table = python::keyword_table();
   for (size_t i = 1; i < table.size(); ++i) EXPECT_LT(table[i - 1].first, table[i].first);
