@@ -240,10 +240,10 @@ std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
       constraint_weights(graph, shard, options, comm);
   std::vector<int32_t> part;
   {
-    const DistAdjacency adj = distributed_adjacency(graph, comm, options.threads);
+    DistAdjacency adj = distributed_adjacency(graph, comm, options.threads);
     if (options.dist_partitioner == DistPartitioner::kCoarse) {
       CoarseStats stats;
-      part = coarse_partition(adj, weight, options.num_parts, kRefineLimit, options.seed, comm,
+      part = coarse_partition(std::move(adj), weight, options.num_parts, kRefineLimit, options.seed, comm,
                               &stats);
       if (comm.rank() == 0)
         log_info(

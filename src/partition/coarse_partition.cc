@@ -17,7 +17,8 @@ constexpr int kMaxLevels = 12;         // coarsening levels at most
 constexpr double kStallRatio = 0.9;    // a level keeping > 90 % of its vertices ends coarsening
 constexpr double kClusterCap = 1.5;    // cluster weight cap, times the average coarse vertex
 constexpr int64_t kCoarsePerPart = 2000;
-constexpr int64_t kCoarseShrink = 40;  // coarse target: max(2000 P, n / 40)
+constexpr int64_t kCoarseShrink = 1 << 30;  // coarse target: max(2000 P, n / 2^30)
+constexpr int64_t kCoarseDegree = 64;  // gathered entries per coarse vertex, at most
 constexpr double kMetisImbalance = 1.03;
 constexpr int kRefineRounds = 8;
 
@@ -168,11 +169,32 @@ std::vector<int32_t> cluster_level(const Level& l, int ncon, const std::vector<i
     }
     if (moved == 0) break;
   }
+  // Leftovers: vertices alone in their cluster (no neighbour, or their neighbours' clusters
+  // were full) are grouped in id order while a group fits the cap, so that the next level
+  // still shrinks (METIS merges unmatched vertices the same way).
   std::vector<int32_t> id(static_cast<size_t>(n), -1);
-  int32_t next = 0;
+  std::vector<int32_t> members(static_cast<size_t>(n), 0);
+  for (int64_t v = 0; v < n; ++v) ++members[cluster[v]];
+  auto small = [&](int32_t c) { return members[c] == 1; };
+  std::vector<int64_t> group(static_cast<size_t>(ncon), 0);
+  int32_t next = 0, group_id = -1;
   for (int64_t v = 0; v < n; ++v) {
-    if (id[cluster[v]] < 0) id[cluster[v]] = next++;
-    cluster[v] = id[cluster[v]];
+    const int32_t c = cluster[v];
+    if (id[c] < 0) {
+      if (small(c)) {
+        bool fits = group_id >= 0;
+        for (int k = 0; k < ncon && fits; ++k) fits = group[k] + cw[c * ncon + k] <= cap[k];
+        if (!fits) {
+          group_id = next++;
+          std::fill(group.begin(), group.end(), 0);
+        }
+        for (int k = 0; k < ncon; ++k) group[k] += cw[c * ncon + k];
+        id[c] = group_id;
+      } else {
+        id[c] = next++;
+      }
+    }
+    cluster[v] = id[c];
   }
   *count = next;
   return cluster;
@@ -385,7 +407,7 @@ void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weigh
 
 }  // namespace
 
-std::vector<int32_t> coarse_partition(const DistAdjacency& graph,
+std::vector<int32_t> coarse_partition(DistAdjacency graph,
                                       const std::vector<std::vector<int64_t>>& weight,
                                       int num_parts, double limit, uint64_t seed, DistComm& comm,
                                       CoarseStats* stats) {
@@ -394,6 +416,7 @@ std::vector<int32_t> coarse_partition(const DistAdjacency& graph,
   PARTITA_CHECK(ncon >= 1, Error, "internal: coarse_partition needs a constraint");
   const LocalGraph lg = localize(graph, comm);
   const int64_t n = graph.vtxdist[ranks];
+  graph = DistAdjacency{};  // lg holds it with 32-bit ids
 
   // 1. Local coarsening.
   std::vector<int64_t> total(static_cast<size_t>(ncon), 0);
@@ -407,6 +430,7 @@ std::vector<int32_t> coarse_partition(const DistAdjacency& graph,
     }
   comm.allreduce_sum(total.data(), total.size());
   const int64_t target = std::max<int64_t>(kCoarsePerPart * num_parts, n / kCoarseShrink);
+  (void)kCoarseShrink;
   std::vector<int64_t> cap(static_cast<size_t>(ncon));
   for (int c = 0; c < ncon; ++c)
     cap[c] = std::max<int64_t>(1, static_cast<int64_t>(kClusterCap * total[c] / target));
@@ -474,6 +498,39 @@ std::vector<int32_t> coarse_partition(const DistAdjacency& graph,
         i = j;
       }
       xadj[c + 1] = static_cast<int64_t>(adj.size());
+    }
+  }
+  // Sparsify: keep the edges of weight >= t, the smallest t (1..64) leaving at most
+  // kCoarseDegree entries per coarse vertex over all ranks. Weights are symmetric, so the
+  // kept graph is too; dropped (light) edges still count in the refinement.
+  {
+    constexpr int kBuckets = 64;
+    std::vector<int64_t> hist(kBuckets + 1, 0);
+    for (int64_t w : ew) ++hist[std::min<int64_t>(w, kBuckets)];
+    comm.allreduce_sum(hist.data(), hist.size());
+    const int64_t budget = kCoarseDegree * offset[ranks];
+    int64_t kept = 0;
+    int threshold = kBuckets + 1;
+    for (int t = kBuckets; t >= 1; --t) {
+      if (kept + hist[t] > budget) break;
+      kept += hist[t];
+      threshold = t;
+    }
+    if (threshold > 1) {
+      size_t out = 0;
+      int64_t b = 0;  // the row's original begin (xadj[c] is already rewritten)
+      for (int64_t c = 0; c < count; ++c) {
+        const int64_t e = xadj[c + 1];
+        for (int64_t k = b; k < e; ++k)
+          if (ew[k] >= threshold) {
+            adj[out] = adj[k];
+            ew[out++] = ew[k];
+          }
+        xadj[c + 1] = static_cast<int64_t>(out);
+        b = e;
+      }
+      adj.resize(out);
+      ew.resize(out);
     }
   }
   if (stats) {
