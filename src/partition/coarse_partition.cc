@@ -16,9 +16,8 @@ constexpr int kClusterRounds = 3;      // label propagation rounds per coarsenin
 constexpr int kMaxLevels = 12;         // coarsening levels at most
 constexpr double kStallRatio = 0.9;    // a level keeping > 90 % of its vertices ends coarsening
 constexpr double kClusterCap = 1.5;    // cluster weight cap, times the average coarse vertex
-constexpr int64_t kCoarsePerPart = 2000;
-constexpr int64_t kCoarseShrink = 1 << 30;  // coarse target: max(2000 P, n / 2^30)
-constexpr int64_t kCoarseDegree = 64;  // gathered entries per coarse vertex, at most
+constexpr int64_t kCoarsePerPart = 2000;  // coarse target: 2000 P vertices
+constexpr int64_t kCoarseDegree = 256;  // gathered entries per coarse vertex, at most
 constexpr double kMetisImbalance = 1.03;
 constexpr int kRefineRounds = 8;
 
@@ -429,8 +428,7 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
       total[c] += weight[c][v];
     }
   comm.allreduce_sum(total.data(), total.size());
-  const int64_t target = std::max<int64_t>(kCoarsePerPart * num_parts, n / kCoarseShrink);
-  (void)kCoarseShrink;
+  const int64_t target = kCoarsePerPart * num_parts;  // coarse vertices over all ranks
   std::vector<int64_t> cap(static_cast<size_t>(ncon));
   for (int c = 0; c < ncon; ++c)
     cap[c] = std::max<int64_t>(1, static_cast<int64_t>(kClusterCap * total[c] / target));

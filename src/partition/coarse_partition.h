@@ -4,12 +4,13 @@
 //
 //   1. Coarsen: each rank clusters its own vertices by size-constrained label propagation
 //      over the edges inside its block (levels of a few rounds, vertices in id order, ties
-//      to the lowest cluster id), until its block has at most its share of
-//      max(2000 P, n / 40) clusters or a level stops shrinking. Cluster weights carry every
-//      constraint; no cluster exceeds 1.5x the average coarse vertex in any constraint.
+//      to the lowest cluster id; vertices left alone grouped in id order), until its block
+//      has at most its share of 2000 P clusters or a level stops shrinking. Cluster weights
+//      carry every constraint; no cluster exceeds 1.5x the average coarse vertex in any.
 //   2. Partition: the coarse graph (cluster weights, aggregated edge weights, cross-rank
-//      edges mapped through their owners' cluster ids) goes to rank 0, which runs METIS
-//      (every constraint, imbalance 1.03, the seed) and sends each rank its clusters' parts.
+//      edges mapped through their owners' cluster ids; only edges of weight >= t, t the
+//      smallest threshold leaving <= 64 entries per coarse vertex) goes to rank 0, which
+//      runs METIS (every constraint, imbalance 1.03, the seed) and sends back the parts.
 //   3. Refine: rounds of boundary label propagation on the fine graph: a node moves to the
 //      neighbouring part holding most of its neighbours when that beats its own part and
 //      the move keeps every constraint of the target within `limit` of the mean (each rank
