@@ -177,8 +177,8 @@ static std::vector<std::vector<int64_t>> constraint_weights(const ShardGraph& gr
 // Every constraint to max/mean <= kRebalanceLimit by rebalance_parts (rebalance.h). After
 // PT-Scotch (one vertex weight: the node count) it reaches balance_train / balance_edges;
 // after the coarse partitioner it is a safety net (only constraints above the limit move).
-static void rebalance_constraints(const std::vector<std::vector<int64_t>>& weight,
-                                  int num_parts, std::vector<int32_t>& part, DistComm& comm) {
+static void rebalance_constraints(const std::vector<std::vector<int64_t>>& weight, int num_parts,
+                                  std::vector<int32_t>& part, DistComm& comm) {
   const RebalanceStats stats = rebalance_parts(weight, part, num_parts, kRebalanceLimit, comm);
   if (comm.rank() != 0) return;
   std::string figures;
@@ -236,15 +236,14 @@ std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
 
   const int64_t rows = graph.node_end - graph.node_begin;
   if (options.num_parts == 1) return std::vector<int32_t>(static_cast<size_t>(rows), 0);
-  const std::vector<std::vector<int64_t>> weight =
-      constraint_weights(graph, shard, options, comm);
+  const std::vector<std::vector<int64_t>> weight = constraint_weights(graph, shard, options, comm);
   std::vector<int32_t> part;
   {
     DistAdjacency adj = distributed_adjacency(graph, comm, options.threads);
     if (options.dist_partitioner == DistPartitioner::kCoarse) {
       CoarseStats stats;
-      part = coarse_partition(std::move(adj), weight, options.num_parts, kRefineLimit, options.seed, comm,
-                              &stats);
+      part = coarse_partition(std::move(adj), weight, options.num_parts, kRefineLimit, options.seed,
+                              comm, &stats);
       if (comm.rank() == 0)
         log_info(
             "partition: coarse partitioner: {} levels, coarse graph {} vertices / {} entries, "

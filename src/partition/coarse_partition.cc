@@ -12,12 +12,12 @@
 namespace partita::partition {
 namespace {
 
-constexpr int kClusterRounds = 3;      // label propagation rounds per coarsening level
-constexpr int kMaxLevels = 12;         // coarsening levels at most
-constexpr double kStallRatio = 0.9;    // a level keeping > 90 % of its vertices ends coarsening
-constexpr double kClusterCap = 1.5;    // cluster weight cap, times the average coarse vertex
+constexpr int kClusterRounds = 3;         // label propagation rounds per coarsening level
+constexpr int kMaxLevels = 12;            // coarsening levels at most
+constexpr double kStallRatio = 0.9;       // a level keeping > 90 % of its vertices ends coarsening
+constexpr double kClusterCap = 1.5;       // cluster weight cap, times the average coarse vertex
 constexpr int64_t kCoarsePerPart = 2000;  // coarse target: 2000 P vertices
-constexpr int64_t kCoarseDegree = 256;  // gathered entries per coarse vertex, at most
+constexpr int64_t kCoarseDegree = 256;    // gathered entries per coarse vertex, at most
 constexpr double kMetisImbalance = 1.03;
 constexpr int kRefineRounds = 8;
 
@@ -55,8 +55,8 @@ LocalGraph localize(const DistAdjacency& g, DistComm& comm) {
     for (uint64_t bits = seen[w]; bits; bits &= bits - 1)
       lg.ghost_global.push_back(static_cast<int64_t>(w * 64) + __builtin_ctzll(bits));
   std::vector<uint64_t>().swap(seen);
-  PARTITA_CHECK(lg.rows + static_cast<int64_t>(lg.ghost_global.size()) < (int64_t{1} << 31),
-                Error, "coarse partitioner: too many ghost vertices on rank {}", rank);
+  PARTITA_CHECK(lg.rows + static_cast<int64_t>(lg.ghost_global.size()) < (int64_t{1} << 31), Error,
+                "coarse partitioner: too many ghost vertices on rank {}", rank);
   lg.ghost_begin.resize(static_cast<size_t>(ranks) + 1);
   for (int r = 0; r <= ranks; ++r)
     lg.ghost_begin[r] =
@@ -106,8 +106,8 @@ std::vector<T> ghost_values(const LocalGraph& lg, const std::vector<T>& local, D
   for (int r = 0; r < ranks; ++r) {
     const size_t count = static_cast<size_t>(lg.ghost_begin[r + 1] - lg.ghost_begin[r]);
     PARTITA_CHECK(recv[r].size() == count * sizeof(T), Error,
-                  "internal: rank {} sent {} bytes of ghost values, {} expected", r,
-                  recv[r].size(), count * sizeof(T));
+                  "internal: rank {} sent {} bytes of ghost values, {} expected", r, recv[r].size(),
+                  count * sizeof(T));
     if (count) std::memcpy(out.data() + lg.ghost_begin[r], recv[r].data(), recv[r].size());
   }
   return out;
@@ -269,9 +269,10 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
     for (int r = 0; r < ranks; ++r) entries += reinterpret_cast<const int64_t*>(recv[r].data())[1];
     constexpr int64_t kIdxMax = std::numeric_limits<idx_t>::max();
     if (nc >= kIdxMax || entries >= kIdxMax) {
-      error = fmt::format("coarse partitioner: the coarse graph ({} vertices, {} entries) "
-                          "exceeds METIS's 32-bit ids",
-                          nc, entries);
+      error = fmt::format(
+          "coarse partitioner: the coarse graph ({} vertices, {} entries) "
+          "exceeds METIS's 32-bit ids",
+          nc, entries);
     } else {
       std::vector<idx_t> g_xadj(static_cast<size_t>(nc) + 1, 0), g_adj, g_ew,
           g_vw(static_cast<size_t>(nc * ncon));
@@ -303,12 +304,13 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
         idx_t nvtxs = static_cast<idx_t>(nc), ncon_arg = ncon, nparts = num_parts, objval = 0;
         std::vector<real_t> ubvec(static_cast<size_t>(ncon), static_cast<real_t>(kMetisImbalance));
         const int status = METIS_PartGraphKway(&nvtxs, &ncon_arg, g_xadj.data(), g_adj.data(),
-                                               g_vw.data(), nullptr, g_ew.data(), &nparts,
-                                               nullptr, ubvec.data(), options, &objval, part.data());
+                                               g_vw.data(), nullptr, g_ew.data(), &nparts, nullptr,
+                                               ubvec.data(), options, &objval, part.data());
         if (status != METIS_OK)
-          error = fmt::format("coarse partitioner: METIS_PartGraphKway failed ({}) on the coarse "
-                              "graph ({} vertices, {} entries)",
-                              status, nc, entries);
+          error = fmt::format(
+              "coarse partitioner: METIS_PartGraphKway failed ({}) on the coarse "
+              "graph ({} vertices, {} entries)",
+              status, nc, entries);
       }
       if (stats) {
         stats->coarse_vertices = nc;
@@ -379,8 +381,8 @@ void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weigh
       for (int32_t p : touched) {
         if (p == own || (upward ? p < own : p > own)) continue;
         // A move needs more neighbours in p than in the own part; ties go to the lowest p.
-        const bool better = best < 0 ? conn[p] > best_w
-                                     : (conn[p] > best_w || (conn[p] == best_w && p < best));
+        const bool better =
+            best < 0 ? conn[p] > best_w : (conn[p] > best_w || (conn[p] == best_w && p < best));
         if (!better) continue;
         bool fits = true;
         for (int c = 0; c < ncon && fits; ++c)
@@ -536,8 +538,8 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
     comm.allreduce_max(&l, 1);
     stats->levels = static_cast<int>(l);
   }
-  const std::vector<int32_t> coarse_part = partition_gathered(
-      count, vw, xadj, adj, ew, ncon, num_parts, seed, offset, comm, stats);
+  const std::vector<int32_t> coarse_part =
+      partition_gathered(count, vw, xadj, adj, ew, ncon, num_parts, seed, offset, comm, stats);
   std::vector<int64_t>().swap(adj);
   std::vector<int64_t>().swap(ew);
 

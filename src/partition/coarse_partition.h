@@ -33,10 +33,10 @@ struct CoarseStats {
   int refine_rounds = 0;
 };
 
-// graph: the undirected adjacency (DistAdjacency; vwgt ignored; freed once copied). weight[c][v]: weight of
-// local vertex v in constraint c (weight[0] usually all ones), every constraint's total > 0.
-// Returns the part of each local vertex. Error when the coarse graph cannot be gathered
-// (over 2^31 - 1 vertices or entries: METIS's 32-bit idx_t).
+// graph: the undirected adjacency (DistAdjacency; vwgt ignored; freed once copied). weight[c][v]:
+// weight of local vertex v in constraint c (weight[0] usually all ones), every constraint's total >
+// 0. Returns the part of each local vertex. Error when the coarse graph cannot be gathered (over
+// 2^31 - 1 vertices or entries: METIS's 32-bit idx_t).
 std::vector<int32_t> coarse_partition(DistAdjacency graph,
                                       const std::vector<std::vector<int64_t>>& weight,
                                       int num_parts, double limit, uint64_t seed, DistComm& comm,

@@ -103,8 +103,8 @@ TEST_F(CoarsePartition, BalancedAndDeterministicForOneToFourRanks) {
   for (bool constraints : {false, true}) {
     for (int ranks = 1; ranks <= 4; ++ranks) {
       const int P = ranks == 3 ? 5 : ranks + 2;  // P != R
-      SCOPED_TRACE(::testing::Message() << ranks << " ranks, " << P << " parts, constraints "
-                                        << constraints);
+      SCOPED_TRACE(::testing::Message()
+                   << ranks << " ranks, " << P << " parts, constraints " << constraints);
       PartitionOptions o;
       o.num_parts = P;
       o.seed = 7;
