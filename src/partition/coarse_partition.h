@@ -9,7 +9,7 @@
 //      carry every constraint; no cluster exceeds 1.5x the average coarse vertex in any.
 //   2. Partition: the coarse graph (cluster weights, aggregated edge weights, cross-rank
 //      edges mapped through their owners' cluster ids; only edges of weight >= t, t the
-//      smallest threshold leaving <= 64 entries per coarse vertex) goes to rank 0, which
+//      smallest threshold leaving <= 256 entries per coarse vertex) goes to rank 0, which
 //      runs METIS (every constraint, imbalance 1.03, the seed) and sends back the parts.
 //   3. Refine: rounds of boundary label propagation on the fine graph: a node moves to the
 //      neighbouring part holding most of its neighbours when that beats its own part and
