@@ -2,7 +2,7 @@
 """Benchmark: `partita partition` across ranks (mpirun) against single-process METIS.
 
 (a) products-scale (`generate --nodes 2400000 --avg-degree 26 --feat-dim 100`): R ranks
-    distributed (PT-Scotch) against single-process METIS into the same number of parts:
+    distributed (--dist-partitioner: coarse or PT-Scotch) against single-process METIS into the same number of parts:
     wall time, edge cut ratio (distributed / METIS), total peak RSS of all ranks over the
     input .npy bytes (edges + features), medians of --runs runs.
 (b) papers100M-shaped graphs (`generate --shape papers100m --scale S`, chunked layout,
@@ -59,6 +59,8 @@ def partition(a, dataset, out, ranks, parts, method, extra=()):
     shutil.rmtree(out, ignore_errors=True)
     cmd = [a.partita, "--quiet", "partition", "--dataset", dataset, "--num-parts", str(parts),
            "--method", method, "--seed", "1", "--out", out, *extra]
+    if ranks > 1 and method == "metis":
+        cmd += ["--dist-partitioner", a.dist_partitioner]
     seconds = run((mpirun(ranks) if ranks > 1 else []) + cmd)
     return seconds, summary_of(out)
 
@@ -73,6 +75,7 @@ def products(a):
     res = {"nodes": a.nodes, "avg_degree": a.avg_degree, "feat_dim": a.feat_dim,
            "ranks": a.ranks, "parts": a.ranks, "runs": a.runs, "input_npy_bytes": input_bytes}
     res["distributed_method"] = a.dist_method
+    res["dist_partitioner"] = a.dist_partitioner
     sides = [("metis_single", 1, "metis"), ("distributed", a.ranks, a.dist_method)]
     for name, ranks, method in sides[1:] if a.skip_single else sides:
         times, rss, cuts, phases = [], [], [], {}
@@ -146,6 +149,8 @@ def main():
     p.add_argument("--method", default="metis", help="papers100M-shaped runs: metis or random")
     p.add_argument("--dist-method", default="metis",
                    help="products-scale distributed runs: metis (PT-Scotch) or random")
+    p.add_argument("--dist-partitioner", default="coarse", choices=["coarse", "ptscotch"],
+                   help="distributed metis runs: the coarse partitioner or PT-Scotch")
     p.add_argument("--skip-single", action="store_true",
                    help="products-scale: run the distributed side only")
     p.add_argument("--only", choices=["products", "papers"])

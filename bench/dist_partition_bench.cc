@@ -1,7 +1,8 @@
 // Stages 1 and 2 of the distributed partition pipeline (partition/dist_partition.h) under
 // mpirun, on a Partita numpy dataset (homogeneous): each rank maps edges.npy and takes the
-// row range [E r/R, E (r+1)/R), builds its block's in-edge CSC, assigns parts (PT-Scotch or
-// random) and counts the edge cut. Prints one JSON object (rank 0): phase times, cut, node
+// row range [E r/R, E (r+1)/R), builds its block's in-edge CSC, assigns parts (metis: the
+// coarse partitioner or, with --dist-partitioner ptscotch, PT-Scotch; or random) and counts
+// the edge cut. Prints one JSON object (rank 0): phase times, cut, node
 // imbalance, peak RSS of every rank. The rows are read by this driver, not by
 // data::read_dataset_shard, so it runs without the shard reader.
 //
@@ -33,6 +34,7 @@ struct Args {
   int threads = 1;
   uint64_t seed = 0;
   std::string strategy = "default";
+  std::string dist_partitioner = "coarse";  // or ptscotch
 };
 
 Args parse(int argc, char** argv) {
@@ -57,6 +59,8 @@ Args parse(int argc, char** argv) {
       a.seed = std::stoull(value());
     else if (k == "--scotch-strategy")
       a.strategy = value();
+    else if (k == "--dist-partitioner")
+      a.dist_partitioner = value();
     else
       throw Error("unknown argument " + k);
   }
@@ -123,6 +127,11 @@ int run(MpiScope& mpi, const Args& args) {
   options.method = args.method == "random" ? partition::Method::kRandom : partition::Method::kMetis;
   options.seed = args.seed;
   options.threads = args.threads;
+  if (args.dist_partitioner != "coarse" && args.dist_partitioner != "ptscotch")
+    throw Error("--dist-partitioner: coarse or ptscotch, not '" + args.dist_partitioner + "'");
+  options.dist_partitioner = args.dist_partitioner == "ptscotch"
+                                 ? partition::DistPartitioner::kPtScotch
+                                 : partition::DistPartitioner::kCoarse;
   if (args.method != "random") {
     // The adjacency alone first, to tell its memory from the partitioner's (built again
     // inside assign_parts_distributed).
@@ -175,6 +184,7 @@ int run(MpiScope& mpi, const Args& args) {
     out["undirected"] = args.undirected;
     out["threads_per_rank"] = args.threads;
     out["scotch_strategy"] = args.strategy;
+    out["dist_partitioner"] = args.dist_partitioner;
     out["num_nodes"] = graph.num_nodes;
     out["num_edges"] = graph.num_edges_total;
     out["edge_cut"] = cut;

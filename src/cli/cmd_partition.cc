@@ -68,6 +68,7 @@ Action add_partition_command(CLI::App& app) {
     data::LoadOptions load;
     partition::PartitionOptions partition;
     std::string method = "metis";
+    std::string dist_partitioner = "coarse";
     std::string feature_dtype = "float32";
     bool no_reverse = false;
     std::string edge_split;
@@ -82,12 +83,16 @@ Action add_partition_command(CLI::App& app) {
       "p owns a contiguous id range; see docs/partition-format.md for the output. Under "
       "mpirun (or partita launch) with several ranks, each rank reads only its share of the "
       "dataset (numpy, typed numpy or chunked layout) and the graph is partitioned across "
-      "them (PT-Scotch for metis); --num-parts may differ from the rank count.");
+      "them (metis: see --dist-partitioner); --num-parts may differ from the rank count.");
   app.add_option("--dataset", flags->dataset, "Input dataset directory")->required();
   app.add_option("--out", flags->partition.out_dir, "Output partition directory")->required();
   app.add_option("--num-parts", flags->partition.num_parts, "Number of parts (one per rank)")
       ->capture_default_str();
   app.add_option("--method", flags->method, "Assignment method: metis (min edge cut) or random")
+      ->capture_default_str();
+  app.add_option("--dist-partitioner", flags->dist_partitioner,
+                 "Under mpirun, method metis: coarse (local clustering, METIS on the coarse "
+                 "graph, parallel refinement; docs/distributed-partitioner.md) or ptscotch")
       ->capture_default_str();
   app.add_flag("--balance-train", flags->partition.balance_train,
                "METIS: also balance the number of training nodes per part");
@@ -125,6 +130,14 @@ Action add_partition_command(CLI::App& app) {
       flags->partition.method = partition::Method::kRandom;
     } else {
       throw UsageError("--method: unknown method '" + flags->method + "' (metis or random)");
+    }
+    if (flags->dist_partitioner == "coarse") {
+      flags->partition.dist_partitioner = partition::DistPartitioner::kCoarse;
+    } else if (flags->dist_partitioner == "ptscotch") {
+      flags->partition.dist_partitioner = partition::DistPartitioner::kPtScotch;
+    } else {
+      throw UsageError("--dist-partitioner: unknown partitioner '" + flags->dist_partitioner +
+                       "' (coarse or ptscotch)");
     }
     if (!flags->edge_split.empty())
       flags->partition.edge_split = partition::parse_edge_split(flags->edge_split);

@@ -12,6 +12,7 @@
 // the largest part, as assign_metis does.
 #include <algorithm>
 
+#include "coarse_partition.h"
 #include "dist_util.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
@@ -26,7 +27,8 @@ namespace {
 
 constexpr uint64_t kRandomAssignTag = 0x7061727469746101ULL;  // this use's stream
 constexpr double kPartGraphImbalance = 1.03;  // asked of part_graph; the goal is <= 1.05
-constexpr double kRebalanceLimit = 1.05;      // balance_train / balance_edges
+constexpr double kRebalanceLimit = 1.05;      // every constraint
+constexpr double kRefineLimit = 1.04;         // the coarse partitioner's refinement
 
 std::vector<int32_t> assign_random_block(const ShardGraph& graph, int num_parts, uint64_t seed,
                                          int rank, int ranks) {
@@ -137,14 +139,13 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
   return adj;
 }
 
-// balance_train / balance_edges: PT-Scotch balances one vertex weight (the node count), so
-// the other constraints are balanced afterwards by rebalance_parts (rebalance.h), with the
-// node count kept as constraint 0. A constraint with zero total weight is dropped with a
-// warning, as assign_metis does.
-static void rebalance_constraints(const ShardGraph& graph, const data::DatasetShard& shard,
-                                  const PartitionOptions& options, std::vector<int32_t>& part,
-                                  DistComm& comm) {
-  if (!options.balance_train && !options.balance_edges) return;
+// The constraints asked: node count (always), training nodes (balance_train), in-degree
+// (balance_edges). A constraint with zero total weight is dropped with a warning, as
+// assign_metis does.
+static std::vector<std::vector<int64_t>> constraint_weights(const ShardGraph& graph,
+                                                            const data::DatasetShard& shard,
+                                                            const PartitionOptions& options,
+                                                            DistComm& comm) {
   const int64_t rows = graph.node_end - graph.node_begin;
   std::vector<std::vector<int64_t>> weight;
   weight.emplace_back(static_cast<size_t>(rows), 1);
@@ -170,10 +171,16 @@ static void rebalance_constraints(const ShardGraph& graph, const data::DatasetSh
       weight.push_back(std::move(w));
     }
   }
-  if (weight.size() == 1) return;
-  const RebalanceStats stats =
-      rebalance_parts(weight, part, options.num_parts, kRebalanceLimit, comm);
-  if (!leader) return;
+  return weight;
+}
+
+// Every constraint to max/mean <= kRebalanceLimit by rebalance_parts (rebalance.h). After
+// PT-Scotch (one vertex weight: the node count) it reaches balance_train / balance_edges;
+// after the coarse partitioner it is a safety net (only constraints above the limit move).
+static void rebalance_constraints(const std::vector<std::vector<int64_t>>& weight, int num_parts,
+                                  std::vector<int32_t>& part, DistComm& comm) {
+  const RebalanceStats stats = rebalance_parts(weight, part, num_parts, kRebalanceLimit, comm);
+  if (comm.rank() != 0) return;
   std::string figures;
   for (double x : stats.imbalance) figures += fmt::format(" {:.3f}", x);
   log_info("partition: rebalanced {} constraints in {} rounds, {} nodes moved; max/mean:{}",
@@ -229,15 +236,31 @@ std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
 
   const int64_t rows = graph.node_end - graph.node_begin;
   if (options.num_parts == 1) return std::vector<int32_t>(static_cast<size_t>(rows), 0);
-  const DistAdjacency adj = distributed_adjacency(graph, comm, options.threads);
-  std::vector<int32_t> part =
-      comm.part_graph(adj, options.num_parts, kPartGraphImbalance, options.seed);
+  const std::vector<std::vector<int64_t>> weight = constraint_weights(graph, shard, options, comm);
+  std::vector<int32_t> part;
+  {
+    DistAdjacency adj = distributed_adjacency(graph, comm, options.threads);
+    if (options.dist_partitioner == DistPartitioner::kCoarse) {
+      CoarseStats stats;
+      part = coarse_partition(std::move(adj), weight, options.num_parts, kRefineLimit, options.seed,
+                              comm, &stats);
+      if (comm.rank() == 0)
+        log_info(
+            "partition: coarse partitioner: {} levels, coarse graph {} vertices / {} entries, "
+            "{} refinement moves in {} rounds",
+            stats.levels, stats.coarse_vertices, stats.coarse_edges, stats.refine_moves,
+            stats.refine_rounds);
+    } else {
+      part = comm.part_graph(adj, options.num_parts, kPartGraphImbalance, options.seed);
+    }
+  }
   PARTITA_CHECK(static_cast<int64_t>(part.size()) == rows, Error,
-                "internal: part_graph returned {} parts for {} nodes", part.size(), rows);
+                "internal: the partitioner returned {} parts for {} nodes", part.size(), rows);
   for (int32_t p : part)
     PARTITA_CHECK(p >= 0 && p < options.num_parts, Error,
-                  "part_graph returned part {} outside [0, {})", p, options.num_parts);
-  rebalance_constraints(graph, shard, options, part, comm);
+                  "the partitioner returned part {} outside [0, {})", p, options.num_parts);
+  if (options.dist_partitioner == DistPartitioner::kCoarse || weight.size() > 1)
+    rebalance_constraints(weight, options.num_parts, part, comm);
   const int filled = fill_empty_parts_distributed(graph, part, options.num_parts, comm);
   if (filled > 0 && comm.rank() == 0)
     log_warning(

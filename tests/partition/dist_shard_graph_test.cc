@@ -242,6 +242,7 @@ TEST_F(DistShardGraph, MetisPathReturnsPartGraphsPartsAndCountsTheCut) {
       const ShardGraph g = partition::build_shard_graph(shard, false, true, comms.member(r), 1);
       partition::PartitionOptions options;
       options.method = partition::Method::kMetis;
+      options.dist_partitioner = partition::DistPartitioner::kPtScotch;  // the stand-in
       options.num_parts = 5;
       local[r] = partition::assign_parts_distributed(g, shard, options, comms.member(r));
       cuts[r] = partition::distributed_edge_cut(g, local[r], comms.member(r));
@@ -357,6 +358,7 @@ TEST_F(DistShardGraph, RebalancingReachesTrainAndEdgeBalance) {
         graphs[r] = partition::build_shard_graph(shard, false, true, comms.member(r), 1);
         partition::PartitionOptions options;
         options.num_parts = parts;
+        options.dist_partitioner = partition::DistPartitioner::kPtScotch;  // the stand-in
         options.balance_train = true;
         options.balance_edges = true;
         local[r] = partition::assign_parts_distributed(graphs[r], shard, options, comms.member(r));

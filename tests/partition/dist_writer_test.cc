@@ -313,6 +313,7 @@ void check_pipeline(const std::string& dataset, const data::LoadOptions& load, i
   o.seed = 3;
   o.threads = 1;
   o.method = method;
+  o.dist_partitioner = DistPartitioner::kPtScotch;  // the stand-in part_graph: known blocks
   o.feature_dtype = feature_dtype;
   testing::InProcessDistComms comms(R);
   std::vector<PartitionSummary> summaries(static_cast<size_t>(R));

@@ -67,6 +67,17 @@ same p4a p4b
 balanced bt3 nodes
 balanced bt3 train
 
+# PT-Scotch stays selectable (the default is the coarse partitioner); an unknown name is a
+# usage error.
+"$mpirun" -np 2 "$partita" partition --dataset ds --num-parts 3 --dist-partitioner ptscotch \
+  --seed 1 --threads 1 --out ps3 >ps3.log 2>&1 || fail "mpirun -np 2 --dist-partitioner ptscotch" ps3.log
+"$partita" info --verify ps3 >verify.log 2>&1 || fail "info --verify ps3" verify.log
+balanced ps3
+if "$partita" partition --dataset ds --num-parts 2 --dist-partitioner nope --out bad \
+  >dp.log 2>&1; then fail "--dist-partitioner nope accepted" dp.log; fi
+grep -q "^error: --dist-partitioner: unknown partitioner 'nope' (coarse or ptscotch)" dp.log ||
+  fail "--dist-partitioner nope: one error line" dp.log
+
 "$mpirun" -np 2 "$partita" partition --dataset ds --num-parts 3 --method random --seed 1 \
   --threads 1 --out r3 >r3.log 2>&1 || fail "mpirun -np 2 --method random" r3.log
 "$partita" info --verify r3 >verify.log 2>&1 || fail "info --verify r3" verify.log

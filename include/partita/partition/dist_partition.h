@@ -4,8 +4,8 @@
 //   1. build_shard_graph: the listed edges (data::DatasetShard, any rank) go to the owner
 //      of their destination's node block, where they become the in-edge CSC of the block
 //      (duplicates and self loops dropped, reverse edges/relations added as asked);
-//   2. assign_parts_distributed: a part for every node of the block (PT-Scotch through
-//      DistComm::part_graph, or seeded random), balanced as PartitionOptions asks;
+//   2. assign_parts_distributed: a part for every node of the block (the coarse partitioner,
+//      PT-Scotch through DistComm::part_graph, or seeded random), balanced as asked;
 //   3. write_partition_distributed: contiguous renumbering across ranks, then nodes,
 //      in-edges, features (in bounded chunks), labels and splits move to the rank that
 //      writes their part, which writes the same partition directory as partition_dataset
@@ -43,12 +43,12 @@ ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool re
 
 // Stage 2. The part of every node of the block ([node_end - node_begin]). Random: node v
 // gets label v mod P, shuffled inside each block (seed, rank, ranks): part sizes exactly as
-// single-process random, deterministic for a given rank count. METIS: PT-Scotch through
-// DistComm::part_graph on distributed_adjacency (node counts balanced by the partitioner);
-// balance_train / balance_edges are then reached by a deterministic rebalancing pass that
-// moves nodes out of overloaded parts (src/partition/rebalance.h; PT-Scotch weighs one
-// vertex weight only); parts left empty get a node from the largest. ParameterError for
-// num_parts outside [1, nodes].
+// single-process random, deterministic for a given rank count. METIS: on
+// distributed_adjacency, options.dist_partitioner picks the coarse partitioner
+// (src/partition/coarse_partition.h: every asked constraint weighed) or PT-Scotch through
+// DistComm::part_graph (node counts only); then a deterministic rebalancing pass moves nodes
+// out of parts above 1.05 in any constraint (src/partition/rebalance.h); parts left empty
+// get a node from the largest. ParameterError for num_parts outside [1, nodes].
 std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
                                               const data::DatasetShard& shard,
                                               const PartitionOptions& options, DistComm& comm);

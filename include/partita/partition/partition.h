@@ -16,9 +16,14 @@ namespace partita::partition {
 enum class Method { kMetis, kRandom };
 const char* method_name(Method method);
 
+// Method metis across ranks (dist_partition.h): the coarse-partition-refine partitioner
+// (src/partition/coarse_partition.h) or PT-Scotch (DistComm::part_graph).
+enum class DistPartitioner { kCoarse, kPtScotch };
+
 struct PartitionOptions {
   int num_parts = 2;  // >= 1 and <= number of nodes
   Method method = Method::kMetis;
+  DistPartitioner dist_partitioner = DistPartitioner::kCoarse;  // under mpirun only
   bool balance_train = false;  // METIS: balance training nodes per part too
   bool balance_edges = false;  // METIS: balance in-degree (edges) per part too
   uint64_t seed = 0;           // METIS seed / random assignment seed

@@ -1,0 +1,553 @@
+// The coarse-partition-refine partitioner (coarse_partition.h).
+#include "coarse_partition.h"
+
+#include <metis.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "partita/core/error.h"
+
+namespace partita::partition {
+namespace {
+
+constexpr int kClusterRounds = 3;         // label propagation rounds per coarsening level
+constexpr int kMaxLevels = 12;            // coarsening levels at most
+constexpr double kStallRatio = 0.9;       // a level keeping > 90 % of its vertices ends coarsening
+constexpr double kClusterCap = 1.5;       // cluster weight cap, times the average coarse vertex
+constexpr int64_t kCoarsePerPart = 2000;  // coarse target: 2000 P vertices
+constexpr int64_t kCoarseDegree = 256;    // gathered entries per coarse vertex, at most
+constexpr double kMetisImbalance = 1.03;
+constexpr int kRefineRounds = 8;
+
+// The fine graph with 32-bit local ids: entries < rows are local vertices, rows + g is ghost g
+// (ghost_global[g], sorted; ghosts of rank r are [ghost_begin[r], ghost_begin[r + 1])).
+// send_list[r]: the local vertices rank r keeps as ghosts, in its ghost order.
+struct LocalGraph {
+  int64_t rows = 0, begin = 0;
+  std::vector<int64_t> xadj;
+  std::vector<int32_t> adj;
+  std::vector<int64_t> ghost_global;
+  std::vector<int64_t> ghost_begin;
+  std::vector<std::vector<int32_t>> send_list;
+};
+
+template <typename T>
+std::vector<uint8_t> to_bytes(const T* data, size_t count) {
+  std::vector<uint8_t> out(count * sizeof(T));
+  if (count) std::memcpy(out.data(), data, out.size());
+  return out;
+}
+
+LocalGraph localize(const DistAdjacency& g, DistComm& comm) {
+  const int ranks = comm.size(), rank = comm.rank();
+  LocalGraph lg;
+  lg.begin = g.vtxdist[rank];
+  lg.rows = g.vtxdist[rank + 1] - lg.begin;
+  const int64_t n = g.vtxdist[ranks], end = lg.begin + lg.rows;
+  PARTITA_CHECK(lg.rows < (int64_t{1} << 30), Error,
+                "coarse partitioner: {} vertices on one rank (at most 2^30)", lg.rows);
+  std::vector<uint64_t> seen(static_cast<size_t>((n + 63) / 64), 0);
+  for (int64_t u : g.adjncy)
+    if (u < lg.begin || u >= end) seen[u >> 6] |= uint64_t{1} << (u & 63);
+  for (size_t w = 0; w < seen.size(); ++w)
+    for (uint64_t bits = seen[w]; bits; bits &= bits - 1)
+      lg.ghost_global.push_back(static_cast<int64_t>(w * 64) + __builtin_ctzll(bits));
+  std::vector<uint64_t>().swap(seen);
+  PARTITA_CHECK(lg.rows + static_cast<int64_t>(lg.ghost_global.size()) < (int64_t{1} << 31), Error,
+                "coarse partitioner: too many ghost vertices on rank {}", rank);
+  lg.ghost_begin.resize(static_cast<size_t>(ranks) + 1);
+  for (int r = 0; r <= ranks; ++r)
+    lg.ghost_begin[r] =
+        std::lower_bound(lg.ghost_global.begin(), lg.ghost_global.end(), g.vtxdist[r]) -
+        lg.ghost_global.begin();
+  lg.xadj = g.xadj;
+  lg.adj.resize(g.adjncy.size());
+  for (size_t k = 0; k < g.adjncy.size(); ++k) {
+    const int64_t u = g.adjncy[k];
+    lg.adj[k] = (u >= lg.begin && u < end)
+                    ? static_cast<int32_t>(u - lg.begin)
+                    : static_cast<int32_t>(lg.rows + (std::lower_bound(lg.ghost_global.begin(),
+                                                                       lg.ghost_global.end(), u) -
+                                                      lg.ghost_global.begin()));
+  }
+  std::vector<std::vector<uint8_t>> ask(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r)
+    ask[r] = to_bytes(lg.ghost_global.data() + lg.ghost_begin[r],
+                      static_cast<size_t>(lg.ghost_begin[r + 1] - lg.ghost_begin[r]));
+  std::vector<std::vector<uint8_t>> asked = comm.alltoall(std::move(ask));
+  lg.send_list.resize(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    const int64_t* ids = reinterpret_cast<const int64_t*>(asked[r].data());
+    const size_t count = asked[r].size() / 8;
+    lg.send_list[r].resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      PARTITA_CHECK(ids[i] >= lg.begin && ids[i] < end, Error,
+                    "internal: rank {} was asked for vertex {} outside its block", rank, ids[i]);
+      lg.send_list[r][i] = static_cast<int32_t>(ids[i] - lg.begin);
+    }
+  }
+  return lg;
+}
+
+// Every ghost's value of `local` (one value per local vertex), in ghost order.
+template <typename T>
+std::vector<T> ghost_values(const LocalGraph& lg, const std::vector<T>& local, DistComm& comm) {
+  const int ranks = comm.size();
+  std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<T> values(lg.send_list[r].size());
+    for (size_t i = 0; i < values.size(); ++i) values[i] = local[lg.send_list[r][i]];
+    send[r] = to_bytes(values.data(), values.size());
+  }
+  std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(send));
+  std::vector<T> out(lg.ghost_global.size());
+  for (int r = 0; r < ranks; ++r) {
+    const size_t count = static_cast<size_t>(lg.ghost_begin[r + 1] - lg.ghost_begin[r]);
+    PARTITA_CHECK(recv[r].size() == count * sizeof(T), Error,
+                  "internal: rank {} sent {} bytes of ghost values, {} expected", r, recv[r].size(),
+                  count * sizeof(T));
+    if (count) std::memcpy(out.data() + lg.ghost_begin[r], recv[r].data(), recv[r].size());
+  }
+  return out;
+}
+
+// One level of the local clustering: a weighted graph over the block's clusters.
+struct Level {
+  int64_t n = 0;
+  std::vector<int64_t> xadj;
+  std::vector<int32_t> adj;
+  std::vector<int64_t> ew;  // edge weights
+  std::vector<int64_t> vw;  // n * ncon
+};
+
+// Size-constrained label propagation; returns cluster ids renumbered 0.. by first
+// appearance in vertex order, and their count.
+std::vector<int32_t> cluster_level(const Level& l, int ncon, const std::vector<int64_t>& cap,
+                                   int64_t* count) {
+  const int64_t n = l.n;
+  std::vector<int32_t> cluster(static_cast<size_t>(n));
+  for (int64_t v = 0; v < n; ++v) cluster[v] = static_cast<int32_t>(v);
+  std::vector<int64_t> cw = l.vw;
+  std::vector<int64_t> conn(static_cast<size_t>(n), 0);
+  std::vector<int32_t> touched;
+  auto fits = [&](int32_t c, int64_t v) {
+    for (int k = 0; k < ncon; ++k)
+      if (cw[c * ncon + k] + l.vw[v * ncon + k] > cap[k]) return false;
+    return true;
+  };
+  for (int round = 0; round < kClusterRounds; ++round) {
+    int64_t moved = 0;
+    for (int64_t v = 0; v < n; ++v) {
+      const int32_t own = cluster[v];
+      touched.clear();
+      for (int64_t e = l.xadj[v]; e < l.xadj[v + 1]; ++e) {
+        const int32_t c = cluster[l.adj[e]];
+        if (conn[c] == 0) touched.push_back(c);
+        conn[c] += l.ew[e];
+      }
+      int32_t best = own;
+      int64_t best_w = conn[own];
+      for (int32_t c : touched) {
+        if (c == own) continue;
+        const bool better = conn[c] > best_w || (conn[c] == best_w && best != own && c < best);
+        if (better && fits(c, v)) {
+          best = c;
+          best_w = conn[c];
+        }
+      }
+      for (int32_t c : touched) conn[c] = 0;
+      if (best == own) continue;
+      for (int k = 0; k < ncon; ++k) {
+        cw[own * ncon + k] -= l.vw[v * ncon + k];
+        cw[best * ncon + k] += l.vw[v * ncon + k];
+      }
+      cluster[v] = best;
+      ++moved;
+    }
+    if (moved == 0) break;
+  }
+  // Leftovers: vertices alone in their cluster (no neighbour, or their neighbours' clusters
+  // were full) are grouped in id order while a group fits the cap, so that the next level
+  // still shrinks (METIS merges unmatched vertices the same way).
+  std::vector<int32_t> id(static_cast<size_t>(n), -1);
+  std::vector<int32_t> members(static_cast<size_t>(n), 0);
+  for (int64_t v = 0; v < n; ++v) ++members[cluster[v]];
+  auto small = [&](int32_t c) { return members[c] == 1; };
+  std::vector<int64_t> group(static_cast<size_t>(ncon), 0);
+  int32_t next = 0, group_id = -1;
+  for (int64_t v = 0; v < n; ++v) {
+    const int32_t c = cluster[v];
+    if (id[c] < 0) {
+      if (small(c)) {
+        bool fits = group_id >= 0;
+        for (int k = 0; k < ncon && fits; ++k) fits = group[k] + cw[c * ncon + k] <= cap[k];
+        if (!fits) {
+          group_id = next++;
+          std::fill(group.begin(), group.end(), 0);
+        }
+        for (int k = 0; k < ncon; ++k) group[k] += cw[c * ncon + k];
+        id[c] = group_id;
+      } else {
+        id[c] = next++;
+      }
+    }
+    cluster[v] = id[c];
+  }
+  *count = next;
+  return cluster;
+}
+
+// The level above `l` for the clustering `cluster` (count clusters).
+Level contract(const Level& l, int ncon, const std::vector<int32_t>& cluster, int64_t count) {
+  Level up;
+  up.n = count;
+  up.vw.assign(static_cast<size_t>(count * ncon), 0);
+  std::vector<int64_t> start(static_cast<size_t>(count) + 1, 0);
+  for (int64_t v = 0; v < l.n; ++v) {
+    ++start[cluster[v] + 1];
+    for (int k = 0; k < ncon; ++k) up.vw[cluster[v] * ncon + k] += l.vw[v * ncon + k];
+  }
+  for (int64_t c = 0; c < count; ++c) start[c + 1] += start[c];
+  std::vector<int32_t> members(static_cast<size_t>(l.n));
+  {
+    std::vector<int64_t> cursor(start.begin(), start.end() - 1);
+    for (int64_t v = 0; v < l.n; ++v) members[cursor[cluster[v]]++] = static_cast<int32_t>(v);
+  }
+  std::vector<int64_t> conn(static_cast<size_t>(count), 0);
+  std::vector<int32_t> touched;
+  up.xadj.assign(static_cast<size_t>(count) + 1, 0);
+  for (int64_t c = 0; c < count; ++c) {
+    touched.clear();
+    for (int64_t i = start[c]; i < start[c + 1]; ++i) {
+      const int32_t v = members[i];
+      for (int64_t e = l.xadj[v]; e < l.xadj[v + 1]; ++e) {
+        const int32_t d = cluster[l.adj[e]];
+        if (d == c) continue;
+        if (conn[d] == 0) touched.push_back(d);
+        conn[d] += l.ew[e];
+      }
+    }
+    for (int32_t d : touched) {
+      up.adj.push_back(d);
+      up.ew.push_back(conn[d]);
+      conn[d] = 0;
+    }
+    up.xadj[c + 1] = static_cast<int64_t>(up.adj.size());
+  }
+  return up;
+}
+
+// Part of each coarse vertex: METIS on rank 0 of the gathered coarse graph. `mine`: this
+// rank's coarse vertices as (vw [count * ncon], xadj [count + 1], adj [global coarse ids], ew).
+std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t>& vw,
+                                        const std::vector<int64_t>& xadj,
+                                        const std::vector<int64_t>& adj,
+                                        const std::vector<int64_t>& ew, int ncon, int num_parts,
+                                        uint64_t seed, const std::vector<int64_t>& offset,
+                                        DistComm& comm, CoarseStats* stats) {
+  const int ranks = comm.size();
+  std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
+  {
+    std::vector<int64_t> msg;
+    msg.reserve(2 + vw.size() + xadj.size() + 2 * adj.size());
+    msg.push_back(count);
+    msg.push_back(static_cast<int64_t>(adj.size()));
+    msg.insert(msg.end(), vw.begin(), vw.end());
+    msg.insert(msg.end(), xadj.begin() + 1, xadj.end());
+    msg.insert(msg.end(), adj.begin(), adj.end());
+    msg.insert(msg.end(), ew.begin(), ew.end());
+    send[0] = to_bytes(msg.data(), msg.size());
+  }
+  std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(send));
+  std::vector<std::vector<uint8_t>> back(static_cast<size_t>(ranks));
+  std::string error;
+  if (comm.rank() == 0) {
+    const int64_t nc = offset[ranks];
+    int64_t entries = 0;
+    for (int r = 0; r < ranks; ++r) entries += reinterpret_cast<const int64_t*>(recv[r].data())[1];
+    constexpr int64_t kIdxMax = std::numeric_limits<idx_t>::max();
+    if (nc >= kIdxMax || entries >= kIdxMax) {
+      error = fmt::format(
+          "coarse partitioner: the coarse graph ({} vertices, {} entries) "
+          "exceeds METIS's 32-bit ids",
+          nc, entries);
+    } else {
+      std::vector<idx_t> g_xadj(static_cast<size_t>(nc) + 1, 0), g_adj, g_ew,
+          g_vw(static_cast<size_t>(nc * ncon));
+      g_adj.reserve(static_cast<size_t>(entries));
+      g_ew.reserve(static_cast<size_t>(entries));
+      for (int r = 0; r < ranks; ++r) {
+        const int64_t* p = reinterpret_cast<const int64_t*>(recv[r].data());
+        const int64_t c = p[0], e = p[1];
+        const int64_t* w = p + 2;
+        const int64_t* x = w + c * ncon;
+        const int64_t* a = x + c;
+        const int64_t* ww = a + e;
+        for (int64_t i = 0; i < c * ncon; ++i)
+          g_vw[offset[r] * ncon + i] = static_cast<idx_t>(std::min(w[i], kIdxMax / 4));
+        const idx_t base = static_cast<idx_t>(g_adj.size());
+        for (int64_t i = 0; i < c; ++i) g_xadj[offset[r] + i + 1] = base + static_cast<idx_t>(x[i]);
+        for (int64_t i = 0; i < e; ++i) {
+          g_adj.push_back(static_cast<idx_t>(a[i]));
+          g_ew.push_back(static_cast<idx_t>(std::min(ww[i], kIdxMax / 4)));
+        }
+        std::vector<uint8_t>().swap(recv[r]);
+      }
+      std::vector<idx_t> part(static_cast<size_t>(nc), 0);
+      if (nc > 0) {
+        idx_t options[METIS_NOPTIONS];
+        METIS_SetDefaultOptions(options);
+        options[METIS_OPTION_NUMBERING] = 0;
+        options[METIS_OPTION_SEED] = static_cast<idx_t>(seed & 0x7fffffffULL);
+        idx_t nvtxs = static_cast<idx_t>(nc), ncon_arg = ncon, nparts = num_parts, objval = 0;
+        std::vector<real_t> ubvec(static_cast<size_t>(ncon), static_cast<real_t>(kMetisImbalance));
+        const int status = METIS_PartGraphKway(&nvtxs, &ncon_arg, g_xadj.data(), g_adj.data(),
+                                               g_vw.data(), nullptr, g_ew.data(), &nparts, nullptr,
+                                               ubvec.data(), options, &objval, part.data());
+        if (status != METIS_OK)
+          error = fmt::format(
+              "coarse partitioner: METIS_PartGraphKway failed ({}) on the coarse "
+              "graph ({} vertices, {} entries)",
+              status, nc, entries);
+      }
+      if (stats) {
+        stats->coarse_vertices = nc;
+        stats->coarse_edges = entries;
+      }
+      for (int r = 0; r < ranks; ++r) {
+        std::vector<int32_t> slice(part.begin() + offset[r], part.begin() + offset[r + 1]);
+        back[r] = to_bytes(slice.data(), slice.size());
+      }
+    }
+  }
+  comm.agree(error);
+  std::vector<std::vector<uint8_t>> got = comm.alltoall(std::move(back));
+  std::vector<int32_t> part(static_cast<size_t>(count));
+  PARTITA_CHECK(got[0].size() == part.size() * 4, Error,
+                "internal: {} bytes of coarse parts for {} coarse vertices", got[0].size(),
+                part.size());
+  if (count) std::memcpy(part.data(), got[0].data(), got[0].size());
+  if (stats) {
+    int64_t figures[2] = {stats->coarse_vertices, stats->coarse_edges};
+    comm.allreduce_max(figures, 2);
+    stats->coarse_vertices = figures[0];
+    stats->coarse_edges = figures[1];
+  }
+  return part;
+}
+
+// Boundary label propagation (coarse_partition.h, step 3).
+void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weight, int num_parts,
+            double limit, std::vector<int32_t>& part, DistComm& comm, CoarseStats* stats) {
+  const int ncon = static_cast<int>(weight.size());
+  const int ranks = comm.size();
+  std::vector<int64_t> total(static_cast<size_t>(ncon), 0);
+  for (int c = 0; c < ncon; ++c)
+    for (int64_t w : weight[c]) total[c] += w;
+  comm.allreduce_sum(total.data(), total.size());
+  std::vector<int64_t> cap(static_cast<size_t>(ncon));
+  for (int c = 0; c < ncon; ++c)
+    cap[c] = static_cast<int64_t>(limit * static_cast<double>(total[c]) / num_parts);
+  std::vector<int64_t> conn(static_cast<size_t>(num_parts), 0);
+  std::vector<int32_t> touched;
+  std::vector<int64_t> load(static_cast<size_t>(ncon * num_parts));
+  std::vector<int64_t> quota(load.size()), added(load.size());
+  int quiet = 0;
+  for (int round = 0; round < kRefineRounds && quiet < 2; ++round) {
+    const std::vector<int32_t> ghost = ghost_values(lg, part, comm);
+    std::fill(load.begin(), load.end(), 0);
+    for (int64_t v = 0; v < lg.rows; ++v)
+      for (int c = 0; c < ncon; ++c) load[c * num_parts + part[v]] += weight[c][v];
+    comm.allreduce_sum(load.data(), load.size());
+    for (int c = 0; c < ncon; ++c)
+      for (int p = 0; p < num_parts; ++p)
+        quota[c * num_parts + p] = std::max<int64_t>(0, cap[c] - load[c * num_parts + p]) / ranks;
+    std::fill(added.begin(), added.end(), 0);
+    const bool upward = round % 2 == 0;
+    int64_t moves = 0;
+    for (int64_t v = 0; v < lg.rows; ++v) {
+      const int32_t own = part[v];
+      touched.clear();
+      for (int64_t e = lg.xadj[v]; e < lg.xadj[v + 1]; ++e) {
+        const int32_t u = lg.adj[e];
+        const int32_t p = u < lg.rows ? part[u] : ghost[u - lg.rows];
+        if (conn[p] == 0) touched.push_back(p);
+        ++conn[p];
+      }
+      int32_t best = -1;
+      int64_t best_w = conn[own];
+      for (int32_t p : touched) {
+        if (p == own || (upward ? p < own : p > own)) continue;
+        // A move needs more neighbours in p than in the own part; ties go to the lowest p.
+        const bool better =
+            best < 0 ? conn[p] > best_w : (conn[p] > best_w || (conn[p] == best_w && p < best));
+        if (!better) continue;
+        bool fits = true;
+        for (int c = 0; c < ncon && fits; ++c)
+          fits = added[c * num_parts + p] + weight[c][v] <= quota[c * num_parts + p];
+        if (!fits) continue;
+        best = p;
+        best_w = conn[p];
+      }
+      for (int32_t p : touched) conn[p] = 0;
+      if (best < 0) continue;
+      for (int c = 0; c < ncon; ++c) added[c * num_parts + best] += weight[c][v];
+      part[v] = best;
+      ++moves;
+    }
+    comm.allreduce_sum(&moves, 1);
+    if (stats) {
+      stats->refine_moves += moves;
+      ++stats->refine_rounds;
+    }
+    quiet = moves == 0 ? quiet + 1 : 0;
+  }
+}
+
+}  // namespace
+
+std::vector<int32_t> coarse_partition(DistAdjacency graph,
+                                      const std::vector<std::vector<int64_t>>& weight,
+                                      int num_parts, double limit, uint64_t seed, DistComm& comm,
+                                      CoarseStats* stats) {
+  const int ranks = comm.size(), rank = comm.rank();
+  const int ncon = static_cast<int>(weight.size());
+  PARTITA_CHECK(ncon >= 1, Error, "internal: coarse_partition needs a constraint");
+  const LocalGraph lg = localize(graph, comm);
+  const int64_t n = graph.vtxdist[ranks];
+  graph = DistAdjacency{};  // lg holds it with 32-bit ids
+
+  // 1. Local coarsening.
+  std::vector<int64_t> total(static_cast<size_t>(ncon), 0);
+  Level level;
+  level.n = lg.rows;
+  level.vw.resize(static_cast<size_t>(lg.rows * ncon));
+  for (int64_t v = 0; v < lg.rows; ++v)
+    for (int c = 0; c < ncon; ++c) {
+      level.vw[v * ncon + c] = weight[c][v];
+      total[c] += weight[c][v];
+    }
+  comm.allreduce_sum(total.data(), total.size());
+  const int64_t target = kCoarsePerPart * num_parts;  // coarse vertices over all ranks
+  std::vector<int64_t> cap(static_cast<size_t>(ncon));
+  for (int c = 0; c < ncon; ++c)
+    cap[c] = std::max<int64_t>(1, static_cast<int64_t>(kClusterCap * total[c] / target));
+  const int64_t local_target = std::max<int64_t>(1, target * lg.rows / std::max<int64_t>(n, 1));
+  level.xadj.assign(static_cast<size_t>(lg.rows) + 1, 0);
+  for (int64_t v = 0; v < lg.rows; ++v) {
+    for (int64_t e = lg.xadj[v]; e < lg.xadj[v + 1]; ++e)
+      if (lg.adj[e] < lg.rows) level.adj.push_back(lg.adj[e]);
+    level.xadj[v + 1] = static_cast<int64_t>(level.adj.size());
+  }
+  level.ew.assign(level.adj.size(), 1);
+  std::vector<int32_t> fine_to_coarse(static_cast<size_t>(lg.rows));
+  for (int64_t v = 0; v < lg.rows; ++v) fine_to_coarse[v] = static_cast<int32_t>(v);
+  int levels = 0;
+  while (level.n > local_target && levels < kMaxLevels) {
+    int64_t count = 0;
+    const std::vector<int32_t> cluster = cluster_level(level, ncon, cap, &count);
+    if (count > kStallRatio * static_cast<double>(level.n)) break;
+    for (int32_t& c : fine_to_coarse) c = cluster[c];
+    level = contract(level, ncon, cluster, count);
+    ++levels;
+  }
+  const int64_t count = level.n;
+  const std::vector<int64_t> vw = std::move(level.vw);
+  level = Level{};
+
+  // 2. The coarse graph with global ids; METIS on rank 0.
+  std::vector<int64_t> offset(static_cast<size_t>(ranks) + 1, 0);
+  {
+    std::vector<int64_t> counts(static_cast<size_t>(ranks), 0);
+    counts[rank] = count;
+    comm.allreduce_sum(counts.data(), counts.size());
+    for (int r = 0; r < ranks; ++r) offset[r + 1] = offset[r] + counts[r];
+  }
+  std::vector<int64_t> coarse_id(static_cast<size_t>(lg.rows));
+  for (int64_t v = 0; v < lg.rows; ++v) coarse_id[v] = offset[rank] + fine_to_coarse[v];
+  const std::vector<int64_t> ghost_coarse = ghost_values(lg, coarse_id, comm);
+  std::vector<int64_t> xadj(static_cast<size_t>(count) + 1, 0), adj, ew;
+  {
+    std::vector<int64_t> start(static_cast<size_t>(count) + 1, 0);
+    for (int32_t c : fine_to_coarse) ++start[c + 1];
+    for (int64_t c = 0; c < count; ++c) start[c + 1] += start[c];
+    std::vector<int32_t> members(static_cast<size_t>(lg.rows));
+    std::vector<int64_t> cursor(start.begin(), start.end() - 1);
+    for (int64_t v = 0; v < lg.rows; ++v)
+      members[cursor[fine_to_coarse[v]]++] = static_cast<int32_t>(v);
+    std::vector<int64_t> ids;
+    for (int64_t c = 0; c < count; ++c) {
+      ids.clear();
+      const int64_t self = offset[rank] + c;
+      for (int64_t i = start[c]; i < start[c + 1]; ++i) {
+        const int32_t v = members[i];
+        for (int64_t e = lg.xadj[v]; e < lg.xadj[v + 1]; ++e) {
+          const int32_t u = lg.adj[e];
+          const int64_t d = u < lg.rows ? coarse_id[u] : ghost_coarse[u - lg.rows];
+          if (d != self) ids.push_back(d);
+        }
+      }
+      std::sort(ids.begin(), ids.end());
+      for (size_t i = 0; i < ids.size();) {
+        size_t j = i;
+        while (j < ids.size() && ids[j] == ids[i]) ++j;
+        adj.push_back(ids[i]);
+        ew.push_back(static_cast<int64_t>(j - i));
+        i = j;
+      }
+      xadj[c + 1] = static_cast<int64_t>(adj.size());
+    }
+  }
+  // Sparsify: keep the edges of weight >= t, the smallest t (1..64) leaving at most
+  // kCoarseDegree entries per coarse vertex over all ranks. Weights are symmetric, so the
+  // kept graph is too; dropped (light) edges still count in the refinement.
+  {
+    constexpr int kBuckets = 64;
+    std::vector<int64_t> hist(kBuckets + 1, 0);
+    for (int64_t w : ew) ++hist[std::min<int64_t>(w, kBuckets)];
+    comm.allreduce_sum(hist.data(), hist.size());
+    const int64_t budget = kCoarseDegree * offset[ranks];
+    int64_t kept = 0;
+    int threshold = kBuckets + 1;
+    for (int t = kBuckets; t >= 1; --t) {
+      if (kept + hist[t] > budget) break;
+      kept += hist[t];
+      threshold = t;
+    }
+    if (threshold > 1) {
+      size_t out = 0;
+      int64_t b = 0;  // the row's original begin (xadj[c] is already rewritten)
+      for (int64_t c = 0; c < count; ++c) {
+        const int64_t e = xadj[c + 1];
+        for (int64_t k = b; k < e; ++k)
+          if (ew[k] >= threshold) {
+            adj[out] = adj[k];
+            ew[out++] = ew[k];
+          }
+        xadj[c + 1] = static_cast<int64_t>(out);
+        b = e;
+      }
+      adj.resize(out);
+      ew.resize(out);
+    }
+  }
+  if (stats) {
+    int64_t l = levels;
+    comm.allreduce_max(&l, 1);
+    stats->levels = static_cast<int>(l);
+  }
+  const std::vector<int32_t> coarse_part =
+      partition_gathered(count, vw, xadj, adj, ew, ncon, num_parts, seed, offset, comm, stats);
+  std::vector<int64_t>().swap(adj);
+  std::vector<int64_t>().swap(ew);
+
+  // 3. Project and refine.
+  std::vector<int32_t> part(static_cast<size_t>(lg.rows));
+  for (int64_t v = 0; v < lg.rows; ++v) part[v] = coarse_part[fine_to_coarse[v]];
+  refine(lg, weight, num_parts, limit, part, comm, stats);
+  return part;
+}
+
+}  // namespace partita::partition
