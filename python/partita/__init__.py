@@ -23,6 +23,7 @@ import torch  # noqa: F401  (loads libtorch before the extension)
 from . import _C
 from ._C import Error, FormatError, IoError, UsageError  # noqa: F401
 from . import nn  # noqa: F401
+from ._loops import PipelineLoops
 from .link import LinkEvalLoader, LinkNeighborLoader, link_metrics  # noqa: F401
 from .hetero import DistEmbedding, SparseAdagrad, SparseAdam, SparseSGD  # noqa: F401
 
@@ -118,7 +119,7 @@ class DistGraph(_C.DistGraph):
         return self.ids("test")
 
 
-class NeighborLoader:
+class NeighborLoader(PipelineLoops):
     """Mini-batches of a split, sampled and fetched by Partita's C++ pipeline.
 
     Every rank runs len(loader) steps per epoch (one global plan: a (seed, epoch) shuffle of
@@ -145,37 +146,9 @@ class NeighborLoader:
         self.fanouts = list(fanouts)
         self.batch_size = batch_size
 
-    def __len__(self):
-        return len(self._c)
-
     @property
     def num_ids(self):
         return self._c.num_ids
-
-    def set_epoch(self, epoch):
-        self._c.set_epoch(int(epoch))
-
-    @property
-    def epoch(self):
-        """The epoch the next loop runs."""
-        return self._c.epoch
-
-    def __iter__(self):
-        token = self._c.start()
-        try:
-            while True:
-                batch = self._c.next(token)
-                if batch is None:
-                    return
-                yield batch
-        finally:
-            # A loop left early (break, an exception, a generator dropped): stop its sampler
-            # threads now. A no-op once a later loop replaced this one.
-            self._c.stop(token)
-
-    def close(self):
-        """Stops the running loop's sampler threads (closing the graph does it too)."""
-        self._c.stop()
 
 
 def broadcast_parameters(model, graph, root=0):

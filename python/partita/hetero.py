@@ -23,6 +23,7 @@ import weakref
 import torch
 
 from . import _C
+from ._loops import PipelineLoops
 
 __all__ = ["TypedNeighborLoader", "HeteroBatch", "HeteroBlock", "DistEmbedding", "SparseAdam",
            "SparseAdagrad", "SparseSGD"]
@@ -125,7 +126,7 @@ class HeteroBatch:
     num_seeds = property(lambda self: self._c.seeds.size(0))
 
 
-class TypedNeighborLoader:
+class TypedNeighborLoader(PipelineLoops):
     """partita.NeighborLoader on a typed partition (NeighborLoader returns one): the batches of
     `partita train --model rgcn` with the same fanouts, batch size and seed, as HeteroBatch.
 
@@ -145,9 +146,6 @@ class TypedNeighborLoader:
         self.batch_size = batch_size
         self.device = torch.device(str(device))
 
-    def __len__(self):
-        return len(self._c)
-
     @property
     def num_ids(self):
         return self._c.num_ids
@@ -160,27 +158,8 @@ class TypedNeighborLoader:
     def edge_types(self):
         return list(self._schema.triplets)
 
-    def set_epoch(self, epoch):
-        self._c.set_epoch(int(epoch))
-
-    @property
-    def epoch(self):
-        """The epoch the next loop runs."""
-        return self._c.epoch
-
-    def __iter__(self):
-        token = self._c.start()
-        try:
-            while True:
-                batch = self._c.next(token)
-                if batch is None:
-                    return
-                yield HeteroBatch(batch, self._schema)
-        finally:
-            self._c.stop(token)  # a loop left early stops its sampler threads now
-
-    def close(self):
-        self._c.stop()
+    def _wrap(self, batch):
+        return HeteroBatch(batch, self._schema)
 
 
 def _type_index(graph, node_type):

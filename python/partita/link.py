@@ -14,6 +14,7 @@ while Python waits).
 import torch
 
 from . import _C
+from ._loops import PipelineLoops
 
 __all__ = ["LinkNeighborLoader", "LinkEvalLoader", "link_metrics"]
 
@@ -28,38 +29,7 @@ def _exclude_mode(value):
     return str(value)
 
 
-class _Loops:
-    """Loops over a _C.LinkLoader, as NeighborLoader's: each `for` is the next loop; leaving
-    one early stops its sampler threads."""
-
-    def __len__(self):
-        return len(self._c)
-
-    def set_epoch(self, epoch):
-        self._c.set_epoch(int(epoch))
-
-    @property
-    def epoch(self):
-        """The epoch the next loop runs."""
-        return self._c.epoch
-
-    def __iter__(self):
-        token = self._c.start()
-        try:
-            while True:
-                batch = self._c.next(token)
-                if batch is None:
-                    return
-                yield batch
-        finally:
-            self._c.stop(token)
-
-    def close(self):
-        """Stops the running loop's sampler threads (closing the graph does it too)."""
-        self._c.stop()
-
-
-class LinkNeighborLoader(_Loops):
+class LinkNeighborLoader(PipelineLoops):
     """The training steps of `partita train --task link` on a partition with an edge split.
 
     Every rank runs len(loader) steps per epoch: one (seed, epoch) shuffle of every training
@@ -82,7 +52,7 @@ class LinkNeighborLoader(_Loops):
         self.device = torch.device(str(device))
 
 
-class LinkEvalLoader(_Loops):
+class LinkEvalLoader(PipelineLoops):
     """The held-out pairs of a split ("valid" or "test": edges/<split>_pos.npy, then
     <split>_neg.npy) in the batches the C++ link task's sampled evaluation scores: global
     batches of batch_size pairs in key order, positives first, each rank the pairs whose
