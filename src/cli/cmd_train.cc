@@ -406,7 +406,11 @@ Action add_train_command(CLI::App& app) {
                  "(all of them are in the final record)")
       ->capture_default_str();
   add_enum_option(app, "--model", &flags->train.model.kind, train::model_kind_names(),
-                  "sage, gcn or gat; rgcn for typed (heterogeneous) partitions");
+                  "sage, gcn or gat; rgcn or han for typed (heterogeneous) partitions");
+  app.add_option("--metapaths", flags->train.model.metapaths,
+                 "han: the metapaths, comma-separated, each a chain of relations joined by "
+                 "'-' that starts and ends on the target node type (default: derived from "
+                 "the schema)");
   app.add_option("--num-bases", flags->train.model.num_bases,
                  "rgcn: relation weights as combinations of this many shared bases (0: one "
                  "weight per relation)")

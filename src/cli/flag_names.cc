@@ -56,6 +56,7 @@ constexpr ParameterWord kTable[] = {
     {"layers", "--layers"},                            // train
     {"lr", "--lr"},                                    // train
     {"max_steps", "--max-steps"},                      // train
+    {"metapaths", "--metapaths"},                      // train (HAN)
     {"method", "--method"},                            // partition
     {"metric", "--metric"},                            // train (link)
     {"metrics_out", "--metrics-out"},                  // train

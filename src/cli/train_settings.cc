@@ -74,6 +74,7 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"metric", kSchedule},
       {"model", kSignature},
       {"num-bases", kSignature},
+      {"metapaths", kSignature},
       {"embed-lr", kSchedule},
       {"layers", kSignature},
       {"hidden", kSignature},

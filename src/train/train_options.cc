@@ -14,7 +14,8 @@ const NameTable<ModelKind>& model_kind_names() {
   static const NameTable<ModelKind> names{{"sage", ModelKind::kSage},
                                           {"gcn", ModelKind::kGcn},
                                           {"gat", ModelKind::kGat},
-                                          {"rgcn", ModelKind::kRgcn}};
+                                          {"rgcn", ModelKind::kRgcn},
+                                          {"han", ModelKind::kHan}};
   return names;
 }
 
@@ -27,6 +28,7 @@ std::optional<nn::ConvKind> conv_kind(ModelKind kind) {
     case ModelKind::kGat:
       return nn::ConvKind::kGat;
     case ModelKind::kRgcn:
+    case ModelKind::kHan:
       break;
   }
   return std::nullopt;
@@ -132,6 +134,10 @@ void check_options(const TrainOptions& o) {
   PARTITA_CHECK_PARAM(!o.checkpoint.resume || !o.checkpoint.dir.empty(), "resume",
                       "needs `checkpoint_dir`");
   loader::check_cache_options(o.cache.ratio, o.cache.presample_batches);
+  // Seam for issue 28: lifted when the HAN adapter (train/han_adapter.cc) lands.
+  PARTITA_CHECK_PARAM(m.kind != ModelKind::kHan, "model", "han is not built yet");
+  PARTITA_CHECK_PARAM(m.metapaths.empty() || m.kind == ModelKind::kHan, "metapaths",
+                      "applies to `model` han only");
   PARTITA_CHECK_PARAM(o.cache.gpu_ratio >= 0 && o.cache.gpu_ratio <= 1, "gpu_cache_ratio",
                       "must be in [0, 1] (a share of the nodes a rank owns), got {}",
                       o.cache.gpu_ratio);

@@ -27,11 +27,12 @@ struct GnnOptions;
 
 namespace partita::train {
 
-// The model a Trainer builds: a GnnModel of one conv kind, or an R-GCN (nn/rgcn.h).
-enum class ModelKind { kSage, kGcn, kGat, kRgcn };
-const NameTable<ModelKind>& model_kind_names();  // sage, gcn, gat, rgcn
+// The model a Trainer builds: a GnnModel of one conv kind, an R-GCN (nn/rgcn.h), or a HAN
+// (metapath attention, nn/han.h) over metapath blocks (sample/metapath_sampler.h).
+enum class ModelKind { kSage, kGcn, kGat, kRgcn, kHan };
+const NameTable<ModelKind>& model_kind_names();  // sage, gcn, gat, rgcn, han
 
-// The GnnModel's conv of `kind`; nullopt for kRgcn.
+// The GnnModel's conv of `kind`; nullopt for kRgcn and kHan.
 std::optional<nn::ConvKind> conv_kind(ModelKind kind);
 ModelKind model_kind(nn::ConvKind conv);
 
@@ -69,6 +70,9 @@ struct ModelOptions {
   // R-GCN: relation weights as combinations of this many shared bases; 0: one weight per
   // relation. >= 0.
   int64_t num_bases = 0;
+  // HAN: the metapaths, comma-separated, each named by its relations joined with '-' or by
+  // its node types (sample/metapath_spec.h); empty: the default derived from the schema.
+  std::string metapaths;
 };
 
 // The nn::GnnOptions of a GNN model (throws Error for kRgcn, which is no GnnModel).
