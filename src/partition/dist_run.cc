@@ -2,6 +2,7 @@
 // in-edges, assign parts, write (dist_partition.h).
 #include <exception>
 
+#include "dist_edge_split.h"
 #include "dist_writer.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
@@ -20,10 +21,6 @@ PartitionSummary run_partition_distributed(const std::string& dataset_dir,
   PARTITA_CHECK_PARAM(options.num_parts >= 1, "num_parts", "must be at least 1, got {}",
                       options.num_parts);
   PARTITA_CHECK_PARAM(!options.out_dir.empty(), "out_dir", "an output directory is required");
-  PARTITA_CHECK_PARAM(!options.edge_split.enabled(), "edge_split",
-                      "link-prediction splits are not made by the distributed partitioner "
-                      "yet; partition {} in one process",
-                      dataset_dir);
   const bool lead = comm.rank() == 0;
   const int threads = resolve_threads(options.threads);
   PartitionOptions o = options;
@@ -53,6 +50,19 @@ PartitionSummary run_partition_distributed(const std::string& dataset_dir,
   if (lead)
     log_info("partition: built the in-edges ({} entries over all ranks) in {:.2f} s",
              graph.num_edges_total, context.phases.back().second);
+
+  // With an edge split, the graph assigned and written is the one without held-out edges.
+  watch.restart();
+  const std::optional<ShardHeldOut> held = shard_edge_split(shard, graph, o, comm);
+  if (held) {
+    remove_held_out_shard(graph, *held, comm);
+    context.edge_split = &*held;
+    context.phases.emplace_back("edge_split", watch.seconds());
+    if (lead)
+      log_info("partition: held out {} edges for link prediction in {:.2f} s",
+               held->source == "dataset" ? "the dataset's" : "sampled",
+               context.phases.back().second);
+  }
 
   watch.restart();
   if (lead)

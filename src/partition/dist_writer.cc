@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include "byte_pack.h"
+#include "dist_edge_split.h"
 #include "dist_layout.h"
 #include "npy_file_at.h"
 #include "partita/core/error.h"
@@ -199,9 +200,10 @@ void DistWriter::check_inputs() {
                         "{} parts requested but {} has only {} nodes", o_.num_parts, shard_.path,
                         n);
     PARTITA_CHECK_PARAM(!o_.out_dir.empty(), "out_dir", "an output directory is required");
-    PARTITA_CHECK_PARAM(!o_.edge_split.enabled() && !shard_.edge_split, "edge_split",
-                        "link-prediction splits are not made by the distributed partitioner "
-                        "yet; partition {} in one process",
+    PARTITA_CHECK_PARAM((!o_.edge_split.enabled() && !shard_.edge_split) || ctx_.edge_split,
+                        "edge_split",
+                        "the link-prediction split of {} is made before assignment: partition "
+                        "it with run_partition_distributed",
                         shard_.path);
     PARTITA_CHECK(graph_.num_nodes == n && graph_.node_begin == shard_.node_begin &&
                       graph_.node_end == shard_.node_end &&
@@ -604,6 +606,13 @@ PartitionSummary DistWriter::run() {
   failure_.agree(comm_);
   std::vector<FileEntry> mine = finish_files();
   phases.emplace_back("write_splits", watch.seconds());
+  std::optional<EdgeSplitStats> split_stats;
+  if (ctx_.edge_split) {
+    watch.restart();
+    split_stats = write_edge_split_distributed(*ctx_.edge_split, *layout_, shard_.node_begin,
+                                               o_.out_dir, comm_, threads_, &mine);
+    phases.emplace_back("write_edge_split", watch.seconds());
+  }
 
   // What every rank needs for the metadata: files, cut, per-part and per-relation figures.
   std::vector<uint8_t> bytes;
@@ -646,7 +655,7 @@ PartitionSummary DistWriter::run() {
   facts.feat_dim = schema_ ? 0 : shard_.features.dim;
   facts.num_classes = shard_.num_classes;
   PartitionMeta meta = assemble_meta(o_, facts, L.ranges(), std::move(typed), std::move(written),
-                                     std::move(phases), std::nullopt);
+                                     std::move(phases), std::move(split_stats));
   // Peaks last: every rank's, after all its work.
   const int64_t my_peak = peak_rss_bytes();
   for (const auto& b : comm_.allgather(

@@ -8,6 +8,8 @@
 
 namespace partita::partition {
 
+struct ShardHeldOut;  // dist_edge_split.h
+
 struct DistWriteContext {
   Phases phases;  // earlier phases (read, graph, assign), first in partita.json
   // Typed shards: whether stage 1 added the reverse relations; nullopt: inferred from the
@@ -17,6 +19,9 @@ struct DistWriteContext {
   // row heavier than the bound goes alone). Tests shrink them to run many rounds.
   int64_t round_entries = int64_t{1} << 22;
   int64_t round_feature_bytes = int64_t{32} << 20;
+  // The link-prediction split made before assignment (dist_edge_split.h), written with the
+  // parts; required when the options or the shard ask for one.
+  const ShardHeldOut* edge_split = nullptr;
 };
 
 PartitionSummary write_partition_distributed(const data::DatasetShard& shard,

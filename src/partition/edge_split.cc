@@ -11,6 +11,7 @@
 #include "partita/core/error.h"
 #include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
+#include "edge_split_draw.h"
 
 namespace partita::partition {
 namespace {
@@ -57,42 +58,6 @@ bool connected(const graph::Csr& g, int64_t a, int64_t b) {
   return has_edge(g, a, b) || has_edge(g, b, a);
 }
 
-// `count` distinct non-edge pairs {a, b}, a != b, oriented at random. Drawn by rejection
-// while at least half of all pairs are free and the draw takes at most half of them (each
-// try then succeeds with probability >= 1/8); otherwise the free pairs are enumerated, which
-// costs O(n^2) = O(edges) exactly then, so a dense graph never makes the draw spin.
-std::vector<int64_t> sample_negatives(const graph::Csr& g, int64_t units, int64_t count, Rng& rng) {
-  const int64_t n = g.num_rows();
-  std::vector<int64_t> out;
-  out.reserve(static_cast<size_t>(2 * count));
-  auto emit = [&](int64_t a, int64_t b) {
-    if (rng.below(2) == 1) std::swap(a, b);
-    out.push_back(a);
-    out.push_back(b);
-  };
-  const double all_pairs = static_cast<double>(n) * static_cast<double>(n - 1) / 2;
-  const double free_pairs = all_pairs - static_cast<double>(units);
-  if (free_pairs < all_pairs / 2 || free_pairs < 2 * static_cast<double>(count)) {
-    std::vector<Pair> free;
-    for (int64_t a = 0; a < n; ++a)
-      for (int64_t b = a + 1; b < n; ++b)
-        if (!connected(g, a, b)) free.emplace_back(a, b);
-    for (int64_t i = 0; i < count; ++i) {  // partial Fisher-Yates
-      const int64_t j = i + static_cast<int64_t>(rng.below(free.size() - i));
-      std::swap(free[i], free[j]);
-      emit(free[i].first, free[i].second);
-    }
-    return out;
-  }
-  std::unordered_set<Pair, PairHash> chosen;
-  while (static_cast<int64_t>(chosen.size()) < count) {
-    const int64_t a = static_cast<int64_t>(rng.below(n)), b = static_cast<int64_t>(rng.below(n));
-    if (a == b || connected(g, a, b)) continue;
-    if (chosen.insert({std::min(a, b), std::max(a, b)}).second) emit(a, b);
-  }
-  return out;
-}
-
 }  // namespace
 
 EdgeSplitOptions parse_edge_split(const std::string& text) {
@@ -127,20 +92,11 @@ HeldOutEdges sample_edge_split(const graph::Csr& g, const EdgeSplitOptions& o, u
                       "{} negatives needed but the graph has only {} node pairs that are not edges",
                       valid + test, static_cast<int64_t>(non_edges));
 
-  // Floyd's algorithm picks valid + test distinct unit indices; a shuffle of the sorted picks
-  // decides which are valid (the first ones) and which test.
   Rng rng(stream_key(seed, 0x6c696e6b /* "link" */));
+  const HeldPicks picks = draw_held_units(units, valid, test, rng);
+  const std::vector<int64_t>& order = picks.picks;
+  const std::vector<int64_t>& role = picks.role;
   const int64_t held = valid + test;
-  std::unordered_set<int64_t> picked;
-  for (int64_t j = units - held; j < units; ++j) {
-    const int64_t t = static_cast<int64_t>(rng.below(static_cast<uint64_t>(j + 1)));
-    picked.insert(picked.count(t) ? j : t);
-  }
-  std::vector<int64_t> order(picked.begin(), picked.end());
-  std::sort(order.begin(), order.end());
-  std::vector<int64_t> role(order.size());  // position in the shuffled order
-  for (size_t i = 0; i < role.size(); ++i) role[i] = static_cast<int64_t>(i);
-  for (size_t i = role.size(); i > 1; --i) std::swap(role[i - 1], role[rng.below(i)]);
 
   HeldOutEdges out;
   out.source = "sampled";
@@ -157,7 +113,16 @@ HeldOutEdges sample_edge_split(const graph::Csr& g, const EdgeSplitOptions& o, u
     target->push_back(d);
     ++index;
   });
-  std::vector<int64_t> negatives = sample_negatives(g, units, held, rng);
+  std::vector<int64_t> negatives =
+      negatives_by_enumeration(n, units, held)
+          ? draw_negatives_by_enumeration(n, held, rng,
+                                          [&](int64_t a, int64_t b) { return connected(g, a, b); })
+          : draw_negatives_by_rejection(n, held, rng, [&](const std::vector<int64_t>& pairs) {
+              std::vector<uint8_t> linked(pairs.size() / 2);
+              for (size_t j = 0; j < linked.size(); ++j)
+                linked[j] = connected(g, pairs[2 * j], pairs[2 * j + 1]) ? 1 : 0;
+              return linked;
+            });
   out.valid_neg.assign(negatives.begin(), negatives.begin() + 2 * valid);
   out.test_neg.assign(negatives.begin() + 2 * valid, negatives.end());
   return out;

@@ -295,7 +295,7 @@ TEST_F(DistWriterTest, RefusalsAreAgreedByEveryRank) {
   o.edge_split.test_fraction = 0.1;
   f = run(o, -1, 0);
   EXPECT_NE(f[0].find("edge_split"), std::string::npos) << f[0];
-  EXPECT_NE(f[0].find("not made by the distributed partitioner"), std::string::npos) << f[0];
+  EXPECT_NE(f[0].find("made before assignment"), std::string::npos) << f[0];
 }
 
 // The whole pipeline (read_dataset_shard, stages 1-3) on R thread ranks, whose in-process

@@ -1,0 +1,276 @@
+// The distributed pipeline with a link-prediction split (src/partition/dist_edge_split.h),
+// threads as ranks: for 1 to 3 ranks and part counts above and below the rank count, its
+// directory (parts without the held-out edges, edges/*.npy, part<p>/train_edges.npy,
+// partita.json apart from timings) equals partition_dataset_assigned's for the same
+// assignment, byte for byte; sampled splits (rejection and dense enumeration of negatives,
+// directed and undirected) and a dataset's own split files. Bad fractions and bad split
+// files fail every rank with one agreed error.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "edge_split_draw.h"  // src/partition: which negative draw a graph takes
+#include "helpers/inproc_dist_comm.h"
+#include "helpers/on_threads.h"
+#include "helpers/quiet_logs.h"
+#include "helpers/test_paths.h"
+#include "partita/core/npy.h"
+#include "partita/data/dataset.h"
+#include "partita/data/generate.h"
+#include "partita/partition/dist_partition.h"
+#include "partita/partition/edge_split.h"
+#include "partita/partition/format.h"
+#include "partita/partition/partition_assigned.h"
+
+namespace partita::partition {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_file;
+using testing::TempDir;
+
+nlohmann::json stable_meta(const std::string& dir) {
+  nlohmann::json j = nlohmann::json::parse(read_file(dir + "/partita.json"));
+  j["summary"].erase("phase_seconds");
+  j["summary"].erase("peak_rss_bytes");
+  j["summary"].erase("rank_peak_rss_bytes");
+  return j;
+}
+
+std::set<std::string> files_under(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out.insert(fs::relative(e.path(), dir).string());
+  return out;
+}
+
+void expect_same_directory(const std::string& want, const std::string& got) {
+  const std::set<std::string> files = files_under(want);
+  ASSERT_EQ(files, files_under(got));
+  for (const std::string& f : files) {
+    if (f == "partita.json") continue;
+    EXPECT_TRUE(read_file(want + "/" + f) == read_file(got + "/" + f)) << f << " differs";
+  }
+  EXPECT_EQ(stable_meta(want), stable_meta(got));
+}
+
+// The in-process part_graph's assignment: contiguous blocks.
+std::vector<int32_t> blocks(int64_t n, int P) {
+  std::vector<int32_t> part(static_cast<size_t>(n));
+  for (int64_t v = 0; v < n; ++v) part[v] = static_cast<int32_t>(v * P / n);
+  return part;
+}
+
+PartitionOptions options(int P, double valid, double test) {
+  PartitionOptions o;
+  o.num_parts = P;
+  o.seed = 7;
+  o.threads = 1;
+  o.dist_partitioner = DistPartitioner::kPtScotch;  // the stand-in part_graph: known blocks
+  o.edge_split.valid_fraction = valid;
+  o.edge_split.test_fraction = test;
+  return o;
+}
+
+// run_partition_distributed on R thread ranks into `out`; every rank's failure text.
+std::vector<std::string> run_distributed(const std::string& dataset, const data::LoadOptions& load,
+                                         PartitionOptions o, int R, const std::string& out) {
+  o.out_dir = out;
+  testing::InProcessDistComms comms(R);
+  return testing::on_threads(
+      R, [&](int r) { run_partition_distributed(dataset, load, o, comms.member(r)); });
+}
+
+// The distributed directory against the single-process one with the same blocks.
+void check_split(const std::string& dataset, const data::LoadOptions& load, PartitionOptions o,
+                 int R) {
+  SCOPED_TRACE(::testing::Message() << dataset << ": parts " << o.num_parts << ", ranks " << R
+                                    << (load.undirected ? ", undirected" : ", directed"));
+  TempDir tmp;
+  const std::vector<std::string> failures = run_distributed(dataset, load, o, R, tmp / "dist");
+  for (int r = 0; r < R; ++r) ASSERT_EQ(failures[r], "") << "rank " << r;
+  EXPECT_NO_THROW(verify_partition(tmp / "dist", 1));
+  data::Dataset ds = data::load_dataset(dataset, load);
+  o.out_dir = tmp / "single";
+  o.undirected = load.undirected;
+  const PartitionSummary single = partition_dataset_assigned(ds, o, blocks(ds.num_nodes, o.num_parts));
+  ASSERT_TRUE(single.edge_split.has_value());
+  EXPECT_GT(single.edge_split->valid, 0);
+  expect_same_directory(tmp / "single", tmp / "dist");
+}
+
+void write_pairs(const std::string& path, const std::vector<int64_t>& pairs) {
+  write_npy<int64_t>(path, ArrayView<const int64_t>(pairs),
+                     {static_cast<int64_t>(pairs.size() / 2), 2});
+}
+
+class DistEdgeSplitTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir;
+    data::GenerateOptions g;
+    g.nodes = 500;
+    g.avg_degree = 6;
+    g.feat_dim = 4;
+    g.classes = 3;
+    g.seed = 5;
+    g.threads = 1;
+    g.out_dir = *dir_ / "sparse";
+    data::generate_synthetic(g);
+    g.nodes = 40;
+    g.out_dir = *dir_ / "dense";
+    data::generate_synthetic(g);
+    // Four pairs in five are edges: negatives by enumeration.
+    std::vector<int64_t> dense;
+    for (int64_t a = 0; a < g.nodes; ++a)
+      for (int64_t b = a + 1; b < g.nodes; ++b)
+        if ((a * 7 + b * 3) % 5 != 0) dense.insert(dense.end(), {a, b});
+    write_pairs(g.out_dir + "/edges.npy", dense);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string path(const std::string& name) { return *dir_ / name; }
+  // A copy of the sparse dataset with its own split files: a sampled split of its
+  // undirected graph, then `edit` applied to the five arrays (train, valid, test, valid_neg,
+  // test_neg).
+  static std::string with_split_files(
+      const std::string& name, const std::function<void(std::vector<std::vector<int64_t>>&)>& edit) {
+    const std::string out = *dir_ / name;
+    fs::remove_all(out);
+    fs::copy(path("sparse"), out, fs::copy_options::recursive);
+    data::LoadOptions load;
+    load.undirected = true;
+    const data::Dataset ds = data::load_dataset(out, load);
+    EdgeSplitOptions o;
+    o.valid_fraction = 0.1;
+    o.test_fraction = 0.1;
+    const HeldOutEdges h = sample_edge_split(ds.in_edges, o, 3);
+    std::vector<std::vector<int64_t>> arrays = {h.train, h.valid, h.test, h.valid_neg, h.test_neg};
+    edit(arrays);
+    const char* names[] = {"train_edges.npy", "valid_edges.npy", "test_edges.npy",
+                           "valid_neg.npy", "test_neg.npy"};
+    for (size_t i = 0; i < 5; ++i) write_pairs(out + "/" + names[i], arrays[i]);
+    return out;
+  }
+  static TempDir* dir_;
+};
+TempDir* DistEdgeSplitTest::dir_ = nullptr;
+
+TEST_F(DistEdgeSplitTest, SampledEqualsSingleProcess) {
+  data::LoadOptions directed, undirected;
+  undirected.undirected = true;
+  for (int R = 1; R <= 3; ++R) {
+    check_split(path("sparse"), directed, options(R, 0.1, 0.15), R);
+    check_split(path("sparse"), undirected, options(R, 0.05, 0.1), R);
+  }
+  check_split(path("sparse"), undirected, options(3, 0.2, 0.1), 2);  // P > R
+  check_split(path("sparse"), directed, options(2, 0.1, 0.1), 3);    // P < R
+}
+
+TEST_F(DistEdgeSplitTest, DenseGraphEnumeratesNegativesAlike) {
+  data::LoadOptions undirected;
+  undirected.undirected = true;
+  const data::Dataset ds = data::load_dataset(path("dense"), undirected);
+  const int64_t units = ds.num_edges() / 2, held = 2 * std::max<int64_t>(1, units / 10);
+  ASSERT_TRUE(negatives_by_enumeration(ds.num_nodes, units, held)) << units << " units";
+  for (int R = 1; R <= 3; ++R) check_split(path("dense"), undirected, options(2, 0.1, 0.1), R);
+}
+
+TEST_F(DistEdgeSplitTest, DatasetSplitFilesEqualSingleProcess) {
+  // A training pair repeated: written once.
+  const std::string dir = with_split_files("given", [](std::vector<std::vector<int64_t>>& a) {
+    a[0].insert(a[0].end(), {a[0][0], a[0][1]});
+  });
+  data::LoadOptions undirected;
+  undirected.undirected = true;
+  PartitionOptions o = options(3, 0, 0);
+  for (int R = 1; R <= 3; ++R) check_split(dir, undirected, o, R);
+  o.num_parts = 2;
+  check_split(dir, undirected, o, 3);
+}
+
+// Batched rejection consumes the stream exactly as one candidate at a time: any batch size
+// gives the same negatives (a graph where many candidates are rejected).
+TEST(EdgeSplitDraw, RejectionBatchesDoNotChangeTheDraw) {
+  auto connected = [](const std::vector<int64_t>& pairs) {
+    std::vector<uint8_t> out(pairs.size() / 2);
+    for (size_t j = 0; j < out.size(); ++j) out[j] = (pairs[2 * j] + pairs[2 * j + 1]) % 3 == 0;
+    return out;
+  };
+  Rng one(11);
+  const std::vector<int64_t> want = draw_negatives_by_rejection(30, 120, one, connected, 1);
+  ASSERT_EQ(want.size(), 240u);
+  for (int64_t batch : {2, 7, 1000}) {
+    Rng rng(11);
+    EXPECT_EQ(draw_negatives_by_rejection(30, 120, rng, connected, batch), want) << batch;
+    EXPECT_EQ(rng.next(), Rng(one).next()) << batch;  // the stream ends at the same place
+  }
+}
+
+// Every rank fails with the lowest failing rank's text, which contains `want`.
+void expect_agreed_failure(const std::vector<std::string>& f, const std::string& want) {
+  ASSERT_FALSE(f.empty());
+  size_t origin = f.size();
+  for (size_t r = 0; r < f.size(); ++r)
+    if (f[r].rfind("rank ", 0) != 0) origin = std::min(origin, r);
+  ASSERT_LT(origin, f.size()) << f[0];
+  EXPECT_NE(f[origin].find(want), std::string::npos) << f[origin];
+  for (size_t r = 0; r < f.size(); ++r)
+    if (r != origin) EXPECT_EQ(f[r], "rank " + std::to_string(origin) + ": " + f[origin]);
+}
+
+TEST_F(DistEdgeSplitTest, BadFractionsAndSplitFilesAreOneAgreedError) {
+  TempDir tmp;
+  data::LoadOptions undirected;
+  undirected.undirected = true;
+  for (const auto& [valid, test] : {std::pair{1.5, 0.1}, {0.6, 0.5}, {-0.1, 0.2}}) {
+    const std::vector<std::string> f =
+        run_distributed(path("sparse"), undirected, options(2, valid, test), 3, tmp / "x");
+    for (const std::string& text : f) EXPECT_NE(text.find("edge_split"), std::string::npos) << text;
+  }
+  // More negatives than the dense graph has free pairs: the single-process usage error.
+  std::vector<std::string> f =
+      run_distributed(path("dense"), undirected, options(2, 0.45, 0.45), 3, tmp / "x");
+  for (const std::string& text : f)
+    EXPECT_NE(text.find("node pairs that are not edges"), std::string::npos) << text;
+
+  PartitionOptions o = options(2, 0, 0);
+  // An id out of range in the last rows (read by the last rank).
+  std::string dir = with_split_files("out_of_range", [](std::vector<std::vector<int64_t>>& a) {
+    a[4].back() = 500;
+  });
+  expect_agreed_failure(run_distributed(dir, undirected, o, 3, tmp / "x"), "has a node id outside [0, 500)");
+  // A negative that is an edge of the graph, one held-out positive used as a negative, a
+  // repeated negative in another file, a training pair that is also a test pair: every
+  // rank fails with the single-process message.
+  const std::vector<std::function<void(std::vector<std::vector<int64_t>>&)>> edits = {
+      [](auto& a) { a[3][0] = a[0][0], a[3][1] = a[0][1]; },
+      [](auto& a) { a[4][2] = a[1][2], a[4][3] = a[1][3]; },
+      [](auto& a) { a[4][2] = a[3][1], a[4][3] = a[3][0]; },
+      [](auto& a) { a[0].insert(a[0].end(), {a[2][3], a[2][2]}); },
+  };
+  const char* wants[] = {"is an edge, not a negative", "is an edge, not a negative",
+                         "repeats an earlier negative pair", "is also a valid or test edge"};
+  for (size_t i = 0; i < edits.size(); ++i) {
+    SCOPED_TRACE(wants[i]);
+    dir = with_split_files("bad" + std::to_string(i), edits[i]);
+    data::Dataset ds = data::load_dataset(dir, undirected);
+    std::string single;
+    try {
+      dataset_edge_split(ds);
+    } catch (const std::exception& e) {
+      single = e.what();
+    }
+    ASSERT_NE(single.find(wants[i]), std::string::npos) << single;
+    for (int R : {1, 3}) {
+      f = run_distributed(dir, undirected, o, R, tmp / "x");
+      expect_agreed_failure(f, wants[i]);
+      EXPECT_NE(f[0].find(single), std::string::npos) << f[0] << " vs " << single;
+    }
+    EXPECT_FALSE(fs::exists(tmp / "x/partita.json"));
+  }
+}
+
+}  // namespace
+}  // namespace partita::partition
