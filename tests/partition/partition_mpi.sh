@@ -3,7 +3,10 @@
 # (with --num-parts 4 != ranks) on a generated numpy dataset and its chunked twin; each result
 # passes `info --verify`, two runs are byte-identical apart from timing and peak-memory
 # fields, node imbalance <= 1.05 (and training-node imbalance with --balance-train), every rank's peak is printed and stored, and a 1-epoch
-# `train` runs on the -np 2 partition. Bad input under mpirun is one `error:` line.
+# `train` runs on the -np 2 partition. Link-prediction splits (--edge-split, a dataset's own
+# split files) under mpirun: verified, trainable with --task link, and byte-identical to the
+# single process where the assignment is the same (1 part). Bad input under mpirun is one
+# `error:` line.
 #
 #     partition_mpi.sh PARTITA MPIRUN WORK_DIR
 set -eu
@@ -91,8 +94,64 @@ grep -q '^test_acc=' train.log || fail "train printed no test_acc" train.log
 if "$mpirun" -np 2 "$partita" partition --dataset missing --num-parts 2 --out bad \
     >bad.log 2>&1; then fail "a missing dataset was accepted" bad.log; fi
 [ "$(grep -c '^error:' bad.log)" -eq 1 ] || fail "expected one error line (missing)" bad.log
-if "$mpirun" -np 2 "$partita" partition --dataset ds --num-parts 2 --edge-split 0.1,0.1 \
-    --out bad >bad.log 2>&1; then fail "--edge-split under mpirun was accepted" bad.log; fi
+
+# Link-prediction splits under mpirun. --edge-split with 3 ranks and 2 parts: verified, and a
+# 1-epoch link training runs on it. With 1 part the assignment is the single process's, so
+# the directories must be byte-identical.
+"$mpirun" -np 3 --oversubscribe "$partita" partition --dataset ds --num-parts 2 \
+  --edge-split 0.05,0.1 $flags --out es2 >es2.log 2>&1 || fail "mpirun -np 3 --edge-split" es2.log
+"$partita" info --verify es2 >verify.log 2>&1 || fail "info --verify es2" verify.log
+grep -q '"edge_split"' es2/partita.json || fail "no edge_split in es2/partita.json" es2/partita.json
+"$mpirun" -np 2 "$partita" -q train --parts es2 --task link --hidden 16 --batch-size 256 \
+  --epochs 1 --seed 1 >link.log 2>&1 || fail "link training on the distributed split" link.log
+grep -q '^test_auc=' link.log || fail "link training printed no test_auc" link.log
+"$mpirun" -np 3 --oversubscribe "$partita" -q partition --dataset ds --num-parts 1 \
+  --edge-split 0.05,0.1 $flags --out es1 >es1.log 2>&1 || fail "mpirun -np 3 --edge-split, 1 part" es1.log
+"$partita" -q partition --dataset ds --num-parts 1 --edge-split 0.05,0.1 $flags --out es1s \
+  >es1s.log 2>&1 || fail "single-process --edge-split, 1 part" es1s.log
+same es1s es1
+
+# The dataset's own split files (1 part: new ids are the original ids), read in shares.
+cp -r ds given
+for f in valid_pos valid_neg test_pos test_neg; do cp es1s/edges/$f.npy given/$f.npy; done
+mv given/valid_pos.npy given/valid_edges.npy
+mv given/test_pos.npy given/test_edges.npy
+cp es1s/part0/train_edges.npy given/train_edges.npy
+"$mpirun" -np 3 --oversubscribe "$partita" -q partition --dataset given --num-parts 1 \
+  $flags --out g1 >g1.log 2>&1 || fail "mpirun -np 3 with split files" g1.log
+"$partita" -q partition --dataset given --num-parts 1 $flags --out g1s >g1s.log 2>&1 ||
+  fail "single-process with split files" g1s.log
+same g1s g1
+"$mpirun" -np 2 "$partita" -q partition --dataset given --num-parts 3 $flags --out g3 \
+  >g3.log 2>&1 || fail "mpirun -np 2 with split files, 3 parts" g3.log
+"$partita" info --verify g3 >verify.log 2>&1 || fail "info --verify g3" verify.log
+
+# Bad input: one error line for the whole job.
+if "$mpirun" -np 2 "$partita" partition --dataset missing --num-parts 2 --out bad \
+    >bad.log 2>&1; then fail "a missing dataset was accepted" bad.log; fi
+[ "$(grep -c '^error:' bad.log)" -eq 1 ] || fail "expected one error line (missing)" bad.log
+if "$mpirun" -np 2 "$partita" partition --dataset ds --num-parts 2 --edge-split 1.5,0.1 \
+    --out bad >bad.log 2>&1; then fail "--edge-split 1.5,0.1 was accepted" bad.log; fi
 [ "$(grep -c '^error:' bad.log)" -eq 1 ] || fail "expected one error line (edge split)" bad.log
 grep -q -- "--edge-split" bad.log || fail "the error names --edge-split" bad.log
+# data_at FILE: the byte offset of an .npy file's data (after its header).
+data_at() { echo $((10 + $(od -An -tu2 -j8 -N2 "$1" | tr -d ' '))); }
+# A split id out of range (the last test negative's destination becomes 3000 of 3000 nodes).
+cp -r given bad_id
+f=bad_id/test_neg.npy
+printf '\270\013\000\000\000\000\000\000' |
+  dd of=$f bs=1 seek=$(($(wc -c <$f) - 8)) conv=notrunc 2>/dev/null
+if "$mpirun" -np 3 --oversubscribe "$partita" partition --dataset bad_id --num-parts 2 \
+    $flags --out bad >bad.log 2>&1; then fail "a split id out of range was accepted" bad.log; fi
+[ "$(grep -c '^error:' bad.log)" -eq 1 ] || fail "expected one error line (split id)" bad.log
+grep -q "test_neg.npy.*outside \[0, 3000)" bad.log || fail "the error names test_neg.npy" bad.log
+# A negative that is a training edge, in rows read by one rank only.
+cp -r given bad_neg
+dd if=given/train_edges.npy bs=1 skip=$(data_at given/train_edges.npy) count=16 2>/dev/null |
+  dd of=bad_neg/valid_neg.npy bs=1 seek=$(data_at bad_neg/valid_neg.npy) conv=notrunc 2>/dev/null
+if "$mpirun" -np 3 --oversubscribe "$partita" partition --dataset bad_neg --num-parts 2 \
+    $flags --out bad >bad.log 2>&1; then fail "a negative that is an edge was accepted" bad.log; fi
+[ "$(grep -c '^error:' bad.log)" -eq 1 ] || fail "expected one error line (negative)" bad.log
+grep -q "valid_neg.npy: row 0: .* is an edge, not a negative" bad.log ||
+  fail "the error names valid_neg.npy row 0" bad.log
 echo "partition under mpirun: ok"
