@@ -38,7 +38,7 @@ std::vector<int64_t> from_bytes(const std::vector<uint8_t>& b) {
 
 // Int64 messages: send[r] to rank r; returns what each rank sent here.
 std::vector<std::vector<int64_t>> send_ints(const std::vector<std::vector<int64_t>>& send,
-                                           DistComm& comm) {
+                                            DistComm& comm) {
   std::vector<std::vector<uint8_t>> bytes(send.size());
   for (size_t r = 0; r < send.size(); ++r) bytes[r] = to_bytes(send[r]);
   std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(bytes));
@@ -220,8 +220,8 @@ ShardHeldOut dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
   // kind: 0 train, 1 valid, 2 test, 3 valid_neg, 4 test_neg; global rows from the shares.
   const std::vector<int64_t>* sets[5] = {&out.train, &out.valid, &out.test, &out.valid_neg,
                                          &out.test_neg};
-  static constexpr const char* kNames[5] = {"train_edges.npy", "valid_edges.npy",
-                                            "test_edges.npy", "valid_neg.npy", "test_neg.npy"};
+  static constexpr const char* kNames[5] = {"train_edges.npy", "valid_edges.npy", "test_edges.npy",
+                                            "valid_neg.npy", "test_neg.npy"};
   std::vector<int64_t> mine(5);
   for (int kind = 0; kind < 5; ++kind) mine[kind] = static_cast<int64_t>(sets[kind]->size() / 2);
   std::vector<int64_t> first_row(5, 0);
@@ -245,15 +245,16 @@ ShardHeldOut dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
       to_hash[hash_owner(a, b)].insert(to_hash[hash_owner(a, b)].end(), {kind, row, a, b});
       if (kind < 3) continue;
       to_rows[owner(b)].insert(to_rows[owner(b)].end(), {kind, row, a, b});
-      if (owner(a) != owner(b)) to_rows[owner(a)].insert(to_rows[owner(a)].end(), {kind, row, a, b});
+      if (owner(a) != owner(b))
+        to_rows[owner(a)].insert(to_rows[owner(a)].end(), {kind, row, a, b});
     }
   }
   const std::vector<std::vector<int64_t>> at_rows = send_ints(to_rows, comm);
   const std::vector<std::vector<int64_t>> at_hash = send_ints(to_hash, comm);
   agreed(comm, [&] {
     auto fail = [&](int64_t kind, int64_t row, int64_t a, int64_t b, const char* what) {
-      throw FormatError(fmt::format("{}/{}: row {}: ({}, {}) {}", shard.path, kNames[kind], row,
-                                    a, b, what));
+      throw FormatError(
+          fmt::format("{}/{}: row {}: ({}, {}) {}", shard.path, kNames[kind], row, a, b, what));
     };
     for (const std::vector<int64_t>& m : at_rows)
       for (size_t i = 0; i < m.size(); i += 4) {
@@ -281,10 +282,11 @@ ShardHeldOut dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
         const Listed& x = all[j];
         if (x.at.first == 1 || x.at.first == 2) positive = true;
         if (x.at.first < 3) continue;
-        if (positive) fail(x.at.first, x.at.second, x.pair.first, x.pair.second,
-                           "is an edge, not a negative");
-        if (negative) fail(x.at.first, x.at.second, x.pair.first, x.pair.second,
-                           "repeats an earlier negative pair");
+        if (positive)
+          fail(x.at.first, x.at.second, x.pair.first, x.pair.second, "is an edge, not a negative");
+        if (negative)
+          fail(x.at.first, x.at.second, x.pair.first, x.pair.second,
+               "repeats an earlier negative pair");
         negative = true;
       }
       if (positive)
@@ -377,12 +379,11 @@ std::optional<ShardHeldOut> shard_edge_split(const data::DatasetShard& shard,
                       "files",
                       shard.path);
   const EdgeSplitOptions& f = options.edge_split;
-  PARTITA_CHECK_PARAM(!f.enabled() || (f.valid_fraction > 0 && f.valid_fraction < 1 &&
-                                       f.test_fraction > 0 && f.test_fraction < 1 &&
-                                       f.valid_fraction + f.test_fraction < 1),
-                      "edge_split",
-                      "fractions {},{} must each lie in (0, 1) and sum to less than 1",
-                      f.valid_fraction, f.test_fraction);
+  PARTITA_CHECK_PARAM(
+      !f.enabled() || (f.valid_fraction > 0 && f.valid_fraction < 1 && f.test_fraction > 0 &&
+                       f.test_fraction < 1 && f.valid_fraction + f.test_fraction < 1),
+      "edge_split", "fractions {},{} must each lie in (0, 1) and sum to less than 1",
+      f.valid_fraction, f.test_fraction);
   if (shard.edge_split) return dataset_split(shard, graph, comm);
   return sampled_split(graph, options.edge_split, options.seed, comm);
 }
@@ -478,9 +479,11 @@ EdgeSplitStats write_edge_split_distributed(const ShardHeldOut& held, const Dist
     for (const auto& [p, v] : mine) {
       const int64_t rows = static_cast<int64_t>(v.size() / 2);
       const std::string rel = part_file(p, kTrainEdgesName);
-      files->push_back({rel, DType::kInt64, {rows, 2},
-                        write_npy<int64_t>(out_dir + "/" + rel, ArrayView<const int64_t>(v),
-                                           {rows, 2})});
+      files->push_back(
+          {rel,
+           DType::kInt64,
+           {rows, 2},
+           write_npy<int64_t>(out_dir + "/" + rel, ArrayView<const int64_t>(v), {rows, 2})});
       stats.train_per_part[p] = rows;
     }
   });

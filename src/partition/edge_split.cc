@@ -8,10 +8,10 @@
 #include <unordered_set>
 #include <utility>
 
+#include "edge_split_draw.h"
 #include "partita/core/error.h"
 #include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
-#include "edge_split_draw.h"
 
 namespace partita::partition {
 namespace {

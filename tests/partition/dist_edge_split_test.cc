@@ -95,7 +95,8 @@ void check_split(const std::string& dataset, const data::LoadOptions& load, Part
   data::Dataset ds = data::load_dataset(dataset, load);
   o.out_dir = tmp / "single";
   o.undirected = load.undirected;
-  const PartitionSummary single = partition_dataset_assigned(ds, o, blocks(ds.num_nodes, o.num_parts));
+  const PartitionSummary single =
+      partition_dataset_assigned(ds, o, blocks(ds.num_nodes, o.num_parts));
   ASSERT_TRUE(single.edge_split.has_value());
   EXPECT_GT(single.edge_split->valid, 0);
   expect_same_directory(tmp / "single", tmp / "dist");
@@ -135,7 +136,8 @@ class DistEdgeSplitTest : public ::testing::Test {
   // undirected graph, then `edit` applied to the five arrays (train, valid, test, valid_neg,
   // test_neg).
   static std::string with_split_files(
-      const std::string& name, const std::function<void(std::vector<std::vector<int64_t>>&)>& edit) {
+      const std::string& name,
+      const std::function<void(std::vector<std::vector<int64_t>>&)>& edit) {
     const std::string out = *dir_ / name;
     fs::remove_all(out);
     fs::copy(path("sparse"), out, fs::copy_options::recursive);
@@ -148,8 +150,8 @@ class DistEdgeSplitTest : public ::testing::Test {
     const HeldOutEdges h = sample_edge_split(ds.in_edges, o, 3);
     std::vector<std::vector<int64_t>> arrays = {h.train, h.valid, h.test, h.valid_neg, h.test_neg};
     edit(arrays);
-    const char* names[] = {"train_edges.npy", "valid_edges.npy", "test_edges.npy",
-                           "valid_neg.npy", "test_neg.npy"};
+    const char* names[] = {"train_edges.npy", "valid_edges.npy", "test_edges.npy", "valid_neg.npy",
+                           "test_neg.npy"};
     for (size_t i = 0; i < 5; ++i) write_pairs(out + "/" + names[i], arrays[i]);
     return out;
   }
@@ -237,10 +239,10 @@ TEST_F(DistEdgeSplitTest, BadFractionsAndSplitFilesAreOneAgreedError) {
 
   PartitionOptions o = options(2, 0, 0);
   // An id out of range in the last rows (read by the last rank).
-  std::string dir = with_split_files("out_of_range", [](std::vector<std::vector<int64_t>>& a) {
-    a[4].back() = 500;
-  });
-  expect_agreed_failure(run_distributed(dir, undirected, o, 3, tmp / "x"), "has a node id outside [0, 500)");
+  std::string dir = with_split_files(
+      "out_of_range", [](std::vector<std::vector<int64_t>>& a) { a[4].back() = 500; });
+  expect_agreed_failure(run_distributed(dir, undirected, o, 3, tmp / "x"),
+                        "has a node id outside [0, 500)");
   // A negative that is an edge of the graph, one held-out positive used as a negative, a
   // repeated negative in another file, a training pair that is also a test pair: every
   // rank fails with the single-process message.
@@ -248,7 +250,9 @@ TEST_F(DistEdgeSplitTest, BadFractionsAndSplitFilesAreOneAgreedError) {
       [](auto& a) { a[3][0] = a[0][0], a[3][1] = a[0][1]; },
       [](auto& a) { a[4][2] = a[1][2], a[4][3] = a[1][3]; },
       [](auto& a) { a[4][2] = a[3][1], a[4][3] = a[3][0]; },
-      [](auto& a) { a[0].insert(a[0].end(), {a[2][3], a[2][2]}); },
+      [](auto& a) {
+        a[0].insert(a[0].end(), {a[2][3], a[2][2]});
+      },
   };
   const char* wants[] = {"is an edge, not a negative", "is an edge, not a negative",
                          "repeats an earlier negative pair", "is also a valid or test edge"};
