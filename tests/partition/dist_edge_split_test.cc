@@ -218,8 +218,11 @@ void expect_agreed_failure(const std::vector<std::string>& f, const std::string&
     if (f[r].rfind("rank ", 0) != 0) origin = std::min(origin, r);
   ASSERT_LT(origin, f.size()) << f[0];
   EXPECT_NE(f[origin].find(want), std::string::npos) << f[origin];
-  for (size_t r = 0; r < f.size(); ++r)
-    if (r != origin) EXPECT_EQ(f[r], "rank " + std::to_string(origin) + ": " + f[origin]);
+  for (size_t r = 0; r < f.size(); ++r) {
+    if (r != origin) {
+      EXPECT_EQ(f[r], "rank " + std::to_string(origin) + ": " + f[origin]);
+    }
+  }
 }
 
 TEST_F(DistEdgeSplitTest, BadFractionsAndSplitFilesAreOneAgreedError) {
