@@ -75,6 +75,13 @@ bool row_has(const ShardGraph& g, int64_t v, int64_t u) {
   return std::binary_search(first, last, u);
 }
 
+// The rank holding the unordered pair {lo, hi} (lo <= hi) in sets shared by hash.
+int pair_owner(int64_t lo, int64_t hi, int ranks) {
+  const uint64_t h =
+      mix64(static_cast<uint64_t>(lo) * 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(hi));
+  return static_cast<int>(h % static_cast<uint64_t>(ranks));
+}
+
 int64_t held_count(double fraction, int64_t units) {
   return std::max<int64_t>(1, std::llround(fraction * static_cast<double>(units)));
 }
@@ -184,23 +191,34 @@ ShardHeldOut sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
       const int64_t x = a * n + b;
       return ((bits[static_cast<size_t>(x >> 6)] >> (x & 63)) & 1) != 0;
     });
-  } else {
-    negatives = draw_negatives_by_rejection(n, held, rng, [&](const std::vector<int64_t>& pairs) {
-      std::vector<int64_t> linked(pairs.size() / 2, 0);
-      for (size_t j = 0; j < linked.size(); ++j) {
-        const int64_t a = pairs[2 * j], b = pairs[2 * j + 1];
-        if (a == b) continue;
-        if ((owner(b) == me && row_has(g, b, a)) || (owner(a) == me && row_has(g, a, b)))
-          linked[j] = 1;
-      }
-      if (!linked.empty()) comm.allreduce_max(linked.data(), linked.size());
-      return std::vector<uint8_t>(linked.begin(), linked.end());
-    });
+    for (int64_t k = me; k < held; k += R) {
+      std::vector<int64_t>& target = k < valid ? out.valid_neg : out.test_neg;
+      target.insert(target.end(), {negatives[2 * k], negatives[2 * k + 1]});
+    }
+    return out;
   }
-  for (int64_t k = me; k < held; k += R) {
+  // Rejection: each rank answers for the rows it holds and the accepted pairs that hash to
+  // it, and keeps negative k when k mod R is its rank.
+  AcceptedPairs accepted([&](int64_t lo, int64_t hi) { return pair_owner(lo, hi, R) == me; });
+  NegativeJudge judge;
+  judge.rejected = [&](const std::vector<int64_t>& pairs) {
+    std::vector<uint8_t> mine(pairs.size() / 2, 0);
+    for (size_t j = 0; j < mine.size(); ++j) {
+      const int64_t a = pairs[2 * j], b = pairs[2 * j + 1];
+      if (a == b || (owner(b) == me && row_has(g, b, a)) || (owner(a) == me && row_has(g, a, b)))
+        mine[j] = 1;
+    }
+    accepted.flag_repeats(pairs, &mine);
+    std::vector<int64_t> rejected(mine.begin(), mine.end());
+    if (!rejected.empty()) comm.allreduce_max(rejected.data(), rejected.size());
+    return std::vector<uint8_t>(rejected.begin(), rejected.end());
+  };
+  judge.accepted = [&](const std::vector<int64_t>& pairs, int64_t k) { accepted.add(pairs, k); };
+  draw_negatives_by_rejection(n, held, rng, judge, [&](int64_t k, int64_t a, int64_t b) {
+    if (k % R != me) return;
     std::vector<int64_t>& target = k < valid ? out.valid_neg : out.test_neg;
-    target.insert(target.end(), {negatives[2 * k], negatives[2 * k + 1]});
-  }
+    target.insert(target.end(), {a, b});
+  });
   return out;
 }
 
@@ -231,9 +249,7 @@ ShardHeldOut dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
 
   const BlockOwner owner(g.num_nodes, R);
   auto hash_owner = [&](int64_t a, int64_t b) {
-    const uint64_t h = mix64(static_cast<uint64_t>(std::min(a, b)) * 0x9e3779b97f4a7c15ULL ^
-                             static_cast<uint64_t>(std::max(a, b)));
-    return static_cast<int>(h % static_cast<uint64_t>(R));
+    return pair_owner(std::min(a, b), std::max(a, b), R);
   };
   // Messages of (kind, row, a, b).
   std::vector<std::vector<int64_t>> to_rows(static_cast<size_t>(R)),

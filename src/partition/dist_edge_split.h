@@ -7,10 +7,10 @@
 // Sampled split: units are numbered in the single-process order (destination, then
 // source), so rank r's units follow those of ranks below it; every rank replays the one
 // random stream (edge_split_draw.h) and keeps what falls in its range. The replay holds
-// units/8 bytes of membership bits, 16 bytes per held-out unit and the negatives' set on
-// every rank (no edge lists). Negatives by rejection ask, per batch of candidates, each rank
-// about the rows it holds; on graphs dense enough for enumeration every rank gathers an
-// n x n adjacency bitmap (such graphs have at least n^2/6 units).
+// units/8 bytes of membership bits and 16 bytes per held-out unit on every rank (no edge
+// lists). Negatives by rejection ask, per batch of candidates, each rank about the rows and
+// the accepted pairs (a hash share) it holds; on graphs dense enough for enumeration every
+// rank gathers an n x n adjacency bitmap (such graphs have at least n^2/6 units).
 // Dataset split (train_edges.npy ...): each rank holds its rows of each file; the checks
 // of dataset_edge_split run where the pairs meet (row owners, a pair's hash owner).
 #include <optional>

@@ -113,16 +113,29 @@ HeldOutEdges sample_edge_split(const graph::Csr& g, const EdgeSplitOptions& o, u
     target->push_back(d);
     ++index;
   });
-  std::vector<int64_t> negatives =
-      negatives_by_enumeration(n, units, held)
-          ? draw_negatives_by_enumeration(n, held, rng,
-                                          [&](int64_t a, int64_t b) { return connected(g, a, b); })
-          : draw_negatives_by_rejection(n, held, rng, [&](const std::vector<int64_t>& pairs) {
-              std::vector<uint8_t> linked(pairs.size() / 2);
-              for (size_t j = 0; j < linked.size(); ++j)
-                linked[j] = connected(g, pairs[2 * j], pairs[2 * j + 1]) ? 1 : 0;
-              return linked;
-            });
+  std::vector<int64_t> negatives;
+  if (negatives_by_enumeration(n, units, held)) {
+    negatives = draw_negatives_by_enumeration(
+        n, held, rng, [&](int64_t a, int64_t b) { return connected(g, a, b); });
+  } else {
+    AcceptedPairs accepted([](int64_t, int64_t) { return true; });
+    NegativeJudge judge;
+    judge.rejected = [&](const std::vector<int64_t>& pairs) {
+      std::vector<uint8_t> rejected(pairs.size() / 2);
+      for (size_t j = 0; j < rejected.size(); ++j) {
+        const int64_t a = pairs[2 * j], b = pairs[2 * j + 1];
+        rejected[j] = a == b || connected(g, a, b) ? 1 : 0;
+      }
+      accepted.flag_repeats(pairs, &rejected);
+      return rejected;
+    };
+    judge.accepted = [&](const std::vector<int64_t>& pairs, int64_t k) { accepted.add(pairs, k); };
+    negatives.reserve(static_cast<size_t>(2 * held));
+    draw_negatives_by_rejection(n, held, rng, judge, [&](int64_t, int64_t a, int64_t b) {
+      negatives.push_back(a);
+      negatives.push_back(b);
+    });
+  }
   out.valid_neg.assign(negatives.begin(), negatives.begin() + 2 * valid);
   out.test_neg.assign(negatives.begin() + 2 * valid, negatives.end());
   return out;

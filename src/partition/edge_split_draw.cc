@@ -48,18 +48,44 @@ bool negatives_by_enumeration(int64_t n, int64_t units, int64_t count) {
   return free_pairs < all_pairs / 2 || free_pairs < 2 * static_cast<double>(count);
 }
 
-std::vector<int64_t> draw_negatives_by_rejection(int64_t n, int64_t count, Rng& rng,
-                                                 const ConnectedBatch& connected, int64_t batch) {
-  std::vector<int64_t> out;
-  out.reserve(static_cast<size_t>(2 * count));
-  std::unordered_set<Pair, PairHash> chosen;
+struct AcceptedPairs::Set {
+  std::unordered_set<Pair, PairHash> pairs;
+};
+
+AcceptedPairs::AcceptedPairs(std::function<bool(int64_t, int64_t)> owns)
+    : owns_(std::move(owns)), set_(new Set) {}
+
+AcceptedPairs::~AcceptedPairs() { delete set_; }
+
+void AcceptedPairs::flag_repeats(const std::vector<int64_t>& pairs,
+                                 std::vector<uint8_t>* rejected) const {
+  std::unordered_set<Pair, PairHash> batch;
+  for (size_t j = 0; j < pairs.size() / 2; ++j) {
+    const Pair key{std::min(pairs[2 * j], pairs[2 * j + 1]),
+                   std::max(pairs[2 * j], pairs[2 * j + 1])};
+    if (!owns_(key.first, key.second)) continue;
+    if (set_->pairs.count(key) || !batch.insert(key).second) (*rejected)[j] = 1;
+  }
+}
+
+void AcceptedPairs::add(const std::vector<int64_t>& pairs, int64_t count) {
+  for (int64_t j = 0; j < count; ++j) {
+    const Pair key{std::min(pairs[2 * j], pairs[2 * j + 1]),
+                   std::max(pairs[2 * j], pairs[2 * j + 1])};
+    if (owns_(key.first, key.second)) set_->pairs.insert(key);
+  }
+}
+
+void draw_negatives_by_rejection(int64_t n, int64_t count, Rng& rng, const NegativeJudge& judge,
+                                 const KeepNegative& keep, int64_t batch) {
   std::vector<int64_t> pairs;
   std::vector<Rng> after_pair;  // the stream after a candidate's two ids
   std::vector<uint8_t> swap;
-  while (static_cast<int64_t>(chosen.size()) < count) {
+  int64_t done = 0;
+  while (done < count) {
     // Candidates drawn as if every one were kept (a, b, then the orientation bit); the
     // first one rejected rewinds the stream to just after its ids, as a one-by-one draw.
-    const int64_t k = std::min(count - static_cast<int64_t>(chosen.size()), batch);
+    const int64_t k = std::min(count - done, batch);
     pairs.assign(static_cast<size_t>(2 * k), 0);
     after_pair.assign(static_cast<size_t>(k), rng);
     swap.assign(static_cast<size_t>(k), 0);
@@ -69,19 +95,19 @@ std::vector<int64_t> draw_negatives_by_rejection(int64_t n, int64_t count, Rng& 
       after_pair[j] = rng;
       swap[j] = static_cast<uint8_t>(rng.below(2));
     }
-    const std::vector<uint8_t> linked = connected(pairs);
-    for (int64_t j = 0; j < k; ++j) {
-      int64_t a = pairs[2 * j], b = pairs[2 * j + 1];
-      if (a == b || linked[j] || !chosen.insert({std::min(a, b), std::max(a, b)}).second) {
-        rng = after_pair[j];
-        break;
-      }
-      if (swap[j] == 1) std::swap(a, b);
-      out.push_back(a);
-      out.push_back(b);
+    const std::vector<uint8_t> rejected = judge.rejected(pairs);
+    int64_t kept = 0;
+    while (kept < k && !rejected[kept]) ++kept;
+    judge.accepted(pairs, kept);
+    for (int64_t j = 0; j < kept; ++j) {
+      if (swap[j] == 1)
+        keep(done + j, pairs[2 * j + 1], pairs[2 * j]);
+      else
+        keep(done + j, pairs[2 * j], pairs[2 * j + 1]);
     }
+    done += kept;
+    if (kept < k) rng = after_pair[kept];
   }
-  return out;
 }
 
 std::vector<int64_t> draw_negatives_by_enumeration(

@@ -24,18 +24,46 @@ HeldPicks draw_held_units(int64_t units, int64_t valid, int64_t test, Rng& rng);
 // the free pairs (few of them) rather than by rejection.
 bool negatives_by_enumeration(int64_t n, int64_t units, int64_t count);
 
-// For candidate pairs (interleaved a, b; a != b), whether each is joined by an edge either
-// way in the full graph (1) or not (0). The distributed split asks every rank about the
-// rows it holds.
-using ConnectedBatch = std::function<std::vector<uint8_t>(const std::vector<int64_t>& pairs)>;
+// Judges candidate negatives, a batch at a time. rejected(pairs) gets candidate pairs
+// (interleaved a, b) and returns 1 for each to reject: a == b, an edge either way in the
+// full graph, or an unordered pair already accepted or equal to an earlier candidate of the
+// batch (only the first rejection of a batch matters, so an earlier candidate that is
+// itself rejected may count too). accepted(pairs, k) then says that the batch's first k
+// candidates were accepted. The distributed split asks every rank about the rows and the
+// accepted pairs it holds.
+struct NegativeJudge {
+  std::function<std::vector<uint8_t>(const std::vector<int64_t>& pairs)> rejected;
+  std::function<void(const std::vector<int64_t>& pairs, int64_t accepted)> accepted;
+};
 
-// `count` distinct non-edge pairs {a, b}, a != b, oriented at random, interleaved, by
-// rejection: draws a, b uniform, keeps unseen unconnected pairs. Candidates are asked of
-// `connected` in batches (at most `batch` at a time); the stream consumed is exactly that of
-// asking one candidate at a time.
-std::vector<int64_t> draw_negatives_by_rejection(int64_t n, int64_t count, Rng& rng,
-                                                 const ConnectedBatch& connected,
-                                                 int64_t batch = int64_t{1} << 16);
+// Receives the k-th accepted negative (k from 0), oriented.
+using KeepNegative = std::function<void(int64_t k, int64_t a, int64_t b)>;
+
+// `count` distinct non-edge pairs {a, b}, a != b, oriented at random, by rejection: draws
+// a, b uniform, keeps unseen unconnected pairs. Candidates are judged in batches (at most
+// `batch` at a time); the stream consumed is exactly that of judging one candidate at a time.
+void draw_negatives_by_rejection(int64_t n, int64_t count, Rng& rng, const NegativeJudge& judge,
+                                 const KeepNegative& keep, int64_t batch = int64_t{1} << 16);
+
+// The accepted unordered pairs a NegativeJudge holds: those `owns(lo, hi)` picks (all of them
+// in one process, a hash share on each rank).
+class AcceptedPairs {
+ public:
+  explicit AcceptedPairs(std::function<bool(int64_t lo, int64_t hi)> owns);
+  ~AcceptedPairs();
+  AcceptedPairs(const AcceptedPairs&) = delete;
+  AcceptedPairs& operator=(const AcceptedPairs&) = delete;
+  // Sets rejected[j] for every owned candidate j equal to an accepted pair or to an earlier
+  // candidate of `pairs`.
+  void flag_repeats(const std::vector<int64_t>& pairs, std::vector<uint8_t>* rejected) const;
+  // Adds the owned ones among the first `count` candidates of `pairs`.
+  void add(const std::vector<int64_t>& pairs, int64_t count);
+
+ private:
+  struct Set;
+  std::function<bool(int64_t, int64_t)> owns_;
+  Set* set_;
+};
 
 // The same by enumeration: the free pairs (a < b, `connected(a, b)` false) in order of a,
 // then b, a partial Fisher-Yates shuffle picks `count` of them, each oriented at random.

@@ -195,17 +195,46 @@ TEST_F(DistEdgeSplitTest, DatasetSplitFilesEqualSingleProcess) {
 // Batched rejection consumes the stream exactly as one candidate at a time: any batch size
 // gives the same negatives (a graph where many candidates are rejected).
 TEST(EdgeSplitDraw, RejectionBatchesDoNotChangeTheDraw) {
-  auto connected = [](const std::vector<int64_t>& pairs) {
-    std::vector<uint8_t> out(pairs.size() / 2);
-    for (size_t j = 0; j < out.size(); ++j) out[j] = (pairs[2 * j] + pairs[2 * j + 1]) % 3 == 0;
+  // A toy graph: {a, b} is an edge when a + b is a multiple of 3. Accepted pairs are held
+  // in two hash shares, as on two ranks, and must be found repeated all the same.
+  auto draw = [](int64_t batch, Rng& rng) {
+    AcceptedPairs even([](int64_t lo, int64_t hi) { return (lo + hi) % 2 == 0; });
+    AcceptedPairs odd([](int64_t lo, int64_t hi) { return (lo + hi) % 2 == 1; });
+    NegativeJudge judge;
+    judge.rejected = [&](const std::vector<int64_t>& pairs) {
+      std::vector<uint8_t> out(pairs.size() / 2);
+      for (size_t j = 0; j < out.size(); ++j)
+        out[j] = pairs[2 * j] == pairs[2 * j + 1] || (pairs[2 * j] + pairs[2 * j + 1]) % 3 == 0;
+      even.flag_repeats(pairs, &out);
+      odd.flag_repeats(pairs, &out);
+      return out;
+    };
+    judge.accepted = [&](const std::vector<int64_t>& pairs, int64_t k) {
+      even.add(pairs, k);
+      odd.add(pairs, k);
+    };
+    std::vector<int64_t> out;
+    draw_negatives_by_rejection(
+        30, 120, rng, judge,
+        [&](int64_t k, int64_t a, int64_t b) {
+          EXPECT_EQ(k, static_cast<int64_t>(out.size() / 2));
+          out.insert(out.end(), {a, b});
+        },
+        batch);
     return out;
   };
   Rng one(11);
-  const std::vector<int64_t> want = draw_negatives_by_rejection(30, 120, one, connected, 1);
+  const std::vector<int64_t> want = draw(1, one);
   ASSERT_EQ(want.size(), 240u);
+  std::set<std::pair<int64_t, int64_t>> unique;
+  for (size_t i = 0; i < want.size(); i += 2) {
+    EXPECT_NE((want[i] + want[i + 1]) % 3, 0);
+    unique.insert({std::min(want[i], want[i + 1]), std::max(want[i], want[i + 1])});
+  }
+  EXPECT_EQ(unique.size(), 120u);
   for (int64_t batch : {2, 7, 1000}) {
     Rng rng(11);
-    EXPECT_EQ(draw_negatives_by_rejection(30, 120, rng, connected, batch), want) << batch;
+    EXPECT_EQ(draw(batch, rng), want) << batch;
     EXPECT_EQ(rng.next(), Rng(one).next()) << batch;  // the stream ends at the same place
   }
 }
