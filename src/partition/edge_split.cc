@@ -118,18 +118,26 @@ HeldOutEdges sample_edge_split(const graph::Csr& g, const EdgeSplitOptions& o, u
     negatives = draw_negatives_by_enumeration(
         n, held, rng, [&](int64_t a, int64_t b) { return connected(g, a, b); });
   } else {
-    AcceptedPairs accepted([](int64_t, int64_t) { return true; });
+    // Judged one candidate after the other, up to the first rejection (the rest of a batch
+    // is drawn again after the rewind).
+    std::unordered_set<Pair, PairHash> chosen;
     NegativeJudge judge;
     judge.rejected = [&](const std::vector<int64_t>& pairs) {
-      std::vector<uint8_t> rejected(pairs.size() / 2);
+      std::vector<uint8_t> rejected(pairs.size() / 2, 1);
+      std::unordered_set<Pair, PairHash> batch;
       for (size_t j = 0; j < rejected.size(); ++j) {
         const int64_t a = pairs[2 * j], b = pairs[2 * j + 1];
-        rejected[j] = a == b || connected(g, a, b) ? 1 : 0;
+        const Pair key{std::min(a, b), std::max(a, b)};
+        if (a == b || connected(g, a, b) || chosen.count(key) || !batch.insert(key).second) break;
+        rejected[j] = 0;
       }
-      accepted.flag_repeats(pairs, &rejected);
       return rejected;
     };
-    judge.accepted = [&](const std::vector<int64_t>& pairs, int64_t k) { accepted.add(pairs, k); };
+    judge.accepted = [&](const std::vector<int64_t>& pairs, int64_t k) {
+      for (int64_t j = 0; j < k; ++j)
+        chosen.insert(
+            {std::min(pairs[2 * j], pairs[2 * j + 1]), std::max(pairs[2 * j], pairs[2 * j + 1])});
+    };
     negatives.reserve(static_cast<size_t>(2 * held));
     draw_negatives_by_rejection(n, held, rng, judge, [&](int64_t, int64_t a, int64_t b) {
       negatives.push_back(a);

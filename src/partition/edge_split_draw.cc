@@ -82,10 +82,14 @@ void draw_negatives_by_rejection(int64_t n, int64_t count, Rng& rng, const Negat
   std::vector<Rng> after_pair;  // the stream after a candidate's two ids
   std::vector<uint8_t> swap;
   int64_t done = 0;
+  // Batches double while no candidate is rejected and restart near the last run of
+  // accepted ones after a rejection: a rejection wastes the rest of its batch.
+  const int64_t smallest = std::min<int64_t>(1024, batch);
+  int64_t size = smallest;
   while (done < count) {
     // Candidates drawn as if every one were kept (a, b, then the orientation bit); the
     // first one rejected rewinds the stream to just after its ids, as a one-by-one draw.
-    const int64_t k = std::min(count - done, batch);
+    const int64_t k = std::min(count - done, size);
     pairs.assign(static_cast<size_t>(2 * k), 0);
     after_pair.assign(static_cast<size_t>(k), rng);
     swap.assign(static_cast<size_t>(k), 0);
@@ -107,6 +111,7 @@ void draw_negatives_by_rejection(int64_t n, int64_t count, Rng& rng, const Negat
     }
     done += kept;
     if (kept < k) rng = after_pair[kept];
+    size = kept == k ? std::min(2 * size, batch) : std::clamp(2 * kept, smallest, batch);
   }
 }
 

@@ -41,7 +41,8 @@ using KeepNegative = std::function<void(int64_t k, int64_t a, int64_t b)>;
 
 // `count` distinct non-edge pairs {a, b}, a != b, oriented at random, by rejection: draws
 // a, b uniform, keeps unseen unconnected pairs. Candidates are judged in batches (at most
-// `batch` at a time); the stream consumed is exactly that of judging one candidate at a time.
+// `batch` at a time, sizes a function of the draw alone, so the same on every rank); the
+// stream consumed is exactly that of judging one candidate at a time.
 void draw_negatives_by_rejection(int64_t n, int64_t count, Rng& rng, const NegativeJudge& judge,
                                  const KeepNegative& keep, int64_t batch = int64_t{1} << 16);
 
