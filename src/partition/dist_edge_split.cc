@@ -54,7 +54,8 @@ std::vector<std::vector<int64_t>> gather(const std::vector<int64_t>& mine, DistC
   return out;
 }
 
-// Runs local work (no collective inside), then agrees on failures across ranks.
+// Runs work, then agrees on failures across ranks. Collectives inside only where every rank
+// reaches them whatever fails (map_sources throws after its exchanges).
 template <class F>
 void agreed(DistComm& comm, F&& f) {
   std::string failure;
@@ -321,8 +322,13 @@ std::vector<int64_t> new_ids(const std::vector<int64_t>& pairs, const DistLayout
   graph::Csr asked;
   asked.indices = pairs;
   asked.indptr = {0, static_cast<int64_t>(pairs.size())};
-  return map_sources(asked, 0, static_cast<int64_t>(pairs.size()), layout, node_begin, comm,
-                     threads);
+  std::vector<int64_t> out;
+  // map_sources throws after its exchanges: agreeing here keeps the ranks in step.
+  agreed(comm, [&] {
+    out = map_sources(asked, 0, static_cast<int64_t>(pairs.size()), layout, node_begin, comm,
+                      threads);
+  });
+  return out;
 }
 
 // Pairs (new ids) moved to the writer of the part owning their first (`by_src`) or second

@@ -10,6 +10,10 @@
 //      in-edges, features (in bounded chunks), labels and splits move to the rank that
 //      writes their part, which writes the same partition directory as partition_dataset
 //      (docs/partition-format.md). Part p is written by rank p % ranks.
+// A link-prediction split (options.edge_split, or the dataset's own train_edges.npy ...) is
+// made by run_partition_distributed between stages 1 and 2, its held-out pairs removed
+// before assignment, and its files written in stage 3: the same as partition_dataset's for
+// the same assignment, whatever the rank count (src/partition/dist_edge_split.h).
 // Same inputs, options, seed and rank count give byte-identical arrays and a partita.json
 // differing only in timing and peak-memory fields.
 #include <cstdint>
@@ -65,6 +69,8 @@ int64_t distributed_edge_cut(const ShardGraph& graph, const std::vector<int32_t>
 
 // Stage 3. Writes options.out_dir and returns the summary stored in partita.json (on every
 // rank; peak_rss_bytes is the maximum over ranks, per-rank peaks in rank_peak_rss_bytes).
+// ParameterError naming `edge_split` when the options or the shard ask for a link-prediction
+// split: only run_partition_distributed makes one.
 PartitionSummary write_partition_distributed(const data::DatasetShard& shard,
                                              const ShardGraph& graph,
                                              const std::vector<int32_t>& part,
