@@ -3,8 +3,9 @@
 // directory (parts without the held-out edges, edges/*.npy, part<p>/train_edges.npy,
 // partita.json apart from timings) equals partition_dataset_assigned's for the same
 // assignment, byte for byte; sampled splits (rejection and dense enumeration of negatives,
-// directed and undirected) and a dataset's own split files. Bad fractions and bad split
-// files fail every rank with one agreed error.
+// directed and undirected) and a dataset's own split files. Bad fractions, typed datasets,
+// a flag on a dataset with its own split, and bad split files fail every rank with one
+// agreed error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -268,6 +269,24 @@ TEST_F(DistEdgeSplitTest, BadFractionsAndSplitFilesAreOneAgreedError) {
       run_distributed(path("dense"), undirected, options(2, 0.45, 0.45), 3, tmp / "x");
   for (const std::string& text : f)
     EXPECT_NE(text.find("node pairs that are not edges"), std::string::npos) << text;
+
+  // A typed dataset, and a flag on a dataset with its own files: the single process's
+  // usage errors, on every rank.
+  data::HeteroGenerateOptions h;
+  h.nodes = 300;
+  h.feat_dim = 3;
+  h.classes = 3;
+  h.seed = 1;
+  h.threads = 1;
+  h.out_dir = tmp / "typed";
+  data::generate_hetero(h);
+  f = run_distributed(tmp / "typed", {}, options(2, 0.1, 0.1), 2, tmp / "x");
+  for (const std::string& text : f)
+    EXPECT_NE(text.find("need a homogeneous dataset"), std::string::npos) << text;
+  const std::string own = with_split_files("own", [](auto&) {});
+  f = run_distributed(own, undirected, options(2, 0.1, 0.1), 2, tmp / "x");
+  for (const std::string& text : f)
+    EXPECT_NE(text.find("has its own edge split"), std::string::npos) << text;
 
   PartitionOptions o = options(2, 0, 0);
   // An id out of range in the last rows (read by the last rank).
