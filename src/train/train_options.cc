@@ -149,11 +149,9 @@ void check_options(const TrainOptions& o) {
                       o.link.negatives);
   PARTITA_CHECK_PARAM(o.link.hits_k >= 1, "metric", "K of hits@K must be >= 1, got {}",
                       o.link.hits_k);
-  PARTITA_CHECK_PARAM(
-      o.task == Task::kNode || (m.kind != ModelKind::kRgcn && m.kind != ModelKind::kHan), "task",
-      "link is not possible with `model` {} (link prediction runs on "
-      "homogeneous partitions with sage, gcn or gat)",
-      name_of(model_kind_names(), m.kind));
+  PARTITA_CHECK_PARAM(o.task == Task::kNode || m.kind != ModelKind::kRgcn, "task",
+                      "link is not possible with `model` rgcn (link prediction runs on "
+                      "homogeneous partitions with sage, gcn or gat)");
   // On a GPU, bf16 is the GPU's (the CPU only feeds it).
   PARTITA_CHECK_PARAM(
       m.precision != nn::Precision::kBf16 || !o.device.is_cpu() || nn::cpu_supports_bf16(),
