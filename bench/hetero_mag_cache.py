@@ -6,7 +6,8 @@ METIS parts are hetero_mag.py's (`partita generate --hetero mag --nodes N --seed
 on papers only), made under --work when not there. Then `sample-bench` (sampling and feature
 fetching, no training) under 2 ranks, fanouts 25,20, batch size 2048 (1024 per rank),
 --batches per rank, once with --cache-ratio 0 and once with each --ratios value; the cache
-is chosen by pre-sampling --presample batches under another key, as training does.
+is chosen by pre-sampling --presample batches under another key, as training does. Both ranks
+run on this host, so --host-local off makes them send their rows over MPI as on two hosts.
 
 Per ratio it prints the remote feature bytes (the reply bytes of feature requests) and all
 remote bytes (feature replies + hop requests and replies), per batch and per epoch (per
@@ -37,7 +38,7 @@ def bench(a, parts, env, ratio):
     cmd = ["mpirun", "-np", str(RANKS), "--oversubscribe", a.partita, "-q", "sample-bench",
            "--parts", parts, "--fanouts", FANOUTS, "--batch-size", str(BATCH), "--batches",
            str(a.batches), "--threads", "1", "--cache-ratio", str(ratio), "--cache-presample",
-           str(a.presample)]
+           str(a.presample), "--host-local", a.host_local]
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, env=env, text=True).stdout
     return json.loads(out[out.index("{"):])
 
@@ -48,6 +49,10 @@ def main():
     ap.add_argument("--ratios", default="0.2", help="comma-separated cache ratios besides 0")
     ap.add_argument("--batches", type=int, default=20, help="measured batches per rank")
     ap.add_argument("--presample", type=int, default=10, help="--cache-presample")
+    ap.add_argument("--host-local", default="off",
+                    help="sample-bench --host-local: off (default) sends every remote row over "
+                    "MPI, as ranks on different hosts do; auto would read the other rank's part "
+                    "from memory on this one host and leave no remote bytes to cut")
     ap.add_argument("--work", default=os.path.join(ROOT, "out", "bench-hetero-mag"),
                     help="holds (or gets) the graph mag<N>m and its partition, as hetero_mag.py")
     ap.add_argument("--reuse-parts", action="store_true",

@@ -2,7 +2,8 @@
 // dataset in 2 random parts (ranks as threads over the in-process transport):
 // - FeatureFetcher::fetch_typed_features gives, for every id of every featured type, the
 //   bytes fetch_type_features gives and the dataset's values, with ONE request to the other
-//   rank where the per-type path sends one per featured type; bad slots are refused.
+//   rank where the per-type path sends one per featured type, and none when the other
+//   rank's part is mapped here (host-local reads); bad slots are refused.
 // - A typed batch of the loader takes exactly one request round per hop whose frontier holds
 //   a remote node, plus one for all its feature rows: counted by the sampler's and the
 //   fetcher's stats and by the endpoint's requests_sent, batch by batch.
@@ -37,6 +38,7 @@
 #include "partita/store/dist_graph.h"
 #include "partita/store/feature_cache.h"
 #include "partita/store/feature_store.h"
+#include "partita/store/host_parts.h"
 #include "store_test_util.h"
 
 namespace partita {
@@ -194,6 +196,22 @@ TEST_F(TypedFetch, OneRoundGivesThePerTypeBytesWithOneRequest) {
                   std::to_string(b.remote_rows));
     // The wire: one request of mixed widths costs no more reply bytes than two.
     if (a.remote_bytes > b.remote_bytes) throw Error("one round received more bytes");
+
+    // Host-local reads (the other rank's part mapped here): the same bytes, no request.
+    const store::HostParts host = store::HostParts::map(g, {1 - r}, 0);
+    store::FeatureFetcher mapped(g, &endpoint);
+    mapped.set_host_parts(&host);
+    std::vector<std::vector<uint8_t>> from_memory(3);
+    std::vector<uint8_t*> memory_out(3, nullptr);
+    for (int t : {kPaper, kField}) {
+      from_memory[t].resize(typed[t].size());
+      memory_out[t] = from_memory[t].data();
+    }
+    const int64_t sent3 = endpoint.stats().requests_sent;
+    mapped.fetch_typed_features(views, memory_out);
+    if (from_memory != typed) throw Error("host-local typed rows differ");
+    if (endpoint.stats().requests_sent != sent3 || mapped.stats().host_rows != a.remote_rows)
+      throw Error("host-local typed rows were requested");
 
     // Slots must hold ids of their type, and a featureless type no ids.
     std::vector<ArrayView<const int64_t>> wrong(3);
