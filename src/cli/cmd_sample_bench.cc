@@ -86,11 +86,6 @@ sample::Fanouts resolve_fanouts(const Flags& flags, const store::DistGraph& grap
 // The work of a rank that samples (a worker, or a client of server-client mode).
 int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags& flags) {
   const store::DistGraph& graph = session.graph();
-  // Every rank reads the same partition, so every rank throws these alike.
-  PARTITA_CHECK(!graph.typed() || flags.cache_ratio == 0, UsageError,
-                "--cache-ratio: the hot-feature cache does not support typed partitions ({} is "
-                "one)",
-                flags.session.parts_dir);
   const sample::Fanouts resolved = resolve_fanouts(flags, graph);
   const std::vector<int64_t>& fanouts = resolved.hops;
   // The ranks that sample: every rank, or the clients (trainers) of server-client mode.
@@ -142,7 +137,9 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
     hot =
         loader::hottest_remote_nodes(session.sampler(), graph, presample, sample::Fanouts(fanouts),
                                      flags.seed, 1, loader::cache_budget(graph, flags.cache_ratio));
-    cache = store::FeatureCache::fetch(session.fetcher(), hot.ids, graph.feature_row_bytes());
+    cache = graph.typed()
+                ? store::FeatureCache::fetch_typed(session.fetcher(), hot.ids)
+                : store::FeatureCache::fetch(session.fetcher(), hot.ids, graph.feature_row_bytes());
     session.fetcher().set_cache(&cache);
   }
   const double cache_s = cache_watch.seconds();
@@ -343,7 +340,8 @@ Action add_sample_bench_command(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--cache-ratio", flags->cache_ratio,
                  "Hot-feature cache: keep up to R x (nodes this rank owns) remote feature rows, "
-                 "chosen by pre-sampling (0: off)")
+                 "chosen by pre-sampling (0: off); on a typed partition rows of featured node "
+                 "types, each at its type's width")
       ->capture_default_str();
   app.add_option("--cache-presample", flags->cache_presample,
                  "Batches pre-sampled (under another key) to choose the cached rows")

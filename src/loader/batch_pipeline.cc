@@ -115,16 +115,22 @@ void BatchPipeline::fetch_typed_inputs(Batch& batch) {
   for (size_t i = 0; i < input.size(); ++i)
     batch.typed_inputs[static_cast<size_t>(graph.node_type(input[i]))].positions.push_back(
         static_cast<int64_t>(i));
-  std::vector<int64_t> ids;
+  // Every type's rows in one round of requests (FeatureFetcher::fetch_typed_features).
+  std::vector<std::vector<int64_t>> ids(static_cast<size_t>(graph.num_node_types()));
+  std::vector<ArrayView<const int64_t>> views(ids.size());
+  std::vector<uint8_t*> out(ids.size(), nullptr);
   for (int t = 0; t < graph.num_node_types(); ++t) {
     TypedInput& typed = batch.typed_inputs[static_cast<size_t>(t)];
     const int64_t row_bytes = graph.type_feature_row_bytes(t);
     if (row_bytes == 0 || typed.positions.empty()) continue;
-    ids.clear();
-    for (int64_t pos : typed.positions) ids.push_back(input[static_cast<size_t>(pos)]);
-    typed.features.resize(ids.size() * static_cast<size_t>(row_bytes));
-    fetcher_.fetch_type_features(t, ids, typed.features.data());
+    std::vector<int64_t>& type_ids = ids[static_cast<size_t>(t)];
+    type_ids.reserve(typed.positions.size());
+    for (int64_t pos : typed.positions) type_ids.push_back(input[static_cast<size_t>(pos)]);
+    typed.features.resize(type_ids.size() * static_cast<size_t>(row_bytes));
+    views[static_cast<size_t>(t)] = type_ids;
+    out[static_cast<size_t>(t)] = typed.features.data();
   }
+  fetcher_.fetch_typed_features(views, out);
 }
 
 Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {

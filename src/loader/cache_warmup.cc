@@ -25,8 +25,6 @@ constexpr int64_t kDeviceCacheRemoteWeight = 2;
 CacheWarmup warm_feature_cache(sample::NeighborSampler& sampler, store::FeatureFetcher& fetcher,
                                const store::DistGraph& graph, const GlobalBatches& plan,
                                const SeedShare& share, const CacheWarmupOptions& options) {
-  PARTITA_CHECK_PARAM(!graph.typed() || options.ratio == 0, "cache_ratio",
-                      "the hot-feature cache does not support typed partitions yet");
   CacheWarmup out;
   if (options.ratio <= 0 || graph.replicated() || graph.client() || options.trainers == 1)
     return out;
@@ -38,7 +36,9 @@ CacheWarmup warm_feature_cache(sample::NeighborSampler& sampler, store::FeatureF
   const HotNodes hot = hottest_remote_nodes(sampler, graph, batches, options.fanouts, options.seed,
                                             options.epoch, cache_budget(graph, options.ratio));
   out.built = true;
-  out.cache = store::FeatureCache::fetch(fetcher, hot.ids, graph.feature_row_bytes());
+  out.cache = graph.typed()
+                  ? store::FeatureCache::fetch_typed(fetcher, hot.ids)
+                  : store::FeatureCache::fetch(fetcher, hot.ids, graph.feature_row_bytes());
   out.presample_batches = hot.batches;
   out.expected_hit_rate =
       hot.remote_appearances > 0

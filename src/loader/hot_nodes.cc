@@ -35,11 +35,17 @@ HotNodes hottest(sample::NeighborSampler& sampler, const store::DistGraph& graph
   sample::BlockBuilder builder;
   sample::BlockOptions options;
   options.fanouts = fanouts;
+  const bool typed = graph.typed();
+  std::vector<bool> featured(static_cast<size_t>(graph.num_node_types()));
+  for (int t = 0; t < graph.num_node_types(); ++t)
+    featured[static_cast<size_t>(t)] = graph.type_feat_dim(t) > 0;
   for (size_t step = 0; step < batches.size(); ++step) {
     if (batches[step].empty()) continue;
     options.key = {seed, epoch, static_cast<uint64_t>(step)};
     const sample::SampledBatch batch = builder.build(batches[step], options, sampler);
     for (int64_t gid : batch.input_nodes) {
+      // A typed graph's featureless nodes have no row to cache (nor to fetch).
+      if (typed && !featured[static_cast<size_t>(graph.node_type(gid))]) continue;
       const bool owned = graph.owns(gid);
       if (!owned) ++hot.remote_appearances;
       if (owned && remote_only) continue;

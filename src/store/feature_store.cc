@@ -98,6 +98,41 @@ void add_feature_routes(RpcRouter& router, const DistGraph& graph) {
     return serve_rows<uint8_t>(graph, request, width, type_first, type_end,
                                row_copier(graph.type_features(static_cast<int>(type)), width));
   });
+  router.add(kRequestTypedFeatures, [&graph](int source, WireReader& request) {
+    ArrayView<const int64_t> ids = request.get_array<int64_t>();
+    request.expect_end();
+    // Per id its type's width and the start of its owned rows of that type.
+    const int types = graph.num_node_types();
+    std::vector<int64_t> width(static_cast<size_t>(types)), type_first(static_cast<size_t>(types));
+    for (int t = 0; t < types; ++t) {
+      width[t] = graph.type_feature_row_bytes(t);
+      type_first[t] = graph.owned_type_range(t).first;
+    }
+    std::vector<int> type_of(static_cast<size_t>(ids.size()));
+    size_t bytes = 0;
+    for (int64_t i = 0; i < ids.size(); ++i) {
+      const int64_t gid = ids[i];
+      PARTITA_CHECK(graph.owns(gid), CommError,
+                    "rank {} was asked by rank {} for node {} it does not own", graph.rank(),
+                    source, gid);
+      const int t = graph.node_type(gid);
+      PARTITA_CHECK(width[t] > 0, CommError,
+                    "rank {} was asked by rank {} for the features of node {}, of node type {} "
+                    "which has none",
+                    graph.rank(), source, gid, t);
+      type_of[static_cast<size_t>(i)] = t;
+      bytes += static_cast<size_t>(width[t]);
+    }
+    WireWriter reply(16 + bytes);
+    uint8_t* out = reply.put_uninitialized<uint8_t>(static_cast<int64_t>(bytes));
+    for (int64_t i = 0; i < ids.size(); ++i) {
+      const int t = type_of[static_cast<size_t>(i)];
+      std::memcpy(out, graph.type_features(t) + (ids[i] - type_first[t]) * width[t],
+                  static_cast<size_t>(width[t]));
+      out += width[t];
+    }
+    return reply.take();
+  });
 }
 
 FeatureFetcher::FeatureFetcher(const DistGraph& graph, RpcEndpoint* endpoint)
@@ -153,8 +188,121 @@ void FeatureFetcher::fetch_type_features(int type, ArrayView<const int64_t> ids,
                 static_cast<size_t>(width));
   };
   fetch<uint8_t>(ids, kRequestTypeFeatures, type, width, copy_local, copy_peer,
-                 {rows, graph_.owned_type_range(type).first}, /*cache=*/nullptr,
-                 static_cast<uint8_t*>(out));
+                 {rows, graph_.owned_type_range(type).first}, cache_, static_cast<uint8_t*>(out));
+}
+
+void FeatureFetcher::fetch_typed_features(const std::vector<ArrayView<const int64_t>>& ids,
+                                          const std::vector<uint8_t*>& out) {
+  const int types = graph_.num_node_types();
+  PARTITA_CHECK(static_cast<int>(ids.size()) == types && static_cast<int>(out.size()) == types,
+                Error,
+                "internal: fetch_typed_features with {} id lists and {} outputs for {} types",
+                ids.size(), out.size(), types);
+  // Every asked row as one item: its id, its destination, its width; items in type order,
+  // then input order. rows/type_first: where the owned rows of each type start.
+  struct Item {
+    int64_t gid;
+    uint8_t* dst;
+    int64_t width;
+    int type;
+  };
+  std::vector<Item> items;
+  std::vector<const uint8_t*> rows(static_cast<size_t>(types), nullptr);
+  std::vector<int64_t> type_first(static_cast<size_t>(types), 0);
+  int64_t max_width = 0;
+  for (int t = 0; t < types; ++t) {
+    const ArrayView<const int64_t> type_ids = ids[static_cast<size_t>(t)];
+    if (type_ids.empty()) continue;
+    check_featured_type(graph_, t);
+    PARTITA_CHECK(out[static_cast<size_t>(t)] != nullptr, Error,
+                  "internal: fetch_typed_features without an output for type {}", t);
+    const int64_t width = graph_.type_feature_row_bytes(t);
+    max_width = std::max(max_width, width);
+    rows[static_cast<size_t>(t)] = graph_.type_features(t);
+    type_first[static_cast<size_t>(t)] = graph_.owned_type_range(t).first;
+    for (int64_t i = 0; i < type_ids.size(); ++i) {
+      const int found = graph_.node_type(type_ids[i]);  // throws on an id out of range
+      PARTITA_CHECK(found == t, Error,
+                    "{}: node {} (position {}) is of type {}, not of the requested type {}",
+                    graph_.dir(), type_ids[i], i, found, t);
+      items.push_back({type_ids[i], out[static_cast<size_t>(t)] + i * width, width, t});
+    }
+  }
+  // The owned row of item `it` (of type t).
+  const auto owned_row = [&](const Item& it) {
+    const size_t t = static_cast<size_t>(it.type);
+    return rows[t] + (it.gid - type_first[t]) * it.width;
+  };
+  std::vector<std::vector<int64_t>> positions;  // per remote rank: item indices
+  int64_t local_rows = 0, cache_hits = 0, host_rows = 0;
+  const int64_t n = static_cast<int64_t>(items.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const Item& it = items[static_cast<size_t>(i)];
+    if (i + kPrefetchRows < n && graph_.owns(items[static_cast<size_t>(i + kPrefetchRows)].gid)) {
+      const Item& ahead = items[static_cast<size_t>(i + kPrefetchRows)];
+      const char* row = reinterpret_cast<const char*>(owned_row(ahead));
+      for (int64_t b = 0; b < ahead.width; b += 64) __builtin_prefetch(row + b);
+    }
+    const size_t row_bytes = static_cast<size_t>(it.width);
+    if (graph_.owns(it.gid)) {
+      std::memcpy(it.dst, owned_row(it), row_bytes);
+      ++local_rows;
+      continue;
+    }
+    int owner = -1;
+    if (host_ != nullptr) {
+      owner = graph_.owner_rank(it.gid);
+      if (const DistGraph* peer = host_->peer(owner)) {
+        std::memcpy(it.dst,
+                    peer->type_features(it.type) +
+                        (it.gid - peer->owned_type_range(it.type).first) * it.width,
+                    row_bytes);
+        ++host_rows;
+        continue;
+      }
+    }
+    if (const uint8_t* row = cache_ != nullptr ? cache_->find(it.gid) : nullptr) {
+      std::memcpy(it.dst, row, row_bytes);
+      ++cache_hits;
+      continue;
+    }
+    if (owner < 0) owner = graph_.owner_rank(it.gid);
+    if (positions.empty()) positions.resize(static_cast<size_t>(graph_.world_size()));
+    positions[static_cast<size_t>(owner)].push_back(i);
+  }
+  local_rows_ += local_rows;
+  cache_hits_ += cache_hits;
+  host_rows_ += host_rows;
+  if (positions.empty()) return;
+  PARTITA_CHECK(endpoint_ != nullptr, Error, "internal: remote rows asked without an endpoint");
+  // Slices as fetch(): at most about kSliceBytes of reply each, sized by the widest type.
+  const size_t slice_rows = std::max<size_t>(1, kSliceBytes / static_cast<size_t>(max_width));
+  remote_requests_ += sliced_exchange(
+      *endpoint_, kRequestTypedFeatures, positions, slice_rows,
+      [&](ArrayView<const int64_t> slice, WireWriter& request) {
+        int64_t* req_ids = request.put_uninitialized<int64_t>(slice.size());
+        for (int64_t k = 0; k < slice.size(); ++k)
+          req_ids[k] = items[static_cast<size_t>(slice[k])].gid;
+      },
+      [&](int owner, ArrayView<const int64_t> slice, const std::vector<uint8_t>& bytes) {
+        WireReader reply(bytes.data(), bytes.size(), "reply of rank " + std::to_string(owner));
+        ArrayView<const uint8_t> got = reply.get_array<uint8_t>();
+        reply.expect_end();
+        int64_t expected = 0;
+        for (int64_t k = 0; k < slice.size(); ++k)
+          expected += items[static_cast<size_t>(slice[k])].width;
+        PARTITA_CHECK(got.size() == expected, CommError,
+                      "reply of rank {}: {} bytes for {} typed rows of {} bytes in all", owner,
+                      got.size(), slice.size(), expected);
+        const uint8_t* src = got.data();
+        for (int64_t k = 0; k < slice.size(); ++k) {
+          const Item& it = items[static_cast<size_t>(slice[k])];
+          std::memcpy(it.dst, src, static_cast<size_t>(it.width));
+          src += it.width;
+        }
+        remote_rows_ += slice.size();
+        remote_bytes_ += static_cast<int64_t>(bytes.size());
+      });
 }
 
 void FeatureFetcher::fetch_labels(ArrayView<const int64_t> ids, int64_t* out) {

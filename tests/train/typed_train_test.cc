@@ -44,6 +44,8 @@ struct RunResult {
   double test_acc = 0;
   int64_t steps = 0;
   int64_t request_bytes = 0;   // the first trainer's, epoch 1
+  int64_t remote_rows = 0;     // the first trainer's, epoch 1: remote feature rows fetched
+  int64_t cache_hits = 0;      // and answered by the hot-feature cache
   std::vector<float> weights;  // the first trainer's parameters after training
   // The author table, rows in order of original id: before and after training.
   std::vector<float> first_embeddings;
@@ -155,8 +157,9 @@ class TypedTraining : public ::testing::Test {
 
   // Trains on directory `name`: `workers` workers (servers == 0), or `servers` servers and
   // `trainers` trainers. The results of the first rank that trains.
+  // host_local: off sends every remote row as a request (as ranks on different hosts).
   static RunResult run(const std::string& name, int ranks, const TrainOptions& options,
-                       int servers = 0) {
+                       int servers = 0, runtime::HostLocal host_local = runtime::HostLocal::kAuto) {
     const int trainers = servers > 0 ? ranks - servers : 0;
     InProcessWorld world(ranks);
     InProcessCollectiveGroup world_group(ranks, 60);
@@ -173,6 +176,7 @@ class TypedTraining : public ::testing::Test {
           so.parts_dir = *dir_ / name;
           so.timeout_s = 60;
           so.servers = servers;
+          so.host_local = host_local;
           so.embeddings = embeddings(options);
           Collectives* mine =
               trainers > 0 && r >= servers ? &trainer_group->member(r - servers) : nullptr;
@@ -193,6 +197,8 @@ class TypedTraining : public ::testing::Test {
               if (!t.epochs.empty()) {
                 result.steps = t.epochs[0].steps;
                 result.request_bytes = t.epochs[0].request_bytes;
+                result.remote_rows = t.epochs[0].remote_rows;
+                result.cache_hits = t.epochs[0].cache_hits;
               }
               result.weights = flat_parameters(trainer.module());
               result.embeddings = author_rows(session, node_map);
@@ -285,6 +291,27 @@ TEST_F(TypedTraining, ServerClientModeEqualsWorkerMode) {
     EXPECT_GT(sc.request_bytes, 0) << what;
     expect_same_training(sc, workers, what);
   }
+}
+
+// The hot-feature cache on a typed partition (issue 28): rows of featured types, each at its
+// width; the same steps, and the cache answers what the wire no longer carries (host-local
+// reads off: they would answer remote rows before the cache).
+TEST_F(TypedTraining, HotFeatureCacheTrainsTheSameSteps) {
+  TrainOptions o = options("5,5", OptimizerKind::kSgd);
+  const auto off = runtime::HostLocal::kOff;
+  const RunResult plain = run("p2", 2, o, 0, off);
+  expect_no_failures(plain, "no cache");
+  o.cache.ratio = 0.5;
+  o.cache.presample_batches = 2;
+  const RunResult cached = run("p2", 2, o, 0, off);
+  expect_no_failures(cached, "cache");
+  ASSERT_EQ(cached.epoch_losses.size(), 3u);
+  expect_same_training(cached, plain, "--cache-ratio 0.5 vs none");
+  EXPECT_EQ(plain.cache_hits, 0);
+  EXPECT_GT(cached.cache_hits, 0);
+  EXPECT_GT(plain.remote_rows, 0);
+  EXPECT_EQ(cached.remote_rows + cached.cache_hits, plain.remote_rows);
+  EXPECT_LT(cached.request_bytes, plain.request_bytes);
 }
 
 TEST_F(TypedTraining, SingleRelationGraphTrains) {

@@ -31,6 +31,7 @@ enum class RequestService : size_t {
   kTrainerDone,
   kEmbedding,
   kTest,
+  kTypedFeatures,
 };
 
 struct RequestKindEntry {
@@ -57,6 +58,9 @@ inline constexpr RequestKindEntry kRequestKinds[] = {
      uint64_t{1} << 24},
     // Free for tests of comm/ itself; no service of the engine uses it.
     {RequestService::kTest, "test", "tests/comm", 0x5445535400000000ULL, uint64_t{1} << 16},
+    // "TFEATS": the rows of ids of several node types in one request (issue 28).
+    {RequestService::kTypedFeatures, "typed_features", "store/feature_store.h", 0x544645415453ULL,
+     1},
 };
 
 inline constexpr size_t kNumRequestServices = sizeof(kRequestKinds) / sizeof(kRequestKinds[0]);
@@ -104,5 +108,6 @@ inline constexpr uint64_t kRequestSampleHop = request_kind(RequestService::kSamp
 inline constexpr uint64_t kRequestDegrees = request_kind(RequestService::kDegrees);
 inline constexpr uint64_t kRequestTypeFeatures = request_kind(RequestService::kTypeFeatures);
 inline constexpr uint64_t kRequestTrainerDone = request_kind(RequestService::kTrainerDone);
+inline constexpr uint64_t kRequestTypedFeatures = request_kind(RequestService::kTypedFeatures);
 
 }  // namespace partita

@@ -14,7 +14,7 @@ namespace partita {
 
 class Collectives;
 
-inline constexpr uint32_t kWireVersion = 1;
+inline constexpr uint32_t kWireVersion = 2;  // 2: typed_features (issue 28)
 
 // `mine`: this rank's version (tests pass others).
 void check_wire_versions(Collectives& coll, uint32_t mine = kWireVersion);

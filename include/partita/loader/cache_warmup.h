@@ -41,8 +41,9 @@ struct CacheWarmup {
 };
 
 // Builds the cache, or an empty one when ratio is 0, the graph is replicated or a client's
-// (a server-client trainer owns no node: its budget is 0) or one rank trains. Throws
-// ParameterError(cache_ratio) for a typed graph with ratio > 0 (not supported yet).
+// (a server-client trainer owns no node: its budget is 0) or one rank trains. On a typed
+// graph the cache is a typed one (FeatureCache::fetch_typed): the hottest remote rows of
+// featured types, the budget in rows (loader/hot_nodes.h cache_budget).
 CacheWarmup warm_feature_cache(sample::NeighborSampler& sampler, store::FeatureFetcher& fetcher,
                                const store::DistGraph& graph, const GlobalBatches& plan,
                                const SeedShare& share, const CacheWarmupOptions& options);

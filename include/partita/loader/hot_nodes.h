@@ -28,9 +28,17 @@ struct HotNodes {
 // 0 <= ratio <= 1 and presample_batches >= 1 (train and sample-bench take both).
 void check_cache_options(double ratio, int64_t presample_batches);
 
-// The cache's row budget: ratio x the nodes this rank owns (rounded down).
+// The cache's row budget: ratio x the nodes this rank owns (rounded down). In ROWS on a
+// typed graph too: ratio x the nodes of every type this rank owns, spent on rows of featured
+// types, each held at its type's width (the memory is then rows x their widths, reported
+// by FeatureCache::bytes()). Rows, not bytes: a cached row saves one row of traffic per
+// appearance whatever the budget unit, and ogbn-mag-shaped graphs feature one type only,
+// where both units pick the same rows.
 int64_t cache_budget(const store::DistGraph& graph, double ratio);
 
+// On a typed graph (both functions) only nodes of featured types count: appearances,
+// coverage and the chosen ids leave featureless nodes out, since they have no row.
+//
 // Samples every batch of `batches` through `sampler` with `fanouts` under key
 // {seed, epoch, step} (choose an epoch no training step uses) and returns the `budget`
 // nodes not owned by this rank that appear most often among the batches' input nodes;

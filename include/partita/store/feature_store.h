@@ -7,18 +7,24 @@
 // before its RpcEndpoint starts. They answer from the owned rows only and reject ids the
 // rank does not own.
 //
-// Typed partitions (DistGraph::typed()): features are per node type, fetched with
-// fetch_type_features (one request kind of its own, kRequestTypeFeatures in the registry
-// comm/request_kinds.h, whose request carries the type before the ids). The hot-feature cache
-// (FeatureCache) is homogeneous only: fetch_type_features never consults it, and fetch_features
-// refuses a typed graph.
+// Typed partitions (DistGraph::typed()): features are per node type. fetch_typed_features
+// takes the ids of every type of a batch at once and sends each owner ONE request carrying
+// all of them (kRequestTypedFeatures in the registry comm/request_kinds.h), so a typed
+// batch's features travel in one round however many types it has; fetch_type_features
+// fetches one type (kRequestTypeFeatures, whose request carries the type before the ids).
+// Both give the same bytes. The hot-feature cache (set_cache) of a typed graph is a typed
+// FeatureCache (FeatureCache::fetch_typed: each row its type's width); both typed fetches
+// consult it, and fetch_features refuses a typed graph.
 //
 // Wire (after the u64 kind, comm/request_kinds.h; docs/formats.md). features, labels,
 // degrees: the request is a counted i64 array of ids the receiver owns; the reply a counted
 // array of their rows in request order (u8, feature_row_bytes() per id; i64 labels; i64
 // in-degrees). type_features: the request is an i64 node type, then the counted ids; the
-// reply as features, type_feature_row_bytes(type) per id.
-//
+// reply as features, type_feature_row_bytes(type) per id. typed_features: the request is
+// a counted i64 array of ids the receiver owns, of any featured types mixed; the reply a
+// counted u8 array of their rows in request order, each type_feature_row_bytes() of its
+// id's type wide (the receiver knows every id's type from the schema).
+
 // Host-local rows (set_host_parts, issue 23): rows owned by a rank whose part is mapped here
 // (same host, same directory: runtime/host_local.h) are copied from that mapping, no request
 // sent; the results are the same bytes the owner would send.
@@ -65,7 +71,8 @@ class FeatureFetcher {
   FeatureFetcher(const DistGraph& graph, RpcEndpoint* endpoint);
 
   // Answers remote feature rows from `cache` first (null: no cache). Results do not change.
-  // Set it while no fetch is in progress; the cache must outlive its use.
+  // Set it while no fetch is in progress; the cache must outlive its use. On a typed graph
+  // it must be a typed cache of this graph (FeatureCache::fetch_typed).
   void set_cache(const FeatureCache* cache) { cache_ = cache; }
   // Reads the rows of the ranks whose parts `parts` maps from memory (null: none), before
   // the cache is consulted. Same rules as set_cache; `parts` must outlive its use.
@@ -87,6 +94,15 @@ class FeatureFetcher {
   // Owned rows are copied locally, remote rows come from their owners, one request per owner
   // (in slices) as fetch_features. A homogeneous graph has the one type 0.
   void fetch_type_features(int type, ArrayView<const int64_t> ids, void* out);
+  // The rows of several node types in one round: ids[t] are ids of type t (empty: none
+  // asked), out[t] receives [ids[t].size(), type_feature_row_bytes(t)] bytes in input order
+  // (may be null when ids[t] is empty). ids.size() and out.size() must be
+  // num_node_types(). Every remote owner gets one request for all types (more only when its
+  // reply passes the ~1 MiB slice, all in flight at once). The bytes are exactly
+  // fetch_type_features' for each type; same errors (an id of another type than its slot, a
+  // non-empty slot of a featureless type), and a homogeneous graph has the one type 0.
+  void fetch_typed_features(const std::vector<ArrayView<const int64_t>>& ids,
+                            const std::vector<uint8_t*>& out);
   // out: [ids.size()].
   void fetch_labels(ArrayView<const int64_t> ids, int64_t* out);
   // out: [ids.size()], the in-degree of each node in the partitioned graph (the number of
