@@ -1,0 +1,169 @@
+#include "partita/sample/metapath_sampler.h"
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "partita/core/error.h"
+#include "partita/core/random.h"
+
+namespace partita::sample {
+namespace {
+
+// One walk of a frontier node, at its current end.
+struct Head {
+  int64_t origin = 0;  // index of the frontier node it started from
+  int64_t node = 0;    // global id it has reached
+  int64_t budget = 0;  // walks it still carries (-1: every neighbour)
+};
+
+// The walks of one step that carry the same budget: one inner call.
+struct BudgetGroup {
+  std::vector<int64_t> nodes;                   // distinct, in first-appearance order
+  absl::flat_hash_map<int64_t, int64_t> index;  // node -> position in `nodes`
+  NeighborSample sample;
+  std::vector<int64_t> offsets;  // into sample.neighbors, one per node
+};
+
+// The endpoints of metapath m of each frontier node (CSR-like), deduplicated.
+struct Endpoints {
+  std::vector<int64_t> counts;
+  std::vector<int64_t> nodes;
+};
+
+}  // namespace
+
+uint64_t metapath_step_key(uint64_t hop_key, int metapath, int step, int64_t budget) {
+  const uint64_t b =
+      budget < 0 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(budget);
+  return stream_key(hop_key, static_cast<uint64_t>(metapath), static_cast<uint64_t>(step), b);
+}
+
+MetapathSampler::MetapathSampler(NeighborSampler& inner, std::vector<Metapath> metapaths,
+                                 int num_relations)
+    : inner_(inner), metapaths_(std::move(metapaths)), num_relations_(num_relations) {
+  PARTITA_CHECK(!metapaths_.empty(), Error, "metapath sampler: no metapath");
+  for (const Metapath& m : metapaths_) {
+    PARTITA_CHECK(!m.relations.empty(), Error, "metapath sampler: metapath '{}' has no step",
+                  m.name);
+    for (int32_t r : m.relations)
+      PARTITA_CHECK(r >= 0 && r < num_relations_, Error,
+                    "metapath sampler: metapath '{}' has relation {} of {}", m.name, r,
+                    num_relations_);
+  }
+}
+
+namespace {
+
+// Walks metapath `m` (index `index`) from every frontier node with budget `fanout`.
+Endpoints walk(NeighborSampler& inner, const HopRequest& request, const Metapath& m, int index,
+               int64_t fanout, int num_relations) {
+  const int64_t n = static_cast<int64_t>(request.frontier.size());
+  Endpoints out;
+  out.counts.assign(static_cast<size_t>(n), 0);
+  if (fanout == 0) return out;
+  std::vector<Head> heads(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) heads[static_cast<size_t>(i)] = {i, request.frontier[i], fanout};
+  std::vector<int64_t> relation_fanouts(static_cast<size_t>(num_relations), 0);
+  for (size_t step = 0; step < m.relations.size() && !heads.empty(); ++step) {
+    const int32_t relation = m.relations[step];
+    // Ordered by budget so the inner calls come in one order on every rank (not needed
+    // for the result, which does not depend on the call order, but easier to trace).
+    std::map<int64_t, BudgetGroup> groups;
+    for (const Head& h : heads) {
+      BudgetGroup& g = groups[h.budget];
+      if (g.index.try_emplace(h.node, static_cast<int64_t>(g.nodes.size())).second)
+        g.nodes.push_back(h.node);
+    }
+    for (auto& [budget, g] : groups) {
+      relation_fanouts[static_cast<size_t>(relation)] = budget;
+      HopRequest inner_request;
+      inner_request.frontier = g.nodes;
+      inner_request.hop = request.hop;
+      inner_request.hop_key =
+          metapath_step_key(request.hop_key, index, static_cast<int>(step), budget);
+      inner_request.fanout = budget;
+      inner_request.relation_fanouts = relation_fanouts;
+      inner.sample_hop(inner_request, &g.sample);
+      PARTITA_CHECK(g.sample.counts.size() == g.nodes.size(), Error,
+                    "metapath sampler: the inner sampler answered {} counts for {} nodes",
+                    g.sample.counts.size(), g.nodes.size());
+      g.offsets.resize(g.nodes.size());
+      int64_t offset = 0;
+      for (size_t i = 0; i < g.nodes.size(); ++i) {
+        g.offsets[i] = offset;
+        offset += g.sample.counts[i];
+      }
+      PARTITA_CHECK(offset == static_cast<int64_t>(g.sample.neighbors.size()), Error,
+                    "metapath sampler: the inner sampler's counts do not add up");
+    }
+    relation_fanouts[static_cast<size_t>(relation)] = 0;
+    std::vector<Head> next;
+    next.reserve(heads.size());
+    for (const Head& h : heads) {
+      const BudgetGroup& g = groups.at(h.budget);
+      const size_t at = static_cast<size_t>(g.index.at(h.node));
+      const int64_t k = g.sample.counts[at];
+      const int64_t* picked = g.sample.neighbors.data() + g.offsets[at];
+      for (int64_t i = 0; i < k; ++i) {
+        const int64_t child = h.budget < 0 ? -1 : h.budget / k + (i < h.budget % k ? 1 : 0);
+        next.push_back({h.origin, picked[i], child});
+      }
+    }
+    heads = std::move(next);
+  }
+  // Heads stay in origin order (each step expands them in place): dedupe per origin.
+  absl::flat_hash_set<int64_t> seen;
+  int64_t current = -1;
+  for (const Head& h : heads) {
+    if (h.origin != current) {
+      seen.clear();
+      current = h.origin;
+    }
+    if (!seen.insert(h.node).second) continue;
+    out.nodes.push_back(h.node);
+    ++out.counts[static_cast<size_t>(h.origin)];
+  }
+  return out;
+}
+
+}  // namespace
+
+void MetapathSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
+  const size_t num_metapaths = metapaths_.size();
+  PARTITA_CHECK(request.relation_fanouts.empty() ||
+                    static_cast<size_t>(request.relation_fanouts.size()) == num_metapaths,
+                Error, "metapath sampler: {} fanouts for {} metapaths",
+                request.relation_fanouts.size(), num_metapaths);
+  std::vector<Endpoints> per_metapath;
+  per_metapath.reserve(num_metapaths);
+  for (size_t m = 0; m < num_metapaths; ++m) {
+    const int64_t fanout =
+        request.relation_fanouts.empty() ? request.fanout : request.relation_fanouts[m];
+    PARTITA_CHECK(fanout >= -1, Error, "metapath sampler: fanout {} of metapath '{}'", fanout,
+                  metapaths_[m].name);
+    per_metapath.push_back(
+        walk(inner_, request, metapaths_[m], static_cast<int>(m), fanout, num_relations_));
+  }
+  const size_t n = static_cast<size_t>(request.frontier.size());
+  out->counts.assign(n, 0);
+  out->neighbors.clear();
+  out->relations.clear();
+  std::vector<int64_t> cursor(num_metapaths, 0);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t m = 0; m < num_metapaths; ++m) {
+      const Endpoints& e = per_metapath[m];
+      const int64_t k = e.counts[i];
+      const int64_t* first = e.nodes.data() + cursor[m];
+      out->neighbors.insert(out->neighbors.end(), first, first + k);
+      out->relations.insert(out->relations.end(), static_cast<size_t>(k), static_cast<int32_t>(m));
+      out->counts[i] += k;
+      cursor[m] += k;
+    }
+  }
+}
+
+}  // namespace partita::sample
