@@ -27,6 +27,7 @@
 #include "partita/runtime/rank_job.h"
 #include "partita/sample/fanout_spec.h"
 #include "partita/train/checkpoint.h"
+#include "partita/train/metapaths.h"
 #include "partita/train/trainer.h"
 #include "profile_tables.h"
 #include "progress.h"
@@ -239,8 +240,9 @@ void print_gpu_cache_figures(const train::EpochRecord& r) {
 // The work of a rank that trains (a worker, or a trainer of server-client mode).
 int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions options) {
   refuse_edge_split_for_node_task(session.graph(), options);
-  // --fanouts' relation names, now that the graph is known.
-  options.loader.fanouts = train::resolve_fanouts(flags.fanouts, session.graph());
+  // --fanouts' relation (model han: metapath) names, now that the graph is known.
+  options.loader.fanouts =
+      train::resolve_model_fanouts(flags.fanouts, session.graph(), options.model);
   if (options.checkpoint.resume && !options.checkpoint.dir.empty())
     apply_checkpoint_settings(session, flags.run.given, &options);
   train::Trainer trainer(session, options);
@@ -408,9 +410,14 @@ Action add_train_command(CLI::App& app) {
   add_enum_option(app, "--model", &flags->train.model.kind, train::model_kind_names(),
                   "sage, gcn or gat; rgcn or han for typed (heterogeneous) partitions");
   app.add_option("--metapaths", flags->train.model.metapaths,
-                 "han: the metapaths, comma-separated, each a chain of relations joined by "
-                 "'-' that starts and ends on the target node type (default: derived from "
-                 "the schema)");
+                 "han: the metapaths, comma-separated, each its node types joined by '-' "
+                 "(paper-author-paper) or its relations, followed along in-edges from the "
+                 "labelled type (writes-rev_writes); each starts and ends on the labelled "
+                 "type. Default: target-X-target through every other node type X joined to "
+                 "the labelled type both ways (heco-acm: paper-author-paper,"
+                 "paper-subject-paper). --fanouts then counts metapath neighbours per node and "
+                 "metapath, and may name metapaths where rgcn names relations "
+                 "(10,paper-subject-paper=5:10)");
   app.add_option("--num-bases", flags->train.model.num_bases,
                  "rgcn: relation weights as combinations of this many shared bases (0: one "
                  "weight per relation)")

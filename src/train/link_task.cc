@@ -63,6 +63,8 @@ class LinkTask final : public TrainTask {
   // distinct endpoints of its pairs and of their negatives.
   std::vector<std::vector<int64_t>> epoch_seeds(int64_t epoch) override;
   bool needs_labels() const override { return false; }
+
+  sample::NeighborSampler& sampler() override { return session_.sampler(); }
   // Binary cross-entropy over the step's pairs (positives 1, negatives 0), summed and
   // divided by the global batch's pairs; counts pairs classified right (score > 0 for
   // positives, <= 0 for negatives).
@@ -283,7 +285,7 @@ LinkMetrics LinkTask::evaluate(ModelAdapter& model, bool test, uint64_t tag) {
     model.module().eval();
     loader::BatchPipeline pipeline(pipeline_options(session_, options_, model.needs_degrees(),
                                                     false, tag, model.resident_rows()),
-                                   std::move(seeds), session_.sampler(), session_.fetcher());
+                                   std::move(seeds), sampler(), session_.fetcher());
     size_t next_pair = 0;  // into mine
     while (std::optional<loader::Batch> batch = pipeline.next()) {
       const loader::LinkStep& s = steps[static_cast<size_t>(batch->step)];

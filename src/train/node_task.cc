@@ -9,6 +9,7 @@
 #include "partita/runtime/split_ids.h"
 #include "partita/train/batch_staging.h"
 #include "partita/train/inference.h"
+#include "partita/train/metapaths.h"
 #include "partita/train/train_task.h"
 
 namespace partita::train {
@@ -34,11 +35,16 @@ class NodeTask final : public TrainTask {
   NodeTask(runtime::Session& session, const TrainOptions& options)
       : session_(session),
         options_(options),
-        share_(session.graph(), session.rank(), session.size()) {
+        share_(session.graph(), session.rank(), session.size()),
+        sampler_(session, options) {
     PARTITA_CHECK_PARAM(
         options.eval.mode != EvalMode::kFull || session.role() == runtime::Role::kWorker, "eval",
         "full-graph inference (full) supports GraphSAGE, GCN and GAT in worker mode (not "
         "`model` rgcn, not `servers`); use `eval` sampled");
+    PARTITA_CHECK_PARAM(
+        options.eval.mode != EvalMode::kFull || options.model.kind != ModelKind::kHan, "eval",
+        "full-graph inference (full) does not support `model` han (its blocks are sampled "
+        "metapath neighbours); use `eval` sampled");
     plan_.emplace(all_ids(runtime::Split::kTrain), options.loader.batch_size);
     PARTITA_CHECK(plan_->num_ids() > 0, Error, "{}: the partition has no training nodes",
                   session.graph().dir());
@@ -53,6 +59,8 @@ class NodeTask final : public TrainTask {
   }
 
   bool needs_labels() const override { return true; }
+
+  sample::NeighborSampler& sampler() override { return sampler_.get(); }
 
   StepLoss step_loss(loader::Batch& batch, int64_t /*step*/, int64_t global_batch,
                      ModelAdapter& model, double* flops) override {
@@ -93,8 +101,8 @@ class NodeTask final : public TrainTask {
       // No collective per batch: ranks skip their empty batches.
       loader::BatchPipeline pipeline(pipeline_options(session_, options_, model.needs_degrees(),
                                                       true, tag, model.resident_rows()),
-                                     plan.epoch_batches(options_.seed, tag, share_),
-                                     session_.sampler(), session_.fetcher());
+                                     plan.epoch_batches(options_.seed, tag, share_), sampler_.get(),
+                                     session_.fetcher());
       while (std::optional<loader::Batch> batch = pipeline.next()) {
         if (batch->sampled.seeds.empty()) continue;
         const torch::Tensor logits = model.forward(*batch);
@@ -139,6 +147,7 @@ class NodeTask final : public TrainTask {
   runtime::Session& session_;
   const TrainOptions& options_;
   loader::SeedShare share_;
+  TaskSampler sampler_;  // model han: metapath neighbours
   std::optional<loader::GlobalBatches> plan_, valid_plan_, test_plan_;
   // eval mode full: every node's predicted class (by original id) under the weights of version
   // predictions_version_ (-1: none yet).

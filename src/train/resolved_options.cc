@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "partita/core/parameter_error.h"
+#include "partita/train/metapaths.h"
 
 namespace partita::train {
 
@@ -20,11 +21,15 @@ TrainOptions resolved_options(const store::DistGraph& graph, TrainOptions option
                         fanouts.num_hops());
   }
   if (graph.typed()) {
+    // Model han samples metapaths: its per-hop fanouts are per metapath.
+    const bool han = m.kind == ModelKind::kHan;
+    const int expected =
+        han ? static_cast<int>(resolve_metapaths(options, graph.typed_meta()).size())
+            : graph.typed_meta().num_relations();
     for (const std::vector<int64_t>& hop : fanouts.relations) {
-      PARTITA_CHECK_PARAM(
-          hop.empty() || static_cast<int>(hop.size()) == graph.typed_meta().num_relations(),
-          "fanouts", "a hop gives fanouts for {} relations, the graph has {}", hop.size(),
-          graph.typed_meta().num_relations());
+      PARTITA_CHECK_PARAM(hop.empty() || static_cast<int>(hop.size()) == expected, "fanouts",
+                          "a hop gives fanouts for {} {}, the graph has {}", hop.size(),
+                          han ? "metapaths" : "relations", expected);
     }
   }
   return options;

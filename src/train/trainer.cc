@@ -63,7 +63,7 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   cw.epoch = kCacheTag;
   cw.trainers = session_.size();
   loader::CacheWarmup warm = loader::warm_feature_cache(
-      session_.sampler(), session_.fetcher(), session_.graph(), task_->plan(),
+      task_->sampler(), session_.fetcher(), session_.graph(), task_->plan(),
       loader::SeedShare(session_.graph(), session_.rank(), session_.size()), cw);
   if (warm.built) {
     cache_ = std::move(warm.cache);
@@ -88,7 +88,7 @@ void Trainer::warm_device_cache(const loader::CacheWarmupOptions& host_options) 
   options.ratio = options_.cache.gpu_ratio;
   Stopwatch watch;
   loader::DeviceRowsWarmup warm = loader::warm_device_rows(
-      session_.sampler(), session_.fetcher(), session_.graph(), task_->plan(),
+      task_->sampler(), session_.fetcher(), session_.graph(), task_->plan(),
       loader::SeedShare(session_.graph(), session_.rank(), session_.size()), options);
   const store::DistGraph& graph = session_.graph();
   device_cache_ = std::make_unique<DeviceFeatureCache>(std::move(warm.resident), warm.rows,
@@ -128,7 +128,7 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   loader::BatchPipeline pipeline(
       pipeline_options(session_, options_, model_->needs_degrees(), task_->needs_labels(),
                        static_cast<uint64_t>(epoch), model_->resident_rows()),
-      task_->epoch_seeds(epoch), session_.sampler(), session_.fetcher());
+      task_->epoch_seeds(epoch), task_->sampler(), session_.fetcher());
   model_->module().train();
   Stopwatch epoch_watch;
   double loss_sum = 0;

@@ -25,6 +25,7 @@
 #include "partita/train/checkpointer.h"
 #include "partita/train/device.h"
 #include "partita/train/gradient_sync.h"
+#include "partita/train/metapaths.h"
 #include "partita/train/model_adapter.h"
 #include "partita/train/train_task.h"
 #include "train_test_util.h"
@@ -244,6 +245,72 @@ TEST_F(Seams, ModelTablePicksAdaptersAndCarriesDeviceAndPrecision) {
     EXPECT_EQ(parameter_of([&] { build_model({s, ro}); }), "eval");
   });
   EXPECT_EQ(typed, none(1));
+}
+
+// ------------------------------------------------------------ model han's sampling
+
+// Model han's node task samples metapath neighbours (train/metapaths.h): its passes go
+// through a MetapathSampler over the session's sampler, --fanouts names metapaths, the
+// blocks' edge types are metapath ids over papers only, typed inputs hold papers only, and a
+// rerun gives the same batches. Other models keep the session's sampler.
+TEST_F(Seams, HanNodeTaskSamplesMetapathNeighbours) {
+  TrainOptions ho = options();
+  ho.model.kind = ModelKind::kHan;
+  const auto failures = run(1, "typed1", ho, [](runtime::Session& s, const TrainOptions& base) {
+    const partition::TypedMeta& meta = s.graph().typed_meta();
+    TrainOptions o = base;
+    const std::vector<sample::Metapath> paths = resolve_metapaths(o, meta);
+    ASSERT_EQ(paths.size(), 2u);
+    EXPECT_EQ(paths[1].name, "paper-field-paper");
+    o.loader.fanouts = resolve_model_fanouts("3,paper-field-paper=2:1", s.graph(), o.model);
+    EXPECT_EQ(o.loader.fanouts.relations.at(1), (std::vector<int64_t>{1, 2}));
+    EXPECT_EQ(parameter_of([&] { resolve_model_fanouts("3,writes=2:1", s.graph(), o.model); }),
+              "fanouts")
+        << "han's fanouts name metapaths, not relations";
+    TrainOptions rgcn = o;
+    rgcn.model.kind = ModelKind::kRgcn;
+    EXPECT_EQ(resolve_model_fanouts("3,writes=2:1", s.graph(), rgcn.model).relations.at(1).size(),
+              6u);
+    EXPECT_EQ(&make_task(s, rgcn)->sampler(), &s.sampler());
+    TrainOptions bad = o;
+    bad.model.metapaths = "paper-author";
+    EXPECT_EQ(parameter_of([&] { make_task(s, bad); }), "metapaths");
+    TrainOptions full = o;
+    full.eval.mode = EvalMode::kFull;
+    EXPECT_EQ(parameter_of([&] { make_task(s, full); }), "eval");
+
+    const std::unique_ptr<TrainTask> task = make_task(s, o);
+    ASSERT_NE(dynamic_cast<sample::MetapathSampler*>(&task->sampler()), nullptr);
+    std::vector<std::vector<int64_t>> first_pass;
+    for (int pass = 0; pass < 2; ++pass) {
+      loader::BatchPipeline pipeline(pipeline_options(s, o, false, true, 0), task->epoch_seeds(0),
+                                     task->sampler(), s.fetcher());
+      int64_t edges[2] = {0, 0};
+      size_t at = 0;
+      while (std::optional<loader::Batch> batch = pipeline.next()) {
+        for (const sample::Block& b : batch->sampled.blocks) {
+          for (int32_t e : b.etypes) ++edges[e];
+          for (int64_t u : b.src_nodes) ASSERT_EQ(meta.type_of(0, u), 0) << "not a paper";
+          if (pass == 0) {
+            first_pass.push_back(b.src_nodes);
+            first_pass.push_back(b.indices);
+          } else {
+            EXPECT_EQ(first_pass.at(at++), b.src_nodes);
+            EXPECT_EQ(first_pass.at(at++), b.indices);
+          }
+        }
+        ASSERT_EQ(batch->typed_inputs.size(), 3u);
+        EXPECT_EQ(batch->typed_inputs[0].positions.size(), batch->sampled.input_nodes.size());
+        EXPECT_EQ(batch->typed_inputs[0].features.size(),
+                  batch->sampled.input_nodes.size() * s.graph().type_feature_row_bytes(0));
+        EXPECT_TRUE(batch->typed_inputs[1].positions.empty());
+        EXPECT_TRUE(batch->typed_inputs[2].positions.empty());
+      }
+      EXPECT_GT(edges[0], 0);
+      EXPECT_GT(edges[1], 0);
+    }
+  });
+  EXPECT_EQ(failures, none(1));
 }
 
 // ------------------------------------------------------------------------- NodeTask

@@ -140,7 +140,7 @@ TEST(TrainOptions, NameTablesAreOneToOne) {
   expect_one_to_one(nn::link_decoder_names());
   expect_one_to_one(sample::exclude_names());
   expect_one_to_one(loader::negative_kind_names());
-  EXPECT_EQ(joined_names(model_kind_names()), "sage, gcn, gat, rgcn");
+  EXPECT_EQ(joined_names(model_kind_names()), "sage, gcn, gat, rgcn, han");
   EXPECT_STREQ(nn::precision_name(nn::Precision::kBf16), "bf16");
 }
 

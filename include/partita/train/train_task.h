@@ -50,6 +50,9 @@ class TrainTask {
   // The test figures into result (test_acc, or test_link).
   virtual void test(ModelAdapter& model, uint64_t tag, int64_t weights_version,
                     TrainResult& result) = 0;
+  // The sampler of every pass (training, cache warm-up, sampled evaluation): the session's,
+  // or for model han its MetapathSampler (train/metapaths.h).
+  virtual sample::NeighborSampler& sampler() = 0;
 };
 
 // The batch pipeline of a pass over `session` keyed by `epoch_key` (training epoch or tag);

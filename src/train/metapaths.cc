@@ -1,0 +1,36 @@
+#include "partita/train/metapaths.h"
+
+#include "partita/core/parameter_error.h"
+#include "partita/sample/fanout_spec.h"
+#include "partita/train/trainer.h"
+
+namespace partita::train {
+
+std::vector<sample::Metapath> resolve_metapaths(const TrainOptions& options,
+                                                const partition::TypedMeta& meta) {
+  return sample::resolve_metapaths(options.model.metapaths, meta);
+}
+
+sample::Fanouts resolve_model_fanouts(const std::string& spec, const store::DistGraph& graph,
+                                      const ModelOptions& model) {
+  if (model.kind != ModelKind::kHan) return resolve_fanouts(spec, graph);
+  PARTITA_CHECK_PARAM(graph.typed(), "model",
+                      "han needs a typed (heterogeneous) partition; {} is homogeneous",
+                      graph.dir());
+  return sample::resolve_fanouts(
+      spec, sample::metapath_names(sample::resolve_metapaths(model.metapaths, graph.typed_meta())));
+}
+
+TaskSampler::TaskSampler(runtime::Session& session, const TrainOptions& options)
+    : session_(session) {
+  if (options.model.kind != ModelKind::kHan) return;
+  const store::DistGraph& graph = session.graph();
+  PARTITA_CHECK_PARAM(graph.typed(), "model",
+                      "han needs a typed (heterogeneous) partition; {} is homogeneous",
+                      graph.dir());
+  metapath_ = std::make_unique<sample::MetapathSampler>(
+      session.sampler(), resolve_metapaths(options, graph.typed_meta()),
+      graph.typed_meta().num_relations());
+}
+
+}  // namespace partita::train
