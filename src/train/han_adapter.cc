@@ -5,8 +5,8 @@
 #include "partita/core/parameter_error.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/han.h"
-#include "partita/sample/metapath_spec.h"
 #include "partita/train/batch_staging.h"
+#include "partita/train/metapaths.h"
 #include "partita/train/model_adapter.h"
 #include "typed_inputs.h"
 
@@ -17,7 +17,7 @@ nn::HanOptions han_options(const ModelContext& context) {
   const TrainOptions& o = context.options;
   const partition::TypedMeta& typed = context.session.graph().typed_meta();
   nn::HanOptions h;
-  h.num_metapaths = static_cast<int64_t>(sample::resolve_metapaths(o.model.metapaths, typed).size());
+  h.num_metapaths = static_cast<int64_t>(resolve_metapaths(o, typed).size());
   const int64_t feat_dim = typed.node_types[static_cast<size_t>(typed.target_type)].feat_dim;
   // A featureless target type reads embedding rows as wide as the session's tables.
   h.in_dim = feat_dim > 0 ? feat_dim : o.model.hidden;

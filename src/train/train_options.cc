@@ -134,8 +134,6 @@ void check_options(const TrainOptions& o) {
   PARTITA_CHECK_PARAM(!o.checkpoint.resume || !o.checkpoint.dir.empty(), "resume",
                       "needs `checkpoint_dir`");
   loader::check_cache_options(o.cache.ratio, o.cache.presample_batches);
-  // Seam for issue 28: lifted when the HAN adapter (train/han_adapter.cc) lands.
-  PARTITA_CHECK_PARAM(m.kind != ModelKind::kHan, "model", "han is not built yet");
   PARTITA_CHECK_PARAM(m.metapaths.empty() || m.kind == ModelKind::kHan, "metapaths",
                       "applies to `model` han only");
   PARTITA_CHECK_PARAM(o.cache.gpu_ratio >= 0 && o.cache.gpu_ratio <= 1, "gpu_cache_ratio",
