@@ -12,7 +12,7 @@ With --model han, the same protocol trains HAN (metapath attention, the default 
 of each schema) instead:
 
     partita train --parts P --model han --layers 1 --hidden 8 --heads 8 --fanouts 20
-                  --dropout 0.6 --attention-dropout 0.3 --embed-init 0.1 --lr 0.01
+                  --dropout 0.6 --attention-dropout 0.5 --embed-init 0.1 --lr 0.01
                   --epochs 100 --eval-every 0 --seed S --metapaths M
 
 with M the HeCo paper's metapaths (METAPATHS below).
@@ -44,7 +44,7 @@ SPLITS = ["heco20", "heco40", "heco60"]
 MODEL_FLAGS = {
     "rgcn": ["--layers", "2", "--hidden", "64", "--fanouts", "25,20", "--dropout", "0.5"],
     "han": ["--layers", "1", "--hidden", "8", "--heads", "8", "--fanouts", "20",
-            "--dropout", "0.6", "--attention-dropout", "0.3", "--embed-init", "0.1"],
+            "--dropout", "0.6", "--attention-dropout", "0.5", "--embed-init", "0.1"],
 }
 # HAN's metapaths: those of the HeCo paper. ACM's and Freebase's are the schema's default;
 # DBLP's default has author-paper-author only (its authors touch papers only).
