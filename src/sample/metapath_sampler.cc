@@ -3,8 +3,11 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
+#include <exception>
+#include <functional>
 #include <limits>
 #include <map>
+#include <thread>
 #include <utility>
 
 #include "partita/core/error.h"
@@ -58,6 +61,34 @@ MetapathSampler::MetapathSampler(NeighborSampler& inner, std::vector<Metapath> m
 
 namespace {
 
+// Runs work(0..n-1), all at once: n-1 on threads of their own, one on the caller's. The
+// inner calls are independent (each result depends on its own request only), so running
+// them together changes no result, only the latency: one round of remote requests per step
+// instead of one per call. Rethrows the first failure after every call has ended.
+void run_all(size_t n, const std::function<void(size_t)>& work) {
+  if (n == 1) return work(0);
+  std::vector<std::exception_ptr> failures(n);
+  std::vector<std::thread> threads;
+  threads.reserve(n - 1);
+  for (size_t i = 1; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        work(i);
+      } catch (...) {
+        failures[i] = std::current_exception();
+      }
+    });
+  }
+  try {
+    work(0);
+  } catch (...) {
+    failures[0] = std::current_exception();
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& f : failures)
+    if (f) std::rethrow_exception(f);
+}
+
 // Walks metapath `m` (index `index`) from every frontier node with budget `fanout`.
 Endpoints walk(NeighborSampler& inner, const HopRequest& request, const Metapath& m, int index,
                int64_t fanout, int num_relations) {
@@ -67,7 +98,6 @@ Endpoints walk(NeighborSampler& inner, const HopRequest& request, const Metapath
   if (fanout == 0) return out;
   std::vector<Head> heads(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) heads[static_cast<size_t>(i)] = {i, request.frontier[i], fanout};
-  std::vector<int64_t> relation_fanouts(static_cast<size_t>(num_relations), 0);
   for (size_t step = 0; step < m.relations.size() && !heads.empty(); ++step) {
     const int32_t relation = m.relations[step];
     // Ordered by budget so the inner calls come in one order on every rank (not needed
@@ -78,15 +108,20 @@ Endpoints walk(NeighborSampler& inner, const HopRequest& request, const Metapath
       if (g.index.try_emplace(h.node, static_cast<int64_t>(g.nodes.size())).second)
         g.nodes.push_back(h.node);
     }
-    for (auto& [budget, g] : groups) {
-      relation_fanouts[static_cast<size_t>(relation)] = budget;
+    std::vector<std::pair<int64_t, BudgetGroup*>> calls;
+    for (auto& [budget, g] : groups) calls.emplace_back(budget, &g);
+    run_all(calls.size(), [&](size_t c) {
+      const int64_t budget = calls[c].first;
+      BudgetGroup& g = *calls[c].second;
+      std::vector<int64_t> fanouts(static_cast<size_t>(num_relations), 0);
+      fanouts[static_cast<size_t>(relation)] = budget;
       HopRequest inner_request;
       inner_request.frontier = g.nodes;
       inner_request.hop = request.hop;
       inner_request.hop_key =
           metapath_step_key(request.hop_key, index, static_cast<int>(step), budget);
       inner_request.fanout = budget;
-      inner_request.relation_fanouts = relation_fanouts;
+      inner_request.relation_fanouts = fanouts;
       inner.sample_hop(inner_request, &g.sample);
       PARTITA_CHECK(g.sample.counts.size() == g.nodes.size(), Error,
                     "metapath sampler: the inner sampler answered {} counts for {} nodes",
@@ -99,8 +134,7 @@ Endpoints walk(NeighborSampler& inner, const HopRequest& request, const Metapath
       }
       PARTITA_CHECK(offset == static_cast<int64_t>(g.sample.neighbors.size()), Error,
                     "metapath sampler: the inner sampler's counts do not add up");
-    }
-    relation_fanouts[static_cast<size_t>(relation)] = 0;
+    });
     std::vector<Head> next;
     next.reserve(heads.size());
     for (const Head& h : heads) {
@@ -138,16 +172,17 @@ void MetapathSampler::sample_hop(const HopRequest& request, NeighborSample* out)
                     static_cast<size_t>(request.relation_fanouts.size()) == num_metapaths,
                 Error, "metapath sampler: {} fanouts for {} metapaths",
                 request.relation_fanouts.size(), num_metapaths);
-  std::vector<Endpoints> per_metapath;
-  per_metapath.reserve(num_metapaths);
+  std::vector<int64_t> fanouts(num_metapaths);
   for (size_t m = 0; m < num_metapaths; ++m) {
-    const int64_t fanout =
-        request.relation_fanouts.empty() ? request.fanout : request.relation_fanouts[m];
-    PARTITA_CHECK(fanout >= -1, Error, "metapath sampler: fanout {} of metapath '{}'", fanout,
-                  metapaths_[m].name);
-    per_metapath.push_back(
-        walk(inner_, request, metapaths_[m], static_cast<int>(m), fanout, num_relations_));
+    fanouts[m] = request.relation_fanouts.empty() ? request.fanout : request.relation_fanouts[m];
+    PARTITA_CHECK(fanouts[m] >= -1, Error, "metapath sampler: fanout {} of metapath '{}'",
+                  fanouts[m], metapaths_[m].name);
   }
+  std::vector<Endpoints> per_metapath(num_metapaths);
+  run_all(num_metapaths, [&](size_t m) {
+    per_metapath[m] =
+        walk(inner_, request, metapaths_[m], static_cast<int>(m), fanouts[m], num_relations_);
+  });
   const size_t n = static_cast<size_t>(request.frontier.size());
   out->counts.assign(n, 0);
   out->neighbors.clear();

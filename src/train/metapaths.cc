@@ -17,8 +17,17 @@ sample::Fanouts resolve_model_fanouts(const std::string& spec, const store::Dist
   PARTITA_CHECK_PARAM(graph.typed(), "model",
                       "han needs a typed (heterogeneous) partition; {} is homogeneous",
                       graph.dir());
-  return sample::resolve_fanouts(
-      spec, sample::metapath_names(sample::resolve_metapaths(model.metapaths, graph.typed_meta())));
+  const std::vector<std::string> names =
+      sample::metapath_names(sample::resolve_metapaths(model.metapaths, graph.typed_meta()));
+  try {
+    return sample::resolve_fanouts(spec, names);
+  } catch (const ParameterError& e) {
+    // The fanout syntax speaks of relations; for han its names are metapaths.
+    if (e.parameter() != "fanouts") throw;
+    throw ParameterError("fanouts", e.detail() +
+                                        " (`model` han: a hop names metapaths, not "
+                                        "relations)");
+  }
 }
 
 TaskSampler::TaskSampler(runtime::Session& session, const TrainOptions& options)

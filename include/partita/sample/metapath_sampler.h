@@ -31,9 +31,11 @@
 // batch is identical for 1 and P ranks, 1 and N threads, and bit-identical on a rerun.
 //
 // Thread-safety: sample_hop keeps no state between calls; it may be called concurrently when
-// the inner sampler may. It blocks while the inner sampler does. Each step makes one inner
-// call per distinct budget among its walks (budgets are N, then values <= N: at most about
-// 2 sqrt(N) calls per step).
+// the inner sampler may (it calls the inner sampler from several threads at once). It blocks
+// while the inner sampler does. Each step of a metapath makes one inner call per distinct
+// budget among its walks (N, then values <= N: at most about 2 sqrt(N) calls); the calls of
+// a step, and the metapaths, run concurrently on threads of their own, so a hop costs one
+// round of inner calls per step of its longest metapath.
 #include <cstdint>
 #include <vector>
 
