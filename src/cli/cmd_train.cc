@@ -429,7 +429,8 @@ Action add_train_command(CLI::App& app) {
   app.add_option("--layers", flags->train.model.layers,
                  "Layers; must equal the number of --fanouts, which is the default");
   app.add_option("--hidden", flags->train.model.hidden,
-                 "Hidden width (gat, han: per head; a hidden layer outputs hidden x heads; han: also the width of learned embeddings)")
+                 "Hidden width (gat, han: per head; a hidden layer outputs hidden x heads; han: "
+                 "also the width of learned embeddings)")
       ->capture_default_str();
   app.add_option("--heads", flags->train.model.heads,
                  "Attention heads of gat's hidden layers (its output layer has one) and of every "

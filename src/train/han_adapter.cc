@@ -51,10 +51,11 @@ class HanAdapter final : public ModelAdapter {
     staging_.ready();
     for (size_t t = 0; t < inputs.inputs.size(); ++t) {
       const torch::Tensor& positions = inputs.inputs[t].positions;
-      PARTITA_CHECK(static_cast<int>(t) == target_ || !positions.defined() ||
-                        positions.numel() == 0,
-                    Error, "internal: a metapath batch has {} input nodes of type {}, not the "
-                    "target type", positions.numel(), t);
+      PARTITA_CHECK(
+          static_cast<int>(t) == target_ || !positions.defined() || positions.numel() == 0, Error,
+          "internal: a metapath batch has {} input nodes of type {}, not the "
+          "target type",
+          positions.numel(), t);
     }
     if (flops != nullptr) *flops += model_->training_matmul_flops(blocks);
     torch::Tensor logits = model_->forward(blocks, inputs.inputs[static_cast<size_t>(target_)]);
