@@ -344,7 +344,7 @@ int run_train(runtime::RankContext& rank, const Flags& flags) {
             rank.size(), rank.cores_per_rank(), options.torch_threads, options.loader.threads,
             train::device_text(options.device));
   runtime::SessionOptions session_options = flags.session;
-  if (options.model.kind == train::ModelKind::kRgcn)
+  if (options.model.kind == train::ModelKind::kRgcn || options.model.kind == train::ModelKind::kHan)
     session_options.embeddings = embedding_options(flags, options);
   // Server-client mode: a server serves until every trainer is done, and trains nothing.
   return rank.run_session(session_options, [&](runtime::Session& session) {
@@ -423,19 +423,21 @@ Action add_train_command(CLI::App& app) {
                  "weight per relation)")
       ->capture_default_str();
   app.add_option("--embed-lr", flags->embed_lr,
-                 "rgcn: learning rate of the learned embeddings of node types without "
+                 "rgcn, han: learning rate of the learned embeddings of node types without "
                  "features (sparse Adam, or SGD with --optimizer sgd; 0: 2 x --lr)")
       ->capture_default_str();
   app.add_option("--layers", flags->train.model.layers,
                  "Layers; must equal the number of --fanouts, which is the default");
   app.add_option("--hidden", flags->train.model.hidden,
-                 "Hidden width (gat: per head; a hidden layer outputs hidden x heads)")
+                 "Hidden width (gat, han: per head; a hidden layer outputs hidden x heads; han: "
+                 "also the width of learned embeddings)")
       ->capture_default_str();
   app.add_option("--heads", flags->train.model.heads,
-                 "Attention heads of gat's hidden layers (its output layer has one)")
+                 "Attention heads of gat's hidden layers (its output layer has one) and of every "
+                 "han layer")
       ->capture_default_str();
   app.add_option("--embed-init", flags->embed_init,
-                 "rgcn: learned embeddings start uniform in [-S, S)")
+                 "rgcn, han: learned embeddings start uniform in [-S, S)")
       ->capture_default_str();
   app.add_option("--fanouts", flags->fanouts,
                  "Neighbors per hop, comma-separated (-1: all). Typed graphs: N per incoming "

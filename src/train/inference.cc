@@ -15,6 +15,7 @@
 #include "partita/core/parameter_error.h"
 #include "partita/loader/link_batches.h"
 #include "partita/nn/block_tensors.h"
+#include "partita/nn/han.h"
 #include "partita/sample/block_builder.h"
 #include "partita/train/batch_staging.h"
 #include "partita/train/checkpoint.h"
@@ -188,6 +189,8 @@ nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& s,
   PARTITA_CHECK(s.empty() || s[0] != nn::RgcnModel::kSignatureTag, UsageError,
                 "{}: an R-GCN checkpoint; infer supports GraphSAGE, GCN and GAT models only",
                 source);
+  PARTITA_CHECK(s.empty() || s[0] != nn::HanModel::kSignatureTag, UsageError,
+                "{}: a HAN checkpoint; infer supports GraphSAGE, GCN and GAT models only", source);
   const bool link = is_link_signature(s);
   PARTITA_CHECK((s.size() == 8 || link) && s[0] >= 0 && s[0] <= 2 && s[1] > 0 && s[3] > 0 &&
                     s[4] >= 1 && s[5] >= 1 && s[6] >= 0 && s[6] <= 2,

@@ -12,6 +12,8 @@ const std::vector<ModelEntry>& model_table() {
   static const std::vector<ModelEntry> table{
       {"rgcn", [](const TrainOptions& o) { return o.model.kind == ModelKind::kRgcn; },
        make_rgcn_adapter},
+      {"han", [](const TrainOptions& o) { return o.model.kind == ModelKind::kHan; },
+       make_han_adapter},
       {"link", [](const TrainOptions& o) { return o.task == Task::kLink; }, make_link_adapter},
       {"gnn", [](const TrainOptions&) { return true; }, make_gnn_adapter},
   };

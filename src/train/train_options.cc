@@ -134,24 +134,25 @@ void check_options(const TrainOptions& o) {
   PARTITA_CHECK_PARAM(!o.checkpoint.resume || !o.checkpoint.dir.empty(), "resume",
                       "needs `checkpoint_dir`");
   loader::check_cache_options(o.cache.ratio, o.cache.presample_batches);
-  // Seam for issue 28: lifted when the HAN adapter (train/han_adapter.cc) lands.
-  PARTITA_CHECK_PARAM(m.kind != ModelKind::kHan, "model", "han is not built yet");
   PARTITA_CHECK_PARAM(m.metapaths.empty() || m.kind == ModelKind::kHan, "metapaths",
                       "applies to `model` han only");
   PARTITA_CHECK_PARAM(o.cache.gpu_ratio >= 0 && o.cache.gpu_ratio <= 1, "gpu_cache_ratio",
                       "must be in [0, 1] (a share of the nodes a rank owns), got {}",
                       o.cache.gpu_ratio);
-  PARTITA_CHECK_PARAM(o.cache.gpu_ratio == 0 || m.kind != ModelKind::kRgcn, "gpu_cache_ratio",
-                      "the device feature cache does not support typed partitions (`model` "
-                      "rgcn) yet");
+  PARTITA_CHECK_PARAM(
+      o.cache.gpu_ratio == 0 || (m.kind != ModelKind::kRgcn && m.kind != ModelKind::kHan),
+      "gpu_cache_ratio",
+      "the device feature cache does not support typed partitions (`model` rgcn or han) yet");
   PARTITA_CHECK_PARAM(o.link.negatives >= 1 && o.link.negatives <= 1000, "negatives",
                       "must be in [1, 1000] corrupted pairs per positive, got {}",
                       o.link.negatives);
   PARTITA_CHECK_PARAM(o.link.hits_k >= 1, "metric", "K of hits@K must be >= 1, got {}",
                       o.link.hits_k);
-  PARTITA_CHECK_PARAM(o.task == Task::kNode || m.kind != ModelKind::kRgcn, "task",
-                      "link is not possible with `model` rgcn (link prediction runs on "
-                      "homogeneous partitions with sage, gcn or gat)");
+  PARTITA_CHECK_PARAM(
+      o.task == Task::kNode || (m.kind != ModelKind::kRgcn && m.kind != ModelKind::kHan), "task",
+      "link is not possible with `model` {} (link prediction runs on homogeneous partitions "
+      "with sage, gcn or gat)",
+      name_of(model_kind_names(), m.kind));
   // On a GPU, bf16 is the GPU's (the CPU only feeds it).
   PARTITA_CHECK_PARAM(
       m.precision != nn::Precision::kBf16 || !o.device.is_cpu() || nn::cpu_supports_bf16(),

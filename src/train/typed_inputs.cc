@@ -45,6 +45,8 @@ TypedBatchInputs typed_inputs(loader::Batch& batch, runtime::Session& session, b
       continue;
     }
     store::DistEmbedding* table = session.embedding(t);
+    // A type without rows in this batch needs no table (HAN's batches hold one type only).
+    if (n == 0 && table == nullptr) continue;
     PARTITA_CHECK(table != nullptr, Error,
                   "internal: node type {} has no features and no learned embedding", t);
     std::vector<int64_t> ids(in.positions.size());

@@ -36,7 +36,8 @@ struct TypedBatchInputs {
 // `normalize`, row-normalized (nn: as --normalize-features). Embedding rows are looked up
 // now on the host and moved to the device; with `training` the device rows are leaf tensors
 // that require grad (push_embedding_gradients brings their gradients back to the host).
-// Throws Error when a featureless type has no embedding table in the session.
+// Throws Error when a featureless type with input nodes in the batch has no embedding table
+// in the session (a type without any gets empty positions and an undefined x).
 TypedBatchInputs typed_inputs(loader::Batch& batch, runtime::Session& session, bool training,
                               bool normalize, BatchStaging& staging);
 

@@ -48,6 +48,8 @@ NOT_VARIED = {
     "checkpoint-dir": "every resumed run reads its own copy of the directory",
     "resume": "every run here resumes",
     "servers": "needs a job of several ranks on a several-part directory",
+    "metapaths": "model han only, on a typed partition; the runs here are GraphSAGE on an "
+                 "untyped one",
     "device": "its other value (cuda) needs a GPU; a run resumed on cpu from a cuda "
               "checkpoint is the device check's (scripts/device-check.sh)",
 }

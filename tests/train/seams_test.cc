@@ -19,6 +19,7 @@
 #include "partita/comm/inproc_transport.h"
 #include "partita/core/log.h"
 #include "partita/core/parameter_error.h"
+#include "partita/nn/han.h"
 #include "partita/partition/partition.h"
 #include "partita/runtime/session.h"
 #include "partita/train/checkpoint.h"
@@ -185,7 +186,7 @@ std::vector<float> flat(torch::nn::Module& module) {
 TEST_F(Seams, ModelTablePicksAdaptersAndCarriesDeviceAndPrecision) {
   std::vector<std::string> names;
   for (const ModelEntry& e : model_table()) names.push_back(e.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"rgcn", "link", "gnn"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"rgcn", "han", "link", "gnn"}));
   const auto failures =
       run(1, "p1", options(ModelKind::kGcn), [](runtime::Session& s, const TrainOptions& o) {
         const std::unique_ptr<ModelAdapter> gcn = build_model({s, o});
@@ -311,6 +312,49 @@ TEST_F(Seams, HanNodeTaskSamplesMetapathNeighbours) {
     }
   });
   EXPECT_EQ(failures, none(1));
+}
+
+// The HAN adapter on metapath batches: logits of the seeds, a training step's flops and
+// gradients, the HAN signature, and one refusal each for full-graph eval and an untyped
+// partition. The typed graph's authors have no features and the session no embedding
+// table: HAN's batches hold papers only, so it needs none.
+TEST_F(Seams, HanAdapterTrainsOnMetapathBatches) {
+  TrainOptions ho = options();
+  ho.model.kind = ModelKind::kHan;
+  ho.model.layers = 1;
+  ho.model.heads = 2;
+  ho.loader.fanouts = {4};
+  const auto failures = run(1, "typed1", ho, [](runtime::Session& s, const TrainOptions& o) {
+    const std::unique_ptr<TrainTask> task = make_task(s, o);
+    const std::unique_ptr<ModelAdapter> han = build_model({s, o});
+    EXPECT_EQ(han->gnn(), nullptr);
+    EXPECT_EQ(han->config_signature().at(0), nn::HanModel::kSignatureTag);
+    loader::BatchPipeline pipeline(pipeline_options(s, o, false, true, 0), task->epoch_seeds(0),
+                                   task->sampler(), s.fetcher());
+    std::optional<loader::Batch> batch = pipeline.next();
+    ASSERT_TRUE(batch.has_value());
+    han->module().train();
+    double flops = 0;
+    const torch::Tensor logits = han->forward(*batch, &flops);
+    EXPECT_EQ(logits.sizes(),
+              (std::vector<int64_t>{static_cast<int64_t>(batch->sampled.seeds.size()), 4}));
+    EXPECT_GT(flops, 0);
+    logits.sum().backward();
+    int64_t with_grad = 0;
+    for (const torch::Tensor& p : han->module().parameters())
+      with_grad += p.grad().defined() && p.grad().abs().sum().item<double>() > 0;
+    EXPECT_GT(with_grad, 0);
+    han->after_backward();
+    han->after_gradient_sum();
+    TrainOptions full = o;
+    full.eval.mode = EvalMode::kFull;
+    EXPECT_EQ(parameter_of([&] { build_model({s, full}); }), "eval");
+  });
+  EXPECT_EQ(failures, none(1));
+  const auto untyped = run(1, "p1", ho, [](runtime::Session& s, const TrainOptions& o) {
+    EXPECT_EQ(parameter_of([&] { build_model({s, o}); }), "model");
+  });
+  EXPECT_EQ(untyped, none(1));
 }
 
 // ------------------------------------------------------------------------- NodeTask

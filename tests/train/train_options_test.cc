@@ -123,6 +123,17 @@ TEST(TrainOptions, ChecksNameTheirParameter) {
               o.model.kind = ModelKind::kRgcn;
             }),
             "task");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) {
+              o.task = Task::kLink;
+              o.model.kind = ModelKind::kHan;
+            }),
+            "task");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.model.kind = ModelKind::kHan; }), "");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) {
+              o.model.kind = ModelKind::kHan;
+              o.cache.gpu_ratio = 0.5;
+            }),
+            "gpu_cache_ratio");
   // A hop given per relation may have a 0 default beside its named relations.
   EXPECT_EQ(refused_parameter([](TrainOptions& o) {
               o.loader.fanouts = sample::Fanouts({10, 0}, {{}, {0, 3}});

@@ -97,9 +97,10 @@ ModelContext model_context(runtime::Session& session, const TrainOptions& option
 // options, ParameterError(device) when the device cannot be used (check_device).
 std::unique_ptr<ModelAdapter> build_model(const ModelContext& context);
 
-// The adapters of the table (gnn_adapter.cc, rgcn_adapter.cc, link_adapter.cc).
+// The adapters of the table (gnn_adapter.cc, rgcn_adapter.cc, han_adapter.cc, link_adapter.cc).
 std::unique_ptr<ModelAdapter> make_gnn_adapter(const ModelContext& context);
 std::unique_ptr<ModelAdapter> make_rgcn_adapter(const ModelContext& context);
+std::unique_ptr<ModelAdapter> make_han_adapter(const ModelContext& context);
 std::unique_ptr<ModelAdapter> make_link_adapter(const ModelContext& context);
 
 }  // namespace partita::train

@@ -1,0 +1,108 @@
+// The HAN adapter (nn/han.h) over typed partitions, fed metapath blocks
+// (sample/metapath_sampler.h: every input node has the target type). The target type's
+// inputs are its features or, for a featureless target type, rows of the session's learned
+// embedding table, updated as R-GCN's (typed_inputs.h).
+#include "partita/core/parameter_error.h"
+#include "partita/nn/block_tensors.h"
+#include "partita/nn/han.h"
+#include "partita/train/batch_staging.h"
+#include "partita/train/metapaths.h"
+#include "partita/train/model_adapter.h"
+#include "typed_inputs.h"
+
+namespace partita::train {
+namespace {
+
+nn::HanOptions han_options(const ModelContext& context) {
+  const TrainOptions& o = context.options;
+  const partition::TypedMeta& typed = context.session.graph().typed_meta();
+  nn::HanOptions h;
+  h.num_metapaths = static_cast<int64_t>(resolve_metapaths(o, typed).size());
+  const int64_t feat_dim = typed.node_types[static_cast<size_t>(typed.target_type)].feat_dim;
+  // A featureless target type reads embedding rows as wide as the session's tables.
+  h.in_dim = feat_dim > 0 ? feat_dim : o.model.hidden;
+  h.head_dim = o.model.hidden;
+  h.heads = o.model.heads;
+  h.out_dim = o.model.out_dim;
+  h.layers = o.model.layers;
+  h.dropout = o.model.dropout;
+  h.attention_dropout =
+      o.model.attention_dropout >= 0 ? o.model.attention_dropout : o.model.dropout;
+  h.precision = context.precision;
+  return h;
+}
+
+class HanAdapter final : public ModelAdapter {
+ public:
+  explicit HanAdapter(const ModelContext& context)
+      : session_(context.session),
+        options_(context.options),
+        model_(std::make_shared<nn::HanModel>(han_options(context))),
+        target_(session_.graph().typed_meta().target_type),
+        embeddings_(has_embeddings(session_)),
+        staging_(context.device) {}
+
+  torch::nn::Module& module() override { return *model_; }
+
+  torch::Tensor forward(loader::Batch& batch, double* flops) override {
+    const std::vector<nn::BlockTensors> blocks = staging_.blocks(batch);
+    TypedBatchInputs inputs =
+        typed_inputs(batch, session_, model_->is_training(), options_.normalize_features, staging_);
+    staging_.ready();
+    for (size_t t = 0; t < inputs.inputs.size(); ++t) {
+      const torch::Tensor& positions = inputs.inputs[t].positions;
+      PARTITA_CHECK(
+          static_cast<int>(t) == target_ || !positions.defined() || positions.numel() == 0, Error,
+          "internal: a metapath batch has {} input nodes of type {}, not the "
+          "target type",
+          positions.numel(), t);
+    }
+    if (flops != nullptr) *flops += model_->training_matmul_flops(blocks);
+    torch::Tensor logits = model_->forward(blocks, inputs.inputs[static_cast<size_t>(target_)]);
+    last_ = std::move(inputs);
+    return logits;
+  }
+
+  void set_dropout_key(uint64_t key) override { model_->set_dropout_key(key); }
+  BatchStaging& staging() override { return staging_; }
+
+  std::vector<int64_t> config_signature() const override {
+    std::vector<int64_t> signature = model_->config_signature();
+    signature.push_back(static_cast<int64_t>(options_.optimizer.kind));
+    return signature;
+  }
+
+  void after_backward() override {
+    if (embeddings_) push_embedding_gradients(last_, session_);
+    last_ = {};
+  }
+
+  void after_gradient_sum() override {
+    if (embeddings_) apply_embedding_updates(session_);
+  }
+
+ private:
+  runtime::Session& session_;
+  const TrainOptions& options_;
+  std::shared_ptr<nn::HanModel> model_;
+  int target_;
+  bool embeddings_;
+  BatchStaging staging_;
+  TypedBatchInputs last_;  // inputs of the last forward, for after_backward
+};
+
+}  // namespace
+
+std::unique_ptr<ModelAdapter> make_han_adapter(const ModelContext& context) {
+  const store::DistGraph& graph = context.session.graph();
+  PARTITA_CHECK_PARAM(graph.typed(), "model",
+                      "han needs node and edge types, and {} is not a typed (heterogeneous) "
+                      "partition (use `model` sage, gcn or gat)",
+                      graph.dir());
+  PARTITA_CHECK_PARAM(context.options.eval.mode != EvalMode::kFull, "eval",
+                      "full-graph inference (full) supports GraphSAGE, GCN and GAT in worker "
+                      "mode (not `model` han, not `servers`); use `eval` sampled");
+  return std::make_unique<HanAdapter>(context);
+}
+
+}  // namespace partita::train
