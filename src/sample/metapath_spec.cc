@@ -183,24 +183,40 @@ Metapath resolve_one(const TypedMeta& meta, const std::string& text) {
 
 }  // namespace
 
+// Appends to *out every metapath through the node types `types` (target first and last):
+// one per combination of the relations of its steps, named by its types when every step
+// has one relation, else by its relations.
+void append_paths_through(const TypedMeta& meta, const std::vector<int>& types,
+                          std::vector<Metapath>* out) {
+  std::vector<std::vector<int32_t>> steps;
+  bool unique = true;
+  for (size_t i = 0; i + 1 < types.size(); ++i) {
+    steps.push_back(step_relations(meta, types[i], types[i + 1]));
+    if (steps.back().empty()) return;
+    unique = unique && steps.back().size() == 1;
+  }
+  std::vector<size_t> pick(steps.size(), 0);  // an odometer over the steps' relations
+  while (true) {
+    Metapath m;
+    for (size_t i = 0; i < steps.size(); ++i) m.relations.push_back(steps[i][pick[i]]);
+    m.node_type = types.front();
+    m.name = unique ? joined(path_types(meta, m.relations), "-") : relation_text(meta, m.relations);
+    out->push_back(std::move(m));
+    size_t i = steps.size();
+    while (i > 0 && ++pick[i - 1] == steps[i - 1].size()) pick[--i] = 0;
+    if (i == 0) return;
+  }
+}
+
 std::vector<Metapath> default_metapaths(const TypedMeta& meta) {
   const int target = meta.target_type;
   std::vector<Metapath> out;
+  for (int x = 0; x < meta.num_types(); ++x)
+    if (x != target) append_paths_through(meta, {target, x, target}, &out);
   for (int x = 0; x < meta.num_types(); ++x) {
-    if (x == target) continue;
-    const std::vector<int32_t> out_steps = step_relations(meta, target, x);
-    const std::vector<int32_t> back_steps = step_relations(meta, x, target);
-    const bool unique = out_steps.size() == 1 && back_steps.size() == 1;
-    for (int32_t first : out_steps) {
-      for (int32_t second : back_steps) {
-        Metapath m;
-        m.relations = {first, second};
-        m.node_type = target;
-        m.name =
-            unique ? joined(path_types(meta, m.relations), "-") : relation_text(meta, m.relations);
-        out.push_back(std::move(m));
-      }
-    }
+    if (x == target || step_relations(meta, target, x).empty()) continue;
+    for (int y = 0; y < meta.num_types(); ++y)
+      if (y != target && y != x) append_paths_through(meta, {target, x, y, x, target}, &out);
   }
   PARTITA_CHECK_PARAM(!out.empty(), "metapaths",
                       "the schema has no default metapath {}-X-{} (no relation leads from the "

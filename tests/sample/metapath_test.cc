@@ -75,7 +75,11 @@ void expect_metapaths(const std::vector<Metapath>& got, const Expected& want) {
 TEST(MetapathSpec, DefaultsOfTheHecoSchemas) {
   expect_metapaths(resolve_metapaths("", acm()),
                    {{"paper-author-paper", {0, 2}}, {"paper-subject-paper", {3, 1}}});
-  expect_metapaths(resolve_metapaths("", dblp()), {{"author-paper-author", {3, 0}}});
+  // Through paper, then through paper and each of its other neighbour types (type order).
+  expect_metapaths(resolve_metapaths("", dblp()),
+                   {{"author-paper-author", {3, 0}},
+                    {"author-paper-term-paper-author", {3, 5, 2, 0}},
+                    {"author-paper-conference-paper-author", {3, 4, 1, 0}}});
   expect_metapaths(resolve_metapaths("", freebase()), {{"movie-actor-movie", {3, 0}},
                                                        {"movie-director-movie", {4, 1}},
                                                        {"movie-writer-movie", {5, 2}}});

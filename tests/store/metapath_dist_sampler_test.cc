@@ -312,7 +312,9 @@ std::optional<partition::TypedMeta> heco_schema(const std::string& name) {
 TEST(HecoMetapaths, DefaultsOfTheRealSchemas) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> want = {
       {"heco-acm", {"paper-author-paper", "paper-subject-paper"}},
-      {"heco-dblp", {"author-paper-author"}},
+      {"heco-dblp",
+       {"author-paper-author", "author-paper-conference-paper-author",
+        "author-paper-term-paper-author"}},
       {"heco-freebase", {"movie-actor-movie", "movie-director-movie", "movie-writer-movie"}}};
   int checked = 0;
   for (const auto& [name, names] : want) {

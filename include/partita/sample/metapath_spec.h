@@ -15,12 +15,17 @@
 // destination type is A and whose source type is B; two such relations make it ambiguous
 // (then name the relations).
 //
-// Default (empty text): for each node type X other than the target, in type order, the
-// paths target-X-target through every relation into the target from X followed by every
-// relation into X from the target (on the HeCo graphs one of each, e.g. heco-acm:
-// paper-author-paper, paper-subject-paper; heco-dblp: author-paper-author; heco-freebase:
-// movie-actor-movie, movie-director-movie, movie-writer-movie). A default path is named by
-// its types, or by its relations when two types are joined by several relations.
+// Default (empty text): first, for each node type X other than the target, in type order,
+// the paths target-X-target through every relation into the target from X followed by every
+// relation into X from the target; then, for each such X and each further type Y (neither
+// the target nor X) joined to X both ways, in type order, the paths target-X-Y-X-target:
+// the target's neighbours that share a Y through X. On the HeCo graphs these are the
+// metapaths of the HeCo and HAN papers: heco-acm: paper-author-paper, paper-subject-paper;
+// heco-dblp: author-paper-author, author-paper-conference-paper-author,
+// author-paper-term-paper-author (conference and term in the schema's type order);
+// heco-freebase: movie-actor-movie, movie-director-movie, movie-writer-movie. A default
+// path is named by its types, or by its relations when two types are joined by several
+// relations.
 //
 // A metapath's name is its text as given (or the default's name); `fanouts` may name
 // metapaths where it names relations for R-GCN (e.g. 10,paper-subject-paper=5:10).
