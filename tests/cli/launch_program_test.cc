@@ -106,8 +106,8 @@ TEST(LaunchPlan, AProgramsParsesMayBeNoPartitionAndItMayBeMissingOnADryRun) {
   plan = plan_launch(options, facts);
   EXPECT_EQ(shell_join(plan.argv), "mpirun -np 3 --host localhost:3 pythn3 s.py");
   EXPECT_EQ(plan.warnings, std::vector<std::string>{
-                               "launch: 'pythn3' is neither a partita command (train, infer or "
-                               "sample-bench) nor a program on PATH"});
+                               "launch: 'pythn3' is neither a partita command (train, infer, "
+                               "sample-bench, partition, generate) nor a program on PATH"});
 }
 
 }  // namespace
