@@ -263,8 +263,8 @@ Bind parse_bind(const std::string& word) {
 
 const std::vector<std::string>& launchable_commands() {
   // Keep in step with the subcommands that run under MPI (through runtime::run_mpi_ranks).
-  static const std::vector<std::string> commands{"train",     "infer",   "sample-bench",
-                                                 "partition", "generate"};
+  static const std::vector<std::string> commands{"train", "infer", "sample-bench", "partition",
+                                                 "generate"};
   return commands;
 }
 

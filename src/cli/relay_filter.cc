@@ -51,7 +51,7 @@ bool restates_nonzero_exit(const std::string& block) {
 }
 
 std::string lost_rank_error(const std::string& line) {
-  const std::string head = "mpirun noticed that process rank ";
+  const std::string head = " noticed that process rank ";  // mpirun's, or mpiexec's
   const size_t at = line.find(head);
   if (at == std::string::npos) return "";
   const size_t rank_at = at + head.size();
@@ -65,7 +65,8 @@ std::string lost_rank_error(const std::string& line) {
   if (node_at != std::string::npos && node_at < signal_at)
     node = " (node " + line.substr(node_at + 9, signal_at - node_at - 9) + ")";
   std::string how = line.substr(signal_at + 18);
-  while (!how.empty() && (how.back() == '.' || std::isspace(static_cast<unsigned char>(how.back()))))
+  while (!how.empty() &&
+         (how.back() == '.' || std::isspace(static_cast<unsigned char>(how.back()))))
     how.pop_back();
   return "error: launch: rank " + line.substr(rank_at, rank_end - rank_at) + node +
          " was killed by signal " + how + "; mpirun stopped the job";

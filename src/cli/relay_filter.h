@@ -55,7 +55,8 @@ class RelayFilter {
 bool restates_nonzero_exit(const std::string& block);
 
 // The one `error:` line that names a rank killed by a signal, for Open MPI's note about it
-// ("mpirun noticed that process rank 1 with PID 7 on node a exited on signal 9 (Killed)."):
+// ("mpirun noticed that process rank 1 with PID 7 on node a exited on signal 9 (Killed).",
+// or mpiexec's):
 // "error: launch: rank 1 (node a) was killed by signal 9 (Killed); mpirun stopped the job".
 // Empty for any other line. A rank killed that way prints nothing itself.
 std::string lost_rank_error(const std::string& line);

@@ -93,7 +93,7 @@ TEST(RelayFilter, NamesARankKilledByASignal) {
                             "signal 9 (Killed)."),
             "error: launch: rank 1 (node a) was killed by signal 9 (Killed); mpirun stopped the "
             "job");
-  EXPECT_EQ(lost_rank_error("mpirun noticed that process rank 12 with PID 7 on node n-3.x "
+  EXPECT_EQ(lost_rank_error("mpiexec noticed that process rank 12 with PID 7 on node n-3.x "
                             "exited on signal 11 (Segmentation fault)."),
             "error: launch: rank 12 (node n-3.x) was killed by signal 11 (Segmentation fault); "
             "mpirun stopped the job");

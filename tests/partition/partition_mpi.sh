@@ -140,10 +140,11 @@ killed_run() {
   cp -r p2a "$out"
   start=$(date +%s)
   rc=0
-  PARTITA_TEST_KILL=write:1 timeout -s KILL 120 "$@" >"$log" 2>&1 || rc=$?
+  PARTITA_TEST_KILL=write:1 timeout -k 5 120 "$@" >"$log" 2>&1 || rc=$?
+  seconds=$(($(date +%s) - start))
   [ "$rc" -ne 0 ] || fail "$log: exit code 0 with a rank killed" "$log"
-  [ "$rc" -ne 137 ] || fail "$log: still running 120 s after rank 1 was killed" "$log"
-  echo "$log: exit code $rc after $(($(date +%s) - start)) s"
+  [ "$seconds" -lt 120 ] || fail "$log: still running 120 s after rank 1 was killed" "$log"
+  echo "$log: exit code $rc after $seconds s"
   grep -q "rank 1\b.*signal 9" "$log" || fail "$log: the killed rank is not named" "$log"
   [ ! -e "$out/partita.json" ] || fail "$out looks complete after a rank died" "$log"
   for check in "info --verify $out" "train --parts $out --epochs 1"; do
