@@ -158,7 +158,7 @@ def papers(a):
             "wall_s": [round(t, 2) for t in times],
             "load_average": loads,
             "phase_s_median": median_phases(phases),
-            "rank_peak_rss_bytes_median": [statistics.median(r) for r in zip(*rss)],
+            "rank_peak_rss_bytes_median": [int(statistics.median(r)) for r in zip(*rss)],
             "edge_cut_fraction": round(statistics.median(cuts), 5),
             "imbalance": s["imbalance"],
             "verify_s": round(verify_s, 2), "verified": True,
