@@ -8,7 +8,8 @@
 # equal the in-process pipeline's (threads as ranks) byte for byte. Bad input under mpirun
 # is one `error:` line. A rank killed mid-partition (PARTITA_TEST_KILL, src/partition/
 # kill_hook.h), under plain mpirun and under `partita launch`, ends the job within a bound,
-# non-zero, naming the rank, and leaves no directory that looks complete.
+# non-zero, naming the rank, and leaves no half-written directory that looks complete (one
+# killed before writing leaves the earlier partition in --out unchanged).
 #
 #     partition_mpi.sh PARTITA MPIRUN WORK_DIR INPROC_PARTITION
 set -eu
@@ -162,4 +163,15 @@ killed_run killed_launch.log killed_launch "$partita" launch --procs-per-host 2 
 [ "$(grep -c '^error:' killed_launch.log)" -eq 1 ] || fail "expected one error line" killed_launch.log
 grep -q '^error: launch: rank 1 .*killed by signal 9' killed_launch.log ||
   fail "the error line names rank 1" killed_launch.log
+# Rank 0 killed before the writer starts: the earlier partition in --out is left as it was
+# (rank 0 removes partita.json only when writing begins), complete and unchanged.
+rm -rf killed_early
+cp -r p2a killed_early
+rc=0
+PARTITA_TEST_KILL=assign:0 timeout -k 5 120 "$mpirun" -np 2 -x PARTITA_TEST_KILL "$partita" \
+  partition --dataset ds --num-parts 2 --method random --seed 1 --threads 1 \
+  --out killed_early >killed_early.log 2>&1 || rc=$?
+[ "$rc" -ne 0 ] || fail "exit code 0 with rank 0 killed" killed_early.log
+grep -q "rank 0\b.*signal 9" killed_early.log || fail "the killed rank 0 is not named" killed_early.log
+same p2a killed_early
 echo "partition under mpirun: ok"
