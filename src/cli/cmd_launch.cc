@@ -402,8 +402,7 @@ Action add_launch_command(CLI::App& app) {
                "Print the command as one shell line on stdout instead of running it");
   app.add_option("command", flags->options.command,
                  "After --: train, infer, sample-bench, partition or generate and its flags, or "
-                 "a program and its "
-                 "arguments (python3 script.py ...), run on every rank")
+                 "a program and its arguments (python3 script.py ...), run on every rank")
       ->type_name("ARGS");
   return [flags, &app] { return run_launch(*flags, app); };
 }

@@ -101,7 +101,8 @@ struct HostfileEntry {
   int line = 0;   // 1-based line number, for messages
 };
 
-// The distributed subcommands launch accepts (train, infer, sample-bench).
+// The distributed subcommands launch accepts (train, infer, sample-bench, partition,
+// generate).
 const std::vector<std::string>& launchable_commands();
 
 // Checks the command after `--`: optional -q/-v flags, then a launchable command;
