@@ -10,10 +10,14 @@
     listed edges are 3.2 B directed ones) by R ranks into R parts: time, peak RSS per rank,
     edge cut, then `partita info --verify`.
 
-Prints one JSON object. Never fails because a machine is slow; it fails only if a command
-fails. `--only products` / `--only papers` runs one half.
+Every figure is the median of --runs runs (per-rank peaks: per rank); each run's load
+average (`uptime`'s 1-minute figure, at its start) is listed, since a shared machine slows
+it. Prints one JSON object. Never fails because a machine is slow; it fails only if a
+command fails. `--only products` / `--only papers` runs one half. `--smoke`: tiny sizes, one
+run (CTest bench_smoke_dist_partition_py).
 
     python3 bench/dist_partition.py [--ranks 4] [--runs 3] [--scales 0.025,0.05,0.1]
+        [--threads 1]
 """
 import argparse
 import json
@@ -54,15 +58,32 @@ def summary_of(out):
         return json.load(f)["summary"]
 
 
+def load_average():
+    """The 1-minute load average now (the machine may be shared)."""
+    return round(os.getloadavg()[0], 2)
+
+
+def median_phases(runs):
+    """Per phase, the median of its seconds over the runs' phase_seconds."""
+    phases = {}
+    for p in runs:
+        for k, v in p.items():
+            phases.setdefault(k, []).append(v)
+    return {k: round(statistics.median(v), 3) for k, v in phases.items()}
+
+
 def partition(a, dataset, out, ranks, parts, method, extra=()):
-    """One partition run; returns (seconds, summary)."""
+    """One partition run; returns (seconds, summary, load average at its start)."""
     shutil.rmtree(out, ignore_errors=True)
     cmd = [a.partita, "--quiet", "partition", "--dataset", dataset, "--num-parts", str(parts),
            "--method", method, "--seed", "1", "--out", out, *extra]
     if ranks > 1 and method == "metis":
         cmd += ["--dist-partitioner", a.dist_partitioner]
+    if ranks > 1 and a.threads > 0:
+        cmd += ["--threads", str(a.threads)]
+    load = load_average()
     seconds = run((mpirun(ranks) if ranks > 1 else []) + cmd)
-    return seconds, summary_of(out)
+    return seconds, summary_of(out), load
 
 
 def products(a):
@@ -78,18 +99,21 @@ def products(a):
     res["dist_partitioner"] = a.dist_partitioner
     sides = [("metis_single", 1, "metis"), ("distributed", a.ranks, a.dist_method)]
     for name, ranks, method in sides[1:] if a.skip_single else sides:
-        times, rss, cuts, phases = [], [], [], {}
+        times, rss, cuts, phases, loads = [], [], [], [], []
         for _ in range(a.runs):
-            seconds, s = partition(a, dataset, os.path.join(a.work, f"parts-{name}"), ranks,
-                                   a.ranks, method, ["--undirected"] if a.undirected else [])
+            seconds, s, load = partition(a, dataset, os.path.join(a.work, f"parts-{name}"),
+                                         ranks, a.ranks, method,
+                                         ["--undirected"] if a.undirected else [])
             times.append(seconds)
             rss.append(sum(s.get("rank_peak_rss_bytes", [s["peak_rss_bytes"]])))
             cuts.append(s["edge_cut_fraction"])
-            for k, v in s["phase_seconds"].items():
-                phases.setdefault(k, []).append(v)
+            phases.append(s["phase_seconds"])
+            loads.append(load)
         res[name] = {
             "wall_s_median": round(statistics.median(times), 2),
-            "phase_s_median": {k: round(statistics.median(v), 3) for k, v in phases.items()},
+            "wall_s": [round(t, 2) for t in times],
+            "load_average": loads,
+            "phase_s_median": median_phases(phases),
             "total_peak_rss_bytes_median": statistics.median(rss),
             "total_peak_rss_over_input": round(statistics.median(rss) / input_bytes, 3),
             "edge_cut_fraction": round(statistics.median(cuts), 5),
@@ -114,12 +138,15 @@ def papers(a):
         else:
             gen_s = None
         parts = os.path.join(a.work, f"papers-{scale}-parts")
-        times, rss = [], []
+        times, rss, cuts, phases, loads = [], [], [], [], []
         for _ in range(a.runs):
-            seconds, s = partition(a, dataset, parts, a.ranks, a.ranks, a.method,
-                                   ["--undirected"])
+            seconds, s, load = partition(a, dataset, parts, a.ranks, a.ranks, a.method,
+                                         ["--undirected"])
             times.append(seconds)
             rss.append(s["rank_peak_rss_bytes"])
+            cuts.append(s["edge_cut_fraction"])
+            phases.append(s["phase_seconds"])
+            loads.append(load)
         verify_s = run([a.partita, "--quiet", "info", "--verify", parts])
         with open(os.path.join(parts, "partita.json")) as f:
             meta = json.load(f)
@@ -128,9 +155,11 @@ def papers(a):
             "input_npy_bytes": npy_bytes(dataset), "generate_s": gen_s and round(gen_s, 2),
             "method": a.method, "ranks": a.ranks, "parts": a.ranks, "runs": a.runs,
             "wall_s_median": round(statistics.median(times), 2),
-            "phase_s": s["phase_seconds"],
-            "rank_peak_rss_bytes": rss[times.index(sorted(times)[len(times) // 2])],
-            "edge_cut_fraction": round(s["edge_cut_fraction"], 5),
+            "wall_s": [round(t, 2) for t in times],
+            "load_average": loads,
+            "phase_s_median": median_phases(phases),
+            "rank_peak_rss_bytes_median": [int(statistics.median(r)) for r in zip(*rss)],
+            "edge_cut_fraction": round(statistics.median(cuts), 5),
             "imbalance": s["imbalance"],
             "verify_s": round(verify_s, 2), "verified": True,
         })
@@ -151,6 +180,8 @@ def main():
                    help="products-scale distributed runs: metis (PT-Scotch) or random")
     p.add_argument("--dist-partitioner", default="coarse", choices=["coarse", "ptscotch"],
                    help="distributed metis runs: the coarse partitioner or PT-Scotch")
+    p.add_argument("--threads", type=int, default=0,
+                   help="--threads of each rank under mpirun (0: partita's default)")
     p.add_argument("--skip-single", action="store_true",
                    help="products-scale: run the distributed side only")
     p.add_argument("--only", choices=["products", "papers"])
@@ -160,7 +191,8 @@ def main():
     a = p.parse_args()
     a.scales = [float(s) for s in a.scales.split(",") if s]
     if a.smoke:
-        a.nodes, a.runs, a.ranks, a.scales, a.feat_dim = smoke.NODES, 1, 2, [0.0002], 16
+        # Two runs, so that the medians are taken.
+        a.nodes, a.runs, a.ranks, a.scales, a.feat_dim = smoke.NODES, 2, 2, [0.0002], 16
     os.makedirs(a.work, exist_ok=True)
     result = {"benchmark": "dist_partition"}
     if a.only != "papers":

@@ -1,5 +1,5 @@
-// partita launch: start train, infer, sample-bench or another program (a Python script) on
-// several ranks through mpirun or srun.
+// partita launch: start train, infer, sample-bench, partition, generate or another program
+// (a Python script) on several ranks through mpirun or srun.
 // The decisions live in launch_plan.{h,cc} (pure); this file gathers the facts they need
 // (environment, binary path, hostfile, part count, cores), prints the result or runs it.
 //
@@ -33,9 +33,11 @@ namespace partita::cli {
 namespace {
 
 constexpr const char* kDescription =
-    "Run train, infer or sample-bench on several ranks, on this host or across hosts: builds\n"
-    "the mpirun command (srun inside a Slurm job) and runs it, watching it: a job that failed\n"
-    "but whose mpirun hangs (an unreachable host) is killed after --teardown-timeout seconds.\n"
+    "Run train, infer, sample-bench, partition or generate (--layout chunked) on several\n"
+    "ranks, on this host or across hosts: builds the mpirun command (srun inside a Slurm\n"
+    "job) and runs it, watching it: a job that failed but whose mpirun hangs (an unreachable\n"
+    "host) is killed after --teardown-timeout seconds; a rank killed by a signal is named in\n"
+    "one error: line.\n"
     "--dry-run prints the command instead. The command for the ranks comes after --:\n"
     "  partita launch --hosts node1,node2 --procs-per-host 2 -- train --parts /shared/p4\n"
     "Any other program runs the same way, e.g. a script on the Python package:\n"
@@ -399,8 +401,8 @@ Action add_launch_command(CLI::App& app) {
   app.add_flag("--dry-run", flags->options.dry_run,
                "Print the command as one shell line on stdout instead of running it");
   app.add_option("command", flags->options.command,
-                 "After --: train, infer or sample-bench and its flags, or a program and its "
-                 "arguments (python3 script.py ...), run on every rank")
+                 "After --: train, infer, sample-bench, partition or generate and its flags, or "
+                 "a program and its arguments (python3 script.py ...), run on every rank")
       ->type_name("ARGS");
   return [flags, &app] { return run_launch(*flags, app); };
 }

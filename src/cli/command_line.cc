@@ -45,7 +45,9 @@ std::unique_ptr<CommandLine> make_command_line() {
   add("train", "Train a GNN data-parallel on a partition directory", add_train_command);
   add("infer", "Full-neighbourhood inference with a trained model: embeddings and predictions",
       add_infer_command);
-  add("launch", "Run train, infer, sample-bench or a script on several ranks or hosts (mpirun)",
+  add("launch",
+      "Run train, infer, sample-bench, partition, generate or a script on several ranks or "
+      "hosts (mpirun)",
       add_launch_command);
   // Every integer flag of every command: decimal only ("010" is not 8, "-1" is not 2^64-1).
   require_decimal_integers(app);

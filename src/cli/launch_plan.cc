@@ -12,8 +12,11 @@
 namespace partita::cli {
 namespace {
 
-// Subcommands that make no sense on several ranks at once (partition would race on --out).
-bool is_local_command(const std::string& word) { return word == "generate" || word == "info"; }
+// The subcommand that makes no sense on several ranks at once (info only reads and prints).
+bool is_local_command(const std::string& word) { return word == "info"; }
+
+// The launchable subcommands, for messages (launchable_commands()).
+constexpr const char* kLaunchable = "train, infer, sample-bench, partition, generate";
 
 bool is_env_name(const std::string& name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
@@ -55,6 +58,7 @@ std::vector<std::string> path_flags(const LaunchCommand& command) {
     flags.push_back("--dataset");
     flags.push_back("--out");
   }
+  if (command.subcommand == "generate") flags.push_back("--out");  // each rank its chunks
   return flags;
 }
 
@@ -112,11 +116,12 @@ std::vector<std::string> absolutize_paths(std::vector<std::string> command,
 }
 
 // The thread flags the command takes: train --torch-threads and --threads (sampler), infer
-// --torch-threads, sample-bench and partition --threads; a program none.
+// --torch-threads, sample-bench, partition and generate --threads; a program none.
 std::vector<std::string> thread_flags_of(const LaunchCommand& command) {
   if (command.subcommand == "train") return {"--torch-threads", "--threads"};
   if (command.subcommand == "infer") return {"--torch-threads"};
-  if (command.subcommand == "sample-bench" || command.subcommand == "partition")
+  if (command.subcommand == "sample-bench" || command.subcommand == "partition" ||
+      command.subcommand == "generate")
     return {"--threads"};
   return {};
 }
@@ -258,7 +263,8 @@ Bind parse_bind(const std::string& word) {
 
 const std::vector<std::string>& launchable_commands() {
   // Keep in step with the subcommands that run under MPI (through runtime::run_mpi_ranks).
-  static const std::vector<std::string> commands{"train", "infer", "sample-bench", "partition"};
+  static const std::vector<std::string> commands{"train", "infer", "sample-bench", "partition",
+                                                 "generate"};
   return commands;
 }
 
@@ -269,22 +275,22 @@ LaunchCommand check_command(const std::vector<std::string>& command) {
                 "partita launch -- train --parts DIR)");
   const std::string& word = command[i];
   PARTITA_CHECK(word != "launch", UsageError,
-                "launch: cannot launch `launch` itself; give train, infer, sample-bench or a "
-                "program after --");
+                "launch: cannot launch `launch` itself; give {} or a program after --",
+                kLaunchable);
   PARTITA_CHECK(!is_local_command(word), UsageError,
-                "launch: '{}' is not a distributed command; launch runs train, infer, "
-                "sample-bench or a program (run `partita {}` directly)",
-                word, word);
+                "launch: '{}' is not a distributed command; launch runs {} or a program "
+                "(run `partita {}` directly)",
+                word, kLaunchable, word);
   PARTITA_CHECK(word.empty() || word[0] != '-', UsageError,
                 "launch: '{}' before the command; only -q/--quiet/-v/--verbose may come "
-                "before train, infer or sample-bench",
-                word);
+                "before {}",
+                word, kLaunchable);
   const auto& ok = launchable_commands();
   const bool partita_command = std::find(ok.begin(), ok.end(), word) != ok.end();
   PARTITA_CHECK(partita_command || i == 0, UsageError,
-                "launch: '{}' is not a partita command (train, infer or sample-bench), and "
-                "-q/-v before a program are partita's",
-                word);
+                "launch: '{}' is not a partita command ({}), and -q/-v before a program are "
+                "partita's",
+                word, kLaunchable);
   LaunchCommand result;
   if (!partita_command) {
     // Another program: its arguments are its own; only --parts tells the ranks.
@@ -385,10 +391,8 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
     const bool path = command.program.find('/') != std::string::npos;
     const std::string problem =
         path ? fmt::format("launch: {}: not an executable file", command.program)
-             : fmt::format(
-                   "launch: '{}' is neither a partita command (train, infer or "
-                   "sample-bench) nor a program on PATH",
-                   command.program);
+             : fmt::format("launch: '{}' is neither a partita command ({}) nor a program on PATH",
+                           command.program, kLaunchable);
     if (!options.dry_run) {
       if (path) throw Error(problem);
       throw UsageError(problem);

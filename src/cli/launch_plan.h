@@ -101,10 +101,11 @@ struct HostfileEntry {
   int line = 0;   // 1-based line number, for messages
 };
 
-// The distributed subcommands launch accepts (train, infer, sample-bench).
+// The distributed subcommands launch accepts (train, infer, sample-bench, partition,
+// generate).
 const std::vector<std::string>& launchable_commands();
 
-// Checks the command after `--`: optional -q/-v flags, then train, infer or sample-bench;
+// Checks the command after `--`: optional -q/-v flags, then a launchable command;
 // or, first, a word that names no partita command: a program to run on every rank instead
 // of partita (`python3 script.py ...`), whose arguments are not checked, beyond a
 // `--parts DIR` that gives the ranks as for partita's commands. Throws UsageError

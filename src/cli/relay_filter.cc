@@ -50,6 +50,28 @@ bool restates_nonzero_exit(const std::string& block) {
   return primary || detected;
 }
 
+std::string lost_rank_error(const std::string& line) {
+  const std::string head = " noticed that process rank ";  // mpirun's, or mpiexec's
+  const size_t at = line.find(head);
+  if (at == std::string::npos) return "";
+  const size_t rank_at = at + head.size();
+  size_t rank_end = rank_at;
+  while (rank_end < line.size() && std::isdigit(static_cast<unsigned char>(line[rank_end])))
+    ++rank_end;
+  const size_t signal_at = line.find(" exited on signal ", rank_end);
+  if (rank_end == rank_at || signal_at == std::string::npos) return "";
+  std::string node;
+  const size_t node_at = line.find(" on node ", rank_end);
+  if (node_at != std::string::npos && node_at < signal_at)
+    node = " (node " + line.substr(node_at + 9, signal_at - node_at - 9) + ")";
+  std::string how = line.substr(signal_at + 18);
+  while (!how.empty() &&
+         (how.back() == '.' || std::isspace(static_cast<unsigned char>(how.back()))))
+    how.pop_back();
+  return "error: launch: rank " + line.substr(rank_at, rank_end - rank_at) + node +
+         " was killed by signal " + how + "; mpirun stopped the job";
+}
+
 std::string RelayFilter::feed(std::string_view data) {
   std::string out;
   while (!data.empty()) {

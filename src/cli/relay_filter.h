@@ -33,6 +33,8 @@ class RelayFilter {
   // At the end of the stream (mpirun exited): whatever is still held, except a restating
   // banner after a rank's `error:` line.
   std::string finish();
+  // Whether a line starting with "error:" has gone by.
+  bool error_seen() const { return error_seen_; }
 
  private:
   void complete_line(std::string line, std::string& out);
@@ -51,5 +53,12 @@ class RelayFilter {
 // Whether the text of a dash-delimited block (delimiters included) is one of Open MPI's
 // notes that only restate a rank's non-zero exit status.
 bool restates_nonzero_exit(const std::string& block);
+
+// The one `error:` line that names a rank killed by a signal, for Open MPI's note about it
+// ("mpirun noticed that process rank 1 with PID 7 on node a exited on signal 9 (Killed).",
+// or mpiexec's):
+// "error: launch: rank 1 (node a) was killed by signal 9 (Killed); mpirun stopped the job".
+// Empty for any other line. A rank killed that way prints nothing itself.
+std::string lost_rank_error(const std::string& line);
 
 }  // namespace partita::cli

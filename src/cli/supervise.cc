@@ -128,6 +128,7 @@ int supervise(const LaunchPlan& plan, double teardown_timeout,
   RelayFilter filter;         // what of mpirun's stderr is written
   std::string pending;        // stderr bytes after the last newline
   std::string first_failure;  // the line saying the job failed (replaces_failure_line)
+  std::string lost_rank;      // the error line for the first rank killed by a signal
   std::optional<Clock::time_point> ending;  // since the job failed or launch was told to stop
   std::optional<Clock::time_point> killed;  // since launch sent SIGTERM to the job
   bool stopped = false;                     // launch got SIGINT/SIGTERM/SIGHUP
@@ -168,6 +169,7 @@ int supervise(const LaunchPlan& plan, double teardown_timeout,
           const std::string line = pending.substr(0, eol);
           pending.erase(0, eol + 1);
           notice_seen = notice_seen || line.rfind("interrupted", 0) == 0;
+          if (lost_rank.empty()) lost_rank = lost_rank_error(line);
           if (is_failure_line(line)) {
             if (replaces_failure_line(first_failure, line)) first_failure = line;
             if (!ending) ending = Clock::now();
@@ -198,12 +200,23 @@ int supervise(const LaunchPlan& plan, double teardown_timeout,
       for (ssize_t n; err_open && (n = ::read(err[0], buffer, sizeof(buffer))) > 0;) {
         const std::string shown = filter.feed(std::string_view(buffer, static_cast<size_t>(n)));
         relay(shown.data(), shown.size());
+        pending.append(buffer, static_cast<size_t>(n));
+        for (size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
+          if (lost_rank.empty()) lost_rank = lost_rank_error(pending.substr(0, eol));
+          pending.erase(0, eol + 1);
+        }
       }
       break;
     }
   }
   const std::string rest = filter.finish();
   relay(rest.data(), rest.size());
+  // A rank killed by a signal said nothing: one error line names it (Open MPI's note above).
+  const bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  if (failed && !stopped && !filter.error_seen() && !lost_rank.empty()) {
+    relay(lost_rank.data(), lost_rank.size());
+    relay("\n", 1);
+  }
   ::close(err[0]);
   ::close(signals);
   ::sigprocmask(SIG_SETMASK, &previous, nullptr);

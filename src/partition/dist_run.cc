@@ -4,6 +4,7 @@
 
 #include "dist_edge_split.h"
 #include "dist_writer.h"
+#include "kill_hook.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/parallel.h"
@@ -36,6 +37,7 @@ PartitionSummary run_partition_distributed(const std::string& dataset_dir,
   } catch (const std::exception& e) {
     failure = e.what();
   }
+  kill_if_asked("read", comm.rank());
   comm.agree(failure);
   context.phases.emplace_back("read", watch.seconds());
   if (lead)
@@ -46,6 +48,7 @@ PartitionSummary run_partition_distributed(const std::string& dataset_dir,
   const bool typed = shard.hetero.has_value();
   ShardGraph graph =
       build_shard_graph(shard, load.undirected, load.reverse_relations, comm, threads);
+  kill_if_asked("build_graph", comm.rank());
   context.phases.emplace_back("build_graph", watch.seconds());
   if (lead)
     log_info("partition: built the in-edges ({} entries over all ranks) in {:.2f} s",
@@ -69,6 +72,7 @@ PartitionSummary run_partition_distributed(const std::string& dataset_dir,
     log_info("partition: {} assignment of {} nodes to {} part(s) on {} ranks",
              method_name(o.method), shard.num_nodes, o.num_parts, comm.size());
   const std::vector<int32_t> part = assign_parts_distributed(graph, shard, o, comm);
+  kill_if_asked("assign", comm.rank());
   context.phases.emplace_back("assign", watch.seconds());
 
   if (typed) context.reverse_relations = load.reverse_relations;

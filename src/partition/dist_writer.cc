@@ -19,6 +19,7 @@
 #include "byte_pack.h"
 #include "dist_edge_split.h"
 #include "dist_layout.h"
+#include "kill_hook.h"
 #include "npy_file_at.h"
 #include "partita/core/error.h"
 #include "partita/core/half.h"
@@ -295,6 +296,7 @@ void DistWriter::open_files() {
     }
   });
   failure_.agree(comm_);  // node_map.npy.tmp exists from here on
+  kill_if_asked("write", comm_.rank());
   failure_.run([&] {
     if (comm_.rank() != 0)
       node_map_ = NpyFileAt::attach(out(kNodeMapFile), DType::kInt64, {shard_.num_nodes});

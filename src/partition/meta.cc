@@ -438,6 +438,14 @@ PartitionMeta read_meta(const std::string& dir) {
                 "{}: a dataset, not a partition directory (no {}); partition it first: partita "
                 "partition --dataset {} --out <dir> --num-parts <ranks>",
                 dir, kMetaFileName, dir);
+  // What a failed or stopped `partita partition` leaves: part files, but no partita.json,
+  // which it writes last.
+  const bool partial = std::filesystem::exists(dir + "/part0", ec) ||
+                       std::filesystem::exists(dir + "/node_map.npy.tmp", ec);
+  PARTITA_CHECK(exists || !partial, IoError,
+                "{}: an incomplete partition (no {}, which partition writes last: the run that "
+                "wrote {} failed or was stopped); partition again",
+                dir, kMetaFileName, dir);
   // A FIFO or device would block or never end: only regular files are read.
   PARTITA_CHECK(!exists || std::filesystem::is_regular_file(path, ec), IoError,
                 "{}: not a regular file", path);

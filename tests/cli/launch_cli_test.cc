@@ -149,11 +149,11 @@ TEST_F(LaunchCli, BadFlagsExitTwoWithOneErrorLine) {
                     "partita launch -- train --parts DIR)");
   expect_only_error(partita("launch --dry-run -- launch -- train"), 2,
                     "error: launch: cannot launch `launch` itself; give train, infer, "
-                    "sample-bench or a program after --");
-  expect_only_error(partita("launch --dry-run -- generate --out x"), 2,
-                    "error: launch: 'generate' is not a distributed command; launch runs "
-                    "train, infer, sample-bench or a program (run `partita generate` "
-                    "directly)");
+                    "sample-bench, partition, generate or a program after --");
+  expect_only_error(partita("launch --dry-run -- info x"), 2,
+                    "error: launch: 'info' is not a distributed command; launch runs "
+                    "train, infer, sample-bench, partition, generate or a program (run "
+                    "`partita info` directly)");
   expect_only_error(partita("launch --dry-run --hosts a,a -- train"), 2,
                     "error: --hosts: 'a' listed twice");
   expect_only_error(partita("launch --dry-run --hosts a --parts " + p2()), 2,
@@ -381,8 +381,8 @@ TEST_F(LaunchCli, RunsAPythonScriptOnEveryRank) {
         << r.out;
   // Not found: refused before mpirun.
   expect_only_error(partita("launch -- trian --parts " + p2()), 2,
-                    "error: launch: 'trian' is neither a partita command (train, infer or "
-                    "sample-bench) nor a program on PATH");
+                    "error: launch: 'trian' is neither a partita command (train, infer, "
+                    "sample-bench, partition, generate) nor a program on PATH");
 }
 
 // A rank that fails prints one line: launch leaves out Open MPI's notes that only restate it.

@@ -105,9 +105,9 @@ TEST(LaunchPlan, AProgramsParsesMayBeNoPartitionAndItMayBeMissingOnADryRun) {
   options.command = {"pythn3", "s.py"};
   plan = plan_launch(options, facts);
   EXPECT_EQ(shell_join(plan.argv), "mpirun -np 3 --host localhost:3 pythn3 s.py");
-  EXPECT_EQ(plan.warnings, std::vector<std::string>{
-                               "launch: 'pythn3' is neither a partita command (train, infer or "
-                               "sample-bench) nor a program on PATH"});
+  EXPECT_EQ(plan.warnings,
+            std::vector<std::string>{"launch: 'pythn3' is neither a partita command (train, infer, "
+                                     "sample-bench, partition, generate) nor a program on PATH"});
 }
 
 }  // namespace

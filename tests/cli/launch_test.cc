@@ -266,27 +266,26 @@ TEST(LaunchPlan, RejectsCommandsThatAreNotDistributed) {
   expect_plan_error_usage(with({"-q", "-v"}), facts, nothing);
   expect_plan_error_usage(with({"launch", "--", "train"}), facts,
                           "launch: cannot launch `launch` itself; give train, infer, "
-                          "sample-bench or a program after --");
-  expect_plan_error_usage(with({"generate", "--out", "p"}), facts,
-                          "launch: 'generate' is not a distributed command; launch runs train, "
-                          "infer, sample-bench or a program (run `partita generate` directly)");
+                          "sample-bench, partition, generate or a program after --");
   expect_plan_error_usage(with({"info", "p"}), facts,
                           "launch: 'info' is not a distributed command; launch runs train, "
-                          "infer, sample-bench or a program (run `partita info` directly)");
+                          "infer, sample-bench, partition, generate or a program (run `partita "
+                          "info` directly)");
   expect_plan_error_usage(with({"--help"}), facts,
                           "launch: '--help' before the command; only -q/--quiet/-v/--verbose "
-                          "may come before train, infer or sample-bench");
+                          "may come before train, infer, sample-bench, partition, generate");
   // A word that is no partita command is a program; one that is not found is refused.
   LaunchFacts missing = facts;
   missing.program_found = false;
   expect_plan_error_usage(with({"trian", "--parts", "p"}), missing,
-                          "launch: 'trian' is neither a partita command (train, infer or "
-                          "sample-bench) nor a program on PATH");
+                          "launch: 'trian' is neither a partita command (train, infer, "
+                          "sample-bench, partition, generate) nor a program on PATH");
   expect_throw<Error>([&] { plan_launch(with({"./run.sh"}), missing); },
                       "launch: ./run.sh: not an executable file");
   expect_plan_error_usage(with({"-q", "python3", "s.py"}), facts,
-                          "launch: 'python3' is not a partita command (train, infer or "
-                          "sample-bench), and -q/-v before a program are partita's");
+                          "launch: 'python3' is not a partita command (train, infer, "
+                          "sample-bench, partition, generate), and -q/-v before a program are "
+                          "partita's");
   expect_plan_error_usage(with({"train", "--epochs", "1", "--parts"}), facts,
                           "launch: --parts needs a value");
 }
@@ -567,6 +566,18 @@ TEST(LaunchPlan, PartitionRunsOnTheRanksWithItsPathsAbsolute) {
   EXPECT_EQ(line_of(options, facts),
             "mpirun -np 3 --host localhost:3 /opt/partita/bin/partita partition --dataset "
             "/home/u/work/ds --out /home/u/p4 --num-parts 4");
+}
+
+// generate --layout chunked runs across ranks too (each rank writes its own chunks): --out
+// is made absolute.
+TEST(LaunchPlan, GenerateRunsOnTheRanksWithItsOutAbsolute) {
+  LaunchFacts facts = base_facts();
+  LaunchOptions options;
+  options.procs_per_host = 2;
+  options.command = {"generate", "--layout", "chunked", "--nodes", "100", "--out", "g"};
+  EXPECT_EQ(line_of(options, facts),
+            "mpirun -np 2 --host localhost:2 /opt/partita/bin/partita generate --layout chunked "
+            "--nodes 100 --out /home/u/work/g");
 }
 
 TEST(LaunchPlan, ATerminalAsksTheRanksForAProgressBar) {

@@ -87,5 +87,26 @@ TEST(RelayFilter, PassesPartialLinesAtOnce) {
   EXPECT_EQ(filter.finish(), "");
 }
 
+// A rank killed by a signal prints nothing itself: launch names it in one error line.
+TEST(RelayFilter, NamesARankKilledByASignal) {
+  EXPECT_EQ(lost_rank_error("mpirun noticed that process rank 1 with PID 0 on node a exited on "
+                            "signal 9 (Killed)."),
+            "error: launch: rank 1 (node a) was killed by signal 9 (Killed); mpirun stopped the "
+            "job");
+  EXPECT_EQ(lost_rank_error("mpiexec noticed that process rank 12 with PID 7 on node n-3.x "
+                            "exited on signal 11 (Segmentation fault)."),
+            "error: launch: rank 12 (node n-3.x) was killed by signal 11 (Segmentation fault); "
+            "mpirun stopped the job");
+  EXPECT_EQ(lost_rank_error("mpirun detected that one or more processes exited with non-zero "
+                            "status, thus causing"),
+            "");
+  EXPECT_EQ(lost_rank_error("error: rank 0: rank 1 did not answer a ping within 5 s"), "");
+  RelayFilter filter;
+  filter.feed("epoch=1\n" + kSignal);
+  EXPECT_FALSE(filter.error_seen());
+  filter.feed("error: rank 0: rank 1 did not answer\n");
+  EXPECT_TRUE(filter.error_seen());
+}
+
 }  // namespace
 }  // namespace partita::cli

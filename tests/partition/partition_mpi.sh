@@ -1,16 +1,21 @@
 #!/bin/sh
 # `partita partition` under mpirun (partition/dist_partition.h), end to end: -np 2 and -np 3
-# (with --num-parts 4 != ranks) on a generated numpy dataset and its chunked twin; each result
-# passes `info --verify`, two runs are byte-identical apart from timing and peak-memory
-# fields, node imbalance <= 1.05 (and training-node imbalance with --balance-train), every rank's peak is printed and stored, and a 1-epoch
-# `train` runs on the -np 2 partition. Link-prediction splits (--edge-split, a dataset's own
-# split files) under mpirun: verified, trainable with --task link, and byte-identical to the
-# single process where the assignment is the same (1 part). Bad input under mpirun is one
-# `error:` line.
+# (with --num-parts 4 != ranks) on a generated numpy dataset and its chunked twin, and on a
+# generated mag-shaped (typed) one; each result passes `info --verify`, two runs are
+# byte-identical apart from timing and peak-memory fields, node imbalance <= 1.05 (and
+# training-node imbalance with --balance-train), every rank's peak is printed and stored, a
+# 1-epoch `train` runs on the -np 2 partitions (rgcn on the typed one), and the typed results
+# equal the in-process pipeline's (threads as ranks) byte for byte. Link-prediction splits
+# (--edge-split, a dataset's own split files) under mpirun: verified, trainable with --task
+# link, and byte-identical to the single process where the assignment is the same (1 part).
+# Bad input under mpirun is one `error:` line. A rank killed mid-partition (PARTITA_TEST_KILL,
+# src/partition/kill_hook.h), under plain mpirun and under `partita launch`, ends the job
+# within a bound, non-zero, naming the rank, and leaves no half-written directory that looks
+# complete (one killed before writing leaves the earlier partition in --out unchanged).
 #
-#     partition_mpi.sh PARTITA MPIRUN WORK_DIR
+#     partition_mpi.sh PARTITA MPIRUN WORK_DIR INPROC_PARTITION
 set -eu
-partita=$1 mpirun=$2 work=$3
+partita=$1 mpirun=$2 work=$3 inproc=$4
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
@@ -90,10 +95,33 @@ balanced r3
   --seed 1 >train.log 2>&1 || fail "train on the distributed partition" train.log
 grep -q '^test_acc=' train.log || fail "train printed no test_acc" train.log
 
-# Bad input: one error line for the whole job.
-if "$mpirun" -np 2 "$partita" partition --dataset missing --num-parts 2 --out bad \
-    >bad.log 2>&1; then fail "a missing dataset was accepted" bad.log; fi
-[ "$(grep -c '^error:' bad.log)" -eq 1 ] || fail "expected one error line (missing)" bad.log
+# Typed (mag-shaped) input, coarse partitioner (20000 nodes: one coarsening level and refinement
+# moves), --balance-train: -np 2 into 2 parts and
+# -np 3 into 4; each equals the in-process pipeline on as many thread ranks.
+"$partita" -q generate --hetero mag --nodes 20000 --feat-dim 8 --classes 4 --seed 3 \
+  --threads 1 --out mag >genm.log 2>&1 || fail "generate --hetero mag" genm.log
+tflags="--method metis --seed 1 --balance-train --threads 1"
+for run in a b; do
+  "$mpirun" -np 2 "$partita" partition --dataset mag --num-parts 2 $tflags --out m2$run \
+    >m2$run.log 2>&1 || fail "mpirun -np 2 partition mag ($run)" m2$run.log
+  "$mpirun" -np 3 --oversubscribe "$partita" partition --dataset mag --num-parts 4 $tflags \
+    --out m4$run >m4$run.log 2>&1 || fail "mpirun -np 3 partition mag ($run)" m4$run.log
+done
+grep -q '"node_types"' m2a/partita.json || fail "typed partition metadata" m2a/partita.json
+for p in m2a m4a; do
+  "$partita" info --verify $p >verify.log 2>&1 || fail "info --verify $p" verify.log
+  balanced $p nodes
+  balanced $p train
+done
+same m2a m2b
+same m4a m4b
+"$inproc" mag m2i 2 2 balance-train >m2i.log 2>&1 || fail "in-process pipeline, 2 ranks" m2i.log
+"$inproc" mag m4i 3 4 balance-train >m4i.log 2>&1 || fail "in-process pipeline, 3 ranks" m4i.log
+same m2a m2i
+same m4a m4i
+"$mpirun" -np 2 "$partita" -q train --parts m2a --model rgcn --hidden 16 --batch-size 256 \
+  --epochs 1 --seed 1 >trainm.log 2>&1 || fail "rgcn on the typed distributed partition" trainm.log
+grep -q '^test_acc=' trainm.log || fail "rgcn train printed no test_acc" trainm.log
 
 # Link-prediction splits under mpirun. --edge-split with 3 ranks and 2 parts: verified, and a
 # 1-epoch link training runs on it. With 1 part the assignment is the single process's, so
@@ -154,4 +182,49 @@ if "$mpirun" -np 3 --oversubscribe "$partita" partition --dataset bad_neg --num-
 [ "$(grep -c '^error:' bad.log)" -eq 1 ] || fail "expected one error line (negative)" bad.log
 grep -q "valid_neg.npy: row 0: .* is an edge, not a negative" bad.log ||
   fail "the error names valid_neg.npy row 0" bad.log
+
+# A rank killed (SIGKILL) mid-partition. Within 120 s the job ends non-zero, and what it
+# prints names rank 1; --out, which held a complete partition before, no longer looks like
+# one: info --verify and train refuse it with one error line each.
+# killed_run LOG OUT COMMAND...: runs the command with rank 1 killed as its files are created.
+killed_run() {
+  log=$1 out=$2
+  shift 2
+  rm -rf "$out"
+  cp -r p2a "$out"
+  start=$(date +%s)
+  rc=0
+  PARTITA_TEST_KILL=write:1 timeout -k 5 120 "$@" >"$log" 2>&1 || rc=$?
+  seconds=$(($(date +%s) - start))
+  [ "$rc" -ne 0 ] || fail "$log: exit code 0 with a rank killed" "$log"
+  [ "$seconds" -lt 120 ] || fail "$log: still running 120 s after rank 1 was killed" "$log"
+  echo "$log: exit code $rc after $seconds s"
+  grep -q "rank 1\b.*signal 9" "$log" || fail "$log: the killed rank is not named" "$log"
+  [ ! -e "$out/partita.json" ] || fail "$out looks complete after a rank died" "$log"
+  for check in "info --verify $out" "train --parts $out --epochs 1"; do
+    if "$partita" $check >check.log 2>&1; then fail "$check accepted $out" check.log; fi
+    [ "$(grep -c '^error:' check.log)" -eq 1 ] || fail "$check: expected one error line" check.log
+  done
+}
+killed_run killed_mpirun.log killed_mpirun "$mpirun" -np 2 -x PARTITA_TEST_KILL "$partita" \
+  partition --dataset ds --num-parts 2 $flags --out killed_mpirun
+# Plain mpirun's own note names the rank; no rank says anything (at most one error line).
+[ "$(grep -c '^error:' killed_mpirun.log)" -le 1 ] || fail "several error lines" killed_mpirun.log
+killed_run killed_launch.log killed_launch "$partita" launch --procs-per-host 2 -- \
+  partition --dataset ds --num-parts 2 $flags --out killed_launch
+# partita launch: one error line, naming the killed rank.
+[ "$(grep -c '^error:' killed_launch.log)" -eq 1 ] || fail "expected one error line" killed_launch.log
+grep -q '^error: launch: rank 1 .*killed by signal 9' killed_launch.log ||
+  fail "the error line names rank 1" killed_launch.log
+# Rank 0 killed before the writer starts: the earlier partition in --out is left as it was
+# (rank 0 removes partita.json only when writing begins), complete and unchanged.
+rm -rf killed_early
+cp -r p2a killed_early
+rc=0
+PARTITA_TEST_KILL=assign:0 timeout -k 5 120 "$mpirun" -np 2 -x PARTITA_TEST_KILL "$partita" \
+  partition --dataset ds --num-parts 2 --method random --seed 1 --threads 1 \
+  --out killed_early >killed_early.log 2>&1 || rc=$?
+[ "$rc" -ne 0 ] || fail "exit code 0 with rank 0 killed" killed_early.log
+grep -q "rank 0\b.*signal 9" killed_early.log || fail "the killed rank 0 is not named" killed_early.log
+same p2a killed_early
 echo "partition under mpirun: ok"
