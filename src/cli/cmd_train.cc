@@ -62,9 +62,10 @@ struct Flags {
   double progress_every_s = 10;
   bool checksum = false;
   std::string metrics_out;
-  bool layers_given = false;  // else --layers is the number of fanouts
-  bool force = false;         // --metrics-out may replace an existing file
-  MetricsFile::RunInfo run;   // the settings, for --metrics-out's run record
+  bool layers_given = false;      // else --layers is the number of fanouts
+  bool embed_init_given = false;  // else --embed-init is the model's default (kHanEmbedInit)
+  bool force = false;             // --metrics-out may replace an existing file
+  MetricsFile::RunInfo run;       // the settings, for --metrics-out's run record
 };
 
 // Binds `flag` onto the enum `*field` through its name table, a checked map: a value that
@@ -184,6 +185,12 @@ ProgressMode progress_mode(const std::optional<ProgressMode>& flag) {
 // --embed-lr is twice --lr, as DGL's R-GCN example (--sparse-lr 0.02 beside --lr 0.01): a
 // row moves only in the steps that sample it, and each step moves it by about lr (Adam)
 // against an initial spread of --embed-init.
+// HAN's default --embed-init: on a featureless labelled type each node's own row reaches its
+// output through the self loop, and rows as wide as the default 1 let the model tell its
+// training nodes apart (Freebase, docs/training.md: median test accuracy 0.526 at 1, 0.572
+// at 0.1 over seeds 0-4).
+constexpr double kHanEmbedInit = 0.1;
+
 store::EmbeddingOptions embedding_options(const Flags& flags, const train::TrainOptions& o) {
   store::EmbeddingOptions e;
   e.dim = o.model.hidden;
@@ -191,7 +198,9 @@ store::EmbeddingOptions embedding_options(const Flags& flags, const train::Train
   e.optimizer.kind = o.optimizer.kind == train::OptimizerKind::kSgd ? store::SparseOptimizer::kSgd
                                                                     : store::SparseOptimizer::kAdam;
   e.optimizer.lr = static_cast<float>(flags.embed_lr > 0 ? flags.embed_lr : 2 * o.optimizer.lr);
-  e.init_scale = static_cast<float>(flags.embed_init);
+  e.init_scale = static_cast<float>(flags.embed_init_given || o.model.kind != train::ModelKind::kHan
+                                        ? flags.embed_init
+                                        : kHanEmbedInit);
   return e;
 }
 
@@ -437,8 +446,8 @@ Action add_train_command(CLI::App& app) {
                  "han layer")
       ->capture_default_str();
   app.add_option("--embed-init", flags->embed_init,
-                 "rgcn, han: learned embeddings start uniform in [-S, S)")
-      ->capture_default_str();
+                 "rgcn, han: learned embeddings start uniform in [-S, S) (default: 1 for rgcn, "
+                 "0.1 for han)");
   app.add_option("--fanouts", flags->fanouts,
                  "Neighbors per hop, comma-separated (-1: all). Typed graphs: N per incoming "
                  "relation, or per relation as REL=N entries joined by ':' with a default for "
@@ -550,6 +559,7 @@ Action add_train_command(CLI::App& app) {
                "profiled. Costs about 1 us per op; off, nothing is recorded");
   return [flags, &app] {
     flags->layers_given = app.count("--layers") > 0;
+    flags->embed_init_given = app.count("--embed-init") > 0;
     flags->run = run_settings(app);
     return run_rank([&](runtime::RankContext& rank) { return run_train(rank, *flags); });
   };
