@@ -7,7 +7,7 @@ The issue's benchmark (issue 11): `partita generate --hetero mag --nodes 2000000
   2. `sample-bench` under 2 ranks, fanouts 25,20 (per relation), batch size 1024:
      batches/s and sampled edges/s;
   3. `train --model rgcn --layers 2 --hidden 64 --fanouts 25,20 --batch-size 2048` for one
-     epoch under 2 ranks: epoch time, the shares of sample / fetch / compute / allreduce /
+     epoch under 2 ranks (or with --model han, HAN as bench/hetero_accuracy.py trains it): epoch time, the shares of sample / fetch / compute / allreduce /
      wait in it (sample and fetch run on the loader's thread, overlapping compute: the
      shares add up to more than 1), and each rank's peak RSS.
 Steps 2 and 3 run --runs times; prints one JSON object with the medians. Generates the graph
@@ -15,6 +15,7 @@ under --work first if it is not there. Never fails because a machine is slow; it
 if a command fails.
 
     python3 bench/hetero_mag.py [--runs 3] [--nodes 2000000] [--work DIR] [--reuse-parts]
+                                [--model rgcn|han] [--no-sample]
 """
 import argparse
 import json
@@ -31,8 +32,15 @@ from train_products import TIME, rss_bytes  # GNU time's peak RSS per rank
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FANOUTS = "25,20"
-MODEL = ["--model", "rgcn", "--layers", "2", "--hidden", "64", "--fanouts", FANOUTS,
-         "--batch-size", "2048", "--epochs", "1", "--eval-every", "0"]
+EPOCH = ["--batch-size", "2048", "--epochs", "1", "--eval-every", "0"]
+# --model: R-GCN as issue 11 measured it, or HAN as bench/hetero_accuracy.py trains it (its
+# default metapaths: paper-author-paper, paper-field_of_study-paper and
+# paper-author-institution-author-paper on this schema).
+MODELS = {
+    "rgcn": ["--model", "rgcn", "--layers", "2", "--hidden", "64", "--fanouts", FANOUTS] + EPOCH,
+    "han": ["--model", "han", "--layers", "1", "--hidden", "8", "--heads", "8", "--fanouts", "20",
+            "--dropout", "0.6", "--attention-dropout", "0.5"] + EPOCH,
+}
 RANKS = 2
 SMOKE_MODEL = ["--hidden", "8", "--max-steps", "2"]  # --smoke: appended (last value wins)
 SMOKE_SAMPLE = ["--batch-size", "256", "--batches", "2"]
@@ -114,13 +122,14 @@ def epoch_record(path):
 
 
 def train_once(a, parts, env):
-    metrics = os.path.join(a.work, "metrics-rgcn.jsonl")
+    metrics = os.path.join(a.work, f"metrics-{a.model}.jsonl")
     rss_prefix = metrics + ".rss"
     for path in [metrics] + [f"{rss_prefix}.{r}" for r in range(RANKS)]:
         if os.path.exists(path):
             os.remove(path)
     cmd = ["mpirun", "-np", str(RANKS), "--oversubscribe"] + per_rank(
-        [a.partita, "-q", "train", "--parts", parts] + MODEL + (SMOKE_MODEL if a.smoke else []) +
+        [a.partita, "-q", "train", "--parts", parts] + MODELS[a.model] +
+        (SMOKE_MODEL if a.smoke else []) +
         ["--metrics-out", metrics],
         rss_prefix)
     start = time.monotonic()
@@ -157,6 +166,9 @@ def main():
                     "partition mag<N>m-parts2")
     ap.add_argument("--reuse-parts", action="store_true",
                     help="reuse mag<N>m-parts2 when there (partition figures then null)")
+    ap.add_argument("--model", choices=sorted(MODELS), default="rgcn",
+                    help="the model of the training epoch (step 3)")
+    ap.add_argument("--no-sample", action="store_true", help="skip sample-bench (step 2)")
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
     smoke.add_flag(ap)
     a = ap.parse_args()
@@ -171,8 +183,10 @@ def main():
         meta = json.load(f)
     result = {"benchmark": "hetero_mag", "nodes": meta["num_nodes"],
               "edges": meta["num_edges"], "ranks": RANKS, "fanouts": FANOUTS,
-              "runs": a.runs, "parts": parts, **setup}
-    for name, once in (("sample", sample_once), ("train", train_once)):
+              "runs": a.runs, "parts": parts, "model": a.model, **setup}
+    steps = (("train", train_once),) if a.no_sample else (("sample", sample_once),
+                                                          ("train", train_once))
+    for name, once in steps:
         runs = []
         for i in range(a.runs):
             runs.append(once(a, parts, env))

@@ -5,10 +5,8 @@
 #include "partita/core/parameter_error.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/han.h"
-#include "partita/train/batch_staging.h"
 #include "partita/train/metapaths.h"
-#include "partita/train/model_adapter.h"
-#include "typed_inputs.h"
+#include "typed_adapter.h"
 
 namespace partita::train {
 namespace {
@@ -32,63 +30,28 @@ nn::HanOptions han_options(const ModelContext& context) {
   return h;
 }
 
-class HanAdapter final : public ModelAdapter {
+class HanAdapter final : public TypedAdapter<nn::HanModel> {
  public:
   explicit HanAdapter(const ModelContext& context)
-      : session_(context.session),
-        options_(context.options),
-        model_(std::make_shared<nn::HanModel>(han_options(context))),
-        target_(session_.graph().typed_meta().target_type),
-        embeddings_(has_embeddings(session_)),
-        staging_(context.device) {}
-
-  torch::nn::Module& module() override { return *model_; }
+      : TypedAdapter(context, std::make_shared<nn::HanModel>(han_options(context))),
+        target_(session_.graph().typed_meta().target_type) {}
 
   torch::Tensor forward(loader::Batch& batch, double* flops) override {
-    const std::vector<nn::BlockTensors> blocks = staging_.blocks(batch);
-    TypedBatchInputs inputs =
-        typed_inputs(batch, session_, model_->is_training(), options_.normalize_features, staging_);
-    staging_.ready();
+    std::vector<nn::BlockTensors> blocks;
+    const TypedBatchInputs& inputs = stage_inputs(batch, &blocks);
     for (size_t t = 0; t < inputs.inputs.size(); ++t) {
       const torch::Tensor& positions = inputs.inputs[t].positions;
       PARTITA_CHECK(
           static_cast<int>(t) == target_ || !positions.defined() || positions.numel() == 0, Error,
-          "internal: a metapath batch has {} input nodes of type {}, not the "
-          "target type",
+          "internal: a metapath batch has {} input nodes of type {}, not the target type",
           positions.numel(), t);
     }
     if (flops != nullptr) *flops += model_->training_matmul_flops(blocks);
-    torch::Tensor logits = model_->forward(blocks, inputs.inputs[static_cast<size_t>(target_)]);
-    last_ = std::move(inputs);
-    return logits;
-  }
-
-  void set_dropout_key(uint64_t key) override { model_->set_dropout_key(key); }
-  BatchStaging& staging() override { return staging_; }
-
-  std::vector<int64_t> config_signature() const override {
-    std::vector<int64_t> signature = model_->config_signature();
-    signature.push_back(static_cast<int64_t>(options_.optimizer.kind));
-    return signature;
-  }
-
-  void after_backward() override {
-    if (embeddings_) push_embedding_gradients(last_, session_);
-    last_ = {};
-  }
-
-  void after_gradient_sum() override {
-    if (embeddings_) apply_embedding_updates(session_);
+    return model_->forward(blocks, inputs.inputs[static_cast<size_t>(target_)]);
   }
 
  private:
-  runtime::Session& session_;
-  const TrainOptions& options_;
-  std::shared_ptr<nn::HanModel> model_;
   int target_;
-  bool embeddings_;
-  BatchStaging staging_;
-  TypedBatchInputs last_;  // inputs of the last forward, for after_backward
 };
 
 }  // namespace

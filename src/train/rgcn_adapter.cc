@@ -4,9 +4,7 @@
 #include "partita/core/parameter_error.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/nn/rgcn.h"
-#include "partita/train/batch_staging.h"
-#include "partita/train/model_adapter.h"
-#include "typed_inputs.h"
+#include "typed_adapter.h"
 
 namespace partita::train {
 namespace {
@@ -26,54 +24,17 @@ nn::RgcnOptions rgcn_options(const ModelContext& context) {
   return r;
 }
 
-class RgcnAdapter final : public ModelAdapter {
+class RgcnAdapter final : public TypedAdapter<nn::RgcnModel> {
  public:
   explicit RgcnAdapter(const ModelContext& context)
-      : session_(context.session),
-        options_(context.options),
-        model_(std::make_shared<nn::RgcnModel>(rgcn_options(context))),
-        embeddings_(has_embeddings(session_)),
-        staging_(context.device) {}
-
-  torch::nn::Module& module() override { return *model_; }
+      : TypedAdapter(context, std::make_shared<nn::RgcnModel>(rgcn_options(context))) {}
 
   torch::Tensor forward(loader::Batch& batch, double* flops) override {
-    const std::vector<nn::BlockTensors> blocks = staging_.blocks(batch);
-    TypedBatchInputs inputs =
-        typed_inputs(batch, session_, model_->is_training(), options_.normalize_features, staging_);
-    staging_.ready();
+    std::vector<nn::BlockTensors> blocks;
+    const TypedBatchInputs& inputs = stage_inputs(batch, &blocks);
     if (flops != nullptr) *flops += model_->training_matmul_flops(blocks, inputs.inputs);
-    torch::Tensor logits = model_->forward(blocks, inputs.inputs);
-    last_ = std::move(inputs);
-    return logits;
+    return model_->forward(blocks, inputs.inputs);
   }
-
-  void set_dropout_key(uint64_t key) override { model_->set_dropout_key(key); }
-  BatchStaging& staging() override { return staging_; }
-
-  std::vector<int64_t> config_signature() const override {
-    std::vector<int64_t> signature = model_->config_signature();
-    signature.push_back(static_cast<int64_t>(options_.optimizer.kind));
-    return signature;
-  }
-
-  void after_backward() override {
-    if (embeddings_) push_embedding_gradients(last_, session_);
-    last_ = {};
-  }
-
-  // Every push of the step has arrived (the gradient allreduce is a barrier): apply them.
-  void after_gradient_sum() override {
-    if (embeddings_) apply_embedding_updates(session_);
-  }
-
- private:
-  runtime::Session& session_;
-  const TrainOptions& options_;
-  std::shared_ptr<nn::RgcnModel> model_;
-  bool embeddings_;
-  BatchStaging staging_;
-  TypedBatchInputs last_;  // inputs of the last forward, for after_backward
 };
 
 }  // namespace
