@@ -34,8 +34,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FANOUTS = "25,20"
 EPOCH = ["--batch-size", "2048", "--epochs", "1", "--eval-every", "0"]
 # --model: R-GCN as issue 11 measured it, or HAN as bench/hetero_accuracy.py trains it (its
-# default metapaths: paper-author-paper, paper-field_of_study-paper and
-# paper-author-institution-author-paper on this schema).
+# default metapaths on this schema: cites, rev_cites, paper-author-paper,
+# paper-field_of_study-paper and paper-author-institution-author-paper).
 MODELS = {
     "rgcn": ["--model", "rgcn", "--layers", "2", "--hidden", "64", "--fanouts", FANOUTS] + EPOCH,
     "han": ["--model", "han", "--layers", "1", "--hidden", "8", "--heads", "8", "--fanouts", "20",

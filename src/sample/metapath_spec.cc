@@ -211,6 +211,11 @@ void append_paths_through(const TypedMeta& meta, const std::vector<int>& types,
 std::vector<Metapath> default_metapaths(const TypedMeta& meta) {
   const int target = meta.target_type;
   std::vector<Metapath> out;
+  for (int32_t r = 0; r < meta.num_relations(); ++r) {  // the target's own relations
+    const partition::TypedRelation& relation = meta.relations[static_cast<size_t>(r)];
+    if (relation.src_type == target && relation.dst_type == target)
+      out.push_back(Metapath{relation.name, {r}, target});
+  }
   for (int x = 0; x < meta.num_types(); ++x)
     if (x != target) append_paths_through(meta, {target, x, target}, &out);
   for (int x = 0; x < meta.num_types(); ++x) {

@@ -61,6 +61,11 @@ TypedMeta toy() {
                 {{"writes", 1, 0}, {"cites", 0, 0}, {"has_topic", 0, 2}}, 0);
 }
 
+// The two metapaths of toy() through another type (its default without cites).
+std::vector<Metapath> two_metapaths() {
+  return resolve_metapaths("paper-author-paper,paper-field-paper", toy());
+}
+
 using Expected = std::vector<std::pair<std::string, std::vector<int32_t>>>;
 
 void expect_metapaths(const std::vector<Metapath>& got, const Expected& want) {
@@ -83,9 +88,11 @@ TEST(MetapathSpec, DefaultsOfTheHecoSchemas) {
   expect_metapaths(resolve_metapaths("", freebase()), {{"movie-actor-movie", {3, 0}},
                                                        {"movie-director-movie", {4, 1}},
                                                        {"movie-writer-movie", {5, 2}}});
-  // paper-paper (cites) is no path through another type; the others as above.
-  expect_metapaths(default_metapaths(toy()),
-                   {{"paper-author-paper", {0, 3}}, {"paper-field-paper", {5, 2}}});
+  // The target's own relations (cites and its reverse) first, alone; the others as above.
+  expect_metapaths(default_metapaths(toy()), {{"cites", {1}},
+                                              {"rev_cites", {4}},
+                                              {"paper-author-paper", {0, 3}},
+                                              {"paper-field-paper", {5, 2}}});
   EXPECT_EQ(describe_metapath(default_metapaths(acm())[1], acm()),
             "paper-subject-paper (rev_has_subject-has_subject)");
   EXPECT_EQ(metapath_names(default_metapaths(acm())),
@@ -291,7 +298,7 @@ TEST(MetapathSampler, AllNeighboursAreTheExactMetapathNeighbourSets) {
 TEST(MetapathSampler, BudgetWalksEqualTheKernelNodeByNode) {
   const ToyGraph t = toy_graph();
   const CscView view = t.view();
-  const std::vector<Metapath> metapaths = default_metapaths(toy());
+  const std::vector<Metapath> metapaths = two_metapaths();
   const std::vector<int64_t> frontier = papers();
   for (const std::vector<int64_t>& fanouts :
        {std::vector<int64_t>{1, 1}, {3, 5}, {7, 0}, {25, 2}, {-1, 3}}) {
@@ -341,7 +348,7 @@ TEST(MetapathSampler, BudgetWalksEqualTheKernelNodeByNode) {
 
 TEST(MetapathSampler, BlocksHoldMetapathIdsOverTargetNodes) {
   const ToyGraph t = toy_graph();
-  const std::vector<Metapath> metapaths = default_metapaths(toy());
+  const std::vector<Metapath> metapaths = two_metapaths();
   const Fanouts fanouts = resolve_fanouts("4,paper-field-paper=3:2", metapath_names(metapaths));
   ASSERT_EQ(fanouts.relations.size(), 2u);
   EXPECT_EQ(fanouts.relations[1], (std::vector<int64_t>{2, 3}));
@@ -378,7 +385,7 @@ TEST(MetapathSampler, BlocksHoldMetapathIdsOverTargetNodes) {
 TEST(MetapathSampler, RejectsFanoutsThatDoNotFitItsMetapaths) {
   const ToyGraph t = toy_graph();
   LocalSampler local(t.view(), {});
-  MetapathSampler sampler(local, default_metapaths(toy()), 6);
+  MetapathSampler sampler(local, two_metapaths(), 6);
   const std::vector<int64_t> frontier{1}, three{1, 1, 1};
   HopRequest request;
   request.frontier = frontier;
@@ -389,7 +396,7 @@ TEST(MetapathSampler, RejectsFanoutsThatDoNotFitItsMetapaths) {
   request.fanout = -2;
   EXPECT_THROW(sampler.sample_hop(request, &s), Error);
   EXPECT_THROW(MetapathSampler(local, {}, 6), Error);
-  EXPECT_THROW(MetapathSampler(local, default_metapaths(toy()), 3), Error);
+  EXPECT_THROW(MetapathSampler(local, two_metapaths(), 3), Error);
 }
 
 }  // namespace

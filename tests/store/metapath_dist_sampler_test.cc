@@ -129,8 +129,12 @@ class MetapathDistSampler : public ::testing::Test {
     return ids;
   }
 
+  // The schema's metapaths through other types (its default adds cites and rev_cites).
   static std::vector<sample::Metapath> metapaths() {
-    return sample::resolve_metapaths("", store::DistGraph::open(*dir_ / "one", 0, 1).typed_meta());
+    return sample::resolve_metapaths("paper-author-paper,paper-field-paper", meta());
+  }
+  static partition::TypedMeta meta() {
+    return store::DistGraph::open(*dir_ / "one", 0, 1).typed_meta();
   }
 
   static TempDir* dir_;
@@ -142,9 +146,10 @@ data::Dataset* MetapathDistSampler::dataset_ = nullptr;
 sample::LocalSamplerOptions MetapathDistSampler::sampling_;
 
 TEST_F(MetapathDistSampler, DefaultMetapathsOfTheTypedDataset) {
-  const std::vector<sample::Metapath> m = metapaths();
-  EXPECT_EQ(sample::metapath_names(m),
-            (std::vector<std::string>{"paper-author-paper", "paper-field-paper"}));
+  const std::vector<sample::Metapath> m = sample::resolve_metapaths("", meta());
+  EXPECT_EQ(
+      sample::metapath_names(m),
+      (std::vector<std::string>{"cites", "rev_cites", "paper-author-paper", "paper-field-paper"}));
 }
 
 TEST_F(MetapathDistSampler, BlocksEqualTheWholeDatasetsForOneTwoAndThreeRanks) {

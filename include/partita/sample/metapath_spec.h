@@ -15,12 +15,13 @@
 // destination type is A and whose source type is B; two such relations make it ambiguous
 // (then name the relations).
 //
-// Default (empty text): first, for each node type X other than the target, in type order,
-// the paths target-X-target through every relation into the target from X followed by every
-// relation into X from the target; then, for each such X and each further type Y (neither
-// the target nor X) joined to X both ways, in type order, the paths target-X-Y-X-target:
-// the target's neighbours that share a Y through X. On the HeCo graphs these are the
-// metapaths of the HeCo and HAN papers: heco-acm: paper-author-paper, paper-subject-paper;
+// Default (empty text): first, every relation from the target type to itself, alone, named
+// by the relation (ogbn-mag's paper: cites, rev_cites); then, for each node type X other than
+// the target, in type order, the paths target-X-target through every relation into the
+// target from X followed by every relation into X from the target; then, for each such X and each
+// further type Y (neither the target nor X) joined to X both ways, in type order, the paths
+// target-X-Y-X-target: the target's neighbours that share a Y through X. On the HeCo graphs these
+// are the metapaths of the HeCo and HAN papers: heco-acm: paper-author-paper, paper-subject-paper;
 // heco-dblp: author-paper-author, author-paper-conference-paper-author,
 // author-paper-term-paper-author (conference and term in the schema's type order);
 // heco-freebase: movie-actor-movie, movie-director-movie, movie-writer-movie. A default
