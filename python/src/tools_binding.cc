@@ -46,6 +46,24 @@ py::dict split_dict(const data::SplitSizes& s) {
   return d;
 }
 
+// The fields GenerateOptions and HeteroGenerateOptions share, from the arguments; optional
+// arguments left unset keep the options' defaults.
+template <class Options>
+void fill_common_options(const GenerateArgs& a, Options* o) {
+  o->out_dir = a.out;
+  o->seed = a.seed;
+  o->threads = a.threads;
+  o->power_law = a.power_law;
+  o->feature_noise = a.feature_noise;
+  o->train_fraction = a.train_fraction;
+  o->valid_fraction = a.valid_fraction;
+  o->test_fraction = a.test_fraction;
+  if (a.nodes) o->nodes = *a.nodes;
+  if (a.feat_dim) o->feat_dim = *a.feat_dim;
+  if (a.classes) o->classes = *a.classes;
+  if (a.homophily) o->homophily = *a.homophily;
+}
+
 py::dict generate(const GenerateArgs& a) {
   py::dict out;
   out["out"] = a.out;
@@ -54,18 +72,7 @@ py::dict generate(const GenerateArgs& a) {
                         "does not apply with `shape` (edges follow ogbn-mag's proportions)");
     data::HeteroGenerateOptions h;
     h.shape = a.hetero;
-    h.out_dir = a.out;
-    h.seed = a.seed;
-    h.threads = a.threads;
-    h.power_law = a.power_law;
-    h.feature_noise = a.feature_noise;
-    h.train_fraction = a.train_fraction;
-    h.valid_fraction = a.valid_fraction;
-    h.test_fraction = a.test_fraction;
-    if (a.nodes) h.nodes = *a.nodes;
-    if (a.feat_dim) h.feat_dim = *a.feat_dim;
-    if (a.classes) h.classes = *a.classes;
-    if (a.homophily) h.homophily = *a.homophily;
+    fill_common_options(a, &h);
     data::HeteroGenerateStats stats;
     {
       py::gil_scoped_release release;
@@ -92,18 +99,7 @@ py::dict generate(const GenerateArgs& a) {
     return out;
   }
   data::GenerateOptions o;
-  o.out_dir = a.out;
-  o.seed = a.seed;
-  o.threads = a.threads;
-  o.power_law = a.power_law;
-  o.feature_noise = a.feature_noise;
-  o.train_fraction = a.train_fraction;
-  o.valid_fraction = a.valid_fraction;
-  o.test_fraction = a.test_fraction;
-  if (a.nodes) o.nodes = *a.nodes;
-  if (a.feat_dim) o.feat_dim = *a.feat_dim;
-  if (a.classes) o.classes = *a.classes;
-  if (a.homophily) o.homophily = *a.homophily;
+  fill_common_options(a, &o);
   if (a.avg_degree) o.avg_degree = *a.avg_degree;
   data::GenerateStats stats;
   {
