@@ -20,7 +20,8 @@ with M the HeCo paper's metapaths (METAPATHS below), which are also the schemas'
 (--extra adds or overrides flags: later flags win.)
 
 Prints one JSON object: per dataset and split, each seed's test accuracy and their median,
-next to HAN's published figures on the same splits (HeCo paper). Never fails because an
+next to HAN's published figures on the same splits (HeCo paper), and each seed's first-epoch
+loss. Never fails because an
 accuracy is low; it fails only if a command fails.
 
     python3 bench/hetero_accuracy.py [--datasets acm,dblp,freebase] [--splits heco20,heco40,heco60]
@@ -81,9 +82,13 @@ def train(a, dataset, parts, seed, env):
            "--seed", str(seed)] + a.extra.split() + (["--hidden", "8", "--max-steps", "2"]
                                                       if a.smoke else [])
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    first_loss = None  # the first epoch's loss (docs/training.md: "The first losses")
+    for line in out.splitlines():
+        if line.startswith("epoch=1 ") and first_loss is None:
+            first_loss = float(line.split(" loss=", 1)[1].split()[0])
     for line in reversed(out.splitlines()):
         if line.startswith("test_acc="):
-            return float(line.split("=", 1)[1])
+            return float(line.split("=", 1)[1]), first_loss
     raise RuntimeError(f"no test_acc= line in the output of {' '.join(cmd)}")
 
 
@@ -108,10 +113,12 @@ def main():
     for dataset in a.datasets.split(","):
         for split in a.splits.split(","):
             parts = partition(a, dataset, split, env)
-            accs = [train(a, dataset, parts, int(s), env) for s in a.seeds.split(",")]
+            runs = [train(a, dataset, parts, int(s), env) for s in a.seeds.split(",")]
+            accs = [acc for acc, _ in runs]
             key = f"{dataset}/{split}"
             result["results"][key] = {
                 "test_acc": accs, "median": statistics.median(accs),
+                "first_epoch_loss": [loss for _, loss in runs],
                 "han": HAN[dataset][SPLITS.index(split)] / 100}
             print(f"{key}: {accs} median {statistics.median(accs):.4f}", file=sys.stderr)
     print(json.dumps(result, indent=2))
