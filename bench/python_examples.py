@@ -7,7 +7,8 @@ Every run is `mpirun -np 2` with PYTHONPATH=build/python (the build tree's packa
 METIS parts:
   train_cora   examples/python/train_cora.py --parts P --seed S (its defaults: GraphSAGE 2x64,
                fanouts 10,10, Adam 0.003, 30 epochs), seeds 0-2, on the README's partition
-               of Cora (`partition --num-parts 2 --method metis --balance-train`)
+               of Cora (`partition --num-parts 2 --method metis --balance-train`) and on
+               tests/python's (`--method metis --seed 1`)
   infer_cora   examples/python/infer_cora.py on the checkpoint of the README's `partita
                train --parts parts/cora-2 --epochs 20 --checkpoint-dir ck`, against `partita
                infer` on the same
@@ -15,7 +16,8 @@ METIS parts:
                Adam 0.01, 200 epochs, dot decoder) against `partita train --task link --model
                gcn --layers 2 --hidden 32 --fanouts -1,-1 --normalize-features --lr 0.01
                --epochs 200 --eval-every 0 --seed S`, seeds 0-2, on Cora partitioned with
-               `--edge-split 0.05,0.10 --method metis --seed 1` (the README's)
+               `--edge-split 0.05,0.10 --method metis --seed 1` (the README's); and the
+               example at 30 epochs and untrained (0), as tests/python/test_link.py
   mag_rgcn     examples/python/train_mag_rgcn.py --parts P --seed S at 20 epochs (what
                tests/python/test_hetero.py runs) and at 100 (its default) against `partita
                train --model rgcn --layers 2 --hidden 64 --fanouts 25,20 --dropout 0.5 --lr
@@ -136,8 +138,15 @@ def main():
     if "train_cora" in groups:
         accs = [r.python("train_cora.py", "--parts", cora, "--seed", s, "--epochs", long(30))
                 for s in seeds]
-        result["results"]["train_cora"] = {"test_acc": summary(accs)}
-        print(f"train_cora.py: {accs}", file=sys.stderr)
+        # The partition of tests/python (conftest.py: --seed 1, no --balance-train), on
+        # which tests/python/test_mpi.py runs the example.
+        tests = r.partition("cora-2-tests", "cora", ["--num-parts", "2", "--method", "metis",
+                                                     "--seed", "1"])
+        on_tests = [] if a.smoke else [
+            r.python("train_cora.py", "--parts", tests, "--seed", s) for s in seeds]
+        result["results"]["train_cora"] = {"test_acc": summary(accs),
+                                           "tests_partition_test_acc": summary(on_tests)}
+        print(f"train_cora.py: {accs}; on the tests' partition {on_tests}", file=sys.stderr)
     if "infer_cora" in groups:
         ck = os.path.join(a.work, "cora-ck")
         shutil.rmtree(ck, ignore_errors=True)
@@ -158,8 +167,17 @@ def main():
         cpp = [] if a.smoke else [  # the smoke run: the examples only
             r.partita("train", "--parts", link, *LINK_CPP, "--seed", s, "--epochs", long(200))
             for s in seeds]
+        # tests/python/test_link.py's short run (30 epochs) and the untrained model (0).
+        py30 = [] if a.smoke else [
+            r.python("link_cora.py", "--parts", link, "--seed", s, "--epochs", "30")
+            for s in seeds]
+        py0 = [] if a.smoke else [
+            r.python("link_cora.py", "--parts", link, "--seed", s, "--epochs", "0")
+            for s in seeds]
         result["results"]["link_cora"] = {"python_test_auc": summary(py),
-                                          "cpp_test_auc": summary(cpp)}
+                                          "cpp_test_auc": summary(cpp),
+                                          "python_30_epochs_test_auc": summary(py30),
+                                          "python_untrained_test_auc": summary(py0)}
         print(f"link_cora.py: {py}; partita train --task link: {cpp}", file=sys.stderr)
     if "mag_rgcn" in groups:
         acm = r.partition("acm-2", "heco-acm", ["--split", "heco60", "--num-parts", "2",
