@@ -12,8 +12,8 @@ rank, 1 to 4), run through `partita launch --procs-per-host R` (each rank bound 
     of the issue's 16-core table).
 Ranks need R parts: --parts-mode metis uses an R-part METIS partition (made under --work once,
 named synth200k-partsR as bench/train_synth200k.py names its own); --parts-mode replicated
-runs every R on the 1-part directory (each rank holds the whole graph; launch's default for a
-1-part directory). Then one rank on the 1-part partition, 20 steps (`--max-steps 20`) at
+runs every R on the 1-part directory (each rank holds the whole graph, as launch runs a 1-part
+directory on several sockets or hosts). Then one rank on the 1-part partition, 20 steps (`--max-steps 20`) at
 1, 2, 4, ..., cores torch threads: compute per step (forward, backward, optimizer).
 
 Prints one JSON object: per layout and batch setting the medians over --runs of epoch seconds,
