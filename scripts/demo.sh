@@ -17,7 +17,9 @@ mkdir -p "$out"
   --seed 1 --out "$out/parts"
 "$partita" info "$out/parts" --verify
 # Train with 2 local ranks: `partita launch` builds and runs the mpirun command (it prints
-# it first). MPI refuses to run as root unless told it may.
+# it first). Two ranks on one host show the distributed path; for speed the layout rule
+# would run one (docs/launch.md), as launch's layout line says. MPI refuses to run as root
+# unless told it may.
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
