@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -265,12 +266,19 @@ std::string launcher_problem(const LaunchPlan& plan, const LaunchOptions& option
   return program + ": not found on PATH (--mpirun)";
 }
 
-// What to say when the launched job is interrupted: for train, how to resume it (its
-// --checkpoint-dir, made absolute as the ranks get it); nothing for the others.
-std::string launched_interrupt_message(const LaunchCommand& command, const std::string& cwd) {
-  if (command.subcommand != "train") return "";
-  return interrupt_message(command.checkpoint_dir ? absolute_dir(*command.checkpoint_dir, cwd)
-                                                  : "");
+// What launch says when the launched job was interrupted and no rank said it (supervise.h):
+// for train, from what its --checkpoint-dir (made absolute as the ranks get it) holds once
+// the job has ended: a checkpoint to resume from, or nothing to resume; nothing for others.
+std::function<std::string()> launched_interrupt_notice(const LaunchCommand& command,
+                                                       const std::string& cwd) {
+  if (command.subcommand != "train") return {};
+  const std::string dir = command.checkpoint_dir ? absolute_dir(*command.checkpoint_dir, cwd) : "";
+  return [dir] {
+    InterruptState state;  // how far the job got is the ranks' to say
+    state.checkpoint_dir = dir;
+    state.checkpoint_epoch = latest_checkpoint_epochs(dir);
+    return interrupt_message(state);
+  };
 }
 
 // Throws UsageError when `words` (the command after --, which names `command`) would not
@@ -348,7 +356,7 @@ int run_launch(const Flags& flags, const CLI::App& app) {
     return 0;
   }
   log_info("launch: {}", line);
-  return supervise(plan, flags.teardown_timeout, launched_interrupt_message(*command, facts.cwd));
+  return supervise(plan, flags.teardown_timeout, launched_interrupt_notice(*command, facts.cwd));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "launcher_env.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
@@ -21,16 +22,6 @@ namespace {
 // Deadline of every wait between ranks: a stage computes between exchanges for as long as
 // its share takes (PT-Scotch on a large graph: minutes).
 constexpr double kRankWaitSeconds = 3600;
-
-// The ranks of the MPI job this process was started in, from the launcher's environment
-// (decided before MPI starts); 1 when no launcher started it.
-int launcher_size() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && *value != '\0') return std::atoi(value);
-  }
-  return 1;
-}
 
 void print_result(const std::string& dataset, const std::string& out,
                   const partition::PartitionSummary& summary) {

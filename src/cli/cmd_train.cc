@@ -21,6 +21,7 @@
 #include "host_local_flag.h"
 #include "interrupt_notice.h"
 #include "launch_layout.h"
+#include "launcher_env.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/name_table.h"
@@ -246,8 +247,10 @@ void print_gpu_cache_figures(const train::EpochRecord& r) {
               static_cast<long long>(r.remote_bytes));
 }
 
-// The work of a rank that trains (a worker, or a trainer of server-client mode).
-int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions options) {
+// The work of a rank that trains (a worker, or a trainer of server-client mode). `notice`:
+// what Ctrl-C says, on the first rank that trains (null on the others).
+int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions options,
+             InterruptNotice* notice) {
   refuse_edge_split_for_node_task(session.graph(), options);
   // --fanouts' relation (model han: metapath) names, now that the graph is known.
   options.loader.fanouts =
@@ -256,7 +259,6 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
     apply_checkpoint_settings(session, flags.run.given, &options);
   train::Trainer trainer(session, options);
   const bool print = session.rank() == 0;  // the first rank that trains
-  if (print) print_on_interrupt(interrupt_message(options.checkpoint.dir));
   if (print && options.cache.ratio > 0) {
     const train::CacheReport& c = trainer.cache_report();
     log_info(
@@ -303,12 +305,19 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
     std::fputc('\n', stdout);
     std::fflush(stdout);
     if (metrics) metrics->write_epoch(r);
+    // The trainer wrote the epoch's checkpoint before calling back.
+    if (notice != nullptr) notice->epoch_done(r.epoch, r.epoch >= options.epochs);
   };
   const auto on_step = [&](const train::StepRecord& s) {
+    if (notice != nullptr && notice->state().epoch != s.epoch) notice->training(s.epoch);
     if (print) bar.update(s);
   };
   const train::TrainResult result = trainer.train(on_epoch, on_step);
   bar.clear();
+  if (notice != nullptr)
+    notice->finished(link && result.test_link
+                         ? fmt::format("test_auc={:.4f}", result.test_link->auc)
+                         : fmt::format("test_acc={:.4f}", result.test_acc));
   if (print && result.resumed_epochs >= options.epochs)
     log_warning(
         "--epochs {}: the checkpoint has {} epochs done, so no epoch is trained; pass "
@@ -341,7 +350,7 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
   return 0;
 }
 
-int run_train(runtime::RankContext& rank, const Flags& flags) {
+int run_train(runtime::RankContext& rank, const Flags& flags, InterruptNotice* notice) {
   keep_freed_memory();
   disable_onednn_primitive_cache();
   train::TrainOptions options = make_options(flags, rank.cores_per_rank());
@@ -357,7 +366,7 @@ int run_train(runtime::RankContext& rank, const Flags& flags) {
     session_options.embeddings = embedding_options(flags, options);
   // Server-client mode: a server serves until every trainer is done, and trains nothing.
   return rank.run_session(session_options, [&](runtime::Session& session) {
-    return train_on(session, flags, options);
+    return train_on(session, flags, options, notice);
   });
 }
 
@@ -561,7 +570,13 @@ Action add_train_command(CLI::App& app) {
     flags->layers_given = app.count("--layers") > 0;
     flags->embed_init_given = app.count("--embed-init") > 0;
     flags->run = run_settings(app);
-    return run_rank([&](runtime::RankContext& rank) { return run_train(rank, *flags); });
+    // Ctrl-C says how far the run got from the first moment on (interrupt_notice.h), on the
+    // first rank that trains: world rank --servers (the servers come first), before MPI.
+    std::unique_ptr<InterruptNotice> notice;
+    if (launcher_rank() == flags->session.servers)
+      notice = std::make_unique<InterruptNotice>(flags->train.checkpoint.dir);
+    return run_rank(
+        [&](runtime::RankContext& rank) { return run_train(rank, *flags, notice.get()); });
   };
 }
 

@@ -176,7 +176,7 @@ bool normalize_features_after(const CheckpointSettingsCheck& check, bool current
 }
 
 void log_settings_check(const CheckpointSettingsCheck& check) {
-  for (const std::string& line : check.notices) log_info("{}", line);
+  for (const std::string& line : check.notices) log_notice("{}", line);
   for (const std::string& line : check.warnings) log_warning("{}", line);
 }
 
