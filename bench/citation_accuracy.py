@@ -40,6 +40,7 @@ import subprocess
 import sys
 
 import smoke
+from cpu_features import NO_BF16, native_bf16
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
@@ -55,16 +56,6 @@ CONFIGS = {
     "gat-bf16": GAT + ["--precision", "bf16"],
 }
 PAPER = {"gcn": {"cora": 81.5, "citeseer": 70.3}, "gat": {"cora": 83.0, "citeseer": 72.5}}
-
-
-def native_bf16():
-    """Whether this CPU multiplies bf16 natively (what `--precision bf16` requires)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def partition(a, dataset, env):
@@ -122,7 +113,7 @@ def main():
         for dataset in datasets:
             if config.endswith("-bf16") and not bf16:
                 result["results"][config][dataset] = {
-                    "skipped": "this CPU has no native bf16 (AVX512-BF16 or AMX)"}
+                    "skipped": NO_BF16}
                 continue
             accs = [train(a, parts[dataset], config, int(s), env) for s in a.seeds.split(",")]
             median = statistics.median(accs)

@@ -53,6 +53,24 @@ NOT_VARIED = {
     "device": "its other value (cuda) needs a GPU; a run resumed on cpu from a cuda "
               "checkpoint is the device check's (scripts/device-check.sh)",
 }
+
+
+def native_bf16():
+    """Whether --precision bf16 runs on this CPU (AVX512-BF16 or AMX-BF16, as
+    nn::cpu_supports_bf16() decides); elsewhere train refuses it before reading the checkpoint."""
+    if os.environ.get("PARTITA_NO_BF16", "") not in ("", "0"):
+        return False
+    try:
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+if not native_bf16():
+    del CHANGED["precision"]
+    NOT_VARIED["precision"] = ("its other value (bf16) needs a CPU with native bf16, which this "
+                               "one lacks")
 FAILURES = []
 
 
