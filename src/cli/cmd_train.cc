@@ -192,7 +192,11 @@ void record_metapaths(const store::DistGraph& graph, bool print, train::TrainOpt
   std::string names, described;
   for (const sample::Metapath& m : metapaths) {
     names += (names.empty() ? "" : ",") + m.name;
-    described += (described.empty() ? "" : ", ") + sample::describe_metapath(m, graph.typed_meta());
+    // "paper-author-paper (relations)"; a path named otherwise: "name = types (relations)".
+    const std::string description = sample::describe_metapath(m, graph.typed_meta());
+    described += (described.empty() ? "" : ", ") +
+                 (description.rfind(m.name + " (", 0) == 0 ? description
+                                                            : m.name + " = " + description);
   }
   for (auto& [name, value] : options->checkpoint.settings)
     if (name == "metapaths") value = names;
