@@ -19,6 +19,7 @@
 #include "partita/runtime/rank_job.h"
 #include "partita/sample/block_builder.h"
 #include "partita/sample/fanout_spec.h"
+#include "partita/sample/relation_names.h"
 #include "partita/store/feature_cache.h"
 #include "rank_main.h"
 
@@ -77,10 +78,9 @@ void check_flags(const Flags& flags) {
 
 // --fanouts resolved against the relation names of `graph` (none for a homogeneous one).
 sample::Fanouts resolve_fanouts(const Flags& flags, const store::DistGraph& graph) {
-  std::vector<std::string> names;
-  if (graph.typed())
-    for (const partition::TypedRelation& r : graph.typed_meta().relations) names.push_back(r.name);
-  return sample::resolve_fanouts(flags.fanouts, names);
+  return sample::resolve_fanouts(flags.fanouts, graph.typed()
+                                                    ? sample::relation_names(graph.typed_meta())
+                                                    : std::vector<std::string>{});
 }
 
 // The work of a rank that samples (a worker, or a client of server-client mode).

@@ -68,6 +68,7 @@ constexpr ParameterWord kTable[] = {
     {"nodes", "--nodes"},                              // generate
     {"normalize_features", "--normalize-features"},    // train, infer
     {"num_bases", "--num-bases"},                      // train (R-GCN)
+    {"num_classes", "--num-classes"},                  // partition
     {"num_parts", "--num-parts"},                      // partition
     {"optimizer", "--optimizer"},                      // train
     {"out_dir", "--out"},                              // generate, partition, infer

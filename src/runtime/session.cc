@@ -130,7 +130,7 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
           store::HostParts::map(graph_, host_local_peers(ids, world.rank(), serving), servers_);
   }
   RpcRouter router;
-  make_embeddings(options.embeddings, router);
+  make_embeddings(options, router);
   store::add_feature_routes(router, graph_);
   sample::add_sample_routes(router, graph_, options.sampling);
   if (role_ == Role::kServer) {
@@ -176,7 +176,8 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
     if (table) table->attach(world_.size() > 1 ? endpoint_.get() : nullptr);
 }
 
-void Session::make_embeddings(const store::EmbeddingOptions& options, RpcRouter& router) {
+void Session::make_embeddings(const SessionOptions& session, RpcRouter& router) {
+  const store::EmbeddingOptions& options = session.embeddings;
   if (options.dim <= 0 || !graph_.typed()) return;
   const partition::TypedMeta& typed = graph_.typed_meta();
   const int parts = graph_.meta().num_parts;
@@ -184,6 +185,9 @@ void Session::make_embeddings(const store::EmbeddingOptions& options, RpcRouter&
   int table_id = 0;
   for (int t = 0; t < static_cast<int>(typed.node_types.size()); ++t) {
     if (typed.node_types[static_cast<size_t>(t)].feat_dim > 0) continue;
+    const int id = table_id++;
+    if (session.embedded_types == SessionOptions::EmbeddedTypes::kTarget && t != typed.target_type)
+      continue;
     // World rank r owns part r's range of the type (its server or worker); a 1-part
     // directory (replicated) gives rank 0 every row; trainers own none.
     std::vector<store::IdRange> ranges(static_cast<size_t>(world_.size()));
@@ -197,7 +201,7 @@ void Session::make_embeddings(const store::EmbeddingOptions& options, RpcRouter&
     if (mine.size() > 0)
       originals = graph_.original_ids().subview(mine.begin - graph_.first_node(), mine.size());
     store::EmbeddingOptions table = options;
-    table.table_id = table_id++;
+    table.table_id = id;
     embeddings_[static_cast<size_t>(t)] =
         std::make_unique<store::DistEmbedding>(table, std::move(ranges), world_.rank(), originals);
     embeddings_[static_cast<size_t>(t)]->add_routes(router);

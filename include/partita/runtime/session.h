@@ -71,6 +71,12 @@ struct SessionOptions {
   // rank serving part p (worker or server); in replicated mode rank 0 owns every row.
   // embeddings.seed keys the initial rows (use the training seed).
   store::EmbeddingOptions embeddings;
+  // Which of those types get a table: every featureless type (R-GCN reads them all), or the
+  // labelled (target) type alone when it is featureless (HAN: its metapath blocks hold target
+  // nodes only). A table's id stays its type's index among all featureless types either way,
+  // so its initial rows and its state in checkpoint files do not depend on which others exist.
+  enum class EmbeddedTypes { kFeatureless, kTarget };
+  EmbeddedTypes embedded_types = EmbeddedTypes::kFeatureless;
   // Host-local reads (runtime/host_local.h): kAuto (the default) reads the features,
   // labels, degrees and neighbor samples of ranks on the same host that opened the same
   // directory from their mapped parts instead of requesting them; results are identical.
@@ -149,7 +155,7 @@ class Session {
   void tell_servers_done(const std::string& usage_error);
   void wait_for_trainers();
   // Builds the tables of SessionOptions::embeddings and registers their routes.
-  void make_embeddings(const store::EmbeddingOptions& options, RpcRouter& router);
+  void make_embeddings(const SessionOptions& options, RpcRouter& router);
 
   Transport& transport_;
   Collectives& world_;

@@ -130,6 +130,17 @@ struct CacheOptions {
   double gpu_ratio = 0;
 };
 
+// The learned embeddings of the node types without features (models rgcn and han:
+// store/dist_embedding.h; the tables a run's session holds: train/session_embeddings.h).
+struct LearnedEmbeddingOptions {
+  // embed_lr: their sparse optimizer's learning rate (the sparse form of `optimizer`), >= 0;
+  // 0: 2 x `lr`, as DGL's R-GCN example (--sparse-lr 0.02 beside --lr 0.01): a row moves only
+  // in the steps that sample it, and each step moves it by about lr (Adam) against an initial
+  // spread of `init`.
+  double lr = 0;
+  double init = 1;  // embed_init: initial rows uniform in [-init, init), in (0, 1e6]
+};
+
 enum class Task { kNode, kLink };
 const NameTable<Task>& task_names();  // node, link
 
@@ -159,6 +170,7 @@ struct TrainOptions {
   CheckpointOptions checkpoint;
   CacheOptions cache;
   LinkTaskOptions link;   // task link only
+  LearnedEmbeddingOptions embeddings;  // models rgcn and han
   int64_t epochs = 5;     // >= 1; total, including epochs resumed from
   uint64_t seed = 0;      // of weights, shuffles, samples and dropout
   int torch_threads = 1;  // torch intra-op threads (DESIGN 10: cores per rank), [1, 1024]
@@ -177,9 +189,32 @@ struct TrainOptions {
   bool profile = false;
 };
 
+// A model's own defaults: the values a run of that model takes for the options its caller
+// leaves unset, where they differ from the defaults of the tree above (nullopt: the tree's).
+// A front end applies them once the model is known, to every option not given (the command
+// line: not given as a flag, nor taken from a checkpoint by --resume), and says so in its
+// help. Only han has any: the recipe of the HAN paper (Wang et al. 2019) and of DGL's HAN
+// example, which reaches the published accuracy on the HeCo graphs where the tree's
+// defaults (2 layers of 64, 4 heads, lr 0.003) lose 4 points on Freebase (docs/training.md,
+// "HAN"): 1 layer of 8 heads of width 8, 20 metapath neighbours, dropout 0.6, attention
+// dropout 0.5, lr 0.01, and learned embeddings starting in [-0.1, 0.1) (a featureless
+// labelled type: with rows as wide as 1 the model tells its training nodes apart by them).
+struct ModelDefaults {
+  std::optional<int64_t> layers;
+  std::optional<int64_t> hidden;
+  std::optional<int64_t> heads;
+  std::optional<double> dropout;
+  std::optional<double> attention_dropout;
+  std::optional<double> lr;
+  std::optional<sample::Fanouts> fanouts;
+  std::optional<double> embed_init;
+};
+const ModelDefaults& model_defaults(ModelKind kind);
+
 // Throws ParameterError naming the parameter on an option out of range (the same checks on
 // every rank; the command line calls it before starting MPI, the Trainer again). Parameter
 // names: layers, hidden, heads, dropout, attention_dropout, num_bases, fanouts, epochs,
+// embed_lr, embed_init,
 // batch_size, max_steps, lr, weight_decay, threads, prefetch, torch_threads, eval_every,
 // bucket_bytes, resume, cache_ratio, cache_presample, gpu_cache_ratio, negatives, metric, task,
 // precision, device (train/device.h check_device: CUDA missing from this torch, no GPU
