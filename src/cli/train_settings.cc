@@ -112,6 +112,8 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"checksum", kSchedule, kQuiet},
       {"profile", kSchedule, kQuiet},
       {"host-local", kSchedule, kQuiet},
+      {"sample-on", kSchedule, kQuiet},  // the same blocks either way
+      {"topology", kSchedule, kQuiet},   // the same samples either way
   };
   return rules;
 }

@@ -79,6 +79,12 @@
 // change, bit for bit; local gathers, requests and copies to the device do. Untyped
 // partitions, worker mode (or one process); node and link tasks.
 //
+// Sampling on the device (options.loader.sample_on, train/device_sampling.h): a node task
+// whose rank holds the whole topology (a 1-part directory, or runtime::Topology::kFull)
+// samples its training and sampled-evaluation batches on the model's device; the blocks are
+// the host pipeline's, bit for bit, so results do not change on the CPU. The cache warm-ups
+// pre-sample on the host (the same samples).
+//
 // Checkpoints (options.checkpoint.dir): after every epoch rank 0 writes the model,
 // optimizer, epochs done and seed (checkpoint.h), keeping the two latest; only rank 0
 // reads or writes the directory, so it need not be shared between hosts. With
@@ -224,6 +230,7 @@ struct TrainResult {
   CacheReport cache;
   DeviceCacheReport device_cache;
   const char* eval = "sampled";          // how val_acc and test_acc were measured: sampled, full
+  const char* sample_on = "host";  // where batches were sampled: host, device (options.loader)
   int64_t resumed_epochs = 0;            // epochs done before, restored from a checkpoint
   std::vector<EpochRecord> epochs;       // the epochs run by this call
   double test_acc = 0;                   // node task
