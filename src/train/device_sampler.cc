@@ -49,12 +49,15 @@ torch::Tensor floyd_positions(const torch::Tensor& key, const torch::Tensor& d,
   // dup[c]: an earlier step drew t[c] too (stable sort: the first of equals is the earliest).
   const auto sorted = torch::sort(t, c10::optional<bool>(true), /*dim=*/1);
   const torch::Tensor& values = std::get<0>(sorted);
-  torch::Tensor later = torch::zeros({S, width}, i64.dtype(torch::kBool));
+  const auto flags = i64.dtype(torch::kBool);
+  torch::Tensor later = torch::zeros({S, width}, flags);
   if (width > 1)
     later.slice(1, 1).copy_(values.slice(1, 1).eq(values.slice(1, 0, width - 1)));
   // Column `width` is a sink: never taken, pointing at itself.
-  torch::Tensor taken = torch::zeros({S, width + 1}, i64.dtype(torch::kBool));
-  taken.slice(1, 0, width).scatter_(1, std::get<1>(sorted), later);
+  torch::Tensor taken = torch::cat(
+      {torch::zeros({S, width}, flags).scatter_(1, std::get<1>(sorted), later),
+       torch::zeros({S, 1}, flags)},
+      1);
   const torch::Tensor step = t - base;  // the step whose j equals t, if in [0, c)
   torch::Tensor next =
       torch::where(step.ge(0).logical_and_(step.lt(col)), step, torch::full_like(step, width));
@@ -121,7 +124,7 @@ class HopSampler {
       // Slots [S, width]: slot c of a segment is valid below its count.
       const torch::Tensor col = torch::arange(width, i64).unsqueeze(0);
       p.valid = col.lt(p.count.unsqueeze(1)).reshape({-1});
-      p.segment = torch::arange(S, i64).repeat_interleave(width);
+      p.segment = torch::arange(S, i64).unsqueeze(1).expand({S, width}).reshape({-1});
       p.slot = col.expand({S, width}).reshape({-1});
       pos = width > 0 ? torch::where(whole.unsqueeze(1), col, floyd).reshape({-1}) : p.slot;
     } else {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "partita/core/error.h"
 #include "partita/train/device_sampler.h"

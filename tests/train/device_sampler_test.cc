@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <set>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "device_random.h"
+#include "partita/core/error.h"
 #include "partita/core/random.h"
 #include "partita/nn/block_tensors.h"
 #include "partita/sample/block_builder.h"
@@ -301,7 +303,7 @@ TEST(DeviceSampler, PicksEveryPositionUniformly) {
   std::vector<int64_t> seeds(kRows);
   std::iota(seeds.begin(), seeds.end(), int64_t{0});
   std::vector<double> counts(kDegree, 0);
-  std::map<std::pair<int64_t, int64_t>, int> pairs;  // positions taken together
+  std::vector<double> pairs(kDegree * kDegree, 0);  // positions taken together
   for (uint64_t key = 0; key < kKeys; ++key) {
     const DeviceSample s = DeviceSampler(topology).sample(ids(seeds), block_options({kFanout}, key));
     const std::vector<int64_t> input = to_vector(s.input_nodes);
@@ -311,14 +313,27 @@ TEST(DeviceSampler, PicksEveryPositionUniformly) {
       std::vector<int64_t> pos;
       for (int64_t e = ptr[v]; e < ptr[v + 1]; ++e) pos.push_back(input[idx[e]] - kRows - v * kDegree);
       for (int64_t p : pos) counts[static_cast<size_t>(p)] += 1;
-      ++pairs[{pos[0], pos[1]}];
+      for (int64_t a : pos)
+        for (int64_t b : pos)
+          if (a < b) pairs[static_cast<size_t>(a * kDegree + b)] += 1;
     }
   }
   const double expected = static_cast<double>(kRows * kKeys * kFanout) / kDegree;
   double chi2 = 0;
   for (double c : counts) chi2 += (c - expected) * (c - expected) / expected;
   EXPECT_LT(chi2, 43.82) << "positions are not drawn uniformly";
-  EXPECT_GT(pairs.size(), 150u) << "too few distinct (first, second) pairs: not random";
+  // Every pair of positions is taken together k(k-1) / (d(d-1)) of the time; over the 190
+  // pairs the same statistic stays below the chi-square(189) 0.999 quantile, 255.2.
+  const double pair_expected = static_cast<double>(kRows * kKeys) * kFanout * (kFanout - 1) /
+                               (kDegree * (kDegree - 1));
+  double pair_chi2 = 0;
+  for (int64_t a = 0; a < kDegree; ++a)
+    for (int64_t b = a + 1; b < kDegree; ++b) {
+      const double c = pairs[static_cast<size_t>(a * kDegree + b)];
+      pair_chi2 += (c - pair_expected) * (c - pair_expected) / pair_expected;
+    }
+  EXPECT_LT(pair_chi2, 255.2) << "pairs of positions are not drawn uniformly";
+  std::printf("chi2 positions %.1f (19 df), pairs %.1f (189 df)\n", chi2, pair_chi2);
 }
 
 TEST(DeviceSampler, RerunsAreIdenticalAndKeysChangeTheSample) {
