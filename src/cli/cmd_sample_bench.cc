@@ -21,6 +21,7 @@
 #include "partita/sample/block_builder.h"
 #include "partita/sample/fanout_spec.h"
 #include "partita/store/feature_cache.h"
+#include "partita/train/device.h"
 #include "partita/train/device_sampling.h"
 #include "rank_main.h"
 #include "topology_flag.h"
