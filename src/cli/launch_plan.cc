@@ -624,8 +624,8 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
 
   // One rank per GPU (train --device cuda) on a partitioned directory: every rank maps the
   // whole topology and samples on its GPU (docs/training.md, Topology), unless told.
-  if (command.subcommand == "train" && command.device == std::string("cuda") &&
-      !command.topology && facts.parts > 1) {
+  if (command.subcommand == "train" && command.device == std::string("cuda") && !command.topology &&
+      facts.parts > 1) {
     argv.insert(argv.end(), {"--topology", "full"});
     plan.notes.push_back(
         "launch: --device cuda: every rank maps every part's in-edges (--topology full) and "

@@ -319,8 +319,8 @@ std::vector<sample::CscView> Session::topology_views() const {
   for (int part = 0; part < graph_.meta().num_parts; ++part) {
     const store::DistGraph* mapped = topology_parts_.peer(part);
     const bool own = mapped == nullptr && !graph_.client() && part == graph_.rank();
-    PARTITA_CHECK(own || mapped != nullptr, Error, "internal: part {} of the topology is not mapped",
-                  part);
+    PARTITA_CHECK(own || mapped != nullptr, Error,
+                  "internal: part {} of the topology is not mapped", part);
     views.push_back(sample::owned_view(own ? graph_ : *mapped));
   }
   return views;

@@ -31,8 +31,9 @@ HostParts HostParts::map_every_part(const DistGraph& graph, int servers) {
   const bool own_part = !graph.client();
   for (int r = 0; r < graph.meta().num_parts; ++r) {
     if (own_part && r == graph.rank()) continue;
-    DistGraph part = servers > 0 ? DistGraph::open_server(graph.dir(), r, graph.world_size(), servers)
-                                 : DistGraph::open(graph.dir(), r, graph.world_size());
+    DistGraph part = servers > 0
+                         ? DistGraph::open_server(graph.dir(), r, graph.world_size(), servers)
+                         : DistGraph::open(graph.dir(), r, graph.world_size());
     parts.parts_[static_cast<size_t>(r)] = std::make_unique<DistGraph>(std::move(part));
   }
   return parts;

@@ -78,8 +78,8 @@ std::vector<nn::BlockTensors> BatchStaging::blocks(const loader::Batch& batch) {
 std::vector<nn::BlockTensors> BatchStaging::sampled_blocks(const DeviceSample& sampled) {
   std::vector<nn::BlockTensors> blocks = sampled.blocks;
   PARTITA_CHECK(blocks.empty() || blocks[0].indptr.device() == device_, Error,
-                "internal: blocks sampled on {} for a model on {}",
-                blocks[0].indptr.device().str(), device_.str());
+                "internal: blocks sampled on {} for a model on {}", blocks[0].indptr.device().str(),
+                device_.str());
   if (on_cpu()) return blocks;
   // Sampled on another stream, complete (device_sampling.h): only the allocator must learn
   // that the compute stream uses them.

@@ -30,8 +30,8 @@ void add_relations(nn::BlockTensors& t, const DeviceCsc& csc) {
   const torch::Tensor counts = csc.run_counts.t().reshape({-1});  // [R * n], relation-major
   const torch::Tensor has = counts.gt(0);
   const torch::Tensor row_of_pair = has.cumsum(0).sub_(1);
-  t.rel_offsets = with_leading_zero(csc.run_counts.gt(0).sum(0).cumsum(0))
-                      .slice(0, 0, csc.num_relations + 1);
+  t.rel_offsets =
+      with_leading_zero(csc.run_counts.gt(0).sum(0).cumsum(0)).slice(0, 0, csc.num_relations + 1);
   const torch::Tensor pair = torch::arange(R * n, i64);
   t.rel_row_dst = compact(pair.remainder(n), has, row_of_pair, S);
   t.rel_indptr = with_leading_zero(compact(counts, has, row_of_pair, S).cumsum(0));
@@ -57,8 +57,8 @@ nn::BlockTensors device_block_tensors(const DeviceCsc& csc) {
   t.deg_dst = csc.indptr.slice(0, 1) - csc.indptr.slice(0, 0, n);
   t.edge_dst = torch::arange(n, i64).repeat_interleave(t.deg_dst, /*dim=*/0, edges);
   // Not bincount: on CUDA it reads the largest id on the host to size its output.
-  t.deg_src = torch::zeros({csc.num_src}, i64).index_add_(0, csc.indices,
-                                                          torch::ones({edges}, i64));
+  t.deg_src =
+      torch::zeros({csc.num_src}, i64).index_add_(0, csc.indices, torch::ones({edges}, i64));
   t.t_indptr = with_leading_zero(t.deg_src.cumsum(0));
   // The edges of each src in increasing edge id: a stable sort by src.
   t.t_eid = std::get<1>(torch::sort(csc.indices, c10::optional<bool>(true), /*dim=*/0));

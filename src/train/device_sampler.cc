@@ -4,6 +4,8 @@
 // (k: the segment's fanout). Slots [S, W] (W: the largest fanout) hold the picks, in stored
 // order, where slot < count; the hop then dedups the picked ids against the frontier and
 // among themselves in one stable sort, reads its sizes once, and compacts.
+#include "partita/train/device_sampler.h"
+
 #include <ATen/record_function.h>
 #include <fmt/format.h>
 
@@ -13,7 +15,6 @@
 #include "device_blocks.h"
 #include "device_random.h"
 #include "partita/core/error.h"
-#include "partita/train/device_sampler.h"
 
 namespace partita::train {
 namespace {
@@ -42,22 +43,21 @@ torch::Tensor floyd_positions(const torch::Tensor& key, const torch::Tensor& d,
                               const torch::Tensor& k, int64_t width) {
   const int64_t S = key.size(0);
   const auto i64 = key.options();
-  const torch::Tensor col = torch::arange(width, i64).unsqueeze(0);          // [1, W]
-  const torch::Tensor base = (d - k).unsqueeze(1);                           // [S, 1]: d - k
-  const torch::Tensor j = base + col;                                        // [S, W]
+  const torch::Tensor col = torch::arange(width, i64).unsqueeze(0);  // [1, W]
+  const torch::Tensor base = (d - k).unsqueeze(1);                   // [S, 1]: d - k
+  const torch::Tensor j = base + col;                                // [S, W]
   const torch::Tensor t = dr::below(dr::draw(key.unsqueeze(1), col), (j + 1).clamp_min_(1));
   // dup[c]: an earlier step drew t[c] too (stable sort: the first of equals is the earliest).
   const auto sorted = torch::sort(t, c10::optional<bool>(true), /*dim=*/1);
   const torch::Tensor& values = std::get<0>(sorted);
   const auto flags = i64.dtype(torch::kBool);
   torch::Tensor later = torch::zeros({S, width}, flags);
-  if (width > 1)
-    later.slice(1, 1).copy_(values.slice(1, 1).eq(values.slice(1, 0, width - 1)));
+  if (width > 1) later.slice(1, 1).copy_(values.slice(1, 1).eq(values.slice(1, 0, width - 1)));
   // Column `width` is a sink: never taken, pointing at itself.
-  torch::Tensor taken = torch::cat(
-      {torch::zeros({S, width}, flags).scatter_(1, std::get<1>(sorted), later),
-       torch::zeros({S, 1}, flags)},
-      1);
+  torch::Tensor taken =
+      torch::cat({torch::zeros({S, width}, flags).scatter_(1, std::get<1>(sorted), later),
+                  torch::zeros({S, 1}, flags)},
+                 1);
   const torch::Tensor step = t - base;  // the step whose j equals t, if in [0, c)
   torch::Tensor next =
       torch::where(step.ge(0).logical_and_(step.lt(col)), step, torch::full_like(step, width));
@@ -154,9 +154,9 @@ class HopSampler {
 // Local ids of `all` = [frontier (distinct), picks (kNone: no pick)] by first appearance,
 // as sample::NodeRelabeler numbers them; sizes not known yet (the caller reads `distinct`).
 struct Relabeled {
-  torch::Tensor local;      // [T] local id of each entry (garbage for kNone)
-  torch::Tensor nodes;      // [T + 1]: the distinct ids in order in [0, distinct), then garbage
-  torch::Tensor distinct;   // scalar: how many distinct ids
+  torch::Tensor local;     // [T] local id of each entry (garbage for kNone)
+  torch::Tensor nodes;     // [T + 1]: the distinct ids in order in [0, distinct), then garbage
+  torch::Tensor distinct;  // scalar: how many distinct ids
 };
 
 Relabeled relabel(const torch::Tensor& all) {
@@ -170,8 +170,8 @@ Relabeled relabel(const torch::Tensor& all) {
   const torch::Tensor group = starts.cumsum(0).sub_(1);
   // Stable: a group's first sorted entry is its first appearance.
   const torch::Tensor first_of_group =
-      torch::zeros({T + 1}, i64).scatter_(0, torch::where(starts, group, torch::full_like(group, T)),
-                                          perm);
+      torch::zeros({T + 1}, i64)
+          .scatter_(0, torch::where(starts, group, torch::full_like(group, T)), perm);
   const torch::Tensor appears = starts.logical_and(values.ne(kNone));
   const torch::Tensor is_first =
       torch::zeros({T}, i64.dtype(torch::kBool)).scatter_(0, perm, appears);
@@ -179,8 +179,8 @@ Relabeled relabel(const torch::Tensor& all) {
   const torch::Tensor local_sorted = id_at.index_select(0, first_of_group.index_select(0, group));
   Relabeled r;
   r.local = torch::empty({T}, i64).scatter_(0, perm, local_sorted);
-  r.nodes = torch::empty({T + 1}, i64).index_copy_(
-      0, torch::where(is_first, id_at, torch::full_like(id_at, T)), all);
+  r.nodes = torch::empty({T + 1}, i64)
+                .index_copy_(0, torch::where(is_first, id_at, torch::full_like(id_at, T)), all);
   r.distinct = is_first.sum();
   return r;
 }
@@ -198,8 +198,7 @@ void check_fanouts(const sample::Fanouts& fanouts, int64_t relations) {
                   "sample: hop {} gives fanouts for {} relations, the graph has {}", hop,
                   per.size(), relations);
     for (int64_t f : per)
-      PARTITA_CHECK(f >= -1, Error, "sample: fanout {} of a relation at hop {} is invalid", f,
-                    hop);
+      PARTITA_CHECK(f >= -1, Error, "sample: fanout {} of a relation at hop {} is invalid", f, hop);
   }
 }
 
@@ -211,10 +210,9 @@ DeviceSample DeviceSampler::sample(const torch::Tensor& seeds, const sample::Blo
   const DeviceTopology& topo = topology_;
   const int64_t R = topo.num_relations();
   check_fanouts(options.fanouts, R);
-  PARTITA_CHECK(seeds.device() == topo.device() && seeds.scalar_type() == torch::kInt64 &&
-                    seeds.dim() == 1,
-                Error, "internal: device sampler seeds must be int64 [n] on {}",
-                topo.device().str());
+  PARTITA_CHECK(
+      seeds.device() == topo.device() && seeds.scalar_type() == torch::kInt64 && seeds.dim() == 1,
+      Error, "internal: device sampler seeds must be int64 [n] on {}", topo.device().str());
   DeviceSample out;
   HopSampler sampler(topo, &out.host_reads);
   torch::Tensor nodes = seeds;
@@ -222,8 +220,8 @@ DeviceSample DeviceSampler::sample(const torch::Tensor& seeds, const sample::Blo
     std::vector<int64_t> fanouts = options.fanouts.relations_of(hop);
     if (fanouts.empty()) fanouts.assign(static_cast<size_t>(R), options.fanouts.hops[hop]);
     const int64_t n = nodes.size(0);
-    const Picks p = sampler.pick(nodes, sample::hop_key(options.key, static_cast<int>(hop)),
-                                 fanouts);
+    const Picks p =
+        sampler.pick(nodes, sample::hop_key(options.key, static_cast<int>(hop)), fanouts);
     const Relabeled r = relabel(torch::cat({nodes, p.neighbor}));
     // The sizes, in one read: edges, distinct nodes (and typed: relation rows, relations).
     std::vector<torch::Tensor> sizes{p.count.sum(), r.distinct};
@@ -241,17 +239,18 @@ DeviceSample DeviceSampler::sample(const torch::Tensor& seeds, const sample::Blo
     DeviceCsc csc;
     csc.num_dst = n;
     csc.num_src = host[1];
-    csc.indptr = torch::cat(
-        {torch::zeros({1}, nodes.options()), p.count.view({n, R}).sum(1).cumsum(0)});
+    csc.indptr =
+        torch::cat({torch::zeros({1}, nodes.options()), p.count.view({n, R}).sum(1).cumsum(0)});
     // Slot s of segment g holds edge first[g] + s: slots are (node, relation, place) ordered.
     const torch::Tensor first = p.count.cumsum(0) - p.count;
     const torch::Tensor edge = first.index_select(0, p.segment) + p.slot;
     const torch::Tensor local = r.local.slice(0, n);
     auto place = [&](const torch::Tensor& values) {
       if (!p.valid.defined()) return values;  // every slot is an edge, in edge order
-      const torch::Tensor to =
-          torch::where(p.valid, edge, torch::full_like(edge, edges));
-      return torch::empty({edges + 1}, values.options()).index_copy_(0, to, values).slice(0, 0, edges);
+      const torch::Tensor to = torch::where(p.valid, edge, torch::full_like(edge, edges));
+      return torch::empty({edges + 1}, values.options())
+          .index_copy_(0, to, values)
+          .slice(0, 0, edges);
     };
     csc.indices = place(local);
     if (topo.typed() && edges > 0) {
@@ -268,7 +267,8 @@ DeviceSample DeviceSampler::sample(const torch::Tensor& seeds, const sample::Blo
   out.input_nodes = nodes;
   if (sample_options.degrees && !out.blocks.empty()) {
     const torch::Tensor& ptr = topo.run_ptr();
-    const torch::Tensor degrees = ptr.index_select(0, (nodes + 1) * R) - ptr.index_select(0, nodes * R);
+    const torch::Tensor degrees =
+        ptr.index_select(0, (nodes + 1) * R) - ptr.index_select(0, nodes * R);
     for (nn::BlockTensors& b : out.blocks) b.graph_deg = degrees.slice(0, 0, b.num_src);
   }
   return out;

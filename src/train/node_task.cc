@@ -102,11 +102,10 @@ class NodeTask final : public TrainTask {
       torch::NoGradGuard no_grad;
       model.module().eval();
       // No collective per batch: ranks skip their empty batches.
-      loader::BatchPipeline pipeline(pipeline_options(session_, options_, model.needs_degrees(),
-                                                      true, tag, model.resident_rows(),
-                                                      block_source()),
-                                     plan.epoch_batches(options_.seed, tag, share_), sampler_.get(),
-                                     session_.fetcher());
+      loader::BatchPipeline pipeline(
+          pipeline_options(session_, options_, model.needs_degrees(), true, tag,
+                           model.resident_rows(), block_source()),
+          plan.epoch_batches(options_.seed, tag, share_), sampler_.get(), session_.fetcher());
       while (std::optional<loader::Batch> batch = pipeline.next()) {
         if (batch->sampled.seeds.empty()) continue;
         const torch::Tensor logits = model.forward(*batch);
@@ -151,7 +150,7 @@ class NodeTask final : public TrainTask {
   runtime::Session& session_;
   const TrainOptions& options_;
   loader::SeedShare share_;
-  TaskSampler sampler_;  // model han: metapath neighbours
+  TaskSampler sampler_;                               // model han: metapath neighbours
   std::unique_ptr<DeviceBlockSource> device_source_;  // sampling on the device, or null
   std::optional<loader::GlobalBatches> plan_, valid_plan_, test_plan_;
   // eval mode full: every node's predicted class (by original id) under the weights of version

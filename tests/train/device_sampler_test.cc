@@ -5,6 +5,8 @@
 // check of the contract itself (distinct in-neighbours, all of them at degree <= k, only
 // in-edges, per-relation fanouts); chi-square uniformity; reruns identical; and the host
 // reads it makes, counted by torch's profiler callbacks.
+#include "partita/train/device_sampler.h"
+
 #include <ATen/record_function.h>
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
@@ -25,7 +27,6 @@
 #include "partita/sample/block_builder.h"
 #include "partita/sample/local_sampler.h"
 #include "partita/sample/sample_key.h"
-#include "partita/train/device_sampler.h"
 
 namespace partita::train {
 namespace {
@@ -74,10 +75,11 @@ TestGraph random_graph(int64_t n, int relations, int64_t max_degree, uint64_t se
   Rng rng(seed);
   for (int64_t v = 0; v < n; ++v) {
     const uint64_t kind = rng.below(10);
-    const int64_t d = kind == 0   ? 0
-                      : kind < 5  ? static_cast<int64_t>(rng.below(6))
-                      : kind < 9  ? static_cast<int64_t>(rng.below(20))
-                                  : static_cast<int64_t>(rng.below(static_cast<uint64_t>(max_degree) + 1));
+    const int64_t d = kind == 0  ? 0
+                      : kind < 5 ? static_cast<int64_t>(rng.below(6))
+                      : kind < 9
+                          ? static_cast<int64_t>(rng.below(20))
+                          : static_cast<int64_t>(rng.below(static_cast<uint64_t>(max_degree) + 1));
     std::set<int64_t> sources;
     while (static_cast<int64_t>(sources.size()) < std::min(d, n))
       sources.insert(static_cast<int64_t>(rng.below(static_cast<uint64_t>(n))));
@@ -135,7 +137,8 @@ HostBatch host_batch(const TestGraph& g, const std::vector<int64_t>& seeds,
   return h;
 }
 
-void expect_same_tensor(const torch::Tensor& got, const torch::Tensor& want, const std::string& what) {
+void expect_same_tensor(const torch::Tensor& got, const torch::Tensor& want,
+                        const std::string& what) {
   ASSERT_EQ(got.defined(), want.defined()) << what;
   if (!want.defined()) return;
   EXPECT_EQ(got.scalar_type(), want.scalar_type()) << what;
@@ -149,16 +152,25 @@ void expect_same_block(const nn::BlockTensors& got, const nn::BlockTensors& want
   EXPECT_EQ(got.num_src, want.num_src) << what;
   EXPECT_EQ(got.num_relations, want.num_relations) << what;
   const std::pair<const char*, torch::Tensor nn::BlockTensors::*> fields[] = {
-      {"indptr", &nn::BlockTensors::indptr},           {"indices", &nn::BlockTensors::indices},
-      {"edge_dst", &nn::BlockTensors::edge_dst},       {"deg_dst", &nn::BlockTensors::deg_dst},
-      {"deg_src", &nn::BlockTensors::deg_src},         {"t_indptr", &nn::BlockTensors::t_indptr},
-      {"t_dst", &nn::BlockTensors::t_dst},             {"t_eid", &nn::BlockTensors::t_eid},
-      {"graph_deg", &nn::BlockTensors::graph_deg},     {"etypes", &nn::BlockTensors::etypes},
-      {"rel_offsets", &nn::BlockTensors::rel_offsets}, {"rel_row_dst", &nn::BlockTensors::rel_row_dst},
-      {"rel_indptr", &nn::BlockTensors::rel_indptr},   {"rel_src", &nn::BlockTensors::rel_src},
-      {"t_rel_row", &nn::BlockTensors::t_rel_row},     {"t_rel_entry", &nn::BlockTensors::t_rel_entry},
+      {"indptr", &nn::BlockTensors::indptr},
+      {"indices", &nn::BlockTensors::indices},
+      {"edge_dst", &nn::BlockTensors::edge_dst},
+      {"deg_dst", &nn::BlockTensors::deg_dst},
+      {"deg_src", &nn::BlockTensors::deg_src},
+      {"t_indptr", &nn::BlockTensors::t_indptr},
+      {"t_dst", &nn::BlockTensors::t_dst},
+      {"t_eid", &nn::BlockTensors::t_eid},
+      {"graph_deg", &nn::BlockTensors::graph_deg},
+      {"etypes", &nn::BlockTensors::etypes},
+      {"rel_offsets", &nn::BlockTensors::rel_offsets},
+      {"rel_row_dst", &nn::BlockTensors::rel_row_dst},
+      {"rel_indptr", &nn::BlockTensors::rel_indptr},
+      {"rel_src", &nn::BlockTensors::rel_src},
+      {"t_rel_row", &nn::BlockTensors::t_rel_row},
+      {"t_rel_entry", &nn::BlockTensors::t_rel_entry},
   };
-  for (const auto& [name, field] : fields) expect_same_tensor(got.*field, want.*field, what + "." + name);
+  for (const auto& [name, field] : fields)
+    expect_same_tensor(got.*field, want.*field, what + "." + name);
 }
 
 // The device sample of `seeds` equals the host pipeline's: every block, every field, and the
@@ -202,8 +214,8 @@ TEST(DeviceRandom, MatchesTheScalarStreamsBitForBit) {
     uint64_t value = 0;
     for (int64_t c = 0; c <= n[i] % 40; ++c) value = stream.next();
     ASSERT_EQ(static_cast<uint64_t>(draws[i]), value) << i;
-    const uint64_t want =
-        static_cast<uint64_t>((static_cast<unsigned __int128>(u) * static_cast<uint64_t>(n[i])) >> 64);
+    const uint64_t want = static_cast<uint64_t>(
+        (static_cast<unsigned __int128>(u) * static_cast<uint64_t>(n[i])) >> 64);
     ASSERT_EQ(static_cast<uint64_t>(below[i]), want) << i;
     ASSERT_LT(below[i], n[i]);
   }
@@ -213,12 +225,12 @@ TEST(DeviceSampler, EqualsTheHostPipelineOnAnUntypedGraph) {
   const TestGraph g = random_graph(600, 0, 150, 1);
   const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 40, 2);
   expect_equal_to_host(g, {g.view()}, seeds, {5, 3});
-  expect_equal_to_host(g, {g.view()}, seeds, {15, 10, 5});   // Floyd's chains at width 15
-  expect_equal_to_host(g, {g.view()}, seeds, {1});           // width 1: no chains
-  expect_equal_to_host(g, {g.view()}, seeds, {-1, 2});       // every neighbour, then 2
-  expect_equal_to_host(g, {g.view()}, seeds, {0, 4});        // nothing: block 1 has no edge
-  expect_equal_to_host(g, {g.view()}, seeds, {70});          // wider than most rows
-  expect_equal_to_host(g, {g.view()}, seeds, {});            // no hop: the seeds
+  expect_equal_to_host(g, {g.view()}, seeds, {15, 10, 5});  // Floyd's chains at width 15
+  expect_equal_to_host(g, {g.view()}, seeds, {1});          // width 1: no chains
+  expect_equal_to_host(g, {g.view()}, seeds, {-1, 2});      // every neighbour, then 2
+  expect_equal_to_host(g, {g.view()}, seeds, {0, 4});       // nothing: block 1 has no edge
+  expect_equal_to_host(g, {g.view()}, seeds, {70});         // wider than most rows
+  expect_equal_to_host(g, {g.view()}, seeds, {});           // no hop: the seeds
 }
 
 TEST(DeviceSampler, ViewsOfSeveralPartsEqualOneViewOfTheGraph) {
@@ -278,7 +290,8 @@ TEST(DeviceSampler, TakesDistinctInNeighboursAllOfThemUpToTheFanout) {
             EXPECT_EQ(got, sources) << "node " << v << ": every in-neighbour";
           } else {
             EXPECT_EQ(std::set<int64_t>(got.begin(), got.end()).size(), got.size()) << "distinct";
-            for (int64_t u : got) EXPECT_EQ(sources.count(u), 1u) << u << " -> " << v << ": no such edge";
+            for (int64_t u : got)
+              EXPECT_EQ(sources.count(u), 1u) << u << " -> " << v << ": no such edge";
           }
         }
         for (const auto& [r, got] : picked)
@@ -305,13 +318,16 @@ TEST(DeviceSampler, PicksEveryPositionUniformly) {
   std::vector<double> counts(kDegree, 0);
   std::vector<double> pairs(kDegree * kDegree, 0);  // positions taken together
   for (uint64_t key = 0; key < kKeys; ++key) {
-    const DeviceSample s = DeviceSampler(topology).sample(ids(seeds), block_options({kFanout}, key));
+    const DeviceSample s =
+        DeviceSampler(topology).sample(ids(seeds), block_options({kFanout}, key));
     const std::vector<int64_t> input = to_vector(s.input_nodes);
-    const std::vector<int64_t> ptr = to_vector(s.blocks[0].indptr), idx = to_vector(s.blocks[0].indices);
+    const std::vector<int64_t> ptr = to_vector(s.blocks[0].indptr),
+                               idx = to_vector(s.blocks[0].indices);
     for (int64_t v = 0; v < kRows; ++v) {
       ASSERT_EQ(ptr[v + 1] - ptr[v], kFanout);
       std::vector<int64_t> pos;
-      for (int64_t e = ptr[v]; e < ptr[v + 1]; ++e) pos.push_back(input[idx[e]] - kRows - v * kDegree);
+      for (int64_t e = ptr[v]; e < ptr[v + 1]; ++e)
+        pos.push_back(input[idx[e]] - kRows - v * kDegree);
       for (int64_t p : pos) counts[static_cast<size_t>(p)] += 1;
       for (int64_t a : pos)
         for (int64_t b : pos)
@@ -324,8 +340,8 @@ TEST(DeviceSampler, PicksEveryPositionUniformly) {
   EXPECT_LT(chi2, 43.82) << "positions are not drawn uniformly";
   // Every pair of positions is taken together k(k-1) / (d(d-1)) of the time; over the 190
   // pairs the same statistic stays below the chi-square(189) 0.999 quantile, 255.2.
-  const double pair_expected = static_cast<double>(kRows * kKeys) * kFanout * (kFanout - 1) /
-                               (kDegree * (kDegree - 1));
+  const double pair_expected =
+      static_cast<double>(kRows * kKeys) * kFanout * (kFanout - 1) / (kDegree * (kDegree - 1));
   double pair_chi2 = 0;
   for (int64_t a = 0; a < kDegree; ++a)
     for (int64_t b = a + 1; b < kDegree; ++b) {
@@ -356,8 +372,8 @@ class ScopeCounter {
  public:
   ScopeCounter() {
     handle_ = at::addThreadLocalCallback(
-        at::RecordFunctionCallback(&ScopeCounter::enter).scopes(
-            {at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE}));
+        at::RecordFunctionCallback(&ScopeCounter::enter)
+            .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE}));
   }
   ~ScopeCounter() { at::removeCallback(handle_); }
   static std::map<std::string, int>& counts() {
@@ -380,9 +396,10 @@ TEST(DeviceSampler, ReadsTheHostOncePerHop) {
     const TestGraph g = random_graph(300, relations, 50, 14);
     const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 32, 15);
     const DeviceTopology topology({g.view()}, g.num_relations, torch::kCPU);
-    for (const sample::Fanouts& fanouts : {sample::Fanouts({15, 10, 5}), sample::Fanouts({4, -1})}) {
-      const int expected = static_cast<int>(fanouts.num_hops() +
-                                            std::count(fanouts.hops.begin(), fanouts.hops.end(), -1));
+    for (const sample::Fanouts& fanouts :
+         {sample::Fanouts({15, 10, 5}), sample::Fanouts({4, -1})}) {
+      const int expected = static_cast<int>(
+          fanouts.num_hops() + std::count(fanouts.hops.begin(), fanouts.hops.end(), -1));
       ScopeCounter counter;
       ScopeCounter::counts().clear();
       DeviceSampleOptions so;
@@ -391,10 +408,10 @@ TEST(DeviceSampler, ReadsTheHostOncePerHop) {
       const std::map<std::string, int> seen = ScopeCounter::counts();
       EXPECT_EQ(s.host_reads, expected);
       EXPECT_EQ(seen.count(kHostReadScope) ? seen.at(kHostReadScope) : 0, expected);
-      for (const char* sync : {"aten::_local_scalar_dense", "aten::item", "aten::nonzero",
-                               "aten::unique", "aten::_unique", "aten::_unique2",
-                               "aten::unique_consecutive", "aten::masked_select",
-                               "aten::bincount", "aten::is_nonzero"})
+      for (const char* sync :
+           {"aten::_local_scalar_dense", "aten::item", "aten::nonzero", "aten::unique",
+            "aten::_unique", "aten::_unique2", "aten::unique_consecutive", "aten::masked_select",
+            "aten::bincount", "aten::is_nonzero"})
         EXPECT_EQ(seen.count(sync), 0u) << sync << " reads device memory on the host";
     }
   }
@@ -407,26 +424,25 @@ TEST(DeviceSamplerCuda, EqualsTheCpuSampler) {
   for (const int relations : {0, 4}) {
     const TestGraph g = random_graph(20000, relations, 300, 20 + relations);
     const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 1024, 21);
-    const sample::Fanouts fanouts =
-        relations == 0 ? sample::Fanouts({15, 10, 5}) : sample::Fanouts({15, 10}, {{5, 0, -1, 3}, {}});
+    const sample::Fanouts fanouts = relations == 0 ? sample::Fanouts({15, 10, 5})
+                                                   : sample::Fanouts({15, 10}, {{5, 0, -1, 3}, {}});
     DeviceSampleOptions so;
     so.degrees = true;
     const DeviceTopology cpu({g.view()}, g.num_relations, torch::kCPU);
     const DeviceTopology cuda({g.rows(0, 7000), g.rows(7000, 20000)}, g.num_relations,
                               torch::Device(torch::kCUDA, 0));
     const DeviceSample want = DeviceSampler(cpu).sample(ids(seeds), block_options(fanouts), so);
-    const DeviceSample got =
-        DeviceSampler(cuda).sample(ids(seeds).to(torch::Device(torch::kCUDA, 0)),
-                                   block_options(fanouts), so);
+    const DeviceSample got = DeviceSampler(cuda).sample(
+        ids(seeds).to(torch::Device(torch::kCUDA, 0)), block_options(fanouts), so);
     EXPECT_EQ(to_vector(got.input_nodes), to_vector(want.input_nodes));
     ASSERT_EQ(got.blocks.size(), want.blocks.size());
     for (size_t b = 0; b < got.blocks.size(); ++b) {
       nn::BlockTensors moved = got.blocks[b];
-      for (torch::Tensor* x : {&moved.indptr, &moved.indices, &moved.edge_dst, &moved.deg_dst,
-                               &moved.deg_src, &moved.t_indptr, &moved.t_dst, &moved.t_eid,
-                               &moved.graph_deg, &moved.etypes, &moved.rel_offsets,
-                               &moved.rel_row_dst, &moved.rel_indptr, &moved.rel_src,
-                               &moved.t_rel_row, &moved.t_rel_entry})
+      for (torch::Tensor* x :
+           {&moved.indptr, &moved.indices, &moved.edge_dst, &moved.deg_dst, &moved.deg_src,
+            &moved.t_indptr, &moved.t_dst, &moved.t_eid, &moved.graph_deg, &moved.etypes,
+            &moved.rel_offsets, &moved.rel_row_dst, &moved.rel_indptr, &moved.rel_src,
+            &moved.t_rel_row, &moved.t_rel_entry})
         if (x->defined()) *x = x->to(torch::kCPU);
       expect_same_block(moved, want.blocks[b], "cuda block " + std::to_string(b));
     }

@@ -210,13 +210,15 @@ TEST_F(DeviceSamplingTraining, TypedFullTopologyOnTwoRanksEqualsOwned) {
 }
 
 TEST_F(DeviceSamplingTraining, DeviceSamplingWithoutTheTopologyIsRefused) {
-  const Outcome refused = run(2, options(ModelKind::kSage), {runtime::Topology::kOwned, SampleOn::kDevice});
+  const Outcome refused =
+      run(2, options(ModelKind::kSage), {runtime::Topology::kOwned, SampleOn::kDevice});
   for (const std::string& failure : refused.failures) {
     EXPECT_NE(failure.find("sample_on: device:"), std::string::npos) << failure;
     EXPECT_NE(failure.find("`topology` full"), std::string::npos) << failure;
   }
   // auto on the CPU: host sampling, whatever the topology.
-  const Outcome automatic = run(1, options(ModelKind::kSage), {runtime::Topology::kOwned, SampleOn::kAuto});
+  const Outcome automatic =
+      run(1, options(ModelKind::kSage), {runtime::Topology::kOwned, SampleOn::kAuto});
   expect_ok(automatic, "auto");
   EXPECT_EQ(automatic.sample_on, "host");
   TrainOptions link = options(ModelKind::kSage);

@@ -41,9 +41,10 @@ def main():
     ap.add_argument("work")
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--min-acc", type=float, default=0.7)
-    ap.add_argument("flags", nargs=argparse.REMAINDER)
-    args = ap.parse_args()
-    flags = [f for f in args.flags if f != "--"]
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = ap.parse_args(argv[:cut])
+    flags = argv[cut + 1:]
     os.makedirs(args.work, exist_ok=True)
     problems, accs = [], []
     for seed in [int(s) for s in args.seeds.split(",")]:
@@ -51,8 +52,9 @@ def main():
                                   seed, ["--sample-on", "host"], flags)
         dev_losses, dev = train(args.partita, args.parts, f"{args.work}/device-{seed}.jsonl",
                                 seed, ["--sample-on", "device", "--device", "cpu"], flags)
+        same = "equal" if host_losses == dev_losses else "DIFFERENT"
         print(f"seed {seed}: host test_acc={host['test_acc']:.4f} "
-              f"device test_acc={dev['test_acc']:.4f} losses {host_losses} vs {dev_losses}")
+              f"device test_acc={dev['test_acc']:.4f}, {len(host_losses)} epoch losses {same}")
         if host.get("sample_on") != "host" or dev.get("sample_on") != "device":
             problems.append(f"seed {seed}: sample_on {host.get('sample_on')!r} and "
                             f"{dev.get('sample_on')!r}, expected 'host' and 'device'")

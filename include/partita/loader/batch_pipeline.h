@@ -142,8 +142,7 @@ inline int64_t fetched_feature_rows(const Batch& batch) {
 
 // Sampled edges of every block of the batch, wherever its blocks are.
 inline int64_t num_sampled_edges(const Batch& batch) {
-  return batch.device_blocks ? batch.device_blocks->num_edges()
-                             : batch.sampled.num_sampled_edges();
+  return batch.device_blocks ? batch.device_blocks->num_edges() : batch.sampled.num_sampled_edges();
 }
 
 class BatchPipeline {

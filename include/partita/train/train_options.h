@@ -109,7 +109,8 @@ struct LoaderOptions {
   sample::Fanouts fanouts{10, 10};
   int threads = 1;   // sampler threads of the batch pipeline, in [1, 256]
   int prefetch = 2;  // batches ahead, in [1, 1024]
-  SampleOn sample_on = SampleOn::kAuto;  // sample_on
+  // sample_on: where batches are sampled (train/device_sampling.h).
+  SampleOn sample_on = SampleOn::kAuto;
 };
 
 // How validation and test accuracy are measured: on sampled blocks with the training

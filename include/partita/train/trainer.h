@@ -230,12 +230,13 @@ struct TrainResult {
   CacheReport cache;
   DeviceCacheReport device_cache;
   const char* eval = "sampled";          // how val_acc and test_acc were measured: sampled, full
-  const char* sample_on = "host";  // where batches were sampled: host, device (options.loader)
   int64_t resumed_epochs = 0;            // epochs done before, restored from a checkpoint
   std::vector<EpochRecord> epochs;       // the epochs run by this call
   double test_acc = 0;                   // node task
   std::optional<LinkMetrics> test_link;  // link task: every metric on the test pairs
   double train_s = 0;  // wall time of this call's epochs, evaluation and checkpoints
+  // Where the batches were sampled: host, or device (options.loader.sample_on resolved).
+  const char* sample_on = "host";
   // options.profile: this rank's profile of every training step of this call (its stages
   // and torch ops; step_profile.h), evaluation excluded.
   std::optional<StepProfileReport> profile;
