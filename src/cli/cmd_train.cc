@@ -38,6 +38,7 @@
 #include "progress.h"
 #include "rank_main.h"
 #include "resume_settings.h"
+#include "topology_flag.h"
 #include "train_settings.h"
 
 namespace partita::cli {
@@ -558,8 +559,9 @@ Action add_train_command(CLI::App& app) {
                   "Where the model, its optimizer state, the batches and the loss live: cpu; "
                   "cuda:N (GPU N for every rank); or cuda, one GPU per rank: the ranks of a "
                   "host are dealt out over the GPUs it sees in blocks by local rank "
-                  "(docs/launch.md, GPUs). Sampling and fetching stay on the CPU; batches go "
-                  "to the GPU through pinned memory, gradients cross MPI through host memory. "
+                  "(docs/launch.md, GPUs). Sampling runs there too where the rank holds the "
+                  "topology (--sample-on); features are fetched on the CPU and go to the GPU "
+                  "through pinned memory, gradients cross MPI through host memory. "
                   "Needs a torch built with CUDA; the losses of cpu are those of no flag, and "
                   "checkpoints resume on any device");
   add_enum_option(app, "--optimizer", &flags->train.optimizer.kind, train::optimizer_kind_names(),
@@ -586,6 +588,13 @@ Action add_train_command(CLI::App& app) {
                  "part and trains; docs/training.md says when to use which)")
       ->capture_default_str();
   add_host_local_flag(app, &flags->session.host_local);
+  add_enum_option(app, "--sample-on", &flags->train.loader.sample_on, train::sample_on_names(),
+                  "Where neighbours are sampled and blocks built: device (on --device, from the "
+                  "whole topology held there: a 1-part directory, or --topology full), host "
+                  "(the sampler threads), or auto: device with --device cuda where the rank "
+                  "holds the topology (node task, not han), else host. Both give the same "
+                  "blocks (docs/training.md, Sampling on the device)");
+  add_topology_flag(app, &flags->session.topology);
   add_enum_option(app, "--eval", &flags->train.eval.mode, train::eval_mode_names(),
                   "How validation and test accuracy are measured: sampled (blocks with the "
                   "training fanouts) or full (layer-wise full-neighbourhood inference, as "

@@ -83,6 +83,7 @@ constexpr ParameterWord kTable[] = {
     {"progress_every_s", "--progress-every"},          // train
     {"resume", "--resume"},                            // train
     {"reverse_relations", "--no-reverse"},             // partition (the flag turns it off)
+    {"sample_on", "--sample-on"},                      // train
     {"scale", "--scale"},                              // generate (--shape papers100m)
     {"seed", "--seed"},                                // every command that draws
     {"servers", "--servers"},                          // train, sample-bench
@@ -93,6 +94,7 @@ constexpr ParameterWord kTable[] = {
     {"test_fraction", "--test-fraction"},              // generate
     {"threads", "--threads"},                          // generate, partition, train, ...
     {"timeout_s", "--timeout"},                        // train, infer, sample-bench
+    {"topology", "--topology"},                        // train, sample-bench
     {"torch_threads", "--torch-threads"},              // train, infer
     {"train_fraction", "--train-fraction"},            // generate
     {"undirected", "--undirected"},                    // partition

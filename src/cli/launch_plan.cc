@@ -322,6 +322,8 @@ LaunchCommand check_command(const std::vector<std::string>& command) {
       result.checkpoint_dir = std::move(dir);
     } else if (std::optional<std::string> device = value_of("--device")) {
       result.device = std::move(device);
+    } else if (std::optional<std::string> topology = value_of("--topology")) {
+      result.topology = std::move(topology);
     } else if (std::optional<std::string> servers =
                    word == "infer" ? std::nullopt : value_of("--servers")) {  // infer has none
       const std::string& value = *servers;
@@ -622,6 +624,15 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
   for (const auto& [flag, value] : layout_thread_flags(plan.layout))
     if (given.count(flag) == 0) argv.insert(argv.end(), {flag, std::to_string(value)});
 
+  // One rank per GPU (train --device cuda) on a partitioned directory: every rank maps the
+  // whole topology and samples on its GPU (docs/training.md, Topology), unless told.
+  if (command.subcommand == "train" && command.device == std::string("cuda") && !command.topology &&
+      facts.parts > 1) {
+    argv.insert(argv.end(), {"--topology", "full"});
+    plan.notes.push_back(
+        "launch: --device cuda: every rank maps every part's in-edges (--topology full) and "
+        "samples on its GPU; feature rows stay with their owners");
+  }
   // --device: every rank gets the same command line and resolves its own GPU (device_flag.h).
   if (command.device && command.device->rfind("cuda", 0) == 0 && plan.layout.ranks_per_host > 1) {
     plan.notes.push_back(

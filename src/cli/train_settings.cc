@@ -109,6 +109,8 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"checksum", kRun},
       {"profile", kRun},
       {"host-local", kRun},
+      {"sample-on", kRun},  // the same blocks either way
+      {"topology", kRun},   // the same samples either way
   };
   return rules;
 }

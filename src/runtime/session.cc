@@ -58,6 +58,11 @@ std::string describe_unresponsive(RpcEndpoint& endpoint, double timeout_s) {
 
 }  // namespace
 
+const NameTable<Topology>& topology_names() {
+  static const NameTable<Topology> names{{"owned", Topology::kOwned}, {"full", Topology::kFull}};
+  return names;
+}
+
 Role role_of(const SessionOptions& options, int world_rank) {
   if (options.servers <= 0) return Role::kWorker;
   return world_rank < options.servers ? Role::kServer : Role::kTrainer;
@@ -129,6 +134,14 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
       host_parts_ =
           store::HostParts::map(graph_, host_local_peers(ids, world.rank(), serving), servers_);
   }
+  // Full topology: every worker or trainer maps every other part (agreed: a part that does
+  // not open fails the job on every rank, as the opening does).
+  if (options.topology == Topology::kFull) {
+    full_topology_ = role_ != Role::kServer;
+    agree_on_setup(world_, [&] {
+      if (full_topology_) topology_parts_ = store::HostParts::map_every_part(graph_, servers_);
+    });
+  }
   RpcRouter router;
   make_embeddings(options, router);
   store::add_feature_routes(router, graph_);
@@ -168,10 +181,12 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
   RpcEndpoint* remote = graph_.meta().num_parts > 1 ? endpoint_.get() : nullptr;
   fetcher_ = std::make_unique<store::FeatureFetcher>(graph_, remote);
   sampler_ = std::make_unique<sample::DistSampler>(graph_, remote, options.sampling);
-  if (!host_parts_.empty()) {
-    fetcher_->set_host_parts(&host_parts_);
+  if (!host_parts_.empty()) fetcher_->set_host_parts(&host_parts_);
+  // Samples from every mapped part (topology_parts_ holds the same-host parts too).
+  if (!topology_parts_.empty())
+    sampler_->set_host_parts(&topology_parts_);
+  else if (!host_parts_.empty())
     sampler_->set_host_parts(&host_parts_);
-  }
   for (auto& table : embeddings_)
     if (table) table->attach(world_.size() > 1 ? endpoint_.get() : nullptr);
 }
@@ -296,5 +311,23 @@ void Session::wait_for_trainers() {
 }
 
 uint64_t Session::request_bytes_sent() const { return transport_.bytes_sent(); }
+
+bool Session::holds_topology() const {
+  return role_ != Role::kServer && (graph_.meta().num_parts == 1 || full_topology_);
+}
+
+std::vector<sample::CscView> Session::topology_views() const {
+  std::vector<sample::CscView> views;
+  if (!holds_topology()) return views;
+  if (graph_.meta().num_parts == 1) return {sample::owned_view(graph_)};
+  for (int part = 0; part < graph_.meta().num_parts; ++part) {
+    const store::DistGraph* mapped = topology_parts_.peer(part);
+    const bool own = mapped == nullptr && !graph_.client() && part == graph_.rank();
+    PARTITA_CHECK(own || mapped != nullptr, Error,
+                  "internal: part {} of the topology is not mapped", part);
+    views.push_back(sample::owned_view(own ? graph_ : *mapped));
+  }
+  return views;
+}
 
 }  // namespace partita::runtime

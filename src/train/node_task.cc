@@ -8,6 +8,7 @@
 #include "partita/loader/seed_plans.h"
 #include "partita/runtime/split_ids.h"
 #include "partita/train/batch_staging.h"
+#include "partita/train/device_sampling.h"
 #include "partita/train/inference.h"
 #include "partita/train/metapaths.h"
 #include "partita/train/train_task.h"
@@ -50,6 +51,7 @@ class NodeTask final : public TrainTask {
                   session.graph().dir());
     valid_plan_.emplace(all_ids(runtime::Split::kValid), options.loader.batch_size);
     test_plan_.emplace(all_ids(runtime::Split::kTest), options.loader.batch_size);
+    device_source_ = make_device_block_source(session, options);
   }
 
   const loader::GlobalBatches& plan() const override { return *plan_; }
@@ -61,6 +63,7 @@ class NodeTask final : public TrainTask {
   bool needs_labels() const override { return true; }
 
   sample::NeighborSampler& sampler() override { return sampler_.get(); }
+  loader::BlockSource* block_source() override { return device_source_.get(); }
 
   StepLoss step_loss(loader::Batch& batch, int64_t /*step*/, int64_t global_batch,
                      ModelAdapter& model, double* flops) override {
@@ -99,10 +102,10 @@ class NodeTask final : public TrainTask {
       torch::NoGradGuard no_grad;
       model.module().eval();
       // No collective per batch: ranks skip their empty batches.
-      loader::BatchPipeline pipeline(pipeline_options(session_, options_, model.needs_degrees(),
-                                                      true, tag, model.resident_rows()),
-                                     plan.epoch_batches(options_.seed, tag, share_), sampler_.get(),
-                                     session_.fetcher());
+      loader::BatchPipeline pipeline(
+          pipeline_options(session_, options_, model.needs_degrees(), true, tag,
+                           model.resident_rows(), block_source()),
+          plan.epoch_batches(options_.seed, tag, share_), sampler_.get(), session_.fetcher());
       while (std::optional<loader::Batch> batch = pipeline.next()) {
         if (batch->sampled.seeds.empty()) continue;
         const torch::Tensor logits = model.forward(*batch);
@@ -147,7 +150,8 @@ class NodeTask final : public TrainTask {
   runtime::Session& session_;
   const TrainOptions& options_;
   loader::SeedShare share_;
-  TaskSampler sampler_;  // model han: metapath neighbours
+  TaskSampler sampler_;                               // model han: metapath neighbours
+  std::unique_ptr<DeviceBlockSource> device_source_;  // sampling on the device, or null
   std::optional<loader::GlobalBatches> plan_, valid_plan_, test_plan_;
   // eval mode full: every node's predicted class (by original id) under the weights of version
   // predictions_version_ (-1: none yet).
@@ -160,7 +164,8 @@ class NodeTask final : public TrainTask {
 loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
                                               const TrainOptions& options, bool needs_degrees,
                                               bool needs_labels, uint64_t epoch_key,
-                                              const store::ResidentRows* resident) {
+                                              const store::ResidentRows* resident,
+                                              loader::BlockSource* source) {
   loader::BatchPipelineOptions po;
   po.threads = options.loader.threads;
   po.prefetch = options.loader.prefetch;
@@ -172,6 +177,7 @@ loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
   po.fetch_labels = needs_labels;
   po.typed = session.graph().typed();
   po.resident = resident;
+  po.block_source = source;
   return po;
 }
 

@@ -77,6 +77,12 @@ const NameTable<EvalMode>& eval_mode_names() {
   return names;
 }
 
+const NameTable<SampleOn>& sample_on_names() {
+  static const NameTable<SampleOn> names{
+      {"auto", SampleOn::kAuto}, {"device", SampleOn::kDevice}, {"host", SampleOn::kHost}};
+  return names;
+}
+
 const NameTable<Task>& task_names() {
   static const NameTable<Task> names{{"node", Task::kNode}, {"link", Task::kLink}};
   return names;

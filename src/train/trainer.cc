@@ -16,6 +16,7 @@
 #include "partita/nn/precision.h"
 #include "partita/train/checkpointer.h"
 #include "partita/train/device_feature_cache.h"
+#include "partita/train/device_sampling.h"
 #include "partita/train/gradient_sync.h"
 #include "partita/train/model_adapter.h"
 #include "partita/train/step_profile.h"
@@ -47,6 +48,9 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o,
 Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
     : session_(session), options_(resolved_options(session.graph(), options)) {
   check_options(options_);
+  // --sample-on device where it cannot run is refused here for every task (the node task
+  // then builds its source).
+  if (options_.loader.sample_on == SampleOn::kDevice) samples_on_device(session_, options_);
   torch::set_num_threads(std::max(1, options_.torch_threads));
   // The batch plans (see the header): every rank learns every id of every split.
   task_ = make_task(session_, options_);
@@ -127,7 +131,8 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
 
   loader::BatchPipeline pipeline(
       pipeline_options(session_, options_, model_->needs_degrees(), task_->needs_labels(),
-                       static_cast<uint64_t>(epoch), model_->resident_rows()),
+                       static_cast<uint64_t>(epoch), model_->resident_rows(),
+                       task_->block_source()),
       task_->epoch_seeds(epoch), task_->sampler(), session_.fetcher());
   model_->module().train();
   Stopwatch epoch_watch;
@@ -196,6 +201,7 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
   result.cache = cache_report_;
   result.device_cache = device_cache_report_;
   result.eval = name_of(eval_mode_names(), options_.eval.mode).c_str();
+  result.sample_on = task_->block_source() != nullptr ? "device" : "host";
   Stopwatch watch;
   if (options_.checkpoint.resume) {
     result.resumed_epochs =

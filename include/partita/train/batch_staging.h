@@ -46,6 +46,7 @@
 namespace partita::train {
 
 class DeviceFeatureCache;  // device_feature_cache.h
+struct DeviceSample;       // device_sampler.h
 
 class BatchStaging {
  public:
@@ -63,7 +64,9 @@ class BatchStaging {
   void ready();
 
   // The blocks of `batch` as tensors on the device (with the in-degrees when the batch
-  // carries them). Call ready() before use.
+  // carries them). Call ready() before use. Blocks sampled on the device
+  // (train/device_sampling.h) are used as they are, nothing copied; they must be on this
+  // staging's device (Error otherwise).
   std::vector<nn::BlockTensors> blocks(const loader::Batch& batch);
 
   // The model input of a batch of a homogeneous graph, on the device. Features stay in their
@@ -78,6 +81,8 @@ class BatchStaging {
                          bool bf16_model, const DeviceFeatureCache* cache = nullptr);
 
  private:
+  std::vector<nn::BlockTensors> sampled_blocks(const DeviceSample& sampled);
+
   torch::Device device_;
   bool pin_ = false;                 // torch::cuda::is_available(): copy via pinned memory
   std::optional<c10::Stream> side_;  // the copies' stream (not on the CPU)

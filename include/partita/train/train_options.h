@@ -87,6 +87,17 @@ struct OptimizerOptions {
   double weight_decay = 0;                    // weight_decay, >= 0
 };
 
+// Where a batch's neighbours are sampled and its blocks built (train/device_sampling.h):
+// on the model's device from the whole topology held there, or on the host by the
+// session's sampler (the loader threads). Both give the same blocks.
+enum class SampleOn {
+  kAuto,    // kDevice with a CUDA device where the rank holds the topology it samples and
+            // the task supports it (node classification, not han); else kHost
+  kDevice,  // on the device (a CPU device: the same torch pipeline on the CPU)
+  kHost,
+};
+const NameTable<SampleOn>& sample_on_names();  // auto, device, host
+
 // How batches are sampled and fed (loader/batch_pipeline.h).
 struct LoaderOptions {
   int64_t batch_size = 1024;  // >= 1, global: seeds per step over all ranks
@@ -98,6 +109,8 @@ struct LoaderOptions {
   sample::Fanouts fanouts{10, 10};
   int threads = 1;   // sampler threads of the batch pipeline, in [1, 256]
   int prefetch = 2;  // batches ahead, in [1, 1024]
+  // sample_on: where batches are sampled (train/device_sampling.h).
+  SampleOn sample_on = SampleOn::kAuto;
 };
 
 // How validation and test accuracy are measured: on sampled blocks with the training

@@ -79,6 +79,12 @@
 // change, bit for bit; local gathers, requests and copies to the device do. Untyped
 // partitions, worker mode (or one process); node and link tasks.
 //
+// Sampling on the device (options.loader.sample_on, train/device_sampling.h): a node task
+// whose rank holds the whole topology (a 1-part directory, or runtime::Topology::kFull)
+// samples its training and sampled-evaluation batches on the model's device; the blocks are
+// the host pipeline's, bit for bit, so results do not change on the CPU. The cache warm-ups
+// pre-sample on the host (the same samples).
+//
 // Checkpoints (options.checkpoint.dir): after every epoch rank 0 writes the model,
 // optimizer, epochs done and seed (checkpoint.h), keeping the two latest; only rank 0
 // reads or writes the directory, so it need not be shared between hosts. With
@@ -229,6 +235,8 @@ struct TrainResult {
   double test_acc = 0;                   // node task
   std::optional<LinkMetrics> test_link;  // link task: every metric on the test pairs
   double train_s = 0;  // wall time of this call's epochs, evaluation and checkpoints
+  // Where the batches were sampled: host, or device (options.loader.sample_on resolved).
+  const char* sample_on = "host";
   // options.profile: this rank's profile of every training step of this call (its stages
   // and torch ops; step_profile.h), evaluation excluded.
   std::optional<StepProfileReport> profile;
