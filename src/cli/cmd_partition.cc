@@ -8,7 +8,6 @@
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
 #include "partita/core/timer.h"
-#include "partita/partition/dist_partition.h"
 #include "partita/partition/partition.h"
 #include "partita/runtime/failure.h"
 #include "partita/runtime/job_collectives.h"
@@ -41,7 +40,7 @@ void print_result(const std::string& dataset, const std::string& out,
               log_level() >= LogLevel::kInfo ? partition::format_summary(summary).c_str() : "");
 }
 
-// Under mpirun with several ranks: the distributed pipeline (partition/dist_partition.h).
+// Under mpirun with several ranks: the pipeline on every rank (partition/pipeline.h).
 // A failure on any rank is agreed by every rank and printed once (runtime::SetupError).
 int run_distributed(const std::string& dataset, const data::LoadOptions& load,
                     partition::PartitionOptions options) {
@@ -53,7 +52,7 @@ int run_distributed(const std::string& dataset, const data::LoadOptions& load,
     partition::PartitionSummary summary;
     runtime::agree_on_setup(*job, [&] {
       std::unique_ptr<partition::DistComm> comm = runtime::mpi_job_dist_comm(kRankWaitSeconds);
-      summary = partition::run_partition_distributed(dataset, load, options, *comm);
+      summary = partition::run_partition(dataset, load, options, *comm);
     });
     if (rank.rank() == 0) print_result(dataset, options.out_dir, summary);
     return 0;

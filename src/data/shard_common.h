@@ -2,7 +2,6 @@
 // Steps the share readers of each layout have in common (shard_reader.cc,
 // shard_chunked.cc). Private to data/.
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,12 +15,6 @@ void set_block(DatasetShard& s, int64_t num_nodes, int rank, int ranks);
 // The ids of sorted `sorted_ids` that lie in [begin, end).
 std::vector<int64_t> ids_in_block(const std::vector<int64_t>& sorted_ids, int64_t begin,
                                   int64_t end);
-
-// Every id (in s's block) has a label >= 0 in s.labels; FormatError naming the file that
-// holds the node's label (label_file(id)) and the split file otherwise.
-void check_split_labeled(const DatasetShard& s, const std::vector<int64_t>& ids,
-                         const std::function<std::string(int64_t)>& label_file,
-                         const std::string& split_source);
 
 // The chunked layout's reader (shard_chunked.cc); `dir` holds manifest.json.
 DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks);

@@ -9,6 +9,7 @@
 #include "partita/core/log.h"
 #include "partita/core/timer.h"
 #include "partita/partition/assign.h"
+#include "rebalance.h"
 
 namespace partita::partition {
 namespace {
@@ -27,31 +28,6 @@ const char* metis_status_name(int status) {
     default:
       return "unknown METIS status";
   }
-}
-
-// METIS may leave parts empty on tiny graphs (seen with a handful of nodes per part). Each
-// empty part, in increasing order, takes the highest-numbered node of the currently largest
-// part (lowest part id on ties), so every part owns at least one node; num_parts <= n makes
-// this always possible. Returns the number of parts filled.
-int fill_empty_parts(std::vector<int32_t>& part, int num_parts) {
-  std::vector<int64_t> count(static_cast<size_t>(num_parts), 0);
-  for (int32_t p : part) ++count[p];
-  int filled = 0;
-  for (int e = 0; e < num_parts; ++e) {
-    if (count[e] > 0) continue;
-    const int donor =
-        static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
-    for (int64_t v = static_cast<int64_t>(part.size()) - 1; v >= 0; --v) {
-      if (part[v] == donor) {
-        part[v] = e;
-        break;
-      }
-    }
-    --count[donor];
-    ++count[e];
-    ++filled;
-  }
-  return filled;
 }
 
 }  // namespace
@@ -126,7 +102,9 @@ std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
   for (int32_t p : part)
     PARTITA_CHECK(p >= 0 && p < options.num_parts, Error,
                   "METIS_PartGraphKway returned part {} outside [0, {})", p, options.num_parts);
-  st.filled_empty_parts = fill_empty_parts(part, options.num_parts);
+  // METIS may leave parts empty on tiny graphs (seen with a handful of nodes per part).
+  OneRankComm alone;
+  st.filled_empty_parts = fill_empty_parts(/*node_begin=*/0, part, options.num_parts, alone);
   if (st.filled_empty_parts > 0)
     log_warning(
         "partition: METIS left {} of {} parts empty; each got one node from the largest "

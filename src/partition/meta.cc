@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "json_reader.h"
+#include "partition_meta.h"
 #include "partita/core/error.h"
 #include "partita/core/half.h"
 #include "partita/data/dataset.h"
@@ -89,6 +90,13 @@ FileEntry parse_file_entry(const Reader& rd, const std::string& rel, const Json&
   if (crc > 0xffffffffULL) rd.fail(fmt::format("key '{}crc32' = {} exceeds 32 bits", where, crc));
   f.crc32 = static_cast<uint32_t>(crc);
   return f;
+}
+
+Json files_json(const std::vector<FileEntry>& files) {
+  Json out = Json::object();
+  for (const FileEntry& f : files)
+    out[f.path] = Json{{"dtype", dtype_name(f.dtype)}, {"shape", f.shape}, {"crc32", f.crc32}};
+  return out;
 }
 
 Json edge_split_json(const EdgeSplitStats& e) {
@@ -254,9 +262,7 @@ std::string meta_to_json(const PartitionMeta& m) {
   for (const PartStats& p : s.parts) parts.push_back(part_stats_json(p, m.typed.has_value()));
   Json phases = Json::object();
   for (const auto& [name, seconds] : s.phase_seconds) phases[name] = seconds;
-  Json files = Json::object();
-  for (const FileEntry& f : m.files)
-    files[f.path] = Json{{"dtype", dtype_name(f.dtype)}, {"shape", f.shape}, {"crc32", f.crc32}};
+  const Json files = files_json(m.files);
   Json summary = Json::object();
   summary["edge_cut"] = s.edge_cut;
   summary["edge_cut_fraction"] = s.edge_cut_fraction;
@@ -455,6 +461,19 @@ PartitionMeta read_meta(const std::string& dir) {
   text << in.rdbuf();
   PARTITA_CHECK(!in.bad(), IoError, "{}: read failed", path);
   return parse_meta(text.str(), path);
+}
+
+std::string files_to_json(const std::vector<FileEntry>& files) {
+  return files_json(files).dump();
+}
+
+std::vector<FileEntry> files_from_json(const std::string& text, const std::string& source) {
+  const Reader rd(source);
+  const Json j = Json::parse(text);
+  std::vector<FileEntry> files;
+  for (auto it = j.begin(); it != j.end(); ++it)
+    files.push_back(parse_file_entry(rd, it.key(), it.value()));
+  return files;
 }
 
 }  // namespace partita::partition

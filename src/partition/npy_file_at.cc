@@ -4,6 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -61,6 +64,7 @@ NpyFileAt& NpyFileAt::operator=(NpyFileAt&& o) noexcept {
     data_bytes_ = o.data_bytes_;
     creator_ = std::exchange(o.creator_, false);
     finished_ = o.finished_;
+    pieces_ = std::move(o.pieces_);
   }
   return *this;
 }
@@ -76,6 +80,9 @@ void NpyFileAt::write_at(int64_t offset, const void* data, size_t bytes) {
       Error, "{}: internal: writing {} bytes at data offset {} of {}", tmp_path_, bytes, offset,
       data_bytes_);
   const char* p = static_cast<const char*>(data);
+  if (bytes > 0)
+    pieces_.push_back({offset, static_cast<int64_t>(bytes),
+                       static_cast<uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(p), bytes))});
   off_t at = static_cast<off_t>(header_bytes_ + offset);
   while (bytes > 0) {
     const ssize_t n = ::pwrite(fd_, p, bytes, at);
@@ -97,7 +104,18 @@ uint32_t NpyFileAt::finish() {
   PARTITA_CHECK(creator_ && !finished_, Error, "{}: internal: finish() by a non-creator",
                 tmp_path_);
   close();
-  const uint32_t crc = crc32_file(tmp_path_);
+  // The writes, in file order, combined when they tile the file exactly.
+  std::sort(pieces_.begin(), pieces_.end(),
+            [](const Piece& a, const Piece& b) { return a.offset < b.offset; });
+  uLong combined = 0;
+  int64_t end = -header_bytes_;
+  for (const Piece& piece : pieces_) {
+    if (piece.offset != end) break;
+    combined = crc32_combine(combined, piece.crc, static_cast<z_off_t>(piece.bytes));
+    end += piece.bytes;
+  }
+  const uint32_t crc =
+      end == data_bytes_ ? static_cast<uint32_t>(combined) : crc32_file(tmp_path_);
   PARTITA_CHECK(::rename(tmp_path_.c_str(), path_.c_str()) == 0, IoError,
                 "{}: cannot rename into place: {}", path_, std::strerror(errno));
   finished_ = true;

@@ -3,6 +3,8 @@
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "partita/core/log.h"
 #include "summary_stats.h"
 
@@ -36,6 +38,30 @@ PartitionMeta assemble_meta(const PartitionOptions& o, const DatasetFacts& facts
       meta.summary.relation_names.push_back(meta.typed->triplet(r));
   }
   return meta;
+}
+
+std::string part_file(int part, const std::string& name) {
+  return fmt::format("part{}/{}.npy", part, name);
+}
+
+TypedMeta typed_meta(const data::HeteroSchema& h, const std::vector<int64_t>& feat_dims,
+                     const WriteResult& written) {
+  TypedMeta m;
+  for (int t = 0; t < h.num_types(); ++t) {
+    const data::NodeType& type = h.node_types[t];
+    m.node_types.push_back({type.name, type.count, feat_dims.at(t), type.offset});
+  }
+  for (int r = 0; r < h.num_relations(); ++r) {
+    const data::Relation& rel = h.relations[r];
+    int64_t edges = 0;
+    for (const PartStats& p : written.parts) edges += p.relation_edges[r];
+    m.relations.push_back({rel.name, rel.src_type, rel.dst_type, edges, rel.reverse});
+  }
+  m.target_type = h.target_type;
+  m.reverse_relations = std::any_of(h.relations.begin(), h.relations.end(),
+                                    [](const data::Relation& r) { return r.reverse; });
+  m.type_starts = written.type_starts;
+  return m;
 }
 
 // A part (owning nodes) without training nodes trains on no seeds: legal (its rank still

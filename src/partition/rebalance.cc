@@ -10,8 +10,10 @@
 namespace partita::partition {
 
 RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
-                               std::vector<int32_t>& part, int num_parts, double limit,
-                               DistComm& comm, int max_rounds) {
+                               std::vector<int32_t>& part, const RebalanceOptions& options,
+                               DistComm& comm) {
+  const int num_parts = options.num_parts, max_rounds = options.max_rounds;
+  const double limit = options.limit;
   const int ncon = static_cast<int>(weight.size());
   const size_t n = part.size();
   const size_t P = static_cast<size_t>(num_parts);
@@ -166,6 +168,29 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
       stats.imbalance[c] = static_cast<double>(largest) * num_parts / static_cast<double>(total);
   }
   return stats;
+}
+
+int fill_empty_parts(int64_t node_begin, std::vector<int32_t>& part, int num_parts,
+                     DistComm& comm) {
+  std::vector<int64_t> count(static_cast<size_t>(num_parts), 0);
+  for (int32_t p : part) ++count[p];
+  comm.allreduce_sum(count.data(), count.size());
+  const int64_t node_end = node_begin + static_cast<int64_t>(part.size());
+  int filled = 0;
+  for (int e = 0; e < num_parts; ++e) {
+    if (count[e] > 0) continue;
+    const int donor =
+        static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
+    int64_t highest = -1;
+    for (int64_t i = static_cast<int64_t>(part.size()) - 1; i >= 0 && highest < 0; --i)
+      if (part[i] == donor) highest = node_begin + i;
+    comm.allreduce_max(&highest, 1);
+    if (highest >= node_begin && highest < node_end) part[highest - node_begin] = e;
+    --count[donor];
+    ++count[e];
+    ++filled;
+  }
+  return filled;
 }
 
 }  // namespace partita::partition

@@ -1,5 +1,6 @@
 #pragma once
-// Balance for constraints the distributed partitioner does not weigh (PT-Scotch balances one
+// Private to partition/: repairs of an assignment across ranks. Empty parts: each gets a node
+// from the largest part. Balance for constraints the distributed partitioner does not weigh (PT-Scotch balances one
 // vertex weight: the node count). After part_graph, nodes move out of parts overloaded in
 // any constraint to the parts with most room, until every constraint's max/mean <= limit.
 //
@@ -17,6 +18,12 @@
 
 namespace partita::partition {
 
+struct RebalanceOptions {
+  int num_parts = 2;
+  double limit = 1.05;  // max/mean every constraint is brought to
+  int max_rounds = 100;
+};
+
 struct RebalanceStats {
   int rounds = 0;                 // rounds that moved nodes
   int64_t moved = 0;              // node moves over all ranks
@@ -25,7 +32,14 @@ struct RebalanceStats {
 
 // weight[c][v]: weight of local node v in constraint c (all >= 0). Collective.
 RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
-                               std::vector<int32_t>& part, int num_parts, double limit,
-                               DistComm& comm, int max_rounds = 100);
+                               std::vector<int32_t>& part, const RebalanceOptions& options,
+                               DistComm& comm);
+
+// Each empty part, in increasing order, takes the highest-numbered node of the currently
+// largest part (lowest part id on ties), so every part owns a node (num_parts <= nodes makes
+// it possible). `part` holds the parts of this rank's block, whose first node is
+// `node_begin`. Returns the number of parts filled. Collective.
+int fill_empty_parts(int64_t node_begin, std::vector<int32_t>& part, int num_parts,
+                     DistComm& comm);
 
 }  // namespace partita::partition
