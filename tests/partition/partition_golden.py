@@ -68,13 +68,15 @@ def inputs(args):
 
 
 def summary(directory):
-    """What must not change: every file's path, dtype, shape and CRC; the figures."""
+    """What must not change: every file's path, dtype, shape and CRC, in partita.json's
+    order; the figures."""
     with open(os.path.join(directory, "partita.json")) as f:
         meta = json.load(f)
     s = meta["summary"]
     for key in ("phase_seconds", "peak_rss_bytes", "rank_peak_rss_bytes"):
         s.pop(key, None)
     meta.pop("dataset", None)  # the path it was made from
+    meta["files"] = [[path, f["dtype"], f["shape"], f["crc32"]] for path, f in meta["files"].items()]
     return meta
 
 
