@@ -35,8 +35,8 @@ void read_pairs(const MappedNpy& f, int64_t b, int64_t e, int64_t num_nodes,
       PARTITA_CHECK(pairs[j] >= 0 && pairs[j] < num_nodes, FormatError,
                     "{}: row {}: node id {} is outside [0, {})", f.path(), row, pairs[j],
                     num_nodes);
-    PARTITA_CHECK(pairs[i] != pairs[i + 1], FormatError, "{}: row {}: self loop ({}, {})",
-                  f.path(), row, pairs[i], pairs[i]);
+    PARTITA_CHECK(pairs[i] != pairs[i + 1], FormatError, "{}: row {}: self loop ({}, {})", f.path(),
+                  row, pairs[i], pairs[i]);
   }
   out->insert(out->end(), pairs.begin(), pairs.end());
 }

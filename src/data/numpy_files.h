@@ -56,9 +56,9 @@ NumpyLayout check_numpy_layout(const std::string& dir);
 // feat/ holding nothing else. FormatError naming the file.
 struct NumpyHeteroLayout {
   std::string label;
-  std::vector<int64_t> splits[3];      // train, valid, test
-  std::vector<std::string> edges;      // per relation, in schema order
-  std::vector<std::string> features;   // per node type; "" when it has none
+  std::vector<int64_t> splits[3];     // train, valid, test
+  std::vector<std::string> edges;     // per relation, in schema order
+  std::vector<std::string> features;  // per node type; "" when it has none
 };
 NumpyHeteroLayout check_numpy_hetero_layout(const std::string& dir, const HeteroSchema& schema);
 

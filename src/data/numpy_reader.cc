@@ -81,8 +81,7 @@ Dataset read_numpy_dataset(const std::string& dir, const LoadOptions& options, L
   const NumpyLayoutFiles& files = layout.files;
   Dataset ds;
   ds.num_nodes = layout.num_nodes;
-  ds.num_classes =
-      scan_labels(files.label, 0, ds.num_nodes, Unlabelled::kAllowed, ds.labels);
+  ds.num_classes = scan_labels(files.label, 0, ds.num_nodes, Unlabelled::kAllowed, ds.labels);
   std::vector<int64_t>* splits[] = {&ds.train_idx, &ds.valid_idx, &ds.test_idx};
   for (int i = 0; i < 3; ++i) {
     *splits[i] = layout.splits[i];
@@ -95,10 +94,9 @@ Dataset read_numpy_dataset(const std::string& dir, const LoadOptions& options, L
 
   watch.restart();
   NpyArray edges = NpyArray::open(files.edges);  // Fortran order: copied into C order
-  graph::EdgeStream stream =
-      edges.dtype() == DType::kInt64
-          ? edge_stream<int64_t>(edges, files.edge_index, layout.num_edges)
-          : edge_stream<int32_t>(edges, files.edge_index, layout.num_edges);
+  graph::EdgeStream stream = edges.dtype() == DType::kInt64
+                                 ? edge_stream<int64_t>(edges, files.edge_index, layout.num_edges)
+                                 : edge_stream<int32_t>(edges, files.edge_index, layout.num_edges);
   graph::InEdgeOptions graph_options;
   graph_options.undirected = options.undirected;
   graph_options.threads = options.threads;

@@ -42,8 +42,9 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
   const auto [b, e] = node_block(layout.num_edges, rank, ranks);
   s.src.reserve(static_cast<size_t>(e - b));
   s.dst.reserve(static_cast<size_t>(e - b));
-  read_edge_rows(MappedNpy::open(files.edges), layout.columns ? EdgeForm::kColumns : EdgeForm::kRows,
-                 layout.num_edges, b, e, n, n, 0, 0, {&s.src, &s.dst});
+  read_edge_rows(MappedNpy::open(files.edges),
+                 layout.columns ? EdgeForm::kColumns : EdgeForm::kRows, layout.num_edges, b, e, n,
+                 n, 0, 0, {&s.src, &s.dst});
   return s;
 }
 

@@ -10,6 +10,8 @@
 // from the sources' owners unless the graph is already symmetric) goes to the coarse
 // partitioner or DistComm::part_graph (PT-Scotch under MPI); then rebalancing, and parts
 // left empty get one node each from the largest part, as assign_metis does.
+#include "partita/partition/assign.h"
+
 #include <algorithm>
 
 #include "coarse_partition.h"
@@ -20,7 +22,6 @@
 #include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
 #include "partita/core/timer.h"
-#include "partita/partition/assign.h"
 #include "partita/partition/pipeline.h"
 #include "rebalance.h"
 

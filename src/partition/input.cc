@@ -43,8 +43,8 @@ PartitionInput make_input(const data::Dataset& ds, data::Dataset* owned) {
   auto features = [&](const data::FeatureMatrix& f) {
     if (owned == nullptr)
       return matrix_reader(std::shared_ptr<const data::FeatureMatrix>(&f, [](auto*) {}));
-    return matrix_reader(
-        std::make_shared<const data::FeatureMatrix>(std::move(const_cast<data::FeatureMatrix&>(f))));
+    return matrix_reader(std::make_shared<const data::FeatureMatrix>(
+        std::move(const_cast<data::FeatureMatrix&>(f))));
   };
   // `owned` is `ds` itself, so its fields are not const: moving from them is sound.
   auto take = [&](const auto& field) {
@@ -68,8 +68,8 @@ PartitionInput make_input(const data::Dataset& ds, data::Dataset* owned) {
     PARTITA_CHECK(ds.features.cols() == 0, Error,
                   "{}: a typed dataset has per-type features only, found {} shared columns", name,
                   ds.features.cols());
-    PARTITA_CHECK(static_cast<int64_t>(ds.edge_relation.size()) == ds.in_edges.num_entries(),
-                  Error, "{}: {} edge relations for {} edges", name, ds.edge_relation.size(),
+    PARTITA_CHECK(static_cast<int64_t>(ds.edge_relation.size()) == ds.in_edges.num_entries(), Error,
+                  "{}: {} edge relations for {} edges", name, ds.edge_relation.size(),
                   ds.in_edges.num_entries());
     data::HeteroSchema& h = s.hetero.emplace();  // move-only: its features are not copied
     for (const data::NodeType& t : ds.hetero->node_types) {
@@ -142,8 +142,8 @@ void check_input(const PartitionInput& input, const PartitionOptions& o, DistCom
         PARTITA_CHECK(h->find_type(t.name) == &t - h->node_types.data(), Error,
                       "{}: node type '{}' appears twice", name, t.name);
         PARTITA_CHECK(t.offset == offset && t.count >= 1, Error,
-                      "{}: node type '{}' holds [{}, {}), expected a non-empty range from {}",
-                      name, t.name, t.offset, t.offset + t.count, offset);
+                      "{}: node type '{}' holds [{}, {}), expected a non-empty range from {}", name,
+                      t.name, t.offset, t.offset + t.count, offset);
         offset += t.count;
       }
       PARTITA_CHECK(offset == n, Error, "{}: node types hold {} nodes, expected {}", name, offset,
@@ -175,8 +175,8 @@ void check_input(const PartitionInput& input, const PartitionOptions& o, DistCom
       if (h == nullptr) {
         // -1 marks an unlabelled node, allowed outside the splits (checked with them below).
         PARTITA_CHECK(label >= -1 && label < s.num_classes, Error,
-                      "{}: label {} of node {} is outside [0, {}) (or -1: unlabelled)", name,
-                      label, v, s.num_classes);
+                      "{}: label {} of node {} is outside [0, {}) (or -1: unlabelled)", name, label,
+                      v, s.num_classes);
         continue;
       }
       const bool labelled = v >= labelled_begin && v < labelled_end;

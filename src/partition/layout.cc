@@ -97,7 +97,7 @@ std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int6
     for (int64_t k = b; k < e; ++k) {
       const int64_t v = in_edges.indices[first + k];
       if (v < 0 || v >= num_nodes) bad.store(v, std::memory_order_relaxed);
-      mapped[k] = v < 0 || v >= num_nodes              ? -2
+      mapped[k] = v < 0 || v >= num_nodes            ? -2
                   : v >= node_begin && v < block_end ? new_id[v - node_begin]
                                                      : -1;
     }

@@ -12,11 +12,11 @@
 #include <sstream>
 
 #include "json_reader.h"
-#include "partition_meta.h"
 #include "partita/core/error.h"
 #include "partita/core/half.h"
 #include "partita/data/dataset.h"
 #include "partita/partition/format.h"
+#include "partition_meta.h"
 #include "typed_meta_json.h"
 
 namespace partita::partition {
@@ -463,9 +463,7 @@ PartitionMeta read_meta(const std::string& dir) {
   return parse_meta(text.str(), path);
 }
 
-std::string files_to_json(const std::vector<FileEntry>& files) {
-  return files_json(files).dump();
-}
+std::string files_to_json(const std::vector<FileEntry>& files) { return files_json(files).dump(); }
 
 std::vector<FileEntry> files_from_json(const std::string& text, const std::string& source) {
   const Reader rd(source);

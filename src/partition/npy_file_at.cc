@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <unistd.h>
-
 #include <zlib.h>
 
 #include <algorithm>
@@ -81,8 +80,9 @@ void NpyFileAt::write_at(int64_t offset, const void* data, size_t bytes) {
       data_bytes_);
   const char* p = static_cast<const char*>(data);
   if (bytes > 0)
-    pieces_.push_back({offset, static_cast<int64_t>(bytes),
-                       static_cast<uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(p), bytes))});
+    pieces_.push_back(
+        {offset, static_cast<int64_t>(bytes),
+         static_cast<uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(p), bytes))});
   off_t at = static_cast<off_t>(header_bytes_ + offset);
   while (bytes > 0) {
     const ssize_t n = ::pwrite(fd_, p, bytes, at);
@@ -114,8 +114,7 @@ uint32_t NpyFileAt::finish() {
     combined = crc32_combine(combined, piece.crc, static_cast<z_off_t>(piece.bytes));
     end += piece.bytes;
   }
-  const uint32_t crc =
-      end == data_bytes_ ? static_cast<uint32_t>(combined) : crc32_file(tmp_path_);
+  const uint32_t crc = end == data_bytes_ ? static_cast<uint32_t>(combined) : crc32_file(tmp_path_);
   PARTITA_CHECK(::rename(tmp_path_.c_str(), path_.c_str()) == 0, IoError,
                 "{}: cannot rename into place: {}", path_, std::strerror(errno));
   finished_ = true;

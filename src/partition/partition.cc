@@ -114,9 +114,8 @@ PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadO
   o.undirected = load.undirected;
   Phases phases;
   PartitionInput in =
-      comm.size() == 1
-          ? load_whole(dataset_dir, load, phases)
-          : read_shares(dataset_dir, load, resolve_threads(o.threads), comm, phases);
+      comm.size() == 1 ? load_whole(dataset_dir, load, phases)
+                       : read_shares(dataset_dir, load, resolve_threads(o.threads), comm, phases);
   return run_stages(in, o, comm, std::move(phases));
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // Private to partition/: repairs of an assignment across ranks. Empty parts: each gets a node
-// from the largest part. Balance for constraints the distributed partitioner does not weigh (PT-Scotch balances one
-// vertex weight: the node count). After part_graph, nodes move out of parts overloaded in
-// any constraint to the parts with most room, until every constraint's max/mean <= limit.
+// from the largest part. Balance for constraints the distributed partitioner does not weigh
+// (PT-Scotch balances one vertex weight: the node count). After part_graph, nodes move out of parts
+// overloaded in any constraint to the parts with most room, until every constraint's max/mean <=
+// limit.
 //
 // Each round: global loads per (constraint, part); a part above aim = 1 + 0.8 (limit - 1)
 // times the mean sheds its excess, each rank its share (by its share of the part's load),
@@ -39,7 +40,6 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
 // largest part (lowest part id on ties), so every part owns a node (num_parts <= nodes makes
 // it possible). `part` holds the parts of this rank's block, whose first node is
 // `node_begin`. Returns the number of parts filled. Collective.
-int fill_empty_parts(int64_t node_begin, std::vector<int32_t>& part, int num_parts,
-                     DistComm& comm);
+int fill_empty_parts(int64_t node_begin, std::vector<int32_t>& part, int num_parts, DistComm& comm);
 
 }  // namespace partita::partition

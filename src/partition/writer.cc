@@ -43,8 +43,8 @@ constexpr int64_t kRowChunk = 2048;  // feature rows converted per parallel task
 struct PartOut {
   std::optional<NpyFileAt> indptr, indices;
   std::vector<std::optional<NpyFileAt>> edge_cols, node_cols;  // as Writer's columns
-  std::vector<std::optional<NpyFileAt>> feat;  // homogeneous: [0]; typed: per type
-  std::vector<int64_t> split[3];               // train, valid, test new ids
+  std::vector<std::optional<NpyFileAt>> feat;                  // homogeneous: [0]; typed: per type
+  std::vector<int64_t> split[3];                               // train, valid, test new ids
 };
 
 // A column as the writer reads it: `width` bytes per node or entry from `data`.
@@ -120,7 +120,8 @@ class Writer {
                             reinterpret_cast<const uint8_t*>(graph_.edge_relation.data())});
     for (const auto& [in, out] : {std::pair{&input.node_columns, &node_cols_},
                                   std::pair{&graph_.edge_columns, &edge_cols_}})
-      for (const Column& c : *in) out->push_back({c.name, c.dtype, dtype_size(c.dtype), c.values.data()});
+      for (const Column& c : *in)
+        out->push_back({c.name, c.dtype, dtype_size(c.dtype), c.values.data()});
   }
 
   PartitionSummary run();
@@ -206,12 +207,13 @@ void Writer::check_inputs() {
       PARTITA_CHECK_PARAM(part_[i] >= 0 && part_[i] < o_.num_parts, "part",
                           "node {} is assigned to part {}, outside [0, {})",
                           shard_.node_begin + static_cast<int64_t>(i), part_[i], o_.num_parts);
-    for (const auto& [cols, count] : {std::pair{&in_.node_columns, rows},
-                                      std::pair{&graph_.edge_columns, graph_.in_edges.num_entries()}})
+    for (const auto& [cols, count] :
+         {std::pair{&in_.node_columns, rows},
+          std::pair{&graph_.edge_columns, graph_.in_edges.num_entries()}})
       for (const Column& c : *cols)
         PARTITA_CHECK(c.values.size() == static_cast<size_t>(count) * dtype_size(c.dtype), Error,
-                      "internal: column {} holds {} bytes for {} values", c.name,
-                      c.values.size(), count);
+                      "internal: column {} holds {} bytes for {} values", c.name, c.values.size(),
+                      count);
   });
   failure_.agree();
 }
@@ -276,9 +278,8 @@ void Writer::move_structure() {
   for (int p = 0; p < P; ++p) edge_cursor[p] = L.edge_offset(comm_.rank(), p);
   const std::vector<int64_t>& new_id = L.block_new_id();
   const std::vector<int64_t> bounds =
-      round_bounds(static_cast<int64_t>(part_.size()), ctx_.round_entries, [&](int64_t i) {
-        return g.indptr[i + 1] - g.indptr[i];
-      });
+      round_bounds(static_cast<int64_t>(part_.size()), ctx_.round_entries,
+                   [&](int64_t i) { return g.indptr[i + 1] - g.indptr[i]; });
   in_rounds(bounds, [&](int64_t a, int64_t b) {
     std::vector<int64_t> mapped;
     std::string map_error;
@@ -354,8 +355,8 @@ void Writer::move_features() {
   auto type_of_row = [&](int64_t i) {
     return schema_ ? schema_->type_of(shard_.node_begin + i) : -1;
   };
-  const std::vector<int64_t> bounds = round_bounds(
-      static_cast<int64_t>(part_.size()), ctx_.round_feature_bytes, [&](int64_t i) {
+  const std::vector<int64_t> bounds =
+      round_bounds(static_cast<int64_t>(part_.size()), ctx_.round_feature_bytes, [&](int64_t i) {
         const data::ShardFeatures& f = features_of(type_of_row(i));
         return std::max<int64_t>(1, f.dim * static_cast<int64_t>(dtype_size(f.dtype) + out_size));
       });
@@ -367,9 +368,8 @@ void Writer::move_features() {
       for (int64_t s = a; s < b;) {
         const int t = type_of_row(s);
         const int64_t offset = t >= 0 ? schema_->node_types[t].offset : 0;
-        const int64_t e = t >= 0 ? std::min(b, offset + schema_->node_types[t].count -
-                                                   shard_.node_begin)
-                                 : b;
+        const int64_t e =
+            t >= 0 ? std::min(b, offset + schema_->node_types[t].count - shard_.node_begin) : b;
         const data::ShardFeatures& f = features_of(t);
         const size_t in_row = static_cast<size_t>(f.dim) * dtype_size(f.dtype);
         const size_t out_row = static_cast<size_t>(f.dim) * out_size;
@@ -463,7 +463,9 @@ std::vector<FileEntry> Writer::finish_files() {
       files.push_back({part_file(p, "indptr"), DType::kInt64, {n + 1}, po.indptr->finish()});
       files.push_back({part_file(p, "indices"), DType::kInt64, {e}, po.indices->finish()});
       for (size_t c = 0; c < edge_cols_.size(); ++c)
-        files.push_back({part_file(p, edge_cols_[c].name), edge_cols_[c].dtype, {e},
+        files.push_back({part_file(p, edge_cols_[c].name),
+                         edge_cols_[c].dtype,
+                         {e},
                          po.edge_cols[c]->finish()});
       for (size_t t = 0; t < po.feat.size(); ++t) {
         if (!po.feat[t]) continue;
@@ -477,7 +479,9 @@ std::vector<FileEntry> Writer::finish_files() {
                          po.feat[t]->finish()});
       }
       for (size_t c = 0; c < node_cols_.size(); ++c)
-        files.push_back({part_file(p, node_cols_[c].name), node_cols_[c].dtype, {n},
+        files.push_back({part_file(p, node_cols_[c].name),
+                         node_cols_[c].dtype,
+                         {n},
                          po.node_cols[c]->finish()});
       for (int kind = 0; kind < 3; ++kind) {
         const std::string rel = part_file(p, kSplitNames[kind]);
@@ -515,7 +519,8 @@ PartitionMeta Writer::describe(std::vector<FileEntry> mine, Phases phases,
     if (schema_) {
       for (int t = 0; t < schema_->num_types(); ++t)
         s.type_nodes.push_back(L.type_starts()[p][t + 1] - L.type_starts()[p][t]);
-      const auto first = relation_edges.begin() + static_cast<ptrdiff_t>(p) * schema_->num_relations();
+      const auto first =
+          relation_edges.begin() + static_cast<ptrdiff_t>(p) * schema_->num_relations();
       s.relation_edges.assign(first, first + schema_->num_relations());
     }
     written.parts.push_back(std::move(s));

@@ -39,8 +39,8 @@ Result run_distributed(const std::string& dir, int64_t n, const PartitionOptions
     const partition::ShardGraph g =
         partition::build_shard_graph(shard, false, true, comms.member(r), options.threads);
     const std::vector<int32_t> part =
-        partition::assign_parts({g, shard.train_idx, options, comms.member(r),
-                                 partition::AssignStrategy::kCoarse})
+        partition::assign_parts(
+            {g, shard.train_idx, options, comms.member(r), partition::AssignStrategy::kCoarse})
             .part;
     std::copy(part.begin(), part.end(), result.part.begin() + g.node_begin);
     cut[r] = partition::distributed_edge_cut(g, part, comms.member(r));

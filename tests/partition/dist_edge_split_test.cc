@@ -20,10 +20,10 @@
 #include "partita/core/npy.h"
 #include "partita/data/dataset.h"
 #include "partita/data/generate.h"
-#include "partita/partition/pipeline.h"
 #include "partita/partition/edge_split.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition_assigned.h"
+#include "partita/partition/pipeline.h"
 
 namespace partita::partition {
 namespace {
@@ -80,8 +80,7 @@ std::vector<std::string> run_distributed(const std::string& dataset, const data:
                                          PartitionOptions o, int R, const std::string& out) {
   o.out_dir = out;
   testing::InProcessDistComms comms(R);
-  return testing::on_threads(
-      R, [&](int r) { run_partition(dataset, load, o, comms.member(r)); });
+  return testing::on_threads(R, [&](int r) { run_partition(dataset, load, o, comms.member(r)); });
 }
 
 // The distributed directory against the single-process one with the same blocks.

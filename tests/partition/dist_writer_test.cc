@@ -3,8 +3,6 @@
 // partita.json apart from timing and peak-memory fields), for 1 to 4 ranks, part counts
 // above and below the rank count, homogeneous and typed, float32 and bfloat16; then its
 // refusals, agreed by every rank.
-#include "writer.h"  // src/partition: the round bounds
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,10 +19,11 @@
 #include "partita/data/generate.h"
 #include "partita/data/generate_chunked.h"
 #include "partita/data/shard.h"
-#include "partita/partition/pipeline.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition_assigned.h"
+#include "partita/partition/pipeline.h"
 #include "test_datasets.h"
+#include "writer.h"  // src/partition: the round bounds
 
 namespace partita::partition {
 namespace {
@@ -312,9 +311,8 @@ void check_pipeline(const std::string& dataset, const data::LoadOptions& load, i
   std::vector<PartitionSummary> summaries(static_cast<size_t>(R));
   PartitionOptions od = o;
   od.out_dir = tmp / "dist";
-  std::vector<std::string> failures = testing::on_threads(R, [&](int r) {
-    summaries[r] = run_partition(dataset, load, od, comms.member(r));
-  });
+  std::vector<std::string> failures = testing::on_threads(
+      R, [&](int r) { summaries[r] = run_partition(dataset, load, od, comms.member(r)); });
   for (int r = 0; r < R; ++r) ASSERT_EQ(failures[r], "") << "rank " << r;
   if (method != Method::kMetis) {  // no single-process twin: the same run again
     PartitionOptions again = od;

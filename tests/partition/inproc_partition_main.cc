@@ -41,9 +41,8 @@ int main(int argc, char** argv) {
     }
   }
   testing::InProcessDistComms comms(ranks);
-  const std::vector<std::string> failures = testing::on_threads(ranks, [&](int r) {
-    partition::run_partition(argv[1], load, o, comms.member(r));
-  });
+  const std::vector<std::string> failures = testing::on_threads(
+      ranks, [&](int r) { partition::run_partition(argv[1], load, o, comms.member(r)); });
   for (int r = 0; r < ranks; ++r) {
     if (failures[r].empty()) continue;
     std::fprintf(stderr, "error: rank %d: %s\n", r, failures[r].c_str());

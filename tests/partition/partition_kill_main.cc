@@ -57,8 +57,8 @@ int run(int argc, char** argv) {
   partition::PartitionOptions o;
   o.out_dir = argv[3];
   o.num_parts = std::atoi(argv[4]);
-  o.method = std::string(argv[5]) == "random" ? partition::Method::kRandom
-                                              : partition::Method::kMetis;
+  o.method =
+      std::string(argv[5]) == "random" ? partition::Method::kRandom : partition::Method::kMetis;
   o.seed = 1;
   o.threads = 1;
   load.threads = 1;
