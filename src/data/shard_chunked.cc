@@ -8,7 +8,6 @@
 #include "partita/core/error.h"
 #include "partita/data/chunked_layout.h"
 #include "readers.h"
-#include "shard_common.h"
 #include "shard_files.h"
 
 namespace partita::data {

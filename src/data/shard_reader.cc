@@ -9,7 +9,6 @@
 #include "partita/data/chunked_layout.h"
 #include "partita/data/shard.h"
 #include "readers.h"
-#include "shard_common.h"
 #include "shard_files.h"
 
 namespace partita::data {

@@ -28,24 +28,27 @@
 namespace partita::partition {
 namespace {
 
-constexpr uint64_t kRandomAssignTag = 0x7061727469746101ULL;  // this use's stream
+constexpr uint64_t kRandomAssignTag = 0x7061727469746100ULL;  // "partita\0": this use's stream
 constexpr double kPartGraphImbalance = 1.03;  // asked of part_graph; the goal is <= 1.05
 constexpr double kRebalanceLimit = 1.05;      // every constraint
 constexpr double kRefineLimit = 1.04;         // the coarse partitioner's refinement
 
+// Fisher-Yates: a uniformly random permutation of `part`, fixed by `rng`.
+std::vector<int32_t> shuffled(std::vector<int32_t> part, Rng rng) {
+  for (int64_t i = static_cast<int64_t>(part.size()) - 1; i > 0; --i)
+    std::swap(part[i], part[static_cast<int64_t>(rng.below(static_cast<uint64_t>(i) + 1))]);
+  return part;
+}
+
+// Several ranks: labels v mod P of the block's nodes, shuffled in the block.
 std::vector<int32_t> assign_random_block(const ShardGraph& graph, int num_parts, uint64_t seed,
                                          int rank, int ranks) {
-  const int64_t rows = graph.node_end - graph.node_begin;
-  std::vector<int32_t> part(static_cast<size_t>(rows));
-  for (int64_t i = 0; i < rows; ++i)
-    part[i] = static_cast<int32_t>((graph.node_begin + i) % num_parts);
-  Rng rng(stream_key(seed, kRandomAssignTag, static_cast<uint64_t>(rank),
-                     static_cast<uint64_t>(ranks)));
-  for (int64_t i = rows - 1; i > 0; --i) {
-    const int64_t j = static_cast<int64_t>(rng.below(static_cast<uint64_t>(i) + 1));
-    std::swap(part[i], part[j]);
-  }
-  return part;
+  std::vector<int32_t> part(static_cast<size_t>(graph.node_end - graph.node_begin));
+  for (size_t i = 0; i < part.size(); ++i)
+    part[i] = static_cast<int32_t>((graph.node_begin + static_cast<int64_t>(i)) % num_parts);
+  return shuffled(std::move(part),
+                  Rng(stream_key(seed, kRandomAssignTag + 1, static_cast<uint64_t>(rank),
+                                 static_cast<uint64_t>(ranks))));
 }
 
 // Sends every in-edge (u -> v) to u's owner as the pair (u, v), so each rank learns the
@@ -144,39 +147,6 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
 
 namespace {
 
-// The constraints asked: node count (always), training nodes (balance_train), in-degree
-// (balance_edges). A constraint with zero total weight is dropped with a warning, as
-// assign_metis does.
-std::vector<std::vector<int64_t>> constraint_weights(const AssignInput& in) {
-  const ShardGraph& graph = in.graph;
-  const int64_t rows = graph.node_end - graph.node_begin;
-  std::vector<std::vector<int64_t>> weight;
-  weight.emplace_back(static_cast<size_t>(rows), 1);
-  int64_t totals[2] = {static_cast<int64_t>(in.train_idx.size()), graph.in_edges.num_entries()};
-  in.comm.allreduce_sum(totals, 2);
-  const bool leader = in.comm.rank() == 0;
-  if (in.options.balance_train) {
-    if (totals[0] == 0) {
-      if (leader)
-        log_warning("`balance_train`: the dataset has no training nodes; constraint ignored");
-    } else {
-      std::vector<int64_t> w(static_cast<size_t>(rows), 0);
-      for (int64_t t : in.train_idx) w[t - graph.node_begin] = 1;
-      weight.push_back(std::move(w));
-    }
-  }
-  if (in.options.balance_edges) {
-    if (totals[1] == 0) {
-      if (leader) log_warning("`balance_edges`: the graph has no edges; constraint ignored");
-    } else {
-      std::vector<int64_t> w(static_cast<size_t>(rows));
-      for (int64_t v = 0; v < rows; ++v) w[v] = graph.in_edges.degree(v);
-      weight.push_back(std::move(w));
-    }
-  }
-  return weight;
-}
-
 // Every constraint to max/mean <= kRebalanceLimit by rebalance_parts (rebalance.h). After
 // PT-Scotch (one vertex weight: the node count) it reaches balance_train / balance_edges;
 // after the coarse partitioner it is a safety net (only constraints above the limit move).
@@ -202,7 +172,11 @@ void rebalance_constraints(const std::vector<std::vector<int64_t>>& weight, int 
 std::vector<int32_t> partition_across_ranks(const AssignInput& in, AssignStrategy strategy) {
   const PartitionOptions& o = in.options;
   DistComm& comm = in.comm;
-  const std::vector<std::vector<int64_t>> weight = constraint_weights(in);
+  MetisAssignOptions constraints;
+  constraints.balance_train = o.balance_train;
+  constraints.balance_edges = o.balance_edges;
+  const std::vector<std::vector<int64_t>> weight = constraint_weights(
+      in.graph.in_edges.indptr, in.graph.node_begin, in.train_idx, constraints, comm);
   std::vector<int32_t> part;
   {
     DistAdjacency adj = distributed_adjacency(in.graph, comm, o.threads);
@@ -282,6 +256,17 @@ Assignment metis_whole_graph(const AssignInput& in) {
 }
 
 }  // namespace
+
+std::vector<int32_t> assign_random(int64_t num_nodes, int num_parts, uint64_t seed) {
+  // Balanced labels: node count of part p is floor(n/P) or that + 1 (the first n mod P parts).
+  std::vector<int32_t> part(static_cast<size_t>(num_nodes));
+  const int64_t base = num_parts > 0 ? num_nodes / num_parts : 0;
+  const int64_t extra = num_parts > 0 ? num_nodes % num_parts : 0;
+  int64_t v = 0;
+  for (int p = 0; p < num_parts; ++p)
+    for (int64_t i = 0; i < base + (p < extra ? 1 : 0); ++i) part[v++] = p;
+  return shuffled(std::move(part), Rng(stream_key(seed, kRandomAssignTag)));
+}
 
 AssignStrategy assign_strategy(const PartitionOptions& options, int ranks) {
   if (options.method == Method::kRandom) return AssignStrategy::kRandom;

@@ -8,8 +8,8 @@
 // Part p owns new ids [ranges[p], ranges[p+1]) and lists its nodes in original-id order; node
 // blocks increase with the rank, so inside part p rank r's nodes come after those of ranks
 // below r: they start at position node_offset(r, p) of the part, their in-edges at
-// edge_offset(r, p). Exactly renumber(part of every node)'s result, without any rank
-// holding more than its block; on one rank, that renumbering itself.
+// edge_offset(r, p). So inside each part new ids increase with original ids, and no rank
+// holds more than its block.
 #include <cstdint>
 #include <vector>
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "partita/core/error.h"
+#include "partita/core/log.h"
 
 namespace partita::partition {
 
@@ -191,6 +192,33 @@ int fill_empty_parts(int64_t node_begin, std::vector<int32_t>& part, int num_par
     ++filled;
   }
   return filled;
+}
+
+std::vector<std::vector<int64_t>> constraint_weights(ArrayView<const int64_t> in_degree_indptr,
+                                                     int64_t node_begin,
+                                                     ArrayView<const int64_t> train_idx,
+                                                     const MetisAssignOptions& options,
+                                                     DistComm& comm) {
+  const int64_t rows = in_degree_indptr.size() - 1;
+  std::vector<std::vector<int64_t>> weight{std::vector<int64_t>(static_cast<size_t>(rows), 1)};
+  int64_t totals[2] = {static_cast<int64_t>(train_idx.size()),
+                       in_degree_indptr[rows] - in_degree_indptr[0]};
+  comm.allreduce_sum(totals, 2);
+  const bool lead = comm.rank() == 0;
+  if (options.balance_train && totals[0] == 0 && lead)
+    log_warning("`balance_train`: the dataset has no training nodes; constraint ignored");
+  if (options.balance_train && totals[0] > 0) {
+    weight.emplace_back(static_cast<size_t>(rows), 0);
+    for (int64_t t : train_idx) weight.back()[t - node_begin] = 1;
+  }
+  if (options.balance_edges && totals[1] == 0 && lead)
+    log_warning("`balance_edges`: the graph has no edges; constraint ignored");
+  if (options.balance_edges && totals[1] > 0) {
+    weight.emplace_back(static_cast<size_t>(rows));
+    for (int64_t v = 0; v < rows; ++v)
+      weight.back()[v] = in_degree_indptr[v + 1] - in_degree_indptr[v];
+  }
+  return weight;
 }
 
 }  // namespace partita::partition

@@ -15,9 +15,22 @@
 #include <cstdint>
 #include <vector>
 
+#include "partita/core/array_view.h"
+#include "partita/partition/assign.h"
 #include "partita/partition/dist_comm.h"
 
 namespace partita::partition {
+
+// The constraints balanced, one weight per node of the block (whose first node is
+// `node_begin`; `in_degree_indptr`: its rows' in-edge offsets, [rows + 1]): node count
+// (always), training nodes (options.balance_train), in-degree (balance_edges). One of zero
+// total weight over all ranks is dropped with a warning (rank 0): nothing to balance.
+// Collective.
+std::vector<std::vector<int64_t>> constraint_weights(ArrayView<const int64_t> in_degree_indptr,
+                                                     int64_t node_begin,
+                                                     ArrayView<const int64_t> train_idx,
+                                                     const MetisAssignOptions& options,
+                                                     DistComm& comm);
 
 struct RebalanceOptions {
   int num_parts = 2;

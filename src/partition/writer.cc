@@ -20,7 +20,6 @@
 #include <system_error>
 #include <tuple>
 
-#include "byte_pack.h"
 #include "collective.h"
 #include "edge_split_steps.h"
 #include "layout.h"
@@ -39,12 +38,21 @@ namespace {
 const char* const kSplitNames[3] = {"train_idx", "valid_idx", "test_idx"};
 constexpr int64_t kRowChunk = 2048;  // feature rows converted per parallel task
 
-// The files of the parts this rank writes, open for writing at offsets.
+// A file of a part this rank writes, open for writing at offsets.
+struct OutFile {
+  std::string rel;  // part<p>/<name>.npy
+  DType dtype;
+  std::vector<int64_t> shape;
+  NpyFileAt file;
+};
+
+// The files of a part this rank writes, in partita.json's order: indptr, indices, the edge
+// columns, the feature tables (those with features), the node columns; then its split ids.
 struct PartOut {
-  std::optional<NpyFileAt> indptr, indices;
-  std::vector<std::optional<NpyFileAt>> edge_cols, node_cols;  // as Writer's columns
-  std::vector<std::optional<NpyFileAt>> feat;                  // homogeneous: [0]; typed: per type
-  std::vector<int64_t> split[3];                               // train, valid, test new ids
+  std::vector<OutFile> files;
+  size_t edge_cols = 2, node_cols = 0;  // where the columns start in `files`
+  std::vector<int> table_file;          // per table: its file, or -1
+  std::vector<int64_t> split[3];        // train, valid, test new ids
 };
 
 // A column as the writer reads it: `width` bytes per node or entry from `data`.
@@ -53,6 +61,15 @@ struct ColumnIn {
   DType dtype;
   size_t width;
   const uint8_t* data;
+};
+
+// A feature matrix the parts store: the homogeneous one (type -1), or a node type's,
+// whose rows are the original ids [offset, offset + count).
+struct Table {
+  std::string name;  // feat, feat_<type>
+  const data::ShardFeatures* features;
+  int type;
+  int64_t offset, count;
 };
 
 // Cuts [0, rows) into rounds of at most `limit` weight (one row when it alone weighs more).
@@ -122,6 +139,12 @@ class Writer {
                                   std::pair{&graph_.edge_columns, &edge_cols_}})
       for (const Column& c : *in)
         out->push_back({c.name, c.dtype, dtype_size(c.dtype), c.values.data()});
+    if (!schema_) tables_.push_back({"feat", &shard_.features, -1, 0, shard_.num_nodes});
+    for (int t = 0; schema_ && t < schema_->num_types(); ++t) {
+      const data::NodeType& type = schema_->node_types[t];
+      tables_.push_back(
+          {type_feature_name(type.name), &shard_.type_features[t], t, type.offset, type.count});
+    }
   }
 
   PartitionSummary run();
@@ -164,8 +187,13 @@ class Writer {
       round(mine ? bounds[k] : 0, mine ? bounds[k + 1] : 0);
     }
   }
-  const data::ShardFeatures& features_of(int type) const {
-    return type < 0 ? shard_.features : shard_.type_features[type];
+  // The first new id, and the rows, of table t's rows in part p.
+  int64_t table_first(size_t t, int p) const {
+    return tables_[t].type < 0 ? layout_->ranges()[p] : layout_->type_starts()[p][tables_[t].type];
+  }
+  int64_t table_rows(size_t t, int p) const {
+    return tables_[t].type < 0 ? layout_->part_nodes(p)
+                               : layout_->type_starts()[p][tables_[t].type + 1] - table_first(t, p);
   }
   std::string out(const std::string& rel) const { return o_.out_dir + "/" + rel; }
 
@@ -181,6 +209,7 @@ class Writer {
   RankFailure failure_;
   std::optional<PartLayout> layout_;
   std::vector<ColumnIn> node_cols_, edge_cols_;
+  std::vector<Table> tables_;
   std::map<int, PartOut> parts_;  // the parts this rank writes
   std::optional<NpyFileAt> node_map_;
   int64_t edge_cut_ = 0;
@@ -230,28 +259,25 @@ void Writer::open_files() {
       PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", dir, ec.message());
       PartOut& po = parts_[p];
       const int64_t n = L.part_nodes(p), e = L.part_edges(p);
-      po.indptr = NpyFileAt::create(out(part_file(p, "indptr")), DType::kInt64, {n + 1});
+      auto add = [&](const std::string& name, DType dtype, std::vector<int64_t> shape) {
+        const std::string rel = part_file(p, name);
+        po.files.push_back({rel, dtype, shape, NpyFileAt::create(out(rel), dtype, shape)});
+        return static_cast<int>(po.files.size()) - 1;
+      };
+      add("indptr", DType::kInt64, {n + 1});
       const int64_t zero = 0;
-      po.indptr->write_elements<int64_t>(0, &zero, 1);
-      po.indices = NpyFileAt::create(out(part_file(p, "indices")), DType::kInt64, {e});
-      for (const auto& [cols, files, count] :
-           {std::tuple{&edge_cols_, &po.edge_cols, e}, std::tuple{&node_cols_, &po.node_cols, n}})
-        for (const ColumnIn& c : *cols)
-          files->emplace_back(NpyFileAt::create(out(part_file(p, c.name)), c.dtype, {count}));
-      if (schema_) {
-        for (int t = 0; t < schema_->num_types(); ++t) {
-          po.feat.emplace_back();
-          const int64_t dim = shard_.type_features[t].dim;
-          if (dim == 0) continue;
-          const std::vector<int64_t>& s = L.type_starts()[p];
-          po.feat.back() =
-              NpyFileAt::create(out(part_file(p, type_feature_name(schema_->node_types[t].name))),
-                                o_.feature_dtype, {s[t + 1] - s[t], dim});
-        }
-      } else {
-        po.feat.emplace_back(NpyFileAt::create(out(part_file(p, "feat")), o_.feature_dtype,
-                                               {n, shard_.features.dim}));
+      po.files[0].file.write_elements<int64_t>(0, &zero, 1);
+      add("indices", DType::kInt64, {e});
+      for (const ColumnIn& c : edge_cols_) add(c.name, c.dtype, {e});
+      for (size_t t = 0; t < tables_.size(); ++t) {  // a type without features has no file
+        const int64_t dim = tables_[t].features->dim;
+        po.table_file.push_back(
+            dim > 0 || tables_[t].type < 0
+                ? add(tables_[t].name, o_.feature_dtype, {table_rows(t, p), dim})
+                : -1);
       }
+      po.node_cols = po.files.size();
+      for (const ColumnIn& c : node_cols_) add(c.name, c.dtype, {n});
     }
   });
   failure_.agree();  // node_map.npy.tmp exists from here on
@@ -330,16 +356,16 @@ void Writer::move_structure() {
       const int p = static_cast<int>(rd.get());
       const int64_t pos = rd.get(), first = rd.get(), n = rd.get(), m = rd.get();
       PartOut& po = parts_.at(p);
-      po.indptr->write_at((pos + 1) * 8, rd.take(n * 8), n * 8);
+      po.files[0].file.write_at((pos + 1) * 8, rd.take(n * 8), n * 8);
       node_map_->write_at((L.ranges()[p] + pos) * 8, rd.take(n * 8), n * 8);
-      po.indices->write_at(first * 8, rd.take(m * 8), m * 8);
+      po.files[1].file.write_at(first * 8, rd.take(m * 8), m * 8);
       for (size_t c = 0; c < node_cols_.size(); ++c) {
         const size_t w = node_cols_[c].width;
-        po.node_cols[c]->write_at(pos * w, rd.take(n * w), n * w);
+        po.files[po.node_cols + c].file.write_at(pos * w, rd.take(n * w), n * w);
       }
       for (size_t c = 0; c < edge_cols_.size(); ++c) {
         const size_t w = edge_cols_[c].width;
-        po.edge_cols[c]->write_at(first * w, rd.take(m * w), m * w);
+        po.files[po.edge_cols + c].file.write_at(first * w, rd.take(m * w), m * w);
       }
     });
   });
@@ -347,39 +373,40 @@ void Writer::move_structure() {
 
 // Feature rows: per round, each rank reads a slice of its block's rows (stored dtype),
 // converts them to the output dtype (widen to float32, narrow with rounding to nearest
-// even) and sends runs of consecutive rows of one (part, type) to the part's writer:
-// [part, type (-1: homogeneous), first row, rows k] [k * row bytes].
+// even) and sends runs of consecutive rows of one (part, table) to the part's writer:
+// [part, table, first row, rows k] [k * row bytes].
 void Writer::move_features() {
   const PartLayout& L = *layout_;
   const size_t out_size = dtype_size(o_.feature_dtype);
-  auto type_of_row = [&](int64_t i) {
-    return schema_ ? schema_->type_of(shard_.node_begin + i) : -1;
+  // The table of block row i.
+  auto table_of = [&](int64_t i) {
+    return schema_ ? static_cast<size_t>(schema_->type_of(shard_.node_begin + i)) : 0;
   };
   const std::vector<int64_t> bounds =
       round_bounds(static_cast<int64_t>(part_.size()), ctx_.round_feature_bytes, [&](int64_t i) {
-        const data::ShardFeatures& f = features_of(type_of_row(i));
+        const data::ShardFeatures& f = *tables_[table_of(i)].features;
         return std::max<int64_t>(1, f.dim * static_cast<int64_t>(dtype_size(f.dtype) + out_size));
       });
   const std::vector<int64_t>& new_id = L.block_new_id();
   std::vector<uint8_t> stored;
   in_rounds(bounds, [&](int64_t a, int64_t b) {
     const auto pack = [&](std::vector<std::vector<uint8_t>>& send) {
-      // One segment per node type in [a, b) (homogeneous: one).
-      for (int64_t s = a; s < b;) {
-        const int t = type_of_row(s);
-        const int64_t offset = t >= 0 ? schema_->node_types[t].offset : 0;
-        const int64_t e =
-            t >= 0 ? std::min(b, offset + schema_->node_types[t].count - shard_.node_begin) : b;
-        const data::ShardFeatures& f = features_of(t);
+      for (int64_t s = a; s < b;) {  // one segment per table in [a, b)
+        const size_t t = table_of(s);
+        const Table& table = tables_[t];
+        const data::ShardFeatures& f = *table.features;
+        const int64_t e = std::min(b, table.offset + table.count - shard_.node_begin);
         const size_t in_row = static_cast<size_t>(f.dim) * dtype_size(f.dtype);
         const size_t out_row = static_cast<size_t>(f.dim) * out_size;
         if (f.dim > 0) {
           stored.resize(static_cast<size_t>(e - s) * in_row);
-          f.read(shard_.node_begin + s - offset, shard_.node_begin + e - offset, stored.data());
+          const int64_t first_row = shard_.node_begin + s - table.offset;
+          f.read(first_row, first_row + (e - s), stored.data());
           for_each_part_run(part_, s, e, [&](int p, const int64_t* rows, int64_t n) {
             BytePacker pack(&send[L.writer(p)]);
-            const int64_t first = t >= 0 ? L.type_starts()[p][t] : L.ranges()[p];
-            for (int64_t x : {int64_t{p}, int64_t{t}, new_id[rows[0]] - first, n}) pack.put(x);
+            for (int64_t x :
+                 {int64_t{p}, static_cast<int64_t>(t), new_id[rows[0]] - table_first(t, p), n})
+              pack.put(x);
             uint8_t* dst = pack.reserve(static_cast<size_t>(n) * out_row);
             parallel_chunks(0, n, kRowChunk, threads_, [&](int64_t lo, int64_t hi) {
               std::vector<float> wide(static_cast<size_t>(f.dim));
@@ -403,11 +430,12 @@ void Writer::move_features() {
     };
     exchange(pack, [&](ByteReader& rd) {
       const int p = static_cast<int>(rd.get());
-      const int t = static_cast<int>(rd.get());
+      const size_t t = static_cast<size_t>(rd.get());
       const int64_t first = rd.get(), n = rd.get();
-      const size_t row_bytes = static_cast<size_t>(features_of(t).dim) * out_size;
-      parts_.at(p).feat[t < 0 ? 0 : t]->write_at(first * static_cast<int64_t>(row_bytes),
-                                                 rd.take(n * row_bytes), n * row_bytes);
+      const size_t row_bytes = static_cast<size_t>(tables_[t].features->dim) * out_size;
+      PartOut& po = parts_.at(p);
+      po.files[po.table_file[t]].file.write_at(first * static_cast<int64_t>(row_bytes),
+                                               rd.take(n * row_bytes), n * row_bytes);
     });
   });
 }
@@ -450,7 +478,6 @@ void Writer::move_splits() {
 // file entries.
 std::vector<FileEntry> Writer::finish_files() {
   std::vector<FileEntry> files;
-  const PartLayout& L = *layout_;
   failure_.run([&] {
     if (comm_.rank() != 0 && node_map_) node_map_->close();
   });
@@ -459,30 +486,7 @@ std::vector<FileEntry> Writer::finish_files() {
     if (comm_.rank() == 0)
       files.push_back({kNodeMapFile, DType::kInt64, {shard_.num_nodes}, node_map_->finish()});
     for (auto& [p, po] : parts_) {
-      const int64_t n = L.part_nodes(p), e = L.part_edges(p);
-      files.push_back({part_file(p, "indptr"), DType::kInt64, {n + 1}, po.indptr->finish()});
-      files.push_back({part_file(p, "indices"), DType::kInt64, {e}, po.indices->finish()});
-      for (size_t c = 0; c < edge_cols_.size(); ++c)
-        files.push_back({part_file(p, edge_cols_[c].name),
-                         edge_cols_[c].dtype,
-                         {e},
-                         po.edge_cols[c]->finish()});
-      for (size_t t = 0; t < po.feat.size(); ++t) {
-        if (!po.feat[t]) continue;
-        const int type = schema_ ? static_cast<int>(t) : -1;
-        const int64_t rows = schema_ ? L.type_starts()[p][t + 1] - L.type_starts()[p][t] : n;
-        const std::string name =
-            schema_ ? type_feature_name(schema_->node_types[t].name) : std::string("feat");
-        files.push_back({part_file(p, name),
-                         o_.feature_dtype,
-                         {rows, features_of(type).dim},
-                         po.feat[t]->finish()});
-      }
-      for (size_t c = 0; c < node_cols_.size(); ++c)
-        files.push_back({part_file(p, node_cols_[c].name),
-                         node_cols_[c].dtype,
-                         {n},
-                         po.node_cols[c]->finish()});
+      for (OutFile& f : po.files) files.push_back({f.rel, f.dtype, f.shape, f.file.finish()});
       for (int kind = 0; kind < 3; ++kind) {
         const std::string rel = part_file(p, kSplitNames[kind]);
         files.push_back({rel,
@@ -519,26 +523,17 @@ PartitionMeta Writer::describe(std::vector<FileEntry> mine, Phases phases,
     if (schema_) {
       for (int t = 0; t < schema_->num_types(); ++t)
         s.type_nodes.push_back(L.type_starts()[p][t + 1] - L.type_starts()[p][t]);
-      const auto first =
-          relation_edges.begin() + static_cast<ptrdiff_t>(p) * schema_->num_relations();
-      s.relation_edges.assign(first, first + schema_->num_relations());
+      const int rels = schema_->num_relations();
+      s.relation_edges.assign(relation_edges.begin() + static_cast<ptrdiff_t>(p) * rels,
+                              relation_edges.begin() + static_cast<ptrdiff_t>(p + 1) * rels);
     }
     written.parts.push_back(std::move(s));
   }
-  std::optional<TypedMeta> typed;
-  if (schema_) {
-    written.type_starts = L.type_starts();
-    std::vector<int64_t> feat_dims;
-    for (const data::ShardFeatures& f : shard_.type_features) feat_dims.push_back(f.dim);
-    typed = typed_meta(*schema_, feat_dims, written);
-  }
-  DatasetFacts facts;
-  facts.dataset = shard_.path;
-  facts.num_nodes = shard_.num_nodes;
-  facts.feat_dim = schema_ ? 0 : shard_.features.dim;
-  facts.num_classes = shard_.num_classes;
-  PartitionMeta meta = assemble_meta(o_, facts, L.ranges(), std::move(typed), std::move(written),
-                                     std::move(phases), std::move(split));
+  written.ranges = L.ranges();
+  written.type_starts = L.type_starts();
+  written.edge_split = std::move(split);
+  written.phases = std::move(phases);
+  PartitionMeta meta = assemble_meta(o_, shard_, std::move(written));
   if (comm_.size() > 1) {  // peaks last: every rank's, after all its work
     for (const std::vector<int64_t>& peak : gather_ints({peak_rss_bytes()}, comm_))
       meta.summary.rank_peak_rss_bytes.push_back(peak[0]);
