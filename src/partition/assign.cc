@@ -53,7 +53,7 @@ std::vector<int32_t> assign_random_block(const ShardGraph& graph, int num_parts,
 
 // Sends every in-edge (u -> v) to u's owner as the pair (u, v), so each rank learns the
 // out-neighbours of its own nodes. Returns them as a CSR over the block.
-graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm, int threads) {
+graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm) {
   const int ranks = comm.size();
   const BlockOwner owner(graph.num_nodes, ranks);
   const graph::Csr& in = graph.in_edges;
@@ -92,7 +92,6 @@ graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm, int threads) 
     for (size_t i = 0; i < buffer.size() / 16; ++i)
       out.indices[cursor[p[2 * i] - graph.node_begin]++] = p[2 * i + 1];
   }
-  (void)threads;
   return out;
 }
 
@@ -108,7 +107,7 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
     adj.vtxdist[r] = data::node_block(graph.num_nodes, r, ranks).first;
   adj.vtxdist[ranks] = graph.num_nodes;
   graph::Csr out;
-  if (!graph.symmetric) out = out_neighbours(graph, comm, threads);
+  if (!graph.symmetric) out = out_neighbours(graph, comm);
   const graph::Csr& in = graph.in_edges;
   auto out_begin = [&](int64_t v) { return graph.symmetric ? 0 : out.indptr[v]; };
   auto out_end = [&](int64_t v) { return graph.symmetric ? 0 : out.indptr[v + 1]; };

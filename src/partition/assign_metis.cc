@@ -45,16 +45,20 @@ std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
   std::vector<int32_t> part(static_cast<size_t>(n), 0);
   if (options.num_parts == 1 || n == 0) return part;  // nothing to cut; METIS not called
 
-  // Vertex weights, row-major [n, ncon] (constraint_weights: those of zero total dropped).
+  // Vertex weights, row-major [n, ncon] (constraint_weights: those of zero total dropped);
+  // the int64 columns are freed before METIS runs.
   OneRankComm alone;
-  const std::vector<std::vector<int64_t>> weight =
-      constraint_weights(in_degree_indptr, /*node_begin=*/0, train_idx, options, alone);
-  const int ncon = static_cast<int>(weight.size());
-  st.num_constraints = ncon;
   std::vector<idx_t> vwgt;
-  vwgt.reserve(ncon > 1 ? static_cast<size_t>(n) * ncon : 0);
-  for (int64_t v = 0; v < n && ncon > 1; ++v)  // in-degrees fit: adj holds the in-edges
-    for (int c = 0; c < ncon; ++c) vwgt.push_back(static_cast<idx_t>(weight[c][v]));
+  int ncon = 1;
+  {
+    const std::vector<std::vector<int64_t>> weight =
+        constraint_weights(in_degree_indptr, /*node_begin=*/0, train_idx, options, alone);
+    ncon = static_cast<int>(weight.size());
+    vwgt.reserve(ncon > 1 ? static_cast<size_t>(n) * ncon : 0);
+    for (int64_t v = 0; v < n && ncon > 1; ++v)  // in-degrees fit: adj holds the in-edges
+      for (int c = 0; c < ncon; ++c) vwgt.push_back(static_cast<idx_t>(weight[c][v]));
+  }
+  st.num_constraints = ncon;
 
   idx_t options_arr[METIS_NOPTIONS];
   int status = METIS_SetDefaultOptions(options_arr);

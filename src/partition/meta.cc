@@ -80,12 +80,7 @@ FileEntry parse_file_entry(const Reader& rd, const std::string& rel, const Json&
   const Json& dtype = rd.get(v, "dtype", where);
   if (!dtype.is_string()) rd.fail(fmt::format("key '{}dtype' must be a string", where));
   f.dtype = dtype_from_name(dtype.get<std::string>(), rd.key_name(where + "dtype"));
-  const Json& shape = rd.typed(v, "shape", /*array=*/true, where);
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (!shape[i].is_number_integer() || shape[i].get<int64_t>() < 0)
-      rd.fail(fmt::format("key '{}shape' must hold non-negative integers", where));
-    f.shape.push_back(shape[i].get<int64_t>());
-  }
+  f.shape = integer_array(rd, v, "shape", where);
   const uint64_t crc = rd.unsigned_integer(v, "crc32", where);
   if (crc > 0xffffffffULL) rd.fail(fmt::format("key '{}crc32' = {} exceeds 32 bits", where, crc));
   f.crc32 = static_cast<uint32_t>(crc);

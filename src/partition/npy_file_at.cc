@@ -15,28 +15,8 @@
 
 namespace partita::partition {
 
-NpyFileAt NpyFileAt::create(const std::string& path, DType dtype, std::vector<int64_t> shape) {
-  NpyHeader h;
-  h.dtype = dtype;
-  h.shape = shape;
-  const std::string header = make_npy_header(dtype, shape);
-  NpyFileAt f;
-  f.path_ = path;
-  f.tmp_path_ = path + ".tmp";
-  f.header_bytes_ = static_cast<int64_t>(header.size());
-  f.data_bytes_ = static_cast<int64_t>(h.data_bytes());
-  f.creator_ = true;
-  f.fd_ = ::open(f.tmp_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  PARTITA_CHECK(f.fd_ >= 0, IoError, "{}: cannot create: {}", f.tmp_path_, std::strerror(errno));
-  PARTITA_CHECK(::ftruncate(f.fd_, f.header_bytes_ + f.data_bytes_) == 0, IoError,
-                "{}: cannot size to {} bytes: {}", f.tmp_path_, f.header_bytes_ + f.data_bytes_,
-                std::strerror(errno));
-  // The header goes through the same path as the data: offset -header_bytes_.
-  f.write_at(-f.header_bytes_, header.data(), header.size());
-  return f;
-}
-
-NpyFileAt NpyFileAt::attach(const std::string& path, DType dtype, std::vector<int64_t> shape) {
+NpyFileAt NpyFileAt::open_tmp(const std::string& path, DType dtype,
+                              const std::vector<int64_t>& shape, bool create) {
   NpyHeader h;
   h.dtype = dtype;
   h.shape = shape;
@@ -45,10 +25,27 @@ NpyFileAt NpyFileAt::attach(const std::string& path, DType dtype, std::vector<in
   f.tmp_path_ = path + ".tmp";
   f.header_bytes_ = static_cast<int64_t>(make_npy_header(dtype, shape).size());
   f.data_bytes_ = static_cast<int64_t>(h.data_bytes());
-  f.fd_ = ::open(f.tmp_path_.c_str(), O_WRONLY | O_CLOEXEC);
-  PARTITA_CHECK(f.fd_ >= 0, IoError, "{}: cannot open for writing: {}", f.tmp_path_,
-                std::strerror(errno));
+  f.creator_ = create;
+  f.fd_ = ::open(f.tmp_path_.c_str(),
+                 create ? O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC : O_WRONLY | O_CLOEXEC, 0644);
+  PARTITA_CHECK(f.fd_ >= 0, IoError, "{}: cannot {}: {}", f.tmp_path_,
+                create ? "create" : "open for writing", std::strerror(errno));
   return f;
+}
+
+NpyFileAt NpyFileAt::create(const std::string& path, DType dtype, std::vector<int64_t> shape) {
+  NpyFileAt f = open_tmp(path, dtype, shape, /*create=*/true);
+  PARTITA_CHECK(::ftruncate(f.fd_, f.header_bytes_ + f.data_bytes_) == 0, IoError,
+                "{}: cannot size to {} bytes: {}", f.tmp_path_, f.header_bytes_ + f.data_bytes_,
+                std::strerror(errno));
+  // The header goes through the same path as the data: offset -header_bytes_.
+  const std::string header = make_npy_header(dtype, shape);
+  f.write_at(-f.header_bytes_, header.data(), header.size());
+  return f;
+}
+
+NpyFileAt NpyFileAt::attach(const std::string& path, DType dtype, std::vector<int64_t> shape) {
+  return open_tmp(path, dtype, shape, /*create=*/false);
 }
 
 NpyFileAt::NpyFileAt(NpyFileAt&& o) noexcept { *this = std::move(o); }
