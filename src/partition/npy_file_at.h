@@ -47,8 +47,8 @@ class NpyFileAt {
  private:
   NpyFileAt() = default;
   // `<path>.tmp` opened: created empty (`create`) or as another writer created it.
-  static NpyFileAt open_tmp(const std::string& path, DType dtype,
-                            const std::vector<int64_t>& shape, bool create);
+  static NpyFileAt open_tmp(const std::string& path, DType dtype, const std::vector<int64_t>& shape,
+                            bool create);
   std::string path_, tmp_path_;
   int fd_ = -1;
   int64_t header_bytes_ = 0, data_bytes_ = 0;
