@@ -41,6 +41,7 @@ double value_of(const unsigned char* p, DType dtype) {
 MappedNpy MappedNpy::open(const std::string& path) {
   MappedNpy f;
   f.file_ = MappedFile(path);
+  PARTITA_CHECK(f.file_.size() > 0, FormatError, "{}: empty file (not a .npy array)", path);
   f.header_ = parse_npy_header(f.file_.data(), f.file_.size(), f.file_.size(), path);
   return f;
 }
