@@ -237,6 +237,55 @@ TEST_F(DistWriterTest, SameRunTwiceIsByteIdentical) {
   expect_same_directory(tmp / "a", tmp / "b");
 }
 
+// Extra columns (pipeline.h Column) follow their nodes and entries into every part, for 1
+// and 3 ranks in many small rounds: a node column holding each node's original id equals the
+// part's slice of node_map, an edge column holding each entry's original source equals
+// node_map of the part's indices; both files are listed in partita.json.
+TEST_F(DistWriterTest, ColumnsFollowTheirNodesAndEntries) {
+  const data::Dataset ds = testing::planted_dataset({});
+  const std::vector<int32_t> part = scattered(ds.num_nodes, 3);
+  auto bytes_of = [](const std::vector<int64_t>& v) {
+    std::vector<uint8_t> b(v.size() * sizeof(int64_t));
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  };
+  for (int R : {1, 3}) {
+    SCOPED_TRACE(::testing::Message() << "ranks " << R);
+    TempDir tmp;
+    PartitionOptions o;
+    o.num_parts = 3;
+    o.out_dir = tmp / "out";
+    testing::InProcessDistComms comms(R);
+    const std::vector<std::string> failures = testing::on_threads(R, [&](int r) {
+      PartitionInput in = rank_input(ds, r, R);
+      std::vector<int64_t> ids, sources = in.graph.in_edges.indices;
+      for (int64_t v = in.shard.node_begin; v < in.shard.node_end; ++v) ids.push_back(v);
+      in.node_columns.push_back({"orig", DType::kInt64, bytes_of(ids)});
+      in.graph.edge_columns.push_back({"src", DType::kInt64, bytes_of(sources)});
+      std::vector<int32_t> mine(part.begin() + in.shard.node_begin,
+                                part.begin() + in.shard.node_end);
+      WriteContext context;
+      context.round_entries = 7;
+      write_partition(in, mine, o, comms.member(r), std::move(context));
+    });
+    for (int r = 0; r < R; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
+    const std::vector<int64_t> node_map = read_npy_vector<int64_t>(tmp / "out/node_map.npy");
+    const PartitionMeta meta = read_meta(tmp / "out");
+    for (int p = 0; p < 3; ++p) {
+      const std::string dir = tmp / ("out/part" + std::to_string(p));
+      const std::vector<int64_t> orig = read_npy_vector<int64_t>(dir + "/orig.npy");
+      EXPECT_EQ(orig, std::vector<int64_t>(node_map.begin() + meta.ranges[p],
+                                           node_map.begin() + meta.ranges[p + 1]));
+      const std::vector<int64_t> indices = read_npy_vector<int64_t>(dir + "/indices.npy");
+      std::vector<int64_t> want;
+      for (int64_t s : indices) want.push_back(node_map[s]);
+      EXPECT_EQ(read_npy_vector<int64_t>(dir + "/src.npy"), want);
+      EXPECT_NO_THROW(meta.file(part_file(p, "orig")));
+      EXPECT_NO_THROW(meta.file(part_file(p, "src")));
+    }
+  }
+}
+
 // One rank's bad input fails every rank with the same error (lowest failing rank's text),
 // and nothing waits forever.
 TEST_F(DistWriterTest, RefusalsAreAgreedByEveryRank) {
