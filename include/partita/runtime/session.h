@@ -39,6 +39,7 @@
 
 #include "partita/comm/collectives.h"
 #include "partita/core/error.h"
+#include "partita/core/name_table.h"
 #include "partita/runtime/failure.h"
 #include "partita/runtime/host_local.h"
 #include "partita/sample/dist_sampler.h"
@@ -85,6 +86,7 @@ const char* role_name(Role role);  // "worker", "server", "trainer"
 
 // The training, validation and test ids.
 enum class Split { kTrain = 0, kValid = 1, kTest = 2 };
+const NameTable<Split>& split_names();  // train, valid, test (split_ids.cc)
 
 class Session {
  public:
