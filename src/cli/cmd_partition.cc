@@ -158,19 +158,9 @@ Action add_partition_command(CLI::App& app) {
                  "the bytes on disk, in the cache and on the wire; widened at the model input)")
       ->capture_default_str();
   return [flags] {
-    const std::string& t = flags->feature_dtype;
-    if (t == "float32" || t == "float16" || t == "bfloat16") {
-      flags->partition.feature_dtype = dtype_from_name(t, "--feature-dtype");
-    } else {
-      throw UsageError("--feature-dtype: '" + t + "' is not one of float32, float16, bfloat16");
-    }
-    if (flags->method == "metis") {
-      flags->partition.method = partition::Method::kMetis;
-    } else if (flags->method == "random") {
-      flags->partition.method = partition::Method::kRandom;
-    } else {
-      throw UsageError("--method: unknown method '" + flags->method + "' (metis or random)");
-    }
+    flags->partition.feature_dtype =
+        value_named(feature_dtype_names(), "--feature-dtype", flags->feature_dtype);
+    flags->partition.method = value_named(partition::method_names(), "--method", flags->method);
     if (flags->dist_partitioner == "coarse") {
       flags->partition.dist_partitioner = partition::DistPartitioner::kCoarse;
     } else if (flags->dist_partitioner == "ptscotch") {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "partita/core/name_table.h"
 #include "partita/data/dataset.h"
 #include "partita/partition/dist_comm.h"
 #include "partita/partition/edge_split.h"
@@ -17,6 +18,12 @@ namespace partita::partition {
 
 enum class Method { kMetis, kRandom };
 const char* method_name(Method method);
+// metis, random (method_name's words; --method, partita.partition(method=)).
+inline const NameTable<Method>& method_names() {
+  static const NameTable<Method> names{{method_name(Method::kMetis), Method::kMetis},
+                                       {method_name(Method::kRandom), Method::kRandom}};
+  return names;
+}
 
 // Method metis on several ranks (pipeline.h): the coarse-partition-refine partitioner
 // (src/partition/coarse_partition.h) or PT-Scotch (DistComm::part_graph). One rank runs
