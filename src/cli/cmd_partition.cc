@@ -61,16 +61,15 @@ int run_distributed(const std::string& dataset, const data::LoadOptions& load,
     if (rank.rank() != 0 && log_level() >= LogLevel::kInfo) set_log_level(LogLevel::kQuiet);
     std::unique_ptr<Collectives> job = runtime::mpi_job_collectives(kRankWaitSeconds);
     const std::string& out = options.out_dir;
-    auto state = static_cast<int64_t>(
-        rank.rank() == 0 ? partition::inspect_output_dir(out, dataset) : partition::OutputDirState{});
+    auto state = static_cast<int64_t>(rank.rank() == 0 ? partition::inspect_output_dir(out, dataset)
+                                                       : partition::OutputDirState{});
     job->broadcast(&state, 1, 0);
-    partition::check_output_dir(static_cast<partition::OutputDirState>(state), out, dataset,
-                                force);
+    partition::check_output_dir(static_cast<partition::OutputDirState>(state), out, dataset, force);
     std::unique_ptr<partition::OutputDir> dir;
     runtime::agree_on_setup(*job, [&] {
       if (rank.rank() == 0)
-        dir = std::make_unique<partition::OutputDir>(
-            out, static_cast<partition::OutputDirState>(state));
+        dir = std::make_unique<partition::OutputDir>(out,
+                                                     static_cast<partition::OutputDirState>(state));
     });
     partition::PartitionSummary summary;
     try {

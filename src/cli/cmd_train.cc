@@ -25,15 +25,15 @@
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/name_table.h"
-#include "partita/runtime/rank_job.h"
-#include "partita/sample/fanout_spec.h"
-#include "partita/train/checkpoint.h"
-#include "partita/train/metapaths.h"
-#include "partita/train/trainer.h"
 #include "partita/partition/format.h"
 #include "partita/runtime/job_collectives.h"
+#include "partita/runtime/rank_job.h"
+#include "partita/sample/fanout_spec.h"
 #include "partita/sample/metapath_spec.h"
+#include "partita/train/checkpoint.h"
+#include "partita/train/metapaths.h"
 #include "partita/train/session_embeddings.h"
+#include "partita/train/trainer.h"
 #include "profile_tables.h"
 #include "progress.h"
 #include "rank_main.h"
@@ -196,9 +196,9 @@ void record_metapaths(const store::DistGraph& graph, bool print, train::TrainOpt
     names += (names.empty() ? "" : ",") + m.name;
     // "paper-author-paper (relations)"; a path named otherwise: "name = types (relations)".
     const std::string description = sample::describe_metapath(m, graph.typed_meta());
-    described += (described.empty() ? "" : ", ") +
-                 (description.rfind(m.name + " (", 0) == 0 ? description
-                                                            : m.name + " = " + description);
+    described +=
+        (described.empty() ? "" : ", ") +
+        (description.rfind(m.name + " (", 0) == 0 ? description : m.name + " = " + description);
   }
   for (auto& [name, value] : options->checkpoint.settings)
     if (name == "metapaths") value = names;

@@ -1,9 +1,9 @@
 // See resume_settings.h.
 #include "resume_settings.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -45,8 +45,8 @@ void set_flag_values(CLI::App& app, const Settings& values, const std::string& s
       option->add_result(value);
       option->run_callback();
     } catch (const CLI::Error& e) {
-      throw UsageError(fmt::format("--{}: {} (the value of {}) is refused: {}", name, value,
-                                   source, e.what()));
+      throw UsageError(
+          fmt::format("--{}: {} (the value of {}) is refused: {}", name, value, source, e.what()));
     }
   }
 }

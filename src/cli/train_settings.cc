@@ -159,10 +159,10 @@ ResumePlan plan_resume(const Settings& stored, const Settings& current,
       continue;
     }
     (rule->kind == kSignature ? signature : input) = true;
-    refused.push_back(refused.empty() ? fmt::format("--{}: {} in the checkpoint {}, {} given",
-                                                    name, *recorded, source, value)
-                                      : fmt::format("--{}: {} in it, {} given", name, *recorded,
-                                                    value));
+    refused.push_back(
+        refused.empty()
+            ? fmt::format("--{}: {} in the checkpoint {}, {} given", name, *recorded, source, value)
+            : fmt::format("--{}: {} in it, {} given", name, *recorded, value));
   }
   if (!refused.empty()) {
     std::string text;
@@ -177,8 +177,8 @@ ResumePlan plan_resume(const Settings& stored, const Settings& current,
         refused.size() == 1 ? "" : "s"));
   }
   if (!plan.reapplied.empty())
-    plan.notices.push_back(fmt::format("--resume: as recorded in {}: {}", source,
-                                       settings_text(plan.reapplied)));
+    plan.notices.push_back(
+        fmt::format("--resume: as recorded in {}: {}", source, settings_text(plan.reapplied)));
   return plan;
 }
 

@@ -203,8 +203,8 @@ Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, Loa
         dir));
   }
   ds.path = dir;
-  ClassCountInput classes{dir, {}, ds.layout == "chunked" ? ds.num_classes : 0,
-                          options.num_classes};
+  ClassCountInput classes{
+      dir, {}, ds.layout == "chunked" ? ds.num_classes : 0, options.num_classes};
   classes.census.add(ds.labels);
   ds.num_classes = resolve_num_classes(classes);
   warn_split_overlap(ds);

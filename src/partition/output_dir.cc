@@ -72,10 +72,11 @@ void check_output_dir(OutputDirState state, const std::string& out, const std::s
                       bool force) {
   switch (state) {
     case OutputDirState::kIsInput:
-      throw ParameterError("out_dir", fmt::format("{} is the input dataset's directory (`dataset`); "
-                                                  "a partition never writes into its input: "
-                                                  "choose another directory",
-                                                  out));
+      throw ParameterError("out_dir",
+                           fmt::format("{} is the input dataset's directory (`dataset`); "
+                                       "a partition never writes into its input: "
+                                       "choose another directory",
+                                       out));
     case OutputDirState::kInsideInput:
       throw ParameterError("out_dir", fmt::format("{} lies inside the input dataset's directory "
                                                   "{}; a partition never writes into its "

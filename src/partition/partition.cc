@@ -8,12 +8,12 @@
 #include "collective.h"
 #include "edge_split_steps.h"
 #include "input.h"
-#include "shard_classes.h"
 #include "partita/core/log.h"
 #include "partita/core/parallel.h"
 #include "partita/core/timer.h"
 #include "partita/partition/partition_assigned.h"
 #include "partita/partition/pipeline.h"
+#include "shard_classes.h"
 #include "writer.h"
 
 namespace partita::partition {

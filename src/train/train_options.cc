@@ -195,8 +195,8 @@ void check_options(const TrainOptions& o) {
 }
 
 sample::Fanouts resolve_fanouts(const std::string& spec, const store::DistGraph& graph) {
-  return sample::resolve_fanouts(
-      spec, graph.typed() ? sample::relation_names(graph.typed_meta()) : std::vector<std::string>{});
+  return sample::resolve_fanouts(spec, graph.typed() ? sample::relation_names(graph.typed_meta())
+                                                     : std::vector<std::string>{});
 }
 
 }  // namespace partita::train

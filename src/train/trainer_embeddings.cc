@@ -52,8 +52,8 @@ void restore_embeddings(runtime::Session& session, const std::string& dir, int64
     for (store::DistEmbedding* table : tables) ids.push_back(table->table_id());
     auto read = [&](int owner) {
       const std::string path = embeddings_path(dir, epochs_done, owner);
-      return std::make_pair(
-          path, store::decode_embedding_file_tables(read_whole_file(path), ids, path));
+      return std::make_pair(path,
+                            store::decode_embedding_file_tables(read_whole_file(path), ids, path));
     };
     if (session.role() == runtime::Role::kWorker) {
       auto [path, states] = read(session.world_rank());

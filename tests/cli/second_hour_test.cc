@@ -71,7 +71,8 @@ class SecondHour : public ::testing::Test {
                       dir("mag"))
                   .exit_code,
               0);
-    CommandResult p = partita("-q partition --dataset " + dir("mag") + " --num-parts 1 --out " + dir("mag1"));
+    CommandResult p =
+        partita("-q partition --dataset " + dir("mag") + " --num-parts 1 --out " + dir("mag1"));
     ASSERT_EQ(p.exit_code, 0) << p.out;
   }
   static void TearDownTestSuite() { delete dir_; }
@@ -84,19 +85,20 @@ TempDir* SecondHour::dir_ = nullptr;
 // 3.6: a partition replaced by one of fewer parts keeps no stale part; other files stay.
 TEST_F(SecondHour, PartitionReplacesAPartitionAndItsPartsOnly) {
   const std::string out = dir("replaced");
-  ASSERT_EQ(partita("-q partition --dataset " + dir("ds") + " --num-parts 3 --out " + out).exit_code,
-            0);
+  ASSERT_EQ(
+      partita("-q partition --dataset " + dir("ds") + " --num-parts 3 --out " + out).exit_code, 0);
   testing::write_file(out + "/notes.txt", "mine\n");
   ASSERT_TRUE(fs::exists(out + "/part2"));
-  CommandResult two = partita("-q partition --dataset " + dir("ds") + " --num-parts 2 --out " + out);
+  CommandResult two =
+      partita("-q partition --dataset " + dir("ds") + " --num-parts 2 --out " + out);
   ASSERT_EQ(two.exit_code, 0) << two.out;
   EXPECT_EQ(names_in(out), (std::vector<std::string>{"node_map.npy", "notes.txt", "part0", "part1",
                                                      "partita.json"}));
   CommandResult verify = partita("info --verify " + out);
   EXPECT_EQ(verify.exit_code, 0) << verify.out;
   // The same under mpirun (the distributed pipeline): 2 parts over 3 leave no part2/.
-  ASSERT_EQ(partita("-q partition --dataset " + dir("ds") + " --num-parts 3 --out " + out).exit_code,
-            0);
+  ASSERT_EQ(
+      partita("-q partition --dataset " + dir("ds") + " --num-parts 3 --out " + out).exit_code, 0);
   CommandResult mpi =
       mpi_partita(2, "-q partition --dataset " + dir("ds") + " --num-parts 2 --out " + out);
   ASSERT_EQ(mpi.exit_code, 0) << mpi.out;
@@ -113,7 +115,8 @@ TEST_F(SecondHour, PartitionWritesIntoOtherFilesOnlyWithForce) {
   EXPECT_EQ(refused.exit_code, 2) << refused.out;
   EXPECT_EQ(lines_with(refused.out, "error: --out: ").size(), 1u) << refused.out;
   EXPECT_EQ(names_in(out), (std::vector<std::string>{"notes.txt"}));
-  CommandResult forced = partita("-q partition --dataset " + dir("ds") + " --out " + out + " --force");
+  CommandResult forced =
+      partita("-q partition --dataset " + dir("ds") + " --out " + out + " --force");
   ASSERT_EQ(forced.exit_code, 0) << forced.out;
   EXPECT_EQ(testing::read_file(out + "/notes.txt"), "mine\n");
   EXPECT_TRUE(fs::exists(out + "/partita.json"));
@@ -133,8 +136,8 @@ TEST_F(SecondHour, AFailedPartitionRemovesWhatItWrote) {
   int cut = 0;
   for (const auto& entry : fs::recursive_directory_iterator(chunked)) {
     const std::string name = entry.path().string();
-    if (entry.is_regular_file() && name.find("feat") != std::string::npos &&
-        name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) {
+    if (entry.is_regular_file() && name.find("feat") != std::string::npos && name.size() > 4 &&
+        name.compare(name.size() - 4, 4, ".npy") == 0) {
       fs::resize_file(entry.path(), fs::file_size(entry.path()) - 8);
       ++cut;
     }
@@ -183,7 +186,9 @@ TEST_F(SecondHour, AStrayLabelNeedsNumClasses) {
 // model flag in one line, and says nothing of a raised --epochs.
 TEST_F(SecondHour, ResumeTakesWhatTheCheckpointRecords) {
   const std::string parts = dir("p1"), ck = dir("ck-gcn");
-  ASSERT_EQ(partita("-q partition --dataset " + dir("ds") + " --num-parts 1 --out " + parts).exit_code, 0);
+  ASSERT_EQ(
+      partita("-q partition --dataset " + dir("ds") + " --num-parts 1 --out " + parts).exit_code,
+      0);
   ASSERT_EQ(partita("-q train --parts " + parts +
                     " --model gcn --hidden 32 --fanouts 4,4 --lr 0.01 --epochs 1 "
                     "--checkpoint-dir " +
@@ -204,9 +209,8 @@ TEST_F(SecondHour, ResumeTakesWhatTheCheckpointRecords) {
   EXPECT_EQ(run["settings"]["model"], "gcn");
   EXPECT_EQ(run["settings"]["hidden"], "32");
   EXPECT_EQ(run["settings"]["epochs"], "2");
-  EXPECT_EQ(run["given"],
-            nlohmann::json({"parts", "epochs", "checkpoint-dir", "resume", "metrics-out",
-                            "progress"}));
+  EXPECT_EQ(run["given"], nlohmann::json({"parts", "epochs", "checkpoint-dir", "resume",
+                                          "metrics-out", "progress"}));
   // Two model flags given with other values: one line names both.
   CommandResult refused = partita("-q train --parts " + parts + " --checkpoint-dir " + ck +
                                   " --resume --epochs 3 --model sage --hidden 16");
@@ -228,9 +232,9 @@ TEST_F(SecondHour, FanoutsTakeTheRelationNamesOfInfo) {
   ASSERT_EQ(info.exit_code, 0) << info.out;
   EXPECT_NE(info.out.find("  relation author___writes___paper: "), std::string::npos) << info.out;
   for (const char* fanouts : {"3,author___writes___paper=2:3", "3,writes=2:3"}) {
-    CommandResult r = partita("-q train --parts " + dir("mag1") +
-                              " --model rgcn --hidden 8 --epochs 1 --max-steps 1 --fanouts " +
-                              fanouts);
+    CommandResult r =
+        partita("-q train --parts " + dir("mag1") +
+                " --model rgcn --hidden 8 --epochs 1 --max-steps 1 --fanouts " + fanouts);
     EXPECT_EQ(r.exit_code, 0) << fanouts << "\n" << r.out;
   }
 }
@@ -239,9 +243,9 @@ TEST_F(SecondHour, FanoutsTakeTheRelationNamesOfInfo) {
 // the default resolved to, and resumes with those very metapaths given.
 TEST_F(SecondHour, HanTakesItsRecipeAndRecordsItsMetapaths) {
   const std::string metrics = dir("han.jsonl"), ck = dir("ck-han");
-  CommandResult r = partita("train --progress off --parts " + dir("mag1") +
-                            " --model han --epochs 1 --checkpoint-dir " + ck + " --metrics-out " +
-                            metrics);
+  CommandResult r =
+      partita("train --progress off --parts " + dir("mag1") +
+              " --model han --epochs 1 --checkpoint-dir " + ck + " --metrics-out " + metrics);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const nlohmann::json run = records_of(metrics).at(0);
   const nlohmann::json& s = run["settings"];
@@ -254,11 +258,12 @@ TEST_F(SecondHour, HanTakesItsRecipeAndRecordsItsMetapaths) {
   EXPECT_EQ(s["attention-dropout"], "0.5");
   EXPECT_EQ(s["embed-init"], "0.1");
   const std::string metapaths = s["metapaths"];
-  EXPECT_EQ(metapaths.rfind("paper___cites___paper,paper___rev_cites___paper,paper-author-paper", 0),
-            0u)
+  EXPECT_EQ(
+      metapaths.rfind("paper___cites___paper,paper___rev_cites___paper,paper-author-paper", 0), 0u)
       << metapaths;
-  EXPECT_NE(r.out.find("han: 5 metapaths: paper___cites___paper = paper-paper (paper___cites___paper), "),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("han: 5 metapaths: paper___cites___paper = paper-paper (paper___cites___paper), "),
+      std::string::npos)
       << r.out;
   EXPECT_EQ(run["given"], nlohmann::json({"parts", "model", "epochs", "checkpoint-dir",
                                           "metrics-out", "progress"}));
@@ -266,12 +271,13 @@ TEST_F(SecondHour, HanTakesItsRecipeAndRecordsItsMetapaths) {
   for (const std::string& name : names_in(ck))
     EXPECT_EQ(name.find("embeddings-"), std::string::npos) << name;
   // Resumed with the very metapaths the default gave, by name or by relations.
-  CommandResult same = partita("-q train --parts " + dir("mag1") + " --model han --checkpoint-dir " +
-                               ck + " --resume --epochs 2 --metapaths " + metapaths);
+  CommandResult same =
+      partita("-q train --parts " + dir("mag1") + " --model han --checkpoint-dir " + ck +
+              " --resume --epochs 2 --metapaths " + metapaths);
   EXPECT_EQ(same.exit_code, 0) << same.out;
-  CommandResult other = partita("-q train --parts " + dir("mag1") +
-                                " --model han --checkpoint-dir " + ck +
-                                " --resume --epochs 3 --metapaths paper-author-paper");
+  CommandResult other =
+      partita("-q train --parts " + dir("mag1") + " --model han --checkpoint-dir " + ck +
+              " --resume --epochs 3 --metapaths paper-author-paper");
   EXPECT_EQ(other.exit_code, 2) << other.out;
   EXPECT_NE(other.out.find("error: --metapaths: " + metapaths + " in the checkpoint"),
             std::string::npos)
@@ -311,9 +317,9 @@ TEST_F(SecondHour, HanKeepsATableForTheTypeItReadsOnly) {
   };
   for (const char* model : {"han", "rgcn"}) {
     const std::string ck = dir(std::string("ck-nofeat-") + model);
-    CommandResult r = partita("-q train --parts " + parts + " --model " + model +
-                              " --hidden 8 --fanouts 3 --epochs 1 --max-steps 2 --checkpoint-dir " +
-                              ck);
+    CommandResult r =
+        partita("-q train --parts " + parts + " --model " + model +
+                " --hidden 8 --fanouts 3 --epochs 1 --max-steps 2 --checkpoint-dir " + ck);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_EQ(tables_in(ck + "/embeddings-000001-rank0.bin"), std::string(model) == "han" ? 1u : 4u)
         << model;

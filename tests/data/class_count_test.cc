@@ -91,8 +91,7 @@ TEST(ClassCount, LoadDatasetRefusesAStrayLabelUnlessTheCountIsGiven) {
   given.num_classes = 100001;
   EXPECT_EQ(load_dataset(dir.path(), given).num_classes, 100001);
   given.num_classes = 3;
-  expect_load_error<FormatError>(dir.path(), dir.path(), {"label 100000 is outside [0, 3)"},
-                                 given);
+  expect_load_error<FormatError>(dir.path(), dir.path(), {"label 100000 is outside [0, 3)"}, given);
 }
 
 }  // namespace

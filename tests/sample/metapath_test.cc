@@ -94,8 +94,9 @@ TEST(MetapathSpec, DefaultsOfTheHecoSchemas) {
                                               {"paper___rev_cites___paper", {4}},
                                               {"paper-author-paper", {0, 3}},
                                               {"paper-field-paper", {5, 2}}});
-  EXPECT_EQ(describe_metapath(default_metapaths(acm())[1], acm()),
-            "paper-subject-paper (subject___rev_has_subject___paper-paper___has_subject___subject)");
+  EXPECT_EQ(
+      describe_metapath(default_metapaths(acm())[1], acm()),
+      "paper-subject-paper (subject___rev_has_subject___paper-paper___has_subject___subject)");
   EXPECT_EQ(metapath_names(default_metapaths(acm())),
             (std::vector<std::string>{"paper-author-paper", "paper-subject-paper"}));
 }
@@ -113,12 +114,11 @@ TEST(MetapathSpec, ByTypesAndByRelations) {
   expect_metapaths(resolve_metapaths("cites,rev_cites-writes-rev_writes", toy()),
                    {{"cites", {1}}, {"rev_cites-writes-rev_writes", {4, 0, 3}}});
   // Relations by their full names (partita info's), or mixed with short ones.
-  expect_metapaths(
-      resolve_metapaths("author___writes___paper-paper___rev_writes___author,"
-                        "subject___rev_has_subject___paper-has_subject",
-                        acm()),
-      {{"author___writes___paper-paper___rev_writes___author", {0, 2}},
-       {"subject___rev_has_subject___paper-has_subject", {3, 1}}});
+  expect_metapaths(resolve_metapaths("author___writes___paper-paper___rev_writes___author,"
+                                     "subject___rev_has_subject___paper-has_subject",
+                                     acm()),
+                   {{"author___writes___paper-paper___rev_writes___author", {0, 2}},
+                    {"subject___rev_has_subject___paper-has_subject", {3, 1}}});
   // The default's full names read back as the same metapaths.
   expect_metapaths(resolve_metapaths("paper___cites___paper,paper___rev_cites___paper", toy()),
                    {{"paper___cites___paper", {1}}, {"paper___rev_cites___paper", {4}}});

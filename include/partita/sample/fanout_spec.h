@@ -55,10 +55,11 @@ FanoutSpec parse_fanout_spec(const std::string& text);
 
 // Resolves `spec` against the relation names of the graph (indexed by relation id; empty
 // for a homogeneous graph): canonical names (sample::relation_names), which messages list, or
-// other names (model han's metapaths) matched as relation_names.h says. Throws ParameterError("fanouts", ...). In the result, hops[h] is
-// the hop's N, or its default; a hop naming every relation and no default holds the largest
-// of its fanouts (-1 if one is -1): the most any relation takes. relations[h] is empty for
-// a hop naming no relation, and `relations` is empty altogether when no hop names one.
+// other names (model han's metapaths) matched as relation_names.h says. Throws
+// ParameterError("fanouts", ...). In the result, hops[h] is the hop's N, or its default; a hop
+// naming every relation and no default holds the largest of its fanouts (-1 if one is -1): the most
+// any relation takes. relations[h] is empty for a hop naming no relation, and `relations` is empty
+// altogether when no hop names one.
 Fanouts resolve_fanouts(const FanoutSpec& spec, const std::vector<std::string>& relation_names);
 
 // parse_fanout_spec then resolve_fanouts.

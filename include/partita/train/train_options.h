@@ -182,10 +182,10 @@ struct TrainOptions {
   EvalOptions eval;
   CheckpointOptions checkpoint;
   CacheOptions cache;
-  LinkTaskOptions link;   // task link only
+  LinkTaskOptions link;                // task link only
   LearnedEmbeddingOptions embeddings;  // models rgcn and han
-  int64_t epochs = 5;     // >= 1; total, including epochs resumed from
-  uint64_t seed = 0;      // of weights, shuffles, samples and dropout
+  int64_t epochs = 5;                  // >= 1; total, including epochs resumed from
+  uint64_t seed = 0;                   // of weights, shuffles, samples and dropout
   int torch_threads = 1;  // torch intra-op threads (DESIGN 10: cores per rank), [1, 1024]
   // Row-normalize input features (each row divided by its sum; all-zero rows stay zero),
   // as in the GCN paper's preprocessing. A row whose sum is <= 0 (and is not all zeros) is
