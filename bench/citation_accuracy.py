@@ -34,7 +34,6 @@ command fails.
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -43,7 +42,6 @@ import smoke
 from cpu_features import NO_BF16, native_bf16
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 GCN = ["--model", "gcn", "--layers", "2", "--hidden", "16", "--dropout", "0.5", "--lr", "0.01",
        "--weight-decay", "5e-4"]
 GAT = ["--model", "gat", "--layers", "2", "--hidden", "8", "--heads", "8", "--dropout", "0.6",
@@ -59,17 +57,8 @@ PAPER = {"gcn": {"cora": 81.5, "citeseer": 70.3}, "gat": {"cora": 83.0, "citesee
 
 
 def partition(a, dataset, env):
-    out = os.path.join(a.work, f"{dataset}-2")
-    if a.smoke:  # a small generated graph instead of Cora
-        source = smoke.graph(a.partita, a.work)
-        shutil.rmtree(out, ignore_errors=True)
-    else:
-        source = os.path.join(SHARED, "datasets", "ogb-layout", dataset)
-    if not os.path.exists(os.path.join(out, "partita.json")):
-        subprocess.run([a.partita, "-q", "partition", "--dataset", source, "--num-parts", "2",
-                        "--method", "metis", "--balance-train", "--out", out],
-                       check=True, stdout=subprocess.DEVNULL, env=env)
-    return out
+    return smoke.partitioned(a, dataset, f"{dataset}-2",
+                             ["--num-parts", "2", "--method", "metis", "--balance-train"], env)
 
 
 def train(a, parts, config, seed, env):

@@ -18,7 +18,6 @@ because a metric is low; it fails only if a command fails.
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -26,23 +25,13 @@ import sys
 import smoke
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 GAE_AUC = {"cora": 0.910, "citeseer": 0.895}
 
 
 def partition(a, dataset, env):
-    out = os.path.join(a.work, f"{dataset}-split-parts2")
-    if a.smoke:  # a small generated graph instead of Cora
-        source = smoke.graph(a.partita, a.work)
-        shutil.rmtree(out, ignore_errors=True)
-    else:
-        source = os.path.join(SHARED, "datasets", "ogb-layout", dataset)
-    if not os.path.exists(os.path.join(out, "partita.json")):
-        subprocess.run([a.partita, "-q", "partition", "--dataset", source,
-                        "--edge-split", "0.05,0.10", "--num-parts", "2", "--method", "metis",
-                        "--seed", "1", "--out", out],
-                       check=True, stdout=subprocess.DEVNULL, env=env)
-    return out
+    return smoke.partitioned(a, dataset, f"{dataset}-split-parts2",
+                             ["--edge-split", "0.05,0.10", "--num-parts", "2", "--method",
+                              "metis", "--seed", "1"], env)
 
 
 def train(a, parts, seed, env):

@@ -5,6 +5,9 @@ import os
 import shutil
 import subprocess
 
+# ../shared beside the repository (datasets)
+SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                      "shared")
 NODES = 3000  # the smoke graph: 3000 nodes, 16 features, 4 classes, 10 edges per node
 
 
@@ -30,4 +33,21 @@ def graph(partita, work, name="smoke-graph", extra=()):
     subprocess.run([partita, "-q", "generate", "--out", out, "--nodes", str(NODES),
                     "--feat-dim", "16", "--classes", "4", "--seed", "1", "--threads", "1",
                     *extra], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def partitioned(a, dataset, out_name, flags, env):
+    """Partitions a dataset of ../shared/datasets/ogb-layout (or, with a.smoke, the smoke graph)
+    into a.work/out_name with `partita partition` and the given flags, once: an existing
+    partition directory is reused, except in smoke mode, which starts afresh. Returns the
+    directory."""
+    out = os.path.join(a.work, out_name)
+    if a.smoke:  # a small generated graph instead of the dataset
+        source = graph(a.partita, a.work)
+        shutil.rmtree(out, ignore_errors=True)
+    else:
+        source = os.path.join(SHARED, "datasets", "ogb-layout", dataset)
+    if not os.path.exists(os.path.join(out, "partita.json")):
+        subprocess.run([a.partita, "-q", "partition", "--dataset", source, *flags, "--out", out],
+                       check=True, stdout=subprocess.DEVNULL, env=env)
     return out

@@ -28,6 +28,11 @@ import shutil
 import subprocess
 import sys
 
+# bench/cpu_features.py decides bf16 as nn::cpu_supports_bf16() does
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "bench"))
+from cpu_features import native_bf16  # noqa: E402
+
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 BASE = ["--hidden", "8", "--fanouts", "4,4", "--batch-size", "32", "--seed", "1",
         "--lr", "0.01", "--eval-every", "0"]
@@ -57,19 +62,6 @@ NOT_VARIED = {
     "device": "its other value (cuda) needs a GPU; a run resumed on cpu from a cuda "
               "checkpoint is the device check's (scripts/device-check.sh)",
 }
-
-
-def native_bf16():
-    """Whether --precision bf16 runs on this CPU (AVX512-BF16 or AMX-BF16, as
-    nn::cpu_supports_bf16() decides); elsewhere train refuses it before reading the checkpoint."""
-    if os.environ.get("PARTITA_NO_BF16", "") not in ("", "0"):
-        return False
-    try:
-        flags = open("/proc/cpuinfo").read()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
 
 if not native_bf16():
     del CHANGED["precision"]
