@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "device_flag.h"
+#include "enum_option.h"
 #include "flags.h"
 #include "host_local_flag.h"
 #include "interrupt_notice.h"
@@ -65,30 +66,6 @@ struct Flags {
   bool force = false;         // --metrics-out may replace an existing file
   MetricsFile::RunInfo run;   // the settings, for --metrics-out's run record
 };
-
-// Binds `flag` onto the enum `*field` through its name table, a checked map: a value that
-// is not one of the names is refused at parsing ("--model: 'gnn' is not one of sage, gcn,
-// gat, rgcn"), --help shows the name of the field's current value (the default), and the
-// run's record (--metrics-out, checkpoints) holds the name given.
-template <class E>
-CLI::Option* add_enum_option(CLI::App& app, const std::string& flag, E* field,
-                             const NameTable<E>& names, const std::string& help) {
-  CLI::Option* option = app.add_option_function<std::string>(
-      flag, [field, &names](const std::string& name) { *field = *find_named(names, name); }, help);
-  CLI::Validator member(
-      [&names](std::string& name) {
-        return find_named(names, name)
-                   ? std::string()
-                   : fmt::format("'{}' is not one of {}", name, joined_names(names));
-      },
-      "");
-  // A flag given twice keeps its last value (make_command_line): only that one is checked.
-  member.application_index(0);
-  option->check(member);
-  option->type_name("TEXT");
-  option->default_str(name_of(names, *field));
-  return option;
-}
 
 // --progress: auto (nullopt) or a mode.
 const NameTable<std::optional<ProgressMode>>& progress_names() {
