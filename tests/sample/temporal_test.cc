@@ -21,54 +21,12 @@ namespace partita::sample {
 namespace {
 
 using testing::all_temporal_modes;
-using testing::random_graph;
-using testing::random_times;
-using testing::random_typed_graph;
-using testing::random_weights;
+using testing::kTimeRange;
 using testing::TemporalMode;
+using testing::TimedGraph;
+using testing::typed_graph;
 using testing::TypedFanouts;
-
-const int64_t kTimeRange = 50;  // edge and node times in [0, 50): many ties
-
-// A temporal test graph: CSC, relations (empty: untyped), weights and times per entry.
-struct TimedGraph {
-  graph::Csr g;
-  std::vector<int32_t> relations;
-  int32_t num_relations = 0;
-  std::vector<float> w;
-  std::vector<int64_t> times;
-
-  CscView view() const {
-    CscView v = csc_view_of(g, w, relations);
-    v.times = ArrayView<const int64_t>(times);
-    return v;
-  }
-};
-
-// repeats: some (source, destination) pairs appear twice, at two times.
-TimedGraph untyped_graph(bool repeats, uint64_t seed) {
-  TimedGraph t;
-  graph::Csr g = random_graph(400, 12, 4, 150, seed);
-  t.g = repeats ? testing::with_repeats(g, {}, nullptr) : g;
-  t.w = random_weights(t.g.num_entries(), seed);
-  t.times = random_times(t.g.num_entries(), kTimeRange, seed);
-  return t;
-}
-
-TimedGraph typed_graph(bool repeats, uint64_t seed) {
-  TimedGraph t;
-  testing::TypedGraph typed = random_typed_graph(400, 3, 6, 4, 100, /*empty_relation=*/-1, seed);
-  t.num_relations = typed.num_relations;
-  if (repeats) {
-    t.g = testing::with_repeats(typed.g, typed.relations, &t.relations);
-  } else {
-    t.g = typed.g;
-    t.relations = typed.relations;
-  }
-  t.w = random_weights(t.g.num_entries(), seed);
-  t.times = random_times(t.g.num_entries(), kTimeRange, seed);
-  return t;
-}
+using testing::untyped_graph;
 
 KernelOptions kernel_options(const TemporalMode& mode, int64_t k) {
   KernelOptions o;
@@ -390,20 +348,10 @@ TEST(TemporalBlocks, EntriesArePairsOfNodeAndTime) {
   EXPECT_TRUE(sample_blocks(seeds, o, plain).blocks[0].src_times.empty());
 }
 
-// The leakage proof. On graphs where a (source, destination, relation) triple is one edge,
-// so that a sampled neighbor names the edge it came by: over every hop of many batches,
-// every block edge src -> dst exists, its time is <= the dst entry's time (strict: <), its
-// src entry carries the dst entry's time, and the dst entries are the previous frontier
-// with its times (hop 0: the seeds with theirs).
+// The leakage proof (testing::check_no_leakage) over every hop of many batches.
 void expect_no_leakage(const TimedGraph& t, const TemporalMode& mode,
                        const std::vector<int64_t>& fanouts, int batches) {
-  std::map<std::tuple<int64_t, int64_t, int32_t>, int64_t> edge_time;
-  for (int64_t v = 0; v < t.g.num_rows(); ++v) {
-    for (int64_t e = t.g.indptr[v]; e < t.g.indptr[v + 1]; ++e) {
-      const int32_t r = t.relations.empty() ? 0 : t.relations[e];
-      ASSERT_TRUE(edge_time.emplace(std::make_tuple(t.g.indices[e], v, r), t.times[e]).second);
-    }
-  }
+  const testing::EdgeTimes edge_time = testing::edge_times_of(t);
   LocalSampler sampler(t.view(), sampler_options(mode, 2));
   BlockBuilder builder;
   int64_t checked = 0;
@@ -412,33 +360,7 @@ void expect_no_leakage(const TimedGraph& t, const TemporalMode& mode,
     testing::temporal_seeds(t.g.num_rows(), 32, kTimeRange, 100 + batch, &seeds, &seed_times);
     BlockOptions o = block_options(fanouts, batch);
     o.seed_times = seed_times;
-    const SampledBatch b = builder.build(seeds, o, sampler);
-    std::vector<int64_t> frontier = seeds, frontier_times = seed_times;
-    for (size_t hop = 0; hop < b.blocks.size(); ++hop) {
-      const Block& block = b.blocks[hop];
-      ASSERT_EQ(block.src_times.size(), block.src_nodes.size());
-      ASSERT_EQ(
-          std::vector<int64_t>(block.src_nodes.begin(), block.src_nodes.begin() + block.num_dst),
-          frontier);
-      ASSERT_EQ(
-          std::vector<int64_t>(block.src_times.begin(), block.src_times.begin() + block.num_dst),
-          frontier_times);
-      for (int64_t i = 0; i < block.num_dst; ++i) {
-        for (int64_t j = block.indptr[i]; j < block.indptr[i + 1]; ++j) {
-          const int64_t u = block.src_nodes[block.indices[j]];
-          const int32_t r = block.etypes.empty() ? 0 : block.etypes[j];
-          const auto it = edge_time.find({u, block.src_nodes[i], r});
-          ASSERT_TRUE(it != edge_time.end()) << "no edge " << u << " -> " << block.src_nodes[i];
-          ASSERT_TRUE(testing::allowed(it->second, block.src_times[i], mode.strict))
-              << "hop " << hop << ": edge " << u << " -> " << block.src_nodes[i] << " at time "
-              << it->second << " sampled for time " << block.src_times[i];
-          ASSERT_EQ(block.src_times[block.indices[j]], block.src_times[i]);
-          ++checked;
-        }
-      }
-      frontier = block.src_nodes;
-      frontier_times = block.src_times;
-    }
+    checked += testing::check_no_leakage(edge_time, builder.build(seeds, o, sampler), mode.strict);
   }
   EXPECT_GT(checked, 1000);  // the proof covers many edges
 }

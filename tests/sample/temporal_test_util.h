@@ -213,4 +213,144 @@ inline void temporal_seeds(int64_t n, int64_t count, int64_t range, uint64_t see
   }
 }
 
+constexpr int64_t kTimeRange = 50;  // edge and node times in [0, 50): many ties
+
+// A temporal test graph: CSC, relations (empty: untyped), weights and times per entry.
+struct TimedGraph {
+  graph::Csr g;
+  std::vector<int32_t> relations;
+  int32_t num_relations = 0;
+  std::vector<float> w;
+  std::vector<int64_t> times;
+
+  CscView view() const {
+    CscView v = csc_view_of(g, w, relations);
+    v.times = ArrayView<const int64_t>(times);
+    return v;
+  }
+};
+
+// repeats: some (source, destination) pairs appear twice, at two times.
+inline TimedGraph untyped_graph(bool repeats, uint64_t seed) {
+  TimedGraph t;
+  graph::Csr g = random_graph(400, 12, 4, 150, seed);
+  t.g = repeats ? with_repeats(g, {}, nullptr) : g;
+  t.w = random_weights(t.g.num_entries(), seed);
+  t.times = random_times(t.g.num_entries(), kTimeRange, seed);
+  return t;
+}
+
+inline TimedGraph typed_graph(bool repeats, uint64_t seed) {
+  TimedGraph t;
+  TypedGraph typed = random_typed_graph(400, 3, 6, 4, 100, /*empty_relation=*/-1, seed);
+  t.num_relations = typed.num_relations;
+  if (repeats) {
+    t.g = with_repeats(typed.g, typed.relations, &t.relations);
+  } else {
+    t.g = typed.g;
+    t.relations = typed.relations;
+  }
+  t.w = random_weights(t.g.num_entries(), seed);
+  t.times = random_times(t.g.num_entries(), kTimeRange, seed);
+  return t;
+}
+
+// Rows [first, end) of a temporal graph as a partition: indptr rebased to 0, indices
+// global, relations, weights, times and stream ids (`ids`, one per row of the graph)
+// sliced. The arrays live in the part; view() points into them.
+struct TimedPart {
+  std::vector<int64_t> indptr, indices, times, stream_ids;
+  std::vector<int32_t> relations;
+  std::vector<float> weights;
+  int64_t first = 0;
+
+  CscView view() const {
+    CscView v;
+    v.indptr = ArrayView<const int64_t>(indptr);
+    v.indices = ArrayView<const int64_t>(indices);
+    v.times = ArrayView<const int64_t>(times);
+    v.relations = ArrayView<const int32_t>(relations);
+    v.weights = ArrayView<const float>(weights);
+    v.stream_ids = ArrayView<const int64_t>(stream_ids);
+    v.first_row = first;
+    return v;
+  }
+};
+
+inline TimedPart make_timed_part(const TimedGraph& t, const std::vector<int64_t>& ids,
+                                 int64_t first, int64_t end) {
+  TimedPart p;
+  p.first = first;
+  const int64_t b = t.g.indptr[first], e = t.g.indptr[end];
+  for (int64_t r = first; r <= end; ++r) p.indptr.push_back(t.g.indptr[r] - b);
+  p.indices.assign(t.g.indices.begin() + b, t.g.indices.begin() + e);
+  p.times.assign(t.times.begin() + b, t.times.begin() + e);
+  if (!t.relations.empty()) p.relations.assign(t.relations.begin() + b, t.relations.begin() + e);
+  p.weights.assign(t.w.begin() + b, t.w.begin() + e);
+  p.stream_ids.assign(ids.begin() + first, ids.begin() + end);
+  return p;
+}
+
+// The leakage check of one temporal batch on a graph where a (source, destination,
+// relation) triple is one edge (edge_time maps it to its time), so that a sampled neighbor
+// names the edge it came by. Over every hop: the dst entries are the previous frontier
+// with its times (hop 0: the seeds with theirs); every block edge src -> dst exists, its
+// time is <= the dst entry's time (strict: <), and its src entry carries the dst entry's
+// time. Returns the number of edges checked.
+using EdgeTimes = std::map<std::tuple<int64_t, int64_t, int32_t>, int64_t>;
+
+inline EdgeTimes edge_times_of(const TimedGraph& t) {
+  EdgeTimes edge_time;
+  for (int64_t v = 0; v < t.g.num_rows(); ++v) {
+    for (int64_t e = t.g.indptr[v]; e < t.g.indptr[v + 1]; ++e) {
+      const int32_t r = t.relations.empty() ? 0 : t.relations[e];
+      EXPECT_TRUE(edge_time.emplace(std::make_tuple(t.g.indices[e], v, r), t.times[e]).second)
+          << "the leakage check needs one edge per (source, destination, relation)";
+    }
+  }
+  return edge_time;
+}
+
+inline int64_t check_no_leakage(const EdgeTimes& edge_time, const SampledBatch& b, bool strict) {
+  int64_t checked = 0;
+  std::vector<int64_t> frontier = b.seeds, frontier_times = b.seed_times;
+  EXPECT_EQ(frontier_times.size(), frontier.size());
+  for (size_t hop = 0; hop < b.blocks.size(); ++hop) {
+    const Block& block = b.blocks[hop];
+    EXPECT_EQ(block.src_times.size(), block.src_nodes.size());
+    if (block.src_times.size() != block.src_nodes.size()) return checked;
+    EXPECT_EQ(
+        std::vector<int64_t>(block.src_nodes.begin(), block.src_nodes.begin() + block.num_dst),
+        frontier);
+    EXPECT_EQ(
+        std::vector<int64_t>(block.src_times.begin(), block.src_times.begin() + block.num_dst),
+        frontier_times);
+    for (int64_t i = 0; i < block.num_dst; ++i) {
+      for (int64_t j = block.indptr[i]; j < block.indptr[i + 1]; ++j) {
+        const int64_t u = block.src_nodes[block.indices[j]];
+        const int32_t r = block.etypes.empty() ? 0 : block.etypes[j];
+        const auto it = edge_time.find({u, block.src_nodes[i], r});
+        if (it == edge_time.end()) {
+          ADD_FAILURE() << "no edge " << u << " -> " << block.src_nodes[i];
+          return checked;
+        }
+        if (!allowed(it->second, block.src_times[i], strict)) {
+          ADD_FAILURE() << "hop " << hop << ": edge " << u << " -> " << block.src_nodes[i]
+                        << " at time " << it->second << " sampled for time " << block.src_times[i];
+          return checked;
+        }
+        if (block.src_times[block.indices[j]] != block.src_times[i]) {
+          ADD_FAILURE() << "hop " << hop << ": src entry " << block.indices[j]
+                        << " does not carry its dst entry's time";
+          return checked;
+        }
+        ++checked;
+      }
+    }
+    frontier = block.src_nodes;
+    frontier_times = block.src_times;
+  }
+  return checked;
+}
+
 }  // namespace partita::sample::testing
