@@ -1,6 +1,8 @@
 #include "partita/sample/block_builder.h"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "partita/core/error.h"
 
@@ -149,20 +151,31 @@ void BlockBuilder::build_temporal(const BlockOptions& options, NeighborSampler& 
     fill_indptr(sample_, hop, pair_nodes_, block);
 
     // Each sampled id, at its dst entry's time, relabelled in place as a (node, time) pair.
+    // The table is probed kPairPrefetch edges ahead (the probes are random over a big
+    // table), so each edge's time is laid out first.
     block.indices = std::move(sample_.neighbors);
     sample_.neighbors.clear();
+    const int64_t num_edges = block.num_edges();
+    std::vector<int64_t> edge_times(static_cast<size_t>(num_edges));
     for (int64_t i = 0; i < block.num_dst; ++i) {
-      const int64_t time = pair_times_[i];
-      for (int64_t j = block.indptr[i]; j < block.indptr[i + 1]; ++j) {
-        const int64_t node = block.indices[j];
-        const auto [it, added] = pairs_.try_emplace(std::make_pair(node, time),
-                                                    static_cast<int64_t>(pair_nodes_.size()));
-        if (added) {
-          pair_nodes_.push_back(node);
-          pair_times_.push_back(time);
-        }
-        block.indices[j] = it->second;
+      std::fill(edge_times.begin() + block.indptr[i], edge_times.begin() + block.indptr[i + 1],
+                pair_times_[i]);
+    }
+    pairs_.reserve(pair_nodes_.size() + static_cast<size_t>(num_edges));
+    constexpr int64_t kPairPrefetch = 16;
+    for (int64_t j = 0; j < num_edges; ++j) {
+      if (j + kPairPrefetch < num_edges) {
+        pairs_.prefetch(
+            std::make_pair(block.indices[j + kPairPrefetch], edge_times[j + kPairPrefetch]));
       }
+      const int64_t node = block.indices[j];
+      const auto [it, added] = pairs_.try_emplace(std::make_pair(node, edge_times[j]),
+                                                  static_cast<int64_t>(pair_nodes_.size()));
+      if (added) {
+        pair_nodes_.push_back(node);
+        pair_times_.push_back(edge_times[j]);
+      }
+      block.indices[j] = it->second;
     }
     check_relations(sample_, hop, block);
     block.etypes = std::move(sample_.relations);

@@ -109,9 +109,25 @@ void sample_chunk(const CscView& view, const Runs& runs, const TemporalRuns& tem
                   const int64_t* nodes, const int64_t* node_times, int64_t n, uint64_t hop_key,
                   int64_t* counts, ChunkOutput out) {
   const int64_t* indptr = view.indptr.data();
+  const int64_t* times = view.times.data();
+  const int64_t* indices = view.indices.data();
   const uint64_t rows = static_cast<uint64_t>(view.num_rows());
   TemporalScratch scratch;
   for (int64_t i = 0; i < n; ++i) {
+    // Rows are scattered: ask for node i + 2P's offsets and node i + P's first times and
+    // ids early, so that several cache misses are in flight at once.
+    if (i + 2 * kPrefetchDistance < n) {
+      const uint64_t r = static_cast<uint64_t>(nodes[i + 2 * kPrefetchDistance] - view.first_row);
+      if (r < rows) __builtin_prefetch(indptr + r);
+    }
+    if (i + kPrefetchDistance < n) {
+      const uint64_t r = static_cast<uint64_t>(nodes[i + kPrefetchDistance] - view.first_row);
+      if (r < rows) {
+        __builtin_prefetch(times + indptr[r]);
+        __builtin_prefetch(indices + indptr[r]);
+        runs.prefetch_row(indptr[r]);
+      }
+    }
     const int64_t v = nodes[i];
     const uint64_t r = static_cast<uint64_t>(v - view.first_row);
     if (r >= rows) throw_outside(view, v);

@@ -83,7 +83,9 @@ void expect_kernel_matches_reference(const TimedGraph& t, const std::vector<int6
               << "node " << nodes[i] << " at " << times[i];
           for (size_t j = 0; j < want.size(); ++j) {
             ASSERT_EQ(s.neighbors[offset + j], want[j].first) << "node " << nodes[i];
-            if (!t.relations.empty()) ASSERT_EQ(s.relations[offset + j], want[j].second);
+            if (!t.relations.empty()) {
+              ASSERT_EQ(s.relations[offset + j], want[j].second);
+            }
           }
           offset += s.counts[i];
         }

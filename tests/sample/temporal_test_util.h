@@ -33,9 +33,9 @@ inline std::vector<int64_t> random_times(int64_t count, int64_t range, uint64_t 
 
 // The graph with every third entry of each row repeated right after itself (a multigraph:
 // the same (source, destination) pair at two times once times are drawn). Relations, if
-// given, are repeated alike, so typed rows stay sorted by relation.
+// given, are repeated alike into repeated_relations, so typed rows stay sorted by relation.
 inline graph::Csr with_repeats(const graph::Csr& g, const std::vector<int32_t>& relations,
-                               std::vector<int32_t>* repeated_relations) {
+                               std::vector<int32_t>& repeated_relations) {
   graph::Csr out;
   out.indptr.push_back(0);
   for (int64_t v = 0; v < g.num_rows(); ++v) {
@@ -43,7 +43,7 @@ inline graph::Csr with_repeats(const graph::Csr& g, const std::vector<int32_t>& 
       const int copies = (e - g.indptr[v]) % 3 == 1 ? 2 : 1;
       for (int c = 0; c < copies; ++c) {
         out.indices.push_back(g.indices[e]);
-        if (!relations.empty()) repeated_relations->push_back(relations[e]);
+        if (!relations.empty()) repeated_relations.push_back(relations[e]);
       }
     }
     out.indptr.push_back(static_cast<int64_t>(out.indices.size()));
@@ -234,7 +234,8 @@ struct TimedGraph {
 inline TimedGraph untyped_graph(bool repeats, uint64_t seed) {
   TimedGraph t;
   graph::Csr g = random_graph(400, 12, 4, 150, seed);
-  t.g = repeats ? with_repeats(g, {}, nullptr) : g;
+  std::vector<int32_t> none;
+  t.g = repeats ? with_repeats(g, {}, none) : g;
   t.w = random_weights(t.g.num_entries(), seed);
   t.times = random_times(t.g.num_entries(), kTimeRange, seed);
   return t;
@@ -245,7 +246,7 @@ inline TimedGraph typed_graph(bool repeats, uint64_t seed) {
   TypedGraph typed = random_typed_graph(400, 3, 6, 4, 100, /*empty_relation=*/-1, seed);
   t.num_relations = typed.num_relations;
   if (repeats) {
-    t.g = with_repeats(typed.g, typed.relations, &t.relations);
+    t.g = with_repeats(typed.g, typed.relations, t.relations);
   } else {
     t.g = typed.g;
     t.relations = typed.relations;
