@@ -72,7 +72,7 @@ struct BlockOptions {
   SampleKey key;  // (seed, epoch, batch) of this batch
   // Temporal sampling: the time of each seed (node task: its node_time; link task: the seed
   // edge's time), borrowed for the call; empty: not temporal.
-  ArrayView<const int64_t> seed_times{};  // {} initializer: BlockOptions{fanouts, key} is whole
+  ArrayView<const int64_t> seed_times{};  // {}: BlockOptions{fanouts, key} does not warn
 };
 
 // Keeps its relabelling table and buffers between batches. Not thread-safe: one builder

@@ -42,9 +42,9 @@
 // the allowed entries of a run (the whole row when untyped), in stored order, form a
 // sub-run a[0..m), and the run is sampled as if it held only them, with the run's own
 // k and stream (the same keys as above; the time does not key the stream):
-//   kUniform         the algorithms above on a[0..m) (uniform or weighted, without or
-//                    with replacement; positions index a): fanout -1 or k >= m gives
-//                    every allowed entry (weighted: of positive weight) in stored order.
+//   kUniform         the algorithms above on a[0..m) (positions index a): fanout -1, or
+//                    k >= m without replacement, gives every allowed entry (weighted: of
+//                    positive weight) in stored order; with replacement, k draws from a.
 //   kRecent          no draws: the first min(k, m) allowed entries in the order (time
 //                    descending, stored position ascending) -- the k most recent, ties
 //                    going to the entry stored first; fanout -1: every allowed entry.
