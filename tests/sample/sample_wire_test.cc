@@ -231,7 +231,8 @@ TEST(SampleWire, TemporalRequestsCarryTimesOnlyWhenTemporal) {
   const std::vector<uint8_t> with_times = encode_hop_request(temporal, nodes, times);
   const std::vector<uint8_t> without = encode_hop_request(plain, nodes);
   EXPECT_GT(with_times.size(), without.size());
-  HopReply got = decode_hop_reply(serve(view, uniform, 1, with_times), 1, 3);
+  const std::vector<uint8_t> reply = serve(view, uniform, 1, with_times);
+  HopReply got = decode_hop_reply(reply, 1, 3);  // views into `reply`
   NeighborSample want;
   KernelOptions kernel;
   kernel.fanout = 2;
