@@ -5,7 +5,7 @@
 //
 //   build-sample/bench/sample_kernel_bench [--nodes N] [--degree D] [--batch B]
 //       [--batches K] [--runs R] [--threads T] [--replace] [--hugepages] [--seed S]
-//       [--relations R]
+//       [--relations R] [--modes]
 //
 // --relations R (R > 0) makes the graph typed: every source node has one of R relation
 // types (a hash of its id), rows are sorted by (relation, source), and each hop's fanout
@@ -13,6 +13,13 @@
 //
 // --hugepages asks for transparent huge pages on the graph's arrays (THP "madvise" mode):
 // random row reads then miss the TLB far less. Default off, as for memory-mapped files.
+//
+// --modes adds "modes": the same batches sampled in each sampling mode on the same graph
+// with a weight (uniform in (0, 1]) and a time (uniform in [0, 1000)) per edge and a time
+// per seed (uniform in [0, 1000)): uniform, weighted (Efraimidis-Spirakis), and temporal
+// uniform, recent and weighted (neighbor_kernel.h). Per mode: CPU ns per sampled edge of
+// the kernel (LocalSampler::sample_hop) and of BlockBuilder::build, medians over --runs,
+// and each kernel figure over uniform's (issue 41's goal: weighted <= 2x uniform).
 //
 // Figures: per run, sampled edges (sum over blocks) / wall time of BlockBuilder::build;
 // the share spent in the kernel (LocalSampler::sample_hop) vs relabelling and copies; and
@@ -73,7 +80,8 @@ struct Args {
   bool replace = false;
   bool hugepages = false;  // madvise(MADV_HUGEPAGE) on the graph arrays
   uint64_t seed = 1;
-  int relations = 0;  // > 0: a typed graph with this many relations
+  int relations = 0;   // > 0: a typed graph with this many relations
+  bool modes = false;  // also compare the sampling modes (weighted, temporal)
 };
 
 Args parse(int argc, char** argv) {
@@ -107,6 +115,8 @@ Args parse(int argc, char** argv) {
       a.replace = true;
     else if (f == "--hugepages")
       a.hugepages = true;
+    else if (f == "--modes")
+      a.modes = true;
     else {
       std::fprintf(stderr, "error: unknown flag %s\n", f.c_str());
       std::exit(2);
@@ -271,6 +281,101 @@ class TimedSampler final : public NeighborSampler {
 
 double round2(double x) { return std::round(x * 100.0) / 100.0; }
 
+// Mode comparison (--modes): CPU ns per sampled edge, one entry per run.
+struct ModeFigures {
+  std::vector<double> kernel_ns, blocks_ns;
+  int64_t edges_per_batch = 0;
+};
+
+constexpr int64_t kTimeRange = 1000;
+
+ModeFigures measure_mode(const CscView& view, const LocalSamplerOptions& so, const Args& a,
+                         const std::vector<int64_t>& fanouts,
+                         const std::vector<std::vector<int64_t>>& seeds,
+                         const std::vector<std::vector<int64_t>>& seed_times) {
+  const bool temporal = so.temporal != Temporal::kNone;
+  LocalSampler local(view, so);
+  TimedSampler timed(local);
+  BlockBuilder builder;
+  BlockOptions warm{fanouts, {}};
+  if (temporal) warm.seed_times = seed_times[0];
+  builder.build(seeds[0], warm, timed);  // warm-up
+  ModeFigures f;
+  for (int run = 0; run < a.runs; ++run) {
+    timed.cpu_seconds = 0;
+    int64_t edges = 0;
+    const double cpu_start = cpu_now();
+    for (int b = 0; b < a.batches; ++b) {
+      BlockOptions o{fanouts, {a.seed, static_cast<uint64_t>(run), static_cast<uint64_t>(b)}};
+      if (temporal) o.seed_times = seed_times[b];
+      edges += builder.build(seeds[b], o, timed).num_sampled_edges();
+    }
+    const double e = static_cast<double>(std::max<int64_t>(edges, 1));
+    f.kernel_ns.push_back(1e9 * timed.cpu_seconds / e);
+    f.blocks_ns.push_back(1e9 * (cpu_now() - cpu_start) / e);
+    f.edges_per_batch = edges / a.batches;
+  }
+  return f;
+}
+
+// The "modes" object of --modes.
+nlohmann::ordered_json compare_modes(const graph::Csr& g, const std::vector<int32_t>& relations,
+                                     const Args& a, const std::vector<int64_t>& fanouts,
+                                     const std::vector<std::vector<int64_t>>& seeds) {
+  std::vector<float> weights(static_cast<size_t>(g.num_entries()));
+  std::vector<int64_t> times(weights.size());
+  parallel_chunks(0, g.num_entries(), 1 << 20, 2, [&](int64_t b, int64_t e) {
+    Rng rng(stream_key(a.seed, 4, b));
+    for (int64_t i = b; i < e; ++i) {
+      weights[i] = static_cast<float>(1.0 - rng.uniform());  // (0, 1]
+      times[i] = static_cast<int64_t>(rng.below(kTimeRange));
+    }
+  });
+  std::vector<std::vector<int64_t>> seed_times;
+  for (size_t b = 0; b < seeds.size(); ++b) {
+    Rng rng(stream_key(a.seed, 5, b));
+    seed_times.emplace_back();
+    for (size_t i = 0; i < seeds[b].size(); ++i) {
+      seed_times.back().push_back(static_cast<int64_t>(rng.below(kTimeRange)));
+    }
+  }
+  CscView view = csc_view_of(g, weights, relations);
+  view.times = ArrayView<const int64_t>(times);
+  struct Mode {
+    const char* name;
+    Weighting weighting;
+    Temporal temporal;
+  };
+  std::vector<Mode> modes{{"uniform", Weighting::kUniform, Temporal::kNone},
+                          {"weighted", Weighting::kEdgeWeight, Temporal::kNone},
+                          {"temporal_uniform", Weighting::kUniform, Temporal::kUniform},
+                          {"temporal_weighted", Weighting::kEdgeWeight, Temporal::kUniform}};
+  if (!a.replace) modes.push_back({"temporal_recent", Weighting::kUniform, Temporal::kRecent});
+  nlohmann::ordered_json out;
+  double uniform_ns = 0;
+  for (const Mode& m : modes) {
+    LocalSamplerOptions so;
+    so.replacement = a.replace ? Replacement::kWith : Replacement::kWithout;
+    so.threads = a.threads;
+    so.weighting = m.weighting;
+    so.temporal = m.temporal;
+    const ModeFigures f = measure_mode(view, so, a, fanouts, seeds, seed_times);
+    const double kernel_ns = median(f.kernel_ns);
+    if (uniform_ns == 0) uniform_ns = kernel_ns;
+    std::vector<double> runs = f.kernel_ns;
+    for (double& x : runs) x = round2(x);
+    out[m.name] = {{"kernel_ns_per_edge", round2(kernel_ns)},
+                   {"kernel_ns_per_edge_runs", runs},
+                   {"blocks_ns_per_edge", round2(median(f.blocks_ns))},
+                   {"edges_per_batch", f.edges_per_batch},
+                   {"kernel_vs_uniform", round2(kernel_ns / uniform_ns)}};
+  }
+  out["weighted_within_2x_uniform"] =
+      out["weighted"]["kernel_ns_per_edge"].get<double>() <= 2.0 * uniform_ns;
+  out["time_range"] = kTimeRange;
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -414,6 +519,7 @@ int main(int argc, char** argv) {
   out["relabel_medges_per_cpu_s"] = {{"node_relabeler", round2(prefetched)},
                                      {"node_relabeler_no_prefetch", round2(plain)},
                                      {"absl_flat_hash_map", round2(absl_rate)}};
+  if (a.modes) out["modes"] = compare_modes(g, relations, a, fanouts, seeds);
   std::printf("%s\n", out.dump().c_str());
   return 0;
 }

@@ -33,6 +33,8 @@ void validate(const CscView& view, const char* what) {
   PARTITA_CHECK(view.relations.empty() || view.relations.size() == view.indices.size(), Error,
                 "{}: {} relation ids for {} indices", what, view.relations.size(),
                 view.indices.size());
+  PARTITA_CHECK(view.times.empty() || view.times.size() == view.indices.size(), Error,
+                "{}: {} edge times for {} indices", what, view.times.size(), view.indices.size());
   PARTITA_CHECK(view.stream_ids.empty() || view.stream_ids.size() == view.num_rows(), Error,
                 "{}: {} stream ids for {} rows", what, view.stream_ids.size(), view.num_rows());
 }

@@ -46,25 +46,31 @@ void DistSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   const ArrayView<const int64_t> frontier = request.frontier;
   const int64_t n = frontier.size();
   const int self = graph_.rank();
+  // Temporal sampling: each node's time goes where the node goes.
+  const bool temporal = !request.times.empty();
+  PARTITA_CHECK(!temporal || request.times.size() == n, Error,
+                "sample: {} times for {} frontier nodes", request.times.size(), n);
   // owner_of[i]: the rank that samples frontier[i] (this one for an owned node).
   std::vector<int> owner_of(static_cast<size_t>(n), self);
-  std::vector<int64_t> local_nodes;
+  std::vector<int64_t> local_nodes, local_times;
   std::vector<std::vector<int64_t>> remote_nodes(static_cast<size_t>(graph_.world_size()));
+  std::vector<std::vector<int64_t>> remote_times(remote_nodes.size());
   // Nodes of same-host ranks whose parts are mapped here: sampled here, not requested.
-  std::vector<std::vector<int64_t>> host_nodes(peers_.size());
+  std::vector<std::vector<int64_t>> host_nodes(peers_.size()), host_times(peers_.size());
   local_nodes.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     const int64_t gid = frontier[i];
     if (graph_.owns(gid)) {
       local_nodes.push_back(gid);
+      if (temporal) local_times.push_back(request.times[i]);
       continue;
     }
     const int owner = graph_.owner_rank(gid);  // throws on an id out of range
     owner_of[i] = owner;
-    if (!peers_.empty() && peers_[static_cast<size_t>(owner)])
-      host_nodes[static_cast<size_t>(owner)].push_back(gid);
-    else
-      remote_nodes[owner].push_back(gid);
+    const bool host = !peers_.empty() && peers_[static_cast<size_t>(owner)];
+    (host ? host_nodes : remote_nodes)[static_cast<size_t>(owner)].push_back(gid);
+    if (temporal)
+      (host ? host_times : remote_times)[static_cast<size_t>(owner)].push_back(request.times[i]);
   }
 
   // Remote requests first, so owners work while this rank samples its own nodes.
@@ -73,7 +79,7 @@ void DistSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   int64_t request_bytes = 0;
   for (int r = 0; r < static_cast<int>(remote_nodes.size()); ++r) {
     if (remote_nodes[r].empty()) continue;
-    requests.push_back({r, encode_hop_request(request, remote_nodes[r])});
+    requests.push_back({r, encode_hop_request(request, remote_nodes[r], remote_times[r])});
     request_bytes += static_cast<int64_t>(requests.back().data.size());
     owners.push_back(r);
   }
@@ -87,11 +93,13 @@ void DistSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   auto sample_here = [&] {
     HopRequest local_request = request;
     local_request.frontier = local_nodes;
+    local_request.times = local_times;
     local_.sample_hop(local_request, &local_sample);
     for (size_t r = 0; r < host_nodes.size(); ++r) {
       if (host_nodes[r].empty()) continue;
       HopRequest peer_request = request;
       peer_request.frontier = host_nodes[r];
+      peer_request.times = host_times[r];
       peers_[r]->sample_hop(peer_request, &host_samples[r]);
       host_count += static_cast<int64_t>(host_nodes[r].size());
     }

@@ -9,6 +9,8 @@ LocalSampler::LocalSampler(const CscView& view, const LocalSamplerOptions& optio
   validate(view_, "local sampler");
   PARTITA_CHECK(options_.weighting != Weighting::kEdgeWeight || view_.weighted(), Error,
                 "local sampler: weighted sampling asked of a graph without edge weights");
+  PARTITA_CHECK(options_.temporal == Temporal::kNone || view_.timed() || view_.indices.empty(),
+                Error, "local sampler: temporal sampling asked of a graph without edge times");
 }
 
 void LocalSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
@@ -19,7 +21,9 @@ void LocalSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   kernel.weighting = options_.weighting;
   kernel.threads = options_.threads;
   kernel.chunk = options_.chunk;
-  sample_neighbors(view_, request.frontier, request.hop_key, kernel, out);
+  kernel.temporal = options_.temporal;
+  kernel.strict = options_.strict;
+  sample_neighbors(view_, request.frontier, request.times, request.hop_key, kernel, out);
 }
 
 }  // namespace partita::sample

@@ -21,6 +21,7 @@
 #include "partita/sample/sample_key.h"
 #include "row_algorithms.h"
 #include "row_runs.h"
+#include "temporal_kernel.h"
 
 namespace partita::sample {
 namespace {
@@ -405,6 +406,8 @@ void sample_runs(const CscView& view, ArrayView<const int64_t> nodes, uint64_t h
 void sample_neighbors(const CscView& view, ArrayView<const int64_t> nodes, uint64_t hop_key,
                       const KernelOptions& options, NeighborSample* out) {
   const int64_t k = options.fanout;
+  PARTITA_CHECK(options.temporal == Temporal::kNone, Error,
+                "sample: temporal sampling needs a time for every node");
   PARTITA_CHECK(k >= -1, Error, "sample: fanout {} is invalid (use k >= 0, or -1 for all)", k);
   PARTITA_CHECK(options.weighting != Weighting::kEdgeWeight || view.weighted(), Error,
                 "sample: weighted sampling asked of a graph without edge weights");
@@ -422,6 +425,18 @@ void sample_neighbors(const CscView& view, ArrayView<const int64_t> nodes, uint6
   out->counts.resize(static_cast<size_t>(nodes.size()));
   BoundedLayout layout(view, nodes, options, out);
   sample_runs(view, nodes, hop_key, options, OneRun{k}, /*every_entry=*/k < 0, layout, out);
+}
+
+void sample_neighbors(const CscView& view, ArrayView<const int64_t> nodes,
+                      ArrayView<const int64_t> node_times, uint64_t hop_key,
+                      const KernelOptions& options, NeighborSample* out) {
+  if (options.temporal != Temporal::kNone) {
+    detail::sample_temporal(view, nodes, node_times, hop_key, options, out);
+    return;
+  }
+  PARTITA_CHECK(node_times.empty(), Error,
+                "sample: node times given to sampling that is not temporal");
+  sample_neighbors(view, nodes, hop_key, options, out);
 }
 
 }  // namespace partita::sample

@@ -7,13 +7,20 @@
 
 namespace partita::sample {
 
-std::vector<uint8_t> encode_hop_request(const HopRequest& request, ArrayView<const int64_t> nodes) {
-  WireWriter w(48 + static_cast<size_t>(request.relation_fanouts.size() + nodes.size()) * 8);
+std::vector<uint8_t> encode_hop_request(const HopRequest& request, ArrayView<const int64_t> nodes,
+                                        ArrayView<const int64_t> times) {
+  const bool temporal = !request.times.empty();
+  PARTITA_CHECK(temporal ? times.size() == nodes.size() : times.empty(), Error,
+                "internal: {} times for {} nodes of a {}temporal sample request", times.size(),
+                nodes.size(), temporal ? "" : "non-");
+  WireWriter w(
+      56 + static_cast<size_t>(request.relation_fanouts.size() + nodes.size() + times.size()) * 8);
   w.put<uint64_t>(kRequestSampleHop);
   w.put<uint64_t>(request.hop_key);
   w.put<int64_t>(request.fanout);
   w.put_array<int64_t>(request.relation_fanouts);
   w.put_array<int64_t>(nodes);
+  if (temporal) w.put_array<int64_t>(times);
   return w.take();
 }
 
@@ -24,17 +31,26 @@ std::vector<uint8_t> serve_hop_request(const CscView& view, const LocalSamplerOp
   kernel.fanout = request.get<int64_t>();
   kernel.relation_fanouts = request.get_array<int64_t>();
   const ArrayView<const int64_t> nodes = request.get_array<int64_t>();
+  ArrayView<const int64_t> times;
+  if (options.temporal != Temporal::kNone) {
+    times = request.get_array<int64_t>();
+    PARTITA_CHECK(times.size() == nodes.size(), CommError,
+                  "rank {} was asked to sample {} nodes at {} times", rank, nodes.size(),
+                  times.size());
+  }
   request.expect_end();
   kernel.replacement = options.replacement;
   kernel.weighting = options.weighting;
   kernel.threads = options.threads;
   kernel.chunk = options.chunk;
+  kernel.temporal = options.temporal;
+  kernel.strict = options.strict;
   for (int64_t gid : nodes) {
     PARTITA_CHECK(view.owns(gid), CommError, "rank {} was asked to sample node {} it does not own",
                   rank, gid);
   }
   NeighborSample sample;
-  sample_neighbors(view, nodes, hop_key, kernel, &sample);
+  sample_neighbors(view, nodes, times, hop_key, kernel, &sample);
   WireWriter reply(48 + (sample.counts.size() + sample.neighbors.size()) * 8 +
                    sample.relations.size() * 4);
   reply.put_array<int64_t>(sample.counts);

@@ -1,6 +1,6 @@
 // The distributed sampler's messages and merge (sample_wire.h) on plain CscViews: a hop
 // routed through encode -> serve on the owner's view -> decode -> merge, as DistSampler does
-// it minus the transport, equals sampling on the whole graph, typed or not.
+// it minus the transport, equals sampling on the whole graph, typed or not, temporal or not.
 #include "partita/sample/sample_wire.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include "partita/sample/block_builder.h"
 #include "partita/sample/local_sampler.h"
 #include "sample_test_util.h"
+#include "temporal_test_util.h"
 
 namespace partita::sample {
 namespace {
@@ -40,20 +41,22 @@ class WireRoutedSampler final : public NeighborSampler {
 
   void sample_hop(const HopRequest& request, NeighborSample* out) override {
     const size_t parts = views_.size();
-    std::vector<std::vector<int64_t>> nodes(parts);
+    std::vector<std::vector<int64_t>> nodes(parts), times(parts);
     std::vector<int> owner;
-    for (int64_t gid : request.frontier) {
+    for (int64_t i = 0; i < request.frontier.size(); ++i) {
+      const int64_t gid = request.frontier[i];
       const int p = static_cast<int>(std::upper_bound(ranges_.begin(), ranges_.end(), gid) -
                                      ranges_.begin() - 1);
       owner.push_back(p);
       nodes[p].push_back(gid);
+      if (!request.times.empty()) times[p].push_back(request.times[i]);  // temporal
     }
     std::vector<std::vector<uint8_t>> replies(parts);
     std::vector<HopReply> answers(parts);
     for (size_t p = 0; p < parts; ++p) {
       if (nodes[p].empty()) continue;  // as DistSampler: no request, an empty answer
-      replies[p] =
-          serve(views_[p], options_, static_cast<int>(p), encode_hop_request(request, nodes[p]));
+      replies[p] = serve(views_[p], options_, static_cast<int>(p),
+                         encode_hop_request(request, nodes[p], times[p]));
       answers[p] =
           decode_hop_reply(replies[p], static_cast<int>(p), static_cast<int64_t>(nodes[p].size()));
     }
@@ -170,6 +173,87 @@ TEST(SampleWire, PartitionedTypedBlocksEqualWholeGraph) {
       }
     }
   }
+}
+
+// Temporal sampling over 2 and 3 parts: each node's time travels with it to its owner, so
+// the routed batch equals the whole graph's (which temporal_test.cc checks against the
+// reference), and the leakage check holds on it.
+TEST(SampleWire, PartitionedTemporalBlocksEqualWholeGraph) {
+  for (bool typed : {false, true}) {
+    const testing::TimedGraph t =
+        typed ? testing::typed_graph(false, 51) : testing::untyped_graph(false, 51);
+    const testing::EdgeTimes edge_time = testing::edge_times_of(t);
+    const int64_t n = t.g.num_rows();
+    std::vector<int64_t> ids(static_cast<size_t>(n));  // "dataset ids": reversed
+    for (int64_t v = 0; v < n; ++v) ids[v] = n - 1 - v;
+    CscView whole = t.view();
+    whole.stream_ids = ArrayView<const int64_t>(ids);
+    std::vector<int64_t> seeds, seed_times;
+    testing::temporal_seeds(n, 40, testing::kTimeRange, 52, &seeds, &seed_times);
+    // 2 and 3 parts (every part holds edges: a part without any has no weights either).
+    for (const std::vector<int64_t>& ranges :
+         {std::vector<int64_t>{0, 190, n}, std::vector<int64_t>{0, 3, 260, n}}) {
+      std::vector<testing::TimedPart> parts;
+      std::vector<CscView> views;
+      for (size_t p = 0; p + 1 < ranges.size(); ++p) {
+        parts.push_back(testing::make_timed_part(t, ids, ranges[p], ranges[p + 1]));
+      }
+      for (const testing::TimedPart& p : parts) views.push_back(p.view());
+      for (const testing::TemporalMode& mode : testing::all_temporal_modes()) {
+        SCOPED_TRACE(::testing::Message() << (typed ? "typed " : "") << ranges.size() - 1
+                                          << " parts, strict " << mode.strict);
+        LocalSamplerOptions options{mode.replacement, mode.weighting, 2, 16,
+                                    mode.temporal,    mode.strict};
+        LocalSampler single(whole, options);
+        WireRoutedSampler routed(views, ranges, options);
+        for (const Fanouts& f : {Fanouts{5, 3}, Fanouts{-1, 2}, Fanouts{8, 4, 2}}) {
+          BlockOptions o{f, {3, 2, 1}};
+          o.seed_times = seed_times;
+          const SampledBatch got = sample_blocks(seeds, o, routed);
+          testing::expect_same_temporal_batch(got, sample_blocks(seeds, o, single));
+          EXPECT_GT(testing::check_no_leakage(edge_time, got, mode.strict), 0);
+        }
+      }
+    }
+  }
+}
+
+TEST(SampleWire, TemporalRequestsCarryTimesOnlyWhenTemporal) {
+  const testing::TimedGraph t = testing::untyped_graph(false, 53);
+  CscView view = t.view();
+  std::vector<int64_t> nodes{1, 2, 3}, times{10, 20, 30};
+  HopRequest plain;
+  plain.fanout = 2;
+  HopRequest temporal = plain;
+  temporal.times = times;  // the frontier's times (here the same nodes)
+  LocalSamplerOptions uniform;
+  uniform.temporal = Temporal::kUniform;
+  const std::vector<uint8_t> with_times = encode_hop_request(temporal, nodes, times);
+  const std::vector<uint8_t> without = encode_hop_request(plain, nodes);
+  EXPECT_GT(with_times.size(), without.size());
+  const std::vector<uint8_t> reply = serve(view, uniform, 1, with_times);
+  HopReply got = decode_hop_reply(reply, 1, 3);  // views into `reply`
+  NeighborSample want;
+  KernelOptions kernel;
+  kernel.fanout = 2;
+  kernel.temporal = Temporal::kUniform;
+  sample_neighbors(view, nodes, times, 0, kernel, &want);
+  EXPECT_EQ(std::vector<int64_t>(got.neighbors.begin(), got.neighbors.end()), want.neighbors);
+  // A mode mismatch between ranks is a malformed request, not a silent wrong sample.
+  EXPECT_THROW(serve(view, {}, 1, with_times), CommError);
+  EXPECT_THROW(serve(view, uniform, 1, without), CommError);
+  // Times must match the nodes, and only a temporal request has them.
+  EXPECT_THROW(encode_hop_request(temporal, nodes, ArrayView<const int64_t>(times.data(), 2)),
+               Error);
+  EXPECT_THROW(encode_hop_request(plain, nodes, times), Error);
+  WireWriter short_times;
+  short_times.put<uint64_t>(kRequestSampleHop);
+  short_times.put<uint64_t>(0);
+  short_times.put<int64_t>(2);
+  short_times.put_array<int64_t>(std::vector<int64_t>{});
+  short_times.put_array<int64_t>(nodes);
+  short_times.put_array<int64_t>(std::vector<int64_t>{10});
+  EXPECT_THROW(serve(view, uniform, 1, short_times.take()), CommError);
 }
 
 TEST(SampleWire, RejectsMalformedMessages) {

@@ -15,7 +15,20 @@
 //
 // Seeds must be distinct: a repeated seed throws partita::Error (dedupe or reject in the
 // loader, where the labels are).
+//
+// Temporal sampling (BlockOptions::seed_times given; the sampler samples temporally, e.g.
+// LocalSamplerOptions::temporal): a frontier entry is a (node, time) PAIR. Hop 0's
+// frontier is the seeds with their times; every neighbor sampled for an entry inherits
+// that entry's time; the dst-first order and first-appearance rule above apply to pairs,
+// so the same node reached at two times is two src entries, and at one time one (its
+// sample is the same anyway). Block::src_times holds each src entry's time and
+// SampledBatch::seed_times the seeds'; HopRequest::times carries the frontier's times to
+// the sampler. Seeds must then be distinct as pairs: one node may be a seed at several
+// times. Without seed_times, blocks are exactly as above and src_times stays empty.
+#include <absl/container/flat_hash_map.h>
+
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "partita/core/array_view.h"
@@ -36,12 +49,16 @@ struct Block {
   // Typed graphs only (empty otherwise): the relation id of each edge, aligned with
   // indices; inside a dst row the edges are grouped by relation, in increasing relation id.
   std::vector<int32_t> etypes;
+  // Temporal sampling only (empty otherwise): the time of each src entry, aligned with
+  // src_nodes; every edge's src entry has the time of its dst entry.
+  std::vector<int64_t> src_times;
 
   int64_t num_edges() const { return static_cast<int64_t>(indices.size()); }
 };
 
 struct SampledBatch {
   std::vector<int64_t> seeds;        // global ids, as given
+  std::vector<int64_t> seed_times;   // temporal sampling: one per seed, as given; else empty
   std::vector<Block> blocks;         // hop order: blocks[0].dst = seeds
   std::vector<int64_t> input_nodes;  // blocks.back().src_nodes (the seeds if no hops)
 
@@ -53,21 +70,30 @@ struct BlockOptions {
   // (fanouts.h; fanout_spec.h builds them from text).
   Fanouts fanouts;
   SampleKey key;  // (seed, epoch, batch) of this batch
+  // Temporal sampling: the time of each seed (node task: its node_time; link task: the seed
+  // edge's time), borrowed for the call; empty: not temporal.
+  ArrayView<const int64_t> seed_times{};  // {}: BlockOptions{fanouts, key} does not warn
 };
 
 // Keeps its relabelling table and buffers between batches. Not thread-safe: one builder
 // per sampler thread (the sampler it is given may itself use threads).
 class BlockBuilder {
  public:
-  // Samples a batch through `sampler`. Throws partita::Error on a repeated seed, a fanout
+  // Samples a batch through `sampler`. Throws partita::Error on a repeated seed (temporal:
+  // a repeated (seed, time) pair), seed_times neither empty nor one per seed, a fanout
   // < -1, per-relation fanouts whose size is not the hop count, a sampler that returns
   // inconsistent counts or relations, or whatever the sampler throws.
   SampledBatch build(ArrayView<const int64_t> seeds, const BlockOptions& options,
                      NeighborSampler& sampler);
 
  private:
+  void build_temporal(const BlockOptions& options, NeighborSampler& sampler, SampledBatch& batch);
+
   NodeRelabeler relabeler_;
   NeighborSample sample_;
+  // Temporal sampling: (node, time) -> local id, and the frontier's nodes and times.
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> pairs_;
+  std::vector<int64_t> pair_nodes_, pair_times_;
 };
 
 // One-shot convenience: BlockBuilder().build(...).

@@ -30,6 +30,10 @@ struct CscView {
   // Each row of a typed view is sorted by (relation, source), so a relation's entries in a
   // row form one contiguous run; the kernel samples every run on its own.
   ArrayView<const int32_t> relations;
+  // Optional, one per entry of `indices` (empty: no times): the time of each edge, e.g. a
+  // partition's edge_time.npy in CSC order. Temporal sampling (neighbor_kernel.h) reads it;
+  // other sampling ignores it.
+  ArrayView<const int64_t> times;
 
   int64_t num_rows() const { return indptr.empty() ? 0 : indptr.size() - 1; }
   int64_t end_row() const { return first_row + num_rows(); }  // one past the last global id
@@ -39,6 +43,7 @@ struct CscView {
   }
   bool weighted() const { return !weights.empty(); }
   bool typed() const { return !relations.empty(); }
+  bool timed() const { return !times.empty(); }
   int64_t stream_id(int64_t node) const {
     return stream_ids.empty() ? node : stream_ids[node - first_row];
   }
@@ -51,8 +56,8 @@ CscView csc_view_of(const graph::Csr& csc, ArrayView<const float> weights = {},
 
 // Throws partita::Error naming `what` unless the view is consistent: indptr non-empty and
 // non-decreasing, its last offset <= indices.size(), first_row >= 0, weights empty or
-// sized like indices, stream_ids empty or one per row, relations empty or sized like
-// indices. O(rows); source ids and relation ids themselves are not checked (partition
+// sized like indices, stream_ids empty or one per row, relations and times empty or sized
+// like indices. O(rows); source ids and relation ids themselves are not checked (partition
 // loading bounds-checks them once; the kernel rejects a negative relation it meets).
 void validate(const CscView& view, const char* what);
 

@@ -16,6 +16,12 @@
 // with the same hop key and options, so the sample is bit-identical to the owner's reply; no
 // request is sent.
 //
+// Temporal sampling (LocalSamplerOptions::temporal): each frontier node's time
+// (HopRequest::times) goes with the node to whoever samples it: the owner's request
+// (sample_wire.h), the local or a mapped peer's sampler. owned_view carries no edge times
+// yet (DistGraph does not load a partition's edge times), so a temporal sampler is refused
+// (LocalSampler's check) on a graph with edges until it does.
+//
 // Thread-safety: sample_hop may be called from several threads at once.
 #include <atomic>
 #include <cstdint>

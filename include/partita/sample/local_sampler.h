@@ -17,12 +17,16 @@ struct LocalSamplerOptions {
   Weighting weighting = Weighting::kUniform;  // kEdgeWeight needs view.weights
   int threads = 1;                            // kernel threads per call; results do not change
   int64_t chunk = 2048;                       // nodes per parallel task; results do not change
+  // Temporal sampling (neighbor_kernel.h): needs view.times, and HopRequest::times on every
+  // request; kNone: requests must carry no times.
+  Temporal temporal = Temporal::kNone;
+  bool strict = false;  // temporal: an edge is allowed when its time < the node's (else <=)
 };
 
 class LocalSampler final : public NeighborSampler {
  public:
-  // Validates the view (O(rows)); throws partita::Error if it is inconsistent or if
-  // kEdgeWeight is asked without weights.
+  // Validates the view (O(rows)); throws partita::Error if it is inconsistent, if
+  // kEdgeWeight is asked without weights, or temporal sampling without edge times.
   LocalSampler(const CscView& view, const LocalSamplerOptions& options);
 
   void sample_hop(const HopRequest& request, NeighborSample* out) override;

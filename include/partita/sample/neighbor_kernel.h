@@ -36,6 +36,23 @@
 // holds the relation of each output neighbor. A relation without entries in the row draws
 // nothing; fanout 0 gives nothing for that relation.
 //
+// Temporal sampling (options.temporal != kNone; the view needs `times`, one per entry):
+// each requested node i comes with a time T[i] (the time of the seed it is sampled for).
+// Entry e of the row is ALLOWED when times[e] <= T[i] (options.strict: times[e] < T[i]);
+// the allowed entries of a run (the whole row when untyped), in stored order, form a
+// sub-run a[0..m), and the run is sampled as if it held only them, with the run's own
+// k and stream (the same keys as above; the time does not key the stream):
+//   kUniform         the algorithms above on a[0..m) (positions index a): fanout -1, or
+//                    k >= m without replacement, gives every allowed entry (weighted: of
+//                    positive weight) in stored order; with replacement, k draws from a.
+//   kRecent          no draws: the first min(k, m) allowed entries in the order (time
+//                    descending, stored position ascending) -- the k most recent, ties
+//                    going to the entry stored first; fanout -1: every allowed entry.
+//                    Output in stored order. Uniform and without replacement only.
+// Entries later than T[i] are never read as samples: no sampled edge is later than the
+// time its node was asked for (tests/sample/temporal_test.cc checks it over every hop).
+// A node asked for twice with different times may get different samples.
+//
 // Thread-safety: sample_neighbors only reads the view; concurrent calls are safe with
 // distinct outputs. It allocates nothing per node (scratch is per chunk, output buffers
 // are reused across calls). The uniform modes are software-pipelined: a node's positions
@@ -43,6 +60,8 @@
 // and untyped views run the same loops (neighbor_kernel.cc), an untyped row being one run
 // (src/sample/row_runs.h); on a typed view with threads > 1 every chunk but the first
 // writes into a buffer of its own, joined at the end.
+// Temporal sampling runs loops of its own (temporal_kernel.cc), a node at a time, each
+// chunk into a buffer of its own: the non-temporal loops are untouched by it.
 #include <cstdint>
 #include <vector>
 
@@ -53,6 +72,9 @@ namespace partita::sample {
 
 enum class Replacement { kWithout, kWith };
 enum class Weighting { kUniform, kEdgeWeight };  // kEdgeWeight needs view.weights
+// kNone: times are ignored. kUniform / kRecent: among the entries allowed by each node's
+// time (contract above); they need view.times and one time per node.
+enum class Temporal { kNone, kUniform, kRecent };
 
 struct KernelOptions {
   int64_t fanout = -1;  // k >= 0, or -1 for every neighbor
@@ -63,6 +85,8 @@ struct KernelOptions {
   // Typed views: the fanout of each relation, indexed by relation id (each >= -1); empty:
   // `fanout` for every relation. Borrowed for the duration of the call.
   ArrayView<const int64_t> relation_fanouts;
+  Temporal temporal = Temporal::kNone;
+  bool strict = false;  // temporal: allowed is time < T (else time <= T)
 };
 
 // Sampled in-neighbors of a node list, in list order (CSR-like, ready to merge).
@@ -76,11 +100,20 @@ struct NeighborSample {
 
 // Samples `options.fanout` in-neighbors for each of `nodes` (global ids, each owned by
 // `view`; duplicates are allowed and get identical samples) into `out`, replacing its
-// content (capacity is reused). Throws partita::Error if a node is outside the view's
-// rows, if a fanout is < -1, if kEdgeWeight is asked of a view without weights, if a row
-// holds a relation id < 0 or (with relation_fanouts) >= relation_fanouts.size(), or if
-// relation_fanouts are given for an untyped view that has edges.
+// content (capacity is reused). Throws partita::Error if options.temporal is not kNone
+// (that takes node times, below), if a node is outside the view's rows, if a fanout is
+// < -1, if kEdgeWeight is asked of a view without weights, if a row holds a relation id
+// < 0 or (with relation_fanouts) >= relation_fanouts.size(), or if relation_fanouts are
+// given for an untyped view that has edges.
 void sample_neighbors(const CscView& view, ArrayView<const int64_t> nodes, uint64_t hop_key,
+                      const KernelOptions& options, NeighborSample* out);
+
+// The same, with node_times[i] the time node i is sampled at (temporal contract above).
+// Temporal options need node_times.size() == nodes.size() and a view with times (unless
+// it has no entries); options.temporal == kNone needs node_times empty. kRecent takes
+// neither replacement nor edge weights. Each of these is a partita::Error.
+void sample_neighbors(const CscView& view, ArrayView<const int64_t> nodes,
+                      ArrayView<const int64_t> node_times, uint64_t hop_key,
                       const KernelOptions& options, NeighborSample* out);
 
 }  // namespace partita::sample

@@ -7,9 +7,9 @@
 //
 // Contract for every implementation: for each frontier node, the result is exactly what
 // sample_neighbors (neighbor_kernel.h) returns for it on the view that owns it, with
-// `hop_key`, `fanout` and `relation_fanouts` of the request and the implementation's
-// sampling mode. Hence a batch is identical whichever implementation, rank count or thread
-// count produced it.
+// `hop_key`, `fanout`, `relation_fanouts` and (temporal) its time of the request and the
+// implementation's sampling mode. Hence a batch is identical whichever implementation,
+// rank count or thread count produced it.
 #include <cstdint>
 
 #include "partita/core/array_view.h"
@@ -25,6 +25,9 @@ struct HopRequest {
   // Typed graphs: the fanout of each relation (indexed by relation id); empty: `fanout`
   // for every relation. Borrowed for the duration of the call.
   ArrayView<const int64_t> relation_fanouts;
+  // Temporal sampling: the time of each frontier node (neighbor_kernel.h), borrowed for the
+  // duration of the call; empty otherwise.
+  ArrayView<const int64_t> times;
 };
 
 class NeighborSampler {

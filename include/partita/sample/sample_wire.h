@@ -6,7 +6,11 @@
 //
 // Request: kind kRequestSampleHop (u64), hop_key (u64), fanout (i64),
 //          relation_fanouts (counted i64 array; empty: fanout for every relation),
-//          nodes (counted i64 array: global ids the receiver owns).
+//          nodes (counted i64 array: global ids the receiver owns),
+//          times (counted i64 array, one per node: the time each is sampled at), present
+//          only under temporal sampling (LocalSamplerOptions::temporal, which every rank
+//          must agree on, as on the rest of the mode); a request of a non-temporal
+//          sampler is byte-identical to what it was before times existed.
 // Reply:   counts (counted i64 array, one per node, request order),
 //          neighbors (counted i64 array, CSR-like by counts),
 //          relations (counted i32 array: one per neighbor from a typed view, else empty;
@@ -26,13 +30,17 @@
 namespace partita::sample {
 
 // The request for `nodes` (kind code first), with the hop key and fanouts of `request`
-// (its frontier is not sent).
-std::vector<uint8_t> encode_hop_request(const HopRequest& request, ArrayView<const int64_t> nodes);
+// (its frontier is not sent). When request.times is not empty (temporal sampling), `times`
+// are the nodes' times, one per node, and are sent; otherwise they must be empty. Throws
+// partita::Error if they do not match.
+std::vector<uint8_t> encode_hop_request(const HopRequest& request, ArrayView<const int64_t> nodes,
+                                        ArrayView<const int64_t> times = {});
 
 // Serves one request whose kind code has been read: samples its nodes on `view` (validated
 // by the caller) in the mode of `options`, and returns the reply. Throws CommError naming
-// `rank` if a node is not owned by the view or the request is malformed, and
-// partita::Error for what the kernel rejects (a fanout < -1, a bad relation id).
+// `rank` if a node is not owned by the view or the request is malformed (temporal: no
+// time per node), and partita::Error for what the kernel rejects (a fanout < -1, a bad
+// relation id, temporal sampling on a view without times).
 std::vector<uint8_t> serve_hop_request(const CscView& view, const LocalSamplerOptions& options,
                                        int rank, WireReader& request);
 
