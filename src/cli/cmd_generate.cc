@@ -168,6 +168,11 @@ int run_generate(const CLI::App& app, data::GenerateOptions& options, const std:
         "--hetero: the mag shape is written in the numpy heterogeneous layout only (no "
         "--layout, --shape, --scale, --chunk-rows or --feature-dtype)");
   }
+  const bool arrays =
+      options.edge_time || options.edge_weight || options.edge_feat_dim > 0 || options.node_time;
+  PARTITA_CHECK(!arrays || (hetero.empty() && !chunk_flags), UsageError,
+                "--edge-time, --edge-weight, --edge-feat-dim, --node-time: apply to the "
+                "homogeneous numpy layout only (no --hetero, --layout, --shape, --from-ogb)");
   const bool chunked_output =
       chunk.from_ogb.empty() &&
       (chunk.layout == "chunked" || (chunk.layout.empty() && !chunk.shape.empty()));
@@ -261,6 +266,15 @@ Action add_generate_command(CLI::App& app) {
                  "most 1: nodes beyond the sum are in no split; when they sum to 1, every node "
                  "is in one (the last split asked for takes the rounding remainder)")
       ->capture_default_str();
+  app.add_flag("--edge-time", options->edge_time,
+               "Also write edge_time.npy: an int64 time per edge, uniform in [0, 1000)");
+  app.add_flag("--edge-weight", options->edge_weight,
+               "Also write edge_weight.npy: a float32 weight per edge, uniform in [0.5, 1.5)");
+  app.add_option("--edge-feat-dim", options->edge_feat_dim,
+                 "Also write edge_feat.npy: float32 [edges, D], standard normal (0: none)")
+      ->capture_default_str();
+  app.add_flag("--node-time", options->node_time,
+               "Also write node_time.npy: an int64 time per node, uniform in [0, 1000)");
   app.add_option("--threads", options->threads,
                  "Threads (0: all cores; under mpirun: the cores of each rank)")
       ->capture_default_str();

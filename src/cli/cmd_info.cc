@@ -19,7 +19,8 @@ Action add_info_command(CLI::App& app) {
   app.description(
       "Print the summary stored in a partition directory's partita.json. With --verify, also "
       "check every file's checksum, dtype and shape against the metadata and that every id "
-      "and label is in range; for a link-prediction split, also that no held-out edge is in the "
+      "and label is in range (and edge weights finite and > 0, rows in time order); for a "
+      "link-prediction split, also that no held-out edge is in the "
       "graph and no negative is an edge.");
   // Positional as in `partita info DIR`, or --parts DIR as every other command takes it.
   app.add_option("dir,--parts", flags->dir, "Partition directory (positional or --parts)")
@@ -51,6 +52,20 @@ Action add_info_command(CLI::App& app) {
         std::printf("  relation %s: %lld edges\n", t.triplet(r).c_str(),
                     static_cast<long long>(t.relations[r].num_edges));
     }
+    // The optional arrays (docs/partition-format.md), one line when there are any.
+    std::string arrays;
+    for (const char* name : partition::kEdgeArrayNames)
+      if (meta.has_array(name)) {
+        const partition::FileEntry& f = meta.file(partition::part_file(0, name));
+        arrays +=
+            fmt::format("{}{} {}{} per edge", arrays.empty() ? "" : ", ", name, dtype_name(f.dtype),
+                        f.shape.size() == 2 ? fmt::format(" [{}]", f.shape[1]) : "");
+      }
+    for (const char* name : partition::kNodeArrayNames)
+      if (meta.has_array(name))
+        arrays += fmt::format("{}{} {} per node", arrays.empty() ? "" : ", ", name,
+                              dtype_name(meta.file(partition::part_file(0, name)).dtype));
+    if (!arrays.empty()) std::printf("arrays: %s\n", arrays.c_str());
     if (flags->verify) {
       Stopwatch watch;
       partition::VerifyReport report = partition::verify_partition(flags->dir);

@@ -31,6 +31,7 @@ constexpr ParameterWord kTable[] = {
     {"device", "--device"},                            // train, infer
     {"dropout", "--dropout"},                          // train
     {"dry_run", "--dry-run"},                          // launch
+    {"edge_feat_dim", "--edge-feat-dim"},              // generate
     {"edge_split", "--edge-split"},                    // partition
     {"embed_init", "--embed-init"},                    // train (R-GCN)
     {"embed_lr", "--embed-lr"},                        // train (R-GCN)

@@ -13,7 +13,20 @@
 namespace partita::data::dcsbm {
 
 // Stream purposes (part of every stream key; changing one changes the output).
-enum Purpose : uint64_t { kClasses = 1, kTheta, kCentroids, kEdges, kFeatures, kSplit };
+enum Purpose : uint64_t {
+  kClasses = 1,
+  kTheta,
+  kCentroids,
+  kEdges,
+  kFeatures,
+  kSplit,
+  // The optional arrays (GenerateOptions::edge_time ...), appended so that the others keep
+  // their streams.
+  kEdgeTime,
+  kEdgeWeight,
+  kEdgeFeat,
+  kNodeTime
+};
 
 constexpr int64_t kNodeChunk = int64_t{1} << 16;           // nodes per class/theta stream
 constexpr int64_t kEdgeChunk = int64_t{1} << 18;           // edges per edge stream

@@ -73,6 +73,8 @@ void validate(const GenerateOptions& o) {
   validate_class_model({o.nodes, "nodes", "`nodes`", o.feat_dim, o.classes, o.homophily,
                         o.power_law, o.feature_noise});
   validate_split_fractions(o);
+  PARTITA_CHECK_PARAM(o.edge_feat_dim >= 0 && o.edge_feat_dim <= (int64_t{1} << 16),
+                      "edge_feat_dim", "must be in [0, 65536], got {}", o.edge_feat_dim);
 }
 
 Model build_model(const GenerateOptions& o, int threads) {
@@ -267,6 +269,51 @@ SplitSizes split_sizes(const GenerateOptions& o) {
   return s;
 }
 
+namespace {
+
+// One optional array (GenerateOptions::edge_time ...): `rows` rows of `width` values, chunk c
+// of `chunk` rows drawn by value(rng) from the stream (seed, purpose, c). Returns its size.
+template <class T, class Value>
+int64_t write_drawn(const std::string& path, const GenerateOptions& o, Purpose purpose,
+                    int64_t rows, int64_t width, int64_t chunk, int threads, Value value) {
+  NpyWriter writer(path, dtype_of<T>(),
+                   width > 0 ? std::vector<int64_t>{rows, width} : std::vector<int64_t>{rows});
+  const int64_t w = std::max<int64_t>(width, 1);
+  generate_batched<T>(
+      rows, chunk, w, threads,
+      [&](int64_t c, int64_t b, int64_t e, T* out) {
+        Rng rng(stream_key(o.seed, purpose, static_cast<uint64_t>(c)));
+        for (int64_t i = 0; i < (e - b) * w; ++i) out[i] = value(rng);
+      },
+      [&](const void* data, size_t bytes) { writer.write(data, bytes); });
+  writer.finish();
+  return static_cast<int64_t>(fs::file_size(path));
+}
+
+int64_t write_optional_arrays(const GenerateOptions& o, const std::string& dir, int64_t edges,
+                              int threads) {
+  int64_t bytes = 0;
+  auto time = [](Rng& rng) { return static_cast<int64_t>(rng.below(kGeneratedTimes)); };
+  if (o.edge_time)
+    bytes += write_drawn<int64_t>(dir + "edge_time.npy", o, kEdgeTime, edges, 0, kEdgeChunk,
+                                  threads, time);
+  if (o.edge_weight)
+    bytes +=
+        write_drawn<float>(dir + "edge_weight.npy", o, kEdgeWeight, edges, 0, kEdgeChunk, threads,
+                           [](Rng& rng) { return static_cast<float>(0.5 + rng.uniform()); });
+  if (o.edge_feat_dim > 0) {
+    const int64_t chunk = std::max<int64_t>(1, kEdgeChunk / o.edge_feat_dim);
+    bytes += write_drawn<float>(dir + "edge_feat.npy", o, kEdgeFeat, edges, o.edge_feat_dim, chunk,
+                                threads, [](Rng& rng) { return static_cast<float>(rng.normal()); });
+  }
+  if (o.node_time)
+    bytes += write_drawn<int64_t>(dir + "node_time.npy", o, kNodeTime, o.nodes, 0, kNodeChunk,
+                                  threads, time);
+  return bytes;
+}
+
+}  // namespace
+
 GenerateStats generate_synthetic(const GenerateOptions& options) {
   validate(options);
   const GenerateOptions& o = options;
@@ -318,6 +365,8 @@ GenerateStats generate_synthetic(const GenerateOptions& options) {
     stats.bytes_written += static_cast<int64_t>(fs::file_size(dir + "feat.npy"));
   }
   stats.features_s = phase.seconds();
+
+  stats.bytes_written += write_optional_arrays(o, dir, num_edges, threads);
 
   // Random split from one seeded permutation (Fisher-Yates over all nodes, whatever the
   // fractions, so they only choose where the permutation is cut): train, valid, test, then

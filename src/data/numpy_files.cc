@@ -146,6 +146,8 @@ NumpyLayout check_numpy_layout(const std::string& dir) {
   out.columns = files.edge_index != edges.header().fortran_order;
   out.num_edges = files.edge_index ? edges.dim(1) : edges.dim(0);
   if (out.num_edges == 0) throw_no_edges(files.edges);
+  find_array_files(dir, files.edges, out.num_edges, files.feat, out.num_nodes, out.edge_arrays,
+                   out.node_arrays);
   return out;
 }
 

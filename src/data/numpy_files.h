@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "partita/core/npy.h"
+#include "partita/data/edge_arrays.h"
 #include "partita/data/hetero.h"
 
 namespace partita::data {
@@ -40,13 +42,35 @@ bool looks_like_numpy_layout(const std::string& dir);
 // process: read_numpy_dataset; shares: read_dataset_shard): feat.npy float32 [N > 0, d > 0],
 // label.npy int64 [N], the splits read whole (validated, sorted), the edge file int64 or
 // int32 [E, 2] (edge_index.npy: [2, E]) with E > 0. FormatError naming the file.
+// An optional array file beside the graph (data/edge_arrays.h), its shape checked.
+struct ArrayFile {
+  std::string name;  // kEdgeTimeName, ...
+  std::string path;
+  DType dtype = DType::kInt64;
+  int64_t dim = 0;  // 0: [rows]; d: [rows, d]
+};
+
 struct NumpyLayout {
   NumpyLayoutFiles files;
+  // Present ones only: edge_time, edge_weight, edge_feat ([E] / [E, d]); node_time ([N]).
+  std::vector<ArrayFile> edge_arrays, node_arrays;
   int64_t num_nodes = 0, feat_dim = 0, num_edges = 0;
   std::vector<int64_t> splits[3];  // train, valid, test
   bool columns = false;            // edges stored as all sources, then all destinations
 };
 NumpyLayout check_numpy_layout(const std::string& dir);
+
+// The optional arrays of `dir` (data/edge_arrays.h) checked against the counts: edge_time.npy
+// int64 [E], edge_weight.npy float32 [E], edge_feat.npy float32/float16/bfloat16 [E, d > 0]
+// in C order (E rows of `edges`), node_time.npy int64 [N] (N rows of `feat`). FormatError
+// naming the file for a wrong dtype, rank or length.
+void find_array_files(const std::string& dir, const std::string& edges, int64_t num_edges,
+                      const std::string& feat, int64_t num_nodes, std::vector<ArrayFile>& edge,
+                      std::vector<ArrayFile>& node);
+
+// Rows [begin, end) of `file`, every value checked: weights finite and > 0, features finite
+// (FormatError "<file>: entry i is v; ..." / "row r column c: value v is not finite").
+ExtraArray read_array_rows(const ArrayFile& file, int64_t begin, int64_t end);
 
 // The numpy heterogeneous layout's files besides hetero.json, as both of its readers check
 // them before reading (one process: read_numpy_hetero_dataset; shares: read_dataset_shard):

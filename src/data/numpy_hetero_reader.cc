@@ -108,6 +108,15 @@ void read_hetero_json(Dataset& ds, const std::string& path) { read_schema(ds, pa
 
 NumpyHeteroLayout check_numpy_hetero_layout(const std::string& dir, const HeteroSchema& schema) {
   NumpyHeteroLayout files;
+  // Edge and node arrays are read for the homogeneous layout only: refused, not ignored.
+  for (const char* name : {kEdgeTimeName, kEdgeWeightName, kEdgeFeatName, kNodeTimeName}) {
+    std::error_code ec;
+    const std::string path = dir + "/" + name + ".npy";
+    PARTITA_CHECK(!std::filesystem::exists(path, ec), FormatError,
+                  "{}: edge and node arrays are read in the homogeneous numpy layout only, not "
+                  "with hetero.json (docs/dataset-format.md)",
+                  path);
+  }
   const NodeType& target = schema.node_types[schema.target_type];
   files.label = dir + "/label.npy";
   const MappedNpy label = MappedNpy::open(files.label);

@@ -11,6 +11,7 @@
 #include "partita/core/parallel.h"
 #include "partita/core/timer.h"
 #include "readers.h"
+#include "shard_files.h"
 
 namespace partita::data {
 namespace {
@@ -92,17 +93,40 @@ Dataset read_numpy_dataset(const std::string& dir, const LoadOptions& options, L
   ds.edge_split = read_numpy_edge_split(dir, ds.num_nodes);
   stats.read_rest_s += watch.seconds();
 
+  for (const ArrayFile& f : layout.node_arrays)
+    ds.node_arrays.push_back(read_array_rows(f, 0, ds.num_nodes));
+  stats.read_rest_s += watch.seconds();
+
   watch.restart();
-  NpyArray edges = NpyArray::open(files.edges);  // Fortran order: copied into C order
-  graph::EdgeStream stream = edges.dtype() == DType::kInt64
-                                 ? edge_stream<int64_t>(edges, files.edge_index, layout.num_edges)
-                                 : edge_stream<int32_t>(edges, files.edge_index, layout.num_edges);
-  graph::InEdgeOptions graph_options;
-  graph_options.undirected = options.undirected;
-  graph_options.threads = options.threads;
-  graph_options.source = files.edges;
-  set_graph(ds, graph::build_in_edges(ds.num_nodes, stream, graph_options));
-  stats.build_graph_s += watch.seconds();
+  if (!layout.edge_arrays.empty()) {
+    // Edge arrays: the edges are read whole and each entry remembers its listing position
+    // (data/edge_arrays.h), so their values follow it into the CSC.
+    std::vector<int64_t> src, dst;
+    src.reserve(static_cast<size_t>(layout.num_edges));
+    dst.reserve(static_cast<size_t>(layout.num_edges));
+    read_edge_rows(MappedNpy::open(files.edges),
+                   layout.columns ? EdgeForm::kColumns : EdgeForm::kRows, layout.num_edges, 0,
+                   layout.num_edges, ds.num_nodes, ds.num_nodes, 0, 0, {&src, &dst});
+    std::vector<ExtraArray> listed;
+    for (const ArrayFile& f : layout.edge_arrays)
+      listed.push_back(read_array_rows(f, 0, layout.num_edges));
+    stats.read_edges_s += watch.seconds();
+    watch.restart();
+    build_keyed_graph(ds, src, dst, listed, options.undirected, options.threads);
+    stats.build_graph_s += watch.seconds();
+  } else {
+    NpyArray edges = NpyArray::open(files.edges);  // Fortran order: copied into C order
+    graph::EdgeStream stream =
+        edges.dtype() == DType::kInt64
+            ? edge_stream<int64_t>(edges, files.edge_index, layout.num_edges)
+            : edge_stream<int32_t>(edges, files.edge_index, layout.num_edges);
+    graph::InEdgeOptions graph_options;
+    graph_options.undirected = options.undirected;
+    graph_options.threads = options.threads;
+    graph_options.source = files.edges;
+    set_graph(ds, graph::build_in_edges(ds.num_nodes, stream, graph_options));
+    stats.build_graph_s += watch.seconds();
+  }
 
   watch.restart();
   ds.features = FeatureMatrix::mapped(NpyArray::open(files.feat));

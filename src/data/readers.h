@@ -90,6 +90,14 @@ void warn_split_overlap(const Dataset& ds);
 // Copies the result of graph::build_in_edges into the dataset's graph fields.
 void set_graph(Dataset& ds, graph::InEdgeResult&& result);
 
+// Builds ds's in-edge CSC from the listed edges src/dst (ids already checked) and their
+// arrays `listed` (one row per listed edge), in data/edge_arrays.h's row order, and sets
+// in_edges, edge_arrays (one row per entry), input_edges, self_loops_dropped,
+// duplicates_dropped. With edge_time among `listed`, repeated pairs are kept.
+void build_keyed_graph(Dataset& ds, const std::vector<int64_t>& src,
+                       const std::vector<int64_t>& dst, const std::vector<ExtraArray>& listed,
+                       bool undirected, int threads);
+
 // The folder split/<name> of an OGB dataset to read: `wanted`, or the only one present
 // (IoError/FormatError naming split/ otherwise). Sets *name to the folder's name.
 std::string choose_split(const std::string& dir, const std::string& wanted, std::string* name);

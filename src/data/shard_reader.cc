@@ -44,6 +44,10 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
   read_edge_rows(MappedNpy::open(files.edges),
                  layout.columns ? EdgeForm::kColumns : EdgeForm::kRows, layout.num_edges, b, e, n,
                  n, 0, 0, {&s.src, &s.dst});
+  s.first_edge = b;
+  for (const ArrayFile& f : layout.edge_arrays) s.edge_arrays.push_back(read_array_rows(f, b, e));
+  for (const ArrayFile& f : layout.node_arrays)
+    s.node_arrays.push_back(read_array_rows(f, s.node_begin, s.node_end));
   return s;
 }
 

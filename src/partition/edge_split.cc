@@ -404,7 +404,7 @@ void remove_held_out(ShardGraph& g, const HeldOutEdges& held, DistComm& comm) {
       while (it != drop.end() && *it < e) ++it;
       if (it != drop.end() && *it == e) continue;
       for (Column& col : g.edge_columns) {  // the entry's values follow it
-        const size_t w = dtype_size(col.dtype);
+        const size_t w = col.width();
         std::memmove(col.values.data() + kept * w, col.values.data() + k * w, w);
       }
       c.indices[kept++] = c.indices[k];
@@ -413,7 +413,7 @@ void remove_held_out(ShardGraph& g, const HeldOutEdges& held, DistComm& comm) {
   }
   c.indices.resize(static_cast<size_t>(kept));
   c.indices.shrink_to_fit();
-  for (Column& col : g.edge_columns) col.values.resize(kept * dtype_size(col.dtype));
+  for (Column& col : g.edge_columns) col.values.resize(kept * col.width());
   c.indptr = std::move(indptr);
   int64_t total = kept;
   comm.allreduce_sum(&total, 1);

@@ -96,11 +96,26 @@ PartitionInput make_input(const data::Dataset& ds, data::Dataset* owned) {
   in.graph.num_nodes = n;
   in.graph.node_end = n;
   in.graph.num_edges_total = ds.in_edges.num_entries();
+  for (const data::ExtraArray& a : ds.edge_arrays)
+    PARTITA_CHECK(a.rows() == ds.in_edges.num_entries(), Error, "{}: {} holds {} rows for {} edges",
+                  name, a.name, a.rows(), ds.in_edges.num_entries());
   in.graph.in_edges = take(ds.in_edges);
+  for (const data::ExtraArray& a : ds.node_arrays)
+    PARTITA_CHECK(a.rows() == n, Error, "{}: {} holds {} rows for {} nodes", name, a.name, a.rows(),
+                  n);
+  in.graph.edge_columns = array_columns(take(ds.edge_arrays));
+  in.node_columns = array_columns(take(ds.node_arrays));
   return in;
 }
 
 }  // namespace
+
+std::vector<Column> array_columns(std::vector<data::ExtraArray>&& arrays) {
+  std::vector<Column> out;
+  for (data::ExtraArray& a : arrays)
+    out.push_back({std::move(a.name), a.dtype, std::move(a.values), a.dim});
+  return out;
+}
 
 std::string dataset_name(const data::DatasetShard& shard) {
   return shard.path.empty() ? std::string("dataset") : shard.path;

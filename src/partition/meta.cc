@@ -138,6 +138,12 @@ const FileEntry& PartitionMeta::file(const std::string& path) const {
   throw FormatError(fmt::format("{}: file '{}' is not listed", kMetaFileName, path));
 }
 
+bool PartitionMeta::has_file(const std::string& path) const {
+  for (const FileEntry& f : files)
+    if (f.path == path) return true;
+  return false;
+}
+
 namespace {
 
 // A "record": a scalar, an array of scalars, or an object of scalars and scalar arrays.
@@ -236,6 +242,39 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
     expect_file(part_file(p, "train_idx"), DType::kInt64, {ps.train_nodes});
     expect_file(part_file(p, "valid_idx"), DType::kInt64, {ps.valid_nodes});
     expect_file(part_file(p, "test_idx"), DType::kInt64, {ps.test_nodes});
+  }
+  // The optional arrays: in every part or none, dtypes and row counts from the counts, one
+  // edge feature width and dtype for all parts.
+  for (const char* name : kEdgeArrayNames) {
+    const bool listed = m.has_array(name);
+    const bool feat = std::string(name) == "edge_feat";
+    const FileEntry* first = listed ? &m.file(part_file(0, name)) : nullptr;
+    if (feat && first != nullptr &&
+        (first->shape.size() != 2 || first->shape[1] < 1 || !is_feature_dtype(first->dtype)))
+      rd.fail(fmt::format("files: '{}' must be float32, float16 or bfloat16 [edges, d > 0]",
+                          first->path));
+    for (int p = 0; p < m.num_parts && listed; ++p) {
+      const int64_t e = s.parts[p].edges;
+      if (feat)
+        expect_file(part_file(p, name), first->dtype, {e, first->shape[1]});
+      else
+        expect_file(part_file(p, name),
+                    std::string(name) == "edge_time" ? DType::kInt64 : DType::kFloat32, {e});
+    }
+    for (int p = 1; p < m.num_parts && !listed; ++p)
+      if (m.has_file(part_file(p, name)))
+        rd.fail(fmt::format("files: '{}' is listed but not '{}'", part_file(p, name),
+                            part_file(0, name)));
+  }
+  for (const char* name : kNodeArrayNames) {
+    const bool listed = m.has_array(name);
+    for (int p = 0; p < m.num_parts; ++p) {
+      if (listed)
+        expect_file(part_file(p, name), DType::kInt64, {m.part_nodes(p)});
+      else if (m.has_file(part_file(p, name)))
+        rd.fail(fmt::format("files: '{}' is listed but not '{}'", part_file(p, name),
+                            part_file(0, name)));
+    }
   }
   if (const auto& e = s.edge_split) {
     if (m.typed) rd.fail("key 'edge_split' is only valid for a homogeneous partition");

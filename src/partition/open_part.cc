@@ -1,4 +1,6 @@
 // Mapping one part's arrays: the fast start-up path (headers only, no data read).
+#include <utility>
+
 #include "partita/core/error.h"
 #include "partita/partition/format.h"
 
@@ -42,6 +44,11 @@ PartFiles open_part(const std::string& dir, const PartitionMeta& meta, int part)
   f.train_idx = open_checked(dir, meta, part_file(part, "train_idx"));
   f.valid_idx = open_checked(dir, meta, part_file(part, "valid_idx"));
   f.test_idx = open_checked(dir, meta, part_file(part, "test_idx"));
+  for (const auto& [name, array] :
+       {std::pair{"edge_time", &f.edge_time}, std::pair{"edge_weight", &f.edge_weight},
+        std::pair{"edge_feat", &f.edge_feat}, std::pair{"node_time", &f.node_time}})
+    if (meta.has_file(part_file(part, name)))
+      *array = open_checked(dir, meta, part_file(part, name));
   return f;
 }
 

@@ -54,6 +54,7 @@ PartitionInput read_shares(const std::string& dir, const data::LoadOptions& load
              in.shard.input_edges_total, phases.back().second);
   watch.restart();
   in.graph = build_shard_graph(in.shard, load.undirected, load.reverse_relations, comm, threads);
+  in.node_columns = array_columns(std::move(in.shard.node_arrays));
   comm.reached("build_graph");
   phases.emplace_back("build_graph", watch.seconds());
   if (lead)

@@ -15,6 +15,7 @@
 #include "partita/core/error.h"
 #include "partita/core/parallel.h"
 #include "partita/partition/pipeline.h"
+#include "shard_graph_keyed.h"
 
 namespace partita::partition {
 namespace {
@@ -73,35 +74,10 @@ std::vector<std::vector<uint8_t>> pack_edges(data::DatasetShard& shard, bool typ
   return send;
 }
 
-}  // namespace
-
-ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool reverse_relations,
-                             DistComm& comm, int threads) {
-  threads = resolve_threads(threads);
+// The rows of this rank's block from every rank's packed entries: sorted, deduplicated.
+void build_rows(data::DatasetShard& shard, bool typed, bool reverse, int input_relations,
+                DistComm& comm, int threads, ShardGraph& g) {
   const int ranks = comm.size();
-  const bool typed = shard.hetero.has_value();
-  PARTITA_CHECK(shard.ranks == ranks && shard.rank == comm.rank(), Error,
-                "internal: shard of rank {} of {} built on rank {} of {}", shard.rank, shard.ranks,
-                comm.rank(), ranks);
-  PARTITA_CHECK(shard.src.size() == shard.dst.size() &&
-                    (!typed || shard.edge_relation.size() == shard.src.size()),
-                Error, "internal: shard with {} sources, {} destinations, {} relations",
-                shard.src.size(), shard.dst.size(), shard.edge_relation.size());
-  PARTITA_CHECK(!typed || static_cast<uint64_t>(shard.num_nodes) <= kSourceMask, Error,
-                "internal: typed graph of {} nodes exceeds the 2^47 ids of the packed keys",
-                shard.num_nodes);
-  const int input_relations = typed ? shard.hetero->num_relations() : 0;
-  const bool reverse = typed ? reverse_relations : undirected;
-
-  ShardGraph g;
-  g.num_nodes = shard.num_nodes;
-  g.node_begin = shard.node_begin;
-  g.node_end = shard.node_end;
-  // Every edge has its reverse: homogeneous with reverse edges, or typed with every relation
-  // mirrored by its rev_ relation (the union of a row's sources over relations then is the
-  // union of its in- and out-neighbours).
-  g.symmetric = reverse;
-
   std::vector<std::vector<uint8_t>> recv =
       comm.alltoall(pack_edges(shard, typed, reverse, input_relations, ranks, threads));
 
@@ -187,7 +163,42 @@ ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool re
       }
     });
   }
-  g.num_edges_total = out;
+}
+
+}  // namespace
+
+ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool reverse_relations,
+                             DistComm& comm, int threads) {
+  threads = resolve_threads(threads);
+  const int ranks = comm.size();
+  const bool typed = shard.hetero.has_value();
+  PARTITA_CHECK(shard.ranks == ranks && shard.rank == comm.rank(), Error,
+                "internal: shard of rank {} of {} built on rank {} of {}", shard.rank, shard.ranks,
+                comm.rank(), ranks);
+  PARTITA_CHECK(shard.src.size() == shard.dst.size() &&
+                    (!typed || shard.edge_relation.size() == shard.src.size()),
+                Error, "internal: shard with {} sources, {} destinations, {} relations",
+                shard.src.size(), shard.dst.size(), shard.edge_relation.size());
+  PARTITA_CHECK(!typed || static_cast<uint64_t>(shard.num_nodes) <= kSourceMask, Error,
+                "internal: typed graph of {} nodes exceeds the 2^47 ids of the packed keys",
+                shard.num_nodes);
+  const int input_relations = typed ? shard.hetero->num_relations() : 0;
+  const bool reverse = typed ? reverse_relations : undirected;
+
+  ShardGraph g;
+  g.num_nodes = shard.num_nodes;
+  g.node_begin = shard.node_begin;
+  g.node_end = shard.node_end;
+  // Every edge has its reverse: homogeneous with reverse edges, or typed with every relation
+  // mirrored by its rev_ relation (the union of a row's sources over relations then is the
+  // union of its in- and out-neighbours).
+  g.symmetric = reverse;
+
+  if (shard.edge_arrays.empty())
+    build_rows(shard, typed, reverse, input_relations, comm, threads, g);
+  else
+    build_keyed_rows(shard, typed, reverse, input_relations, comm, threads, g);
+  g.num_edges_total = g.in_edges.num_entries();
   comm.allreduce_sum(&g.num_edges_total, 1);
   if (typed && reverse) {  // the relations as stored (data/hetero.h's convention)
     std::vector<data::Relation>& relations = shard.hetero->relations;

@@ -2,12 +2,15 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "partita/core/error.h"
+#include "partita/core/half.h"
 #include "partita/core/log.h"
 #include "partita/core/parallel.h"
 #include "partita/partition/format.h"
@@ -185,6 +188,35 @@ void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, con
   check_splits(f, p, lo, target_lo, target_hi);
 }
 
+// The values of a part's optional arrays: weights finite and > 0, edge features finite (the
+// dtypes and shapes were checked against partita.json, the bytes by their checksums).
+void check_edge_values(const PartFiles& f, int threads) {
+  if (f.edge_weight.ndim() == 1) {
+    auto w = f.edge_weight.view<float>();
+    scan(f.edge_weight.path(), w.size(), threads, [&](int64_t b, int64_t e) -> std::string {
+      for (int64_t k = b; k < e; ++k)
+        if (!std::isfinite(w[k]) || !(w[k] > 0))
+          return fmt::format("entry {} is {}; a weight must be finite and > 0", k, w[k]);
+      return "";
+    });
+  }
+  if (f.edge_feat.ndim() == 2) {
+    const int64_t rows = f.edge_feat.dim(0), d = f.edge_feat.dim(1);
+    const DType dtype = f.edge_feat.dtype();
+    const unsigned char* data = f.edge_feat.data();
+    scan(f.edge_feat.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
+      std::vector<float> row(static_cast<size_t>(d));
+      for (int64_t r = b; r < e; ++r) {
+        widen_to_floats(data + r * d * dtype_size(dtype), d, dtype, row.data());
+        for (int64_t c = 0; c < d; ++c)
+          if (!std::isfinite(row[c]))
+            return fmt::format("row {} column {}: value {} is not finite", r, c, row[c]);
+      }
+      return "";
+    });
+  }
+}
+
 // `node_map` is the checked permutation: rows must be strictly ascending in ORIGINAL ids.
 void check_part(const std::string& dir, const PartitionMeta& m, int p, int threads,
                 ArrayView<const int64_t> node_map) {
@@ -206,20 +238,30 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
     return;
   }
   auto indices = f.indices.view<int64_t>();
+  // With edge_time a source repeats (at later or equal times); without, rows are strict.
+  const bool timed = m.has_array("edge_time");
+  ArrayView<const int64_t> time;
+  if (timed) time = f.edge_time.view<int64_t>();
   scan(f.indices.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
     for (int64_t i = b; i < e; ++i) {
       for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
         const int64_t s = indices[k];
         if (s < 0 || s >= n)
           return fmt::format("entry {} (row {}) = {} is outside [0, {})", k, i, s, n);
-        if (k > indptr[i] && node_map[s] <= node_map[indices[k - 1]])
+        if (k > indptr[i] && !timed && node_map[s] <= node_map[indices[k - 1]])
           return fmt::format("row {} is not strictly ascending in original ids at entry {}", i, k);
+        if (k > indptr[i] && timed &&
+            std::pair{node_map[s], time[k]} < std::pair{node_map[indices[k - 1]], time[k - 1]})
+          return fmt::format(
+              "row {} is not ascending by (original id, edge_time) at entry {} (time {} after {})",
+              i, k, time[k], time[k - 1]);
         if (s == lo + i) return fmt::format("row {} lists its own node {} (self loop)", i, s);
       }
     }
     f.indices.release_elements(indptr[b], indptr[e]);
     return "";
   });
+  check_edge_values(f, threads);
 
   auto label = f.label.view<int64_t>();
   scan(f.label.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {

@@ -61,6 +61,7 @@ struct ColumnIn {
   DType dtype;
   size_t width;
   const uint8_t* data;
+  int64_t dim = 0;  // Column::dim
 };
 
 // A feature matrix the parts store: the homogeneous one (type -1), or a node type's,
@@ -138,7 +139,7 @@ class Writer {
     for (const auto& [in, out] : {std::pair{&input.node_columns, &node_cols_},
                                   std::pair{&graph_.edge_columns, &edge_cols_}})
       for (const Column& c : *in)
-        out->push_back({c.name, c.dtype, dtype_size(c.dtype), c.values.data()});
+        out->push_back({c.name, c.dtype, c.width(), c.values.data(), c.dim});
     if (!schema_) tables_.push_back({"feat", &shard_.features, -1, 0, shard_.num_nodes});
     for (int t = 0; schema_ && t < schema_->num_types(); ++t) {
       const data::NodeType& type = schema_->node_types[t];
@@ -240,7 +241,7 @@ void Writer::check_inputs() {
          {std::pair{&in_.node_columns, rows},
           std::pair{&graph_.edge_columns, graph_.in_edges.num_entries()}})
       for (const Column& c : *cols)
-        PARTITA_CHECK(c.values.size() == static_cast<size_t>(count) * dtype_size(c.dtype), Error,
+        PARTITA_CHECK(c.values.size() == static_cast<size_t>(count) * c.width(), Error,
                       "internal: column {} holds {} bytes for {} values", c.name, c.values.size(),
                       count);
   });
@@ -268,7 +269,11 @@ void Writer::open_files() {
       const int64_t zero = 0;
       po.files[0].file.write_elements<int64_t>(0, &zero, 1);
       add("indices", DType::kInt64, {e});
-      for (const ColumnIn& c : edge_cols_) add(c.name, c.dtype, {e});
+      // A column of dim > 0 is a matrix: [count, dim].
+      auto shape = [](const ColumnIn& c, int64_t count) {
+        return c.dim > 0 ? std::vector<int64_t>{count, c.dim} : std::vector<int64_t>{count};
+      };
+      for (const ColumnIn& c : edge_cols_) add(c.name, c.dtype, shape(c, e));
       for (size_t t = 0; t < tables_.size(); ++t) {  // a type without features has no file
         const int64_t dim = tables_[t].features->dim;
         po.table_file.push_back(
@@ -277,7 +282,7 @@ void Writer::open_files() {
                 : -1);
       }
       po.node_cols = po.files.size();
-      for (const ColumnIn& c : node_cols_) add(c.name, c.dtype, {n});
+      for (const ColumnIn& c : node_cols_) add(c.name, c.dtype, shape(c, n));
     }
   });
   failure_.agree();  // node_map.npy.tmp exists from here on

@@ -401,6 +401,14 @@ class DistPipelineTest : public ::testing::Test {
     g.threads = 1;
     g.out_dir = *dir_ / "numpy";
     data::generate_synthetic(g);
+    data::GenerateOptions a = g;  // with every edge and node array
+    a.edge_time = a.edge_weight = a.node_time = true;
+    a.edge_feat_dim = 3;
+    a.out_dir = *dir_ / "arrays";
+    data::generate_synthetic(a);
+    a.edge_time = false;
+    a.out_dir = *dir_ / "untimed";
+    data::generate_synthetic(a);
     g.out_dir = *dir_ / "chunked";
     data::ChunkedWriteOptions c;
     c.chunk_rows = 150;  // several chunks per rank
@@ -429,6 +437,20 @@ TEST_F(DistPipelineTest, NumpyEqualsSingleProcess) {
   load.undirected = true;
   check_pipeline(path("numpy"), load, 3, 2);
   check_pipeline(path("numpy"), load, 2, 3);
+}
+
+// Edge and node arrays travel with their edges across ranks (shard_graph_keyed.h): the same
+// bytes as one process for 2 and 3 ranks, directed and undirected, with and without
+// edge_time (repeats kept, or dropped keeping the first).
+TEST_F(DistPipelineTest, EdgeArraysEqualSingleProcess) {
+  data::LoadOptions load;
+  check_pipeline(path("arrays"), load, 2, 2);
+  check_pipeline(path("arrays"), load, 3, 3);
+  check_pipeline(path("untimed"), load, 3, 2);
+  load.undirected = true;
+  check_pipeline(path("arrays"), load, 3, 2);
+  check_pipeline(path("arrays"), load, 2, 3);
+  check_pipeline(path("untimed"), load, 2, 3);
 }
 
 // The chunked twin of the numpy dataset (bfloat16 features) equals the numpy one written

@@ -151,6 +151,25 @@ cp es1s/part0/train_edges.npy given/train_edges.npy
 "$partita" -q partition --dataset given --num-parts 1 $flags --out g1s >g1s.log 2>&1 ||
   fail "single-process with split files" g1s.log
 same g1s g1
+
+# Edge and node arrays (edge_time with repeated pairs kept, edge_weight, edge_feat,
+# node_time): with 1 part one process, -np 2 and -np 3 write the same bytes; 4 parts from
+# -np 3 verify, and info lists the arrays.
+"$partita" -q generate --nodes 3000 --avg-degree 8 --feat-dim 8 --classes 4 --seed 3 \
+  --threads 1 --edge-time --edge-weight --edge-feat-dim 4 --node-time --out ea \
+  >gena.log 2>&1 || fail "generate with edge arrays" gena.log
+"$partita" -q partition --dataset ea --num-parts 1 $flags --out ea1 >ea1.log 2>&1 ||
+  fail "single-process partition with edge arrays" ea1.log
+for np in 2 3; do
+  "$mpirun" -np $np --oversubscribe "$partita" -q partition --dataset ea --num-parts 1 $flags \
+    --out ea1_$np >ea1_$np.log 2>&1 || fail "mpirun -np $np with edge arrays, 1 part" ea1_$np.log
+  same ea1 ea1_$np
+done
+"$mpirun" -np 3 --oversubscribe "$partita" -q partition --dataset ea --num-parts 4 $flags \
+  --out ea4 >ea4.log 2>&1 || fail "mpirun -np 3 with edge arrays, 4 parts" ea4.log
+"$partita" info --verify ea4 >verify.log 2>&1 || fail "info --verify ea4" verify.log
+grep -qx 'arrays: edge_time int64 per edge, edge_weight float32 per edge, edge_feat float32 \[4\] per edge, node_time int64 per node' \
+  verify.log || fail "info lists the edge arrays" verify.log
 "$mpirun" -np 2 "$partita" -q partition --dataset given --num-parts 3 $flags --out g3 \
   >g3.log 2>&1 || fail "mpirun -np 2 with split files, 3 parts" g3.log
 "$partita" info --verify g3 >verify.log 2>&1 || fail "info --verify g3" verify.log

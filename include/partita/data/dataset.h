@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "partita/core/npy.h"
+#include "partita/data/edge_arrays.h"
 #include "partita/data/feature_matrix.h"
 #include "partita/data/hetero.h"
 #include "partita/graph/csr.h"
@@ -51,6 +52,12 @@ struct Dataset {
 
   // Numpy layout with train_edges.npy etc. only: the dataset's own link-prediction split.
   std::optional<EdgeSplitArrays> edge_split;
+
+  // Numpy layout with edge_time.npy etc. (data/edge_arrays.h): edge_arrays hold one row per
+  // entry of in_edges.indices (a reverse entry repeats its edge's values), node_arrays one per
+  // node. With edge_time, repeated pairs are kept (duplicates_dropped is 0).
+  std::vector<ExtraArray> edge_arrays;
+  std::vector<ExtraArray> node_arrays;
 
   int64_t num_edges() const { return in_edges.num_entries(); }  // after dedup (+ reverse)
   int64_t feat_dim() const { return features.cols(); }

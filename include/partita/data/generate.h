@@ -31,9 +31,18 @@ struct GenerateOptions {
   double valid_fraction = 0.2;  // share in valid_idx, [0, 1]
   double test_fraction = 0.2;   // share in test_idx, [0, 1]; the three sum
                                 //   to at most 1 (+1e-9); nodes beyond the sum are in no split
-  std::string out_dir;          // created if missing; existing files are replaced
-  int threads = 0;              // <= 0: all hardware threads
+  // Optional arrays (data/edge_arrays.h), each a function of the seed alone:
+  bool edge_time = false;     // edge_time.npy: int64, uniform in [0, kGeneratedTimes)
+  bool edge_weight = false;   // edge_weight.npy: float32, uniform in [0.5, 1.5)
+  int64_t edge_feat_dim = 0;  // > 0: edge_feat.npy float32 [E, d], standard normal; [0, 2^16]
+  bool node_time = false;     // node_time.npy: int64, uniform in [0, kGeneratedTimes)
+  std::string out_dir;        // created if missing; existing files are replaced
+  int threads = 0;            // <= 0: all hardware threads
 };
+
+// Times of generated edges and nodes lie in [0, kGeneratedTimes): few enough that a pair
+// drawn twice often repeats its time too.
+constexpr int64_t kGeneratedTimes = 1000;
 
 // Sizes of the three splits of N nodes: each is floor(fraction x N), a product within a
 // relative 1e-12 of an integer counting as that integer (0.29 x 100 gives 29, not 28).
@@ -58,7 +67,8 @@ struct GenerateStats {
 SplitSizes split_sizes(const GenerateOptions& options);
 
 // Validates the options (ParameterError naming the field) and writes edges.npy, feat.npy,
-// label.npy, train_idx.npy, valid_idx.npy, test_idx.npy (a random split, split_sizes) into
+// label.npy, train_idx.npy, valid_idx.npy, test_idx.npy (a random split, split_sizes), and the
+// optional arrays asked for (edge_time.npy, edge_weight.npy, edge_feat.npy, node_time.npy) into
 // out_dir (IoError naming the path if that fails). Uses up to options.threads threads;
 // memory is per-node tables (~40 bytes a node) plus bounded chunk buffers (< 100 MiB), not
 // the output size. With the defaults, a nearest-centroid classifier gets about 53% test

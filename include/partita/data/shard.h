@@ -20,6 +20,7 @@
 
 #include "partita/core/npy.h"
 #include "partita/data/dataset.h"
+#include "partita/data/edge_arrays.h"
 
 namespace partita::data {
 
@@ -53,11 +54,17 @@ struct DatasetShard {
   std::vector<int64_t> src, dst;
   std::vector<int32_t> edge_relation;
   int64_t input_edges_total = 0;  // listed edges over all ranks (from the metadata)
+  // Numpy layout with edge arrays (data/edge_arrays.h): one row per edge of src/dst, and the
+  // listing position of src[0] (the share is a contiguous range of the listing).
+  std::vector<ExtraArray> edge_arrays;
+  int64_t first_edge = 0;
 
   // Labels of the owned block ([node_end - node_begin], -1: unlabelled) and the split ids
   // that fall in it (original ids, ascending).
   std::vector<int64_t> labels;
   std::vector<int64_t> train_idx, valid_idx, test_idx;
+  // node_time.npy (data/edge_arrays.h): one row per block node.
+  std::vector<ExtraArray> node_arrays;
 
   // Homogeneous: features of all nodes, rows = original ids.
   ShardFeatures features;

@@ -19,7 +19,9 @@ struct MetisGraph {
 
 // Builds METIS's input. A symmetric CSC (e.g. loaded with --undirected) is detected by a
 // parallel check and narrowed to 32 bits directly; anything else goes through
-// graph::symmetrize_int32. Throws FormatError past METIS's 32-bit limit (2^31-1 entries).
+// graph::symmetrize_int32. Rows that repeat a source (edge_time keeps repeated pairs) are
+// deduplicated into a copy first (equals_input is then false). Throws FormatError past
+// METIS's 32-bit limit (2^31-1 entries).
 MetisGraph metis_graph(const graph::Csr& in_edges, int threads);
 
 // True when every edge (s -> d) of the CSC has its reverse (d -> s) and there is no self

@@ -33,6 +33,14 @@ constexpr const char* kNodeMapFile = "node_map.npy";
 constexpr const char* kPartArrayNames[] = {"indptr",    "indices",   "feat",    "label",
                                            "train_idx", "valid_idx", "test_idx"};
 
+// Optional arrays (docs/partition-format.md, "Edge and node arrays"), in every part when the
+// dataset had them (data/edge_arrays.h): edge_time int64 [e], edge_weight float32 [e] (finite,
+// > 0), edge_feat float32/float16/bfloat16 [e, d], aligned with indices.npy; node_time int64
+// [n], aligned with label.npy. With edge_time a row lists its sources ascending by (original
+// source, time), repeats allowed.
+constexpr const char* kEdgeArrayNames[] = {"edge_time", "edge_weight", "edge_feat"};
+constexpr const char* kNodeArrayNames[] = {"node_time"};
+
 // Link-prediction splits (PartitionSummary::edge_split set): int64 [k, 2] (src, dst) pairs
 // of global NEW ids. kEdgeSplitFiles lie under the partition directory in this order (held-out
 // positives and their negatives); each part's training pairs are part_file(p,
@@ -138,6 +146,11 @@ struct PartitionMeta {
   int node_type(int64_t gid) const;
   // The entry of `path`; throws FormatError naming partita.json when it is not listed.
   const FileEntry& file(const std::string& path) const;
+  // Whether `path` is listed.
+  bool has_file(const std::string& path) const;
+  // Whether the parts hold the optional array `name` (kEdgeArrayNames, kNodeArrayNames):
+  // read_meta checks that every part lists it or none does.
+  bool has_array(const std::string& name) const { return has_file(part_file(0, name)); }
 };
 
 // Reads and validates `<dir>/partita.json`. Throws IoError when it cannot be read and
@@ -157,8 +170,10 @@ void write_meta(const std::string& dir, const PartitionMeta& meta);
 // Typed partitions: feat stays unopened (empty); etype int32 [e] holds each entry's relation
 // and type_feat[t] the feature_dtype [n_{p,t}, feat_dim_t] rows of type t (unopened for a
 // type without features).
+// The optional arrays (kEdgeArrayNames, kNodeArrayNames) are opened when listed, else empty.
 struct PartFiles {
   NpyArray indptr, indices, feat, label, train_idx, valid_idx, test_idx;
+  NpyArray edge_time, edge_weight, edge_feat, node_time;
   NpyArray etype;
   std::vector<NpyArray> type_feat;
 };
@@ -182,7 +197,8 @@ struct VerifyReport {
 // ids lie in range, rows are sorted by (relation, original source) and unique within a
 // relation, each entry's source and destination types are its relation's; per-relation
 // entry counts match the metadata; labels are -1 exactly outside the target type; split ids
-// are of the target type.
+// are of the target type. Optional arrays: weights finite and > 0, edge features finite, and
+// with edge_time rows ascending by (original source, time) instead of strictly by source.
 // The first problem throws FormatError "<file>: <problem>". Uses up to `threads` threads.
 VerifyReport verify_partition(const std::string& dir, int threads = 0);
 

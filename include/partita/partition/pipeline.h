@@ -36,10 +36,14 @@ using Phases = std::vector<std::pair<std::string, double>>;
 // `values` holds dtype_size(dtype) bytes for each block node (PartitionInput::node_columns,
 // in block order) or each stored entry (ShardGraph::edge_columns, in the order of
 // in_edges.indices), and each part's file lists them in the order of its nodes or entries.
+// With dim > 0 each node or entry has dim values ([count, dim] files).
 struct Column {
   std::string name;  // the file's name without .npy; not one the format already uses
   DType dtype = DType::kInt64;
   std::vector<uint8_t> values;
+  int64_t dim = 0;  // 0: one value each ([count]); d > 0: d values each ([count, d])
+
+  size_t width() const { return dtype_size(dtype) * static_cast<size_t>(dim > 0 ? dim : 1); }
 };
 
 // The in-edges of one rank's node block.
@@ -73,6 +77,9 @@ struct PartitionInput {
 // feature rows, labels, relations per entry).
 PartitionInput dataset_input(const data::Dataset& dataset);
 PartitionInput dataset_input(data::Dataset&& dataset);
+
+// The dataset's edge or node arrays (data/edge_arrays.h) as columns, taken.
+std::vector<Column> array_columns(std::vector<data::ExtraArray>&& arrays);
 
 // Stage 1 on several ranks. `undirected` adds the reverse of every edge (homogeneous); typed
 // shards get the reverse relations unless reverse_relations is false (appended to

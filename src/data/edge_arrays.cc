@@ -1,0 +1,185 @@
+// Arrays beside the graph (partita/data/edge_arrays.h): their files in the numpy layout,
+// their values, and the in-edge CSC that carries them in one process.
+#include "partita/data/edge_arrays.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "numpy_files.h"
+#include "partita/core/error.h"
+#include "partita/core/half.h"
+#include "partita/core/parallel.h"
+#include "readers.h"
+#include "shard_files.h"
+
+namespace partita::data {
+namespace {
+
+bool present(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
+// Checks `file`'s header: dtype among `dtypes` (the first named in the message), rank 1
+// (dim 0) or 2 (dim > 0, C order), `rows` rows (`rows_source` holds that many).
+ArrayFile check_file(const std::string& dir, const char* name, std::vector<DType> dtypes,
+                     bool matrix, int64_t rows, const std::string& rows_what) {
+  ArrayFile out;
+  out.name = name;
+  out.path = dir + "/" + name + ".npy";
+  const MappedNpy f = MappedNpy::open(out.path);
+  if (std::find(dtypes.begin(), dtypes.end(), f.dtype()) == dtypes.end()) {
+    std::string names;
+    for (size_t i = 0; i < dtypes.size(); ++i)
+      names += std::string(i == 0                   ? ""
+                           : i + 1 == dtypes.size() ? " or "
+                                                    : ", ") +
+               dtype_name(dtypes[i]);
+    throw FormatError(
+        fmt::format("{}: expected dtype {}, found {}", out.path, names, dtype_name(f.dtype())));
+  }
+  out.dtype = f.dtype();
+  const int ndim = matrix ? 2 : 1;
+  PARTITA_CHECK(f.ndim() == ndim, FormatError, "{}: expected {} dimension(s), found shape {}",
+                out.path, ndim, f.shape());
+  PARTITA_CHECK(f.dim(0) == rows, FormatError, "{}: {} rows, but {}", out.path, f.dim(0),
+                rows_what);
+  if (matrix) {
+    PARTITA_CHECK(f.dim(1) > 0, FormatError, "{}: shape {} has no feature columns", out.path,
+                  f.shape());
+    PARTITA_CHECK(!f.header().fortran_order, FormatError,
+                  "{}: Fortran order is not read; save it in C order (np.ascontiguousarray)",
+                  out.path);
+    out.dim = f.dim(1);
+  }
+  return out;
+}
+
+}  // namespace
+
+const ExtraArray* find_array(const std::vector<ExtraArray>& arrays, const std::string& name) {
+  for (const ExtraArray& a : arrays)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+std::vector<ExtraArray> gather_rows(const std::vector<ExtraArray>& listed,
+                                    const std::vector<int64_t>& positions) {
+  std::vector<ExtraArray> out;
+  for (const ExtraArray& a : listed) {
+    ExtraArray& o = out.emplace_back();
+    o.name = a.name;
+    o.dtype = a.dtype;
+    o.dim = a.dim;
+    const size_t w = a.row_bytes();
+    o.values.resize(positions.size() * w);
+    for (size_t i = 0; i < positions.size(); ++i)
+      std::memcpy(o.values.data() + i * w, a.values.data() + positions[i] * w, w);
+  }
+  return out;
+}
+
+void find_array_files(const std::string& dir, const std::string& edges, int64_t num_edges,
+                      const std::string& feat, int64_t num_nodes, std::vector<ArrayFile>& edge,
+                      std::vector<ArrayFile>& node) {
+  const std::string per_edge =
+      fmt::format("{} lists {} edges (one row per edge)", edges, num_edges);
+  auto at = [&](const char* name) { return present(dir + "/" + name + ".npy"); };
+  if (at(kEdgeTimeName))
+    edge.push_back(check_file(dir, kEdgeTimeName, {DType::kInt64}, false, num_edges, per_edge));
+  if (at(kEdgeWeightName))
+    edge.push_back(check_file(dir, kEdgeWeightName, {DType::kFloat32}, false, num_edges, per_edge));
+  if (at(kEdgeFeatName))
+    edge.push_back(check_file(dir, kEdgeFeatName,
+                              {DType::kFloat32, DType::kFloat16, DType::kBFloat16}, true, num_edges,
+                              per_edge));
+  if (at(kNodeTimeName))
+    node.push_back(check_file(dir, kNodeTimeName, {DType::kInt64}, false, num_nodes,
+                              fmt::format("{} has {} rows (one per node)", feat, num_nodes)));
+}
+
+ExtraArray read_array_rows(const ArrayFile& file, int64_t begin, int64_t end) {
+  ExtraArray a;
+  a.name = file.name;
+  a.dtype = file.dtype;
+  a.dim = file.dim;
+  const int64_t per_row = file.dim > 0 ? file.dim : 1;
+  a.values.resize(static_cast<size_t>(end - begin) * a.row_bytes());
+  MappedNpy::open(file.path).copy_elements(begin * per_row, end * per_row, a.values.data());
+  if (file.name == kEdgeWeightName) {
+    const float* w = reinterpret_cast<const float*>(a.values.data());
+    for (int64_t i = 0; i < end - begin; ++i)
+      PARTITA_CHECK(std::isfinite(w[i]) && w[i] > 0, FormatError,
+                    "{}: entry {} is {}; a weight must be finite and > 0", file.path, begin + i,
+                    w[i]);
+  } else if (file.name == kEdgeFeatName) {
+    std::vector<float> row(static_cast<size_t>(per_row));
+    for (int64_t i = 0; i < end - begin; ++i) {
+      widen_to_floats(a.values.data() + i * a.row_bytes(), per_row, file.dtype, row.data());
+      for (int64_t c = 0; c < per_row; ++c)
+        PARTITA_CHECK(std::isfinite(row[c]), FormatError,
+                      "{}: row {} column {}: value {} is not finite", file.path, begin + i, c,
+                      row[c]);
+    }
+  }
+  return a;
+}
+
+void build_keyed_graph(Dataset& ds, const std::vector<int64_t>& src,
+                       const std::vector<int64_t>& dst, const std::vector<ExtraArray>& listed,
+                       bool undirected, int threads) {
+  const int64_t n = ds.num_nodes, m = static_cast<int64_t>(src.size());
+  const ExtraArray* time = find_array(listed, kEdgeTimeName);
+  const int64_t* t = time ? reinterpret_cast<const int64_t*>(time->values.data()) : nullptr;
+  graph::Csr& csc = ds.in_edges;
+  csc.indptr.assign(static_cast<size_t>(n) + 1, 0);
+  ds.input_edges = m;
+  ds.self_loops_dropped = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    if (src[i] == dst[i]) {
+      ++ds.self_loops_dropped;
+      continue;
+    }
+    ++csc.indptr[dst[i] + 1];
+    if (undirected) ++csc.indptr[src[i] + 1];
+  }
+  for (int64_t v = 0; v < n; ++v) csc.indptr[v + 1] += csc.indptr[v];
+  std::vector<EdgeOrderKey> keys(static_cast<size_t>(csc.indptr[n]));
+  {
+    std::vector<int64_t> cursor(csc.indptr.begin(), csc.indptr.end() - 1);
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t s = src[i], d = dst[i], when = t ? t[i] : 0;
+      if (s == d) continue;
+      keys[cursor[d]++] = {s, when, 2 * i};
+      if (undirected) keys[cursor[s]++] = {d, when, 2 * i + 1};
+    }
+  }
+  std::vector<int64_t> kept(static_cast<size_t>(n));
+  parallel_chunks(0, n, 1 << 12, resolve_threads(threads), [&](int64_t b, int64_t e) {
+    for (int64_t v = b; v < e; ++v)
+      kept[v] = order_row(keys.data() + csc.indptr[v], keys.data() + csc.indptr[v + 1],
+                          time != nullptr, [](const EdgeOrderKey& k) { return k; });
+  });
+  int64_t out = 0;
+  std::vector<int64_t> positions;
+  for (int64_t v = 0; v < n; ++v) {
+    const int64_t begin = csc.indptr[v];
+    for (int64_t k = 0; k < kept[v]; ++k) keys[out + k] = keys[begin + k];
+    csc.indptr[v] = out;
+    out += kept[v];
+  }
+  csc.indptr[n] = out;
+  ds.duplicates_dropped = static_cast<int64_t>(keys.size()) - out;
+  keys.resize(static_cast<size_t>(out));
+  csc.indices.resize(static_cast<size_t>(out));
+  positions.resize(static_cast<size_t>(out));
+  for (int64_t k = 0; k < out; ++k) {
+    csc.indices[k] = keys[k].source;
+    positions[k] = keys[k].position / 2;
+  }
+  ds.edge_arrays = gather_rows(listed, positions);
+}
+
+}  // namespace partita::data

@@ -1,0 +1,142 @@
+// Stage 1 on several ranks for edges that carry arrays (shard_graph_keyed.h).
+//
+// Wire format: one record per entry, 32 + B bytes (B: the bytes of one row of every array,
+// in shard.edge_arrays' order): (key, destination, time, position) as 64-bit words, then the
+// rows. key is the source (typed: relation << 47 | source, as shard_graph.cc packs it);
+// position is 2 * listing position, + 1 for a reverse entry; time is 0 without edge_time.
+// Rows are ordered by data::order_row on (key, time, position), which no rank count or
+// arrival order changes.
+#include "shard_graph_keyed.h"
+
+#include <cstring>
+
+#include "layout.h"
+#include "partita/core/error.h"
+#include "partita/core/parallel.h"
+
+namespace partita::partition {
+namespace {
+
+constexpr int kRelationShift = 47;
+constexpr uint64_t kSourceMask = (uint64_t{1} << kRelationShift) - 1;
+constexpr size_t kHead = 32;
+
+struct Entry {
+  data::EdgeOrderKey key;
+  const uint8_t* row;  // the record's array rows
+};
+
+}  // namespace
+
+void build_keyed_rows(data::DatasetShard& shard, bool typed, bool reverse, int input_relations,
+                      DistComm& comm, int threads, ShardGraph& g) {
+  const int ranks = comm.size();
+  const int64_t m = static_cast<int64_t>(shard.src.size());
+  const std::vector<data::ExtraArray>& arrays = shard.edge_arrays;
+  size_t payload = 0;
+  for (const data::ExtraArray& a : arrays) {
+    PARTITA_CHECK(a.rows() == m, Error, "internal: {} holds {} rows for {} edges", a.name, a.rows(),
+                  m);
+    payload += a.row_bytes();
+  }
+  const size_t record = kHead + payload;
+  const data::ExtraArray* time = data::find_array(arrays, data::kEdgeTimeName);
+  const int64_t* t = time ? reinterpret_cast<const int64_t*>(time->values.data()) : nullptr;
+  const BlockOwner owner(shard.num_nodes, ranks);
+
+  std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
+  auto emit = [&](int r, uint64_t key, int64_t d, int64_t when, int64_t position, int64_t i) {
+    std::vector<uint8_t>& out = send[r];
+    const size_t at = out.size();
+    out.resize(at + record);
+    const int64_t head[4] = {static_cast<int64_t>(key), d, when, position};
+    std::memcpy(out.data() + at, head, kHead);
+    size_t off = at + kHead;
+    for (const data::ExtraArray& a : arrays) {
+      std::memcpy(out.data() + off, a.values.data() + i * a.row_bytes(), a.row_bytes());
+      off += a.row_bytes();
+    }
+  };
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t s = shard.src[i], d = shard.dst[i];
+    if (s == d) continue;
+    const int64_t position = 2 * (shard.first_edge + i), when = t ? t[i] : 0;
+    const uint64_t rel = typed ? static_cast<uint64_t>(shard.edge_relation[i]) : 0;
+    emit(owner(d), (rel << kRelationShift) | static_cast<uint64_t>(s), d, when, position, i);
+    if (reverse) {
+      const uint64_t rev = typed ? rel + static_cast<uint64_t>(input_relations) : 0;
+      emit(owner(s), (rev << kRelationShift) | static_cast<uint64_t>(d), s, when, position + 1, i);
+    }
+  }
+  std::vector<data::ExtraArray> shape;  // names, dtypes and dims of the columns
+  for (data::ExtraArray& a : shard.edge_arrays) {
+    shape.push_back({a.name, a.dtype, a.dim, {}});
+    std::vector<uint8_t>().swap(a.values);
+  }
+  std::vector<int64_t>().swap(shard.src);
+  std::vector<int64_t>().swap(shard.dst);
+  std::vector<int32_t>().swap(shard.edge_relation);
+  const std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(send));
+
+  const int64_t rows = g.node_end - g.node_begin;
+  graph::Csr& csc = g.in_edges;
+  csc.indptr.assign(static_cast<size_t>(rows) + 1, 0);
+  auto for_each_record = [&](auto&& fn) {
+    for (const std::vector<uint8_t>& buffer : recv) {
+      PARTITA_CHECK(buffer.size() % record == 0, Error, "internal: edge message of {} bytes",
+                    buffer.size());
+      for (size_t at = 0; at < buffer.size(); at += record) {
+        int64_t head[4];
+        std::memcpy(head, buffer.data() + at, kHead);
+        const int64_t row = head[1] - g.node_begin;
+        PARTITA_CHECK(row >= 0 && row < rows, Error,
+                      "internal: rank {} received an edge to {}, outside its block [{}, {})",
+                      comm.rank(), head[1], g.node_begin, g.node_end);
+        fn(row, data::EdgeOrderKey{head[0], head[2], head[3]}, buffer.data() + at + kHead);
+      }
+    }
+  };
+  for_each_record(
+      [&](int64_t row, const data::EdgeOrderKey&, const uint8_t*) { ++csc.indptr[row + 1]; });
+  for (int64_t v = 0; v < rows; ++v) csc.indptr[v + 1] += csc.indptr[v];
+  std::vector<Entry> entries(static_cast<size_t>(csc.indptr[rows]));
+  {
+    std::vector<int64_t> cursor(csc.indptr.begin(), csc.indptr.end() - 1);
+    for_each_record([&](int64_t row, const data::EdgeOrderKey& key, const uint8_t* r) {
+      entries[cursor[row]++] = {key, r};
+    });
+  }
+  std::vector<int64_t> kept(static_cast<size_t>(rows), 0);
+  parallel_chunks(0, rows, 1 << 12, threads, [&](int64_t b, int64_t e) {
+    for (int64_t v = b; v < e; ++v)
+      kept[v] = data::order_row(entries.data() + csc.indptr[v], entries.data() + csc.indptr[v + 1],
+                                time != nullptr, [](const Entry& x) { return x.key; });
+  });
+  int64_t out = 0;
+  for (int64_t v = 0; v < rows; ++v) {
+    const int64_t begin = csc.indptr[v];
+    for (int64_t k = 0; k < kept[v]; ++k) entries[out + k] = entries[begin + k];
+    csc.indptr[v] = out;
+    out += kept[v];
+  }
+  csc.indptr[rows] = out;
+  entries.resize(static_cast<size_t>(out));
+  csc.indices.resize(static_cast<size_t>(out));
+  if (typed) g.edge_relation.resize(static_cast<size_t>(out));
+  for (int64_t k = 0; k < out; ++k) {
+    const uint64_t key = static_cast<uint64_t>(entries[k].key.source);
+    csc.indices[k] = static_cast<int64_t>(key & kSourceMask);
+    if (typed) g.edge_relation[k] = static_cast<int32_t>(key >> kRelationShift);
+  }
+  size_t off = 0;
+  for (const data::ExtraArray& a : shape) {
+    Column c{a.name, a.dtype, {}, a.dim};
+    const size_t w = a.row_bytes();
+    c.values.resize(static_cast<size_t>(out) * w);
+    for (int64_t k = 0; k < out; ++k) std::memcpy(c.values.data() + k * w, entries[k].row + off, w);
+    off += w;
+    g.edge_columns.push_back(std::move(c));
+  }
+}
+
+}  // namespace partita::partition

@@ -1,0 +1,249 @@
+// A dataset's edge and node arrays in the partition (docs/partition-format.md, "Edge and node
+// arrays"), brute force against the input: every listed edge's (source, destination, time,
+// weight, features) lands in exactly one slot of one part, every node's time beside its
+// label; the files are listed and verified; corrupt values are refused by --verify.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <tuple>
+
+#include "helpers/test_paths.h"
+#include "partita/core/error.h"
+#include "partita/core/npy.h"
+#include "partita/data/generate.h"
+#include "partita/partition/format.h"
+#include "partita/partition/partition.h"
+
+namespace partita::partition {
+namespace {
+
+using testing::TempDir;
+
+constexpr int64_t kFeatDim = 3;
+
+// One stored or listed edge: source, destination (original ids), time, weight, features.
+using Edge = std::tuple<int64_t, int64_t, int64_t, float, std::vector<float>>;
+
+struct Input {
+  std::vector<int64_t> edges, time, node_time;
+  std::vector<float> weight, feat;
+};
+
+Input read_input(const std::string& dir) {
+  Input in;
+  in.edges = read_npy_vector<int64_t>(dir + "/edges.npy", 2);
+  if (std::filesystem::exists(dir + "/edge_time.npy"))
+    in.time = read_npy_vector<int64_t>(dir + "/edge_time.npy");
+  in.weight = read_npy_vector<float>(dir + "/edge_weight.npy");
+  in.feat = read_npy_vector<float>(dir + "/edge_feat.npy", 2);
+  in.node_time = read_npy_vector<int64_t>(dir + "/node_time.npy");
+  return in;
+}
+
+std::string generate(const std::string& dir, bool time) {
+  data::GenerateOptions g;
+  g.nodes = 400;
+  g.avg_degree = 6;
+  g.feat_dim = 4;
+  g.classes = 3;
+  g.seed = 5;
+  g.threads = 1;
+  g.edge_time = time;
+  g.edge_weight = g.node_time = true;
+  g.edge_feat_dim = kFeatDim;
+  g.out_dir = dir;
+  data::generate_synthetic(g);
+  return dir;
+}
+
+// Every stored entry of the partition in `dir` as an Edge of original ids.
+std::vector<Edge> stored_edges(const std::string& dir, bool time) {
+  const PartitionMeta m = read_meta(dir);
+  const auto node_map = read_npy_vector<int64_t>(dir + "/node_map.npy");
+  std::vector<Edge> out;
+  for (int p = 0; p < m.num_parts; ++p) {
+    auto file = [&](const char* name) { return dir + "/" + part_file(p, name); };
+    const auto indptr = read_npy_vector<int64_t>(file("indptr"));
+    const auto indices = read_npy_vector<int64_t>(file("indices"));
+    const auto w = read_npy_vector<float>(file("edge_weight"));
+    const auto f = read_npy_vector<float>(file("edge_feat"), 2);
+    std::vector<int64_t> t(indices.size(), 0);
+    if (time) t = read_npy_vector<int64_t>(file("edge_time"));
+    EXPECT_EQ(w.size(), indices.size());
+    EXPECT_EQ(f.size(), indices.size() * kFeatDim);
+    for (size_t i = 0; i + 1 < indptr.size(); ++i)
+      for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k)
+        out.emplace_back(
+            node_map[indices[k]], node_map[m.ranges[p] + i], t[k], w[k],
+            std::vector<float>(f.begin() + k * kFeatDim, f.begin() + (k + 1) * kFeatDim));
+  }
+  return out;
+}
+
+Edge listed(const Input& in, size_t i, bool reverse, bool time) {
+  const int64_t s = in.edges[2 * i], d = in.edges[2 * i + 1];
+  return {reverse ? d : s, reverse ? s : d, time ? in.time[i] : 0, in.weight[i],
+          std::vector<float>(in.feat.begin() + i * kFeatDim, in.feat.begin() + (i + 1) * kFeatDim)};
+}
+
+PartitionOptions options(const std::string& out, int parts) {
+  PartitionOptions o;
+  o.num_parts = parts;
+  o.seed = 2;
+  o.threads = 1;
+  o.out_dir = out;
+  return o;
+}
+
+// With edge_time every listed edge (and, undirected, its reverse) is one slot, repeats
+// included.
+TEST(EdgeArraysPartition, EveryTimedEdgeHasExactlyOneSlotWithItsValues) {
+  TempDir tmp;
+  const std::string ds = generate(tmp / "ds", true);
+  const Input in = read_input(ds);
+  for (bool undirected : {false, true}) {
+    SCOPED_TRACE(undirected ? "undirected" : "directed");
+    data::LoadOptions load;
+    load.undirected = undirected;
+    const std::string out = tmp / (undirected ? "pu" : "pd");
+    run_partition(ds, load, options(out, 3));
+    EXPECT_NO_THROW(verify_partition(out, 1));
+    std::vector<Edge> want;
+    for (size_t i = 0; i < in.time.size(); ++i) {
+      if (in.edges[2 * i] == in.edges[2 * i + 1]) continue;
+      want.push_back(listed(in, i, false, true));
+      if (undirected) want.push_back(listed(in, i, true, true));
+    }
+    std::vector<Edge> got = stored_edges(out, true);
+    std::sort(want.begin(), want.end());
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got.size(), want.size());
+    EXPECT_TRUE(got == want);
+    // Repeated pairs are there (the test would not tell keeping from dropping otherwise).
+    std::map<std::pair<int64_t, int64_t>, int> pairs;
+    int repeats = 0;
+    for (const Edge& e : got) repeats += pairs[{std::get<0>(e), std::get<1>(e)}]++ > 0;
+    EXPECT_GT(repeats, 0);
+    // Node times beside the labels.
+    const PartitionMeta m = read_meta(out);
+    const auto node_map = read_npy_vector<int64_t>(out + "/node_map.npy");
+    for (int p = 0; p < m.num_parts; ++p) {
+      const auto t = read_npy_vector<int64_t>(out + "/" + part_file(p, "node_time"));
+      ASSERT_EQ(static_cast<int64_t>(t.size()), m.part_nodes(p));
+      for (int64_t i = 0; i < m.part_nodes(p); ++i)
+        EXPECT_EQ(t[i], in.node_time[node_map[m.ranges[p] + i]]);
+    }
+  }
+}
+
+// Without edge_time a pair is stored once (as without arrays), with the values of its first
+// listed edge (undirected: first of either direction).
+TEST(EdgeArraysPartition, WithoutTimeEachPairKeepsItsFirstListedValues) {
+  TempDir tmp;
+  const std::string ds = generate(tmp / "ds", false);
+  const Input in = read_input(ds);
+  for (bool undirected : {false, true}) {
+    SCOPED_TRACE(undirected ? "undirected" : "directed");
+    data::LoadOptions load;
+    load.undirected = undirected;
+    const std::string out = tmp / (undirected ? "pu" : "pd");
+    run_partition(ds, load, options(out, 2));
+    EXPECT_NO_THROW(verify_partition(out, 1));
+    std::map<std::pair<int64_t, int64_t>, Edge> first;
+    for (size_t i = 0; i < in.weight.size(); ++i) {
+      if (in.edges[2 * i] == in.edges[2 * i + 1]) continue;
+      for (bool reverse : {false, true}) {
+        if (reverse && !undirected) continue;
+        const Edge e = listed(in, i, reverse, false);
+        first.emplace(std::make_pair(std::get<0>(e), std::get<1>(e)), e);
+      }
+    }
+    const std::vector<Edge> got = stored_edges(out, false);
+    EXPECT_EQ(got.size(), first.size());
+    for (const Edge& e : got) {
+      const auto it = first.find({std::get<0>(e), std::get<1>(e)});
+      ASSERT_NE(it, first.end());
+      EXPECT_TRUE(it->second == e) << std::get<0>(e) << " -> " << std::get<1>(e);
+    }
+  }
+}
+
+// The arrays are listed (with checksums); a dataset without them partitions to the same
+// structure as the plain dataset.
+TEST(EdgeArraysPartition, ListedAndStructureUnchangedWithoutTime) {
+  TempDir tmp;
+  const std::string ds = generate(tmp / "ds", false);
+  data::GenerateOptions g;  // the same graph without arrays
+  g.nodes = 400;
+  g.avg_degree = 6;
+  g.feat_dim = 4;
+  g.classes = 3;
+  g.seed = 5;
+  g.threads = 1;
+  g.out_dir = tmp / "plain";
+  data::generate_synthetic(g);
+  run_partition(ds, {}, options(tmp / "a", 2));
+  run_partition(g.out_dir, {}, options(tmp / "b", 2));
+  const PartitionMeta a = read_meta(tmp / "a"), b = read_meta(tmp / "b");
+  EXPECT_TRUE(a.has_array("edge_weight") && a.has_array("edge_feat") && a.has_array("node_time"));
+  EXPECT_FALSE(a.has_array("edge_time") || b.has_array("edge_weight") || b.has_array("node_time"));
+  EXPECT_EQ(a.file(part_file(1, "edge_feat")).shape,
+            (std::vector<int64_t>{a.summary.parts[1].edges, kFeatDim}));
+  for (const char* f : {"node_map.npy", "part0/indptr.npy", "part0/indices.npy",
+                        "part1/indices.npy", "part1/feat.npy"})
+    EXPECT_EQ(testing::read_file(tmp / "a" + "/" + f), testing::read_file(tmp / "b" + "/" + f))
+        << f;
+}
+
+// Rewrites array `rel` of the partition in `dir` through `edit`, then makes every checksum in
+// partita.json right again (so that --verify gets to the values).
+template <class T, class Edit>
+void rewrite(const std::string& dir, const std::string& rel, Edit edit) {
+  std::vector<T> v = read_npy_vector<T>(dir + "/" + rel);
+  edit(v);
+  write_npy<T>(dir + "/" + rel, v);
+  PartitionMeta m = read_meta(dir);
+  for (FileEntry& f : m.files) f.crc32 = crc32_file(dir + "/" + f.path);
+  write_meta(dir, m);
+}
+
+void expect_refused(const std::string& dir, const std::string& message) {
+  try {
+    verify_partition(dir, 1);
+    ADD_FAILURE() << "passed --verify; expected " << message;
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
+// --verify reads the values: a weight of -1 or entries out of (source, time) order are
+// refused even with the checksums made right.
+TEST(EdgeArraysPartition, VerifyRefusesBadValues) {
+  TempDir tmp;
+  const std::string ds = generate(tmp / "ds", true);
+  run_partition(ds, {}, options(tmp / "w", 2));
+  EXPECT_NO_THROW(verify_partition(tmp / "w", 1));
+  rewrite<float>(tmp / "w", "part1/edge_weight.npy", [](std::vector<float>& w) { w[5] = -1; });
+  expect_refused(tmp / "w",
+                 "part1/edge_weight.npy: entry 5 is -1; a weight must be finite and > 0");
+
+  const std::string out = tmp / "t";
+  run_partition(ds, {}, options(out, 2));
+  // The first row of part 0 with a source twice: its later entry's time made earlier.
+  const auto indptr = read_npy_vector<int64_t>(out + "/part0/indptr.npy");
+  const auto indices = read_npy_vector<int64_t>(out + "/part0/indices.npy");
+  int64_t at = -1;
+  for (size_t i = 0; i + 1 < indptr.size() && at < 0; ++i)
+    for (int64_t k = indptr[i] + 1; k < indptr[i + 1] && at < 0; ++k)
+      if (indices[k] == indices[k - 1]) at = k;
+  ASSERT_GE(at, 0) << "no repeated pair in part 0";
+  rewrite<int64_t>(out, "part0/edge_time.npy",
+                   [&](std::vector<int64_t>& t) { t[at] = t[at - 1] - 1; });
+  expect_refused(out, "is not ascending by (original id, edge_time)");
+}
+
+}  // namespace
+}  // namespace partita::partition
