@@ -11,6 +11,7 @@
 #include "partita/core/error.h"
 #include "partita/core/half.h"
 #include "partita/core/parallel.h"
+#include "partita/data/order_rows.h"
 #include "readers.h"
 #include "shard_files.h"
 
@@ -156,25 +157,12 @@ void build_keyed_graph(Dataset& ds, const std::vector<int64_t>& src,
       if (undirected) keys[cursor[s]++] = {d, when, 2 * i + 1};
     }
   }
-  std::vector<int64_t> kept(static_cast<size_t>(n));
-  parallel_chunks(0, n, 1 << 12, resolve_threads(threads), [&](int64_t b, int64_t e) {
-    for (int64_t v = b; v < e; ++v)
-      kept[v] = order_row(keys.data() + csc.indptr[v], keys.data() + csc.indptr[v + 1],
-                          time != nullptr, [](const EdgeOrderKey& k) { return k; });
-  });
-  int64_t out = 0;
-  std::vector<int64_t> positions;
-  for (int64_t v = 0; v < n; ++v) {
-    const int64_t begin = csc.indptr[v];
-    for (int64_t k = 0; k < kept[v]; ++k) keys[out + k] = keys[begin + k];
-    csc.indptr[v] = out;
-    out += kept[v];
-  }
-  csc.indptr[n] = out;
-  ds.duplicates_dropped = static_cast<int64_t>(keys.size()) - out;
-  keys.resize(static_cast<size_t>(out));
+  const int64_t total = static_cast<int64_t>(keys.size());
+  const int64_t out = order_rows(&csc.indptr, &keys, time != nullptr, resolve_threads(threads),
+                                 [](const EdgeOrderKey& k) { return k; });
+  ds.duplicates_dropped = total - out;
   csc.indices.resize(static_cast<size_t>(out));
-  positions.resize(static_cast<size_t>(out));
+  std::vector<int64_t> positions(static_cast<size_t>(out));
   for (int64_t k = 0; k < out; ++k) {
     csc.indices[k] = keys[k].source;
     positions[k] = keys[k].position / 2;

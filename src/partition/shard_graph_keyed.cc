@@ -12,7 +12,7 @@
 
 #include "layout.h"
 #include "partita/core/error.h"
-#include "partita/core/parallel.h"
+#include "partita/data/order_rows.h"
 
 namespace partita::partition {
 namespace {
@@ -106,21 +106,8 @@ void build_keyed_rows(data::DatasetShard& shard, bool typed, bool reverse, int i
       entries[cursor[row]++] = {key, r};
     });
   }
-  std::vector<int64_t> kept(static_cast<size_t>(rows), 0);
-  parallel_chunks(0, rows, 1 << 12, threads, [&](int64_t b, int64_t e) {
-    for (int64_t v = b; v < e; ++v)
-      kept[v] = data::order_row(entries.data() + csc.indptr[v], entries.data() + csc.indptr[v + 1],
-                                time != nullptr, [](const Entry& x) { return x.key; });
-  });
-  int64_t out = 0;
-  for (int64_t v = 0; v < rows; ++v) {
-    const int64_t begin = csc.indptr[v];
-    for (int64_t k = 0; k < kept[v]; ++k) entries[out + k] = entries[begin + k];
-    csc.indptr[v] = out;
-    out += kept[v];
-  }
-  csc.indptr[rows] = out;
-  entries.resize(static_cast<size_t>(out));
+  const int64_t out = data::order_rows(&csc.indptr, &entries, time != nullptr, threads,
+                                       [](const Entry& x) { return x.key; });
   csc.indices.resize(static_cast<size_t>(out));
   if (typed) g.edge_relation.resize(static_cast<size_t>(out));
   for (int64_t k = 0; k < out; ++k) {
