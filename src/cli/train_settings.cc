@@ -90,7 +90,8 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"dropout", kSchedule},
       {"attention-dropout", kSchedule},
       {"precision", kSchedule},
-      {"device", kSchedule, kQuiet},  // where it runs; checkpoints hold CPU tensors
+      {"device", kSchedule, kQuiet},   // where it runs; checkpoints hold CPU tensors
+      {"kernels", kSchedule, kQuiet},  // which implementation of the same ops
       {"optimizer", kSignature},
       {"seed", kSchedule},
       {"threads", kSchedule, kQuiet},
@@ -109,6 +110,7 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"gpu-cache-ratio", kSchedule, kQuiet},
       {"progress", kSchedule, kQuiet},
       {"progress-every", kSchedule, kQuiet},
+      {"log-every", kSchedule, kQuiet},
       {"checksum", kSchedule, kQuiet},
       {"profile", kSchedule, kQuiet},
       {"host-local", kSchedule, kQuiet},

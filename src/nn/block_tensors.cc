@@ -1,6 +1,7 @@
 #include "partita/nn/block_tensors.h"
 
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 
 #include <algorithm>
 #include <atomic>
@@ -8,6 +9,7 @@
 
 #include "generic_ops.h"
 #include "partita/core/error.h"
+#include "partita/nn/kernel_path.h"
 
 namespace partita::nn {
 
@@ -159,9 +161,8 @@ void add_relations(BlockTensors& t, const std::vector<int32_t>& etypes) {
   }
 }
 
-}  // namespace
-
-BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) {
+// Throws partita::Error if `block` is inconsistent (block_tensors.h, to_block_tensors).
+void check_block(const sample::Block& block) {
   PARTITA_CHECK(block.num_dst >= 0 && block.num_src >= block.num_dst, Error,
                 "block: num_src {} < num_dst {}", block.num_src, block.num_dst);
   PARTITA_CHECK(static_cast<int64_t>(block.indptr.size()) == block.num_dst + 1, Error,
@@ -197,9 +198,17 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) 
                     "block: relation ids decrease inside the row of dst {}", i);
     }
   }
+}
+
+}  // namespace
+
+BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) {
+  if (uses_generic_ops(device) && block.etypes.empty())
+    return std::move(to_block_tensors(std::vector<sample::Block>{block}, device)[0]);
+  check_block(block);
   BlockTensors t =
       from_csc(block.num_dst, block.num_src, block.indptr.data(), block.indices.data());
-  if (typed) add_relations(t, block.etypes);
+  if (!block.etypes.empty()) add_relations(t, block.etypes);
   if (!device.is_cpu()) {
     std::vector<BlockTensors> one{std::move(t)};
     generic::move_blocks(one, nullptr, device);
@@ -209,7 +218,7 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) 
 }
 
 BlockTensors with_self_loops(const BlockTensors& block) {
-  if (generic::use_generic(block.indptr.device())) return generic::with_self_loops(block);
+  if (uses_generic_ops(block.indptr.device())) return generic::with_self_loops(block);
   const int64_t n = block.num_dst;
   const int64_t* indptr = block.indptr.data_ptr<int64_t>();
   const int64_t* indices = block.indices.data_ptr<int64_t>();
@@ -226,9 +235,30 @@ BlockTensors with_self_loops(const BlockTensors& block) {
   return t;
 }
 
+namespace {
+
+bool any_typed(const std::vector<sample::Block>& blocks) {
+  for (const sample::Block& b : blocks)
+    if (!b.etypes.empty()) return true;
+  return false;
+}
+
+// Untyped blocks on the device-generic path: one copy of the index arrays, the rest derived
+// there.
+std::vector<BlockTensors> derived_on(const std::vector<sample::Block>& blocks,
+                                     const std::vector<int64_t>* input_degrees,
+                                     const torch::Device& device) {
+  const bool pin = device.is_cuda() && torch::cuda::is_available();
+  const PackedBlocks packed = pack_blocks(blocks, input_degrees, pin);
+  return unpack_blocks(packed, packed.host.to(device, /*non_blocking=*/pin));
+}
+
+}  // namespace
+
 std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
                                            torch::Device device) {
   RECORD_USER_SCOPE("partita::to_block_tensors");  // a stage of train/step_profile.h
+  if (uses_generic_ops(device) && !any_typed(blocks)) return derived_on(blocks, nullptr, device);
   std::vector<BlockTensors> out;
   out.reserve(blocks.size());
   for (const sample::Block& b : blocks) out.push_back(to_block_tensors(b));
@@ -240,6 +270,8 @@ std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blo
                                            const std::vector<int64_t>& input_degrees,
                                            torch::Device device) {
   RECORD_USER_SCOPE("partita::to_block_tensors");
+  if (uses_generic_ops(device) && !any_typed(blocks))
+    return derived_on(blocks, &input_degrees, device);
   std::vector<BlockTensors> out = to_block_tensors(blocks);
   const int64_t num_input = blocks.empty() ? 0 : blocks.back().num_src;
   PARTITA_CHECK(static_cast<int64_t>(input_degrees.size()) == num_input, Error,
@@ -249,6 +281,51 @@ std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blo
   // The blocks and the degrees in one transfer; graph_deg are views of the moved degrees.
   if (!device.is_cpu()) generic::move_blocks(out, &degrees, device);
   for (BlockTensors& t : out) t.graph_deg = degrees.slice(0, 0, t.num_src);
+  return out;
+}
+
+PackedBlocks pack_blocks(const std::vector<sample::Block>& blocks,
+                         const std::vector<int64_t>* input_degrees, bool pin) {
+  PackedBlocks packed;
+  int64_t total = 0;
+  for (const sample::Block& b : blocks) {
+    check_block(b);
+    PARTITA_CHECK(b.etypes.empty(), Error, "internal: pack_blocks of a typed block");
+    packed.shapes.push_back({b.num_dst, b.num_src, b.num_edges()});
+    total += b.num_dst + 1 + b.num_edges();
+  }
+  if (input_degrees != nullptr) {
+    const int64_t num_input = blocks.empty() ? 0 : blocks.back().num_src;
+    PARTITA_CHECK(static_cast<int64_t>(input_degrees->size()) == num_input, Error,
+                  "block: {} input degrees for {} input nodes", input_degrees->size(), num_input);
+    packed.degrees = true;
+    total += num_input;
+  }
+  packed.host =
+      torch::empty({total}, torch::TensorOptions().dtype(torch::kInt64).pinned_memory(pin));
+  int64_t* out = packed.host.data_ptr<int64_t>();
+  for (const sample::Block& b : blocks) {
+    out = std::copy(b.indptr.begin(), b.indptr.end(), out);
+    out = std::copy(b.indices.begin(), b.indices.end(), out);
+  }
+  if (input_degrees != nullptr) std::copy(input_degrees->begin(), input_degrees->end(), out);
+  return packed;
+}
+
+std::vector<BlockTensors> unpack_blocks(const PackedBlocks& packed, const torch::Tensor& data) {
+  std::vector<BlockTensors> out;
+  out.reserve(packed.shapes.size());
+  int64_t offset = 0;
+  for (const auto& [num_dst, num_src, edges] : packed.shapes) {
+    const torch::Tensor ptr = data.narrow(0, offset, num_dst + 1);
+    const torch::Tensor idx = data.narrow(0, offset + num_dst + 1, edges);
+    offset += num_dst + 1 + edges;
+    out.push_back(generic::from_csc(num_dst, num_src, ptr, idx));
+  }
+  if (packed.degrees) {
+    const torch::Tensor degrees = data.narrow(0, offset, data.size(0) - offset);
+    for (BlockTensors& t : out) t.graph_deg = degrees.slice(0, 0, t.num_src);
+  }
   return out;
 }
 

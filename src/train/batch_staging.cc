@@ -8,8 +8,12 @@
 #include <fmt/format.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
+
 #include "feature_tensors.h"
+#include "host_tensor_memory.h"
 #include "partita/core/error.h"
+#include "partita/nn/kernel_path.h"
 #include "partita/train/device_feature_cache.h"
 
 namespace partita::train {
@@ -25,7 +29,12 @@ BatchStaging::BatchStaging(torch::Device device) : device_(device) {
   if (device_.is_cpu()) return;
   pin_ = torch::cuda::is_available();
   side_ = guard_impl(device_).getStreamFromGlobalPool(device_);
+  if (pin_) feature_memory_ = std::make_unique<HostTensorMemory>(/*pinned=*/true);
 }
+
+BatchStaging::~BatchStaging() = default;
+
+std::pmr::memory_resource* BatchStaging::feature_memory() { return feature_memory_.get(); }
 
 torch::Tensor BatchStaging::to_device(const torch::Tensor& host) {
   if (on_cpu() || !host.defined()) return host;
@@ -68,9 +77,21 @@ void BatchStaging::ready() {
 }
 
 std::vector<nn::BlockTensors> BatchStaging::blocks(const loader::Batch& batch) {
-  return to_device(batch.degrees.empty()
-                       ? nn::to_block_tensors(batch.sampled.blocks)
-                       : nn::to_block_tensors(batch.sampled.blocks, batch.degrees));
+  const std::vector<sample::Block>& raw = batch.sampled.blocks;
+  const std::vector<int64_t>* degrees = batch.degrees.empty() ? nullptr : &batch.degrees;
+  const bool typed =
+      std::any_of(raw.begin(), raw.end(), [](const sample::Block& b) { return !b.etypes.empty(); });
+  if (!nn::uses_generic_ops(device_) || typed) {
+    // The fused kernels' blocks, built on the CPU (typed blocks' relation fields too), moved.
+    return to_device(degrees == nullptr ? nn::to_block_tensors(raw)
+                                        : nn::to_block_tensors(raw, *degrees));
+  }
+  // The index arrays in one copy on the side stream; the rest derived on the device.
+  RECORD_USER_SCOPE("partita::to_block_tensors");  // a stage of train/step_profile.h
+  const nn::PackedBlocks packed = nn::pack_blocks(raw, degrees, pin_);
+  const torch::Tensor data = to_device(packed.host);
+  ready();
+  return nn::unpack_blocks(packed, data);
 }
 
 torch::Tensor BatchStaging::features(loader::Batch& batch, const store::DistGraph& graph,
@@ -79,10 +100,22 @@ torch::Tensor BatchStaging::features(loader::Batch& batch, const store::DistGrap
   RECORD_USER_SCOPE("partita::features_tensor");  // a stage of train/step_profile.h
   // The fetched rows (every input's without a device cache), then the cached ones in place.
   const int64_t rows = loader::fetched_feature_rows(batch);
-  torch::Tensor x = to_device(torch::from_blob(batch.features.data(), {rows, graph.feat_dim()},
-                                               torch_type_of(graph.feature_dtype())));
+  const auto type = torch_type_of(graph.feature_dtype());
+  // The loader's own pinned buffer when it gathered into feature_memory(): the host
+  // allocator then sees the copy read it and keeps it until the copy is done.
+  const torch::Tensor pinned =
+      feature_memory_ != nullptr
+          ? feature_memory_->tensor_of(batch.features.data(),
+                                       static_cast<int64_t>(batch.features.size()))
+          : torch::Tensor();
+  torch::Tensor x = to_device(
+      pinned.defined() ? pinned.view(type).view({rows, graph.feat_dim()})
+                       : torch::from_blob(batch.features.data(), {rows, graph.feat_dim()}, type));
+  // With a cache, its placement indices travel with the rows.
+  const torch::Tensor places =
+      cache != nullptr ? to_device(cache->placement(batch)) : torch::Tensor();
   ready();  // the assembly and the widening below run on the compute stream
-  x = with_cached_rows(cache, batch, x);
+  x = cache != nullptr ? cache->assemble(batch, x, places) : with_cached_rows(nullptr, batch, x);
   const bool keep = !normalize && bf16_model && graph.feature_dtype() == DType::kBFloat16;
   if (!keep) x = x.to(torch::kFloat32);
   if (!normalize) return x;

@@ -80,7 +80,9 @@ TEST(GradientSync, WeightsGradientsLossAndBuffers) {
       weights[r].insert(weights[r].end(), t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
     }
     (a.sum() * (r + 1)).backward();  // b has no gradient on any rank: summed as zeros
-    loss[r] = sync.sum_gradients(0.5 + r);
+    const torch::Tensor summed = sync.sum_gradients(torch::tensor(0.5f + r));
+    ASSERT_EQ(summed.numel(), 1);
+    loss[r] = summed.item<double>();
     const torch::Tensor ga = a.grad().reshape(-1).contiguous();
     grad_a[r].assign(ga.data_ptr<float>(), ga.data_ptr<float>() + ga.numel());
     ASSERT_TRUE(b.grad().defined());
@@ -386,7 +388,7 @@ TEST_F(Seams, NodeTaskSeedsLossAndEvaluation) {
       const StepLoss out = task->step_loss(*batch, 0, task->plan().batch_size(0), *model, &flops);
       EXPECT_GT(flops, 0);
       EXPECT_EQ(out.total, static_cast<int64_t>(batch->sampled.seeds.size()));
-      EXPECT_LE(out.correct, out.total);
+      EXPECT_LE(out.correct.item<int64_t>(), out.total);
       const double per_seed = out.loss.item<double>() * task->plan().batch_size(0) / out.total;
       EXPECT_GT(per_seed, 0.5) << "an untrained model's cross-entropy over 4 classes";
       EXPECT_LT(per_seed, 5.0);
