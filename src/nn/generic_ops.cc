@@ -101,7 +101,8 @@ struct CsrSumFn : torch::autograd::Function<CsrSumFn> {
                                const torch::Tensor& t_eid) {
     RECORD_USER_SCOPE("partita::generic_spmm_forward");
     const torch::ScalarType type = x.scalar_type();
-    const torch::Tensor xc = x.to(compute_type(type)).contiguous();
+    const torch::ScalarType compute = compute_type(type);
+    const torch::Tensor xc = (type == compute ? x : x.to(compute)).contiguous();
     const torch::Tensor w =
         weighted ? weight_in.contiguous() : torch::ones({col.size(0)}, xc.options());
     const bool w_grad = weighted && weight_in.requires_grad();
@@ -110,7 +111,8 @@ struct CsrSumFn : torch::autograd::Function<CsrSumFn> {
     ctx->saved_data["w_grad"] = w_grad;
     // x is kept only for the weights' gradient.
     ctx->save_for_backward({w_grad ? xc : torch::Tensor(), w, ptr, col, t_ptr, t_col, t_eid});
-    return spmm(ptr, col, w, ptr.size(0) - 1, xc).to(type);
+    const torch::Tensor out = spmm(ptr, col, w, ptr.size(0) - 1, xc);
+    return type == compute ? out : out.to(type);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -118,11 +120,14 @@ struct CsrSumFn : torch::autograd::Function<CsrSumFn> {
     const auto s = ctx->get_saved_variables();
     const torch::Tensor &xc = s[0], &w = s[1], &ptr = s[2], &col = s[3];
     const auto type = static_cast<torch::ScalarType>(ctx->saved_data["dtype"].toInt());
-    const torch::Tensor g = grads[0].to(compute_type(type)).contiguous();
+    const torch::ScalarType compute = compute_type(type);
+    const torch::Tensor g =
+        (grads[0].scalar_type() == compute ? grads[0] : grads[0].to(compute)).contiguous();
     torch::Tensor grad_x, grad_w;
     if (ctx->saved_data["x_grad"].toBool()) {
       // Through the transposed rows: src j gathers the gradients of its edges' dst rows.
-      grad_x = spmm(s[4], s[5], w.index_select(0, s[6]), s[4].size(0) - 1, g).to(type);
+      grad_x = spmm(s[4], s[5], w.index_select(0, s[6]), s[4].size(0) - 1, g);
+      if (type != compute) grad_x = grad_x.to(type);
     }
     if (ctx->saved_data["w_grad"].toBool()) {
       // Per entry and head, the dot product of its row's gradient and its column's x: the
@@ -201,13 +206,15 @@ torch::Tensor dropout(const torch::Tensor& x, double p, uint64_t key) {
   // of (key, shape, device), and nothing else draws from it.
   at::Generator generator = at::globalContext().defaultGenerator(x.device()).clone();
   generator.set_current_seed(key);
-  // 0 or the scale (the CPU kernel's float scale, in the compute type: exact).
-  const torch::Tensor keep = torch::empty(x.sizes(), x.options().dtype(compute))
-                                 .bernoulli_(1.0 - p, generator)
-                                 .mul_(static_cast<double>(static_cast<float>(1.0 / (1.0 - p))));
-  // The value times the scale in the compute type, rounded once to x's type; autograd's
-  // backward multiplies the gradient by the same mask.
-  return (x.to(compute) * keep).to(type);
+  // 0 or 1, then the value (in the compute type) times the mask, times the CPU kernel's float
+  // scale: rounded once, as the kernel's value * scale (x * 1 and x * 0 are exact). Autograd's
+  // backward applies the same mask and scale.
+  const torch::Tensor keep =
+      torch::empty(x.sizes(), x.options().dtype(compute)).bernoulli_(1.0 - p, generator);
+  const torch::Tensor out = (type == compute ? x : x.to(compute))
+                                .mul(keep)
+                                .mul_(static_cast<double>(static_cast<float>(1.0 / (1.0 - p))));
+  return type == compute ? out : out.to(type);
 }
 
 BlockTensors from_csc(int64_t num_dst, int64_t num_src, const torch::Tensor& ptr,
@@ -219,13 +226,15 @@ BlockTensors from_csc(int64_t num_dst, int64_t num_src, const torch::Tensor& ptr
   t.num_src = num_src;
   t.indptr = ptr;
   t.indices = idx;
-  t.deg_dst = ptr.slice(0, 1) - ptr.slice(0, 0, num_dst);
+  t.deg_dst = ptr.diff();
   t.edge_dst = torch::arange(num_dst, opts).repeat_interleave(t.deg_dst, 0, edges);
-  // Counted by index_add, not bincount: bincount reads its input's maximum on the host.
-  t.deg_src = torch::zeros({num_src}, opts).index_add_(0, idx, torch::ones({edges}, opts));
-  t.t_indptr = torch::cat({torch::zeros({1}, opts), t.deg_src.cumsum(0)});
-  // A stable sort keeps the edge ids increasing inside each src row.
-  t.t_eid = std::get<1>(torch::sort(idx, c10::optional<bool>(true), /*dim=*/0));
+  // The transposed rows: a stable sort of the edges by src keeps the edge ids increasing in
+  // each src row; each src's first entry is found by binary search (not by bincount, which
+  // reads its input's maximum on the host).
+  const auto sorted = torch::sort(idx, c10::optional<bool>(true), /*dim=*/0);
+  t.t_eid = std::get<1>(sorted);
+  t.t_indptr = torch::searchsorted(std::get<0>(sorted), torch::arange(num_src + 1, opts));
+  t.deg_src = t.t_indptr.diff();
   t.t_dst = t.edge_dst.index_select(0, t.t_eid);
   return t;
 }

@@ -53,11 +53,12 @@ void GradientSync::broadcast_initial_weights() {
 }
 
 torch::Tensor GradientSync::sum_gradients(const torch::Tensor& loss) {
-  torch::NoGradGuard no_grad;
+  torch::NoGradGuard no_grad;  // (the loss's view below records no graph)
   const torch::Device device = params_.empty() ? torch::Device(torch::kCPU) : params_[0].device();
   const torch::Tensor local =
-      loss.defined() ? loss.detach().reshape({1}).to(torch::kFloat32)
-                     : torch::zeros({1}, torch::TensorOptions(torch::kFloat32).device(device));
+      !loss.defined() ? torch::zeros({1}, torch::TensorOptions(torch::kFloat32).device(device))
+      : loss.scalar_type() == torch::kFloat32 ? loss.view({1})
+                                               : loss.view({1}).to(torch::kFloat32);
   if (coll_.size() == 1) {
     // A sum over one rank: the same values, without packing or a host round trip.
     for (auto& p : params_)

@@ -70,6 +70,7 @@ struct OpTable {
   std::deque<std::string> names;  // stable storage for the index's keys
   std::unordered_map<std::string_view, int> index;
   int64_t aten_ops = 0;  // RecordScope::FUNCTION calls
+  int64_t top_ops = 0;   // of them, not nested in another
 
   int intern(std::string_view key) {
     auto it = index.find(key);
@@ -86,12 +87,14 @@ struct OpTable {
 // mutex (syncs are rare).
 struct SharedCounts {
   std::atomic<int64_t> ops{0};
+  std::atomic<int64_t> top_ops{0};
   std::atomic<int64_t> syncs{0};
   mutable std::mutex mu;
   std::map<std::string, int64_t> syncs_by_op;
 
-  void count(const at::RecordFunction& fn, std::string_view name) {
+  void count(const at::RecordFunction& fn, std::string_view name, bool top) {
     ops.fetch_add(1, std::memory_order_relaxed);
+    if (top) top_ops.fetch_add(1, std::memory_order_relaxed);
     if (!is_host_sync(fn, name)) return;
     syncs.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(mu);
@@ -109,6 +112,9 @@ struct SharedCounts {
 // the thread that registered it and the threads that inherit its torch state, which find
 // null here and count into g_inherited.
 thread_local OpTable* t_table = nullptr;
+// Aten ops open on this thread (any thread a callback fires on): an op started at depth 0 is
+// a top-level one, dispatched by the caller rather than by another op.
+thread_local int t_aten_depth = 0;
 
 // The process's recordings: the most recent one's counts of inherited threads, the loader's
 // counts, and the global callback that counts them while any recording lives.
@@ -122,11 +128,13 @@ std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   const char* raw = fn.name();
   const std::string_view name(raw != nullptr ? raw : "(unnamed)");
   const bool aten = fn.scope() == at::RecordScope::FUNCTION;
+  const bool top = aten && t_aten_depth == 0;
+  if (aten) ++t_aten_depth;
   OpTable* t = t_table;
   if (t == nullptr) {
     // A thread that inherits the recording thread's torch state (autograd's device threads).
     SharedCounts* inherited = g_inherited.load(std::memory_order_acquire);
-    if (aten && inherited != nullptr) inherited->count(fn, name);
+    if (aten && inherited != nullptr) inherited->count(fn, name, top);
     return nullptr;
   }
   const int op = t->intern(name);
@@ -134,6 +142,7 @@ std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
   ++s.depth;
   if (aten) {
     ++t->aten_ops;
+    if (top) ++t->top_ops;
     if (is_host_sync(fn, name)) ++s.syncs;
   }
   t->stack.push_back({op, Clock::now(), 0.0});
@@ -141,7 +150,8 @@ std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
 }
 
 // RecordFunctions are scoped objects of one thread: they end in reverse order of start.
-void op_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*/) {
+void op_end(const at::RecordFunction& fn, at::ObserverContext* /*ctx*/) {
+  if (fn.scope() == at::RecordScope::FUNCTION && t_aten_depth > 0) --t_aten_depth;
   OpTable* t = t_table;
   if (t == nullptr || t->stack.empty()) return;
   const Clock::time_point now = Clock::now();
@@ -159,8 +169,12 @@ void op_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*/) {
 std::unique_ptr<at::ObserverContext> loader_op_start(const at::RecordFunction& fn) {
   if (at::hasThreadLocalCallbacks()) return nullptr;  // a recording's own (or inherited)
   const char* raw = fn.name();
-  g_loader.count(fn, raw != nullptr ? raw : "(unnamed)");
+  g_loader.count(fn, raw != nullptr ? raw : "(unnamed)", t_aten_depth++ == 0);
   return nullptr;
+}
+
+void loader_op_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*/) {
+  if (!at::hasThreadLocalCallbacks() && t_aten_depth > 0) --t_aten_depth;
 }
 
 // Device-time slots: the laps in order, the forward lap split at the model's forward.
@@ -224,9 +238,9 @@ struct StepProfile::Impl {
   OpTable ops;
   SharedCounts inherited;  // ops of threads that inherit the recording thread's state
   // The loader's counts over the recordings, and its totals when the current one began.
-  int64_t loader_ops = 0, loader_syncs = 0;
+  int64_t loader_ops = 0, loader_top_ops = 0, loader_syncs = 0;
   std::map<std::string, int64_t> loader_syncs_by_op;
-  int64_t loader_ops_before = 0, loader_syncs_before = 0;
+  int64_t loader_ops_before = 0, loader_top_ops_before = 0, loader_syncs_before = 0;
   std::map<std::string, int64_t> loader_syncs_by_op_before;
   std::unique_ptr<ModelAdapter> wrapped;
   ModelAdapter* wrapped_of = nullptr;
@@ -381,7 +395,8 @@ StepProfileReport StepProfile::report() const {
 
   double self_sum = 0;
   std::map<std::string, int64_t> training_syncs = m.inherited.by_op();
-  r.training.ops = m.ops.aten_ops + m.inherited.ops.load();
+  r.training.ops = m.ops.top_ops + m.inherited.top_ops.load();
+  r.training.all_ops = m.ops.aten_ops + m.inherited.ops.load();
   r.training.host_syncs = m.inherited.syncs.load();
   for (size_t i = 0; i < m.ops.stats.size(); ++i) {
     const OpStats& s = m.ops.stats[i];
@@ -393,7 +408,8 @@ StepProfileReport StepProfile::report() const {
     }
   }
   r.training.syncs_by_op = sorted(std::move(training_syncs));
-  r.loader.ops = m.loader_ops;
+  r.loader.ops = m.loader_top_ops;
+  r.loader.all_ops = m.loader_ops;
   r.loader.host_syncs = m.loader_syncs;
   r.loader.syncs_by_op = sorted(m.loader_syncs_by_op);
   std::sort(r.ops.begin(), r.ops.end(), [](const OpRow& a, const OpRow& b) {
@@ -441,6 +457,7 @@ OpRecording::OpRecording(StepProfile* profile) : profile_(profile) {
                                                 .scopes({at::RecordScope::FUNCTION}));
   }
   m.loader_ops_before = g_loader.ops.load();
+  m.loader_top_ops_before = g_loader.top_ops.load();
   m.loader_syncs_before = g_loader.syncs.load();
   m.loader_syncs_by_op_before = g_loader.by_op();
 }
@@ -452,6 +469,7 @@ OpRecording::~OpRecording() {
   {
     std::lock_guard<std::mutex> lock(g_mu);
     m.loader_ops += g_loader.ops.load() - m.loader_ops_before;
+    m.loader_top_ops += g_loader.top_ops.load() - m.loader_top_ops_before;
     m.loader_syncs += g_loader.syncs.load() - m.loader_syncs_before;
     for (const auto& [name, n] : g_loader.by_op()) {
       const int64_t added = n - m.loader_syncs_by_op_before[name];

@@ -160,7 +160,9 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
     PARTITA_CHECK(batch.has_value(), Error, "internal: batch pipeline ended at step {} of {}", step,
                   steps);
     rec.wait_s += clock.lap(Lap::kBatchWait);
-    optimizer_->zero_grad();
+    // No gradient yet (as torch 2's zero_grad(set_to_none)): backward stores the first one
+    // instead of adding it to zeros, with no op per parameter here.
+    for (const torch::Tensor& p : sync_->params()) p.mutable_grad() = torch::Tensor();
     torch::Tensor local_loss;  // undefined: a rank without seeds in this step adds 0
     // Dropout masks: a function of (seed, epoch, step, rank), so a resumed run repeats them.
     model_->set_dropout_key(stream_key(options_.seed, static_cast<uint64_t>(epoch),
@@ -191,7 +193,7 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
     rec.allreduce_s += clock.lap(Lap::kAfterGradients);
     optimizer_->step();
     ++weight_updates_;
-    loss_sum.add_(step_loss.to(torch::kFloat64));
+    loss_sum.add_(step_loss);  // float32 into float64: exact
     rec.compute_s += clock.lap(Lap::kOptimizer);
     seeds_done += global_batch;
     const bool report =

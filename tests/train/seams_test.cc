@@ -105,6 +105,29 @@ TEST(GradientSync, WeightsGradientsLossAndBuffers) {
   }
 }
 
+// One rank: the sum is the identity, so nothing is packed, copied or sent; a parameter
+// without a gradient gets zeros (as the sum would give it), the loss comes back as given
+// (and undefined, a rank without seeds, as 0).
+TEST(GradientSync, OneRankSendsNothing) {
+  InProcessCollectiveGroup group(1, 60);
+  const auto failures = on_threads(1, [&](int r) {
+    torch::Tensor a = torch::full({2, 3}, 1.0f).requires_grad_(true);
+    torch::Tensor b = torch::arange(4, torch::kFloat32).requires_grad_(true);
+    GradientSync sync(group.member(r), {a, b}, 2 * sizeof(float));
+    (a * a).sum().backward();
+    const torch::Tensor grad_a = a.grad();
+    const torch::Tensor summed = sync.sum_gradients(torch::tensor(2.5f));
+    EXPECT_EQ(group.member(r).bytes_contributed(), 0u);
+    EXPECT_EQ(summed.item<float>(), 2.5f);
+    EXPECT_EQ(a.grad().data_ptr(), grad_a.data_ptr()) << "the gradient itself, not a copy";
+    EXPECT_TRUE(torch::equal(a.grad(), torch::full({2, 3}, 2.0f)));
+    ASSERT_TRUE(b.grad().defined());
+    EXPECT_TRUE(torch::equal(b.grad(), torch::zeros({4})));
+    EXPECT_EQ(sync.sum_gradients(torch::Tensor()).item<float>(), 0.0f);
+  });
+  EXPECT_EQ(failures, none(1));
+}
+
 // --------------------------------------------------- sessions over small partitions
 
 class Seams : public ::testing::Test {

@@ -21,9 +21,11 @@
 // add up to the steps' wall time. Several ranks as threads of one process each record their
 // own thread.
 //
-// Counts (ops_per_step, host_syncs_per_step). Every aten op (RecordScope::FUNCTION, nested
-// ones included: each is a dispatch, and on a GPU the leaves are kernel launches) is
-// counted, apart for two groups of threads:
+// Counts (ops_per_step, host_syncs_per_step). The aten ops (RecordScope::FUNCTION) are
+// counted twice: the top-level ones, which the step's code dispatches itself (each at least
+// one dispatch and, on a GPU, usually a kernel launch; what ops_per_step reports), and all of
+// them, nested ones included (what an op's implementation dispatches in turn, which depends
+// on torch's version and the device). Both apart for two groups of threads:
 // - the training thread: the recording thread, and the threads that inherit its torch state
 //   while it waits in them (autograd's device threads run a GPU's backward; counted into the
 //   most recent recording of the process);
@@ -99,8 +101,9 @@ struct OpRow {
 
 // Op counts of a group of threads over the profiled steps.
 struct OpCounts {
-  int64_t ops = 0;         // aten ops, nested ones included
-  int64_t host_syncs = 0;  // of them, reads of device data on the host (above)
+  int64_t ops = 0;         // top-level aten ops (not dispatched by another aten op)
+  int64_t all_ops = 0;     // aten ops, nested ones included
+  int64_t host_syncs = 0;  // reads of device data on the host (above), nested ones included
   // The host syncs by op name, most first.
   std::vector<std::pair<std::string, int64_t>> syncs_by_op;
 };
