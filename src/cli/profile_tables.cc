@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace partita::cli {
 namespace {
@@ -20,8 +19,8 @@ std::string op_count_line(const char* who, const train::OpCounts& c, int64_t ste
     return steps > 0 ? static_cast<double>(n) / static_cast<double>(steps) : 0.0;
   };
   std::string line =
-      fmt::format("{}: ops_per_step={:.1f} host_syncs_per_step={:.2f} all_ops_per_step={:.1f}",
-                  who, per_step(c.ops), per_step(c.host_syncs), per_step(c.all_ops));
+      fmt::format("{}: ops_per_step={:.1f} host_syncs_per_step={:.2f} all_ops_per_step={:.1f}", who,
+                  per_step(c.ops), per_step(c.host_syncs), per_step(c.all_ops));
   std::string by_op;
   for (const auto& [name, n] : c.syncs_by_op)
     by_op += fmt::format("{}{} {:.2f}", by_op.empty() ? "" : ", ", name, per_step(n));
@@ -58,7 +57,6 @@ std::string profile_tables(const train::StepProfileReport& r, const std::string&
       "intra-op threads count as its time)\n");
   out += fmt::format("{:<40} {:>9} {:>7} {:>12} {:>8} {:>9}\n", "op", "self_s", "share",
                      "inclusive_s", "calls", "us/call");
-  if (std::getenv("PARTITA_DEBUG_OPS")) top_n = 1000;  // DEBUG, remove
   const size_t shown = std::min(r.ops.size(), static_cast<size_t>(std::max(top_n, 0)));
   double rest = 0;
   int64_t rest_calls = 0;

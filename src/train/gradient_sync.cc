@@ -58,7 +58,7 @@ torch::Tensor GradientSync::sum_gradients(const torch::Tensor& loss) {
   const torch::Tensor local =
       !loss.defined() ? torch::zeros({1}, torch::TensorOptions(torch::kFloat32).device(device))
       : loss.scalar_type() == torch::kFloat32 ? loss.view({1})
-                                               : loss.view({1}).to(torch::kFloat32);
+                                              : loss.view({1}).to(torch::kFloat32);
   if (coll_.size() == 1) {
     // A sum over one rank: the same values, without packing or a host round trip.
     for (auto& p : params_)

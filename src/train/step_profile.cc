@@ -452,9 +452,10 @@ OpRecording::OpRecording(StepProfile* profile) : profile_(profile) {
   g_inherited.store(&m.inherited, std::memory_order_release);
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_recordings++ == 0) {
-    g_global_handle = at::addGlobalCallback(at::RecordFunctionCallback(&loader_op_start)
-                                                .needsInputs(true)
-                                                .scopes({at::RecordScope::FUNCTION}));
+    g_global_handle =
+        at::addGlobalCallback(at::RecordFunctionCallback(&loader_op_start, &loader_op_end)
+                                  .needsInputs(true)
+                                  .scopes({at::RecordScope::FUNCTION}));
   }
   m.loader_ops_before = g_loader.ops.load();
   m.loader_top_ops_before = g_loader.top_ops.load();
