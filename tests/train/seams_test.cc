@@ -310,9 +310,10 @@ TEST_F(Seams, HanNodeTaskSamplesMetapathNeighbours) {
 
     const std::unique_ptr<TrainTask> task = make_task(s, o);
     ASSERT_NE(dynamic_cast<sample::MetapathSampler*>(&task->sampler()), nullptr);
+    const std::unique_ptr<ModelAdapter> model = build_model({s, o});
     std::vector<std::vector<int64_t>> first_pass;
     for (int pass = 0; pass < 2; ++pass) {
-      loader::BatchPipeline pipeline(pipeline_options(s, o, false, true, 0), task->epoch_seeds(0),
+      loader::BatchPipeline pipeline(pipeline_options(s, o, *model, true, 0), task->epoch_seeds(0),
                                      task->sampler(), s.fetcher());
       int64_t edges[2] = {0, 0};
       size_t at = 0;
@@ -357,7 +358,7 @@ TEST_F(Seams, HanAdapterTrainsOnMetapathBatches) {
     const std::unique_ptr<ModelAdapter> han = build_model({s, o});
     EXPECT_EQ(han->gnn(), nullptr);
     EXPECT_EQ(han->config_signature().at(0), nn::HanModel::kSignatureTag);
-    loader::BatchPipeline pipeline(pipeline_options(s, o, false, true, 0), task->epoch_seeds(0),
+    loader::BatchPipeline pipeline(pipeline_options(s, o, *han, true, 0), task->epoch_seeds(0),
                                    task->sampler(), s.fetcher());
     std::optional<loader::Batch> batch = pipeline.next();
     ASSERT_TRUE(batch.has_value());
@@ -402,8 +403,8 @@ TEST_F(Seams, NodeTaskSeedsLossAndEvaluation) {
     ids[r] = task->plan().num_ids();
     steps[r] = task->plan().steps();
     seeds[r] = task->epoch_seeds(0);
-    loader::BatchPipeline pipeline(pipeline_options(s, o, model->needs_degrees(), true, 0),
-                                   task->epoch_seeds(0), s.sampler(), s.fetcher());
+    loader::BatchPipeline pipeline(pipeline_options(s, o, *model, true, 0), task->epoch_seeds(0),
+                                   s.sampler(), s.fetcher());
     std::optional<loader::Batch> batch = pipeline.next();
     ASSERT_TRUE(batch.has_value());
     if (!batch->sampled.seeds.empty()) {
@@ -459,8 +460,8 @@ TEST_F(Seams, LinkTaskStepsLossAndMetrics) {
     EXPECT_FALSE(task->needs_labels());
     const std::vector<std::vector<int64_t>> seeds = task->epoch_seeds(0);
     ASSERT_EQ(static_cast<int64_t>(seeds.size()), task->plan().steps());
-    loader::BatchPipeline pipeline(pipeline_options(s, o, model->needs_degrees(), false, 0), seeds,
-                                   s.sampler(), s.fetcher());
+    loader::BatchPipeline pipeline(pipeline_options(s, o, *model, false, 0), seeds, s.sampler(),
+                                   s.fetcher());
     std::optional<loader::Batch> batch = pipeline.next();
     ASSERT_TRUE(batch.has_value());
     if (!batch->sampled.seeds.empty()) {
