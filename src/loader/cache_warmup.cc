@@ -52,13 +52,14 @@ DeviceRowsWarmup warm_device_rows(sample::NeighborSampler& sampler, store::Featu
                                   const store::DistGraph& graph, const GlobalBatches& plan,
                                   const SeedShare& share, const CacheWarmupOptions& options) {
   DeviceRowsWarmup out;
-  const int64_t budget = options.rows >= 0 ? options.rows : cache_budget(graph, options.ratio);
-  if (budget <= 0) return out;
+  if (options.rows < 0 && options.ratio <= 0) return out;  // no cache asked for
   PARTITA_CHECK_PARAM(!graph.typed(), "gpu_cache_ratio",
                       "the device feature cache does not support typed partitions yet");
   PARTITA_CHECK_PARAM(!graph.client(), "gpu_cache_ratio",
                       "a server-client trainer owns no node, and the device feature cache holds "
                       "a share of the nodes a rank owns; run in worker mode (no `servers`)");
+  const int64_t budget = options.rows >= 0 ? options.rows : cache_budget(graph, options.ratio);
+  if (budget <= 0) return out;
   Stopwatch watch;
   std::vector<std::vector<int64_t>> batches =
       plan.epoch_batches(options.seed, options.epoch, share);
