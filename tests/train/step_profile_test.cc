@@ -122,7 +122,7 @@ TEST_F(StepProfileTest, StagesAddUpAndKernelsAppearByName) {
   EXPECT_EQ(calls("partita::dropout_backward"), (kLayers - 1) * steps);
   EXPECT_EQ(calls("partita::to_block_tensors"), steps);
   EXPECT_EQ(calls("partita::features_tensor"), steps);
-  EXPECT_EQ(calls("partita::allreduce"), steps);
+  EXPECT_EQ(calls("partita::allreduce"), -1) << "one rank: the gradient sum sends nothing";
   EXPECT_GT(calls("aten::mm") + calls("aten::addmm"), 0);
 
   double self = 0;
