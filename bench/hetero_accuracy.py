@@ -16,11 +16,16 @@ of each schema) instead:
                   --epochs 100 --eval-every 0 --seed S --metapaths M
 
 with M the HeCo paper's metapaths (METAPATHS below), which are also the schemas' default.
+Those flags are HAN's own defaults (train::model_defaults): with --defaults the runs give
+`--model han` and nothing else of the model (no --lr, no --metapaths), as a new user would:
+
+    partita train --parts P --model han --epochs 100 --eval-every 0 --seed S
 
 (--extra adds or overrides flags: later flags win.)
 
 Prints one JSON object: per dataset and split, each seed's test accuracy and their median,
-next to HAN's published figures on the same splits (HeCo paper). Never fails because an
+next to HAN's published figures on the same splits (HeCo paper), and each seed's first-epoch
+loss. Never fails because an
 accuracy is low; it fails only if a command fails.
 
     python3 bench/hetero_accuracy.py [--datasets acm,dblp,freebase] [--splits heco20,heco40,heco60]
@@ -74,16 +79,21 @@ def partition(a, dataset, split, env):
 
 
 def train(a, dataset, parts, seed, env):
-    metapaths = ["--metapaths", METAPATHS[dataset]] if a.model == "han" and not a.smoke else []
+    metapaths = (["--metapaths", METAPATHS[dataset]]
+                 if a.model == "han" and not a.smoke and not a.defaults else [])
+    model = [] if a.defaults else MODEL_FLAGS[a.model] + metapaths + ["--lr", "0.01"]
     cmd = ["mpirun", "-np", "2", "--oversubscribe", a.partita, "-q", "train", "--parts", parts,
-           "--model", a.model] + MODEL_FLAGS[a.model] + metapaths + [
-           "--lr", "0.01", "--epochs", str(a.epochs), "--eval-every", "0",
+           "--model", a.model] + model + ["--epochs", str(a.epochs), "--eval-every", "0",
            "--seed", str(seed)] + a.extra.split() + (["--hidden", "8", "--max-steps", "2"]
                                                       if a.smoke else [])
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    first_loss = None  # the first epoch's loss (docs/training.md: "The first losses")
+    for line in out.splitlines():
+        if line.startswith("epoch=1 ") and first_loss is None:
+            first_loss = float(line.split(" loss=", 1)[1].split()[0])
     for line in reversed(out.splitlines()):
         if line.startswith("test_acc="):
-            return float(line.split("=", 1)[1])
+            return float(line.split("=", 1)[1]), first_loss
     raise RuntimeError(f"no test_acc= line in the output of {' '.join(cmd)}")
 
 
@@ -95,6 +105,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=100)
     ap.add_argument("--model", choices=sorted(MODEL_FLAGS), default="rgcn")
     ap.add_argument("--extra", default="", help="more train flags, space-separated")
+    ap.add_argument("--defaults", action="store_true",
+                    help="give no model flag but --model (the model's own defaults)")
     ap.add_argument("--work", default=os.path.join(ROOT, "out", "bench-hetero"))
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "src", "cli", "partita"))
     smoke.add_flag(ap)
@@ -104,14 +116,17 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     result = {"benchmark": "hetero_accuracy", "ranks": 2, "model": a.model,
-              "model_flags": " ".join(MODEL_FLAGS[a.model]), "epochs": a.epochs, "extra": a.extra, "results": {}}
+              "model_flags": "" if a.defaults else " ".join(MODEL_FLAGS[a.model]),
+              "defaults": a.defaults, "epochs": a.epochs, "extra": a.extra, "results": {}}
     for dataset in a.datasets.split(","):
         for split in a.splits.split(","):
             parts = partition(a, dataset, split, env)
-            accs = [train(a, dataset, parts, int(s), env) for s in a.seeds.split(",")]
+            runs = [train(a, dataset, parts, int(s), env) for s in a.seeds.split(",")]
+            accs = [acc for acc, _ in runs]
             key = f"{dataset}/{split}"
             result["results"][key] = {
                 "test_acc": accs, "median": statistics.median(accs),
+                "first_epoch_loss": [loss for _, loss in runs],
                 "han": HAN[dataset][SPLITS.index(split)] / 100}
             print(f"{key}: {accs} median {statistics.median(accs):.4f}", file=sys.stderr)
     print(json.dumps(result, indent=2))

@@ -12,8 +12,8 @@ rank, 1 to 4), run through `partita launch --procs-per-host R` (each rank bound 
     of the issue's 16-core table).
 Ranks need R parts: --parts-mode metis uses an R-part METIS partition (made under --work once,
 named synth200k-partsR as bench/train_synth200k.py names its own); --parts-mode replicated
-runs every R on the 1-part directory (each rank holds the whole graph; launch's default for a
-1-part directory). Then one rank on the 1-part partition, 20 steps (`--max-steps 20`) at
+runs every R on the 1-part directory (each rank holds the whole graph, as launch runs a 1-part
+directory on several sockets or hosts). Then one rank on the 1-part partition, 20 steps (`--max-steps 20`) at
 1, 2, 4, ..., cores torch threads: compute per step (forward, backward, optimizer).
 
 Prints one JSON object: per layout and batch setting the medians over --runs of epoch seconds,
@@ -36,6 +36,7 @@ import sys
 import time
 
 import smoke
+from cpu_features import NO_BF16, native_bf16
 from train_synth200k import ROOT, SMOKE_MODEL, ensure, epoch_record
 
 MODEL = ["--model", "sage", "--layers", "3", "--hidden", "256", "--fanouts", "15,10,5",
@@ -103,7 +104,8 @@ def medians(runs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--precision", default="bf16")
+    ap.add_argument("--precision", default="",
+                    help="fp32 or bf16 (default: bf16 where the CPU has it natively, else fp32)")
     ap.add_argument("--cores", type=int, default=0,
                     help="cores to lay out (default: the physical cores this process may use)")
     ap.add_argument("--ranks", default="",
@@ -124,6 +126,10 @@ def main():
     a = ap.parse_args()
     if shutil.which("mpirun") is None:
         sys.exit("error: mpirun not found")
+    if not a.precision:
+        a.precision = "bf16" if native_bf16() else "fp32"
+    elif a.precision == "bf16" and not native_bf16():
+        sys.exit(f"error: --precision bf16: {NO_BF16}; use --precision fp32")
     a.cores = a.cores or physical_cores()
     if a.smoke:  # 2 layouts at the global batch, compute at one thread count: 3 launches
         a.runs, a.cores, a.batch = 1, min(a.cores, 2), "global"

@@ -31,6 +31,7 @@ import sys
 import time
 
 import smoke
+from cpu_features import NO_BF16, native_bf16
 from train_products import TIME, rss_bytes  # GNU time's peak RSS per rank
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -166,6 +167,10 @@ def main():
     ratios = [float(r) for r in a.gpu_cache_ratio.split(",")]
     result["gpu_cache_ratio"] = ratios if len(ratios) > 1 else ratios[0]
     for precision in a.precisions.split(","):
+        if precision == "bf16" and not native_bf16():
+            result[precision] = {"skipped": NO_BF16}
+            print(f"bf16 skipped: {NO_BF16}", file=sys.stderr)
+            continue
         runs = {ratio: [] for ratio in ratios}
         for i in range(a.runs):
             for ratio in ratios:  # alternating, so a drift of the machine hits all alike

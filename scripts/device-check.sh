@@ -3,18 +3,19 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-phases_all=(build kernels cora synth200k python)
-phases_default=(build kernels cora synth200k)
+phases_all=(build kernels cora synth200k gpu-sampling python)
+phases_default=(build kernels cora synth200k gpu-sampling)
 
 usage() {
   cat <<EOF
 Usage: scripts/device-check.sh [--only PHASE[,PHASE...]] [options]
 
-Builds Partita against this machine's torch and checks it on the GPU, in four phases
-(default: these four, in this order) and one more on request:
+Builds Partita against this machine's torch and checks it on the GPU, in five phases
+(default: these five, in this order) and one more on request:
   build      configure against python3's torch (-DPARTITA_PYTHON), with METIS, abseil and
              fast_float from the carried Debian packages (--deps), and build only the
-             \`partita\` command and the tests under tests/nn (ninja, --jobs)
+             \`partita\` command, the tests under tests/nn and train_device_sampler_test
+             (ninja, --jobs)
   kernels    the fused kernels' device tests: nn_test --gtest_filter='Cuda/KernelEquality.*'
              (CUDA vs the CPU kernels; a skipped test fails the phase)
   cora       Cora (--deps/cora) as 1 part; \`partita train\` with --device cpu and with
@@ -26,6 +27,15 @@ Builds Partita against this machine's torch and checks it on the GPU, in four ph
              every row on the GPU): the median epoch time of 3 runs each; then one
              --profile run (bf16, auto, 30 steps): the training thread's ops_per_step and
              host_syncs_per_step and the device time per stage (ms per step)
+  gpu-sampling  sampling on the GPU (--sample-on device, issue 38): the device sampler's
+             CUDA test (train_device_sampler_test --gtest_filter='DeviceSamplerCuda.*':
+             CUDA's blocks equal the CPU's; a skipped test fails the phase); then SAGE
+             3x256, fanouts 15,10,5, batch 1024, bf16, every feature row on the GPU
+             (--gpu-cache-ratio 1), 3 epochs, on synth200k (also with --sample-on host: the
+             test accuracies within 1 point) and on the products-scale graph (generate
+             --nodes 2400000 --avg-degree 26 --feat-dim 100 --classes 47 --seed 1, split
+             8/1/1 % as bench/train_products.py, 1 part; made under --work unless there):
+             the median epoch of the 3 and the test accuracy (goals 0.5 s and 1.5 s)
   python     (only with --only) the Python package built in the same build directory for
              python3's torch and imported there (needs Python's headers), then pip-installed
              (setup.py, reusing that build) into a folder and imported from another
@@ -38,10 +48,12 @@ Output: one JSON object per line on stdout, one per result, e.g.
 and after each phase {"phase":"<name>","event":"phase_done","ok":true,"seconds":12.3};
 last {"phase":"all","event":"done","ok":...,"seconds":...}. Progress and the commands'
 own output go to <work>/logs/<phase>.log; a failing phase prints the end of its log to
-stderr. Budget: all four phases in at most 8 minutes from a clean checkout with 16 cores.
+stderr. Budget: all five phases in at most 9 minutes from a clean checkout with 16 cores
+(one 10-minute device call).
 
 Options:
-  --only LIST        phases to run, comma-separated (build,kernels,cora,synth200k,python)
+  --only LIST        phases to run, comma-separated
+                     (build,kernels,cora,synth200k,gpu-sampling,python)
   --python PY        the interpreter whose torch to build against (default: python3)
   --deps DIR         what scripts/device-deps.sh prepared (default: <repo>/.device-deps):
                      prefix/usr (METIS, abseil, fast_float), cora/, synth200k.py
@@ -166,26 +178,32 @@ phase_build() {
   local arch
   arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
   export LD_LIBRARY_PATH="$prefix/lib/$arch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  run ninja -C "$build_dir" -j "$jobs" partita tests/nn/all \
+  run ninja -C "$build_dir" -j "$jobs" partita tests/nn/all train_device_sampler_test \
     || { emit phase=build step=compile ok=false seconds="$(elapsed "$t0")"; return 1; }
   emit phase=build step=compile ok=true seconds="$(elapsed "$t0")" jobs="$jobs"
+}
+
+# gtest_counts BINARY FILTER: runs it into the log; sets passed, skipped, failed and gtest_ok
+# (false when it failed, passed nothing or skipped anything: a GPU test must not skip here).
+gtest_counts() {
+  run "$1" --gtest_filter="$2"
+  local rc=$?
+  passed=$(sed -nE 's/^\[  PASSED  \] ([0-9]+) test.*/\1/p' "$log" | tail -n 1)
+  skipped=$(sed -nE 's/^\[  SKIPPED \] ([0-9]+) test.*/\1/p' "$log" | tail -n 1)
+  failed=$(sed -nE 's/^\[  FAILED  \] ([0-9]+) test.*/\1/p' "$log" | tail -n 1)
+  passed=${passed:-0} skipped=${skipped:-0} failed=${failed:-0}
+  gtest_ok=true
+  if [ $rc -ne 0 ] || [ "$passed" -eq 0 ] || [ "$skipped" -ne 0 ]; then gtest_ok=false; fi
 }
 
 phase_kernels() {
   # The gtest binary directly, so that a CUDA test that skipped (no GPU seen) is a failure
   # here instead of a pass.
-  local filter='Cuda/KernelEquality.*'
-  run "$build_dir/tests/nn/nn_test" --gtest_filter="$filter"
-  local rc=$?
-  local passed skipped failed
-  passed=$(sed -nE 's/^\[  PASSED  \] ([0-9]+) test.*/\1/p' "$log" | tail -n 1)
-  skipped=$(sed -nE 's/^\[  SKIPPED \] ([0-9]+) test.*/\1/p' "$log" | tail -n 1)
-  failed=$(sed -nE 's/^\[  FAILED  \] ([0-9]+) test.*/\1/p' "$log" | tail -n 1)
-  passed=${passed:-0} skipped=${skipped:-0} failed=${failed:-0}
-  local ok=true
-  if [ $rc -ne 0 ] || [ "$passed" -eq 0 ] || [ "$skipped" -ne 0 ]; then ok=false; fi
-  emit phase=kernels filter="$filter" passed="$passed" skipped="$skipped" failed="$failed" ok="$ok"
-  [ "$ok" = true ]
+  local filter='Cuda/KernelEquality.*' passed skipped failed gtest_ok
+  gtest_counts "$build_dir/tests/nn/nn_test" "$filter"
+  emit phase=kernels filter="$filter" passed="$passed" skipped="$skipped" failed="$failed" \
+       ok="$gtest_ok"
+  [ "$gtest_ok" = true ]
 }
 
 need_partita() {
@@ -231,18 +249,24 @@ phase_cora() {
   [ "$pass" = true ]
 }
 
-phase_synth200k() {
-  need_partita || return 1
+# prepare_synth200k PHASE: synth200k and its 1-part partition under --work (once).
+prepare_synth200k() {
   local data="$work/synth200k" parts="$work/synth200k-p1" t0
   t0=$(now)
   if [ ! -f "$data/test_idx.npy" ]; then  # written last
-    run "$python" "$deps/synth200k.py" "$data" || { emit phase=synth200k step=generate ok=false; return 1; }
+    run "$python" "$deps/synth200k.py" "$data" || { emit phase="$1" step=generate ok=false; return 1; }
   fi
   if [ ! -f "$parts/partita.json" ]; then
     run "$partita" -q partition --dataset "$data" --num-parts 1 --seed 1 --out "$parts" \
-      || { emit phase=synth200k step=partition ok=false; return 1; }
+      || { emit phase="$1" step=partition ok=false; return 1; }
   fi
-  emit phase=synth200k step=prepare ok=true seconds="$(elapsed "$t0")"
+  emit phase="$1" step=prepare graph=synth200k ok=true seconds="$(elapsed "$t0")"
+}
+
+phase_synth200k() {
+  need_partita || return 1
+  local parts="$work/synth200k-p1"
+  prepare_synth200k synth200k || return 1
   local precision ratio i m failed=0
   for precision in fp32 bf16; do
     for ratio in 0 auto; do
@@ -305,6 +329,78 @@ for line in open(sys.argv[1]):
   return $failed
 }
 
+# gpu_sampling_train GRAPH PARTS SAMPLE_ON: 3 epochs of the phase's recipe; emits the median
+# epoch and the test accuracy, and sets test_acc. Fails when the run does, or when the final
+# record says it sampled elsewhere than asked.
+gpu_sampling_train() {
+  local graph=$1 parts=$2 on=$3 m="$work/gpu-sampling-$1-$3.jsonl" out
+  # shellcheck disable=SC2086  # $train_args: several words on purpose
+  if ! run "$partita" -q train --parts "$parts" --device cuda --sample-on "$on" \
+         --precision bf16 --gpu-cache-ratio 1 --model sage --layers 3 --hidden 256 \
+         --fanouts 15,10,5 --batch-size 1024 --epochs 3 --eval-every 0 \
+         --metrics-out "$m" --force $train_args; then
+    emit phase=gpu-sampling graph="$graph" sample_on="$on" ok=false
+    return 1
+  fi
+  out=$("$python" -c '
+import json, statistics, sys
+epochs, final = [], {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("type") == "epoch":
+        epochs.append(r["epoch_s"])
+    elif r.get("type") == "final":
+        final = r
+print(statistics.median(epochs) if epochs else "null", "[" + ",".join(map(str, epochs)) + "]",
+      final.get("test_acc", "null"), final.get("sample_on", "null"))' "$m")
+  local median all where
+  read -r median all test_acc where <<< "$out"
+  local ok=true goal=0.5
+  [ "$graph" = products ] && goal=1.5
+  [ "$where" = "$on" ] && [ "$median" != null ] || ok=false
+  emit phase=gpu-sampling graph="$graph" sample_on="$on" sampled_on="$where" ranks=1 \
+       precision=bf16 epoch_s_median="$median" epoch_s_all="$all" test_acc="$test_acc" \
+       goal_s="$goal" ok="$ok"
+  [ "$ok" = true ]
+}
+
+phase_gpu_sampling() {
+  need_partita || return 1
+  local bad=0 test_acc
+  local passed skipped failed gtest_ok filter='DeviceSamplerCuda.*'
+  gtest_counts "$build_dir/tests/train/train_device_sampler_test" "$filter"
+  emit phase=gpu-sampling filter="$filter" passed="$passed" skipped="$skipped" failed="$failed" \
+       ok="$gtest_ok"
+  [ "$gtest_ok" = true ] || bad=1
+  prepare_synth200k gpu-sampling || return 1
+  local device_acc="" host_acc=""
+  gpu_sampling_train synth200k "$work/synth200k-p1" device && device_acc=$test_acc || bad=1
+  gpu_sampling_train synth200k "$work/synth200k-p1" host && host_acc=$test_acc || bad=1
+  if [ -n "$device_acc" ] && [ -n "$host_acc" ]; then
+    local gap pass
+    gap=$(awk -v a="$device_acc" -v b="$host_acc" 'BEGIN { d = (a - b) * 100; if (d < 0) d = -d; printf "%.2f", d }')
+    pass=$(awk -v g="$gap" 'BEGIN { print (g <= 1.0) ? "true" : "false" }')
+    emit phase=gpu-sampling check=device_vs_host graph=synth200k device_acc="$device_acc" \
+         host_acc="$host_acc" gap_points="$gap" max_gap_points=1 ok="$pass"
+    [ "$pass" = true ] || bad=1
+  fi
+  # The products-scale graph, split as bench/train_products.py (ogbn-products' 8% training).
+  local data="$work/products" parts="$work/products-p1" t0
+  t0=$(now)
+  if [ ! -f "$data/test_idx.npy" ]; then  # written last
+    run "$partita" -q generate --nodes 2400000 --avg-degree 26 --feat-dim 100 --classes 47 \
+        --seed 1 --train-fraction 0.08 --valid-fraction 0.01 --test-fraction 0.01 --out "$data" \
+      || { emit phase=gpu-sampling step=generate graph=products ok=false; return 1; }
+  fi
+  if [ ! -f "$parts/partita.json" ]; then
+    run "$partita" -q partition --dataset "$data" --num-parts 1 --seed 1 --out "$parts" \
+      || { emit phase=gpu-sampling step=partition graph=products ok=false; return 1; }
+  fi
+  emit phase=gpu-sampling step=prepare graph=products ok=true seconds="$(elapsed "$t0")"
+  gpu_sampling_train products "$parts" device || bad=1
+  return $bad
+}
+
 phase_python() {
   [ -f "$build_dir/CMakeCache.txt" ] || { echo "device-check.sh: run the build phase first" >&2; return 1; }
   local t0
@@ -346,7 +442,7 @@ for p in "${selected[@]}"; do
   : > "$log"
   echo "device-check: $p ..." >&2
   t0=$(now)
-  if "phase_$p"; then ok=true; else ok=false; all_ok=false; fi
+  if "phase_${p//-/_}"; then ok=true; else ok=false; all_ok=false; fi
   emit phase="$p" event=phase_done ok="$ok" seconds="$(elapsed "$t0")"
   if [ "$ok" = false ]; then
     echo "device-check: $p failed; the end of $log:" >&2
@@ -355,7 +451,7 @@ for p in "${selected[@]}"; do
     [ "$p" = build ] && break
   fi
 done
-emit phase=all event=done ok="$all_ok" seconds="$(elapsed "$total0")" budget_s=480
+emit phase=all event=done ok="$all_ok" seconds="$(elapsed "$total0")" budget_s=540
 if [ -n "$report_dir" ]; then
   mkdir -p "$report_dir" && cp "$results" "$work"/logs/*.log "$report_dir"/
 fi

@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Installs every Debian package Partita's build, tests and benchmarks need, then configures
-# and builds the Release build in build/. Idempotent: when everything is installed and
+# the Release build in build/ and builds it: the targets named as arguments (scripts/demo.sh:
+# only the partita binary), or everything without arguments (scripts/test.sh: the tests,
+# benchmarks and Python package CTest runs). Idempotent: when everything is installed and
 # built it only runs an incremental build (seconds).
+#
+#   bash scripts/setup.sh [TARGET...]
+#
+# PARTITA_SETUP_DRY_RUN=1 prints what would be installed, configured and built, one line
+# each, and changes nothing (tests/build/setup_targets_test.sh checks the scripts' targets).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+targets=("$@")
+dry_run=${PARTITA_SETUP_DRY_RUN:-0}
 
 PACKAGES=(
   cmake ninja-build g++ ccache pkg-config git
@@ -33,6 +42,15 @@ missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+configure=(cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release)
+build=(cmake --build build -j2)
+for t in "${targets[@]}"; do build+=(--target "$t"); done
+if [ "$dry_run" = 1 ]; then
+  [ ${#missing[@]} -eq 0 ] || echo "setup: would install: ${missing[*]}"
+  [ -f build/CMakeCache.txt ] || echo "setup: would run: ${configure[*]}"
+  echo "setup: would run: ${build[*]}"
+  exit 0
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   as_root apt-get update -qq
@@ -47,7 +65,5 @@ if [ -e "$openblas" ] && ! update-alternatives --query "$blas_alt" | grep -q "^V
   as_root update-alternatives --set "$blas_alt" "$openblas"
 fi
 
-if [ ! -f build/CMakeCache.txt ]; then
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
-fi
-cmake --build build -j2
+[ -f build/CMakeCache.txt ] || "${configure[@]}"
+"${build[@]}"

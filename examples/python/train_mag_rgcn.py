@@ -4,10 +4,14 @@
 
 P: a typed partition, e.g. heco-acm made with `partita partition --dataset
 ../shared/datasets/ogb-layout/heco-acm --split heco60 --num-parts 2 --out P`, or a generated
-mag graph (`partita generate --kind mag`). The model is `partita train --model rgcn`'s: every
-featured node type projected to --hidden by a Linear, every featureless type a learned
-embedding of width --hidden (partita.DistEmbedding, trained by partita.SparseAdam at twice
---lr, as the C++ trainer does), then --fanouts layers of relational convolution
+mag graph (`partita generate --hetero mag --nodes N --out D`, then `partita partition
+--dataset D ...`). Test accuracies of this example against `partita train --model rgcn`:
+`python3 bench/python_examples.py --groups mag_rgcn` (docs/python.md).
+
+The model is `partita train --model rgcn`'s: every featured node type projected to --hidden
+by a Linear, every featureless type a learned embedding of width --hidden
+(partita.DistEmbedding, trained by partita.SparseAdam at twice --lr, as the C++ trainer
+does), then --fanouts layers of relational convolution
 out_i = W_self h_i + sum_r mean_{j in N_r(i)} h_j W_r + b over the loader's per-relation
 blocks, dropout on every layer's input and ReLU after the hidden ones. Data-parallel: each
 rank's loss is summed over its seeds and divided by the global batch size, and

@@ -20,6 +20,7 @@
 #include "partita/loader/batch_pipeline.h"
 #include "partita/loader/seeds.h"
 #include "partita/sample/fanout_spec.h"
+#include "partita/sample/relation_names.h"
 #include "partita/train/batch_staging.h"
 #include "partita/train/device.h"
 
@@ -212,9 +213,7 @@ class TypedLoader final : public GraphUser {
     PARTITA_CHECK(g.typed(), UsageError,
                   "typed loader: {} is not a typed (heterogeneous) partition", g.dir());
     meta_ = g.typed_meta();
-    std::vector<std::string> relation_names;
-    for (const partition::TypedRelation& r : meta_.relations) relation_names.push_back(r.name);
-    fanouts_ = sample::resolve_fanouts(fanouts, relation_names);
+    fanouts_ = sample::resolve_fanouts(fanouts, sample::relation_names(meta_));
     PARTITA_CHECK(batch_size >= 1, UsageError, "batch_size: must be >= 1, got {}", batch_size);
     loader::BatchPipelineOptions pipeline;  // the library's own checks, before any collective
     pipeline.prefetch = prefetch;

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "launcher_env.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/timer.h"
@@ -54,15 +55,6 @@ data::GenerateOptions shape_options(const CLI::App& app, const data::GenerateOpt
   if (app.count("--valid-fraction") > 0) o.valid_fraction = flags.valid_fraction;
   if (app.count("--test-fraction") > 0) o.test_fraction = flags.test_fraction;
   return o;
-}
-
-// The number of processes a launcher (mpirun, srun) started this one among; 1 alone.
-int launcher_size() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && *value != '\0') return std::max(1, std::atoi(value));
-  }
-  return 1;
 }
 
 // One rank's part of a chunked generate: its chunks, a wait for every rank, then rank 0

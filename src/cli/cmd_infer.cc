@@ -109,7 +109,7 @@ int infer_on(runtime::Session& session, const Flags& flags, train::InferenceOpti
                             : std::vector<std::string>{},
       loaded.source);
   options.normalize_features = normalize_features_after(check, options.normalize_features);
-  if (session.rank() == 0) log_settings_check(check);
+  if (session.rank() == 0) log_settings_lines(check.notices, check.warnings);
   const train::InferenceOutput out = train::infer_full_graph(session, *loaded.model, options);
   const double infer_s = watch.seconds();
   if (session.rank() == 0) write_outputs(flags.out, out);

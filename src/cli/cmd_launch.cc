@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -47,10 +48,15 @@ constexpr const char* kFooter =
     "Hosts: --hosts or --hostfile; else, inside a Slurm job (SLURM_JOB_ID set), the job's\n"
     "nodes through srun (--mpirun selects mpirun there); else this host alone.\n"
     "Ranks = hosts x procs-per-host; for a partition of more than one part they must equal\n"
-    "its parts (one rank per part). Layout (docs/launch.md): a 1-part directory runs in\n"
-    "replicated mode on the rule's ranks per host (one per core, at most 16, the same number\n"
-    "on every socket); the threads of each rank come from its share of the cores. launch\n"
-    "prints the layout in one line, with the --num-parts the rule's layout needs.\n"
+    "its parts (one rank per part). Layout rule (docs/launch.md): one rank per socket (one\n"
+    "per host on a 1-socket host) with its cores as threads; a 1-part directory runs the\n"
+    "rule's ranks (replicated mode when several), a program or command without --parts 1\n"
+    "per host. Each rank gets the threads its command picks by itself on its share of the\n"
+    "cores: train its cores as torch threads (less the sampler threads above 4) plus\n"
+    "sampler threads, infer its cores as torch threads, partition and generate its cores\n"
+    "as --threads. More ranks per host only when one rank cannot hold the graph (then one\n"
+    "part per rank). launch prints the layout in one line, and what the rule would run\n"
+    "when that differs.\n"
     "Every host must see the partition directory (--parts) and this partita binary at the\n"
     "same paths: put them on a shared filesystem, or copy them to the same place on every\n"
     "host. A relative --parts is made absolute.\n"
@@ -260,12 +266,19 @@ std::string launcher_problem(const LaunchPlan& plan, const LaunchOptions& option
   return program + ": not found on PATH (--mpirun)";
 }
 
-// What to say when the launched job is interrupted: for train, how to resume it (its
-// --checkpoint-dir, made absolute as the ranks get it); nothing for the others.
-std::string launched_interrupt_message(const LaunchCommand& command, const std::string& cwd) {
-  if (command.subcommand != "train") return "";
-  return interrupt_message(command.checkpoint_dir ? absolute_dir(*command.checkpoint_dir, cwd)
-                                                  : "");
+// What launch says when the launched job was interrupted and no rank said it (supervise.h):
+// for train, from what its --checkpoint-dir (made absolute as the ranks get it) holds once
+// the job has ended: a checkpoint to resume from, or nothing to resume; nothing for others.
+std::function<std::string()> launched_interrupt_notice(const LaunchCommand& command,
+                                                       const std::string& cwd) {
+  if (command.subcommand != "train") return {};
+  const std::string dir = command.checkpoint_dir ? absolute_dir(*command.checkpoint_dir, cwd) : "";
+  return [dir] {
+    InterruptState state;  // how far the job got is the ranks' to say
+    state.checkpoint_dir = dir;
+    state.checkpoint_epoch = latest_checkpoint_epochs(dir);
+    return interrupt_message(state);
+  };
 }
 
 // Throws UsageError when `words` (the command after --, which names `command`) would not
@@ -343,7 +356,7 @@ int run_launch(const Flags& flags, const CLI::App& app) {
     return 0;
   }
   log_info("launch: {}", line);
-  return supervise(plan, flags.teardown_timeout, launched_interrupt_message(*command, facts.cwd));
+  return supervise(plan, flags.teardown_timeout, launched_interrupt_notice(*command, facts.cwd));
 }
 
 }  // namespace
@@ -361,7 +374,7 @@ Action add_launch_command(CLI::App& app) {
       ->type_name("FILE");
   app.add_option("--procs-per-host", flags->procs_per_host,
                  "Ranks per host. Default: the parts of --parts spread evenly over the hosts; "
-                 "1 for a 1-part directory or without --parts")
+                 "for a 1-part directory the layout rule's (one per socket); 1 without --parts")
       ->type_name("N");
   app.add_flag("--oversubscribe", flags->options.oversubscribe,
                "Allow more ranks on a host than its slots or cores (mpirun --oversubscribe, "
@@ -386,11 +399,12 @@ Action add_launch_command(CLI::App& app) {
       ->type_name("N");
   app.add_option("--torch-threads", flags->torch_threads,
                  "Torch (kernel) threads per rank. Default: the layout rule's (the rank's "
-                 "cores, less the sampler threads on more than 4); passed as the command's "
-                 "--torch-threads, or OMP_NUM_THREADS for a program")
+                 "cores, for train less the sampler threads on more than 4); passed as the "
+                 "command's --torch-threads, or OMP_NUM_THREADS for a program")
       ->type_name("N");
   app.add_option("--threads", flags->sampler_threads,
-                 "Sampler threads per rank. Default: one per 8 cores of a rank, 1 to 4; "
+                 "Sampler threads per rank (partition, generate: worker threads). Default: "
+                 "one per 8 cores of a rank, 1 to 4 (partition, generate: the rank's cores); "
                  "passed as the command's --threads")
       ->type_name("N");
   app.add_option("--teardown-timeout", flags->teardown_timeout,

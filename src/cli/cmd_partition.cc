@@ -4,11 +4,13 @@
 #include <memory>
 
 #include "commands.h"
+#include "launcher_env.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
 #include "partita/core/timer.h"
 #include "partita/partition/dist_partition.h"
+#include "partita/partition/output_dir.h"
 #include "partita/partition/partition.h"
 #include "partita/runtime/failure.h"
 #include "partita/runtime/job_collectives.h"
@@ -22,16 +24,6 @@ namespace {
 // its share takes (PT-Scotch on a large graph: minutes).
 constexpr double kRankWaitSeconds = 3600;
 
-// The ranks of the MPI job this process was started in, from the launcher's environment
-// (decided before MPI starts); 1 when no launcher started it.
-int launcher_size() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && *value != '\0') return std::atoi(value);
-  }
-  return 1;
-}
-
 void print_result(const std::string& dataset, const std::string& out,
                   const partition::PartitionSummary& summary) {
   // -q: the result line alone; else the summary table under it.
@@ -41,21 +33,56 @@ void print_result(const std::string& dataset, const std::string& out,
               log_level() >= LogLevel::kInfo ? partition::format_summary(summary).c_str() : "");
 }
 
+// One process: --out checked and prepared (partition/output_dir.h), then the pipeline; what
+// a failed run wrote is removed.
+partition::PartitionSummary run_single(const std::string& dataset, const data::LoadOptions& load,
+                                       const partition::PartitionOptions& options, bool force) {
+  const std::string& out = options.out_dir;
+  const partition::OutputDirState state = partition::inspect_output_dir(out, dataset);
+  partition::check_output_dir(state, out, dataset, force);
+  partition::OutputDir dir(out, state);
+  try {
+    return partition::run_partition(dataset, load, options);
+  } catch (...) {
+    dir.discard();
+    throw;
+  }
+}
+
 // Under mpirun with several ranks: the distributed pipeline (partition/dist_partition.h).
-// A failure on any rank is agreed by every rank and printed once (runtime::SetupError).
+// A failure on any rank is agreed by every rank and printed once (runtime::SetupError). Rank
+// 0 alone inspects and prepares --out and tells the others what it found, so every rank
+// gives the same verdict; after a failure (agreed, so every rank has stopped writing) it
+// removes what the run wrote.
 int run_distributed(const std::string& dataset, const data::LoadOptions& load,
-                    partition::PartitionOptions options) {
+                    partition::PartitionOptions options, bool force) {
   return run_rank([&](runtime::RankContext& rank) {
     if (options.threads <= 0) options.threads = rank.cores_per_rank();
     // Progress from rank 0 only; the other ranks still print warnings and errors.
     if (rank.rank() != 0 && log_level() >= LogLevel::kInfo) set_log_level(LogLevel::kQuiet);
     std::unique_ptr<Collectives> job = runtime::mpi_job_collectives(kRankWaitSeconds);
-    partition::PartitionSummary summary;
+    const std::string& out = options.out_dir;
+    auto state = static_cast<int64_t>(rank.rank() == 0 ? partition::inspect_output_dir(out, dataset)
+                                                       : partition::OutputDirState{});
+    job->broadcast(&state, 1, 0);
+    partition::check_output_dir(static_cast<partition::OutputDirState>(state), out, dataset, force);
+    std::unique_ptr<partition::OutputDir> dir;
     runtime::agree_on_setup(*job, [&] {
-      std::unique_ptr<partition::DistComm> comm = runtime::mpi_job_dist_comm(kRankWaitSeconds);
-      summary = partition::run_partition_distributed(dataset, load, options, *comm);
+      if (rank.rank() == 0)
+        dir = std::make_unique<partition::OutputDir>(out,
+                                                     static_cast<partition::OutputDirState>(state));
     });
-    if (rank.rank() == 0) print_result(dataset, options.out_dir, summary);
+    partition::PartitionSummary summary;
+    try {
+      runtime::agree_on_setup(*job, [&] {
+        std::unique_ptr<partition::DistComm> comm = runtime::mpi_job_dist_comm(kRankWaitSeconds);
+        summary = partition::run_partition_distributed(dataset, load, options, *comm);
+      });
+    } catch (...) {
+      if (dir) dir->discard();
+      throw;
+    }
+    if (rank.rank() == 0) print_result(dataset, out, summary);
     return 0;
   });
 }
@@ -72,6 +99,7 @@ Action add_partition_command(CLI::App& app) {
     std::string feature_dtype = "float32";
     bool no_reverse = false;
     std::string edge_split;
+    bool force = false;
   };
   auto flags = std::make_shared<Flags>();
   app.description(
@@ -85,7 +113,14 @@ Action add_partition_command(CLI::App& app) {
       "dataset (numpy, typed numpy or chunked layout) and the graph is partitioned across "
       "them (metis: see --dist-partitioner); --num-parts may differ from the rank count.");
   app.add_option("--dataset", flags->dataset, "Input dataset directory")->required();
-  app.add_option("--out", flags->partition.out_dir, "Output partition directory")->required();
+  app.add_option("--out", flags->partition.out_dir,
+                 "Output partition directory: new, empty, or a partition to replace (its "
+                 "parts are removed first); never the dataset's directory, inside it or "
+                 "around it. A run that fails removes what it wrote")
+      ->required();
+  app.add_flag("--force", flags->force,
+               "Write into --out even if it is a non-empty directory that is not a partition "
+               "(its files are left alone)");
   app.add_option("--num-parts", flags->partition.num_parts, "Number of parts (one per rank)")
       ->capture_default_str();
   app.add_option("--method", flags->method, "Assignment method: metis (min edge cut) or random")
@@ -102,6 +137,11 @@ Action add_partition_command(CLI::App& app) {
   app.add_flag("--no-reverse", flags->no_reverse,
                "Heterogeneous datasets: do not add the reverse relation rev_<name> of every "
                "relation (recorded in partita.json)");
+  app.add_option("--num-classes", flags->load.num_classes,
+                 "The number of classes, for layouts that do not state it (0: the largest "
+                 "label + 1, refused when most of those classes would have no node, as a "
+                 "stray label makes them); every label must be below it")
+      ->capture_default_str();
   app.add_option("--split", flags->load.split,
                  "OGB layout: split folder under split/ (default: the only one)");
   app.add_option("--edge-split", flags->edge_split,
@@ -139,13 +179,17 @@ Action add_partition_command(CLI::App& app) {
       throw UsageError("--dist-partitioner: unknown partitioner '" + flags->dist_partitioner +
                        "' (coarse or ptscotch)");
     }
+    PARTITA_CHECK(flags->load.num_classes >= 0, UsageError,
+                  "--num-classes: must be >= 1 (or 0: from the labels), got {}",
+                  flags->load.num_classes);
     if (!flags->edge_split.empty())
       flags->partition.edge_split = partition::parse_edge_split(flags->edge_split);
     flags->load.threads = flags->partition.threads;
     flags->load.reverse_relations = !flags->no_reverse;
-    if (launcher_size() > 1) return run_distributed(flags->dataset, flags->load, flags->partition);
+    if (launcher_size() > 1)
+      return run_distributed(flags->dataset, flags->load, flags->partition, flags->force);
     print_result(flags->dataset, flags->partition.out_dir,
-                 partition::run_partition(flags->dataset, flags->load, flags->partition));
+                 run_single(flags->dataset, flags->load, flags->partition, flags->force));
     return 0;
   };
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "device_flag.h"
 #include "flags.h"
 #include "host_local_flag.h"
 #include "partita/core/error.h"
@@ -19,8 +20,12 @@
 #include "partita/runtime/rank_job.h"
 #include "partita/sample/block_builder.h"
 #include "partita/sample/fanout_spec.h"
+#include "partita/sample/relation_names.h"
 #include "partita/store/feature_cache.h"
+#include "partita/train/device.h"
+#include "partita/train/device_sampling.h"
 #include "rank_main.h"
+#include "topology_flag.h"
 
 namespace partita::cli {
 namespace {
@@ -34,6 +39,8 @@ struct Flags {
   uint64_t seed = 0;
   double cache_ratio = 0;
   int64_t cache_presample = 10;
+  std::string sample_on = "host";  // host, or device: train's device sampler (--device)
+  std::string device = "cpu";
 };
 
 // Times each hop of the sampler it wraps.
@@ -73,14 +80,32 @@ void check_flags(const Flags& flags) {
   check_timeout(flags.session.timeout_s);
   PARTITA_CHECK(flags.session.servers >= 0, UsageError,
                 "--servers: must be >= 0 (0: worker mode), got {}", flags.session.servers);
+  PARTITA_CHECK(flags.sample_on == "host" || flags.sample_on == "device", UsageError,
+                "--sample-on: '{}' is not one of host, device", flags.sample_on);
+}
+
+// --sample-on device: train's device sampler over the whole topology (train/device_sampling.h),
+// on this rank's --device. Throws UsageError when the rank does not hold the topology.
+std::unique_ptr<train::DeviceBlockSource> device_source(runtime::RankContext& rank,
+                                                        runtime::Session& session,
+                                                        const Flags& flags) {
+  if (flags.sample_on != "device") return nullptr;
+  PARTITA_CHECK(session.holds_topology(), UsageError,
+                "--sample-on device: this rank holds only its own part of {} parts; pass "
+                "--topology full (every rank maps every part's in-edges)",
+                session.graph().meta().num_parts);
+  const train::DeviceSpec spec = rank_device(flags.device, rank);
+  const store::DistGraph& graph = session.graph();
+  return std::make_unique<train::DeviceBlockSource>(
+      session.topology_views(), graph.typed() ? graph.typed_meta().num_relations() : 0,
+      spec.is_cpu() ? torch::Device(torch::kCPU) : train::torch_device(spec));
 }
 
 // --fanouts resolved against the relation names of `graph` (none for a homogeneous one).
 sample::Fanouts resolve_fanouts(const Flags& flags, const store::DistGraph& graph) {
-  std::vector<std::string> names;
-  if (graph.typed())
-    for (const partition::TypedRelation& r : graph.typed_meta().relations) names.push_back(r.name);
-  return sample::resolve_fanouts(flags.fanouts, names);
+  return sample::resolve_fanouts(flags.fanouts, graph.typed()
+                                                    ? sample::relation_names(graph.typed_meta())
+                                                    : std::vector<std::string>{});
 }
 
 // The work of a rank that samples (a worker, or a client of server-client mode).
@@ -150,6 +175,7 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
   // fetch times add up to the wall time): blocks, then features (per node type on a typed
   // graph) and labels.
   TimedSampler timed(session.sampler(), fanouts.size());
+  const std::unique_ptr<train::DeviceBlockSource> on_device = device_source(rank, session, flags);
   loader::BatchPipelineOptions pipeline_options;
   pipeline_options.threads = 1;
   pipeline_options.prefetch = 1;
@@ -158,6 +184,7 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
   pipeline_options.feature_row_bytes = graph.feature_row_bytes();
   pipeline_options.typed = graph.typed();
   pipeline_options.fetch_labels = false;  // the benchmark measures blocks and feature rows
+  pipeline_options.block_source = on_device.get();  // null: the host sampler
   double sample_s = 0, fetch_s = 0, feature_bytes = 0;
   int64_t edges = 0, input_nodes = 0, seed_count = 0;
   std::vector<double> type_inputs(static_cast<size_t>(graph.num_node_types()), 0);
@@ -168,7 +195,7 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
     while (std::optional<loader::Batch> batch = pipeline.next()) {
       sample_s += batch->sample_s;
       fetch_s += batch->fetch_s;
-      edges += batch->sampled.num_sampled_edges();
+      edges += loader::num_sampled_edges(*batch);
       input_nodes += static_cast<int64_t>(batch->sampled.input_nodes.size());
       seed_count += static_cast<int64_t>(batch->sampled.seeds.size());
       feature_bytes += static_cast<double>(batch->features.size());
@@ -244,6 +271,8 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
       {"servers", flags.session.servers},
       {"threads_per_rank", flags.session.sampling.threads},
       {"replicated", graph.replicated()},
+      {"sample_on", flags.sample_on},
+      {"topology", name_of(runtime::topology_names(), flags.session.topology)},
       {"in_memory", flags.session.graph.in_memory},
       {"host_local", name_of(runtime::host_local_names(), flags.session.host_local)},
       {"host_local_peers_sum", count(sums[21])},  // parts mapped from same-host ranks
@@ -350,6 +379,13 @@ Action add_sample_bench_command(CLI::App& app) {
                "Copy the part's graph and features into huge-page memory at start-up instead "
                "of reading them through the file mapping (faster random access, more memory)");
   add_host_local_flag(app, &flags->session.host_local);
+  app.add_option("--sample-on", flags->sample_on,
+                 "host (the sampler threads) or device: train's sampler in torch ops on "
+                 "--device over the whole topology (a 1-part directory, or --topology full; "
+                 "hop_s_per_rank then stays 0)")
+      ->capture_default_str();
+  add_device_flag(app, &flags->device, "The device of --sample-on device: cpu, cuda or cuda:N");
+  add_topology_flag(app, &flags->session.topology);
   return [flags] {
     check_flags(*flags);
     return run_rank([&](runtime::RankContext& rank) { return run_sample_bench(rank, *flags); });

@@ -22,43 +22,42 @@
 #include "host_local_flag.h"
 #include "interrupt_notice.h"
 #include "launch_layout.h"
+#include "launcher_env.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/name_table.h"
 #include "partita/nn/kernel_path.h"
+#include "partita/partition/format.h"
+#include "partita/runtime/job_collectives.h"
 #include "partita/runtime/rank_job.h"
 #include "partita/sample/fanout_spec.h"
+#include "partita/sample/metapath_spec.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/metapaths.h"
+#include "partita/train/session_embeddings.h"
 #include "partita/train/trainer.h"
 #include "profile_tables.h"
 #include "progress.h"
 #include "rank_main.h"
+#include "resume_settings.h"
+#include "topology_flag.h"
 #include "train_settings.h"
 
 namespace partita::cli {
 namespace {
 
-// "10,10": per-hop fanouts as --fanouts text.
-std::string fanouts_text(const sample::Fanouts& fanouts) {
-  std::string text;
-  for (int64_t k : fanouts.hops) text += (text.empty() ? "" : ",") + std::to_string(k);
-  return text;
-}
-
 // The flags bind straight onto the library's option structs, whose defaults are the
 // command's (train::TrainOptions, runtime::SessionOptions), declared there once; enum flags
 // bind through their name tables (add_enum_option). Only the fanout spec (resolved against
 // the graph's relations), the link metric (hits@K) and the machine-dependent thread counts
-// go through a text or 0 first.
+// go through a text or 0 first. A model's own defaults (train::model_defaults) and, with
+// --resume, the checkpoint's values are set on the flags before anything runs (settle_flags).
 struct Flags {
   train::TrainOptions train;
   runtime::SessionOptions session;
   std::string fanouts = fanouts_text(train::TrainOptions{}.loader.fanouts);
   std::string metric = train::link_metric_name(train::LinkTaskOptions{});
   std::string device = train::device_text(train::DeviceSpec{});  // --device, rank_device
-  double embed_lr = 0;                                           // 0: 2 x --lr
-  double embed_init = store::EmbeddingOptions{}.init_scale;
   int torch_threads = 0;                 // 0: this rank's cores, shared with the sampler threads
   std::optional<ProgressMode> progress;  // nullopt: auto
   double progress_every_s = 10;
@@ -66,10 +65,9 @@ struct Flags {
   std::string gpu_cache_ratio;     // --gpu-cache-ratio: empty (the device's default), auto or R
   bool checksum = false;
   std::string metrics_out;
-  bool layers_given = false;      // else --layers is the number of fanouts
-  bool embed_init_given = false;  // else --embed-init is the model's default (kHanEmbedInit)
-  bool force = false;             // --metrics-out may replace an existing file
-  MetricsFile::RunInfo run;       // the settings, for --metrics-out's run record
+  bool layers_given = false;  // else --layers is the number of fanouts
+  bool force = false;         // --metrics-out may replace an existing file
+  MetricsFile::RunInfo run;   // the settings, for --metrics-out's run record
 };
 
 // Binds `flag` onto the enum `*field` through its name table, a checked map: a value that
@@ -133,11 +131,6 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   // (train_on), each hop that names relations held as -1 until then.
   o.loader.fanouts = sample::unresolved_fanouts(sample::parse_fanout_spec(f.fanouts));
   if (!f.layers_given) o.model.layers = static_cast<int64_t>(o.loader.fanouts.num_hops());
-  PARTITA_CHECK(f.embed_lr >= 0, UsageError, "--embed-lr: must be >= 0 (0: 2 x --lr), got {}",
-                f.embed_lr);
-  PARTITA_CHECK(std::isfinite(f.embed_init) && f.embed_init > 0 && f.embed_init <= 1e6, UsageError,
-                "--embed-init: must be in (0, 1e6] (embeddings start uniform in [-S, S)), got {}",
-                f.embed_init);
   PARTITA_CHECK(f.torch_threads >= 0, UsageError,
                 "--torch-threads: must be in [0, 1024] (0: the cores per rank), got {}",
                 f.torch_threads);
@@ -208,30 +201,6 @@ ProgressMode progress_mode(const std::optional<ProgressMode>& flag) {
   return terminal ? ProgressMode::kBar : ProgressMode::kLines;
 }
 
-// The learned embeddings of an R-GCN's featureless node types: width --hidden, trained by
-// the sparse form of --optimizer at --embed-lr, initial rows keyed by --seed. The default
-// --embed-lr is twice --lr, as DGL's R-GCN example (--sparse-lr 0.02 beside --lr 0.01): a
-// row moves only in the steps that sample it, and each step moves it by about lr (Adam)
-// against an initial spread of --embed-init.
-// HAN's default --embed-init: on a featureless labelled type each node's own row reaches its
-// output through the self loop, and rows as wide as the default 1 let the model tell its
-// training nodes apart (Freebase, docs/training.md: median test accuracy 0.526 at 1, 0.572
-// at 0.1 over seeds 0-4).
-constexpr double kHanEmbedInit = 0.1;
-
-store::EmbeddingOptions embedding_options(const Flags& flags, const train::TrainOptions& o) {
-  store::EmbeddingOptions e;
-  e.dim = o.model.hidden;
-  e.seed = o.seed;
-  e.optimizer.kind = o.optimizer.kind == train::OptimizerKind::kSgd ? store::SparseOptimizer::kSgd
-                                                                    : store::SparseOptimizer::kAdam;
-  e.optimizer.lr = static_cast<float>(flags.embed_lr > 0 ? flags.embed_lr : 2 * o.optimizer.lr);
-  e.init_scale = static_cast<float>(flags.embed_init_given || o.model.kind != train::ModelKind::kHan
-                                        ? flags.embed_init
-                                        : kHanEmbedInit);
-  return e;
-}
-
 // A partition made with --edge-split lacks its held-out edges: node classification on it
 // would train on another graph than the dataset's, without a word.
 void refuse_edge_split_for_node_task(const store::DistGraph& graph, const train::TrainOptions& o) {
@@ -244,23 +213,24 @@ void refuse_edge_split_for_node_task(const store::DistGraph& graph, const train:
       graph.dir(), split.valid + split.test));
 }
 
-// --resume: the latest checkpoint's recorded settings against this run's (train_settings.h):
-// a changed model flag is refused, input flags not given are reapplied, changed schedule
-// flags are warned about (rank 0). Collective over the trainers.
-void apply_checkpoint_settings(runtime::Session& session, const std::vector<std::string>& given,
-                               train::TrainOptions* options) {
-  const train::SharedCheckpoint checkpoint =
-      train::broadcast_latest_checkpoint(session.collectives(), options->checkpoint.dir);
-  if (!checkpoint.found) return;
-  const train::CheckpointMeta meta =
-      train::read_checkpoint_meta(checkpoint.bytes, checkpoint.source);
-  const CheckpointSettingsCheck check =
-      check_resume_settings(meta.settings, options->checkpoint.settings, given, checkpoint.source);
-  options->normalize_features = normalize_features_after(check, options->normalize_features);
-  for (const auto& [name, value] : check.reapplied)  // what the next checkpoints record
-    for (auto& [n, v] : options->checkpoint.settings)
-      if (n == name) v = value;
-  if (session.rank() == 0) log_settings_check(check);
+// Model han: the metapaths the run resolved (its --metapaths, or the schema's default), in
+// what checkpoints and --metrics-out record, and in a line of the log.
+void record_metapaths(const store::DistGraph& graph, bool print, train::TrainOptions* options) {
+  if (options->model.kind != train::ModelKind::kHan || !graph.typed()) return;
+  const std::vector<sample::Metapath> metapaths =
+      train::resolve_metapaths(*options, graph.typed_meta());
+  std::string names, described;
+  for (const sample::Metapath& m : metapaths) {
+    names += (names.empty() ? "" : ",") + m.name;
+    // "paper-author-paper (relations)"; a path named otherwise: "name = types (relations)".
+    const std::string description = sample::describe_metapath(m, graph.typed_meta());
+    described +=
+        (described.empty() ? "" : ", ") +
+        (description.rfind(m.name + " (", 0) == 0 ? description : m.name + " = " + description);
+  }
+  for (auto& [name, value] : options->checkpoint.settings)
+    if (name == "metapaths") value = names;
+  if (print) log_info("han: {} metapaths: {}", metapaths.size(), described);
 }
 
 // With --gpu-cache-ratio, the end of the epoch line: rank 0's share of its input feature
@@ -274,20 +244,20 @@ void print_gpu_cache_figures(const train::EpochRecord& r) {
               static_cast<long long>(r.remote_bytes));
 }
 
-// The work of a rank that trains (a worker, or a trainer of server-client mode).
-int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions options) {
+// The work of a rank that trains (a worker, or a trainer of server-client mode). `notice`:
+// what Ctrl-C says, on the first rank that trains (null on the others).
+int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions options,
+             InterruptNotice* notice) {
   refuse_edge_split_for_node_task(session.graph(), options);
   // --fanouts' relation (model han: metapath) names, now that the graph is known.
   options.loader.fanouts =
       train::resolve_model_fanouts(flags.fanouts, session.graph(), options.model);
-  if (options.checkpoint.resume && !options.checkpoint.dir.empty())
-    apply_checkpoint_settings(session, flags.run.given, &options);
   const bool print = session.rank() == 0;  // the first rank that trains
+  record_metapaths(session.graph(), print, &options);
   // --log-every auto: every step under a progress bar (a terminal), else once per epoch.
   if (flags.log_every == "auto")
     options.log_every = print && progress_mode(flags.progress) == ProgressMode::kBar ? 1 : 0;
   train::Trainer trainer(session, options);
-  if (print) print_on_interrupt(interrupt_message(options.checkpoint.dir));
   if (print && options.cache.ratio > 0) {
     const train::CacheReport& c = trainer.cache_report();
     log_info(
@@ -339,12 +309,28 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
     std::fputc('\n', stdout);
     std::fflush(stdout);
     if (metrics) metrics->write_epoch(r);
+    // The trainer wrote the epoch's checkpoint before calling back.
+    if (notice != nullptr) notice->epoch_done(r.epoch, r.epoch >= options.epochs);
   };
-  // Progress records read the loss from the device: only rank 0's bar or lines ask for them.
+  // Progress records read the loss from the device: only rank 0's bar or lines, and its
+  // Ctrl-C notice, ask for them. The notice learns of an epoch as it begins (on_epoch_start,
+  // no read of the device), which a record (--log-every 0: the epoch's last step) may not.
   std::function<void(const train::StepRecord&)> on_step;
-  if (mode != ProgressMode::kOff) on_step = [&](const train::StepRecord& s) { bar.update(s); };
-  const train::TrainResult result = trainer.train(on_epoch, on_step);
+  if (mode != ProgressMode::kOff || notice != nullptr) {
+    on_step = [&](const train::StepRecord& s) {
+      if (notice != nullptr && notice->state().epoch != s.epoch) notice->training(s.epoch);
+      if (mode != ProgressMode::kOff) bar.update(s);
+    };
+  }
+  const auto on_epoch_start = [&](int64_t epoch) {
+    if (notice != nullptr && notice->state().epoch != epoch) notice->training(epoch);
+  };
+  const train::TrainResult result = trainer.train(on_epoch, on_step, on_epoch_start);
   bar.clear();
+  if (notice != nullptr)
+    notice->finished(link && result.test_link
+                         ? fmt::format("test_auc={:.4f}", result.test_link->auc)
+                         : fmt::format("test_acc={:.4f}", result.test_acc));
   if (print && result.resumed_epochs >= options.epochs)
     log_warning(
         "--epochs {}: the checkpoint has {} epochs done, so no epoch is trained; pass "
@@ -377,7 +363,7 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
   return 0;
 }
 
-int run_train(runtime::RankContext& rank, const Flags& flags) {
+int run_train(runtime::RankContext& rank, const Flags& flags, InterruptNotice* notice) {
   keep_freed_memory();
   disable_onednn_primitive_cache();
   train::TrainOptions options = make_options(flags, rank.cores_per_rank());
@@ -391,11 +377,10 @@ int run_train(runtime::RankContext& rank, const Flags& flags) {
             rank.size(), rank.cores_per_rank(), options.torch_threads, options.loader.threads,
             train::device_text(options.device));
   runtime::SessionOptions session_options = flags.session;
-  if (options.model.kind == train::ModelKind::kRgcn || options.model.kind == train::ModelKind::kHan)
-    session_options.embeddings = embedding_options(flags, options);
+  train::set_session_embeddings(options, &session_options);
   // Server-client mode: a server serves until every trainer is done, and trains nothing.
   return rank.run_session(session_options, [&](runtime::Session& session) {
-    return train_on(session, flags, options);
+    return train_on(session, flags, options, notice);
   });
 }
 
@@ -420,6 +405,99 @@ MetricsFile::RunInfo run_settings(const CLI::App& app) {
     run.settings.emplace_back(name, value);
   }
   return run;
+}
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+bool sets(const Settings& settings, const std::string& name) {
+  for (const auto& [n, v] : settings)
+    if (n == name) return true;
+  return false;
+}
+
+// This run's value of every flag, given or default, `layers` resolved: when not given, the
+// number of --fanouts (what make_options will take).
+Settings current_settings(const CLI::App& app, const Flags& flags,
+                          const std::vector<std::string>& given) {
+  Settings current = run_settings(app).settings;
+  if (!contains(given, "layers"))
+    for (auto& [name, value] : current)
+      if (name == "layers")
+        value = std::to_string(sample::parse_fanout_spec(flags.fanouts).num_hops());
+  return current;
+}
+
+// --metapaths as recorded and as given mean the same metapaths when they resolve to the same
+// relations on this partition's schema (the default's names, or relation names for type
+// names); nullopt when that cannot be told here (the session reports a partition it cannot
+// read).
+SameSetting same_metapaths(const std::string& parts_dir) {
+  return [parts_dir](const std::string& name, const std::string& stored,
+                     const std::string& given) -> std::optional<bool> {
+    if (name != "metapaths") return std::nullopt;
+    try {
+      const partition::PartitionMeta meta = partition::read_meta(parts_dir);
+      if (!meta.typed) return std::nullopt;
+      return train::same_metapaths(stored, given, *meta.typed);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  };
+}
+
+// The flags of the run, settled before any work (train_settings.h), on every rank alike:
+// with --resume, the latest checkpoint's values of the flags not given (collective over the
+// job: the first rank that trains reads it); then the model's own defaults for the flags
+// still unset. `given`: the flags given on the command line.
+void settle_flags(CLI::App& app, const std::vector<std::string>& given_flags,
+                  runtime::RankContext& rank, Flags* flags) {
+  std::vector<std::string> given = given_flags;
+  // --fanouts given decides --layers (their count): neither is the checkpoint's nor the model's.
+  if (contains(given, "fanouts") && !contains(given, "layers")) given.push_back("layers");
+  Settings reapplied;
+  const train::CheckpointOptions& checkpoint = flags->train.checkpoint;
+  if (checkpoint.resume && !checkpoint.dir.empty()) {
+    const int servers = flags->session.servers;
+    const int root = servers > 0 && servers < rank.size() ? servers : 0;
+    std::unique_ptr<Collectives> job = runtime::mpi_job_collectives(flags->session.timeout_s);
+    const RecordedSettings recorded = share_recorded_settings(*job, checkpoint.dir, root);
+    if (recorded.found) {
+      const ResumePlan plan =
+          plan_resume(recorded.settings, current_settings(app, *flags, given_flags), given,
+                      recorded.source, same_metapaths(flags->session.parts_dir));
+      set_flag_values(app, plan.reapplied, recorded.source);
+      reapplied = plan.reapplied;
+      if (rank.rank() == root) log_settings_lines(plan.notices, plan.warnings);
+    }
+  }
+  // --dropout given decides --attention-dropout too (its -1: the same), as for every model.
+  if (contains(given, "dropout")) given.push_back("attention-dropout");
+  Settings defaults;
+  for (const auto& [name, value] : model_default_settings(flags->train.model.kind))
+    if (!contains(given, name) && !sets(reapplied, name)) defaults.emplace_back(name, value);
+  set_flag_values(app, defaults, "--model's defaults");
+  flags->layers_given =
+      contains(given_flags, "layers") || sets(reapplied, "layers") || sets(defaults, "layers");
+  flags->run = run_settings(app);
+  flags->run.given = given_flags;
+}
+
+// "; han: --layers 1 ...": the --help words for the flags a model's defaults set.
+std::string model_defaults_help() {
+  const Settings han = model_default_settings(train::ModelKind::kHan);
+  return han.empty() ? std::string()
+                     : " han's own defaults, for the flags not given (HAN's recipe; "
+                       "docs/training.md): " +
+                           settings_text(han);
+}
+
+// " (han: 8)": a model's default of `flag`, for its help; empty when no model has one.
+std::string model_default_help(const std::string& flag) {
+  for (const auto& [name, value] : model_default_settings(train::ModelKind::kHan))
+    if (name == flag) return " (han: " + value + ")";
+  return "";
 }
 
 }  // namespace
@@ -455,7 +533,8 @@ Action add_train_command(CLI::App& app) {
                  "(all of them are in the final record)")
       ->capture_default_str();
   add_enum_option(app, "--model", &flags->train.model.kind, train::model_kind_names(),
-                  "sage, gcn or gat; rgcn or han for typed (heterogeneous) partitions");
+                  "sage, gcn or gat; rgcn or han for typed (heterogeneous) partitions." +
+                      model_defaults_help());
   app.add_option("--metapaths", flags->train.model.metapaths,
                  "han: the metapaths, comma-separated, each its node types joined by '-' "
                  "(paper-author-paper) or its relations, followed along in-edges from the "
@@ -469,27 +548,34 @@ Action add_train_command(CLI::App& app) {
                  "rgcn: relation weights as combinations of this many shared bases (0: one "
                  "weight per relation)")
       ->capture_default_str();
-  app.add_option("--embed-lr", flags->embed_lr,
+  app.add_option("--embed-lr", flags->train.embeddings.lr,
                  "rgcn, han: learning rate of the learned embeddings of node types without "
                  "features (sparse Adam, or SGD with --optimizer sgd; 0: 2 x --lr)")
       ->capture_default_str();
   app.add_option("--layers", flags->train.model.layers,
-                 "Layers; must equal the number of --fanouts, which is the default");
+                 "Layers; must equal the number of --fanouts, which is the default" +
+                     model_default_help("layers"));
   app.add_option("--hidden", flags->train.model.hidden,
                  "Hidden width (gat, han: per head; a hidden layer outputs hidden x heads; han: "
-                 "also the width of learned embeddings)")
+                 "also the width of learned embeddings)" +
+                     model_default_help("hidden"))
       ->capture_default_str();
   app.add_option("--heads", flags->train.model.heads,
                  "Attention heads of gat's hidden layers (its output layer has one) and of every "
-                 "han layer")
+                 "han layer" +
+                     model_default_help("heads"))
       ->capture_default_str();
-  app.add_option("--embed-init", flags->embed_init,
-                 "rgcn, han: learned embeddings start uniform in [-S, S) (default: 1 for rgcn, "
-                 "0.1 for han)");
+  app.add_option("--embed-init", flags->train.embeddings.init,
+                 "rgcn, han: learned embeddings start uniform in [-S, S)" +
+                     model_default_help("embed-init"))
+      ->capture_default_str();
   app.add_option("--fanouts", flags->fanouts,
                  "Neighbors per hop, comma-separated (-1: all). Typed graphs: N per incoming "
                  "relation, or per relation as REL=N entries joined by ':' with a default for "
-                 "the rest, e.g. 25,cites=10:writes=5:20")
+                 "the rest, e.g. 25,cites=10:writes=5:20; REL is a relation as `partita info` "
+                 "lists it (paper___cites___paper) or, when no other relation has it, its "
+                 "short name (cites)" +
+                     model_default_help("fanouts"))
       ->capture_default_str();
   app.add_option("--batch-size", flags->train.loader.batch_size,
                  "Global mini-batch: seeds per step summed over all ranks (each rank takes "
@@ -500,15 +586,18 @@ Action add_train_command(CLI::App& app) {
                  "Stop every epoch after this many steps (0: all), for quick runs and "
                  "benchmarks")
       ->capture_default_str();
-  app.add_option("--lr", flags->train.optimizer.lr, "Learning rate")->capture_default_str();
+  app.add_option("--lr", flags->train.optimizer.lr, "Learning rate" + model_default_help("lr"))
+      ->capture_default_str();
   app.add_option("--weight-decay", flags->train.optimizer.weight_decay, "Weight decay")
       ->capture_default_str();
   app.add_flag("--normalize-features", flags->train.normalize_features,
                "Row-normalize input features (each row divided by its sum)");
-  app.add_option("--dropout", flags->train.model.dropout, "Dropout on the input of every layer")
+  app.add_option("--dropout", flags->train.model.dropout,
+                 "Dropout on the input of every layer" + model_default_help("dropout"))
       ->capture_default_str();
   app.add_option("--attention-dropout", flags->train.model.attention_dropout,
-                 "gat: dropout on the attention coefficients (-1: same as --dropout)")
+                 "gat, han: dropout on the attention coefficients (-1: same as --dropout)" +
+                     model_default_help("attention-dropout"))
       ->capture_default_str();
   add_enum_option(app, "--precision", &flags->train.model.precision, nn::precision_names(),
                   "fp32, or bf16: bfloat16 activations and matrix products (AVX512-BF16/AMX) "
@@ -517,8 +606,9 @@ Action add_train_command(CLI::App& app) {
                   "Where the model, its optimizer state, the batches and the loss live: cpu; "
                   "cuda:N (GPU N for every rank); or cuda, one GPU per rank: the ranks of a "
                   "host are dealt out over the GPUs it sees in blocks by local rank "
-                  "(docs/launch.md, GPUs). Sampling and fetching stay on the CPU; batches go "
-                  "to the GPU through pinned memory, gradients cross MPI through host memory. "
+                  "(docs/launch.md, GPUs). Sampling runs there too where the rank holds the "
+                  "topology (--sample-on); features are fetched on the CPU and go to the GPU "
+                  "through pinned memory, gradients cross MPI through host memory. "
                   "Needs a torch built with CUDA; the losses of cpu are those of no flag, and "
                   "checkpoints resume on any device");
   add_enum_option(app, "--kernels", &flags->train.kernels, nn::kernel_path_names(),
@@ -550,6 +640,13 @@ Action add_train_command(CLI::App& app) {
                  "part and trains; docs/training.md says when to use which)")
       ->capture_default_str();
   add_host_local_flag(app, &flags->session.host_local);
+  add_enum_option(app, "--sample-on", &flags->train.loader.sample_on, train::sample_on_names(),
+                  "Where neighbours are sampled and blocks built: device (on --device, from the "
+                  "whole topology held there: a 1-part directory, or --topology full), host "
+                  "(the sampler threads), or auto: device with --device cuda where the rank "
+                  "holds the topology (node task, not han), else host. Both give the same "
+                  "blocks (docs/training.md, Sampling on the device)");
+  add_topology_flag(app, &flags->session.topology);
   add_enum_option(app, "--eval", &flags->train.eval.mode, train::eval_mode_names(),
                   "How validation and test accuracy are measured: sampled (blocks with the "
                   "training fanouts) or full (layer-wise full-neighbourhood inference, as "
@@ -608,10 +705,16 @@ Action add_train_command(CLI::App& app) {
                "partita::spmm_forward). Each rank profiles its own steps; evaluation is not "
                "profiled. Costs about 1 us per op; off, nothing is recorded");
   return [flags, &app] {
-    flags->layers_given = app.count("--layers") > 0;
-    flags->embed_init_given = app.count("--embed-init") > 0;
-    flags->run = run_settings(app);
-    return run_rank([&](runtime::RankContext& rank) { return run_train(rank, *flags); });
+    const std::vector<std::string> given = run_settings(app).given;
+    // Ctrl-C says how far the run got from the first moment on (interrupt_notice.h), on the
+    // first rank that trains: world rank --servers (the servers come first), before MPI.
+    std::unique_ptr<InterruptNotice> notice;
+    if (launcher_rank() == flags->session.servers)
+      notice = std::make_unique<InterruptNotice>(flags->train.checkpoint.dir);
+    return run_rank([&](runtime::RankContext& rank) {
+      settle_flags(app, given, rank, flags.get());
+      return run_train(rank, *flags, notice.get());
+    });
   };
 }
 

@@ -25,7 +25,8 @@ std::unique_ptr<CommandLine> make_command_line() {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   // -q and -v: before the command, or after it (every command takes them too).
   auto add_global_flags = [&](CLI::App& on) {
-    on.add_flag("-q,--quiet", cli->quiet, "Print only results and errors, no progress");
+    on.add_flag("-q,--quiet", cli->quiet,
+                "No progress: print only results, errors, warnings and notes that change the run");
     on.add_flag("-v,--verbose", cli->verbose, "Print debugging detail");
   };
   add_global_flags(app);

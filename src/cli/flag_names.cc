@@ -70,6 +70,7 @@ constexpr ParameterWord kTable[] = {
     {"nodes", "--nodes"},                              // generate
     {"normalize_features", "--normalize-features"},    // train, infer
     {"num_bases", "--num-bases"},                      // train (R-GCN)
+    {"num_classes", "--num-classes"},                  // partition
     {"num_parts", "--num-parts"},                      // partition
     {"optimizer", "--optimizer"},                      // train
     {"out_dir", "--out"},                              // generate, partition, infer
@@ -84,6 +85,7 @@ constexpr ParameterWord kTable[] = {
     {"progress_every_s", "--progress-every"},          // train
     {"resume", "--resume"},                            // train
     {"reverse_relations", "--no-reverse"},             // partition (the flag turns it off)
+    {"sample_on", "--sample-on"},                      // train
     {"scale", "--scale"},                              // generate (--shape papers100m)
     {"seed", "--seed"},                                // every command that draws
     {"servers", "--servers"},                          // train, sample-bench
@@ -94,6 +96,7 @@ constexpr ParameterWord kTable[] = {
     {"test_fraction", "--test-fraction"},              // generate
     {"threads", "--threads"},                          // generate, partition, train, ...
     {"timeout_s", "--timeout"},                        // train, infer, sample-bench
+    {"topology", "--topology"},                        // train, sample-bench
     {"torch_threads", "--torch-threads"},              // train, infer
     {"train_fraction", "--train-fraction"},            // generate
     {"undirected", "--undirected"},                    // partition

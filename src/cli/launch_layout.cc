@@ -8,11 +8,7 @@
 namespace partita::cli {
 
 int rule_ranks_per_host(int cores, int sockets) {
-  cores = std::max(cores, 1);
-  sockets = std::clamp(sockets, 1, cores);
-  int ranks = std::min(cores, kMaxRuleRanksPerHost);
-  ranks -= ranks % sockets;  // whole ranks per socket: no rank spans two
-  return std::max(ranks, sockets);
+  return std::clamp(sockets, 1, std::max(cores, 1));  // a socket without a core runs none
 }
 
 int rule_sampler_threads(int cores_per_rank) { return std::clamp(cores_per_rank / 8, 1, 4); }
@@ -24,6 +20,7 @@ int rule_torch_threads(int cores_per_rank, int sampler_threads) {
 Layout choose_layout(const LayoutRequest& request) {
   Layout layout;
   const int hosts = std::max(request.hosts, 1);
+  layout.workload = request.workload;
   layout.cores = std::max(request.cores, 0);
   layout.sockets = std::max(request.sockets, 1);
   layout.rule_ranks_per_host =
@@ -42,17 +39,61 @@ Layout choose_layout(const LayoutRequest& request) {
     layout.ranks_from = "default";
   }
   layout.replicated = request.parts == 1 && layout.ranks_per_host * hosts > 1;
+  // Each workload's own automatic values for a rank bound to cores_per_rank cores (train and
+  // sample-bench: resolve_sampler_threads and rule_torch_threads; infer, partition, generate:
+  // the rank's cores), unless given.
+  int cores_per_rank = 0;
   if (layout.cores > 0) {
-    layout.cores_per_rank = std::max(layout.cores / layout.ranks_per_host, 1);
-    layout.sampler_threads =
-        request.sampler_threads.value_or(rule_sampler_threads(layout.cores_per_rank));
-    layout.torch_threads = request.torch_threads.value_or(
-        rule_torch_threads(layout.cores_per_rank, layout.sampler_threads));
-  } else {
-    layout.sampler_threads = request.sampler_threads.value_or(0);
-    layout.torch_threads = request.torch_threads.value_or(0);
+    cores_per_rank = std::max(layout.cores / layout.ranks_per_host, 1);
+    layout.cores_per_rank = cores_per_rank;
+  }
+  const int sampler =
+      request.threads.value_or(cores_per_rank > 0 ? rule_sampler_threads(cores_per_rank) : 0);
+  const int torch = request.torch_threads.value_or(
+      cores_per_rank > 0 && sampler > 0 ? rule_torch_threads(cores_per_rank, sampler) : 0);
+  switch (layout.workload) {
+    case Workload::kTrain:
+    case Workload::kProgram:
+      layout.sampler_threads = sampler;
+      layout.torch_threads = torch;
+      break;
+    case Workload::kInfer:
+      layout.torch_threads = request.torch_threads.value_or(cores_per_rank);
+      break;
+    case Workload::kSampleBench:
+      layout.sampler_threads = sampler;
+      break;
+    case Workload::kWorkers:
+      layout.worker_threads = request.threads.value_or(cores_per_rank);
+      break;
   }
   return layout;
+}
+
+std::vector<std::string> thread_flag_names(Workload workload) {
+  switch (workload) {
+    case Workload::kTrain:
+      return {"--torch-threads", "--threads"};
+    case Workload::kInfer:
+      return {"--torch-threads"};
+    case Workload::kSampleBench:
+    case Workload::kWorkers:
+      return {"--threads"};
+    case Workload::kProgram:
+      break;
+  }
+  return {};
+}
+
+std::vector<std::pair<std::string, int>> layout_thread_flags(const Layout& layout) {
+  std::vector<std::pair<std::string, int>> flags;
+  for (const std::string& flag : thread_flag_names(layout.workload)) {
+    const int value = flag == "--torch-threads"               ? layout.torch_threads
+                      : layout.workload == Workload::kWorkers ? layout.worker_threads
+                                                              : layout.sampler_threads;
+    if (value > 0) flags.emplace_back(flag, value);
+  }
+  return flags;
 }
 
 namespace {
@@ -61,17 +102,35 @@ std::string count(int n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
-std::string threads(int n, const char* what) {
-  return n > 0 ? fmt::format("{} {} thread{}", n, what, n == 1 ? "" : "s")
-               : fmt::format("automatic {} threads", what);
+// "2 torch threads", "1 sampler thread", "automatic torch threads"; `what` may be empty.
+std::string threads(int n, const std::string& what) {
+  const std::string kind = what.empty() ? "" : what + " ";
+  return n > 0 ? fmt::format("{} {}thread{}", n, kind, n == 1 ? "" : "s")
+               : fmt::format("automatic {}threads", kind);
 }
 
 }  // namespace
 
 std::string describe_layout(const Layout& layout, int hosts) {
-  std::string line = fmt::format(
-      "launch: layout: {} per host x {} + {}", count(layout.ranks_per_host, "rank", "ranks"),
-      threads(layout.torch_threads, "torch"), threads(layout.sampler_threads, "sampler"));
+  std::string each;
+  switch (layout.workload) {
+    case Workload::kTrain:
+    case Workload::kProgram:
+      each = threads(layout.torch_threads, "torch") + " + " +
+             threads(layout.sampler_threads, "sampler");
+      break;
+    case Workload::kInfer:
+      each = threads(layout.torch_threads, "torch");
+      break;
+    case Workload::kSampleBench:
+      each = threads(layout.sampler_threads, "sampler");
+      break;
+    case Workload::kWorkers:
+      each = threads(layout.worker_threads, "");
+      break;
+  }
+  std::string line = fmt::format("launch: layout: {} per host x {}",
+                                 count(layout.ranks_per_host, "rank", "ranks"), each);
   line += layout.cores > 0
               ? fmt::format(" ({}, {}; ranks from {})", count(layout.cores, "core", "cores"),
                             count(layout.sockets, "socket", "sockets"), layout.ranks_from)

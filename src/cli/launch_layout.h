@@ -5,14 +5,21 @@
 // No I/O: cmd_launch.cc gathers the facts. docs/launch.md gives the measurements behind it.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace partita::cli {
 
-// The largest rank count per host that was measured to be the best (issue 23: 16 ranks on a
-// 16-core host, 4.8 s per epoch against 5.7 s for 8 and 8.4 s for 4). Beyond it, a host runs
-// this many ranks with more cores each: an extrapolation until a larger host is measured.
-inline constexpr int kMaxRuleRanksPerHost = 16;
+// What the ranks run, for the thread flags launch passes: each command gets the values it
+// would pick by itself on a rank bound to its share of the cores, so that the printed layout
+// is the one that runs.
+enum class Workload {
+  kTrain,        // train: --torch-threads and --threads (sampler)
+  kInfer,        // infer: --torch-threads (it has no sampler threads)
+  kSampleBench,  // sample-bench: --threads (sampler; no model)
+  kWorkers,      // partition, generate: --threads (worker threads: all the rank's cores)
+  kProgram,      // another program (a Python script): OMP_NUM_THREADS = train's torch threads
+};
 
 struct LayoutRequest {
   int cores = 0;    // usable physical cores of each host; 0: unknown (no layout then)
@@ -22,18 +29,24 @@ struct LayoutRequest {
   // not handle more), 1 replicated mode (any number of ranks, each holding the whole
   // graph: the rule picks them), P > 1: one rank per part, P / hosts per host.
   int parts = 0;
-  std::optional<int> ranks_per_host;   // --procs-per-host
-  std::optional<int> torch_threads;    // --torch-threads
-  std::optional<int> sampler_threads;  // --threads
+  Workload workload = Workload::kTrain;
+  std::optional<int> ranks_per_host;  // --procs-per-host
+  std::optional<int> torch_threads;   // --torch-threads
+  // --threads: the sampler threads of train and sample-bench, the worker threads of
+  // partition and generate.
+  std::optional<int> threads;
 };
 
 struct Layout {
   int ranks_per_host = 1;
   int cores = 0;  // cores per host the layout was made for; 0: unknown
   int sockets = 1;
-  int cores_per_rank = 0;       // 0 when the cores are unknown
-  int torch_threads = 0;        // 0: unknown, the rank decides from its affinity
-  int sampler_threads = 0;      // 0: unknown, the rank decides
+  Workload workload = Workload::kTrain;
+  int cores_per_rank = 0;  // 0 when the cores are unknown
+  // Threads per rank; 0: unknown (the rank decides from its affinity) or not the workload's.
+  int torch_threads = 0;        // train, infer, a program (OMP_NUM_THREADS)
+  int sampler_threads = 0;      // train, sample-bench
+  int worker_threads = 0;       // partition, generate
   int rule_ranks_per_host = 1;  // what the rule alone picks for these cores and sockets
   bool replicated = false;      // a 1-part directory run by several ranks
   // Where the rank count came from: "rule", "parts" (one rank per part), "procs-per-host",
@@ -42,9 +55,12 @@ struct Layout {
   std::string ranks_from;
 };
 
-// The rule: one rank per core up to kMaxRuleRanksPerHost per host; more cores: that many
-// ranks, sharing the cores evenly; rounded down to a multiple of the sockets so that no rank
-// spans two (at least one rank per socket). cores >= 1, sockets >= 1.
+// The rule: one rank per socket (on the usual one-socket host, one rank per host), with
+// all of its socket's cores for its threads. Measured (docs/launch.md, "The numbers behind
+// it"): on a 16-core host one rank of 16 threads had the fastest epoch and 16 ranks of one
+// thread the slowest; on 2 cores one rank of 2 threads beat 2 ranks of 1 on a quiet
+// machine. One per socket rather than one per host keeps a rank's threads and memory on one
+// socket (not measured: no multi-socket host has been). cores >= 1, sockets >= 1.
 int rule_ranks_per_host(int cores, int sockets);
 
 // Sampler threads of a rank with `cores_per_rank` cores: one per 8 cores, 1 to 4 (train's
@@ -60,12 +76,22 @@ int rule_sampler_threads(int cores_per_rank);
 // barriers wait for the slowest thread).
 int rule_torch_threads(int cores_per_rank, int sampler_threads);
 
+// The thread flags a workload's command takes, in the order launch appends them: train
+// {--torch-threads, --threads}, infer {--torch-threads}, sample-bench {--threads},
+// partition and generate {--threads} (the worker threads); a program none (it gets
+// OMP_NUM_THREADS).
+std::vector<std::string> thread_flag_names(Workload workload);
+
+// Those flags with the layout's values; flags whose value is unknown (0) are left out: the
+// rank decides.
+std::vector<std::pair<std::string, int>> layout_thread_flags(const Layout& layout);
+
 // The whole layout. Throws nothing: invalid combinations are plan_launch's to reject.
 Layout choose_layout(const LayoutRequest& request);
 
-// The one line launch prints, e.g. "launch: layout: 2 ranks per host x 1 torch thread + 1
-// sampler thread (2 cores, 1 socket; ranks: rule); replicated: each rank holds the 1-part
-// directory".
+// The one line launch prints, e.g. "launch: layout: 1 rank per host x 2 torch threads + 1
+// sampler thread (2 cores, 1 socket; ranks from rule)"; the threads named are the
+// workload's ("x 2 threads" for partition and generate).
 std::string describe_layout(const Layout& layout, int hosts);
 
 // GPUs a rank may use, from CUDA_VISIBLE_DEVICES ("0,2", "" none) given the devices found;

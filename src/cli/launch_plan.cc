@@ -115,15 +115,14 @@ std::vector<std::string> absolutize_paths(std::vector<std::string> command,
   return command;
 }
 
-// The thread flags the command takes: train --torch-threads and --threads (sampler), infer
-// --torch-threads, sample-bench, partition and generate --threads; a program none.
-std::vector<std::string> thread_flags_of(const LaunchCommand& command) {
-  if (command.subcommand == "train") return {"--torch-threads", "--threads"};
-  if (command.subcommand == "infer") return {"--torch-threads"};
-  if (command.subcommand == "sample-bench" || command.subcommand == "partition" ||
-      command.subcommand == "generate")
-    return {"--threads"};
-  return {};
+// What the command's ranks run, for their threads (launch_layout.h).
+Workload workload_of(const LaunchCommand& command) {
+  if (command.subcommand == "train") return Workload::kTrain;
+  if (command.subcommand == "infer") return Workload::kInfer;
+  if (command.subcommand == "sample-bench") return Workload::kSampleBench;
+  if (command.subcommand == "partition" || command.subcommand == "generate")
+    return Workload::kWorkers;
+  return Workload::kProgram;
 }
 
 // The values of `flags` given in `command` after its subcommand (`--flag V` or `--flag=V`),
@@ -165,11 +164,16 @@ std::string parts_clause(const LaunchPlan& plan, const LaunchFacts& facts, int h
                      layout.rule_ranks_per_host, rule_ranks)
                : "; no partition given";
   std::string clause = fmt::format("; one rank per part (--num-parts {})", facts.parts);
-  if (rule_known && rule_ranks != plan.ranks)
+  // More ranks than the rule's are for a graph one rank's memory cannot hold.
+  if (rule_known && rule_ranks != plan.ranks && rule_ranks == 1)
+    clause +=
+        "; the rule's layout runs 1 rank: use a 1-part directory, unless one rank "
+        "cannot hold the graph";
+  else if (rule_known && rule_ranks != plan.ranks)
     clause += fmt::format(
-        "; the rule's layout runs {} rank{}: partition with --num-parts {}, or use a 1-part "
+        "; the rule's layout runs {} ranks: partition with --num-parts {}, or use a 1-part "
         "directory (replicated mode)",
-        rule_ranks, rule_ranks == 1 ? "" : "s", rule_ranks);
+        rule_ranks, rule_ranks);
   return clause;
 }
 
@@ -318,6 +322,8 @@ LaunchCommand check_command(const std::vector<std::string>& command) {
       result.checkpoint_dir = std::move(dir);
     } else if (std::optional<std::string> device = value_of("--device")) {
       result.device = std::move(device);
+    } else if (std::optional<std::string> topology = value_of("--topology")) {
+      result.topology = std::move(topology);
     } else if (std::optional<std::string> servers =
                    word == "infer" ? std::nullopt : value_of("--servers")) {  // infer has none
       const std::string& value = *servers;
@@ -471,13 +477,14 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
   request.hosts = num_hosts;
   request.parts = facts.parts;
   request.ranks_per_host = options.procs_per_host;
-  const std::vector<std::string> threads_flags = thread_flags_of(command);
+  request.workload = workload_of(command);
+  const std::vector<std::string> threads_flags = thread_flag_names(request.workload);
   request.torch_threads = options.torch_threads;
-  request.sampler_threads = options.sampler_threads;
+  request.threads = options.sampler_threads;
   // The command's own thread flags win over launch's, and the layout says so.
   for (const auto& [flag, value] : given_flag_values(options.command, threads_flags)) {
     if (flag == "--torch-threads") request.torch_threads = value;
-    if (flag == "--threads") request.sampler_threads = value;
+    if (flag == "--threads") request.threads = value;
   }
   int ppn = 1;
   // Server-client mode (`--servers P`): P servers plus the trainers, so the rank count is
@@ -614,12 +621,18 @@ LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts) {
   std::set<std::string> given;
   for (const auto& [flag, value] : given_flag_values(options.command, threads_flags))
     given.insert(flag);
-  for (const std::string& flag : threads_flags) {
-    const int value =
-        flag == "--torch-threads" ? plan.layout.torch_threads : plan.layout.sampler_threads;
-    if (given.count(flag) == 0 && value > 0) argv.insert(argv.end(), {flag, std::to_string(value)});
-  }
+  for (const auto& [flag, value] : layout_thread_flags(plan.layout))
+    if (given.count(flag) == 0) argv.insert(argv.end(), {flag, std::to_string(value)});
 
+  // One rank per GPU (train --device cuda) on a partitioned directory: every rank maps the
+  // whole topology and samples on its GPU (docs/training.md, Topology), unless told.
+  if (command.subcommand == "train" && command.device == std::string("cuda") && !command.topology &&
+      facts.parts > 1) {
+    argv.insert(argv.end(), {"--topology", "full"});
+    plan.notes.push_back(
+        "launch: --device cuda: every rank maps every part's in-edges (--topology full) and "
+        "samples on its GPU; feature rows stay with their owners");
+  }
   // --device: every rank gets the same command line and resolves its own GPU (device_flag.h).
   if (command.device && command.device->rfind("cuda", 0) == 0 && plan.layout.ranks_per_host > 1) {
     plan.notes.push_back(

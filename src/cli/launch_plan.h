@@ -77,6 +77,7 @@ struct LaunchCommand {
   std::optional<std::string> checkpoint_dir;  // the --checkpoint-dir value as given, if any
   int servers = 0;                            // --servers P (server-client mode), 0 if absent
   std::optional<std::string> device;          // the --device value as given, if any
+  std::optional<std::string> topology;        // the --topology value as given, if any
 };
 
 struct LaunchPlan {

@@ -12,31 +12,26 @@
 #include "exit_codes.h"
 #include "flag_names.h"
 #include "global_flags.h"
+#include "launcher_env.h"
 #include "parse_errors.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/log_rewrite.h"
 #include "partita/store/single_process_error.h"
+#include "rank_main.h"
 
 namespace {
 
 using partita::cli::kExitFailure;  // the exit codes' table: exit_codes.h
 using partita::cli::kExitUsage;
 
-// This process's rank in a job started by mpirun or srun, from the launcher's environment
-// (flags are checked before MPI starts); 0 when no launcher started it.
-int launcher_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && *value != '\0') return std::atoi(value);
-  }
-  return 0;
-}
-
 // Prints `error: <message>` and returns `code`. A usage error is the same on every rank of
-// a job, so only rank 0 prints it: the job shows it once.
+// a job, so the job shows it once: alone it is printed here; in a job of several ranks, after
+// every rank raised it, by rank 0 (report_usage_error_in_job: a rank that exited at once
+// could make mpirun end the job before rank 0's line was out).
 int print_error(const std::string& message, int code) {
-  if (code == kExitUsage && launcher_rank() != 0) return code;
+  if (code == kExitUsage && partita::cli::launcher_size() > 1)
+    return partita::cli::report_usage_error_in_job(message);
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return code;
 }

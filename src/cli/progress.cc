@@ -177,6 +177,7 @@ void MetricsFile::write_final(const TrainResult& result, int ranks, int servers)
     j["test_acc"] = result.test_acc;
   }
   j["eval"] = result.eval;
+  j["sample_on"] = result.sample_on;
   j["epochs"] = result.resumed_epochs + static_cast<int64_t>(result.epochs.size());
   j["resumed_epochs"] = result.resumed_epochs;
   j["ranks"] = ranks;

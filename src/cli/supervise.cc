@@ -83,7 +83,7 @@ void relay(const char* data, size_t size) {
 }  // namespace
 
 int supervise(const LaunchPlan& plan, double teardown_timeout,
-              const std::string& interrupt_notice) {
+              const std::function<std::string()>& interrupt_notice) {
   sigset_t handled;
   sigemptyset(&handled);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&handled, sig);
@@ -132,7 +132,7 @@ int supervise(const LaunchPlan& plan, double teardown_timeout,
   std::optional<Clock::time_point> ending;  // since the job failed or launch was told to stop
   std::optional<Clock::time_point> killed;  // since launch sent SIGTERM to the job
   bool stopped = false;                     // launch got SIGINT/SIGTERM/SIGHUP
-  bool notice_seen = false;                 // a rank printed its "interrupted; ..." line
+  bool notice_seen = false;                 // a rank printed its "interrupted..." line
   bool gave_up = false;                     // launch killed the job after the timeout
   bool err_open = true;
   int status = 0;
@@ -220,8 +220,9 @@ int supervise(const LaunchPlan& plan, double teardown_timeout,
   ::close(err[0]);
   ::close(signals);
   ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-  if (stopped && !notice_seen && !interrupt_notice.empty()) {
-    std::fprintf(stderr, "%s\n", interrupt_notice.c_str());
+  const std::string notice = stopped && !notice_seen && interrupt_notice ? interrupt_notice() : "";
+  if (!notice.empty()) {
+    std::fprintf(stderr, "%s\n", notice.c_str());
     std::fflush(stderr);
   }
   if (gave_up) throw Error(stuck_message(plan, first_failure, teardown_timeout));

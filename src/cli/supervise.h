@@ -10,15 +10,20 @@
 // mpirun has not exited within --teardown-timeout seconds, launch kills the group and every
 // process mpirun started on this host (SIGTERM, then SIGKILL 2 s later) and exits 1 with
 // one `error:` line. Otherwise launch exits with mpirun's status (128 + N for signal N).
+#include <functional>
+#include <string>
+
 #include "launch_plan.h"
 
 namespace partita::cli {
 
 // Runs plan.argv as described above; returns launch's exit status. Throws Error (with the
 // message of stuck_message) when it had to kill a job whose mpirun did not end. When launch
-// was interrupted and no rank's "interrupted; ..." line came through, it prints
-// `interrupt_notice` (if not empty) after the job ended.
+// was interrupted and no rank's "interrupted..." line came through (mpirun may drop a
+// rank's last words as it tears the job down), it prints the line `interrupt_notice` returns
+// (if given and not empty), called once the job has ended, so that it can say what the
+// job left behind (e.g. whether a checkpoint is there to resume from).
 int supervise(const LaunchPlan& plan, double teardown_timeout,
-              const std::string& interrupt_notice = "");
+              const std::function<std::string()>& interrupt_notice = {});
 
 }  // namespace partita::cli

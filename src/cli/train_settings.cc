@@ -15,6 +15,7 @@ namespace {
 constexpr SettingKind kSignature = SettingKind::kSignature;
 constexpr SettingKind kInput = SettingKind::kInput;
 constexpr SettingKind kSchedule = SettingKind::kSchedule;
+constexpr SettingKind kRun = SettingKind::kRun;
 constexpr bool kQuiet = true;
 
 const std::string* value_of(const Settings& settings, const std::string& name) {
@@ -34,7 +35,10 @@ bool parse_number(const std::string& text, double* value) {
   return end == text.c_str() + text.size();
 }
 
-// The input flags: reapplied when not given, refused when given with another value.
+// A number as --help and the settings write it: 0.6, 8, 0.01.
+std::string number_text(double value) { return fmt::format("{}", value); }
+
+// The input flags (infer): reapplied when not given, refused when given with another value.
 void check_inputs(const Settings& stored, const Settings& current,
                   const std::vector<std::string>& given, const std::string& source,
                   const std::string& why, CheckpointSettingsCheck* check) {
@@ -53,19 +57,11 @@ void check_inputs(const Settings& stored, const Settings& current,
   }
 }
 
-// A checkpoint written before settings were recorded: one warning, nothing checked.
-CheckpointSettingsCheck unrecorded(const std::string& source, const std::string& advice) {
-  CheckpointSettingsCheck check;
-  check.warnings.push_back(
-      fmt::format("{} records no settings (written by an earlier partita): {}", source, advice));
-  return check;
-}
-
 }  // namespace
 
 const std::vector<TrainFlagRule>& train_flag_rules() {
   static const std::vector<TrainFlagRule> rules{
-      {"parts", kSchedule, kQuiet},
+      {"parts", kRun},
       {"task", kSignature},
       {"negatives", kSchedule},
       {"negatives-by", kSchedule},
@@ -79,10 +75,11 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"layers", kSignature},
       {"hidden", kSignature},
       {"heads", kSignature},
-      {"embed-init", kSchedule, kQuiet},  // the first epoch's embeddings only
+      {"embed-init", kSchedule, kQuiet},  // the first epoch's embeddings only: a resumed
+                                          // run restores them
       {"fanouts", kSchedule},
       {"batch-size", kSchedule},
-      {"epochs", kSchedule},
+      {"epochs", kSchedule, kQuiet},  // the total: raising it is what resuming is for
       {"max-steps", kSchedule},
       {"lr", kSchedule},
       {"weight-decay", kSchedule},
@@ -90,30 +87,32 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"dropout", kSchedule},
       {"attention-dropout", kSchedule},
       {"precision", kSchedule},
-      {"device", kSchedule, kQuiet},   // where it runs; checkpoints hold CPU tensors
-      {"kernels", kSchedule, kQuiet},  // which implementation of the same ops
+      {"device", kRun},   // where it runs; checkpoints hold CPU tensors
+      {"kernels", kRun},  // which implementation of the same ops
       {"optimizer", kSignature},
       {"seed", kSchedule},
-      {"threads", kSchedule, kQuiet},
-      {"torch-threads", kSchedule, kQuiet},
-      {"prefetch", kSchedule, kQuiet},
-      {"timeout", kSchedule, kQuiet},
-      {"servers", kSchedule, kQuiet},
-      {"eval", kSchedule, kQuiet},
-      {"eval-every", kSchedule, kQuiet},
-      {"checkpoint-dir", kSchedule, kQuiet},
-      {"resume", kSchedule, kQuiet},
-      {"metrics-out", kSchedule, kQuiet},
-      {"force", kSchedule, kQuiet},
-      {"cache-ratio", kSchedule, kQuiet},
-      {"cache-presample", kSchedule, kQuiet},
-      {"gpu-cache-ratio", kSchedule, kQuiet},
-      {"progress", kSchedule, kQuiet},
-      {"progress-every", kSchedule, kQuiet},
-      {"log-every", kSchedule, kQuiet},
-      {"checksum", kSchedule, kQuiet},
-      {"profile", kSchedule, kQuiet},
-      {"host-local", kSchedule, kQuiet},
+      {"threads", kRun},
+      {"torch-threads", kRun},
+      {"prefetch", kRun},
+      {"timeout", kRun},
+      {"servers", kRun},
+      {"eval", kRun},
+      {"eval-every", kRun},
+      {"checkpoint-dir", kRun},
+      {"resume", kRun},
+      {"metrics-out", kRun},
+      {"force", kRun},
+      {"cache-ratio", kRun},
+      {"cache-presample", kRun},
+      {"gpu-cache-ratio", kRun},
+      {"progress", kRun},
+      {"progress-every", kRun},
+      {"log-every", kRun},
+      {"checksum", kRun},
+      {"profile", kRun},
+      {"host-local", kRun},
+      {"sample-on", kRun},  // the same blocks either way
+      {"topology", kRun},   // the same samples either way
   };
   return rules;
 }
@@ -130,40 +129,72 @@ bool same_setting_value(const std::string& a, const std::string& b) {
   return parse_number(a, &x) && parse_number(b, &y) && x == y;
 }
 
-CheckpointSettingsCheck check_resume_settings(const Settings& stored, const Settings& current,
-                                              const std::vector<std::string>& given,
-                                              const std::string& source) {
-  CheckpointSettingsCheck check;
-  if (stored.empty())
-    return unrecorded(source,
-                      "only the model's shape is checked; give the training run's "
-                      "--normalize-features and --seed yourself");
+ResumePlan plan_resume(const Settings& stored, const Settings& current,
+                       const std::vector<std::string>& given, const std::string& source,
+                       const SameSetting& same) {
+  ResumePlan plan;
+  if (stored.empty()) {
+    plan.warnings.push_back(fmt::format(
+        "{} records no settings (written by an earlier partita): only the model's shape is "
+        "checked; give the training run's flags yourself",
+        source));
+    return plan;
+  }
+  std::vector<std::string> refused;  // "--flag: stored ..., given given"
+  bool signature = false, input = false;
   for (const auto& [name, value] : current) {
     const TrainFlagRule* rule = find_train_flag_rule(name);
     const std::string* recorded = value_of(stored, name);
-    if (rule == nullptr || recorded == nullptr || same_setting_value(*recorded, value)) continue;
-    if (rule->kind == kSignature) {
-      throw UsageError(fmt::format(
-          "--{}: {} in the checkpoint {}, {} given; a resumed run must build the same model "
-          "(resume with --{} {}, or train from scratch into another --checkpoint-dir)",
-          name, *recorded, source, value, name, *recorded));
+    if (rule == nullptr || recorded == nullptr || rule->kind == kRun) continue;
+    if (!contains(given, name)) {
+      // Not given: continue as recorded.
+      if (!same_setting_value(*recorded, value)) plan.reapplied.emplace_back(name, *recorded);
+      continue;
     }
-    if (rule->kind == kSchedule && !rule->quiet) {
-      check.warnings.push_back(fmt::format(
-          "--{}: {} in the checkpoint, {} given: resuming with {}{}", name, *recorded, value, value,
-          name == "seed" ? " (the run will not repeat the uninterrupted one)" : ""));
+    const std::optional<bool> known = same ? same(name, *recorded, value) : std::nullopt;
+    if (known ? *known : same_setting_value(*recorded, value)) continue;
+    if (rule->kind == kSchedule) {
+      if (!rule->quiet)
+        plan.warnings.push_back(fmt::format(
+            "--{}: {} in the checkpoint, {} given: resuming with {}{}", name, *recorded, value,
+            value, name == "seed" ? " (the run will not repeat the uninterrupted one)" : ""));
+      continue;
     }
+    (rule->kind == kSignature ? signature : input) = true;
+    refused.push_back(
+        refused.empty()
+            ? fmt::format("--{}: {} in the checkpoint {}, {} given", name, *recorded, source, value)
+            : fmt::format("--{}: {} in it, {} given", name, *recorded, value));
   }
-  check_inputs(stored, current, given, source, "a resumed run feeds the model as before", &check);
-  return check;
+  if (!refused.empty()) {
+    std::string text;
+    for (const std::string& line : refused) text += (text.empty() ? "" : "; ") + line;
+    const char* why = signature && input ? "must build the same model and feed it as before"
+                      : signature        ? "must build the same model"
+                                         : "must feed the model as before";
+    throw UsageError(fmt::format(
+        "{}; a resumed run {} (leave {} out to take the checkpoint's value{}, or train from "
+        "scratch into another --checkpoint-dir)",
+        text, why, refused.size() == 1 ? "the flag" : "these flags",
+        refused.size() == 1 ? "" : "s"));
+  }
+  if (!plan.reapplied.empty())
+    plan.notices.push_back(
+        fmt::format("--resume: as recorded in {}: {}", source, settings_text(plan.reapplied)));
+  return plan;
 }
 
 CheckpointSettingsCheck check_infer_settings(const Settings& stored, const Settings& current,
                                              const std::vector<std::string>& given,
                                              const std::string& source) {
   CheckpointSettingsCheck check;
-  if (stored.empty())
-    return unrecorded(source, "give --normalize-features if the training run did");
+  if (stored.empty()) {
+    check.warnings.push_back(
+        fmt::format("{} records no settings (written by an earlier partita): give "
+                    "--normalize-features if the training run did",
+                    source));
+    return check;
+  }
   check_inputs(stored, current, given, source,
                "the model must be fed as in training, or its outputs are wrong", &check);
   return check;
@@ -177,9 +208,37 @@ bool normalize_features_after(const CheckpointSettingsCheck& check, bool current
   return current;
 }
 
-void log_settings_check(const CheckpointSettingsCheck& check) {
-  for (const std::string& line : check.notices) log_info("{}", line);
-  for (const std::string& line : check.warnings) log_warning("{}", line);
+void log_settings_lines(const std::vector<std::string>& notices,
+                        const std::vector<std::string>& warnings) {
+  for (const std::string& line : notices) log_notice("{}", line);
+  for (const std::string& line : warnings) log_warning("{}", line);
+}
+
+std::string fanouts_text(const sample::Fanouts& fanouts) {
+  std::string text;
+  for (int64_t k : fanouts.hops) text += (text.empty() ? "" : ",") + std::to_string(k);
+  return text;
+}
+
+Settings model_default_settings(train::ModelKind kind) {
+  const train::ModelDefaults& d = train::model_defaults(kind);
+  Settings out;
+  if (d.layers) out.emplace_back("layers", std::to_string(*d.layers));
+  if (d.hidden) out.emplace_back("hidden", std::to_string(*d.hidden));
+  if (d.heads) out.emplace_back("heads", std::to_string(*d.heads));
+  if (d.embed_init) out.emplace_back("embed-init", number_text(*d.embed_init));
+  if (d.fanouts) out.emplace_back("fanouts", fanouts_text(*d.fanouts));
+  if (d.lr) out.emplace_back("lr", number_text(*d.lr));
+  if (d.dropout) out.emplace_back("dropout", number_text(*d.dropout));
+  if (d.attention_dropout) out.emplace_back("attention-dropout", number_text(*d.attention_dropout));
+  return out;
+}
+
+std::string settings_text(const Settings& settings) {
+  std::string text;
+  for (const auto& [name, value] : settings)
+    text += fmt::format("{}--{} {}", text.empty() ? "" : " ", name, value);
+  return text;
 }
 
 }  // namespace partita::cli

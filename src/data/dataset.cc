@@ -10,6 +10,7 @@
 #include "partita/core/parameter_error.h"
 #include "partita/core/timer.h"
 #include "partita/data/chunked_layout.h"
+#include "partita/data/class_count.h"
 #include "readers.h"
 
 namespace partita::data {
@@ -157,6 +158,10 @@ Dataset load_dataset(const std::string& dir_arg, const LoadOptions& options, Loa
         dir));
   }
   ds.path = dir;
+  ClassCountInput classes{
+      dir, {}, ds.layout == "chunked" ? ds.num_classes : 0, options.num_classes};
+  classes.census.add(ds.labels);
+  ds.num_classes = resolve_num_classes(classes);
   warn_split_overlap(ds);
   std::string text_rate;
   if (st.text_s > 0) {

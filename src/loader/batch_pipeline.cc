@@ -143,7 +143,10 @@ Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
   block_options.key = {options_.seed, options_.epoch, static_cast<uint64_t>(step)};
 
   Stopwatch watch;
-  batch.sampled = builder.build(seeds, block_options, sampler_);
+  if (options_.block_source != nullptr)
+    options_.block_source->build(seeds, block_options, options_.fetch_degrees, batch);
+  else
+    batch.sampled = builder.build(seeds, block_options, sampler_);
   batch.sample_s = watch.seconds();
 
   watch.restart();
@@ -162,7 +165,7 @@ Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
     batch.labels.resize(batch.sampled.seeds.size());
     fetcher_.fetch_labels(batch.sampled.seeds, batch.labels.data());
   }
-  if (options_.fetch_degrees) {
+  if (options_.fetch_degrees && options_.block_source == nullptr) {
     batch.degrees.resize(input.size());
     fetcher_.fetch_degrees(input, batch.degrees.data());
   }

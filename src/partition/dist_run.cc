@@ -12,6 +12,7 @@
 #include "partita/core/timer.h"
 #include "partita/data/shard.h"
 #include "partita/partition/dist_partition.h"
+#include "shard_classes.h"
 
 namespace partita::partition {
 
@@ -39,6 +40,7 @@ PartitionSummary run_partition_distributed(const std::string& dataset_dir,
   }
   kill_if_asked("read", comm.rank());
   comm.agree(failure);
+  shard.num_classes = shard_num_classes(shard, load.num_classes, comm);
   context.phases.emplace_back("read", watch.seconds());
   if (lead)
     log_info("partition: read {} nodes, {} listed edges in {:.2f} s", shard.num_nodes,

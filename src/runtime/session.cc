@@ -58,6 +58,11 @@ std::string describe_unresponsive(RpcEndpoint& endpoint, double timeout_s) {
 
 }  // namespace
 
+const NameTable<Topology>& topology_names() {
+  static const NameTable<Topology> names{{"owned", Topology::kOwned}, {"full", Topology::kFull}};
+  return names;
+}
+
 Role role_of(const SessionOptions& options, int world_rank) {
   if (options.servers <= 0) return Role::kWorker;
   return world_rank < options.servers ? Role::kServer : Role::kTrainer;
@@ -129,8 +134,16 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
       host_parts_ =
           store::HostParts::map(graph_, host_local_peers(ids, world.rank(), serving), servers_);
   }
+  // Full topology: every worker or trainer maps every other part (agreed: a part that does
+  // not open fails the job on every rank, as the opening does).
+  if (options.topology == Topology::kFull) {
+    full_topology_ = role_ != Role::kServer;
+    agree_on_setup(world_, [&] {
+      if (full_topology_) topology_parts_ = store::HostParts::map_every_part(graph_, servers_);
+    });
+  }
   RpcRouter router;
-  make_embeddings(options.embeddings, router);
+  make_embeddings(options, router);
   store::add_feature_routes(router, graph_);
   sample::add_sample_routes(router, graph_, options.sampling);
   if (role_ == Role::kServer) {
@@ -168,15 +181,18 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
   RpcEndpoint* remote = graph_.meta().num_parts > 1 ? endpoint_.get() : nullptr;
   fetcher_ = std::make_unique<store::FeatureFetcher>(graph_, remote);
   sampler_ = std::make_unique<sample::DistSampler>(graph_, remote, options.sampling);
-  if (!host_parts_.empty()) {
-    fetcher_->set_host_parts(&host_parts_);
+  if (!host_parts_.empty()) fetcher_->set_host_parts(&host_parts_);
+  // Samples from every mapped part (topology_parts_ holds the same-host parts too).
+  if (!topology_parts_.empty())
+    sampler_->set_host_parts(&topology_parts_);
+  else if (!host_parts_.empty())
     sampler_->set_host_parts(&host_parts_);
-  }
   for (auto& table : embeddings_)
     if (table) table->attach(world_.size() > 1 ? endpoint_.get() : nullptr);
 }
 
-void Session::make_embeddings(const store::EmbeddingOptions& options, RpcRouter& router) {
+void Session::make_embeddings(const SessionOptions& session, RpcRouter& router) {
+  const store::EmbeddingOptions& options = session.embeddings;
   if (options.dim <= 0 || !graph_.typed()) return;
   const partition::TypedMeta& typed = graph_.typed_meta();
   const int parts = graph_.meta().num_parts;
@@ -184,6 +200,9 @@ void Session::make_embeddings(const store::EmbeddingOptions& options, RpcRouter&
   int table_id = 0;
   for (int t = 0; t < static_cast<int>(typed.node_types.size()); ++t) {
     if (typed.node_types[static_cast<size_t>(t)].feat_dim > 0) continue;
+    const int id = table_id++;
+    if (session.embedded_types == SessionOptions::EmbeddedTypes::kTarget && t != typed.target_type)
+      continue;
     // World rank r owns part r's range of the type (its server or worker); a 1-part
     // directory (replicated) gives rank 0 every row; trainers own none.
     std::vector<store::IdRange> ranges(static_cast<size_t>(world_.size()));
@@ -197,7 +216,7 @@ void Session::make_embeddings(const store::EmbeddingOptions& options, RpcRouter&
     if (mine.size() > 0)
       originals = graph_.original_ids().subview(mine.begin - graph_.first_node(), mine.size());
     store::EmbeddingOptions table = options;
-    table.table_id = table_id++;
+    table.table_id = id;
     embeddings_[static_cast<size_t>(t)] =
         std::make_unique<store::DistEmbedding>(table, std::move(ranges), world_.rank(), originals);
     embeddings_[static_cast<size_t>(t)]->add_routes(router);
@@ -292,5 +311,23 @@ void Session::wait_for_trainers() {
 }
 
 uint64_t Session::request_bytes_sent() const { return transport_.bytes_sent(); }
+
+bool Session::holds_topology() const {
+  return role_ != Role::kServer && (graph_.meta().num_parts == 1 || full_topology_);
+}
+
+std::vector<sample::CscView> Session::topology_views() const {
+  std::vector<sample::CscView> views;
+  if (!holds_topology()) return views;
+  if (graph_.meta().num_parts == 1) return {sample::owned_view(graph_)};
+  for (int part = 0; part < graph_.meta().num_parts; ++part) {
+    const store::DistGraph* mapped = topology_parts_.peer(part);
+    const bool own = mapped == nullptr && !graph_.client() && part == graph_.rank();
+    PARTITA_CHECK(own || mapped != nullptr, Error,
+                  "internal: part {} of the topology is not mapped", part);
+    views.push_back(sample::owned_view(own ? graph_ : *mapped));
+  }
+  return views;
+}
 
 }  // namespace partita::runtime

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "partita/core/parameter_error.h"
+#include "partita/sample/relation_names.h"
 
 namespace partita::sample {
 namespace {
@@ -103,17 +104,21 @@ Fanouts resolve_fanouts(const FanoutSpec& spec, const std::vector<std::string>& 
     std::vector<int64_t> fanouts(num_relations, 0);
     std::vector<bool> named(num_relations, false);
     for (const HopFanoutSpec::Named& entry : hop.named) {
-      const auto it = std::find(relation_names.begin(), relation_names.end(), entry.relation);
-      PARTITA_CHECK_PARAM(it != relation_names.end(), "fanouts",
+      const std::vector<int> found = match_relation_name(relation_names, entry.relation);
+      PARTITA_CHECK_PARAM(!found.empty(), "fanouts",
                           "'{}' in hop {}: unknown relation '{}' (relations: {})", entry.text,
                           h + 1, entry.relation, joined(relation_names));
-      PARTITA_CHECK_PARAM(
-          std::find(it + 1, relation_names.end(), entry.relation) == relation_names.end(),
-          "fanouts", "'{}' in hop {}: relation name '{}' is ambiguous (relations: {})", entry.text,
-          h + 1, entry.relation, joined(relation_names));
-      const size_t r = static_cast<size_t>(it - relation_names.begin());
+      if (found.size() > 1) {
+        std::vector<std::string> candidates;
+        for (int r : found) candidates.push_back(relation_names[static_cast<size_t>(r)]);
+        throw ParameterError("fanouts",
+                             fmt::format("'{}' in hop {}: relation name '{}' is ambiguous (any "
+                                         "of {}): give the full name",
+                                         entry.text, h + 1, entry.relation, joined(candidates)));
+      }
+      const size_t r = static_cast<size_t>(found.front());
       PARTITA_CHECK_PARAM(!named[r], "fanouts", "'{}' in hop {}: relation '{}' is named twice",
-                          entry.text, h + 1, entry.relation);
+                          entry.text, h + 1, relation_names[r]);
       named[r] = true;
       fanouts[r] = entry.fanout;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "partita/core/parameter_error.h"
+#include "partita/sample/relation_names.h"
 
 namespace partita::sample {
 namespace {
@@ -29,8 +30,9 @@ std::string type_name(const TypedMeta& meta, int type) {
   return meta.node_types[static_cast<size_t>(type)].name;
 }
 
+// The canonical name (relation_names.h): what messages and default names print.
 std::string relation_name(const TypedMeta& meta, int32_t relation) {
-  return meta.relations[static_cast<size_t>(relation)].name;
+  return meta.triplet(relation);
 }
 
 std::vector<std::string> type_names(const TypedMeta& meta) {
@@ -39,16 +41,20 @@ std::vector<std::string> type_names(const TypedMeta& meta) {
   return names;
 }
 
-std::vector<std::string> relation_names(const TypedMeta& meta) {
-  std::vector<std::string> names;
-  for (const partition::TypedRelation& r : meta.relations) names.push_back(r.name);
-  return names;
-}
-
-int find_relation(const TypedMeta& meta, const std::string& name) {
-  for (int r = 0; r < meta.num_relations(); ++r)
-    if (meta.relations[static_cast<size_t>(r)].name == name) return r;
-  return -1;
+// The relation `name` gives (canonical or short, relation_names.h), -1 for none; an
+// ambiguous short name is a ParameterError naming the metapath `text`.
+int find_relation(const TypedMeta& meta, const std::string& name, const std::string& text) {
+  const std::vector<std::string> names = relation_names(meta);
+  const std::vector<int> found = match_relation_name(names, name);
+  if (found.size() > 1) {
+    std::vector<std::string> candidates;
+    for (int r : found) candidates.push_back(names[static_cast<size_t>(r)]);
+    throw ParameterError("metapaths",
+                         fmt::format("'{}': relation name '{}' is ambiguous (any of {}): give "
+                                     "the full name",
+                                     text, name, joined(candidates)));
+  }
+  return found.empty() ? -1 : found.front();
 }
 
 // Relations a step from type `from` can take to reach type `to` (destination `from`,
@@ -132,14 +138,15 @@ std::string reversal_hint(const TypedMeta& meta, const std::vector<int32_t>& rel
 std::vector<int32_t> resolve_relations(const TypedMeta& meta, const std::string& text,
                                        const std::vector<std::string>& tokens) {
   std::vector<int32_t> relations;
-  for (const std::string& token : tokens) relations.push_back(find_relation(meta, token));
+  for (const std::string& token : tokens) relations.push_back(find_relation(meta, token, text));
   for (size_t i = 1; i < relations.size(); ++i) {
     const partition::TypedRelation& before = meta.relations[static_cast<size_t>(relations[i - 1])];
     const partition::TypedRelation& step = meta.relations[static_cast<size_t>(relations[i])];
     PARTITA_CHECK_PARAM(step.dst_type == before.src_type, "metapaths",
                         "'{}': steps do not chain: '{}' reaches {} but '{}' leaves from {}{}", text,
-                        before.name, type_name(meta, before.src_type), step.name,
-                        type_name(meta, step.dst_type), reversal_hint(meta, relations));
+                        relation_name(meta, relations[i - 1]), type_name(meta, before.src_type),
+                        relation_name(meta, relations[i]), type_name(meta, step.dst_type),
+                        reversal_hint(meta, relations));
   }
   return relations;
 }
@@ -152,7 +159,7 @@ Metapath resolve_one(const TypedMeta& meta, const std::string& text) {
   for (const std::string& token : tokens) {
     PARTITA_CHECK_PARAM(!token.empty(), "metapaths", "'{}' has an empty step", text);
     const bool is_type = meta.find_type(token) >= 0;
-    const bool is_relation = find_relation(meta, token) >= 0;
+    const bool is_relation = find_relation(meta, token, text) >= 0;
     PARTITA_CHECK_PARAM(is_type || is_relation, "metapaths",
                         "'{}': '{}' is neither a node type ({}) nor a relation ({})", text, token,
                         joined(type_names(meta)), joined(relation_names(meta)));
@@ -214,7 +221,7 @@ std::vector<Metapath> default_metapaths(const TypedMeta& meta) {
   for (int32_t r = 0; r < meta.num_relations(); ++r) {  // the target's own relations
     const partition::TypedRelation& relation = meta.relations[static_cast<size_t>(r)];
     if (relation.src_type == target && relation.dst_type == target)
-      out.push_back(Metapath{relation.name, {r}, target});
+      out.push_back(Metapath{relation_name(meta, r), {r}, target});
   }
   for (int x = 0; x < meta.num_types(); ++x)
     if (x != target) append_paths_through(meta, {target, x, target}, &out);

@@ -82,6 +82,37 @@ std::vector<std::vector<uint8_t>> read_states(Reader& in, size_t tables,
   return states;
 }
 
+// The number of table states in an embedding file: version 2's header says; version 1 is
+// walked to its end (what does not parse is decode_embedding_file's to report).
+size_t file_table_count(const std::string& bytes) {
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (bytes.size() >= sizeof(kFileMagic) + 8 &&
+      std::memcmp(data, kFileMagic, sizeof(kFileMagic)) == 0) {
+    uint32_t count = 0;
+    std::memcpy(&count, data + sizeof(kFileMagic) + 4, sizeof(count));
+    return count;
+  }
+  size_t count = 0;
+  for (size_t at = 0; bytes.size() - at >= sizeof(uint64_t); ++count) {
+    uint64_t size = 0;
+    std::memcpy(&size, data + at, sizeof(size));
+    if (size > bytes.size() - at - sizeof(uint64_t)) return count + 1;
+    at += sizeof(uint64_t) + static_cast<size_t>(size);
+  }
+  return count;
+}
+
+// The table id in a state's header (after the magic, the version and the optimizer).
+int64_t state_table_id(const std::vector<uint8_t>& state, const std::string& source) {
+  constexpr size_t at = sizeof(kStateMagic) + 4 + 4;
+  PARTITA_CHECK(state.size() >= at + sizeof(int64_t) &&
+                    std::memcmp(state.data(), kStateMagic, sizeof(kStateMagic)) == 0,
+                FormatError, "{}: not an embedding state (bad magic or truncated)", source);
+  int64_t id = 0;
+  std::memcpy(&id, state.data() + at, sizeof(id));
+  return id;
+}
+
 }  // namespace
 
 std::vector<uint8_t> encode_embedding_state(const EmbeddingStateHeader& header,
@@ -193,6 +224,30 @@ std::vector<std::vector<uint8_t>> decode_embedding_file(const std::string& bytes
                 "{}: not an embedding file (bad magic; this build reads versions 1 and {})", source,
                 kEmbeddingFileVersion);
   return read_states(in, tables, source);
+}
+
+}  // namespace partita::store
+
+namespace partita::store {
+
+std::vector<std::vector<uint8_t>> decode_embedding_file_tables(
+    const std::string& bytes, const std::vector<int64_t>& table_ids, const std::string& source) {
+  std::vector<std::vector<uint8_t>> all =
+      decode_embedding_file(bytes, file_table_count(bytes), source);
+  std::vector<std::vector<uint8_t>> picked;
+  for (int64_t id : table_ids) {
+    bool found = false;
+    for (std::vector<uint8_t>& state : all) {
+      if (state.empty() || state_table_id(state, source) != id) continue;
+      picked.push_back(std::move(state));
+      state.clear();
+      found = true;
+      break;
+    }
+    PARTITA_CHECK(found, FormatError, "{}: holds no state of embedding table {} (this model's)",
+                  source, id);
+  }
+  return picked;
 }
 
 }  // namespace partita::store

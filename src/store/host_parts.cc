@@ -24,6 +24,21 @@ HostParts HostParts::map(const DistGraph& graph, const std::vector<int>& peers, 
   return parts;
 }
 
+HostParts HostParts::map_every_part(const DistGraph& graph, int servers) {
+  HostParts parts;
+  parts.parts_.resize(static_cast<size_t>(graph.world_size()));
+  if (graph.replicated() || graph.meta().num_parts <= 1) return parts;
+  const bool own_part = !graph.client();
+  for (int r = 0; r < graph.meta().num_parts; ++r) {
+    if (own_part && r == graph.rank()) continue;
+    DistGraph part = servers > 0
+                         ? DistGraph::open_server(graph.dir(), r, graph.world_size(), servers)
+                         : DistGraph::open(graph.dir(), r, graph.world_size());
+    parts.parts_[static_cast<size_t>(r)] = std::make_unique<DistGraph>(std::move(part));
+  }
+  return parts;
+}
+
 std::vector<int> HostParts::ranks() const {
   std::vector<int> out;
   for (size_t r = 0; r < parts_.size(); ++r)

@@ -15,6 +15,7 @@
 #include "partita/core/error.h"
 #include "partita/nn/kernel_path.h"
 #include "partita/train/device_feature_cache.h"
+#include "partita/train/device_sampling.h"
 
 namespace partita::train {
 namespace {
@@ -77,6 +78,7 @@ void BatchStaging::ready() {
 }
 
 std::vector<nn::BlockTensors> BatchStaging::blocks(const loader::Batch& batch) {
+  if (const DeviceSample* sampled = device_sample(batch)) return sampled_blocks(*sampled);
   const std::vector<sample::Block>& raw = batch.sampled.blocks;
   const std::vector<int64_t>* degrees = batch.degrees.empty() ? nullptr : &batch.degrees;
   const bool typed =
@@ -92,6 +94,24 @@ std::vector<nn::BlockTensors> BatchStaging::blocks(const loader::Batch& batch) {
   const torch::Tensor data = to_device(packed.host);
   ready();
   return nn::unpack_blocks(packed, data);
+}
+
+std::vector<nn::BlockTensors> BatchStaging::sampled_blocks(const DeviceSample& sampled) {
+  std::vector<nn::BlockTensors> blocks = sampled.blocks;
+  PARTITA_CHECK(blocks.empty() || blocks[0].indptr.device() == device_, Error,
+                "internal: blocks sampled on {} for a model on {}", blocks[0].indptr.device().str(),
+                device_.str());
+  if (on_cpu()) return blocks;
+  // Sampled on another stream, complete (device_sampling.h): only the allocator must learn
+  // that the compute stream uses them.
+  const c10::Stream compute = guard_impl(device_).getStream(device_);
+  for (nn::BlockTensors& b : blocks)
+    for (torch::Tensor* x :
+         {&b.indptr, &b.indices, &b.edge_dst, &b.deg_dst, &b.deg_src, &b.t_indptr, &b.t_dst,
+          &b.t_eid, &b.graph_deg, &b.etypes, &b.rel_offsets, &b.rel_row_dst, &b.rel_indptr,
+          &b.rel_src, &b.t_rel_row, &b.t_rel_entry})
+      if (x->defined()) x->record_stream(compute);
+  return blocks;
 }
 
 torch::Tensor BatchStaging::features(loader::Batch& batch, const store::DistGraph& graph,

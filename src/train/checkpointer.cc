@@ -63,7 +63,7 @@ int64_t Checkpointer::restore(torch::nn::Module& module, torch::optim::Optimizer
       broadcast_latest_checkpoint(session_.collectives(), options_.checkpoint.dir);
   if (!checkpoint.found) {
     if (session_.rank() == 0)
-      log_info("no checkpoint in {}: starting from epoch 1", options_.checkpoint.dir);
+      log_notice("no checkpoint in {}: starting from epoch 1", options_.checkpoint.dir);
     return 0;
   }
   const std::string& bytes = checkpoint.bytes;

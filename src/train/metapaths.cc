@@ -1,5 +1,7 @@
 #include "partita/train/metapaths.h"
 
+#include <algorithm>
+
 #include "partita/core/parameter_error.h"
 #include "partita/sample/fanout_spec.h"
 #include "partita/train/trainer.h"
@@ -9,6 +11,15 @@ namespace partita::train {
 std::vector<sample::Metapath> resolve_metapaths(const TrainOptions& options,
                                                 const partition::TypedMeta& meta) {
   return sample::resolve_metapaths(options.model.metapaths, meta);
+}
+
+bool same_metapaths(const std::string& a, const std::string& b, const partition::TypedMeta& meta) {
+  const std::vector<sample::Metapath> x = sample::resolve_metapaths(a, meta);
+  const std::vector<sample::Metapath> y = sample::resolve_metapaths(b, meta);
+  return std::equal(x.begin(), x.end(), y.begin(), y.end(),
+                    [](const sample::Metapath& p, const sample::Metapath& q) {
+                      return p.relations == q.relations;
+                    });
 }
 
 sample::Fanouts resolve_model_fanouts(const std::string& spec, const store::DistGraph& graph,

@@ -8,6 +8,7 @@
 #include "partita/loader/seed_plans.h"
 #include "partita/runtime/split_ids.h"
 #include "partita/train/batch_staging.h"
+#include "partita/train/device_sampling.h"
 #include "partita/train/inference.h"
 #include "partita/train/metapaths.h"
 #include "partita/train/train_task.h"
@@ -50,6 +51,7 @@ class NodeTask final : public TrainTask {
                   session.graph().dir());
     valid_plan_.emplace(all_ids(runtime::Split::kValid), options.loader.batch_size);
     test_plan_.emplace(all_ids(runtime::Split::kTest), options.loader.batch_size);
+    device_source_ = make_device_block_source(session, options);
   }
 
   const loader::GlobalBatches& plan() const override { return *plan_; }
@@ -61,6 +63,7 @@ class NodeTask final : public TrainTask {
   bool needs_labels() const override { return true; }
 
   sample::NeighborSampler& sampler() override { return sampler_.get(); }
+  loader::BlockSource* block_source() override { return device_source_.get(); }
 
   StepLoss step_loss(loader::Batch& batch, int64_t /*step*/, int64_t global_batch,
                      ModelAdapter& model, double* flops) override {
@@ -100,9 +103,9 @@ class NodeTask final : public TrainTask {
       torch::Tensor correct;  // summed on the device, read once at the end
       model.module().eval();
       // No collective per batch: ranks skip their empty batches.
-      loader::BatchPipeline pipeline(pipeline_options(session_, options_, model, true, tag),
-                                     plan.epoch_batches(options_.seed, tag, share_), sampler_.get(),
-                                     session_.fetcher());
+      loader::BatchPipeline pipeline(
+          pipeline_options(session_, options_, model, true, tag, block_source()),
+          plan.epoch_batches(options_.seed, tag, share_), sampler_.get(), session_.fetcher());
       while (std::optional<loader::Batch> batch = pipeline.next()) {
         if (batch->sampled.seeds.empty()) continue;
         const torch::Tensor logits = model.forward(*batch);
@@ -149,7 +152,8 @@ class NodeTask final : public TrainTask {
   runtime::Session& session_;
   const TrainOptions& options_;
   loader::SeedShare share_;
-  TaskSampler sampler_;  // model han: metapath neighbours
+  TaskSampler sampler_;                               // model han: metapath neighbours
+  std::unique_ptr<DeviceBlockSource> device_source_;  // sampling on the device, or null
   std::optional<loader::GlobalBatches> plan_, valid_plan_, test_plan_;
   // eval mode full: every node's predicted class (by original id) under the weights of version
   // predictions_version_ (-1: none yet).
@@ -161,7 +165,8 @@ class NodeTask final : public TrainTask {
 
 loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
                                               const TrainOptions& options, ModelAdapter& model,
-                                              bool needs_labels, uint64_t epoch_key) {
+                                              bool needs_labels, uint64_t epoch_key,
+                                              loader::BlockSource* source) {
   loader::BatchPipelineOptions po;
   po.threads = options.loader.threads;
   po.prefetch = options.loader.prefetch;
@@ -174,6 +179,7 @@ loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
   po.typed = session.graph().typed();
   po.resident = model.resident_rows();
   po.feature_memory = model.staging().feature_memory();
+  po.block_source = source;
   return po;
 }
 

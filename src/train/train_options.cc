@@ -7,6 +7,7 @@
 #include "partita/loader/hot_nodes.h"
 #include "partita/nn/gnn_model.h"
 #include "partita/sample/fanout_spec.h"
+#include "partita/sample/relation_names.h"
 #include "partita/train/device.h"
 #include "partita/train/trainer.h"
 
@@ -76,6 +77,12 @@ const NameTable<EvalMode>& eval_mode_names() {
   return names;
 }
 
+const NameTable<SampleOn>& sample_on_names() {
+  static const NameTable<SampleOn> names{
+      {"auto", SampleOn::kAuto}, {"device", SampleOn::kDevice}, {"host", SampleOn::kHost}};
+  return names;
+}
+
 const NameTable<Task>& task_names() {
   static const NameTable<Task> names{{"node", Task::kNode}, {"link", Task::kLink}};
   return names;
@@ -92,6 +99,23 @@ const NameTable<LinkMetricKind>& link_metric_kind_names() {
 std::string link_metric_name(const LinkTaskOptions& link) {
   const std::string& name = name_of(link_metric_kind_names(), link.metric);
   return link.metric == LinkMetricKind::kHits ? name + "@" + std::to_string(link.hits_k) : name;
+}
+
+const ModelDefaults& model_defaults(ModelKind kind) {
+  static const ModelDefaults none;
+  static const ModelDefaults han = [] {
+    ModelDefaults d;
+    d.layers = 1;
+    d.hidden = 8;
+    d.heads = 8;
+    d.dropout = 0.6;
+    d.attention_dropout = 0.5;
+    d.lr = 0.01;
+    d.fanouts = sample::Fanouts{20};
+    d.embed_init = 0.1;
+    return d;
+  }();
+  return kind == ModelKind::kHan ? han : none;
 }
 
 void check_options(const TrainOptions& o) {
@@ -117,6 +141,12 @@ void check_options(const TrainOptions& o) {
     PARTITA_CHECK_PARAM(k >= 1 || k == -1, "fanouts", "{} is not a fanout", k);
   }
   PARTITA_CHECK_PARAM(o.epochs >= 1, "epochs", "must be >= 1, got {}", o.epochs);
+  PARTITA_CHECK_PARAM(o.embeddings.lr >= 0, "embed_lr", "must be >= 0 (0: 2 x `lr`), got {}",
+                      o.embeddings.lr);
+  PARTITA_CHECK_PARAM(
+      std::isfinite(o.embeddings.init) && o.embeddings.init > 0 && o.embeddings.init <= 1e6,
+      "embed_init", "must be in (0, 1e6] (embeddings start uniform in [-S, S)), got {}",
+      o.embeddings.init);
   const LoaderOptions& l = o.loader;
   PARTITA_CHECK_PARAM(l.batch_size >= 1, "batch_size", "must be >= 1, got {}", l.batch_size);
   PARTITA_CHECK_PARAM(l.max_steps >= 0, "max_steps", "must be >= 0 (0: every step), got {}",
@@ -175,10 +205,8 @@ int64_t auto_cache_rows(int64_t free_bytes, int64_t row_bytes, int64_t rows, dou
 }
 
 sample::Fanouts resolve_fanouts(const std::string& spec, const store::DistGraph& graph) {
-  std::vector<std::string> names;
-  if (graph.typed())
-    for (const partition::TypedRelation& r : graph.typed_meta().relations) names.push_back(r.name);
-  return sample::resolve_fanouts(spec, names);
+  return sample::resolve_fanouts(spec, graph.typed() ? sample::relation_names(graph.typed_meta())
+                                                     : std::vector<std::string>{});
 }
 
 }  // namespace partita::train

@@ -19,6 +19,7 @@
 #include "partita/train/checkpointer.h"
 #include "partita/train/device.h"
 #include "partita/train/device_feature_cache.h"
+#include "partita/train/device_sampling.h"
 #include "partita/train/gradient_sync.h"
 #include "partita/train/model_adapter.h"
 #include "partita/train/step_profile.h"
@@ -50,6 +51,9 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o,
 Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
     : session_(session), options_(resolved_options(session.graph(), options)) {
   check_options(options_);
+  // --sample-on device where it cannot run is refused here for every task (the node task
+  // then builds its source).
+  if (options_.loader.sample_on == SampleOn::kDevice) samples_on_device(session_, options_);
   torch::set_num_threads(std::max(1, options_.torch_threads));
   // The batch plans (see the header): every rank learns every id of every split.
   task_ = make_task(session_, options_);
@@ -138,7 +142,7 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
 
   loader::BatchPipeline pipeline(
       pipeline_options(session_, options_, *model_, task_->needs_labels(),
-                       static_cast<uint64_t>(epoch)),
+                       static_cast<uint64_t>(epoch), task_->block_source()),
       task_->epoch_seeds(epoch), task_->sampler(), session_.fetcher());
   model_->module().train();
   Stopwatch epoch_watch;
@@ -225,13 +229,15 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
 }
 
 TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epoch,
-                           const std::function<void(const StepRecord&)>& on_step) {
+                           const std::function<void(const StepRecord&)>& on_step,
+                           const std::function<void(int64_t)>& on_epoch_start) {
   // Which implementation nn's ops run, on this thread (training, evaluation, inference).
   nn::KernelPathScope kernels(options_.kernels);
   TrainResult result;
   result.cache = cache_report_;
   result.device_cache = device_cache_report_;
   result.eval = name_of(eval_mode_names(), options_.eval.mode).c_str();
+  result.sample_on = task_->block_source() != nullptr ? "device" : "host";
   Stopwatch watch;
   if (options_.checkpoint.resume) {
     result.resumed_epochs =
@@ -244,6 +250,7 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
     const uint64_t requests_before = session_.request_bytes_sent();
     const store::FetchStats fetch_before = session_.fetcher().stats();
     const uint64_t collectives_before = session_.collectives().bytes_contributed();
+    if (on_epoch_start) on_epoch_start(e + 1);
     EpochRecord rec = run_epoch(e, on_step);
     const bool last = e + 1 == options_.epochs;
     if (options_.eval.every > 0 && ((e + 1) % options_.eval.every == 0 || last)) {

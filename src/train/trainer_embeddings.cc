@@ -47,10 +47,13 @@ void restore_embeddings(runtime::Session& session, const std::string& dir, int64
   const std::vector<store::DistEmbedding*> tables = tables_of(session);
   if (tables.empty()) return;
   run_agreed(session.collectives(), "another rank could not read its learned embeddings", [&] {
+    // By table id: a file written for more tables (earlier HAN runs) restores ours.
+    std::vector<int64_t> ids;
+    for (store::DistEmbedding* table : tables) ids.push_back(table->table_id());
     auto read = [&](int owner) {
       const std::string path = embeddings_path(dir, epochs_done, owner);
-      return std::make_pair(
-          path, store::decode_embedding_file(read_whole_file(path), tables.size(), path));
+      return std::make_pair(path,
+                            store::decode_embedding_file_tables(read_whole_file(path), ids, path));
     };
     if (session.role() == runtime::Role::kWorker) {
       auto [path, states] = read(session.world_rank());

@@ -98,8 +98,7 @@ TEST_F(LaunchCli, DryRunPrintsTheMpirunLine) {
   EXPECT_EQ(exact.out,
             "launch: layout: 1 rank per host x 2 torch threads + 1 sampler thread (2 "
             "cores, 1 socket; ranks from parts), on each of 2 hosts; one rank per "
-            "part (--num-parts 2); the rule's layout runs 4 ranks: partition with "
-            "--num-parts 4, or use a 1-part directory (replicated mode)\n"
+            "part (--num-parts 2)\n"
             "launch: every host must see " +
                 real_binary() + " and the partition directory " + p2() +
                 " at the same paths\nmpirun -np 2 --host a:1,b:1 --map-by "
@@ -213,8 +212,8 @@ TEST_F(LaunchCli, MissingFilesAndLaunchersExitOne) {
             "warning: mpirun: not found on PATH (install openmpi-bin or pass "
             "--mpirun)\nlaunch: layout: 2 ranks per host x 1 torch thread + 1 sampler thread "
             "(1 core, 1 socket; ranks from parts); one rank per part (--num-parts 2); the "
-            "rule's layout runs 1 rank: partition with --num-parts 1, or use a 1-part "
-            "directory (replicated mode)\nmpirun -np 2 --host localhost:2 --map-by ppr:2:node "
+            "rule's layout runs 1 rank: use a 1-part directory, unless one rank cannot hold "
+            "the graph\nmpirun -np 2 --host localhost:2 --map-by ppr:2:node "
             "--bind-to none " +
                 real_binary() + " train --parts " + p2() + " --torch-threads 1 --threads 1\n");
 }
@@ -317,8 +316,9 @@ TEST_F(LaunchCli, DryRunLaunchesInferWithItsPathsAbsolute) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   const std::string cwd = std::filesystem::current_path().string();
   EXPECT_EQ(r.out,
-            "launch: layout: 2 ranks per host x 1 torch thread + 1 sampler thread (2 "
-            "cores, 1 socket; ranks from parts); one rank per part (--num-parts 2)\n"
+            "launch: layout: 2 ranks per host x 1 torch thread (2 cores, 1 socket; ranks "
+            "from parts); one rank per part (--num-parts 2); the rule's layout runs 1 rank: "
+            "use a 1-part directory, unless one rank cannot hold the graph\n"
             "mpirun -np 2 --host localhost:2 --map-by ppr:2:node --bind-to none " +
                 real_binary() + " infer --parts " + p2() + " --checkpoint-dir " + cwd +
                 "/ck --out " + cwd + "/inf --torch-threads 1\n");

@@ -28,7 +28,8 @@ TEST(LaunchPlan, LocalDefaultStartsOneRankPerPartOnThisHost) {
 }
 
 // --device travels unchanged to every rank, which picks its own GPU (device_flag.h); launch
-// says how several ranks of a host will use the GPUs.
+// says how several ranks of a host will use the GPUs. One rank per GPU on a partitioned
+// directory also maps the whole topology on every rank (--topology full).
 TEST(LaunchPlan, DevicePassesThroughAndIsExplained) {
   LaunchFacts facts = base_facts();
   facts.parts = 4;
@@ -37,10 +38,13 @@ TEST(LaunchPlan, DevicePassesThroughAndIsExplained) {
   LaunchPlan plan = plan_launch(options, facts);
   EXPECT_EQ(shell_join(plan.argv),
             "mpirun -np 4 --host localhost:4 /opt/partita/bin/partita train --parts "
-            "/home/u/work/p4 --epochs 3 --device cuda");
-  EXPECT_EQ(plan.notes, std::vector<std::string>{"launch: --device cuda: the 4 ranks of a host "
-                                                 "take its GPUs in blocks by local rank "
-                                                 "(docs/launch.md, GPUs)"});
+            "/home/u/work/p4 --epochs 3 --device cuda --topology full");
+  EXPECT_EQ(plan.notes,
+            (std::vector<std::string>{
+                "launch: --device cuda: every rank maps every part's in-edges (--topology "
+                "full) and samples on its GPU; feature rows stay with their owners",
+                "launch: --device cuda: the 4 ranks of a host take its GPUs in blocks by local "
+                "rank (docs/launch.md, GPUs)"}));
   options.command.back() = "cuda:1";
   EXPECT_EQ(plan_launch(options, facts).notes,
             std::vector<std::string>{"launch: --device cuda:1: the 4 ranks of a host share that "
@@ -51,6 +55,24 @@ TEST(LaunchPlan, DevicePassesThroughAndIsExplained) {
   LaunchOptions one = train_on("p1");
   one.command.insert(one.command.end(), {"--device=cuda"});
   EXPECT_TRUE(plan_launch(one, facts).notes.empty()) << "one rank: nothing to explain";
+}
+
+// A --topology given is the user's: launch adds none (any spelling of the flag).
+TEST(LaunchPlan, TopologyGivenIsKept) {
+  LaunchFacts facts = base_facts();
+  facts.parts = 2;
+  for (const std::vector<std::string>& flag :
+       {std::vector<std::string>{"--topology", "owned"}, {"--topology=owned"}}) {
+    LaunchOptions options = train_on("p2");
+    options.command.insert(options.command.end(), {"--device", "cuda"});
+    options.command.insert(options.command.end(), flag.begin(), flag.end());
+    const std::string line = line_of(options, facts);
+    EXPECT_EQ(line.find("full"), std::string::npos) << line;
+  }
+  LaunchOptions bench = train_on("p2");
+  bench.command[0] = "sample-bench";
+  bench.command.insert(bench.command.end(), {"--device", "cuda"});
+  EXPECT_EQ(line_of(bench, facts).find("--topology"), std::string::npos) << "train only";
 }
 
 TEST(LaunchPlan, LocalDefaultIsOneRankForAOnePartDirectory) {

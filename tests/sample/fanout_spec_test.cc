@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "partita/core/parameter_error.h"
+#include "partita/sample/relation_names.h"
 
 namespace partita::sample {
 namespace {
@@ -109,7 +110,47 @@ TEST(FanoutSpec, ResolutionErrorsNameTheEntry) {
             "fanouts: hop 1 ('a=0:0') samples no neighbor at all (every relation's fanout is 0)");
   EXPECT_EQ(error_of("a=1:0", {"a", "b"}), "");  // b left out, a sampled
   EXPECT_EQ(error_of("x=1:2", {"x", "x"}),
-            "fanouts: 'x=1' in hop 1: relation name 'x' is ambiguous (relations: x, x)");
+            "fanouts: 'x=1' in hop 1: relation name 'x' is ambiguous (any of x, x): give the "
+            "full name");
+}
+
+// A typed graph's relations by their full names (partita info's), as train resolves them.
+const std::vector<std::string> kMagFull{
+    "author___affiliated_with___institution", "author___writes___paper", "paper___cites___paper",
+    "paper___has_topic___field_of_study", "paper___rev_writes___author"};
+
+TEST(FanoutSpec, RelationsByFullOrUnambiguousShortName) {
+  const Fanouts full = resolve_fanouts("25,author___writes___paper=5:20", kMagFull);
+  EXPECT_EQ(full.relations[1], (std::vector<int64_t>{20, 5, 20, 20, 20}));
+  EXPECT_EQ(resolve_fanouts("25,writes=5:20", kMagFull), full);
+  EXPECT_EQ(resolve_fanouts("25,rev_writes=1:author___writes___paper=5:20", kMagFull).relations[1],
+            (std::vector<int64_t>{20, 5, 20, 20, 1}));
+  // Errors list the full names.
+  EXPECT_EQ(error_of("10,cite=3:5", kMagFull),
+            "fanouts: 'cite=3' in hop 2: unknown relation 'cite' (relations: "
+            "author___affiliated_with___institution, author___writes___paper, "
+            "paper___cites___paper, paper___has_topic___field_of_study, "
+            "paper___rev_writes___author)");
+  EXPECT_EQ(error_of("writes=1:author___writes___paper=2:3", kMagFull),
+            "fanouts: 'author___writes___paper=2' in hop 1: relation 'author___writes___paper' is "
+            "named twice");
+  // Two relations share a short name: only their full names resolve.
+  const std::vector<std::string> two_cites{"author___cites___paper", "paper___cites___paper"};
+  EXPECT_EQ(error_of("cites=1:2", two_cites),
+            "fanouts: 'cites=1' in hop 1: relation name 'cites' is ambiguous (any of "
+            "author___cites___paper, paper___cites___paper): give the full name");
+  EXPECT_EQ(resolve_fanouts("paper___cites___paper=1:2", two_cites).relations[0],
+            (std::vector<int64_t>{2, 1}));
+}
+
+TEST(RelationNames, ShortNameOfACanonicalName) {
+  EXPECT_EQ(short_relation_name("author___writes___paper"), "writes");
+  EXPECT_EQ(short_relation_name("writes"), "");
+  EXPECT_EQ(short_relation_name("a___b"), "");
+  EXPECT_EQ(short_relation_name("a______c"), "");
+  EXPECT_EQ(short_relation_name("a___b___c___d"), "");
+  // A metapath named by full relation names is no relation name.
+  EXPECT_EQ(short_relation_name("author___writes___paper-paper___rev_writes___author"), "");
 }
 
 }  // namespace

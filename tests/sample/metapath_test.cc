@@ -88,13 +88,15 @@ TEST(MetapathSpec, DefaultsOfTheHecoSchemas) {
   expect_metapaths(resolve_metapaths("", freebase()), {{"movie-actor-movie", {3, 0}},
                                                        {"movie-director-movie", {4, 1}},
                                                        {"movie-writer-movie", {5, 2}}});
-  // The target's own relations (cites and its reverse) first, alone; the others as above.
-  expect_metapaths(default_metapaths(toy()), {{"cites", {1}},
-                                              {"rev_cites", {4}},
+  // The target's own relations (cites and its reverse) first, alone, named by the relation's
+  // full name; the others as above.
+  expect_metapaths(default_metapaths(toy()), {{"paper___cites___paper", {1}},
+                                              {"paper___rev_cites___paper", {4}},
                                               {"paper-author-paper", {0, 3}},
                                               {"paper-field-paper", {5, 2}}});
-  EXPECT_EQ(describe_metapath(default_metapaths(acm())[1], acm()),
-            "paper-subject-paper (rev_has_subject-has_subject)");
+  EXPECT_EQ(
+      describe_metapath(default_metapaths(acm())[1], acm()),
+      "paper-subject-paper (subject___rev_has_subject___paper-paper___has_subject___subject)");
   EXPECT_EQ(metapath_names(default_metapaths(acm())),
             (std::vector<std::string>{"paper-author-paper", "paper-subject-paper"}));
 }
@@ -111,6 +113,31 @@ TEST(MetapathSpec, ByTypesAndByRelations) {
        {"rev_writes-rev_has_term-has_term-writes", {3, 5, 2, 0}}});
   expect_metapaths(resolve_metapaths("cites,rev_cites-writes-rev_writes", toy()),
                    {{"cites", {1}}, {"rev_cites-writes-rev_writes", {4, 0, 3}}});
+  // Relations by their full names (partita info's), or mixed with short ones.
+  expect_metapaths(resolve_metapaths("author___writes___paper-paper___rev_writes___author,"
+                                     "subject___rev_has_subject___paper-has_subject",
+                                     acm()),
+                   {{"author___writes___paper-paper___rev_writes___author", {0, 2}},
+                    {"subject___rev_has_subject___paper-has_subject", {3, 1}}});
+  // The default's full names read back as the same metapaths.
+  expect_metapaths(resolve_metapaths("paper___cites___paper,paper___rev_cites___paper", toy()),
+                   {{"paper___cites___paper", {1}}, {"paper___rev_cites___paper", {4}}});
+}
+
+TEST(MetapathSpec, AnAmbiguousShortRelationNameNeedsTheFullName) {
+  // paper -> paper and author -> paper, both named cites.
+  const TypedMeta meta =
+      schema({"paper", "author"}, {{"writes", 1, 0}, {"cites", 0, 0}, {"cites", 1, 0}}, 0);
+  try {
+    resolve_metapaths("cites", meta);
+    ADD_FAILURE();
+  } catch (const ParameterError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "metapaths: 'cites': relation name 'cites' is ambiguous (any of "
+              "paper___cites___paper, author___cites___paper): give the full name");
+  }
+  expect_metapaths(resolve_metapaths("paper___cites___paper", meta),
+                   {{"paper___cites___paper", {1}}});
 }
 
 // The message of resolving `text` against `meta`, which must fail.
@@ -133,13 +160,14 @@ TEST(MetapathSpec, HostileMetapathsGetOneClearError) {
   } cases[] = {
       {"paper-venue-paper",
        "metapaths: 'paper-venue-paper': 'venue' is neither a node type (paper, author, subject) "
-       "nor a relation (writes, has_subject, rev_writes, rev_has_subject)"},
+       "nor a relation (author___writes___paper, paper___has_subject___subject, "
+       "paper___rev_writes___author, subject___rev_has_subject___paper)"},
       {"paper-author-subject-paper",
        "metapaths: 'paper-author-subject-paper': steps do not chain: no relation leads from "
        "author to subject (in-edges of author come from: paper)"},
       {"writes-writes",
-       "metapaths: 'writes-writes': steps do not chain: 'writes' reaches author but 'writes' "
-       "leaves from paper"},
+       "metapaths: 'writes-writes': steps do not chain: 'author___writes___paper' reaches author "
+       "but 'author___writes___paper' leaves from paper"},
       {"paper-author",
        "metapaths: 'paper-author' (paper-author) starts on paper but ends on author: a "
        "metapath ends on the type it starts from"},
@@ -152,10 +180,10 @@ TEST(MetapathSpec, HostileMetapathsGetOneClearError) {
       {"rev_writes-writes",
        "metapaths: 'rev_writes-writes' starts on author, but the labelled node type is paper "
        "(relations are followed along in-edges, from the target outwards: did you mean "
-       "'writes-rev_writes'?)"},
+       "'author___writes___paper-paper___rev_writes___author'?)"},
       {"paper-author-paper,writes-rev_writes",
        "metapaths: 'paper-author-paper' and 'writes-rev_writes' are the same metapath "
-       "(writes-rev_writes)"},
+       "(author___writes___paper-paper___rev_writes___author)"},
       {"paper-author-paper,", "metapaths: a metapath is empty"},
       {"paper--paper", "metapaths: 'paper--paper' has an empty step"},
       {"paper-writes-paper", "metapaths: 'paper-writes-paper' mixes node types and relations"},
@@ -166,7 +194,8 @@ TEST(MetapathSpec, HostileMetapathsGetOneClearError) {
   }
   EXPECT_EQ(error_of("paper-paper", toy()),
             "metapaths: 'paper-paper': the step paper-paper is ambiguous, 2 relations join "
-            "these types (cites, rev_cites): name the metapath by its relations");
+            "these types (paper___cites___paper, paper___rev_cites___paper): name the metapath by "
+            "its relations");
   EXPECT_EQ(error_of("", acm(/*reverse=*/false)).substr(0, 50),
             "metapaths: the schema has no default metapath pape");
   EXPECT_EQ(error_of("", TypedMeta{}), "metapaths: need a typed (heterogeneous) partition");

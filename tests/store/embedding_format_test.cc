@@ -44,9 +44,10 @@ EmbeddingStateHeader header_of(SparseOptimizer kind) {
   return h;
 }
 
-// A state of `kind` whose values count up from `start`.
-std::vector<uint8_t> state_of(SparseOptimizer kind, float start = 0.5f) {
-  const EmbeddingStateHeader h = header_of(kind);
+// A state of `kind` (of table `table`) whose values count up from `start`.
+std::vector<uint8_t> state_of(SparseOptimizer kind, float start = 0.5f, int64_t table = 3) {
+  EmbeddingStateHeader h = header_of(kind);
+  h.table_id = table;
   std::vector<float> rows(6);
   for (size_t i = 0; i < rows.size(); ++i) rows[i] = start + static_cast<float>(i);
   optim::SparseOptimizerState s = optim::empty_state(kind, 3, 2);
@@ -163,6 +164,33 @@ TEST(EmbeddingFormat, FileRoundTripsAndVersionOneStillLoads) {
     v1.insert(v1.end(), s.begin(), s.end());
   }
   EXPECT_EQ(decode_embedding_file(std::string(v1.begin(), v1.end()), 2, "old"), states);
+}
+
+TEST(EmbeddingFormat, AModelPicksItsTablesFromAFileOfMore) {
+  // Tables 0, 1, 2 (HAN before issue 37 wrote one per featureless type); a model that reads
+  // table 1 alone restores it from both file versions, and its own files read back too.
+  const std::vector<std::vector<uint8_t>> states = {state_of(SparseOptimizer::kAdam, 1.0f, 0),
+                                                    state_of(SparseOptimizer::kAdam, 2.0f, 1),
+                                                    state_of(SparseOptimizer::kAdam, 3.0f, 2)};
+  const std::string file = encode_embedding_file(states);
+  EXPECT_EQ(store::decode_embedding_file_tables(file, {1}, "f"),
+            (std::vector<std::vector<uint8_t>>{states[1]}));
+  EXPECT_EQ(store::decode_embedding_file_tables(file, {2, 0}, "f"),
+            (std::vector<std::vector<uint8_t>>{states[2], states[0]}));
+  std::vector<uint8_t> v1;
+  for (const auto& s : states) {
+    put<uint64_t>(v1, s.size());
+    v1.insert(v1.end(), s.begin(), s.end());
+  }
+  EXPECT_EQ(store::decode_embedding_file_tables(std::string(v1.begin(), v1.end()), {1}, "old"),
+            (std::vector<std::vector<uint8_t>>{states[1]}));
+  EXPECT_EQ(store::decode_embedding_file_tables(encode_embedding_file({states[1]}), {1}, "new"),
+            (std::vector<std::vector<uint8_t>>{states[1]}));
+  EXPECT_EQ(format_error_of([&] { store::decode_embedding_file_tables(file, {5}, "f"); }),
+            "f: holds no state of embedding table 5 (this model's)");
+  EXPECT_NE(
+      format_error_of([&] { store::decode_embedding_file_tables(file.substr(0, 30), {1}, "f"); }),
+      "");
 }
 
 TEST(EmbeddingFormat, BadFilesAreOneFormatErrorNamingTheSource) {

@@ -9,7 +9,10 @@ flag changed (--epochs 1, so nothing more is trained):
 - input: given with another value, refused in the same way; left out, the stored value is
   reapplied (a notice line), by `train --resume` and by `partita infer`;
 - schedule: exit 0 with one `warning: --FLAG: STORED in the checkpoint, GIVEN given` line;
-- schedule, quiet: exit 0 and no warning naming the flag.
+- schedule, quiet, and run: exit 0 and no warning naming the flag.
+
+Then a resume given none of the base run's flags takes them all from the checkpoint (one
+notice lists them) and trains as the base run did.
 
 Then `partita infer` on a run trained with --normalize-features gives, without the flag,
 the test accuracy it gives with it.
@@ -43,6 +46,7 @@ CHANGED = {
     "cache-ratio": ["0.5"], "cache-presample": ["3"], "gpu-cache-ratio": ["0.5"], "progress": ["off"],
     "progress-every": ["5"], "checksum": [], "profile": [], "host-local": ["off"], "parts": ["{work}/parts-copy"],
     "kernels": ["generic"], "log-every": ["2"],
+    "sample-on": ["device"], "topology": ["full"],
 }
 # Flags each run changes anyway, or that one process cannot change.
 NOT_VARIED = {
@@ -54,6 +58,24 @@ NOT_VARIED = {
     "device": "its other value (cuda) needs a GPU; a run resumed on cpu from a cuda "
               "checkpoint is the device check's (scripts/device-check.sh)",
 }
+
+
+def native_bf16():
+    """Whether --precision bf16 runs on this CPU (AVX512-BF16 or AMX-BF16, as
+    nn::cpu_supports_bf16() decides); elsewhere train refuses it before reading the checkpoint."""
+    if os.environ.get("PARTITA_NO_BF16", "") not in ("", "0"):
+        return False
+    try:
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+if not native_bf16():
+    del CHANGED["precision"]
+    NOT_VARIED["precision"] = ("its other value (bf16) needs a CPU with native bf16, which this "
+                               "one lacks")
 FAILURES = []
 
 
@@ -75,7 +97,7 @@ def doc_table(path):
     text = open(path).read()
     section = text.split("## What a checkpoint records", 1)[1].split("\n## ", 1)[0]
     table = {}
-    for m in re.finditer(r"^\| `--([a-z0-9-]+)` \| (signature|input|schedule)( \(quiet\))? \|",
+    for m in re.finditer(r"^\| `--([a-z0-9-]+)` \| (signature|input|schedule|run)( \(quiet\))? \|",
                          section, re.M):
         table[m.group(1)] = (m.group(2), bool(m.group(3)))
     return table
@@ -118,9 +140,9 @@ def check_flag(args, flag, kind, quiet, n):
                  f"{r.returncode}:\n{r.stderr}")
     elif r.returncode != 0:
         fail(f"--{flag} ({kind}): exit {r.returncode}\n{r.stderr}")
-    elif quiet and warn.search(r.stderr):
-        fail(f"--{flag} (schedule, quiet): warned\n{r.stderr}")
-    elif not quiet and len(warn.findall(r.stderr)) != 1:
+    elif (quiet or kind == "run") and warn.search(r.stderr):
+        fail(f"--{flag} ({kind}{', quiet' if quiet else ''}): warned\n{r.stderr}")
+    elif kind == "schedule" and not quiet and len(warn.findall(r.stderr)) != 1:
         fail(f"--{flag} (schedule): expected one warning naming it\n{r.stderr}")
 
 
@@ -134,7 +156,7 @@ def check_inputs_reapplied(args):
                "--checkpoint-dir", ck], 0)
     r = run(args, ["train", "--parts", parts, *BASE, "--epochs", "1", "--checkpoint-dir", ck,
                    "--resume", "--progress", "off"], 0)
-    if "--normalize-features true: as the training run" not in r.stderr:
+    if not re.search(r"^--resume: as recorded in \S+: --normalize-features true$", r.stderr, re.M):
         fail(f"resume without --normalize-features: no notice that it was reapplied\n{r.stderr}")
     acc = {}
     for given in (False, True):
@@ -153,6 +175,30 @@ def check_inputs_reapplied(args):
     if not re.match(r"^error: --normalize-features: false in the checkpoint \S+, true given",
                     "\n".join(error_lines(r))):
         fail(f"infer --normalize-features on a run trained without: {r.stderr}")
+
+
+def check_bare_resume(args):
+    """A resume given no flag of the base run (not even --epochs) takes every one from the
+    checkpoint: the notice lists those that differ from the defaults, and the run goes on to
+    the recorded --epochs as the uninterrupted run does (the same test accuracy)."""
+    parts = os.path.join(args.work, "p1")
+    straight = run(args, ["-q", "train", "--parts", parts, *BASE, "--epochs", "2"], 0)
+    ck = os.path.join(args.work, "ck-bare")
+    run(args, ["-q", "train", "--parts", parts, *BASE, "--epochs", "2", "--checkpoint-dir", ck],
+        0)
+    # Keep only the first epoch's checkpoint: the resume has one epoch left to train.
+    os.remove(os.path.join(ck, "checkpoint-000002.pt"))
+    r = run(args, ["train", "--parts", parts, "--checkpoint-dir", ck, "--resume",
+                   "--progress", "off"], 0)
+    want = ("--resume: as recorded in " + os.path.join(ck, "checkpoint-000001.pt") +
+            ": --hidden 8 --fanouts 4,4 --batch-size 32 --epochs 2 --lr 0.01 --seed 1")
+    if want not in r.stderr:
+        fail(f"bare resume: expected the notice {want!r}\n{r.stderr}")
+    if re.search(r"^warning:", r.stderr, re.M):
+        fail(f"bare resume: warned\n{r.stderr}")
+    acc = re.findall(r"^test_acc=(\S+)$", r.stdout, re.M)
+    if acc != re.findall(r"^test_acc=(\S+)$", straight.stdout, re.M):
+        fail(f"bare resume: test_acc {acc} differs from the straight run's\n{straight.stdout}")
 
 
 def main():
@@ -185,6 +231,7 @@ def main():
         if flag in CHANGED:
             check_flag(args, flag, kind, quiet, n)
     check_inputs_reapplied(args)
+    check_bare_resume(args)
     print(f"{len(table)} flags, {sum(f in CHANGED for f in table)} resumed with a changed value, "
           f"{len(FAILURES)} failures")
     sys.exit(1 if FAILURES else 0)

@@ -56,6 +56,7 @@ TEST(TrainOptions, DefaultsAreThoseOfPartitaTrain) {
   EXPECT_EQ(o.optimizer.kind, OptimizerKind::kAdam);
   EXPECT_EQ(o.optimizer.lr, 0.003);
   EXPECT_EQ(o.eval.mode, EvalMode::kSampled);
+  EXPECT_EQ(o.loader.sample_on, SampleOn::kAuto);
   EXPECT_EQ(o.epochs, 5);
   EXPECT_EQ(o.link.decoder, nn::LinkDecoder::kDot);
   EXPECT_EQ(link_metric_name(o.link), "auc");
@@ -178,6 +179,7 @@ TEST(TrainOptions, NameTablesAreOneToOne) {
   expect_one_to_one(nn::link_decoder_names());
   expect_one_to_one(sample::exclude_names());
   expect_one_to_one(loader::negative_kind_names());
+  expect_one_to_one(sample_on_names());
   EXPECT_EQ(joined_names(model_kind_names()), "sage, gcn, gat, rgcn, han");
   EXPECT_STREQ(nn::precision_name(nn::Precision::kBf16), "bf16");
 }

@@ -37,7 +37,7 @@ struct Dataset {
   std::vector<int64_t> labels;     // [num_nodes], each in [0, num_classes), or -1 (unlabelled:
                                    // a node in no split (the numpy layout) or outside
                                    // the target type (heterogeneous datasets)
-  int64_t num_classes = 0;         // max label + 1
+  int64_t num_classes = 0;         // data/class_count.h: stated, given, or max label + 1
   std::vector<int64_t> train_idx;  // sorted ascending, unique, in [0, num_nodes)
   std::vector<int64_t> valid_idx;
   std::vector<int64_t> test_idx;
@@ -61,6 +61,9 @@ struct LoadOptions {
   int threads = 0;                // <= 0: all hardware threads (graph build, feature scan)
   std::string split;              // OGB split folder under split/; empty: the only one present
   bool reverse_relations = true;  // heterogeneous: add "rev_<name>" for every relation
+  // The number of classes, for layouts that do not state it (data/class_count.h); every
+  // label must be below it. 0: max label + 1, refused when most of those classes are empty.
+  int64_t num_classes = 0;
 };
 
 // Per-phase figures of a load, for progress output and benchmarks. Numpy layout: edges.npy

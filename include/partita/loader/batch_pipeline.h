@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <memory>
 #include <memory_resource>
 #include <mutex>
 #include <optional>
@@ -35,6 +36,34 @@
 #include "partita/store/resident_rows.h"
 
 namespace partita::loader {
+
+struct Batch;
+
+// Blocks that a BlockSource built outside host memory (train/device_sampling.h: torch
+// tensors on the model's device). Opaque to the loader, which moves them with their batch
+// and never looks inside; the consumer that configured the source knows the type.
+class DeviceBlocks {
+ public:
+  virtual ~DeviceBlocks() = default;
+  virtual int64_t num_edges() const = 0;  // edges of every block together
+};
+
+// Where a pipeline's blocks come from. Without one (BatchPipelineOptions::block_source null)
+// each worker samples with a sample::BlockBuilder over the pipeline's NeighborSampler into
+// host memory (Batch::sampled.blocks). A source builds them elsewhere: build() sets
+// batch.sampled.seeds and batch.sampled.input_nodes (host ids, which the fetch needs) and
+// batch.device_blocks, and leaves batch.sampled.blocks empty. The batch then follows the
+// same contract (the seeds' sample under options.key, input nodes = the last block's src).
+// Thread-safety: build() is called concurrently by the workers.
+class BlockSource {
+ public:
+  virtual ~BlockSource() = default;
+  // `seeds`: the step's, distinct. `degrees`: the pipeline's fetch_degrees; the source then
+  // gives the input nodes' whole-graph in-degrees with its blocks, and the pipeline fetches
+  // none (Batch::degrees stays empty). Throws partita::Error as BlockBuilder::build does.
+  virtual void build(ArrayView<const int64_t> seeds, const sample::BlockOptions& options,
+                     bool degrees, Batch& batch) = 0;
+};
 
 constexpr int kMaxPipelineThreads = 256;
 constexpr int kMaxPrefetch = 1024;
@@ -60,6 +89,9 @@ struct BatchPipelineOptions {
   // pinned host memory a copy to a GPU reads directly (train/batch_staging.h). Borrowed:
   // must outlive the pipeline's batches; called from the workers concurrently.
   std::pmr::memory_resource* feature_memory = nullptr;
+  // Builds the blocks instead of the NeighborSampler (see BlockSource), or null. Borrowed:
+  // must outlive the pipeline.
+  BlockSource* block_source = nullptr;
 };
 
 // Throws ParameterError naming `threads` or `prefetch` when one is outside its range. The
@@ -105,6 +137,8 @@ struct Batch {
   // options.fetch_degrees; empty otherwise. Every block's src nodes are a prefix of the
   // input nodes, so its first num_src entries belong to block i.
   std::vector<int64_t> degrees;
+  // The blocks when a BlockSource built them (sampled.blocks is then empty), else null.
+  std::shared_ptr<DeviceBlocks> device_blocks;
   double sample_s = 0;  // wall time building the blocks
   double fetch_s = 0;   // wall time fetching features, labels (and degrees)
 };
@@ -114,6 +148,11 @@ struct Batch {
 inline int64_t fetched_feature_rows(const Batch& batch) {
   return static_cast<int64_t>(batch.sampled.input_nodes.size() -
                               batch.resident.hits.positions.size());
+}
+
+// Sampled edges of every block of the batch, wherever its blocks are.
+inline int64_t num_sampled_edges(const Batch& batch) {
+  return batch.device_blocks ? batch.device_blocks->num_edges() : batch.sampled.num_sampled_edges();
 }
 
 class BatchPipeline {

@@ -39,6 +39,7 @@
 
 #include "partita/comm/collectives.h"
 #include "partita/core/error.h"
+#include "partita/core/name_table.h"
 #include "partita/runtime/failure.h"
 #include "partita/runtime/host_local.h"
 #include "partita/sample/dist_sampler.h"
@@ -56,6 +57,17 @@ class Transport;
 
 namespace partita::runtime {
 
+// Which rows' in-edges a rank maps for sampling (docs/training.md, "Topology"). Topology
+// is small next to features (papers100M: ~13 GB of CSC against 57 GB of fp32 features), so
+// a rank may hold all of it and sample every node itself, while feature rows stay with
+// their owners.
+enum class Topology {
+  kOwned,  // its own part's; other ranks' nodes are sampled by their owners (requests)
+  kFull,   // every part's (mapped from the directory, which every rank reads): every node
+           // is sampled here, with the owner's view and streams, so samples are identical
+};
+const NameTable<Topology>& topology_names();  // owned, full
+
 struct SessionOptions {
   std::string parts_dir;
   double timeout_s = 60;  // every remote wait of the session: requests and collectives
@@ -71,11 +83,21 @@ struct SessionOptions {
   // rank serving part p (worker or server); in replicated mode rank 0 owns every row.
   // embeddings.seed keys the initial rows (use the training seed).
   store::EmbeddingOptions embeddings;
+  // Which of those types get a table: every featureless type (R-GCN reads them all), or the
+  // labelled (target) type alone when it is featureless (HAN: its metapath blocks hold target
+  // nodes only). A table's id stays its type's index among all featureless types either way,
+  // so its initial rows and its state in checkpoint files do not depend on which others exist.
+  enum class EmbeddedTypes { kFeatureless, kTarget };
+  EmbeddedTypes embedded_types = EmbeddedTypes::kFeatureless;
   // Host-local reads (runtime/host_local.h): kAuto (the default) reads the features,
   // labels, degrees and neighbor samples of ranks on the same host that opened the same
   // directory from their mapped parts instead of requesting them; results are identical.
   // Learned embeddings always travel as requests (they change during training).
   HostLocal host_local = HostLocal::kAuto;
+  // kFull: a worker or trainer also maps every other part's topology for sampling
+  // (store::HostParts::map_every_part); nothing changes on a 1-part directory, whose part is
+  // the whole graph already. Servers map only their own part either way.
+  Topology topology = Topology::kOwned;
 };
 
 enum class Role { kWorker, kServer, kTrainer };
@@ -123,6 +145,14 @@ class Session {
   // The world ranks whose parts this rank reads from memory (SessionOptions::host_local),
   // ascending; empty when off, alone, replicated, or no rank shares host and directory.
   std::vector<int> host_local_ranks() const { return host_parts_.ranks(); }
+  // Whether this rank samples every node itself: a 1-part directory, or Topology::kFull
+  // (not on a server). Then topology_views() covers the whole graph.
+  bool holds_topology() const;
+  // Each part's in-edges as its owner samples them (sample::owned_view: global source ids,
+  // streams keyed by original ids), in part order, so the views' rows cover [0, num_nodes)
+  // contiguously; empty unless holds_topology(). The views borrow the mapped parts, which
+  // live as long as the session.
+  std::vector<sample::CscView> topology_views() const;
   // Bytes this rank sent to other ranks as requests and replies so far (Transport).
   uint64_t request_bytes_sent() const;
 
@@ -149,7 +179,7 @@ class Session {
   void tell_servers_done(const std::string& usage_error);
   void wait_for_trainers();
   // Builds the tables of SessionOptions::embeddings and registers their routes.
-  void make_embeddings(const store::EmbeddingOptions& options, RpcRouter& router);
+  void make_embeddings(const SessionOptions& options, RpcRouter& router);
 
   Transport& transport_;
   Collectives& world_;
@@ -165,6 +195,9 @@ class Session {
   std::vector<std::unique_ptr<store::DistEmbedding>> embeddings_;
   std::unique_ptr<RpcEndpoint> endpoint_;
   store::HostParts host_parts_;  // before the fetcher and sampler, which read it
+  // Topology::kFull: every other part, for the sampler (before it, which reads them).
+  store::HostParts topology_parts_;
+  bool full_topology_ = false;
   std::unique_ptr<store::FeatureFetcher> fetcher_;
   std::unique_ptr<sample::DistSampler> sampler_;
 };

@@ -5,7 +5,9 @@
 //   fanouts := HOP[,HOP...]     one HOP per hop, hop 0 (around the seeds) first
 //   HOP  := N                   N in-neighbors of every relation (-1: all of them)
 //         | ENTRY[:ENTRY...]    per relation, e.g. cites=10:writes=5:20
-//   ENTRY := REL=N              N in-neighbors of relation REL (its name, e.g. rev_writes)
+//   ENTRY := REL=N              N in-neighbors of relation REL: its canonical name
+//                               (paper___rev_writes___author) or, when unambiguous, its short
+//                               name (rev_writes): sample/relation_names.h
 //          | *=N | N            the default: N for every relation the hop does not name
 //
 // A hop that names relations needs a default unless it names them all. On a typed graph a
@@ -52,10 +54,12 @@ struct FanoutSpec {
 FanoutSpec parse_fanout_spec(const std::string& text);
 
 // Resolves `spec` against the relation names of the graph (indexed by relation id; empty
-// for a homogeneous graph). Throws ParameterError("fanouts", ...). In the result, hops[h] is
-// the hop's N, or its default; a hop naming every relation and no default holds the largest
-// of its fanouts (-1 if one is -1): the most any relation takes. relations[h] is empty for
-// a hop naming no relation, and `relations` is empty altogether when no hop names one.
+// for a homogeneous graph): canonical names (sample::relation_names), which messages list, or
+// other names (model han's metapaths) matched as relation_names.h says. Throws
+// ParameterError("fanouts", ...). In the result, hops[h] is the hop's N, or its default; a hop
+// naming every relation and no default holds the largest of its fanouts (-1 if one is -1): the most
+// any relation takes. relations[h] is empty for a hop naming no relation, and `relations` is empty
+// altogether when no hop names one.
 Fanouts resolve_fanouts(const FanoutSpec& spec, const std::vector<std::string>& relation_names);
 
 // parse_fanout_spec then resolve_fanouts.

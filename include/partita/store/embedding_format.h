@@ -65,5 +65,11 @@ std::string encode_embedding_file(const std::vector<std::vector<uint8_t>>& state
 // read by decode_embedding_state (through DistEmbedding::load_state).
 std::vector<std::vector<uint8_t>> decode_embedding_file(const std::string& bytes, size_t tables,
                                                         const std::string& source);
+// The states of the tables `table_ids` from an embedding file (versions 1 and 2), in that
+// order, whatever else it holds: a file written for more tables (HAN's, before it kept only
+// the tables its model reads) still restores those a model has. Checks the file as
+// decode_embedding_file does; FormatError naming `source` when a table is missing.
+std::vector<std::vector<uint8_t>> decode_embedding_file_tables(
+    const std::string& bytes, const std::vector<int64_t>& table_ids, const std::string& source);
 
 }  // namespace partita::store

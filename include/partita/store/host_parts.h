@@ -25,6 +25,12 @@ class HostParts {
   // Maps the part of each world rank in `peers` (ranks that serve a part of graph.dir():
   // worker ranks, or the first `servers` ranks in server-client mode, servers > 0).
   static HostParts map(const DistGraph& graph, const std::vector<int>& peers, int servers);
+  // Maps the part of every rank that serves one (all but this rank's own; a trainer of
+  // server-client mode, which owns none, maps all `servers` parts), for sampling every node
+  // here (runtime::Topology::kFull). Unlike map(), a part that fails to open is an error
+  // (FormatError, IoError as DistGraph::open): the caller agrees on it (runtime/failure.h).
+  // Maps nothing on a 1-part (replicated) directory, whose one part is every rank's own.
+  static HostParts map_every_part(const DistGraph& graph, int servers);
 
   // The part served by world rank `rank`, or null when it is not mapped.
   const DistGraph* peer(int rank) const {

@@ -51,6 +51,7 @@ namespace partita::train {
 
 class DeviceFeatureCache;  // device_feature_cache.h
 class HostTensorMemory;    // host_tensor_memory.h
+struct DeviceSample;       // device_sampler.h
 
 class BatchStaging {
  public:
@@ -80,6 +81,8 @@ class BatchStaging {
   // into one host buffer, copied in one transfer on the side stream, and the other fields
   // derived on the device (nn::pack_blocks, unpack_blocks): ready() is called here, before
   // the derivation. Otherwise the CPU-built tensors are moved (call ready() before use).
+  // Blocks sampled on the device (train/device_sampling.h) are used as they are, nothing
+  // copied; they must be on this staging's device (Error otherwise).
   std::vector<nn::BlockTensors> blocks(const loader::Batch& batch);
 
   // The model input of a batch of a homogeneous graph, on the device. Features stay in their
@@ -94,6 +97,8 @@ class BatchStaging {
                          bool bf16_model, const DeviceFeatureCache* cache = nullptr);
 
  private:
+  std::vector<nn::BlockTensors> sampled_blocks(const DeviceSample& sampled);
+
   torch::Device device_;
   bool pin_ = false;                 // torch::cuda::is_available(): copy via pinned memory
   std::optional<c10::Stream> side_;  // the copies' stream (not on the CPU)

@@ -27,6 +27,12 @@ namespace partita::train {
 std::vector<sample::Metapath> resolve_metapaths(const TrainOptions& options,
                                                 const partition::TypedMeta& meta);
 
+// Whether two `metapaths` texts name the same metapaths on `meta`: the same relations, path
+// by path, in the same order (an empty text: the default; types or relations, canonical or
+// short names, alike). Throws ParameterError("metapaths", ...) for a text that does not
+// resolve.
+bool same_metapaths(const std::string& a, const std::string& b, const partition::TypedMeta& meta);
+
 // `spec` (the `fanouts` text) resolved for `model`: model han names metapaths where R-GCN
 // names relations (relations[h] has one fanout per metapath); other models as
 // train::resolve_fanouts (trainer.h). Throws ParameterError("fanouts" or "metapaths").

@@ -88,6 +88,17 @@ struct OptimizerOptions {
   double weight_decay = 0;                    // weight_decay, >= 0
 };
 
+// Where a batch's neighbours are sampled and its blocks built (train/device_sampling.h):
+// on the model's device from the whole topology held there, or on the host by the
+// session's sampler (the loader threads). Both give the same blocks.
+enum class SampleOn {
+  kAuto,    // kDevice with a CUDA device where the rank holds the topology it samples and
+            // the task supports it (node classification, not han); else kHost
+  kDevice,  // on the device (a CPU device: the same torch pipeline on the CPU)
+  kHost,
+};
+const NameTable<SampleOn>& sample_on_names();  // auto, device, host
+
 // How batches are sampled and fed (loader/batch_pipeline.h).
 struct LoaderOptions {
   int64_t batch_size = 1024;  // >= 1, global: seeds per step over all ranks
@@ -99,6 +110,8 @@ struct LoaderOptions {
   sample::Fanouts fanouts{10, 10};
   int threads = 1;   // sampler threads of the batch pipeline, in [1, 256]
   int prefetch = 2;  // batches ahead, in [1, 1024]
+  // sample_on: where batches are sampled (train/device_sampling.h).
+  SampleOn sample_on = SampleOn::kAuto;
 };
 
 // How validation and test accuracy are measured: on sampled blocks with the training
@@ -145,6 +158,17 @@ constexpr double kGpuCacheAutoShare = 0.5;
 int64_t auto_cache_rows(int64_t free_bytes, int64_t row_bytes, int64_t rows,
                         double share = kGpuCacheAutoShare);
 
+// The learned embeddings of the node types without features (models rgcn and han:
+// store/dist_embedding.h; the tables a run's session holds: train/session_embeddings.h).
+struct LearnedEmbeddingOptions {
+  // embed_lr: their sparse optimizer's learning rate (the sparse form of `optimizer`), >= 0;
+  // 0: 2 x `lr`, as DGL's R-GCN example (--sparse-lr 0.02 beside --lr 0.01): a row moves only
+  // in the steps that sample it, and each step moves it by about lr (Adam) against an initial
+  // spread of `init`.
+  double lr = 0;
+  double init = 1;  // embed_init: initial rows uniform in [-init, init), in (0, 1e6]
+};
+
 enum class Task { kNode, kLink };
 const NameTable<Task>& task_names();  // node, link
 
@@ -173,9 +197,10 @@ struct TrainOptions {
   EvalOptions eval;
   CheckpointOptions checkpoint;
   CacheOptions cache;
-  LinkTaskOptions link;   // task link only
-  int64_t epochs = 5;     // >= 1; total, including epochs resumed from
-  uint64_t seed = 0;      // of weights, shuffles, samples and dropout
+  LinkTaskOptions link;                // task link only
+  LearnedEmbeddingOptions embeddings;  // models rgcn and han
+  int64_t epochs = 5;                  // >= 1; total, including epochs resumed from
+  uint64_t seed = 0;                   // of weights, shuffles, samples and dropout
   int torch_threads = 1;  // torch intra-op threads (DESIGN 10: cores per rank), [1, 1024]
   // Row-normalize input features (each row divided by its sum; all-zero rows stay zero),
   // as in the GCN paper's preprocessing. A row whose sum is <= 0 (and is not all zeros) is
@@ -202,9 +227,32 @@ struct TrainOptions {
   int64_t log_every = 1;
 };
 
+// A model's own defaults: the values a run of that model takes for the options its caller
+// leaves unset, where they differ from the defaults of the tree above (nullopt: the tree's).
+// A front end applies them once the model is known, to every option not given (the command
+// line: not given as a flag, nor taken from a checkpoint by --resume), and says so in its
+// help. Only han has any: the recipe of the HAN paper (Wang et al. 2019) and of DGL's HAN
+// example, which reaches the published accuracy on the HeCo graphs where the tree's
+// defaults (2 layers of 64, 4 heads, lr 0.003) lose 4 points on Freebase (docs/training.md,
+// "HAN"): 1 layer of 8 heads of width 8, 20 metapath neighbours, dropout 0.6, attention
+// dropout 0.5, lr 0.01, and learned embeddings starting in [-0.1, 0.1) (a featureless
+// labelled type: with rows as wide as 1 the model tells its training nodes apart by them).
+struct ModelDefaults {
+  std::optional<int64_t> layers;
+  std::optional<int64_t> hidden;
+  std::optional<int64_t> heads;
+  std::optional<double> dropout;
+  std::optional<double> attention_dropout;
+  std::optional<double> lr;
+  std::optional<sample::Fanouts> fanouts;
+  std::optional<double> embed_init;
+};
+const ModelDefaults& model_defaults(ModelKind kind);
+
 // Throws ParameterError naming the parameter on an option out of range (the same checks on
 // every rank; the command line calls it before starting MPI, the Trainer again). Parameter
 // names: layers, hidden, heads, dropout, attention_dropout, num_bases, fanouts, epochs,
+// embed_lr, embed_init,
 // batch_size, max_steps, lr, weight_decay, threads, prefetch, torch_threads, eval_every,
 // bucket_bytes, resume, cache_ratio, cache_presample, gpu_cache_ratio, negatives, metric, task,
 // precision, log_every, device (train/device.h check_device: CUDA missing from this torch, no GPU

@@ -54,15 +54,20 @@ class TrainTask {
   // The sampler of every pass (training, cache warm-up, sampled evaluation): the session's,
   // or for model han its MetapathSampler (train/metapaths.h).
   virtual sample::NeighborSampler& sampler() = 0;
+  // What builds the blocks of every pass instead of sampler() (train/device_sampling.h:
+  // on the model's device), or null: sampler() on the host.
+  virtual loader::BlockSource* block_source() { return nullptr; }
 };
 
 // The batch pipeline of a pass over `session` keyed by `epoch_key` (training epoch or tag)
 // that feeds `model`: its degrees when it needs them, without the rows it holds on its device
 // (ModelAdapter::resident_rows), the feature rows gathered into the memory its staging copies
-// from (BatchStaging::feature_memory).
+// from (BatchStaging::feature_memory); `source`: the task's block_source() (null: the
+// host sampler).
 loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
                                               const TrainOptions& options, ModelAdapter& model,
-                                              bool needs_labels, uint64_t epoch_key);
+                                              bool needs_labels, uint64_t epoch_key,
+                                              loader::BlockSource* source = nullptr);
 
 // options.task's task (collective, see above). `options` must outlive the task.
 std::unique_ptr<TrainTask> make_task(runtime::Session& session, const TrainOptions& options);

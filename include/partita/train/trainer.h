@@ -81,6 +81,12 @@
 // change, bit for bit; local gathers, requests and copies to the device do. Untyped
 // partitions, worker mode (or one process); node and link tasks.
 //
+// Sampling on the device (options.loader.sample_on, train/device_sampling.h): a node task
+// whose rank holds the whole topology (a 1-part directory, or runtime::Topology::kFull)
+// samples its training and sampled-evaluation batches on the model's device; the blocks are
+// the host pipeline's, bit for bit, so results do not change on the CPU. The cache warm-ups
+// pre-sample on the host (the same samples).
+//
 // Checkpoints (options.checkpoint.dir): after every epoch rank 0 writes the model,
 // optimizer, epochs done and seed (checkpoint.h), keeping the two latest; only rank 0
 // reads or writes the directory, so it need not be shared between hosts. With
@@ -238,6 +244,8 @@ struct TrainResult {
   double test_acc = 0;                   // node task
   std::optional<LinkMetrics> test_link;  // link task: every metric on the test pairs
   double train_s = 0;  // wall time of this call's epochs, evaluation and checkpoints
+  // Where the batches were sampled: host, or device (options.loader.sample_on resolved).
+  const char* sample_on = "host";
   // options.profile: this rank's profile of every training step of this call (its stages
   // and torch ops; step_profile.h), evaluation excluded.
   std::optional<StepProfileReport> profile;
@@ -261,13 +269,15 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  // Runs the epochs not done yet (all of them, unless resumed), calling on_step after every
+  // Runs the epochs not done yet (all of them, unless resumed), calling on_epoch_start with
+  // the epoch (1-based) as each begins (no read of the device), on_step after every
   // options.log_every-th step and the last of each epoch (each call reads the device's loss
   // sum on the host once) and on_epoch after each epoch (after validation and checkpoint),
   // then measures test accuracy. Throws Error when no rank has training ids, FormatError/UsageError
   // on a checkpoint that does not fit.
   TrainResult train(const std::function<void(const EpochRecord&)>& on_epoch = {},
-                    const std::function<void(const StepRecord&)>& on_step = {});
+                    const std::function<void(const StepRecord&)>& on_step = {},
+                    const std::function<void(int64_t)>& on_epoch_start = {});
 
   // A fingerprint of all parameters (sum of value * (1 + flat index % 7), in double) to
   // compare ranks' weights. Local (no collective).

@@ -1,0 +1,115 @@
+#pragma once
+// Neighbour sampling and block building on a torch device (issue 38): the graph's whole
+// in-edge CSC resident on the device (DeviceTopology), and DeviceSampler, which samples a
+// batch hop by hop there and builds its blocks there (nn::BlockTensors), so that no index
+// array passes through host memory. Written in device-generic torch ops: the same code runs
+// on the CPU (`train --sample-on device --device cpu`), where it is tested.
+//
+// Contract: the host pipeline's, bit for bit. For every frontier node the sample is what
+// sample::sample_neighbors (neighbor_kernel.h) returns for it in the uniform mode without
+// replacement: the same per-node (typed: per node and relation) streams of sample_key.h
+// keyed by the views' stream ids, Floyd's algorithm with the same draws and decisions (here
+// evaluated for all nodes at once: draws and duplicate tests in parallel, the chains of
+// "taken already" resolved by pointer jumping), positions in stored order, runs in relation
+// order. Blocks are then built as sample::BlockBuilder builds them (src nodes: the dst nodes
+// first, then new nodes in order of first appearance in the sampled list) and converted as
+// nn::to_block_tensors converts them: every field of every block equals the host
+// pipeline's. So a batch does not depend on where it was sampled, and neither do losses on
+// the CPU. (Other modes, with replacement or weighted, exist on the host only.)
+//
+// Host synchronisation: one small device-to-host read per hop (the hop's edge and node
+// counts, and on a typed graph its relation-row counts, in one copy), which sizes the
+// hop's outputs; one more per hop whose fanout is -1 (all neighbours: the slot count).
+// Nothing else reads device memory on the host (no nonzero, unique, item or masked_select).
+// A profiler sees each read as the scope kHostReadScope.
+//
+// Thread-safety: DeviceTopology is immutable after construction; DeviceSampler::sample may
+// be called from several threads at once (it keeps no state). Work is issued on the
+// calling thread's current stream of the device.
+#include <torch/types.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "partita/nn/block_tensors.h"
+#include "partita/sample/block_builder.h"
+#include "partita/sample/csc_view.h"
+
+namespace partita::train {
+
+// The record_function scope of each of DeviceSampler's host reads.
+inline constexpr const char* kHostReadScope = "partita::device_sampler_host_read";
+
+// The whole graph's in-edges on one device. Rows are (node, relation) runs: run v * R + r
+// holds node v's in-edges of relation r (R = 1 on an untyped graph), in stored order.
+class DeviceTopology {
+ public:
+  // `views`: rows covering [0, N) contiguously, in order (runtime::Session::topology_views;
+  // one view of the whole graph on a single machine); typed views carry relations, ids in
+  // [0, num_relations). Copies them to `device` (the CPU: no copy where the arrays can be
+  // used as they are). Throws Error when the views do not cover [0, N) in order, when typed
+  // and untyped views mix, on a relation id out of range, or on a run of 2^31 entries or
+  // more (Floyd's draws need fewer).
+  DeviceTopology(const std::vector<sample::CscView>& views, int num_relations,
+                 torch::Device device);
+
+  const torch::Device& device() const { return device_; }
+  int64_t num_nodes() const { return num_nodes_; }
+  int64_t num_edges() const { return num_edges_; }
+  bool typed() const { return typed_; }
+  int64_t num_relations() const { return relations_; }  // R: 1 when untyped
+  // Bytes the topology holds on its device (0 for the arrays used in place on the CPU).
+  int64_t device_bytes() const { return device_bytes_; }
+
+  const torch::Tensor& run_ptr() const { return run_ptr_; }  // [N * R + 1] int64 offsets
+  // [E] global source ids: int32 when N < 2^31 and the device is not the CPU, else int64.
+  const torch::Tensor& indices() const { return indices_; }
+  const torch::Tensor& stream_ids() const { return stream_ids_; }  // [N] int64
+
+ private:
+  torch::Device device_;
+  int64_t num_nodes_ = 0;
+  int64_t num_edges_ = 0;
+  bool typed_ = false;
+  int64_t relations_ = 1;
+  int64_t device_bytes_ = 0;
+  torch::Tensor run_ptr_, indices_, stream_ids_;
+};
+
+// A sampled batch on the device.
+struct DeviceSample {
+  // Hop order, as sample::SampledBatch::blocks (blocks[0].dst = the seeds), every field as
+  // nn::to_block_tensors gives it (typed graphs: with the relation fields); graph_deg set
+  // when asked for (views of one tensor).
+  std::vector<nn::BlockTensors> blocks;
+  // [blocks.back().num_src] int64 global ids: the seeds, then each hop's new nodes; block
+  // i's src nodes are its first blocks[i].num_src entries. The seeds when there is no hop.
+  torch::Tensor input_nodes;
+  int64_t num_edges = 0;  // of every block
+  int host_reads = 0;     // device-to-host reads this batch made (see above)
+};
+
+struct DeviceSampleOptions {
+  // Set every block's graph_deg: the whole-graph in-degree of its src nodes (GCN).
+  bool degrees = false;
+};
+
+class DeviceSampler {
+ public:
+  // Borrows `topology`, which must outlive the sampler.
+  explicit DeviceSampler(const DeviceTopology& topology) : topology_(topology) {}
+
+  // Samples the blocks of `seeds` (int64 global ids on the topology's device, distinct:
+  // not checked here, that would cost a host read) under options.key with
+  // options.fanouts. Throws Error on a fanout < -1, per-relation fanouts whose size is not
+  // the hop count or (on a hop that gives them) not the relation count.
+  DeviceSample sample(const torch::Tensor& seeds, const sample::BlockOptions& options,
+                      const DeviceSampleOptions& sample_options = {}) const;
+
+  const DeviceTopology& topology() const { return topology_; }
+
+ private:
+  const DeviceTopology& topology_;
+};
+
+}  // namespace partita::train

@@ -1,0 +1,277 @@
+// DeviceSampler: see partita/train/device_sampler.h. One hop, for a frontier of n nodes on a
+// graph of R relations (R = 1 untyped): its S = n * R runs ("segments", node-major) each take
+// count = all of their d entries when k < 0 or d <= k, else k of them by Floyd's algorithm
+// (k: the segment's fanout). Slots [S, W] (W: the largest fanout) hold the picks, in stored
+// order, where slot < count; the hop then dedups the picked ids against the frontier and
+// among themselves in one stable sort, reads its sizes once, and compacts.
+#include "partita/train/device_sampler.h"
+
+#include <ATen/record_function.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "device_blocks.h"
+#include "device_random.h"
+#include "partita/core/error.h"
+
+namespace partita::train {
+namespace {
+
+namespace dr = device_random;
+
+// Marks an empty slot; sorts after every node id.
+constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+
+// The hop's small sizes on the host: one device-to-host copy (the only kind of sync here).
+std::vector<int64_t> host_read(const std::vector<torch::Tensor>& scalars, int* reads) {
+  RECORD_USER_SCOPE(kHostReadScope);
+  const torch::Tensor host = torch::stack(scalars).to(torch::kCPU);
+  ++*reads;
+  return std::vector<int64_t>(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
+}
+
+// Floyd's algorithm (neighbor_kernel.h) for every segment at once, for segments with
+// k < d (others get garbage, never read): [S, width] positions, the first k of each row in
+// increasing order. Column c is Floyd's step c: j = d - k + c, t = below(j + 1) from the
+// segment's draw c; it takes j when t was taken already, else t. "Taken already" (t_c in
+// the set after steps 0..c-1) holds exactly when some earlier step drew the same t, or
+// t = j_i for the step i = t - (d - k) < c and step i took its j_i (by the same rule):
+// duplicates come from one stable sort per row, the chains of j's by pointer jumping.
+torch::Tensor floyd_positions(const torch::Tensor& key, const torch::Tensor& d,
+                              const torch::Tensor& k, int64_t width) {
+  const int64_t S = key.size(0);
+  const auto i64 = key.options();
+  const torch::Tensor col = torch::arange(width, i64).unsqueeze(0);  // [1, W]
+  const torch::Tensor base = (d - k).unsqueeze(1);                   // [S, 1]: d - k
+  const torch::Tensor j = base + col;                                // [S, W]
+  const torch::Tensor t = dr::below(dr::draw(key.unsqueeze(1), col), (j + 1).clamp_min_(1));
+  // dup[c]: an earlier step drew t[c] too (stable sort: the first of equals is the earliest).
+  const auto sorted = torch::sort(t, c10::optional<bool>(true), /*dim=*/1);
+  const torch::Tensor& values = std::get<0>(sorted);
+  const auto flags = i64.dtype(torch::kBool);
+  torch::Tensor later = torch::zeros({S, width}, flags);
+  if (width > 1) later.slice(1, 1).copy_(values.slice(1, 1).eq(values.slice(1, 0, width - 1)));
+  // Column `width` is a sink: never taken, pointing at itself.
+  torch::Tensor taken =
+      torch::cat({torch::zeros({S, width}, flags).scatter_(1, std::get<1>(sorted), later),
+                  torch::zeros({S, 1}, flags)},
+                 1);
+  const torch::Tensor step = t - base;  // the step whose j equals t, if in [0, c)
+  torch::Tensor next =
+      torch::where(step.ge(0).logical_and_(step.lt(col)), step, torch::full_like(step, width));
+  next = torch::cat({next, torch::full({S, 1}, width, i64)}, 1);
+  for (int64_t span = 1; span < width; span *= 2) {  // each round doubles the chain covered
+    taken.logical_or_(taken.gather(1, next));
+    next = next.gather(1, next);
+  }
+  torch::Tensor pos = torch::where(taken.slice(1, 0, width), j, t);
+  pos.masked_fill_(col.ge(k.unsqueeze(1)), kNone);  // steps past k: sorted to the end
+  return std::get<0>(pos.sort(1));
+}
+
+// The picks of one hop, before dedup.
+struct Picks {
+  torch::Tensor count;     // [S] picks per segment
+  torch::Tensor segment;   // [M] each slot's segment
+  torch::Tensor slot;      // [M] its place among the segment's picks
+  torch::Tensor valid;     // [M] bool: holds a pick (undefined: every slot does)
+  torch::Tensor neighbor;  // [M] the picked global id, kNone where not valid
+};
+
+class HopSampler {
+ public:
+  HopSampler(const DeviceTopology& topology, int* reads) : topo_(topology), reads_(reads) {}
+
+  // Per-segment fanouts of the hop: fanouts[r] for relation r (one entry when untyped).
+  Picks pick(const torch::Tensor& nodes, uint64_t hop_key,
+             const std::vector<int64_t>& fanouts) const {
+    const auto i64 = nodes.options();
+    const int64_t R = topo_.num_relations();
+    const int64_t n = nodes.size(0);
+    const int64_t S = n * R;
+    const torch::Tensor rel = torch::arange(R, i64);
+    const torch::Tensor run = (nodes.unsqueeze(1) * R + rel).reshape({S});
+    const torch::Tensor start = topo_.run_ptr().index_select(0, run);
+    const torch::Tensor d = topo_.run_ptr().index_select(0, run + 1) - start;
+    bool every = false;
+    int64_t width = 0;
+    for (int64_t f : fanouts) {
+      every = every || f < 0;
+      width = std::max(width, f);
+    }
+    torch::Tensor k;
+    if (std::all_of(fanouts.begin(), fanouts.end(), [&](int64_t f) { return f == fanouts[0]; })) {
+      k = torch::full({S}, fanouts[0], i64);
+    } else {
+      k = torch::empty({R}, i64);
+      for (int64_t r = 0; r < R; ++r) k[r].fill_(fanouts[static_cast<size_t>(r)]);
+      k = k.repeat({n});
+    }
+    const torch::Tensor whole = k.lt(0).logical_or_(d.le(k));  // take every entry
+    Picks p;
+    p.count = torch::where(whole, d, k);
+    // Floyd's positions where some segment draws.
+    torch::Tensor floyd;
+    if (width > 0) {
+      torch::Tensor key = dr::stream_key(hop_key, topo_.stream_ids().index_select(0, nodes));
+      if (topo_.typed()) key = dr::stream_key(key.unsqueeze(1), rel).reshape({S});
+      floyd = floyd_positions(key, d, k, width);
+    }
+    torch::Tensor pos;
+    if (!every) {
+      // Slots [S, width]: slot c of a segment is valid below its count.
+      const torch::Tensor col = torch::arange(width, i64).unsqueeze(0);
+      p.valid = col.lt(p.count.unsqueeze(1)).reshape({-1});
+      p.segment = torch::arange(S, i64).unsqueeze(1).expand({S, width}).reshape({-1});
+      p.slot = col.expand({S, width}).reshape({-1});
+      pos = width > 0 ? torch::where(whole.unsqueeze(1), col, floyd).reshape({-1}) : p.slot;
+    } else {
+      // A fanout of -1: as many slots as picks, which takes a host read.
+      const int64_t total = host_read({p.count.sum()}, reads_)[0];
+      p.segment = torch::arange(S, i64).repeat_interleave(p.count, /*dim=*/0, total);
+      const torch::Tensor first = p.count.cumsum(0) - p.count;
+      p.slot = torch::arange(total, i64) - first.index_select(0, p.segment);
+      pos = p.slot;
+      if (width > 0) {
+        const torch::Tensor drawn = floyd.index({p.segment, p.slot.clamp_max(width - 1)});
+        pos = torch::where(whole.index_select(0, p.segment), p.slot, drawn);
+      }
+    }
+    torch::Tensor entry = start.index_select(0, p.segment) + pos;
+    if (p.valid.defined()) entry.masked_fill_(p.valid.logical_not(), 0);
+    p.neighbor = topo_.indices().index_select(0, entry).to(torch::kInt64);
+    if (p.valid.defined()) p.neighbor.masked_fill_(p.valid.logical_not(), kNone);
+    return p;
+  }
+
+ private:
+  const DeviceTopology& topo_;
+  int* reads_;
+};
+
+// Local ids of `all` = [frontier (distinct), picks (kNone: no pick)] by first appearance,
+// as sample::NodeRelabeler numbers them; sizes not known yet (the caller reads `distinct`).
+struct Relabeled {
+  torch::Tensor local;     // [T] local id of each entry (garbage for kNone)
+  torch::Tensor nodes;     // [T + 1]: the distinct ids in order in [0, distinct), then garbage
+  torch::Tensor distinct;  // scalar: how many distinct ids
+};
+
+Relabeled relabel(const torch::Tensor& all) {
+  const int64_t T = all.size(0);
+  const auto i64 = all.options();
+  const auto sorted = torch::sort(all, c10::optional<bool>(true), /*dim=*/0);
+  const torch::Tensor& values = std::get<0>(sorted);
+  const torch::Tensor& perm = std::get<1>(sorted);
+  torch::Tensor starts = torch::ones({T}, i64.dtype(torch::kBool));  // a new value begins
+  if (T > 1) starts.slice(0, 1).copy_(values.slice(0, 1).ne(values.slice(0, 0, T - 1)));
+  const torch::Tensor group = starts.cumsum(0).sub_(1);
+  // Stable: a group's first sorted entry is its first appearance.
+  const torch::Tensor first_of_group =
+      torch::zeros({T + 1}, i64)
+          .scatter_(0, torch::where(starts, group, torch::full_like(group, T)), perm);
+  const torch::Tensor appears = starts.logical_and(values.ne(kNone));
+  const torch::Tensor is_first =
+      torch::zeros({T}, i64.dtype(torch::kBool)).scatter_(0, perm, appears);
+  const torch::Tensor id_at = is_first.cumsum(0).sub_(1);  // local id of a first appearance
+  const torch::Tensor local_sorted = id_at.index_select(0, first_of_group.index_select(0, group));
+  Relabeled r;
+  r.local = torch::empty({T}, i64).scatter_(0, perm, local_sorted);
+  r.nodes = torch::empty({T + 1}, i64)
+                .index_copy_(0, torch::where(is_first, id_at, torch::full_like(id_at, T)), all);
+  r.distinct = is_first.sum();
+  return r;
+}
+
+void check_fanouts(const sample::Fanouts& fanouts, int64_t relations) {
+  PARTITA_CHECK(!fanouts.per_relation() || fanouts.relations.size() == fanouts.num_hops(), Error,
+                "sample: relation fanouts are given for {} hops, fanouts for {}",
+                fanouts.relations.size(), fanouts.num_hops());
+  for (size_t hop = 0; hop < fanouts.num_hops(); ++hop) {
+    PARTITA_CHECK(fanouts.hops[hop] >= -1, Error,
+                  "sample: fanout {} of hop {} is invalid (use k >= 0, or -1 for all)",
+                  fanouts.hops[hop], hop);
+    const std::vector<int64_t>& per = fanouts.relations_of(hop);
+    PARTITA_CHECK(per.empty() || static_cast<int64_t>(per.size()) == relations, Error,
+                  "sample: hop {} gives fanouts for {} relations, the graph has {}", hop,
+                  per.size(), relations);
+    for (int64_t f : per)
+      PARTITA_CHECK(f >= -1, Error, "sample: fanout {} of a relation at hop {} is invalid", f, hop);
+  }
+}
+
+}  // namespace
+
+DeviceSample DeviceSampler::sample(const torch::Tensor& seeds, const sample::BlockOptions& options,
+                                   const DeviceSampleOptions& sample_options) const {
+  RECORD_USER_SCOPE("partita::device_sample");
+  const DeviceTopology& topo = topology_;
+  const int64_t R = topo.num_relations();
+  check_fanouts(options.fanouts, R);
+  PARTITA_CHECK(
+      seeds.device() == topo.device() && seeds.scalar_type() == torch::kInt64 && seeds.dim() == 1,
+      Error, "internal: device sampler seeds must be int64 [n] on {}", topo.device().str());
+  DeviceSample out;
+  HopSampler sampler(topo, &out.host_reads);
+  torch::Tensor nodes = seeds;
+  for (size_t hop = 0; hop < options.fanouts.num_hops(); ++hop) {
+    std::vector<int64_t> fanouts = options.fanouts.relations_of(hop);
+    if (fanouts.empty()) fanouts.assign(static_cast<size_t>(R), options.fanouts.hops[hop]);
+    const int64_t n = nodes.size(0);
+    const Picks p =
+        sampler.pick(nodes, sample::hop_key(options.key, static_cast<int>(hop)), fanouts);
+    const Relabeled r = relabel(torch::cat({nodes, p.neighbor}));
+    // The sizes, in one read: edges, distinct nodes (and typed: relation rows, relations).
+    std::vector<torch::Tensor> sizes{p.count.sum(), r.distinct};
+    torch::Tensor run_counts;
+    if (topo.typed()) {
+      run_counts = p.count.view({n, R});
+      const torch::Tensor used = run_counts.gt(0);
+      const torch::Tensor top = torch::where(used.any(0), torch::arange(1, R + 1, nodes.options()),
+                                             torch::zeros({R}, nodes.options()));
+      sizes.push_back(used.sum());
+      sizes.push_back(top.max());
+    }
+    const std::vector<int64_t> host = host_read(sizes, &out.host_reads);
+    const int64_t edges = host[0];
+    DeviceCsc csc;
+    csc.num_dst = n;
+    csc.num_src = host[1];
+    csc.indptr =
+        torch::cat({torch::zeros({1}, nodes.options()), p.count.view({n, R}).sum(1).cumsum(0)});
+    // Slot s of segment g holds edge first[g] + s: slots are (node, relation, place) ordered.
+    const torch::Tensor first = p.count.cumsum(0) - p.count;
+    const torch::Tensor edge = first.index_select(0, p.segment) + p.slot;
+    const torch::Tensor local = r.local.slice(0, n);
+    auto place = [&](const torch::Tensor& values) {
+      if (!p.valid.defined()) return values;  // every slot is an edge, in edge order
+      const torch::Tensor to = torch::where(p.valid, edge, torch::full_like(edge, edges));
+      return torch::empty({edges + 1}, values.options())
+          .index_copy_(0, to, values)
+          .slice(0, 0, edges);
+    };
+    csc.indices = place(local);
+    if (topo.typed() && edges > 0) {
+      csc.etypes = place(p.segment.remainder(R));
+      csc.run_entry = place(p.slot);
+      csc.run_counts = run_counts;
+      csc.relation_rows = host[2];
+      csc.num_relations = host[3];
+    }
+    out.blocks.push_back(device_block_tensors(csc));
+    out.num_edges += edges;
+    nodes = r.nodes.slice(0, 0, csc.num_src);
+  }
+  out.input_nodes = nodes;
+  if (sample_options.degrees && !out.blocks.empty()) {
+    const torch::Tensor& ptr = topo.run_ptr();
+    const torch::Tensor degrees =
+        ptr.index_select(0, (nodes + 1) * R) - ptr.index_select(0, nodes * R);
+    for (nn::BlockTensors& b : out.blocks) b.graph_deg = degrees.slice(0, 0, b.num_src);
+  }
+  return out;
+}
+
+}  // namespace partita::train

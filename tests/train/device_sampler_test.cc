@@ -1,0 +1,465 @@
+// The device sampler (train/device_sampler.h) on the CPU: its random streams equal
+// core/random.h's bit for bit; its samples equal the host kernel's (sample/neighbor_kernel.h)
+// and its blocks every field of what the host pipeline (sample::BlockBuilder, then
+// nn::to_block_tensors) builds, untyped and typed, over one view or several; a brute-force
+// check of the contract itself (distinct in-neighbours, all of them at degree <= k, only
+// in-edges, per-relation fanouts); chi-square uniformity; reruns identical; and the host
+// reads it makes, counted by torch's profiler callbacks.
+#include "partita/train/device_sampler.h"
+
+#include <ATen/record_function.h>
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "device_random.h"
+#include "partita/core/error.h"
+#include "partita/core/random.h"
+#include "partita/nn/block_tensors.h"
+#include "partita/sample/block_builder.h"
+#include "partita/sample/local_sampler.h"
+#include "partita/sample/sample_key.h"
+
+namespace partita::train {
+namespace {
+
+torch::Tensor ids(const std::vector<int64_t>& v) {
+  return torch::tensor(v, torch::TensorOptions().dtype(torch::kInt64));
+}
+
+std::vector<int64_t> to_vector(const torch::Tensor& t) {
+  const torch::Tensor c = t.to(torch::kCPU).to(torch::kInt64).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+// A graph in the layout of a partition's CSC: rows of distinct sources, typed rows sorted by
+// (relation, source); streams keyed by a permutation of the ids (like original ids).
+struct TestGraph {
+  std::vector<int64_t> indptr{0};
+  std::vector<int64_t> indices;
+  std::vector<int32_t> relations;  // empty: untyped
+  std::vector<int64_t> stream_ids;
+  int num_relations = 0;
+
+  int64_t num_nodes() const { return static_cast<int64_t>(indptr.size()) - 1; }
+  sample::CscView view() const {
+    sample::CscView v;
+    v.indptr = indptr;
+    v.indices = indices;
+    v.stream_ids = stream_ids;
+    v.relations = relations;
+    return v;
+  }
+  // Rows [begin, end) as a partition's view (global sources, offsets into the whole arrays).
+  sample::CscView rows(int64_t begin, int64_t end) const {
+    sample::CscView v = view();
+    v.indptr = ArrayView<const int64_t>(indptr.data() + begin, end - begin + 1);
+    v.first_row = begin;
+    v.stream_ids = ArrayView<const int64_t>(stream_ids.data() + begin, end - begin);
+    return v;
+  }
+};
+
+// Degrees from 0 to `max_degree` (some rows empty, some below and above any fanout).
+TestGraph random_graph(int64_t n, int relations, int64_t max_degree, uint64_t seed) {
+  TestGraph g;
+  g.num_relations = relations;
+  Rng rng(seed);
+  for (int64_t v = 0; v < n; ++v) {
+    const uint64_t kind = rng.below(10);
+    const int64_t d = kind == 0  ? 0
+                      : kind < 5 ? static_cast<int64_t>(rng.below(6))
+                      : kind < 9
+                          ? static_cast<int64_t>(rng.below(20))
+                          : static_cast<int64_t>(rng.below(static_cast<uint64_t>(max_degree) + 1));
+    std::set<int64_t> sources;
+    while (static_cast<int64_t>(sources.size()) < std::min(d, n))
+      sources.insert(static_cast<int64_t>(rng.below(static_cast<uint64_t>(n))));
+    std::vector<std::pair<int32_t, int64_t>> row;
+    for (int64_t s : sources)
+      row.emplace_back(relations > 0 ? static_cast<int32_t>(rng.below(relations)) : 0, s);
+    std::sort(row.begin(), row.end());
+    for (const auto& [r, s] : row) {
+      g.indices.push_back(s);
+      if (relations > 0) g.relations.push_back(r);
+    }
+    g.indptr.push_back(static_cast<int64_t>(g.indices.size()));
+  }
+  g.stream_ids.resize(static_cast<size_t>(n));
+  std::iota(g.stream_ids.begin(), g.stream_ids.end(), int64_t{0});
+  for (int64_t i = n - 1; i > 0; --i)
+    std::swap(g.stream_ids[i], g.stream_ids[rng.below(static_cast<uint64_t>(i) + 1)]);
+  for (int64_t& s : g.stream_ids) s += 1000003;  // not the global ids
+  return g;
+}
+
+std::vector<int64_t> distinct_seeds(int64_t n, int64_t count, uint64_t seed) {
+  std::vector<int64_t> all(static_cast<size_t>(n));
+  std::iota(all.begin(), all.end(), int64_t{0});
+  Rng rng(seed);
+  for (int64_t i = n - 1; i > 0; --i)
+    std::swap(all[i], all[rng.below(static_cast<uint64_t>(i) + 1)]);
+  all.resize(static_cast<size_t>(count));
+  return all;
+}
+
+sample::BlockOptions block_options(sample::Fanouts fanouts, uint64_t batch = 3) {
+  sample::BlockOptions o;
+  o.fanouts = std::move(fanouts);
+  o.key = {/*seed=*/7, /*epoch=*/2, batch};
+  return o;
+}
+
+// The host pipeline: BlockBuilder over the kernel on `view`, blocks converted on the CPU with
+// the whole-graph in-degrees of the input nodes.
+struct HostBatch {
+  sample::SampledBatch sampled;
+  std::vector<nn::BlockTensors> tensors;
+};
+
+HostBatch host_batch(const TestGraph& g, const std::vector<int64_t>& seeds,
+                     const sample::BlockOptions& options) {
+  sample::LocalSampler sampler(g.view(), {});
+  HostBatch h;
+  h.sampled = sample::sample_blocks(seeds, options, sampler);
+  std::vector<int64_t> degrees;
+  for (int64_t v : h.sampled.input_nodes) degrees.push_back(g.indptr[v + 1] - g.indptr[v]);
+  h.tensors = h.sampled.blocks.empty() ? std::vector<nn::BlockTensors>{}
+                                       : nn::to_block_tensors(h.sampled.blocks, degrees);
+  return h;
+}
+
+void expect_same_tensor(const torch::Tensor& got, const torch::Tensor& want,
+                        const std::string& what) {
+  ASSERT_EQ(got.defined(), want.defined()) << what;
+  if (!want.defined()) return;
+  EXPECT_EQ(got.scalar_type(), want.scalar_type()) << what;
+  EXPECT_TRUE(got.sizes() == want.sizes() && torch::equal(got, want))
+      << what << ": got " << got.sizes() << ", want " << want.sizes();
+}
+
+void expect_same_block(const nn::BlockTensors& got, const nn::BlockTensors& want,
+                       const std::string& what) {
+  EXPECT_EQ(got.num_dst, want.num_dst) << what;
+  EXPECT_EQ(got.num_src, want.num_src) << what;
+  EXPECT_EQ(got.num_relations, want.num_relations) << what;
+  const std::pair<const char*, torch::Tensor nn::BlockTensors::*> fields[] = {
+      {"indptr", &nn::BlockTensors::indptr},
+      {"indices", &nn::BlockTensors::indices},
+      {"edge_dst", &nn::BlockTensors::edge_dst},
+      {"deg_dst", &nn::BlockTensors::deg_dst},
+      {"deg_src", &nn::BlockTensors::deg_src},
+      {"t_indptr", &nn::BlockTensors::t_indptr},
+      {"t_dst", &nn::BlockTensors::t_dst},
+      {"t_eid", &nn::BlockTensors::t_eid},
+      {"graph_deg", &nn::BlockTensors::graph_deg},
+      {"etypes", &nn::BlockTensors::etypes},
+      {"rel_offsets", &nn::BlockTensors::rel_offsets},
+      {"rel_row_dst", &nn::BlockTensors::rel_row_dst},
+      {"rel_indptr", &nn::BlockTensors::rel_indptr},
+      {"rel_src", &nn::BlockTensors::rel_src},
+      {"t_rel_row", &nn::BlockTensors::t_rel_row},
+      {"t_rel_entry", &nn::BlockTensors::t_rel_entry},
+  };
+  for (const auto& [name, field] : fields)
+    expect_same_tensor(got.*field, want.*field, what + "." + name);
+}
+
+// The device sample of `seeds` equals the host pipeline's: every block, every field, and the
+// input nodes.
+void expect_equal_to_host(const TestGraph& g, const std::vector<sample::CscView>& views,
+                          const std::vector<int64_t>& seeds, const sample::Fanouts& fanouts) {
+  const sample::BlockOptions options = block_options(fanouts);
+  const HostBatch want = host_batch(g, seeds, options);
+  const DeviceTopology topology(views, g.num_relations, torch::kCPU);
+  DeviceSampleOptions so;
+  so.degrees = true;
+  const DeviceSample got = DeviceSampler(topology).sample(ids(seeds), options, so);
+  EXPECT_EQ(to_vector(got.input_nodes), want.sampled.input_nodes);
+  EXPECT_EQ(got.num_edges, want.sampled.num_sampled_edges());
+  ASSERT_EQ(got.blocks.size(), want.tensors.size());
+  for (size_t b = 0; b < got.blocks.size(); ++b)
+    expect_same_block(got.blocks[b], want.tensors[b], "block " + std::to_string(b));
+}
+
+TEST(DeviceRandom, MatchesTheScalarStreamsBitForBit) {
+  Rng rng(99);
+  std::vector<int64_t> x, a, n;
+  for (int i = 0; i < 4096; ++i) {
+    x.push_back(static_cast<int64_t>(rng.next()));
+    a.push_back(static_cast<int64_t>(rng.next() >> (i % 64)));
+    n.push_back(1 + static_cast<int64_t>(rng.below((uint64_t{1} << 31) - 1)));
+  }
+  n[0] = 1, n[1] = (int64_t{1} << 31) - 1, x[2] = -1, x[3] = 0;  // the edges of the ranges
+  const std::vector<int64_t> mix = to_vector(device_random::mix64(ids(x)));
+  const std::vector<int64_t> keyed = to_vector(device_random::stream_key(ids(x), ids(a)));
+  const uint64_t hop = sample::hop_key({5, 6, 7}, 1);
+  const std::vector<int64_t> node = to_vector(device_random::stream_key(hop, ids(a)));
+  const std::vector<int64_t> draws = to_vector(device_random::draw(ids(x), ids(n).remainder(40)));
+  const std::vector<int64_t> below = to_vector(device_random::below(ids(x), ids(n)));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const auto u = static_cast<uint64_t>(x[i]);
+    ASSERT_EQ(static_cast<uint64_t>(mix[i]), mix64(u)) << i;
+    ASSERT_EQ(static_cast<uint64_t>(keyed[i]), stream_key(u, static_cast<uint64_t>(a[i]))) << i;
+    ASSERT_EQ(static_cast<uint64_t>(node[i]), sample::node_key(hop, a[i])) << i;
+    Rng stream(u);
+    uint64_t value = 0;
+    for (int64_t c = 0; c <= n[i] % 40; ++c) value = stream.next();
+    ASSERT_EQ(static_cast<uint64_t>(draws[i]), value) << i;
+    const uint64_t want = static_cast<uint64_t>(
+        (static_cast<unsigned __int128>(u) * static_cast<uint64_t>(n[i])) >> 64);
+    ASSERT_EQ(static_cast<uint64_t>(below[i]), want) << i;
+    ASSERT_LT(below[i], n[i]);
+  }
+}
+
+TEST(DeviceSampler, EqualsTheHostPipelineOnAnUntypedGraph) {
+  const TestGraph g = random_graph(600, 0, 150, 1);
+  const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 40, 2);
+  expect_equal_to_host(g, {g.view()}, seeds, {5, 3});
+  expect_equal_to_host(g, {g.view()}, seeds, {15, 10, 5});  // Floyd's chains at width 15
+  expect_equal_to_host(g, {g.view()}, seeds, {1});          // width 1: no chains
+  expect_equal_to_host(g, {g.view()}, seeds, {-1, 2});      // every neighbour, then 2
+  expect_equal_to_host(g, {g.view()}, seeds, {0, 4});       // nothing: block 1 has no edge
+  expect_equal_to_host(g, {g.view()}, seeds, {70});         // wider than most rows
+  expect_equal_to_host(g, {g.view()}, seeds, {});           // no hop: the seeds
+}
+
+TEST(DeviceSampler, ViewsOfSeveralPartsEqualOneViewOfTheGraph) {
+  const TestGraph g = random_graph(500, 0, 80, 3);
+  const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 30, 4);
+  // Three parts, the last one empty: offsets into the whole arrays (indptr[0] != 0).
+  expect_equal_to_host(g, {g.rows(0, 170), g.rows(170, 500), g.rows(500, 500)}, seeds, {6, 4});
+  const TestGraph typed = random_graph(500, 3, 80, 5);
+  expect_equal_to_host(typed, {typed.rows(0, 250), typed.rows(250, 500)}, seeds, {6, 4});
+}
+
+TEST(DeviceSampler, EqualsTheHostPipelineOnATypedGraph) {
+  const TestGraph g = random_graph(700, 4, 120, 6);
+  const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 50, 7);
+  expect_equal_to_host(g, {g.view()}, seeds, {4, 3});
+  // Per relation: relation 1 takes none, relation 3 all; the second hop one fanout for all.
+  expect_equal_to_host(g, {g.view()}, seeds, sample::Fanouts({4, 2}, {{2, 0, 5, -1}, {}}));
+  expect_equal_to_host(g, {g.view()}, seeds, sample::Fanouts({3}, {{1, 9, 3, 2}}));
+  const TestGraph one = random_graph(300, 1, 40, 8);  // a single relation
+  expect_equal_to_host(one, {one.view()}, distinct_seeds(300, 20, 9), {5, 5});
+}
+
+// The contract itself, without the host kernel: per frontier node (and relation), min(d, k)
+// distinct in-neighbours (all of them when d <= k), each an in-edge of that node.
+TEST(DeviceSampler, TakesDistinctInNeighboursAllOfThemUpToTheFanout) {
+  for (const int relations : {0, 3}) {
+    const TestGraph g = random_graph(400, relations, 60, 10 + relations);
+    const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 60, 11);
+    const sample::Fanouts fanouts =
+        relations == 0 ? sample::Fanouts({7, 4}) : sample::Fanouts({7, 4}, {{7, 0, 2}, {4, 4, -1}});
+    const DeviceTopology topology({g.view()}, g.num_relations, torch::kCPU);
+    const DeviceSample s = DeviceSampler(topology).sample(ids(seeds), block_options(fanouts));
+    const std::vector<int64_t> input = to_vector(s.input_nodes);
+    ASSERT_EQ(std::set<int64_t>(input.begin(), input.end()).size(), input.size());
+    for (size_t hop = 0; hop < s.blocks.size(); ++hop) {
+      const nn::BlockTensors& b = s.blocks[hop];
+      const std::vector<int64_t> ptr = to_vector(b.indptr), idx = to_vector(b.indices);
+      const std::vector<int64_t> et = b.typed() ? to_vector(b.etypes) : std::vector<int64_t>();
+      ASSERT_EQ(b.num_src, hop + 1 < s.blocks.size() ? s.blocks[hop + 1].num_dst
+                                                     : static_cast<int64_t>(input.size()));
+      for (int64_t i = 0; i < b.num_dst; ++i) {
+        const int64_t v = input[static_cast<size_t>(i)];
+        // The row's in-neighbours by relation, and the picks.
+        std::map<int64_t, std::multiset<int64_t>> row, picked;
+        for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e)
+          row[relations > 0 ? g.relations[e] : 0].insert(g.indices[e]);
+        for (int64_t e = ptr[i]; e < ptr[i + 1]; ++e)
+          picked[et.empty() ? 0 : et[e]].insert(input[static_cast<size_t>(idx[e])]);
+        for (const auto& [r, sources] : row) {
+          const std::vector<int64_t>& per = fanouts.relations_of(hop);
+          const int64_t k = per.empty() ? fanouts.hops[hop] : per[static_cast<size_t>(r)];
+          const std::multiset<int64_t>& got = picked[r];
+          const int64_t d = static_cast<int64_t>(sources.size());
+          ASSERT_EQ(static_cast<int64_t>(got.size()), k < 0 || d <= k ? d : k)
+              << "node " << v << " relation " << r << " hop " << hop;
+          if (k < 0 || d <= k) {
+            EXPECT_EQ(got, sources) << "node " << v << ": every in-neighbour";
+          } else {
+            EXPECT_EQ(std::set<int64_t>(got.begin(), got.end()).size(), got.size()) << "distinct";
+            for (int64_t u : got)
+              EXPECT_EQ(sources.count(u), 1u) << u << " -> " << v << ": no such edge";
+          }
+        }
+        for (const auto& [r, got] : picked)
+          EXPECT_TRUE(row.count(r) > 0 || got.empty()) << "node " << v << ": relation " << r;
+      }
+    }
+  }
+}
+
+// Uniform without replacement: over 600 rows of 20 entries (each its own stream) and 8 batch
+// keys, every position is taken k/d of the time; Pearson's statistic (19 degrees of freedom)
+// stays below the 0.999 quantile, 43.82. Deterministic: the streams are counter-based.
+TEST(DeviceSampler, PicksEveryPositionUniformly) {
+  constexpr int64_t kRows = 600, kDegree = 20, kFanout = 5, kKeys = 8;
+  TestGraph g;
+  for (int64_t v = 0; v < kRows; ++v) {
+    for (int64_t i = 0; i < kDegree; ++i) g.indices.push_back(kRows + v * kDegree + i);
+    g.indptr.push_back(static_cast<int64_t>(g.indices.size()));
+  }
+  for (int64_t v = kRows; v < kRows + kRows * kDegree; ++v) g.indptr.push_back(g.indptr.back());
+  const DeviceTopology topology({g.view()}, 0, torch::kCPU);
+  std::vector<int64_t> seeds(kRows);
+  std::iota(seeds.begin(), seeds.end(), int64_t{0});
+  std::vector<double> counts(kDegree, 0);
+  std::vector<double> pairs(kDegree * kDegree, 0);  // positions taken together
+  for (uint64_t key = 0; key < kKeys; ++key) {
+    const DeviceSample s =
+        DeviceSampler(topology).sample(ids(seeds), block_options({kFanout}, key));
+    const std::vector<int64_t> input = to_vector(s.input_nodes);
+    const std::vector<int64_t> ptr = to_vector(s.blocks[0].indptr),
+                               idx = to_vector(s.blocks[0].indices);
+    for (int64_t v = 0; v < kRows; ++v) {
+      ASSERT_EQ(ptr[v + 1] - ptr[v], kFanout);
+      std::vector<int64_t> pos;
+      for (int64_t e = ptr[v]; e < ptr[v + 1]; ++e)
+        pos.push_back(input[idx[e]] - kRows - v * kDegree);
+      for (int64_t p : pos) counts[static_cast<size_t>(p)] += 1;
+      for (int64_t a : pos)
+        for (int64_t b : pos)
+          if (a < b) pairs[static_cast<size_t>(a * kDegree + b)] += 1;
+    }
+  }
+  const double expected = static_cast<double>(kRows * kKeys * kFanout) / kDegree;
+  double chi2 = 0;
+  for (double c : counts) chi2 += (c - expected) * (c - expected) / expected;
+  EXPECT_LT(chi2, 43.82) << "positions are not drawn uniformly";
+  // Every pair of positions is taken together k(k-1) / (d(d-1)) of the time; over the 190
+  // pairs the same statistic stays below the chi-square(189) 0.999 quantile, 255.2.
+  const double pair_expected =
+      static_cast<double>(kRows * kKeys) * kFanout * (kFanout - 1) / (kDegree * (kDegree - 1));
+  double pair_chi2 = 0;
+  for (int64_t a = 0; a < kDegree; ++a)
+    for (int64_t b = a + 1; b < kDegree; ++b) {
+      const double c = pairs[static_cast<size_t>(a * kDegree + b)];
+      pair_chi2 += (c - pair_expected) * (c - pair_expected) / pair_expected;
+    }
+  EXPECT_LT(pair_chi2, 255.2) << "pairs of positions are not drawn uniformly";
+  std::printf("chi2 positions %.1f (19 df), pairs %.1f (189 df)\n", chi2, pair_chi2);
+}
+
+TEST(DeviceSampler, RerunsAreIdenticalAndKeysChangeTheSample) {
+  const TestGraph g = random_graph(500, 0, 90, 12);
+  const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 64, 13);
+  const DeviceTopology topology({g.view()}, 0, torch::kCPU);
+  const DeviceSampler sampler(topology);
+  const DeviceSample a = sampler.sample(ids(seeds), block_options({10, 5}, 1));
+  const DeviceSample b = sampler.sample(ids(seeds), block_options({10, 5}, 1));
+  const DeviceSample c = sampler.sample(ids(seeds), block_options({10, 5}, 2));
+  EXPECT_TRUE(torch::equal(a.input_nodes, b.input_nodes));
+  for (size_t i = 0; i < a.blocks.size(); ++i)
+    expect_same_block(b.blocks[i], a.blocks[i], "rerun block " + std::to_string(i));
+  EXPECT_FALSE(a.input_nodes.sizes() == c.input_nodes.sizes() &&
+               torch::equal(a.input_nodes, c.input_nodes));
+}
+
+// Counts the record_function scopes this thread enters, by name.
+class ScopeCounter {
+ public:
+  ScopeCounter() {
+    handle_ = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(&ScopeCounter::enter)
+            .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE}));
+  }
+  ~ScopeCounter() { at::removeCallback(handle_); }
+  static std::map<std::string, int>& counts() {
+    thread_local std::map<std::string, int> c;
+    return c;
+  }
+
+ private:
+  static std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction& fn) {
+    ++counts()[fn.name()];
+    return nullptr;
+  }
+  at::CallbackHandle handle_;
+};
+
+// One host read per hop (two for a hop of fanout -1), and no op that reads device memory on
+// the host besides them: what a GPU would wait for.
+TEST(DeviceSampler, ReadsTheHostOncePerHop) {
+  for (const int relations : {0, 3}) {
+    const TestGraph g = random_graph(300, relations, 50, 14);
+    const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 32, 15);
+    const DeviceTopology topology({g.view()}, g.num_relations, torch::kCPU);
+    for (const sample::Fanouts& fanouts :
+         {sample::Fanouts({15, 10, 5}), sample::Fanouts({4, -1})}) {
+      const int expected = static_cast<int>(
+          fanouts.num_hops() + std::count(fanouts.hops.begin(), fanouts.hops.end(), -1));
+      ScopeCounter counter;
+      ScopeCounter::counts().clear();
+      DeviceSampleOptions so;
+      so.degrees = true;
+      const DeviceSample s = DeviceSampler(topology).sample(ids(seeds), block_options(fanouts), so);
+      const std::map<std::string, int> seen = ScopeCounter::counts();
+      EXPECT_EQ(s.host_reads, expected);
+      EXPECT_EQ(seen.count(kHostReadScope) ? seen.at(kHostReadScope) : 0, expected);
+      for (const char* sync :
+           {"aten::_local_scalar_dense", "aten::item", "aten::nonzero", "aten::unique",
+            "aten::_unique", "aten::_unique2", "aten::unique_consecutive", "aten::masked_select",
+            "aten::bincount", "aten::is_nonzero"})
+        EXPECT_EQ(seen.count(sync), 0u) << sync << " reads device memory on the host";
+    }
+  }
+}
+
+// On a GPU (scripts/device-check.sh, phase gpu-sampling): CUDA's samples and blocks equal the
+// CPU's, field for field (the streams' int64 arithmetic wraps there as on the CPU).
+TEST(DeviceSamplerCuda, EqualsTheCpuSampler) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  for (const int relations : {0, 4}) {
+    const TestGraph g = random_graph(20000, relations, 300, 20 + relations);
+    const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 1024, 21);
+    const sample::Fanouts fanouts = relations == 0 ? sample::Fanouts({15, 10, 5})
+                                                   : sample::Fanouts({15, 10}, {{5, 0, -1, 3}, {}});
+    DeviceSampleOptions so;
+    so.degrees = true;
+    const DeviceTopology cpu({g.view()}, g.num_relations, torch::kCPU);
+    const DeviceTopology cuda({g.rows(0, 7000), g.rows(7000, 20000)}, g.num_relations,
+                              torch::Device(torch::kCUDA, 0));
+    const DeviceSample want = DeviceSampler(cpu).sample(ids(seeds), block_options(fanouts), so);
+    const DeviceSample got = DeviceSampler(cuda).sample(
+        ids(seeds).to(torch::Device(torch::kCUDA, 0)), block_options(fanouts), so);
+    EXPECT_EQ(to_vector(got.input_nodes), to_vector(want.input_nodes));
+    ASSERT_EQ(got.blocks.size(), want.blocks.size());
+    for (size_t b = 0; b < got.blocks.size(); ++b) {
+      nn::BlockTensors moved = got.blocks[b];
+      for (torch::Tensor* x :
+           {&moved.indptr, &moved.indices, &moved.edge_dst, &moved.deg_dst, &moved.deg_src,
+            &moved.t_indptr, &moved.t_dst, &moved.t_eid, &moved.graph_deg, &moved.etypes,
+            &moved.rel_offsets, &moved.rel_row_dst, &moved.rel_indptr, &moved.rel_src,
+            &moved.t_rel_row, &moved.t_rel_entry})
+        if (x->defined()) *x = x->to(torch::kCPU);
+      expect_same_block(moved, want.blocks[b], "cuda block " + std::to_string(b));
+    }
+  }
+}
+
+TEST(DeviceSampler, RefusesBadFanoutsAndViews) {
+  const TestGraph g = random_graph(100, 2, 20, 16);
+  const DeviceTopology topology({g.view()}, 2, torch::kCPU);
+  const DeviceSampler sampler(topology);
+  EXPECT_THROW(sampler.sample(ids({1, 2}), block_options({-2})), Error);
+  EXPECT_THROW(sampler.sample(ids({1, 2}), block_options(sample::Fanouts({3}, {{1, 2, 3}}))),
+               Error);  // three relation fanouts for two relations
+  // Views that leave a gap, or a relation id past the graph's.
+  EXPECT_THROW(DeviceTopology({g.rows(0, 40), g.rows(50, 100)}, 2, torch::kCPU), Error);
+  EXPECT_THROW(DeviceTopology({g.view()}, 1, torch::kCPU), Error);
+}
+
+}  // namespace
+}  // namespace partita::train
