@@ -312,19 +312,14 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
     // The trainer wrote the epoch's checkpoint before calling back.
     if (notice != nullptr) notice->epoch_done(r.epoch, r.epoch >= options.epochs);
   };
-  // Progress records read the loss from the device: only rank 0's bar or lines, and its
-  // Ctrl-C notice, ask for them. The notice learns of an epoch as it begins (on_epoch_start,
-  // no read of the device), which a record (--log-every 0: the epoch's last step) may not.
-  std::function<void(const train::StepRecord&)> on_step;
-  if (mode != ProgressMode::kOff || notice != nullptr) {
-    on_step = [&](const train::StepRecord& s) {
-      if (notice != nullptr && notice->state().epoch != s.epoch) notice->training(s.epoch);
-      if (mode != ProgressMode::kOff) bar.update(s);
-    };
-  }
+  // Ctrl-C's notice learns of an epoch as it begins (on_epoch_start: no read of the device;
+  // a progress record comes only after --log-every steps, with 0 at the epoch's last).
   const auto on_epoch_start = [&](int64_t epoch) {
     if (notice != nullptr && notice->state().epoch != epoch) notice->training(epoch);
   };
+  // Progress records read the loss from the device: only rank 0's bar or lines ask for them.
+  std::function<void(const train::StepRecord&)> on_step;
+  if (mode != ProgressMode::kOff) on_step = [&](const train::StepRecord& s) { bar.update(s); };
   const train::TrainResult result = trainer.train(on_epoch, on_step, on_epoch_start);
   bar.clear();
   if (notice != nullptr)
