@@ -1,4 +1,4 @@
-// Stages 1 and 2 of the distributed partition pipeline (partition/dist_partition.h) under
+// Stages 1 and 2 of the partition pipeline (partition/pipeline.h) on several ranks, under
 // mpirun, on a Partita numpy dataset (homogeneous): each rank maps edges.npy and takes the
 // row range [E r/R, E (r+1)/R), builds its block's in-edge CSC, assigns parts (metis: the
 // coarse partitioner or, with --dist-partitioner ptscotch, PT-Scotch; or random) and counts
@@ -20,7 +20,7 @@
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
 #include "partita/core/timer.h"
-#include "partita/partition/dist_partition.h"
+#include "partita/partition/pipeline.h"
 #include "partita/runtime/mpi_dist_comm.h"
 
 namespace partita {
@@ -134,7 +134,7 @@ int run(MpiScope& mpi, const Args& args) {
                                  : partition::DistPartitioner::kCoarse;
   if (args.method != "random") {
     // The adjacency alone first, to tell its memory from the partitioner's (built again
-    // inside assign_parts_distributed).
+    // inside assign_parts).
     Stopwatch adj_watch;
     {
       const partition::DistAdjacency adj =
@@ -145,7 +145,7 @@ int run(MpiScope& mpi, const Args& args) {
     watch.restart();
   }
   const std::vector<int32_t> part =
-      partition::assign_parts_distributed(graph, shard, options, comm);
+      partition::assign_parts({graph, shard.train_idx, options, comm}).part;
   comm.agree("");
   phases["assign_parts"] = watch.seconds();
   progress("parts assigned");

@@ -17,17 +17,10 @@ namespace py = pybind11;
 namespace partita::python {
 namespace {
 
-optim::SparseOptimizer optimizer_kind(const std::string& name) {
-  if (name == "sgd") return optim::SparseOptimizer::kSgd;
-  if (name == "adagrad") return optim::SparseOptimizer::kAdagrad;
-  if (name == "adam") return optim::SparseOptimizer::kAdam;
-  throw UsageError(fmt::format("sparse_optimizer: '{}' is not one of sgd, adagrad, adam", name));
-}
-
 optim::SparseOptimizerOptions optimizer_options(const std::string& kind, double lr, double beta1,
                                                 double beta2, double eps) {
   optim::SparseOptimizerOptions o;
-  o.kind = optimizer_kind(kind);
+  o.kind = value_named(optim::sparse_optimizer_names(), "sparse_optimizer", kind);
   PARTITA_CHECK(std::isfinite(lr) && lr > 0, UsageError, "lr: must be > 0, got {}", lr);
   PARTITA_CHECK(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, UsageError,
                 "betas: each must be in [0, 1), got ({}, {})", beta1, beta2);

@@ -8,6 +8,7 @@
 
 #include "partita/core/error.h"
 #include "partita/core/log.h"
+#include "partita/core/name_table.h"
 #include "partita/core/random.h"
 #include "partita/runtime/split_ids.h"
 
@@ -25,13 +26,6 @@ py::array_t<int64_t> to_numpy(ArrayView<const int64_t> ids) {
   py::array_t<int64_t> out(ids.size());
   std::copy(ids.begin(), ids.end(), out.mutable_data());
   return out;
-}
-
-runtime::Split split_of(const std::string& name) {
-  if (name == "train") return runtime::Split::kTrain;
-  if (name == "valid" || name == "val") return runtime::Split::kValid;
-  if (name == "test") return runtime::Split::kTest;
-  throw UsageError(fmt::format("split: '{}' is not one of train, valid, test", name));
 }
 
 // One step of a 64-bit hash: the word folded in by core's SplitMix64 finalizer.
@@ -116,7 +110,19 @@ void broadcast_tensors(Graph& g, const std::vector<torch::Tensor>& tensors, int 
   }
 }
 
+// set_log_level's words: quiet (the CLI's -q), info (the default), verbose (-v).
+const NameTable<LogLevel>& log_level_names() {
+  static const NameTable<LogLevel> names{
+      {"quiet", LogLevel::kQuiet}, {"info", LogLevel::kInfo}, {"verbose", LogLevel::kDebug}};
+  return names;
+}
+
 }  // namespace
+
+runtime::Split split_of(const std::string& name) {
+  // "val": DGL's and PyG's word for the validation split.
+  return value_named(runtime::split_names(), "split", name == "val" ? "valid" : name);
+}
 
 std::shared_ptr<MpiScope> job() {
   if (!scope()) {
@@ -205,11 +211,12 @@ void add_graph_bindings(py::module_& m) {
       "rank", [] { return job()->rank(); }, "This process's rank in MPI_COMM_WORLD");
   m.def(
       "world_size", [] { return job()->size(); }, "The number of ranks of the job");
-  m.def("set_log_level", [](const std::string& level) {
-    set_log_level(level == "quiet"     ? LogLevel::kQuiet
-                  : level == "verbose" ? LogLevel::kDebug
-                                       : LogLevel::kInfo);
-  });
+  m.def(
+      "set_log_level",
+      [](const std::string& level) {
+        set_log_level(value_named(log_level_names(), "level", level));
+      },
+      py::arg("level"), "quiet, info or verbose: what the library logs to stderr");
 
   py::class_<Graph>(m, "DistGraph",
                     "One rank's view of a partition directory (collective to open and close)")

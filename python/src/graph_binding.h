@@ -19,6 +19,10 @@ namespace partita::python {
 // finalize() and the last graph's close: a graph kept past finalize() stays usable.
 std::shared_ptr<MpiScope> job();
 
+// The split a Python `split=` names: train, valid (or val), test (runtime::split_names);
+// UsageError "split: 'x' is not one of train, valid, test" otherwise.
+runtime::Split split_of(const std::string& name);
+
 // Something that runs threads over a graph's session (a loader's prefetch pipeline). A Graph
 // stops every attached user before its session ends, in close() and in its destructor, so
 // that no thread of theirs outlives the session it reads from (issue 29).

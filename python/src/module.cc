@@ -21,6 +21,7 @@
 #include "partita/nn/message_passing.h"
 #include "partita/runtime/failure.h"
 #include "partita/store/single_process_error.h"
+#include "partita/train/train_options.h"
 #include "tools_binding.h"
 #include "typed_loader_binding.h"
 
@@ -32,16 +33,23 @@ namespace {
 // A GnnModel's initial parameters, built exactly as `partita train` builds them
 // (torch::manual_seed(seed), then the model): lets a Python model start from the weights
 // of the C++ trainer, to compare the two.
+// The GnnModel kinds by their --model names (train::model_kind_names, less R-GCN and HAN).
+const NameTable<nn::ConvKind>& conv_kind_names() {
+  static const NameTable<nn::ConvKind> names = [] {
+    NameTable<nn::ConvKind> out;
+    for (const auto& [name, kind] : train::model_kind_names())
+      if (const std::optional<nn::ConvKind> conv = train::conv_kind(kind))
+        out.emplace_back(name, *conv);
+    return out;
+  }();
+  return names;
+}
+
 std::vector<std::pair<std::string, torch::Tensor>> initial_parameters(
     const std::string& kind, int64_t in_dim, int64_t hidden, int64_t out_dim, int64_t layers,
     int64_t heads, uint64_t seed) {
   nn::GnnOptions o;
-  o.kind = kind == "gcn"   ? nn::ConvKind::kGcn
-           : kind == "gat" ? nn::ConvKind::kGat
-                           : nn::ConvKind::kSage;
-  // The library's parameter `model`: the exception translation words it as this keyword.
-  PARTITA_CHECK_PARAM(kind == "sage" || kind == "gcn" || kind == "gat", "model",
-                      "'{}' is not one of sage, gcn, gat", kind);
+  o.kind = value_named(conv_kind_names(), "kind", kind);
   o.in_dim = in_dim;
   o.hidden = hidden;
   o.out_dim = out_dim;

@@ -197,15 +197,8 @@ py::dict run_partition(const PartitionArgs& a) {
   options.balance_edges = a.balance_edges;
   options.seed = a.seed;
   options.threads = a.threads;
-  const std::string& t = a.feature_dtype;
-  PARTITA_CHECK_PARAM(t == "float32" || t == "float16" || t == "bfloat16", "feature_dtype",
-                      "'{}' is not one of float32, float16, bfloat16", t);
-  options.feature_dtype = t == "float32"   ? DType::kFloat32
-                          : t == "float16" ? DType::kFloat16
-                                           : DType::kBFloat16;
-  PARTITA_CHECK_PARAM(a.method == "metis" || a.method == "random", "method",
-                      "unknown method '{}' (metis or random)", a.method);
-  options.method = a.method == "metis" ? partition::Method::kMetis : partition::Method::kRandom;
+  options.feature_dtype = value_named(feature_dtype_names(), "feature_dtype", a.feature_dtype);
+  options.method = value_named(partition::method_names(), "method", a.method);
   if (!a.edge_split.empty()) options.edge_split = partition::parse_edge_split(a.edge_split);
   load.undirected = a.undirected;
   load.split = a.split;

@@ -1,28 +1,23 @@
 // Typed batches for Python: see typed_loader_binding.h. The batches are those of
-// `partita train --model rgcn` (the same global plan, share, sampling keys, fanouts parsed by
-// sample/fanout_spec.h, and the pipeline with BatchPipelineOptions::typed), each block
+// `partita train --model rgcn` (the same global plan, share, sampling keys, fanouts resolved
+// as the trainer resolves --fanouts, and the pipeline with BatchPipelineOptions::typed), each block
 // split into one CSC per relation over per-type local ids (DGL's heterograph blocks, PyG's
 // edge_index_dict).
 #include "typed_loader_binding.h"
 
-#include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "batch_views.h"
 #include "embedding_binding.h"
 #include "graph_binding.h"
+#include "loader_base.h"
 #include "partita/core/error.h"
-#include "partita/loader/batch_pipeline.h"
-#include "partita/loader/seeds.h"
-#include "partita/sample/fanout_spec.h"
-#include "partita/sample/relation_names.h"
-#include "partita/train/batch_staging.h"
-#include "partita/train/device.h"
+#include "partita/train/trainer.h"
+#include "split_plan.h"
 
 namespace py = pybind11;
 
@@ -54,37 +49,14 @@ struct TypedBlock {
   std::vector<RelationBlock> relations;     // per relation id, every relation of the graph
 };
 
-struct TypedBatch {
-  int64_t step = 0;
-  int64_t global_size = 0;  // seeds of the whole global batch (all ranks)
-  double sample_s = 0, fetch_s = 0;
-  torch::Tensor seeds, input_nodes, y;
+struct TypedBatch : BatchHead {
+  torch::Tensor y;
   // Per node type, the batch's input nodes of that type in input order (= blocks[0]'s src
   // nodes of the type): their positions among input_nodes, their global ids, and their
   // features as float32 [n, feat_dim] (undefined for a featureless type).
   std::vector<torch::Tensor> type_positions, type_ids, type_x;
   std::vector<TypedBlock> blocks;  // input layer first; empty when the batch has no seeds
 };
-
-// A tensor over `values` that keeps `owner` alive (no copy).
-template <class T, class Owner>
-torch::Tensor view_of(std::vector<T>& values, const std::shared_ptr<Owner>& owner,
-                      torch::ScalarType type) {
-  return torch::from_blob(
-      values.data(), {static_cast<int64_t>(values.size())}, [owner](void*) {},
-      torch::TensorOptions().dtype(type));
-}
-
-torch::ScalarType torch_type(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16:
-      return torch::kFloat16;
-    case DType::kBFloat16:
-      return torch::kBFloat16;
-    default:
-      return torch::kFloat32;
-  }
-}
 
 // The node type and per-type local id of every input node of a batch (every block's src
 // nodes are a prefix of the input nodes, so these serve every block).
@@ -194,186 +166,68 @@ TypedBlock typed_block(sample::Block& b, const InputTypes& types, const partitio
   return out;
 }
 
-// The loader behind partita.NeighborLoader on a typed partition; its lifecycle is the
-// homogeneous loader's (loader_binding.cc): each loop is a generation with a token, the
-// loader is attached to its graph (closing the graph stops the pipeline), and pipeline_mu_
-// makes a close() from another thread wait for a next() in progress.
-class TypedLoader final : public GraphUser {
+// The fanouts of a typed NeighborLoader (`partita train --model rgcn`'s): the spec resolved
+// against the graph's relations as the trainer resolves --fanouts.
+sample::Fanouts typed_fanouts(const std::string& spec, const store::DistGraph& graph) {
+  PARTITA_CHECK(graph.typed(), UsageError,
+                "typed loader: {} is not a typed (heterogeneous) partition", graph.dir());
+  return train::resolve_fanouts(spec, graph);
+}
+
+// The loader behind partita.NeighborLoader on a typed partition (loader_base.h); its batches
+// are the pipeline's with BatchPipelineOptions::typed, split per node type and relation.
+class TypedLoader final : public SplitLoader {
  public:
   TypedLoader(Graph& graph, const std::string& fanouts, int64_t batch_size,
               const std::string& split, bool shuffle, uint64_t seed, int prefetch, int threads,
               const std::string& device)
-      : batch_size_(batch_size),
-        shuffle_(shuffle),
-        seed_(seed),
-        prefetch_(prefetch),
-        threads_(threads),
-        staging_(checked_device(device)) {
+      : SplitLoader("NeighborLoader",
+                    trainer_options(typed_fanouts(fanouts, graph.graph()), batch_size, seed,
+                                    prefetch, threads),
+                    {/*degrees=*/false, /*labels=*/true}, device) {
     const store::DistGraph& g = graph.graph();
-    PARTITA_CHECK(g.typed(), UsageError,
-                  "typed loader: {} is not a typed (heterogeneous) partition", g.dir());
     meta_ = g.typed_meta();
-    fanouts_ = sample::resolve_fanouts(fanouts, sample::relation_names(meta_));
-    PARTITA_CHECK(batch_size >= 1, UsageError, "batch_size: must be >= 1, got {}", batch_size);
-    loader::BatchPipelineOptions pipeline;  // the library's own checks, before any collective
-    pipeline.prefetch = prefetch;
-    pipeline.threads = threads;
-    loader::check_pipeline_options(pipeline);
-    const runtime::Split which =
-        split == "train"                     ? runtime::Split::kTrain
-        : split == "valid" || split == "val" ? runtime::Split::kValid
-        : split == "test"
-            ? runtime::Split::kTest
-            : throw UsageError(fmt::format("split: '{}' is not one of train, valid, test", split));
-    std::vector<loader::SeedId> ids = graph.all_ids(which);
-    std::sort(ids.begin(), ids.end(), [](const loader::SeedId& a, const loader::SeedId& b) {
-      return a.original < b.original;
-    });
-    for (const loader::SeedId& id : ids) ordered_.push_back(id.global);
-    plan_ = std::make_unique<loader::GlobalBatches>(std::move(ids), batch_size);
+    plan_split(graph, split, shuffle);
     feature_dtype_ = g.feature_dtype();
     for (int t = 0; t < meta_.num_types(); ++t) type_dims_.push_back(g.type_feat_dim(t));
-    graph_ = &graph;  // last but the attach: nothing after it may throw
-    try {
-      graph.attach(this);
-    } catch (...) {
-      graph_ = nullptr;
-      throw;
-    }
+    attach(graph);
   }
 
-  ~TypedLoader() {
-    py::gil_scoped_release release;
-    if (Graph* graph = graph_.load()) graph->detach(this);
-    std::lock_guard<std::mutex> lock(pipeline_mu_);
-    pipeline_.reset();
-  }
-
-  TypedLoader(const TypedLoader&) = delete;
-  TypedLoader& operator=(const TypedLoader&) = delete;
-
-  int64_t steps() const { return plan_->steps(); }
-  int64_t num_ids() const { return plan_->num_ids(); }
-  void set_epoch(int64_t epoch) { epoch_ = epoch; }
-  int64_t epoch() const { return epoch_; }
-
-  int64_t start() {
-    Graph& graph = open_graph();
-    const uint64_t key = static_cast<uint64_t>(epoch_);
-    std::vector<std::vector<int64_t>> batches;
-    const auto share = [&graph](const std::vector<int64_t>& b) { return graph.share_of(b); };
-    if (shuffle_) {
-      batches = plan_->epoch_batches(seed_, key, share);
-    } else {
-      for (const std::vector<int64_t>& b : loader::chunk(ordered_, batch_size_))
-        batches.push_back(share(b));
-    }
-    loader::BatchPipelineOptions o;  // as train/node_task.cc's pipeline_options for rgcn
-    o.threads = threads_;
-    o.prefetch = prefetch_;
-    o.fanouts = fanouts_;
-    o.seed = seed_;
-    o.epoch = key;
-    o.typed = true;
-    runtime::Session& session = graph.session();
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(pipeline_mu_);
-    PARTITA_CHECK(graph_.load() != nullptr, UsageError, "{}", kClosed);
-    pipeline_.reset();
-    pipeline_ = std::make_unique<loader::BatchPipeline>(o, std::move(batches), session.sampler(),
-                                                        session.fetcher());
-    ++generation_;
-    ++epoch_;
-    return generation_;
-  }
-
+  // The next batch of loop `token`, on the loader's device; nullopt after its last step.
   std::optional<TypedBatch> next(int64_t token) {
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(pipeline_mu_);
-    PARTITA_CHECK(graph_.load() != nullptr, UsageError, "{}", kClosed);
-    PARTITA_CHECK(token == generation_, UsageError,
-                  "NeighborLoader: this loop was replaced by a later loop over the same loader "
-                  "(one loop at a time: each loop is the next epoch)");
-    if (pipeline_ == nullptr) return std::nullopt;
-    std::optional<loader::Batch> got = pipeline_->next();
-    if (!got) {
-      pipeline_.reset();
-      return std::nullopt;
-    }
-    TypedBatch batch = convert(std::make_shared<loader::Batch>(std::move(*got)));
-    if (!staging_.on_cpu()) to_device(batch);
-    return batch;
-  }
-
-  void stop(int64_t token) {
-    py::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(pipeline_mu_);
-    if (token < 0 || token == generation_) pipeline_.reset();
-  }
-
-  // The next epoch run to its end in C++, every batch converted as next() does and none
-  // handed to Python; returns the batches (benchmarks: the C++ side alone).
-  int64_t drain() {
-    const int64_t token = start();
-    int64_t batches = 0;
-    while (next(token)) ++batches;
-    return batches;
-  }
-
-  void graph_closing() noexcept override {
-    std::lock_guard<std::mutex> lock(pipeline_mu_);
-    pipeline_.reset();
-    graph_ = nullptr;
+    return next_with(token, [this](const std::shared_ptr<loader::Batch>& batch) {
+      TypedBatch out = convert(batch);
+      if (!staging().on_cpu()) to_device(out);
+      return out;
+    });
   }
 
  private:
-  static constexpr const char* kClosed =
-      "NeighborLoader: its DistGraph is closed (close the graph after the loops over its "
-      "loaders, e.g. loop inside `with partita.DistGraph(...) as g:`)";
-
-  Graph& open_graph() const {
-    Graph* graph = graph_.load();
-    PARTITA_CHECK(graph != nullptr, UsageError, "{}", kClosed);
-    return *graph;
-  }
-
-  // `text` ("cpu", "cuda", "cuda:N") as a device this process can use (ParameterError(device)
-  // otherwise), as the homogeneous loader checks it.
-  static torch::Device checked_device(const std::string& text) {
-    const train::DeviceSpec device = train::parse_device(text);
-    train::check_device(device);
-    return train::torch_device(device);
-  }
-
-  // Every tensor of `batch` copied to the loader's device through staging_ (pinned memory, a
-  // side stream, the caller's current stream made to wait: train/batch_staging.h).
+  // Every tensor of `batch` copied to the loader's device through staging() (pinned memory,
+  // a side stream, the caller's current stream made to wait: train/batch_staging.h).
   void to_device(TypedBatch& batch) {
+    train::BatchStaging& staging = this->staging();
     for (torch::Tensor* t : {&batch.seeds, &batch.input_nodes, &batch.y})
-      *t = staging_.to_device(*t);
+      *t = staging.to_device(*t);
     for (auto* list : {&batch.type_positions, &batch.type_ids, &batch.type_x})
       for (torch::Tensor& t : *list)
-        if (t.defined()) t = staging_.to_device(t);
+        if (t.defined()) t = staging.to_device(t);
     for (TypedBlock& b : batch.blocks) {
       for (torch::Tensor* t : {&b.src_nodes, &b.indptr, &b.indices, &b.etypes})
-        *t = staging_.to_device(*t);
+        *t = staging.to_device(*t);
       for (RelationBlock& r : b.relations) {
-        r.indptr = staging_.to_device(r.indptr);
-        r.edge_index = staging_.to_device(r.edge_index);
+        r.indptr = staging.to_device(r.indptr);
+        r.edge_index = staging.to_device(r.edge_index);
         r.indices = r.edge_index[0];
         r.edge_dst = r.edge_index[1];
       }
     }
-    staging_.ready();
+    staging.ready();
   }
 
   TypedBatch convert(const std::shared_ptr<loader::Batch>& owner) const {
     TypedBatch out;
-    out.step = owner->step;
-    out.global_size = plan_->batch_size(owner->step);
-    out.sample_s = owner->sample_s;
-    out.fetch_s = owner->fetch_s;
-    out.seeds = view_of(owner->sampled.seeds, owner, torch::kInt64);
-    out.input_nodes = view_of(owner->sampled.input_nodes, owner, torch::kInt64);
+    static_cast<BatchHead&>(out) = head_of(owner, global_size(owner->step));
     out.y = view_of(owner->labels, owner, torch::kInt64);
     const auto types = static_cast<size_t>(meta_.num_types());
     std::vector<loader::TypedInput>& typed = owner->typed_inputs;
@@ -397,10 +251,7 @@ class TypedLoader final : public GraphUser {
       PARTITA_CHECK(in.features.size() == static_cast<size_t>(n * dim) * dtype_size(feature_dtype_),
                     Error, "internal: type {} has {} feature bytes for {} rows", t,
                     in.features.size(), n);
-      torch::Tensor x = torch::from_blob(
-          in.features.data(), {n, dim}, [owner](void*) {},
-          torch::TensorOptions().dtype(torch_type(feature_dtype_)));
-      out.type_x.push_back(x.scalar_type() == torch::kFloat32 ? x : x.to(torch::kFloat32));
+      out.type_x.push_back(float_rows(in.features, n, dim, feature_dtype_, owner));
     }
     if (!owner->sampled.seeds.empty()) {
       const InputTypes input_type = input_types(typed, input.size());
@@ -411,22 +262,9 @@ class TypedLoader final : public GraphUser {
     return out;
   }
 
-  std::atomic<Graph*> graph_{nullptr};  // null once the graph closed (graph_closing)
   partition::TypedMeta meta_;
-  sample::Fanouts fanouts_;
-  int64_t batch_size_;
-  bool shuffle_;
-  uint64_t seed_;
-  int prefetch_, threads_;
   DType feature_dtype_ = DType::kFloat32;
   std::vector<int64_t> type_dims_;  // per node type; 0: featureless
-  std::unique_ptr<loader::GlobalBatches> plan_;
-  std::vector<int64_t> ordered_;  // every id of the split by original id (shuffle=False)
-  int64_t epoch_ = 0;
-  std::mutex pipeline_mu_;  // guards the two below
-  int64_t generation_ = 0;
-  std::unique_ptr<loader::BatchPipeline> pipeline_;
-  train::BatchStaging staging_;  // batches to the loader's device (used by next())
 };
 
 // The raw typed blocks BlockBuilder samples for `seeds` under key (seed, epoch, step), input
@@ -436,10 +274,8 @@ py::list sample_typed_blocks(Graph& graph, std::vector<int64_t> seeds, const std
                              uint64_t seed, uint64_t epoch, uint64_t step) {
   const store::DistGraph& g = graph.graph();
   PARTITA_CHECK(g.typed(), UsageError, "sample_typed_blocks: {} is not a typed partition", g.dir());
-  std::vector<std::string> names;
-  for (const partition::TypedRelation& r : g.typed_meta().relations) names.push_back(r.name);
   sample::BlockOptions options;
-  options.fanouts = sample::resolve_fanouts(fanouts, names);
+  options.fanouts = train::resolve_fanouts(fanouts, g);
   options.key = {seed, epoch, step};
   auto owner = std::make_shared<sample::SampledBatch>();
   {
@@ -492,33 +328,23 @@ void add_typed_bindings(py::module_& m) {
       .def_readonly("type_src", &TypedBlock::type_src)
       .def_readonly("type_dst", &TypedBlock::type_dst)
       .def_readonly("relations", &TypedBlock::relations);
-  py::class_<TypedBatch>(m, "TypedBatch", "One typed mini-batch of this rank")
-      .def_readonly("step", &TypedBatch::step)
-      .def_readonly("global_size", &TypedBatch::global_size)
-      .def_readonly("sample_s", &TypedBatch::sample_s)
-      .def_readonly("fetch_s", &TypedBatch::fetch_s)
-      .def_readonly("seeds", &TypedBatch::seeds)
-      .def_readonly("input_nodes", &TypedBatch::input_nodes)
-      .def_readonly("y", &TypedBatch::y)
+  py::class_<TypedBatch> batch(m, "TypedBatch", "One typed mini-batch of this rank");
+  bind_head(batch);
+  batch.def_readonly("y", &TypedBatch::y)
       .def_readonly("type_positions", &TypedBatch::type_positions)
       .def_readonly("type_ids", &TypedBatch::type_ids)
       .def_readonly("type_x", &TypedBatch::type_x)
       .def_readonly("blocks", &TypedBatch::blocks);
-  py::class_<TypedLoader>(m, "TypedLoader",
-                          "The C++ batch pipeline over a split of a typed DistGraph")
+  py::class_<TypedLoader> loader(m, "TypedLoader",
+                                 "The C++ batch pipeline over a split of a typed DistGraph");
+  loader
       .def(py::init<Graph&, const std::string&, int64_t, const std::string&, bool, uint64_t, int,
                     int, const std::string&>(),
            py::arg("graph"), py::arg("fanouts"), py::arg("batch_size"), py::arg("split"),
            py::arg("shuffle"), py::arg("seed"), py::arg("prefetch"), py::arg("threads"),
            py::arg("device") = "cpu", py::keep_alive<1, 2>())
-      .def("__len__", &TypedLoader::steps)
-      .def_property_readonly("num_ids", &TypedLoader::num_ids)
-      .def_property_readonly("epoch", &TypedLoader::epoch)
-      .def("set_epoch", &TypedLoader::set_epoch)
-      .def("start", &TypedLoader::start)
-      .def("next", &TypedLoader::next, py::arg("token"))
-      .def("stop", &TypedLoader::stop, py::arg("token") = -1)
-      .def("drain", &TypedLoader::drain);
+      .def_property_readonly("num_ids", &TypedLoader::num_ids);
+  bind_loops(loader);
 }
 
 }  // namespace partita::python

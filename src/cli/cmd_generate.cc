@@ -89,6 +89,129 @@ int run_chunked(runtime::RankContext& rank, data::GenerateOptions o,
   return 0;
 }
 
+// The chunked layout's write options from the flags; `dtype` the feature type when
+// --feature-dtype is not given.
+data::ChunkedWriteOptions chunked_options(const CLI::App& app, const ChunkFlags& chunk,
+                                          const std::string& dtype) {
+  data::ChunkedWriteOptions chunked;
+  chunked.chunk_rows = chunk.chunk_rows;
+  chunked.node_chunk_rows = app.count("--node-chunk-rows") > 0 ? chunk.node_chunk_rows
+                            : app.count("--chunk-rows") > 0    ? chunk.chunk_rows
+                                                               : chunk.node_chunk_rows;
+  chunked.feature_dtype = value_named(feature_dtype_names(), "--feature-dtype",
+                                      chunk.feature_dtype.empty() ? dtype : chunk.feature_dtype);
+  return chunked;
+}
+
+// --hetero mag: the mag-shaped graph in the numpy heterogeneous layout.
+int run_hetero(const CLI::App& app, const data::GenerateOptions& options,
+               const std::string& shape) {
+  data::HeteroGenerateOptions h;
+  h.shape = shape;
+  h.out_dir = options.out_dir;
+  h.seed = options.seed;
+  h.threads = options.threads;
+  h.power_law = options.power_law;
+  h.feature_noise = options.feature_noise;
+  h.train_fraction = options.train_fraction;
+  h.valid_fraction = options.valid_fraction;
+  h.test_fraction = options.test_fraction;
+  // Flags given override the shape's own defaults.
+  if (app.count("--nodes") > 0) h.nodes = options.nodes;
+  if (app.count("--feat-dim") > 0) h.feat_dim = options.feat_dim;
+  if (app.count("--classes") > 0) h.classes = options.classes;
+  if (app.count("--homophily") > 0) h.homophily = options.homophily;
+  data::HeteroGenerateStats stats = data::generate_hetero(h);
+  int64_t edges = 0;
+  for (int64_t e : stats.relation_edges) edges += e;
+  int64_t nodes = 0;
+  for (int64_t n : stats.type_counts) nodes += n;
+  std::printf(
+      "generated %s: %lld nodes of %zu types, %lld edges of %zu relations, %s written "
+      "in %.2f s\n",
+      h.out_dir.c_str(), static_cast<long long>(nodes), stats.type_counts.size(),
+      static_cast<long long>(edges), stats.relation_edges.size(),
+      format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds);
+  return 0;
+}
+
+// --from-ogb: an OGB raw directory converted to the chunked layout.
+int run_from_ogb(const CLI::App& app, const data::GenerateOptions& options,
+                 const ChunkFlags& chunk) {
+  PARTITA_CHECK(chunk.shape.empty() && (chunk.layout.empty() || chunk.layout == "chunked"),
+                UsageError,
+                "--from-ogb: converts to the chunked layout; --shape and --layout {} do not "
+                "apply",
+                chunk.layout.empty() ? "numpy" : chunk.layout);
+  const data::ChunkedWriteOptions chunked = chunked_options(app, chunk, "float32");
+  const data::GenerateStats stats =
+      data::convert_ogb_to_chunked(chunk.from_ogb, options.out_dir, chunked);
+  std::printf(
+      "converted %s to %s (chunked layout): %lld nodes, %lld edges, %s written in "
+      "%.2f s; peak RSS %s\n",
+      chunk.from_ogb.c_str(), options.out_dir.c_str(), static_cast<long long>(stats.nodes),
+      static_cast<long long>(stats.edges),
+      format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds,
+      format_bytes(static_cast<double>(peak_rss_bytes())).c_str());
+  return 0;
+}
+
+// The command: the flags checked against each other, then the graph of the layout asked.
+int run_generate(const CLI::App& app, data::GenerateOptions& options, const std::string& hetero,
+                 const ChunkFlags& chunk, const CLI::Option& avg_degree) {
+  const bool chunk_flags = !chunk.layout.empty() || !chunk.shape.empty() ||
+                           !chunk.from_ogb.empty() || app.count("--chunk-rows") > 0 ||
+                           app.count("--node-chunk-rows") > 0 || app.count("--feature-dtype") > 0 ||
+                           app.count("--scale") > 0;
+  if (!hetero.empty() && chunk_flags) {
+    throw UsageError(
+        "--hetero: the mag shape is written in the numpy heterogeneous layout only (no "
+        "--layout, --shape, --scale, --chunk-rows or --feature-dtype)");
+  }
+  const bool chunked_output =
+      chunk.from_ogb.empty() &&
+      (chunk.layout == "chunked" || (chunk.layout.empty() && !chunk.shape.empty()));
+  PARTITA_CHECK(chunked_output || launcher_size() == 1, UsageError,
+                "generate: under mpirun only --layout chunked is generated in parts (each rank "
+                "its own chunks); the numpy layouts and --from-ogb are written by one process "
+                "(run it without mpirun)");
+  if (!hetero.empty()) {
+    PARTITA_CHECK(avg_degree.count() == 0, UsageError,
+                  "--avg-degree: does not apply with --hetero (edges follow ogbn-mag's "
+                  "proportions)");
+    return run_hetero(app, options, hetero);
+  }
+  if (!chunk.from_ogb.empty()) return run_from_ogb(app, options, chunk);
+  PARTITA_CHECK(!(app.count("--scale") > 0 && chunk.shape.empty()), UsageError,
+                "--scale: applies with --shape only");
+  const std::string layout = !chunk.layout.empty() ? chunk.layout
+                             : chunk.shape.empty() ? "numpy"
+                                                   : "chunked";
+  PARTITA_CHECK(layout == "numpy" || layout == "chunked", UsageError,
+                "--layout: '{}' is not numpy or chunked", layout);
+  if (layout == "chunked") {
+    const data::ChunkedWriteOptions chunked =
+        chunked_options(app, chunk, chunk.shape.empty() ? "float32" : "bfloat16");
+    return run_rank([&](runtime::RankContext& rank) {
+      const data::GenerateOptions o =
+          chunk.shape.empty() ? options : shape_options(app, options, chunk);
+      return run_chunked(rank, o, chunked);
+    });
+  }
+  PARTITA_CHECK(app.count("--chunk-rows") == 0 && app.count("--node-chunk-rows") == 0 &&
+                    chunk.feature_dtype.empty(),
+                UsageError,
+                "--chunk-rows, --node-chunk-rows, --feature-dtype: apply to --layout chunked "
+                "only (the numpy layout stores float32 features in one file)");
+  if (!chunk.shape.empty()) options = shape_options(app, options, chunk);
+  data::GenerateStats stats = data::generate_synthetic(options);
+  std::printf("generated %s: %lld nodes, %lld edges, %s written in %.2f s\n",
+              options.out_dir.c_str(), static_cast<long long>(stats.nodes),
+              static_cast<long long>(stats.edges),
+              format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds);
+  return 0;
+}
+
 }  // namespace
 
 Action add_generate_command(CLI::App& app) {
@@ -172,117 +295,7 @@ Action add_generate_command(CLI::App& app) {
                  "With --shape: the fraction of the full graph's nodes and edges, in (0, 1]")
       ->capture_default_str();
   return [options, hetero, chunk, &app, avg_degree] {
-    const bool chunk_flags = !chunk->layout.empty() || !chunk->shape.empty() ||
-                             !chunk->from_ogb.empty() || app.count("--chunk-rows") > 0 ||
-                             app.count("--node-chunk-rows") > 0 ||
-                             app.count("--feature-dtype") > 0 || app.count("--scale") > 0;
-    if (!hetero->empty() && chunk_flags) {
-      throw UsageError(
-          "--hetero: the mag shape is written in the numpy heterogeneous layout only (no "
-          "--layout, --shape, --scale, --chunk-rows or --feature-dtype)");
-    }
-    const bool chunked_output =
-        chunk->from_ogb.empty() &&
-        (chunk->layout == "chunked" || (chunk->layout.empty() && !chunk->shape.empty()));
-    PARTITA_CHECK(chunked_output || launcher_size() == 1, UsageError,
-                  "generate: under mpirun only --layout chunked is generated in parts (each rank "
-                  "its own chunks); the numpy layouts and --from-ogb are written by one process "
-                  "(run it without mpirun)");
-    if (!hetero->empty()) {
-      PARTITA_CHECK(avg_degree->count() == 0, UsageError,
-                    "--avg-degree: does not apply with --hetero (edges follow ogbn-mag's "
-                    "proportions)");
-      data::HeteroGenerateOptions h;
-      h.shape = *hetero;
-      h.out_dir = options->out_dir;
-      h.seed = options->seed;
-      h.threads = options->threads;
-      h.power_law = options->power_law;
-      h.feature_noise = options->feature_noise;
-      h.train_fraction = options->train_fraction;
-      h.valid_fraction = options->valid_fraction;
-      h.test_fraction = options->test_fraction;
-      // Flags given override the shape's own defaults.
-      if (app.count("--nodes") > 0) h.nodes = options->nodes;
-      if (app.count("--feat-dim") > 0) h.feat_dim = options->feat_dim;
-      if (app.count("--classes") > 0) h.classes = options->classes;
-      if (app.count("--homophily") > 0) h.homophily = options->homophily;
-      data::HeteroGenerateStats stats = data::generate_hetero(h);
-      int64_t edges = 0;
-      for (int64_t e : stats.relation_edges) edges += e;
-      int64_t nodes = 0;
-      for (int64_t n : stats.type_counts) nodes += n;
-      std::printf(
-          "generated %s: %lld nodes of %zu types, %lld edges of %zu relations, %s written "
-          "in %.2f s\n",
-          h.out_dir.c_str(), static_cast<long long>(nodes), stats.type_counts.size(),
-          static_cast<long long>(edges), stats.relation_edges.size(),
-          format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds);
-      return 0;
-    }
-    if (!chunk->from_ogb.empty()) {
-      PARTITA_CHECK(chunk->shape.empty() && (chunk->layout.empty() || chunk->layout == "chunked"),
-                    UsageError,
-                    "--from-ogb: converts to the chunked layout; --shape and --layout {} do not "
-                    "apply",
-                    chunk->layout.empty() ? "numpy" : chunk->layout);
-      data::ChunkedWriteOptions chunked;
-      chunked.chunk_rows = chunk->chunk_rows;
-      chunked.node_chunk_rows = app.count("--node-chunk-rows") > 0 ? chunk->node_chunk_rows
-                                : app.count("--chunk-rows") > 0    ? chunk->chunk_rows
-                                                                   : chunk->node_chunk_rows;
-      const std::string dtype = chunk->feature_dtype.empty() ? "float32" : chunk->feature_dtype;
-      PARTITA_CHECK(dtype == "float32" || dtype == "float16" || dtype == "bfloat16", UsageError,
-                    "--feature-dtype: '{}' is not one of float32, float16, bfloat16", dtype);
-      chunked.feature_dtype = dtype_from_name(dtype, "--feature-dtype");
-      const data::GenerateStats stats =
-          data::convert_ogb_to_chunked(chunk->from_ogb, options->out_dir, chunked);
-      std::printf(
-          "converted %s to %s (chunked layout): %lld nodes, %lld edges, %s written in "
-          "%.2f s; peak RSS %s\n",
-          chunk->from_ogb.c_str(), options->out_dir.c_str(), static_cast<long long>(stats.nodes),
-          static_cast<long long>(stats.edges),
-          format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds,
-          format_bytes(static_cast<double>(peak_rss_bytes())).c_str());
-      return 0;
-    }
-    PARTITA_CHECK(!(app.count("--scale") > 0 && chunk->shape.empty()), UsageError,
-                  "--scale: applies with --shape only");
-    const std::string layout = !chunk->layout.empty() ? chunk->layout
-                               : chunk->shape.empty() ? "numpy"
-                                                      : "chunked";
-    PARTITA_CHECK(layout == "numpy" || layout == "chunked", UsageError,
-                  "--layout: '{}' is not numpy or chunked", layout);
-    if (layout == "chunked") {
-      data::ChunkedWriteOptions chunked;
-      chunked.chunk_rows = chunk->chunk_rows;
-      chunked.node_chunk_rows = app.count("--node-chunk-rows") > 0 ? chunk->node_chunk_rows
-                                : app.count("--chunk-rows") > 0    ? chunk->chunk_rows
-                                                                   : chunk->node_chunk_rows;
-      const std::string dtype = !chunk->feature_dtype.empty() ? chunk->feature_dtype
-                                : chunk->shape.empty()        ? "float32"
-                                                              : "bfloat16";
-      PARTITA_CHECK(dtype == "float32" || dtype == "float16" || dtype == "bfloat16", UsageError,
-                    "--feature-dtype: '{}' is not one of float32, float16, bfloat16", dtype);
-      chunked.feature_dtype = dtype_from_name(dtype, "--feature-dtype");
-      return run_rank([&](runtime::RankContext& rank) {
-        const data::GenerateOptions o =
-            chunk->shape.empty() ? *options : shape_options(app, *options, *chunk);
-        return run_chunked(rank, o, chunked);
-      });
-    }
-    PARTITA_CHECK(app.count("--chunk-rows") == 0 && app.count("--node-chunk-rows") == 0 &&
-                      chunk->feature_dtype.empty(),
-                  UsageError,
-                  "--chunk-rows, --node-chunk-rows, --feature-dtype: apply to --layout chunked "
-                  "only (the numpy layout stores float32 features in one file)");
-    if (!chunk->shape.empty()) *options = shape_options(app, *options, *chunk);
-    data::GenerateStats stats = data::generate_synthetic(*options);
-    std::printf("generated %s: %lld nodes, %lld edges, %s written in %.2f s\n",
-                options->out_dir.c_str(), static_cast<long long>(stats.nodes),
-                static_cast<long long>(stats.edges),
-                format_bytes(static_cast<double>(stats.bytes_written)).c_str(), stats.seconds);
-    return 0;
+    return run_generate(app, *options, *hetero, *chunk, *avg_degree);
   };
 }
 

@@ -26,6 +26,7 @@
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/partition/format.h"
+#include "shell_quote.h"
 #include "supervise.h"
 
 extern char** environ;

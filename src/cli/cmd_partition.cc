@@ -9,7 +9,6 @@
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
 #include "partita/core/timer.h"
-#include "partita/partition/dist_partition.h"
 #include "partita/partition/output_dir.h"
 #include "partita/partition/partition.h"
 #include "partita/runtime/failure.h"
@@ -49,7 +48,7 @@ partition::PartitionSummary run_single(const std::string& dataset, const data::L
   }
 }
 
-// Under mpirun with several ranks: the distributed pipeline (partition/dist_partition.h).
+// Under mpirun with several ranks: the pipeline on every rank (partition/pipeline.h).
 // A failure on any rank is agreed by every rank and printed once (runtime::SetupError). Rank
 // 0 alone inspects and prepares --out and tells the others what it found, so every rank
 // gives the same verdict; after a failure (agreed, so every rank has stopped writing) it
@@ -76,7 +75,7 @@ int run_distributed(const std::string& dataset, const data::LoadOptions& load,
     try {
       runtime::agree_on_setup(*job, [&] {
         std::unique_ptr<partition::DistComm> comm = runtime::mpi_job_dist_comm(kRankWaitSeconds);
-        summary = partition::run_partition_distributed(dataset, load, options, *comm);
+        summary = partition::run_partition(dataset, load, options, *comm);
       });
     } catch (...) {
       if (dir) dir->discard();
@@ -158,19 +157,9 @@ Action add_partition_command(CLI::App& app) {
                  "the bytes on disk, in the cache and on the wire; widened at the model input)")
       ->capture_default_str();
   return [flags] {
-    const std::string& t = flags->feature_dtype;
-    if (t == "float32" || t == "float16" || t == "bfloat16") {
-      flags->partition.feature_dtype = dtype_from_name(t, "--feature-dtype");
-    } else {
-      throw UsageError("--feature-dtype: '" + t + "' is not one of float32, float16, bfloat16");
-    }
-    if (flags->method == "metis") {
-      flags->partition.method = partition::Method::kMetis;
-    } else if (flags->method == "random") {
-      flags->partition.method = partition::Method::kRandom;
-    } else {
-      throw UsageError("--method: unknown method '" + flags->method + "' (metis or random)");
-    }
+    flags->partition.feature_dtype =
+        value_named(feature_dtype_names(), "--feature-dtype", flags->feature_dtype);
+    flags->partition.method = value_named(partition::method_names(), "--method", flags->method);
     if (flags->dist_partitioner == "coarse") {
       flags->partition.dist_partitioner = partition::DistPartitioner::kCoarse;
     } else if (flags->dist_partitioner == "ptscotch") {

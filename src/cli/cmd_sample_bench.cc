@@ -108,16 +108,14 @@ sample::Fanouts resolve_fanouts(const Flags& flags, const store::DistGraph& grap
                                                     : std::vector<std::string>{});
 }
 
-// The work of a rank that samples (a worker, or a client of server-client mode).
-int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags& flags) {
+// This rank's batches: consecutive slices of its seeds (its training ids; an even share of
+// them in replicated mode, and of every server's in server-client mode), wrapping around.
+// --batch-size is global, as in train: this rank's share of it, the first
+// (batch_size % ranks) ranks one more. Collective: every rank stops on the same verdict.
+std::vector<std::vector<int64_t>> rank_batches(runtime::Session& session, const Flags& flags) {
   const store::DistGraph& graph = session.graph();
-  const sample::Fanouts resolved = resolve_fanouts(flags, graph);
-  const std::vector<int64_t>& fanouts = resolved.hops;
   // The ranks that sample: every rank, or the clients (trainers) of server-client mode.
   const int me = session.rank(), ranks = session.size();
-
-  // This rank's seeds: its training ids (an even share of them in replicated mode, and of
-  // every server's in server-client mode).
   std::vector<int64_t> seeds;
   if (graph.client()) {
     for (const store::SeedId& id : session.job_ids(runtime::Split::kTrain))
@@ -137,8 +135,6 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
   PARTITA_CHECK(idle == ranks, UsageError, "{}: {} {} {} training nodes", flags.session.parts_dir,
                 graph.client() ? "client" : "rank", idle, graph.client() ? "gets no" : "owns no");
 
-  // The batches: consecutive slices of the seeds, wrapping around. --batch-size is global,
-  // as in train: this rank's share of it, the first (batch_size % ranks) ranks one more.
   PARTITA_CHECK(flags.batch_size >= ranks, UsageError,
                 "--batch-size: {} seeds per step cannot be shared by {} sampling ranks (it is "
                 "global, summed over the ranks)",
@@ -150,11 +146,26 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
     const int64_t count = std::min<int64_t>(rank_batch, seeds.size() - start);
     batches.emplace_back(seeds.begin() + start, seeds.begin() + start + count);
   }
+  return batches;
+}
 
-  // Hot-feature cache: pre-sample the first batches under another key (epoch 1; the
-  // measured batches use epoch 0), keep the most needed remote rows.
+// The hot-feature cache of a run with --cache-ratio: its rows, what chose them, and the time
+// it took to fill.
+struct BenchCache {
   store::FeatureCache cache;
   loader::HotNodes hot;
+  double build_s = 0;
+};
+
+// With --cache-ratio on a rank of a partitioned worker-mode job: pre-samples the first
+// batches under another key (epoch 1; the measured batches use epoch 0) and keeps the most
+// needed remote rows in `out`, which the session's fetcher then reads.
+void warm_cache(runtime::RankContext& rank, runtime::Session& session, const Flags& flags,
+                const std::vector<std::vector<int64_t>>& batches,
+                const std::vector<int64_t>& fanouts, BenchCache& out) {
+  const store::DistGraph& graph = session.graph();
+  store::FeatureCache& cache = out.cache;
+  loader::HotNodes& hot = out.hot;
   Stopwatch cache_watch;
   if (flags.cache_ratio > 0 && !graph.replicated() && !graph.client() && rank.size() > 1) {
     std::vector<std::vector<int64_t>> presample(
@@ -167,7 +178,101 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
                 : store::FeatureCache::fetch(session.fetcher(), hot.ids, graph.feature_row_bytes());
     session.fetcher().set_cache(&cache);
   }
-  const double cache_s = cache_watch.seconds();
+  out.build_s = cache_watch.seconds();
+}
+
+// Where the hop times start among a rank's sums: after the fixed ones; inputs per node type
+// follow them.
+constexpr size_t kHopSums = 22;
+
+// Rank 0's JSON object: `sums` over the sampling ranks (the fixed sums, then kHopSums on the
+// hop times, then from `type_sums` the input nodes per node type), rates and per-rank means.
+void print_figures(const Flags& flags, const store::DistGraph& graph,
+                   const sample::Fanouts& resolved, int ranks, const std::vector<double>& sums,
+                   size_t type_sums, double max_wall) {
+  const std::vector<int64_t>& fanouts = resolved.hops;
+  // Counts travel as doubles in the one allreduce; printed as the integers they are.
+  auto count = [](double sum) { return static_cast<int64_t>(std::llround(sum)); };
+  const double cores = static_cast<double>(ranks) * flags.session.sampling.threads;
+  const double all_feature_bytes = sums[18];
+  const double total_batches = static_cast<double>(flags.batches) * ranks;
+  nlohmann::ordered_json hop_s = nlohmann::ordered_json::array();
+  for (size_t h = 0; h < fanouts.size(); ++h) hop_s.push_back(sums[kHopSums + h] / ranks);
+  const double remote_wanted = sums[9] + sums[12];  // feature rows not owned: wire + cache
+  // Rates: per rank over its own busy time, summed over ranks.
+  const double sample_rate = sums[0] / (sums[3] / ranks);
+  const double fetch_rate = all_feature_bytes / (sums[4] / ranks);
+  nlohmann::ordered_json out = {
+      {"benchmark", "sample-bench"},
+      {"parts", flags.session.parts_dir},
+      {"ranks", ranks},  // that sample (servers not counted)
+      {"servers", flags.session.servers},
+      {"threads_per_rank", flags.session.sampling.threads},
+      {"replicated", graph.replicated()},
+      {"sample_on", flags.sample_on},
+      {"topology", name_of(runtime::topology_names(), flags.session.topology)},
+      {"in_memory", flags.session.graph.in_memory},
+      {"host_local", name_of(runtime::host_local_names(), flags.session.host_local)},
+      {"host_local_peers_sum", count(sums[21])},  // parts mapped from same-host ranks
+      {"fanouts", fanouts},
+      {"batch_size", flags.batch_size},  // global, as --batch-size
+      {"batches_per_rank", flags.batches},
+      {"batches_per_s", total_batches / max_wall},
+      {"seeds", count(sums[2])},
+      {"sampled_edges", count(sums[0])},
+      {"sampled_edges_per_s", sample_rate},
+      {"sampled_edges_per_s_per_core", sample_rate / cores},
+      {"input_nodes", count(sums[1])},
+      {"feature_bytes", count(all_feature_bytes)},
+      {"feature_gb_per_s", fetch_rate / 1e9},
+      {"feature_gb_per_s_per_core", fetch_rate / 1e9 / cores},
+      {"hop_s_per_rank", hop_s},
+      {"sample_s_per_rank", sums[3] / ranks},
+      {"fetch_s_per_rank", sums[4] / ranks},
+      {"wall_s_max", max_wall},
+      {"remote_requests", count(sums[6])},
+      {"remote_bytes", count(sums[7])},
+      {"remote_sampled_nodes", count(sums[8])},
+      {"remote_feature_rows", count(sums[9])},
+      {"host_sampled_nodes", count(sums[19])},  // of same-host ranks, sampled from memory
+      {"host_feature_rows", count(sums[20])},   // of same-host ranks, copied from memory
+      {"peak_rss_bytes_sum", count(sums[10])},
+      {"remote_feature_bytes", count(sums[11])},
+      {"cache_ratio", flags.cache_ratio},
+      {"cache_hits", count(sums[12])},
+      {"cache_hit_rate", remote_wanted > 0 ? sums[12] / remote_wanted : 0.0},
+      {"cached_rows_sum", count(sums[13])},
+      {"cache_bytes_sum", count(sums[14])},
+      {"cache_build_s_per_rank", sums[15] / ranks},
+      {"cache_expected_hit_rate", sums[17] > 0 ? sums[16] / sums[17] : 0.0},
+  };
+  if (graph.typed()) {
+    // Per node type: the input nodes sampled (a featureless type fetches no rows).
+    nlohmann::ordered_json types = nlohmann::ordered_json::object();
+    const partition::TypedMeta& meta = graph.typed_meta();
+    for (int t = 0; t < meta.num_types(); ++t)
+      types[meta.node_types[static_cast<size_t>(t)].name] = {
+          {"input_nodes", count(sums[type_sums + static_cast<size_t>(t)])},
+          {"feat_dim", meta.node_types[static_cast<size_t>(t)].feat_dim}};
+    out["node_types"] = std::move(types);
+    out["relations"] = meta.num_relations();
+    out["relation_fanouts"] = resolved.relations;
+  }
+  std::printf("%s\n", out.dump(2).c_str());
+}
+
+// The work of a rank that samples (a worker, or a client of server-client mode).
+int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags& flags) {
+  const store::DistGraph& graph = session.graph();
+  const sample::Fanouts resolved = resolve_fanouts(flags, graph);
+  const std::vector<int64_t>& fanouts = resolved.hops;
+  const int me = session.rank(), ranks = session.size();
+  std::vector<std::vector<int64_t>> batches = rank_batches(session, flags);
+  BenchCache hot_cache;
+  warm_cache(rank, session, flags, batches, fanouts, hot_cache);
+  const store::FeatureCache& cache = hot_cache.cache;
+  const loader::HotNodes& hot = hot_cache.hot;
+  const double cache_s = hot_cache.build_s;
   const sample::DistSamplerStats ss0 = session.sampler().stats();
   const store::FetchStats fs0 = session.fetcher().stats();
 
@@ -244,7 +349,6 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
                            static_cast<double>(ss.host_nodes),
                            static_cast<double>(fs.host_rows),
                            static_cast<double>(session.host_local_ranks().size())};
-  constexpr size_t kHopSums = 22;  // hop times follow the fixed sums, then inputs per type
   for (double s : timed.seconds()) sums.push_back(s);
   const size_t type_sums = sums.size();
   sums.insert(sums.end(), type_inputs.begin(), type_inputs.end());
@@ -253,74 +357,7 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
   session.finish();
   if (me != 0) return 0;
 
-  // Counts travel as doubles in the one allreduce; printed as the integers they are.
-  auto count = [](double sum) { return static_cast<int64_t>(std::llround(sum)); };
-  const double cores = static_cast<double>(ranks) * flags.session.sampling.threads;
-  const double all_feature_bytes = sums[18];
-  const double total_batches = static_cast<double>(flags.batches) * ranks;
-  nlohmann::ordered_json hop_s = nlohmann::ordered_json::array();
-  for (size_t h = 0; h < fanouts.size(); ++h) hop_s.push_back(sums[kHopSums + h] / ranks);
-  const double remote_wanted = sums[9] + sums[12];  // feature rows not owned: wire + cache
-  // Rates: per rank over its own busy time, summed over ranks.
-  const double sample_rate = sums[0] / (sums[3] / ranks);
-  const double fetch_rate = all_feature_bytes / (sums[4] / ranks);
-  nlohmann::ordered_json out = {
-      {"benchmark", "sample-bench"},
-      {"parts", flags.session.parts_dir},
-      {"ranks", ranks},  // that sample (servers not counted)
-      {"servers", flags.session.servers},
-      {"threads_per_rank", flags.session.sampling.threads},
-      {"replicated", graph.replicated()},
-      {"sample_on", flags.sample_on},
-      {"topology", name_of(runtime::topology_names(), flags.session.topology)},
-      {"in_memory", flags.session.graph.in_memory},
-      {"host_local", name_of(runtime::host_local_names(), flags.session.host_local)},
-      {"host_local_peers_sum", count(sums[21])},  // parts mapped from same-host ranks
-      {"fanouts", fanouts},
-      {"batch_size", flags.batch_size},  // global, as --batch-size
-      {"batches_per_rank", flags.batches},
-      {"batches_per_s", total_batches / max_wall},
-      {"seeds", count(sums[2])},
-      {"sampled_edges", count(sums[0])},
-      {"sampled_edges_per_s", sample_rate},
-      {"sampled_edges_per_s_per_core", sample_rate / cores},
-      {"input_nodes", count(sums[1])},
-      {"feature_bytes", count(all_feature_bytes)},
-      {"feature_gb_per_s", fetch_rate / 1e9},
-      {"feature_gb_per_s_per_core", fetch_rate / 1e9 / cores},
-      {"hop_s_per_rank", hop_s},
-      {"sample_s_per_rank", sums[3] / ranks},
-      {"fetch_s_per_rank", sums[4] / ranks},
-      {"wall_s_max", max_wall},
-      {"remote_requests", count(sums[6])},
-      {"remote_bytes", count(sums[7])},
-      {"remote_sampled_nodes", count(sums[8])},
-      {"remote_feature_rows", count(sums[9])},
-      {"host_sampled_nodes", count(sums[19])},  // of same-host ranks, sampled from memory
-      {"host_feature_rows", count(sums[20])},   // of same-host ranks, copied from memory
-      {"peak_rss_bytes_sum", count(sums[10])},
-      {"remote_feature_bytes", count(sums[11])},
-      {"cache_ratio", flags.cache_ratio},
-      {"cache_hits", count(sums[12])},
-      {"cache_hit_rate", remote_wanted > 0 ? sums[12] / remote_wanted : 0.0},
-      {"cached_rows_sum", count(sums[13])},
-      {"cache_bytes_sum", count(sums[14])},
-      {"cache_build_s_per_rank", sums[15] / ranks},
-      {"cache_expected_hit_rate", sums[17] > 0 ? sums[16] / sums[17] : 0.0},
-  };
-  if (graph.typed()) {
-    // Per node type: the input nodes sampled (a featureless type fetches no rows).
-    nlohmann::ordered_json types = nlohmann::ordered_json::object();
-    const partition::TypedMeta& meta = graph.typed_meta();
-    for (int t = 0; t < meta.num_types(); ++t)
-      types[meta.node_types[static_cast<size_t>(t)].name] = {
-          {"input_nodes", count(sums[type_sums + static_cast<size_t>(t)])},
-          {"feat_dim", meta.node_types[static_cast<size_t>(t)].feat_dim}};
-    out["node_types"] = std::move(types);
-    out["relations"] = meta.num_relations();
-    out["relation_fanouts"] = resolved.relations;
-  }
-  std::printf("%s\n", out.dump(2).c_str());
+  print_figures(flags, graph, resolved, ranks, sums, type_sums, max_wall);
   return 0;
 }
 

@@ -1,7 +1,5 @@
 #include "host_local_flag.h"
 
-#include <fmt/format.h>
-
 #include <optional>
 #include <string>
 
@@ -20,7 +18,7 @@ CLI::Option* add_host_local_flag(CLI::App& app, runtime::HostLocal* field) {
   CLI::Validator member(
       [&names](std::string& name) {
         const std::optional<runtime::HostLocal> value = find_named(names, name);
-        if (!value) return fmt::format("'{}' is not one of {}", name, joined_names(names));
+        if (!value) return not_one_of(names, name);
         name = std::to_string(static_cast<int>(*value));
         return std::string();
       },

@@ -5,22 +5,24 @@
 // argument, so the whole decision table is unit-testable. Errors are thrown as
 // UsageError (bad flags, exit 2), FormatError (bad hostfile) or Error, with the messages
 // the CLI prints.
+//
+// plan_launch goes in steps (launch_plan.cc): the request (flags and the command after --,
+// launch_command.h), the hosts (--hosts, --hostfile or Slurm; launch_hosts.h), the partition,
+// the ranks and their threads (launch_layout.h), then the command: the launcher with its
+// placement flags and the ranks' command line. Quoting the result for a shell is
+// shell_quote.h's; watching the job it starts is supervise.h's and relay_filter.h's.
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "launch_binding.h"
+#include "launch_command.h"
+#include "launch_hosts.h"
 #include "launch_layout.h"
 #include "partita/core/log.h"
 
 namespace partita::cli {
-
-// How ranks are pinned to CPUs (--bind). kCore: each rank gets cores/ranks-per-host cores
-// of its own; kSocket: a socket each (ranks on a socket share it); kNone: no pinning.
-enum class Bind { kCore, kSocket, kNone };
-
-// "core", "socket" or "none"; throws UsageError naming --bind otherwise.
-Bind parse_bind(const std::string& word);
 
 // The launch flags, as given on the command line.
 struct LaunchOptions {
@@ -69,17 +71,6 @@ struct LaunchFacts {
   std::string parts_error;
 };
 
-// The checked command after `--`: a partita command, or another program.
-struct LaunchCommand {
-  std::string subcommand;  // "train", "infer", "sample-bench" or "partition"; or empty
-  std::string program;     // else the program: "python3", "./run.sh", ...
-  std::optional<std::string> parts_dir;       // the --parts value as given, if any
-  std::optional<std::string> checkpoint_dir;  // the --checkpoint-dir value as given, if any
-  int servers = 0;                            // --servers P (server-client mode), 0 if absent
-  std::optional<std::string> device;          // the --device value as given, if any
-  std::optional<std::string> topology;        // the --topology value as given, if any
-};
-
 struct LaunchPlan {
   std::vector<std::string> argv;  // argv[0]: the launcher, as given (found on PATH)
   int ranks = 0;                  // processes the launcher will start
@@ -95,60 +86,7 @@ struct LaunchPlan {
   std::vector<std::string> warnings;  // lines to log as warnings
 };
 
-// One host line of an Open MPI hostfile.
-struct HostfileEntry {
-  std::string host;
-  int slots = 0;  // slots=N on the line; 0: not given (Open MPI then counts cores)
-  int line = 0;   // 1-based line number, for messages
-};
-
-// The distributed subcommands launch accepts (train, infer, sample-bench, partition,
-// generate).
-const std::vector<std::string>& launchable_commands();
-
-// Checks the command after `--`: optional -q/-v flags, then a launchable command;
-// or, first, a word that names no partita command: a program to run on every rank instead
-// of partita (`python3 script.py ...`), whose arguments are not checked, beyond a
-// `--parts DIR` that gives the ranks as for partita's commands. Throws UsageError
-// ("launch: nothing to launch ...", "launch: 'x' is not ...").
-LaunchCommand check_command(const std::vector<std::string>& command);
-
-// `dir` made absolute against `cwd`. Lexical, not canonical: a symlink here may be a real
-// directory on another host, and the ranks must use the same path as the user.
-std::string absolute_dir(const std::string& dir, const std::string& cwd);
-
-// "h1,h2" -> {"h1", "h2"}. Throws UsageError naming --hosts on an empty or malformed name
-// or a host listed twice.
-std::vector<std::string> parse_hosts(const std::string& list);
-
-// Open MPI hostfile text: one host per line, optional `slots=N` and other key=value
-// fields, `#` comments. Throws FormatError "<path>:<line>: ..." or "<path>: lists no hosts".
-std::vector<HostfileEntry> parse_hostfile(const std::string& text, const std::string& path);
-
 // The whole plan; see `partita launch --help` and docs/launch.md for the rules.
 LaunchPlan plan_launch(const LaunchOptions& options, const LaunchFacts& facts);
-
-// `partita launch` watching mpirun (cmd_launch.cc): whether one line of the job's stderr
-// says the job failed: a rank's `error: ...` line, or Open MPI's own report of a rank that
-// exited non-zero or was killed, or of a daemon it lost.
-bool is_failure_line(const std::string& line);
-
-// Whether failure line `line` should replace `kept` as the line stuck_message explains: the
-// first line of all, unless a rank's own `error:` line comes after Open MPI's banner (it
-// names the rank that did not answer; MPI_ABORT's banner can arrive before it).
-bool replaces_failure_line(const std::string& kept, const std::string& line);
-
-// The `error:` line launch prints when it had to kill mpirun `waited_s` seconds after the
-// job failed with `first_failure` (a line for which is_failure_line holds; may be empty
-// when launch itself was interrupted). Names the hosts of the ranks `first_failure`
-// mentions besides the reporting one, as the likely unreachable hosts.
-std::string stuck_message(const LaunchPlan& plan, const std::string& first_failure,
-                          double waited_s);
-
-// POSIX shell quoting: words made only of safe characters stay bare, others are
-// single-quoted ('' for the empty word, ' as '\'').
-std::string shell_quote(const std::string& word);
-// The words quoted and joined by single spaces: one line a shell runs as `argv`.
-std::string shell_join(const std::vector<std::string>& argv);
 
 }  // namespace partita::cli

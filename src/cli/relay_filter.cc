@@ -1,7 +1,11 @@
 #include "relay_filter.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
+
+#include "launch_plan.h"
 
 namespace partita::cli {
 namespace {
@@ -35,6 +39,18 @@ std::string squeezed(const std::string& text) {
       out += ' ';
   }
   return out;
+}
+
+// "rank N" mentions in `line`, in order.
+std::vector<int> mentioned_ranks(const std::string& line) {
+  std::vector<int> ranks;
+  for (size_t at = line.find("rank "); at != std::string::npos; at = line.find("rank ", at + 5)) {
+    size_t end = at + 5;
+    while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
+    if (end == at + 5 || end - at > 14) continue;
+    ranks.push_back(std::stoi(line.substr(at + 5, end - at - 5)));
+  }
+  return ranks;
 }
 
 }  // namespace
@@ -154,6 +170,53 @@ std::string RelayFilter::finish() {
   in_block_ = false;
   line_passed_ = false;
   return out;
+}
+
+bool replaces_failure_line(const std::string& kept, const std::string& line) {
+  return kept.empty() || (line.rfind("error:", 0) == 0 && kept.rfind("error:", 0) != 0);
+}
+
+bool is_failure_line(const std::string& line) {
+  // A rank's own report (the CLI's `error: ...`), and Open MPI's teardown banners.
+  static const char* const kMarkers[] = {
+      "mpirun noticed that process rank",
+      "mpirun detected that one or more processes exited with non-zero status",
+      "ORTE has lost communication with a remote daemon",
+      "An ORTE daemon has unexpectedly failed",
+      "MPI_ABORT was invoked",
+  };
+  if (line.rfind("error:", 0) == 0) return true;
+  for (const char* marker : kMarkers)
+    if (line.find(marker) != std::string::npos) return true;
+  return false;
+}
+
+std::string stuck_message(const LaunchPlan& plan, const std::string& first_failure,
+                          double waited_s) {
+  const std::string head =
+      first_failure.empty()
+          ? fmt::format("launch: mpirun did not exit {:.0f} s after it was asked to stop", waited_s)
+          : fmt::format("launch: the job failed but mpirun had not exited {:.0f} s later",
+                        waited_s);
+  std::vector<int> ranks = mentioned_ranks(first_failure);
+  std::vector<std::string> lost;
+  // The first mention is the reporting rank ("error: rank 0: rank 1 did not answer").
+  const std::string reporter = !ranks.empty() && ranks[0] < static_cast<int>(plan.rank_hosts.size())
+                                   ? plan.rank_hosts[ranks[0]]
+                                   : std::string();
+  for (size_t i = 1; i < ranks.size(); ++i) {
+    if (ranks[i] < 0 || ranks[i] >= static_cast<int>(plan.rank_hosts.size())) continue;
+    const std::string& host = plan.rank_hosts[ranks[i]];
+    const std::string entry = fmt::format("{} (rank {})", host, ranks[i]);
+    if (host != reporter && std::find(lost.begin(), lost.end(), entry) == lost.end())
+      lost.push_back(entry);
+  }
+  std::string hosts;
+  for (const std::string& entry : lost) hosts += (hosts.empty() ? "" : ", ") + entry;
+  return head +
+         (hosts.empty() ? std::string("; it could not reach a host")
+                        : "; it could not reach host " + hosts) +
+         "; killed mpirun and the processes it started here";
 }
 
 }  // namespace partita::cli

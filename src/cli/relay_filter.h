@@ -20,11 +20,18 @@
 // at once, partial lines (progress bars) included; only a dash-delimited block is held
 // until it closes, and a restating one until the next line shows whether a rank explained.
 // Pure: bytes in, bytes out; not thread-safe.
+//
+// Also here, for supervise.cc: which lines say the job failed, which of them launch explains
+// when mpirun hangs after it, and that explanation (is_failure_line, replaces_failure_line,
+// stuck_message). Pure functions.
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace partita::cli {
+
+struct LaunchPlan;  // launch_plan.h
 
 class RelayFilter {
  public:
@@ -60,5 +67,21 @@ bool restates_nonzero_exit(const std::string& block);
 // "error: launch: rank 1 (node a) was killed by signal 9 (Killed); mpirun stopped the job".
 // Empty for any other line. A rank killed that way prints nothing itself.
 std::string lost_rank_error(const std::string& line);
+
+// Whether one line of the job's stderr says the job failed: a rank's `error: ...` line, or
+// Open MPI's own report of a rank that exited non-zero or was killed, or of a daemon it lost.
+bool is_failure_line(const std::string& line);
+
+// Whether failure line `line` should replace `kept` as the line stuck_message explains: the
+// first line of all, unless a rank's own `error:` line comes after Open MPI's banner (it
+// names the rank that did not answer; MPI_ABORT's banner can arrive before it).
+bool replaces_failure_line(const std::string& kept, const std::string& line);
+
+// The `error:` line launch prints when it had to kill mpirun `waited_s` seconds after the
+// job failed with `first_failure` (a line for which is_failure_line holds; may be empty
+// when launch itself was interrupted). Names the hosts of the ranks `first_failure`
+// mentions besides the reporting one (plan.rank_hosts), as the likely unreachable hosts.
+std::string stuck_message(const LaunchPlan& plan, const std::string& first_failure,
+                          double waited_s);
 
 }  // namespace partita::cli

@@ -209,6 +209,13 @@ const char* dtype_descr(DType dtype) { return info(dtype).descr; }
 const char* dtype_name(DType dtype) { return info(dtype).name; }
 size_t dtype_size(DType dtype) { return info(dtype).size; }
 
+const NameTable<DType>& feature_dtype_names() {
+  static const NameTable<DType> names{{dtype_name(DType::kFloat32), DType::kFloat32},
+                                      {dtype_name(DType::kFloat16), DType::kFloat16},
+                                      {dtype_name(DType::kBFloat16), DType::kBFloat16}};
+  return names;
+}
+
 DType dtype_from_name(const std::string& name, const std::string& what) {
   for (const auto& i : kDTypes)
     if (name == i.name) return i.dtype;

@@ -12,6 +12,7 @@
 #include "partita/data/chunked_layout.h"
 #include "partita/data/class_count.h"
 #include "readers.h"
+#include "shard_files.h"
 
 namespace partita::data {
 
@@ -42,22 +43,66 @@ void FeatureMatrix::release_rows(int64_t begin, int64_t end) const {
   if (mapped_) mapped_->release_elements(begin * cols_, end * cols_);
 }
 
-int64_t validate_labels(const std::vector<int64_t>& labels, const std::string& source,
-                        Unlabelled unlabelled) {
-  const bool allow_unlabelled = unlabelled == Unlabelled::kAllowed;
-  int64_t max_label = -1;
-  for (size_t i = 0; i < labels.size(); ++i) {
-    const int64_t v = labels[i];
-    if ((v < 0 && !(allow_unlabelled && v == -1)) || v > kMaxLabel) {
-      throw FormatError(fmt::format("{}: node {} has label {}; labels must be in [0, {}]{}", source,
-                                    i, v, kMaxLabel,
-                                    allow_unlabelled ? " (or -1: unlabelled, in no split)" : ""));
-    }
-    max_label = std::max(max_label, v);
-  }
-  PARTITA_CHECK(labels.empty() || max_label >= 0, FormatError,
+namespace {
+
+constexpr int64_t kLabelBatch = int64_t{1} << 20;  // labels scanned per step
+
+// The one rule of a label: in [0, kMaxLabel], or -1 where allowed.
+void check_label(int64_t v, int64_t node, const std::string& source, Unlabelled unlabelled) {
+  const bool allowed = unlabelled == Unlabelled::kAllowed;
+  if ((v >= 0 || (allowed && v == -1)) && v <= kMaxLabel) return;
+  throw FormatError(fmt::format("{}: node {} has label {}; labels must be in [0, {}]{}", source,
+                                node, v, kMaxLabel,
+                                allowed ? " (or -1: unlabelled, in no split)" : ""));
+}
+
+int64_t classes_of(int64_t max_label, const std::string& source) {
+  PARTITA_CHECK(max_label >= 0, FormatError,
                 "{}: every node has label -1 (unlabelled); at least one needs a class", source);
   return max_label + 1;
+}
+
+}  // namespace
+
+int64_t validate_labels(const std::vector<int64_t>& labels, const std::string& source,
+                        Unlabelled unlabelled) {
+  int64_t max_label = -1;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    check_label(labels[i], static_cast<int64_t>(i), source, unlabelled);
+    max_label = std::max(max_label, labels[i]);
+  }
+  return labels.empty() ? 0 : classes_of(max_label, source);
+}
+
+int64_t scan_labels(const std::string& path, int64_t begin, int64_t end, Unlabelled unlabelled,
+                    std::vector<int64_t>& kept) {
+  const MappedNpy f = MappedNpy::open(path);
+  f.expect(DType::kInt64, 1);
+  std::vector<int64_t> batch;
+  int64_t max_label = -1;
+  for (int64_t b = 0; b < f.dim(0); b += kLabelBatch) {
+    const int64_t n = std::min(kLabelBatch, f.dim(0) - b);
+    batch.resize(static_cast<size_t>(n));
+    f.copy_elements(b, b + n, batch.data());
+    for (int64_t i = 0; i < n; ++i) {
+      check_label(batch[i], b + i, path, unlabelled);
+      max_label = std::max(max_label, batch[i]);
+    }
+    const int64_t lo = std::max(b, begin), hi = std::min(b + n, end);
+    if (lo < hi) kept.insert(kept.end(), batch.begin() + (lo - b), batch.begin() + (hi - b));
+  }
+  return classes_of(max_label, path);
+}
+
+void check_split_labeled(const std::vector<int64_t>& labels, int64_t first,
+                         const std::vector<int64_t>& ids,
+                         const std::function<std::string(int64_t)>& label_file,
+                         const std::string& name, const std::string& path) {
+  for (int64_t v : ids)
+    PARTITA_CHECK(labels[v - first] >= 0, FormatError,
+                  "{}: node {} has label -1 (unlabelled) but is in the {} split ({}); a node in "
+                  "a split needs a label",
+                  label_file(v), v, name, path);
 }
 
 void validate_split(std::vector<int64_t>& ids, int64_t num_nodes, const std::string& source,

@@ -1,10 +1,13 @@
 // The numpy layout's optional link-prediction split (docs/dataset-format.md): train_edges.npy,
-// valid_edges.npy, test_edges.npy, valid_neg.npy, test_neg.npy, all or none.
+// valid_edges.npy, test_edges.npy, valid_neg.npy, test_neg.npy, all or none. One reader for
+// one process (all rows) and for shares (data/shard.h: a row range of each file).
 #include <filesystem>
 #include <system_error>
 
 #include "partita/core/error.h"
+#include "partita/data/shard.h"
 #include "readers.h"
+#include "shard_files.h"
 
 namespace partita::data {
 namespace {
@@ -12,27 +15,36 @@ namespace {
 constexpr const char* kEdgeSplitFiles[] = {"train_edges.npy", "valid_edges.npy", "test_edges.npy",
                                            "valid_neg.npy", "test_neg.npy"};
 
-// An int64 [k, 2] array of (src, dst) pairs, each id in [0, num_nodes), no self loop.
-std::vector<int64_t> read_pairs(const std::string& path, int64_t num_nodes) {
-  NpyArray array = NpyArray::open(path);
-  array.expect(DType::kInt64, 2);
-  PARTITA_CHECK(array.dim(1) == 2, FormatError, "{}: expected shape (k, 2), found {}", path,
-                array.header().shape_string());
-  ArrayView<const int64_t> v = array.view<int64_t>();
-  std::vector<int64_t> pairs(v.begin(), v.end());
+// Rows [b, e) of an int64 [k, 2] array of (src, dst) pairs (C or Fortran order), each id in
+// [0, num_nodes), no self loop; appended interleaved to `out`.
+void read_pairs(const MappedNpy& f, int64_t b, int64_t e, int64_t num_nodes,
+                std::vector<int64_t>* out) {
+  const int64_t k = f.dim(0);
+  std::vector<int64_t> pairs(static_cast<size_t>(2 * (e - b)));
+  if (f.header().fortran_order) {  // all sources, then all destinations
+    std::vector<int64_t> src(static_cast<size_t>(e - b)), dst(src.size());
+    f.copy_elements(b, e, src.data());
+    f.copy_elements(k + b, k + e, dst.data());
+    for (size_t i = 0; i < src.size(); ++i) pairs[2 * i] = src[i], pairs[2 * i + 1] = dst[i];
+  } else {
+    f.copy_elements(2 * b, 2 * e, pairs.data());
+  }
   for (size_t i = 0; i < pairs.size(); i += 2) {
+    const int64_t row = b + static_cast<int64_t>(i / 2);
     for (size_t j = i; j < i + 2; ++j)
       PARTITA_CHECK(pairs[j] >= 0 && pairs[j] < num_nodes, FormatError,
-                    "{}: row {}: node id {} is outside [0, {})", path, i / 2, pairs[j], num_nodes);
-    PARTITA_CHECK(pairs[i] != pairs[i + 1], FormatError, "{}: row {}: self loop ({}, {})", path,
-                  i / 2, pairs[i], pairs[i]);
+                    "{}: row {}: node id {} is outside [0, {})", f.path(), row, pairs[j],
+                    num_nodes);
+    PARTITA_CHECK(pairs[i] != pairs[i + 1], FormatError, "{}: row {}: self loop ({}, {})", f.path(),
+                  row, pairs[i], pairs[i]);
   }
-  return pairs;
+  out->insert(out->end(), pairs.begin(), pairs.end());
 }
 
 }  // namespace
 
-std::optional<EdgeSplitArrays> read_numpy_edge_split(const std::string& dir, int64_t num_nodes) {
+std::optional<EdgeSplitArrays> read_numpy_edge_split(const std::string& dir, int64_t num_nodes,
+                                                     int rank, int ranks) {
   std::error_code ec;
   int present = 0;
   for (const char* name : kEdgeSplitFiles)
@@ -46,10 +58,15 @@ std::optional<EdgeSplitArrays> read_numpy_edge_split(const std::string& dir, int
   EdgeSplitArrays split;
   std::vector<int64_t>* targets[] = {&split.train, &split.valid, &split.test, &split.valid_neg,
                                      &split.test_neg};
-  for (size_t i = 0; i < 5; ++i)
-    *targets[i] = read_pairs(dir + "/" + kEdgeSplitFiles[i], num_nodes);
-  for (size_t i = 1; i < 5; ++i)
-    PARTITA_CHECK(!targets[i]->empty(), FormatError, "{}/{}: no rows", dir, kEdgeSplitFiles[i]);
+  for (size_t i = 0; i < 5; ++i) {
+    const MappedNpy f = MappedNpy::open(dir + "/" + kEdgeSplitFiles[i]);
+    f.expect(DType::kInt64, 2);
+    PARTITA_CHECK(f.dim(1) == 2, FormatError, "{}: expected shape (k, 2), found {}", f.path(),
+                  f.shape());
+    PARTITA_CHECK(i == 0 || f.dim(0) > 0, FormatError, "{}: no rows", f.path());
+    const auto [b, e] = node_block(f.dim(0), rank, ranks);
+    read_pairs(f, b, e, num_nodes, targets[i]);
+  }
   return split;
 }
 

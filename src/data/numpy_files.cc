@@ -6,6 +6,7 @@
 #include "partita/core/error.h"
 #include "partita/core/npy.h"
 #include "readers.h"
+#include "shard_files.h"
 
 namespace partita::data {
 namespace {
@@ -104,6 +105,48 @@ std::vector<int64_t> read_numpy_split(const NumpySplitFile& file, int64_t num_no
     if (mask[v] == 1) ids.push_back(v);
   }
   return ids;
+}
+
+NumpyLayout check_numpy_layout(const std::string& dir) {
+  NumpyLayout out;
+  out.files = find_numpy_files(dir);
+  const NumpyLayoutFiles& files = out.files;
+  const MappedNpy feat = MappedNpy::open(files.feat);
+  feat.expect(DType::kFloat32, 2);
+  out.num_nodes = feat.dim(0);
+  out.feat_dim = feat.dim(1);
+  PARTITA_CHECK(out.num_nodes > 0, FormatError, "{}: no rows (the dataset has no nodes)",
+                files.feat);
+  PARTITA_CHECK(out.feat_dim > 0, FormatError, "{}: shape {} has no feature columns", files.feat,
+                feat.shape());
+  const MappedNpy label = MappedNpy::open(files.label);
+  label.expect(DType::kInt64, 1);
+  PARTITA_CHECK(label.dim(0) == out.num_nodes, FormatError, "{}: {} labels, but {} has {} rows",
+                files.label, label.dim(0), files.feat, out.num_nodes);
+  for (int i = 0; i < 3; ++i)
+    out.splits[i] = read_numpy_split(files.splits[i], out.num_nodes, files.feat);
+  const MappedNpy edges = MappedNpy::open(files.edges);
+  PARTITA_CHECK(edges.dtype() == DType::kInt64 || edges.dtype() == DType::kInt32, FormatError,
+                "{}: expected dtype int64 (or int32), found {}", files.edges,
+                dtype_name(edges.dtype()));
+  PARTITA_CHECK(edges.ndim() == 2, FormatError, "{}: expected 2 dimension(s), found shape {}",
+                files.edges, edges.shape());
+  if (files.edge_index) {
+    PARTITA_CHECK(edges.dim(0) == 2, FormatError,
+                  "{}: expected shape (2, E) (PyG's edge_index: sources, then destinations), "
+                  "found {}",
+                  files.edges, edges.shape());
+  } else {
+    PARTITA_CHECK(
+        edges.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}{}", files.edges,
+        edges.shape(),
+        edges.dim(0) == 2 ? " (a PyG edge_index of shape (2, E) goes in edge_index.npy)" : "");
+  }
+  // C-order edge_index and Fortran-order (E, 2) both hold all sources, then all destinations.
+  out.columns = files.edge_index != edges.header().fortran_order;
+  out.num_edges = files.edge_index ? edges.dim(1) : edges.dim(0);
+  if (out.num_edges == 0) throw_no_edges(files.edges);
+  return out;
 }
 
 }  // namespace partita::data

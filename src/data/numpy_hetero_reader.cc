@@ -7,9 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "numpy_files.h"
 #include "partita/core/error.h"
 #include "partita/core/timer.h"
 #include "readers.h"
+#include "shard_files.h"
 
 namespace partita::data {
 namespace {
@@ -100,18 +102,62 @@ void read_schema(Dataset& ds, const std::string& path) {
                 path, target);
 }
 
-std::vector<int64_t> read_target_ids(const std::string& path, const NodeType& target) {
-  NpyArray array = NpyArray::open(path);
-  array.expect(DType::kInt64, 1);
-  ArrayView<const int64_t> v = array.view<int64_t>();
-  std::vector<int64_t> ids(v.begin(), v.end());
-  validate_split(ids, target.count, path, /*lines=*/false);
-  return to_homogenised(std::move(ids), target.offset);
-}
-
 }  // namespace
 
 void read_hetero_json(Dataset& ds, const std::string& path) { read_schema(ds, path); }
+
+NumpyHeteroLayout check_numpy_hetero_layout(const std::string& dir, const HeteroSchema& schema) {
+  NumpyHeteroLayout files;
+  const NodeType& target = schema.node_types[schema.target_type];
+  files.label = dir + "/label.npy";
+  const MappedNpy label = MappedNpy::open(files.label);
+  label.expect(DType::kInt64, 1);
+  PARTITA_CHECK(label.dim(0) == target.count, FormatError,
+                "{}: {} labels, but hetero.json says type '{}' has {} nodes", files.label,
+                label.dim(0), target.name, target.count);
+  const char* names[] = {"train", "valid", "test"};
+  for (int i = 0; i < 3; ++i) {
+    const MappedNpy f = MappedNpy::open(dir + "/" + names[i] + "_idx.npy");
+    f.expect(DType::kInt64, 1);
+    std::vector<int64_t> ids(static_cast<size_t>(f.dim(0)));
+    f.copy_elements(0, f.dim(0), ids.data());
+    validate_split(ids, target.count, f.path(), /*lines=*/false);
+    files.splits[i] = to_homogenised(std::move(ids), target.offset);
+  }
+  int64_t total = 0;
+  for (int r = 0; r < schema.num_relations(); ++r) {
+    files.edges.push_back(dir + "/edges/" + schema.triplet(r) + ".npy");
+    const MappedNpy f = MappedNpy::open(files.edges.back());
+    f.expect(DType::kInt64, 2);
+    PARTITA_CHECK(f.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}", f.path(),
+                  f.shape());
+    total += f.dim(0);
+  }
+  if (total == 0) throw_no_edges(files.edges.front());
+  const std::string feat_dir = dir + "/feat";
+  std::error_code ec;
+  if (fs::is_directory(feat_dir, ec)) {
+    for (const auto& entry : fs::directory_iterator(feat_dir, ec)) {
+      const fs::path p = entry.path();
+      PARTITA_CHECK(p.extension() == ".npy" && schema.find_type(p.stem().string()) >= 0,
+                    FormatError, "{}: not <node type>.npy for a node type of hetero.json",
+                    p.string());
+    }
+  }
+  for (const NodeType& type : schema.node_types) {
+    const std::string path = feat_dir + "/" + type.name + ".npy";
+    files.features.push_back(fs::exists(path, ec) ? path : std::string());
+    if (files.features.back().empty()) continue;
+    const MappedNpy feat = MappedNpy::open(path);
+    feat.expect(DType::kFloat32, 2);
+    PARTITA_CHECK(feat.dim(0) == type.count, FormatError,
+                  "{}: {} rows, but hetero.json says type '{}' has {} nodes", path, feat.dim(0),
+                  type.name, type.count);
+    PARTITA_CHECK(feat.dim(1) > 0, FormatError, "{}: shape {} has no feature columns", path,
+                  feat.shape());
+  }
+  return files;
+}
 
 Dataset read_numpy_hetero_dataset(const std::string& dir, const LoadOptions& options,
                                   LoadStats& stats) {
@@ -122,31 +168,22 @@ Dataset read_numpy_hetero_dataset(const std::string& dir, const LoadOptions& opt
 
   Stopwatch watch;
   read_schema(ds, dir + "/hetero.json");
-  const NodeType& target = schema.node_types[schema.target_type];
-  const std::string label_path = dir + "/label.npy";
+  const NumpyHeteroLayout files = check_numpy_hetero_layout(dir, schema);
   {
-    NpyArray label = NpyArray::open(label_path);
-    label.expect(DType::kInt64, 1);
-    PARTITA_CHECK(label.dim(0) == target.count, FormatError,
-                  "{}: {} labels, but hetero.json says type '{}' has {} nodes", label_path,
-                  label.dim(0), target.name, target.count);
+    NpyArray label = NpyArray::open(files.label);
     ArrayView<const int64_t> v = label.view<int64_t>();
-    set_hetero_labels(ds, std::vector<int64_t>(v.begin(), v.end()), label_path);
+    set_hetero_labels(ds, std::vector<int64_t>(v.begin(), v.end()), files.label);
   }
-  ds.train_idx = read_target_ids(dir + "/train_idx.npy", target);
-  ds.valid_idx = read_target_ids(dir + "/valid_idx.npy", target);
-  ds.test_idx = read_target_ids(dir + "/test_idx.npy", target);
+  ds.train_idx = files.splits[0];
+  ds.valid_idx = files.splits[1];
+  ds.test_idx = files.splits[2];
   stats.read_rest_s += watch.seconds();
 
   watch.restart();
   std::vector<NpyArray> arrays;
   std::vector<RelationEdges> edges;
-  for (int r = 0; r < schema.num_relations(); ++r) {
-    const std::string path = dir + "/edges/" + schema.triplet(r) + ".npy";
+  for (const std::string& path : files.edges) {
     NpyArray array = NpyArray::open(path);
-    array.expect(DType::kInt64, 2);
-    PARTITA_CHECK(array.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}", path,
-                  array.header().shape_string());
     edges.push_back({array.view<int64_t>().data(), array.dim(0), path, false});
     arrays.push_back(std::move(array));
   }
@@ -155,28 +192,10 @@ Dataset read_numpy_hetero_dataset(const std::string& dir, const LoadOptions& opt
   stats.build_graph_s += watch.seconds();
 
   watch.restart();
-  const std::string feat_dir = dir + "/feat";
-  std::error_code ec;
-  if (fs::is_directory(feat_dir, ec)) {
-    for (const auto& entry : fs::directory_iterator(feat_dir, ec)) {
-      const fs::path p = entry.path();
-      PARTITA_CHECK(p.extension() == ".npy" && schema.find_type(p.stem().string()) >= 0,
-                    FormatError, "{}: not <node type>.npy for a node type of hetero.json",
-                    p.string());
-    }
-    for (NodeType& type : schema.node_types) {
-      const std::string path = feat_dir + "/" + type.name + ".npy";
-      if (!fs::exists(path, ec)) continue;
-      NpyArray feat = NpyArray::open(path);
-      feat.expect(DType::kFloat32, 2);
-      PARTITA_CHECK(feat.dim(0) == type.count, FormatError,
-                    "{}: {} rows, but hetero.json says type '{}' has {} nodes", path, feat.dim(0),
-                    type.name, type.count);
-      PARTITA_CHECK(feat.dim(1) > 0, FormatError, "{}: shape {} has no feature columns", path,
-                    feat.header().shape_string());
-      type.features = FeatureMatrix::mapped(std::move(feat));
-      check_finite(type.features, path, options.threads);
-    }
+  for (int t = 0; t < schema.num_types(); ++t) {
+    if (files.features[t].empty()) continue;
+    schema.node_types[t].features = FeatureMatrix::mapped(NpyArray::open(files.features[t]));
+    check_finite(schema.node_types[t].features, files.features[t], options.threads);
   }
   stats.read_features_s += watch.seconds();
   return ds;

@@ -51,20 +51,6 @@ graph::EdgeStream edge_stream(const NpyArray& edges, bool edge_index, int64_t nu
   };
 }
 
-// A label -1 marks an unlabelled node; such a node must be in no split.
-void check_split_labels(const Dataset& ds, const std::string& label_path,
-                        const NumpyLayoutFiles& files) {
-  const std::vector<int64_t>* splits[] = {&ds.train_idx, &ds.valid_idx, &ds.test_idx};
-  for (int s = 0; s < 3; ++s) {
-    for (int64_t v : *splits[s]) {
-      PARTITA_CHECK(ds.labels[v] >= 0, FormatError,
-                    "{}: node {} has label -1 (unlabelled) but is in the {} split ({}); a node "
-                    "in a split needs a label",
-                    label_path, v, files.splits[s].name, files.splits[s].path);
-    }
-  }
-}
-
 }  // namespace
 
 void check_finite(const FeatureMatrix& features, const std::string& path, int threads) {
@@ -90,68 +76,37 @@ void check_finite(const FeatureMatrix& features, const std::string& path, int th
 }
 
 Dataset read_numpy_dataset(const std::string& dir, const LoadOptions& options, LoadStats& stats) {
-  const NumpyLayoutFiles files = find_numpy_files(dir);
-  const std::string& feat_path = files.feat;
-  const std::string& label_path = files.label;
-  const std::string& edge_path = files.edges;
-  Dataset ds;
-
   Stopwatch watch;
-  NpyArray feat = NpyArray::open(feat_path);
-  feat.expect(DType::kFloat32, 2);
-  const int64_t num_nodes = feat.dim(0);
-  PARTITA_CHECK(num_nodes > 0, FormatError, "{}: no rows (the dataset has no nodes)", feat_path);
-  PARTITA_CHECK(feat.dim(1) > 0, FormatError, "{}: shape {} has no feature columns", feat_path,
-                feat.header().shape_string());
-  ds.num_nodes = num_nodes;
-
-  NpyArray label = NpyArray::open(label_path);
-  label.expect(DType::kInt64, 1);
-  PARTITA_CHECK(label.dim(0) == num_nodes, FormatError, "{}: {} labels, but {} has {} rows",
-                label_path, label.dim(0), feat_path, num_nodes);
-  ArrayView<const int64_t> label_view = label.view<int64_t>();
-  ds.labels.assign(label_view.begin(), label_view.end());
-  ds.num_classes = validate_labels(ds.labels, label_path, Unlabelled::kAllowed);
-  ds.train_idx = read_numpy_split(files.splits[0], num_nodes, feat_path);
-  ds.valid_idx = read_numpy_split(files.splits[1], num_nodes, feat_path);
-  ds.test_idx = read_numpy_split(files.splits[2], num_nodes, feat_path);
-  check_split_labels(ds, label_path, files);
-  ds.edge_split = read_numpy_edge_split(dir, num_nodes);
+  const NumpyLayout layout = check_numpy_layout(dir);
+  const NumpyLayoutFiles& files = layout.files;
+  Dataset ds;
+  ds.num_nodes = layout.num_nodes;
+  ds.num_classes = scan_labels(files.label, 0, ds.num_nodes, Unlabelled::kAllowed, ds.labels);
+  std::vector<int64_t>* splits[] = {&ds.train_idx, &ds.valid_idx, &ds.test_idx};
+  for (int i = 0; i < 3; ++i) {
+    *splits[i] = layout.splits[i];
+    check_split_labeled(
+        ds.labels, 0, *splits[i], [&](int64_t) { return files.label; }, files.splits[i].name,
+        files.splits[i].path);
+  }
+  ds.edge_split = read_numpy_edge_split(dir, ds.num_nodes);
   stats.read_rest_s += watch.seconds();
 
   watch.restart();
-  NpyArray edges = NpyArray::open(edge_path);
-  PARTITA_CHECK(edges.dtype() == DType::kInt64 || edges.dtype() == DType::kInt32, FormatError,
-                "{}: expected dtype int64 (or int32), found {}", edge_path,
-                dtype_name(edges.dtype()));
-  PARTITA_CHECK(edges.ndim() == 2, FormatError, "{}: expected 2 dimension(s), found shape {}",
-                edge_path, edges.header().shape_string());
-  if (files.edge_index) {
-    PARTITA_CHECK(edges.dim(0) == 2, FormatError,
-                  "{}: expected shape (2, E) (PyG's edge_index: sources, then destinations), "
-                  "found {}",
-                  edge_path, edges.header().shape_string());
-  } else {
-    PARTITA_CHECK(
-        edges.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}{}", edge_path,
-        edges.header().shape_string(),
-        edges.dim(0) == 2 ? " (a PyG edge_index of shape (2, E) goes in edge_index.npy)" : "");
-  }
-  const int64_t num_edges = files.edge_index ? edges.dim(1) : edges.dim(0);
-  if (num_edges == 0) throw_no_edges(edge_path);
+  NpyArray edges = NpyArray::open(files.edges);  // Fortran order: copied into C order
   graph::EdgeStream stream = edges.dtype() == DType::kInt64
-                                 ? edge_stream<int64_t>(edges, files.edge_index, num_edges)
-                                 : edge_stream<int32_t>(edges, files.edge_index, num_edges);
+                                 ? edge_stream<int64_t>(edges, files.edge_index, layout.num_edges)
+                                 : edge_stream<int32_t>(edges, files.edge_index, layout.num_edges);
   graph::InEdgeOptions graph_options;
   graph_options.undirected = options.undirected;
   graph_options.threads = options.threads;
-  graph_options.source = edge_path;
-  set_graph(ds, graph::build_in_edges(num_nodes, stream, graph_options));
+  graph_options.source = files.edges;
+  set_graph(ds, graph::build_in_edges(ds.num_nodes, stream, graph_options));
   stats.build_graph_s += watch.seconds();
 
   watch.restart();
-  ds.features = FeatureMatrix::mapped(std::move(feat));
-  check_finite(ds.features, feat_path, options.threads);
+  ds.features = FeatureMatrix::mapped(NpyArray::open(files.feat));
+  check_finite(ds.features, files.feat, options.threads);
   stats.read_features_s += watch.seconds();
   return ds;
 }

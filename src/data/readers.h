@@ -30,9 +30,11 @@ Dataset read_numpy_hetero_dataset(const std::string& dir, const LoadOptions& opt
 
 // The numpy layout's link-prediction split (train_edges.npy, valid_edges.npy,
 // test_edges.npy, valid_neg.npy, test_neg.npy, int64 [k, 2]): nullopt when none of the five
-// is present. Throws FormatError naming the file when only some are, for a wrong dtype or
-// shape, an id outside [0, num_nodes), a self loop, or an empty valid/test array.
-std::optional<EdgeSplitArrays> read_numpy_edge_split(const std::string& dir, int64_t num_nodes);
+// is present. Rank `rank` of `ranks` reads rows node_block(k, rank, ranks) of each file (one
+// process: all of them). Throws FormatError naming the file when only some are, for a wrong
+// dtype or shape, an id outside [0, num_nodes), a self loop, or an empty valid/test array.
+std::optional<EdgeSplitArrays> read_numpy_edge_split(const std::string& dir, int64_t num_nodes,
+                                                     int rank = 0, int ranks = 1);
 
 class LineSource;  // gz_reader.h
 
@@ -64,6 +66,18 @@ enum class Unlabelled { kRefused, kAllowed };
 // FormatError "<source>: node i has label v ..." otherwise, and when no node has a label.
 int64_t validate_labels(const std::vector<int64_t>& labels, const std::string& source,
                         Unlabelled unlabelled = Unlabelled::kRefused);
+// The same for label file `path` (int64 [count]), scanned in bounded batches; keeps the
+// labels of nodes [begin, end) in `kept` (the whole file: [0, count)).
+int64_t scan_labels(const std::string& path, int64_t begin, int64_t end, Unlabelled unlabelled,
+                    std::vector<int64_t>& kept);
+
+// Every id of `ids` has a label >= 0 (`labels` holds those of nodes [first, ...)).
+// FormatError "<label file>: node v has label -1 (unlabelled) but is in the <name> split
+// (<path>) ..." otherwise; `label_file(v)` names the file holding v's label.
+void check_split_labeled(const std::vector<int64_t>& labels, int64_t first,
+                         const std::vector<int64_t>& ids,
+                         const std::function<std::string(int64_t)>& label_file,
+                         const std::string& name, const std::string& path);
 
 // Checks ids are in [0, num_nodes) and unique, and sorts them. Errors name `source` and
 // the position: "line i+1" when `lines` (CSV), "entry i" otherwise (npy).

@@ -7,7 +7,7 @@
 
 #include "partita/core/error.h"
 #include "partita/data/chunked_layout.h"
-#include "shard_common.h"
+#include "readers.h"
 #include "shard_files.h"
 
 namespace partita::data {
@@ -158,11 +158,12 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
   };
   const std::string* split_files[] = {&m.train_idx, &m.valid_idx, &m.test_idx};
   std::vector<int64_t>* splits[] = {&s.train_idx, &s.valid_idx, &s.test_idx};
+  const char* names[] = {"train", "valid", "test"};
   for (int i = 0; i < 3; ++i) {
     const std::string path = dir + "/" + *split_files[i];
     *splits[i] =
         ids_in_block(read_sorted_split(path, label_count, label_offset), s.node_begin, s.node_end);
-    check_split_labeled(s, *splits[i], label_file, path);
+    check_split_labeled(s.labels, s.node_begin, *splits[i], label_file, names[i], path);
   }
 
   // This rank's edge chunks.

@@ -1,7 +1,9 @@
 #pragma once
 // Reading pieces of .npy files for data/shard.h: a mapping whose data is never copied
 // (Fortran order and misalignment are handled by copying out elements), edge rows, labels,
-// and streaming feature readers over one file or many chunk files. Private to data/.
+// and streaming feature readers over one file or many chunk files; and the steps the share
+// readers of each layout have in common (shard_reader.cc, shard_chunked.cc). Private to
+// data/.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -72,5 +74,15 @@ FeatureRowReader make_feature_reader(std::vector<FeaturePiece> pieces, int64_t r
 // `rows` rows, in C order; returns the column count (>= 1).
 int64_t check_feature_file(const MappedNpy& f, const DType* dtype, int64_t rows,
                            const std::string& rows_source);
+
+// Sets rank, ranks, num_nodes and the node block of `s`.
+void set_block(DatasetShard& s, int64_t num_nodes, int rank, int ranks);
+
+// The ids of sorted `sorted_ids` that lie in [begin, end).
+std::vector<int64_t> ids_in_block(const std::vector<int64_t>& sorted_ids, int64_t begin,
+                                  int64_t end);
+
+// The chunked layout's reader (shard_chunked.cc); `dir` holds manifest.json.
+DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks);
 
 }  // namespace partita::data

@@ -66,15 +66,16 @@ class Adam final : public RowOptimizer {
 
 }  // namespace
 
+const NameTable<SparseOptimizer>& sparse_optimizer_names() {
+  static const NameTable<SparseOptimizer> names{{"sgd", SparseOptimizer::kSgd},
+                                                {"adagrad", SparseOptimizer::kAdagrad},
+                                                {"adam", SparseOptimizer::kAdam}};
+  return names;
+}
+
 const char* sparse_optimizer_name(SparseOptimizer kind) {
-  switch (kind) {
-    case SparseOptimizer::kSgd:
-      return "sgd";
-    case SparseOptimizer::kAdagrad:
-      return "adagrad";
-    case SparseOptimizer::kAdam:
-      return "adam";
-  }
+  for (const auto& [name, value] : sparse_optimizer_names())
+    if (value == kind) return name.c_str();
   return "unknown";
 }
 

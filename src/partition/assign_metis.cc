@@ -9,6 +9,7 @@
 #include "partita/core/log.h"
 #include "partita/core/timer.h"
 #include "partita/partition/assign.h"
+#include "rebalance.h"
 
 namespace partita::partition {
 namespace {
@@ -29,31 +30,6 @@ const char* metis_status_name(int status) {
   }
 }
 
-// METIS may leave parts empty on tiny graphs (seen with a handful of nodes per part). Each
-// empty part, in increasing order, takes the highest-numbered node of the currently largest
-// part (lowest part id on ties), so every part owns at least one node; num_parts <= n makes
-// this always possible. Returns the number of parts filled.
-int fill_empty_parts(std::vector<int32_t>& part, int num_parts) {
-  std::vector<int64_t> count(static_cast<size_t>(num_parts), 0);
-  for (int32_t p : part) ++count[p];
-  int filled = 0;
-  for (int e = 0; e < num_parts; ++e) {
-    if (count[e] > 0) continue;
-    const int donor =
-        static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
-    for (int64_t v = static_cast<int64_t>(part.size()) - 1; v >= 0; --v) {
-      if (part[v] == donor) {
-        part[v] = e;
-        break;
-      }
-    }
-    --count[donor];
-    ++count[e];
-    ++filled;
-  }
-  return filled;
-}
-
 }  // namespace
 
 std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
@@ -69,33 +45,20 @@ std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
   std::vector<int32_t> part(static_cast<size_t>(n), 0);
   if (options.num_parts == 1 || n == 0) return part;  // nothing to cut; METIS not called
 
-  // Vertex weights, row-major [n, ncon]. Constraints with zero total weight are dropped:
-  // METIS cannot balance a quantity that is zero everywhere.
-  bool use_train = options.balance_train;
-  bool use_edges = options.balance_edges;
-  if (use_train && train_idx.empty()) {
-    log_warning("`balance_train`: the dataset has no training nodes; constraint ignored");
-    use_train = false;
-  }
-  if (use_edges && in_degree_indptr[n] == 0) {
-    log_warning("`balance_edges`: the graph has no edges; constraint ignored");
-    use_edges = false;
-  }
-  const int ncon = 1 + (use_train ? 1 : 0) + (use_edges ? 1 : 0);
-  st.num_constraints = ncon;
+  // Vertex weights, row-major [n, ncon] (constraint_weights: those of zero total dropped);
+  // the int64 columns are freed before METIS runs.
+  OneRankComm alone;
   std::vector<idx_t> vwgt;
-  if (ncon > 1) {
-    vwgt.assign(static_cast<size_t>(n) * ncon, 0);
-    for (int64_t v = 0; v < n; ++v) {
-      idx_t* w = vwgt.data() + v * ncon;
-      w[0] = 1;
-      // In-degrees fit: the in-edges are a subset of adj, which fits in 32 bits.
-      if (use_edges)
-        w[ncon - 1] = static_cast<idx_t>(in_degree_indptr[v + 1] - in_degree_indptr[v]);
-    }
-    if (use_train)
-      for (int64_t t : train_idx) vwgt[static_cast<size_t>(t) * ncon + 1] = 1;
+  int ncon = 1;
+  {
+    const std::vector<std::vector<int64_t>> weight =
+        constraint_weights(in_degree_indptr, /*node_begin=*/0, train_idx, options, alone);
+    ncon = static_cast<int>(weight.size());
+    vwgt.reserve(ncon > 1 ? static_cast<size_t>(n) * ncon : 0);
+    for (int64_t v = 0; v < n && ncon > 1; ++v)  // in-degrees fit: adj holds the in-edges
+      for (int c = 0; c < ncon; ++c) vwgt.push_back(static_cast<idx_t>(weight[c][v]));
   }
+  st.num_constraints = ncon;
 
   idx_t options_arr[METIS_NOPTIONS];
   int status = METIS_SetDefaultOptions(options_arr);
@@ -126,7 +89,8 @@ std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
   for (int32_t p : part)
     PARTITA_CHECK(p >= 0 && p < options.num_parts, Error,
                   "METIS_PartGraphKway returned part {} outside [0, {})", p, options.num_parts);
-  st.filled_empty_parts = fill_empty_parts(part, options.num_parts);
+  // METIS may leave parts empty on tiny graphs (seen with a handful of nodes per part).
+  st.filled_empty_parts = fill_empty_parts(/*node_begin=*/0, part, options.num_parts, alone);
   if (st.filled_empty_parts > 0)
     log_warning(
         "partition: METIS left {} of {} parts empty; each got one node from the largest "

@@ -410,8 +410,11 @@ void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weigh
 
 std::vector<int32_t> coarse_partition(DistAdjacency graph,
                                       const std::vector<std::vector<int64_t>>& weight,
-                                      int num_parts, double limit, uint64_t seed, DistComm& comm,
+                                      const CoarseOptions& options, DistComm& comm,
                                       CoarseStats* stats) {
+  const int num_parts = options.num_parts;
+  const double limit = options.limit;
+  const uint64_t seed = options.seed;
   const int ranks = comm.size(), rank = comm.rank();
   const int ncon = static_cast<int>(weight.size());
   PARTITA_CHECK(ncon >= 1, Error, "internal: coarse_partition needs a constraint");

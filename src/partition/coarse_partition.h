@@ -1,6 +1,6 @@
 #pragma once
-// A light parallel multilevel partitioner for the distributed pipeline (the default for
-// method metis under mpirun; PT-Scotch stays selectable, dist_partition.h).
+// Private to partition/: a light parallel multilevel partitioner (the default for method
+// metis on several ranks; PT-Scotch stays selectable, pipeline.h).
 //
 //   1. Coarsen: each rank clusters its own vertices by size-constrained label propagation
 //      over the edges inside its block (levels of a few rounds, vertices in id order, ties
@@ -33,13 +33,19 @@ struct CoarseStats {
   int refine_rounds = 0;
 };
 
+struct CoarseOptions {
+  int num_parts = 2;
+  double limit = 1.04;  // the refinement's bound on max/mean load, every constraint
+  uint64_t seed = 0;    // METIS's on the coarse graph
+};
+
 // graph: the undirected adjacency (DistAdjacency; vwgt ignored; freed once copied). weight[c][v]:
 // weight of local vertex v in constraint c (weight[0] usually all ones), every constraint's total >
 // 0. Returns the part of each local vertex. Error when the coarse graph cannot be gathered (over
 // 2^31 - 1 vertices or entries: METIS's 32-bit idx_t).
 std::vector<int32_t> coarse_partition(DistAdjacency graph,
                                       const std::vector<std::vector<int64_t>>& weight,
-                                      int num_parts, double limit, uint64_t seed, DistComm& comm,
+                                      const CoarseOptions& options, DistComm& comm,
                                       CoarseStats* stats = nullptr);
 
 }  // namespace partita::partition

@@ -1,14 +1,20 @@
-// Sampling link-prediction splits: units held out, negatives, the remaining graph.
-#include "partita/partition/edge_split.h"
-
+// Link-prediction splits as the pipeline makes and writes them, in shares over a
+// communicator (edge_split_steps.h), and parse_edge_split (edge_split.h).
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <unordered_set>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <system_error>
+#include <tuple>
 #include <utility>
 
+#include "collective.h"
 #include "edge_split_draw.h"
+#include "edge_split_steps.h"
+#include "npy_file_at.h"
 #include "partita/core/error.h"
 #include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
@@ -17,13 +23,6 @@ namespace partita::partition {
 namespace {
 
 using Pair = std::pair<int64_t, int64_t>;
-
-struct PairHash {
-  size_t operator()(const Pair& p) const {
-    return static_cast<size_t>(mix64(static_cast<uint64_t>(p.first) * 0x9e3779b97f4a7c15ULL ^
-                                     static_cast<uint64_t>(p.second)));
-  }
-};
 
 double parse_fraction(const std::string& item, const std::string& text) {
   errno = 0;
@@ -39,23 +38,308 @@ double parse_fraction(const std::string& item, const std::string& text) {
   return x;
 }
 
-// A unit's pair: s->d is an edge; when d->s is too, only s < d names the unit.
-bool is_unit(const graph::Csr& g, int64_t s, int64_t d) { return s < d || !has_edge(g, d, s); }
+// Whether u -> v is stored; v lies in this rank's block.
+bool row_has(const ShardGraph& g, int64_t v, int64_t u) {
+  const int64_t i = v - g.node_begin;
+  const auto first = g.in_edges.indices.begin() + g.in_edges.indptr[i];
+  const auto last = g.in_edges.indices.begin() + g.in_edges.indptr[i + 1];
+  return std::binary_search(first, last, u);
+}
 
-// Visits every unit (s, d) in order of d, then s.
-template <class Visit>
-void for_each_unit(const graph::Csr& g, Visit visit) {
-  for (int64_t d = 0; d < g.num_rows(); ++d)
-    for (int64_t k = g.indptr[d]; k < g.indptr[d + 1]; ++k)
-      if (is_unit(g, g.indices[k], d)) visit(g.indices[k], d);
+// The rank holding the unordered pair {lo, hi} (lo <= hi) in sets shared by hash.
+int pair_owner(int64_t lo, int64_t hi, int ranks) {
+  const uint64_t h =
+      mix64(static_cast<uint64_t>(lo) * 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(hi));
+  return static_cast<int>(h % static_cast<uint64_t>(ranks));
 }
 
 int64_t held_count(double fraction, int64_t units) {
   return std::max<int64_t>(1, std::llround(fraction * static_cast<double>(units)));
 }
 
-bool connected(const graph::Csr& g, int64_t a, int64_t b) {
-  return has_edge(g, a, b) || has_edge(g, b, a);
+// For each stored entry s -> d of this rank's rows, whether it names a unit: s < d, or no
+// d -> s (asked of the rank holding row s).
+std::vector<uint8_t> unit_entries(const ShardGraph& g, DistComm& comm) {
+  const graph::Csr& c = g.in_edges;
+  std::vector<uint8_t> unit(static_cast<size_t>(c.num_entries()), 1);
+  if (g.symmetric) {  // d -> s is stored for every s -> d
+    for (int64_t i = 0; i < c.num_rows(); ++i)
+      for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k)
+        unit[k] = c.indices[k] < g.node_begin + i ? 1 : 0;
+    return unit;
+  }
+  const int R = comm.size();
+  const BlockOwner owner(g.num_nodes, R);
+  std::vector<std::vector<int64_t>> ask(static_cast<size_t>(R)), where(static_cast<size_t>(R));
+  for (int64_t i = 0; i < c.num_rows(); ++i) {
+    const int64_t d = g.node_begin + i;
+    for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) {
+      const int64_t s = c.indices[k];
+      if (s < d) continue;
+      const int r = owner(s);
+      ask[r].insert(ask[r].end(), {s, d});
+      where[r].push_back(k);
+    }
+  }
+  std::vector<std::vector<int64_t>> questions = send_ints(ask, comm);
+  for (auto& q : questions) {
+    std::vector<int64_t> answer(q.size() / 2);
+    for (size_t j = 0; j < answer.size(); ++j) answer[j] = row_has(g, q[2 * j], q[2 * j + 1]);
+    q = std::move(answer);
+  }
+  const std::vector<std::vector<int64_t>> answers = send_ints(questions, comm);
+  for (int r = 0; r < R; ++r)
+    for (size_t j = 0; j < where[r].size(); ++j) unit[where[r][j]] = answers[r][j] ? 0 : 1;
+  return unit;
+}
+
+HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint64_t seed,
+                           DistComm& comm) {
+  const int R = comm.size(), me = comm.rank();
+  const graph::Csr& c = g.in_edges;
+  const std::vector<uint8_t> unit = unit_entries(g, comm);
+  int64_t mine = 0;
+  for (uint8_t u : unit) mine += u;
+  int64_t offset = 0, units = 0;
+  const std::vector<std::vector<int64_t>> counts = gather_ints({mine}, comm);
+  for (int r = 0; r < R; ++r) {
+    if (r < me) offset += counts[r][0];
+    units += counts[r][0];
+  }
+  // The single-process checks, on global figures: every rank throws alike.
+  const int64_t valid = held_count(o.valid_fraction, units);
+  const int64_t test = held_count(o.test_fraction, units);
+  PARTITA_CHECK_PARAM(valid + test < units, "edge_split",
+                      "holding out {} + {} of the graph's {} edges (pairs) leaves none to train on",
+                      valid, test, units);
+  const int64_t n = g.num_nodes;
+  const double non_edges =
+      static_cast<double>(n) * static_cast<double>(n - 1) / 2 - static_cast<double>(units);
+  PARTITA_CHECK_PARAM(static_cast<double>(valid + test) <= non_edges, "edge_split",
+                      "{} negatives needed but the graph has only {} node pairs that are not edges",
+                      valid + test, static_cast<int64_t>(non_edges));
+
+  Rng rng(stream_key(seed, 0x6c696e6b /* "link" */));
+  HeldOutEdges out;
+  out.source = "sampled";
+  out.fractions = o;
+  {
+    const HeldPicks picks = draw_held_units(units, valid, test, rng);
+    size_t next = static_cast<size_t>(
+        std::lower_bound(picks.picks.begin(), picks.picks.end(), offset) - picks.picks.begin());
+    int64_t index = offset;
+    for (int64_t i = 0; i < c.num_rows(); ++i) {
+      const int64_t d = g.node_begin + i;
+      for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) {
+        if (!unit[k]) continue;
+        std::vector<int64_t>* target = &out.train;
+        if (next < picks.picks.size() && picks.picks[next] == index) {
+          target = picks.role[next] < valid ? &out.valid : &out.test;
+          ++next;
+        }
+        target->insert(target->end(), {c.indices[k], d});
+        ++index;
+      }
+    }
+  }
+
+  const int64_t held = valid + test;
+  const BlockOwner owner(n, R);
+  std::vector<int64_t> negatives;
+  if (negatives_by_enumeration(n, units, held)) {
+    // Dense: every rank gathers the n x n bitmap of connected pairs {a < b}.
+    const size_t words = static_cast<size_t>((n * n + 63) / 64);
+    std::vector<int64_t> bits(words, 0);
+    auto mark = [&](int64_t a, int64_t b) {
+      const int64_t x = std::min(a, b) * n + std::max(a, b);
+      bits[static_cast<size_t>(x >> 6)] |= int64_t{1} << (x & 63);
+    };
+    for (int64_t i = 0; i < c.num_rows(); ++i)
+      for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) mark(c.indices[k], g.node_begin + i);
+    for (const std::vector<int64_t>& theirs : gather_ints(bits, comm))
+      for (size_t w = 0; w < words; ++w) bits[w] |= theirs[w];
+    negatives = draw_negatives_by_enumeration(n, held, rng, [&](int64_t a, int64_t b) {
+      const int64_t x = a * n + b;
+      return ((bits[static_cast<size_t>(x >> 6)] >> (x & 63)) & 1) != 0;
+    });
+    for (int64_t k = me; k < held; k += R) {
+      std::vector<int64_t>& target = k < valid ? out.valid_neg : out.test_neg;
+      target.insert(target.end(), {negatives[2 * k], negatives[2 * k + 1]});
+    }
+    return out;
+  }
+  // Rejection: each rank answers for the rows it holds and the accepted pairs that hash to
+  // it, and keeps negative k when k mod R is its rank.
+  AcceptedPairs accepted([&](int64_t lo, int64_t hi) { return pair_owner(lo, hi, R) == me; });
+  NegativeJudge judge;
+  judge.rejected = [&](const std::vector<int64_t>& pairs) {
+    std::vector<uint8_t> mine(pairs.size() / 2, 0);
+    for (size_t j = 0; j < mine.size(); ++j) {
+      const int64_t a = pairs[2 * j], b = pairs[2 * j + 1];
+      if (a == b || (owner(b) == me && row_has(g, b, a)) || (owner(a) == me && row_has(g, a, b)))
+        mine[j] = 1;
+    }
+    accepted.flag_repeats(pairs, &mine);
+    std::vector<int64_t> rejected(mine.begin(), mine.end());
+    if (!rejected.empty()) comm.allreduce_max(rejected.data(), rejected.size());
+    return std::vector<uint8_t>(rejected.begin(), rejected.end());
+  };
+  judge.accepted = [&](const std::vector<int64_t>& pairs, int64_t k) { accepted.add(pairs, k); };
+  draw_negatives_by_rejection(n, held, rng, judge, [&](int64_t k, int64_t a, int64_t b) {
+    if (k % R != me) return;
+    std::vector<int64_t>& target = k < valid ? out.valid_neg : out.test_neg;
+    target.insert(target.end(), {a, b});
+  });
+  return out;
+}
+
+// The checks of dataset_edge_split, where the pairs meet: a negative must not be stored
+// either way (asked of both endpoints' row owners), nor a held-out positive, nor repeat
+// another; a training pair must not be held out (the unordered pair's hash owner).
+HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g, DistComm& comm) {
+  const int R = comm.size(), me = comm.rank();
+  const data::EdgeSplitArrays& split = *shard.edge_split;
+  HeldOutEdges out;
+  out.source = "dataset";
+  out.train = split.train;
+  out.valid = split.valid;
+  out.test = split.test;
+  out.valid_neg = split.valid_neg;
+  out.test_neg = split.test_neg;
+  // kind: 0 train, 1 valid, 2 test, 3 valid_neg, 4 test_neg; global rows from the shares.
+  const std::vector<int64_t>* sets[5] = {&out.train, &out.valid, &out.test, &out.valid_neg,
+                                         &out.test_neg};
+  static constexpr const char* kNames[5] = {"train_edges.npy", "valid_edges.npy", "test_edges.npy",
+                                            "valid_neg.npy", "test_neg.npy"};
+  std::vector<int64_t> mine(5);
+  for (int kind = 0; kind < 5; ++kind) mine[kind] = static_cast<int64_t>(sets[kind]->size() / 2);
+  std::vector<int64_t> first_row(5, 0);
+  const std::vector<std::vector<int64_t>> counts = gather_ints(mine, comm);
+  for (int r = 0; r < me; ++r)
+    for (int kind = 0; kind < 5; ++kind) first_row[kind] += counts[r][kind];
+
+  const BlockOwner owner(g.num_nodes, R);
+  auto hash_owner = [&](int64_t a, int64_t b) {
+    return pair_owner(std::min(a, b), std::max(a, b), R);
+  };
+  // Messages of (kind, row, a, b).
+  std::vector<std::vector<int64_t>> to_rows(static_cast<size_t>(R)),
+      to_hash(static_cast<size_t>(R));
+  for (int kind = 0; kind < 5; ++kind) {
+    const std::vector<int64_t>& v = *sets[kind];
+    for (size_t i = 0; i < v.size(); i += 2) {
+      const int64_t row = first_row[kind] + static_cast<int64_t>(i / 2), a = v[i], b = v[i + 1];
+      to_hash[hash_owner(a, b)].insert(to_hash[hash_owner(a, b)].end(), {kind, row, a, b});
+      if (kind < 3) continue;
+      to_rows[owner(b)].insert(to_rows[owner(b)].end(), {kind, row, a, b});
+      if (owner(a) != owner(b))
+        to_rows[owner(a)].insert(to_rows[owner(a)].end(), {kind, row, a, b});
+    }
+  }
+  const std::vector<std::vector<int64_t>> at_rows = send_ints(to_rows, comm);
+  const std::vector<std::vector<int64_t>> at_hash = send_ints(to_hash, comm);
+  agreed(comm, [&] {
+    auto fail = [&](int64_t kind, int64_t row, int64_t a, int64_t b, const char* what) {
+      throw FormatError(
+          fmt::format("{}/{}: row {}: ({}, {}) {}", shard.path, kNames[kind], row, a, b, what));
+    };
+    for (const std::vector<int64_t>& m : at_rows)
+      for (size_t i = 0; i < m.size(); i += 4) {
+        const int64_t a = m[i + 2], b = m[i + 3];
+        if ((owner(b) == me && row_has(g, b, a)) || (owner(a) == me && row_has(g, a, b)))
+          fail(m[i], m[i + 1], a, b, "is an edge, not a negative");
+      }
+    // (unordered pair, (kind, row), pair as listed), sorted: in each group of equal pairs
+    // the training rows first, the positives, then the negatives in file order.
+    struct Listed {
+      Pair key, at, pair;
+      bool operator<(const Listed& o) const { return std::tie(key, at) < std::tie(o.key, o.at); }
+    };
+    std::vector<Listed> all;
+    for (const std::vector<int64_t>& m : at_hash)
+      for (size_t i = 0; i < m.size(); i += 4) {
+        const int64_t a = m[i + 2], b = m[i + 3];
+        all.push_back({{std::min(a, b), std::max(a, b)}, {m[i], m[i + 1]}, {a, b}});
+      }
+    std::sort(all.begin(), all.end());
+    for (size_t i = 0; i < all.size();) {
+      size_t j = i;
+      bool positive = false, negative = false;
+      for (; j < all.size() && all[j].key == all[i].key; ++j) {
+        const Listed& x = all[j];
+        if (x.at.first == 1 || x.at.first == 2) positive = true;
+        if (x.at.first < 3) continue;
+        if (positive)
+          fail(x.at.first, x.at.second, x.pair.first, x.pair.second, "is an edge, not a negative");
+        if (negative)
+          fail(x.at.first, x.at.second, x.pair.first, x.pair.second,
+               "repeats an earlier negative pair");
+        negative = true;
+      }
+      if (positive)
+        for (size_t k = i; k < j && all[k].at.first == 0; ++k)
+          fail(0, all[k].at.second, all[k].pair.first, all[k].pair.second,
+               "is also a valid or test edge");
+      i = j;
+    }
+  });
+  return out;
+}
+
+// Pairs (new ids) moved to the writer of the part owning their first (`by_src`) or second
+// element; per part this rank writes, sorted by that element then the other, repeats
+// dropped when `unique`. Returns part -> pairs (interleaved, in stored order src, dst).
+std::map<int, std::vector<int64_t>> to_part_writers(const std::vector<int64_t>& pairs,
+                                                    const PartLayout& layout, bool by_src,
+                                                    bool unique, DistComm& comm) {
+  const int R = comm.size(), P = layout.num_parts();
+  std::vector<std::vector<int64_t>> send(static_cast<size_t>(R));
+  for (size_t i = 0; i < pairs.size(); i += 2) {
+    const int p = layout.owner_part(by_src ? pairs[i] : pairs[i + 1]);
+    send[layout.writer(p)].insert(send[layout.writer(p)].end(), {p, pairs[i], pairs[i + 1]});
+  }
+  std::map<int, std::vector<Pair>> keyed;
+  for (int p = comm.rank(); p < P; p += R) keyed[p];
+  for (const std::vector<int64_t>& m : send_ints(send, comm))
+    for (size_t i = 0; i < m.size(); i += 3)
+      keyed[static_cast<int>(m[i])].push_back(by_src ? Pair{m[i + 1], m[i + 2]}
+                                                     : Pair{m[i + 2], m[i + 1]});
+  std::map<int, std::vector<int64_t>> out;
+  for (auto& [p, v] : keyed) {
+    std::sort(v.begin(), v.end());
+    if (unique) v.erase(std::unique(v.begin(), v.end()), v.end());
+    std::vector<int64_t>& flat = out[p];
+    for (const Pair& x : v) {
+      flat.push_back(by_src ? x.first : x.second);
+      flat.push_back(by_src ? x.second : x.first);
+    }
+  }
+  return out;
+}
+
+// One [rows, 2] int64 file that several ranks fill: rank 0 creates and finishes it, each
+// rank writes its pieces (first row, pairs). Returns the total rows.
+void write_shared_pairs(const std::string& out_dir, const std::string& rel, int64_t rows,
+                        const std::vector<std::pair<int64_t, const std::vector<int64_t>*>>& pieces,
+                        DistComm& comm, std::vector<FileEntry>* files) {
+  const std::string path = out_dir + "/" + rel;
+  const bool lead = comm.rank() == 0;
+  std::optional<NpyFileAt> file;
+  agreed(comm, [&] {
+    if (lead) file = NpyFileAt::create(path, DType::kInt64, {rows, 2});
+  });
+  agreed(comm, [&] {
+    bool any = false;
+    for (const auto& piece : pieces) any = any || !piece.second->empty();
+    if (!lead && any) file = NpyFileAt::attach(path, DType::kInt64, {rows, 2});
+    for (const auto& [first, v] : pieces)
+      if (!v->empty())
+        file->write_elements<int64_t>(2 * first, v->data(), static_cast<int64_t>(v->size()));
+    if (!lead && file) file->close();
+  });
+  agreed(comm, [&] {
+    if (lead) files->push_back({rel, DType::kInt64, {rows, 2}, file->finish()});
+  });
 }
 
 }  // namespace
@@ -72,142 +356,134 @@ EdgeSplitOptions parse_edge_split(const std::string& text) {
   return o;
 }
 
-bool has_edge(const graph::Csr& g, int64_t u, int64_t v) {
-  const auto first = g.indices.begin() + g.indptr[v], last = g.indices.begin() + g.indptr[v + 1];
-  return std::binary_search(first, last, u);
+std::optional<HeldOutEdges> make_edge_split(const PartitionInput& input,
+                                            const PartitionOptions& options, DistComm& comm) {
+  const data::DatasetShard& shard = input.shard;
+  const ShardGraph& graph = input.graph;
+  if (!options.edge_split.enabled() && !shard.edge_split) return std::nullopt;
+  PARTITA_CHECK_PARAM(!shard.hetero, "edge_split",
+                      "link-prediction splits need a homogeneous dataset; {} is heterogeneous",
+                      shard.path);
+  PARTITA_CHECK_PARAM(!(options.edge_split.enabled() && shard.edge_split), "edge_split",
+                      "{} has its own edge split (train_edges.npy ...); drop `edge_split` or the "
+                      "files",
+                      shard.path);
+  const EdgeSplitOptions& f = options.edge_split;
+  PARTITA_CHECK_PARAM(
+      !f.enabled() || (f.valid_fraction > 0 && f.valid_fraction < 1 && f.test_fraction > 0 &&
+                       f.test_fraction < 1 && f.valid_fraction + f.test_fraction < 1),
+      "edge_split", "fractions {},{} must each lie in (0, 1) and sum to less than 1",
+      f.valid_fraction, f.test_fraction);
+  if (shard.edge_split) return dataset_split(shard, graph, comm);
+  return sampled_split(graph, options.edge_split, options.seed, comm);
 }
 
-HeldOutEdges sample_edge_split(const graph::Csr& g, const EdgeSplitOptions& o, uint64_t seed) {
-  int64_t units = 0;
-  for_each_unit(g, [&](int64_t, int64_t) { ++units; });
-  const int64_t valid = held_count(o.valid_fraction, units);
-  const int64_t test = held_count(o.test_fraction, units);
-  PARTITA_CHECK_PARAM(valid + test < units, "edge_split",
-                      "holding out {} + {} of the graph's {} edges (pairs) leaves none to train on",
-                      valid, test, units);
-  const int64_t n = g.num_rows();
-  const double non_edges =
-      static_cast<double>(n) * static_cast<double>(n - 1) / 2 - static_cast<double>(units);
-  PARTITA_CHECK_PARAM(static_cast<double>(valid + test) <= non_edges, "edge_split",
-                      "{} negatives needed but the graph has only {} node pairs that are not edges",
-                      valid + test, static_cast<int64_t>(non_edges));
-
-  Rng rng(stream_key(seed, 0x6c696e6b /* "link" */));
-  const HeldPicks picks = draw_held_units(units, valid, test, rng);
-  const std::vector<int64_t>& order = picks.picks;
-  const std::vector<int64_t>& role = picks.role;
-  const int64_t held = valid + test;
-
-  HeldOutEdges out;
-  out.source = "sampled";
-  out.fractions = o;
-  int64_t index = 0;
-  size_t next = 0;
-  for_each_unit(g, [&](int64_t s, int64_t d) {
-    std::vector<int64_t>* target = &out.train;
-    if (next < order.size() && order[next] == index) {
-      target = role[next] < valid ? &out.valid : &out.test;
-      ++next;
-    }
-    target->push_back(s);
-    target->push_back(d);
-    ++index;
-  });
-  std::vector<int64_t> negatives;
-  if (negatives_by_enumeration(n, units, held)) {
-    negatives = draw_negatives_by_enumeration(
-        n, held, rng, [&](int64_t a, int64_t b) { return connected(g, a, b); });
-  } else {
-    // Judged one candidate after the other, up to the first rejection (the rest of a batch
-    // is drawn again after the rewind).
-    std::unordered_set<Pair, PairHash> chosen;
-    NegativeJudge judge;
-    judge.rejected = [&](const std::vector<int64_t>& pairs) {
-      std::vector<uint8_t> rejected(pairs.size() / 2, 1);
-      std::unordered_set<Pair, PairHash> batch;
-      for (size_t j = 0; j < rejected.size(); ++j) {
-        const int64_t a = pairs[2 * j], b = pairs[2 * j + 1];
-        const Pair key{std::min(a, b), std::max(a, b)};
-        if (a == b || connected(g, a, b) || chosen.count(key) || !batch.insert(key).second) break;
-        rejected[j] = 0;
-      }
-      return rejected;
-    };
-    judge.accepted = [&](const std::vector<int64_t>& pairs, int64_t k) {
-      for (int64_t j = 0; j < k; ++j)
-        chosen.insert(
-            {std::min(pairs[2 * j], pairs[2 * j + 1]), std::max(pairs[2 * j], pairs[2 * j + 1])});
-    };
-    negatives.reserve(static_cast<size_t>(2 * held));
-    draw_negatives_by_rejection(n, held, rng, judge, [&](int64_t, int64_t a, int64_t b) {
-      negatives.push_back(a);
-      negatives.push_back(b);
-    });
-  }
-  out.valid_neg.assign(negatives.begin(), negatives.begin() + 2 * valid);
-  out.test_neg.assign(negatives.begin() + 2 * valid, negatives.end());
-  return out;
-}
-
-HeldOutEdges dataset_edge_split(const data::Dataset& ds) {
-  const data::EdgeSplitArrays& split = *ds.edge_split;
-  HeldOutEdges out;
-  out.source = "dataset";
-  out.train = split.train;
-  out.valid = split.valid;
-  out.test = split.test;
-  out.valid_neg = split.valid_neg;
-  out.test_neg = split.test_neg;
-  std::unordered_set<Pair, PairHash> positives;
-  for (const std::vector<int64_t>* v : {&out.valid, &out.test})
-    for (size_t i = 0; i < v->size(); i += 2)
-      positives.insert({std::min((*v)[i], (*v)[i + 1]), std::max((*v)[i], (*v)[i + 1])});
-  const std::pair<const char*, const std::vector<int64_t>*> negatives[] = {
-      {"valid_neg.npy", &out.valid_neg}, {"test_neg.npy", &out.test_neg}};
-  std::unordered_set<Pair, PairHash> seen;  // negatives are unique across both files
-  for (const auto& [name, v] : negatives) {
-    for (size_t i = 0; i < v->size(); i += 2) {
-      const int64_t a = (*v)[i], b = (*v)[i + 1];
-      const Pair key{std::min(a, b), std::max(a, b)};
-      PARTITA_CHECK(!connected(ds.in_edges, a, b) && !positives.count(key), FormatError,
-                    "{}/{}: row {}: ({}, {}) is an edge, not a negative", ds.path, name, i / 2, a,
-                    b);
-      PARTITA_CHECK(seen.insert(key).second, FormatError,
-                    "{}/{}: row {}: ({}, {}) repeats an earlier negative pair", ds.path, name,
-                    i / 2, a, b);
-    }
-  }
-  for (size_t i = 0; i < out.train.size(); i += 2) {
-    const int64_t a = out.train[i], b = out.train[i + 1];
-    PARTITA_CHECK(!positives.count({std::min(a, b), std::max(a, b)}), FormatError,
-                  "{}/train_edges.npy: row {}: ({}, {}) is also a valid or test edge", ds.path,
-                  i / 2, a, b);
-  }
-  return out;
-}
-
-graph::Csr remove_held_out(const graph::Csr& g, const HeldOutEdges& held) {
-  // Both directions of every held-out pair, as (dst, src), sorted: a merge per row drops them.
-  std::vector<Pair> drop;
+void remove_held_out(ShardGraph& g, const HeldOutEdges& held, DistComm& comm) {
+  const int R = comm.size();
+  const BlockOwner owner(g.num_nodes, R);
+  // (row, source) to drop, both directions of every held-out pair, sent to the row's owner.
+  std::vector<std::vector<int64_t>> send(static_cast<size_t>(R));
   for (const std::vector<int64_t>* v : {&held.valid, &held.test})
     for (size_t i = 0; i < v->size(); i += 2) {
-      drop.emplace_back((*v)[i + 1], (*v)[i]);
-      drop.emplace_back((*v)[i], (*v)[i + 1]);
+      const int64_t u = (*v)[i], w = (*v)[i + 1];
+      send[owner(w)].insert(send[owner(w)].end(), {w, u});
+      send[owner(u)].insert(send[owner(u)].end(), {u, w});
     }
+  std::vector<Pair> drop;
+  for (const std::vector<int64_t>& m : send_ints(send, comm))
+    for (size_t i = 0; i < m.size(); i += 2) drop.emplace_back(m[i], m[i + 1]);
   std::sort(drop.begin(), drop.end());
-  graph::Csr out;
-  out.indptr.assign(g.indptr.size(), 0);
-  out.indices.reserve(g.indices.size());
+  graph::Csr& c = g.in_edges;
+  std::vector<int64_t> indptr(c.indptr.size(), 0);
+  int64_t kept = 0;
   auto it = drop.begin();
-  for (int64_t d = 0; d < g.num_rows(); ++d) {
-    for (int64_t k = g.indptr[d]; k < g.indptr[d + 1]; ++k) {
-      const Pair e{d, g.indices[k]};
+  for (int64_t i = 0; i < c.num_rows(); ++i) {
+    const int64_t d = g.node_begin + i;
+    for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) {
+      const Pair e{d, c.indices[k]};
       while (it != drop.end() && *it < e) ++it;
-      if (it == drop.end() || *it != e) out.indices.push_back(g.indices[k]);
+      if (it != drop.end() && *it == e) continue;
+      for (Column& col : g.edge_columns) {  // the entry's values follow it
+        const size_t w = dtype_size(col.dtype);
+        std::memmove(col.values.data() + kept * w, col.values.data() + k * w, w);
+      }
+      c.indices[kept++] = c.indices[k];
     }
-    out.indptr[d + 1] = static_cast<int64_t>(out.indices.size());
+    indptr[i + 1] = kept;
   }
-  return out;
+  c.indices.resize(static_cast<size_t>(kept));
+  c.indices.shrink_to_fit();
+  for (Column& col : g.edge_columns) col.values.resize(kept * dtype_size(col.dtype));
+  c.indptr = std::move(indptr);
+  int64_t total = kept;
+  comm.allreduce_sum(&total, 1);
+  g.num_edges_total = total;
+}
+
+EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layout,
+                                int64_t node_begin, const std::string& out_dir, DistComm& comm,
+                                int threads, std::vector<FileEntry>* files) {
+  const int R = comm.size(), me = comm.rank(), P = layout.num_parts();
+  agreed(comm, [&] {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir + "/edges", ec);
+    PARTITA_CHECK(!ec, IoError, "{}/edges: cannot create directory: {}", out_dir, ec.message());
+  });
+  EdgeSplitStats stats;
+  stats.source = held.source;
+  stats.valid_fraction = held.fractions.valid_fraction;
+  stats.test_fraction = held.fractions.test_fraction;
+  const std::vector<int64_t>* sets[] = {&held.valid, &held.valid_neg, &held.test, &held.test_neg};
+  int64_t* rows_of[] = {&stats.valid, &stats.valid_neg, &stats.test, &stats.test_neg};
+  for (size_t s = 0; s < 4; ++s) {
+    const std::vector<int64_t> pairs = map_pairs(*sets[s], layout, node_begin, comm, threads);
+    if (held.source == "sampled") {
+      // Sorted by (src, dst): parts own contiguous new ids, so part by part.
+      const std::map<int, std::vector<int64_t>> mine =
+          to_part_writers(pairs, layout, /*by_src=*/true, /*unique=*/false, comm);
+      std::vector<int64_t> part_rows(static_cast<size_t>(P), 0);
+      for (const auto& [p, v] : mine) part_rows[p] = static_cast<int64_t>(v.size() / 2);
+      comm.allreduce_sum(part_rows.data(), part_rows.size());
+      std::vector<std::pair<int64_t, const std::vector<int64_t>*>> pieces;
+      int64_t first = 0;
+      for (int p = 0; p < P; ++p) {
+        if (mine.count(p)) pieces.emplace_back(first, &mine.at(p));
+        first += part_rows[p];
+      }
+      *rows_of[s] = first;
+      write_shared_pairs(out_dir, kEdgeSplitFiles[s], first, pieces, comm, files);
+    } else {
+      // The dataset's order: rank by rank.
+      const std::vector<std::vector<int64_t>> counts =
+          gather_ints({static_cast<int64_t>(pairs.size() / 2)}, comm);
+      int64_t first = 0, rows = 0;
+      for (int r = 0; r < R; ++r) {
+        if (r < me) first += counts[r][0];
+        rows += counts[r][0];
+      }
+      *rows_of[s] = rows;
+      write_shared_pairs(out_dir, kEdgeSplitFiles[s], rows, {{first, &pairs}}, comm, files);
+    }
+  }
+  // Training pairs: each part's, by (dst, src), repeats dropped (a dataset's file may repeat).
+  const std::vector<int64_t> train = map_pairs(held.train, layout, node_begin, comm, threads);
+  const std::map<int, std::vector<int64_t>> mine =
+      to_part_writers(train, layout, /*by_src=*/false, /*unique=*/true, comm);
+  stats.train_per_part.assign(static_cast<size_t>(P), 0);
+  agreed(comm, [&] {
+    for (const auto& [p, v] : mine) {
+      const int64_t rows = static_cast<int64_t>(v.size() / 2);
+      const std::string rel = part_file(p, kTrainEdgesName);
+      files->push_back(
+          {rel,
+           DType::kInt64,
+           {rows, 2},
+           write_npy<int64_t>(out_dir + "/" + rel, ArrayView<const int64_t>(v), {rows, 2})});
+      stats.train_per_part[p] = rows;
+    }
+  });
+  comm.allreduce_sum(stats.train_per_part.data(), stats.train_per_part.size());
+  return stats;
 }
 
 }  // namespace partita::partition

@@ -1,8 +1,8 @@
 #pragma once
 // Private to partition/: the random draws of a sampled link-prediction split
-// (edge_split.h), shared by the single-process split and the distributed one
-// (dist_edge_split.h). Both consume one random stream in the same order, so with the same
-// seed they hold out the same units and draw the same negatives whatever the rank count.
+// (edge_split.h, edge_split_steps.h). Every rank consumes one random stream in the same
+// order, so with the same seed the same units are held out and the same negatives drawn
+// whatever the rank count.
 #include <cstdint>
 #include <functional>
 #include <vector>

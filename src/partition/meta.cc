@@ -16,6 +16,7 @@
 #include "partita/core/half.h"
 #include "partita/data/dataset.h"
 #include "partita/partition/format.h"
+#include "partition_meta.h"
 #include "typed_meta_json.h"
 
 namespace partita::partition {
@@ -79,16 +80,18 @@ FileEntry parse_file_entry(const Reader& rd, const std::string& rel, const Json&
   const Json& dtype = rd.get(v, "dtype", where);
   if (!dtype.is_string()) rd.fail(fmt::format("key '{}dtype' must be a string", where));
   f.dtype = dtype_from_name(dtype.get<std::string>(), rd.key_name(where + "dtype"));
-  const Json& shape = rd.typed(v, "shape", /*array=*/true, where);
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (!shape[i].is_number_integer() || shape[i].get<int64_t>() < 0)
-      rd.fail(fmt::format("key '{}shape' must hold non-negative integers", where));
-    f.shape.push_back(shape[i].get<int64_t>());
-  }
+  f.shape = integer_array(rd, v, "shape", where);
   const uint64_t crc = rd.unsigned_integer(v, "crc32", where);
   if (crc > 0xffffffffULL) rd.fail(fmt::format("key '{}crc32' = {} exceeds 32 bits", where, crc));
   f.crc32 = static_cast<uint32_t>(crc);
   return f;
+}
+
+Json files_json(const std::vector<FileEntry>& files) {
+  Json out = Json::object();
+  for (const FileEntry& f : files)
+    out[f.path] = Json{{"dtype", dtype_name(f.dtype)}, {"shape", f.shape}, {"crc32", f.crc32}};
+  return out;
 }
 
 Json edge_split_json(const EdgeSplitStats& e) {
@@ -254,9 +257,7 @@ std::string meta_to_json(const PartitionMeta& m) {
   for (const PartStats& p : s.parts) parts.push_back(part_stats_json(p, m.typed.has_value()));
   Json phases = Json::object();
   for (const auto& [name, seconds] : s.phase_seconds) phases[name] = seconds;
-  Json files = Json::object();
-  for (const FileEntry& f : m.files)
-    files[f.path] = Json{{"dtype", dtype_name(f.dtype)}, {"shape", f.shape}, {"crc32", f.crc32}};
+  const Json files = files_json(m.files);
   Json summary = Json::object();
   summary["edge_cut"] = s.edge_cut;
   summary["edge_cut_fraction"] = s.edge_cut_fraction;
@@ -455,6 +456,17 @@ PartitionMeta read_meta(const std::string& dir) {
   text << in.rdbuf();
   PARTITA_CHECK(!in.bad(), IoError, "{}: read failed", path);
   return parse_meta(text.str(), path);
+}
+
+std::string files_to_json(const std::vector<FileEntry>& files) { return files_json(files).dump(); }
+
+std::vector<FileEntry> files_from_json(const std::string& text, const std::string& source) {
+  const Reader rd(source);
+  const Json j = Json::parse(text);
+  std::vector<FileEntry> files;
+  for (auto it = j.begin(); it != j.end(); ++it)
+    files.push_back(parse_file_entry(rd, it.key(), it.value()));
+  return files;
 }
 
 }  // namespace partita::partition

@@ -3,7 +3,9 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -13,28 +15,8 @@
 
 namespace partita::partition {
 
-NpyFileAt NpyFileAt::create(const std::string& path, DType dtype, std::vector<int64_t> shape) {
-  NpyHeader h;
-  h.dtype = dtype;
-  h.shape = shape;
-  const std::string header = make_npy_header(dtype, shape);
-  NpyFileAt f;
-  f.path_ = path;
-  f.tmp_path_ = path + ".tmp";
-  f.header_bytes_ = static_cast<int64_t>(header.size());
-  f.data_bytes_ = static_cast<int64_t>(h.data_bytes());
-  f.creator_ = true;
-  f.fd_ = ::open(f.tmp_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  PARTITA_CHECK(f.fd_ >= 0, IoError, "{}: cannot create: {}", f.tmp_path_, std::strerror(errno));
-  PARTITA_CHECK(::ftruncate(f.fd_, f.header_bytes_ + f.data_bytes_) == 0, IoError,
-                "{}: cannot size to {} bytes: {}", f.tmp_path_, f.header_bytes_ + f.data_bytes_,
-                std::strerror(errno));
-  // The header goes through the same path as the data: offset -header_bytes_.
-  f.write_at(-f.header_bytes_, header.data(), header.size());
-  return f;
-}
-
-NpyFileAt NpyFileAt::attach(const std::string& path, DType dtype, std::vector<int64_t> shape) {
+NpyFileAt NpyFileAt::open_tmp(const std::string& path, DType dtype,
+                              const std::vector<int64_t>& shape, bool create) {
   NpyHeader h;
   h.dtype = dtype;
   h.shape = shape;
@@ -43,10 +25,27 @@ NpyFileAt NpyFileAt::attach(const std::string& path, DType dtype, std::vector<in
   f.tmp_path_ = path + ".tmp";
   f.header_bytes_ = static_cast<int64_t>(make_npy_header(dtype, shape).size());
   f.data_bytes_ = static_cast<int64_t>(h.data_bytes());
-  f.fd_ = ::open(f.tmp_path_.c_str(), O_WRONLY | O_CLOEXEC);
-  PARTITA_CHECK(f.fd_ >= 0, IoError, "{}: cannot open for writing: {}", f.tmp_path_,
-                std::strerror(errno));
+  f.creator_ = create;
+  f.fd_ = ::open(f.tmp_path_.c_str(),
+                 create ? O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC : O_WRONLY | O_CLOEXEC, 0644);
+  PARTITA_CHECK(f.fd_ >= 0, IoError, "{}: cannot {}: {}", f.tmp_path_,
+                create ? "create" : "open for writing", std::strerror(errno));
   return f;
+}
+
+NpyFileAt NpyFileAt::create(const std::string& path, DType dtype, std::vector<int64_t> shape) {
+  NpyFileAt f = open_tmp(path, dtype, shape, /*create=*/true);
+  PARTITA_CHECK(::ftruncate(f.fd_, f.header_bytes_ + f.data_bytes_) == 0, IoError,
+                "{}: cannot size to {} bytes: {}", f.tmp_path_, f.header_bytes_ + f.data_bytes_,
+                std::strerror(errno));
+  // The header goes through the same path as the data: offset -header_bytes_.
+  const std::string header = make_npy_header(dtype, shape);
+  f.write_at(-f.header_bytes_, header.data(), header.size());
+  return f;
+}
+
+NpyFileAt NpyFileAt::attach(const std::string& path, DType dtype, std::vector<int64_t> shape) {
+  return open_tmp(path, dtype, shape, /*create=*/false);
 }
 
 NpyFileAt::NpyFileAt(NpyFileAt&& o) noexcept { *this = std::move(o); }
@@ -61,6 +60,7 @@ NpyFileAt& NpyFileAt::operator=(NpyFileAt&& o) noexcept {
     data_bytes_ = o.data_bytes_;
     creator_ = std::exchange(o.creator_, false);
     finished_ = o.finished_;
+    pieces_ = std::move(o.pieces_);
   }
   return *this;
 }
@@ -76,6 +76,10 @@ void NpyFileAt::write_at(int64_t offset, const void* data, size_t bytes) {
       Error, "{}: internal: writing {} bytes at data offset {} of {}", tmp_path_, bytes, offset,
       data_bytes_);
   const char* p = static_cast<const char*>(data);
+  if (bytes > 0)
+    pieces_.push_back(
+        {offset, static_cast<int64_t>(bytes),
+         static_cast<uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(p), bytes))});
   off_t at = static_cast<off_t>(header_bytes_ + offset);
   while (bytes > 0) {
     const ssize_t n = ::pwrite(fd_, p, bytes, at);
@@ -97,7 +101,17 @@ uint32_t NpyFileAt::finish() {
   PARTITA_CHECK(creator_ && !finished_, Error, "{}: internal: finish() by a non-creator",
                 tmp_path_);
   close();
-  const uint32_t crc = crc32_file(tmp_path_);
+  // The writes, in file order, combined when they tile the file exactly.
+  std::sort(pieces_.begin(), pieces_.end(),
+            [](const Piece& a, const Piece& b) { return a.offset < b.offset; });
+  uLong combined = 0;
+  int64_t end = -header_bytes_;
+  for (const Piece& piece : pieces_) {
+    if (piece.offset != end) break;
+    combined = crc32_combine(combined, piece.crc, static_cast<z_off_t>(piece.bytes));
+    end += piece.bytes;
+  }
+  const uint32_t crc = end == data_bytes_ ? static_cast<uint32_t>(combined) : crc32_file(tmp_path_);
   PARTITA_CHECK(::rename(tmp_path_.c_str(), path_.c_str()) == 0, IoError,
                 "{}: cannot rename into place: {}", path_, std::strerror(errno));
   finished_ = true;

@@ -8,6 +8,9 @@
 // Several processes may write one file: one creates it (create()), the others open it
 // (attach()) after the creator's constructor returned, each writes its own disjoint ranges
 // and closes (close()), and the creator calls finish() after all of them closed.
+//
+// Each write's CRC-32 is taken as it is written: when the creator's own writes cover the
+// whole file (one process wrote it all), finish() combines them and reads nothing back.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,16 +40,24 @@ class NpyFileAt {
   }
   // Closes this writer's descriptor (attached writers, before the creator finishes).
   void close();
-  // Creator only: closes, reads the file back for its CRC-32, renames it into place and
-  // returns the CRC.
+  // Creator only: closes, takes the CRC-32 of the whole file (from the writes' when they
+  // cover it, else reading the file back), renames it into place and returns the CRC.
   uint32_t finish();
 
  private:
   NpyFileAt() = default;
+  // `<path>.tmp` opened: created empty (`create`) or as another writer created it.
+  static NpyFileAt open_tmp(const std::string& path, DType dtype, const std::vector<int64_t>& shape,
+                            bool create);
   std::string path_, tmp_path_;
   int fd_ = -1;
   int64_t header_bytes_ = 0, data_bytes_ = 0;
   bool creator_ = false, finished_ = false;
+  struct Piece {
+    int64_t offset, bytes;
+    uint32_t crc;
+  };
+  std::vector<Piece> pieces_;  // this writer's writes
 };
 
 }  // namespace partita::partition

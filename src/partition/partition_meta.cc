@@ -3,39 +3,73 @@
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "partita/core/log.h"
-#include "summary_stats.h"
 
 namespace partita::partition {
 
-PartitionMeta assemble_meta(const PartitionOptions& o, const DatasetFacts& facts,
-                            std::vector<int64_t> ranges, std::optional<TypedMeta> typed,
-                            WriteResult written, Phases phases,
-                            std::optional<EdgeSplitStats> edge_split) {
+namespace {
+
+// The "hetero" object of a typed partition: the schema, each type's feature width, the
+// relations' entries and the type starts from what was written.
+TypedMeta typed_meta(const data::HeteroSchema& h, const std::vector<int64_t>& feat_dims,
+                     const WriteResult& written) {
+  TypedMeta m;
+  for (int t = 0; t < h.num_types(); ++t) {
+    const data::NodeType& type = h.node_types[t];
+    m.node_types.push_back({type.name, type.count, feat_dims.at(t), type.offset});
+  }
+  for (int r = 0; r < h.num_relations(); ++r) {
+    const data::Relation& rel = h.relations[r];
+    int64_t edges = 0;
+    for (const PartStats& p : written.parts) edges += p.relation_edges[r];
+    m.relations.push_back({rel.name, rel.src_type, rel.dst_type, edges, rel.reverse});
+  }
+  m.target_type = h.target_type;
+  m.reverse_relations = std::any_of(h.relations.begin(), h.relations.end(),
+                                    [](const data::Relation& r) { return r.reverse; });
+  m.type_starts = written.type_starts;
+  return m;
+}
+
+}  // namespace
+
+PartitionMeta assemble_meta(const PartitionOptions& o, const data::DatasetShard& shard,
+                            WriteResult written) {
   PartitionMeta meta;
   meta.num_parts = o.num_parts;
-  meta.num_nodes = facts.num_nodes;
-  meta.feat_dim = facts.feat_dim;
+  meta.num_nodes = shard.num_nodes;
+  meta.feat_dim = shard.hetero ? 0 : shard.features.dim;
   meta.feature_dtype = o.feature_dtype;
-  meta.num_classes = facts.num_classes;
-  meta.ranges = std::move(ranges);
+  meta.num_classes = shard.num_classes;
+  meta.ranges = std::move(written.ranges);
   meta.method = method_name(o.method);
   meta.seed = o.seed;
   meta.balance_train = o.balance_train;
   meta.balance_edges = o.balance_edges;
   meta.undirected = o.undirected;
-  meta.dataset = facts.dataset;
-  meta.typed = std::move(typed);
+  meta.dataset = shard.path;
+  if (shard.hetero) {
+    std::vector<int64_t> feat_dims;
+    for (const data::ShardFeatures& f : shard.type_features) feat_dims.push_back(f.dim);
+    meta.typed = typed_meta(*shard.hetero, feat_dims, written);
+  }
   meta.files = std::move(written.files);
-  meta.summary = make_summary(std::move(written.parts), written.edge_cut, std::move(phases));
+  meta.summary =
+      make_summary(std::move(written.parts), written.edge_cut, std::move(written.phases));
   meta.num_edges = meta.summary.num_edges;
-  meta.summary.edge_split = std::move(edge_split);
+  meta.summary.edge_split = std::move(written.edge_split);
   if (meta.typed) {
     for (const TypedNodeType& t : meta.typed->node_types) meta.summary.type_names.push_back(t.name);
     for (int r = 0; r < meta.typed->num_relations(); ++r)
       meta.summary.relation_names.push_back(meta.typed->triplet(r));
   }
   return meta;
+}
+
+std::string part_file(int part, const std::string& name) {
+  return fmt::format("part{}/{}.npy", part, name);
 }
 
 // A part (owning nodes) without training nodes trains on no seeds: legal (its rank still

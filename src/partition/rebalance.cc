@@ -6,12 +6,15 @@
 #include <cmath>
 
 #include "partita/core/error.h"
+#include "partita/core/log.h"
 
 namespace partita::partition {
 
 RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
-                               std::vector<int32_t>& part, int num_parts, double limit,
-                               DistComm& comm, int max_rounds) {
+                               std::vector<int32_t>& part, const RebalanceOptions& options,
+                               DistComm& comm) {
+  const int num_parts = options.num_parts, max_rounds = options.max_rounds;
+  const double limit = options.limit;
   const int ncon = static_cast<int>(weight.size());
   const size_t n = part.size();
   const size_t P = static_cast<size_t>(num_parts);
@@ -166,6 +169,56 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
       stats.imbalance[c] = static_cast<double>(largest) * num_parts / static_cast<double>(total);
   }
   return stats;
+}
+
+int fill_empty_parts(int64_t node_begin, std::vector<int32_t>& part, int num_parts,
+                     DistComm& comm) {
+  std::vector<int64_t> count(static_cast<size_t>(num_parts), 0);
+  for (int32_t p : part) ++count[p];
+  comm.allreduce_sum(count.data(), count.size());
+  const int64_t node_end = node_begin + static_cast<int64_t>(part.size());
+  int filled = 0;
+  for (int e = 0; e < num_parts; ++e) {
+    if (count[e] > 0) continue;
+    const int donor =
+        static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
+    int64_t highest = -1;
+    for (int64_t i = static_cast<int64_t>(part.size()) - 1; i >= 0 && highest < 0; --i)
+      if (part[i] == donor) highest = node_begin + i;
+    comm.allreduce_max(&highest, 1);
+    if (highest >= node_begin && highest < node_end) part[highest - node_begin] = e;
+    --count[donor];
+    ++count[e];
+    ++filled;
+  }
+  return filled;
+}
+
+std::vector<std::vector<int64_t>> constraint_weights(ArrayView<const int64_t> in_degree_indptr,
+                                                     int64_t node_begin,
+                                                     ArrayView<const int64_t> train_idx,
+                                                     const MetisAssignOptions& options,
+                                                     DistComm& comm) {
+  const int64_t rows = in_degree_indptr.size() - 1;
+  std::vector<std::vector<int64_t>> weight{std::vector<int64_t>(static_cast<size_t>(rows), 1)};
+  int64_t totals[2] = {static_cast<int64_t>(train_idx.size()),
+                       in_degree_indptr[rows] - in_degree_indptr[0]};
+  comm.allreduce_sum(totals, 2);
+  const bool lead = comm.rank() == 0;
+  if (options.balance_train && totals[0] == 0 && lead)
+    log_warning("`balance_train`: the dataset has no training nodes; constraint ignored");
+  if (options.balance_train && totals[0] > 0) {
+    weight.emplace_back(static_cast<size_t>(rows), 0);
+    for (int64_t t : train_idx) weight.back()[t - node_begin] = 1;
+  }
+  if (options.balance_edges && totals[1] == 0 && lead)
+    log_warning("`balance_edges`: the graph has no edges; constraint ignored");
+  if (options.balance_edges && totals[1] > 0) {
+    weight.emplace_back(static_cast<size_t>(rows));
+    for (int64_t v = 0; v < rows; ++v)
+      weight.back()[v] = in_degree_indptr[v + 1] - in_degree_indptr[v];
+  }
+  return weight;
 }
 
 }  // namespace partita::partition

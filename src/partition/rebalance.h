@@ -1,7 +1,9 @@
 #pragma once
-// Balance for constraints the distributed partitioner does not weigh (PT-Scotch balances one
-// vertex weight: the node count). After part_graph, nodes move out of parts overloaded in
-// any constraint to the parts with most room, until every constraint's max/mean <= limit.
+// Private to partition/: repairs of an assignment across ranks. Empty parts: each gets a node
+// from the largest part. Balance for constraints the distributed partitioner does not weigh
+// (PT-Scotch balances one vertex weight: the node count). After part_graph, nodes move out of parts
+// overloaded in any constraint to the parts with most room, until every constraint's max/mean <=
+// limit.
 //
 // Each round: global loads per (constraint, part); a part above aim = 1 + 0.8 (limit - 1)
 // times the mean sheds its excess, each rank its share (by its share of the part's load),
@@ -13,9 +15,28 @@
 #include <cstdint>
 #include <vector>
 
+#include "partita/core/array_view.h"
+#include "partita/partition/assign.h"
 #include "partita/partition/dist_comm.h"
 
 namespace partita::partition {
+
+// The constraints balanced, one weight per node of the block (whose first node is
+// `node_begin`; `in_degree_indptr`: its rows' in-edge offsets, [rows + 1]): node count
+// (always), training nodes (options.balance_train), in-degree (balance_edges). One of zero
+// total weight over all ranks is dropped with a warning (rank 0): nothing to balance.
+// Collective.
+std::vector<std::vector<int64_t>> constraint_weights(ArrayView<const int64_t> in_degree_indptr,
+                                                     int64_t node_begin,
+                                                     ArrayView<const int64_t> train_idx,
+                                                     const MetisAssignOptions& options,
+                                                     DistComm& comm);
+
+struct RebalanceOptions {
+  int num_parts = 2;
+  double limit = 1.05;  // max/mean every constraint is brought to
+  int max_rounds = 100;
+};
 
 struct RebalanceStats {
   int rounds = 0;                 // rounds that moved nodes
@@ -25,7 +46,13 @@ struct RebalanceStats {
 
 // weight[c][v]: weight of local node v in constraint c (all >= 0). Collective.
 RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
-                               std::vector<int32_t>& part, int num_parts, double limit,
-                               DistComm& comm, int max_rounds = 100);
+                               std::vector<int32_t>& part, const RebalanceOptions& options,
+                               DistComm& comm);
+
+// Each empty part, in increasing order, takes the highest-numbered node of the currently
+// largest part (lowest part id on ties), so every part owns a node (num_parts <= nodes makes
+// it possible). `part` holds the parts of this rank's block, whose first node is
+// `node_begin`. Returns the number of parts filled. Collective.
+int fill_empty_parts(int64_t node_begin, std::vector<int32_t>& part, int num_parts, DistComm& comm);
 
 }  // namespace partita::partition

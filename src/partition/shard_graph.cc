@@ -1,4 +1,4 @@
-// Stage 1 of the distributed pipeline (dist_partition.h): every listed edge travels to the
+// Stage 1 of the pipeline on several ranks (pipeline.h): every listed edge travels to the
 // owner of its destination's node block (and, when reverse edges are asked for, its reverse
 // to the owner of its source's block), where the block's in-edge CSC is built.
 //
@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "dist_util.h"
+#include "layout.h"
 #include "partita/core/error.h"
 #include "partita/core/parallel.h"
-#include "partita/partition/dist_partition.h"
+#include "partita/partition/pipeline.h"
 
 namespace partita::partition {
 namespace {
@@ -189,6 +189,16 @@ ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool re
   }
   g.num_edges_total = out;
   comm.allreduce_sum(&g.num_edges_total, 1);
+  if (typed && reverse) {  // the relations as stored (data/hetero.h's convention)
+    std::vector<data::Relation>& relations = shard.hetero->relations;
+    for (int r = 0; r < input_relations; ++r) {
+      data::Relation rev = relations[r];
+      rev.name = "rev_" + rev.name;
+      std::swap(rev.src_type, rev.dst_type);
+      rev.reverse = true;
+      relations.push_back(rev);
+    }
+  }
   return g;
 }
 

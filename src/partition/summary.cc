@@ -4,7 +4,7 @@
 
 #include "partita/core/log.h"
 #include "partita/core/timer.h"
-#include "summary_stats.h"
+#include "partition_meta.h"
 
 namespace partita::partition {
 namespace {

@@ -1,348 +1,606 @@
-// Writing the arrays of a partition directory, part by part, in bounded memory.
+// Stage 3 of the pipeline (pipeline.h): renumber across ranks, move every node's in-edges,
+// label, split ids and feature rows to the rank writing its part, write the partition
+// directory, partita.json last (rank 0). One process runs it as the one-rank case: every
+// move stays local and the bytes are the same whatever the rank count.
+//
+// Data moves in rounds of bounded size: each round every rank sends at most
+// WriteContext::round_entries in-edges (or round_feature_bytes of feature rows) and the
+// writers place what they receive at positions known from PartLayout, so no rank holds a
+// whole part, let alone the graph. Every move is one sequence, written once (exchange):
+// pack records of one part's rows for that part's writer, alltoall, decode each record and
+// write it at its offsets. A rank that fails keeps taking part in the rounds with empty
+// messages, and the failure is agreed at the next checkpoint: one error, never a hang.
 #include "writer.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <filesystem>
-#include <future>
+#include <map>
+#include <optional>
 #include <system_error>
-#include <utility>
+#include <tuple>
 
+#include "collective.h"
+#include "edge_split_steps.h"
+#include "layout.h"
+#include "npy_file_at.h"
 #include "partita/core/error.h"
 #include "partita/core/half.h"
 #include "partita/core/log.h"
 #include "partita/core/parallel.h"
+#include "partita/core/parameter_error.h"
 #include "partita/core/timer.h"
+#include "partition_meta.h"
 
 namespace partita::partition {
 namespace {
 
-constexpr int64_t kBlockEntries = int64_t{1} << 22;  // 32 MiB of int64 per indices block
-constexpr int64_t kBlockBytes = int64_t{32} << 20;   // per features block
-constexpr int64_t kRowChunk = 2048;                  // rows per parallel task
+const char* const kSplitNames[3] = {"train_idx", "valid_idx", "test_idx"};
+constexpr int64_t kRowChunk = 2048;  // feature rows converted per parallel task
 
-class FileCollector {
- public:
-  FileCollector(std::string dir, std::vector<FileEntry>* files)
-      : dir_(std::move(dir)), files_(files) {}
-
-  // The path of `rel` (relative to the partition directory) to write to.
-  std::string full(const std::string& rel) const { return dir_ + "/" + rel; }
-  // Records a written file.
-  void add(const std::string& rel, DType dtype, std::vector<int64_t> shape, uint32_t crc) {
-    files_->push_back({rel, dtype, std::move(shape), crc});
-  }
-  template <class T>
-  void write_vector(const std::string& rel, const std::vector<T>& values) {
-    add(rel, dtype_of<T>(), {static_cast<int64_t>(values.size())}, write_npy<T>(full(rel), values));
-  }
-
- private:
-  std::string dir_;
-  std::vector<FileEntry>* files_;
+// A file of a part this rank writes, open for writing at offsets.
+struct OutFile {
+  std::string rel;  // part<p>/<name>.npy
+  DType dtype;
+  std::vector<int64_t> shape;
+  NpyFileAt file;
 };
 
-// Ids of a split (sorted original ids) mapped to new ids and bucketed by owner. Because new
-// ids increase with original ids inside a part, each bucket comes out sorted.
-std::vector<std::vector<int64_t>> bucket_split(const std::vector<int64_t>& ids,
-                                               const Renumbering& r) {
-  std::vector<std::vector<int64_t>> buckets(static_cast<size_t>(r.num_parts()));
-  for (int64_t old : ids) {
-    const int64_t id = r.new_id[old];
-    const int p = static_cast<int>(std::upper_bound(r.ranges.begin(), r.ranges.end(), id) -
-                                   r.ranges.begin()) -
-                  1;
-    buckets[p].push_back(id);
-  }
-  return buckets;
-}
-
-// Double buffering: the calling threads fill one block while the previous block is written
-// (CRC-32 + write, sequential) on a background thread.
-template <class T>
-class BlockPipeline {
- public:
-  explicit BlockPipeline(NpyWriter* writer) : writer_(writer) {}
-  ~BlockPipeline() {
-    if (pending_.valid()) pending_.wait();
-  }
-  // The buffer to fill next, at least `count` elements.
-  T* buffer(int64_t count) {
-    std::vector<T>& b = buffers_[current_];
-    if (static_cast<int64_t>(b.size()) < count) b.resize(static_cast<size_t>(count));
-    return b.data();
-  }
-  // Queues the first `count` elements of buffer() for writing.
-  void submit(int64_t count) {
-    finish();
-    const T* data = buffers_[current_].data();
-    const size_t bytes = static_cast<size_t>(count) * sizeof(T);
-    pending_ = std::async(std::launch::async, [this, data, bytes] { writer_->write(data, bytes); });
-    current_ ^= 1;
-  }
-  // Waits for the queued write; rethrows its error.
-  void finish() {
-    if (pending_.valid()) pending_.get();
-  }
-
- private:
-  NpyWriter* writer_;
-  std::vector<T> buffers_[2];
-  int current_ = 0;
-  std::future<void> pending_;
+// The files of a part this rank writes, in partita.json's order: indptr, indices, the edge
+// columns, the feature tables (those with features), the node columns; then its split ids.
+struct PartOut {
+  std::vector<OutFile> files;
+  size_t edge_cols = 2, node_cols = 0;  // where the columns start in `files`
+  std::vector<int> table_file;          // per table: its file, or -1
+  std::vector<int64_t> split[3];        // train, valid, test new ids
 };
 
-// Keys of the sources: owner part in the high bits, new id in the low ones, so one random
-// access per edge gives both the id and its owner.
-constexpr int kOwnerShift = 40;
-constexpr uint64_t kIdMask = (uint64_t{1} << kOwnerShift) - 1;
+// A column as the writer reads it: `width` bytes per node or entry from `data`.
+struct ColumnIn {
+  std::string name;
+  DType dtype;
+  size_t width;
+  const uint8_t* data;
+};
 
-std::vector<uint64_t> source_keys(const Renumbering& r) {
-  const int64_t n = static_cast<int64_t>(r.node_map.size());
-  PARTITA_CHECK(n <= static_cast<int64_t>(kIdMask) && r.num_parts() < (1 << 23), Error,
-                "internal: {} nodes in {} parts exceed the writer's key range", n, r.num_parts());
-  std::vector<uint64_t> key(static_cast<size_t>(n));
-  for (int p = 0; p < r.num_parts(); ++p)
-    for (int64_t id = r.ranges[p]; id < r.ranges[p + 1]; ++id)
-      key[r.node_map[id]] = (static_cast<uint64_t>(p) << kOwnerShift) | static_cast<uint64_t>(id);
-  return key;
-}
+// A feature matrix the parts store: the homogeneous one (type -1), or a node type's,
+// whose rows are the original ids [offset, offset + count).
+struct Table {
+  std::string name;  // feat, feat_<type>
+  const data::ShardFeatures* features;
+  int type;
+  int64_t offset, count;
+};
 
-// Writes row `old` of `in` mapped to new ids at `out`, keeping the input order (ascending
-// original ids: the sampler's picks then do not depend on the numbering); returns the
-// entries whose source lies outside part p.
-template <class Index>
-int64_t map_row(const graph::CsrOf<Index>& in, const std::vector<uint64_t>& key, int p, int64_t old,
-                int64_t* out) {
-  const Index* first = in.indices.data() + in.indptr[old];
-  const int64_t length = in.indptr[old + 1] - in.indptr[old];
-  int64_t cut = 0;
-  for (int64_t k = 0; k < length; ++k) {
-    const uint64_t x = key[first[k]];
-    cut += static_cast<int>(x >> kOwnerShift) != p ? 1 : 0;
-    out[k] = static_cast<int64_t>(x & kIdMask);
+// Cuts [0, rows) into rounds of at most `limit` weight (one row when it alone weighs more).
+template <class Weight>
+std::vector<int64_t> round_bounds(int64_t rows, int64_t limit, Weight weight) {
+  std::vector<int64_t> bounds{0};
+  int64_t acc = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t w = weight(i);
+    if (acc > 0 && acc + w > limit) {
+      bounds.push_back(i);
+      acc = 0;
+    }
+    acc += w;
   }
-  return cut;
+  if (rows > 0) bounds.push_back(rows);
+  return bounds;
 }
 
-// The end of the block of rows written at once from `row`: rows [row, end) hold at most
-// kBlockEntries entries, or one row if it alone holds more.
-int64_t block_end(const std::vector<int64_t>& indptr, int64_t row) {
-  const int64_t end =
-      std::upper_bound(indptr.begin() + row + 1, indptr.end(), indptr[row] + kBlockEntries) -
-      indptr.begin() - 1;
-  return std::max(end, row + 1);
-}
-
-// indices.npy of part p: row i lists the new ids of the sources of node_map[lo + i], in
-// ascending order of their original ids.
-// Returns the number of entries whose source is owned by another part.
-template <class Index>
-int64_t write_indices(const graph::CsrOf<Index>& in, const Renumbering& r,
-                      const std::vector<uint64_t>& key, int p, const std::vector<int64_t>& indptr,
-                      const std::string& path, int threads, uint32_t* crc) {
-  const int64_t lo = r.ranges[p], rows = r.part_nodes(p);
-  NpyWriter writer(path, DType::kInt64, {indptr[rows]});
-  BlockPipeline<int64_t> pipeline(&writer);
-  std::atomic<int64_t> cut{0};
-  int64_t row = 0;
-  while (row < rows) {
-    const int64_t end = block_end(indptr, row);
-    const int64_t base = indptr[row], count = indptr[end] - base;
-    int64_t* buffer = pipeline.buffer(count);
-    parallel_chunks(row, end, kRowChunk, threads, [&](int64_t b, int64_t e) {
-      int64_t local_cut = 0;
-      for (int64_t i = b; i < e; ++i)
-        local_cut += map_row(in, key, p, r.node_map[lo + i], buffer + (indptr[i] - base));
-      cut.fetch_add(local_cut, std::memory_order_relaxed);
-    });
-    pipeline.submit(count);
-    row = end;
+// Block rows [a, b) grouped by part (stable: original order inside a part), as runs:
+// emit(p, rows, n) for the n rows of part p.
+template <class Emit>
+void for_each_part_run(const std::vector<int32_t>& part, int64_t a, int64_t b, Emit&& emit) {
+  std::vector<int64_t> order(static_cast<size_t>(b - a));
+  for (int64_t i = a; i < b; ++i) order[i - a] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t x, int64_t y) { return part[x] < part[y]; });
+  for (size_t x = 0; x < order.size();) {
+    size_t y = x;
+    while (y < order.size() && part[order[y]] == part[order[x]]) ++y;
+    emit(part[order[x]], order.data() + x, static_cast<int64_t>(y - x));
+    x = y;
   }
-  pipeline.finish();
-  *crc = writer.finish();
-  return cut.load();
 }
 
-// Features of new ids [first, end) of part p: rows of `f` at node_map[id] - offset, in order,
-// i.e. increasing original ids, so the source is read forward; pages behind the pass are
-// released (a no-op for owned features). `offset` is the first original id `f` holds (the
-// type's offset for per-type features, else 0). Rows are written as `dtype` (a feature
-// dtype), narrowed from float32 with rounding to nearest even.
-uint32_t write_features(const data::FeatureMatrix& f, const Renumbering& r, int64_t first,
-                        int64_t end, int64_t offset, const std::string& path, int threads,
-                        DType dtype) {
-  const int64_t rows = end - first, cols = f.cols();
-  NpyWriter writer(path, dtype, {rows, cols});
-  if (cols == 0 || rows == 0) return writer.finish();
-  BlockPipeline<uint8_t> pipeline(&writer);
-  const size_t row_bytes = static_cast<size_t>(cols) * dtype_size(dtype);
-  const int64_t block_rows = std::max<int64_t>(1, kBlockBytes / static_cast<int64_t>(row_bytes));
-  int64_t released = 0;  // rows of f below this are released
-  for (int64_t row = 0; row < rows; row += block_rows) {
-    const int64_t stop = std::min(rows, row + block_rows);
-    uint8_t* buffer = pipeline.buffer((stop - row) * static_cast<int64_t>(row_bytes));
-    parallel_chunks(row, stop, kRowChunk, threads, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i)
-        narrow_floats(f.row(r.node_map[first + i] - offset), cols, dtype,
-                      buffer + static_cast<size_t>(i - row) * row_bytes);
-    });
-    pipeline.submit((stop - row) * static_cast<int64_t>(row_bytes));
-    // The rest of this range reads only rows >= node_map[first + stop] - offset.
-    const int64_t next = stop < rows ? r.node_map[first + stop] - offset : f.rows();
-    if (next > released) {
-      f.release_rows(released, next);
-      released = next;
+// The output directory, made ready on rank 0 before anything is written: created, and until
+// the new partita.json lands it must not look like a partition (the old one is removed).
+void prepare_out_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", dir, ec.message());
+  std::filesystem::remove(dir + "/" + kMetaFileName, ec);
+  PARTITA_CHECK(!ec, IoError, "{}/{}: cannot remove the old metadata: {}", dir, kMetaFileName,
+                ec.message());
+}
+
+class Writer {
+ public:
+  Writer(const PartitionInput& input, const std::vector<int32_t>& part, const PartitionOptions& o,
+         DistComm& comm, WriteContext context)
+      : in_(input),
+        shard_(input.shard),
+        graph_(input.graph),
+        schema_(input.shard.hetero ? &*input.shard.hetero : nullptr),
+        part_(part),
+        o_(o),
+        comm_(comm),
+        ctx_(std::move(context)),
+        failure_(comm) {
+    // Every array beside the structure is a column: the label and etype files too.
+    node_cols_.push_back({"label", DType::kInt64, sizeof(int64_t),
+                          reinterpret_cast<const uint8_t*>(shard_.labels.data())});
+    if (schema_)
+      edge_cols_.push_back({"etype", DType::kInt32, sizeof(int32_t),
+                            reinterpret_cast<const uint8_t*>(graph_.edge_relation.data())});
+    for (const auto& [in, out] : {std::pair{&input.node_columns, &node_cols_},
+                                  std::pair{&graph_.edge_columns, &edge_cols_}})
+      for (const Column& c : *in)
+        out->push_back({c.name, c.dtype, dtype_size(c.dtype), c.values.data()});
+    if (!schema_) tables_.push_back({"feat", &shard_.features, -1, 0, shard_.num_nodes});
+    for (int t = 0; schema_ && t < schema_->num_types(); ++t) {
+      const data::NodeType& type = schema_->node_types[t];
+      tables_.push_back(
+          {type_feature_name(type.name), &shard_.type_features[t], t, type.offset, type.count});
     }
   }
-  pipeline.finish();
-  return writer.finish();
-}
 
-// etype.npy of part p: the relation of every entry of its rows (the dataset's edge_relation
-// gathered in the order indices.npy lists the entries). Adds each relation's entries to
-// `relation_edges`.
-uint32_t write_etypes(const data::Dataset& ds, const Renumbering& r, int p,
-                      const std::vector<int64_t>& indptr, const std::string& path, int threads,
-                      std::vector<int64_t>* relation_edges) {
-  const int64_t lo = r.ranges[p], rows = r.part_nodes(p);
-  const graph::Csr& in = ds.in_edges;
-  NpyWriter writer(path, DType::kInt32, {indptr[rows]});
-  BlockPipeline<int32_t> pipeline(&writer);
-  int64_t row = 0;
-  while (row < rows) {
-    const int64_t end = block_end(indptr, row);
-    const int64_t base = indptr[row], count = indptr[end] - base;
-    int32_t* buffer = pipeline.buffer(count);
-    parallel_chunks(row, end, kRowChunk, threads, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const int64_t old = r.node_map[lo + i];
-        std::copy(ds.edge_relation.begin() + in.indptr[old],
-                  ds.edge_relation.begin() + in.indptr[old + 1], buffer + (indptr[i] - base));
+  PartitionSummary run();
+
+ private:
+  void check_inputs();
+  void open_files();
+  void move_structure();
+  void move_features();
+  void move_splits();
+  std::vector<FileEntry> finish_files();
+  PartitionMeta describe(std::vector<FileEntry> mine, Phases phases,
+                         std::optional<EdgeSplitStats> split);
+
+  // One move: pack(send) fills send[r] with the records for rank r, the ranks exchange
+  // them, and decode(reader) reads and writes one record at a time. A failed rank sends and
+  // decodes nothing, so the ranks stay in step.
+  template <class Pack, class Decode>
+  void exchange(Pack&& pack, Decode&& decode) {
+    std::vector<std::vector<uint8_t>> send(static_cast<size_t>(comm_.size()));
+    failure_.run([&] { pack(send); });
+    if (failure_.failed()) send.assign(send.size(), {});
+    const std::vector<std::vector<uint8_t>> recv = comm_.alltoall(std::move(send));
+    failure_.run([&] {
+      for (const auto& message : recv) {
+        ByteReader rd(message);
+        while (!rd.done()) decode(rd);
       }
     });
-    for (int64_t k = 0; k < count; ++k) ++(*relation_edges)[buffer[k]];
-    pipeline.submit(count);
-    row = end;
   }
-  pipeline.finish();
-  return writer.finish();
+  // Runs round(k, a, b) for as many rounds as the busiest rank has; [a, b) are this rank's
+  // rows of round k (empty once it has none left).
+  template <class Round>
+  void in_rounds(const std::vector<int64_t>& bounds, Round&& round) {
+    const int64_t local = static_cast<int64_t>(bounds.size()) - 1;
+    int64_t total = local;
+    comm_.allreduce_max(&total, 1);
+    for (int64_t k = 0; k < total; ++k) {
+      const bool mine = k < local && !failure_.failed();
+      round(mine ? bounds[k] : 0, mine ? bounds[k + 1] : 0);
+    }
+  }
+  // The first new id, and the rows, of table t's rows in part p.
+  int64_t table_first(size_t t, int p) const {
+    return tables_[t].type < 0 ? layout_->ranges()[p] : layout_->type_starts()[p][tables_[t].type];
+  }
+  int64_t table_rows(size_t t, int p) const {
+    return tables_[t].type < 0 ? layout_->part_nodes(p)
+                               : layout_->type_starts()[p][tables_[t].type + 1] - table_first(t, p);
+  }
+  std::string out(const std::string& rel) const { return o_.out_dir + "/" + rel; }
+
+  const PartitionInput& in_;
+  const data::DatasetShard& shard_;
+  const ShardGraph& graph_;
+  const data::HeteroSchema* schema_;  // typed: with the relations as stored
+  const std::vector<int32_t>& part_;
+  const PartitionOptions& o_;
+  DistComm& comm_;
+  WriteContext ctx_;
+  int threads_ = resolve_threads(o_.threads);
+  RankFailure failure_;
+  std::optional<PartLayout> layout_;
+  std::vector<ColumnIn> node_cols_, edge_cols_;
+  std::vector<Table> tables_;
+  std::map<int, PartOut> parts_;  // the parts this rank writes
+  std::optional<NpyFileAt> node_map_;
+  int64_t edge_cut_ = 0;
+  std::vector<int64_t> relation_edges_;  // [P * relations], this rank's entries
+  std::vector<int64_t> split_counts_;    // [P * 3], this rank's split ids
+};
+
+void Writer::check_inputs() {
+  failure_.run([&] {
+    PARTITA_CHECK_PARAM((!o_.edge_split.enabled() && !shard_.edge_split) || ctx_.edge_split,
+                        "edge_split",
+                        "the link-prediction split of {} is made before assignment: partition "
+                        "it with run_partition",
+                        shard_.path);
+    PARTITA_CHECK(graph_.num_nodes == shard_.num_nodes && graph_.node_begin == shard_.node_begin &&
+                      graph_.node_end == shard_.node_end &&
+                      graph_.in_edges.num_rows() == shard_.node_end - shard_.node_begin,
+                  Error, "internal: the shard graph's block [{}, {}) of {} is not the shard's",
+                  graph_.node_begin, graph_.node_end, graph_.num_nodes);
+    const int64_t rows = shard_.node_end - shard_.node_begin;
+    PARTITA_CHECK_PARAM(static_cast<int64_t>(part_.size()) == rows, "part",
+                        "{} entries for {} nodes", part_.size(), rows);
+    for (size_t i = 0; i < part_.size(); ++i)
+      PARTITA_CHECK_PARAM(part_[i] >= 0 && part_[i] < o_.num_parts, "part",
+                          "node {} is assigned to part {}, outside [0, {})",
+                          shard_.node_begin + static_cast<int64_t>(i), part_[i], o_.num_parts);
+    for (const auto& [cols, count] :
+         {std::pair{&in_.node_columns, rows},
+          std::pair{&graph_.edge_columns, graph_.in_edges.num_entries()}})
+      for (const Column& c : *cols)
+        PARTITA_CHECK(c.values.size() == static_cast<size_t>(count) * dtype_size(c.dtype), Error,
+                      "internal: column {} holds {} bytes for {} values", c.name, c.values.size(),
+                      count);
+  });
+  failure_.agree();
 }
 
-// Part p's nodes of each type: [starts[t], starts[t+1]) (new ids). A part lists its nodes in
-// increasing original id and original ids are grouped by type, so each type is one range.
-std::vector<int64_t> part_type_starts(const data::HeteroSchema& h, const Renumbering& r, int p) {
-  std::vector<int64_t> starts(static_cast<size_t>(h.num_types()) + 1);
-  const auto first = r.node_map.begin() + r.ranges[p], last = r.node_map.begin() + r.ranges[p + 1];
-  for (int t = 0; t < h.num_types(); ++t)
-    starts[t] = r.ranges[p] + (std::lower_bound(first, last, h.node_types[t].offset) - first);
-  starts[h.num_types()] = r.ranges[p + 1];
-  return starts;
+void Writer::open_files() {
+  const PartLayout& L = *layout_;
+  failure_.run([&] {
+    if (comm_.rank() == 0)
+      node_map_ = NpyFileAt::create(out(kNodeMapFile), DType::kInt64, {shard_.num_nodes});
+    for (int p = comm_.rank(); p < o_.num_parts; p += comm_.size()) {
+      std::error_code ec;
+      const std::string dir = fmt::format("{}/part{}", o_.out_dir, p);
+      std::filesystem::create_directories(dir, ec);
+      PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", dir, ec.message());
+      PartOut& po = parts_[p];
+      const int64_t n = L.part_nodes(p), e = L.part_edges(p);
+      auto add = [&](const std::string& name, DType dtype, std::vector<int64_t> shape) {
+        const std::string rel = part_file(p, name);
+        po.files.push_back({rel, dtype, shape, NpyFileAt::create(out(rel), dtype, shape)});
+        return static_cast<int>(po.files.size()) - 1;
+      };
+      add("indptr", DType::kInt64, {n + 1});
+      const int64_t zero = 0;
+      po.files[0].file.write_elements<int64_t>(0, &zero, 1);
+      add("indices", DType::kInt64, {e});
+      for (const ColumnIn& c : edge_cols_) add(c.name, c.dtype, {e});
+      for (size_t t = 0; t < tables_.size(); ++t) {  // a type without features has no file
+        const int64_t dim = tables_[t].features->dim;
+        po.table_file.push_back(
+            dim > 0 || tables_[t].type < 0
+                ? add(tables_[t].name, o_.feature_dtype, {table_rows(t, p), dim})
+                : -1);
+      }
+      po.node_cols = po.files.size();
+      for (const ColumnIn& c : node_cols_) add(c.name, c.dtype, {n});
+    }
+  });
+  failure_.agree();  // node_map.npy.tmp exists from here on
+  comm_.reached("write");
+  failure_.run([&] {
+    if (comm_.rank() != 0)
+      node_map_ = NpyFileAt::attach(out(kNodeMapFile), DType::kInt64, {shard_.num_nodes});
+  });
+  failure_.agree();
 }
 
-void make_dir(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", path, ec.message());
+// In-edges, node_map and the columns: per round, each rank maps its rows' sources to new ids
+// and sends runs of consecutive nodes of one part to that part's writer:
+//   [part, first position, first entry, nodes n, entries m]
+//   [indptr after each node: n] [original id: n] [sources: m]
+//   [each node column: n values] [each edge column: m values]
+void Writer::move_structure() {
+  const PartLayout& L = *layout_;
+  const graph::Csr& g = graph_.in_edges;
+  const int P = o_.num_parts;
+  const int relations = schema_ ? schema_->num_relations() : 0;
+  relation_edges_.assign(static_cast<size_t>(P) * relations, 0);
+  std::vector<int64_t> edge_cursor(static_cast<size_t>(P));
+  for (int p = 0; p < P; ++p) edge_cursor[p] = L.edge_offset(comm_.rank(), p);
+  const std::vector<int64_t>& new_id = L.block_new_id();
+  const std::vector<int64_t> bounds =
+      round_bounds(static_cast<int64_t>(part_.size()), ctx_.round_entries,
+                   [&](int64_t i) { return g.indptr[i + 1] - g.indptr[i]; });
+  in_rounds(bounds, [&](int64_t a, int64_t b) {
+    std::vector<int64_t> mapped;
+    std::string map_error;
+    try {
+      mapped = map_sources(g, g.indptr[a], g.indptr[b], L, shard_.node_begin, comm_, threads_);
+    } catch (const std::exception& e) {
+      map_error = e.what();
+    }
+    const auto pack = [&](std::vector<std::vector<uint8_t>>& send) {
+      PARTITA_CHECK(map_error.empty(), Error, "{}", map_error);
+      for_each_part_run(part_, a, b, [&](int p, const int64_t* rows, int64_t n) {
+        int64_t m = 0;
+        for (int64_t z = 0; z < n; ++z) m += g.degree(rows[z]);
+        BytePacker pack(&send[L.writer(p)]);
+        for (int64_t x : {int64_t{p}, new_id[rows[0]] - L.ranges()[p], edge_cursor[p], n, m})
+          pack.put(x);
+        // Each reserve() may move the buffer: fill one array before reserving the next.
+        auto* indptr = reinterpret_cast<int64_t*>(pack.reserve(n * sizeof(int64_t)));
+        for (int64_t z = 0, acc = edge_cursor[p]; z < n; ++z) indptr[z] = acc += g.degree(rows[z]);
+        auto* orig = reinterpret_cast<int64_t*>(pack.reserve(n * sizeof(int64_t)));
+        for (int64_t z = 0; z < n; ++z) orig[z] = shard_.node_begin + rows[z];
+        auto* src = reinterpret_cast<int64_t*>(pack.reserve(m * sizeof(int64_t)));
+        for (int64_t z = 0, at = 0; z < n; ++z)
+          for (int64_t e = g.indptr[rows[z]]; e < g.indptr[rows[z] + 1]; ++e, ++at) {
+            src[at] = mapped[e - g.indptr[a]];
+            edge_cut_ += L.owner_part(src[at]) != p ? 1 : 0;
+          }
+        for (const ColumnIn& c : node_cols_) {
+          uint8_t* to = pack.reserve(static_cast<size_t>(n) * c.width);
+          for (int64_t z = 0; z < n; ++z)
+            std::memcpy(to + z * c.width, c.data + rows[z] * c.width, c.width);
+        }
+        for (const ColumnIn& c : edge_cols_) {
+          uint8_t* to = pack.reserve(static_cast<size_t>(m) * c.width);
+          for (int64_t z = 0; z < n; ++z) {
+            const int64_t e = g.indptr[rows[z]], count = g.degree(rows[z]);
+            std::memcpy(to, c.data + e * c.width, count * c.width);
+            to += count * c.width;
+          }
+        }
+        for (int64_t z = 0; z < n && schema_; ++z)
+          for (int64_t e = g.indptr[rows[z]]; e < g.indptr[rows[z] + 1]; ++e)
+            ++relation_edges_[static_cast<size_t>(p) * relations + graph_.edge_relation[e]];
+        edge_cursor[p] += m;
+      });
+    };
+    exchange(pack, [&](ByteReader& rd) {
+      const int p = static_cast<int>(rd.get());
+      const int64_t pos = rd.get(), first = rd.get(), n = rd.get(), m = rd.get();
+      PartOut& po = parts_.at(p);
+      po.files[0].file.write_at((pos + 1) * 8, rd.take(n * 8), n * 8);
+      node_map_->write_at((L.ranges()[p] + pos) * 8, rd.take(n * 8), n * 8);
+      po.files[1].file.write_at(first * 8, rd.take(m * 8), m * 8);
+      for (size_t c = 0; c < node_cols_.size(); ++c) {
+        const size_t w = node_cols_[c].width;
+        po.files[po.node_cols + c].file.write_at(pos * w, rd.take(n * w), n * w);
+      }
+      for (size_t c = 0; c < edge_cols_.size(); ++c) {
+        const size_t w = edge_cols_[c].width;
+        po.files[po.edge_cols + c].file.write_at(first * w, rd.take(m * w), m * w);
+      }
+    });
+  });
+}
+
+// Feature rows: per round, each rank reads a slice of its block's rows (stored dtype),
+// converts them to the output dtype (widen to float32, narrow with rounding to nearest
+// even) and sends runs of consecutive rows of one (part, table) to the part's writer:
+// [part, table, first row, rows k] [k * row bytes].
+void Writer::move_features() {
+  const PartLayout& L = *layout_;
+  const size_t out_size = dtype_size(o_.feature_dtype);
+  // The table of block row i.
+  auto table_of = [&](int64_t i) {
+    return schema_ ? static_cast<size_t>(schema_->type_of(shard_.node_begin + i)) : 0;
+  };
+  const std::vector<int64_t> bounds =
+      round_bounds(static_cast<int64_t>(part_.size()), ctx_.round_feature_bytes, [&](int64_t i) {
+        const data::ShardFeatures& f = *tables_[table_of(i)].features;
+        return std::max<int64_t>(1, f.dim * static_cast<int64_t>(dtype_size(f.dtype) + out_size));
+      });
+  const std::vector<int64_t>& new_id = L.block_new_id();
+  std::vector<uint8_t> stored;
+  in_rounds(bounds, [&](int64_t a, int64_t b) {
+    const auto pack = [&](std::vector<std::vector<uint8_t>>& send) {
+      for (int64_t s = a; s < b;) {  // one segment per table in [a, b)
+        const size_t t = table_of(s);
+        const Table& table = tables_[t];
+        const data::ShardFeatures& f = *table.features;
+        const int64_t e = std::min(b, table.offset + table.count - shard_.node_begin);
+        const size_t in_row = static_cast<size_t>(f.dim) * dtype_size(f.dtype);
+        const size_t out_row = static_cast<size_t>(f.dim) * out_size;
+        if (f.dim > 0) {
+          stored.resize(static_cast<size_t>(e - s) * in_row);
+          const int64_t first_row = shard_.node_begin + s - table.offset;
+          f.read(first_row, first_row + (e - s), stored.data());
+          for_each_part_run(part_, s, e, [&](int p, const int64_t* rows, int64_t n) {
+            BytePacker pack(&send[L.writer(p)]);
+            for (int64_t x :
+                 {int64_t{p}, static_cast<int64_t>(t), new_id[rows[0]] - table_first(t, p), n})
+              pack.put(x);
+            uint8_t* dst = pack.reserve(static_cast<size_t>(n) * out_row);
+            parallel_chunks(0, n, kRowChunk, threads_, [&](int64_t lo, int64_t hi) {
+              std::vector<float> wide(static_cast<size_t>(f.dim));
+              for (int64_t z = lo; z < hi; ++z) {
+                const uint8_t* src = stored.data() + static_cast<size_t>(rows[z] - s) * in_row;
+                const float* row = reinterpret_cast<const float*>(src);
+                if (f.dtype != DType::kFloat32) {
+                  widen_to_floats(src, f.dim, f.dtype, wide.data());
+                  row = wide.data();
+                } else if (reinterpret_cast<uintptr_t>(src) % alignof(float) != 0) {
+                  std::memcpy(wide.data(), src, in_row);
+                  row = wide.data();
+                }
+                narrow_floats(row, f.dim, o_.feature_dtype, dst + z * out_row);
+              }
+            });
+          });
+        }
+        s = e;
+      }
+    };
+    exchange(pack, [&](ByteReader& rd) {
+      const int p = static_cast<int>(rd.get());
+      const size_t t = static_cast<size_t>(rd.get());
+      const int64_t first = rd.get(), n = rd.get();
+      const size_t row_bytes = static_cast<size_t>(tables_[t].features->dim) * out_size;
+      PartOut& po = parts_.at(p);
+      po.files[po.table_file[t]].file.write_at(first * static_cast<int64_t>(row_bytes),
+                                               rd.take(n * row_bytes), n * row_bytes);
+    });
+  });
+}
+
+// Split ids (ascending original ids of the block) mapped to new ids and sent to the writer
+// of their part; a writer appends what it receives in rank order, which keeps them sorted.
+// [part, split, ids k] [k new ids]
+void Writer::move_splits() {
+  const PartLayout& L = *layout_;
+  split_counts_.assign(static_cast<size_t>(o_.num_parts) * 3, 0);
+  const auto pack = [&](std::vector<std::vector<uint8_t>>& send) {
+    const std::vector<int64_t>* splits[3] = {&shard_.train_idx, &shard_.valid_idx,
+                                             &shard_.test_idx};
+    for (int kind = 0; kind < 3; ++kind) {
+      std::map<int, std::vector<int64_t>> by_part;
+      for (int64_t id : *splits[kind]) {
+        const int64_t i = id - shard_.node_begin;
+        by_part[part_[i]].push_back(L.block_new_id()[i]);
+      }
+      for (const auto& [p, ids] : by_part) {
+        BytePacker pack(&send[L.writer(p)]);
+        for (int64_t x : {int64_t{p}, int64_t{kind}, static_cast<int64_t>(ids.size())}) pack.put(x);
+        pack.put_array(ids.data(), static_cast<int64_t>(ids.size()));
+        split_counts_[static_cast<size_t>(p) * 3 + kind] += static_cast<int64_t>(ids.size());
+      }
+    }
+  };
+  exchange(pack, [&](ByteReader& rd) {
+    const int p = static_cast<int>(rd.get());
+    const int kind = static_cast<int>(rd.get());
+    const int64_t n = rd.get();
+    std::vector<int64_t>& ids = parts_.at(p).split[kind];
+    const size_t at = ids.size();
+    ids.resize(at + static_cast<size_t>(n));
+    if (n > 0) std::memcpy(ids.data() + at, rd.take(n * 8), static_cast<size_t>(n) * 8);
+  });
+}
+
+// Closes every file, then the creators finish theirs (CRC, rename). Returns this rank's
+// file entries.
+std::vector<FileEntry> Writer::finish_files() {
+  std::vector<FileEntry> files;
+  failure_.run([&] {
+    if (comm_.rank() != 0 && node_map_) node_map_->close();
+  });
+  failure_.agree();  // every rank's node_map rows are on disk
+  failure_.run([&] {
+    if (comm_.rank() == 0)
+      files.push_back({kNodeMapFile, DType::kInt64, {shard_.num_nodes}, node_map_->finish()});
+    for (auto& [p, po] : parts_) {
+      for (OutFile& f : po.files) files.push_back({f.rel, f.dtype, f.shape, f.file.finish()});
+      for (int kind = 0; kind < 3; ++kind) {
+        const std::string rel = part_file(p, kSplitNames[kind]);
+        files.push_back({rel,
+                         DType::kInt64,
+                         {static_cast<int64_t>(po.split[kind].size())},
+                         write_npy<int64_t>(out(rel), po.split[kind])});
+      }
+    }
+  });
+  failure_.agree();
+  return files;
+}
+
+// The metadata every rank agrees on: files, cut, per-part and per-relation figures, peaks.
+PartitionMeta Writer::describe(std::vector<FileEntry> mine, Phases phases,
+                               std::optional<EdgeSplitStats> split) {
+  const std::string text = files_to_json(mine);
+  WriteResult written;
+  for (const auto& theirs : comm_.allgather({text.begin(), text.end()})) {
+    const std::vector<FileEntry> files = files_from_json({theirs.begin(), theirs.end()}, "files");
+    written.files.insert(written.files.end(), files.begin(), files.end());
+  }
+  written.edge_cut = sum_over_ranks({edge_cut_}, comm_)[0];
+  const std::vector<int64_t> relation_edges = sum_over_ranks(relation_edges_, comm_);
+  const std::vector<int64_t> split_counts = sum_over_ranks(split_counts_, comm_);
+  const PartLayout& L = *layout_;
+  for (int p = 0; p < o_.num_parts; ++p) {
+    PartStats s;
+    s.nodes = L.part_nodes(p);
+    s.edges = L.part_edges(p);
+    s.train_nodes = split_counts[p * 3];
+    s.valid_nodes = split_counts[p * 3 + 1];
+    s.test_nodes = split_counts[p * 3 + 2];
+    if (schema_) {
+      for (int t = 0; t < schema_->num_types(); ++t)
+        s.type_nodes.push_back(L.type_starts()[p][t + 1] - L.type_starts()[p][t]);
+      const int rels = schema_->num_relations();
+      s.relation_edges.assign(relation_edges.begin() + static_cast<ptrdiff_t>(p) * rels,
+                              relation_edges.begin() + static_cast<ptrdiff_t>(p + 1) * rels);
+    }
+    written.parts.push_back(std::move(s));
+  }
+  written.ranges = L.ranges();
+  written.type_starts = L.type_starts();
+  written.edge_split = std::move(split);
+  written.phases = std::move(phases);
+  PartitionMeta meta = assemble_meta(o_, shard_, std::move(written));
+  if (comm_.size() > 1) {  // peaks last: every rank's, after all its work
+    for (const std::vector<int64_t>& peak : gather_ints({peak_rss_bytes()}, comm_))
+      meta.summary.rank_peak_rss_bytes.push_back(peak[0]);
+    meta.summary.peak_rss_bytes = *std::max_element(meta.summary.rank_peak_rss_bytes.begin(),
+                                                    meta.summary.rank_peak_rss_bytes.end());
+  }
+  return meta;
+}
+
+PartitionSummary Writer::run() {
+  Stopwatch watch;
+  Phases phases = std::move(ctx_.phases);
+  check_inputs();
+  failure_.run([&] {
+    if (comm_.rank() == 0) prepare_out_dir(o_.out_dir);
+  });
+  failure_.agree();
+  layout_.emplace(shard_.num_nodes, shard_.node_begin, part_, graph_.in_edges, o_.num_parts,
+                  schema_, comm_);
+  phases.emplace_back("renumber", watch.seconds());
+  if (comm_.rank() == 0)
+    log_info("partition: writing {} parts to {}{}", o_.num_parts, o_.out_dir,
+             comm_.size() > 1 ? fmt::format(" from {} ranks", comm_.size()) : std::string());
+
+  watch.restart();
+  open_files();
+  move_structure();
+  failure_.agree();
+  phases.emplace_back("write_structure", watch.seconds());
+  watch.restart();
+  move_features();
+  failure_.agree();
+  phases.emplace_back("write_features", watch.seconds());
+  watch.restart();
+  move_splits();
+  failure_.agree();
+  std::vector<FileEntry> mine = finish_files();
+  phases.emplace_back("write_splits", watch.seconds());
+  std::optional<EdgeSplitStats> split;
+  if (ctx_.edge_split) {
+    watch.restart();
+    split = write_edge_split(*ctx_.edge_split, *layout_, shard_.node_begin, o_.out_dir, comm_,
+                             threads_, &mine);
+    phases.emplace_back("write_edge_split", watch.seconds());
+  }
+  PartitionMeta meta = describe(std::move(mine), std::move(phases), std::move(split));
+  failure_.run([&] {
+    if (comm_.rank() == 0) {
+      warn_about_parts(meta.summary, o_);
+      write_meta(o_.out_dir, meta);
+    }
+  });
+  failure_.agree();
+  return meta.summary;
 }
 
 }  // namespace
 
-std::string part_file(int part, const std::string& name) {
-  return fmt::format("part{}/{}.npy", part, name);
+PartitionSummary write_partition(const PartitionInput& input, const std::vector<int32_t>& part,
+                                 const PartitionOptions& options, DistComm& comm,
+                                 WriteContext context) {
+  return Writer(input, part, options, comm, std::move(context)).run();
 }
 
-template <class Index>
-WriteResult write_partition_arrays(const data::Dataset& ds, const graph::CsrOf<Index>& in,
-                                   const Renumbering& r, const std::string& out_dir, int threads,
-                                   DType feature_dtype) {
-  WriteResult result;
-  FileCollector out(out_dir, &result.files);
-  const int num_parts = r.num_parts();
-  Stopwatch watch;
-  out.write_vector(kNodeMapFile, r.node_map);
-  const auto train = bucket_split(ds.train_idx, r);
-  const auto valid = bucket_split(ds.valid_idx, r);
-  const auto test = bucket_split(ds.test_idx, r);
-  const std::vector<uint64_t> key = source_keys(r);
-  result.structure_s += watch.seconds();
-
-  result.parts.resize(static_cast<size_t>(num_parts));
-  for (int p = 0; p < num_parts; ++p) {
-    watch.restart();
-    const int64_t lo = r.ranges[p], rows = r.part_nodes(p);
-    make_dir(fmt::format("{}/part{}", out_dir, p));
-    std::vector<int64_t> indptr(static_cast<size_t>(rows) + 1, 0);
-    for (int64_t i = 0; i < rows; ++i) indptr[i + 1] = indptr[i] + in.degree(r.node_map[lo + i]);
-    const int64_t edges = indptr[rows];
-    out.write_vector(part_file(p, "indptr"), indptr);
-
-    uint32_t crc = 0;
-    const std::string indices_rel = part_file(p, "indices");
-    result.edge_cut += write_indices(in, r, key, p, indptr, out.full(indices_rel), threads, &crc);
-    out.add(indices_rel, DType::kInt64, {edges}, crc);
-    result.structure_s += watch.seconds();
-
-    PartStats& s = result.parts[p];
-    if (ds.hetero) {
-      const data::HeteroSchema& h = *ds.hetero;
-      watch.restart();
-      s.relation_edges.assign(static_cast<size_t>(h.num_relations()), 0);
-      const std::string etype_rel = part_file(p, "etype");
-      crc = write_etypes(ds, r, p, indptr, out.full(etype_rel), threads, &s.relation_edges);
-      out.add(etype_rel, DType::kInt32, {edges}, crc);
-      result.structure_s += watch.seconds();
-
-      watch.restart();
-      const std::vector<int64_t> starts = part_type_starts(h, r, p);
-      for (int t = 0; t < h.num_types(); ++t) {
-        const data::NodeType& type = h.node_types[t];
-        s.type_nodes.push_back(starts[t + 1] - starts[t]);
-        if (type.feat_dim() == 0) continue;
-        const std::string feat_rel = part_file(p, type_feature_name(type.name));
-        crc = write_features(type.features, r, starts[t], starts[t + 1], type.offset,
-                             out.full(feat_rel), threads, feature_dtype);
-        out.add(feat_rel, feature_dtype, {starts[t + 1] - starts[t], type.feat_dim()}, crc);
-      }
-      result.type_starts.push_back(starts);
-      result.features_s += watch.seconds();
-    } else {
-      watch.restart();
-      const std::string feat_rel = part_file(p, "feat");
-      crc = write_features(ds.features, r, lo, lo + rows, /*offset=*/0, out.full(feat_rel), threads,
-                           feature_dtype);
-      out.add(feat_rel, feature_dtype, {rows, ds.features.cols()}, crc);
-      result.features_s += watch.seconds();
-    }
-
-    watch.restart();
-    std::vector<int64_t> label(static_cast<size_t>(rows));
-    for (int64_t i = 0; i < rows; ++i) label[i] = ds.labels[r.node_map[lo + i]];
-    out.write_vector(part_file(p, "label"), label);
-    out.write_vector(part_file(p, "train_idx"), train[p]);
-    out.write_vector(part_file(p, "valid_idx"), valid[p]);
-    out.write_vector(part_file(p, "test_idx"), test[p]);
-    result.structure_s += watch.seconds();
-
-    s.nodes = rows;
-    s.edges = edges;
-    s.train_nodes = static_cast<int64_t>(train[p].size());
-    s.valid_nodes = static_cast<int64_t>(valid[p].size());
-    s.test_nodes = static_cast<int64_t>(test[p].size());
-    log_info("partition: wrote part {} ({} of {}): {} nodes, {} edges", p, p + 1, num_parts, rows,
-             edges);
-  }
-  return result;
+PartitionSummary write_partition(const PartitionInput& input, const std::vector<int32_t>& part,
+                                 const PartitionOptions& options, DistComm& comm) {
+  return write_partition(input, part, options, comm, WriteContext{});
 }
-
-template WriteResult write_partition_arrays<int32_t>(const data::Dataset&,
-                                                     const graph::CsrOf<int32_t>&,
-                                                     const Renumbering&, const std::string&, int,
-                                                     DType);
-template WriteResult write_partition_arrays<int64_t>(const data::Dataset&,
-                                                     const graph::CsrOf<int64_t>&,
-                                                     const Renumbering&, const std::string&, int,
-                                                     DType);
 
 }  // namespace partita::partition

@@ -2,6 +2,12 @@
 
 namespace partita::runtime {
 
+const NameTable<Split>& split_names() {
+  static const NameTable<Split> names{
+      {"train", Split::kTrain}, {"valid", Split::kValid}, {"test", Split::kTest}};
+  return names;
+}
+
 std::vector<store::SeedId> own_split_ids(const store::DistGraph& graph, Split split) {
   std::vector<store::SeedId> mine;
   if (graph.client()) return mine;

@@ -167,6 +167,16 @@ loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
                                               const TrainOptions& options, ModelAdapter& model,
                                               bool needs_labels, uint64_t epoch_key,
                                               loader::BlockSource* source) {
+  return pipeline_options(session, options, model.needs_degrees(), needs_labels, epoch_key,
+                          model.resident_rows(), source, model.staging().feature_memory());
+}
+
+loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
+                                              const TrainOptions& options, bool needs_degrees,
+                                              bool needs_labels, uint64_t epoch_key,
+                                              const store::ResidentRows* resident,
+                                              loader::BlockSource* source,
+                                              std::pmr::memory_resource* feature_memory) {
   loader::BatchPipelineOptions po;
   po.threads = options.loader.threads;
   po.prefetch = options.loader.prefetch;
@@ -174,11 +184,11 @@ loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
   po.seed = options.seed;
   po.epoch = epoch_key;
   po.feature_row_bytes = session.graph().feature_row_bytes();
-  po.fetch_degrees = model.needs_degrees();
+  po.fetch_degrees = needs_degrees;
   po.fetch_labels = needs_labels;
   po.typed = session.graph().typed();
-  po.resident = model.resident_rows();
-  po.feature_memory = model.staging().feature_memory();
+  po.resident = resident;
+  po.feature_memory = feature_memory;
   po.block_source = source;
   return po;
 }

@@ -35,7 +35,7 @@ PYTHON_HOMONYMS = {
 # Parameters of the library's API that no command exposes as a flag (yet), each with why;
 # an error naming one shows the library's name.
 LIBRARY_ONLY = {
-    "part": "partition::partition_dataset_assigned's and write_partition_distributed's given "
+    "part": "partition::partition_dataset_assigned's and write_partition's given "
             "assignment: for library callers and tests, no flag",
     "bucket_bytes": "train::TrainOptions::bucket_bytes, the gradient allreduce bucket: for "
                     "library callers and tests, no flag",

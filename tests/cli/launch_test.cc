@@ -578,7 +578,7 @@ TEST(LaunchPlan, MakesCheckpointAndMetricsPathsAbsolute) {
             "--epochs 2 --metrics-out /abs/m.jsonl");
 }
 
-// partition runs across ranks too (partition/dist_partition.h): every rank reads --dataset
+// partition runs across ranks too (partition/pipeline.h): every rank reads --dataset
 // and writes --out, so both are made absolute; the rank count is launch's, not --num-parts.
 TEST(LaunchPlan, PartitionRunsOnTheRanksWithItsPathsAbsolute) {
   LaunchFacts facts = base_facts();

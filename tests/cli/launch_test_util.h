@@ -9,6 +9,8 @@
 
 #include "launch_plan.h"
 #include "partita/core/error.h"
+#include "relay_filter.h"
+#include "shell_quote.h"
 
 namespace partita::cli {
 

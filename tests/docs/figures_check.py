@@ -57,7 +57,7 @@ def main():
     programs = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(root, "bench",
                                                                               "*_bench.cc")))
     for name in scripts + programs:
-        if name == "smoke.py":  # the benchmarks' smoke mode, not a benchmark
+        if name in ("smoke.py", "cpu_features.py"):  # the benchmarks' helpers, not benchmarks
             continue
         if name not in register:
             problems.append(f"docs/figures.md: bench/{name} is not listed (say which figures "

@@ -1,5 +1,5 @@
 // The coarse-partition-refine partitioner (src/partition/coarse_partition.h) through
-// assign_parts_distributed, with threads as ranks: balance of every asked constraint,
+// assign_parts, with threads as ranks (one rank too): balance of every asked constraint,
 // non-empty parts, identical reruns, independence of the thread count, and an edge cut
 // close to single-process METIS's on a generated 30k-node community graph.
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 #include "partita/data/generate.h"
 #include "partita/data/shard.h"
 #include "partita/partition/assign.h"
-#include "partita/partition/dist_partition.h"
+#include "partita/partition/pipeline.h"
 
 namespace partita {
 namespace {
@@ -39,7 +39,9 @@ Result run_distributed(const std::string& dir, int64_t n, const PartitionOptions
     const partition::ShardGraph g =
         partition::build_shard_graph(shard, false, true, comms.member(r), options.threads);
     const std::vector<int32_t> part =
-        partition::assign_parts_distributed(g, shard, options, comms.member(r));
+        partition::assign_parts(
+            {g, shard.train_idx, options, comms.member(r), partition::AssignStrategy::kCoarse})
+            .part;
     std::copy(part.begin(), part.end(), result.part.begin() + g.node_begin);
     cut[r] = partition::distributed_edge_cut(g, part, comms.member(r));
   });

@@ -1,11 +1,11 @@
-// The distributed pipeline with a link-prediction split (src/partition/dist_edge_split.h),
-// threads as ranks: for 1 to 3 ranks and part counts above and below the rank count, its
-// directory (parts without the held-out edges, edges/*.npy, part<p>/train_edges.npy,
-// partita.json apart from timings) equals partition_dataset_assigned's for the same
+// The pipeline with a link-prediction split (src/partition/edge_split_steps.h), threads as
+// ranks: for 2 and 3 ranks and part counts above and below the rank count, its directory
+// (parts without the held-out edges, edges/*.npy, part<p>/train_edges.npy, partita.json
+// apart from timings) equals one process's (partition_dataset_assigned) for the same
 // assignment, byte for byte; sampled splits (rejection and dense enumeration of negatives,
 // directed and undirected) and a dataset's own split files. Bad fractions, typed datasets,
 // a flag on a dataset with its own split, and bad split files fail every rank with one
-// agreed error.
+// agreed error, one process's error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -20,10 +20,10 @@
 #include "partita/core/npy.h"
 #include "partita/data/dataset.h"
 #include "partita/data/generate.h"
-#include "partita/partition/dist_partition.h"
 #include "partita/partition/edge_split.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition_assigned.h"
+#include "partita/partition/pipeline.h"
 
 namespace partita::partition {
 namespace {
@@ -75,13 +75,12 @@ PartitionOptions options(int P, double valid, double test) {
   return o;
 }
 
-// run_partition_distributed on R thread ranks into `out`; every rank's failure text.
+// run_partition on R thread ranks into `out`; every rank's failure text.
 std::vector<std::string> run_distributed(const std::string& dataset, const data::LoadOptions& load,
                                          PartitionOptions o, int R, const std::string& out) {
   o.out_dir = out;
   testing::InProcessDistComms comms(R);
-  return testing::on_threads(
-      R, [&](int r) { run_partition_distributed(dataset, load, o, comms.member(r)); });
+  return testing::on_threads(R, [&](int r) { run_partition(dataset, load, o, comms.member(r)); });
 }
 
 // The distributed directory against the single-process one with the same blocks.
@@ -142,14 +141,24 @@ class DistEdgeSplitTest : public ::testing::Test {
     const std::string out = *dir_ / name;
     fs::remove_all(out);
     fs::copy(path("sparse"), out, fs::copy_options::recursive);
+    // A sampled split of the undirected graph as one process writes it into one part (new
+    // ids are then the original ids).
+    PartitionOptions o;
+    o.num_parts = 1;
+    o.seed = 3;
+    o.threads = 1;
+    o.out_dir = out + "-split";
+    o.edge_split.valid_fraction = 0.1;
+    o.edge_split.test_fraction = 0.1;
     data::LoadOptions load;
     load.undirected = true;
-    const data::Dataset ds = data::load_dataset(out, load);
-    EdgeSplitOptions o;
-    o.valid_fraction = 0.1;
-    o.test_fraction = 0.1;
-    const HeldOutEdges h = sample_edge_split(ds.in_edges, o, 3);
-    std::vector<std::vector<int64_t>> arrays = {h.train, h.valid, h.test, h.valid_neg, h.test_neg};
+    run_partition(path("sparse"), load, o);
+    std::vector<std::vector<int64_t>> arrays;
+    for (const char* file : {"part0/train_edges.npy", "edges/valid_pos.npy", "edges/test_pos.npy",
+                             "edges/valid_neg.npy", "edges/test_neg.npy"}) {
+      const NpyArray a = NpyArray::open(o.out_dir + "/" + file);
+      arrays.emplace_back(a.view<int64_t>().begin(), a.view<int64_t>().end());
+    }
     edit(arrays);
     const char* names[] = {"train_edges.npy", "valid_edges.npy", "test_edges.npy", "valid_neg.npy",
                            "test_neg.npy"};
@@ -163,7 +172,7 @@ TempDir* DistEdgeSplitTest::dir_ = nullptr;
 TEST_F(DistEdgeSplitTest, SampledEqualsSingleProcess) {
   data::LoadOptions directed, undirected;
   undirected.undirected = true;
-  for (int R = 1; R <= 3; ++R) {
+  for (int R = 2; R <= 3; ++R) {
     check_split(path("sparse"), directed, options(R, 0.1, 0.15), R);
     check_split(path("sparse"), undirected, options(R, 0.05, 0.1), R);
   }
@@ -177,7 +186,7 @@ TEST_F(DistEdgeSplitTest, DenseGraphEnumeratesNegativesAlike) {
   const data::Dataset ds = data::load_dataset(path("dense"), undirected);
   const int64_t units = ds.num_edges() / 2, held = 2 * std::max<int64_t>(1, units / 10);
   ASSERT_TRUE(negatives_by_enumeration(ds.num_nodes, units, held)) << units << " units";
-  for (int R = 1; R <= 3; ++R) check_split(path("dense"), undirected, options(2, 0.1, 0.1), R);
+  for (int R = 2; R <= 3; ++R) check_split(path("dense"), undirected, options(2, 0.1, 0.1), R);
 }
 
 TEST_F(DistEdgeSplitTest, DatasetSplitFilesEqualSingleProcess) {
@@ -188,7 +197,7 @@ TEST_F(DistEdgeSplitTest, DatasetSplitFilesEqualSingleProcess) {
   data::LoadOptions undirected;
   undirected.undirected = true;
   PartitionOptions o = options(3, 0, 0);
-  for (int R = 1; R <= 3; ++R) check_split(dir, undirected, o, R);
+  for (int R = 2; R <= 3; ++R) check_split(dir, undirected, o, R);
   o.num_parts = 2;
   check_split(dir, undirected, o, 3);
 }
@@ -293,7 +302,7 @@ TEST_F(DistEdgeSplitTest, BadFractionsAndSplitFilesAreOneAgreedError) {
   std::string dir = with_split_files(
       "out_of_range", [](std::vector<std::vector<int64_t>>& a) { a[4].back() = 500; });
   expect_agreed_failure(run_distributed(dir, undirected, o, 3, tmp / "x"),
-                        "has a node id outside [0, 500)");
+                        "node id 500 is outside [0, 500)");
   // A negative that is an edge of the graph, one held-out positive used as a negative, a
   // repeated negative in another file, a training pair that is also a test pair: every
   // rank fails with the single-process message.
@@ -310,15 +319,16 @@ TEST_F(DistEdgeSplitTest, BadFractionsAndSplitFilesAreOneAgreedError) {
   for (size_t i = 0; i < edits.size(); ++i) {
     SCOPED_TRACE(wants[i]);
     dir = with_split_files("bad" + std::to_string(i), edits[i]);
-    data::Dataset ds = data::load_dataset(dir, undirected);
     std::string single;
     try {
-      dataset_edge_split(ds);
-    } catch (const std::exception& e) {
+      PartitionOptions one = o;
+      one.out_dir = tmp / "x";
+      run_partition(dir, undirected, one);
+    } catch (const FormatError& e) {
       single = e.what();
     }
     ASSERT_NE(single.find(wants[i]), std::string::npos) << single;
-    for (int R : {1, 3}) {
+    for (int R : {2, 3}) {
       f = run_distributed(dir, undirected, o, R, tmp / "x");
       expect_agreed_failure(f, wants[i]);
       EXPECT_NE(f[0].find(single), std::string::npos) << f[0] << " vs " << single;

@@ -13,7 +13,7 @@
 #include "partita/core/npy.h"
 #include "partita/data/generate.h"
 #include "partita/partition/assign.h"
-#include "partita/partition/dist_partition.h"
+#include "partita/partition/pipeline.h"
 
 namespace partita {
 namespace {
@@ -188,7 +188,7 @@ std::vector<int32_t> random_parts(const data::Dataset& ds, const ListedEdges& ed
     options.method = partition::Method::kRandom;
     options.num_parts = parts;
     options.seed = seed;
-    local[r] = partition::assign_parts_distributed(g, shard, options, comms.member(r));
+    local[r] = partition::assign_parts({g, shard.train_idx, options, comms.member(r)}).part;
   });
   for (const auto& f : failures) EXPECT_EQ(f, "");
   std::vector<int32_t> all;
@@ -244,7 +244,9 @@ TEST_F(DistShardGraph, MetisPathReturnsPartGraphsPartsAndCountsTheCut) {
       options.method = partition::Method::kMetis;
       options.dist_partitioner = partition::DistPartitioner::kPtScotch;  // the stand-in
       options.num_parts = 5;
-      local[r] = partition::assign_parts_distributed(g, shard, options, comms.member(r));
+      local[r] = partition::assign_parts({g, shard.train_idx, options, comms.member(r),
+                                          partition::AssignStrategy::kPtScotch})
+                     .part;
       cuts[r] = partition::distributed_edge_cut(g, local[r], comms.member(r));
     });
     for (const auto& f : failures) ASSERT_EQ(f, "");
@@ -361,7 +363,9 @@ TEST_F(DistShardGraph, RebalancingReachesTrainAndEdgeBalance) {
         options.dist_partitioner = partition::DistPartitioner::kPtScotch;  // the stand-in
         options.balance_train = true;
         options.balance_edges = true;
-        local[r] = partition::assign_parts_distributed(graphs[r], shard, options, comms.member(r));
+        local[r] = partition::assign_parts({graphs[r], shard.train_idx, options, comms.member(r),
+                                            partition::AssignStrategy::kPtScotch})
+                       .part;
       });
       for (const auto& f : failures) ASSERT_EQ(f, "");
       std::vector<int32_t> all;

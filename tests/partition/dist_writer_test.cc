@@ -1,10 +1,8 @@
-// Stage 3 of the distributed pipeline (write_partition_distributed) with threads as ranks:
-// for a fixed assignment its directory equals partition_dataset_assigned's byte for byte
-// (every .npy; partita.json apart from timing and peak-memory fields), for 1 to 4 ranks,
-// part counts above and below the rank count, homogeneous and typed, float32 and bfloat16;
-// then its refusals, agreed by every rank.
-#include "dist_writer.h"  // src/partition: the round bounds
-
+// Stage 3 of the pipeline (write_partition) with threads as ranks: for a fixed assignment
+// its directory equals one process's (partition_dataset_assigned) byte for byte (every .npy;
+// partita.json apart from timing and peak-memory fields), for 1 to 4 ranks, part counts
+// above and below the rank count, homogeneous and typed, float32 and bfloat16; then its
+// refusals, agreed by every rank.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,10 +19,11 @@
 #include "partita/data/generate.h"
 #include "partita/data/generate_chunked.h"
 #include "partita/data/shard.h"
-#include "partita/partition/dist_partition.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition_assigned.h"
+#include "partita/partition/pipeline.h"
 #include "test_datasets.h"
+#include "writer.h"  // src/partition: the round bounds
 
 namespace partita::partition {
 namespace {
@@ -47,13 +46,8 @@ data::ShardFeatures shard_features(const data::FeatureMatrix& f) {
 
 // Rank r of R's share of an in-memory dataset, as read_dataset_shard and build_shard_graph
 // would give it: the block's labels, split ids and in-edge rows (original ids).
-struct RankInput {
-  data::DatasetShard shard;
-  ShardGraph graph;
-};
-
-RankInput rank_input(const data::Dataset& ds, int r, int R) {
-  RankInput in;
+PartitionInput rank_input(const data::Dataset& ds, int r, int R) {
+  PartitionInput in;
   data::DatasetShard& s = in.shard;
   s.path = ds.path;
   s.layout = "numpy";
@@ -81,8 +75,7 @@ RankInput rank_input(const data::Dataset& ds, int r, int R) {
       h.node_types.back().offset = t.offset;
       s.type_features.push_back(shard_features(t.features));
     }
-    for (const data::Relation& rel : ds.hetero->relations)
-      if (!rel.reverse) h.relations.push_back(rel);
+    h.relations = ds.hetero->relations;  // as stored, reverses included
     h.target_type = ds.hetero->target_type;
     s.hetero = std::move(h);
   } else {
@@ -139,22 +132,22 @@ PartitionSummary write_distributed(const data::Dataset& ds, const std::vector<in
   testing::InProcessDistComms comms(R);
   std::vector<PartitionSummary> summaries(static_cast<size_t>(R));
   const std::vector<std::string> failures = testing::on_threads(R, [&](int r) {
-    RankInput in = rank_input(ds, r, R);
+    PartitionInput in = rank_input(ds, r, R);
     std::vector<int32_t> mine(part.begin() + in.shard.node_begin, part.begin() + in.shard.node_end);
-    DistWriteContext context;
+    WriteContext context;
     if (small_rounds) {
       context.round_entries = 7;
       context.round_feature_bytes = 40;
     }
-    summaries[r] = write_partition_distributed(in.shard, in.graph, mine, o, comms.member(r),
-                                               std::move(context));
+    summaries[r] = write_partition(in, mine, o, comms.member(r), std::move(context));
   });
   for (int r = 0; r < R; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
   for (int r = 1; r < R; ++r) {
     EXPECT_EQ(summaries[r].edge_cut, summaries[0].edge_cut);
     EXPECT_EQ(summaries[r].rank_peak_rss_bytes, summaries[0].rank_peak_rss_bytes);
   }
-  EXPECT_EQ(static_cast<int>(summaries[0].rank_peak_rss_bytes.size()), R);
+  // Every rank's peak on several ranks; one rank's run is one process's.
+  EXPECT_EQ(static_cast<int>(summaries[0].rank_peak_rss_bytes.size()), R > 1 ? R : 0);
   return summaries[0];
 }
 
@@ -244,6 +237,55 @@ TEST_F(DistWriterTest, SameRunTwiceIsByteIdentical) {
   expect_same_directory(tmp / "a", tmp / "b");
 }
 
+// Extra columns (pipeline.h Column) follow their nodes and entries into every part, for 1
+// and 3 ranks in many small rounds: a node column holding each node's original id equals the
+// part's slice of node_map, an edge column holding each entry's original source equals
+// node_map of the part's indices; both files are listed in partita.json.
+TEST_F(DistWriterTest, ColumnsFollowTheirNodesAndEntries) {
+  const data::Dataset ds = testing::planted_dataset({});
+  const std::vector<int32_t> part = scattered(ds.num_nodes, 3);
+  auto bytes_of = [](const std::vector<int64_t>& v) {
+    std::vector<uint8_t> b(v.size() * sizeof(int64_t));
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  };
+  for (int R : {1, 3}) {
+    SCOPED_TRACE(::testing::Message() << "ranks " << R);
+    TempDir tmp;
+    PartitionOptions o;
+    o.num_parts = 3;
+    o.out_dir = tmp / "out";
+    testing::InProcessDistComms comms(R);
+    const std::vector<std::string> failures = testing::on_threads(R, [&](int r) {
+      PartitionInput in = rank_input(ds, r, R);
+      std::vector<int64_t> ids, sources = in.graph.in_edges.indices;
+      for (int64_t v = in.shard.node_begin; v < in.shard.node_end; ++v) ids.push_back(v);
+      in.node_columns.push_back({"orig", DType::kInt64, bytes_of(ids)});
+      in.graph.edge_columns.push_back({"src", DType::kInt64, bytes_of(sources)});
+      std::vector<int32_t> mine(part.begin() + in.shard.node_begin,
+                                part.begin() + in.shard.node_end);
+      WriteContext context;
+      context.round_entries = 7;
+      write_partition(in, mine, o, comms.member(r), std::move(context));
+    });
+    for (int r = 0; r < R; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
+    const std::vector<int64_t> node_map = read_npy_vector<int64_t>(tmp / "out/node_map.npy");
+    const PartitionMeta meta = read_meta(tmp / "out");
+    for (int p = 0; p < 3; ++p) {
+      const std::string dir = tmp / ("out/part" + std::to_string(p));
+      const std::vector<int64_t> orig = read_npy_vector<int64_t>(dir + "/orig.npy");
+      EXPECT_EQ(orig, std::vector<int64_t>(node_map.begin() + meta.ranges[p],
+                                           node_map.begin() + meta.ranges[p + 1]));
+      const std::vector<int64_t> indices = read_npy_vector<int64_t>(dir + "/indices.npy");
+      std::vector<int64_t> want;
+      for (int64_t s : indices) want.push_back(node_map[s]);
+      EXPECT_EQ(read_npy_vector<int64_t>(dir + "/src.npy"), want);
+      EXPECT_NO_THROW(meta.file(part_file(p, "orig")));
+      EXPECT_NO_THROW(meta.file(part_file(p, "src")));
+    }
+  }
+}
+
 // One rank's bad input fails every rank with the same error (lowest failing rank's text),
 // and nothing waits forever.
 TEST_F(DistWriterTest, RefusalsAreAgreedByEveryRank) {
@@ -254,11 +296,11 @@ TEST_F(DistWriterTest, RefusalsAreAgreedByEveryRank) {
     testing::InProcessDistComms comms(3);
     std::vector<int32_t> part = blocks(ds.num_nodes, o.num_parts);
     return testing::on_threads(3, [&](int r) {
-      RankInput in = rank_input(ds, r, 3);
+      PartitionInput in = rank_input(ds, r, 3);
       std::vector<int32_t> mine(part.begin() + in.shard.node_begin,
                                 part.begin() + in.shard.node_end);
       if (r == bad_rank) mine[0] = bad_part;
-      write_partition_distributed(in.shard, in.graph, mine, o, comms.member(r));
+      write_partition(in, mine, o, comms.member(r));
     });
   };
   PartitionOptions o;
@@ -276,14 +318,13 @@ TEST_F(DistWriterTest, RefusalsAreAgreedByEveryRank) {
     testing::InProcessDistComms comms(3);
     const std::vector<int32_t> part = blocks(ds.num_nodes, 3);
     const std::vector<std::string> g = testing::on_threads(3, [&](int r) {
-      RankInput in = rank_input(ds, r, 3);
+      PartitionInput in = rank_input(ds, r, 3);
       if (r == 2) in.graph.in_edges.indices.back() = ds.num_nodes + 5;
       std::vector<int32_t> mine(part.begin() + in.shard.node_begin,
                                 part.begin() + in.shard.node_end);
-      DistWriteContext context;
+      WriteContext context;
       context.round_entries = 50;  // several rounds: the others go on after rank 2 fails
-      write_partition_distributed(in.shard, in.graph, mine, bad, comms.member(r),
-                                  std::move(context));
+      write_partition(in, mine, bad, comms.member(r), std::move(context));
     });
     EXPECT_NE(g[2].find("source id 605 is outside [0, 600)"), std::string::npos) << g[2];
     EXPECT_EQ(g[0], "rank 2: " + g[2]);
@@ -319,15 +360,14 @@ void check_pipeline(const std::string& dataset, const data::LoadOptions& load, i
   std::vector<PartitionSummary> summaries(static_cast<size_t>(R));
   PartitionOptions od = o;
   od.out_dir = tmp / "dist";
-  std::vector<std::string> failures = testing::on_threads(R, [&](int r) {
-    summaries[r] = run_partition_distributed(dataset, load, od, comms.member(r));
-  });
+  std::vector<std::string> failures = testing::on_threads(
+      R, [&](int r) { summaries[r] = run_partition(dataset, load, od, comms.member(r)); });
   for (int r = 0; r < R; ++r) ASSERT_EQ(failures[r], "") << "rank " << r;
   if (method != Method::kMetis) {  // no single-process twin: the same run again
     PartitionOptions again = od;
     again.out_dir = tmp / "again";
     failures = testing::on_threads(
-        R, [&](int r) { run_partition_distributed(dataset, load, again, comms.member(r)); });
+        R, [&](int r) { run_partition(dataset, load, again, comms.member(r)); });
     for (int r = 0; r < R; ++r) ASSERT_EQ(failures[r], "") << "rank " << r;
     expect_same_directory(tmp / "dist", tmp / "again");
   }
@@ -382,9 +422,10 @@ class DistPipelineTest : public ::testing::Test {
 };
 TempDir* DistPipelineTest::dir_ = nullptr;
 
+// (On one rank the pipeline is one process's: it loads the dataset and runs METIS.)
 TEST_F(DistPipelineTest, NumpyEqualsSingleProcess) {
   data::LoadOptions load;
-  for (int R = 1; R <= 4; ++R) check_pipeline(path("numpy"), load, R, R);
+  for (int R = 2; R <= 4; ++R) check_pipeline(path("numpy"), load, R, R);
   load.undirected = true;
   check_pipeline(path("numpy"), load, 3, 2);
   check_pipeline(path("numpy"), load, 2, 3);

@@ -1,4 +1,4 @@
-// The distributed partition pipeline (run_partition_distributed) with threads as ranks, for
+// The partition pipeline (run_partition) with threads as ranks, for
 // partition_mpi.sh to compare with `mpirun -np R partita partition` byte for byte:
 //
 //     inproc_partition DATASET OUT RANKS PARTS [balance-train] [undirected]
@@ -11,7 +11,7 @@
 
 #include "helpers/inproc_dist_comm.h"
 #include "helpers/on_threads.h"
-#include "partita/partition/dist_partition.h"
+#include "partita/partition/partition.h"
 
 int main(int argc, char** argv) {
   using namespace partita;
@@ -41,9 +41,8 @@ int main(int argc, char** argv) {
     }
   }
   testing::InProcessDistComms comms(ranks);
-  const std::vector<std::string> failures = testing::on_threads(ranks, [&](int r) {
-    partition::run_partition_distributed(argv[1], load, o, comms.member(r));
-  });
+  const std::vector<std::string> failures = testing::on_threads(
+      ranks, [&](int r) { partition::run_partition(argv[1], load, o, comms.member(r)); });
   for (int r = 0; r < ranks; ++r) {
     if (failures[r].empty()) continue;
     std::fprintf(stderr, "error: rank %d: %s\n", r, failures[r].c_str());

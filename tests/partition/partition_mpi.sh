@@ -1,5 +1,5 @@
 #!/bin/sh
-# `partita partition` under mpirun (partition/dist_partition.h), end to end: -np 2 and -np 3
+# `partita partition` under mpirun (partition/pipeline.h), end to end: -np 2 and -np 3
 # (with --num-parts 4 != ranks) on a generated numpy dataset and its chunked twin, and on a
 # generated mag-shaped (typed) one; each result passes `info --verify`, two runs are
 # byte-identical apart from timing and peak-memory fields, node imbalance <= 1.05 (and
@@ -8,14 +8,15 @@
 # equal the in-process pipeline's (threads as ranks) byte for byte. Link-prediction splits
 # (--edge-split, a dataset's own split files) under mpirun: verified, trainable with --task
 # link, and byte-identical to the single process where the assignment is the same (1 part).
-# Bad input under mpirun is one `error:` line. A rank killed mid-partition (PARTITA_TEST_KILL,
-# src/partition/kill_hook.h), under plain mpirun and under `partita launch`, ends the job
-# within a bound, non-zero, naming the rank, and leaves no half-written directory that looks
-# complete (one killed before writing leaves the earlier partition in --out unchanged).
+# Bad input under mpirun is one `error:` line. A rank killed mid-partition (partition_kill:
+# the pipeline with a communicator that kills a rank at a named phase), under plain mpirun
+# and under `partita launch`, ends the job within a bound, non-zero, naming the rank, and
+# leaves no half-written directory that looks complete (one killed before writing leaves the
+# earlier partition in --out unchanged).
 #
-#     partition_mpi.sh PARTITA MPIRUN WORK_DIR INPROC_PARTITION
+#     partition_mpi.sh PARTITA MPIRUN WORK_DIR INPROC_PARTITION PARTITION_KILL
 set -eu
-partita=$1 mpirun=$2 work=$3 inproc=$4
+partita=$1 mpirun=$2 work=$3 inproc=$4 kill=$5
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
@@ -186,7 +187,8 @@ grep -q "valid_neg.npy: row 0: .* is an edge, not a negative" bad.log ||
 # A rank killed (SIGKILL) mid-partition. Within 120 s the job ends non-zero, and what it
 # prints names rank 1; --out, which held a complete partition before, no longer looks like
 # one: info --verify and train refuse it with one error line each.
-# killed_run LOG OUT COMMAND...: runs the command with rank 1 killed as its files are created.
+# killed_run LOG OUT COMMAND...: runs the command, which kills rank 1 as its files are
+# created.
 killed_run() {
   log=$1 out=$2
   shift 2
@@ -194,7 +196,7 @@ killed_run() {
   cp -r p2a "$out"
   start=$(date +%s)
   rc=0
-  PARTITA_TEST_KILL=write:1 timeout -k 5 120 "$@" >"$log" 2>&1 || rc=$?
+  timeout -k 5 120 "$@" >"$log" 2>&1 || rc=$?
   seconds=$(($(date +%s) - start))
   [ "$rc" -ne 0 ] || fail "$log: exit code 0 with a rank killed" "$log"
   [ "$seconds" -lt 120 ] || fail "$log: still running 120 s after rank 1 was killed" "$log"
@@ -206,12 +208,12 @@ killed_run() {
     [ "$(grep -c '^error:' check.log)" -eq 1 ] || fail "$check: expected one error line" check.log
   done
 }
-killed_run killed_mpirun.log killed_mpirun "$mpirun" -np 2 -x PARTITA_TEST_KILL "$partita" \
-  partition --dataset ds --num-parts 2 $flags --out killed_mpirun
+killed_run killed_mpirun.log killed_mpirun "$mpirun" -np 2 "$kill" write:1 ds killed_mpirun 2 \
+  metis undirected
 # Plain mpirun's own note names the rank; no rank says anything (at most one error line).
 [ "$(grep -c '^error:' killed_mpirun.log)" -le 1 ] || fail "several error lines" killed_mpirun.log
 killed_run killed_launch.log killed_launch "$partita" launch --procs-per-host 2 -- \
-  partition --dataset ds --num-parts 2 $flags --out killed_launch
+  "$kill" write:1 ds killed_launch 2 metis undirected
 # partita launch: one error line, naming the killed rank.
 [ "$(grep -c '^error:' killed_launch.log)" -eq 1 ] || fail "expected one error line" killed_launch.log
 grep -q '^error: launch: rank 1 .*killed by signal 9' killed_launch.log ||
@@ -221,9 +223,8 @@ grep -q '^error: launch: rank 1 .*killed by signal 9' killed_launch.log ||
 rm -rf killed_early
 cp -r p2a killed_early
 rc=0
-PARTITA_TEST_KILL=assign:0 timeout -k 5 120 "$mpirun" -np 2 -x PARTITA_TEST_KILL "$partita" \
-  partition --dataset ds --num-parts 2 --method random --seed 1 --threads 1 \
-  --out killed_early >killed_early.log 2>&1 || rc=$?
+timeout -k 5 120 "$mpirun" -np 2 "$kill" assign:0 ds killed_early 2 random \
+  >killed_early.log 2>&1 || rc=$?
 [ "$rc" -ne 0 ] || fail "exit code 0 with rank 0 killed" killed_early.log
 grep -q "rank 0\b.*signal 9" killed_early.log || fail "the killed rank 0 is not named" killed_early.log
 same p2a killed_early

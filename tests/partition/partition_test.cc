@@ -163,7 +163,7 @@ TEST(Partition, SummaryFiguresMatchTheGraph) {
   std::vector<std::string> phases;
   for (const auto& ph : s.phase_seconds) phases.push_back(ph.first);
   EXPECT_EQ(phases, (std::vector<std::string>{"symmetrize", "metis", "renumber", "write_structure",
-                                              "write_features"}));
+                                              "write_features", "write_splits"}));
   // METIS finds the planted clusters: far fewer cut edges than random assignment.
   PartitionSummary r = partition_dataset(ds, options_for(dir / "random", 3, Method::kRandom, 1));
   EXPECT_LT(s.edge_cut, r.edge_cut / 2);

@@ -147,6 +147,16 @@ def test_library_errors_name_python_keywords(graph):
         partita._C.initial_parameters("graphsage", 4, 8, 3, 2)
 
 
+def test_enum_keywords_are_parsed_by_the_cli_name_tables():
+    """A bad name gets the words of the CLI's name tables (core/name_table.h not_one_of),
+    after the keyword; none falls back to a default in silence."""
+    with pytest.raises(partita.UsageError, match=r"^level: 'loud' is not one of quiet, info, verbose$"):
+        partita._C.set_log_level("loud")
+    partita._C.set_log_level("info")
+    with pytest.raises(partita.UsageError, match=r"^kind: 'rgcn' is not one of sage, gcn, gat$"):
+        partita._C.initial_parameters("rgcn", 4, 8, 3, 2)
+
+
 def test_device_cpu_gives_the_same_batches(graph):
     """device="cpu" (or a torch.device) delivers the batches of the default loader."""
     plain = list(partita.NeighborLoader(graph, fanouts=[4, 2], batch_size=64, seed=5))

@@ -21,7 +21,7 @@
 #include "partita/data/dataset.h"
 #include "partita/data/generate.h"
 #include "partita/partition/assign.h"
-#include "partita/partition/dist_partition.h"
+#include "partita/partition/pipeline.h"
 #include "partita/runtime/mpi_dist_comm.h"
 
 namespace partita {
@@ -136,7 +136,7 @@ void check_part_graph(MpiScope& scope) {
       options.num_parts = parts;
       options.seed = 7;
       options.threads = 2;
-      std::vector<int32_t> part = partition::assign_parts_distributed(g, shard, options, comm);
+      std::vector<int32_t> part = partition::assign_parts({g, shard.train_idx, options, comm}).part;
       if (run == 1) {
         EXPECT(part == first, "{} parts: the second run differs", parts);
         continue;
@@ -209,7 +209,8 @@ void check_balance_flags(MpiScope& scope) {
   options.seed = 1;
   options.balance_train = true;
   options.balance_edges = true;
-  const std::vector<int32_t> part = partition::assign_parts_distributed(g, shard, options, comm);
+  const std::vector<int32_t> part =
+      partition::assign_parts({g, shard.train_idx, options, comm}).part;
   std::vector<int64_t> load(12, 0);
   for (size_t v = 0; v < part.size(); ++v) {
     load[part[v]] += 1;

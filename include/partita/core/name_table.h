@@ -39,4 +39,20 @@ std::string joined_names(const NameTable<E>& table) {
   return out;
 }
 
+// "'gnn' is not one of sage, gcn, gat": what every front end says of a name that is not in
+// `table`, after its own word for the parameter ("--model: ", "model: ").
+template <class E>
+std::string not_one_of(const NameTable<E>& table, const std::string& name) {
+  return "'" + name + "' is not one of " + joined_names(table);
+}
+
+// The value named `name`; else throws UsageError "<word>: " + not_one_of(table, name), where
+// `word` is the caller's word for the parameter (a flag, a keyword).
+template <class E>
+E value_named(const NameTable<E>& table, const std::string& word, const std::string& name) {
+  const std::optional<E> value = find_named(table, name);
+  if (!value) throw UsageError(word + ": " + not_one_of(table, name));
+  return *value;
+}
+
 }  // namespace partita

@@ -12,6 +12,7 @@
 #include "partita/core/array_view.h"
 #include "partita/core/error.h"
 #include "partita/core/mapped_file.h"
+#include "partita/core/name_table.h"
 
 namespace partita {
 
@@ -25,6 +26,9 @@ const char* dtype_name(DType dtype);   // numpy name, e.g. "int64"
 size_t dtype_size(DType dtype);
 // Parses a numpy name ("int64") as written in partita.json; throws FormatError naming `what`.
 DType dtype_from_name(const std::string& name, const std::string& what);
+// The types features may be stored as (partition --feature-dtype, generate --feature-dtype,
+// partita.partition(feature_dtype=)): float32, float16, bfloat16.
+const NameTable<DType>& feature_dtype_names();
 
 template <class T>
 constexpr DType dtype_of();

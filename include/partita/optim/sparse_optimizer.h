@@ -26,13 +26,16 @@
 #include <vector>
 
 #include "partita/core/array_view.h"
+#include "partita/core/name_table.h"
 
 namespace partita::optim {
 
 // The numbers are stored in embedding state (docs/formats.md): never renumber.
 enum class SparseOptimizer : uint32_t { kSgd = 0, kAdagrad = 1, kAdam = 2 };
 
-// "sgd", "adagrad", "adam"; "unknown" for another value.
+// sgd, adagrad, adam (partita.DistGraph(sparse_optimizer=), embedding state files).
+const NameTable<SparseOptimizer>& sparse_optimizer_names();
+// The name of `kind` in that table; "unknown" for another value.
 const char* sparse_optimizer_name(SparseOptimizer kind);
 
 struct SparseOptimizerOptions {

@@ -1,14 +1,16 @@
 #pragma once
-// The messaging the distributed partition pipeline needs (partition/dist_partition.h).
-// partition/ sits below comm/ and runtime/, so it names only this interface: runtime/
-// implements it over MPI (with PT-Scotch as the graph partitioner), tests implement it with
-// threads as ranks.
+// The messaging the partition pipeline needs (partition/pipeline.h). partition/ sits below
+// comm/ and runtime/, so it names only this interface: runtime/ implements it over MPI (with
+// PT-Scotch as the graph partitioner), tests with threads as ranks, and OneRankComm (below)
+// is one process: the pipeline in one process is its one-rank case, not a second path.
 //
 // Contract: every rank calls the same operations in the same order; a rank that fails
 // reports it through agree() rather than leaving its peers waiting.
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "partita/core/error.h"
 
 namespace partita::partition {
 
@@ -52,6 +54,37 @@ class DistComm {
   // result. imbalance: allowed max/mean load per constraint, e.g. 1.03.
   virtual std::vector<int32_t> part_graph(const DistAdjacency& graph, int num_parts,
                                           double imbalance, uint64_t seed) = 0;
+
+  // The pipeline tells each rank's communicator where it stands: "read", "build_graph",
+  // "assign" as each stage ends, "write" once the output files exist and before anything is
+  // in them. Not a collective; the default does nothing. Tests act on it (fail or kill a rank
+  // at a known point: tests/partition/partition_kill_main.cc).
+  virtual void reached(const char* phase) { (void)phase; }
+};
+
+// The communicator of one process: rank 0 of 1. alltoall and allgather hand the buffers
+// back, reductions leave the data as it is, agree throws Error(my_error) when it is not
+// empty. part_graph throws Error: a parallel partitioner needs several ranks (one process
+// partitions the whole graph with METIS, partition/assign.h).
+class OneRankComm final : public DistComm {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::vector<std::vector<uint8_t>> alltoall(std::vector<std::vector<uint8_t>> send) override {
+    PARTITA_CHECK(send.size() == 1, Error, "alltoall: {} buffers for 1 rank", send.size());
+    return send;
+  }
+  void allreduce_sum(int64_t*, size_t) override {}
+  void allreduce_max(int64_t*, size_t) override {}
+  std::vector<std::vector<uint8_t>> allgather(const std::vector<uint8_t>& mine) override {
+    return {mine};
+  }
+  void agree(const std::string& my_error) override {
+    if (!my_error.empty()) throw Error(my_error);
+  }
+  std::vector<int32_t> part_graph(const DistAdjacency&, int, double, uint64_t) override {
+    throw Error("part_graph: a parallel partitioner needs several ranks");
+  }
 };
 
 }  // namespace partita::partition

@@ -1,29 +1,39 @@
 #pragma once
-// The partition pipeline: load a dataset, assign nodes to parts (METIS or random),
+// The partition pipeline: read a dataset, assign nodes to parts (METIS or random),
 // renumber contiguously, write the partition directory (docs/partition-format.md) and
-// report a summary.
+// report a summary. One pipeline over a communicator (partition/pipeline.h has its stages);
+// one process is its one-rank case.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "partita/core/name_table.h"
 #include "partita/data/dataset.h"
+#include "partita/partition/dist_comm.h"
 #include "partita/partition/edge_split.h"
 
 namespace partita::partition {
 
 enum class Method { kMetis, kRandom };
 const char* method_name(Method method);
+// metis, random (method_name's words; --method, partita.partition(method=)).
+inline const NameTable<Method>& method_names() {
+  static const NameTable<Method> names{{method_name(Method::kMetis), Method::kMetis},
+                                       {method_name(Method::kRandom), Method::kRandom}};
+  return names;
+}
 
-// Method metis across ranks (dist_partition.h): the coarse-partition-refine partitioner
-// (src/partition/coarse_partition.h) or PT-Scotch (DistComm::part_graph).
+// Method metis on several ranks (pipeline.h): the coarse-partition-refine partitioner
+// (src/partition/coarse_partition.h) or PT-Scotch (DistComm::part_graph). One rank runs
+// METIS on the whole graph.
 enum class DistPartitioner { kCoarse, kPtScotch };
 
 struct PartitionOptions {
   int num_parts = 2;  // >= 1 and <= number of nodes
   Method method = Method::kMetis;
-  DistPartitioner dist_partitioner = DistPartitioner::kCoarse;  // under mpirun only
+  DistPartitioner dist_partitioner = DistPartitioner::kCoarse;  // on several ranks only
   bool balance_train = false;  // METIS: balance training nodes per part too
   bool balance_edges = false;  // METIS: balance in-degree (edges) per part too
   uint64_t seed = 0;           // METIS seed / random assignment seed
@@ -72,8 +82,8 @@ struct PartitionSummary {
   std::vector<PartStats> parts;
   // max over parts / mean over parts (1.0 = perfect balance)
   double node_imbalance = 1, edge_imbalance = 1, train_imbalance = 1;
-  int64_t peak_rss_bytes = 0;  // distributed runs: the maximum over ranks
-  // Distributed runs (partition/dist_partition.h) only: each rank's peak RSS, in rank order.
+  int64_t peak_rss_bytes = 0;  // runs on several ranks: the maximum over ranks
+  // Runs on several ranks only: each rank's peak RSS, in rank order.
   std::vector<int64_t> rank_peak_rss_bytes;
   // Typed partitions only: the names PartStats::type_nodes and relation_edges refer to.
   std::vector<std::string> type_names;
@@ -92,11 +102,16 @@ struct PartitionSummary {
 // relations and per-type features. partita.json records whether reverse relations were
 // added (a relation flagged `reverse` exists).
 //
-// Runs the whole pipeline on `dataset_dir`: load_dataset, then partition_dataset. The
-// summary's first phase is "load". Prints progress with log_info. Throws ParameterError
+// Runs the whole pipeline on `dataset_dir`, on rank comm.rank() of comm.size(). One rank
+// loads the dataset (load_dataset: every layout; the summary's first phase is "load");
+// several read it in shares (data/shard.h: numpy, typed numpy and chunked layouts; phases
+// "read", "build_graph"). Prints progress with log_info (rank 0). Throws ParameterError
 // naming `num_parts` when num_parts < 1 or > number of nodes, `out_dir` when it is empty,
 // `edge_split` when the split cannot be made, IoError/FormatError for unreadable input or
-// unwritable output.
+// unwritable output; on several ranks every rank throws the failure agreed (DistComm::agree).
+PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadOptions& load,
+                               const PartitionOptions& options, DistComm& comm);
+// The same in this process alone (OneRankComm).
 PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadOptions& load,
                                const PartitionOptions& options);
 

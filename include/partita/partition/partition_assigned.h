@@ -1,8 +1,8 @@
 #pragma once
 // partition_dataset with the assignment given instead of computed: the seam that lets the
-// distributed writer (dist_partition.h) be checked against the single-process writer for
-// the same assignment, and lets callers that assign nodes themselves write the standard
-// partition directory.
+// writer on several ranks (pipeline.h) be checked against one process for the same
+// assignment, and lets callers that assign nodes themselves write the standard partition
+// directory.
 #include <cstdint>
 #include <vector>
 

@@ -1,6 +1,6 @@
 #pragma once
 // partition::DistComm over MPI, for `partita partition` under mpirun (partition/
-// dist_partition.h), with PT-Scotch as part_graph.
+// pipeline.h), with PT-Scotch as part_graph.
 //
 // Every wait has a deadline (options.timeout_s): a rank that never joins, or dies, turns a
 // collective into a TimeoutError on the others, never a hang. The exception: PT-Scotch's

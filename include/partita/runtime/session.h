@@ -107,6 +107,7 @@ const char* role_name(Role role);  // "worker", "server", "trainer"
 
 // The training, validation and test ids.
 enum class Split { kTrain = 0, kValid = 1, kTest = 2 };
+const NameTable<Split>& split_names();  // train, valid, test (split_ids.cc)
 
 class Session {
  public:

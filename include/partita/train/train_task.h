@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <vector>
 
 #include "partita/loader/batch_pipeline.h"
@@ -68,6 +69,17 @@ loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
                                               const TrainOptions& options, ModelAdapter& model,
                                               bool needs_labels, uint64_t epoch_key,
                                               loader::BlockSource* source = nullptr);
+
+// The same from the facts it takes from the model, for a pipeline that feeds no ModelAdapter
+// (a Python loader): `needs_degrees` (ModelAdapter::needs_degrees), `resident`
+// (resident_rows; null: every input row fetched), `source` (as above) and `feature_memory`
+// (BatchStaging::feature_memory; null: the default resource). The form above calls this one.
+loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
+                                              const TrainOptions& options, bool needs_degrees,
+                                              bool needs_labels, uint64_t epoch_key,
+                                              const store::ResidentRows* resident = nullptr,
+                                              loader::BlockSource* source = nullptr,
+                                              std::pmr::memory_resource* feature_memory = nullptr);
 
 // options.task's task (collective, see above). `options` must outlive the task.
 std::unique_ptr<TrainTask> make_task(runtime::Session& session, const TrainOptions& options);

@@ -1,13 +1,15 @@
 #pragma once
-// Private to partition/: the distributed renumbering (renumber.h's numbering, computed
-// across ranks) and where every rank's nodes, edges and rows land in each part's files.
+// Private to partition/: where things are across ranks. BlockOwner: the rank whose node
+// block holds an original id. PartLayout: the contiguous renumbering (DESIGN decision 1)
+// computed across ranks, and where every rank's nodes, edges and rows land in each part's
+// files.
 //
 // Rank r holds the original ids [node_begin, node_end) (data::node_block), a part for each.
 // Part p owns new ids [ranges[p], ranges[p+1]) and lists its nodes in original-id order; node
 // blocks increase with the rank, so inside part p rank r's nodes come after those of ranks
 // below r: they start at position node_offset(r, p) of the part, their in-edges at
-// edge_offset(r, p). Exactly renumber(part of every node)'s result, without any rank
-// holding more than its block.
+// edge_offset(r, p). So inside each part new ids increase with original ids, and no rank
+// holds more than its block.
 #include <cstdint>
 #include <vector>
 
@@ -17,11 +19,25 @@
 
 namespace partita::partition {
 
-class DistLayout {
+// The rank whose node block (data::node_block) holds a node id.
+class BlockOwner {
+ public:
+  BlockOwner(int64_t num_nodes, int ranks);
+  // v in [0, num_nodes).
+  int operator()(int64_t v) const;
+  int64_t begin(int rank) const { return begin_[rank]; }
+
+ private:
+  std::vector<int64_t> begin_;  // ranks + 1
+  int64_t num_nodes_ = 0;
+  int ranks_ = 1;
+};
+
+class PartLayout {
  public:
   // Collective: every rank passes its block's parts and in-edge degrees. `schema` (typed
   // graphs, else nullptr) gives each node's type for the type starts.
-  DistLayout(int64_t num_nodes, int64_t node_begin, const std::vector<int32_t>& part,
+  PartLayout(int64_t num_nodes, int64_t node_begin, const std::vector<int32_t>& part,
              const graph::Csr& in_edges, int num_parts, const data::HeteroSchema* schema,
              DistComm& comm);
 
@@ -39,23 +55,28 @@ class DistLayout {
   int owner_part(int64_t gid) const;
   // New id of block node i (original id node_begin + i).
   const std::vector<int64_t>& block_new_id() const { return block_new_id_; }
-  // Rank whose block holds original id `v`.
-  int block_owner(int64_t v) const;
+  const BlockOwner& block_owner() const { return block_owner_; }
 
  private:
   int ranks_ = 1, num_parts_ = 1;
-  std::vector<int64_t> block_starts_;  // ranks + 1
+  BlockOwner block_owner_;
   std::vector<int64_t> ranges_, part_edges_, node_offset_, edge_offset_;
   std::vector<std::vector<int64_t>> type_starts_;
   std::vector<int64_t> block_new_id_;
 };
 
 // Collective: the entries [first, last) of `in_edges.indices` (original ids) mapped to new
-// ids, each asked of the rank whose block holds it. Every rank calls it once per round, with
-// an empty range when it has nothing left. Throws Error for an id outside [0, num_nodes)
-// (after the exchange, so peers are not left waiting). Uses up to `threads` threads.
+// ids: those of this rank's block looked up here, the others asked of the rank whose block
+// holds them. Every rank calls it once per round, with an empty range when it has nothing
+// left. Throws Error for an id outside [0, num_nodes) (after the exchange, so peers are not
+// left waiting). Uses up to `threads` threads.
 std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int64_t last,
-                                 const DistLayout& layout, int64_t node_begin, DistComm& comm,
+                                 const PartLayout& layout, int64_t node_begin, DistComm& comm,
                                  int threads);
+
+// Collective: interleaved pairs of original ids mapped to new ids (map_sources on them),
+// the failure of any rank agreed.
+std::vector<int64_t> map_pairs(const std::vector<int64_t>& pairs, const PartLayout& layout,
+                               int64_t node_begin, DistComm& comm, int threads);
 
 }  // namespace partita::partition

@@ -1,53 +1,59 @@
-// Stage 2 of the distributed pipeline (dist_partition.h): a part for every node of the
-// block, without any rank holding a global array.
+// Stage 2 of the pipeline (pipeline.h): a part for every node of the block, one interface
+// over the strategies. Whole-graph METIS (assign_metis) on one rank; across ranks nobody
+// holds a global array:
 //
 // Random: node v's label is v mod P (so part p gets floor(n/P) nodes, plus one for the first
-// n mod P parts: the single-process counts), shuffled inside each block by Fisher-Yates with
-// a stream keyed by (seed, rank, ranks). Deterministic for a given rank count; not the same
-// assignment as single-process assign_random (that one shuffles the whole array).
+// n mod P parts: the one-rank counts), shuffled inside each block by Fisher-Yates with a
+// stream keyed by (seed, rank, ranks).
 //
 // METIS-like: the symmetrized adjacency (in- plus out-neighbours; the out-neighbours come
-// from the sources' owners unless the graph is already symmetric) goes to
-// DistComm::part_graph (PT-Scotch under MPI). Parts it leaves empty get one node each from
-// the largest part, as assign_metis does.
+// from the sources' owners unless the graph is already symmetric) goes to the coarse
+// partitioner or DistComm::part_graph (PT-Scotch under MPI); then rebalancing, and parts
+// left empty get one node each from the largest part, as assign_metis does.
+#include "partita/partition/assign.h"
+
 #include <algorithm>
 
 #include "coarse_partition.h"
-#include "dist_util.h"
+#include "layout.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/parallel.h"
 #include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
-#include "partita/partition/dist_partition.h"
+#include "partita/core/timer.h"
+#include "partita/partition/pipeline.h"
 #include "rebalance.h"
 
 namespace partita::partition {
 namespace {
 
-constexpr uint64_t kRandomAssignTag = 0x7061727469746101ULL;  // this use's stream
+constexpr uint64_t kRandomAssignTag = 0x7061727469746100ULL;  // "partita\0": this use's stream
 constexpr double kPartGraphImbalance = 1.03;  // asked of part_graph; the goal is <= 1.05
 constexpr double kRebalanceLimit = 1.05;      // every constraint
 constexpr double kRefineLimit = 1.04;         // the coarse partitioner's refinement
 
+// Fisher-Yates: a uniformly random permutation of `part`, fixed by `rng`.
+std::vector<int32_t> shuffled(std::vector<int32_t> part, Rng rng) {
+  for (int64_t i = static_cast<int64_t>(part.size()) - 1; i > 0; --i)
+    std::swap(part[i], part[static_cast<int64_t>(rng.below(static_cast<uint64_t>(i) + 1))]);
+  return part;
+}
+
+// Several ranks: labels v mod P of the block's nodes, shuffled in the block.
 std::vector<int32_t> assign_random_block(const ShardGraph& graph, int num_parts, uint64_t seed,
                                          int rank, int ranks) {
-  const int64_t rows = graph.node_end - graph.node_begin;
-  std::vector<int32_t> part(static_cast<size_t>(rows));
-  for (int64_t i = 0; i < rows; ++i)
-    part[i] = static_cast<int32_t>((graph.node_begin + i) % num_parts);
-  Rng rng(stream_key(seed, kRandomAssignTag, static_cast<uint64_t>(rank),
-                     static_cast<uint64_t>(ranks)));
-  for (int64_t i = rows - 1; i > 0; --i) {
-    const int64_t j = static_cast<int64_t>(rng.below(static_cast<uint64_t>(i) + 1));
-    std::swap(part[i], part[j]);
-  }
-  return part;
+  std::vector<int32_t> part(static_cast<size_t>(graph.node_end - graph.node_begin));
+  for (size_t i = 0; i < part.size(); ++i)
+    part[i] = static_cast<int32_t>((graph.node_begin + static_cast<int64_t>(i)) % num_parts);
+  return shuffled(std::move(part),
+                  Rng(stream_key(seed, kRandomAssignTag + 1, static_cast<uint64_t>(rank),
+                                 static_cast<uint64_t>(ranks))));
 }
 
 // Sends every in-edge (u -> v) to u's owner as the pair (u, v), so each rank learns the
 // out-neighbours of its own nodes. Returns them as a CSR over the block.
-graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm, int threads) {
+graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm) {
   const int ranks = comm.size();
   const BlockOwner owner(graph.num_nodes, ranks);
   const graph::Csr& in = graph.in_edges;
@@ -86,7 +92,6 @@ graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm, int threads) 
     for (size_t i = 0; i < buffer.size() / 16; ++i)
       out.indices[cursor[p[2 * i] - graph.node_begin]++] = p[2 * i + 1];
   }
-  (void)threads;
   return out;
 }
 
@@ -102,7 +107,7 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
     adj.vtxdist[r] = data::node_block(graph.num_nodes, r, ranks).first;
   adj.vtxdist[ranks] = graph.num_nodes;
   graph::Csr out;
-  if (!graph.symmetric) out = out_neighbours(graph, comm, threads);
+  if (!graph.symmetric) out = out_neighbours(graph, comm);
   const graph::Csr& in = graph.in_edges;
   auto out_begin = [&](int64_t v) { return graph.symmetric ? 0 : out.indptr[v]; };
   auto out_end = [&](int64_t v) { return graph.symmetric ? 0 : out.indptr[v + 1]; };
@@ -139,47 +144,17 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
   return adj;
 }
 
-// The constraints asked: node count (always), training nodes (balance_train), in-degree
-// (balance_edges). A constraint with zero total weight is dropped with a warning, as
-// assign_metis does.
-static std::vector<std::vector<int64_t>> constraint_weights(const ShardGraph& graph,
-                                                            const data::DatasetShard& shard,
-                                                            const PartitionOptions& options,
-                                                            DistComm& comm) {
-  const int64_t rows = graph.node_end - graph.node_begin;
-  std::vector<std::vector<int64_t>> weight;
-  weight.emplace_back(static_cast<size_t>(rows), 1);
-  int64_t totals[2] = {static_cast<int64_t>(shard.train_idx.size()), graph.in_edges.num_entries()};
-  comm.allreduce_sum(totals, 2);
-  const bool leader = comm.rank() == 0;
-  if (options.balance_train) {
-    if (totals[0] == 0) {
-      if (leader)
-        log_warning("`balance_train`: the dataset has no training nodes; constraint ignored");
-    } else {
-      std::vector<int64_t> w(static_cast<size_t>(rows), 0);
-      for (int64_t t : shard.train_idx) w[t - graph.node_begin] = 1;
-      weight.push_back(std::move(w));
-    }
-  }
-  if (options.balance_edges) {
-    if (totals[1] == 0) {
-      if (leader) log_warning("`balance_edges`: the graph has no edges; constraint ignored");
-    } else {
-      std::vector<int64_t> w(static_cast<size_t>(rows));
-      for (int64_t v = 0; v < rows; ++v) w[v] = graph.in_edges.degree(v);
-      weight.push_back(std::move(w));
-    }
-  }
-  return weight;
-}
+namespace {
 
 // Every constraint to max/mean <= kRebalanceLimit by rebalance_parts (rebalance.h). After
 // PT-Scotch (one vertex weight: the node count) it reaches balance_train / balance_edges;
 // after the coarse partitioner it is a safety net (only constraints above the limit move).
-static void rebalance_constraints(const std::vector<std::vector<int64_t>>& weight, int num_parts,
-                                  std::vector<int32_t>& part, DistComm& comm) {
-  const RebalanceStats stats = rebalance_parts(weight, part, num_parts, kRebalanceLimit, comm);
+void rebalance_constraints(const std::vector<std::vector<int64_t>>& weight, int num_parts,
+                           std::vector<int32_t>& part, DistComm& comm) {
+  RebalanceOptions ro;
+  ro.num_parts = num_parts;
+  ro.limit = kRebalanceLimit;
+  const RebalanceStats stats = rebalance_parts(weight, part, ro, comm);
   if (comm.rank() != 0) return;
   std::string figures;
   for (double x : stats.imbalance) figures += fmt::format(" {:.3f}", x);
@@ -191,59 +166,26 @@ static void rebalance_constraints(const std::vector<std::vector<int64_t>>& weigh
                   kRebalanceLimit, figures);
 }
 
-static std::vector<int64_t> part_sizes(const std::vector<int32_t>& part, int num_parts,
-                                       DistComm& comm) {
-  std::vector<int64_t> count(static_cast<size_t>(num_parts), 0);
-  for (int32_t p : part) ++count[p];
-  comm.allreduce_sum(count.data(), count.size());
-  return count;
-}
-
-// Each empty part, in increasing order, takes the highest-numbered node of the currently
-// largest part (lowest part id on ties), as assign_metis's fill_empty_parts does.
-static int fill_empty_parts_distributed(const ShardGraph& graph, std::vector<int32_t>& part,
-                                        int num_parts, DistComm& comm) {
-  std::vector<int64_t> count = part_sizes(part, num_parts, comm);
-  int filled = 0;
-  for (int e = 0; e < num_parts; ++e) {
-    if (count[e] > 0) continue;
-    const int donor =
-        static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
-    int64_t highest = -1;
-    for (int64_t i = static_cast<int64_t>(part.size()) - 1; i >= 0; --i)
-      if (part[i] == donor) {
-        highest = graph.node_begin + i;
-        break;
-      }
-    int64_t global = highest;
-    comm.allreduce_max(&global, 1);
-    if (global >= graph.node_begin && global < graph.node_end) part[global - graph.node_begin] = e;
-    --count[donor];
-    ++count[e];
-    ++filled;
-  }
-  return filled;
-}
-
-std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
-                                              const data::DatasetShard& shard,
-                                              const PartitionOptions& options, DistComm& comm) {
-  PARTITA_CHECK_PARAM(options.num_parts >= 1 && options.num_parts <= graph.num_nodes, "num_parts",
-                      "{} is outside [1, {}] (the number of nodes)", options.num_parts,
-                      graph.num_nodes);
-  if (options.method == Method::kRandom)
-    return assign_random_block(graph, options.num_parts, options.seed, comm.rank(), comm.size());
-
-  const int64_t rows = graph.node_end - graph.node_begin;
-  if (options.num_parts == 1) return std::vector<int32_t>(static_cast<size_t>(rows), 0);
-  const std::vector<std::vector<int64_t>> weight = constraint_weights(graph, shard, options, comm);
+// The coarse partitioner or PT-Scotch on the distributed adjacency, then rebalancing and
+// empty parts filled.
+std::vector<int32_t> partition_across_ranks(const AssignInput& in, AssignStrategy strategy) {
+  const PartitionOptions& o = in.options;
+  DistComm& comm = in.comm;
+  MetisAssignOptions constraints;
+  constraints.balance_train = o.balance_train;
+  constraints.balance_edges = o.balance_edges;
+  const std::vector<std::vector<int64_t>> weight = constraint_weights(
+      in.graph.in_edges.indptr, in.graph.node_begin, in.train_idx, constraints, comm);
   std::vector<int32_t> part;
   {
-    DistAdjacency adj = distributed_adjacency(graph, comm, options.threads);
-    if (options.dist_partitioner == DistPartitioner::kCoarse) {
+    DistAdjacency adj = distributed_adjacency(in.graph, comm, o.threads);
+    if (strategy == AssignStrategy::kCoarse) {
+      CoarseOptions co;
+      co.num_parts = o.num_parts;
+      co.limit = kRefineLimit;
+      co.seed = o.seed;
       CoarseStats stats;
-      part = coarse_partition(std::move(adj), weight, options.num_parts, kRefineLimit, options.seed,
-                              comm, &stats);
+      part = coarse_partition(std::move(adj), weight, co, comm, &stats);
       if (comm.rank() == 0)
         log_info(
             "partition: coarse partitioner: {} levels, coarse graph {} vertices / {} entries, "
@@ -251,23 +193,110 @@ std::vector<int32_t> assign_parts_distributed(const ShardGraph& graph,
             stats.levels, stats.coarse_vertices, stats.coarse_edges, stats.refine_moves,
             stats.refine_rounds);
     } else {
-      part = comm.part_graph(adj, options.num_parts, kPartGraphImbalance, options.seed);
+      part = comm.part_graph(adj, o.num_parts, kPartGraphImbalance, o.seed);
     }
   }
-  PARTITA_CHECK(static_cast<int64_t>(part.size()) == rows, Error,
-                "internal: the partitioner returned {} parts for {} nodes", part.size(), rows);
+  PARTITA_CHECK(part.size() == static_cast<size_t>(in.graph.node_end - in.graph.node_begin), Error,
+                "internal: the partitioner returned {} parts for {} nodes", part.size(),
+                in.graph.node_end - in.graph.node_begin);
   for (int32_t p : part)
-    PARTITA_CHECK(p >= 0 && p < options.num_parts, Error,
-                  "the partitioner returned part {} outside [0, {})", p, options.num_parts);
-  if (options.dist_partitioner == DistPartitioner::kCoarse || weight.size() > 1)
-    rebalance_constraints(weight, options.num_parts, part, comm);
-  const int filled = fill_empty_parts_distributed(graph, part, options.num_parts, comm);
+    PARTITA_CHECK(p >= 0 && p < o.num_parts, Error,
+                  "the partitioner returned part {} outside [0, {})", p, o.num_parts);
+  if (strategy == AssignStrategy::kCoarse || weight.size() > 1)
+    rebalance_constraints(weight, o.num_parts, part, comm);
+  const int filled = fill_empty_parts(in.graph.node_begin, part, o.num_parts, comm);
   if (filled > 0 && comm.rank() == 0)
     log_warning(
         "partition: the partitioner left {} of {} parts empty; each got one node from "
         "the largest part",
-        filled, options.num_parts);
+        filled, o.num_parts);
   return part;
+}
+
+// METIS on the whole graph (one rank): its adjacency from the in-edges (typed: relations
+// ignored, a source reaching a node through several relations counted once), then
+// assign_metis. When the caller allows it, a symmetric graph's indices are freed while
+// METIS's adjacency holds the same rows, and restored from it afterwards.
+Assignment metis_whole_graph(const AssignInput& in) {
+  const ShardGraph& g = in.graph;
+  const int threads = resolve_threads(in.options.threads);
+  const bool typed = !g.edge_relation.empty();
+  PARTITA_CHECK(in.comm.size() == 1, Error, "internal: whole-graph METIS on {} ranks",
+                in.comm.size());
+  Assignment out;
+  Stopwatch watch;
+  MetisGraph metis;
+  if (typed) {
+    graph::Csr rows = g.in_edges;
+    graph::sort_and_dedup_rows(rows, threads);
+    metis = metis_graph(rows, threads);
+  } else {
+    metis = metis_graph(g.in_edges, threads);
+  }
+  ShardGraph* reclaimed = metis.equals_input && !typed ? in.reclaimable : nullptr;
+  if (reclaimed != nullptr) std::vector<int64_t>().swap(reclaimed->in_edges.indices);
+  out.phases.emplace_back("symmetrize", watch.seconds());
+  MetisAssignOptions mo;
+  mo.num_parts = in.options.num_parts;
+  mo.seed = in.options.seed;
+  mo.balance_train = in.options.balance_train;
+  mo.balance_edges = in.options.balance_edges;
+  MetisAssignStats stats;
+  out.part = assign_metis(metis.adj, g.in_edges.indptr, in.train_idx, mo, &stats);
+  out.phases.emplace_back("metis", stats.metis_s);
+  if (reclaimed != nullptr) {
+    const std::vector<int32_t>& from = metis.adj.indices;
+    std::vector<int64_t>& to = reclaimed->in_edges.indices;
+    to.resize(from.size());
+    parallel_chunks(0, static_cast<int64_t>(from.size()), int64_t{1} << 20, threads,
+                    [&](int64_t b, int64_t e) { std::copy(&from[b], &from[b] + (e - b), &to[b]); });
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int32_t> assign_random(int64_t num_nodes, int num_parts, uint64_t seed) {
+  // Balanced labels: node count of part p is floor(n/P) or that + 1 (the first n mod P parts).
+  std::vector<int32_t> part(static_cast<size_t>(num_nodes));
+  const int64_t base = num_parts > 0 ? num_nodes / num_parts : 0;
+  const int64_t extra = num_parts > 0 ? num_nodes % num_parts : 0;
+  int64_t v = 0;
+  for (int p = 0; p < num_parts; ++p)
+    for (int64_t i = 0; i < base + (p < extra ? 1 : 0); ++i) part[v++] = p;
+  return shuffled(std::move(part), Rng(stream_key(seed, kRandomAssignTag)));
+}
+
+AssignStrategy assign_strategy(const PartitionOptions& options, int ranks) {
+  if (options.method == Method::kRandom) return AssignStrategy::kRandom;
+  if (ranks == 1) return AssignStrategy::kMetis;
+  return options.dist_partitioner == DistPartitioner::kCoarse ? AssignStrategy::kCoarse
+                                                              : AssignStrategy::kPtScotch;
+}
+
+Assignment assign_parts(const AssignInput& in) {
+  const PartitionOptions& o = in.options;
+  const ShardGraph& g = in.graph;
+  PARTITA_CHECK_PARAM(o.num_parts >= 1 && o.num_parts <= g.num_nodes, "num_parts",
+                      "{} is outside [1, {}] (the number of nodes)", o.num_parts, g.num_nodes);
+  const AssignStrategy strategy = in.strategy.value_or(assign_strategy(o, in.comm.size()));
+  const int64_t rows = g.node_end - g.node_begin;
+  if (strategy == AssignStrategy::kMetis && o.num_parts > 1) return metis_whole_graph(in);
+  Stopwatch watch;
+  Assignment out;
+  if (strategy == AssignStrategy::kRandom) {
+    if ((o.balance_train || o.balance_edges) && in.comm.rank() == 0)
+      log_warning("`balance_train`/`balance_edges` apply to METIS only; ignored by random");
+    out.part = in.comm.size() == 1
+                   ? assign_random(rows, o.num_parts, o.seed)
+                   : assign_random_block(g, o.num_parts, o.seed, in.comm.rank(), in.comm.size());
+  } else if (o.num_parts == 1) {
+    out.part.assign(static_cast<size_t>(rows), 0);
+  } else {
+    out.part = partition_across_ranks(in, strategy);
+  }
+  out.phases.emplace_back("assign", watch.seconds());
+  return out;
 }
 
 int64_t distributed_edge_cut(const ShardGraph& graph, const std::vector<int32_t>& part,

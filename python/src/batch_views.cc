@@ -1,0 +1,85 @@
+#include "batch_views.h"
+
+#include <utility>
+
+namespace py = pybind11;
+
+namespace partita::python {
+namespace {
+
+torch::ScalarType torch_type(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return torch::kFloat16;
+    case DType::kBFloat16:
+      return torch::kBFloat16;
+    default:
+      return torch::kFloat32;
+  }
+}
+
+}  // namespace
+
+torch::Tensor float_rows(std::vector<uint8_t>& bytes, int64_t rows, int64_t dim, DType dtype,
+                         const std::shared_ptr<const void>& owner) {
+  torch::Tensor x = torch::from_blob(
+      bytes.data(), {rows, dim}, [owner](void*) {},
+      torch::TensorOptions().dtype(torch_type(dtype)));
+  return x.scalar_type() == torch::kFloat32 ? x : x.to(torch::kFloat32);
+}
+
+BatchHead head_of(const std::shared_ptr<loader::Batch>& batch, int64_t global_size) {
+  BatchHead out;
+  out.step = batch->step;
+  out.global_size = global_size;
+  out.sample_s = batch->sample_s;
+  out.fetch_s = batch->fetch_s;
+  out.seeds = view_of(batch->sampled.seeds, batch, torch::kInt64);
+  out.input_nodes = view_of(batch->sampled.input_nodes, batch, torch::kInt64);
+  return out;
+}
+
+std::vector<Block> input_layer_first(std::vector<sample::Block>& sampled,
+                                     std::vector<nn::BlockTensors> tensors,
+                                     const std::shared_ptr<const void>& owner) {
+  std::vector<Block> out;
+  for (size_t i = tensors.size(); i-- > 0;)
+    out.push_back({std::move(tensors[i]), view_of(sampled[i].src_nodes, owner, torch::kInt64)});
+  return out;
+}
+
+void fill_block_batch(const std::shared_ptr<loader::Batch>& batch, int64_t global_size,
+                      int64_t feat_dim, DType dtype, BlockBatch& out) {
+  static_cast<BatchHead&>(out) = head_of(batch, global_size);
+  const auto rows = static_cast<int64_t>(batch->sampled.input_nodes.size());
+  out.x = float_rows(batch->features, rows, feat_dim, dtype, batch);
+  if (batch->sampled.seeds.empty()) return;
+  std::vector<sample::Block>& blocks = batch->sampled.blocks;
+  out.blocks = input_layer_first(blocks, nn::to_block_tensors(blocks, batch->degrees), batch);
+}
+
+void to_device(BlockBatch& batch, train::BatchStaging& staging) {
+  for (torch::Tensor* t : {&batch.seeds, &batch.input_nodes, &batch.x}) *t = staging.to_device(*t);
+  for (Block& b : batch.blocks) {
+    b.tensors = staging.to_device(std::move(b.tensors));
+    b.src_nodes = staging.to_device(b.src_nodes);
+  }
+}
+
+void bind_block(py::module_& m) {
+  py::class_<Block>(m, "Block", "One sampled block (layer) of a batch")
+      .def_readonly("tensors", &Block::tensors)
+      .def_readonly("src_nodes", &Block::src_nodes)
+      .def_property_readonly("num_src", [](const Block& b) { return b.tensors.num_src; })
+      .def_property_readonly("num_dst", [](const Block& b) { return b.tensors.num_dst; })
+      .def_property_readonly("num_edges", [](const Block& b) { return b.tensors.num_edges(); })
+      .def_property_readonly("indptr", [](const Block& b) { return b.tensors.indptr; })
+      .def_property_readonly("indices", [](const Block& b) { return b.tensors.indices; })
+      .def_property_readonly("edge_index",
+                             [](const Block& b) {
+                               return torch::stack({b.tensors.indices, b.tensors.edge_dst});
+                             })
+      .def_property_readonly("graph_deg", [](const Block& b) { return b.tensors.graph_deg; });
+}
+
+}  // namespace partita::python

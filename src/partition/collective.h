@@ -1,0 +1,144 @@
+#pragma once
+// Private to partition/: the collective steps every stage of the pipeline uses, over
+// DistComm: packing values and arrays into the byte buffers DistComm moves, int64 messages
+// and gathers, and running a step so that a rank that fails keeps its peers in step (its
+// failure agreed at the next checkpoint, one error for the job).
+//
+// Values keep the host's byte order (every rank of one job runs the same binary on the same
+// architecture). BytePacker pads every array to 8 bytes, so 8-byte values stay aligned in
+// buffers that start aligned.
+//
+// On one rank (OneRankComm) nobody waits: a step's exception propagates as it was thrown,
+// with its type (ParameterError, FormatError, ...), exactly as a one-process program fails.
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "partita/core/error.h"
+#include "partita/partition/dist_comm.h"
+
+namespace partita::partition {
+
+class BytePacker {
+ public:
+  explicit BytePacker(std::vector<uint8_t>* out) : out_(out) {}
+  void put(int64_t value) { put_bytes(&value, sizeof value); }
+  template <class T>
+  void put_array(const T* values, int64_t count) {
+    put_bytes(values, static_cast<size_t>(count) * sizeof(T));
+  }
+  // Room for `bytes` bytes (padded) at the end; returns where to write them.
+  uint8_t* reserve(size_t bytes) {
+    const size_t at = out_->size();
+    out_->resize(at + padded(bytes), 0);
+    return out_->data() + at;
+  }
+  void put_bytes(const void* data, size_t bytes) {
+    if (bytes > 0) std::memcpy(reserve(bytes), data, bytes);
+  }
+  static size_t padded(size_t bytes) { return (bytes + 7) / 8 * 8; }
+
+ private:
+  std::vector<uint8_t>* out_;
+};
+
+class ByteReader {
+ public:
+  explicit ByteReader(const std::vector<uint8_t>& in) : in_(in) {}
+  bool done() const { return at_ == in_.size(); }
+  int64_t get() {
+    int64_t v = 0;
+    std::memcpy(&v, take(sizeof v), sizeof v);
+    return v;
+  }
+  // The next `count` values of T, in place (valid while the buffer lives; copy them out
+  // with memcpy when T's alignment matters).
+  const uint8_t* take(size_t bytes) {
+    const size_t step = BytePacker::padded(bytes);
+    PARTITA_CHECK(at_ + step <= in_.size(), Error,
+                  "internal: a message of {} bytes read past its end", in_.size());
+    const uint8_t* p = in_.data() + at_;
+    at_ += step;
+    return p;
+  }
+
+ private:
+  const std::vector<uint8_t>& in_;
+  size_t at_ = 0;
+};
+
+inline std::vector<uint8_t> to_bytes(const std::vector<int64_t>& v) {
+  std::vector<uint8_t> out(v.size() * sizeof(int64_t));
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+inline std::vector<int64_t> from_bytes(const std::vector<uint8_t>& b) {
+  PARTITA_CHECK(b.size() % sizeof(int64_t) == 0, Error, "internal: {} bytes are not int64s",
+                b.size());
+  std::vector<int64_t> out(b.size() / sizeof(int64_t));
+  if (!out.empty()) std::memcpy(out.data(), b.data(), b.size());
+  return out;
+}
+
+// Int64 messages: send[r] to rank r; returns what each rank sent here.
+inline std::vector<std::vector<int64_t>> send_ints(const std::vector<std::vector<int64_t>>& send,
+                                                   DistComm& comm) {
+  std::vector<std::vector<uint8_t>> bytes(send.size());
+  for (size_t r = 0; r < send.size(); ++r) bytes[r] = to_bytes(send[r]);
+  std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(bytes));
+  std::vector<std::vector<int64_t>> out(recv.size());
+  for (size_t r = 0; r < recv.size(); ++r) out[r] = from_bytes(recv[r]);
+  return out;
+}
+
+// Every rank's `mine`, in rank order.
+inline std::vector<std::vector<int64_t>> gather_ints(const std::vector<int64_t>& mine,
+                                                     DistComm& comm) {
+  std::vector<std::vector<int64_t>> out;
+  for (const auto& b : comm.allgather(to_bytes(mine))) out.push_back(from_bytes(b));
+  return out;
+}
+
+// The sum over ranks of every element.
+inline std::vector<int64_t> sum_over_ranks(std::vector<int64_t> values, DistComm& comm) {
+  if (!values.empty()) comm.allreduce_sum(values.data(), values.size());
+  return values;
+}
+
+// The first failure of this rank; later work is skipped, collectives still run. agree() is
+// the checkpoint: it throws on every rank when any rank failed.
+class RankFailure {
+ public:
+  explicit RankFailure(DistComm& comm) : comm_(comm) {}
+  template <class F>
+  void run(F&& f) {
+    if (comm_.size() == 1) return f();  // alone: fail as thrown
+    if (!text_.empty()) return;
+    try {
+      f();
+    } catch (const std::exception& e) {
+      text_ = e.what();
+      if (text_.empty()) text_ = "unknown failure";
+    }
+  }
+  bool failed() const { return !text_.empty(); }
+  void agree() const { comm_.agree(text_); }
+
+ private:
+  DistComm& comm_;
+  std::string text_;
+};
+
+// Runs `f`, then agrees on failures across ranks. Collectives inside only where every rank
+// reaches them whatever fails.
+template <class F>
+void agreed(DistComm& comm, F&& f) {
+  RankFailure failure(comm);
+  failure.run(f);
+  failure.agree();
+}
+
+}  // namespace partita::partition
