@@ -9,6 +9,7 @@
 
 #include "generic_ops.h"
 #include "partita/core/error.h"
+#include "partita/nn/block_transfer.h"
 #include "partita/nn/kernel_path.h"
 
 namespace partita::nn {
@@ -24,7 +25,7 @@ torch::Tensor to_tensor(const int64_t* data, int64_t n) {
 constexpr int64_t kEdgesPerChunk = int64_t{1} << 15;
 
 // Builds every tensor of a checked CSC (indptr [num_dst + 1], indices [E] in [0, num_src)).
-// On the CPU (generic::move_blocks moves the result to a device). Runs on torch's intra-op
+// On the CPU (move_blocks moves the result to a device). Runs on torch's intra-op
 // threads; the result does not depend on their number (the transpose keeps edge ids
 // increasing in each src row).
 BlockTensors from_csc(int64_t num_dst, int64_t num_src, const int64_t* indptr,
@@ -211,7 +212,7 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) 
   if (!block.etypes.empty()) add_relations(t, block.etypes);
   if (!device.is_cpu()) {
     std::vector<BlockTensors> one{std::move(t)};
-    generic::move_blocks(one, nullptr, device);
+    move_blocks(one, nullptr, transfer_to(device));
     return std::move(one[0]);
   }
   return t;
@@ -235,53 +236,88 @@ BlockTensors with_self_loops(const BlockTensors& block) {
   return t;
 }
 
-namespace {
-
-bool any_typed(const std::vector<sample::Block>& blocks) {
-  for (const sample::Block& b : blocks)
-    if (!b.etypes.empty()) return true;
-  return false;
+BlockTransfer transfer_to(const torch::Device& device) {
+  return {device, device.is_cuda() && torch::cuda::is_available(), nullptr};
 }
 
-// Untyped blocks on the device-generic path: one copy of the index arrays, the rest derived
-// there.
-std::vector<BlockTensors> derived_on(const std::vector<sample::Block>& blocks,
-                                     const std::vector<int64_t>* input_degrees,
-                                     const torch::Device& device) {
-  const bool pin = device.is_cuda() && torch::cuda::is_available();
-  const PackedBlocks packed = pack_blocks(blocks, input_degrees, pin);
-  return unpack_blocks(packed, packed.host.to(device, /*non_blocking=*/pin));
+namespace {
+
+torch::Tensor copied(const torch::Tensor& host, const BlockTransfer& transfer) {
+  return transfer.copy ? transfer.copy(host) : host.to(transfer.device, transfer.pin);
 }
 
 }  // namespace
 
-std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
-                                           torch::Device device) {
+std::vector<BlockTensors> blocks_on_device(const std::vector<sample::Block>& blocks,
+                                           const std::vector<int64_t>* input_degrees,
+                                           const BlockTransfer& transfer) {
   RECORD_USER_SCOPE("partita::to_block_tensors");  // a stage of train/step_profile.h
-  if (uses_generic_ops(device) && !any_typed(blocks)) return derived_on(blocks, nullptr, device);
+  const bool typed = std::any_of(blocks.begin(), blocks.end(),
+                                 [](const sample::Block& b) { return !b.etypes.empty(); });
+  if (uses_generic_ops(transfer.device) && !typed) {
+    // One copy of the index arrays, the rest derived on the device.
+    const PackedBlocks packed = pack_blocks(blocks, input_degrees, transfer.pin);
+    return unpack_blocks(packed, copied(packed.host, transfer));
+  }
   std::vector<BlockTensors> out;
   out.reserve(blocks.size());
   for (const sample::Block& b : blocks) out.push_back(to_block_tensors(b));
-  if (!device.is_cpu()) generic::move_blocks(out, nullptr, device);  // one transfer
+  torch::Tensor degrees;
+  if (input_degrees != nullptr) {
+    const int64_t num_input = blocks.empty() ? 0 : blocks.back().num_src;
+    PARTITA_CHECK(static_cast<int64_t>(input_degrees->size()) == num_input, Error,
+                  "block: {} input degrees for {} input nodes", input_degrees->size(), num_input);
+    degrees = to_tensor(input_degrees->data(), static_cast<int64_t>(input_degrees->size()));
+  }
+  // The blocks and the degrees in one transfer; graph_deg are views of the moved degrees.
+  if (!transfer.device.is_cpu()) move_blocks(out, &degrees, transfer);
+  if (degrees.defined())
+    for (BlockTensors& t : out) t.graph_deg = degrees.slice(0, 0, t.num_src);
   return out;
+}
+
+std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
+                                           torch::Device device) {
+  return blocks_on_device(blocks, nullptr, transfer_to(device));
 }
 
 std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
                                            const std::vector<int64_t>& input_degrees,
                                            torch::Device device) {
-  RECORD_USER_SCOPE("partita::to_block_tensors");
-  if (uses_generic_ops(device) && !any_typed(blocks))
-    return derived_on(blocks, &input_degrees, device);
-  std::vector<BlockTensors> out = to_block_tensors(blocks);
-  const int64_t num_input = blocks.empty() ? 0 : blocks.back().num_src;
-  PARTITA_CHECK(static_cast<int64_t>(input_degrees.size()) == num_input, Error,
-                "block: {} input degrees for {} input nodes", input_degrees.size(), num_input);
-  torch::Tensor degrees =
-      to_tensor(input_degrees.data(), static_cast<int64_t>(input_degrees.size()));
-  // The blocks and the degrees in one transfer; graph_deg are views of the moved degrees.
-  if (!device.is_cpu()) generic::move_blocks(out, &degrees, device);
-  for (BlockTensors& t : out) t.graph_deg = degrees.slice(0, 0, t.num_src);
-  return out;
+  return blocks_on_device(blocks, &input_degrees, transfer_to(device));
+}
+
+void move_blocks(std::vector<BlockTensors>& blocks, torch::Tensor* extra,
+                 const BlockTransfer& transfer) {
+  std::vector<torch::Tensor*> fields;
+  const auto add = [&fields](const char*, torch::Tensor& f) {
+    if (f.defined()) fields.push_back(&f);
+  };
+  for (BlockTensors& t : blocks) for_each_tensor(add, t);
+  if (extra != nullptr) add("extra", *extra);
+  int64_t total = 0;
+  for (const torch::Tensor* f : fields) {
+    PARTITA_CHECK(f->scalar_type() == torch::kInt64 && f->device().is_cpu(), Error,
+                  "internal: move_blocks of a {} tensor on {}", c10::toString(f->scalar_type()),
+                  f->device().str());
+    total += f->numel();
+  }
+  // Pinned host memory lets the copy run asynchronously (CUDA's host allocator keeps the
+  // buffer until the copy is done, although `host` goes out of scope here).
+  const torch::Tensor host = torch::empty(
+      {total}, torch::TensorOptions().dtype(torch::kInt64).pinned_memory(transfer.pin));
+  int64_t offset = 0;
+  for (const torch::Tensor* f : fields) {
+    host.narrow(0, offset, f->numel()).copy_(f->reshape({-1}));
+    offset += f->numel();
+  }
+  const torch::Tensor moved = copied(host, transfer);
+  offset = 0;
+  for (torch::Tensor* f : fields) {
+    const int64_t n = f->numel();
+    *f = moved.narrow(0, offset, n).view(f->sizes());
+    offset += n;
+  }
 }
 
 PackedBlocks pack_blocks(const std::vector<sample::Block>& blocks,

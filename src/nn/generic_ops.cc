@@ -3,7 +3,6 @@
 
 #include <ATen/Context.h>
 #include <c10/util/Exception.h>
-#include <torch/cuda.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
@@ -253,38 +252,6 @@ BlockTensors with_self_loops(const BlockTensors& block) {
   BlockTensors t = from_csc(n, block.num_src, ptr, idx);
   t.graph_deg = block.graph_deg;
   return t;
-}
-
-void move_blocks(std::vector<BlockTensors>& blocks, torch::Tensor* extra,
-                 const torch::Device& device) {
-  std::vector<torch::Tensor*> fields;
-  for (BlockTensors& t : blocks) {
-    for (torch::Tensor* f :
-         {&t.indptr, &t.indices, &t.edge_dst, &t.deg_dst, &t.deg_src, &t.t_indptr, &t.t_dst,
-          &t.t_eid, &t.graph_deg, &t.etypes, &t.rel_offsets, &t.rel_row_dst, &t.rel_indptr,
-          &t.rel_src, &t.t_rel_row, &t.t_rel_entry})
-      if (f->defined()) fields.push_back(f);
-  }
-  if (extra != nullptr && extra->defined()) fields.push_back(extra);
-  int64_t total = 0;
-  for (const torch::Tensor* f : fields) total += f->numel();
-  // Pinned host memory lets the copy run asynchronously (CUDA's host allocator keeps the
-  // buffer until the copy is done, although `host` goes out of scope here).
-  const bool pin = device.is_cuda() && torch::cuda::is_available();
-  const torch::Tensor host =
-      torch::empty({total}, torch::TensorOptions().dtype(torch::kInt64).pinned_memory(pin));
-  int64_t offset = 0;
-  for (const torch::Tensor* f : fields) {
-    host.narrow(0, offset, f->numel()).copy_(f->reshape({-1}));
-    offset += f->numel();
-  }
-  const torch::Tensor moved = host.to(device, /*non_blocking=*/pin);
-  offset = 0;
-  for (torch::Tensor* f : fields) {
-    const int64_t n = f->numel();
-    *f = moved.narrow(0, offset, n).view(f->sizes());
-    offset += n;
-  }
 }
 
 }  // namespace partita::nn::generic

@@ -58,12 +58,4 @@ BlockTensors with_self_loops(const BlockTensors& block);
 BlockTensors from_csc(int64_t num_dst, int64_t num_src, const torch::Tensor& ptr,
                       const torch::Tensor& idx);
 
-// Moves every defined index tensor of `blocks`, and `extra` when defined (replaced by its
-// copy), to `device` in one transfer: the fields are packed into one host buffer (pinned
-// when the device is CUDA and CUDA is available, then copied non-blocking on the device's
-// current stream) and become views of one device buffer. Fields must be on the CPU. A CPU
-// `device` still packs (what the tests check).
-void move_blocks(std::vector<BlockTensors>& blocks, torch::Tensor* extra,
-                 const torch::Device& device);
-
 }  // namespace partita::nn::generic

@@ -8,12 +8,10 @@
 #include <fmt/format.h>
 #include <torch/cuda.h>
 
-#include <algorithm>
-
 #include "feature_tensors.h"
 #include "host_tensor_memory.h"
 #include "partita/core/error.h"
-#include "partita/nn/kernel_path.h"
+#include "partita/nn/block_transfer.h"
 #include "partita/train/device_feature_cache.h"
 #include "partita/train/device_sampling.h"
 
@@ -22,6 +20,16 @@ namespace {
 
 const c10::impl::DeviceGuardImplInterface& guard_impl(const torch::Device& device) {
   return *c10::impl::getDeviceGuardImpl(device.type());
+}
+
+// nn's block copies (nn/block_transfer.h) through staging.to_device, the packed buffer pinned
+// when `pin`; then staging.ready() when `then_ready`.
+nn::BlockTransfer transfer_of(BatchStaging& staging, bool pin, bool then_ready) {
+  return {staging.device(), pin, [&staging, then_ready](const torch::Tensor& host) {
+            torch::Tensor copy = staging.to_device(host);
+            if (then_ready) staging.ready();
+            return copy;
+          }};
 }
 
 }  // namespace
@@ -54,17 +62,13 @@ torch::Tensor BatchStaging::to_device(const torch::Tensor& host) {
 
 nn::BlockTensors BatchStaging::to_device(nn::BlockTensors host) {
   if (on_cpu()) return host;
-  for (torch::Tensor* x :
-       {&host.indptr, &host.indices, &host.edge_dst, &host.deg_dst, &host.deg_src, &host.t_indptr,
-        &host.t_dst, &host.t_eid, &host.graph_deg, &host.etypes, &host.rel_offsets,
-        &host.rel_row_dst, &host.rel_indptr, &host.rel_src, &host.t_rel_row, &host.t_rel_entry})
-    *x = to_device(*x);
-  return host;
+  std::vector<nn::BlockTensors> one{std::move(host)};
+  return std::move(to_device(std::move(one))[0]);
 }
 
 std::vector<nn::BlockTensors> BatchStaging::to_device(std::vector<nn::BlockTensors> host) {
   if (on_cpu()) return host;
-  for (nn::BlockTensors& b : host) b = to_device(std::move(b));
+  nn::move_blocks(host, nullptr, transfer_of(*this, pin_, /*then_ready=*/false));
   return host;
 }
 
@@ -79,21 +83,11 @@ void BatchStaging::ready() {
 
 std::vector<nn::BlockTensors> BatchStaging::blocks(const loader::Batch& batch) {
   if (const DeviceSample* sampled = device_sample(batch)) return sampled_blocks(*sampled);
-  const std::vector<sample::Block>& raw = batch.sampled.blocks;
   const std::vector<int64_t>* degrees = batch.degrees.empty() ? nullptr : &batch.degrees;
-  const bool typed =
-      std::any_of(raw.begin(), raw.end(), [](const sample::Block& b) { return !b.etypes.empty(); });
-  if (!nn::uses_generic_ops(device_) || typed) {
-    // The fused kernels' blocks, built on the CPU (typed blocks' relation fields too), moved.
-    return to_device(degrees == nullptr ? nn::to_block_tensors(raw)
-                                        : nn::to_block_tensors(raw, *degrees));
-  }
-  // The index arrays in one copy on the side stream; the rest derived on the device.
-  RECORD_USER_SCOPE("partita::to_block_tensors");  // a stage of train/step_profile.h
-  const nn::PackedBlocks packed = nn::pack_blocks(raw, degrees, pin_);
-  const torch::Tensor data = to_device(packed.host);
-  ready();
-  return nn::unpack_blocks(packed, data);
+  // One copy on the side stream, then ready(): what is derived from it runs on the compute
+  // stream.
+  return nn::blocks_on_device(batch.sampled.blocks, degrees,
+                              transfer_of(*this, pin_, /*then_ready=*/true));
 }
 
 std::vector<nn::BlockTensors> BatchStaging::sampled_blocks(const DeviceSample& sampled) {
@@ -105,12 +99,13 @@ std::vector<nn::BlockTensors> BatchStaging::sampled_blocks(const DeviceSample& s
   // Sampled on another stream, complete (device_sampling.h): only the allocator must learn
   // that the compute stream uses them.
   const c10::Stream compute = guard_impl(device_).getStream(device_);
-  for (nn::BlockTensors& b : blocks)
-    for (torch::Tensor* x :
-         {&b.indptr, &b.indices, &b.edge_dst, &b.deg_dst, &b.deg_src, &b.t_indptr, &b.t_dst,
-          &b.t_eid, &b.graph_deg, &b.etypes, &b.rel_offsets, &b.rel_row_dst, &b.rel_indptr,
-          &b.rel_src, &b.t_rel_row, &b.t_rel_entry})
-      if (x->defined()) x->record_stream(compute);
+  for (nn::BlockTensors& b : blocks) {
+    nn::for_each_tensor(
+        [&compute](const char*, torch::Tensor& x) {
+          if (x.defined()) x.record_stream(compute);
+        },
+        b);
+  }
   return blocks;
 }
 

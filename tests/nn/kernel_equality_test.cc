@@ -26,6 +26,7 @@
 #include "nn_test_util.h"
 #include "partita/core/error.h"
 #include "partita/nn/block_tensors.h"
+#include "partita/nn/block_transfer.h"
 #include "partita/nn/conv.h"
 #include "partita/nn/dropout.h"
 #include "partita/nn/gnn_model.h"
@@ -96,30 +97,17 @@ void expect_equal_fields(const BlockTensors& got, const BlockTensors& want,
   EXPECT_EQ(got.num_dst, want.num_dst) << what;
   EXPECT_EQ(got.num_src, want.num_src) << what;
   EXPECT_EQ(got.num_relations, want.num_relations) << what;
-  const std::pair<const char*, std::pair<torch::Tensor, torch::Tensor>> fields[] = {
-      {"indptr", {got.indptr, want.indptr}},
-      {"indices", {got.indices, want.indices}},
-      {"edge_dst", {got.edge_dst, want.edge_dst}},
-      {"deg_dst", {got.deg_dst, want.deg_dst}},
-      {"deg_src", {got.deg_src, want.deg_src}},
-      {"t_indptr", {got.t_indptr, want.t_indptr}},
-      {"t_dst", {got.t_dst, want.t_dst}},
-      {"t_eid", {got.t_eid, want.t_eid}},
-      {"graph_deg", {got.graph_deg, want.graph_deg}},
-      {"etypes", {got.etypes, want.etypes}},
-      {"rel_offsets", {got.rel_offsets, want.rel_offsets}},
-      {"rel_row_dst", {got.rel_row_dst, want.rel_row_dst}},
-      {"rel_indptr", {got.rel_indptr, want.rel_indptr}},
-      {"rel_src", {got.rel_src, want.rel_src}},
-      {"t_rel_row", {got.t_rel_row, want.t_rel_row}},
-      {"t_rel_entry", {got.t_rel_entry, want.t_rel_entry}}};
-  for (const auto& [name, pair] : fields) {
-    const auto& [g, w] = pair;
-    ASSERT_EQ(g.defined(), w.defined()) << what << " " << name;
-    if (!g.defined()) continue;
-    EXPECT_EQ(g.scalar_type(), torch::kInt64) << what << " " << name;
-    EXPECT_TRUE(torch::equal(g.cpu(), w)) << what << " " << name;
-  }
+  int fields = 0;
+  for_each_tensor(
+      [&](const char* name, const torch::Tensor& g, const torch::Tensor& w) {
+        ++fields;
+        EXPECT_EQ(g.defined(), w.defined()) << what << " " << name;
+        if (!g.defined() || !w.defined()) return;
+        EXPECT_EQ(g.scalar_type(), torch::kInt64) << what << " " << name;
+        EXPECT_TRUE(torch::equal(g.cpu(), w)) << what << " " << name;
+      },
+      got, want);
+  EXPECT_EQ(fields, 16) << what;
 }
 
 class KernelEquality : public ::testing::TestWithParam<const char*> {
@@ -345,7 +333,7 @@ TEST_P(KernelEquality, BlockTensorsOnTheDeviceEqualTheCpuOnes) {
       // The packing transfer itself, to the CPU.
       got = fused([&] { return to_block_tensors(raws); });
       torch::Tensor deg = torch::tensor(degrees, torch::kInt64);
-      generic::move_blocks(got, &deg, device());
+      move_blocks(got, &deg, transfer_to(device()));
       for (BlockTensors& t : got) t.graph_deg = deg.slice(0, 0, t.num_src);
     }
     ASSERT_EQ(got.size(), want.size());
