@@ -20,11 +20,10 @@ torch::ScalarType torch_type(DType dtype) {
 
 }  // namespace
 
-torch::Tensor float_rows(std::vector<uint8_t>& bytes, int64_t rows, int64_t dim, DType dtype,
+torch::Tensor float_rows(uint8_t* bytes, int64_t rows, int64_t dim, DType dtype,
                          const std::shared_ptr<const void>& owner) {
   torch::Tensor x = torch::from_blob(
-      bytes.data(), {rows, dim}, [owner](void*) {},
-      torch::TensorOptions().dtype(torch_type(dtype)));
+      bytes, {rows, dim}, [owner](void*) {}, torch::TensorOptions().dtype(torch_type(dtype)));
   return x.scalar_type() == torch::kFloat32 ? x : x.to(torch::kFloat32);
 }
 
@@ -52,7 +51,7 @@ void fill_block_batch(const std::shared_ptr<loader::Batch>& batch, int64_t globa
                       int64_t feat_dim, DType dtype, BlockBatch& out) {
   static_cast<BatchHead&>(out) = head_of(batch, global_size);
   const auto rows = static_cast<int64_t>(batch->sampled.input_nodes.size());
-  out.x = float_rows(batch->features, rows, feat_dim, dtype, batch);
+  out.x = float_rows(batch->features.data(), rows, feat_dim, dtype, batch);
   if (batch->sampled.seeds.empty()) return;
   std::vector<sample::Block>& blocks = batch->sampled.blocks;
   out.blocks = input_layer_first(blocks, nn::to_block_tensors(blocks, batch->degrees), batch);

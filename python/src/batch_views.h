@@ -28,7 +28,7 @@ torch::Tensor view_of(std::vector<T>& values, const std::shared_ptr<const void>&
 
 // `rows` feature rows of `dim` values stored as `dtype` in `bytes` (owned by `owner`), as
 // float32 [rows, dim]: a view when stored as float32, else a widened copy.
-torch::Tensor float_rows(std::vector<uint8_t>& bytes, int64_t rows, int64_t dim, DType dtype,
+torch::Tensor float_rows(uint8_t* bytes, int64_t rows, int64_t dim, DType dtype,
                          const std::shared_ptr<const void>& owner);
 
 // What every batch of a loader carries.

@@ -251,7 +251,7 @@ class TypedLoader final : public SplitLoader {
       PARTITA_CHECK(in.features.size() == static_cast<size_t>(n * dim) * dtype_size(feature_dtype_),
                     Error, "internal: type {} has {} feature bytes for {} rows", t,
                     in.features.size(), n);
-      out.type_x.push_back(float_rows(in.features, n, dim, feature_dtype_, owner));
+      out.type_x.push_back(float_rows(in.features.data(), n, dim, feature_dtype_, owner));
     }
     if (!owner->sampled.seeds.empty()) {
       const InputTypes input_type = input_types(typed, input.size());

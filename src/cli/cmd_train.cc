@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/name_table.h"
+#include "partita/nn/kernel_path.h"
 #include "partita/partition/format.h"
 #include "partita/runtime/job_collectives.h"
 #include "partita/runtime/rank_job.h"
@@ -60,6 +62,8 @@ struct Flags {
   int torch_threads = 0;                 // 0: this rank's cores, shared with the sampler threads
   std::optional<ProgressMode> progress;  // nullopt: auto
   double progress_every_s = 10;
+  std::string log_every = "auto";  // --log-every: auto or N
+  std::string gpu_cache_ratio;     // --gpu-cache-ratio: empty (the device's default), auto or R
   bool checksum = false;
   std::string metrics_out;
   bool layers_given = false;  // else --layers is the number of fanouts
@@ -110,6 +114,22 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   o.loader.threads = resolve_sampler_threads(f.train.loader.threads, cores_per_rank);
   o.torch_threads =
       f.torch_threads > 0 ? f.torch_threads : rule_torch_threads(cores_per_rank, o.loader.threads);
+  if (f.log_every != "auto") {
+    const std::string why = integer_flag_error(f.log_every, false);
+    PARTITA_CHECK(why.empty() && !f.log_every.empty() && f.log_every.size() <= 12, UsageError,
+                  "--log-every: '{}' is not auto or a number of steps (0: once per epoch){}",
+                  f.log_every, why.empty() ? "" : " (" + why + ")");
+    o.log_every = std::stoll(f.log_every);
+  }
+  if (f.gpu_cache_ratio == "auto") {
+    o.cache.gpu_ratio = train::kGpuCacheAuto;
+  } else if (!f.gpu_cache_ratio.empty()) {
+    const char* text = f.gpu_cache_ratio.c_str();
+    char* end = nullptr;
+    o.cache.gpu_ratio = std::strtod(text, &end);
+    PARTITA_CHECK(end == text + f.gpu_cache_ratio.size(), UsageError,
+                  "--gpu-cache-ratio: '{}' is not auto or a number in [0, 1]", f.gpu_cache_ratio);
+  }
   train::check_options(o);
   check_timeout(f.session.timeout_s);
   if (!f.metrics_out.empty()) check_metrics_out(f.metrics_out, o.checkpoint.resume, f.force);
@@ -118,6 +138,14 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   PARTITA_CHECK(f.progress_every_s >= 0 && f.progress_every_s <= 1e6, UsageError,
                 "--progress-every: must be in [0, 1e6] seconds, got {}", f.progress_every_s);
   return o;
+}
+
+// --gpu-cache-ratio's default: auto where the model's device is a GPU and the device cache
+// serves the run (homogeneous models in worker mode), else 0 (none).
+double default_gpu_cache_ratio(const train::TrainOptions& o, int servers) {
+  const bool served = o.model.kind != train::ModelKind::kRgcn &&
+                      o.model.kind != train::ModelKind::kHan && servers == 0;
+  return !o.device.is_cpu() && served ? train::kGpuCacheAuto : 0.0;
 }
 
 // Training allocates the same large tensors every step. glibc would serve each one over
@@ -203,6 +231,9 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
       train::resolve_model_fanouts(flags.fanouts, session.graph(), options.model);
   const bool print = session.rank() == 0;  // the first rank that trains
   record_metapaths(session.graph(), print, &options);
+  // --log-every auto: every step under a progress bar (a terminal), else once per epoch.
+  if (flags.log_every == "auto")
+    options.log_every = print && progress_mode(flags.progress) == ProgressMode::kBar ? 1 : 0;
   train::Trainer trainer(session, options);
   if (print && options.cache.ratio > 0) {
     const train::CacheReport& c = trainer.cache_report();
@@ -212,14 +243,19 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
         c.rows, static_cast<double>(c.bytes) / (1 << 20), c.expected_hit_rate, c.presample_batches,
         c.presample_s);
   }
-  if (print && options.cache.gpu_ratio > 0) {
+  if (print && options.cache.gpu_ratio != 0) {
     const train::DeviceCacheReport& c = trainer.device_cache_report();
     log_info(
         "gpu cache: rank 0 keeps {} feature rows on {} ({:.1f} MiB, {} of them remote), "
         "expected hit rate {:.3f} ({:.3f} of remote rows), chosen from {} pre-sampled batches "
-        "in {:.2f} s",
+        "in {:.2f} s{}",
         c.rows, c.device, static_cast<double>(c.bytes) / (1 << 20), c.remote_rows,
-        c.expected_hit_rate, c.expected_remote_hit_rate, c.presample_batches, c.presample_s);
+        c.expected_hit_rate, c.expected_remote_hit_rate, c.presample_batches, c.presample_s,
+        options.cache.gpu_ratio == train::kGpuCacheAuto
+            ? fmt::format("; auto: room for {} rows in {:.0f}% of {:.1f} MiB free", c.budget_rows,
+                          100 * train::kGpuCacheAutoShare,
+                          static_cast<double>(c.free_bytes) / (1 << 20))
+            : std::string());
   }
   // What val_ and the last line report: accuracy, or the link task's metrics.
   const bool link = options.task == train::Task::kLink;
@@ -235,8 +271,8 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
     run.settings = options.checkpoint.settings;  // the values the flags resolved to
     metrics->write_run(run);
   }
-  ProgressBar bar(print ? progress_mode(flags.progress) : ProgressMode::kOff, options.epochs,
-                  flags.progress_every_s);
+  const ProgressMode mode = print ? progress_mode(flags.progress) : ProgressMode::kOff;
+  ProgressBar bar(mode, options.epochs, flags.progress_every_s);
   const auto on_epoch = [&](const train::EpochRecord& r) {
     if (!print) return;
     bar.clear();
@@ -246,18 +282,22 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
         static_cast<long long>(r.epoch), static_cast<long long>(r.steps), r.loss, r.train_acc,
         validation_name.c_str(), r.validated ? fmt::format("{:.4f}", r.val_acc).c_str() : "-",
         r.epoch_s, r.sample_s, r.fetch_s, r.compute_s, r.allreduce_s, r.wait_s, r.eval_s);
-    if (options.cache.gpu_ratio > 0) print_gpu_cache_figures(r);
+    if (options.cache.gpu_ratio != 0) print_gpu_cache_figures(r);
     std::fputc('\n', stdout);
     std::fflush(stdout);
     if (metrics) metrics->write_epoch(r);
     // The trainer wrote the epoch's checkpoint before calling back.
     if (notice != nullptr) notice->epoch_done(r.epoch, r.epoch >= options.epochs);
   };
-  const auto on_step = [&](const train::StepRecord& s) {
-    if (notice != nullptr && notice->state().epoch != s.epoch) notice->training(s.epoch);
-    if (print) bar.update(s);
+  // Ctrl-C's notice learns of an epoch as it begins (on_epoch_start: no read of the device;
+  // a progress record comes only after --log-every steps, with 0 at the epoch's last).
+  const auto on_epoch_start = [&](int64_t epoch) {
+    if (notice != nullptr && notice->state().epoch != epoch) notice->training(epoch);
   };
-  const train::TrainResult result = trainer.train(on_epoch, on_step);
+  // Progress records read the loss from the device: only rank 0's bar or lines ask for them.
+  std::function<void(const train::StepRecord&)> on_step;
+  if (mode != ProgressMode::kOff) on_step = [&](const train::StepRecord& s) { bar.update(s); };
+  const train::TrainResult result = trainer.train(on_epoch, on_step, on_epoch_start);
   bar.clear();
   if (notice != nullptr)
     notice->finished(link && result.test_link
@@ -300,6 +340,8 @@ int run_train(runtime::RankContext& rank, const Flags& flags, InterruptNotice* n
   disable_onednn_primitive_cache();
   train::TrainOptions options = make_options(flags, rank.cores_per_rank());
   options.device = rank_device(flags.device, rank);
+  if (flags.gpu_cache_ratio.empty())
+    options.cache.gpu_ratio = default_gpu_cache_ratio(options, flags.session.servers);
   options.checkpoint.settings = flags.run.settings;        // what every checkpoint records
   for (auto& [name, value] : options.checkpoint.settings)  // the values the flags resolved to
     if (name == "layers") value = std::to_string(options.model.layers);
@@ -541,6 +583,11 @@ Action add_train_command(CLI::App& app) {
                   "through pinned memory, gradients cross MPI through host memory. "
                   "Needs a torch built with CUDA; the losses of cpu are those of no flag, and "
                   "checkpoints resume on any device");
+  add_enum_option(app, "--kernels", &flags->train.kernels, nn::kernel_path_names(),
+                  "auto: fused kernels on the CPU, device-generic torch ops on a GPU; generic: "
+                  "the device-generic ops on the CPU too (what a GPU runs: to test it, and for "
+                  "--profile's ops_per_step and host_syncs_per_step on a CPU). Results equal "
+                  "within rounding; dropout masks are drawn by torch's generator instead");
   add_enum_option(app, "--optimizer", &flags->train.optimizer.kind, train::optimizer_kind_names(),
                   "adam or sgd");
   app.add_option("--seed", flags->train.seed, "Seed of weights, shuffling and sampling")
@@ -598,19 +645,26 @@ Action add_train_command(CLI::App& app) {
                  "Steps pre-sampled to choose the cached rows (--cache-ratio and "
                  "--gpu-cache-ratio)")
       ->capture_default_str();
-  app.add_option("--gpu-cache-ratio", flags->train.cache.gpu_ratio,
+  app.add_option("--gpu-cache-ratio", flags->gpu_cache_ratio,
                  "Device feature cache: keep up to R x (nodes this rank owns) feature rows, "
                  "local or remote, the ones pre-sampled batches need most, in the model "
                  "device's memory (on the CPU in host memory), so that a batch neither "
                  "gathers, fetches nor copies them (0: off; results do not change; untyped "
-                 "partitions, worker mode)")
-      ->capture_default_str();
+                 "partitions, worker mode). auto: as many rows as fit in half the device's "
+                 "free memory, every row the rank owns when they all fit (docs/training.md)")
+      ->default_str("auto with --device cuda (sage, gcn, gat in worker mode), else 0");
   add_enum_option(app, "--progress", &flags->progress, progress_names(),
                   "auto, bar, lines or off. auto: a bar redrawn in place when stderr is a "
                   "terminal (or `partita launch` ran on one), else a line every "
                   "--progress-every seconds; rank 0 only; -q turns it off");
   app.add_option("--progress-every", flags->progress_every_s,
-                 "Seconds between progress lines (--progress lines; 0: every step)")
+                 "Seconds between progress lines (--progress lines; 0: at every --log-every "
+                 "report)")
+      ->capture_default_str();
+  app.add_option("--log-every", flags->log_every,
+                 "Steps between progress reports (each reads the loss from the device once; "
+                 "losses and accuracies otherwise stay there until the epoch ends). 0: once "
+                 "per epoch; auto: every step under a progress bar, else once per epoch")
       ->capture_default_str();
   app.add_flag("--checksum", flags->checksum,
                "Print each rank's parameter fingerprint to stderr after training");

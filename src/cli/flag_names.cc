@@ -54,7 +54,9 @@ constexpr ParameterWord kTable[] = {
     {"hostfile", "--hostfile"},                        // launch
     {"hosts", "--hosts"},                              // launch
     {"in_memory", "--in-memory"},                      // sample-bench
+    {"kernels", "--kernels"},                          // train
     {"layers", "--layers"},                            // train
+    {"log_every", "--log-every"},                      // train
     {"lr", "--lr"},                                    // train
     {"max_steps", "--max-steps"},                      // train
     {"metapaths", "--metapaths"},                      // train (HAN)

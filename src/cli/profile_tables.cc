@@ -12,6 +12,22 @@ double per_step_ms(double seconds, int64_t steps) {
   return steps > 0 ? 1e3 * seconds / static_cast<double>(steps) : 0.0;
 }
 
+// "training thread: ops_per_step=231.0 host_syncs_per_step=1.00 all_ops_per_step=840.0
+// (aten::nonzero 1.00)".
+std::string op_count_line(const char* who, const train::OpCounts& c, int64_t steps) {
+  const auto per_step = [&](int64_t n) {
+    return steps > 0 ? static_cast<double>(n) / static_cast<double>(steps) : 0.0;
+  };
+  std::string line =
+      fmt::format("{}: ops_per_step={:.1f} host_syncs_per_step={:.2f} all_ops_per_step={:.1f}", who,
+                  per_step(c.ops), per_step(c.host_syncs), per_step(c.all_ops));
+  std::string by_op;
+  for (const auto& [name, n] : c.syncs_by_op)
+    by_op += fmt::format("{}{} {:.2f}", by_op.empty() ? "" : ", ", name, per_step(n));
+  if (!by_op.empty()) line += " (" + by_op + ")";
+  return line + "\n";
+}
+
 }  // namespace
 
 std::string profile_tables(const train::StepProfileReport& r, const std::string& title, int top_n) {
@@ -62,6 +78,21 @@ std::string profile_tables(const train::StepProfileReport& r, const std::string&
                        100 * rest / total, "", rest_calls);
   out += fmt::format("{:<40} {:>9.3f} {:>6.1f}%\n", "(in no op: batch wait, C++ between ops)",
                      r.outside_ops_s, 100 * r.outside_ops_s / total);
+  out += "\n" + op_count_line("training thread", r.training, r.steps);
+  out += op_count_line("loader threads", r.loader, r.steps);
+  if (!r.device_stages.empty()) {
+    out +=
+        fmt::format("\ndevice time per stage (events on the compute stream; {} steps)\n", r.steps);
+    out += fmt::format("{:<34} {:>10} {:>7} {:>9}\n", "stage", "device_s", "share", "ms/step");
+    double sum = 0;
+    for (const train::StageRow& s : r.device_stages) {
+      sum += s.seconds;
+      out += fmt::format("{:<34} {:>10.3f} {:>6.1f}% {:>9.2f}\n", s.name, s.seconds, 100 * s.share,
+                         per_step_ms(s.seconds, r.steps));
+    }
+    out += fmt::format("{:<34} {:>10.3f} {:>6.1f}% {:>9.2f}\n", "total", sum, 100.0,
+                       per_step_ms(sum, r.steps));
+  }
   return out;
 }
 

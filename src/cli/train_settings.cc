@@ -87,7 +87,8 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"dropout", kSchedule},
       {"attention-dropout", kSchedule},
       {"precision", kSchedule},
-      {"device", kRun},  // where it runs; checkpoints hold CPU tensors
+      {"device", kRun},   // where it runs; checkpoints hold CPU tensors
+      {"kernels", kRun},  // which implementation of the same ops
       {"optimizer", kSignature},
       {"seed", kSchedule},
       {"threads", kRun},
@@ -106,6 +107,7 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"gpu-cache-ratio", kRun},
       {"progress", kRun},
       {"progress-every", kRun},
+      {"log-every", kRun},
       {"checksum", kRun},
       {"profile", kRun},
       {"host-local", kRun},

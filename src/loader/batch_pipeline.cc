@@ -134,7 +134,7 @@ void BatchPipeline::fetch_typed_inputs(Batch& batch) {
 }
 
 Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
-  Batch batch;
+  Batch batch(options_.feature_memory);
   batch.step = step;
   const std::vector<int64_t>& seeds = batches_[static_cast<size_t>(step)];
   if (seeds.empty()) return batch;

@@ -52,20 +52,30 @@ DeviceRowsWarmup warm_device_rows(sample::NeighborSampler& sampler, store::Featu
                                   const store::DistGraph& graph, const GlobalBatches& plan,
                                   const SeedShare& share, const CacheWarmupOptions& options) {
   DeviceRowsWarmup out;
-  if (options.ratio <= 0) return out;
+  if (options.rows < 0 && options.ratio <= 0) return out;  // no cache asked for
   PARTITA_CHECK_PARAM(!graph.typed(), "gpu_cache_ratio",
                       "the device feature cache does not support typed partitions yet");
   PARTITA_CHECK_PARAM(!graph.client(), "gpu_cache_ratio",
                       "a server-client trainer owns no node, and the device feature cache holds "
                       "a share of the nodes a rank owns; run in worker mode (no `servers`)");
+  const int64_t budget = options.rows >= 0 ? options.rows : cache_budget(graph, options.ratio);
+  if (budget <= 0) return out;
   Stopwatch watch;
   std::vector<std::vector<int64_t>> batches =
       plan.epoch_batches(options.seed, options.epoch, share);
   if (static_cast<int64_t>(batches.size()) > options.presample_batches)
     batches.resize(static_cast<size_t>(options.presample_batches));
-  const HotNodes hot =
-      hottest_input_nodes(sampler, graph, batches, options.fanouts, options.seed, options.epoch,
-                          cache_budget(graph, options.ratio), kDeviceCacheRemoteWeight);
+  HotNodes hot = hottest_input_nodes(sampler, graph, batches, options.fanouts, options.seed,
+                                     options.epoch, budget, kDeviceCacheRemoteWeight);
+  if (options.rows >= 0) {
+    // What the hottest rows leave of the budget: owned rows the pre-sampling did not see.
+    std::vector<bool> chosen(static_cast<size_t>(graph.num_local_nodes()), false);
+    for (int64_t gid : hot.ids)
+      if (graph.owns(gid)) chosen[static_cast<size_t>(gid - graph.first_node())] = true;
+    for (int64_t gid = graph.first_node();
+         gid < graph.end_node() && static_cast<int64_t>(hot.ids.size()) < budget; ++gid)
+      if (!chosen[static_cast<size_t>(gid - graph.first_node())]) hot.ids.push_back(gid);
+  }
   out.resident = store::ResidentRows(graph.num_nodes(), hot.ids);
   const std::vector<int64_t>& ids = out.resident.ids();  // slot order
   const size_t row_bytes = static_cast<size_t>(graph.feature_row_bytes());

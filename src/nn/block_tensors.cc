@@ -1,6 +1,7 @@
 #include "partita/nn/block_tensors.h"
 
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 
 #include <algorithm>
 #include <atomic>
@@ -8,6 +9,8 @@
 
 #include "generic_ops.h"
 #include "partita/core/error.h"
+#include "partita/nn/block_transfer.h"
+#include "partita/nn/kernel_path.h"
 
 namespace partita::nn {
 
@@ -22,7 +25,7 @@ torch::Tensor to_tensor(const int64_t* data, int64_t n) {
 constexpr int64_t kEdgesPerChunk = int64_t{1} << 15;
 
 // Builds every tensor of a checked CSC (indptr [num_dst + 1], indices [E] in [0, num_src)).
-// On the CPU (generic::move_blocks moves the result to a device). Runs on torch's intra-op
+// On the CPU (move_blocks moves the result to a device). Runs on torch's intra-op
 // threads; the result does not depend on their number (the transpose keeps edge ids
 // increasing in each src row).
 BlockTensors from_csc(int64_t num_dst, int64_t num_src, const int64_t* indptr,
@@ -159,9 +162,8 @@ void add_relations(BlockTensors& t, const std::vector<int32_t>& etypes) {
   }
 }
 
-}  // namespace
-
-BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) {
+// Throws partita::Error if `block` is inconsistent (block_tensors.h, to_block_tensors).
+void check_block(const sample::Block& block) {
   PARTITA_CHECK(block.num_dst >= 0 && block.num_src >= block.num_dst, Error,
                 "block: num_src {} < num_dst {}", block.num_src, block.num_dst);
   PARTITA_CHECK(static_cast<int64_t>(block.indptr.size()) == block.num_dst + 1, Error,
@@ -197,19 +199,27 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) 
                     "block: relation ids decrease inside the row of dst {}", i);
     }
   }
+}
+
+}  // namespace
+
+BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) {
+  if (uses_generic_ops(device) && block.etypes.empty())
+    return std::move(to_block_tensors(std::vector<sample::Block>{block}, device)[0]);
+  check_block(block);
   BlockTensors t =
       from_csc(block.num_dst, block.num_src, block.indptr.data(), block.indices.data());
-  if (typed) add_relations(t, block.etypes);
+  if (!block.etypes.empty()) add_relations(t, block.etypes);
   if (!device.is_cpu()) {
     std::vector<BlockTensors> one{std::move(t)};
-    generic::move_blocks(one, nullptr, device);
+    move_blocks(one, nullptr, transfer_to(device));
     return std::move(one[0]);
   }
   return t;
 }
 
 BlockTensors with_self_loops(const BlockTensors& block) {
-  if (generic::use_generic(block.indptr.device())) return generic::with_self_loops(block);
+  if (uses_generic_ops(block.indptr.device())) return generic::with_self_loops(block);
   const int64_t n = block.num_dst;
   const int64_t* indptr = block.indptr.data_ptr<int64_t>();
   const int64_t* indices = block.indices.data_ptr<int64_t>();
@@ -226,29 +236,132 @@ BlockTensors with_self_loops(const BlockTensors& block) {
   return t;
 }
 
-std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
-                                           torch::Device device) {
+BlockTransfer transfer_to(const torch::Device& device) {
+  return {device, device.is_cuda() && torch::cuda::is_available(), nullptr};
+}
+
+namespace {
+
+torch::Tensor copied(const torch::Tensor& host, const BlockTransfer& transfer) {
+  return transfer.copy ? transfer.copy(host) : host.to(transfer.device, transfer.pin);
+}
+
+}  // namespace
+
+std::vector<BlockTensors> blocks_on_device(const std::vector<sample::Block>& blocks,
+                                           const std::vector<int64_t>* input_degrees,
+                                           const BlockTransfer& transfer) {
   RECORD_USER_SCOPE("partita::to_block_tensors");  // a stage of train/step_profile.h
+  const bool typed = std::any_of(blocks.begin(), blocks.end(),
+                                 [](const sample::Block& b) { return !b.etypes.empty(); });
+  if (uses_generic_ops(transfer.device) && !typed) {
+    // One copy of the index arrays, the rest derived on the device.
+    const PackedBlocks packed = pack_blocks(blocks, input_degrees, transfer.pin);
+    return unpack_blocks(packed, copied(packed.host, transfer));
+  }
   std::vector<BlockTensors> out;
   out.reserve(blocks.size());
   for (const sample::Block& b : blocks) out.push_back(to_block_tensors(b));
-  if (!device.is_cpu()) generic::move_blocks(out, nullptr, device);  // one transfer
+  torch::Tensor degrees;
+  if (input_degrees != nullptr) {
+    const int64_t num_input = blocks.empty() ? 0 : blocks.back().num_src;
+    PARTITA_CHECK(static_cast<int64_t>(input_degrees->size()) == num_input, Error,
+                  "block: {} input degrees for {} input nodes", input_degrees->size(), num_input);
+    degrees = to_tensor(input_degrees->data(), static_cast<int64_t>(input_degrees->size()));
+  }
+  // The blocks and the degrees in one transfer; graph_deg are views of the moved degrees.
+  if (!transfer.device.is_cpu()) move_blocks(out, &degrees, transfer);
+  if (degrees.defined())
+    for (BlockTensors& t : out) t.graph_deg = degrees.slice(0, 0, t.num_src);
   return out;
+}
+
+std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
+                                           torch::Device device) {
+  return blocks_on_device(blocks, nullptr, transfer_to(device));
 }
 
 std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
                                            const std::vector<int64_t>& input_degrees,
                                            torch::Device device) {
-  RECORD_USER_SCOPE("partita::to_block_tensors");
-  std::vector<BlockTensors> out = to_block_tensors(blocks);
-  const int64_t num_input = blocks.empty() ? 0 : blocks.back().num_src;
-  PARTITA_CHECK(static_cast<int64_t>(input_degrees.size()) == num_input, Error,
-                "block: {} input degrees for {} input nodes", input_degrees.size(), num_input);
-  torch::Tensor degrees =
-      to_tensor(input_degrees.data(), static_cast<int64_t>(input_degrees.size()));
-  // The blocks and the degrees in one transfer; graph_deg are views of the moved degrees.
-  if (!device.is_cpu()) generic::move_blocks(out, &degrees, device);
-  for (BlockTensors& t : out) t.graph_deg = degrees.slice(0, 0, t.num_src);
+  return blocks_on_device(blocks, &input_degrees, transfer_to(device));
+}
+
+void move_blocks(std::vector<BlockTensors>& blocks, torch::Tensor* extra,
+                 const BlockTransfer& transfer) {
+  std::vector<torch::Tensor*> fields;
+  const auto add = [&fields](const char*, torch::Tensor& f) {
+    if (f.defined()) fields.push_back(&f);
+  };
+  for (BlockTensors& t : blocks) for_each_tensor(add, t);
+  if (extra != nullptr) add("extra", *extra);
+  int64_t total = 0;
+  for (const torch::Tensor* f : fields) {
+    PARTITA_CHECK(f->scalar_type() == torch::kInt64 && f->device().is_cpu(), Error,
+                  "internal: move_blocks of a {} tensor on {}", c10::toString(f->scalar_type()),
+                  f->device().str());
+    total += f->numel();
+  }
+  // Pinned host memory lets the copy run asynchronously (CUDA's host allocator keeps the
+  // buffer until the copy is done, although `host` goes out of scope here).
+  const torch::Tensor host = torch::empty(
+      {total}, torch::TensorOptions().dtype(torch::kInt64).pinned_memory(transfer.pin));
+  int64_t offset = 0;
+  for (const torch::Tensor* f : fields) {
+    host.narrow(0, offset, f->numel()).copy_(f->reshape({-1}));
+    offset += f->numel();
+  }
+  const torch::Tensor moved = copied(host, transfer);
+  offset = 0;
+  for (torch::Tensor* f : fields) {
+    const int64_t n = f->numel();
+    *f = moved.narrow(0, offset, n).view(f->sizes());
+    offset += n;
+  }
+}
+
+PackedBlocks pack_blocks(const std::vector<sample::Block>& blocks,
+                         const std::vector<int64_t>* input_degrees, bool pin) {
+  PackedBlocks packed;
+  int64_t total = 0;
+  for (const sample::Block& b : blocks) {
+    check_block(b);
+    PARTITA_CHECK(b.etypes.empty(), Error, "internal: pack_blocks of a typed block");
+    packed.shapes.push_back({b.num_dst, b.num_src, b.num_edges()});
+    total += b.num_dst + 1 + b.num_edges();
+  }
+  if (input_degrees != nullptr) {
+    const int64_t num_input = blocks.empty() ? 0 : blocks.back().num_src;
+    PARTITA_CHECK(static_cast<int64_t>(input_degrees->size()) == num_input, Error,
+                  "block: {} input degrees for {} input nodes", input_degrees->size(), num_input);
+    packed.degrees = true;
+    total += num_input;
+  }
+  packed.host =
+      torch::empty({total}, torch::TensorOptions().dtype(torch::kInt64).pinned_memory(pin));
+  int64_t* out = packed.host.data_ptr<int64_t>();
+  for (const sample::Block& b : blocks) {
+    out = std::copy(b.indptr.begin(), b.indptr.end(), out);
+    out = std::copy(b.indices.begin(), b.indices.end(), out);
+  }
+  if (input_degrees != nullptr) std::copy(input_degrees->begin(), input_degrees->end(), out);
+  return packed;
+}
+
+std::vector<BlockTensors> unpack_blocks(const PackedBlocks& packed, const torch::Tensor& data) {
+  std::vector<BlockTensors> out;
+  out.reserve(packed.shapes.size());
+  int64_t offset = 0;
+  for (const auto& [num_dst, num_src, edges] : packed.shapes) {
+    const torch::Tensor ptr = data.narrow(0, offset, num_dst + 1);
+    const torch::Tensor idx = data.narrow(0, offset + num_dst + 1, edges);
+    offset += num_dst + 1 + edges;
+    out.push_back(generic::from_csc(num_dst, num_src, ptr, idx));
+  }
+  if (packed.degrees) {
+    const torch::Tensor degrees = data.narrow(0, offset, data.size(0) - offset);
+    for (BlockTensors& t : out) t.graph_deg = degrees.slice(0, 0, t.num_src);
+  }
   return out;
 }
 

@@ -1,5 +1,5 @@
 // counter_dropout: see dropout.h. CPU tensors run kernels::dropout; others (and CPU ones
-// under generic::ForceGeneric) the torch-op version of generic_ops.h, with the same mask.
+// under KernelPathScope(kGeneric)) the torch-op version of generic_ops.h.
 #include "partita/nn/dropout.h"
 
 #include <torch/torch.h>
@@ -10,6 +10,7 @@
 #include "generic_ops.h"
 #include "kernels.h"
 #include "partita/core/error.h"
+#include "partita/nn/kernel_path.h"
 #include "tensor_types.h"
 
 namespace partita::nn {
@@ -60,11 +61,8 @@ torch::Tensor counter_dropout(const torch::Tensor& x, double p, uint64_t key) {
   PARTITA_CHECK(x.numel() < (int64_t{1} << 32), Error,
                 "dropout: {} elements, more than the mask's 2^32", x.numel());
   if (p == 0) return x;
+  if (uses_generic_ops(x.device())) return generic::dropout(x, p, key);
   const auto threshold = std::min<int64_t>(std::llround(std::ldexp(p, 32)), 0xffffffffLL);
-  if (generic::use_generic(x.device())) {
-    return generic::counter_dropout(x, static_cast<uint32_t>(threshold),
-                                    static_cast<float>(1.0 / (1.0 - p)), key);
-  }
   return DropoutFn::apply(x, threshold, 1.0 / (1.0 - p), static_cast<int64_t>(key));
 }
 

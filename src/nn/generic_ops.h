@@ -1,13 +1,23 @@
 #pragma once
-// Internal to nn/: device-generic implementations of the fused ops, written with plain
-// differentiable torch ops (index_select, index_add, scatter_reduce, repeat_interleave,
-// sort, bincount), so they run wherever torch runs (CUDA included) and autograd derives
-// their backward passes. The public functions (message_passing.h, dropout.h,
-// block_tensors.h) call them for tensors that are not on the CPU; CPU tensors keep the
-// fused kernels of kernels.h. Unlike those, these materialize one row per edge, and on a
-// GPU their sums run in an unspecified order (atomics): results equal the fused kernels'
-// within floating-point tolerance, not bit for bit. The one exception is dropout, whose
-// mask is the same bit for bit on every device.
+// Internal to nn/: device-generic implementations of the fused ops, written with torch ops
+// that exist on every device in torch 1.13 and 2.x, so they run wherever torch runs (CUDA
+// included). The public functions (message_passing.h, dropout.h, block_tensors.h) call them
+// where nn::uses_generic_ops (kernel_path.h) says so: on every device but the CPU, and on
+// the CPU under KernelPathScope(kGeneric).
+//
+// What they do not do, by design, so that a GPU step is a short stream of kernels the host
+// enqueues without waiting:
+// - materialize a feature row per edge: a weighted gather-sum (aggregate, relation_mean,
+//   GAT's weighted sum) is one sparse-CSR matrix product over the block's rows forward, and
+//   one over its transposed rows (BlockTensors::t_*) backward; only the gradient of edge
+//   weights (GAT's attention) needs per-edge dot products;
+// - read device data on the host: no .item(), nonzero, unique, bincount (which reads its
+//   maximum) or repeat_interleave without its output size.
+// Results equal the fused kernels' within floating-point tolerance, not bit for bit (sums
+// run in another order; on a GPU in an unspecified one). Dropout draws its mask from
+// torch's generator of the tensor's device, seeded with the call's key: the same key, shape
+// and device give the same mask (so a rerun or a resumed run repeats it), but it is not the
+// fused kernel's counter-based mask: equal in distribution only.
 //
 // Arguments are the public functions' after their checks (shapes, dtypes, devices): every
 // tensor, the block's included, is on one device.
@@ -20,21 +30,7 @@
 
 namespace partita::nn::generic {
 
-// Whether the public ops take the generic path for tensors on `device`: every device but
-// the CPU, and the CPU too while a ForceGeneric is alive.
-bool use_generic(const torch::Device& device);
-
-// For tests: while an instance lives (in any thread), the public ops take the generic path
-// on CPU tensors too. Nests; not for production code.
-class ForceGeneric {
- public:
-  ForceGeneric();
-  ~ForceGeneric();
-  ForceGeneric(const ForceGeneric&) = delete;
-  ForceGeneric& operator=(const ForceGeneric&) = delete;
-};
-
-// aggregate (message_passing.h): x [num_src, F] (fp32, bf16 accumulated in fp32, or f64),
+// aggregate (message_passing.h): x [num_src, F] (fp32, bf16 summed in fp32, or f64),
 // edge_weight undefined, [E] or [E, H] in x's compute type.
 torch::Tensor aggregate(const BlockTensors& block, const torch::Tensor& x,
                         const torch::Tensor& edge_weight);
@@ -46,27 +42,20 @@ torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x);
 torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& score_src,
                                const torch::Tensor& score_dst, double negative_slope);
 
-// The keep mask of kernels::dropout for n elements (bool [n] on `device`): keep(i) =
-// hash(key, i) >= threshold, the same hash as the CPU kernel, bit for bit.
-torch::Tensor dropout_keep_mask(int64_t n, uint32_t threshold, uint64_t key,
-                                const torch::Device& device);
-
-// counter_dropout (dropout.h) given its threshold and scale (as kernels::dropout):
-// x * scale where kept, 0 elsewhere, computed as the CPU kernel does (bf16 through fp32),
-// so results equal it bit for bit; differentiable in x.
-torch::Tensor counter_dropout(const torch::Tensor& x, uint32_t threshold, float scale,
-                              uint64_t key);
+// counter_dropout (dropout.h) for p in (0, 1): x * scale where kept, 0 elsewhere, computed
+// in x's compute type and rounded once to x's type (as the CPU kernel); kept with
+// probability 1 - p by torch's generator of x's device seeded with `key`. Differentiable in
+// x (backward applies the same mask).
+torch::Tensor dropout(const torch::Tensor& x, double p, uint64_t key);
 
 // with_self_loops (block_tensors.h) on the block's device: every field equal to the CPU
 // version's, the transposed rows included.
 BlockTensors with_self_loops(const BlockTensors& block);
 
-// Moves every defined index tensor of `blocks`, and `extra` when defined (replaced by its
-// copy), to `device` in one transfer: the fields are packed into one host buffer (pinned
-// when the device is CUDA and CUDA is available, then copied non-blocking on the device's
-// current stream) and become views of one device buffer. Fields must be on the CPU. A CPU
-// `device` still packs (what the tests check).
-void move_blocks(std::vector<BlockTensors>& blocks, torch::Tensor* extra,
-                 const torch::Device& device);
+// The BlockTensors of a checked CSC (ptr [num_dst + 1], idx [E], int64 on one device),
+// every field derived on that device and equal to what to_block_tensors builds on the CPU
+// (the transposed rows list each src's edges in increasing edge id).
+BlockTensors from_csc(int64_t num_dst, int64_t num_src, const torch::Tensor& ptr,
+                      const torch::Tensor& idx);
 
 }  // namespace partita::nn::generic

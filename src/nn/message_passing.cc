@@ -1,5 +1,6 @@
 // Autograd wrappers of the fused message-passing kernels (see message_passing.h); blocks
-// on other devices take the torch-op versions of generic_ops.h.
+// on other devices (and CPU ones under KernelPathScope(kGeneric)) take the torch-op
+// versions of generic_ops.h.
 #include "partita/nn/message_passing.h"
 
 #include <torch/torch.h>
@@ -7,6 +8,7 @@
 #include "generic_ops.h"
 #include "kernels.h"
 #include "partita/core/error.h"
+#include "partita/nn/kernel_path.h"
 #include "tensor_types.h"
 
 namespace partita::nn {
@@ -158,7 +160,7 @@ torch::Tensor aggregate(const BlockTensors& block, const torch::Tensor& x,
     check_device(block, w, "aggregate", "edge_weight");
     w = w.contiguous();
   }
-  if (generic::use_generic(block.indptr.device())) return generic::aggregate(block, x, w);
+  if (uses_generic_ops(block.indptr.device())) return generic::aggregate(block, x, w);
   const bool weighted = w.defined();
   if (!weighted) w = torch::empty({0}, x.options().dtype(compute_type(x.scalar_type())));
   return AggregateFn::apply(x, w, weighted, block.indptr, block.indices, block.t_indptr,
@@ -180,7 +182,7 @@ torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x) {
                 "relation_mean: x must be [{}, F], got {} dims, {} rows", block.num_src, x.dim(),
                 x.dim() > 0 ? x.size(0) : 0);
   check_device(block, x, "relation_mean", "x");
-  if (generic::use_generic(block.indptr.device())) return generic::relation_mean(block, x);
+  if (uses_generic_ops(block.indptr.device())) return generic::relation_mean(block, x);
   // The relation rows are a CSC over the entries (the edges regrouped), so AggregateFn runs
   // on them unchanged: forward gathers rel_src into each row, backward gathers each src's
   // gradient from rows t_rel_row with the weights of entries t_rel_entry. Every entry of a
@@ -203,7 +205,7 @@ torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& s
                 block.num_dst);
   check_device(block, score_src, "gat_edge_softmax", "score_src");
   check_device(block, score_dst, "gat_edge_softmax", "score_dst");
-  if (generic::use_generic(block.indptr.device()))
+  if (uses_generic_ops(block.indptr.device()))
     return generic::gat_edge_softmax(block, score_src, score_dst, negative_slope);
   return GatSoftmaxFn::apply(score_src, score_dst, block.indptr, block.indices, block.t_indptr,
                              block.t_dst, block.t_eid, negative_slope);

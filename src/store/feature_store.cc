@@ -151,7 +151,7 @@ void FeatureFetcher::fetch_features(ArrayView<const int64_t> ids, void* out) {
 
 void FeatureFetcher::fetch_features_except(ArrayView<const int64_t> ids,
                                            const ResidentRows& resident, ResidentHits* hits,
-                                           std::vector<uint8_t>* out) {
+                                           std::pmr::vector<uint8_t>* out) {
   PARTITA_CHECK(hits != nullptr && out != nullptr, Error,
                 "internal: fetch_features_except without its outputs");
   std::vector<int64_t> misses;

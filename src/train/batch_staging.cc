@@ -9,7 +9,9 @@
 #include <torch/cuda.h>
 
 #include "feature_tensors.h"
+#include "host_tensor_memory.h"
 #include "partita/core/error.h"
+#include "partita/nn/block_transfer.h"
 #include "partita/train/device_feature_cache.h"
 #include "partita/train/device_sampling.h"
 
@@ -20,13 +22,28 @@ const c10::impl::DeviceGuardImplInterface& guard_impl(const torch::Device& devic
   return *c10::impl::getDeviceGuardImpl(device.type());
 }
 
+// nn's block copies (nn/block_transfer.h) through staging.to_device, the packed buffer pinned
+// when `pin`; then staging.ready() when `then_ready`.
+nn::BlockTransfer transfer_of(BatchStaging& staging, bool pin, bool then_ready) {
+  return {staging.device(), pin, [&staging, then_ready](const torch::Tensor& host) {
+            torch::Tensor copy = staging.to_device(host);
+            if (then_ready) staging.ready();
+            return copy;
+          }};
+}
+
 }  // namespace
 
 BatchStaging::BatchStaging(torch::Device device) : device_(device) {
   if (device_.is_cpu()) return;
   pin_ = torch::cuda::is_available();
   side_ = guard_impl(device_).getStreamFromGlobalPool(device_);
+  if (pin_) feature_memory_ = std::make_unique<HostTensorMemory>(/*pinned=*/true);
 }
+
+BatchStaging::~BatchStaging() = default;
+
+std::pmr::memory_resource* BatchStaging::feature_memory() { return feature_memory_.get(); }
 
 torch::Tensor BatchStaging::to_device(const torch::Tensor& host) {
   if (on_cpu() || !host.defined()) return host;
@@ -45,17 +62,13 @@ torch::Tensor BatchStaging::to_device(const torch::Tensor& host) {
 
 nn::BlockTensors BatchStaging::to_device(nn::BlockTensors host) {
   if (on_cpu()) return host;
-  for (torch::Tensor* x :
-       {&host.indptr, &host.indices, &host.edge_dst, &host.deg_dst, &host.deg_src, &host.t_indptr,
-        &host.t_dst, &host.t_eid, &host.graph_deg, &host.etypes, &host.rel_offsets,
-        &host.rel_row_dst, &host.rel_indptr, &host.rel_src, &host.t_rel_row, &host.t_rel_entry})
-    *x = to_device(*x);
-  return host;
+  std::vector<nn::BlockTensors> one{std::move(host)};
+  return std::move(to_device(std::move(one))[0]);
 }
 
 std::vector<nn::BlockTensors> BatchStaging::to_device(std::vector<nn::BlockTensors> host) {
   if (on_cpu()) return host;
-  for (nn::BlockTensors& b : host) b = to_device(std::move(b));
+  nn::move_blocks(host, nullptr, transfer_of(*this, pin_, /*then_ready=*/false));
   return host;
 }
 
@@ -70,9 +83,11 @@ void BatchStaging::ready() {
 
 std::vector<nn::BlockTensors> BatchStaging::blocks(const loader::Batch& batch) {
   if (const DeviceSample* sampled = device_sample(batch)) return sampled_blocks(*sampled);
-  return to_device(batch.degrees.empty()
-                       ? nn::to_block_tensors(batch.sampled.blocks)
-                       : nn::to_block_tensors(batch.sampled.blocks, batch.degrees));
+  const std::vector<int64_t>* degrees = batch.degrees.empty() ? nullptr : &batch.degrees;
+  // One copy on the side stream, then ready(): what is derived from it runs on the compute
+  // stream.
+  return nn::blocks_on_device(batch.sampled.blocks, degrees,
+                              transfer_of(*this, pin_, /*then_ready=*/true));
 }
 
 std::vector<nn::BlockTensors> BatchStaging::sampled_blocks(const DeviceSample& sampled) {
@@ -84,12 +99,13 @@ std::vector<nn::BlockTensors> BatchStaging::sampled_blocks(const DeviceSample& s
   // Sampled on another stream, complete (device_sampling.h): only the allocator must learn
   // that the compute stream uses them.
   const c10::Stream compute = guard_impl(device_).getStream(device_);
-  for (nn::BlockTensors& b : blocks)
-    for (torch::Tensor* x :
-         {&b.indptr, &b.indices, &b.edge_dst, &b.deg_dst, &b.deg_src, &b.t_indptr, &b.t_dst,
-          &b.t_eid, &b.graph_deg, &b.etypes, &b.rel_offsets, &b.rel_row_dst, &b.rel_indptr,
-          &b.rel_src, &b.t_rel_row, &b.t_rel_entry})
-      if (x->defined()) x->record_stream(compute);
+  for (nn::BlockTensors& b : blocks) {
+    nn::for_each_tensor(
+        [&compute](const char*, torch::Tensor& x) {
+          if (x.defined()) x.record_stream(compute);
+        },
+        b);
+  }
   return blocks;
 }
 
@@ -99,10 +115,22 @@ torch::Tensor BatchStaging::features(loader::Batch& batch, const store::DistGrap
   RECORD_USER_SCOPE("partita::features_tensor");  // a stage of train/step_profile.h
   // The fetched rows (every input's without a device cache), then the cached ones in place.
   const int64_t rows = loader::fetched_feature_rows(batch);
-  torch::Tensor x = to_device(torch::from_blob(batch.features.data(), {rows, graph.feat_dim()},
-                                               torch_type_of(graph.feature_dtype())));
+  const auto type = torch_type_of(graph.feature_dtype());
+  // The loader's own pinned buffer when it gathered into feature_memory(): the host
+  // allocator then sees the copy read it and keeps it until the copy is done.
+  const torch::Tensor pinned =
+      feature_memory_ != nullptr
+          ? feature_memory_->tensor_of(batch.features.data(),
+                                       static_cast<int64_t>(batch.features.size()))
+          : torch::Tensor();
+  torch::Tensor x = to_device(
+      pinned.defined() ? pinned.view(type).view({rows, graph.feat_dim()})
+                       : torch::from_blob(batch.features.data(), {rows, graph.feat_dim()}, type));
+  // With a cache, its placement indices travel with the rows.
+  const torch::Tensor places =
+      cache != nullptr ? to_device(cache->placement(batch)) : torch::Tensor();
   ready();  // the assembly and the widening below run on the compute stream
-  x = with_cached_rows(cache, batch, x);
+  x = cache != nullptr ? cache->assemble(batch, x, places) : with_cached_rows(nullptr, batch, x);
   const bool keep = !normalize && bf16_model && graph.feature_dtype() == DType::kBFloat16;
   if (!keep) x = x.to(torch::kFloat32);
   if (!normalize) return x;

@@ -2,12 +2,16 @@
 #include "partita/train/device.h"
 
 #include <ATen/Context.h>
+#include <c10/core/DeviceGuard.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <torch/cuda.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
+#include "partita/core/error.h"
 #include "partita/core/parameter_error.h"
 
 namespace partita::train {
@@ -73,6 +77,47 @@ void check_device(const DeviceSpec& device) {
 torch::Device torch_device(const DeviceSpec& device) {
   if (device.is_cpu()) return torch::kCPU;
   return {torch::kCUDA, static_cast<c10::DeviceIndex>(device.index < 0 ? 0 : device.index)};
+}
+
+namespace {
+
+// MemAvailable of /proc/meminfo, in bytes.
+int64_t available_host_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  int64_t kib = 0;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  throw Error("cannot read MemAvailable from /proc/meminfo");
+}
+
+// The current GPU's free memory through the CUDA runtime or driver in this process, or -1
+// when neither is loaded.
+int64_t current_gpu_free_bytes() {
+  // cudaError_t cudaMemGetInfo(size_t* free, size_t* total); CUresult cuMemGetInfo_v2(...).
+  using MemGetInfo = int (*)(size_t*, size_t*);
+  for (const char* name : {"cudaMemGetInfo", "cuMemGetInfo_v2"}) {
+    const auto get = reinterpret_cast<MemGetInfo>(dlsym(RTLD_DEFAULT, name));
+    if (get == nullptr) continue;
+    size_t free = 0, total = 0;
+    const int status = get(&free, &total);
+    PARTITA_CHECK(status == 0, Error, "{} failed with status {}", name, status);
+    return static_cast<int64_t>(free);
+  }
+  return -1;
+}
+
+}  // namespace
+
+int64_t free_memory_bytes(const torch::Device& device) {
+  if (device.is_cpu()) return available_host_bytes();
+  const c10::DeviceGuard on(device);  // the runtime reports the current device's memory
+  const int64_t free = current_gpu_free_bytes();
+  PARTITA_CHECK(free >= 0, Error,
+                "cannot read the free memory of {}: neither cudaMemGetInfo nor cuMemGetInfo_v2 is "
+                "loaded in this process",
+                device.str());
+  return free;
 }
 
 }  // namespace partita::train

@@ -52,8 +52,19 @@ void GradientSync::broadcast_initial_weights() {
   }
 }
 
-double GradientSync::sum_gradients(double loss) {
-  torch::NoGradGuard no_grad;
+torch::Tensor GradientSync::sum_gradients(const torch::Tensor& loss) {
+  torch::NoGradGuard no_grad;  // (the loss's view below records no graph)
+  const torch::Device device = params_.empty() ? torch::Device(torch::kCPU) : params_[0].device();
+  const torch::Tensor local =
+      !loss.defined() ? torch::zeros({1}, torch::TensorOptions(torch::kFloat32).device(device))
+      : loss.scalar_type() == torch::kFloat32 ? loss.view({1})
+                                              : loss.view({1}).to(torch::kFloat32);
+  if (coll_.size() == 1) {
+    // A sum over one rank: the same values, without packing or a host round trip.
+    for (auto& p : params_)
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+    return local;
+  }
   std::vector<torch::Tensor> parts;
   parts.reserve(params_.size() + 1);
   for (const auto& p : params_) {
@@ -61,8 +72,7 @@ double GradientSync::sum_gradients(double loss) {
                         ? p.grad().reshape(-1)
                         : torch::zeros({p.numel()}, torch::TensorOptions().device(p.device())));
   }
-  const torch::Device device = params_.empty() ? torch::Device(torch::kCPU) : params_[0].device();
-  parts.push_back(torch::full({1}, loss, torch::TensorOptions(torch::kFloat32).device(device)));
+  parts.push_back(local.to(device));
   torch::Tensor flat = torch::cat(parts).contiguous();
   torch::Tensor host = to_host(flat, &host_flat_);
   {
@@ -80,7 +90,7 @@ double GradientSync::sum_gradients(double loss) {
       p.mutable_grad() = g.clone();
     offset += p.numel();
   }
-  return host[offset].item<double>();
+  return flat.narrow(0, offset, 1).clone();
 }
 
 // BatchNorm's running statistics: each rank saw only its own seeds. Floating-point

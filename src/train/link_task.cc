@@ -200,7 +200,7 @@ StepLoss LinkTask::step_loss(loader::Batch& batch, int64_t step, int64_t global_
   const torch::Tensor labels = torch::cat(
       {torch::ones({positives}, on), torch::zeros({static_cast<int64_t>(s.negatives.size())}, on)});
   StepLoss out;
-  out.correct = scores.gt(0).eq(labels.gt(0.5)).sum().item<int64_t>();
+  out.correct = scores.gt(0).eq(labels.gt(0.5)).sum();
   out.total = labels.size(0);
   out.loss =
       torch::nn::functional::binary_cross_entropy_with_logits(
@@ -283,8 +283,7 @@ LinkMetrics LinkTask::evaluate(ModelAdapter& model, bool test, uint64_t tag) {
   {
     torch::NoGradGuard no_grad;
     model.module().eval();
-    loader::BatchPipeline pipeline(pipeline_options(session_, options_, model.needs_degrees(),
-                                                    false, tag, model.resident_rows()),
+    loader::BatchPipeline pipeline(pipeline_options(session_, options_, model, false, tag),
                                    std::move(seeds), sampler(), session_.fetcher());
     size_t next_pair = 0;  // into mine
     while (std::optional<loader::Batch> batch = pipeline.next()) {

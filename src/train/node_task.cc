@@ -74,7 +74,7 @@ class NodeTask final : public TrainTask {
         torch::nn::functional::cross_entropy(
             logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
         static_cast<double>(global_batch);
-    out.correct = logits.argmax(1).eq(y).sum().item<int64_t>();
+    out.correct = logits.argmax(1).eq(y).sum();
     out.total = y.size(0);
     return out;
   }
@@ -100,19 +100,21 @@ class NodeTask final : public TrainTask {
     std::vector<int64_t> counts{0, 0};
     {
       torch::NoGradGuard no_grad;
+      torch::Tensor correct;  // summed on the device, read once at the end
       model.module().eval();
       // No collective per batch: ranks skip their empty batches.
       loader::BatchPipeline pipeline(
-          pipeline_options(session_, options_, model.needs_degrees(), true, tag,
-                           model.resident_rows(), block_source()),
+          pipeline_options(session_, options_, model, true, tag, block_source()),
           plan.epoch_batches(options_.seed, tag, share_), sampler_.get(), session_.fetcher());
       while (std::optional<loader::Batch> batch = pipeline.next()) {
         if (batch->sampled.seeds.empty()) continue;
         const torch::Tensor logits = model.forward(*batch);
         const torch::Tensor y = labels_tensor(*batch, model);
-        counts[0] += logits.argmax(1).eq(y).sum().item<int64_t>();
+        const torch::Tensor right = logits.argmax(1).eq(y).sum();
+        correct = correct.defined() ? correct + right : right;
         counts[1] += y.size(0);
       }
+      if (correct.defined()) counts[0] = correct.item<int64_t>();
       model.module().train();
     }
     return ratio(counts, session_.collectives());
@@ -162,10 +164,19 @@ class NodeTask final : public TrainTask {
 }  // namespace
 
 loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
+                                              const TrainOptions& options, ModelAdapter& model,
+                                              bool needs_labels, uint64_t epoch_key,
+                                              loader::BlockSource* source) {
+  return pipeline_options(session, options, model.needs_degrees(), needs_labels, epoch_key,
+                          model.resident_rows(), source, model.staging().feature_memory());
+}
+
+loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
                                               const TrainOptions& options, bool needs_degrees,
                                               bool needs_labels, uint64_t epoch_key,
                                               const store::ResidentRows* resident,
-                                              loader::BlockSource* source) {
+                                              loader::BlockSource* source,
+                                              std::pmr::memory_resource* feature_memory) {
   loader::BatchPipelineOptions po;
   po.threads = options.loader.threads;
   po.prefetch = options.loader.prefetch;
@@ -177,6 +188,7 @@ loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
   po.fetch_labels = needs_labels;
   po.typed = session.graph().typed();
   po.resident = resident;
+  po.feature_memory = feature_memory;
   po.block_source = source;
   return po;
 }

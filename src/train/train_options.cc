@@ -161,6 +161,8 @@ void check_options(const TrainOptions& o) {
   PARTITA_CHECK_PARAM(o.torch_threads >= 1 && o.torch_threads <= 1024, "torch_threads",
                       "must be in [1, 1024], got {}", o.torch_threads);
   PARTITA_CHECK_PARAM(o.eval.every >= 0, "eval_every", "must be >= 0, got {}", o.eval.every);
+  PARTITA_CHECK_PARAM(o.log_every >= 0, "log_every", "must be >= 0 (0: once per epoch), got {}",
+                      o.log_every);
   PARTITA_CHECK_PARAM(o.bucket_bytes >= sizeof(float), "bucket_bytes",
                       "an allreduce bucket of {} bytes is too small", o.bucket_bytes);
   PARTITA_CHECK_PARAM(!o.checkpoint.resume || !o.checkpoint.dir.empty(), "resume",
@@ -168,9 +170,10 @@ void check_options(const TrainOptions& o) {
   loader::check_cache_options(o.cache.ratio, o.cache.presample_batches);
   PARTITA_CHECK_PARAM(m.metapaths.empty() || m.kind == ModelKind::kHan, "metapaths",
                       "applies to `model` han only");
-  PARTITA_CHECK_PARAM(o.cache.gpu_ratio >= 0 && o.cache.gpu_ratio <= 1, "gpu_cache_ratio",
-                      "must be in [0, 1] (a share of the nodes a rank owns), got {}",
-                      o.cache.gpu_ratio);
+  PARTITA_CHECK_PARAM(
+      o.cache.gpu_ratio == kGpuCacheAuto || (o.cache.gpu_ratio >= 0 && o.cache.gpu_ratio <= 1),
+      "gpu_cache_ratio", "must be in [0, 1] (a share of the nodes a rank owns) or auto, got {}",
+      o.cache.gpu_ratio);
   PARTITA_CHECK_PARAM(
       o.cache.gpu_ratio == 0 || (m.kind != ModelKind::kRgcn && m.kind != ModelKind::kHan),
       "gpu_cache_ratio",
@@ -192,6 +195,13 @@ void check_options(const TrainOptions& o) {
       "bf16 needs native bfloat16 arithmetic (AVX512-BF16 or AMX-BF16), which "
       "this CPU lacks; use `precision` fp32");
   check_device(o.device);
+}
+
+int64_t auto_cache_rows(int64_t free_bytes, int64_t row_bytes, int64_t rows, double share) {
+  if (free_bytes <= 0 || row_bytes <= 0 || rows <= 0 || !(share > 0)) return 0;
+  const double fit =
+      std::floor(share * static_cast<double>(free_bytes) / static_cast<double>(row_bytes));
+  return fit >= static_cast<double>(rows) ? rows : static_cast<int64_t>(fit);
 }
 
 sample::Fanouts resolve_fanouts(const std::string& spec, const store::DistGraph& graph) {

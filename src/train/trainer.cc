@@ -13,8 +13,11 @@
 #include "partita/loader/cache_warmup.h"
 #include "partita/loader/hot_nodes.h"
 #include "partita/loader/seed_plans.h"
+#include "partita/nn/kernel_path.h"
 #include "partita/nn/precision.h"
+#include "partita/train/batch_staging.h"
 #include "partita/train/checkpointer.h"
+#include "partita/train/device.h"
 #include "partita/train/device_feature_cache.h"
 #include "partita/train/device_sampling.h"
 #include "partita/train/gradient_sync.h"
@@ -78,7 +81,7 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   warm_device_cache(cw);
   optimizer_ = make_optimizer(options_, sync_->params());
   checkpointer_ = std::make_unique<Checkpointer>(session_, options_);
-  if (options_.profile) profile_ = std::make_unique<StepProfile>();
+  if (options_.profile) profile_ = std::make_unique<StepProfile>(model_->staging().device());
 }
 
 Trainer::~Trainer() {
@@ -87,19 +90,27 @@ Trainer::~Trainer() {
 }
 
 void Trainer::warm_device_cache(const loader::CacheWarmupOptions& host_options) {
-  if (options_.cache.gpu_ratio <= 0) return;
+  if (options_.cache.gpu_ratio == 0) return;
   loader::CacheWarmupOptions options = host_options;
   options.ratio = options_.cache.gpu_ratio;
+  const store::DistGraph& graph = session_.graph();
+  const torch::Device device = model_->staging().device();
+  DeviceCacheReport& r = device_cache_report_;
+  if (options_.cache.gpu_ratio == kGpuCacheAuto) {
+    // As many rows as fit in a share of the device's free memory (after the model), any
+    // node's; every owned row when they all fit (CacheWarmupOptions::rows).
+    r.free_bytes = free_memory_bytes(device);
+    options.ratio = 0;
+    options.rows = auto_cache_rows(r.free_bytes, graph.feature_row_bytes(), graph.num_nodes());
+    r.budget_rows = options.rows;
+  }
   Stopwatch watch;
   loader::DeviceRowsWarmup warm = loader::warm_device_rows(
       task_->sampler(), session_.fetcher(), session_.graph(), task_->plan(),
       loader::SeedShare(session_.graph(), session_.rank(), session_.size()), options);
-  const store::DistGraph& graph = session_.graph();
-  device_cache_ = std::make_unique<DeviceFeatureCache>(std::move(warm.resident), warm.rows,
-                                                       graph.feat_dim(), graph.feature_dtype(),
-                                                       model_context(session_, options_).device);
+  device_cache_ = std::make_unique<DeviceFeatureCache>(
+      std::move(warm.resident), warm.rows, graph.feat_dim(), graph.feature_dtype(), device);
   model_->set_device_cache(device_cache_.get());
-  DeviceCacheReport& r = device_cache_report_;
   r.device = device_cache_->device().str();
   r.rows = device_cache_->rows();
   r.remote_rows = warm.remote_rows;
@@ -130,24 +141,33 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
   rec.steps = steps;
 
   loader::BatchPipeline pipeline(
-      pipeline_options(session_, options_, model_->needs_degrees(), task_->needs_labels(),
-                       static_cast<uint64_t>(epoch), model_->resident_rows(),
-                       task_->block_source()),
+      pipeline_options(session_, options_, *model_, task_->needs_labels(),
+                       static_cast<uint64_t>(epoch), task_->block_source()),
       task_->epoch_seeds(epoch), task_->sampler(), session_.fetcher());
   model_->module().train();
   Stopwatch epoch_watch;
-  double loss_sum = 0;
-  int64_t correct = 0, total = 0, seeds_done = 0;
-  OpRecording ops(profile_.get());  // with options.profile: this thread's torch ops
+  // The step losses and the classified-right counts accumulate on the model's device and
+  // are read on the host only at the progress records (on_step, options.log_every) and at
+  // the end of the epoch: a step enqueues its work and never waits for the device. The sum
+  // is float64 over the float32 step losses, as a host sum would be.
+  const torch::TensorOptions on_device = torch::TensorOptions().device(model_->staging().device());
+  torch::Tensor loss_sum = torch::zeros({1}, on_device.dtype(torch::kFloat64));
+  torch::Tensor correct = torch::zeros({1}, on_device.dtype(torch::kInt64));
+  int64_t total = 0, seeds_done = 0, reported_steps = 0;
+  double reported_sum = 0;
   ModelAdapter& stepped = profile_ ? profile_->wrap(*model_) : *model_;
+  std::optional<OpRecording> ops(std::in_place,
+                                 profile_.get());  // with options.profile: the steps' torch ops
   for (int64_t step = 0; step < steps; ++step) {
     StageClock clock(profile_.get());
     std::optional<loader::Batch> batch = pipeline.next();
     PARTITA_CHECK(batch.has_value(), Error, "internal: batch pipeline ended at step {} of {}", step,
                   steps);
     rec.wait_s += clock.lap(Lap::kBatchWait);
-    optimizer_->zero_grad();
-    double local_loss = 0;
+    // No gradient yet (as torch 2's zero_grad(set_to_none)): backward stores the first one
+    // instead of adding it to zeros, with no op per parameter here.
+    for (const torch::Tensor& p : sync_->params()) p.mutable_grad() = torch::Tensor();
+    torch::Tensor local_loss;  // undefined: a rank without seeds in this step adds 0
     // Dropout masks: a function of (seed, epoch, step, rank), so a resumed run repeats them.
     model_->set_dropout_key(stream_key(options_.seed, static_cast<uint64_t>(epoch),
                                        static_cast<uint64_t>(step),
@@ -164,31 +184,44 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
       rec.compute_s += clock.lap(Lap::kForwardLoss);
       rec.matmul_gflop += flops * 1e-9;
       out.loss.backward();
-      local_loss = out.loss.item<double>();
-      correct += out.correct;
+      local_loss = out.loss.detach();
+      correct.add_(out.correct);
       total += out.total;
       rec.compute_s += clock.lap(Lap::kBackward);
       model_->after_backward();
       rec.compute_s += clock.lap(Lap::kAfterBackward);
     }
-    const double step_loss = sync_->sum_gradients(local_loss);
+    const torch::Tensor step_loss = sync_->sum_gradients(local_loss);
     rec.allreduce_s += clock.lap(Lap::kGradientSum);
     model_->after_gradient_sum();
     rec.allreduce_s += clock.lap(Lap::kAfterGradients);
     optimizer_->step();
     ++weight_updates_;
+    loss_sum.add_(step_loss);  // float32 into float64: exact
     rec.compute_s += clock.lap(Lap::kOptimizer);
-    loss_sum += step_loss;
     seeds_done += global_batch;
-    if (on_step) {
-      on_step(StepRecord{rec.epoch, step + 1, steps, step_loss, seeds_done, epoch_watch.seconds()});
+    const bool report =
+        static_cast<bool>(on_step) &&
+        (step + 1 == steps || (options_.log_every > 0 && (step + 1) % options_.log_every == 0));
+    if (report) {
+      // The record's one host read: the loss sum, whose growth since the last record is
+      // these steps' losses (exactly: float32 losses add up without rounding in float64).
+      const double sum = loss_sum.item<double>();
+      const double loss = (sum - reported_sum) / static_cast<double>(step + 1 - reported_steps);
+      reported_sum = sum;
+      reported_steps = step + 1;
+      on_step(StepRecord{rec.epoch, step + 1, steps, loss, seeds_done, epoch_watch.seconds()});
     }
   }
+  ops.reset();  // what follows is the epoch's, not a step's
+  // The epoch's reads, before its time is taken: they wait for the device to finish the
+  // steps the host has queued.
+  const double loss_total = loss_sum.item<double>();
+  std::vector<int64_t> counts{correct.item<int64_t>(), total};
   sync_->average_buffers(model_->module());
   rec.epoch_s = epoch_watch.seconds();
-  rec.loss = steps > 0 ? loss_sum / static_cast<double>(steps) : 0.0;
+  rec.loss = steps > 0 ? loss_total / static_cast<double>(steps) : 0.0;
   rec.seeds = seeds_done;
-  std::vector<int64_t> counts{correct, total};
   session_.collectives().allreduce_sum(counts);
   rec.train_acc =
       counts[1] > 0 ? static_cast<double>(counts[0]) / static_cast<double>(counts[1]) : 0.0;
@@ -196,7 +229,10 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
 }
 
 TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epoch,
-                           const std::function<void(const StepRecord&)>& on_step) {
+                           const std::function<void(const StepRecord&)>& on_step,
+                           const std::function<void(int64_t)>& on_epoch_start) {
+  // Which implementation nn's ops run, on this thread (training, evaluation, inference).
+  nn::KernelPathScope kernels(options_.kernels);
   TrainResult result;
   result.cache = cache_report_;
   result.device_cache = device_cache_report_;
@@ -214,6 +250,7 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
     const uint64_t requests_before = session_.request_bytes_sent();
     const store::FetchStats fetch_before = session_.fetcher().stats();
     const uint64_t collectives_before = session_.collectives().bytes_contributed();
+    if (on_epoch_start) on_epoch_start(e + 1);
     EpochRecord rec = run_epoch(e, on_step);
     const bool last = e + 1 == options_.epochs;
     if (options_.eval.every > 0 && ((e + 1) % options_.eval.every == 0 || last)) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <memory_resource>
 #include <thread>
 
 #include "helpers/test_paths.h"
@@ -181,6 +182,53 @@ TEST_F(BatchPipelineTest, InOrderAndIdenticalToDirectBuildForAnyThreadsAndPrefet
       EXPECT_FALSE(pipeline.next().has_value());
     }
   }
+}
+
+// Counts what a pipeline allocates from it (from several worker threads).
+class CountingMemory final : public std::pmr::memory_resource {
+ public:
+  std::atomic<int64_t> live{0}, allocated{0};
+
+ private:
+  void* do_allocate(size_t bytes, size_t alignment) override {
+    ++live;
+    allocated += static_cast<int64_t>(bytes);
+    return std::pmr::new_delete_resource()->allocate(bytes, alignment);
+  }
+  void do_deallocate(void* p, size_t bytes, size_t alignment) override {
+    --live;
+    std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
+  }
+  bool do_is_equal(const std::pmr::memory_resource& o) const noexcept override {
+    return this == &o;
+  }
+};
+
+// options.feature_memory (pinned host memory on a GPU run): every batch's feature rows live
+// there, the same bytes as with the default memory, and go back to it with the batch.
+TEST_F(BatchPipelineTest, FeatureRowsComeFromTheGivenMemory) {
+  const int64_t steps = 4;
+  const std::vector<std::vector<int64_t>> seeds = batches(options(2, 2), steps, false);
+  CountingMemory memory;
+  BatchPipelineOptions o = options(2, 2);
+  o.feature_memory = &memory;
+  BatchPipeline plain(options(2, 2), seeds, *sampler_, *fetcher_);
+  {
+    BatchPipeline pipeline(o, seeds, *sampler_, *fetcher_);
+    for (int64_t s = 0; s < steps; ++s) {
+      std::optional<Batch> batch = pipeline.next();
+      std::optional<Batch> want = plain.next();
+      ASSERT_TRUE(batch.has_value() && want.has_value());
+      EXPECT_EQ(batch->features.get_allocator().resource(), &memory) << s;
+      ASSERT_FALSE(batch->features.empty());
+      EXPECT_TRUE(std::equal(batch->features.begin(), batch->features.end(), want->features.begin(),
+                             want->features.end()))
+          << s;
+      EXPECT_GE(memory.live.load(), 1);
+    }
+  }
+  EXPECT_GT(memory.allocated.load(), 0);
+  EXPECT_EQ(memory.live.load(), 0) << "every batch gave its rows back";
 }
 
 TEST_F(BatchPipelineTest, ZeroStepsEndsAtOnce) {

@@ -1,30 +1,36 @@
 // The device-generic ops (src/nn/generic_ops.h) against the fused CPU kernels: aggregate
 // (weights none, [E] and [E, H]), aggregate_mean, relation_mean, gat_edge_softmax, forward
-// and backward, in fp32, bf16 and f64; counter_dropout and with_self_loops bit for bit;
-// to_block_tensors on a device; and whole models (SAGE, GCN, GAT, R-GCN) forward and
-// backward. Every test runs twice:
-//   GenericCpu/KernelEquality.*/cpu   the generic path on CPU tensors (generic::ForceGeneric)
+// and backward, in fp32, bf16 and f64; with_self_loops and to_block_tensors on a device bit
+// for bit; counter_dropout's generator masks (scale, rate, backward, repeatability); whole
+// models (SAGE, GCN, GAT, R-GCN) forward and backward; and a training step of each that reads
+// nothing back on the host. Every test runs twice:
+//   GenericCpu/KernelEquality.*/cpu   the generic path on CPU tensors (KernelPathScope)
 //   Cuda/KernelEquality.*/cuda        the public ops on CUDA tensors (skipped without CUDA)
 // so `ctest -R '^Cuda/KernelEquality'` runs the kernel equality tests on a GPU. The
 // reference is always the fused CPU path.
+#include <ATen/record_function.h>
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "generic_ops.h"
 #include "nn_test_util.h"
 #include "partita/core/error.h"
 #include "partita/nn/block_tensors.h"
+#include "partita/nn/block_transfer.h"
 #include "partita/nn/conv.h"
 #include "partita/nn/dropout.h"
 #include "partita/nn/gnn_model.h"
+#include "partita/nn/kernel_path.h"
 #include "partita/nn/message_passing.h"
 #include "partita/nn/rgcn.h"
 
@@ -91,30 +97,17 @@ void expect_equal_fields(const BlockTensors& got, const BlockTensors& want,
   EXPECT_EQ(got.num_dst, want.num_dst) << what;
   EXPECT_EQ(got.num_src, want.num_src) << what;
   EXPECT_EQ(got.num_relations, want.num_relations) << what;
-  const std::pair<const char*, std::pair<torch::Tensor, torch::Tensor>> fields[] = {
-      {"indptr", {got.indptr, want.indptr}},
-      {"indices", {got.indices, want.indices}},
-      {"edge_dst", {got.edge_dst, want.edge_dst}},
-      {"deg_dst", {got.deg_dst, want.deg_dst}},
-      {"deg_src", {got.deg_src, want.deg_src}},
-      {"t_indptr", {got.t_indptr, want.t_indptr}},
-      {"t_dst", {got.t_dst, want.t_dst}},
-      {"t_eid", {got.t_eid, want.t_eid}},
-      {"graph_deg", {got.graph_deg, want.graph_deg}},
-      {"etypes", {got.etypes, want.etypes}},
-      {"rel_offsets", {got.rel_offsets, want.rel_offsets}},
-      {"rel_row_dst", {got.rel_row_dst, want.rel_row_dst}},
-      {"rel_indptr", {got.rel_indptr, want.rel_indptr}},
-      {"rel_src", {got.rel_src, want.rel_src}},
-      {"t_rel_row", {got.t_rel_row, want.t_rel_row}},
-      {"t_rel_entry", {got.t_rel_entry, want.t_rel_entry}}};
-  for (const auto& [name, pair] : fields) {
-    const auto& [g, w] = pair;
-    ASSERT_EQ(g.defined(), w.defined()) << what << " " << name;
-    if (!g.defined()) continue;
-    EXPECT_EQ(g.scalar_type(), torch::kInt64) << what << " " << name;
-    EXPECT_TRUE(torch::equal(g.cpu(), w)) << what << " " << name;
-  }
+  int fields = 0;
+  for_each_tensor(
+      [&](const char* name, const torch::Tensor& g, const torch::Tensor& w) {
+        ++fields;
+        EXPECT_EQ(g.defined(), w.defined()) << what << " " << name;
+        if (!g.defined() || !w.defined()) return;
+        EXPECT_EQ(g.scalar_type(), torch::kInt64) << what << " " << name;
+        EXPECT_TRUE(torch::equal(g.cpu(), w)) << what << " " << name;
+      },
+      got, want);
+  EXPECT_EQ(fields, 16) << what;
 }
 
 class KernelEquality : public ::testing::TestWithParam<const char*> {
@@ -124,7 +117,7 @@ class KernelEquality : public ::testing::TestWithParam<const char*> {
     torch::manual_seed(11);
     if (on_cuda() && !torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
     // On the CPU the public ops take the generic path only while this lives.
-    if (!on_cuda()) force_.emplace();
+    if (!on_cuda()) force_.emplace(KernelPath::kGeneric);
   }
   void TearDown() override { force_.reset(); }
 
@@ -143,12 +136,12 @@ class KernelEquality : public ::testing::TestWithParam<const char*> {
     const bool forced = force_.has_value();
     force_.reset();
     auto result = f();
-    if (forced) force_.emplace();
+    if (forced) force_.emplace(KernelPath::kGeneric);
     return result;
   }
 
  private:
-  std::optional<generic::ForceGeneric> force_;
+  std::optional<KernelPathScope> force_;
 };
 
 TEST_P(KernelEquality, GenericPathIsTaken) {
@@ -159,7 +152,7 @@ TEST_P(KernelEquality, GenericPathIsTaken) {
   const std::string generic_fn = name(aggregate(block, dev(x)));
   const std::string fused_fn = fused([&] { return name(aggregate(cpu_block, x)); });
   EXPECT_NE(generic_fn, fused_fn);
-  EXPECT_NE(generic_fn.find("IndexAdd"), std::string::npos) << generic_fn;
+  EXPECT_NE(generic_fn.find("CsrSumFn"), std::string::npos) << generic_fn;
 }
 
 TEST_P(KernelEquality, AggregateForwardAndBackward) {
@@ -260,35 +253,48 @@ TEST_P(KernelEquality, GatSoftmaxForwardAndBackward) {
   }
 }
 
-TEST_P(KernelEquality, DropoutMasksAreBitIdentical) {
-  const uint64_t keys[] = {0, 42, 0xdeadbeefcafef00dULL, ~uint64_t{0}};
-  const std::vector<int64_t> shapes[] = {{300, 70}, {0, 5}, {1, 1}, {1 << 18, 3}};
+TEST_P(KernelEquality, DropoutDrawsItsMaskFromTheDevicesGenerator) {
+  // Off the fused path the mask comes from torch's generator, seeded with the key: every
+  // element is 0 or x times the scale (rounded once to x's type), about 1 - p of them kept,
+  // the same ones for the same key, others for another key, and backward applies the same
+  // mask. Equal in distribution to the fused kernel's mask, not bit for bit.
+  const uint64_t keys[] = {0, 42, 0xdeadbeefcafef00dULL};
+  const auto same = [](const torch::Tensor& a, const torch::Tensor& b) {
+    return a.sizes() == b.sizes() && a.eq(b).all().item<bool>();
+  };
   for (torch::ScalarType type : kTypes) {
-    for (const auto& shape : shapes) {
-      for (double p : {0.1, 0.5, 0.9}) {
-        for (uint64_t key : keys) {
-          const std::string what = std::string(c10::toString(type)) + " p " + std::to_string(p) +
-                                   " key " + std::to_string(key) + " numel " +
-                                   std::to_string(shape[0] * shape[1]);
-          const auto x = torch::randn(shape).to(type).requires_grad_();
-          const auto xd = dev(x);
-          const torch::Tensor want = fused([&] { return counter_dropout(x, p, key); });
-          const torch::Tensor got = counter_dropout(xd, p, key);
-          ASSERT_EQ(got.scalar_type(), type) << what;
-          EXPECT_TRUE(torch::equal(got.cpu(), want)) << what;
-          const auto g = torch::randn(shape).to(type);
-          fused([&] { return want.backward(g), 0; });
-          got.backward(dev(g));
-          EXPECT_TRUE(torch::equal(xd.grad().cpu(), x.grad())) << what << " grad";
-          if (shape[0] != 300 || type != torch::kFloat32) continue;
-          // The bare mask: kept exactly where the fused output is non-zero (x has no zeros).
-          const torch::Tensor keep = generic::dropout_keep_mask(
-              x.numel(), static_cast<uint32_t>(std::llround(std::ldexp(p, 32))), key, device());
-          EXPECT_TRUE(torch::equal(keep.cpu().view(shape), want.ne(0))) << what << " mask";
-        }
+    const torch::ScalarType compute = type == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+    for (double p : {0.1, 0.5, 0.9}) {
+      for (uint64_t key : keys) {
+        const std::string what = std::string(c10::toString(type)) + " p " + std::to_string(p) +
+                                 " key " + std::to_string(key);
+        const auto x = (torch::rand({300, 70}) + 0.5).to(type).requires_grad_();  // no zeros
+        const auto xd = dev(x);
+        const torch::Tensor got = counter_dropout(xd, p, key);
+        ASSERT_EQ(got.scalar_type(), type) << what;
+        ASSERT_EQ(got.device(), device()) << what;
+        const torch::Tensor kept = got.ne(0).cpu();
+        const double scale = static_cast<float>(1.0 / (1.0 - p));
+        const torch::Tensor scaled = (x.detach().to(compute) * scale).to(type);
+        EXPECT_TRUE(same(got.detach().cpu(), scaled * kept)) << what;
+        // Kept with probability 1 - p: within 5 standard deviations of the binomial count.
+        const double n = static_cast<double>(x.numel());
+        const double rate = kept.to(torch::kFloat64).mean().item<double>();
+        EXPECT_LT(std::abs(rate - (1 - p)), 5 * std::sqrt(p * (1 - p) / n)) << what;
+        EXPECT_TRUE(same(counter_dropout(dev(x.detach()), p, key).cpu(), got.detach().cpu()))
+            << what << ": the same key draws another mask";
+        EXPECT_FALSE(same(counter_dropout(dev(x.detach()), p, key + 1).ne(0).cpu(), kept))
+            << what << ": another key draws the same mask";
+        const auto g = torch::randn({300, 70}).to(type);
+        got.backward(dev(g));
+        EXPECT_TRUE(same(xd.grad().cpu(), (g.to(compute) * scale).to(type) * kept))
+            << what << " grad";
       }
     }
   }
+  // Empty and single-element tensors pass through.
+  EXPECT_EQ(counter_dropout(dev(torch::randn({0, 5})), 0.5, 1).numel(), 0);
+  EXPECT_EQ(counter_dropout(dev(torch::ones({1, 1})), 0.5, 1).sizes(), torch::IntArrayRef({1, 1}));
 }
 
 TEST_P(KernelEquality, SelfLoopsAreBitIdentical) {
@@ -317,17 +323,17 @@ TEST_P(KernelEquality, BlockTensorsOnTheDeviceEqualTheCpuOnes) {
                                            testing::random_block(30, 80, 4, rng)};
     std::vector<int64_t> degrees(80);
     for (int64_t i = 0; i < 80; ++i) degrees[static_cast<size_t>(i)] = (i * 7) % 13;
-    const std::vector<BlockTensors> want = to_block_tensors(raws, degrees);
-    std::vector<BlockTensors> got;
-    if (on_cuda()) {
-      got = to_block_tensors(raws, degrees, device());
-      const BlockTensors single = to_block_tensors(raws[1], device());
-      expect_equal_fields(single, fused([&] { return to_block_tensors(raws[1]); }), "single");
-    } else {
+    const std::vector<BlockTensors> want = fused([&] { return to_block_tensors(raws, degrees); });
+    // Untyped: the index arrays copied once and the rest derived on the device; typed: built
+    // on the CPU and moved in one transfer.
+    std::vector<BlockTensors> got = to_block_tensors(raws, degrees, device());
+    const BlockTensors single = to_block_tensors(raws[1], device());
+    expect_equal_fields(single, fused([&] { return to_block_tensors(raws[1]); }), "single");
+    if (typed && !on_cuda()) {
       // The packing transfer itself, to the CPU.
-      got = to_block_tensors(raws);
+      got = fused([&] { return to_block_tensors(raws); });
       torch::Tensor deg = torch::tensor(degrees, torch::kInt64);
-      generic::move_blocks(got, &deg, device());
+      move_blocks(got, &deg, transfer_to(device()));
       for (BlockTensors& t : got) t.graph_deg = deg.slice(0, 0, t.num_src);
     }
     ASSERT_EQ(got.size(), want.size());
@@ -336,6 +342,38 @@ TEST_P(KernelEquality, BlockTensorsOnTheDeviceEqualTheCpuOnes) {
       expect_equal_fields(got[i], want[i], "block " + std::to_string(i));
     }
   }
+}
+
+TEST_P(KernelEquality, BlocksDerivedOnTheDeviceEqualTheCpuOnesInEdgeCases) {
+  // Rows without in-edges, an src listed three times, an src without out-edges, no edges.
+  std::vector<sample::Block> raws = untyped_blocks();
+  sample::Block empty;
+  empty.num_dst = 3;
+  empty.num_src = 5;
+  empty.indptr = {0, 0, 0, 0};
+  empty.src_nodes.resize(5);
+  raws.push_back(empty);
+  for (const sample::Block& raw : raws) {
+    const BlockTensors want = fused([&] { return to_block_tensors(raw); });
+    expect_equal_fields(
+        to_block_tensors(raw, device()), want,
+        "block " + std::to_string(raw.num_dst) + " x " + std::to_string(raw.num_edges()));
+  }
+  // The packed form: what a caller that makes the copy itself (batch staging) unpacks.
+  const std::vector<int64_t> degrees(static_cast<size_t>(raws[1].num_src), 7);
+  const std::vector<sample::Block> two{raws[0], raws[1]};
+  sample::Block bad = raws[1];
+  bad.indices[0] = bad.num_src;
+  EXPECT_THROW(pack_blocks({bad}), Error);
+  const std::vector<int64_t> one_short(degrees.begin() + 1, degrees.end());
+  EXPECT_NO_THROW(pack_blocks(two, &degrees));
+  EXPECT_THROW(pack_blocks(two, &one_short), Error);  // a degree per input node
+  const std::vector<int64_t> input_degrees(static_cast<size_t>(raws[0].num_src), 7);
+  const std::vector<sample::Block> one{raws[0]};
+  const PackedBlocks packed = pack_blocks(one, &input_degrees);
+  const std::vector<BlockTensors> got = unpack_blocks(packed, packed.host.to(device()));
+  expect_equal_fields(got[0], fused([&] { return to_block_tensors(one, input_degrees); })[0],
+                      "unpacked");
 }
 
 // A fixed 2-hop batch: 16 seeds <- 40 nodes <- 100 input nodes, 8 features, 4 classes.
@@ -387,7 +425,7 @@ TEST_P(KernelEquality, GnnModelsForwardAndBackward) {
       o.out_dim = 4;
       o.layers = 2;
       o.heads = kind == ConvKind::kGat ? 4 : 1;
-      o.dropout = 0.3;
+      o.dropout = 0;  // the generic path draws other masks (DropoutDrawsItsMask...)
       o.precision = precision;
       torch::manual_seed(7);
       GnnModel reference(o);
@@ -407,6 +445,43 @@ TEST_P(KernelEquality, GnnModelsForwardAndBackward) {
         EXPECT_LE(rel_error(got[i], want[i]), tol) << what << (i == 0 ? " logits" : " grad ") << i;
       }
     }
+  }
+}
+
+// Ops that read device data on the host (what train --profile counts as host syncs), seen by
+// a thread-local callback: on the calling thread, and on threads that inherit its torch
+// state (autograd's device threads run a GPU's backward).
+std::atomic<int64_t> g_host_reads{0};
+
+std::unique_ptr<at::ObserverContext> count_host_reads(const at::RecordFunction& fn) {
+  const std::string_view name(fn.name());
+  if (name == "aten::_local_scalar_dense" || name == "aten::nonzero" ||
+      name.rfind("aten::unique", 0) == 0 || name.rfind("aten::_unique", 0) == 0)
+    g_host_reads.fetch_add(1);
+  return nullptr;
+}
+
+TEST_P(KernelEquality, TrainingStepsReadNothingOnTheHost) {
+  const Batch b = make_batch();
+  for (ConvKind kind : {ConvKind::kSage, ConvKind::kGcn, ConvKind::kGat}) {
+    GnnOptions o;
+    o.kind = kind;
+    o.in_dim = 8;
+    o.hidden = 16;
+    o.out_dim = 4;
+    o.heads = kind == ConvKind::kGat ? 4 : 1;
+    o.dropout = 0.5;
+    GnnModel model(o);
+    model.to(device());
+    const torch::Tensor x = dev(b.x), y = dev(b.y);
+    g_host_reads = 0;
+    const uint64_t handle = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(&count_host_reads).scopes({at::RecordScope::FUNCTION}));
+    // The blocks from their index arrays, forward with dropout, loss, backward.
+    const std::vector<BlockTensors> blocks = to_block_tensors(b.raw, b.degrees, device());
+    train_step(model, y, 3, [&] { return model.forward(blocks, x); });
+    at::removeCallback(handle);
+    EXPECT_EQ(g_host_reads.load(), 0) << "model kind " << static_cast<int>(kind);
   }
 }
 
@@ -456,7 +531,7 @@ TEST_P(KernelEquality, RgcnModelForwardAndBackward) {
       o.hidden = 8;
       o.out_dim = 3;
       o.num_bases = bases;
-      o.dropout = 0.2;
+      o.dropout = 0;  // the generic path draws other masks
       o.precision = precision;
       torch::manual_seed(9);
       RgcnModel reference(o);

@@ -9,11 +9,14 @@
 
 #include <limits>
 #include <random>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "nn_test_util.h"
 #include "partita/core/error.h"
 #include "partita/nn/block_tensors.h"
+#include "partita/nn/block_transfer.h"
 #include "partita/nn/dropout.h"
 
 namespace partita::nn {
@@ -242,6 +245,42 @@ TEST_F(MessagePassingTest, BlockTensorsDoNotDependOnThreadCount) {
                         {one.deg_dst, many.deg_dst}})
       EXPECT_TRUE(torch::equal(a, b)) << threads << " threads";
   }
+}
+
+// for_each_tensor visits each of BlockTensors' 16 tensors once, by name; move_blocks moves
+// every defined one (typed fields and the extra tensor included) as views of one buffer,
+// values unchanged, and refuses what is not int64 on the CPU.
+TEST(BlockRoute, MoveBlocksPacksEveryDefinedFieldIntoOneBuffer) {
+  std::mt19937_64 rng(7);
+  const std::vector<sample::Block> raws = {testing::random_typed_block(6, 20, 3, 2, {}, rng),
+                                           testing::random_typed_block(20, 50, 3, 2, {1}, rng)};
+  const std::vector<BlockTensors> want = to_block_tensors(raws);
+  std::vector<BlockTensors> got = want;
+  std::vector<std::string> names;
+  for_each_tensor([&names](const char* name, const torch::Tensor&) { names.push_back(name); },
+                  want[0]);
+  EXPECT_EQ(names.size(), 16u);
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 16u);
+  torch::Tensor extra = torch::arange(50, torch::kInt64);
+  move_blocks(got, &extra, transfer_to(torch::kCPU));
+  EXPECT_TRUE(torch::equal(extra, torch::arange(50, torch::kInt64)));
+  int moved = 0;
+  for (size_t b = 0; b < got.size(); ++b) {
+    for_each_tensor(
+        [&](const char* name, const torch::Tensor& g, const torch::Tensor& w) {
+          ASSERT_EQ(g.defined(), w.defined()) << name;
+          if (!g.defined()) return;
+          ++moved;
+          EXPECT_TRUE(g.is_alias_of(extra)) << name << " not in the one buffer";
+          EXPECT_NE(g.data_ptr(), w.data_ptr()) << name;
+          EXPECT_TRUE(torch::equal(g, w)) << name;
+        },
+        got[b], want[b]);
+  }
+  EXPECT_EQ(moved, 2 * 15) << "every field but graph_deg";
+  std::vector<BlockTensors> floats = {want[0]};
+  floats[0].graph_deg = torch::ones({want[0].num_src});
+  EXPECT_THROW(move_blocks(floats, nullptr, transfer_to(torch::kCPU)), Error);
 }
 
 TEST_F(MessagePassingTest, RejectsBadShapes) {

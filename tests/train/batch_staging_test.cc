@@ -6,6 +6,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <memory_resource>
+#include <utility>
+#include <vector>
+
+#include "host_tensor_memory.h"
+#include "partita/nn/kernel_path.h"
 #include "partita/train/device.h"
 
 namespace partita::train {
@@ -42,6 +48,56 @@ TEST(BatchStaging, CpuCopiesNothing) {
   const std::vector<nn::BlockTensors> blocks = staging.blocks(batch);
   ASSERT_EQ(blocks.size(), 1u);
   EXPECT_TRUE(torch::equal(blocks[0].graph_deg, torch::tensor({3, 1, 2}, torch::kInt64)));
+}
+
+// Where nn's ops take the device-generic path (a GPU; here the CPU under a KernelPathScope),
+// the blocks are derived from their index arrays on the device: the same fields as the
+// CPU build's, graph degrees included.
+TEST(BatchStaging, GenericPathDerivesTheSameBlocks) {
+  loader::Batch batch;
+  sample::Block second = small_block();
+  second.num_dst = 3;
+  second.num_src = 4;
+  second.indptr = {0, 1, 1, 4};
+  second.indices = {3, 0, 3, 3};
+  batch.sampled.blocks = {small_block(), second};
+  batch.degrees = {3, 1, 2, 5};
+  const std::vector<nn::BlockTensors> want =
+      nn::to_block_tensors(batch.sampled.blocks, batch.degrees);
+  BatchStaging staging(torch::kCPU);
+  EXPECT_EQ(staging.feature_memory(), nullptr) << "nothing to pin on the CPU";
+  nn::KernelPathScope generic(nn::KernelPath::kGeneric);
+  const std::vector<nn::BlockTensors> got = staging.blocks(batch);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t b = 0; b < got.size(); ++b) {
+    const std::pair<torch::Tensor, torch::Tensor> fields[] = {
+        {got[b].indptr, want[b].indptr},      {got[b].indices, want[b].indices},
+        {got[b].edge_dst, want[b].edge_dst},  {got[b].deg_dst, want[b].deg_dst},
+        {got[b].deg_src, want[b].deg_src},    {got[b].t_indptr, want[b].t_indptr},
+        {got[b].t_dst, want[b].t_dst},        {got[b].t_eid, want[b].t_eid},
+        {got[b].graph_deg, want[b].graph_deg}};
+    for (const auto& [g, w] : fields) EXPECT_TRUE(torch::equal(g, w)) << "block " << b;
+  }
+}
+
+// The loader's feature memory: blocks of host tensors (pinned on a GPU run), found again by
+// their first byte so that a copy reads the allocator's own block.
+TEST(HostTensorMemory, BlocksAreTensorsFoundByTheirData) {
+  HostTensorMemory memory(/*pinned=*/false);
+  {
+    std::pmr::vector<uint8_t> rows(&memory);
+    rows.resize(64);
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<uint8_t>(i);
+    EXPECT_EQ(memory.live_blocks(), 1u);
+    const torch::Tensor t = memory.tensor_of(rows.data(), 64);
+    ASSERT_TRUE(t.defined());
+    EXPECT_EQ(t.data_ptr(), static_cast<void*>(rows.data()));
+    EXPECT_EQ(t.numel(), 64);
+    EXPECT_EQ(t[63].item<int64_t>(), 63);
+    EXPECT_FALSE(memory.tensor_of(rows.data() + 1, 8).defined()) << "not a block's start";
+    EXPECT_FALSE(memory.tensor_of(rows.data(), 65).defined()) << "past the block";
+  }
+  EXPECT_EQ(memory.live_blocks(), 0u);
 }
 
 TEST(BatchStaging, GpuGetsTheSameValues) {

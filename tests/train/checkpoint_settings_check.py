@@ -50,6 +50,7 @@ CHANGED = {
     "eval-every": ["2"], "metrics-out": ["{work}/m-{n}.jsonl"], "force": [],
     "cache-ratio": ["0.5"], "cache-presample": ["3"], "gpu-cache-ratio": ["0.5"], "progress": ["off"],
     "progress-every": ["5"], "checksum": [], "profile": [], "host-local": ["off"], "parts": ["{work}/parts-copy"],
+    "kernels": ["generic"], "log-every": ["2"],
     "sample-on": ["device"], "topology": ["full"],
 }
 # Flags each run changes anyway, or that one process cannot change.

@@ -24,6 +24,7 @@
 #include "partita/core/error.h"
 #include "partita/core/random.h"
 #include "partita/nn/block_tensors.h"
+#include "partita/nn/block_transfer.h"
 #include "partita/sample/block_builder.h"
 #include "partita/sample/local_sampler.h"
 #include "partita/sample/sample_key.h"
@@ -151,26 +152,11 @@ void expect_same_block(const nn::BlockTensors& got, const nn::BlockTensors& want
   EXPECT_EQ(got.num_dst, want.num_dst) << what;
   EXPECT_EQ(got.num_src, want.num_src) << what;
   EXPECT_EQ(got.num_relations, want.num_relations) << what;
-  const std::pair<const char*, torch::Tensor nn::BlockTensors::*> fields[] = {
-      {"indptr", &nn::BlockTensors::indptr},
-      {"indices", &nn::BlockTensors::indices},
-      {"edge_dst", &nn::BlockTensors::edge_dst},
-      {"deg_dst", &nn::BlockTensors::deg_dst},
-      {"deg_src", &nn::BlockTensors::deg_src},
-      {"t_indptr", &nn::BlockTensors::t_indptr},
-      {"t_dst", &nn::BlockTensors::t_dst},
-      {"t_eid", &nn::BlockTensors::t_eid},
-      {"graph_deg", &nn::BlockTensors::graph_deg},
-      {"etypes", &nn::BlockTensors::etypes},
-      {"rel_offsets", &nn::BlockTensors::rel_offsets},
-      {"rel_row_dst", &nn::BlockTensors::rel_row_dst},
-      {"rel_indptr", &nn::BlockTensors::rel_indptr},
-      {"rel_src", &nn::BlockTensors::rel_src},
-      {"t_rel_row", &nn::BlockTensors::t_rel_row},
-      {"t_rel_entry", &nn::BlockTensors::t_rel_entry},
-  };
-  for (const auto& [name, field] : fields)
-    expect_same_tensor(got.*field, want.*field, what + "." + name);
+  nn::for_each_tensor(
+      [&what](const char* name, const torch::Tensor& g, const torch::Tensor& w) {
+        expect_same_tensor(g, w, what + "." + name);
+      },
+      got, want);
 }
 
 // The device sample of `seeds` equals the host pipeline's: every block, every field, and the
@@ -438,12 +424,11 @@ TEST(DeviceSamplerCuda, EqualsTheCpuSampler) {
     ASSERT_EQ(got.blocks.size(), want.blocks.size());
     for (size_t b = 0; b < got.blocks.size(); ++b) {
       nn::BlockTensors moved = got.blocks[b];
-      for (torch::Tensor* x :
-           {&moved.indptr, &moved.indices, &moved.edge_dst, &moved.deg_dst, &moved.deg_src,
-            &moved.t_indptr, &moved.t_dst, &moved.t_eid, &moved.graph_deg, &moved.etypes,
-            &moved.rel_offsets, &moved.rel_row_dst, &moved.rel_indptr, &moved.rel_src,
-            &moved.t_rel_row, &moved.t_rel_entry})
-        if (x->defined()) *x = x->to(torch::kCPU);
+      nn::for_each_tensor(
+          [](const char*, torch::Tensor& x) {
+            if (x.defined()) x = x.to(torch::kCPU);
+          },
+          moved);
       expect_same_block(moved, want.blocks[b], "cuda block " + std::to_string(b));
     }
   }

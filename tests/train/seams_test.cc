@@ -80,7 +80,9 @@ TEST(GradientSync, WeightsGradientsLossAndBuffers) {
       weights[r].insert(weights[r].end(), t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
     }
     (a.sum() * (r + 1)).backward();  // b has no gradient on any rank: summed as zeros
-    loss[r] = sync.sum_gradients(0.5 + r);
+    const torch::Tensor summed = sync.sum_gradients(torch::tensor(0.5f + r));
+    ASSERT_EQ(summed.numel(), 1);
+    loss[r] = summed.item<double>();
     const torch::Tensor ga = a.grad().reshape(-1).contiguous();
     grad_a[r].assign(ga.data_ptr<float>(), ga.data_ptr<float>() + ga.numel());
     ASSERT_TRUE(b.grad().defined());
@@ -101,6 +103,29 @@ TEST(GradientSync, WeightsGradientsLossAndBuffers) {
     EXPECT_EQ(f[r], std::vector<float>(3, 1.0f)) << r << ": float buffers averaged";
     EXPECT_EQ(i[r], std::vector<int64_t>(2, 10)) << r << ": integer buffers from rank 0";
   }
+}
+
+// One rank: the sum is the identity, so nothing is packed, copied or sent; a parameter
+// without a gradient gets zeros (as the sum would give it), the loss comes back as given
+// (and undefined, a rank without seeds, as 0).
+TEST(GradientSync, OneRankSendsNothing) {
+  InProcessCollectiveGroup group(1, 60);
+  const auto failures = on_threads(1, [&](int r) {
+    torch::Tensor a = torch::full({2, 3}, 1.0f).requires_grad_(true);
+    torch::Tensor b = torch::arange(4, torch::kFloat32).requires_grad_(true);
+    GradientSync sync(group.member(r), {a, b}, 2 * sizeof(float));
+    (a * a).sum().backward();
+    const torch::Tensor grad_a = a.grad();
+    const torch::Tensor summed = sync.sum_gradients(torch::tensor(2.5f));
+    EXPECT_EQ(group.member(r).bytes_contributed(), 0u);
+    EXPECT_EQ(summed.item<float>(), 2.5f);
+    EXPECT_EQ(a.grad().data_ptr(), grad_a.data_ptr()) << "the gradient itself, not a copy";
+    EXPECT_TRUE(torch::equal(a.grad(), torch::full({2, 3}, 2.0f)));
+    ASSERT_TRUE(b.grad().defined());
+    EXPECT_TRUE(torch::equal(b.grad(), torch::zeros({4})));
+    EXPECT_EQ(sync.sum_gradients(torch::Tensor()).item<float>(), 0.0f);
+  });
+  EXPECT_EQ(failures, none(1));
 }
 
 // --------------------------------------------------- sessions over small partitions
@@ -285,9 +310,10 @@ TEST_F(Seams, HanNodeTaskSamplesMetapathNeighbours) {
 
     const std::unique_ptr<TrainTask> task = make_task(s, o);
     ASSERT_NE(dynamic_cast<sample::MetapathSampler*>(&task->sampler()), nullptr);
+    const std::unique_ptr<ModelAdapter> model = build_model({s, o});
     std::vector<std::vector<int64_t>> first_pass;
     for (int pass = 0; pass < 2; ++pass) {
-      loader::BatchPipeline pipeline(pipeline_options(s, o, false, true, 0), task->epoch_seeds(0),
+      loader::BatchPipeline pipeline(pipeline_options(s, o, *model, true, 0), task->epoch_seeds(0),
                                      task->sampler(), s.fetcher());
       int64_t edges[2] = {0, 0};
       size_t at = 0;
@@ -332,7 +358,7 @@ TEST_F(Seams, HanAdapterTrainsOnMetapathBatches) {
     const std::unique_ptr<ModelAdapter> han = build_model({s, o});
     EXPECT_EQ(han->gnn(), nullptr);
     EXPECT_EQ(han->config_signature().at(0), nn::HanModel::kSignatureTag);
-    loader::BatchPipeline pipeline(pipeline_options(s, o, false, true, 0), task->epoch_seeds(0),
+    loader::BatchPipeline pipeline(pipeline_options(s, o, *han, true, 0), task->epoch_seeds(0),
                                    task->sampler(), s.fetcher());
     std::optional<loader::Batch> batch = pipeline.next();
     ASSERT_TRUE(batch.has_value());
@@ -377,8 +403,8 @@ TEST_F(Seams, NodeTaskSeedsLossAndEvaluation) {
     ids[r] = task->plan().num_ids();
     steps[r] = task->plan().steps();
     seeds[r] = task->epoch_seeds(0);
-    loader::BatchPipeline pipeline(pipeline_options(s, o, model->needs_degrees(), true, 0),
-                                   task->epoch_seeds(0), s.sampler(), s.fetcher());
+    loader::BatchPipeline pipeline(pipeline_options(s, o, *model, true, 0), task->epoch_seeds(0),
+                                   s.sampler(), s.fetcher());
     std::optional<loader::Batch> batch = pipeline.next();
     ASSERT_TRUE(batch.has_value());
     if (!batch->sampled.seeds.empty()) {
@@ -386,7 +412,7 @@ TEST_F(Seams, NodeTaskSeedsLossAndEvaluation) {
       const StepLoss out = task->step_loss(*batch, 0, task->plan().batch_size(0), *model, &flops);
       EXPECT_GT(flops, 0);
       EXPECT_EQ(out.total, static_cast<int64_t>(batch->sampled.seeds.size()));
-      EXPECT_LE(out.correct, out.total);
+      EXPECT_LE(out.correct.item<int64_t>(), out.total);
       const double per_seed = out.loss.item<double>() * task->plan().batch_size(0) / out.total;
       EXPECT_GT(per_seed, 0.5) << "an untrained model's cross-entropy over 4 classes";
       EXPECT_LT(per_seed, 5.0);
@@ -434,8 +460,8 @@ TEST_F(Seams, LinkTaskStepsLossAndMetrics) {
     EXPECT_FALSE(task->needs_labels());
     const std::vector<std::vector<int64_t>> seeds = task->epoch_seeds(0);
     ASSERT_EQ(static_cast<int64_t>(seeds.size()), task->plan().steps());
-    loader::BatchPipeline pipeline(pipeline_options(s, o, model->needs_degrees(), false, 0), seeds,
-                                   s.sampler(), s.fetcher());
+    loader::BatchPipeline pipeline(pipeline_options(s, o, *model, false, 0), seeds, s.sampler(),
+                                   s.fetcher());
     std::optional<loader::Batch> batch = pipeline.next();
     ASSERT_TRUE(batch.has_value());
     if (!batch->sampled.seeds.empty()) {

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "helpers/on_threads.h"
@@ -50,8 +52,9 @@ class StepProfileTest : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete dir_; }
 
-  // One rank (a thread over the in-process transport) trains with `o`.
-  static TrainResult train(const TrainOptions& o) {
+  // One rank (a thread over the in-process transport) trains with `o`, calling on_step.
+  static TrainResult train(const TrainOptions& o,
+                           const std::function<void(const StepRecord&)>& on_step = {}) {
     InProcessWorld world(1);
     InProcessCollectiveGroup group(1, 60);
     TrainResult result;
@@ -61,7 +64,7 @@ class StepProfileTest : public ::testing::Test {
       so.timeout_s = 60;
       runtime::Session session(world.transport(r), group.member(r), so);
       Trainer trainer(session, o);
-      result = trainer.train();
+      result = trainer.train({}, on_step);
       session.finish();
     });
     EXPECT_EQ(failures[0], "");
@@ -119,7 +122,7 @@ TEST_F(StepProfileTest, StagesAddUpAndKernelsAppearByName) {
   EXPECT_EQ(calls("partita::dropout_backward"), (kLayers - 1) * steps);
   EXPECT_EQ(calls("partita::to_block_tensors"), steps);
   EXPECT_EQ(calls("partita::features_tensor"), steps);
-  EXPECT_EQ(calls("partita::allreduce"), steps);
+  EXPECT_EQ(calls("partita::allreduce"), -1) << "one rank: the gradient sum sends nothing";
   EXPECT_GT(calls("aten::mm") + calls("aten::addmm"), 0);
 
   double self = 0;
@@ -163,12 +166,111 @@ TEST_F(StepProfileTest, SameLossesWithAndWithout) {
   }
 }
 
+int64_t syncs_of(const OpCounts& c, const std::string& op) {
+  for (const auto& [name, n] : c.syncs_by_op)
+    if (name == op) return n;
+  return 0;
+}
+
+// The CPU proxies of a GPU step (issue 38): with the device-generic ops (what a GPU runs,
+// --kernels generic), GraphSAGE 3 x 256 with fanouts 15,10,5 runs at most 250 aten ops per
+// step on the training thread, and the step's threads read device data on the host at most
+// 3 times per layer plus once (the training thread never: its losses stay on the device).
+TEST_F(StepProfileTest, GenericStepStaysUnderTheGpuProxies) {
+  TrainOptions o = options(ModelKind::kSage, true);
+  o.kernels = nn::KernelPath::kGeneric;
+  o.model.layers = 3;
+  o.model.hidden = 256;
+  o.loader.fanouts = {15, 10, 5};
+  const TrainResult result = train(o);
+  ASSERT_TRUE(result.profile.has_value());
+  const StepProfileReport& r = *result.profile;
+  ASSERT_EQ(r.steps, kSteps * 2);
+  const double ops = static_cast<double>(r.training.ops) / static_cast<double>(r.steps);
+  const double syncs = static_cast<double>(r.training.host_syncs + r.loader.host_syncs) /
+                       static_cast<double>(r.steps);
+  EXPECT_GT(ops, 20) << "the counts saw the step";
+  EXPECT_LE(ops, 250);
+  EXPECT_LE(syncs, 3 * 3 + 1);
+  EXPECT_EQ(r.training.host_syncs, 0);
+  // The generic path ran: its scopes, not the fused kernels.
+  const auto by_name = ops_by_name(r);
+  EXPECT_EQ(by_name.count("partita::spmm_forward"), 0u);
+  ASSERT_EQ(by_name.count("partita::generic_spmm_forward"), 1u);
+  EXPECT_EQ(by_name.at("partita::generic_spmm_forward").calls, 3 * r.steps);
+}
+
+// Losses accumulate on the device: a step reads nothing back, a progress record (every
+// log_every steps and the last of an epoch) reads the loss sum once; a record's loss is the
+// mean of its steps' losses.
+TEST_F(StepProfileTest, LossIsReadOncePerProgressRecord) {
+  for (nn::KernelPath kernels : {nn::KernelPath::kAuto, nn::KernelPath::kGeneric}) {
+    SCOPED_TRACE(name_of(nn::kernel_path_names(), kernels));
+    TrainOptions o = options(ModelKind::kSage, true);
+    o.kernels = kernels;
+    const TrainResult silent = train(o);
+    ASSERT_TRUE(silent.profile.has_value());
+    EXPECT_EQ(silent.profile->training.host_syncs, 0);
+    std::vector<double> every, paired;
+    o.log_every = 1;
+    const TrainResult each = train(o, [&](const StepRecord& s) { every.push_back(s.loss); });
+    EXPECT_EQ(syncs_of(each.profile->training, "aten::_local_scalar_dense"), kSteps * 2);
+    EXPECT_EQ(each.profile->training.host_syncs, kSteps * 2);
+    o.log_every = 3;  // steps 3 and 4 (the last) of each epoch
+    std::vector<int64_t> steps;
+    const TrainResult some = train(o, [&](const StepRecord& s) {
+      paired.push_back(s.loss);
+      steps.push_back(s.step);
+    });
+    EXPECT_EQ(some.profile->training.host_syncs, 2 * 2);
+    EXPECT_EQ(steps, (std::vector<int64_t>{3, 4, 3, 4}));
+    ASSERT_EQ(every.size(), 8u);
+    ASSERT_EQ(paired.size(), 4u);
+    for (int e = 0; e < 2; ++e) {
+      const double* l = every.data() + 4 * e;
+      EXPECT_NEAR(paired[2 * e], (l[0] + l[1] + l[2]) / 3, 1e-12 * l[0]);
+      EXPECT_EQ(paired[2 * e + 1], l[3]);
+      EXPECT_EQ(silent.epochs[e].loss, each.epochs[e].loss) << "records change no figure";
+      EXPECT_EQ(silent.epochs[e].loss, some.epochs[e].loss);
+      EXPECT_NEAR(silent.epochs[e].loss, (l[0] + l[1] + l[2] + l[3]) / 4, 1e-12 * l[0]);
+    }
+  }
+}
+
+// The counts: ops of the recording thread and of other threads, apart; reads of device data
+// on the host by name (on the CPU, the ops that would read a GPU's).
+TEST(OpRecording, CountsOpsAndHostSyncsOfTheTrainingThreadAndTheLoader) {
+  StepProfile profile;
+  {
+    OpRecording recording(&profile);
+    const torch::Tensor x = torch::arange(10);
+    x.sum().item<int64_t>();          // _local_scalar_dense
+    x.gt(4).nonzero();                // nonzero
+    std::get<0>(torch::_unique2(x));  // _unique2
+    std::thread loader([] { torch::arange(5).gt(2).nonzero(); });
+    loader.join();
+  }
+  torch::arange(5).nonzero();  // after the recording: not counted
+  const StepProfileReport r = profile.report();
+  EXPECT_EQ(r.training.host_syncs, 3);
+  EXPECT_EQ(syncs_of(r.training, "aten::_local_scalar_dense"), 1);
+  EXPECT_EQ(syncs_of(r.training, "aten::nonzero"), 1);
+  EXPECT_EQ(syncs_of(r.training, "aten::_unique2"), 1);
+  EXPECT_GE(r.training.ops, 6);
+  EXPECT_EQ(r.loader.host_syncs, 1);
+  EXPECT_EQ(syncs_of(r.loader, "aten::nonzero"), 1);
+  EXPECT_GE(r.loader.ops, 3);
+  EXPECT_LT(r.loader.ops, r.training.ops);
+}
+
 // No recording, no callback: torch's RecordFunction sees none registered.
 TEST(OpRecording, NullProfileRegistersNothing) {
   const bool before = at::hasThreadLocalCallbacks();
+  const bool global_before = at::hasGlobalCallbacks();
   {
     OpRecording none(nullptr);
     EXPECT_EQ(at::hasThreadLocalCallbacks(), before);
+    EXPECT_EQ(at::hasGlobalCallbacks(), global_before);
   }
   StepProfile profile;
   {
@@ -177,6 +279,7 @@ TEST(OpRecording, NullProfileRegistersNothing) {
     (torch::ones({4, 4}) * 2).sum();
   }
   EXPECT_EQ(at::hasThreadLocalCallbacks(), before);
+  EXPECT_EQ(at::hasGlobalCallbacks(), global_before);
   bool mul = false;
   for (const OpRow& o : profile.report().ops) mul = mul || o.name == "aten::mul";
   EXPECT_TRUE(mul);

@@ -135,11 +135,37 @@ TEST(TrainOptions, ChecksNameTheirParameter) {
               o.cache.gpu_ratio = 0.5;
             }),
             "gpu_cache_ratio");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.cache.gpu_ratio = kGpuCacheAuto; }), "");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.cache.gpu_ratio = -0.5; }),
+            "gpu_cache_ratio");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.log_every = 0; }), "");
+  EXPECT_EQ(refused_parameter([](TrainOptions& o) { o.log_every = -1; }), "log_every");
   // A hop given per relation may have a 0 default beside its named relations.
   EXPECT_EQ(refused_parameter([](TrainOptions& o) {
               o.loader.fanouts = sample::Fanouts({10, 0}, {{}, {0, 3}});
             }),
             "");
+}
+
+// --gpu-cache-ratio auto's budget: as many rows as fit in the share of the free memory, at
+// most the candidates, never negative.
+TEST(TrainOptions, AutoCacheRowsFitInTheShareOfFreeMemory) {
+  EXPECT_EQ(auto_cache_rows(1000, 10, 1000, 0.5), 50);
+  EXPECT_EQ(auto_cache_rows(1009, 10, 1000, 0.5), 50) << "whole rows only";
+  EXPECT_EQ(auto_cache_rows(1000, 10, 30, 0.5), 30) << "no more than the candidates";
+  EXPECT_EQ(auto_cache_rows(1000, 10, 1000, 1.0), 100);
+  EXPECT_EQ(auto_cache_rows(0, 10, 1000), 0);
+  EXPECT_EQ(auto_cache_rows(-5, 10, 1000), 0);
+  EXPECT_EQ(auto_cache_rows(1000, 0, 1000), 0);
+  EXPECT_EQ(auto_cache_rows(1000, 10, 0), 0);
+  EXPECT_EQ(auto_cache_rows(1000, 10, 1000, 0), 0);
+  // The default share is half. synth200k (200 K rows of 100 float32) and the products-scale
+  // graph (2.4 M rows) fit whole in an H200's ~139 GiB free; 1 GiB free holds 1.34 M rows.
+  EXPECT_EQ(kGpuCacheAutoShare, 0.5);
+  const int64_t h200 = int64_t{139} << 30;
+  EXPECT_EQ(auto_cache_rows(h200, 400, 200000), 200000);
+  EXPECT_EQ(auto_cache_rows(h200, 400, 2400000), 2400000);
+  EXPECT_EQ(auto_cache_rows(int64_t{1} << 30, 400, 2400000), (int64_t{1} << 29) / 400);
 }
 
 TEST(TrainOptions, NameTablesAreOneToOne) {
@@ -149,6 +175,7 @@ TEST(TrainOptions, NameTablesAreOneToOne) {
   expect_one_to_one(task_names());
   expect_one_to_one(link_metric_kind_names());
   expect_one_to_one(nn::precision_names());
+  expect_one_to_one(nn::kernel_path_names());
   expect_one_to_one(nn::link_decoder_names());
   expect_one_to_one(sample::exclude_names());
   expect_one_to_one(loader::negative_kind_names());

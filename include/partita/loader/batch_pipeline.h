@@ -24,6 +24,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -84,6 +85,10 @@ struct BatchPipelineOptions {
   // in it are not fetched (Batch::resident). Borrowed: must outlive the pipeline; read-only,
   // shared by the workers. Not for typed graphs.
   const store::ResidentRows* resident = nullptr;
+  // Where Batch::features gets its memory (null: the default resource, new/delete), e.g.
+  // pinned host memory a copy to a GPU reads directly (train/batch_staging.h). Borrowed:
+  // must outlive the pipeline's batches; called from the workers concurrently.
+  std::pmr::memory_resource* feature_memory = nullptr;
   // Builds the blocks instead of the NeighborSampler (see BlockSource), or null. Borrowed:
   // must outlive the pipeline.
   BlockSource* block_source = nullptr;
@@ -110,6 +115,11 @@ struct ResidentInputs {
 };
 
 struct Batch {
+  Batch() = default;
+  // A batch whose `features` take their memory from `features_memory` (null: the default).
+  explicit Batch(std::pmr::memory_resource* features_memory)
+      : features(features_memory != nullptr ? features_memory : std::pmr::get_default_resource()) {}
+
   int64_t step = 0;
   sample::SampledBatch sampled;
   // The feature rows of the input nodes that were fetched, row-major, in the graph's feature
@@ -117,8 +127,8 @@ struct Batch {
   // rows of every input position not in resident.hits.positions, in ascending position
   // order, so [sampled.input_nodes.size() - resident.hits.positions.size(), feat_dim]
   // (fetched_feature_rows). Without options.resident that is every input node, row i
-  // belonging to sampled.input_nodes[i].
-  std::vector<uint8_t> features;
+  // belonging to sampled.input_nodes[i]. Its memory is options.feature_memory's.
+  std::pmr::vector<uint8_t> features;
   ResidentInputs resident;  // empty without options.resident
   // Typed graphs (options.typed), one per node type; features stays empty.
   std::vector<TypedInput> typed_inputs;

@@ -29,6 +29,11 @@ struct CacheWarmupOptions {
   uint64_t seed = 0;
   uint64_t epoch = 0;  // sampling-key epoch of the pre-sampling: one no training pass uses
   int trainers = 1;    // ranks that train (no cache on one)
+  // warm_device_rows only: the row budget in rows, instead of ratio x the nodes this rank
+  // owns (-1: ratio's). Rows the pre-sampling did not see then fill what the hottest ones
+  // leave of it: this rank's own, in id order (gpu_cache_ratio auto: every owned row when
+  // they all fit).
+  int64_t rows = -1;
 };
 
 struct CacheWarmup {
@@ -67,7 +72,7 @@ struct DeviceRowsWarmup {
   double seconds = 0;  // choosing and fetching
 };
 
-// Throws ParameterError(gpu_cache_ratio) for ratio > 0 on a typed graph (not supported yet)
+// Throws ParameterError(gpu_cache_ratio) for a budget > 0 on a typed graph (not supported yet)
 // or a server-client trainer's view (it owns no node: no budget). Blocks as
 // warm_feature_cache.
 DeviceRowsWarmup warm_device_rows(sample::NeighborSampler& sampler, store::FeatureFetcher& fetcher,

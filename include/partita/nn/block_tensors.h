@@ -1,12 +1,19 @@
 #pragma once
 // A sample::Block as torch tensors, converted once per block and shared by every layer
-// that runs on it. All index tensors are int64 on `device`. For a device other than the
-// CPU, the tensors are built on the CPU, then copied in one transfer per call (through
-// pinned host memory and non-blocking when CUDA is available), enqueued on the device's
-// current stream: work on another stream must wait for that one. The CPU thread returns
-// before the copy ends; the fields are views of one device buffer.
+// that runs on it. All index tensors are int64 on `device`.
+//
+// On the CPU (fused kernels, nn/kernel_path.h) every field is built by C++ loops. Where nn's
+// ops take the device-generic path (another device, or the CPU under
+// KernelPathScope(kGeneric)), an untyped block's index arrays (indptr, indices, and the
+// input degrees when given) are packed into one host buffer, copied in one transfer
+// (through pinned memory and non-blocking when CUDA is available, on the device's current
+// stream: work on another stream must wait for that one), and the other fields are derived
+// there by torch ops, with no host round trip; the CPU thread returns before the copy ends.
+// Typed blocks are built on the CPU and moved in one transfer. Either way every field
+// equals the CPU build's.
 #include <torch/types.h>
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -78,5 +85,22 @@ std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blo
 std::vector<BlockTensors> to_block_tensors(const std::vector<sample::Block>& blocks,
                                            const std::vector<int64_t>& input_degrees,
                                            torch::Device device = torch::kCPU);
+
+// The two halves of to_block_tensors off the CPU, for a caller that makes the copy itself
+// (train/batch_staging.h, on its side stream). pack_blocks checks every block as
+// to_block_tensors does and packs each block's indptr, then its indices, then the input
+// degrees when given (as above), into `host`: int64, on the CPU, pinned when `pin`. Throws
+// partita::Error on a typed block (their relation fields are built on the CPU).
+struct PackedBlocks {
+  torch::Tensor host;
+  std::vector<std::array<int64_t, 3>> shapes;  // num_dst, num_src, edges of each block
+  bool degrees = false;                        // input degrees follow the blocks
+};
+PackedBlocks pack_blocks(const std::vector<sample::Block>& blocks,
+                         const std::vector<int64_t>* input_degrees = nullptr, bool pin = false);
+
+// The blocks of `packed` from `data`, a copy of packed.host on any device: every field
+// derived there by torch ops (no host read of device data), equal to to_block_tensors'.
+std::vector<BlockTensors> unpack_blocks(const PackedBlocks& packed, const torch::Tensor& data);
 
 }  // namespace partita::nn

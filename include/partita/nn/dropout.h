@@ -1,11 +1,13 @@
 #pragma once
-// Dropout with counter-based masks: element i of a call with key k is kept iff
-// hash(k, i) >= p * 2^32, so the mask is a pure function of (key, i). On the CPU nothing
-// is stored for backward (it regenerates the mask), the result does not depend on the
-// thread count, and a run that sets the same keys repeats the same masks (see
-// GnnModel::set_dropout_key).
-// The mask is the same on every device: a fused kernel on the CPU, torch's integer ops
-// elsewhere (results bit-identical to the CPU's).
+// Dropout whose mask is a function of the call's key. On the CPU (fused kernel) it is
+// counter-based: element i of a call with key k is kept iff hash(k, i) >= p * 2^32, so the
+// mask is a pure function of (key, i), nothing is stored for backward (it regenerates the
+// mask), and the result does not depend on the thread count. On a GPU (and on the CPU under
+// nn::KernelPathScope(kGeneric), kernel_path.h) the mask is drawn by torch's generator of
+// the device, a private copy seeded with the key: a function of (key, shape, device), kept
+// for backward, equal in distribution to the CPU's but not the same bits. Either way a run
+// that sets the same keys repeats the same masks (see GnnModel::set_dropout_key), resumed
+// runs included.
 #include <torch/types.h>
 
 #include <cstdint>

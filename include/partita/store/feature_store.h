@@ -37,6 +37,7 @@
 // Thread-safety: fetch_* may be called from several threads at once.
 #include <atomic>
 #include <cstdint>
+#include <memory_resource>
 #include <vector>
 
 #include "partita/comm/rpc.h"
@@ -86,8 +87,9 @@ class FeatureFetcher {
   // appended to *hits (store/resident_rows.h), and *out is resized to the rows of the other
   // ids, packed in input order ([ids.size() - hits, feat_dim], feature_row_bytes() each).
   // An empty resident set gives exactly fetch_features' rows. Same errors as fetch_features.
+  // (*out keeps its memory resource: the batch pipeline's may be pinned host memory.)
   void fetch_features_except(ArrayView<const int64_t> ids, const ResidentRows& resident,
-                             ResidentHits* hits, std::vector<uint8_t>* out);
+                             ResidentHits* hits, std::pmr::vector<uint8_t>* out);
   // Typed graphs: out: [ids.size(), type_feat_dim(type)] row-major in feature_dtype()
   // (type_feature_row_bytes(type) per row), in input order. Every id must be of node type
   // `type`, and the type must have features: Error otherwise (naming the id or the type).

@@ -22,19 +22,23 @@
 //     work on it has finished; the pinned host copy is released to torch's caching host
 //     allocator, which keeps it until the copy's event completed.
 //   - What overlaps: the copies of batch k run on the side stream while the compute stream
-//     still runs the work queued before them (batch k-1's optimizer step, and anything it left
-//     queued): the host queues batch k's copies as soon as the batch is formed, without waiting
-//     for the GPU. A step's host reads (the loss value, the gradient allreduce through host
-//     memory) do synchronize the compute stream, so batch k's copies cannot start before batch
-//     k-1's backward is done: the overlap is with the tail of step k-1 and among the copies of
-//     batch k themselves (features, blocks and labels are in flight together), not with the
-//     whole of step k-1. Staging batch k+1 before step k's compute would need the loop to form
-//     batch k+1 earlier; this contract allows it (each group has its own event) but the
-//     trainer does not do it yet.
+//     still runs the work queued before them: the host queues batch k's copies as soon as the
+//     batch is formed, without waiting for the GPU. A training step reads nothing back on the
+//     host (trainer.h: losses and counts stay on the device until a progress record), so with
+//     one rank the host runs ahead of the device: it forms batch k+1 and queues its copies
+//     while the device still computes step k, and they overlap it. With several ranks the
+//     gradient allreduce through host memory waits for step k's backward, so batch k+1's
+//     copies overlap step k's optimizer step and each other (features, blocks and labels are
+//     in flight together). Each group has its own event.
+//   - Host buffers: the feature rows come from the loader's buffer, which is pinned memory
+//     when the pipeline gathers into feature_memory() (no host copy here), else copied into
+//     pinned memory first.
 // Not thread-safe: one BatchStaging per model, used by the thread that trains.
 #include <c10/core/Stream.h>
 #include <torch/types.h>
 
+#include <memory>
+#include <memory_resource>
 #include <optional>
 #include <vector>
 
@@ -46,11 +50,13 @@
 namespace partita::train {
 
 class DeviceFeatureCache;  // device_feature_cache.h
+class HostTensorMemory;    // host_tensor_memory.h
 struct DeviceSample;       // device_sampler.h
 
 class BatchStaging {
  public:
   explicit BatchStaging(torch::Device device);
+  ~BatchStaging();
 
   const torch::Device& device() const { return device_; }
   bool on_cpu() const { return device_.is_cpu(); }
@@ -63,10 +69,20 @@ class BatchStaging {
   // The compute stream waits for every copy issued since the last ready(). CPU: nothing.
   void ready();
 
+  // The memory the batch pipelines that feed this staging should gather feature rows into
+  // (loader::BatchPipelineOptions::feature_memory): pinned host memory when the copies are
+  // pinned (CUDA), so that features() copies a batch's rows to the device straight from the
+  // loader's buffer; null (the default resource) otherwise. Lives as long as this staging.
+  std::pmr::memory_resource* feature_memory();
+
   // The blocks of `batch` as tensors on the device (with the in-degrees when the batch
-  // carries them). Call ready() before use. Blocks sampled on the device
-  // (train/device_sampling.h) are used as they are, nothing copied; they must be on this
-  // staging's device (Error otherwise).
+  // carries them). Where nn's ops take the device-generic path (nn/kernel_path.h: a GPU, or
+  // the CPU under KernelPathScope(kGeneric)), an untyped batch's index arrays are packed
+  // into one host buffer, copied in one transfer on the side stream, and the other fields
+  // derived on the device (nn::pack_blocks, unpack_blocks): ready() is called here, before
+  // the derivation. Otherwise the CPU-built tensors are moved (call ready() before use).
+  // Blocks sampled on the device (train/device_sampling.h) are used as they are, nothing
+  // copied; they must be on this staging's device (Error otherwise).
   std::vector<nn::BlockTensors> blocks(const loader::Batch& batch);
 
   // The model input of a batch of a homogeneous graph, on the device. Features stay in their
@@ -87,6 +103,7 @@ class BatchStaging {
   bool pin_ = false;                 // torch::cuda::is_available(): copy via pinned memory
   std::optional<c10::Stream> side_;  // the copies' stream (not on the CPU)
   bool pending_ = false;             // copies issued since the last ready()
+  std::unique_ptr<HostTensorMemory> feature_memory_;  // pinned, when pin_
 };
 
 }  // namespace partita::train

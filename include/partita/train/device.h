@@ -21,4 +21,11 @@ void check_device(const DeviceSpec& device);
 // check_device first.
 torch::Device torch_device(const DeviceSpec& device);
 
+// The free memory of `device` now, in bytes: a GPU's as its driver reports it (what torch's
+// caching allocator holds counts as used), the CPU's available memory (MemAvailable). Throws
+// Error when it cannot be read. For a GPU it calls the CUDA runtime's cudaMemGetInfo (or the
+// driver's cuMemGetInfo) found in the process, where torch's CUDA library loaded it: Partita
+// compiles no CUDA code.
+int64_t free_memory_bytes(const torch::Device& device);
+
 }  // namespace partita::train

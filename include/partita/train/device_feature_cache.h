@@ -62,6 +62,15 @@ class DeviceFeatureCache {
   // set or `fetched` does not fit it.
   torch::Tensor assemble(const loader::Batch& batch, const torch::Tensor& fetched) const;
 
+  // The two halves of assemble for a caller that copies the indices itself (batch staging,
+  // with the fetched rows on its side stream): placement(batch) is the batch's index array,
+  // int64 on the CPU: the hits' slots, their positions, then the fetched rows' positions
+  // ([input nodes + hits]); the slots alone when every input is cached, nothing when none
+  // is. assemble(batch, fetched, placement) takes it on any device.
+  torch::Tensor placement(const loader::Batch& batch) const;
+  torch::Tensor assemble(const loader::Batch& batch, const torch::Tensor& fetched,
+                         const torch::Tensor& placement) const;
+
  private:
   store::ResidentRows resident_;
   torch::Tensor rows_;  // [rows(), feat_dim] on the device, stored dtype

@@ -15,22 +15,52 @@
 // (ATen/record_function.h) times every op its thread runs: aten ops, autograd nodes of
 // backward (CPU backward runs on the calling thread) and partita's named kernels and scopes
 // ("partita::spmm_forward", ...). Self time excludes the ops nested in an op; inclusive time
-// counts an op once even where it nests in itself. Threads other than the recording one are
-// not observed: an op's parallel region on torch's intra-op threads (at::parallel_for) is
-// wall time of the op that started it, which is what the step waits for; so the ops' self
-// times plus the time in no op add up to the steps' wall time (the loader threads run no
-// torch op). Several ranks as threads of one process each record their own thread.
+// counts an op once even where it nests in itself. Other threads are not timed: an op's
+// parallel region on torch's intra-op threads (at::parallel_for) is wall time of the op that
+// started it, which is what the step waits for; so the ops' self times plus the time in no op
+// add up to the steps' wall time. Several ranks as threads of one process each record their
+// own thread.
+//
+// Counts (ops_per_step, host_syncs_per_step). The aten ops (RecordScope::FUNCTION) are
+// counted twice: the top-level ones, which the step's code dispatches itself (each at least
+// one dispatch and, on a GPU, usually a kernel launch; what ops_per_step reports), and all of
+// them, nested ones included (what an op's implementation dispatches in turn, which depends
+// on torch's version and the device). Both apart for two groups of threads:
+// - the training thread: the recording thread, and the threads that inherit its torch state
+//   while it waits in them (autograd's device threads run a GPU's backward; counted into the
+//   most recent recording of the process);
+// - the loader: every other thread of the process (sampler threads that run torch ops, e.g.
+//   a device sampler), counted for the process (several ranks as threads of one process
+//   share the figure).
+// A host sync is an op that reads device data on the host, which makes the host wait for
+// the device: aten::_local_scalar_dense (.item()), aten::nonzero, aten::unique* and
+// aten::_unique* (their output sizes), and aten::copy_ from a device tensor into a CPU one.
+// On the CPU nothing waits, but the same ops are counted where they would sync on a GPU (a
+// device-to-host copy is then no copy at all and is not seen): what makes the counts of
+// `--device cpu --kernels generic` a proxy for a GPU's.
+//
+// Device time. On a GPU (torch 2.5 or later, whose c10::Event has elapsedTime), each seam
+// also records a timing event on the device's current stream, and the report gives each
+// lap's device time: from the event of the seam before to its own, on the device's
+// timeline (a stage's kernels plus the device's idle gaps in it). On the CPU, and with an
+// older torch, the wall times above are all there is.
 //
 // Cost: none without a StepProfile: no callback is registered, and the Trainer's StageClock
 // reads the clock a few times per step as its Stopwatch did. While recording, about a
-// microsecond per op (measured +0.85 us per aten::add of a 4-element tensor). Not thread-safe: one
-// StepProfile per Trainer, used on its thread; an OpRecording must end on the thread that began it.
+// microsecond per op (measured +0.85 us per aten::add of a 4-element tensor, before the
+// counts' input capture). Not thread-safe: one StepProfile per Trainer, used on its thread;
+// an OpRecording must end on the thread that began it.
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "partita/core/timer.h"
+
+namespace c10 {
+struct Device;
+}  // namespace c10
 
 namespace partita::train {
 
@@ -69,6 +99,15 @@ struct OpRow {
   int64_t calls = 0;
 };
 
+// Op counts of a group of threads over the profiled steps.
+struct OpCounts {
+  int64_t ops = 0;         // top-level aten ops (not dispatched by another aten op)
+  int64_t all_ops = 0;     // aten ops, nested ones included
+  int64_t host_syncs = 0;  // reads of device data on the host (above), nested ones included
+  // The host syncs by op name, most first.
+  std::vector<std::pair<std::string, int64_t>> syncs_by_op;
+};
+
 struct StepProfileReport {
   int64_t steps = 0;
   double step_s = 0;  // the steps' wall time: the sum of the stage rows not overlapped
@@ -78,16 +117,25 @@ struct StepProfileReport {
   std::vector<StageRow> stages;
   std::vector<OpRow> ops;    // every op seen, by self time, largest first
   double outside_ops_s = 0;  // step wall time in no op (batch wait, Python-free glue...)
+  OpCounts training;         // the training thread's (see Counts above)
+  OpCounts loader;           // the other threads'
+  // Device time per lap (Lap order, the forward lap split into forward and loss; calls and
+  // shares as the stage rows'), when measured (see Device time above); empty otherwise.
+  std::vector<StageRow> device_stages;
 };
 
 class StepProfile {
  public:
-  StepProfile();
+  // `device`: the model's (device time is measured on a GPU only).
+  explicit StepProfile(const c10::Device& device);
+  StepProfile();  // the CPU
   ~StepProfile();
   StepProfile(const StepProfile&) = delete;
   StepProfile& operator=(const StepProfile&) = delete;
 
   void add(Lap lap, double seconds);
+  // The start of a step (its first lap's start), for the device time.
+  void begin_step();
   // One batch's loader-thread times.
   void add_loader(double sample_s, double fetch_s);
   // An adapter that forwards every call to `model` and times its forward; owned by this
@@ -104,8 +152,9 @@ class StepProfile {
   std::unique_ptr<Impl> impl_;
 };
 
-// Times the calling thread's torch ops into `profile` from construction to destruction; does
-// nothing (registers nothing) when profile is null.
+// Times the calling thread's torch ops, and counts the ops of the training thread and the
+// loader (see Counts above), into `profile` from construction to destruction; does nothing
+// (registers nothing) when profile is null.
 class OpRecording {
  public:
   explicit OpRecording(StepProfile* profile);
@@ -122,7 +171,9 @@ class OpRecording {
 // adds them to the profile when there is one.
 class StageClock {
  public:
-  explicit StageClock(StepProfile* profile) : profile_(profile) {}
+  explicit StageClock(StepProfile* profile) : profile_(profile) {
+    if (profile_ != nullptr) profile_->begin_step();
+  }
   double lap(Lap l) {
     const double s = watch_.seconds();
     watch_.restart();

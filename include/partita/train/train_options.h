@@ -15,6 +15,7 @@
 
 #include "partita/core/name_table.h"
 #include "partita/loader/link_batches.h"
+#include "partita/nn/kernel_path.h"
 #include "partita/nn/precision.h"
 #include "partita/sample/edge_exclusion.h"
 #include "partita/sample/fanouts.h"
@@ -139,9 +140,23 @@ struct CacheOptions {
   int64_t presample_batches = 10;  // cache_presample: steps pre-sampled to choose them, >= 1
   // gpu_cache_ratio: the device feature cache (train/device_feature_cache.h): at most
   // gpu_ratio x (nodes this rank owns) of the hottest input rows, local or remote, kept on
-  // the model's device, in [0, 1]; 0: none. Chosen with the same presample_batches.
+  // the model's device, in [0, 1]; 0: none; kGpuCacheAuto: as many rows as fit in
+  // kGpuCacheAutoShare of the device's free memory (auto_cache_rows). Chosen with the same
+  // presample_batches.
   double gpu_ratio = 0;
 };
+
+// CacheOptions::gpu_ratio's "auto" (the command line's default with a GPU device).
+constexpr double kGpuCacheAuto = -1;
+// The share of the device's free memory (at the cache's construction, after the model and
+// its optimizer state) that gpu_ratio auto fills with feature rows: the rest is left to a
+// step's activations, gradients and the allocator's slack.
+constexpr double kGpuCacheAutoShare = 0.5;
+
+// The device cache's row budget for gpu_ratio auto: as many rows of `row_bytes` as fit in
+// `share` of `free_bytes`, at most `rows` (the candidates), at least 0. Pure.
+int64_t auto_cache_rows(int64_t free_bytes, int64_t row_bytes, int64_t rows,
+                        double share = kGpuCacheAutoShare);
 
 // The learned embeddings of the node types without features (models rgcn and han:
 // store/dist_embedding.h; the tables a run's session holds: train/session_embeddings.h).
@@ -200,6 +215,16 @@ struct TrainOptions {
   // TrainResult::profile. Off: nothing is registered with torch, and nothing is timed
   // beyond the EpochRecord's figures.
   bool profile = false;
+  // kernels: which implementation nn's ops run (nn/kernel_path.h): auto (fused kernels on
+  // the CPU, device-generic ops on a GPU) or generic (the device-generic ops on the CPU too:
+  // what a GPU runs, for tests and the CPU proxies of `profile`). Results equal within
+  // floating-point tolerance; dropout masks are drawn differently (nn/dropout.h).
+  nn::KernelPath kernels = nn::KernelPath::kAuto;
+  // log_every: steps between progress records (Trainer::train's on_step), each one host
+  // read of the device's loss sum; 0: only the last step of each epoch. >= 0. Losses and
+  // accuracies accumulate on the model's device and are read at these records and at the end
+  // of an epoch, never per step otherwise.
+  int64_t log_every = 1;
 };
 
 // A model's own defaults: the values a run of that model takes for the options its caller
@@ -230,7 +255,7 @@ const ModelDefaults& model_defaults(ModelKind kind);
 // embed_lr, embed_init,
 // batch_size, max_steps, lr, weight_decay, threads, prefetch, torch_threads, eval_every,
 // bucket_bytes, resume, cache_ratio, cache_presample, gpu_cache_ratio, negatives, metric, task,
-// precision, device (train/device.h check_device: CUDA missing from this torch, no GPU
+// precision, log_every, device (train/device.h check_device: CUDA missing from this torch, no GPU
 // visible, or an index out of range).
 void check_options(const TrainOptions& options);
 

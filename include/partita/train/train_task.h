@@ -9,15 +9,17 @@
 // - plan(): every training id (or pair) of the job cut into global steps, the same on every
 //   rank. epoch_seeds(e): this rank's seeds of every step of epoch e (0-based), keyed by
 //   (seed, e) so every rank agrees on the steps.
-// - step_loss(): on a batch with seeds only, no collective: the step's loss (summed over
-//   this rank's seeds, divided by the global step's size, so the gradients' allreduce gives
-//   the exact mean) and the classified-right counts.
+// - step_loss(): on a batch with seeds only, no collective, no host read of device data: the
+//   step's loss (summed over this rank's seeds, divided by the global step's size, so the
+//   gradients' allreduce gives the exact mean) and the classified-right count, both left on
+//   the model's device.
 // - validate(), test(): collective; `tag` keys the sampling apart from training epochs;
 //   weights_version changes whenever the weights do (a task may cache per version).
 #include <torch/torch.h>
 
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <vector>
 
 #include "partita/loader/batch_pipeline.h"
@@ -29,8 +31,8 @@
 namespace partita::train {
 
 struct StepLoss {
-  torch::Tensor loss;  // scalar, with grad
-  int64_t correct = 0;
+  torch::Tensor loss;     // scalar, with grad
+  torch::Tensor correct;  // int64 scalar on the model's device: never read here
   int64_t total = 0;
 };
 
@@ -58,14 +60,26 @@ class TrainTask {
   virtual loader::BlockSource* block_source() { return nullptr; }
 };
 
-// The batch pipeline of a pass over `session` keyed by `epoch_key` (training epoch or tag);
-// `resident`: the rows the model holds on its device (ModelAdapter::resident_rows), skipped;
-// `source`: the task's block_source().
+// The batch pipeline of a pass over `session` keyed by `epoch_key` (training epoch or tag)
+// that feeds `model`: its degrees when it needs them, without the rows it holds on its device
+// (ModelAdapter::resident_rows), the feature rows gathered into the memory its staging copies
+// from (BatchStaging::feature_memory); `source`: the task's block_source() (null: the
+// host sampler).
+loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
+                                              const TrainOptions& options, ModelAdapter& model,
+                                              bool needs_labels, uint64_t epoch_key,
+                                              loader::BlockSource* source = nullptr);
+
+// The same from the facts it takes from the model, for a pipeline that feeds no ModelAdapter
+// (a Python loader): `needs_degrees` (ModelAdapter::needs_degrees), `resident`
+// (resident_rows; null: every input row fetched), `source` (as above) and `feature_memory`
+// (BatchStaging::feature_memory; null: the default resource). The form above calls this one.
 loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
                                               const TrainOptions& options, bool needs_degrees,
                                               bool needs_labels, uint64_t epoch_key,
                                               const store::ResidentRows* resident = nullptr,
-                                              loader::BlockSource* source = nullptr);
+                                              loader::BlockSource* source = nullptr,
+                                              std::pmr::memory_resource* feature_memory = nullptr);
 
 // options.task's task (collective, see above). `options` must outlive the task.
 std::unique_ptr<TrainTask> make_task(runtime::Session& session, const TrainOptions& options);

@@ -71,10 +71,12 @@
 // the nodes it owns) and answers those from memory from then on (store::FeatureCache).
 // Results do not change; only the traffic does.
 //
-// Device cache (options.cache.gpu_ratio > 0, issue 24; train/device_feature_cache.h): after
-// the host cache, each rank pre-samples the same steps, keeps the rows of the input nodes
-// they need most, local or remote (at most gpu_ratio x the nodes it owns), on the model's
-// device, and its batch pipelines (training and sampled evaluation) skip fetching them;
+// Device cache (options.cache.gpu_ratio > 0 or auto, issue 24; train/device_feature_cache.h):
+// after the host cache, each rank pre-samples the same steps, keeps the rows of the input
+// nodes they need most, local or remote (at most gpu_ratio x the nodes it owns; auto: as many
+// as fit in kGpuCacheAutoShare of the device's free memory, every owned row when they all
+// fit), on the model's device, and its batch pipelines (training and sampled evaluation)
+// skip fetching them;
 // forward() assembles the input matrix from the cached and the fetched rows. Losses do not
 // change, bit for bit; local gathers, requests and copies to the device do. Untyped
 // partitions, worker mode (or one process); node and link tasks.
@@ -142,12 +144,15 @@ double link_metric_value(const LinkTaskOptions& link, const LinkMetrics& metrics
 // graph. Throws ParameterError("fanouts", ...).
 sample::Fanouts resolve_fanouts(const std::string& spec, const store::DistGraph& graph);
 
-// One training step, identical on every rank except elapsed_s.
+// A progress record after a training step (every options.log_every steps and after the
+// last step of an epoch), identical on every rank except elapsed_s.
 struct StepRecord {
-  int64_t epoch = 0;       // 1-based
-  int64_t step = 0;        // 1-based
-  int64_t steps = 0;       // steps of the epoch
-  double loss = 0;         // mean cross-entropy over the step's global batch
+  int64_t epoch = 0;  // 1-based
+  int64_t step = 0;   // 1-based
+  int64_t steps = 0;  // steps of the epoch
+  // The mean over the steps since the previous record of the epoch of each step's loss (the
+  // mean cross-entropy over its global batch): with log_every 1, this step's loss.
+  double loss = 0;
   int64_t seeds_done = 0;  // global seeds trained on so far in the epoch (N after the last)
   double elapsed_s = 0;    // since the epoch started
 };
@@ -224,6 +229,10 @@ struct DeviceCacheReport {
   // and of their remote input rows.
   double expected_hit_rate = 0;
   double expected_remote_hit_rate = 0;
+  // gpu_cache_ratio auto: the device's free memory when the cache was sized, and the row
+  // budget it gave (train_options.h auto_cache_rows); 0 otherwise.
+  int64_t free_bytes = 0;
+  int64_t budget_rows = 0;
 };
 
 struct TrainResult {
@@ -260,12 +269,15 @@ class Trainer {
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  // Runs the epochs not done yet (all of them, unless resumed), calling on_step after each
-  // step and on_epoch after each epoch (after validation and checkpoint), then measures
-  // test accuracy. Throws Error when no rank has training ids, FormatError/UsageError on a
-  // checkpoint that does not fit.
+  // Runs the epochs not done yet (all of them, unless resumed), calling on_epoch_start with
+  // the epoch (1-based) as each begins (no read of the device), on_step after every
+  // options.log_every-th step and the last of each epoch (each call reads the device's loss
+  // sum on the host once) and on_epoch after each epoch (after validation and checkpoint),
+  // then measures test accuracy. Throws Error when no rank has training ids, FormatError/UsageError
+  // on a checkpoint that does not fit.
   TrainResult train(const std::function<void(const EpochRecord&)>& on_epoch = {},
-                    const std::function<void(const StepRecord&)>& on_step = {});
+                    const std::function<void(const StepRecord&)>& on_step = {},
+                    const std::function<void(int64_t)>& on_epoch_start = {});
 
   // A fingerprint of all parameters (sum of value * (1 + flat index % 7), in double) to
   // compare ranks' weights. Local (no collective).
@@ -282,8 +294,8 @@ class Trainer {
   int64_t num_train_ids() const;
 
  private:
-  // The device cache of options.cache.gpu_ratio (none for 0): `options` are the host cache's
-  // pre-sampling options.
+  // The device cache of options.cache.gpu_ratio (none for 0; auto: sized by the device's free
+  // memory): `options` are the host cache's pre-sampling options.
   void warm_device_cache(const loader::CacheWarmupOptions& options);
   // epoch: 0-based. Calls on_step after each step.
   EpochRecord run_epoch(int64_t epoch, const std::function<void(const StepRecord&)>& on_step);
