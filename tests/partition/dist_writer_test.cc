@@ -22,6 +22,7 @@
 #include "partita/partition/format.h"
 #include "partita/partition/partition_assigned.h"
 #include "partita/partition/pipeline.h"
+#include "partition_dirs.h"
 #include "test_datasets.h"
 #include "writer.h"  // src/partition: the round bounds
 
@@ -29,6 +30,7 @@ namespace partita::partition {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::expect_same_directory;
 using testing::read_file;
 using testing::TempDir;
 
@@ -94,32 +96,6 @@ PartitionInput rank_input(const data::Dataset& ds, int r, int R) {
     g.edge_relation.assign(ds.edge_relation.begin() + first, ds.edge_relation.begin() + last);
   g.num_edges_total = all.num_entries();
   return in;
-}
-
-// partita.json without the fields that may differ between runs and writers.
-nlohmann::json stable_meta(const std::string& dir) {
-  nlohmann::json j = nlohmann::json::parse(read_file(dir + "/partita.json"));
-  j["summary"].erase("phase_seconds");
-  j["summary"].erase("peak_rss_bytes");
-  j["summary"].erase("rank_peak_rss_bytes");
-  return j;
-}
-
-std::set<std::string> files_under(const std::string& dir) {
-  std::set<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) out.insert(fs::relative(e.path(), dir).string());
-  return out;
-}
-
-void expect_same_directory(const std::string& want, const std::string& got) {
-  const std::set<std::string> files = files_under(want);
-  ASSERT_EQ(files, files_under(got));
-  for (const std::string& f : files) {
-    if (f == "partita.json") continue;
-    EXPECT_TRUE(read_file(want + "/" + f) == read_file(got + "/" + f)) << f << " differs";
-  }
-  EXPECT_EQ(stable_meta(want), stable_meta(got));
 }
 
 // Writes `ds` with assignment `part` on R threads as ranks into `out`; returns rank 0's

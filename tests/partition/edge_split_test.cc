@@ -15,11 +15,13 @@
 #include "partita/core/log.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition.h"
+#include "partition_dirs.h"
 #include "test_datasets.h"
 
 namespace partita::partition {
 namespace {
 
+using testing::stable_meta;
 using testing::TempDir;
 using Pair = std::pair<int64_t, int64_t>;
 
@@ -215,13 +217,6 @@ TEST(EdgeSplit, DenseSmallGraphTakesTheLastFreePairs) {
   std::set<Pair> negatives{unordered(s.valid_neg[0].first, s.valid_neg[0].second),
                            unordered(s.test_neg[0].first, s.test_neg[0].second)};
   EXPECT_EQ(negatives, (std::set<Pair>{{0, 1}, {2, 3}}));
-}
-
-nlohmann::json stable_meta(const std::string& dir) {
-  nlohmann::json j = nlohmann::json::parse(testing::read_file(dir + "/partita.json"));
-  j["summary"].erase("phase_seconds");
-  j["summary"].erase("peak_rss_bytes");
-  return j;
 }
 
 TEST(EdgeSplit, SameSeedGivesIdenticalBytesForAnyThreadCount) {

@@ -22,11 +22,13 @@
 #include "partita/data/generate.h"
 #include "partita/partition/assign.h"
 #include "partita/partition/format.h"
+#include "partition_dirs.h"
 #include "test_datasets.h"
 
 namespace partita::partition {
 namespace {
 
+using testing::stable_meta;
 using testing::TempDir;
 
 PartitionOptions options_for(const std::string& out, int parts, Method method, uint64_t seed = 0) {
@@ -98,14 +100,6 @@ void expect_round_trip(const data::Dataset& ds, const std::string& dir) {
   EXPECT_EQ(train, std::set<int64_t>(ds.train_idx.begin(), ds.train_idx.end()));
   EXPECT_EQ(valid, std::set<int64_t>(ds.valid_idx.begin(), ds.valid_idx.end()));
   EXPECT_EQ(test, std::set<int64_t>(ds.test_idx.begin(), ds.test_idx.end()));
-}
-
-// partita.json without the fields that legitimately differ between runs.
-nlohmann::json stable_meta(const std::string& dir) {
-  nlohmann::json j = nlohmann::json::parse(testing::read_file(dir + "/partita.json"));
-  j["summary"].erase("phase_seconds");
-  j["summary"].erase("peak_rss_bytes");
-  return j;
 }
 
 // Every .npy byte-identical, partita.json identical but for timing and memory figures.

@@ -37,6 +37,7 @@
 #include "partita/sample/metapath_spec.h"
 #include "partita/store/dist_graph.h"
 #include "partita/store/feature_store.h"
+#include "serving_ranks.h"
 #include "store_test_util.h"
 
 namespace partita {
@@ -83,42 +84,9 @@ class MetapathDistSampler : public ::testing::Test {
     partition::partition_dataset(*dataset_, p);
   }
 
-  // Runs `work(rank, graph, endpoint)` on every rank of `name` (ranks as threads, every rank
-  // serving samples and features); expects no rank to throw. Returns rank 0's requests.
-  using Work = std::function<void(int, const store::DistGraph&, RpcEndpoint*)>;
-  static int64_t on_every_rank(const std::string& name, int ranks, const Work& work) {
-    const std::string dir = *dir_ / name;
-    InProcessWorld world(ranks);
-    std::vector<store::DistGraph> graphs;
-    for (int r = 0; r < ranks; ++r) graphs.push_back(store::DistGraph::open(dir, r, ranks));
-    std::vector<std::unique_ptr<RpcEndpoint>> endpoints;
-    for (int r = 0; r < ranks; ++r) {
-      RpcRouter router;
-      store::add_feature_routes(router, graphs[r]);
-      sample::add_sample_routes(router, graphs[r], sampling_);
-      RpcOptions options;
-      options.timeout_s = 20;
-      endpoints.push_back(
-          std::make_unique<RpcEndpoint>(world.transport(r), router.handler(), options));
-    }
-    std::vector<std::string> failures(static_cast<size_t>(ranks));
-    std::vector<std::thread> threads;
-    for (int r = 0; r < ranks; ++r) {
-      threads.emplace_back([&, r] {
-        try {
-          work(r, graphs[r], endpoints[r].get());
-        } catch (const std::exception& e) {
-          failures[r] = e.what();
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
-    for (int r = 0; r < ranks; ++r) EXPECT_EQ(failures[r], "") << name << ", rank " << r;
-    const int64_t sent = endpoints[0]->stats().requests_sent;
-    std::vector<std::thread> closing;
-    for (int r = 0; r < ranks; ++r) closing.emplace_back([&, r] { endpoints[r]->shutdown(); });
-    for (auto& t : closing) t.join();
-    return sent;
+  // Runs `work(rank, graph, endpoint)` on every rank of `name` (serving_ranks.h).
+  static int64_t on_every_rank(const std::string& name, int ranks, const testing::RankWork& work) {
+    return testing::run_serving_ranks(*dir_ / name, ranks, sampling_, work);
   }
 
   // The papers rank r owns.
@@ -192,7 +160,9 @@ TEST_F(MetapathDistSampler, BlocksEqualTheWholeDatasetsForOneTwoAndThreeRanks) {
             }
           }
         });
-    if (ranks > 1) EXPECT_GT(sent, 0) << "no remote traffic: the test would be vacuous";
+    if (ranks > 1) {
+      EXPECT_GT(sent, 0) << "no remote traffic: the test would be vacuous";
+    }
     EXPECT_GT(per_metapath[0], 0);
     EXPECT_GT(per_metapath[1], 0);
   }

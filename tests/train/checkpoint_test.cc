@@ -44,7 +44,8 @@ TEST(Checkpoint, RoundTripsModelOptimizerAndMeta) {
   auto saved = model(4, 1);
   torch::optim::Adam adam(saved->parameters(), torch::optim::AdamOptions(0.1));
   step(*saved, adam);
-  const std::string bytes = serialize_checkpoint(*saved, adam, {3, 42, {0, 5, 4, 3, 2, 1, 0, 0}});
+  const std::string bytes =
+      serialize_checkpoint(*saved, adam, {3, 42, {0, 5, 4, 3, 2, 1, 0, 0}, {}});
   const CheckpointMeta meta = read_checkpoint_meta(bytes, "ck");
   EXPECT_EQ(meta.epochs_done, 3);
   EXPECT_EQ(meta.seed, 42u);
@@ -63,14 +64,14 @@ TEST(Checkpoint, RoundTripsModelOptimizerAndMeta) {
 TEST(Checkpoint, RoundTripsTheRecordedSettingsInOrder) {
   auto saved = model(4, 1);
   torch::optim::Adam adam(saved->parameters(), torch::optim::AdamOptions(0.1));
-  CheckpointMeta written{2, 7, {0, 5, 4, 3, 2, 1, 0, 0}};
+  CheckpointMeta written{2, 7, {0, 5, 4, 3, 2, 1, 0, 0}, {}};
   written.settings = {{"task", "node"}, {"hidden", "4"},     {"normalize-features", "true"},
                       {"lr", "0.01"},   {"fanouts", "10,5"}, {"checkpoint-dir", ""}};
   const std::string bytes = serialize_checkpoint(*saved, adam, written);
   EXPECT_EQ(read_checkpoint_meta(bytes, "ck").settings, written.settings);
   // Without settings (as before they were recorded) the entry reads back empty.
-  EXPECT_TRUE(
-      read_checkpoint_meta(serialize_checkpoint(*saved, adam, {1, 0, {}}), "ck").settings.empty());
+  EXPECT_TRUE(read_checkpoint_meta(serialize_checkpoint(*saved, adam, {1, 0, {}, {}}), "ck")
+                  .settings.empty());
 }
 
 TEST(Checkpoint, ReadsFormatOneArchives) {
@@ -104,7 +105,7 @@ TEST(Checkpoint, ReadsFormatOneArchives) {
 TEST(Checkpoint, AnotherModelOrCorruptBytesAreFormatErrors) {
   auto saved = model(4, 1);
   torch::optim::Adam adam(saved->parameters(), torch::optim::AdamOptions(0.1));
-  const std::string bytes = serialize_checkpoint(*saved, adam, {1, 0, {}});
+  const std::string bytes = serialize_checkpoint(*saved, adam, {1, 0, {}, {}});
   auto wider = model(6, 1);
   torch::optim::Adam adam2(wider->parameters(), torch::optim::AdamOptions(0.1));
   try {
@@ -123,7 +124,7 @@ TEST(Checkpoint, AnotherModelOrCorruptBytesAreFormatErrors) {
 TEST(Checkpoint, AnotherFormatIsOneLineNamingTheFormatsRead) {
   auto saved = model(4, 1);
   torch::optim::Adam adam(saved->parameters(), torch::optim::AdamOptions(0.1));
-  const std::string bytes = serialize_checkpoint(*saved, adam, {1, 0, {}});
+  const std::string bytes = serialize_checkpoint(*saved, adam, {1, 0, {}, {}});
   // The same dict with "partita" -> "format" = 3, as a later build might write.
   c10::impl::GenericDict dict =
       torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end())).toGenericDict();

@@ -65,7 +65,8 @@ class Inference : public ::testing::Test {
         1,
         0,
         {static_cast<int64_t>(o.kind), o.in_dim, o.hidden, o.out_dim, o.layers, heads,
-         static_cast<int64_t>(o.norm), static_cast<int64_t>(OptimizerKind::kSgd)}};
+         static_cast<int64_t>(o.norm), static_cast<int64_t>(OptimizerKind::kSgd)},
+        {}};
     write_file_atomic(checkpoint_path(dir, 1), serialize_checkpoint(*model, sgd, meta));
     model->eval();
     return model;
@@ -99,7 +100,9 @@ class Inference : public ::testing::Test {
     for (auto& t : threads) t.join();
     for (int r = 0; r < ranks; ++r) {
       EXPECT_EQ(failures[r], "") << "rank " << r;
-      if (r > 0) EXPECT_TRUE(outputs[r].embeddings.empty()) << "rank " << r << ": rank 0's only";
+      if (r > 0) {
+        EXPECT_TRUE(outputs[r].embeddings.empty()) << "rank " << r << ": rank 0's only";
+      }
       EXPECT_EQ(outputs[r].predictions, outputs[0].predictions) << "rank " << r;
     }
     return outputs[0];

@@ -202,8 +202,9 @@ TEST(TrainMpi, DamagedCheckpointIsRefusedOnEveryRank) {
     message = e.what();
   }
   EXPECT_NE(message.find("unreadable checkpoint"), std::string::npos) << message;
-  if (g_session->rank() == 0)
+  if (g_session->rank() == 0) {
     EXPECT_NE(message.find("checkpoint-000001.pt"), std::string::npos) << message;
+  }
 
   // A fresh run (no --resume) refuses a directory that already holds checkpoints.
   TrainOptions fresh = o;
