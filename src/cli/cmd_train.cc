@@ -472,17 +472,8 @@ std::string model_default_help(const std::string& flag) {
   return "";
 }
 
-}  // namespace
-
-Action add_train_command(CLI::App& app) {
-  auto flags = std::make_shared<Flags>();
-  app.description(
-      "Train a GNN for node classification on a partition directory, data-parallel: run "
-      "under mpirun (or `partita launch`) with one rank per part, or any number of ranks on "
-      "a 1-part directory, or (--servers P) P server ranks and any number of trainers. The "
-      "first rank that trains prints one line per epoch (and progress on stderr, see "
-      "--progress) and, last, test_acc=<accuracy>. 1 rank and P ranks train on the same "
-      "global batches (one shuffle of all training ids, split by owner).");
+// The partition and the task: node classification, or link prediction and its negatives.
+void add_task_flags(CLI::App& app, Flags* flags) {
   app.add_option("--parts", flags->session.parts_dir, "Partition directory")->required();
   add_enum_option(app, "--task", &flags->train.task, train::task_names(),
                   "node (classify nodes) or link (predict edges: needs a partition made with "
@@ -504,6 +495,10 @@ Action add_train_command(CLI::App& app) {
                  "link: the validation metric printed per epoch: auc, ap, mrr or hits@K "
                  "(all of them are in the final record)")
       ->capture_default_str();
+}
+
+// The model: its kind, shape and learned embeddings; --model's own defaults are named in each help.
+void add_model_flags(CLI::App& app, Flags* flags) {
   add_enum_option(app, "--model", &flags->train.model.kind, train::model_kind_names(),
                   "sage, gcn or gat; rgcn or han for typed (heterogeneous) partitions." +
                       model_defaults_help());
@@ -541,6 +536,20 @@ Action add_train_command(CLI::App& app) {
                  "rgcn, han: learned embeddings start uniform in [-S, S)" +
                      model_default_help("embed-init"))
       ->capture_default_str();
+  app.add_option("--dropout", flags->train.model.dropout,
+                 "Dropout on the input of every layer" + model_default_help("dropout"))
+      ->capture_default_str();
+  app.add_option("--attention-dropout", flags->train.model.attention_dropout,
+                 "gat, han: dropout on the attention coefficients (-1: same as --dropout)" +
+                     model_default_help("attention-dropout"))
+      ->capture_default_str();
+  add_enum_option(app, "--precision", &flags->train.model.precision, nn::precision_names(),
+                  "fp32, or bf16: bfloat16 activations and matrix products (AVX512-BF16/AMX) "
+                  "with fp32 weights, optimizer state and loss");
+}
+
+// What a step trains on and how the weights move: fanouts, batches, epochs, optimizer, seed.
+void add_schedule_flags(CLI::App& app, Flags* flags) {
   app.add_option("--fanouts", flags->fanouts,
                  "Neighbors per hop, comma-separated (-1: all). Typed graphs: N per incoming "
                  "relation, or per relation as REL=N entries joined by ':' with a default for "
@@ -564,16 +573,14 @@ Action add_train_command(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("--normalize-features", flags->train.normalize_features,
                "Row-normalize input features (each row divided by its sum)");
-  app.add_option("--dropout", flags->train.model.dropout,
-                 "Dropout on the input of every layer" + model_default_help("dropout"))
+  add_enum_option(app, "--optimizer", &flags->train.optimizer.kind, train::optimizer_kind_names(),
+                  "adam or sgd");
+  app.add_option("--seed", flags->train.seed, "Seed of weights, shuffling and sampling")
       ->capture_default_str();
-  app.add_option("--attention-dropout", flags->train.model.attention_dropout,
-                 "gat, han: dropout on the attention coefficients (-1: same as --dropout)" +
-                     model_default_help("attention-dropout"))
-      ->capture_default_str();
-  add_enum_option(app, "--precision", &flags->train.model.precision, nn::precision_names(),
-                  "fp32, or bf16: bfloat16 activations and matrix products (AVX512-BF16/AMX) "
-                  "with fp32 weights, optimizer state and loss");
+}
+
+// Where the work runs: device, kernels, threads, server ranks, sampling and topology placement.
+void add_placement_flags(CLI::App& app, Flags* flags) {
   add_device_flag(app, &flags->device,
                   "Where the model, its optimizer state, the batches and the loss live: cpu; "
                   "cuda:N (GPU N for every rank); or cuda, one GPU per rank: the ranks of a "
@@ -588,10 +595,6 @@ Action add_train_command(CLI::App& app) {
                   "the device-generic ops on the CPU too (what a GPU runs: to test it, and for "
                   "--profile's ops_per_step and host_syncs_per_step on a CPU). Results equal "
                   "within rounding; dropout masks are drawn by torch's generator instead");
-  add_enum_option(app, "--optimizer", &flags->train.optimizer.kind, train::optimizer_kind_names(),
-                  "adam or sgd");
-  app.add_option("--seed", flags->train.seed, "Seed of weights, shuffling and sampling")
-      ->capture_default_str();
   flags->train.loader.threads = 0;  // automatic, resolved per rank in make_options
   app.add_option("--threads", flags->train.loader.threads,
                  "Sampler threads per rank (0: automatic, one per 8 cores of the rank, 1 to 4)")
@@ -619,6 +622,30 @@ Action add_train_command(CLI::App& app) {
                   "holds the topology (node task, not han), else host. Both give the same "
                   "blocks (docs/training.md, Sampling on the device)");
   add_topology_flag(app, &flags->session.topology);
+}
+
+// Feature caches: host-side for remote rows, device-side for every row a batch needs.
+void add_cache_flags(CLI::App& app, Flags* flags) {
+  app.add_option("--cache-ratio", flags->train.cache.ratio,
+                 "Hot-feature cache: keep up to R x (nodes this rank owns) remote feature rows, "
+                 "the ones pre-sampled batches need most (0: off; results do not change)")
+      ->capture_default_str();
+  app.add_option("--cache-presample", flags->train.cache.presample_batches,
+                 "Steps pre-sampled to choose the cached rows (--cache-ratio and "
+                 "--gpu-cache-ratio)")
+      ->capture_default_str();
+  app.add_option("--gpu-cache-ratio", flags->gpu_cache_ratio,
+                 "Device feature cache: keep up to R x (nodes this rank owns) feature rows, "
+                 "local or remote, the ones pre-sampled batches need most, in the model "
+                 "device's memory (on the CPU in host memory), so that a batch neither "
+                 "gathers, fetches nor copies them (0: off; results do not change; untyped "
+                 "partitions, worker mode). auto: as many rows as fit in half the device's "
+                 "free memory, every row the rank owns when they all fit (docs/training.md)")
+      ->default_str("auto with --device cuda (sage, gcn, gat in worker mode), else 0");
+}
+
+// Evaluation, checkpoints and the metrics file.
+void add_evaluation_flags(CLI::App& app, Flags* flags) {
   add_enum_option(app, "--eval", &flags->train.eval.mode, train::eval_mode_names(),
                   "How validation and test accuracy are measured: sampled (blocks with the "
                   "training fanouts) or full (layer-wise full-neighbourhood inference, as "
@@ -637,22 +664,10 @@ Action add_train_command(CLI::App& app) {
                  "record per epoch, then a final one with test_acc and totals. An existing "
                  "file is refused unless --resume (appends) or --force (replaces)");
   app.add_flag("--force", flags->force, "Let --metrics-out replace an existing file");
-  app.add_option("--cache-ratio", flags->train.cache.ratio,
-                 "Hot-feature cache: keep up to R x (nodes this rank owns) remote feature rows, "
-                 "the ones pre-sampled batches need most (0: off; results do not change)")
-      ->capture_default_str();
-  app.add_option("--cache-presample", flags->train.cache.presample_batches,
-                 "Steps pre-sampled to choose the cached rows (--cache-ratio and "
-                 "--gpu-cache-ratio)")
-      ->capture_default_str();
-  app.add_option("--gpu-cache-ratio", flags->gpu_cache_ratio,
-                 "Device feature cache: keep up to R x (nodes this rank owns) feature rows, "
-                 "local or remote, the ones pre-sampled batches need most, in the model "
-                 "device's memory (on the CPU in host memory), so that a batch neither "
-                 "gathers, fetches nor copies them (0: off; results do not change; untyped "
-                 "partitions, worker mode). auto: as many rows as fit in half the device's "
-                 "free memory, every row the rank owns when they all fit (docs/training.md)")
-      ->default_str("auto with --device cuda (sage, gcn, gat in worker mode), else 0");
+}
+
+// What rank 0 prints while and after training: progress, checksums, the profile.
+void add_report_flags(CLI::App& app, Flags* flags) {
   add_enum_option(app, "--progress", &flags->progress, progress_names(),
                   "auto, bar, lines or off. auto: a bar redrawn in place when stderr is a "
                   "terminal (or `partita launch` ran on one), else a line every "
@@ -676,6 +691,26 @@ Action add_train_command(CLI::App& app) {
                "and the 15 torch ops with the most self time (partita's kernels by name, e.g. "
                "partita::spmm_forward). Each rank profiles its own steps; evaluation is not "
                "profiled. Costs about 1 us per op; off, nothing is recorded");
+}
+
+}  // namespace
+
+Action add_train_command(CLI::App& app) {
+  auto flags = std::make_shared<Flags>();
+  app.description(
+      "Train a GNN for node classification on a partition directory, data-parallel: run "
+      "under mpirun (or `partita launch`) with one rank per part, or any number of ranks on "
+      "a 1-part directory, or (--servers P) P server ranks and any number of trainers. The "
+      "first rank that trains prints one line per epoch (and progress on stderr, see "
+      "--progress) and, last, test_acc=<accuracy>. 1 rank and P ranks train on the same "
+      "global batches (one shuffle of all training ids, split by owner).");
+  add_task_flags(app, flags.get());
+  add_model_flags(app, flags.get());
+  add_schedule_flags(app, flags.get());
+  add_placement_flags(app, flags.get());
+  add_cache_flags(app, flags.get());
+  add_evaluation_flags(app, flags.get());
+  add_report_flags(app, flags.get());
   return [flags, &app] {
     const std::vector<std::string> given = run_settings(app).given;
     // Ctrl-C says how far the run got from the first moment on (interrupt_notice.h), on the
