@@ -158,6 +158,7 @@ Output sample_chunk(const ChunkContext<Runs>& ctx, const PerRun& per_run, const 
       const uint64_t r = static_cast<uint64_t>(nodes[i + kPrefetchDistance] - first);
       if (r < rows) {
         __builtin_prefetch(indices + indptr[r]);
+        if (weights) __builtin_prefetch(weights + indptr[r]);
         runs.prefetch_row(indptr[r]);
       }
     }
