@@ -289,6 +289,7 @@ double round2(double x) { return std::round(x * 100.0) / 100.0; }
 struct ModeFigures {
   std::vector<double> kernel_ns, blocks_ns;
   int64_t edges_per_batch = 0;
+  std::vector<double> hop_ns;  // kernel CPU ns per sampled edge of each hop, over all runs
 };
 
 constexpr int64_t kTimeRange = 1000;
@@ -326,6 +327,11 @@ class ModeRunner {
     figures.kernel_ns.push_back(1e9 * timed_.cpu_seconds / e);
     figures.blocks_ns.push_back(1e9 * (cpu_now() - cpu_start) / e);
     figures.edges_per_batch = edges / a_.batches;
+    figures.hop_ns.clear();
+    for (size_t h = 0; h < fanouts_.size() && h < TimedSampler::kMaxHops; ++h) {
+      const double hop_edges = static_cast<double>(std::max<int64_t>(timed_.hop_edges[h], 1));
+      figures.hop_ns.push_back(round2(1e9 * timed_.hop_cpu_seconds[h] / hop_edges));
+    }
   }
 
   ModeFigures figures;
@@ -400,7 +406,8 @@ nlohmann::ordered_json compare_modes(const graph::Csr& g, const std::vector<int3
                           {"blocks_ns_per_edge", round2(median(f.blocks_ns))},
                           {"edges_per_batch", f.edges_per_batch},
                           {"kernel_vs_uniform", round2(kernel_ns / uniform_ns)},
-                          {"kernel_vs_uniform_paired", round2(median(ratios))}};
+                          {"kernel_vs_uniform_paired", round2(median(ratios))},
+                          {"kernel_ns_per_edge_by_hop", f.hop_ns}};
   }
   // Issue 41's goal, per sampled edge of the kernel: the median over runs of the ratio of
   // each run's weighted figure to the same run's uniform one.

@@ -176,7 +176,10 @@ struct WeightStats {
   float max = 0.0f;
 };
 
-inline WeightStats weight_stats(const float* w, int64_t d) {
+// Integer arithmetic only: the AVX2 clone (chosen at load time where the CPU has it)
+// gives the same result as the baseline one, twice as wide.
+__attribute__((target_clones("avx2", "default"))) WeightStats weight_stats(const float* w,
+                                                                           int64_t d) {
   int32_t max_bits = 0;
   int64_t positive = 0;
   for (int64_t i = 0; i < d; ++i) {
@@ -202,32 +205,36 @@ inline WeightStats weight_stats(const float* w, int64_t d) {
 // kRejectionSlack * (h - k + 1) >= d. A trial accepts with probability (remaining weight)
 // / (d * m), and the remaining weight before any pick is >= (h - k + 1) * m / 2, so a pick
 // takes at most 2 * kRejectionSlack trials on average (about 2 with weights uniform in
-// (0, 1]); rows outside the bound (a few heavy entries among many light ones) fall back
+// (0, 1] and d >> k); rows outside the bound (a few heavy entries among many light ones) fall back
 // to Efraimidis-Spirakis, whose cost does not depend on skew.
-constexpr int64_t kRejectionSlack = 4;
+constexpr int64_t kRejectionSlack = 8;
 
-// One trial of the rejection samplers: position i = rng.below(d), then u = rng.uniform();
-// accepted when w[i] is positive and u * m < w[i].
-inline bool rejection_trial(Rng& rng, const float* w, int64_t d, double max, int64_t* i) {
-  *i = static_cast<int64_t>(rng.below(static_cast<uint64_t>(d)));
-  const double u = rng.uniform();
+// One trial of the rejection samplers: one draw x = rng.next(); the 128-bit product x * d
+// gives the position i (its high word: Lemire's rng.below(d)) and u in [0, 1) (its low
+// word's top 53 bits * 2^-53, uniform given i up to d / 2^64); accepted when w[i] is
+// positive and u * m < w[i].
+inline bool rejection_trial(Rng& rng, const float* w, uint64_t d, double max, int64_t* i) {
+  const unsigned __int128 product = static_cast<unsigned __int128>(rng.next()) * d;
+  *i = static_cast<int64_t>(product >> 64);
+  const double u = static_cast<double>(static_cast<uint64_t>(product) >> 11) * 0x1.0p-53;
   const float x = w[*i];
-  return u * max < static_cast<double>(x) && x <= std::numeric_limits<float>::max();
+  return (u * max < static_cast<double>(x)) & (x <= std::numeric_limits<float>::max());
 }
 
 // Successive sampling by rejection, k <= kTinyFanout: k distinct accepted positions into
-// pos, sorted. Taken positions are an array scanned without branches.
+// pos, sorted. Taken positions are an array scanned without branches, and a trial's
+// outcome moves the count rather than a branch (it is a coin flip to the predictor).
 inline int64_t rejection_tiny(Rng& rng, const float* w, int64_t d, int64_t k, double max,
                               int64_t* pos) {
-  int64_t taken[kTinyFanout];
+  int64_t taken[kTinyFanout + 1];
   int64_t c = 0;
   while (c < k) {
     int64_t i;
-    if (!rejection_trial(rng, w, d, max, &i)) continue;
+    const bool accepted = rejection_trial(rng, w, static_cast<uint64_t>(d), max, &i);
     bool seen = false;
     for (int64_t q = 0; q < c; ++q) seen |= taken[q] == i;
     taken[c] = i;
-    c += !seen;
+    c += accepted & !seen;
   }
   for (int64_t a = 0; a < k; ++a) {
     int64_t rank = 0;
@@ -248,7 +255,7 @@ inline int64_t rejection_large(Rng& rng, const float* w, int64_t d, int64_t k, d
   int64_t c = 0;
   while (c < k) {
     int64_t i;
-    if (!rejection_trial(rng, w, d, max, &i)) continue;
+    if (!rejection_trial(rng, w, static_cast<uint64_t>(d), max, &i)) continue;
     uint64_t h = mix64(static_cast<uint64_t>(i)) & mask;
     while (set[h] != -1 && set[h] != i) h = (h + 1) & mask;
     if (set[h] == i) continue;
@@ -275,41 +282,43 @@ inline int64_t exponential_keys(Rng& rng, const float* w, int64_t d, int64_t k, 
   return k;
 }
 
+inline int64_t positive_positions(const float* w, int64_t d, int64_t* pos) {
+  int64_t c = 0;
+  for (int64_t i = 0; i < d; ++i) {
+    if (positive(w[i])) pos[c++] = i;
+  }
+  return c;
+}
+
+// The weighted algorithms of neighbor_kernel.h on a run of d entries with weights w and
+// fanout k >= 1, writing positions in the run (room for min(k, d), or k with replacement).
 struct WeightedWithout {
   int64_t k;
-  int64_t operator()(const int64_t* row, const float* w, int64_t d, uint64_t node_key, int64_t* out,
+  int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos,
                      Scratch& scratch) const {
-    if (k >= d) return copy_positive(row, w, d, out);
+    if (k >= d) return positive_positions(w, d, pos);
     const WeightStats s = weight_stats(w, d);
-    if (s.positive <= k) return copy_positive(row, w, d, out);
+    if (s.positive <= k) return positive_positions(w, d, pos);
     Rng rng(node_key);
     if (kRejectionSlack * (s.heavy - k + 1) >= d) {
-      if (k <= kTinyFanout) {
-        rejection_tiny(rng, w, d, k, s.max, out);
-      } else {
-        rejection_large(rng, w, d, k, s.max, out, scratch);
-      }
-    } else {
-      exponential_keys(rng, w, d, k, out, scratch);
+      if (k <= kTinyFanout) return rejection_tiny(rng, w, d, k, s.max, pos);
+      return rejection_large(rng, w, d, k, s.max, pos, scratch);
     }
-    for (int64_t i = 0; i < k; ++i) out[i] = row[out[i]];
-    return k;
+    return exponential_keys(rng, w, d, k, pos, scratch);
   }
 };
 
 struct WeightedWith {
   int64_t k;
-  int64_t operator()(const int64_t* row, const float* w, int64_t d, uint64_t node_key, int64_t* out,
+  int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos,
                      Scratch& scratch) const {
     const WeightStats s = weight_stats(w, d);
     if (s.positive == 0) return 0;
     Rng rng(node_key);
     if (kRejectionSlack * s.heavy >= d) {  // rejection, as without replacement
       for (int64_t j = 0; j < k; ++j) {
-        int64_t i;
-        while (!rejection_trial(rng, w, d, s.max, &i)) {
+        while (!rejection_trial(rng, w, static_cast<uint64_t>(d), s.max, pos + j)) {
         }
-        out[j] = row[i];
       }
       return k;
     }
@@ -328,11 +337,21 @@ struct WeightedWith {
       const double x = rng.uniform() * total;
       int64_t i =
           std::upper_bound(cumulative.begin(), cumulative.begin() + d, x) - cumulative.begin();
-      out[j] = row[std::min(i, last)];
+      pos[j] = std::min(i, last);
     }
     return k;
   }
 };
+
+// The same writing ids (temporal_kernel.cc, on a filtered run): out has room for the
+// positions first.
+template <class Weighted>
+int64_t weighted_ids(const Weighted& algorithm, const int64_t* row, const float* w, int64_t d,
+                     uint64_t node_key, int64_t* out, Scratch& scratch) {
+  const int64_t c = algorithm(d, node_key, w, out, scratch);
+  for (int64_t j = 0; j < c; ++j) out[j] = row[out[j]];
+  return c;
+}
 
 struct All {
   bool weighted;

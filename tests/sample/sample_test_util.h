@@ -71,8 +71,8 @@ struct WeightRule {
   int64_t positive = 0, heavy = 0;
   float max = 0;
 
-  bool rejection_without(int64_t d, int64_t k) const { return 4 * (heavy - k + 1) >= d; }
-  bool rejection_with(int64_t d) const { return 4 * heavy >= d; }
+  bool rejection_without(int64_t d, int64_t k) const { return 8 * (heavy - k + 1) >= d; }
+  bool rejection_with(int64_t d) const { return 8 * heavy >= d; }
 };
 
 inline WeightRule weight_rule(const float* w, int64_t d) {
@@ -82,6 +82,12 @@ inline WeightRule weight_rule(const float* w, int64_t d) {
   }
   for (int64_t i = 0; i < d; ++i) r.heavy += positive_weight(w[i]) && w[i] >= 0.5f * r.max;
   return r;
+}
+
+// A rejection trial's position and u from one draw x: the high and low words of x * d.
+inline std::pair<int64_t, double> rejection_draw(Rng& rng, int64_t d) {
+  const unsigned __int128 x = static_cast<unsigned __int128>(rng.next()) * static_cast<uint64_t>(d);
+  return {static_cast<int64_t>(x >> 64), std::ldexp(static_cast<double>(uint64_t(x) >> 11), -53)};
 }
 
 // The reference algorithms of neighbor_kernel.h on one run of d entries (ids, weights)
@@ -113,8 +119,7 @@ inline std::vector<int64_t> reference_run(const int64_t* ids, const float* w, in
     std::set<int64_t> taken;
     if (rule.rejection_without(d, k)) {
       while (static_cast<int64_t>(taken.size()) < k) {
-        int64_t i = static_cast<int64_t>(rng.below(d));
-        double u = rng.uniform();
+        auto [i, u] = rejection_draw(rng, d);
         if (positive_weight(w[i]) && u * rule.max < w[i]) taken.insert(i);
       }
     } else {
@@ -132,8 +137,7 @@ inline std::vector<int64_t> reference_run(const int64_t* ids, const float* w, in
     if (rule.positive == 0) return out;
     if (rule.rejection_with(d)) {
       while (static_cast<int64_t>(out.size()) < k) {
-        int64_t i = static_cast<int64_t>(rng.below(d));
-        double u = rng.uniform();
+        auto [i, u] = rejection_draw(rng, d);
         if (positive_weight(w[i]) && u * rule.max < w[i]) out.push_back(ids[i]);
       }
       return out;
