@@ -192,9 +192,10 @@ template <class Runs, class PerRun, class Output>
 Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const PerRun& per_run,
                               const int64_t* nodes, int64_t n, int64_t* counts, Output out) {
   constexpr int64_t kOffsetsAhead = PerRun::kWeighted
-                                        ? std::max(Runs::kOffsetsAhead, 2 * kPrefetchDistance)
+                                        ? std::max(Runs::kOffsetsAhead, 3 * kPrefetchDistance)
                                         : Runs::kOffsetsAhead;
-  constexpr int64_t kWeightLines = 4;  // of node i + P's row
+  constexpr int64_t kWeightsAhead = PerRun::kWeighted ? 2 * kPrefetchDistance : kPrefetchDistance;
+  constexpr int64_t kWeightLines = 8;  // of node i + P's row
   constexpr int64_t kLag = 16;         // power of two
   struct Pending {
     const int64_t* row;
@@ -235,10 +236,15 @@ Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const PerRun& per_r
         const uint64_t r = static_cast<uint64_t>(nodes[i + kPrefetchDistance] - first);
         if (r < rows) {
           runs.prefetch_runs(indptr[r], indptr[r + 1]);
-          if constexpr (PerRun::kWeighted) {
-            const int64_t b = indptr[r], d = std::min(indptr[r + 1] - b, kWeightLines * 16);
-            for (int64_t j = 0; j < d; j += 16) __builtin_prefetch(weights + b + j);
-          }
+        }
+      }
+    }
+    if constexpr (PerRun::kWeighted) {
+      if (i + kWeightsAhead < n) {
+        const uint64_t r = static_cast<uint64_t>(nodes[i + kWeightsAhead] - first);
+        if (r < rows) {
+          const int64_t b = indptr[r], d = std::min(indptr[r + 1] - b, kWeightLines * 16);
+          for (int64_t j = 0; j < d; j += 16) __builtin_prefetch(weights + b + j);
         }
       }
     }
