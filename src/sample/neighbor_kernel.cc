@@ -186,8 +186,8 @@ Output sample_chunk(const ChunkContext<Runs>& ctx, const PerRun& per_run, const 
 // (as offsets from its row start; the lines they fall on prefetched) while node i - kLag's
 // are turned into ids, so the cache misses of about kLag nodes (their offsets, then k
 // scattered row entries each) are in flight together. Weighted modes read a run's weights
-// to draw: the first lines of node i + P's weights are asked for P nodes ahead (and its
-// offsets 2P ahead).
+// to draw: the first kWeightLines lines of a node's weights are asked for 2P nodes ahead
+// (and its offsets 3P ahead).
 template <class Runs, class PerRun, class Output>
 Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const PerRun& per_run,
                               const int64_t* nodes, int64_t n, int64_t* counts, Output out) {
@@ -195,8 +195,8 @@ Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const PerRun& per_r
                                         ? std::max(Runs::kOffsetsAhead, 3 * kPrefetchDistance)
                                         : Runs::kOffsetsAhead;
   constexpr int64_t kWeightsAhead = PerRun::kWeighted ? 2 * kPrefetchDistance : kPrefetchDistance;
-  constexpr int64_t kWeightLines = 8;  // of node i + P's row
-  constexpr int64_t kLag = 16;         // power of two
+  constexpr int64_t kWeightLines = 8;
+  constexpr int64_t kLag = 16;  // power of two
   struct Pending {
     const int64_t* row;
     int64_t offset;
