@@ -231,12 +231,10 @@ Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const PerRun& per_r
         if (stream_ids) __builtin_prefetch(stream_ids + r);
       }
     }
-    if constexpr (kOffsetsAhead > kPrefetchDistance) {  // what decides the runs; weights
+    if constexpr (kOffsetsAhead > kPrefetchDistance) {  // what decides the runs
       if (i + kPrefetchDistance < n) {
         const uint64_t r = static_cast<uint64_t>(nodes[i + kPrefetchDistance] - first);
-        if (r < rows) {
-          runs.prefetch_runs(indptr[r], indptr[r + 1]);
-        }
+        if (r < rows) runs.prefetch_runs(indptr[r], indptr[r + 1]);
       }
     }
     if constexpr (PerRun::kWeighted) {

@@ -205,8 +205,8 @@ __attribute__((target_clones("avx2", "default"))) WeightStats weight_stats(const
 // kRejectionSlack * (h - k + 1) >= d. A trial accepts with probability (remaining weight)
 // / (d * m), and the remaining weight before any pick is >= (h - k + 1) * m / 2, so a pick
 // takes at most 2 * kRejectionSlack trials on average (about 2 with weights uniform in
-// (0, 1] and d >> k); rows outside the bound (a few heavy entries among many light ones) fall back
-// to Efraimidis-Spirakis, whose cost does not depend on skew.
+// (0, 1] and d >> k). Runs outside the bound (few heavy entries among many light ones, or
+// k close to d) fall back to Efraimidis-Spirakis, whose cost does not depend on skew.
 constexpr int64_t kRejectionSlack = 8;
 
 // One trial of the rejection samplers: one draw x = rng.next(); the 128-bit product x * d
@@ -226,7 +226,7 @@ inline bool rejection_trial(Rng& rng, const float* w, uint64_t d, double max, in
 // outcome moves the count rather than a branch (it is a coin flip to the predictor).
 inline int64_t rejection_tiny(Rng& rng, const float* w, int64_t d, int64_t k, double max,
                               int64_t* pos) {
-  int64_t taken[kTinyFanout + 1];
+  int64_t taken[kTinyFanout];
   int64_t c = 0;
   while (c < k) {
     int64_t i;
