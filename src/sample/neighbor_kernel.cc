@@ -39,8 +39,9 @@ inline int64_t run_bound(int64_t k, int64_t d) {
 
 // ---- Per-run samplers ----------------------------------------------------------------
 // Direct ones write ids: (k, row, weights, d, key, out, scratch) -> count. Pipelined ones
-// write positions in the run: (k, d, key, pos, scratch) -> count, or kWholeRow. A fanout
-// of 0 draws nothing (the run's stream is its own, so skipping its draws changes nothing).
+// write positions in the run: (k, d, key, weights, pos, scratch) -> count, or kWholeRow;
+// kWeighted ones read the run's weights to draw them. A fanout of 0 draws nothing (the
+// run's stream is its own, so skipping its draws changes nothing).
 
 // Every entry of each run (weighted: of positive weight), whatever its fanout.
 struct EveryEntry {
@@ -56,17 +57,18 @@ struct EveryEntry {
 
 template <Replacement R>
 struct WeightedRuns {
-  static constexpr bool kPipelined = false;
+  static constexpr bool kPipelined = true;
+  static constexpr bool kWeighted = true;
 
   int64_t bound(int64_t k, int64_t d) const { return run_bound<R>(k, d); }
-  int64_t operator()(int64_t k, const int64_t* row, const float* w, int64_t d, uint64_t key,
-                     int64_t* out, Scratch& scratch) const {
-    if (k < 0) return All{/*weighted=*/true}(row, w, d, key, out, scratch);
+  int64_t operator()(int64_t k, int64_t d, uint64_t key, const float* w, int64_t* pos,
+                     Scratch& scratch) const {
+    if (k < 0) return positive_positions(w, d, pos);
     if (k == 0) return 0;
     if constexpr (R == Replacement::kWith) {
-      return WeightedWith{k}(row, w, d, key, out, scratch);
+      return WeightedWith{k}(d, key, w, pos, scratch);
     } else {
-      return WeightedWithout{k}(row, w, d, key, out, scratch);
+      return WeightedWithout{k}(d, key, w, pos, scratch);
     }
   }
 };
@@ -74,9 +76,11 @@ struct WeightedRuns {
 template <Replacement R>
 struct UniformRuns {
   static constexpr bool kPipelined = true;
+  static constexpr bool kWeighted = false;
 
   int64_t bound(int64_t k, int64_t d) const { return run_bound<R>(k, d); }
-  int64_t operator()(int64_t k, int64_t d, uint64_t key, int64_t* pos, Scratch& scratch) const {
+  int64_t operator()(int64_t k, int64_t d, uint64_t key, const float*, int64_t* pos,
+                     Scratch& scratch) const {
     if (k < 0) return kWholeRow;
     if (k == 0) return 0;
     if constexpr (R == Replacement::kWith) {
@@ -158,6 +162,7 @@ Output sample_chunk(const ChunkContext<Runs>& ctx, const PerRun& per_run, const 
       const uint64_t r = static_cast<uint64_t>(nodes[i + kPrefetchDistance] - first);
       if (r < rows) {
         __builtin_prefetch(indices + indptr[r]);
+        if (weights) __builtin_prefetch(weights + indptr[r]);
         runs.prefetch_row(indptr[r]);
       }
     }
@@ -177,13 +182,20 @@ Output sample_chunk(const ChunkContext<Runs>& ctx, const PerRun& per_run, const 
   return out;
 }
 
-// sample_chunk for the uniform modes, software-pipelined: node i's positions are drawn
+// sample_chunk for the sampling modes, software-pipelined: node i's positions are drawn
 // (as offsets from its row start; the lines they fall on prefetched) while node i - kLag's
 // are turned into ids, so the cache misses of about kLag nodes (their offsets, then k
-// scattered row entries each) are in flight together.
-template <class Runs, Replacement R, class Output>
-Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const UniformRuns<R>& per_run,
+// scattered row entries each) are in flight together. Weighted modes read a run's weights
+// to draw: the first kWeightLines lines of a node's weights are asked for 2P nodes ahead
+// (and its offsets 3P ahead).
+template <class Runs, class PerRun, class Output>
+Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const PerRun& per_run,
                               const int64_t* nodes, int64_t n, int64_t* counts, Output out) {
+  constexpr int64_t kOffsetsAhead = PerRun::kWeighted
+                                        ? std::max(Runs::kOffsetsAhead, 3 * kPrefetchDistance)
+                                        : Runs::kOffsetsAhead;
+  constexpr int64_t kWeightsAhead = PerRun::kWeighted ? 2 * kPrefetchDistance : kPrefetchDistance;
+  constexpr int64_t kWeightLines = 8;
   constexpr int64_t kLag = 16;  // power of two
   struct Pending {
     const int64_t* row;
@@ -196,6 +208,7 @@ Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const UniformRuns<R
   const Runs& runs = ctx.runs;
   const int64_t* indptr = view.indptr.data();
   const int64_t* indices = view.indices.data();
+  const float* weights = view.weights.data();
   const int64_t* stream_ids = view.stream_ids.empty() ? nullptr : view.stream_ids.data();
   const int64_t first = view.first_row;
   const uint64_t rows = static_cast<uint64_t>(view.num_rows());
@@ -211,17 +224,26 @@ Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const UniformRuns<R
       }
     }
     if (i >= n) continue;
-    if (i + Runs::kOffsetsAhead < n) {
-      const uint64_t r = static_cast<uint64_t>(nodes[i + Runs::kOffsetsAhead] - first);
+    if (i + kOffsetsAhead < n) {
+      const uint64_t r = static_cast<uint64_t>(nodes[i + kOffsetsAhead] - first);
       if (r < rows) {
         __builtin_prefetch(indptr + r);
         if (stream_ids) __builtin_prefetch(stream_ids + r);
       }
     }
-    if constexpr (Runs::kOffsetsAhead > kPrefetchDistance) {  // what decides the runs
+    if constexpr (kOffsetsAhead > kPrefetchDistance) {  // what decides the runs
       if (i + kPrefetchDistance < n) {
         const uint64_t r = static_cast<uint64_t>(nodes[i + kPrefetchDistance] - first);
         if (r < rows) runs.prefetch_runs(indptr[r], indptr[r + 1]);
+      }
+    }
+    if constexpr (PerRun::kWeighted) {
+      if (i + kWeightsAhead < n) {
+        const uint64_t r = static_cast<uint64_t>(nodes[i + kWeightsAhead] - first);
+        if (r < rows) {
+          const int64_t b = indptr[r], d = std::min(indptr[r + 1] - b, kWeightLines * 16);
+          for (int64_t j = 0; j < d; j += 16) __builtin_prefetch(weights + b + j);
+        }
       }
     }
     const int64_t v = nodes[i];
@@ -234,7 +256,7 @@ Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const UniformRuns<R
     auto draw_run = [&](int64_t s, int64_t t, int32_t relation, int64_t k, uint64_t key) {
       const int64_t d = t - s;
       int64_t* pos = out.reserve(per_run.bound(k, d));
-      int64_t c = per_run(k, d, key, pos, scratch);
+      int64_t c = per_run(k, d, key, PerRun::kWeighted ? weights + s : nullptr, pos, scratch);
       if (c == kWholeRow) {
         c = d;
         if (s == b && t == e) {

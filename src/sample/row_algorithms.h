@@ -157,34 +157,171 @@ struct UniformWith {
   }
 };
 
+// ---- Weighted sampling (neighbor_kernel.h) ---------------------------------------------
+// A weight's bits read as an int32: a positive finite float lies in (0, 0x7f800000) and
+// orders like the floats; zero, negatives (sign bit), infinities and NaNs fall outside.
+// Integer max and count reductions vectorize, so a run's statistics cost a fraction of a
+// nanosecond per entry.
+inline int32_t positive_bits(float w) {
+  int32_t b;
+  std::memcpy(&b, &w, sizeof b);
+  return static_cast<uint32_t>(b) - 1u < 0x7f7fffffu ? b : 0;
+}
+
+// What decides how a weighted run is sampled: p positive entries, the largest positive
+// weight m, and h, the number of positive entries with w >= m / 2 (0.5f * m).
+struct WeightStats {
+  int64_t positive = 0;
+  int64_t heavy = 0;
+  float max = 0.0f;
+};
+
+// Integer arithmetic only: the AVX2 clone (chosen at load time where the CPU has it)
+// gives the same result as the baseline one, twice as wide.
+__attribute__((target_clones("avx2", "default"))) WeightStats weight_stats(const float* w,
+                                                                           int64_t d) {
+  int32_t max_bits = 0;
+  int64_t positive = 0;
+  for (int64_t i = 0; i < d; ++i) {
+    const int32_t b = positive_bits(w[i]);
+    max_bits = std::max(max_bits, b);
+    positive += b != 0;
+  }
+  WeightStats s;
+  s.positive = positive;
+  if (positive == 0) return s;
+  std::memcpy(&s.max, &max_bits, sizeof s.max);
+  const float half = 0.5f * s.max;
+  int32_t half_bits;
+  std::memcpy(&half_bits, &half, sizeof half_bits);
+  half_bits = std::max(half_bits, 1);  // a subnormal max halves to 0: count positives only
+  int64_t heavy = 0;
+  for (int64_t i = 0; i < d; ++i) heavy += positive_bits(w[i]) >= half_bits;
+  s.heavy = heavy;
+  return s;
+}
+
+// The rejection bound: successive sampling by rejection is used when
+// kRejectionSlack * (h - k + 1) >= d. A trial accepts with probability (remaining weight)
+// / (d * m), and the remaining weight before any pick is >= (h - k + 1) * m / 2, so a pick
+// takes at most 2 * kRejectionSlack trials on average (about 2 with weights uniform in
+// (0, 1] and d >> k). Runs outside the bound (few heavy entries among many light ones, or
+// k close to d) fall back to Efraimidis-Spirakis, whose cost does not depend on skew.
+constexpr int64_t kRejectionSlack = 8;
+
+// One trial of the rejection samplers: one draw x = rng.next(); the 128-bit product x * d
+// gives the position i (its high word: Lemire's rng.below(d)) and u in [0, 1) (its low
+// word's top 53 bits * 2^-53, uniform given i up to d / 2^64); accepted when w[i] is
+// positive and u * m < w[i].
+inline bool rejection_trial(Rng& rng, const float* w, uint64_t d, double max, int64_t* i) {
+  const unsigned __int128 product = static_cast<unsigned __int128>(rng.next()) * d;
+  *i = static_cast<int64_t>(product >> 64);
+  const double u = static_cast<double>(static_cast<uint64_t>(product) >> 11) * 0x1.0p-53;
+  const float x = w[*i];
+  return (u * max < static_cast<double>(x)) & (x <= std::numeric_limits<float>::max());
+}
+
+// Successive sampling by rejection, k <= kTinyFanout: k distinct accepted positions into
+// pos, sorted. Taken positions are an array scanned without branches, and a trial's
+// outcome moves the count rather than a branch (it is a coin flip to the predictor).
+inline int64_t rejection_tiny(Rng& rng, const float* w, int64_t d, int64_t k, double max,
+                              int64_t* pos) {
+  int64_t taken[kTinyFanout];
+  int64_t c = 0;
+  while (c < k) {
+    int64_t i;
+    const bool accepted = rejection_trial(rng, w, static_cast<uint64_t>(d), max, &i);
+    bool seen = false;
+    for (int64_t q = 0; q < c; ++q) seen |= taken[q] == i;
+    taken[c] = i;
+    c += accepted & !seen;
+  }
+  for (int64_t a = 0; a < k; ++a) {
+    int64_t rank = 0;
+    for (int64_t b = 0; b < k; ++b) rank += taken[b] < taken[a];
+    pos[rank] = taken[a];
+  }
+  return k;
+}
+
+// The same for any k, taken positions in an open-addressing set.
+inline int64_t rejection_large(Rng& rng, const float* w, int64_t d, int64_t k, double max,
+                               int64_t* pos, Scratch& scratch) {
+  uint64_t capacity = 16;
+  while (capacity < 2 * static_cast<uint64_t>(k)) capacity <<= 1;
+  const uint64_t mask = capacity - 1;
+  scratch.set.assign(capacity, -1);
+  int64_t* set = scratch.set.data();
+  int64_t c = 0;
+  while (c < k) {
+    int64_t i;
+    if (!rejection_trial(rng, w, static_cast<uint64_t>(d), max, &i)) continue;
+    uint64_t h = mix64(static_cast<uint64_t>(i)) & mask;
+    while (set[h] != -1 && set[h] != i) h = (h + 1) & mask;
+    if (set[h] == i) continue;
+    set[h] = i;
+    pos[c++] = i;
+  }
+  std::sort(pos, pos + c);
+  return c;
+}
+
+// Efraimidis-Spirakis: one draw per entry, the k smallest keys -log(u) / w. Needs more
+// than k positive entries. Positions into pos, sorted.
+inline int64_t exponential_keys(Rng& rng, const float* w, int64_t d, int64_t k, int64_t* pos,
+                                Scratch& scratch) {
+  auto& keyed = scratch.keyed;
+  keyed.clear();
+  for (int64_t i = 0; i < d; ++i) {
+    const double u = static_cast<double>((rng.next() >> 11) + 1) * 0x1.0p-53;
+    if (positive(w[i])) keyed.emplace_back(-std::log(u) / w[i], i);
+  }
+  std::nth_element(keyed.begin(), keyed.begin() + k, keyed.end());  // (key, i) order
+  for (int64_t i = 0; i < k; ++i) pos[i] = keyed[i].second;
+  std::sort(pos, pos + k);
+  return k;
+}
+
+inline int64_t positive_positions(const float* w, int64_t d, int64_t* pos) {
+  int64_t c = 0;
+  for (int64_t i = 0; i < d; ++i) {
+    if (positive(w[i])) pos[c++] = i;
+  }
+  return c;
+}
+
+// The weighted algorithms of neighbor_kernel.h on a run of d entries with weights w and
+// fanout k >= 1, writing positions in the run (room for min(k, d), or k with replacement).
 struct WeightedWithout {
   int64_t k;
-  int64_t operator()(const int64_t* row, const float* w, int64_t d, uint64_t node_key, int64_t* out,
+  int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos,
                      Scratch& scratch) const {
-    if (k >= d) return copy_positive(row, w, d, out);
+    if (k >= d) return positive_positions(w, d, pos);
+    const WeightStats s = weight_stats(w, d);
+    if (s.positive <= k) return positive_positions(w, d, pos);
     Rng rng(node_key);
-    auto& keyed = scratch.keyed;
-    keyed.clear();
-    for (int64_t i = 0; i < d; ++i) {
-      const double u = static_cast<double>((rng.next() >> 11) + 1) * 0x1.0p-53;
-      if (positive(w[i])) keyed.emplace_back(-std::log(u) / w[i], i);
+    if (kRejectionSlack * (s.heavy - k + 1) >= d) {
+      if (k <= kTinyFanout) return rejection_tiny(rng, w, d, k, s.max, pos);
+      return rejection_large(rng, w, d, k, s.max, pos, scratch);
     }
-    if (static_cast<int64_t>(keyed.size()) <= k) {
-      for (size_t i = 0; i < keyed.size(); ++i) out[i] = row[keyed[i].second];
-      return static_cast<int64_t>(keyed.size());
-    }
-    std::nth_element(keyed.begin(), keyed.begin() + k, keyed.end());  // (key, i) order
-    for (int64_t i = 0; i < k; ++i) out[i] = keyed[i].second;
-    std::sort(out, out + k);
-    for (int64_t i = 0; i < k; ++i) out[i] = row[out[i]];
-    return k;
+    return exponential_keys(rng, w, d, k, pos, scratch);
   }
 };
 
 struct WeightedWith {
   int64_t k;
-  int64_t operator()(const int64_t* row, const float* w, int64_t d, uint64_t node_key, int64_t* out,
+  int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos,
                      Scratch& scratch) const {
+    const WeightStats s = weight_stats(w, d);
+    if (s.positive == 0) return 0;
+    Rng rng(node_key);
+    if (kRejectionSlack * s.heavy >= d) {  // rejection, as without replacement
+      for (int64_t j = 0; j < k; ++j) {
+        while (!rejection_trial(rng, w, static_cast<uint64_t>(d), s.max, pos + j)) {
+        }
+      }
+      return k;
+    }
     auto& cumulative = scratch.cumulative;
     cumulative.resize(static_cast<size_t>(d));
     double total = 0.0;
@@ -196,17 +333,25 @@ struct WeightedWith {
       }
       cumulative[i] = total;
     }
-    if (last < 0) return 0;
-    Rng rng(node_key);
     for (int64_t j = 0; j < k; ++j) {
       const double x = rng.uniform() * total;
       int64_t i =
           std::upper_bound(cumulative.begin(), cumulative.begin() + d, x) - cumulative.begin();
-      out[j] = row[std::min(i, last)];
+      pos[j] = std::min(i, last);
     }
     return k;
   }
 };
+
+// The same writing ids (temporal_kernel.cc, on a filtered run): out has room for the
+// positions first.
+template <class Weighted>
+int64_t weighted_ids(const Weighted& algorithm, const int64_t* row, const float* w, int64_t d,
+                     uint64_t node_key, int64_t* out, Scratch& scratch) {
+  const int64_t c = algorithm(d, node_key, w, out, scratch);
+  for (int64_t j = 0; j < c; ++j) out[j] = row[out[j]];
+  return c;
+}
 
 struct All {
   bool weighted;

@@ -81,8 +81,8 @@ class TemporalRuns {
         c = k;
       }
     } else if (weighted_) {
-      c = with_ ? WeightedWith{k}(ids, w, m, key, o, sc.base)
-                : WeightedWithout{k}(ids, w, m, key, o, sc.base);
+      c = with_ ? weighted_ids(WeightedWith{k}, ids, w, m, key, o, sc.base)
+                : weighted_ids(WeightedWithout{k}, ids, w, m, key, o, sc.base);
     } else {
       sc.pos.resize(static_cast<size_t>(k));
       int64_t* pos = sc.pos.data();

@@ -34,10 +34,11 @@ double chi_square(const std::vector<double>& observed, const std::vector<double>
 
 // Samples the star's center once per trial; calls visit(neighbors) for each.
 template <class Visit>
-void run_trials(const CscView& view, const KernelOptions& options, Visit visit) {
+void run_trials(const CscView& view, const KernelOptions& options, Visit visit,
+                int trials = kTrials) {
   std::vector<int64_t> center{0};
   NeighborSample s;
-  for (int t = 0; t < kTrials; ++t) {
+  for (int t = 0; t < trials; ++t) {
     sample_neighbors(view, center, hop_key({/*seed=*/2024, /*epoch=*/3, /*batch=*/uint64_t(t)}, 0),
                      options, &s);
     visit(s.neighbors);
@@ -112,8 +113,9 @@ TEST(Distribution, WeightedWithoutReplacementOneDrawFollowsWeights) {
   EXPECT_LT(chi_square(counts, expected), 27.88);
 }
 
-// Efraimidis-Spirakis equals successive sampling proportional to weight: inclusion
-// probabilities of k = 3 follow from the 720 ordered draws.
+// Successive sampling proportional to weight (by rejection here: neighbor_kernel.h's
+// bound holds for weights 1..10 and k = 3): inclusion probabilities of k = 3 follow from
+// the 720 ordered draws.
 TEST(Distribution, WeightedWithoutReplacementMatchesSuccessiveSampling) {
   WeightedStar star;
   std::vector<double> counts(10, 0.0), expected(10, 0.0);
@@ -135,6 +137,129 @@ TEST(Distribution, WeightedWithoutReplacementMatchesSuccessiveSampling) {
     }
   }
   EXPECT_LT(chi_square(counts, expected), 27.88);
+}
+
+// ---- Weighted sampling against successive sampling's exact probabilities ------------
+// 10^5 draws each; thresholds are the chi-square quantiles at p = 0.01 (df 5: 15.09,
+// df 36: 58.62, df 39: 62.43). Each row states which of neighbor_kernel.h's algorithms it takes
+// (rejection, or the exact fallback for skewed rows), checked by the rule of the
+// reference (sample_test_util.h).
+constexpr int kWeightedTrials = 100000;
+
+// Successive sampling's inclusion probability of each entry: the sum over every ordered
+// sequence of k distinct positive entries of the product of w[i] / (weight not yet taken).
+std::vector<double> inclusion_probabilities(const std::vector<float>& w, int64_t k) {
+  const int64_t d = static_cast<int64_t>(w.size());
+  std::vector<double> pi(w.size(), 0.0);
+  std::vector<bool> taken(w.size(), false);
+  std::vector<int64_t> path;
+  double total = 0;
+  for (float x : w) total += testing::positive_weight(x) ? x : 0.0;
+  auto walk = [&](auto&& self, double p, double left) -> void {
+    if (static_cast<int64_t>(path.size()) == k) {
+      for (int64_t i : path) pi[i] += p;
+      return;
+    }
+    for (int64_t i = 0; i < d; ++i) {
+      if (taken[i] || !testing::positive_weight(w[i])) continue;
+      taken[i] = true;
+      path.push_back(i);
+      self(self, p * w[i] / left, left - w[i]);
+      path.pop_back();
+      taken[i] = false;
+    }
+  };
+  walk(walk, 1.0, total);
+  return pi;
+}
+
+// The star's center with weights w, sampled kWeightedTrials times with fanout k:
+// chi-square of each leaf's count against kWeightedTrials * (its expected count per draw).
+double weighted_chi_square(const std::vector<float>& w, int64_t k, Replacement r) {
+  const int64_t d = static_cast<int64_t>(w.size());
+  graph::Csr star = testing::star_graph(d);
+  std::vector<double> counts(w.size(), 0.0), expected(w.size(), 0.0);
+  run_trials(
+      csc_view_of(star, w), options(k, r, Weighting::kEdgeWeight),
+      [&](const std::vector<int64_t>& got) {
+        ASSERT_EQ(static_cast<int64_t>(got.size()), k);
+        for (int64_t u : got) counts[u - 1] += 1;
+        if (r == Replacement::kWithout) {
+          for (size_t i = 1; i < got.size(); ++i) ASSERT_LT(got[i - 1], got[i]);
+        }
+      },
+      kWeightedTrials);
+  if (r == Replacement::kWithout) {
+    expected = inclusion_probabilities(w, k);
+  } else {
+    double total = 0;
+    for (float x : w) total += testing::positive_weight(x) ? x : 0.0;
+    for (int64_t i = 0; i < d; ++i)
+      expected[i] = testing::positive_weight(w[i]) ? k * w[i] / total : 0;
+  }
+  // Entries that can never be drawn are not cells: they must have count 0.
+  std::vector<double> o, e;
+  for (int64_t i = 0; i < d; ++i) {
+    if (expected[i] == 0) {
+      EXPECT_EQ(counts[i], 0) << "entry " << i << " has weight " << w[i];
+      continue;
+    }
+    o.push_back(counts[i]);
+    e.push_back(expected[i] * kWeightedTrials);
+  }
+  return chi_square(o, e);
+}
+
+// Skewed rows of d = 6: the rejection bound holds for `mild` at k = 2 and 3, not for
+// `skewed` (one heavy entry), which takes Efraimidis-Spirakis.
+const std::vector<float> kMild{1, 8, 4, 0.5f, 6, 5};
+const std::vector<float> kSkewed{0.1f, 0.2f, 1, 8, 0.5f, 3};
+
+TEST(Distribution, WeightedWithoutReplacementSmallRowByRejection) {
+  for (int64_t k : {2, 3}) {
+    const testing::WeightRule rule = testing::weight_rule(kMild.data(), 6);
+    ASSERT_TRUE(rule.rejection_without(6, k));
+    EXPECT_LT(weighted_chi_square(kMild, k, Replacement::kWithout), 15.09) << k;
+  }
+}
+
+TEST(Distribution, WeightedWithoutReplacementSkewedRowByExponentialKeys) {
+  for (int64_t k : {2, 3}) {
+    const testing::WeightRule rule = testing::weight_rule(kSkewed.data(), 6);
+    ASSERT_FALSE(rule.rejection_without(6, k));
+    EXPECT_LT(weighted_chi_square(kSkewed, k, Replacement::kWithout), 15.09) << k;
+  }
+}
+
+// A row of 40 with weights spread over (0.3, 4], a zero, a NaN and a negative weight
+// (never drawn): the rejection path with a larger row.
+std::vector<float> row_of_40() {
+  std::vector<float> w(40);
+  for (int i = 0; i < 40; ++i) w[i] = 0.3f + 0.1f * static_cast<float>((i * 17) % 38);
+  w[5] = 0;
+  w[21] = NAN;
+  w[30] = -2;
+  return w;
+}
+
+TEST(Distribution, WeightedWithoutReplacementLargeRowByRejection) {
+  const std::vector<float> w = row_of_40();
+  ASSERT_TRUE(testing::weight_rule(w.data(), 40).rejection_without(40, 3));
+  EXPECT_LT(weighted_chi_square(w, 3, Replacement::kWithout), 58.62);  // 37 cells
+}
+
+TEST(Distribution, WeightedWithReplacementByRejectionAndPrefixSums) {
+  ASSERT_TRUE(testing::weight_rule(kMild.data(), 6).rejection_with(6));
+  EXPECT_LT(weighted_chi_square(kMild, 4, Replacement::kWith), 15.09);
+  // One heavy entry among many light ones fails the bound: prefix sums.
+  std::vector<float> skewed(40, 0.01f);
+  skewed[7] = 1;
+  skewed[3] = 0.4f;
+  ASSERT_FALSE(testing::weight_rule(skewed.data(), 40).rejection_with(40));
+  EXPECT_LT(weighted_chi_square(skewed, 4, Replacement::kWith), 62.43);
+  const std::vector<float> w = row_of_40();
+  ASSERT_TRUE(testing::weight_rule(w.data(), 40).rejection_with(40));
+  EXPECT_LT(weighted_chi_square(w, 4, Replacement::kWith), 58.62);  // 37 cells
 }
 
 TEST(Distribution, ZeroWeightsAreNeverDrawn) {

@@ -65,6 +65,31 @@ inline std::vector<float> random_weights(int64_t count, uint64_t seed) {
 
 inline bool positive_weight(float w) { return w > 0.0f && std::isfinite(w); }
 
+// How neighbor_kernel.h decides between rejection and the exact fallbacks for a weighted
+// run: p positive entries, m the largest positive weight, h those with w >= 0.5f * m.
+struct WeightRule {
+  int64_t positive = 0, heavy = 0;
+  float max = 0;
+
+  bool rejection_without(int64_t d, int64_t k) const { return 8 * (heavy - k + 1) >= d; }
+  bool rejection_with(int64_t d) const { return 8 * heavy >= d; }
+};
+
+inline WeightRule weight_rule(const float* w, int64_t d) {
+  WeightRule r;
+  for (int64_t i = 0; i < d; ++i) {
+    if (positive_weight(w[i])) ++r.positive, r.max = std::max(r.max, w[i]);
+  }
+  for (int64_t i = 0; i < d; ++i) r.heavy += positive_weight(w[i]) && w[i] >= 0.5f * r.max;
+  return r;
+}
+
+// A rejection trial's position and u from one draw x: the high and low words of x * d.
+inline std::pair<int64_t, double> rejection_draw(Rng& rng, int64_t d) {
+  const unsigned __int128 x = static_cast<unsigned __int128>(rng.next()) * static_cast<uint64_t>(d);
+  return {static_cast<int64_t>(x >> 64), std::ldexp(static_cast<double>(uint64_t(x) >> 11), -53)};
+}
+
 // The reference algorithms of neighbor_kernel.h on one run of d entries (ids, weights)
 // with fanout k, drawing from Rng(stream).
 inline std::vector<int64_t> reference_run(const int64_t* ids, const float* w, int64_t d,
@@ -89,18 +114,34 @@ inline std::vector<int64_t> reference_run(const int64_t* ids, const float* w, in
   } else if (!weighted) {
     for (int64_t i = 0; d > 0 && i < k; ++i) out.push_back(ids[rng.below(d)]);
   } else if (replacement == Replacement::kWithout) {
-    if (k >= d) return all;
-    std::vector<std::pair<double, int64_t>> keyed;
-    for (int64_t i = 0; i < d; ++i) {
-      double u = static_cast<double>((rng.next() >> 11) + 1) * 0x1.0p-53;
-      if (positive_weight(w[i])) keyed.emplace_back(-std::log(u) / w[i], i);
+    if (static_cast<int64_t>(all.size()) <= k) return all;
+    const WeightRule rule = weight_rule(w, d);
+    std::set<int64_t> taken;
+    if (rule.rejection_without(d, k)) {
+      while (static_cast<int64_t>(taken.size()) < k) {
+        auto [i, u] = rejection_draw(rng, d);
+        if (positive_weight(w[i]) && u * rule.max < w[i]) taken.insert(i);
+      }
+    } else {
+      std::vector<std::pair<double, int64_t>> keyed;
+      for (int64_t i = 0; i < d; ++i) {
+        double u = static_cast<double>((rng.next() >> 11) + 1) * 0x1.0p-53;
+        if (positive_weight(w[i])) keyed.emplace_back(-std::log(u) / w[i], i);
+      }
+      std::sort(keyed.begin(), keyed.end());
+      for (int64_t i = 0; i < k; ++i) taken.insert(keyed[i].second);
     }
-    std::sort(keyed.begin(), keyed.end());
-    std::vector<int64_t> pos;
-    for (int64_t i = 0; i < std::min<int64_t>(k, keyed.size()); ++i) pos.push_back(keyed[i].second);
-    std::sort(pos.begin(), pos.end());
-    for (int64_t p : pos) out.push_back(ids[p]);
+    for (int64_t p : taken) out.push_back(ids[p]);
   } else {
+    const WeightRule rule = weight_rule(w, d);
+    if (rule.positive == 0) return out;
+    if (rule.rejection_with(d)) {
+      while (static_cast<int64_t>(out.size()) < k) {
+        auto [i, u] = rejection_draw(rng, d);
+        if (positive_weight(w[i]) && u * rule.max < w[i]) out.push_back(ids[i]);
+      }
+      return out;
+    }
     std::vector<double> cum;
     double total = 0;
     int64_t last = -1;
@@ -108,7 +149,7 @@ inline std::vector<int64_t> reference_run(const int64_t* ids, const float* w, in
       if (positive_weight(w[i])) total += w[i], last = i;
       cum.push_back(total);
     }
-    for (int64_t j = 0; last >= 0 && j < k; ++j) {
+    for (int64_t j = 0; j < k; ++j) {
       double x = rng.uniform() * total;
       int64_t i = 0;
       while (i < d && !(cum[i] > x)) ++i;

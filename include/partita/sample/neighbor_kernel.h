@@ -13,15 +13,30 @@
 //                    algorithm: for j = d-k .. d-1: t = rng.below(j+1); take t unless
 //                    taken already, else take j. Output: taken positions in stored order.
 //   uniform, with    exactly k draws e[rng.below(d)] in draw order (none when d = 0).
-//   weighted, without (Efraimidis-Spirakis) k >= d: every positive-weight entry in
-//                    stored order. Otherwise one draw per entry i in stored order,
-//                    u = ((rng.next() >> 11) + 1) * 2^-53 in (0, 1], key = -log(u) / w[i];
-//                    take the k smallest (key, i) among positive weights (all of them if
-//                    there are <= k). Output: taken positions in stored order.
-//   weighted, with   prefix sums c[i] (double) of the positive weights, total c[d-1];
-//                    none when total = 0; else k draws x = rng.uniform() * total, taking
-//                    the first i with c[i] > x (the last positive entry if rounding
-//                    leaves none), in draw order.
+//   weighted, without  successive sampling: each pick drawn proportional to weight among
+//                    the positive-weight entries not picked yet. With p = the number of
+//                    positive entries: k >= p (so k >= d): every positive-weight entry in
+//                    stored order, no draws. Otherwise, with m = the largest positive
+//                    weight and h = the number of positive entries with w[i] >= 0.5f * m:
+//                    if 8 * (h - k + 1) >= d, by REJECTION: until k positions are taken, a
+//                    trial draws x = rng.next(), with y = x * d (128-bit) sets i = y >> 64
+//                    (rng.below(d)'s value) and u = ((y mod 2^64) >> 11) * 2^-53, and
+//                    takes i if w[i] is positive, u * m < w[i] (in double) and i is not
+//                    taken yet.
+//                    Else (a skewed run: few heavy entries) Efraimidis-Spirakis: one draw
+//                    per entry i in stored order, u = ((rng.next() >> 11) + 1) * 2^-53 in
+//                    (0, 1], key = -log(u) / w[i]; take the k smallest (key, i) among
+//                    positive weights. Output: taken positions in stored order. (Both give
+//                    successive sampling's distribution; rejection costs O(d) for the
+//                    statistics, a vectorized pass, plus about 2 trials per pick with
+//                    weights uniform in (0, 1], at most 16 on average under the bound;
+//                    Efraimidis-Spirakis one draw and one log per entry.)
+//   weighted, with   none when p = 0. If 8 * h >= d, by rejection: k picks in draw order,
+//                    each the first accepted trial (as above, without the "not taken").
+//                    Else prefix sums c[i] (double) of the positive weights, total
+//                    c[d-1]; k draws x = rng.uniform() * total, taking the first i with
+//                    c[i] > x (the last positive entry if rounding leaves none), in draw
+//                    order.
 // A weight is positive when it is > 0 and finite; others are never drawn.
 //
 // Positions index the row's stored order, so two views give the same sample of a node
