@@ -144,8 +144,12 @@ struct RelationEdges {
 // self_loops_dropped, duplicates_dropped (input relations only: a reverse repeats them) and
 // every Relation::num_edges. FormatError naming the first source if no relation has an edge.
 // Parallel on options.threads; the result does not depend on the thread count.
+// With arrays `listed` (one row per listed edge, the relations' edges one after another in
+// schema order) each row is ordered as data/edge_arrays.h states, with the packed (relation,
+// source) as the source and listing positions counted over that concatenation, and
+// ds.edge_arrays gets one row per entry; with edge_time among them, repeats are kept.
 void build_hetero_graph(Dataset& ds, const std::vector<RelationEdges>& edges,
-                        const LoadOptions& options);
+                        const LoadOptions& options, const std::vector<ExtraArray>& listed = {});
 
 // Stores the target type's labels (`source` names their file) as Dataset::labels (-1 for
 // the other types) and sets num_classes.

@@ -423,6 +423,13 @@ class DistPipelineTest : public ::testing::Test {
     h.threads = 1;
     h.out_dir = *dir_ / "typed";
     data::generate_hetero(h);
+    h.edge_time = h.edge_weight = h.node_time = true;  // per-relation and per-type arrays
+    h.edge_feat_dim = 2;
+    h.out_dir = *dir_ / "typed_arrays";
+    data::generate_hetero(h);
+    h.edge_time = false;
+    h.out_dir = *dir_ / "typed_untimed";
+    data::generate_hetero(h);
   }
   static void TearDownTestSuite() { delete dir_; }
   static std::string path(const std::string& name) { return *dir_ / name; }
@@ -466,6 +473,16 @@ TEST_F(DistPipelineTest, TypedEqualsSingleProcess) {
   check_pipeline(path("typed"), load, 3, 2);
   load.reverse_relations = false;
   check_pipeline(path("typed"), load, 2, 3);
+}
+
+// A typed dataset's per-relation arrays travel with their edges as the homogeneous ones do:
+// the same bytes as one process, with and without reverse relations and edge_time.
+TEST_F(DistPipelineTest, TypedEdgeArraysEqualSingleProcess) {
+  data::LoadOptions load;
+  check_pipeline(path("typed_arrays"), load, 3, 2);
+  check_pipeline(path("typed_untimed"), load, 2, 3);
+  load.reverse_relations = false;
+  check_pipeline(path("typed_arrays"), load, 2, 3);
 }
 
 TEST_F(DistPipelineTest, RandomIsDeterministicForARankCount) {
