@@ -263,6 +263,13 @@ void read_typed(const json& doc, const ManifestParser& p, ChunkedManifest& m) {
                        target_count));
 }
 
+bool has_arrays(const ChunkedManifest& m) {
+  bool any = !m.edge_arrays.empty() || !m.node_arrays.empty();
+  for (const ChunkedNodeType& t : m.node_types) any = any || !t.node_arrays.empty();
+  for (const ChunkedRelation& r : m.relations) any = any || !r.edge_arrays.empty();
+  return any;
+}
+
 }  // namespace
 
 bool looks_like_chunked_layout(const std::string& dir) {
@@ -305,8 +312,9 @@ ChunkedManifest read_chunked_manifest(const std::string& dir) {
 }
 
 int64_t write_chunked_manifest(const std::string& dir, const ChunkedManifest& m) {
-  ordered_json doc = {
-      {"format", kChunkedFormat}, {"version", kChunkedVersion}, {"num_classes", m.num_classes}};
+  ordered_json doc = {{"format", kChunkedFormat},
+                      {"version", has_arrays(m) ? kChunkedVersion : kChunkedVersionWithoutArrays},
+                      {"num_classes", m.num_classes}};
   if (m.typed()) {
     ordered_json types = ordered_json::array();
     for (const ChunkedNodeType& t : m.node_types) {

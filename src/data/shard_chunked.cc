@@ -85,8 +85,9 @@ std::vector<int64_t> read_sorted_split(const std::string& path, int64_t count, i
                   "{}: entry {}: node id {} follows {}; split ids must be strictly ascending in "
                   "the chunked layout",
                   path, i, ids[i], ids[i - 1]);
-    ids[i] += id_offset;
   }
+  // After the checks: offsetting in the loop compared an id with its offset predecessor.
+  for (int64_t& v : ids) v += id_offset;
   return ids;
 }
 

@@ -21,7 +21,11 @@ namespace partita::data {
 
 inline constexpr const char* kChunkedManifest = "manifest.json";
 inline constexpr const char* kChunkedFormat = "partita-chunked";
-inline constexpr int kChunkedVersion = 1;
+// The newest version read. Version 2 adds the optional arrays (ChunkedArray); a manifest
+// without them is written as version 1, so builds before version 2 read it as before and
+// refuse (rather than silently drop) one with arrays.
+inline constexpr int kChunkedVersion = 2;
+inline constexpr int kChunkedVersionWithoutArrays = 1;
 
 struct ChunkFile {
   std::string file;  // relative to the dataset directory
