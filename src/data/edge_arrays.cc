@@ -219,23 +219,29 @@ ExtraArray read_array_rows(const ArrayFile& file, int64_t begin, int64_t end) {
   const int64_t per_row = file.dim > 0 ? file.dim : 1;
   a.values.resize(static_cast<size_t>(end - begin) * a.row_bytes());
   MappedNpy::open(file.path).copy_elements(begin * per_row, end * per_row, a.values.data());
-  if (file.name == kEdgeWeightName) {
+  check_array_values(a, file.path, begin, /*lines=*/false);
+  return a;
+}
+
+void check_array_values(const ExtraArray& a, const std::string& source, int64_t first, bool lines) {
+  const int64_t per_row = a.dim > 0 ? a.dim : 1, base = first + (lines ? 1 : 0);
+  const char* unit = lines ? "line" : "entry";
+  if (a.name == kEdgeWeightName) {
     const float* w = reinterpret_cast<const float*>(a.values.data());
-    for (int64_t i = 0; i < end - begin; ++i)
+    for (int64_t i = 0; i < a.rows(); ++i)
       PARTITA_CHECK(std::isfinite(w[i]) && w[i] > 0, FormatError,
-                    "{}: entry {} is {}; a weight must be finite and > 0", file.path, begin + i,
+                    "{}: {} {} is {}; a weight must be finite and > 0", source, unit, base + i,
                     w[i]);
-  } else if (file.name == kEdgeFeatName) {
+  } else if (a.name == kEdgeFeatName) {
     std::vector<float> row(static_cast<size_t>(per_row));
-    for (int64_t i = 0; i < end - begin; ++i) {
-      widen_to_floats(a.values.data() + i * a.row_bytes(), per_row, file.dtype, row.data());
+    for (int64_t i = 0; i < a.rows(); ++i) {
+      widen_to_floats(a.values.data() + i * a.row_bytes(), per_row, a.dtype, row.data());
       for (int64_t c = 0; c < per_row; ++c)
         PARTITA_CHECK(std::isfinite(row[c]), FormatError,
-                      "{}: row {} column {}: value {} is not finite", file.path, begin + i, c,
-                      row[c]);
+                      "{}: {} {} column {}: value {} is not finite", source, lines ? "line" : "row",
+                      base + i, c, row[c]);
     }
   }
-  return a;
 }
 
 void build_keyed_graph(Dataset& ds, const std::vector<int64_t>& src,

@@ -73,6 +73,11 @@ void find_array_files(const std::string& dir, const std::string& edges, int64_t 
 // (FormatError "<file>: entry i is v; ..." / "row r column c: value v is not finite").
 ExtraArray read_array_rows(const ArrayFile& file, int64_t begin, int64_t end);
 
+// The value checks of read_array_rows on array `a` (an edge_weight's or edge_feat's; others
+// pass), whose row 0 is row `first` of `source`; messages count rows "entry i" / "row i", or
+// with `lines` (a CSV) "line i+1".
+void check_array_values(const ExtraArray& a, const std::string& source, int64_t first, bool lines);
+
 // A chunk file of array `name` (the chunked layout): `dtype`, `rows` rows, `dim` columns (0: a
 // vector), C order; FormatError naming the file otherwise.
 ArrayFile check_chunk_file(const std::string& path, const std::string& name, DType dtype,
