@@ -116,6 +116,10 @@ int run_hetero(const CLI::App& app, const data::GenerateOptions& options,
   h.train_fraction = options.train_fraction;
   h.valid_fraction = options.valid_fraction;
   h.test_fraction = options.test_fraction;
+  h.edge_time = options.edge_time;
+  h.edge_weight = options.edge_weight;
+  h.edge_feat_dim = options.edge_feat_dim;
+  h.node_time = options.node_time;
   // Flags given override the shape's own defaults.
   if (app.count("--nodes") > 0) h.nodes = options.nodes;
   if (app.count("--feat-dim") > 0) h.feat_dim = options.feat_dim;
@@ -170,9 +174,9 @@ int run_generate(const CLI::App& app, data::GenerateOptions& options, const std:
   }
   const bool arrays =
       options.edge_time || options.edge_weight || options.edge_feat_dim > 0 || options.node_time;
-  PARTITA_CHECK(!arrays || (hetero.empty() && !chunk_flags), UsageError,
-                "--edge-time, --edge-weight, --edge-feat-dim, --node-time: apply to the "
-                "homogeneous numpy layout only (no --hetero, --layout, --shape, --from-ogb)");
+  PARTITA_CHECK(!arrays || chunk.from_ogb.empty(), UsageError,
+                "--edge-time, --edge-weight, --edge-feat-dim, --node-time: do not apply to "
+                "--from-ogb");
   const bool chunked_output =
       chunk.from_ogb.empty() &&
       (chunk.layout == "chunked" || (chunk.layout.empty() && !chunk.shape.empty()));

@@ -2,6 +2,7 @@
 // structural check, and writing.
 #include "partita/data/chunked_layout.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -87,6 +88,77 @@ class ManifestParser {
       fail(fmt::format("{}.chunks hold {} rows, but there are {} nodes", where, sum, rows));
     return f;
   }
+  // The optional arrays under key "edge_arrays" / "node_arrays" of `obj` (absent: none). Edge
+  // arrays: chunk i holds as many rows as edges[i]; node arrays: their chunks sum to `rows`.
+  std::vector<ChunkedArray> arrays(const json& obj, const char* name, const std::string& where,
+                                   const std::vector<ChunkFile>* edges, int64_t rows) const {
+    std::vector<ChunkedArray> out;
+    if (!obj.contains(name) || obj[name].is_null()) return out;
+    const std::string w = where.empty() ? name : where + "." + name;
+    const json& v = obj[name];
+    if (!v.is_object()) fail(fmt::format("{} must be a JSON object of arrays", w));
+    const std::vector<std::string> allowed =
+        edges ? std::vector<std::string>{kEdgeTime, kEdgeWeight, kEdgeFeat}
+              : std::vector<std::string>{kNodeTime};
+    for (const std::string& array : allowed) {  // in this order, whatever the file's
+      if (!v.contains(array)) continue;
+      const std::string aw = w + "." + array;
+      ChunkedArray a;
+      a.name = array;
+      a.dtype = dtype_from_name(string(key(v[array], "dtype", aw), aw + ".dtype"),
+                                path_ + ": " + aw + ".dtype");
+      const bool feat = array == kEdgeFeat;
+      const bool ok = feat                   ? is_feature_dtype(a.dtype)
+                      : array == kEdgeWeight ? a.dtype == DType::kFloat32
+                                             : a.dtype == DType::kInt64;
+      if (!ok)
+        fail(fmt::format("{}.dtype is {}; {} is {}", aw, dtype_name(a.dtype), array,
+                         feat                   ? "float32, float16 or bfloat16"
+                         : array == kEdgeWeight ? "float32"
+                                                : "int64"));
+      if (feat) a.dim = integer(key(v[array], "dim", aw), aw + ".dim", 1);
+      a.chunks = chunks(key(v[array], "chunks", aw), aw + ".chunks");
+      if (edges) {
+        if (a.chunks.size() != edges->size())
+          fail(
+              fmt::format("{}.chunks lists {} chunks, but there are {} edge chunks (one array "
+                          "chunk per edge chunk)",
+                          aw, a.chunks.size(), edges->size()));
+        for (size_t i = 0; i < a.chunks.size(); ++i)
+          if (a.chunks[i].rows != (*edges)[i].rows)
+            fail(fmt::format("{}.chunks[{}] holds {} rows, but its edge chunk {} holds {}", aw, i,
+                             a.chunks[i].rows, (*edges)[i].file, (*edges)[i].rows));
+      } else if (const int64_t sum = total(a.chunks, aw); sum != rows) {
+        fail(fmt::format("{}.chunks hold {} rows, but there are {} nodes", aw, sum, rows));
+      }
+      out.push_back(std::move(a));
+    }
+    for (const auto& [array, value] : v.items())
+      if (std::find(allowed.begin(), allowed.end(), array) == allowed.end())
+        fail(fmt::format("{}: unknown array \"{}\" (known: {})", w, array,
+                         edges ? "edge_time, edge_weight, edge_feat" : "node_time"));
+    return out;
+  }
+  // Every entry of `all` has the arrays of the first (names, dtypes, dims), or none does.
+  void same_arrays(const std::vector<const std::vector<ChunkedArray>*>& all, const char* list,
+                   const char* what) const {
+    for (size_t i = 1; i < all.size(); ++i) {
+      bool same = all[i]->size() == all[0]->size();
+      for (size_t k = 0; same && k < all[i]->size(); ++k)
+        same = (*all[i])[k].name == (*all[0])[k].name && (*all[i])[k].dtype == (*all[0])[k].dtype &&
+               (*all[i])[k].dim == (*all[0])[k].dim;
+      if (!same)
+        fail(fmt::format(
+            "{}[{}].{} differ from {}[0]'s: every {} has the same arrays (names, "
+            "dtypes, dims) or none",
+            list, i, what, list, list == std::string("relations") ? "relation" : "node type"));
+    }
+  }
+
+  static constexpr const char* kEdgeTime = "edge_time";
+  static constexpr const char* kEdgeWeight = "edge_weight";
+  static constexpr const char* kEdgeFeat = "edge_feat";
+  static constexpr const char* kNodeTime = "node_time";
 
  private:
   std::string path_;
@@ -114,6 +186,17 @@ ordered_json features_json(const ChunkedFeatures& f) {
   return {{"dtype", dtype_name(f.dtype)}, {"dim", f.dim}, {"chunks", chunks_json(f.chunks)}};
 }
 
+ordered_json arrays_json(const std::vector<ChunkedArray>& arrays) {
+  ordered_json out = ordered_json::object();
+  for (const ChunkedArray& a : arrays) {
+    ordered_json entry = {{"dtype", dtype_name(a.dtype)}};
+    if (a.dim > 0) entry["dim"] = a.dim;
+    entry["chunks"] = chunks_json(a.chunks);
+    out[a.name] = std::move(entry);
+  }
+  return out;
+}
+
 void read_typed(const json& doc, const ManifestParser& p, ChunkedManifest& m) {
   const json& types = p.key(doc, "node_types", "the manifest");
   if (!types.is_array() || types.empty()) p.fail("\"node_types\" must be a non-empty list");
@@ -131,8 +214,12 @@ void read_typed(const json& doc, const ManifestParser& p, ChunkedManifest& m) {
     m.num_nodes += t.count;
     if (types[i].contains("features") && !types[i]["features"].is_null())
       t.features = p.features(types[i]["features"], w + ".features", t.count);
+    t.node_arrays = p.arrays(types[i], "node_arrays", w, nullptr, t.count);
     m.node_types.push_back(std::move(t));
   }
+  std::vector<const std::vector<ChunkedArray>*> node_arrays;
+  for (const ChunkedNodeType& t : m.node_types) node_arrays.push_back(&t.node_arrays);
+  p.same_arrays(node_arrays, "node_types", "node_arrays");
   const auto find = [&](const std::string& name, const std::string& where) {
     for (const ChunkedNodeType& t : m.node_types)
       if (t.name == name) return t.count;
@@ -161,8 +248,12 @@ void read_typed(const json& doc, const ManifestParser& p, ChunkedManifest& m) {
       p.fail(fmt::format("{}: relation name '{}' is not allowed", w, r.name));
     r.edges = p.chunks(p.key(rels[i], "edges", w), w + ".edges");
     edges += p.total(r.edges, w + ".edges");
+    r.edge_arrays = p.arrays(rels[i], "edge_arrays", w, &r.edges, 0);
     m.relations.push_back(std::move(r));
   }
+  std::vector<const std::vector<ChunkedArray>*> edge_arrays;
+  for (const ChunkedRelation& r : m.relations) edge_arrays.push_back(&r.edge_arrays);
+  p.same_arrays(edge_arrays, "relations", "edge_arrays");
   if (edges == 0) p.fail("no relation has an edge (the edge list is empty)");
   m.target = p.string(p.key(doc, "target", "the manifest"), "\"target\"");
   const int64_t target_count = find(m.target, "\"target\"");
@@ -170,6 +261,13 @@ void read_typed(const json& doc, const ManifestParser& p, ChunkedManifest& m) {
   if (labels != target_count)
     p.fail(fmt::format("labels hold {} rows, but target type '{}' has {} nodes", labels, m.target,
                        target_count));
+}
+
+bool has_arrays(const ChunkedManifest& m) {
+  bool any = !m.edge_arrays.empty() || !m.node_arrays.empty();
+  for (const ChunkedNodeType& t : m.node_types) any = any || !t.node_arrays.empty();
+  for (const ChunkedRelation& r : m.relations) any = any || !r.edge_arrays.empty();
+  return any;
 }
 
 }  // namespace
@@ -205,6 +303,8 @@ ChunkedManifest read_chunked_manifest(const std::string& dir) {
   m.edges = p.chunks(p.key(doc, "edges", "the manifest"), "edges");
   if (p.total(m.edges, "edges") == 0) p.fail("edges: the edge list is empty");
   m.features = p.features(p.key(doc, "features", "the manifest"), "features", m.num_nodes);
+  m.edge_arrays = p.arrays(doc, "edge_arrays", "", &m.edges, 0);
+  m.node_arrays = p.arrays(doc, "node_arrays", "", nullptr, m.num_nodes);
   const int64_t labels = p.total(m.labels, "labels");
   if (labels != m.num_nodes)
     p.fail(fmt::format("labels hold {} rows, but there are {} nodes", labels, m.num_nodes));
@@ -212,26 +312,33 @@ ChunkedManifest read_chunked_manifest(const std::string& dir) {
 }
 
 int64_t write_chunked_manifest(const std::string& dir, const ChunkedManifest& m) {
-  ordered_json doc = {
-      {"format", kChunkedFormat}, {"version", kChunkedVersion}, {"num_classes", m.num_classes}};
+  ordered_json doc = {{"format", kChunkedFormat},
+                      {"version", has_arrays(m) ? kChunkedVersion : kChunkedVersionWithoutArrays},
+                      {"num_classes", m.num_classes}};
   if (m.typed()) {
     ordered_json types = ordered_json::array();
     for (const ChunkedNodeType& t : m.node_types) {
       ordered_json type = {{"name", t.name}, {"count", t.count}};
       if (t.features) type["features"] = features_json(*t.features);
+      if (!t.node_arrays.empty()) type["node_arrays"] = arrays_json(t.node_arrays);
       types.push_back(std::move(type));
     }
     doc["node_types"] = std::move(types);
     ordered_json rels = ordered_json::array();
-    for (const ChunkedRelation& r : m.relations)
-      rels.push_back(
-          {{"relation", {r.src_type, r.name, r.dst_type}}, {"edges", chunks_json(r.edges)}});
+    for (const ChunkedRelation& r : m.relations) {
+      ordered_json rel = {{"relation", {r.src_type, r.name, r.dst_type}},
+                          {"edges", chunks_json(r.edges)}};
+      if (!r.edge_arrays.empty()) rel["edge_arrays"] = arrays_json(r.edge_arrays);
+      rels.push_back(std::move(rel));
+    }
     doc["relations"] = std::move(rels);
     doc["target"] = m.target;
   } else {
     doc["num_nodes"] = m.num_nodes;
     doc["edges"] = chunks_json(m.edges);
     if (m.features) doc["features"] = features_json(*m.features);
+    if (!m.edge_arrays.empty()) doc["edge_arrays"] = arrays_json(m.edge_arrays);
+    if (!m.node_arrays.empty()) doc["node_arrays"] = arrays_json(m.node_arrays);
   }
   doc["labels"] = chunks_json(m.labels);
   doc["train_idx"] = m.train_idx;

@@ -43,6 +43,7 @@ Dataset read_chunked_dataset(const std::string& dir, const LoadOptions& options,
   ds.train_idx = std::move(s.train_idx);
   ds.valid_idx = std::move(s.valid_idx);
   ds.test_idx = std::move(s.test_idx);
+  ds.node_arrays = std::move(s.node_arrays);
   stats.read_edges_s += watch.seconds();
 
   watch.restart();
@@ -64,7 +65,8 @@ Dataset read_chunked_dataset(const std::string& dir, const LoadOptions& options,
     for (int r = 0; r < schema.num_relations(); ++r)
       edges.push_back({pairs[r].data(), static_cast<int64_t>(pairs[r].size() / 2),
                        source + " (relation " + schema.triplet(r) + ")", false});
-    build_hetero_graph(ds, edges, options);
+    // The arrays' rows are the listing's: relations end to end, as the pairs regrouped above.
+    build_hetero_graph(ds, edges, options, s.edge_arrays);
     stats.build_graph_s += watch.seconds();
     watch.restart();
     for (size_t t = 0; t < schema.node_types.size(); ++t)
@@ -72,6 +74,14 @@ Dataset read_chunked_dataset(const std::string& dir, const LoadOptions& options,
   } else {
     PARTITA_CHECK_PARAM(options.reverse_relations, "reverse_relations",
                         "{} is a homogeneous dataset, without relations to reverse", dir);
+    if (!s.edge_arrays.empty()) {  // data/edge_arrays.h's row order, as the numpy layout's
+      build_keyed_graph(ds, s.src, s.dst, s.edge_arrays, options.undirected, options.threads);
+      stats.build_graph_s += watch.seconds();
+      watch.restart();
+      ds.features = widen_all(s.features, ds.num_nodes);
+      stats.read_features_s += watch.seconds();
+      return ds;
+    }
     const std::vector<int64_t>& src = s.src;
     const std::vector<int64_t>& dst = s.dst;
     const graph::EdgeStream stream = [&](const graph::EdgeVisitor& visit) {

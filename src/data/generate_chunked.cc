@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <utility>
 
 #include "dcsbm.h"
 #include "generate_util.h"
@@ -97,6 +98,43 @@ class Progress {
   Stopwatch watch_, start_;
 };
 
+// Chunk k of optional array `a` (rows [b, b + its rows) of `total`), cut out of the streams
+// generate_synthetic draws the whole array from (generate.cc: chunk g of kEdgeChunk rows, or
+// kEdgeChunk / d for edge features, or kNodeChunk for nodes, from stream (seed, purpose, g)),
+// so that the chunks laid end to end are the numpy layout's file. Returns the file's size.
+int64_t write_array_chunk(const GenerateOptions& o, const std::string& dir, const ChunkedArray& a,
+                          int64_t k, int64_t b, int64_t total, int threads) {
+  const int64_t e = b + a.chunks[static_cast<size_t>(k)].rows;
+  const std::string path = dir + a.chunks[static_cast<size_t>(k)].file;
+  const int64_t w = std::max<int64_t>(a.dim, 1);
+  NpyWriter writer(path, a.dtype,
+                   a.dim > 0 ? std::vector<int64_t>{e - b, a.dim} : std::vector<int64_t>{e - b});
+  auto write = [&](auto value, dcsbm::Purpose purpose, int64_t gen_rows) {
+    using T = decltype(value(std::declval<Rng&>()));
+    if (e > b)
+      write_stream_rows<T>(
+          b, e, total, gen_rows, w, threads,
+          [&](int64_t g, int64_t, int64_t rows, T* out) {
+            Rng rng(stream_key(o.seed, purpose, static_cast<uint64_t>(g)));
+            for (int64_t i = 0; i < rows * w; ++i) out[i] = value(rng);
+          },
+          [&](const T* data, int64_t rows) {
+            writer.write(data, static_cast<size_t>(rows * w) * sizeof(T));
+          });
+  };
+  auto time = [](Rng& rng) { return static_cast<int64_t>(rng.below(kGeneratedTimes)); };
+  if (a.name == "edge_time") write(time, dcsbm::kEdgeTime, dcsbm::kEdgeChunk);
+  if (a.name == "node_time") write(time, dcsbm::kNodeTime, dcsbm::kNodeChunk);
+  if (a.name == "edge_weight")
+    write([](Rng& rng) { return static_cast<float>(0.5 + rng.uniform()); }, dcsbm::kEdgeWeight,
+          dcsbm::kEdgeChunk);
+  if (a.name == "edge_feat")
+    write([](Rng& rng) { return static_cast<float>(rng.normal()); }, dcsbm::kEdgeFeat,
+          std::max<int64_t>(1, dcsbm::kEdgeChunk / a.dim));
+  writer.finish();
+  return file_bytes(path);
+}
+
 }  // namespace
 
 ChunkedManifest chunked_generate_manifest(const GenerateOptions& o, const ChunkedWriteOptions& c) {
@@ -116,6 +154,20 @@ ChunkedManifest chunked_generate_manifest(const GenerateOptions& o, const Chunke
     f.chunks.push_back({chunk_name("nodes", "feat", k), rows});
     m.labels.push_back({chunk_name("nodes", "label", k), rows});
   }
+  // The optional arrays (GenerateOptions::edge_time ...): chunked as the edges and the labels.
+  auto array = [](const char* name, DType dtype, int64_t dim, const char* folder,
+                  const std::vector<ChunkFile>& like) {
+    ChunkedArray a{name, dtype, dim, {}};
+    for (size_t k = 0; k < like.size(); ++k)
+      a.chunks.push_back({chunk_name(folder, name, static_cast<int64_t>(k)), like[k].rows});
+    return a;
+  };
+  if (o.edge_time) m.edge_arrays.push_back(array("edge_time", DType::kInt64, 0, "edges", m.edges));
+  if (o.edge_weight)
+    m.edge_arrays.push_back(array("edge_weight", DType::kFloat32, 0, "edges", m.edges));
+  if (o.edge_feat_dim > 0)
+    m.edge_arrays.push_back(array("edge_feat", DType::kFloat32, o.edge_feat_dim, "edges", m.edges));
+  if (o.node_time) m.node_arrays.push_back(array("node_time", DType::kInt64, 0, "nodes", m.labels));
   return m;
 }
 
@@ -174,9 +226,16 @@ GenerateStats generate_chunked_share(const GenerateOptions& options,
     stats.bytes_written += file_bytes(path);
     edge_progress.done(k + 1 - e_first);
   }
+  for (const ChunkedArray& a : m.edge_arrays)
+    for (int64_t k = e_first; k < e_last; ++k)
+      stats.bytes_written += write_array_chunk(o, dir, a, k, k * cr, edges, threads);
   stats.edges_s = phase.seconds();
 
   phase.restart();
+  for (const ChunkedArray& a : m.node_arrays)
+    for (int64_t k = n_first; k < n_last; ++k)
+      stats.bytes_written +=
+          write_array_chunk(o, dir, a, k, k * chunked.node_chunk_rows, o.nodes, threads);
   const std::vector<float> centroids = dcsbm::centroids(o);
   const int64_t f = o.feat_dim, fr = dcsbm::feature_chunk_rows(f);
   const DType dtype = chunked.feature_dtype;

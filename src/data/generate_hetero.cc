@@ -30,7 +30,19 @@ namespace {
 namespace fs = std::filesystem;
 
 // Stream purposes (part of every stream key; changing one changes the output).
-enum Purpose : uint64_t { kClasses = 1, kTheta, kCentroids, kEdges, kFeatures, kSplit };
+// The optional arrays' come after the others, which keep their streams.
+enum Purpose : uint64_t {
+  kClasses = 1,
+  kTheta,
+  kCentroids,
+  kEdges,
+  kFeatures,
+  kSplit,
+  kEdgeTime,
+  kEdgeWeight,
+  kEdgeFeat,
+  kNodeTime
+};
 
 constexpr int64_t kNodeChunk = int64_t{1} << 16;
 constexpr int64_t kEdgeChunk = int64_t{1} << 18;
@@ -137,6 +149,8 @@ void validate(const HeteroGenerateOptions& o, int64_t papers) {
   PARTITA_CHECK_PARAM(o.shape == "mag", "shape", "unknown shape '{}' (available: mag)", o.shape);
   PARTITA_CHECK_PARAM(!o.out_dir.empty(), "out_dir", "an output directory is required");
   check_nodes(o);
+  PARTITA_CHECK_PARAM(o.edge_feat_dim >= 0 && o.edge_feat_dim <= (int64_t{1} << 16),
+                      "edge_feat_dim", "must be in [0, 65536], got {}", o.edge_feat_dim);
   validate_class_model({papers, "papers", fmt::format("papers = {}", papers), o.feat_dim, o.classes,
                         o.homophily, o.power_law, o.feature_noise});
 }
@@ -151,6 +165,62 @@ GenerateOptions paper_split_options(const HeteroGenerateOptions& o, int64_t pape
 }
 
 int64_t file_size(const std::string& path) { return static_cast<int64_t>(fs::file_size(path)); }
+
+// One optional array file: `rows` rows of `width` values (0: a vector), chunk c of `chunk`
+// rows drawn by value(rng) from the stream (seed, purpose, index, c). Returns its size.
+template <class T, class Value>
+int64_t write_drawn(const std::string& path, const HeteroGenerateOptions& o, Purpose purpose,
+                    uint64_t index, int64_t rows, int64_t width, int64_t chunk, int threads,
+                    Value value) {
+  NpyWriter writer(path, dtype_of<T>(),
+                   width > 0 ? std::vector<int64_t>{rows, width} : std::vector<int64_t>{rows});
+  const int64_t w = std::max<int64_t>(width, 1);
+  generate_batched<T>(
+      rows, chunk, w, threads,
+      [&](int64_t c, int64_t b, int64_t e, T* out) {
+        Rng rng(stream_key(o.seed, purpose, index, static_cast<uint64_t>(c)));
+        for (int64_t i = 0; i < (e - b) * w; ++i) out[i] = value(rng);
+      },
+      [&](const void* data, size_t bytes) { writer.write(data, bytes); });
+  writer.finish();
+  return static_cast<int64_t>(fs::file_size(path));
+}
+
+// The asked-for optional arrays: per relation (edge counts `edges`) and per node type.
+int64_t write_typed_arrays(const HeteroGenerateOptions& o, const std::string& dir,
+                           const std::vector<int64_t>& edges, const int64_t* counts, int threads) {
+  int64_t bytes = 0;
+  auto folder = [&](const char* name) {
+    std::error_code ec;
+    fs::create_directories(dir + name, ec);
+    PARTITA_CHECK(!ec, IoError, "{}{}: cannot create directory: {}", dir, name, ec.message());
+    return dir + name + "/";
+  };
+  auto time = [](Rng& rng) { return static_cast<int64_t>(rng.below(kGeneratedTimes)); };
+  for (int r = 0; r < 4; ++r) {
+    const RelationShape& shape = kRelations[r];
+    const std::string file = std::string(kTypeNames[shape.src]) + "___" + shape.name + "___" +
+                             kTypeNames[shape.dst] + ".npy";
+    const uint64_t index = static_cast<uint64_t>(r);
+    if (o.edge_time)
+      bytes += write_drawn<int64_t>(folder("edge_time") + file, o, kEdgeTime, index, edges[r], 0,
+                                    kEdgeChunk, threads, time);
+    if (o.edge_weight)
+      bytes += write_drawn<float>(folder("edge_weight") + file, o, kEdgeWeight, index, edges[r], 0,
+                                  kEdgeChunk, threads,
+                                  [](Rng& rng) { return static_cast<float>(0.5 + rng.uniform()); });
+    if (o.edge_feat_dim > 0)
+      bytes +=
+          write_drawn<float>(folder("edge_feat") + file, o, kEdgeFeat, index, edges[r],
+                             o.edge_feat_dim, std::max<int64_t>(1, kEdgeChunk / o.edge_feat_dim),
+                             threads, [](Rng& rng) { return static_cast<float>(rng.normal()); });
+  }
+  for (int t = 0; t < kNumTypes && o.node_time; ++t)
+    bytes +=
+        write_drawn<int64_t>(folder("node_time") + kTypeNames[t] + ".npy", o, kNodeTime,
+                             static_cast<uint64_t>(t), counts[t], 0, kNodeChunk, threads, time);
+  return bytes;
+}
 
 }  // namespace
 
@@ -282,6 +352,7 @@ HeteroGenerateStats generate_hetero(const HeteroGenerateOptions& options) {
     log_info("{}: {} x {} paper features in {:.2f} s", o.out_dir, papers, f, phase.seconds());
   }
 
+  stats.bytes_written += write_typed_arrays(o, dir, edges, counts.data(), threads);
   stats.split = split_sizes(split_options);
   stats.bytes_written += write_random_split(dir, papers, stream_key(o.seed, kSplit), stats.split);
   stats.seconds = watch.seconds();

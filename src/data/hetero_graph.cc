@@ -5,7 +5,9 @@
 // a row's keys sorts it by (relation, source) and std::unique drops the repeats within a
 // relation; the keys are then split into in_edges.indices and edge_relation in place.
 // Rows are filled by stripes of destinations, each thread scanning the edges in input order,
-// so the result is the same for every thread count.
+// so the result is the same for every thread count. With edge arrays the entries are
+// data::EdgeOrderKeys instead (the packed key as the source, then time and listing position),
+// ordered by data::order_rows as partition/shard_graph_keyed.cc orders them on ranks.
 #include <algorithm>
 #include <exception>
 
@@ -14,6 +16,7 @@
 #include "partita/core/parallel.h"
 #include "partita/core/parameter_error.h"
 #include "partita/core/timer.h"
+#include "partita/data/order_rows.h"
 #include "readers.h"
 
 namespace partita::data {
@@ -73,71 +76,14 @@ void for_each_stripe(const std::vector<int64_t>& bound, const Fn& fn) {
   });
 }
 
-}  // namespace
-
-void check_hetero_options(const LoadOptions& options) {
-  PARTITA_CHECK_PARAM(!options.undirected, "undirected",
-                      "not for heterogeneous datasets: they get the reverse of every relation "
-                      "(\"rev_<name>\") by default (see `reverse_relations`)");
-}
-
-void check_type_name(const std::string& name, const HeteroSchema& schema,
-                     const std::string& source) {
-  PARTITA_CHECK(!name.empty(), FormatError, "{}: a node type has an empty name", source);
-  PARTITA_CHECK(name != "." && name != ".." && name.find('/') == std::string::npos &&
-                    name.find("___") == std::string::npos,
-                FormatError,
-                "{}: node type name '{}' cannot name a folder (no '/', no \"___\", not . or ..)",
-                source, name);
-  PARTITA_CHECK(schema.find_type(name) < 0, FormatError, "{}: node type '{}' is listed twice",
-                source, name);
-}
-
-void set_type_offsets(Dataset& ds, const std::string& source) {
-  int64_t offset = 0;
-  for (NodeType& t : ds.hetero->node_types) {
-    t.offset = offset;
-    offset += t.count;
-    PARTITA_CHECK(offset <= kMaxHeteroNodes, FormatError,
-                  "{}: more than {} nodes in all types together (not supported)", source,
-                  kMaxHeteroNodes);
-  }
-  ds.num_nodes = offset;
-}
-
-void build_hetero_graph(Dataset& ds, const std::vector<RelationEdges>& edges,
-                        const LoadOptions& options) {
-  HeteroSchema& schema = *ds.hetero;
-  const int inputs = schema.num_relations();
-  PARTITA_CHECK(static_cast<int>(edges.size()) == inputs && inputs <= kMaxInputRelations, Error,
-                "internal: {} edge lists for {} relations", edges.size(), inputs);
+// Rows of the typed CSC without edge arrays (build_hetero_graph): packed keys, each row
+// sorted and deduplicated where it lies.
+void build_packed_rows(Dataset& ds, const std::vector<RelationEdges>& edges, bool reverse,
+                       int threads) {
+  const HeteroSchema& schema = *ds.hetero;
+  const int inputs = static_cast<int>(edges.size());
   const int64_t num_nodes = ds.num_nodes;
-  const int threads = resolve_threads(options.threads);
-  const bool reverse = options.reverse_relations;
-
-  Stopwatch watch;
-  ds.input_edges = 0;
-  ds.self_loops_dropped = 0;
-  for (int r = 0; r < inputs; ++r) {
-    ds.self_loops_dropped += check_relation_ids(schema, r, edges[r], threads);
-    ds.input_edges += edges[r].count;
-  }
-  PARTITA_CHECK(ds.input_edges > ds.self_loops_dropped, FormatError,
-                "{}: no relation has an edge (a graph needs edges)",
-                inputs > 0 ? edges[0].source : ds.path);
-  if (reverse) {
-    for (int r = 0; r < inputs; ++r) {
-      Relation rev = schema.relations[r];
-      rev.name = "rev_" + rev.name;
-      std::swap(rev.src_type, rev.dst_type);
-      rev.reverse = true;
-      schema.relations.push_back(rev);
-    }
-  }
-  const double check_s = watch.seconds();
-
   // Pass 1: entries per destination (each stripe counts its own rows).
-  watch.restart();
   graph::Csr& csc = ds.in_edges;
   csc.indptr.assign(static_cast<size_t>(num_nodes) + 1, 0);
   int64_t* count = csc.indptr.data() + 1;
@@ -186,10 +132,8 @@ void build_hetero_graph(Dataset& ds, const std::vector<RelationEdges>& edges,
     }
   });
   std::vector<int64_t>().swap(cursor);
-  const double scatter_s = watch.seconds();
 
   // Sort and dedup each row where it lies, then split the keys into sources and relations.
-  watch.restart();
   std::vector<int32_t>& relation = ds.edge_relation;
   relation.assign(static_cast<size_t>(entries), 0);
   std::vector<int64_t> kept(static_cast<size_t>(num_nodes));
@@ -225,16 +169,144 @@ void build_hetero_graph(Dataset& ds, const std::vector<RelationEdges>& edges,
   csc.indices.shrink_to_fit();
   relation.resize(static_cast<size_t>(write));
   relation.shrink_to_fit();
+}
+
+// Rows of the typed CSC with edge arrays (build_hetero_graph): EdgeOrderKeys whose source is
+// the packed (relation, source), ordered by data::order_rows, the arrays gathered after.
+void build_keyed_rows(Dataset& ds, const std::vector<RelationEdges>& edges,
+                      const std::vector<ExtraArray>& listed, bool reverse, int threads) {
+  const HeteroSchema& schema = *ds.hetero;
+  const int inputs = static_cast<int>(edges.size());
+  const int64_t num_nodes = ds.num_nodes;
+  int64_t listed_edges = 0;
+  for (const RelationEdges& e : edges) listed_edges += e.count;
+  for (const ExtraArray& a : listed)
+    PARTITA_CHECK(a.rows() == listed_edges, Error, "internal: {} holds {} rows for {} edges",
+                  a.name, a.rows(), listed_edges);
+  const ExtraArray* time = find_array(listed, kEdgeTimeName);
+  const int64_t* t = time ? reinterpret_cast<const int64_t*>(time->values.data()) : nullptr;
+  // fn(row, key) for every entry, in listing order.
+  auto for_each_entry = [&](auto&& fn) {
+    int64_t base = 0;
+    for (int r = 0; r < inputs; ++r) {
+      const Relation& rel = schema.relations[r];
+      const int64_t so = schema.node_types[rel.src_type].offset;
+      const int64_t doff = schema.node_types[rel.dst_type].offset;
+      const uint64_t key = static_cast<uint64_t>(r) << kRelationShift;
+      const uint64_t rev_key = static_cast<uint64_t>(inputs + r) << kRelationShift;
+      const int64_t* p = edges[r].pairs;
+      for (int64_t i = 0; i < edges[r].count; ++i) {
+        const int64_t s = p[2 * i] + so, d = p[2 * i + 1] + doff, at = base + i;
+        if (s == d) continue;
+        const int64_t when = t ? t[at] : 0;
+        fn(d, EdgeOrderKey{static_cast<int64_t>(key | static_cast<uint64_t>(s)), when, 2 * at});
+        if (reverse)
+          fn(s, EdgeOrderKey{static_cast<int64_t>(rev_key | static_cast<uint64_t>(d)), when,
+                             2 * at + 1});
+      }
+      base += edges[r].count;
+    }
+  };
+  graph::Csr& csc = ds.in_edges;
+  csc.indptr.assign(static_cast<size_t>(num_nodes) + 1, 0);
+  for_each_entry([&](int64_t row, const EdgeOrderKey&) { ++csc.indptr[row + 1]; });
+  for (int64_t v = 0; v < num_nodes; ++v) csc.indptr[v + 1] += csc.indptr[v];
+  std::vector<EdgeOrderKey> keys(static_cast<size_t>(csc.indptr[num_nodes]));
+  {
+    std::vector<int64_t> cursor(csc.indptr.begin(), csc.indptr.end() - 1);
+    for_each_entry([&](int64_t row, const EdgeOrderKey& k) { keys[cursor[row]++] = k; });
+  }
+  const int64_t out = order_rows(&csc.indptr, &keys, time != nullptr, threads,
+                                 [](const EdgeOrderKey& k) { return k; });
+  csc.indices.resize(static_cast<size_t>(out));
+  ds.edge_relation.resize(static_cast<size_t>(out));
+  std::vector<int64_t> positions(static_cast<size_t>(out));
+  for (int64_t k = 0; k < out; ++k) {
+    const uint64_t key = static_cast<uint64_t>(keys[k].source);
+    csc.indices[k] = static_cast<int64_t>(key & kSourceMask);
+    ds.edge_relation[k] = static_cast<int32_t>(key >> kRelationShift);
+    positions[k] = keys[k].position / 2;
+  }
+  std::vector<EdgeOrderKey>().swap(keys);
+  ds.edge_arrays = gather_rows(listed, positions);
+}
+
+}  // namespace
+
+void check_hetero_options(const LoadOptions& options) {
+  PARTITA_CHECK_PARAM(!options.undirected, "undirected",
+                      "not for heterogeneous datasets: they get the reverse of every relation "
+                      "(\"rev_<name>\") by default (see `reverse_relations`)");
+}
+
+void check_type_name(const std::string& name, const HeteroSchema& schema,
+                     const std::string& source) {
+  PARTITA_CHECK(!name.empty(), FormatError, "{}: a node type has an empty name", source);
+  PARTITA_CHECK(name != "." && name != ".." && name.find('/') == std::string::npos &&
+                    name.find("___") == std::string::npos,
+                FormatError,
+                "{}: node type name '{}' cannot name a folder (no '/', no \"___\", not . or ..)",
+                source, name);
+  PARTITA_CHECK(schema.find_type(name) < 0, FormatError, "{}: node type '{}' is listed twice",
+                source, name);
+}
+
+void set_type_offsets(Dataset& ds, const std::string& source) {
+  int64_t offset = 0;
+  for (NodeType& t : ds.hetero->node_types) {
+    t.offset = offset;
+    offset += t.count;
+    PARTITA_CHECK(offset <= kMaxHeteroNodes, FormatError,
+                  "{}: more than {} nodes in all types together (not supported)", source,
+                  kMaxHeteroNodes);
+  }
+  ds.num_nodes = offset;
+}
+
+void build_hetero_graph(Dataset& ds, const std::vector<RelationEdges>& edges,
+                        const LoadOptions& options, const std::vector<ExtraArray>& listed) {
+  HeteroSchema& schema = *ds.hetero;
+  const int inputs = schema.num_relations();
+  PARTITA_CHECK(static_cast<int>(edges.size()) == inputs && inputs <= kMaxInputRelations, Error,
+                "internal: {} edge lists for {} relations", edges.size(), inputs);
+  const int threads = resolve_threads(options.threads);
+  const bool reverse = options.reverse_relations;
+
+  Stopwatch watch;
+  ds.input_edges = 0;
+  ds.self_loops_dropped = 0;
+  for (int r = 0; r < inputs; ++r) {
+    ds.self_loops_dropped += check_relation_ids(schema, r, edges[r], threads);
+    ds.input_edges += edges[r].count;
+  }
+  PARTITA_CHECK(ds.input_edges > ds.self_loops_dropped, FormatError,
+                "{}: no relation has an edge (a graph needs edges)",
+                inputs > 0 ? edges[0].source : ds.path);
+  if (reverse) {
+    for (int r = 0; r < inputs; ++r) {
+      Relation rev = schema.relations[r];
+      rev.name = "rev_" + rev.name;
+      std::swap(rev.src_type, rev.dst_type);
+      rev.reverse = true;
+      schema.relations.push_back(rev);
+    }
+  }
+  const double check_s = watch.seconds();
+
+  watch.restart();
+  if (listed.empty())
+    build_packed_rows(ds, edges, reverse, threads);
+  else
+    build_keyed_rows(ds, edges, listed, reverse, threads);
+  const std::vector<int32_t>& relation = ds.edge_relation;
 
   for (Relation& rel : schema.relations) rel.num_edges = 0;
   for (int32_t r : relation) ++schema.relations[r].num_edges;
   int64_t stored_inputs = 0;
   for (int r = 0; r < inputs; ++r) stored_inputs += schema.relations[r].num_edges;
   ds.duplicates_dropped = ds.input_edges - ds.self_loops_dropped - stored_inputs;
-  log_debug(
-      "{}: typed in-edge CSC built on {} threads: check {:.2f} s, count+scatter {:.2f} s, "
-      "sort {:.2f} s",
-      ds.path, threads, check_s, scatter_s, watch.seconds());
+  log_debug("{}: typed in-edge CSC built on {} threads: check {:.2f} s, rows {:.2f} s", ds.path,
+            threads, check_s, watch.seconds());
 }
 
 void set_hetero_labels(Dataset& ds, const std::vector<int64_t>& target_labels,

@@ -47,7 +47,8 @@ struct ArrayFile {
   std::string name;  // kEdgeTimeName, ...
   std::string path;
   DType dtype = DType::kInt64;
-  int64_t dim = 0;  // 0: [rows]; d: [rows, d]
+  int64_t dim = 0;   // 0: [rows]; d: [rows, d]
+  int64_t rows = 0;  // rows of the file
 };
 
 struct NumpyLayout {
@@ -72,6 +73,21 @@ void find_array_files(const std::string& dir, const std::string& edges, int64_t 
 // (FormatError "<file>: entry i is v; ..." / "row r column c: value v is not finite").
 ExtraArray read_array_rows(const ArrayFile& file, int64_t begin, int64_t end);
 
+// The value checks of read_array_rows on array `a` (an edge_weight's or edge_feat's; others
+// pass), whose row 0 is row `first` of `source`; messages count rows "entry i" / "row i", or
+// with `lines` (a CSV) "line i+1".
+void check_array_values(const ExtraArray& a, const std::string& source, int64_t first, bool lines);
+
+// A chunk file of array `name` (the chunked layout): `dtype`, `rows` rows, `dim` columns (0: a
+// vector), C order; FormatError naming the file otherwise.
+ArrayFile check_chunk_file(const std::string& path, const std::string& name, DType dtype,
+                           int64_t dim, int64_t rows);
+
+// Rows [begin, end) of the files of one array laid end to end (a typed layout's files, one per
+// relation or node type, in schema order), each file's rows checked as read_array_rows does.
+// `files` share name, dtype and dim.
+ExtraArray read_joined_rows(const std::vector<ArrayFile>& files, int64_t begin, int64_t end);
+
 // The numpy heterogeneous layout's files besides hetero.json, as both of its readers check
 // them before reading (one process: read_numpy_hetero_dataset; shares: read_dataset_shard):
 // label.npy int64 [target count]; {train,valid,test}_idx.npy, read whole (ids of the target
@@ -82,9 +98,23 @@ struct NumpyHeteroLayout {
   std::string label;
   std::vector<int64_t> splits[3];     // train, valid, test
   std::vector<std::string> edges;     // per relation, in schema order
+  std::vector<int64_t> edge_counts;   // rows of each edge file
   std::vector<std::string> features;  // per node type; "" when it has none
+  // Present arrays only (find_typed_array_files): per array, one file per relation
+  // (edge_time/<triplet>.npy ...) or per node type (node_time/<type>.npy), in schema order.
+  std::vector<std::vector<ArrayFile>> edge_arrays, node_arrays;
 };
 NumpyHeteroLayout check_numpy_hetero_layout(const std::string& dir, const HeteroSchema& schema);
+
+// The typed layout's optional arrays (docs/dataset-format.md): a folder edge_time/,
+// edge_weight/ or edge_feat/ holds <triplet>.npy for every relation of `schema` (rows: that
+// relation's edge file's, files.edge_counts), node_time/ holds <type>.npy for every node type
+// (rows: the type's count); dtypes and shapes as find_array_files checks them, edge_feat one
+// dtype and width for all relations. Sets files.edge_arrays and files.node_arrays. FormatError
+// naming the file (and the relation or type) for a missing or stray file, a wrong dtype,
+// shape or length, and for a homogeneous array file (edge_time.npy ...) beside hetero.json.
+void find_typed_array_files(const std::string& dir, const HeteroSchema& schema,
+                            NumpyHeteroLayout& files);
 
 // The split's node ids, validated (in [0, num_nodes), unique) and sorted. A mask must have
 // num_nodes entries, each 0 or 1 (FormatError naming the file and `feat` otherwise).

@@ -108,15 +108,6 @@ void read_hetero_json(Dataset& ds, const std::string& path) { read_schema(ds, pa
 
 NumpyHeteroLayout check_numpy_hetero_layout(const std::string& dir, const HeteroSchema& schema) {
   NumpyHeteroLayout files;
-  // Edge and node arrays are read for the homogeneous layout only: refused, not ignored.
-  for (const char* name : {kEdgeTimeName, kEdgeWeightName, kEdgeFeatName, kNodeTimeName}) {
-    std::error_code ec;
-    const std::string path = dir + "/" + name + ".npy";
-    PARTITA_CHECK(!std::filesystem::exists(path, ec), FormatError,
-                  "{}: edge and node arrays are read in the homogeneous numpy layout only, not "
-                  "with hetero.json (docs/dataset-format.md)",
-                  path);
-  }
   const NodeType& target = schema.node_types[schema.target_type];
   files.label = dir + "/label.npy";
   const MappedNpy label = MappedNpy::open(files.label);
@@ -141,6 +132,7 @@ NumpyHeteroLayout check_numpy_hetero_layout(const std::string& dir, const Hetero
     PARTITA_CHECK(f.dim(1) == 2, FormatError, "{}: expected shape (E, 2), found {}", f.path(),
                   f.shape());
     total += f.dim(0);
+    files.edge_counts.push_back(f.dim(0));
   }
   if (total == 0) throw_no_edges(files.edges.front());
   const std::string feat_dir = dir + "/feat";
@@ -165,6 +157,7 @@ NumpyHeteroLayout check_numpy_hetero_layout(const std::string& dir, const Hetero
     PARTITA_CHECK(feat.dim(1) > 0, FormatError, "{}: shape {} has no feature columns", path,
                   feat.shape());
   }
+  find_typed_array_files(dir, schema, files);
   return files;
 }
 
@@ -188,6 +181,10 @@ Dataset read_numpy_hetero_dataset(const std::string& dir, const LoadOptions& opt
   ds.test_idx = files.splits[2];
   stats.read_rest_s += watch.seconds();
 
+  for (const std::vector<ArrayFile>& per_type : files.node_arrays)
+    ds.node_arrays.push_back(read_joined_rows(per_type, 0, ds.num_nodes));
+  stats.read_rest_s += watch.seconds();
+
   watch.restart();
   std::vector<NpyArray> arrays;
   std::vector<RelationEdges> edges;
@@ -196,7 +193,13 @@ Dataset read_numpy_hetero_dataset(const std::string& dir, const LoadOptions& opt
     edges.push_back({array.view<int64_t>().data(), array.dim(0), path, false});
     arrays.push_back(std::move(array));
   }
-  build_hetero_graph(ds, edges, options);
+  // Edge arrays: one row per listed edge, the relations' rows one after another.
+  std::vector<ExtraArray> listed;
+  int64_t listed_edges = 0;
+  for (int64_t count : files.edge_counts) listed_edges += count;
+  for (const std::vector<ArrayFile>& per_relation : files.edge_arrays)
+    listed.push_back(read_joined_rows(per_relation, 0, listed_edges));
+  build_hetero_graph(ds, edges, options, listed);
   arrays.clear();
   stats.build_graph_s += watch.seconds();
 

@@ -233,12 +233,30 @@ Dataset read_ogb_dataset(const std::string& dir, const LoadOptions& options, Loa
   stats.read_edges_s += watch.seconds();
 
   watch.restart();
-  graph::InEdgeOptions graph_options;
-  graph_options.undirected = options.undirected;
-  graph_options.threads = options.threads;
-  graph_options.source = edge_path;
-  set_graph(ds, graph::build_in_edges(num_nodes, graph::edge_stream_of(pairs), graph_options));
-  std::vector<int64_t>().swap(pairs);
+  std::vector<ExtraArray> listed;
+  read_ogb_arrays(raw, edges, edge_count_path, num_nodes, node_count_path, listed, ds.node_arrays,
+                  stats);
+  stats.read_rest_s += watch.seconds();
+  watch.restart();
+  if (!listed.empty()) {  // edge_year.csv.gz etc.: the numpy layout's keyed rows
+    std::vector<int64_t> src(static_cast<size_t>(edges)), dst(static_cast<size_t>(edges));
+    for (int64_t i = 0; i < edges; ++i) {
+      src[i] = pairs[2 * i];
+      dst[i] = pairs[2 * i + 1];
+      PARTITA_CHECK(src[i] >= 0 && src[i] < num_nodes && dst[i] >= 0 && dst[i] < num_nodes,
+                    FormatError, "{}: edge {} ({}, {}) has a node id outside [0, {})", edge_path, i,
+                    src[i], dst[i], num_nodes);
+    }
+    std::vector<int64_t>().swap(pairs);
+    build_keyed_graph(ds, src, dst, listed, options.undirected, options.threads);
+  } else {
+    graph::InEdgeOptions graph_options;
+    graph_options.undirected = options.undirected;
+    graph_options.threads = options.threads;
+    graph_options.source = edge_path;
+    set_graph(ds, graph::build_in_edges(num_nodes, graph::edge_stream_of(pairs), graph_options));
+    std::vector<int64_t>().swap(pairs);
+  }
   stats.build_graph_s += watch.seconds();
 
   watch.restart();

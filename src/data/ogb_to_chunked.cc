@@ -123,6 +123,14 @@ GenerateStats convert_ogb_to_chunked(const std::string& ogb_dir, const std::stri
                 "{}: a heterogeneous OGB dataset; only node-property datasets with one node type "
                 "are converted",
                 ogb_dir);
+  // The arrays load_dataset reads beside the graph (read_ogb_arrays) are not converted yet:
+  // refused rather than dropped.
+  for (const char* file :
+       {"edge_year.csv.gz", "edge_weight.csv.gz", "edge_feat.csv.gz", "node_year.csv.gz"})
+    PARTITA_CHECK(!fs::exists(raw + file, ec), FormatError,
+                  "{}{}: edge and node arrays are not converted to the chunked layout yet; "
+                  "partition the OGB directory in one process (partita partition without mpirun)",
+                  raw, file);
   const std::string edge_path = raw + "edge.csv.gz", feat_path = raw + "node-feat.csv.gz",
                     label_path = raw + "node-label.csv.gz";
   const std::string node_count_path = raw + "num-node-list.csv.gz";

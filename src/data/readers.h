@@ -98,6 +98,17 @@ void build_keyed_graph(Dataset& ds, const std::vector<int64_t>& src,
                        const std::vector<int64_t>& dst, const std::vector<ExtraArray>& listed,
                        bool undirected, int threads);
 
+// The arrays OGB ships beside a node-property graph under `raw` (".../raw/"), each optional:
+// edge_year.csv.gz -> edge_time (int64, one per line), edge_weight.csv.gz (float32, finite,
+// > 0), edge_feat.csv.gz (float32, d values per line), one line per listed edge (`edges`, as
+// edge_count_path says); node_year.csv.gz -> node_time (int64, one line per node). Appends them
+// to edge / node in data/edge_arrays.h's order. FormatError "<file>: line N: ..." for a
+// malformed value, a non-positive weight or a wrong line count.
+void read_ogb_arrays(const std::string& raw, int64_t edges, const std::string& edge_count_path,
+                     int64_t nodes, const std::string& node_count_path,
+                     std::vector<ExtraArray>& edge, std::vector<ExtraArray>& node,
+                     LoadStats& stats);
+
 // The folder split/<name> of an OGB dataset to read: `wanted`, or the only one present
 // (IoError/FormatError naming split/ otherwise). Sets *name to the folder's name.
 std::string choose_split(const std::string& dir, const std::string& wanted, std::string* name);
@@ -144,8 +155,12 @@ struct RelationEdges {
 // self_loops_dropped, duplicates_dropped (input relations only: a reverse repeats them) and
 // every Relation::num_edges. FormatError naming the first source if no relation has an edge.
 // Parallel on options.threads; the result does not depend on the thread count.
+// With arrays `listed` (one row per listed edge, the relations' edges one after another in
+// schema order) each row is ordered as data/edge_arrays.h states, with the packed (relation,
+// source) as the source and listing positions counted over that concatenation, and
+// ds.edge_arrays gets one row per entry; with edge_time among them, repeats are kept.
 void build_hetero_graph(Dataset& ds, const std::vector<RelationEdges>& edges,
-                        const LoadOptions& options);
+                        const LoadOptions& options, const std::vector<ExtraArray>& listed = {});
 
 // Stores the target type's labels (`source` names their file) as Dataset::labels (-1 for
 // the other types) and sets num_classes.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "numpy_files.h"
 #include "partita/core/error.h"
 #include "partita/data/chunked_layout.h"
 #include "readers.h"
@@ -84,8 +85,9 @@ std::vector<int64_t> read_sorted_split(const std::string& path, int64_t count, i
                   "{}: entry {}: node id {} follows {}; split ids must be strictly ascending in "
                   "the chunked layout",
                   path, i, ids[i], ids[i - 1]);
-    ids[i] += id_offset;
   }
+  // After the checks: offsetting in the loop compared an id with its offset predecessor.
+  for (int64_t& v : ids) v += id_offset;
   return ids;
 }
 
@@ -96,6 +98,17 @@ struct EdgeChunk {
   int64_t src_count = 0, dst_count = 0, src_offset = 0, dst_offset = 0;
 };
 
+// The chunk files of `arrays` appended to `files` (one list per array, in order), each file's
+// header checked against the manifest (data/edge_arrays.h's dtypes and shapes).
+void add_array_chunks(const std::string& dir, const std::vector<ChunkedArray>& arrays,
+                      std::vector<std::vector<ArrayFile>>& files) {
+  files.resize(arrays.size());
+  for (size_t k = 0; k < arrays.size(); ++k)
+    for (const ChunkFile& c : arrays[k].chunks)
+      files[k].push_back(check_chunk_file(dir + "/" + c.file, arrays[k].name, arrays[k].dtype,
+                                          arrays[k].dim, c.rows));
+}
+
 }  // namespace
 
 DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
@@ -105,6 +118,8 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
   s.num_classes = m.num_classes;
 
   std::vector<EdgeChunk> chunks;
+  // Optional arrays: per array, its chunk files in listing (node id) order.
+  std::vector<std::vector<ArrayFile>> edge_files, node_files;
   int64_t label_count = m.num_nodes, label_offset = 0;
   if (m.typed()) {
     HeteroSchema& schema = s.hetero.emplace();
@@ -118,6 +133,7 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
       schema.node_types.push_back(std::move(type));
       s.type_features.push_back(t.features ? open_features(dir, *t.features, t.count)
                                            : ShardFeatures{});
+      add_array_chunks(dir, t.node_arrays, node_files);
     }
     for (size_t r = 0; r < m.relations.size(); ++r) {
       const ChunkedRelation& cr = m.relations[r];
@@ -131,6 +147,7 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
       for (const ChunkFile& c : cr.edges)
         chunks.push_back({open_edge_chunk(dir, c), static_cast<int32_t>(r), st.count, dt.count,
                           st.offset, dt.offset});
+      add_array_chunks(dir, cr.edge_arrays, edge_files);
     }
     schema.target_type = schema.find_type(m.target);
     label_count = schema.node_types[schema.target_type].count;
@@ -139,6 +156,8 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
     s.features = open_features(dir, *m.features, m.num_nodes);
     for (const ChunkFile& c : m.edges)
       chunks.push_back({open_edge_chunk(dir, c), 0, m.num_nodes, m.num_nodes, 0, 0});
+    add_array_chunks(dir, m.edge_arrays, edge_files);
+    add_array_chunks(dir, m.node_arrays, node_files);
   }
 
   // Labels of the block (typed: its target-type part; -1 elsewhere).
@@ -182,6 +201,13 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
                    c.src_offset, c.dst_offset, {&s.src, &s.dst});
     if (m.typed()) s.edge_relation.resize(s.src.size(), c.relation);
   }
+  // The arrays of the same rows (edge chunks are the listing, relations end to end), and of
+  // the node block (node chunks, types end to end).
+  for (size_t i = 0; i < first; ++i) s.first_edge += rows[i];
+  for (const std::vector<ArrayFile>& files : edge_files)
+    s.edge_arrays.push_back(read_joined_rows(files, s.first_edge, s.first_edge + share_rows));
+  for (const std::vector<ArrayFile>& files : node_files)
+    s.node_arrays.push_back(read_joined_rows(files, s.node_begin, s.node_end));
   return s;
 }
 

@@ -95,6 +95,13 @@ DatasetShard read_numpy_hetero_shard(const std::string& dir, int rank, int ranks
                    e, st.count, dt.count, st.offset, dt.offset, {&s.src, &s.dst});
     s.edge_relation.resize(s.src.size(), r);
   }
+  // Edge arrays: the same rows of the relations' files laid end to end; node arrays: the
+  // block's rows of the types' files (homogenised ids are the types' ids end to end).
+  s.first_edge = first;
+  for (const std::vector<ArrayFile>& per_relation : files.edge_arrays)
+    s.edge_arrays.push_back(read_joined_rows(per_relation, first, last));
+  for (const std::vector<ArrayFile>& per_type : files.node_arrays)
+    s.node_arrays.push_back(read_joined_rows(per_type, s.node_begin, s.node_end));
 
   const DType f32 = DType::kFloat32;
   for (int t = 0; t < schema.num_types(); ++t) {

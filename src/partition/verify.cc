@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -93,6 +94,8 @@ void check_splits(const PartFiles& f, int p, int64_t part_lo, int64_t lo, int64_
 // relation ids and sources in range, rows sorted by (relation, original source) and unique
 // within a relation, endpoint types matching the relation, per-relation counts, labels -1
 // exactly outside the target type, splits of the target type.
+void check_edge_values(const PartFiles& f, int threads);
+
 void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, const PartFiles& f,
                       int threads, ArrayView<const int64_t> node_map) {
   const TypedMeta& tm = *m.typed;
@@ -112,6 +115,11 @@ void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, con
   auto indices = f.indices.view<int64_t>();
   auto etype = f.etype.view<int32_t>();
   const int relations = tm.num_relations();
+  // With edge_time a (relation, source) repeats (at later or equal times); without, it is
+  // unique within a row.
+  const bool timed = m.has_array("edge_time");
+  ArrayView<const int64_t> time;
+  if (timed) time = f.edge_time.view<int64_t>();
   // The type of a source, from its original id (every original id lies in one type's range).
   auto original_type = [&](int64_t gid) { return tm.type_of_original(node_map[gid]); };
   std::vector<std::vector<int64_t>> counts(
@@ -141,11 +149,17 @@ void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, con
         const TypedRelation& rel = tm.relations[r];
         if (k > indptr[i]) {
           const int32_t pr = etype[k - 1];
-          if (r < pr || (r == pr && node_map[indices[k]] <= node_map[indices[k - 1]]))
+          const int64_t os = node_map[indices[k]], ps = node_map[indices[k - 1]];
+          if (!timed && (r < pr || (r == pr && os <= ps)))
             return fmt::format(
                 "row {} is not sorted by (relation, original source) and unique within a "
                 "relation at entry {} (relation {} after {})",
                 i, k, r, pr);
+          if (timed && std::tuple{r, os, time[k]} < std::tuple{pr, ps, time[k - 1]})
+            return fmt::format(
+                "row {} is not ascending by (relation, original source, edge_time) at entry {} "
+                "(relation {} after {}, time {} after {})",
+                i, k, r, pr, time[k], time[k - 1]);
         }
         const int src_type = original_type(indices[k]);
         if (src_type != rel.src_type || dst_type != rel.dst_type)
@@ -186,6 +200,7 @@ void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, con
     return "";
   });
   check_splits(f, p, lo, target_lo, target_hi);
+  check_edge_values(f, threads);
 }
 
 // The values of a part's optional arrays: weights finite and > 0, edge features finite (the

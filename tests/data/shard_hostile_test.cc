@@ -162,8 +162,8 @@ TEST(ShardHostile, ManifestInconsistent) {
   const std::string m = d + "/manifest.json";
   const std::string good = read_file(m);
   const auto restore = [&] { write_file(m, good); };
-  edit_manifest(d, "\"version\": 1", "\"version\": 2");
-  expect_error<FormatError>([&] { read_all(d); }, m, {"version 2"});
+  edit_manifest(d, "\"version\": 1", "\"version\": 3");
+  expect_error<FormatError>([&] { read_all(d); }, m, {"version 3"});
   restore();
   edit_manifest(d, "\"rows\": 120", "\"rows\": 121");  // the first edge chunk
   expect_error<FormatError>([&] { read_all(d); }, d + "/edges/edges-00000.npy", {"(121, 2)"});
@@ -222,6 +222,122 @@ TEST(ShardHostile, OgbLayoutIsRefusedWithAWayOut) {
   testing::write_ogb(tmp.path(), testing::OgbText{});
   expect_error<FormatError>([&] { read_dataset_shard(tmp.path(), 0, 2); }, tmp.path(),
                             {"cannot be read in shares", "convert"});
+}
+
+// ---- Edge and node arrays of the chunked layout (chunked_layout.h, ChunkedArray). ----
+
+// make_chunked's dataset with edge_time, edge_weight, edge_feat (2 columns) and node_time.
+std::string make_chunked_arrays(const TempDir& tmp) {
+  GenerateOptions o;
+  o.nodes = 200;
+  o.avg_degree = 9;
+  o.feat_dim = 3;
+  o.classes = 4;
+  o.out_dir = tmp / "d";
+  o.threads = 1;
+  o.edge_time = o.edge_weight = o.node_time = true;
+  o.edge_feat_dim = 2;
+  ChunkedWriteOptions c;
+  c.chunk_rows = c.node_chunk_rows = 120;
+  generate_chunked_share(o, c, 0, 1);
+  write_chunked_manifest(o.out_dir, chunked_generate_manifest(o, c));
+  return o.out_dir;
+}
+
+// Rewrites the manifest of `dir` through `edit` (the writer checks nothing).
+template <class Edit>
+void rewrite_manifest(const std::string& dir, Edit edit) {
+  ChunkedManifest m = read_chunked_manifest(dir);
+  edit(m);
+  write_chunked_manifest(dir, m);
+}
+
+TEST(ShardHostile, ChunkedArraysAreReadInShares) {
+  TempDir tmp;
+  const std::string d = make_chunked_arrays(tmp);
+  int64_t edges = 0, nodes = 0;
+  for (int r = 0; r < 3; ++r) {
+    const DatasetShard s = read_dataset_shard(d, r, 3);
+    EXPECT_EQ(s.first_edge, edges);
+    ASSERT_EQ(s.edge_arrays.size(), 3u);
+    for (const ExtraArray& a : s.edge_arrays)
+      EXPECT_EQ(a.rows(), static_cast<int64_t>(s.src.size())) << a.name;
+    ASSERT_EQ(s.node_arrays.size(), 1u);
+    EXPECT_EQ(s.node_arrays[0].rows(), s.node_end - s.node_begin);
+    edges += static_cast<int64_t>(s.src.size());
+    nodes += s.node_arrays[0].rows();
+  }
+  EXPECT_EQ(edges, 1800);
+  EXPECT_EQ(nodes, 200);
+}
+
+TEST(ShardHostile, ChunkedArrayRowsDifferFromTheirEdgeChunk) {
+  TempDir tmp;
+  const std::string d = make_chunked_arrays(tmp);
+  rewrite_manifest(d, [](ChunkedManifest& m) { m.edge_arrays[1].chunks[2].rows = 5; });
+  expect_error<FormatError>([&] { read_all(d); }, d + "/manifest.json",
+                            {"edge_arrays.edge_weight.chunks[2] holds 5 rows, but its edge chunk "
+                             "edges/edges-00002.npy holds 120"});
+}
+
+TEST(ShardHostile, ChunkedArrayChunkCountDiffers) {
+  TempDir tmp;
+  const std::string d = make_chunked_arrays(tmp);
+  rewrite_manifest(d, [](ChunkedManifest& m) { m.edge_arrays[0].chunks.pop_back(); });
+  expect_error<FormatError>(
+      [&] { read_all(d); }, d + "/manifest.json",
+      {"edge_arrays.edge_time.chunks lists 14 chunks, but there are 15 edge chunks"});
+}
+
+TEST(ShardHostile, ChunkedArrayDtypes) {
+  TempDir tmp;
+  const std::string d = make_chunked_arrays(tmp);
+  const ChunkedManifest good = read_chunked_manifest(d);
+  ChunkedManifest m = good;
+  m.edge_arrays[1].dtype = DType::kInt64;
+  write_chunked_manifest(d, m);
+  expect_error<FormatError>([&] { read_all(d); }, d + "/manifest.json",
+                            {"edge_arrays.edge_weight.dtype is int64; edge_weight is float32"});
+  m = good;
+  m.edge_arrays[2].dtype = DType::kInt64;
+  write_chunked_manifest(d, m);
+  expect_error<FormatError>(
+      [&] { read_all(d); }, d + "/manifest.json",
+      {"edge_arrays.edge_feat.dtype is int64; edge_feat is float32, float16 or bfloat16"});
+}
+
+TEST(ShardHostile, ChunkedNodeArrayRowsSumWrong) {
+  TempDir tmp;
+  const std::string d = make_chunked_arrays(tmp);
+  rewrite_manifest(d, [](ChunkedManifest& m) { m.node_arrays[0].chunks[1].rows = 79; });
+  expect_error<FormatError>(
+      [&] { read_all(d); }, d + "/manifest.json",
+      {"node_arrays.node_time.chunks hold 199 rows, but there are 200 nodes"});
+}
+
+TEST(ShardHostile, ChunkedArrayUnknownName) {
+  TempDir tmp;
+  const std::string d = make_chunked_arrays(tmp);
+  edit_manifest(d, "\"edge_weight\"", "\"edge_weights\"");
+  expect_error<FormatError>([&] { read_all(d); }, d + "/manifest.json",
+                            {"edge_arrays: unknown array \"edge_weights\""});
+}
+
+TEST(ShardHostile, ChunkedArrayChunkFiles) {
+  TempDir tmp;
+  const std::string d = make_chunked_arrays(tmp);
+  const std::string time = d + "/edges/edge_time-00003.npy";
+  write_npy<int64_t>(time, std::vector<int64_t>(119, 1));
+  expect_error<FormatError>([&] { read_all(d); }, time, {"119 rows, but the manifest says 120"});
+  write_npy<int64_t>(time, std::vector<int64_t>(120, 1));
+  const std::string weight = d + "/edges/edge_weight-00014.npy";
+  std::vector<float> w(120, 1.0f);
+  w[7] = std::numeric_limits<float>::quiet_NaN();
+  write_npy<float>(weight, w);
+  // Only the rank reading the last chunk meets it.
+  expect_error<FormatError>([&] { read_dataset_shard(d, 1, 2); }, weight,
+                            {"entry 7 is nan; a weight must be finite and > 0"});
+  EXPECT_NO_THROW(read_dataset_shard(d, 0, 2));
 }
 
 }  // namespace

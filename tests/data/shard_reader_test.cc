@@ -237,7 +237,7 @@ void write_chunked_hetero(const std::string& dir, const testing::HeteroSpec& spe
   }
   for (const auto& r : spec.relations)
     m.relations.push_back(
-        {r.head, r.name, r.tail, chunks("edges_" + r.name, r.pairs, 2, int64_t{})});
+        {r.head, r.name, r.tail, chunks("edges_" + r.name, r.pairs, 2, int64_t{}), {}});
   m.target = spec.target;
   m.num_classes = *std::max_element(spec.labels.begin(), spec.labels.end()) + 1;
   m.labels = chunks("label", spec.labels, 1, int64_t{});

@@ -382,6 +382,14 @@ class DistPipelineTest : public ::testing::Test {
     a.edge_feat_dim = 3;
     a.out_dir = *dir_ / "arrays";
     data::generate_synthetic(a);
+    {  // the chunked twin of "arrays", the arrays cut as the edges and labels are
+      data::ChunkedWriteOptions c;
+      c.chunk_rows = 170;
+      c.node_chunk_rows = 90;
+      a.out_dir = *dir_ / "chunked_arrays";
+      for (int r = 0; r < 2; ++r) data::generate_chunked_share(a, c, r, 2);
+      data::write_chunked_manifest(a.out_dir, data::chunked_generate_manifest(a, c));
+    }
     a.edge_time = false;
     a.out_dir = *dir_ / "untimed";
     data::generate_synthetic(a);
@@ -399,8 +407,92 @@ class DistPipelineTest : public ::testing::Test {
     h.threads = 1;
     h.out_dir = *dir_ / "typed";
     data::generate_hetero(h);
+    h.edge_time = h.edge_weight = h.node_time = true;  // per-relation and per-type arrays
+    h.edge_feat_dim = 2;
+    h.out_dir = *dir_ / "typed_arrays";
+    data::generate_hetero(h);
+    h.edge_time = false;
+    h.out_dir = *dir_ / "typed_untimed";
+    data::generate_hetero(h);
+    typed_to_chunked(path("typed_arrays"), path("typed_chunked"), 200);
   }
   static void TearDownTestSuite() { delete dir_; }
+
+  // The chunked layout of the typed numpy dataset `from` (float32 features and arrays), every
+  // relation's edges and edge arrays cut into chunks of `rows` rows, node files whole.
+  static void typed_to_chunked(const std::string& from, const std::string& to, int64_t rows) {
+    data::LoadOptions load;
+    load.reverse_relations = false;
+    const data::Dataset ds = data::load_dataset(from, load);
+    const data::HeteroSchema& h = *ds.hetero;
+    std::filesystem::create_directories(to + "/c");
+    data::ChunkedManifest m;
+    m.num_classes = ds.num_classes;
+    auto copy = [&](const std::string& file, const std::string& name) {
+      std::filesystem::copy_file(from + "/" + file, to + "/c/" + name);
+      return data::ChunkFile{"c/" + name, NpyArray::open(from + "/" + file).dim(0)};
+    };
+    for (const data::NodeType& t : h.node_types) {
+      data::ChunkedNodeType type;
+      type.name = t.name;
+      type.count = t.count;
+      if (t.feat_dim() > 0)
+        type.features =
+            data::ChunkedFeatures{DType::kFloat32,
+                                  t.feat_dim(),
+                                  {copy("feat/" + t.name + ".npy", "feat_" + t.name + ".npy")}};
+      type.node_arrays.push_back({"node_time",
+                                  DType::kInt64,
+                                  0,
+                                  {copy("node_time/" + t.name + ".npy", "nt_" + t.name + ".npy")}});
+      m.node_types.push_back(std::move(type));
+    }
+    int64_t chunk = 0;
+    for (int r = 0; r < h.num_relations(); ++r) {
+      const data::Relation& rel = h.relations[r];
+      data::ChunkedRelation cr;
+      cr.src_type = h.node_types[rel.src_type].name;
+      cr.name = rel.name;
+      cr.dst_type = h.node_types[rel.dst_type].name;
+      const std::string file = "/" + h.triplet(r) + ".npy";
+      const auto pairs = read_npy_vector<int64_t>(from + "/edges" + file, 2);
+      const auto time = read_npy_vector<int64_t>(from + "/edge_time" + file);
+      const auto weight = read_npy_vector<float>(from + "/edge_weight" + file);
+      const auto feat = read_npy_vector<float>(from + "/edge_feat" + file, 2);
+      const int64_t e = static_cast<int64_t>(time.size()), d = 2;
+      cr.edge_arrays = {{"edge_time", DType::kInt64, 0, {}},
+                        {"edge_weight", DType::kFloat32, 0, {}},
+                        {"edge_feat", DType::kFloat32, d, {}}};
+      for (int64_t b = 0; b < e; b += rows, ++chunk) {
+        const int64_t n = std::min(rows, e - b);
+        auto name = [&](const char* kind) { return fmt::format("c/{}-{}.npy", kind, chunk); };
+        write_npy<int64_t>(to + "/" + name("edges"),
+                           ArrayView<const int64_t>(pairs.data() + 2 * b, 2 * n), {n, 2});
+        write_npy<int64_t>(to + "/" + name("time"), ArrayView<const int64_t>(time.data() + b, n),
+                           {n});
+        write_npy<float>(to + "/" + name("weight"), ArrayView<const float>(weight.data() + b, n),
+                         {n});
+        write_npy<float>(to + "/" + name("feat"),
+                         ArrayView<const float>(feat.data() + d * b, d * n), {n, d});
+        cr.edges.push_back({name("edges"), n});
+        cr.edge_arrays[0].chunks.push_back({name("time"), n});
+        cr.edge_arrays[1].chunks.push_back({name("weight"), n});
+        cr.edge_arrays[2].chunks.push_back({name("feat"), n});
+      }
+      m.relations.push_back(std::move(cr));
+    }
+    m.target = h.node_types[h.target_type].name;
+    m.labels = {copy("label.npy", "label.npy")};
+    const int64_t offset = h.node_types[h.target_type].offset;  // sorted, target-local ids
+    for (const auto& [ids, split] :
+         {std::pair{&ds.train_idx, "train_idx.npy"}, std::pair{&ds.valid_idx, "valid_idx.npy"},
+          std::pair{&ds.test_idx, "test_idx.npy"}}) {
+      std::vector<int64_t> local;
+      for (int64_t v : *ids) local.push_back(v - offset);
+      write_npy<int64_t>(to + "/" + split, local);
+    }
+    data::write_chunked_manifest(to, m);
+  }
   static std::string path(const std::string& name) { return *dir_ / name; }
   static TempDir* dir_;
 };
@@ -442,6 +534,26 @@ TEST_F(DistPipelineTest, TypedEqualsSingleProcess) {
   check_pipeline(path("typed"), load, 3, 2);
   load.reverse_relations = false;
   check_pipeline(path("typed"), load, 2, 3);
+}
+
+// The chunked layout carries the arrays chunk for chunk: a chunked dataset partitions to the
+// bytes of its numpy twin in one process, homogeneous (generated both ways) and typed.
+TEST_F(DistPipelineTest, ChunkedEdgeArraysEqualTheirNumpyTwin) {
+  data::LoadOptions load;
+  check_pipeline(path("chunked_arrays"), load, 3, 2, Method::kMetis, path("arrays"));
+  load.undirected = true;
+  check_pipeline(path("chunked_arrays"), load, 2, 3, Method::kMetis, path("arrays"));
+  check_pipeline(path("typed_chunked"), {}, 3, 3, Method::kMetis, path("typed_arrays"));
+}
+
+// A typed dataset's per-relation arrays travel with their edges as the homogeneous ones do:
+// the same bytes as one process, with and without reverse relations and edge_time.
+TEST_F(DistPipelineTest, TypedEdgeArraysEqualSingleProcess) {
+  data::LoadOptions load;
+  check_pipeline(path("typed_arrays"), load, 3, 2);
+  check_pipeline(path("typed_untimed"), load, 2, 3);
+  load.reverse_relations = false;
+  check_pipeline(path("typed_arrays"), load, 2, 3);
 }
 
 TEST_F(DistPipelineTest, RandomIsDeterministicForARankCount) {

@@ -12,6 +12,7 @@
 
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
+#include "partita/core/half.h"
 #include "partita/core/npy.h"
 #include "partita/data/generate.h"
 #include "partita/partition/format.h"
@@ -243,6 +244,86 @@ TEST(EdgeArraysPartition, VerifyRefusesBadValues) {
   rewrite<int64_t>(out, "part0/edge_time.npy",
                    [&](std::vector<int64_t>& t) { t[at] = t[at - 1] - 1; });
   expect_refused(out, "is not ascending by (original id, edge_time)");
+}
+
+// edge_feat in float16 and bfloat16 (numpy descr "<f2", "<u2" as for node features): the
+// partition keeps the dtype and every entry's row bit for bit; --verify and the reader refuse
+// a value that is not finite.
+TEST(EdgeArraysPartition, HalfEdgeFeaturesKeepTheirDtypeAndBits) {
+  for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    TempDir tmp;
+    const std::string ds = generate(tmp / "ds", true);
+    const Input in = read_input(ds);
+    const int64_t rows = static_cast<int64_t>(in.feat.size()) / kFeatDim;
+    std::vector<uint16_t> half(in.feat.size());
+    narrow_floats(in.feat.data(), static_cast<int64_t>(in.feat.size()), dtype, half.data());
+    auto write_half = [&](const std::vector<uint16_t>& v) {
+      NpyWriter w(ds + "/edge_feat.npy", dtype, {rows, kFeatDim});
+      w.write(v.data(), v.size() * sizeof(uint16_t));
+      w.finish();
+    };
+    write_half(half);
+    const std::string out = tmp / "p";
+    run_partition(ds, {}, options(out, 2));
+    EXPECT_NO_THROW(verify_partition(out, 1));
+    const PartitionMeta m = read_meta(out);
+    EXPECT_EQ(m.file(part_file(0, "edge_feat")).dtype, dtype);
+    // Each stored entry's (source, destination, time) names its listed edge (times make the
+    // rows tell repeats apart only together with the weight), whose half row it must hold.
+    std::map<std::tuple<int64_t, int64_t, int64_t, float>, std::vector<uint16_t>> listed;
+    for (int64_t i = 0; i < rows; ++i)
+      listed[{in.edges[2 * i], in.edges[2 * i + 1], in.time[i], in.weight[i]}] =
+          std::vector<uint16_t>(half.begin() + i * kFeatDim, half.begin() + (i + 1) * kFeatDim);
+    const auto node_map = read_npy_vector<int64_t>(out + "/node_map.npy");
+    int64_t checked = 0;
+    for (int p = 0; p < m.num_parts; ++p) {
+      auto file = [&](const char* name) { return out + "/" + part_file(p, name); };
+      const auto indptr = read_npy_vector<int64_t>(file("indptr"));
+      const auto indices = read_npy_vector<int64_t>(file("indices"));
+      const auto t = read_npy_vector<int64_t>(file("edge_time"));
+      const auto w = read_npy_vector<float>(file("edge_weight"));
+      const NpyArray f = NpyArray::open(file("edge_feat"));
+      ASSERT_EQ(f.dtype(), dtype);
+      const uint16_t* bits = reinterpret_cast<const uint16_t*>(f.data());
+      for (size_t i = 0; i + 1 < indptr.size(); ++i)
+        for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k, ++checked) {
+          const auto it =
+              listed.find({node_map[indices[k]], node_map[m.ranges[p] + i], t[k], w[k]});
+          ASSERT_NE(it, listed.end());
+          EXPECT_TRUE(std::equal(it->second.begin(), it->second.end(), bits + k * kFeatDim));
+        }
+    }
+    EXPECT_GT(checked, 0);
+
+    // A NaN in the partition (checksums made right) and in the dataset.
+    const uint16_t nan = dtype == DType::kFloat16 ? 0x7e00 : 0x7fc0;
+    {
+      const std::string rel = part_file(1, "edge_feat");
+      const NpyArray f = NpyArray::open(out + "/" + rel);
+      std::vector<uint16_t> v(reinterpret_cast<const uint16_t*>(f.data()),
+                              reinterpret_cast<const uint16_t*>(f.data()) + f.num_elements());
+      v[2 * kFeatDim + 1] = nan;
+      NpyWriter writer(out + "/" + rel, dtype, {f.dim(0), kFeatDim});
+      writer.write(v.data(), v.size() * sizeof(uint16_t));
+      writer.finish();
+      PartitionMeta meta = read_meta(out);
+      for (FileEntry& e : meta.files) e.crc32 = crc32_file(out + "/" + e.path);
+      write_meta(out, meta);
+      expect_refused(out, "part1/edge_feat.npy: row 2 column 1: value nan is not finite");
+    }
+    half[3 * kFeatDim] = nan;
+    write_half(half);
+    try {
+      run_partition(ds, {}, options(tmp / "q", 2));
+      ADD_FAILURE() << "a NaN edge feature was accepted";
+    } catch (const FormatError& e) {
+      EXPECT_NE(
+          std::string(e.what()).find("edge_feat.npy: row 3 column 0: value nan is not finite"),
+          std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace

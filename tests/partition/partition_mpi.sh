@@ -8,6 +8,8 @@
 # equal the in-process pipeline's (threads as ranks) byte for byte. Link-prediction splits
 # (--edge-split, a dataset's own split files) under mpirun: verified, trainable with --task
 # link, and byte-identical to the single process where the assignment is the same (1 part).
+# Edge and node arrays (homogeneous, per relation of a typed dataset, in chunks) equal one
+# process's bytes under mpirun.
 # Bad input under mpirun is one `error:` line. A rank killed mid-partition (partition_kill:
 # the pipeline with a communicator that kills a rank at a named phase), under plain mpirun
 # and under `partita launch`, ends the job within a bound, non-zero, naming the rank, and
@@ -170,6 +172,30 @@ done
 "$partita" info --verify ea4 >verify.log 2>&1 || fail "info --verify ea4" verify.log
 grep -qx 'arrays: edge_time int64 per edge, edge_weight float32 per edge, edge_feat float32 \[4\] per edge, node_time int64 per node' \
   verify.log || fail "info lists the edge arrays" verify.log
+# The same arrays per relation and per node type of a typed dataset, and in the chunked
+# layout (generated chunk for chunk from the numpy files' values): 1 part, one process and
+# -np 3 write the same bytes; the chunked twin gives the numpy dataset's bytes.
+hflags="--method metis --seed 1 --threads 1"
+"$partita" -q generate --hetero mag --nodes 3000 --feat-dim 4 --classes 4 --seed 3 \
+  --threads 1 --edge-time --edge-weight --edge-feat-dim 2 --node-time --out hea \
+  >genha.log 2>&1 || fail "generate --hetero with edge arrays" genha.log
+"$partita" -q partition --dataset hea --num-parts 1 $hflags --out hea1 >hea1.log 2>&1 ||
+  fail "single-process typed partition with edge arrays" hea1.log
+"$mpirun" -np 3 --oversubscribe "$partita" -q partition --dataset hea --num-parts 1 $hflags \
+  --out hea1_3 >hea1_3.log 2>&1 || fail "mpirun -np 3 typed with edge arrays" hea1_3.log
+same hea1 hea1_3
+"$mpirun" -np 2 "$partita" -q partition --dataset hea --num-parts 3 $hflags --out hea3 \
+  >hea3.log 2>&1 || fail "mpirun -np 2 typed with edge arrays, 3 parts" hea3.log
+"$partita" info --verify hea3 >verify.log 2>&1 || fail "info --verify hea3" verify.log
+grep -q 'edge_time int64 per edge' verify.log || fail "info lists the typed arrays" verify.log
+"$partita" -q generate --nodes 3000 --avg-degree 8 --feat-dim 8 --classes 4 --seed 3 \
+  --threads 1 --edge-time --edge-weight --edge-feat-dim 4 --node-time --layout chunked \
+  --chunk-rows 5000 --node-chunk-rows 700 --out eac >genc.log 2>&1 ||
+  fail "generate --layout chunked with edge arrays" genc.log
+"$mpirun" -np 3 --oversubscribe "$partita" -q partition --dataset eac --num-parts 1 $flags \
+  --out eac1_3 >eac1_3.log 2>&1 || fail "mpirun -np 3 chunked with edge arrays" eac1_3.log
+sed -i 's|"dataset": "eac"|"dataset": "ea"|' eac1_3/partita.json
+same ea1 eac1_3
 "$mpirun" -np 2 "$partita" -q partition --dataset given --num-parts 3 $flags --out g3 \
   >g3.log 2>&1 || fail "mpirun -np 2 with split files, 3 parts" g3.log
 "$partita" info --verify g3 >verify.log 2>&1 || fail "info --verify g3" verify.log

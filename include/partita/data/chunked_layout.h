@@ -21,7 +21,11 @@ namespace partita::data {
 
 inline constexpr const char* kChunkedManifest = "manifest.json";
 inline constexpr const char* kChunkedFormat = "partita-chunked";
-inline constexpr int kChunkedVersion = 1;
+// The newest version read. Version 2 adds the optional arrays (ChunkedArray); a manifest
+// without them is written as version 1, so builds before version 2 read it as before and
+// refuse (rather than silently drop) one with arrays.
+inline constexpr int kChunkedVersion = 2;
+inline constexpr int kChunkedVersionWithoutArrays = 1;
 
 struct ChunkFile {
   std::string file;  // relative to the dataset directory
@@ -34,15 +38,29 @@ struct ChunkedFeatures {
   std::vector<ChunkFile> chunks;  // rows in order; they sum to the node (type) count
 };
 
+// An optional edge or node array (data/edge_arrays.h) in chunks: "edge_time" int64,
+// "edge_weight" float32, "edge_feat" float32/float16/bfloat16 with dim >= 1, "node_time"
+// int64. An edge array has one chunk per edge chunk of its edges, of the same rows; a node
+// array's chunks cover the node (type) ids in order, cut anywhere.
+struct ChunkedArray {
+  std::string name;
+  DType dtype = DType::kInt64;
+  int64_t dim = 0;  // 0: [rows] chunks; d >= 1: [rows, d] (edge_feat)
+  std::vector<ChunkFile> chunks;
+};
+
 struct ChunkedNodeType {
   std::string name;
   int64_t count = 0;                        // >= 1
   std::optional<ChunkedFeatures> features;  // none: a featureless type
+  std::vector<ChunkedArray> node_arrays;    // node_time, or none (all types or none have it)
 };
 
 struct ChunkedRelation {
   std::string src_type, name, dst_type;  // edges src_type -> dst_type, type-local ids
   std::vector<ChunkFile> edges;          // int64 [rows, 2] each
+  // The same arrays (names, dtypes, dims) for every relation, or none for all.
+  std::vector<ChunkedArray> edge_arrays;
 };
 
 struct ChunkedManifest {
@@ -59,6 +77,8 @@ struct ChunkedManifest {
   std::vector<ChunkFile> labels;
   // Split files: int64 [n], strictly ascending ids (typed: target-local).
   std::string train_idx = "train_idx.npy", valid_idx = "valid_idx.npy", test_idx = "test_idx.npy";
+  // Homogeneous optional arrays, aligned with `edges` chunk for chunk, and with the nodes.
+  std::vector<ChunkedArray> edge_arrays, node_arrays;
 
   bool typed() const { return !node_types.empty(); }
 };

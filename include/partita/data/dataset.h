@@ -53,7 +53,8 @@ struct Dataset {
   // Numpy layout with train_edges.npy etc. only: the dataset's own link-prediction split.
   std::optional<EdgeSplitArrays> edge_split;
 
-  // Numpy layout with edge_time.npy etc. (data/edge_arrays.h): edge_arrays hold one row per
+  // Datasets with edge_time etc. (data/edge_arrays.h; any layout but the heterogeneous OGB
+  // one): edge_arrays hold one row per
   // entry of in_edges.indices (a reverse entry repeats its edge's values), node_arrays one per
   // node. With edge_time, repeated pairs are kept (duplicates_dropped is 0).
   std::vector<ExtraArray> edge_arrays;

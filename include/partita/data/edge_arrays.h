@@ -1,13 +1,17 @@
 #pragma once
 // Arrays beside a graph's structure (docs/dataset-format.md, "Edge and node arrays"): per
 // listed edge edge_time (int64), edge_weight (float32, finite, > 0) and edge_feat ([E, d],
-// float32, float16 or bfloat16); per node node_time (int64). The numpy layout (homogeneous)
-// reads them; the partition carries them into every part next to indices.npy and label.npy
-// (docs/partition-format.md).
+// float32, float16 or bfloat16); per node node_time (int64). The numpy layouts (homogeneous
+// files, typed folders with a file per relation or node type), the chunked layout (chunks
+// beside the edge and label chunks) and OGB's raw CSVs (edge_year -> edge_time, node_year ->
+// node_time) read them; the partition carries them into every part next to indices.npy and
+// label.npy (docs/partition-format.md).
 //
 // Order of a row: the entries of one destination are ordered by (original source, time,
 // listing position), with time 0 for every edge when there is no edge_time, and the reverse
-// entry of listed edge i (undirected graphs) at position 2i + 1 after 2i. Without
+// entry of listed edge i (undirected graphs, or a typed relation's rev_ relation) at position
+// 2i + 1 after 2i. Typed graphs: the source is the packed (relation, source) key, so rows are
+// by relation first, and the listing is the relations' edge lists end to end. Without
 // edge_time, only the first entry of each source is kept (repeats are dropped, as always);
 // with it, every listed edge is kept: a pair repeated at different (or equal) times is
 // several edges. This order is a function of the listing alone, never of rank or thread

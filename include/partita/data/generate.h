@@ -94,6 +94,13 @@ struct HeteroGenerateOptions {
   double train_fraction = 0.6;  // these three: the random split of the papers, as in
   double valid_fraction = 0.2;  //   GenerateOptions
   double test_fraction = 0.2;
+  // Optional arrays of the typed layout (docs/dataset-format.md), as GenerateOptions's, each a
+  // function of the seed alone: edge_time/, edge_weight/, edge_feat/ hold <triplet>.npy per
+  // relation, node_time/ <type>.npy per node type.
+  bool edge_time = false;
+  bool edge_weight = false;
+  int64_t edge_feat_dim = 0;  // [0, 2^16]
+  bool node_time = false;
   std::string out_dir;  // created if missing
   int threads = 0;      // <= 0: all hardware threads
 };

@@ -54,8 +54,9 @@ struct DatasetShard {
   std::vector<int64_t> src, dst;
   std::vector<int32_t> edge_relation;
   int64_t input_edges_total = 0;  // listed edges over all ranks (from the metadata)
-  // Numpy layout with edge arrays (data/edge_arrays.h): one row per edge of src/dst, and the
-  // listing position of src[0] (the share is a contiguous range of the listing).
+  // Numpy layouts with edge arrays (data/edge_arrays.h): one row per edge of src/dst, and the
+  // listing position of src[0] (the share is a contiguous range of the listing; typed: of the
+  // relations' edges one after another).
   std::vector<ExtraArray> edge_arrays;
   int64_t first_edge = 0;
 

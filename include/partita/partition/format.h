@@ -37,7 +37,7 @@ constexpr const char* kPartArrayNames[] = {"indptr",    "indices",   "feat",    
 // dataset had them (data/edge_arrays.h): edge_time int64 [e], edge_weight float32 [e] (finite,
 // > 0), edge_feat float32/float16/bfloat16 [e, d], aligned with indices.npy; node_time int64
 // [n], aligned with label.npy. With edge_time a row lists its sources ascending by (original
-// source, time), repeats allowed.
+// source, time), repeats allowed; typed parts by (relation, original source, time).
 constexpr const char* kEdgeArrayNames[] = {"edge_time", "edge_weight", "edge_feat"};
 constexpr const char* kNodeArrayNames[] = {"node_time"};
 
