@@ -31,7 +31,9 @@ void LocalSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   kernel.fanout = request.fanout;
   kernel.relation_fanouts = request.relation_fanouts;
   kernel.replacement = options_.replacement;
-  kernel.weighting = options_.weighting;
+  // A view without entries (a server-client trainer's) samples nothing whatever the
+  // weighting; its weights are the empty array, which the kernel would refuse for kEdgeWeight.
+  kernel.weighting = view_.indices.empty() ? Weighting::kUniform : options_.weighting;
   kernel.threads = options_.threads;
   kernel.chunk = options_.chunk;
   kernel.temporal = options_.temporal;
