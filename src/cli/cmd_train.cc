@@ -68,7 +68,10 @@ struct Flags {
   std::string metrics_out;
   bool layers_given = false;  // else --layers is the number of fanouts
   bool force = false;         // --metrics-out may replace an existing file
-  MetricsFile::RunInfo run;   // the settings, for --metrics-out's run record
+  // --temporal (and --temporal-strategy): session.sampling.temporal once settled (sampling()).
+  bool temporal = false;
+  sample::Temporal temporal_strategy = sample::Temporal::kUniform;
+  MetricsFile::RunInfo run;  // the settings, for --metrics-out's run record
 };
 
 // --progress: auto (nullopt) or a mode.
@@ -98,6 +101,13 @@ void parse_link_metric(const std::string& text, train::LinkTaskOptions* link) {
   PARTITA_CHECK(kind && *kind != train::LinkMetricKind::kHits, UsageError,
                 "--metric: '{}' is not one of auc, ap, mrr, hits@K", text);
   link->metric = *kind;
+}
+
+// The sampling rule of the run: the session's sampler options with --temporal's strategy.
+sample::LocalSamplerOptions sampling(const Flags& f) {
+  sample::LocalSamplerOptions s = f.session.sampling;
+  s.temporal = f.temporal ? f.temporal_strategy : sample::Temporal::kNone;
+  return s;
 }
 
 // The options of the run, checked (UsageError on a bad value).
@@ -131,6 +141,12 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
                   "--gpu-cache-ratio: '{}' is not auto or a number in [0, 1]", f.gpu_cache_ratio);
   }
   train::check_options(o);
+  PARTITA_CHECK(f.temporal || !f.session.sampling.strict, UsageError,
+                "--temporal-strict: applies to --temporal sampling; pass --temporal too");
+  // --gpu-cache-ratio's default is resolved later (run_train): 0 with --temporal.
+  train::TrainOptions rule = o;
+  if (f.gpu_cache_ratio.empty()) rule.cache.gpu_ratio = 0;
+  train::check_sampling_rule(rule, sampling(f));
   check_timeout(f.session.timeout_s);
   if (!f.metrics_out.empty()) check_metrics_out(f.metrics_out, o.checkpoint.resume, f.force);
   PARTITA_CHECK(f.session.servers >= 0, UsageError,
@@ -141,10 +157,10 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
 }
 
 // --gpu-cache-ratio's default: auto where the model's device is a GPU and the device cache
-// serves the run (homogeneous models in worker mode), else 0 (none).
-double default_gpu_cache_ratio(const train::TrainOptions& o, int servers) {
+// serves the run (homogeneous models in worker mode, not temporal), else 0 (none).
+double default_gpu_cache_ratio(const train::TrainOptions& o, int servers, bool temporal) {
   const bool served = o.model.kind != train::ModelKind::kRgcn &&
-                      o.model.kind != train::ModelKind::kHan && servers == 0;
+                      o.model.kind != train::ModelKind::kHan && servers == 0 && !temporal;
   return !o.device.is_cpu() && served ? train::kGpuCacheAuto : 0.0;
 }
 
@@ -341,7 +357,8 @@ int run_train(runtime::RankContext& rank, const Flags& flags, InterruptNotice* n
   train::TrainOptions options = make_options(flags, rank.cores_per_rank());
   options.device = rank_device(flags.device, rank);
   if (flags.gpu_cache_ratio.empty())
-    options.cache.gpu_ratio = default_gpu_cache_ratio(options, flags.session.servers);
+    options.cache.gpu_ratio =
+        default_gpu_cache_ratio(options, flags.session.servers, flags.temporal);
   options.checkpoint.settings = flags.run.settings;        // what every checkpoint records
   for (auto& [name, value] : options.checkpoint.settings)  // the values the flags resolved to
     if (name == "layers") value = std::to_string(options.model.layers);
@@ -349,6 +366,7 @@ int run_train(runtime::RankContext& rank, const Flags& flags, InterruptNotice* n
             rank.size(), rank.cores_per_rank(), options.torch_threads, options.loader.threads,
             train::device_text(options.device));
   runtime::SessionOptions session_options = flags.session;
+  session_options.sampling = sampling(flags);
   train::set_session_embeddings(options, &session_options);
   // Server-client mode: a server serves until every trainer is done, and trains nothing.
   return rank.run_session(session_options, [&](runtime::Session& session) {
@@ -579,6 +597,30 @@ void add_schedule_flags(CLI::App& app, Flags* flags) {
       ->capture_default_str();
 }
 
+// Which in-edges a node may sample: by time (--temporal) and by weight (--sample-weight).
+void add_sampling_rule_flags(CLI::App& app, Flags* flags) {
+  app.add_flag("--temporal", flags->temporal,
+               "Temporal sampling (node task; the partition needs edge_time and node_time): a "
+               "seed at time t (its node_time) samples only in-edges with time <= t, and every "
+               "later hop the in-edges no later than the time of the seed it descends from, so "
+               "no block holds an edge from the seed's future. Training, validation and test "
+               "batches all sample so; 1 rank and P ranks give the same blocks "
+               "(docs/training.md, Time and weight on edges)");
+  add_enum_option(app, "--temporal-strategy", &flags->temporal_strategy,
+                  train::temporal_strategy_names(),
+                  "--temporal: which allowed in-edges a node takes: uniform (drawn as without "
+                  "--temporal, among the allowed ones) or recent (the --fanouts most recent, no "
+                  "draw)");
+  app.add_flag("--temporal-strict", flags->session.sampling.strict,
+               "--temporal: allow only in-edges strictly earlier than the seed's time (< t "
+               "instead of <= t)");
+  add_enum_option(app, "--sample-weight", &flags->session.sampling.weighting,
+                  train::sample_weight_names(),
+                  "none, or edge_weight: draw in-neighbours with probability proportional to "
+                  "the partition's edge_weight, without replacement (the partition needs "
+                  "edge_weight; not with --temporal-strategy recent)");
+}
+
 // Where the work runs: device, kernels, threads, server ranks, sampling and topology placement.
 void add_placement_flags(CLI::App& app, Flags* flags) {
   add_device_flag(app, &flags->device,
@@ -707,6 +749,7 @@ Action add_train_command(CLI::App& app) {
   add_task_flags(app, flags.get());
   add_model_flags(app, flags.get());
   add_schedule_flags(app, flags.get());
+  add_sampling_rule_flags(app, flags.get());
   add_placement_flags(app, flags.get());
   add_cache_flags(app, flags.get());
   add_evaluation_flags(app, flags.get());

@@ -87,6 +87,7 @@ constexpr ParameterWord kTable[] = {
     {"resume", "--resume"},                            // train
     {"reverse_relations", "--no-reverse"},             // partition (the flag turns it off)
     {"sample_on", "--sample-on"},                      // train
+    {"sample_weight", "--sample-weight"},              // train
     {"scale", "--scale"},                              // generate (--shape papers100m)
     {"seed", "--seed"},                                // every command that draws
     {"servers", "--servers"},                          // train, sample-bench
@@ -94,6 +95,8 @@ constexpr ParameterWord kTable[] = {
     {"split", "--split"},                              // partition (OGB split folder)
     {"task", "--task"},                                // train
     {"teardown_timeout", "--teardown-timeout"},        // launch
+    {"temporal", "--temporal"},                        // train
+    {"temporal_strategy", "--temporal-strategy"},      // train
     {"test_fraction", "--test-fraction"},              // generate
     {"threads", "--threads"},                          // generate, partition, train, ...
     {"timeout_s", "--timeout"},                        // train, infer, sample-bench

@@ -113,6 +113,11 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"host-local", kRun},
       {"sample-on", kRun},  // the same blocks either way
       {"topology", kRun},   // the same samples either way
+      // The sampling rule changes the blocks the model learns from, as the fanouts do.
+      {"temporal", kSchedule},
+      {"temporal-strategy", kSchedule},
+      {"temporal-strict", kSchedule},
+      {"sample-weight", kSchedule},
   };
   return rules;
 }

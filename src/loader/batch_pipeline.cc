@@ -28,6 +28,8 @@ BatchPipeline::BatchPipeline(const BatchPipelineOptions& options,
                 options_.feature_row_bytes);
   PARTITA_CHECK(options_.resident == nullptr || !options_.typed, Error,
                 "internal: resident rows given for a typed graph");
+  PARTITA_CHECK(!options_.temporal || options_.block_source == nullptr, Error,
+                "internal: temporal batches asked of a block source (it samples no times)");
   try {
     for (int t = 0; t < options_.threads; ++t) workers_.emplace_back([this] { run_worker(); });
   } catch (...) {
@@ -143,6 +145,12 @@ Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
   block_options.key = {options_.seed, options_.epoch, static_cast<uint64_t>(step)};
 
   Stopwatch watch;
+  std::vector<int64_t> seed_times;
+  if (options_.temporal) {
+    seed_times.resize(seeds.size());
+    fetcher_.fetch_node_times(seeds, seed_times.data());
+    block_options.seed_times = seed_times;
+  }
   if (options_.block_source != nullptr)
     options_.block_source->build(seeds, block_options, options_.fetch_degrees, batch);
   else

@@ -115,6 +115,9 @@ Session::Session(Transport& transport, Collectives& world, const SessionOptions&
       trainers == nullptr ? std::string("none")
                           : fmt::format("rank {} of {}", trainers->rank(), trainers->size()),
       world.rank() - servers_, world.size() - servers_);
+  // What the sampling options need of the partition (edge times, weights): the metadata's
+  // verdict, the same on every rank, before any rank waits for another.
+  sample::check_sampling_data(graph_, options.sampling);
   if (role_ != Role::kWorker) {
     // Every id of each split: servers contribute theirs, trainers nothing (one world
     // allgather, so it runs on every rank, servers included).

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "partita/core/error.h"
+#include "partita/core/parameter_error.h"
 #include "partita/sample/sample_wire.h"
 
 namespace partita::sample {
@@ -15,7 +16,31 @@ CscView owned_view(const store::DistGraph& graph) {
   view.first_row = graph.first_node();
   view.stream_ids = graph.original_ids();
   view.relations = graph.edge_relations();  // empty for a homogeneous graph
+  view.times = graph.edge_times();          // empty when the parts hold no edge_time
+  view.weights = graph.edge_weights();      // empty when the parts hold no edge_weight
   return view;
+}
+
+void check_sampling_data(const store::DistGraph& graph, const LocalSamplerOptions& options) {
+  check_sampling_options(options);
+  if (options.temporal != Temporal::kNone) {
+    PARTITA_CHECK_PARAM(!graph.typed(), "temporal",
+                        "{} is a typed (heterogeneous) partition: temporal sampling of typed "
+                        "partitions is not yet supported",
+                        graph.dir());
+    PARTITA_CHECK_PARAM(graph.has_edge_times() && graph.has_node_times(), "temporal",
+                        "{} holds no {} (partition a dataset with edge_time.npy and "
+                        "node_time.npy, e.g. from `generate --edge-time --node-time`)",
+                        graph.dir(),
+                        !graph.has_edge_times() && !graph.has_node_times() ? "edge or node times"
+                        : !graph.has_edge_times()                          ? "edge times"
+                                                                           : "node times");
+  }
+  if (options.weighting == Weighting::kEdgeWeight)
+    PARTITA_CHECK_PARAM(graph.has_edge_weights(), "sample_weight",
+                        "edge_weight: {} holds no edge weights (partition a dataset with "
+                        "edge_weight.npy, e.g. from `generate --edge-weight`)",
+                        graph.dir());
 }
 
 void add_sample_routes(RpcRouter& router, const store::DistGraph& graph,

@@ -1,14 +1,27 @@
 #include "partita/sample/local_sampler.h"
 
 #include "partita/core/error.h"
+#include "partita/core/parameter_error.h"
 
 namespace partita::sample {
+
+void check_sampling_options(const LocalSamplerOptions& options) {
+  if (options.temporal != Temporal::kRecent) return;
+  PARTITA_CHECK_PARAM(options.weighting == Weighting::kUniform, "temporal_strategy",
+                      "recent takes the latest allowed edges, with no draw to weight: drop "
+                      "`sample_weight` or use `temporal_strategy` uniform");
+  PARTITA_CHECK_PARAM(options.replacement == Replacement::kWithout, "temporal_strategy",
+                      "recent takes the latest allowed edges, each once: it samples without "
+                      "replacement only");
+}
 
 LocalSampler::LocalSampler(const CscView& view, const LocalSamplerOptions& options)
     : view_(view), options_(options) {
   validate(view_, "local sampler");
-  PARTITA_CHECK(options_.weighting != Weighting::kEdgeWeight || view_.weighted(), Error,
-                "local sampler: weighted sampling asked of a graph without edge weights");
+  // A view without entries (a server-client trainer's, which owns nothing) needs neither.
+  PARTITA_CHECK(
+      options_.weighting != Weighting::kEdgeWeight || view_.weighted() || view_.indices.empty(),
+      Error, "local sampler: weighted sampling asked of a graph without edge weights");
   PARTITA_CHECK(options_.temporal == Temporal::kNone || view_.timed() || view_.indices.empty(),
                 Error, "local sampler: temporal sampling asked of a graph without edge times");
 }
@@ -18,7 +31,9 @@ void LocalSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   kernel.fanout = request.fanout;
   kernel.relation_fanouts = request.relation_fanouts;
   kernel.replacement = options_.replacement;
-  kernel.weighting = options_.weighting;
+  // A view without entries (a server-client trainer's) samples nothing whatever the
+  // weighting; its weights are the empty array, which the kernel would refuse for kEdgeWeight.
+  kernel.weighting = view_.indices.empty() ? Weighting::kUniform : options_.weighting;
   kernel.threads = options_.threads;
   kernel.chunk = options_.chunk;
   kernel.temporal = options_.temporal;

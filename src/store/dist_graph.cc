@@ -195,6 +195,14 @@ void DistGraph::map_part(int part, const DistGraphOptions& options) {
   original_ids_ = maybe_copy(node_map_.view<int64_t>().subview(first_, end_ - first_), copy,
                              &copies_[3], node_map_, first_);
   if (typed()) map_typed(part, copy);
+  // The optional arrays (open_part checked dtype and length against partita.json).
+  if (has_edge_times())
+    edge_times_ =
+        maybe_copy(files_.edge_time.view<int64_t>(), copy, &edge_time_copy_, files_.edge_time);
+  if (has_edge_weights())
+    edge_weights_ =
+        maybe_copy(files_.edge_weight.view<float>(), copy, &edge_weight_copy_, files_.edge_weight);
+  if (has_node_times()) node_times_ = files_.node_time.view<int64_t>();
   labels_ = files_.label.view<int64_t>();
   train_ids_ = files_.train_idx.view<int64_t>();
   valid_ids_ = files_.valid_idx.view<int64_t>();

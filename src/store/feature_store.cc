@@ -86,6 +86,13 @@ void add_feature_routes(RpcRouter& router, const DistGraph& graph) {
   router.add(kRequestDegrees, [&graph, first, end](int, WireReader& request) {
     return serve_rows<int64_t>(graph, request, 1, first, end, degree_copier(graph));
   });
+  router.add(kRequestNodeTimes, [&graph, first, end](int source, WireReader& request) {
+    PARTITA_CHECK(graph.has_node_times(), CommError,
+                  "rank {} was asked by rank {} for node times; {} holds none", graph.rank(),
+                  source, graph.dir());
+    return serve_rows<int64_t>(graph, request, 1, first, end,
+                               row_copier(graph.node_times().data(), 1));
+  });
   router.add(kRequestTypeFeatures, [&graph](int source, WireReader& request) {
     const int64_t type = request.get<int64_t>();
     try {
@@ -309,6 +316,15 @@ void FeatureFetcher::fetch_labels(ArrayView<const int64_t> ids, int64_t* out) {
   fetch<int64_t>(ids, kRequestLabels, /*argument=*/-1, 1, row_copier(graph_.labels().data(), 1),
                  peer_row_copier<int64_t>(1, [](const DistGraph& g) { return g.labels().data(); }),
                  {}, nullptr, out);
+}
+
+void FeatureFetcher::fetch_node_times(ArrayView<const int64_t> ids, int64_t* out) {
+  PARTITA_CHECK(graph_.has_node_times(), Error,
+                "{}: node times asked of a partition without node_time.npy", graph_.dir());
+  fetch<int64_t>(
+      ids, kRequestNodeTimes, /*argument=*/-1, 1, row_copier(graph_.node_times().data(), 1),
+      peer_row_copier<int64_t>(1, [](const DistGraph& g) { return g.node_times().data(); }), {},
+      nullptr, out);
 }
 
 void FeatureFetcher::fetch_degrees(ArrayView<const int64_t> ids, int64_t* out) {

@@ -33,6 +33,11 @@ std::string device_sampling_refusal(const runtime::Session& session, const Train
   if (options.model.kind == ModelKind::kHan)
     return "`model` han samples metapath neighbours, on the host only";
   if (session.role() == runtime::Role::kServer) return "a server samples for others, on the host";
+  const sample::LocalSamplerOptions& sampling = session.sampler().options();
+  if (sampling.temporal != sample::Temporal::kNone)
+    return "the device sampler has no edge times yet: `temporal` samples on the host";
+  if (sampling.weighting == sample::Weighting::kEdgeWeight)
+    return "the device sampler has no edge weights yet: `sample_weight` samples on the host";
   if (!session.holds_topology())
     return fmt::format(
         "this rank holds only its own part of the {}-part partition; device sampling needs "

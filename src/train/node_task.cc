@@ -190,6 +190,7 @@ loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
   po.resident = resident;
   po.feature_memory = feature_memory;
   po.block_source = source;
+  po.temporal = session.sampler().options().temporal != sample::Temporal::kNone;
   return po;
 }
 

@@ -118,6 +118,42 @@ const ModelDefaults& model_defaults(ModelKind kind) {
   return kind == ModelKind::kHan ? han : none;
 }
 
+const NameTable<sample::Temporal>& temporal_strategy_names() {
+  static const NameTable<sample::Temporal> names{{"uniform", sample::Temporal::kUniform},
+                                                 {"recent", sample::Temporal::kRecent}};
+  return names;
+}
+
+const NameTable<sample::Weighting>& sample_weight_names() {
+  static const NameTable<sample::Weighting> names{{"none", sample::Weighting::kUniform},
+                                                  {"edge_weight", sample::Weighting::kEdgeWeight}};
+  return names;
+}
+
+void check_sampling_rule(const TrainOptions& o, const sample::LocalSamplerOptions& sampling) {
+  sample::check_sampling_options(sampling);
+  const bool temporal = sampling.temporal != sample::Temporal::kNone;
+  const bool weighted = sampling.weighting == sample::Weighting::kEdgeWeight;
+  PARTITA_CHECK_PARAM(!(temporal || weighted) || o.loader.sample_on != SampleOn::kDevice,
+                      "sample_on",
+                      "device: the device sampler has no edge {} yet; with `{}` sample on the host "
+                      "(`sample_on` host or auto)",
+                      temporal ? "times" : "weights", temporal ? "temporal" : "sample_weight");
+  if (!temporal) return;
+  PARTITA_CHECK_PARAM(o.task == Task::kNode, "temporal",
+                      "not yet for link prediction (`task` link: a seed edge's time and edges "
+                      "split by time are a later step); node classification only");
+  PARTITA_CHECK_PARAM(o.eval.mode == EvalMode::kSampled, "eval",
+                      "full: full-neighbourhood inference reads every edge, later ones too; with "
+                      "`temporal` evaluate sampled (the training rule)");
+  PARTITA_CHECK_PARAM(o.cache.ratio == 0, "cache_ratio",
+                      "not yet with `temporal` (the cache's pre-sampling has no seed times); "
+                      "pass `cache_ratio` 0");
+  PARTITA_CHECK_PARAM(o.cache.gpu_ratio == 0, "gpu_cache_ratio",
+                      "not yet with `temporal` (the cache's pre-sampling has no seed times); "
+                      "pass `gpu_cache_ratio` 0");
+}
+
 void check_options(const TrainOptions& o) {
   const ModelOptions& m = o.model;
   PARTITA_CHECK_PARAM(m.layers >= 1, "layers", "must be >= 1, got {}", m.layers);

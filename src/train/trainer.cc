@@ -51,6 +51,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o,
 Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
     : session_(session), options_(resolved_options(session.graph(), options)) {
   check_options(options_);
+  check_sampling_rule(options_, session_.sampler().options());
   // --sample-on device where it cannot run is refused here for every task (the node task
   // then builds its source).
   if (options_.loader.sample_on == SampleOn::kDevice) samples_on_device(session_, options_);

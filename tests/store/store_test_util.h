@@ -20,11 +20,13 @@ inline std::vector<int64_t> map_ids(const std::vector<int64_t>& ids,
 }
 
 // Empty when `got` (partition ids) mapped through node_map equals `want` (original ids):
-// same seeds, same blocks (structure and src nodes), same input nodes.
+// same seeds (and seed times), same blocks (structure, src nodes and, temporal, src times),
+// same input nodes.
 inline std::string compare_batches(const sample::SampledBatch& got,
                                    const sample::SampledBatch& want,
                                    const std::vector<int64_t>& node_map) {
   if (map_ids(got.seeds, node_map) != want.seeds) return "seeds differ";
+  if (got.seed_times != want.seed_times) return "seed times differ";
   if (got.blocks.size() != want.blocks.size()) return "block counts differ";
   for (size_t l = 0; l < got.blocks.size(); ++l) {
     const sample::Block& a = got.blocks[l];
@@ -34,6 +36,7 @@ inline std::string compare_batches(const sample::SampledBatch& got,
     if (a.indptr != b.indptr) return at + "indptr differs";
     if (a.indices != b.indices) return at + "indices differ";
     if (map_ids(a.src_nodes, node_map) != b.src_nodes) return at + "src nodes differ";
+    if (a.src_times != b.src_times) return at + "src times differ";  // temporal sampling
   }
   if (map_ids(got.input_nodes, node_map) != want.input_nodes) return "input nodes differ";
   return "";

@@ -51,7 +51,7 @@ CHANGED = {
     "cache-ratio": ["0.5"], "cache-presample": ["3"], "gpu-cache-ratio": ["0.5"], "progress": ["off"],
     "progress-every": ["5"], "checksum": [], "profile": [], "host-local": ["off"], "parts": ["{work}/parts-copy"],
     "kernels": ["generic"], "log-every": ["2"],
-    "sample-on": ["device"], "topology": ["full"],
+    "sample-on": ["device"], "topology": ["full"], "temporal-strategy": ["recent"],
 }
 # Flags each run changes anyway, or that one process cannot change.
 NOT_VARIED = {
@@ -60,6 +60,10 @@ NOT_VARIED = {
     "servers": "needs a job of several ranks on a several-part directory",
     "metapaths": "model han only, on a typed partition; the runs here are GraphSAGE on an "
                  "untyped one",
+    "temporal": "needs a partition with edge and node times; Cora has none",
+    "temporal-strict": "applies with --temporal only, which Cora cannot take",
+    "sample-weight": "its other value (edge_weight) needs a partition with edge weights; Cora "
+                     "has none",
     "device": "its other value (cuda) needs a GPU; a run resumed on cpu from a cuda "
               "checkpoint is the device check's (scripts/device-check.sh)",
 }

@@ -32,6 +32,7 @@ enum class RequestService : size_t {
   kEmbedding,
   kTest,
   kTypedFeatures,
+  kNodeTimes,
 };
 
 struct RequestKindEntry {
@@ -61,6 +62,8 @@ inline constexpr RequestKindEntry kRequestKinds[] = {
     // "TFEATS": the rows of ids of several node types in one request (issue 28).
     {RequestService::kTypedFeatures, "typed_features", "store/feature_store.h", 0x544645415453ULL,
      1},
+    // "NTIME": node times (node_time.npy), a temporal seed's time (issue 41).
+    {RequestService::kNodeTimes, "node_times", "store/feature_store.h", 0x4e54494d45ULL, 1},
 };
 
 inline constexpr size_t kNumRequestServices = sizeof(kRequestKinds) / sizeof(kRequestKinds[0]);
@@ -109,5 +112,6 @@ inline constexpr uint64_t kRequestDegrees = request_kind(RequestService::kDegree
 inline constexpr uint64_t kRequestTypeFeatures = request_kind(RequestService::kTypeFeatures);
 inline constexpr uint64_t kRequestTrainerDone = request_kind(RequestService::kTrainerDone);
 inline constexpr uint64_t kRequestTypedFeatures = request_kind(RequestService::kTypedFeatures);
+inline constexpr uint64_t kRequestNodeTimes = request_kind(RequestService::kNodeTimes);
 
 }  // namespace partita

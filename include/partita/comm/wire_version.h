@@ -14,7 +14,7 @@ namespace partita {
 
 class Collectives;
 
-inline constexpr uint32_t kWireVersion = 2;  // 2: typed_features (issue 28)
+inline constexpr uint32_t kWireVersion = 3;  // 2: typed_features (issue 28); 3: node_times (41)
 
 // `mine`: this rank's version (tests pass others).
 void check_wire_versions(Collectives& coll, uint32_t mine = kWireVersion);

@@ -1,7 +1,7 @@
 #pragma once
 // Pipelined batch loader (DESIGN 6): while the consumer trains on batch i, sampler threads
 // build batches i+1 .. i+prefetch (sample the blocks, then fetch the features of the input
-// nodes and the labels of the seeds).
+// nodes and the labels of the seeds; temporal: the seeds' node times first).
 //
 // Determinism (DESIGN 8): batch `step` holds the seeds of step `step` sampled under key
 // {seed, epoch, step}; nothing depends on which thread built it, so the batches are
@@ -92,6 +92,12 @@ struct BatchPipelineOptions {
   // Builds the blocks instead of the NeighborSampler (see BlockSource), or null. Borrowed:
   // must outlive the pipeline.
   BlockSource* block_source = nullptr;
+  // Temporal sampling (the sampler samples temporally: sample::LocalSamplerOptions::temporal):
+  // each seed's time is its node time (FeatureFetcher::fetch_node_times, fetched before the
+  // blocks) and goes into the blocks (sample::BlockOptions::seed_times; Batch::sampled's
+  // seed_times and src_times). Not with a block_source (Error: the device sampler has no
+  // times).
+  bool temporal = false;
 };
 
 // Throws ParameterError naming `threads` or `prefetch` when one is outside its range. The

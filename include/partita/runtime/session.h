@@ -71,6 +71,9 @@ const NameTable<Topology>& topology_names();  // owned, full
 struct SessionOptions {
   std::string parts_dir;
   double timeout_s = 60;  // every remote wait of the session: requests and collectives
+  // How every rank samples (the same on every rank): temporal (edge_time) and weighted
+  // (edge_weight) sampling need those arrays in the parts; the constructor refuses options
+  // the partition cannot serve (sample::check_sampling_data: ParameterError).
   sample::LocalSamplerOptions sampling;
   store::DistGraphOptions graph;
   // Server-client mode (see Roles above): the first `servers` ranks serve one part each and
@@ -137,6 +140,7 @@ class Session {
   const std::vector<store::SeedId>& job_ids(Split split) const;
   store::FeatureFetcher& fetcher() { return *fetcher_; }
   sample::DistSampler& sampler() { return *sampler_; }
+  const sample::DistSampler& sampler() const { return *sampler_; }
   RpcEndpoint* endpoint() { return endpoint_.get(); }
   // The learned embedding table of node type `type`, or null when the type has features
   // (or SessionOptions::embeddings.dim is 0). Same tables on every rank of the job.

@@ -16,11 +16,15 @@
 // with the same hop key and options, so the sample is bit-identical to the owner's reply; no
 // request is sent.
 //
-// Temporal sampling (LocalSamplerOptions::temporal): each frontier node's time
-// (HopRequest::times) goes with the node to whoever samples it: the owner's request
-// (sample_wire.h), the local or a mapped peer's sampler. owned_view carries no edge times
-// yet (DistGraph does not load a partition's edge times), so a temporal sampler is refused
-// (LocalSampler's check) on a graph with edges until it does.
+// Temporal and weighted sampling (LocalSamplerOptions::temporal, ::weighting): owned_view
+// carries the part's edge times and weights (DistGraph::edge_times, edge_weights: the
+// partition's edge_time.npy and edge_weight.npy, in the part's CSC order), and each
+// frontier node's time (HopRequest::times) goes with the node to whoever samples it: the
+// owner's request (sample_wire.h), the local or a mapped peer's sampler. Every owner
+// samples a node with the same kernel, row order and stream as the single-process sampler
+// on the whole dataset, so temporal and weighted batches are identical for any number of
+// ranks too. The options must be the same on every rank (add_sample_routes and
+// DistSampler); check_sampling_data says whether a partition holds what they need.
 //
 // Thread-safety: sample_hop may be called from several threads at once.
 #include <atomic>
@@ -40,6 +44,14 @@ namespace partita::sample {
 
 // The view of a rank's owned rows, with streams keyed by original ids.
 CscView owned_view(const store::DistGraph& graph);
+
+// Throws ParameterError naming `temporal` when `options` sample temporally and the parts hold
+// no edge_time, or no node_time (a seed's time: the node task's only source of seed times
+// yet), or the partition is typed (temporal sampling of typed partitions: not yet);
+// naming `sample_weight` when `options` weight by edge_weight and the parts hold none; and
+// as check_sampling_options. A function of the metadata alone: every rank, clients of
+// server-client mode included, gives the same verdict.
+void check_sampling_data(const store::DistGraph& graph, const LocalSamplerOptions& options);
 
 void add_sample_routes(RpcRouter& router, const store::DistGraph& graph,
                        const LocalSamplerOptions& options);
@@ -65,6 +77,8 @@ class DistSampler final : public NeighborSampler {
 
   void sample_hop(const HopRequest& request, NeighborSample* out) override;
   DistSamplerStats stats() const;
+  // The options this rank samples with (the same on every rank).
+  const LocalSamplerOptions& options() const { return local_.options(); }
 
  private:
   const store::DistGraph& graph_;

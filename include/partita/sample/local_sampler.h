@@ -23,10 +23,16 @@ struct LocalSamplerOptions {
   bool strict = false;  // temporal: an edge is allowed when its time < the node's (else <=)
 };
 
+// Throws ParameterError naming `temporal_strategy` for Temporal::kRecent with
+// Weighting::kEdgeWeight or Replacement::kWith (recent takes the k latest allowed edges: there
+// is no draw to weight or repeat). Pure: a front end calls it before anything starts.
+void check_sampling_options(const LocalSamplerOptions& options);
+
 class LocalSampler final : public NeighborSampler {
  public:
   // Validates the view (O(rows)); throws partita::Error if it is inconsistent, if
-  // kEdgeWeight is asked without weights, or temporal sampling without edge times.
+  // kEdgeWeight is asked without weights, or temporal sampling without edge times (a view
+  // without entries needs neither).
   LocalSampler(const CscView& view, const LocalSamplerOptions& options);
 
   void sample_hop(const HopRequest& request, NeighborSample* out) override;

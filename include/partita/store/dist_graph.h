@@ -24,6 +24,13 @@
 // are -1 off the target type. Open() checks the relation ids (an O(edges) pass over
 // etype.npy) and that labels are -1 exactly off the target type and split ids of it.
 //
+// Edge and node arrays (docs/partition-format.md, "Edge and node arrays"): when the parts
+// hold them, open() maps edge_time.npy and edge_weight.npy (aligned with indices()) and
+// node_time.npy (aligned with labels()); open_part checked each one's dtype and length
+// against partita.json (a mismatch is a FormatError naming the file). Their values are not
+// read at open: they are never used as indices (the sampler compares times and never draws
+// a weight that is not > 0 and finite; `partita info --verify` checks them all).
+//
 // Thread-safety: immutable after open(); every accessor may be called from any thread.
 #include <cstdint>
 #include <string>
@@ -101,6 +108,16 @@ class DistGraph {
     return feat_dim() * static_cast<int64_t>(dtype_size(meta_.feature_dtype));
   }
   ArrayView<const int64_t> labels() const { return labels_; }
+  // The optional arrays (empty when the partition has none, and on a client): the time and
+  // the weight of each entry of indices(), and the time of each owned node.
+  ArrayView<const int64_t> edge_times() const { return edge_times_; }
+  ArrayView<const float> edge_weights() const { return edge_weights_; }
+  ArrayView<const int64_t> node_times() const { return node_times_; }
+  // Whether the parts hold edge_time, edge_weight, node_time (every part or none: read_meta),
+  // known on every rank, clients included.
+  bool has_edge_times() const { return meta_.has_array("edge_time"); }
+  bool has_edge_weights() const { return meta_.has_array("edge_weight"); }
+  bool has_node_times() const { return meta_.has_array("node_time"); }
 
   // Typed partitions. typed_meta() requires typed().
   bool typed() const { return meta_.typed.has_value(); }
@@ -140,10 +157,13 @@ class DistGraph {
   partition::PartFiles files_;
   NpyArray node_map_;
   HugeBuffer copies_[4];  // in_memory: indptr, indices, features, original ids
-  std::vector<HugeBuffer> type_feature_copies_;  // in_memory, typed: per type
-  HugeBuffer etype_copy_;                        // in_memory, typed
+  std::vector<HugeBuffer> type_feature_copies_;   // in_memory, typed: per type
+  HugeBuffer etype_copy_;                         // in_memory, typed
+  HugeBuffer edge_time_copy_, edge_weight_copy_;  // in_memory, when the parts hold them
   ArrayView<const int64_t> indptr_, indices_, original_ids_;
   ArrayView<const int64_t> labels_, train_ids_, valid_ids_, test_ids_;
+  ArrayView<const int64_t> edge_times_, node_times_;
+  ArrayView<const float> edge_weights_;
   const uint8_t* features_ = nullptr;
   ArrayView<const int32_t> edge_relations_;
   std::vector<const uint8_t*> type_features_;  // typed: per type, null without features

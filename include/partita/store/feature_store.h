@@ -17,10 +17,10 @@
 // consult it, and fetch_features refuses a typed graph.
 //
 // Wire (after the u64 kind, comm/request_kinds.h; docs/formats.md). features, labels,
-// degrees: the request is a counted i64 array of ids the receiver owns; the reply a counted
-// array of their rows in request order (u8, feature_row_bytes() per id; i64 labels; i64
-// in-degrees). type_features: the request is an i64 node type, then the counted ids; the
-// reply as features, type_feature_row_bytes(type) per id. typed_features: the request is
+// degrees, node_times: the request is a counted i64 array of ids the receiver owns; the reply a
+// counted array of their rows in request order (u8, feature_row_bytes() per id; i64 labels; i64
+// in-degrees; i64 node times). type_features: the request is an i64 node type, then the counted
+// ids; the reply as features, type_feature_row_bytes(type) per id. typed_features: the request is
 // a counted i64 array of ids the receiver owns, of any featured types mixed; the reply a
 // counted u8 array of their rows in request order, each type_feature_row_bytes() of its
 // id's type wide (the receiver knows every id's type from the schema).
@@ -107,6 +107,10 @@ class FeatureFetcher {
                             const std::vector<uint8_t*>& out);
   // out: [ids.size()].
   void fetch_labels(ArrayView<const int64_t> ids, int64_t* out);
+  // out: [ids.size()], the time of each node (node_time.npy: a temporal seed's time). Throws
+  // Error when the partition holds no node times (DistGraph::has_node_times), as
+  // fetch_features otherwise.
+  void fetch_node_times(ArrayView<const int64_t> ids, int64_t* out);
   // out: [ids.size()], the in-degree of each node in the partitioned graph (the number of
   // entries of its CSC row; for a symmetric graph, its degree).
   void fetch_degrees(ArrayView<const int64_t> ids, int64_t* out);

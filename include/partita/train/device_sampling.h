@@ -31,7 +31,9 @@ namespace partita::train {
 // Whether a node task of `options` samples on the device (options.loader.sample_on
 // resolved: see SampleOn). Throws ParameterError(sample_on) when kDevice is asked for where
 // it cannot run, saying why: another task (link), model han (metapaths are sampled on the
-// host), a rank that does not hold the whole topology (use `topology` full), a server.
+// host), a rank that does not hold the whole topology (use `topology` full), a server,
+// temporal or weighted sampling (the session's sampler options: the device sampler has no
+// edge times or weights yet; kAuto then samples on the host).
 bool samples_on_device(const runtime::Session& session, const TrainOptions& options);
 // Why device sampling cannot run for `options` on `session`, or "" when it can.
 std::string device_sampling_refusal(const runtime::Session& session, const TrainOptions& options);

@@ -19,6 +19,7 @@
 #include "partita/nn/precision.h"
 #include "partita/sample/edge_exclusion.h"
 #include "partita/sample/fanouts.h"
+#include "partita/sample/local_sampler.h"
 
 namespace partita::nn {
 enum class ConvKind;
@@ -258,5 +259,18 @@ const ModelDefaults& model_defaults(ModelKind kind);
 // precision, log_every, device (train/device.h check_device: CUDA missing from this torch, no GPU
 // visible, or an index out of range).
 void check_options(const TrainOptions& options);
+
+// The sampling rule of a run (runtime::SessionOptions::sampling: temporal, weighted) against
+// its training options. Names for the command line and the run record: temporal_strategy_names
+// (uniform, recent: Temporal::kUniform, kRecent) and sample_weight_names (none, edge_weight).
+const NameTable<sample::Temporal>& temporal_strategy_names();
+const NameTable<sample::Weighting>& sample_weight_names();
+// Throws ParameterError (sample::check_sampling_options first) for what training does not do
+// with these options yet: temporal sampling with `task` link (a seed edge's time and
+// time-split edges: a later step), `eval` full (full-neighbourhood inference takes every
+// edge, later ones too), `cache_ratio` or `gpu_cache_ratio` (their pre-sampling has no seed
+// times); temporal or weighted sampling with `sample_on` device (the device sampler has
+// neither times nor weights). Pure; the Trainer calls it, a front end may call it first.
+void check_sampling_rule(const TrainOptions& options, const sample::LocalSamplerOptions& sampling);
 
 }  // namespace partita::train
