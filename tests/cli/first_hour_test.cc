@@ -180,7 +180,7 @@ TEST_F(FirstHour, AFlagGivenTwiceKeepsItsLastValue) {
   EXPECT_EQ(run["settings"]["seed"], "5");
   // Each once, in the order of `train --help`.
   EXPECT_EQ(run["given"],
-            nlohmann::json({"parts", "fanouts", "epochs", "dropout", "seed", "metrics-out"}));
+            nlohmann::json({"parts", "dropout", "fanouts", "epochs", "seed", "metrics-out"}));
   for (const char* command :
        {"", "generate", "partition", "info", "sample-bench", "train", "infer", "launch"}) {
     CommandResult help = partita(std::string(command) + " --help");

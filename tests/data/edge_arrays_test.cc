@@ -95,9 +95,10 @@ TEST(EdgeArrays, UndirectedStoresEachTimedEdgeBothWays) {
   for (int64_t v = 0; v < ds.num_nodes; ++v)
     for (int64_t k = ds.in_edges.indptr[v]; k < ds.in_edges.indptr[v + 1]; ++k) {
       got.emplace_back(ds.in_edges.indices[k], v, t[k], w[k]);
-      if (k > ds.in_edges.indptr[v])  // ascending by (source, time)
+      if (k > ds.in_edges.indptr[v]) {  // ascending by (source, time)
         EXPECT_LE(std::make_pair(ds.in_edges.indices[k - 1], t[k - 1]),
                   std::make_pair(ds.in_edges.indices[k], t[k]));
+      }
     }
   std::sort(want.begin(), want.end());
   std::sort(got.begin(), got.end());
@@ -123,8 +124,9 @@ TEST(EdgeArrays, WithoutTimeRepeatsAreDroppedKeepingTheFirst) {
     ASSERT_EQ(b.edge_arrays.size(), 2u);
     const std::vector<float> w = values_of<float>(b.edge_arrays[0]);
     // Directed rows: 0 <- 3 (edge 4), 1 <- 0 (edge 0 first of 0, 3, 5), 2 <- 1 (edge 1).
-    if (!undirected) EXPECT_EQ(w, (std::vector<float>{5, 1, 2}));
-    if (undirected) EXPECT_EQ(w, (std::vector<float>{1, 5, 1, 2, 2, 5}));
+    const std::vector<float> want =
+        undirected ? std::vector<float>{1, 5, 1, 2, 2, 5} : std::vector<float>{5, 1, 2};
+    EXPECT_EQ(w, want);
   }
 }
 
