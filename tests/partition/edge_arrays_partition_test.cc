@@ -17,6 +17,7 @@
 #include "partita/data/generate.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition.h"
+#include "partition_edits.h"
 
 namespace partita::partition {
 namespace {
@@ -199,27 +200,6 @@ TEST(EdgeArraysPartition, ListedAndStructureUnchangedWithoutTime) {
         << f;
 }
 
-// Rewrites array `rel` of the partition in `dir` through `edit`, then makes every checksum in
-// partita.json right again (so that --verify gets to the values).
-template <class T, class Edit>
-void rewrite(const std::string& dir, const std::string& rel, Edit edit) {
-  std::vector<T> v = read_npy_vector<T>(dir + "/" + rel);
-  edit(v);
-  write_npy<T>(dir + "/" + rel, v);
-  PartitionMeta m = read_meta(dir);
-  for (FileEntry& f : m.files) f.crc32 = crc32_file(dir + "/" + f.path);
-  write_meta(dir, m);
-}
-
-void expect_refused(const std::string& dir, const std::string& message) {
-  try {
-    verify_partition(dir, 1);
-    ADD_FAILURE() << "passed --verify; expected " << message;
-  } catch (const FormatError& e) {
-    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-  }
-}
-
 // --verify reads the values: a weight of -1 or entries out of (source, time) order are
 // refused even with the checksums made right.
 TEST(EdgeArraysPartition, VerifyRefusesBadValues) {
@@ -227,9 +207,10 @@ TEST(EdgeArraysPartition, VerifyRefusesBadValues) {
   const std::string ds = generate(tmp / "ds", true);
   run_partition(ds, {}, options(tmp / "w", 2));
   EXPECT_NO_THROW(verify_partition(tmp / "w", 1));
-  rewrite<float>(tmp / "w", "part1/edge_weight.npy", [](std::vector<float>& w) { w[5] = -1; });
-  expect_refused(tmp / "w",
-                 "part1/edge_weight.npy: entry 5 is -1; a weight must be finite and > 0");
+  testing::rewrite_part_array<float>(tmp / "w", "part1/edge_weight.npy",
+                                     [](std::vector<float>& w) { w[5] = -1; });
+  testing::expect_verify_refuses(
+      tmp / "w", "part1/edge_weight.npy: entry 5 is -1; a weight must be finite and > 0");
 
   const std::string out = tmp / "t";
   run_partition(ds, {}, options(out, 2));
@@ -241,9 +222,9 @@ TEST(EdgeArraysPartition, VerifyRefusesBadValues) {
     for (int64_t k = indptr[i] + 1; k < indptr[i + 1] && at < 0; ++k)
       if (indices[k] == indices[k - 1]) at = k;
   ASSERT_GE(at, 0) << "no repeated pair in part 0";
-  rewrite<int64_t>(out, "part0/edge_time.npy",
-                   [&](std::vector<int64_t>& t) { t[at] = t[at - 1] - 1; });
-  expect_refused(out, "is not ascending by (original id, edge_time)");
+  testing::rewrite_part_array<int64_t>(out, "part0/edge_time.npy",
+                                       [&](std::vector<int64_t>& t) { t[at] = t[at - 1] - 1; });
+  testing::expect_verify_refuses(out, "is not ascending by (original id, edge_time)");
 }
 
 // edge_feat in float16 and bfloat16 (numpy descr "<f2", "<u2" as for node features): the
@@ -310,7 +291,8 @@ TEST(EdgeArraysPartition, HalfEdgeFeaturesKeepTheirDtypeAndBits) {
       PartitionMeta meta = read_meta(out);
       for (FileEntry& e : meta.files) e.crc32 = crc32_file(out + "/" + e.path);
       write_meta(out, meta);
-      expect_refused(out, "part1/edge_feat.npy: row 2 column 1: value nan is not finite");
+      testing::expect_verify_refuses(
+          out, "part1/edge_feat.npy: row 2 column 1: value nan is not finite");
     }
     half[3 * kFeatDim] = nan;
     write_half(half);

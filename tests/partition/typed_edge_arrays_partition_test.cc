@@ -15,6 +15,7 @@
 #include "partita/data/generate.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition.h"
+#include "partition_edits.h"
 
 namespace partita::partition {
 namespace {
@@ -171,31 +172,14 @@ TEST(TypedEdgeArraysPartition, WithoutTimeEachPairKeepsItsFirstListedValues) {
         << f;
 }
 
-template <class T, class Edit>
-void rewrite(const std::string& dir, const std::string& rel, Edit edit) {
-  std::vector<T> v = read_npy_vector<T>(dir + "/" + rel);
-  edit(v);
-  write_npy<T>(dir + "/" + rel, v);
-  PartitionMeta m = read_meta(dir);
-  for (FileEntry& f : m.files) f.crc32 = crc32_file(dir + "/" + f.path);
-  write_meta(dir, m);
-}
-
-void expect_refused(const std::string& dir, const std::string& message) {
-  try {
-    verify_partition(dir, 1);
-    ADD_FAILURE() << "passed --verify; expected " << message;
-  } catch (const FormatError& e) {
-    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-  }
-}
-
 TEST(TypedEdgeArraysPartition, VerifyRefusesBadValuesAndOrder) {
   TempDir tmp;
   const std::string ds = generate(tmp / "ds", true);
   run_partition(ds, {}, options(tmp / "w", 2));
-  rewrite<float>(tmp / "w", "part1/edge_weight.npy", [](std::vector<float>& w) { w[3] = 0; });
-  expect_refused(tmp / "w", "part1/edge_weight.npy: entry 3 is 0; a weight must be finite and > 0");
+  testing::rewrite_part_array<float>(tmp / "w", "part1/edge_weight.npy",
+                                     [](std::vector<float>& w) { w[3] = 0; });
+  testing::expect_verify_refuses(
+      tmp / "w", "part1/edge_weight.npy: entry 3 is 0; a weight must be finite and > 0");
 
   const std::string out = tmp / "t";
   run_partition(ds, {}, options(out, 2));
@@ -209,9 +193,9 @@ TEST(TypedEdgeArraysPartition, VerifyRefusesBadValuesAndOrder) {
     for (int64_t k = indptr[i] + 1; k < indptr[i + 1] && at < 0; ++k)
       if (indices[k] == indices[k - 1] && etype[k] == etype[k - 1] && time[k] > 0) at = k;
   ASSERT_GE(at, 0) << "no repeated (relation, source) in part 0";
-  rewrite<int64_t>(out, "part0/edge_time.npy",
-                   [&](std::vector<int64_t>& t) { t[at] = t[at - 1] - 1; });
-  expect_refused(out, "is not ascending by (relation, original source, edge_time)");
+  testing::rewrite_part_array<int64_t>(out, "part0/edge_time.npy",
+                                       [&](std::vector<int64_t>& t) { t[at] = t[at - 1] - 1; });
+  testing::expect_verify_refuses(out, "is not ascending by (relation, original source, edge_time)");
 }
 
 }  // namespace
