@@ -62,6 +62,7 @@ nn::GnnOptions gnn_options(const ModelOptions& model) {
   g.dropout = model.dropout;
   g.attention_dropout = model.attention_dropout;
   g.precision = model.precision;
+  g.edge_dim = model.edge_dim;
   return g;
 }
 

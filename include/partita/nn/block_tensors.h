@@ -38,6 +38,10 @@ struct BlockTensors {
   // [num_src] in-degree of each src node in the whole graph (its dst rows first), when the
   // loader fetched it; undefined otherwise. GCNConv normalizes with it when defined.
   torch::Tensor graph_deg;
+  // [E, d_e] float32 features of each edge, aligned with indices (row k: the edge of
+  // indices[k]), when the loader fetched edge features (train --edge-features); undefined
+  // otherwise. Layers built with an edge_dim (GnnOptions::edge_dim) read them.
+  torch::Tensor edge_feat;
 
   // Typed blocks only (sample::Block::etypes non-empty); 0 and undefined otherwise.
   // Relations r >= num_relations have no edge in this block.
@@ -70,6 +74,8 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device =
 // The same block with one self loop per dst added as the first edge of its row (src i ->
 // dst i), for layers that attend over N(i) ∪ {i} (GAT). graph_deg is kept. Runs on the
 // block's device (torch ops off the CPU), every field equal to what the CPU builds.
+// With edge_feat defined, a self loop's feature is the mean of its row's edge features
+// (zeros for a row without edges), as PyG's add_self_loops(fill_value="mean").
 // A self loop has no relation: the result of a typed block is untyped (its relation
 // fields are left empty), so relation-blind layers (GAT) still run on typed blocks.
 BlockTensors with_self_loops(const BlockTensors& block);

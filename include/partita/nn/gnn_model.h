@@ -33,6 +33,9 @@ struct GnnOptions {
   NormKind norm = NormKind::kNone;  // on each hidden layer's output, before the activation
   // Activations and matrix products in fp32 or bf16 (parameters stay fp32; precision.h).
   Precision precision = Precision::kFp32;
+  // Width of the edge features every block carries (BlockTensors::edge_feat); 0: none.
+  // Convs that take edge features (GAT's edge_dim) use them; the others refuse > 0.
+  int64_t edge_dim = 0;
 };
 
 class GnnModel : public torch::nn::Module {

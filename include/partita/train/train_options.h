@@ -75,6 +75,9 @@ struct ModelOptions {
   // HAN: the metapaths, comma-separated, each named by its relations joined with '-' or by
   // its node types (sample/metapath_spec.h); empty: the default derived from the schema.
   std::string metapaths;
+  // Width of the partition's edge features when training uses them (--edge-features); 0:
+  // the model takes no edge features. Set by the trainer from the partition, not a flag.
+  int64_t edge_dim = 0;
 };
 
 // The nn::GnnOptions of a GNN model (throws Error for kRgcn, which is no GnnModel).
