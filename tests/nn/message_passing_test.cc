@@ -247,7 +247,7 @@ TEST_F(MessagePassingTest, BlockTensorsDoNotDependOnThreadCount) {
   }
 }
 
-// for_each_tensor visits each of BlockTensors' 16 tensors once, by name; move_blocks moves
+// for_each_tensor visits each of BlockTensors' 17 tensors once, by name; move_blocks moves
 // every defined one (typed fields and the extra tensor included) as views of one buffer,
 // values unchanged, and refuses what is not int64 on the CPU.
 TEST(BlockRoute, MoveBlocksPacksEveryDefinedFieldIntoOneBuffer) {
@@ -259,8 +259,8 @@ TEST(BlockRoute, MoveBlocksPacksEveryDefinedFieldIntoOneBuffer) {
   std::vector<std::string> names;
   for_each_tensor([&names](const char* name, const torch::Tensor&) { names.push_back(name); },
                   want[0]);
-  EXPECT_EQ(names.size(), 16u);
-  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 16u);
+  EXPECT_EQ(names.size(), 17u);
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 17u);
   torch::Tensor extra = torch::arange(50, torch::kInt64);
   move_blocks(got, &extra, transfer_to(torch::kCPU));
   EXPECT_TRUE(torch::equal(extra, torch::arange(50, torch::kInt64)));

@@ -29,6 +29,7 @@ void for_each_tensor(F&& f, Blocks&... blocks) {
   f("t_dst", blocks.t_dst...);
   f("t_eid", blocks.t_eid...);
   f("graph_deg", blocks.graph_deg...);
+  f("edge_feat", blocks.edge_feat...);
   f("etypes", blocks.etypes...);
   f("rel_offsets", blocks.rel_offsets...);
   f("rel_row_dst", blocks.rel_row_dst...);
@@ -37,8 +38,8 @@ void for_each_tensor(F&& f, Blocks&... blocks) {
   f("t_rel_row", blocks.t_rel_row...);
   f("t_rel_entry", blocks.t_rel_entry...);
 }
-// BlockTensors holds 3 counts and 16 tensors: a field added to it must join the list above.
-static_assert(sizeof(BlockTensors) == 3 * sizeof(int64_t) + 16 * sizeof(torch::Tensor),
+// BlockTensors holds 3 counts and 17 tensors: a field added to it must join the list above.
+static_assert(sizeof(BlockTensors) == 3 * sizeof(int64_t) + 17 * sizeof(torch::Tensor),
               "a field of BlockTensors is missing from for_each_tensor");
 
 // How blocks_on_device and move_blocks copy their one host buffer (int64, on the CPU, pinned
