@@ -8,7 +8,8 @@ two targets the package needs, against the torch this interpreter imports
 (-DPARTITA_PYTHON=sys.executable: DEVELOPERS.md, "Building against a torch"). ccache,
 when installed, makes paths under the source relative to the build directory: a build
 directory at the same depth as build/ finds what that build compiled. The binary goes
-into the package (partita/bin/partita), and the console script `partita` runs it.
+into the package (partita/bin/partita, with partita-torch beside it, which runs the commands
+that need torch), and the console script `partita` runs it.
 """
 import os
 import re
@@ -20,6 +21,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+# The command line's executables (src/cli/torch_handoff.h); building `partita` builds both.
+EXECUTABLES = ("partita", "partita-torch")
 
 
 def project_version():
@@ -68,13 +71,16 @@ class CMakeBuild(build_ext):
         shutil.copy2(os.path.join(built, modules[0]), target)
         binary_dir = os.path.join(os.path.dirname(target), "bin")
         os.makedirs(binary_dir, exist_ok=True)
-        shutil.copy2(os.path.join(build_dir, "src", "cli", "partita"),
-                     os.path.join(binary_dir, "partita"))
+        # partita hands the commands that need torch to partita-torch beside it
+        # (src/cli/torch_handoff.h): both go into bin/.
+        for name in EXECUTABLES:
+            shutil.copy2(os.path.join(build_dir, "src", "cli", name),
+                         os.path.join(binary_dir, name))
 
     def get_outputs(self):
         outputs = super().get_outputs()
         package = os.path.dirname(self.get_ext_fullpath("partita._C"))
-        return outputs + [os.path.join(package, "bin", "partita")]
+        return outputs + [os.path.join(package, "bin", name) for name in EXECUTABLES]
 
     @staticmethod
     def _run(cmd):

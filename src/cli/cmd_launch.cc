@@ -28,6 +28,7 @@
 #include "partita/partition/format.h"
 #include "shell_quote.h"
 #include "supervise.h"
+#include "torch_handoff.h"
 
 extern char** environ;
 
@@ -209,10 +210,16 @@ std::map<std::string, std::string> environment() {
   return env;
 }
 
+// The binary the ranks run: `partita` beside this partita-torch (torch_handoff.h), which
+// runs a torch-free command without loading torch and hands the others back here; this
+// binary itself when there is none.
 std::string self_binary() {
   std::error_code ec;
   std::filesystem::path path = std::filesystem::read_symlink("/proc/self/exe", ec);
   PARTITA_CHECK(!ec, Error, "/proc/self/exe: cannot find the partita binary ({})", ec.message());
+  const std::filesystem::path front = path.parent_path() / "partita";
+  if (path.filename() == kTorchExecutable && std::filesystem::exists(front, ec))
+    return front.string();
   return path.string();
 }
 

@@ -31,9 +31,12 @@ std::unique_ptr<CommandLine> make_command_line() {
   };
   add_global_flags(app);
 
-  auto add = [&](const char* name, const char* help, auto registrar) {
+  // A null registrar (torch_registrar in the torch-free executable) names the command for
+  // --help and the unknown-command check only: main() hands it over before parsing.
+  auto add = [&](const char* name, const char* help, Registrar registrar) {
     CLI::App* sub = app.add_subcommand(name, help);
     formatter->set_summary(sub, help);  // the registrar sets the long description
+    if (registrar == nullptr) return;
     cli->actions[sub] = registrar(*sub);
     add_global_flags(*sub);
   };
@@ -42,14 +45,15 @@ std::unique_ptr<CommandLine> make_command_line() {
   add("info", "Print the summary of a partition directory, optionally verifying it",
       add_info_command);
   add("sample-bench", "Measure distributed sampling and feature fetching (JSON)",
-      add_sample_bench_command);
-  add("train", "Train a GNN data-parallel on a partition directory", add_train_command);
+      torch_registrar(TorchCommand::kSampleBench));
+  add("train", "Train a GNN data-parallel on a partition directory",
+      torch_registrar(TorchCommand::kTrain));
   add("infer", "Full-neighbourhood inference with a trained model: embeddings and predictions",
-      add_infer_command);
+      torch_registrar(TorchCommand::kInfer));
   add("launch",
       "Run train, infer, sample-bench, partition, generate or a script on several ranks or "
       "hosts (mpirun)",
-      add_launch_command);
+      torch_registrar(TorchCommand::kLaunch));
   // Every integer flag of every command: decimal only ("010" is not 8, "-1" is not 2^64-1).
   require_decimal_integers(app);
   return cli;

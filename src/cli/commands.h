@@ -18,4 +18,12 @@ Action add_train_command(CLI::App& app);
 Action add_infer_command(CLI::App& app);
 Action add_launch_command(CLI::App& app);
 
+// The commands that need torch run in the executable partita-torch (torch_handoff.h).
+// torch_registrar gives the add_* function of one of them there (torch_commands.cc), and
+// null in the torch-free `partita` (torch_command_names.cc), whose command line names the
+// command only and hands it over before parsing.
+using Registrar = Action (*)(CLI::App&);
+enum class TorchCommand { kSampleBench, kTrain, kInfer, kLaunch };
+Registrar torch_registrar(TorchCommand command);
+
 }  // namespace partita::cli

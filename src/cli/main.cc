@@ -1,4 +1,5 @@
-// partita <subcommand>: the single entry point of the engine.
+// partita <subcommand>: the single entry point of the engine (torch_handoff.h: the commands
+// that need torch run in partita-torch, built from this same file).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "partita/core/log_rewrite.h"
 #include "partita/store/single_process_error.h"
 #include "rank_main.h"
+#include "torch_handoff.h"
 
 namespace {
 
@@ -49,14 +51,20 @@ int main(int argc, char** argv) {
   if (at < args.size() && !args[at].empty() && args[at][0] != '-') {
     const std::string& word = args[at];
     std::vector<std::string> commands;
-    for (auto& [sub, action] : cli->actions) commands.push_back(sub->get_name());
-    if (std::find(commands.begin(), commands.end(), word) == commands.end()) {
+    CLI::App* command = nullptr;
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      commands.push_back(sub->get_name());
+      if (sub->get_name() == word) command = sub;
+    }
+    if (command == nullptr) {
       const std::vector<std::string> close = partita::cli::closest_names(word, commands);
       return print_error(word + ": unknown command" +
                              (close.empty() ? "" : "; did you mean " + close.front() + "?") +
                              " (see partita --help)",
                          kExitUsage);
     }
+    // A command this executable only names runs in partita-torch (torch_handoff.h).
+    if (cli->actions.count(command) == 0) return partita::cli::hand_over_to_torch_executable(argv);
   }
 
   try {
