@@ -46,8 +46,9 @@ namespace partita::sample {
 CscView owned_view(const store::DistGraph& graph);
 
 // Throws ParameterError naming `temporal` when `options` sample temporally and the parts hold
-// no edge_time, or neither node_time nor an edge split by time (seed times: node_time for
-// the node task, the split's pair times for the link task), or the partition is typed (temporal
+// no edge_time, or neither node_time nor an edge split (seed times: node_time for the node
+// task, the split's pair times for the link task; each task checks its own), or the
+// partition is typed (temporal
 // sampling of typed partitions: not yet); naming `sample_weight` when `options` weight by
 // edge_weight and the parts hold none; and as check_sampling_options. A function of the metadata
 // alone: every rank, clients of server-client mode included, gives the same verdict.
