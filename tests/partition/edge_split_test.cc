@@ -574,13 +574,13 @@ TEST(EdgeSplitByTime, RandomSplitMetaHasNoByKey) {
   data::Dataset ds = timed_dataset(tmp / "d", false);
   partition_dataset(ds, split_options(tmp / "random", 2, 0.1, 0.1));
   const nlohmann::json j = nlohmann::json::parse(testing::read_file(tmp / "random/partita.json"));
-  EXPECT_FALSE(j["summary"]["edge_split"].contains("by")) << j["summary"]["edge_split"].dump();
+  EXPECT_FALSE(j["edge_split"].contains("by")) << j["edge_split"].dump();
   EXPECT_FALSE(std::filesystem::exists(tmp / "random/edges/valid_pos_time.npy"));
   PartitionOptions o = split_options(tmp / "time", 2, 0.1, 0.1);
   o.edge_split.by = SplitBy::kTime;
   partition_dataset(ds, o);
   const nlohmann::json t = nlohmann::json::parse(testing::read_file(tmp / "time/partita.json"));
-  EXPECT_EQ(t["summary"]["edge_split"]["by"], "time");
+  EXPECT_EQ(t["edge_split"]["by"], "time");
 }
 
 TEST(EdgeSplitByTime, DatasetWithoutEdgeTimeIsAUsageError) {
