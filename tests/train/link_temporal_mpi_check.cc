@@ -94,6 +94,7 @@ int check(MpiScope& mpi, const std::string& parts_dir, const Reference& ref, boo
   runtime::SessionOptions options;
   options.parts_dir = parts_dir;
   options.timeout_s = 30;
+  options.host_local = runtime::HostLocal::kOff;  // every remote node by request
   options.sampling.temporal = sample::Temporal::kUniform;
   options.sampling.strict = strict;
   runtime::MpiRank rank(mpi, options);
