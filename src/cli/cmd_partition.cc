@@ -98,6 +98,7 @@ Action add_partition_command(CLI::App& app) {
     std::string feature_dtype = "float32";
     bool no_reverse = false;
     std::string edge_split;
+    std::string edge_split_by = "random";
     bool force = false;
   };
   auto flags = std::make_shared<Flags>();
@@ -147,6 +148,11 @@ Action add_partition_command(CLI::App& app) {
                  "Link prediction: VALID,TEST fractions of the edges (an edge and its reverse "
                  "together) to hold out of the graph, each with as many sampled non-edges, "
                  "e.g. 0.05,0.10 (docs/partition-format.md); homogeneous datasets only");
+  app.add_option("--edge-split-by", flags->edge_split_by,
+                 "How --edge-split picks the held-out edges: random, or time (the latest by "
+                 "edge_time held out, test the latest; the pairs' times are written too, for "
+                 "`train --task link --temporal`)")
+      ->capture_default_str();
   app.add_option("--seed", flags->partition.seed,
                  "Seed of METIS / random assignment and of the --edge-split sample")
       ->capture_default_str();
@@ -173,6 +179,11 @@ Action add_partition_command(CLI::App& app) {
                   flags->load.num_classes);
     if (!flags->edge_split.empty())
       flags->partition.edge_split = partition::parse_edge_split(flags->edge_split);
+    flags->partition.edge_split.by =
+        value_named(partition::split_by_names(), "--edge-split-by", flags->edge_split_by);
+    PARTITA_CHECK(flags->partition.edge_split.by == partition::SplitBy::kRandom ||
+                      flags->partition.edge_split.enabled(),
+                  UsageError, "--edge-split-by: time needs --edge-split VALID,TEST");
     flags->load.threads = flags->partition.threads;
     flags->load.reverse_relations = !flags->no_reverse;
     if (launcher_size() > 1)

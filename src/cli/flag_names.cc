@@ -33,6 +33,7 @@ constexpr ParameterWord kTable[] = {
     {"dry_run", "--dry-run"},                          // launch
     {"edge_feat_dim", "--edge-feat-dim"},              // generate
     {"edge_split", "--edge-split"},                    // partition
+    {"edge_split_by", "--edge-split-by"},              // partition
     {"embed_init", "--embed-init"},                    // train (R-GCN)
     {"embed_lr", "--embed-lr"},                        // train (R-GCN)
     {"env", "--env"},                                  // launch

@@ -30,6 +30,10 @@ BatchPipeline::BatchPipeline(const BatchPipelineOptions& options,
                 "internal: resident rows given for a typed graph");
   PARTITA_CHECK(!options_.temporal || options_.block_source == nullptr, Error,
                 "internal: temporal batches asked of a block source (it samples no times)");
+  PARTITA_CHECK(options_.seed_times.empty() ||
+                    (options_.temporal && options_.seed_times.size() == batches_.size()),
+                Error, "internal: seed times for {} steps of {} (temporal: {})",
+                options_.seed_times.size(), batches_.size(), options_.temporal);
   try {
     for (int t = 0; t < options_.threads; ++t) workers_.emplace_back([this] { run_worker(); });
   } catch (...) {
@@ -146,7 +150,13 @@ Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
 
   Stopwatch watch;
   std::vector<int64_t> seed_times;
-  if (options_.temporal) {
+  if (!options_.seed_times.empty()) {
+    const std::vector<int64_t>& given = options_.seed_times[static_cast<size_t>(step)];
+    PARTITA_CHECK(given.size() == seeds.size(), Error,
+                  "internal: step {} has {} seed times for {} seeds", step, given.size(),
+                  seeds.size());
+    block_options.seed_times = given;
+  } else if (options_.temporal) {
     seed_times.resize(seeds.size());
     fetcher_.fetch_node_times(seeds, seed_times.data());
     block_options.seed_times = seed_times;

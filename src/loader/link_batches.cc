@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <tuple>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "partita/core/error.h"
@@ -53,6 +55,10 @@ LinkEdges read_link_edges(const std::string& dir, const partition::PartitionMeta
   for (int p = 0; p < part; ++p) edges.first += split.train_per_part[static_cast<size_t>(p)];
   edges.pairs = read_pairs(dir + "/" + partition::part_file(part, partition::kTrainEdgesName),
                            split.train_per_part[static_cast<size_t>(part)], meta.num_nodes);
+  if (split.by_time)
+    edges.times =
+        read_time_file(dir + "/" + partition::part_file(part, partition::kTrainEdgeTimeName),
+                       split.train_per_part[static_cast<size_t>(part)]);
   return edges;
 }
 
@@ -62,12 +68,45 @@ LinkEdges read_all_link_edges(const std::string& dir, const partition::Partition
   for (int p = 0; p < meta.num_parts; ++p) {
     const LinkEdges part = read_link_edges(dir, meta, p);
     all.pairs.insert(all.pairs.end(), part.pairs.begin(), part.pairs.end());
+    all.times.insert(all.times.end(), part.times.begin(), part.times.end());
   }
   return all;
 }
 
 std::vector<int64_t> read_pair_file(const std::string& path, int64_t num_nodes) {
   return read_pairs(path, -1, num_nodes);
+}
+
+std::vector<int64_t> read_time_file(const std::string& path, int64_t rows) {
+  NpyArray array = NpyArray::open(path);
+  array.expect(DType::kInt64, 1);
+  PARTITA_CHECK(array.dim(0) == rows, FormatError, "{}: {} times for {} pairs", path, array.dim(0),
+                rows);
+  const ArrayView<const int64_t> v = array.view<int64_t>();
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
+std::vector<int64_t> time_pair_keys(const std::vector<int64_t>& original_pairs,
+                                    const std::vector<int64_t>& times) {
+  const size_t n = times.size();
+  PARTITA_CHECK(original_pairs.size() == 2 * n, Error, "internal: {} pair ids for {} times",
+                original_pairs.size(), n);
+  const auto triple = [&](size_t i) {
+    return std::tuple(original_pairs[2 * i], original_pairs[2 * i + 1], times[i]);
+  };
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](int64_t a, int64_t b) { return triple(a) < triple(b); });
+  std::vector<int64_t> keys(n);
+  for (size_t j = 0; j < n; ++j) {
+    PARTITA_CHECK(j == 0 || triple(order[j - 1]) < triple(order[j]), Error,
+                  "link prediction: pair ({}, {}) at time {} is listed twice",
+                  std::get<0>(triple(order[j])), std::get<1>(triple(order[j])),
+                  std::get<2>(triple(order[j])));
+    keys[order[j]] = static_cast<int64_t>(j);
+  }
+  return keys;
 }
 
 int64_t pair_key(int64_t original_src, int64_t original_dst, int64_t num_nodes) {
@@ -110,45 +149,86 @@ NegativeSampler NegativeSampler::by_degree(ArrayView<const int64_t> node_map,
   return s;
 }
 
+int64_t NegativeSampler::draw_original(Rng& rng) const {
+  if (cumulative_.empty()) return static_cast<int64_t>(rng.below(global_of_.size()));
+  // The first node whose cumulative degree exceeds x: each node with probability
+  // degree / total.
+  const auto x = static_cast<int64_t>(rng.below(static_cast<uint64_t>(cumulative_.back())));
+  return std::upper_bound(cumulative_.begin(), cumulative_.end(), x) - cumulative_.begin();
+}
+
 void NegativeSampler::draw(uint64_t seed, uint64_t epoch, int64_t key, int64_t k,
                            int64_t* out) const {
   Rng rng(stream_key(seed, epoch, static_cast<uint64_t>(key), kNegativeStream));
+  for (int64_t j = 0; j < k; ++j) out[j] = global_of_[static_cast<size_t>(draw_original(rng))];
+}
+
+void NegativeSampler::draw(uint64_t seed, uint64_t epoch, int64_t key, int64_t k, int64_t* out,
+                           const std::function<bool(int64_t)>& rejected) const {
+  Rng rng(stream_key(seed, epoch, static_cast<uint64_t>(key), kNegativeStream));
+  const int64_t n = static_cast<int64_t>(global_of_.size());
   for (int64_t j = 0; j < k; ++j) {
-    int64_t original = 0;
-    if (cumulative_.empty()) {
-      original = static_cast<int64_t>(rng.below(global_of_.size()));
-    } else {
-      // The first node whose cumulative degree exceeds x: each node with probability
-      // degree / total.
-      const auto x = static_cast<int64_t>(rng.below(static_cast<uint64_t>(cumulative_.back())));
-      original = std::upper_bound(cumulative_.begin(), cumulative_.end(), x) - cumulative_.begin();
+    int64_t original = draw_original(rng);
+    for (int tries = 1;
+         tries < kMaxNegativeDraws && rejected(global_of_[static_cast<size_t>(original)]); ++tries)
+      original = draw_original(rng);
+    for (int64_t step = 0; step <= n && rejected(global_of_[static_cast<size_t>(original)]);
+         ++step) {
+      PARTITA_CHECK(step < n, Error,
+                    "link prediction: no node is a negative for the pair of key {} at its time",
+                    key);
+      original = (original + 1) % n;
     }
     out[j] = global_of_[static_cast<size_t>(original)];
   }
 }
 
+JoinedPairs::JoinedPairs(ArrayView<const int64_t> pairs, ArrayView<const int64_t> times) {
+  PARTITA_CHECK(pairs.size() == 2 * times.size(), Error, "internal: {} pair ids for {} times",
+                pairs.size(), times.size());
+  earliest_.reserve(static_cast<size_t>(times.size()));
+  for (int64_t i = 0; i < times.size(); ++i) {
+    const int64_t a = pairs[2 * i], b = pairs[2 * i + 1];
+    auto [it, inserted] = earliest_.try_emplace({std::min(a, b), std::max(a, b)}, times[i]);
+    if (!inserted) it->second = std::min(it->second, times[i]);
+  }
+}
+
+bool JoinedPairs::joined(int64_t u, int64_t w, int64_t t) const {
+  const auto it = earliest_.find({std::min(u, w), std::max(u, w)});
+  return it != earliest_.end() && it->second <= t;
+}
+
 LinkStep make_link_step(ArrayView<const int64_t> pairs, ArrayView<const int64_t> negative_dsts,
-                        int64_t k) {
+                        int64_t k, ArrayView<const int64_t> times) {
   const int64_t b = pairs.size() / 2;
   PARTITA_CHECK(pairs.size() % 2 == 0 && k >= 0 && negative_dsts.size() == b * k, Error,
                 "internal: {} pair ids with {} negatives for k = {}", pairs.size(),
                 negative_dsts.size(), k);
+  const bool timed = !times.empty();
+  PARTITA_CHECK(!timed || times.size() == b, Error, "internal: {} times for {} pairs", times.size(),
+                b);
   LinkStep step;
-  absl::flat_hash_map<int64_t, int64_t> position;
+  // (node, time): the time is 0 for every seed of an untimed step.
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> position;
   position.reserve(static_cast<size_t>(b * (2 + k)));
-  const auto seed_of = [&](int64_t node) {
-    auto [it, inserted] = position.try_emplace(node, static_cast<int64_t>(step.seeds.size()));
-    if (inserted) step.seeds.push_back(node);
+  const auto seed_of = [&](int64_t node, int64_t i) {
+    const int64_t t = timed ? times[i] : 0;
+    auto [it, inserted] = position.try_emplace({node, t}, static_cast<int64_t>(step.seeds.size()));
+    if (inserted) {
+      step.seeds.push_back(node);
+      if (timed) step.seed_times.push_back(t);
+    }
     return it->second;
   };
   step.positives.reserve(static_cast<size_t>(b));
   for (int64_t i = 0; i < b; ++i)
-    step.positives.push_back({seed_of(pairs[2 * i]), seed_of(pairs[2 * i + 1])});
+    step.positives.push_back({seed_of(pairs[2 * i], i), seed_of(pairs[2 * i + 1], i)});
   step.negatives.reserve(static_cast<size_t>(b * k));
   for (int64_t i = 0; i < b; ++i) {
     for (int64_t j = 0; j < k; ++j)
       step.negatives.push_back(
-          {step.positives[static_cast<size_t>(i)].src, seed_of(negative_dsts[i * k + j])});
+          {step.positives[static_cast<size_t>(i)].src, seed_of(negative_dsts[i * k + j], i)});
   }
   return step;
 }

@@ -18,6 +18,7 @@
 #include "partita/core/error.h"
 #include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
+#include "partita/data/edge_arrays.h"
 
 namespace partita::partition {
 namespace {
@@ -93,6 +94,79 @@ std::vector<uint8_t> unit_entries(const ShardGraph& g, DistComm& comm) {
   return unit;
 }
 
+// The stored entries' edge_time column, or null.
+const Column* time_column(const ShardGraph& g) {
+  for (const Column& c : g.edge_columns)
+    if (c.name == data::kEdgeTimeName && c.dtype == DType::kInt64 && c.dim == 0) return &c;
+  return nullptr;
+}
+
+int64_t entry_time(const Column& times, int64_t k) {
+  int64_t t = 0;
+  std::memcpy(&t, times.values.data() + k * sizeof(int64_t), sizeof(int64_t));
+  return t;
+}
+
+// A split by time (edge_split.h): the latest `held` units by (time, global unit index), known
+// to every rank. picks as draw_held_units gives them (ascending unit indices; role = the
+// position in time order, so role < valid is a validation unit); times[j] the time of the
+// j-th in time order; pairs the held-out unordered pairs, sorted. Each rank offers its own
+// latest `held` (32 bytes each) and every rank merges them.
+struct TimePicks {
+  HeldPicks held;
+  std::vector<int64_t> times;
+  std::vector<Pair> pairs;
+};
+
+TimePicks latest_units(const ShardGraph& g, const std::vector<uint8_t>& unit, const Column& times,
+                       int64_t offset, int64_t held, DistComm& comm) {
+  struct Unit {
+    int64_t time, index, lo, hi;
+  };
+  const auto later = [](const Unit& a, const Unit& b) {
+    return std::tie(a.time, a.index) > std::tie(b.time, b.index);
+  };
+  const graph::Csr& c = g.in_edges;
+  std::vector<Unit> mine;
+  int64_t index = offset;
+  for (int64_t i = 0; i < c.num_rows(); ++i) {
+    const int64_t d = g.node_begin + i;
+    for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) {
+      if (!unit[k]) continue;
+      const int64_t s = c.indices[k];
+      mine.push_back({entry_time(times, k), index++, std::min(s, d), std::max(s, d)});
+    }
+  }
+  if (static_cast<int64_t>(mine.size()) > held) {
+    std::nth_element(mine.begin(), mine.begin() + held, mine.end(), later);
+    mine.resize(static_cast<size_t>(held));
+  }
+  std::vector<int64_t> flat;
+  flat.reserve(4 * mine.size());
+  for (const Unit& u : mine) flat.insert(flat.end(), {u.time, u.index, u.lo, u.hi});
+  std::vector<Unit> all;
+  for (const std::vector<int64_t>& theirs : gather_ints(flat, comm))
+    for (size_t i = 0; i + 3 < theirs.size(); i += 4)
+      all.push_back({theirs[i], theirs[i + 1], theirs[i + 2], theirs[i + 3]});
+  std::sort(all.begin(), all.end(), later);
+  all.resize(static_cast<size_t>(held));
+  std::reverse(all.begin(), all.end());  // ascending by (time, index): validation first
+  TimePicks out;
+  std::vector<std::pair<int64_t, int64_t>> by_index;  // (unit index, position in time order)
+  for (size_t j = 0; j < all.size(); ++j) {
+    out.times.push_back(all[j].time);
+    out.pairs.emplace_back(all[j].lo, all[j].hi);
+    by_index.emplace_back(all[j].index, static_cast<int64_t>(j));
+  }
+  std::sort(by_index.begin(), by_index.end());
+  for (const auto& [index_of, role] : by_index) {
+    out.held.picks.push_back(index_of);
+    out.held.role.push_back(role);
+  }
+  std::sort(out.pairs.begin(), out.pairs.end());
+  return out;
+}
+
 HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint64_t seed,
                            DistComm& comm) {
   const int R = comm.size(), me = comm.rank();
@@ -123,8 +197,14 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
   HeldOutEdges out;
   out.source = "sampled";
   out.fractions = o;
+  const Column* times = o.by == SplitBy::kTime ? time_column(g) : nullptr;
+  PARTITA_CHECK(o.by != SplitBy::kTime || times != nullptr, Error,
+                "internal: a split by time without edge times");
+  TimePicks timed;  // split by time only
   {
-    const HeldPicks picks = draw_held_units(units, valid, test, rng);
+    if (times != nullptr) timed = latest_units(g, unit, *times, offset, valid + test, comm);
+    const HeldPicks picks =
+        times != nullptr ? std::move(timed.held) : draw_held_units(units, valid, test, rng);
     size_t next = static_cast<size_t>(
         std::lower_bound(picks.picks.begin(), picks.picks.end(), offset) - picks.picks.begin());
     int64_t index = offset;
@@ -133,15 +213,36 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
       for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) {
         if (!unit[k]) continue;
         std::vector<int64_t>* target = &out.train;
+        std::vector<int64_t>* target_time = &out.train_time;
         if (next < picks.picks.size() && picks.picks[next] == index) {
-          target = picks.role[next] < valid ? &out.valid : &out.test;
+          const bool is_valid = picks.role[next] < valid;
+          target = is_valid ? &out.valid : &out.test;
+          target_time = is_valid ? &out.valid_time : &out.test_time;
           ++next;
         }
-        target->insert(target->end(), {c.indices[k], d});
         ++index;
+        const int64_t s = c.indices[k];
+        if (times == nullptr) {
+          target->insert(target->end(), {s, d});
+          continue;
+        }
+        // An earlier copy of a held-out pair leaves the graph with it: not a training pair.
+        if (target == &out.train && std::binary_search(timed.pairs.begin(), timed.pairs.end(),
+                                                       Pair{std::min(s, d), std::max(s, d)}))
+          continue;
+        target->insert(target->end(), {s, d});
+        target_time->push_back(entry_time(*times, k));
       }
     }
   }
+  // Negative k's time (split by time): the k-th held-out unit's in time order.
+  const auto keep_negative = [&](int64_t k, int64_t a, int64_t b) {
+    const bool is_valid = k < valid;
+    std::vector<int64_t>& target = is_valid ? out.valid_neg : out.test_neg;
+    target.insert(target.end(), {a, b});
+    if (times != nullptr)
+      (is_valid ? out.valid_neg_time : out.test_neg_time).push_back(timed.times[k]);
+  };
 
   const int64_t held = valid + test;
   const BlockOwner owner(n, R);
@@ -162,10 +263,7 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
       const int64_t x = a * n + b;
       return ((bits[static_cast<size_t>(x >> 6)] >> (x & 63)) & 1) != 0;
     });
-    for (int64_t k = me; k < held; k += R) {
-      std::vector<int64_t>& target = k < valid ? out.valid_neg : out.test_neg;
-      target.insert(target.end(), {negatives[2 * k], negatives[2 * k + 1]});
-    }
+    for (int64_t k = me; k < held; k += R) keep_negative(k, negatives[2 * k], negatives[2 * k + 1]);
     return out;
   }
   // Rejection: each rank answers for the rows it holds and the accepted pairs that hash to
@@ -186,9 +284,7 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
   };
   judge.accepted = [&](const std::vector<int64_t>& pairs, int64_t k) { accepted.add(pairs, k); };
   draw_negatives_by_rejection(n, held, rng, judge, [&](int64_t k, int64_t a, int64_t b) {
-    if (k % R != me) return;
-    std::vector<int64_t>& target = k < valid ? out.valid_neg : out.test_neg;
-    target.insert(target.end(), {a, b});
+    if (k % R == me) keep_negative(k, a, b);
   });
   return out;
 }
@@ -287,58 +383,74 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
 }
 
 // Pairs (new ids) moved to the writer of the part owning their first (`by_src`) or second
-// element; per part this rank writes, sorted by that element then the other, repeats
-// dropped when `unique`. Returns part -> pairs (interleaved, in stored order src, dst).
-std::map<int, std::vector<int64_t>> to_part_writers(const std::vector<int64_t>& pairs,
-                                                    const PartLayout& layout, bool by_src,
-                                                    bool unique, DistComm& comm) {
+// element; per part this rank writes, sorted by that element then the other (then the time),
+// repeats dropped when `unique`. `times`: null, or one per pair (a split by time), which
+// travel with their pairs. Returns part -> pairs (interleaved, in stored order src, dst) and,
+// with times, part -> their times.
+struct PartPairs {
+  std::map<int, std::vector<int64_t>> pairs, times;
+};
+
+PartPairs to_part_writers(const std::vector<int64_t>& pairs, const std::vector<int64_t>* times,
+                          const PartLayout& layout, bool by_src, bool unique, DistComm& comm) {
   const int R = comm.size(), P = layout.num_parts();
+  const size_t width = times != nullptr ? 4 : 3;
   std::vector<std::vector<int64_t>> send(static_cast<size_t>(R));
   for (size_t i = 0; i < pairs.size(); i += 2) {
     const int p = layout.owner_part(by_src ? pairs[i] : pairs[i + 1]);
-    send[layout.writer(p)].insert(send[layout.writer(p)].end(), {p, pairs[i], pairs[i + 1]});
+    std::vector<int64_t>& to = send[layout.writer(p)];
+    to.insert(to.end(), {p, pairs[i], pairs[i + 1]});
+    if (times != nullptr) to.push_back((*times)[i / 2]);
   }
-  std::map<int, std::vector<Pair>> keyed;
+  using Keyed = std::pair<Pair, int64_t>;  // (sort pair, time: 0 without times)
+  std::map<int, std::vector<Keyed>> keyed;
   for (int p = comm.rank(); p < P; p += R) keyed[p];
   for (const std::vector<int64_t>& m : send_ints(send, comm))
-    for (size_t i = 0; i < m.size(); i += 3)
-      keyed[static_cast<int>(m[i])].push_back(by_src ? Pair{m[i + 1], m[i + 2]}
-                                                     : Pair{m[i + 2], m[i + 1]});
-  std::map<int, std::vector<int64_t>> out;
+    for (size_t i = 0; i < m.size(); i += width)
+      keyed[static_cast<int>(m[i])].push_back(
+          {by_src ? Pair{m[i + 1], m[i + 2]} : Pair{m[i + 2], m[i + 1]},
+           width == 4 ? m[i + 3] : 0});
+  PartPairs out;
   for (auto& [p, v] : keyed) {
     std::sort(v.begin(), v.end());
     if (unique) v.erase(std::unique(v.begin(), v.end()), v.end());
-    std::vector<int64_t>& flat = out[p];
-    for (const Pair& x : v) {
-      flat.push_back(by_src ? x.first : x.second);
-      flat.push_back(by_src ? x.second : x.first);
+    std::vector<int64_t>& flat = out.pairs[p];
+    for (const Keyed& x : v) {
+      flat.push_back(by_src ? x.first.first : x.first.second);
+      flat.push_back(by_src ? x.first.second : x.first.first);
     }
+    if (times == nullptr) continue;
+    std::vector<int64_t>& t = out.times[p];
+    for (const Keyed& x : v) t.push_back(x.second);
   }
   return out;
 }
 
-// One [rows, 2] int64 file that several ranks fill: rank 0 creates and finishes it, each
-// rank writes its pieces (first row, pairs). Returns the total rows.
-void write_shared_pairs(const std::string& out_dir, const std::string& rel, int64_t rows,
-                        const std::vector<std::pair<int64_t, const std::vector<int64_t>*>>& pieces,
-                        DistComm& comm, std::vector<FileEntry>* files) {
+// One int64 file of `rows` rows that several ranks fill: [rows, 2] pairs, or [rows] times
+// (`times`). Rank 0 creates and finishes it, each rank writes its pieces (first row, values).
+void write_shared_rows(const std::string& out_dir, const std::string& rel, int64_t rows,
+                       const std::vector<std::pair<int64_t, const std::vector<int64_t>*>>& pieces,
+                       DistComm& comm, std::vector<FileEntry>* files, bool times = false) {
   const std::string path = out_dir + "/" + rel;
   const bool lead = comm.rank() == 0;
+  const std::vector<int64_t> shape =
+      times ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, 2};
+  const int64_t width = times ? 1 : 2;
   std::optional<NpyFileAt> file;
   agreed(comm, [&] {
-    if (lead) file = NpyFileAt::create(path, DType::kInt64, {rows, 2});
+    if (lead) file = NpyFileAt::create(path, DType::kInt64, shape);
   });
   agreed(comm, [&] {
     bool any = false;
     for (const auto& piece : pieces) any = any || !piece.second->empty();
-    if (!lead && any) file = NpyFileAt::attach(path, DType::kInt64, {rows, 2});
+    if (!lead && any) file = NpyFileAt::attach(path, DType::kInt64, shape);
     for (const auto& [first, v] : pieces)
       if (!v->empty())
-        file->write_elements<int64_t>(2 * first, v->data(), static_cast<int64_t>(v->size()));
+        file->write_elements<int64_t>(width * first, v->data(), static_cast<int64_t>(v->size()));
     if (!lead && file) file->close();
   });
   agreed(comm, [&] {
-    if (lead) files->push_back({rel, DType::kInt64, {rows, 2}, file->finish()});
+    if (lead) files->push_back({rel, DType::kInt64, shape, file->finish()});
   });
 }
 
@@ -369,6 +481,10 @@ std::optional<HeldOutEdges> make_edge_split(const PartitionInput& input,
                       "files",
                       shard.path);
   const EdgeSplitOptions& f = options.edge_split;
+  PARTITA_CHECK_PARAM(f.by != SplitBy::kTime || time_column(graph) != nullptr, "edge_split_by",
+                      "time: {} has no edge_time (edges without times); split at random or "
+                      "give the dataset edge_time.npy",
+                      shard.path);
   PARTITA_CHECK_PARAM(
       !f.enabled() || (f.valid_fraction > 0 && f.valid_fraction < 1 && f.test_fraction > 0 &&
                        f.test_fraction < 1 && f.valid_fraction + f.test_fraction < 1),
@@ -434,24 +550,31 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
   stats.valid_fraction = held.fractions.valid_fraction;
   stats.test_fraction = held.fractions.test_fraction;
   const std::vector<int64_t>* sets[] = {&held.valid, &held.valid_neg, &held.test, &held.test_neg};
+  const std::vector<int64_t>* time_sets[] = {&held.valid_time, &held.valid_neg_time,
+                                             &held.test_time, &held.test_neg_time};
+  stats.by_time = held.fractions.by == SplitBy::kTime;
   int64_t* rows_of[] = {&stats.valid, &stats.valid_neg, &stats.test, &stats.test_neg};
   for (size_t s = 0; s < 4; ++s) {
     const std::vector<int64_t> pairs = map_pairs(*sets[s], layout, node_begin, comm, threads);
     if (held.source == "sampled") {
-      // Sorted by (src, dst): parts own contiguous new ids, so part by part.
-      const std::map<int, std::vector<int64_t>> mine =
-          to_part_writers(pairs, layout, /*by_src=*/true, /*unique=*/false, comm);
+      // Sorted by (src, dst) (then time): parts own contiguous new ids, so part by part.
+      const PartPairs mine = to_part_writers(pairs, stats.by_time ? time_sets[s] : nullptr, layout,
+                                             /*by_src=*/true, /*unique=*/false, comm);
       std::vector<int64_t> part_rows(static_cast<size_t>(P), 0);
-      for (const auto& [p, v] : mine) part_rows[p] = static_cast<int64_t>(v.size() / 2);
+      for (const auto& [p, v] : mine.pairs) part_rows[p] = static_cast<int64_t>(v.size() / 2);
       comm.allreduce_sum(part_rows.data(), part_rows.size());
-      std::vector<std::pair<int64_t, const std::vector<int64_t>*>> pieces;
+      std::vector<std::pair<int64_t, const std::vector<int64_t>*>> pieces, time_pieces;
       int64_t first = 0;
       for (int p = 0; p < P; ++p) {
-        if (mine.count(p)) pieces.emplace_back(first, &mine.at(p));
+        if (mine.pairs.count(p)) pieces.emplace_back(first, &mine.pairs.at(p));
+        if (mine.times.count(p)) time_pieces.emplace_back(first, &mine.times.at(p));
         first += part_rows[p];
       }
       *rows_of[s] = first;
-      write_shared_pairs(out_dir, kEdgeSplitFiles[s], first, pieces, comm, files);
+      write_shared_rows(out_dir, kEdgeSplitFiles[s], first, pieces, comm, files);
+      if (stats.by_time)
+        write_shared_rows(out_dir, kEdgeSplitTimeFiles[s], first, time_pieces, comm, files,
+                          /*times=*/true);
     } else {
       // The dataset's order: rank by rank.
       const std::vector<std::vector<int64_t>> counts =
@@ -462,16 +585,17 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
         rows += counts[r][0];
       }
       *rows_of[s] = rows;
-      write_shared_pairs(out_dir, kEdgeSplitFiles[s], rows, {{first, &pairs}}, comm, files);
+      write_shared_rows(out_dir, kEdgeSplitFiles[s], rows, {{first, &pairs}}, comm, files);
     }
   }
-  // Training pairs: each part's, by (dst, src), repeats dropped (a dataset's file may repeat).
+  // Training pairs: each part's, by (dst, src) (then time), repeats dropped (a dataset's file
+  // may repeat; by time, a pair repeats once per time).
   const std::vector<int64_t> train = map_pairs(held.train, layout, node_begin, comm, threads);
-  const std::map<int, std::vector<int64_t>> mine =
-      to_part_writers(train, layout, /*by_src=*/false, /*unique=*/true, comm);
+  const PartPairs mine = to_part_writers(train, stats.by_time ? &held.train_time : nullptr, layout,
+                                         /*by_src=*/false, /*unique=*/true, comm);
   stats.train_per_part.assign(static_cast<size_t>(P), 0);
   agreed(comm, [&] {
-    for (const auto& [p, v] : mine) {
+    for (const auto& [p, v] : mine.pairs) {
       const int64_t rows = static_cast<int64_t>(v.size() / 2);
       const std::string rel = part_file(p, kTrainEdgesName);
       files->push_back(
@@ -480,6 +604,14 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
            {rows, 2},
            write_npy<int64_t>(out_dir + "/" + rel, ArrayView<const int64_t>(v), {rows, 2})});
       stats.train_per_part[p] = rows;
+      if (!stats.by_time) continue;
+      const std::string time_rel = part_file(p, kTrainEdgeTimeName);
+      const std::vector<int64_t>& t = mine.times.at(p);
+      files->push_back(
+          {time_rel,
+           DType::kInt64,
+           {rows},
+           write_npy<int64_t>(out_dir + "/" + time_rel, ArrayView<const int64_t>(t), {rows})});
     }
   });
   comm.allreduce_sum(stats.train_per_part.data(), stats.train_per_part.size());

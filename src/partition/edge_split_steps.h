@@ -10,6 +10,9 @@
 // rejection ask, per batch of candidates, each rank about the rows and the accepted pairs (a
 // hash share) it holds; on graphs dense enough for enumeration every rank gathers an n x n
 // adjacency bitmap (such graphs have at least n^2/6 units).
+// Split by time: each rank offers its latest valid + test units (time, unit index, pair; 32
+// bytes each) to every rank, which keeps the latest of them all: the same picks on every rank
+// for any rank count, without a random stream (the negatives' stream then starts unused).
 // Dataset split (train_edges.npy ...): each rank holds its rows of each file; the checks run
 // where the pairs meet (row owners, a pair's hash owner): a negative must not be an edge
 // either way nor a held-out positive, nor repeat another (as an unordered pair, across both

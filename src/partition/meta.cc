@@ -95,14 +95,16 @@ Json files_json(const std::vector<FileEntry>& files) {
 }
 
 Json edge_split_json(const EdgeSplitStats& e) {
-  return Json{{"source", e.source},
-              {"valid_fraction", e.valid_fraction},
-              {"test_fraction", e.test_fraction},
-              {"valid", e.valid},
-              {"valid_neg", e.valid_neg},
-              {"test", e.test},
-              {"test_neg", e.test_neg},
-              {"train", e.train_per_part}};
+  Json j{{"source", e.source},
+         {"valid_fraction", e.valid_fraction},
+         {"test_fraction", e.test_fraction},
+         {"valid", e.valid},
+         {"valid_neg", e.valid_neg},
+         {"test", e.test},
+         {"test_neg", e.test_neg},
+         {"train", e.train_per_part}};
+  if (e.by_time) j["by"] = "time";  // absent: random (the bytes of a random split's meta)
+  return j;
 }
 
 EdgeSplitStats parse_edge_split_stats(const Reader& rd, const Json& j) {
@@ -119,6 +121,12 @@ EdgeSplitStats parse_edge_split_stats(const Reader& rd, const Json& j) {
   e.test = rd.integer(j, "test", where);
   e.test_neg = rd.integer(j, "test_neg", where);
   e.train_per_part = integer_array(rd, j, "train", where);
+  if (j.contains("by")) {
+    const std::string by = rd.string(j, "by", where);
+    if (by != "time" && by != "random")
+      rd.fail(fmt::format("key 'edge_split.by' is '{}', expected 'time' or 'random'", by));
+    e.by_time = by == "time";
+  }
   return e;
 }
 
@@ -285,6 +293,11 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
     for (size_t i = 0; i < 4; ++i) expect_file(kEdgeSplitFiles[i], DType::kInt64, {rows[i], 2});
     for (int p = 0; p < m.num_parts; ++p)
       expect_file(part_file(p, kTrainEdgesName), DType::kInt64, {e->train_per_part[p], 2});
+    if (e->by_time) {
+      for (size_t i = 0; i < 4; ++i) expect_file(kEdgeSplitTimeFiles[i], DType::kInt64, {rows[i]});
+      for (int p = 0; p < m.num_parts; ++p)
+        expect_file(part_file(p, kTrainEdgeTimeName), DType::kInt64, {e->train_per_part[p]});
+    }
   }
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -361,9 +363,35 @@ void check_edge_split(const std::string& dir, const PartitionMeta& m, int thread
     }
   }
   const bool sampled = e.source == "sampled";
+  // Split by time: held-out times never earlier than training times, test than validation.
+  int64_t earliest_valid = std::numeric_limits<int64_t>::max(), latest_valid = 0;
+  int64_t earliest_test = std::numeric_limits<int64_t>::max();
+  bool any_valid = false;
+  if (e.by_time) {
+    for (size_t f : {size_t{0}, size_t{2}}) {
+      const NpyArray a = NpyArray::open(dir + "/" + kEdgeSplitTimeFiles[f]);
+      for (int64_t t : a.view<int64_t>()) {
+        if (f == 0) {
+          earliest_valid = std::min(earliest_valid, t);
+          latest_valid = any_valid ? std::max(latest_valid, t) : t;
+          any_valid = true;
+        } else {
+          earliest_test = std::min(earliest_test, t);
+        }
+      }
+    }
+    PARTITA_CHECK(!any_valid || latest_valid <= earliest_test, FormatError,
+                  "{}/{}: a validation edge at time {} is later than a test edge at time {}", dir,
+                  kEdgeSplitTimeFiles[0], latest_valid, earliest_test);
+  }
+  const int64_t earliest_held = std::min(earliest_valid, earliest_test);
   for (int p = 0; p < m.num_parts; ++p) {
     const NpyArray a = NpyArray::open(dir + "/" + part_file(p, kTrainEdgesName));
     auto v = a.view<int64_t>();
+    std::optional<NpyArray> time_file;
+    if (e.by_time) time_file = NpyArray::open(dir + "/" + part_file(p, kTrainEdgeTimeName));
+    const ArrayView<const int64_t> times =
+        time_file ? time_file->view<int64_t>() : ArrayView<const int64_t>{};
     scan(a.path(), v.size() / 2, threads, [&](int64_t b, int64_t end) -> std::string {
       for (int64_t i = b; i < end; ++i) {
         const int64_t s = v[2 * i], d = v[2 * i + 1];
@@ -371,8 +399,16 @@ void check_edge_split(const std::string& dir, const PartitionMeta& m, int thread
         if (!problem.empty()) return problem;
         if (d < m.ranges[p] || d >= m.ranges[p + 1])
           return fmt::format("row {}: destination {} is not owned by part {}", i, d, p);
-        if (i > 0 && NodePair{v[2 * i - 1], v[2 * i - 2]} >= NodePair{d, s})
+        if (times.size() > 0) {
+          if (i > 0 &&
+              std::tuple(v[2 * i - 1], v[2 * i - 2], times[i - 1]) >= std::tuple(d, s, times[i]))
+            return fmt::format("row {}: not strictly ascending by (dst, src, time)", i);
+          if (times[i] > earliest_held)
+            return fmt::format("row {}: time {} is later than a held-out edge's ({})", i, times[i],
+                               earliest_held);
+        } else if (i > 0 && NodePair{v[2 * i - 1], v[2 * i - 2]} >= NodePair{d, s}) {
           return fmt::format("row {}: not strictly ascending by (dst, src)", i);
+        }
         if (positives.count(unordered(s, d)))
           return fmt::format("row {}: ({}, {}) is a held-out edge", i, s, d);
         if (sampled && !graph.has_edge(s, d))

@@ -28,13 +28,16 @@ void check_sampling_data(const store::DistGraph& graph, const LocalSamplerOption
                         "{} is a typed (heterogeneous) partition: temporal sampling of typed "
                         "partitions is not yet supported",
                         graph.dir());
-    PARTITA_CHECK_PARAM(graph.has_edge_times() && graph.has_node_times(), "temporal",
+    // Seed times: node_time (node task), or an edge split's pair times (the link task
+    // refuses a split that is not by time, the node task a partition without node_time).
+    const bool seed_times = graph.has_node_times() || graph.meta().summary.edge_split.has_value();
+    PARTITA_CHECK_PARAM(graph.has_edge_times() && seed_times, "temporal",
                         "{} holds no {} (partition a dataset with edge_time.npy and "
                         "node_time.npy, e.g. from `generate --edge-time --node-time`)",
                         graph.dir(),
-                        !graph.has_edge_times() && !graph.has_node_times() ? "edge or node times"
-                        : !graph.has_edge_times()                          ? "edge times"
-                                                                           : "node times");
+                        !graph.has_edge_times() && !seed_times ? "edge or node times"
+                        : !graph.has_edge_times()              ? "edge times"
+                                                               : "node times");
   }
   if (options.weighting == Weighting::kEdgeWeight)
     PARTITA_CHECK_PARAM(graph.has_edge_weights(), "sample_weight",

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "partita/core/error.h"
 #include "partita/core/parameter_error.h"
@@ -50,6 +51,16 @@ struct LinkData {
   std::vector<int64_t> valid_pos, valid_neg, test_pos, test_neg;
   std::optional<loader::NegativeSampler> negatives;
   std::vector<loader::LinkStep> steps;  // this rank's steps of the current epoch (no seeds)
+  // A partition split by time: each training pair's time (by global index) and each held-out
+  // pair's (aligned with valid_pos ...); empty otherwise.
+  std::vector<int64_t> times, valid_pos_time, valid_neg_time, test_pos_time, test_neg_time;
+  // Temporal training (the session's sampler samples temporally): every pair and its
+  // negatives are sampled at the pair's time, none joined to the source by then
+  // (loader::JoinedPairs), and step_times holds the seeds' times of the epoch's steps (moved
+  // out by epoch_seed_times).
+  bool temporal = false;
+  std::optional<loader::JoinedPairs> joined;
+  std::vector<std::vector<int64_t>> step_times;
 };
 
 class LinkTask final : public TrainTask {
@@ -62,6 +73,9 @@ class LinkTask final : public TrainTask {
   // Builds the epoch's steps (their pairs and negatives) and returns each step's seeds: the
   // distinct endpoints of its pairs and of their negatives.
   std::vector<std::vector<int64_t>> epoch_seeds(int64_t epoch) override;
+  std::vector<std::vector<int64_t>> epoch_seed_times() override {
+    return std::move(data_.step_times);
+  }
   bool needs_labels() const override { return false; }
 
   sample::NeighborSampler& sampler() override { return session_.sampler(); }
@@ -105,19 +119,35 @@ LinkTask::LinkTask(runtime::Session& session, const TrainOptions& options)
   // the set-up: a bad file is one agreed error for the job (runtime/session.h).
   loader::LinkEdges mine;
   std::vector<int64_t>* held_out[] = {&d.valid_pos, &d.valid_neg, &d.test_pos, &d.test_neg};
+  std::vector<int64_t>* held_out_times[] = {&d.valid_pos_time, &d.valid_neg_time, &d.test_pos_time,
+                                            &d.test_neg_time};
+  d.temporal = session.sampler().options().temporal != sample::Temporal::kNone;
+  const bool by_time = g.meta().summary.edge_split && g.meta().summary.edge_split->by_time;
   runtime::agree_on_setup(session_.collectives(), [&] {
     mine = g.replicated() ? loader::read_all_link_edges(g.dir(), g.meta())
                           : loader::read_link_edges(g.dir(), g.meta(), g.rank());
+    PARTITA_CHECK_PARAM(!d.temporal || by_time, "temporal",
+                        "with `task` link needs edges split by time (a training pair's time is "
+                        "its seeds'); {} was split at random: partition it with `edge_split_by` "
+                        "time",
+                        g.dir());
     PARTITA_CHECK(mine.total > 0, Error, "{}: the edge split left no training pairs", g.dir());
-    for (size_t i = 0; i < 4; ++i)
+    for (size_t i = 0; i < 4; ++i) {
       *held_out[i] =
           loader::read_pair_file(g.dir() + "/" + partition::kEdgeSplitFiles[i], g.num_nodes());
+      if (by_time)
+        *held_out_times[i] =
+            loader::read_time_file(g.dir() + "/" + partition::kEdgeSplitTimeFiles[i],
+                                   static_cast<int64_t>(held_out[i]->size() / 2));
+    }
   });
   // Then every rank's pairs on every rank: a step excludes its global batch's pairs
   // (link_batches.h).
   d.first = mine.first;
   d.count = mine.count();
   d.pairs = g.replicated() ? std::move(mine.pairs) : session_.collectives().allgather(mine.pairs);
+  if (by_time)
+    d.times = g.replicated() ? std::move(mine.times) : session_.collectives().allgather(mine.times);
   PARTITA_CHECK(static_cast<int64_t>(d.pairs.size()) == 2 * mine.total, Error,
                 "internal: {} training pairs gathered, partita.json says {}", d.pairs.size() / 2,
                 mine.total);
@@ -127,11 +157,17 @@ LinkTask::LinkTask(runtime::Session& session, const TrainOptions& options)
                 "internal: node_map of {} ids for {} nodes", node_map.size(), g.num_nodes());
   std::vector<loader::SeedId> ids(static_cast<size_t>(mine.total));
   d.keys.resize(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    d.keys[i] =
-        loader::pair_key(node_map[d.pairs[2 * i]], node_map[d.pairs[2 * i + 1]], g.num_nodes());
-    ids[i] = {d.keys[i], static_cast<int64_t>(i)};
+  if (by_time) {  // a pair may repeat at another time: keyed with its time
+    std::vector<int64_t> original(d.pairs.size());
+    for (size_t i = 0; i < original.size(); ++i) original[i] = node_map[d.pairs[i]];
+    d.keys = loader::time_pair_keys(original, d.times);
+  } else {
+    for (size_t i = 0; i < ids.size(); ++i)
+      d.keys[i] =
+          loader::pair_key(node_map[d.pairs[2 * i]], node_map[d.pairs[2 * i + 1]], g.num_nodes());
   }
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = {d.keys[i], static_cast<int64_t>(i)};
+  if (d.temporal) d.joined.emplace(d.pairs, d.times);
   plan_.emplace(std::move(ids), options_.loader.batch_size);
   d.negatives = options_.link.negative_kind == loader::NegativeKind::kDegree
                     ? loader::NegativeSampler::by_degree(node_map, all_in_degrees(session_))
@@ -145,6 +181,7 @@ std::vector<std::vector<int64_t>> LinkTask::epoch_seeds(int64_t epoch) {
   const int64_t k = options_.link.negatives;
   std::vector<std::vector<int64_t>> seeds;
   d.steps.clear();
+  d.step_times.clear();
   for (const std::vector<int64_t>& global : plan_->epoch_batches(
            options_.seed, epoch_key, [](const std::vector<int64_t>& b) { return b; })) {
     // This rank's pairs of the global batch: the ones its part holds (an even share of
@@ -166,15 +203,24 @@ std::vector<std::vector<int64_t>> LinkTask::epoch_seeds(int64_t epoch) {
       return out;
     };
     const int64_t b = static_cast<int64_t>(mine.size());
-    std::vector<int64_t> negative_dsts(static_cast<size_t>(b * k));
+    std::vector<int64_t> negative_dsts(static_cast<size_t>(b * k)), times;
     for (int64_t i = 0; i < b; ++i) {
-      d.negatives->draw(options_.seed, epoch_key,
-                        d.keys[static_cast<size_t>(mine[static_cast<size_t>(i)])], k,
-                        negative_dsts.data() + i * k);
+      const size_t index = static_cast<size_t>(mine[static_cast<size_t>(i)]);
+      if (!d.temporal) {
+        d.negatives->draw(options_.seed, epoch_key, d.keys[index], k, negative_dsts.data() + i * k);
+        continue;
+      }
+      // Not a negative at the pair's time t: joined to the source by a training pair no
+      // later than t.
+      const int64_t u = d.pairs[2 * index], t = d.times[index];
+      times.push_back(t);
+      d.negatives->draw(options_.seed, epoch_key, d.keys[index], k, negative_dsts.data() + i * k,
+                        [&](int64_t w) { return d.joined->joined(u, w, t); });
     }
-    loader::LinkStep step = loader::make_link_step(pairs_of(mine), negative_dsts, k);
+    loader::LinkStep step = loader::make_link_step(pairs_of(mine), negative_dsts, k, times);
     step.excluded = pairs_of(global);
     seeds.push_back(std::move(step.seeds));
+    if (d.temporal) d.step_times.push_back(std::move(step.seed_times));
     d.steps.push_back(std::move(step));
   }
   return seeds;
@@ -242,6 +288,13 @@ LinkMetrics LinkTask::evaluate(ModelAdapter& model, bool test, uint64_t tag) {
     return j < num_pos ? pos[static_cast<size_t>(2 * j + end)]
                        : neg[static_cast<size_t>(2 * (j - num_pos) + end)];
   };
+  // Temporal: pair j is sampled at its time (the split's time files).
+  const std::vector<int64_t>& pos_time = test ? d.test_pos_time : d.valid_pos_time;
+  const std::vector<int64_t>& neg_time = test ? d.test_neg_time : d.valid_neg_time;
+  const auto time_at = [&](int64_t j) {
+    return j < num_pos ? pos_time[static_cast<size_t>(j)]
+                       : neg_time[static_cast<size_t>(j - num_pos)];
+  };
   // The pairs in global batches of batch_size, in key order (positives first), each rank
   // scoring the ones whose destination it owns (an even share when every rank holds the
   // whole graph); a batch's samples are keyed by its index, as in training, so the scores
@@ -256,7 +309,7 @@ LinkMetrics LinkTask::evaluate(ModelAdapter& model, bool test, uint64_t tag) {
   std::sort(keyed.begin() + num_pos, keyed.end());
   std::vector<int64_t> mine;
   std::vector<loader::LinkStep> steps;
-  std::vector<std::vector<int64_t>> seeds;
+  std::vector<std::vector<int64_t>> seeds, seed_times;
   for (int64_t begin = 0; begin < num_pairs; begin += options_.loader.batch_size) {
     const int64_t end = std::min(num_pairs, begin + options_.loader.batch_size);
     std::vector<int64_t> batch;
@@ -268,14 +321,16 @@ LinkMetrics LinkTask::evaluate(ModelAdapter& model, bool test, uint64_t tag) {
                                  [&](int64_t j) { return !g.owns(pair_at(j, 1)); }),
                   batch.end());
     }
-    std::vector<int64_t> pairs;
+    std::vector<int64_t> pairs, times;
     for (int64_t j : batch) {
       pairs.push_back(pair_at(j, 0));
       pairs.push_back(pair_at(j, 1));
+      if (d.temporal) times.push_back(time_at(j));
     }
     mine.insert(mine.end(), batch.begin(), batch.end());
-    loader::LinkStep step = loader::make_link_step(pairs, {}, 0);
+    loader::LinkStep step = loader::make_link_step(pairs, {}, 0, times);
     seeds.push_back(std::move(step.seeds));
+    if (d.temporal) seed_times.push_back(std::move(step.seed_times));
     steps.push_back(std::move(step));
   }
   std::vector<ScoredPair> scored;
@@ -283,8 +338,9 @@ LinkMetrics LinkTask::evaluate(ModelAdapter& model, bool test, uint64_t tag) {
   {
     torch::NoGradGuard no_grad;
     model.module().eval();
-    loader::BatchPipeline pipeline(pipeline_options(session_, options_, model, false, tag),
-                                   std::move(seeds), sampler(), session_.fetcher());
+    loader::BatchPipelineOptions settings = pipeline_options(session_, options_, model, false, tag);
+    settings.seed_times = std::move(seed_times);
+    loader::BatchPipeline pipeline(settings, std::move(seeds), sampler(), session_.fetcher());
     size_t next_pair = 0;  // into mine
     while (std::optional<loader::Batch> batch = pipeline.next()) {
       const loader::LinkStep& s = steps[static_cast<size_t>(batch->step)];

@@ -141,9 +141,6 @@ void check_sampling_rule(const TrainOptions& o, const sample::LocalSamplerOption
                       "(`sample_on` host or auto)",
                       temporal ? "times" : "weights", temporal ? "temporal" : "sample_weight");
   if (!temporal) return;
-  PARTITA_CHECK_PARAM(o.task == Task::kNode, "temporal",
-                      "not yet for link prediction (`task` link: a seed edge's time and edges "
-                      "split by time are a later step); node classification only");
   PARTITA_CHECK_PARAM(o.eval.mode == EvalMode::kSampled, "eval",
                       "full: full-neighbourhood inference reads every edge, later ones too; with "
                       "`temporal` evaluate sampled (the training rule)");

@@ -141,10 +141,13 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
                             : plan.steps();
   rec.steps = steps;
 
-  loader::BatchPipeline pipeline(
+  std::vector<std::vector<int64_t>> epoch_seeds = task_->epoch_seeds(epoch);
+  loader::BatchPipelineOptions pipeline_settings =
       pipeline_options(session_, options_, *model_, task_->needs_labels(),
-                       static_cast<uint64_t>(epoch), task_->block_source()),
-      task_->epoch_seeds(epoch), task_->sampler(), session_.fetcher());
+                       static_cast<uint64_t>(epoch), task_->block_source());
+  pipeline_settings.seed_times = task_->epoch_seed_times();
+  loader::BatchPipeline pipeline(pipeline_settings, std::move(epoch_seeds), task_->sampler(),
+                                 session_.fetcher());
   model_->module().train();
   Stopwatch epoch_watch;
   // The step losses and the classified-right counts accumulate on the model's device and

@@ -19,6 +19,7 @@
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
 #include "partita/core/parameter_error.h"
+#include "partita/core/random.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition.h"
 
@@ -492,6 +493,90 @@ TEST_F(LinkEdgesReader, MissingOrTruncatedFilesAreErrors) {
   std::filesystem::remove(test_pos);
   m = message_of<Error>([&] { read_pair_file(test_pos, meta.num_nodes); });
   EXPECT_TRUE(contains(m, "test_pos.npy")) << m;
+}
+
+}  // namespace
+}  // namespace partita::loader
+
+namespace partita::loader {
+namespace {
+
+// Temporal steps: a seed is a (node, time) pair; the same node at two times is two seeds, at
+// one time one, and the negatives take their positive's time.
+TEST(MakeLinkStep, TimedSeedsArePairsOfNodeAndTime) {
+  const std::vector<int64_t> pairs{1, 2, 1, 3, 2, 1};
+  const std::vector<int64_t> negs{3, 4, 2};
+  const std::vector<int64_t> times{5, 5, 7};
+  const LinkStep s = make_link_step(view_of(pairs), view_of(negs), 1, view_of(times));
+  EXPECT_EQ(s.seeds, (std::vector<int64_t>{1, 2, 3, 2, 1, 4}));
+  EXPECT_EQ(s.seed_times, (std::vector<int64_t>{5, 5, 5, 7, 7, 5}));
+  ASSERT_EQ(s.positives.size(), 3u);
+  EXPECT_EQ(s.positives[2].src, 3);  // (2, 7)
+  EXPECT_EQ(s.positives[2].dst, 4);  // (1, 7)
+  ASSERT_EQ(s.negatives.size(), 3u);
+  EXPECT_EQ(s.negatives[0].dst, 2);  // (3, 5): a seed already
+  EXPECT_EQ(s.negatives[1].dst, 5);  // (4, 5)
+  EXPECT_EQ(s.negatives[2].src, 3);
+  EXPECT_EQ(s.negatives[2].dst, 3);  // (2, 7)
+  EXPECT_TRUE(make_link_step(view_of(pairs), view_of(negs), 1).seed_times.empty());
+  EXPECT_THROW(make_link_step(view_of(pairs), view_of(negs), 1, view_of(negs).subview(0, 2)),
+               Error);
+}
+
+TEST(TimePairKeys, PositionsOfTheTriplesAndRepeatsRefused) {
+  EXPECT_EQ(time_pair_keys({4, 1, 0, 2, 4, 1}, {9, 3, 2}), (std::vector<int64_t>{2, 0, 1}));
+  EXPECT_THROW(time_pair_keys({4, 1, 4, 1}, {3, 3}), Error);
+  EXPECT_THROW(time_pair_keys({4, 1}, {3, 3}), Error);
+}
+
+// Brute force: no negative drawn for a pair (u, v) at time t is joined to u by a training
+// pair, either way, no later than t; draws that reject nothing are the plain draws; a
+// source joined to every node at its time is an error.
+TEST(NegativeSampler, TemporalNegativesAreNotJoinedAtTheirTime) {
+  const int64_t n = 12;
+  std::vector<int64_t> node_map(static_cast<size_t>(n));
+  std::iota(node_map.begin(), node_map.end(), 0);
+  std::reverse(node_map.begin(), node_map.end());
+  const NegativeSampler sampler = NegativeSampler::uniform(view_of(node_map));
+  // A dense set of timed training pairs: most (u, w) are joined at some time.
+  std::vector<int64_t> pairs, times;
+  Rng rng(stream_key(3, 1));
+  for (int64_t i = 0; i < 120; ++i) {
+    pairs.push_back(static_cast<int64_t>(rng.below(n)));
+    pairs.push_back(static_cast<int64_t>(rng.below(n)));
+    times.push_back(static_cast<int64_t>(rng.below(100)));
+  }
+  const JoinedPairs joined(view_of(pairs), view_of(times));
+  const auto brute_joined = [&](int64_t u, int64_t w, int64_t t) {
+    for (size_t i = 0; i < times.size(); ++i)
+      if (times[i] <= t && ((pairs[2 * i] == u && pairs[2 * i + 1] == w) ||
+                            (pairs[2 * i] == w && pairs[2 * i + 1] == u)))
+        return true;
+    return false;
+  };
+  int64_t drawn = 0, redrawn = 0;
+  for (size_t i = 0; i < times.size(); ++i) {
+    const int64_t u = pairs[2 * i], t = times[i];
+    std::vector<int64_t> plain(6), timed(6);
+    sampler.draw(7, 2, static_cast<int64_t>(i), 6, plain.data());
+    sampler.draw(7, 2, static_cast<int64_t>(i), 6, timed.data(),
+                 [&](int64_t w) { return joined.joined(u, w, t); });
+    for (int64_t w : timed) {
+      EXPECT_FALSE(brute_joined(u, w, t)) << u << " -> " << w << " at " << t;
+      ++drawn;
+    }
+    for (int64_t w : plain) redrawn += brute_joined(u, w, t) ? 1 : 0;
+    std::vector<int64_t> again(6);
+    sampler.draw(7, 2, static_cast<int64_t>(i), 6, again.data(), [](int64_t) { return false; });
+    EXPECT_EQ(again, plain);
+  }
+  EXPECT_GT(redrawn, 0) << "the rule never rejected a plain draw: vacuous";
+  EXPECT_EQ(drawn, 6 * static_cast<int64_t>(times.size()));
+  std::vector<int64_t> out(1);
+  EXPECT_THROW(sampler.draw(7, 2, 0, 1, out.data(), [](int64_t) { return true; }), Error);
+  // Rejecting all but one node finds it (by redraws, then by the scan).
+  sampler.draw(7, 2, 0, 1, out.data(), [](int64_t w) { return w != 5; });
+  EXPECT_EQ(out[0], 5);
 }
 
 }  // namespace

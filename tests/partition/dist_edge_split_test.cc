@@ -97,6 +97,11 @@ class DistEdgeSplitTest : public ::testing::Test {
     g.threads = 1;
     g.out_dir = *dir_ / "sparse";
     data::generate_synthetic(g);
+    g.nodes = 300;
+    g.edge_time = true;
+    g.out_dir = *dir_ / "timed";
+    data::generate_synthetic(g);
+    g.edge_time = false;
     g.nodes = 40;
     g.out_dir = *dir_ / "dense";
     data::generate_synthetic(g);
@@ -155,6 +160,23 @@ TEST_F(DistEdgeSplitTest, SampledEqualsSingleProcess) {
   }
   check_split(path("sparse"), undirected, options(3, 0.2, 0.1), 2);  // P > R
   check_split(path("sparse"), directed, options(2, 0.1, 0.1), 3);    // P < R
+}
+
+// A split by time (the latest units held out, every pair with its time) chooses across
+// ranks what one process chooses: the same bytes, *_time files included.
+TEST_F(DistEdgeSplitTest, TimeSplitEqualsSingleProcess) {
+  data::LoadOptions directed, undirected;
+  undirected.undirected = true;
+  for (int R = 2; R <= 3; ++R) {
+    PartitionOptions o = options(R, 0.1, 0.15);
+    o.edge_split.by = SplitBy::kTime;
+    check_split(path("timed"), directed, o, R);
+    o.edge_split.valid_fraction = 0.05;
+    check_split(path("timed"), undirected, o, R);
+  }
+  PartitionOptions o = options(3, 0.2, 0.1);
+  o.edge_split.by = SplitBy::kTime;
+  check_split(path("timed"), undirected, o, 2);  // P > R
 }
 
 TEST_F(DistEdgeSplitTest, DenseGraphEnumeratesNegativesAlike) {

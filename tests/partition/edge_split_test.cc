@@ -6,16 +6,22 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "helpers/quiet_logs.h"
 #include "helpers/test_paths.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
+#include "partita/data/generate.h"
 #include "partita/partition/format.h"
 #include "partita/partition/partition.h"
 #include "partition_dirs.h"
+#include "partition_edits.h"
 #include "test_datasets.h"
 
 namespace partita::partition {
@@ -441,6 +447,162 @@ TEST(EdgeSplit, MetaWithoutTheSplitFilesIsRefused) {
               std::string::npos)
         << e.what();
   }
+}
+
+}  // namespace
+}  // namespace partita::partition
+
+namespace partita::partition {
+namespace {
+
+using Timed = std::tuple<int64_t, int64_t, int64_t>;  // (src, dst, time), original ids
+
+std::vector<Timed> timed_in(const std::string& dir, const std::string& pairs_file,
+                            const std::string& times_file, const std::vector<int64_t>& node_map) {
+  const std::vector<Pair> pairs = pairs_in(dir + "/" + pairs_file, node_map);
+  const std::vector<int64_t> times = flat(dir + "/" + times_file);
+  EXPECT_EQ(pairs.size(), times.size()) << times_file;
+  std::vector<Timed> out;
+  for (size_t i = 0; i < pairs.size() && i < times.size(); ++i)
+    out.emplace_back(pairs[i].first, pairs[i].second, times[i]);
+  return out;
+}
+
+// A split by time against a brute force over the loaded dataset's units (edge_split.h): the
+// latest units held out, test the latest, negatives at the held-out times, every other unit
+// a training pair with its time unless an earlier copy of a held-out pair.
+void expect_time_split(const data::Dataset& ds, const std::string& dir, double valid_fraction,
+                       double test_fraction) {
+  const graph::Csr& g = ds.in_edges;
+  const data::ExtraArray* time_array = data::find_array(ds.edge_arrays, "edge_time");
+  ASSERT_NE(time_array, nullptr);
+  std::vector<int64_t> time(static_cast<size_t>(time_array->rows()));
+  std::memcpy(time.data(), time_array->values.data(), time_array->values.size());
+  const std::set<Pair> full = edges_of(g);
+  std::vector<Timed> units;
+  for (int64_t d = 0; d < g.num_rows(); ++d)
+    for (int64_t k = g.indptr[d]; k < g.indptr[d + 1]; ++k) {
+      const int64_t s = g.indices[k];
+      if (s < d || !full.count({d, s})) units.emplace_back(s, d, time[k]);
+    }
+  const int64_t u = static_cast<int64_t>(units.size());
+  const int64_t valid = std::max<int64_t>(1, std::llround(valid_fraction * u));
+  const int64_t test = std::max<int64_t>(1, std::llround(test_fraction * u));
+
+  const PartitionMeta m = read_meta(dir);
+  ASSERT_TRUE(m.summary.edge_split && m.summary.edge_split->by_time);
+  const std::vector<int64_t> node_map = read_npy_vector<int64_t>(dir + "/node_map.npy");
+  std::vector<std::vector<Timed>> held;  // valid, valid_neg, test, test_neg
+  for (size_t f = 0; f < 4; ++f)
+    held.push_back(timed_in(dir, kEdgeSplitFiles[f], kEdgeSplitTimeFiles[f], node_map));
+  std::vector<Timed> train;
+  for (int p = 0; p < m.num_parts; ++p) {
+    const std::vector<Timed> part =
+        timed_in(dir, part_file(p, kTrainEdgesName), part_file(p, kTrainEdgeTimeName), node_map);
+    train.insert(train.end(), part.begin(), part.end());
+  }
+  ASSERT_EQ(static_cast<int64_t>(held[0].size()), valid);
+  ASSERT_EQ(static_cast<int64_t>(held[2].size()), test);
+  const auto time_of = [](const Timed& e) { return std::get<2>(e); };
+  // The held-out units are the latest: none kept back is later than one held out, and none
+  // validation is later than one for test.
+  std::multiset<Timed> rest(units.begin(), units.end());
+  std::set<Pair> held_pairs;
+  int64_t earliest_held = std::numeric_limits<int64_t>::max(), latest_valid = -1;
+  for (size_t f : {size_t{0}, size_t{2}})
+    for (const Timed& e : held[f]) {
+      auto it = rest.find(e);
+      ASSERT_NE(it, rest.end()) << "held-out pair is not a unit";
+      rest.erase(it);
+      held_pairs.insert(unordered(std::get<0>(e), std::get<1>(e)));
+      earliest_held = std::min(earliest_held, time_of(e));
+      if (f == 0) latest_valid = std::max(latest_valid, time_of(e));
+    }
+  for (const Timed& e : held[2]) EXPECT_GE(time_of(e), latest_valid);
+  for (const Timed& e : rest) EXPECT_LE(time_of(e), earliest_held);
+  // Negatives: as many, at the held-out times (the same multiset of times).
+  for (size_t f : {size_t{0}, size_t{2}}) {
+    std::multiset<int64_t> pos, neg;
+    for (const Timed& e : held[f]) pos.insert(time_of(e));
+    for (const Timed& e : held[f + 1]) {
+      neg.insert(time_of(e));
+      EXPECT_FALSE(full.count({std::get<0>(e), std::get<1>(e)}) ||
+                   full.count({std::get<1>(e), std::get<0>(e)}))
+          << "negative is an edge";
+    }
+    EXPECT_EQ(pos, neg);
+  }
+  // Training: the rest, without copies of held-out pairs.
+  std::multiset<Timed> expected_train;
+  for (const Timed& e : rest)
+    if (!held_pairs.count(unordered(std::get<0>(e), std::get<1>(e)))) expected_train.insert(e);
+  EXPECT_EQ(std::multiset<Timed>(train.begin(), train.end()), expected_train);
+  EXPECT_NO_THROW(verify_partition(dir));
+}
+
+data::Dataset timed_dataset(const std::string& dir, bool undirected) {
+  data::GenerateOptions g;
+  g.nodes = 200;
+  g.avg_degree = 5;
+  g.feat_dim = 2;
+  g.classes = 2;
+  g.seed = 11;
+  g.threads = 1;
+  g.edge_time = true;
+  g.out_dir = dir;
+  data::generate_synthetic(g);
+  data::LoadOptions load;
+  load.undirected = undirected;
+  return data::load_dataset(dir, load);
+}
+
+TEST(EdgeSplitByTime, HoldsOutTheLatestWithTheirTimes) {
+  TempDir tmp;
+  for (bool undirected : {false, true}) {
+    SCOPED_TRACE(undirected ? "undirected" : "directed");
+    data::Dataset ds = timed_dataset(tmp / (undirected ? "u" : "d"), undirected);
+    PartitionOptions o = split_options(tmp / (undirected ? "pu" : "pd"), 3, 0.1, 0.15);
+    o.edge_split.by = SplitBy::kTime;
+    o.undirected = undirected;
+    partition_dataset(ds, o);
+    expect_time_split(ds, o.out_dir, 0.1, 0.15);
+  }
+}
+
+TEST(EdgeSplitByTime, RandomSplitMetaHasNoByKey) {
+  TempDir tmp;
+  data::Dataset ds = timed_dataset(tmp / "d", false);
+  partition_dataset(ds, split_options(tmp / "random", 2, 0.1, 0.1));
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(tmp / "random/partita.json"));
+  EXPECT_FALSE(j["edge_split"].contains("by")) << j["edge_split"].dump();
+  EXPECT_FALSE(std::filesystem::exists(tmp / "random/edges/valid_pos_time.npy"));
+  PartitionOptions o = split_options(tmp / "time", 2, 0.1, 0.1);
+  o.edge_split.by = SplitBy::kTime;
+  partition_dataset(ds, o);
+  const nlohmann::json t = nlohmann::json::parse(testing::read_file(tmp / "time/partita.json"));
+  EXPECT_EQ(t["edge_split"]["by"], "time");
+}
+
+TEST(EdgeSplitByTime, DatasetWithoutEdgeTimeIsAUsageError) {
+  TempDir dir;
+  data::Dataset ds = testing::dataset_from_pairs(4, {0, 1, 1, 2, 2, 3, 3, 0, 0, 2});
+  PartitionOptions o = split_options(dir.path(), 1, 0.2, 0.2);
+  o.edge_split.by = SplitBy::kTime;
+  const std::string what = usage_error([&] { partition_dataset(ds, o); });
+  EXPECT_EQ(what.rfind("edge_split_by: time: ", 0), 0u) << what;
+  EXPECT_NE(what.find("has no edge_time"), std::string::npos) << what;
+}
+
+// info --verify catches a training pair later than a held-out one.
+TEST(EdgeSplitByTime, VerifyCatchesATrainingTimeAfterTheHeldOut) {
+  TempDir tmp;
+  data::Dataset ds = timed_dataset(tmp / "d", false);
+  PartitionOptions o = split_options(tmp / "p", 1, 0.1, 0.1);
+  o.edge_split.by = SplitBy::kTime;
+  partition_dataset(ds, o);
+  testing::rewrite_part_array<int64_t>(o.out_dir, part_file(0, kTrainEdgeTimeName),
+                                       [](std::vector<int64_t>& t) { t.back() = 1'000'000; });
+  testing::expect_verify_refuses(o.out_dir, "is later than a held-out edge's");
 }
 
 }  // namespace

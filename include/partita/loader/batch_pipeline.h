@@ -98,6 +98,10 @@ struct BatchPipelineOptions {
   // seed_times and src_times). Not with a block_source (Error: the device sampler has no
   // times).
   bool temporal = false;
+  // Temporal: the seeds' times when they are not node times (the link task's: a seed edge's
+  // time), one list per step aligned with that step's seeds, used instead of fetching node
+  // times; empty: node times. Needs `temporal` (Error otherwise, or on a size mismatch).
+  std::vector<std::vector<int64_t>> seed_times;
 };
 
 // Throws ParameterError naming `threads` or `prefetch` when one is outside its range. The

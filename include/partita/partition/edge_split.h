@@ -10,16 +10,40 @@
 // edges both ways, one unit). Negatives are unordered pairs {a, b}, a != b, with no edge
 // either way in the full graph, unique across valid and test.
 // Everything is a pure function of (graph, fractions, seed): no thread or rank count enters.
+//
+// By time (EdgeSplitOptions::by = kTime; the dataset has edge_time): a unit's time is the
+// edge_time of its stored entry s -> d (with edge_time a pair repeated at different times is
+// several entries, so several units). The latest valid + test units, ordered by (time, unit
+// order: destination, then source, then stored order), are held out: the latest `test` of
+// them for test, the `valid` before them for validation, so every test unit is at least as
+// late as every validation unit, and every one of them as every training unit. A training
+// unit whose pair is also held out (an earlier copy of it) is dropped with it (held-out pairs
+// leave the graph both ways, all copies). Negatives are drawn as for a random split; negative
+// k (in draw order) takes the time of the k-th held-out unit in (time, unit) order, so a
+// validation negative has a validation time, a test negative a test time. Every held-out,
+// negative and training pair then carries its time (format.h, the *_time files).
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "partita/core/name_table.h"
+
 namespace partita::partition {
+
+// How the held-out units are chosen: at random (the default) or the latest by edge_time.
+enum class SplitBy { kRandom, kTime };
+
+// The names of the split modes (`--edge-split-by`).
+inline const NameTable<SplitBy>& split_by_names() {
+  static const NameTable<SplitBy> names{{"random", SplitBy::kRandom}, {"time", SplitBy::kTime}};
+  return names;
+}
 
 // Fractions of the units held out for validation and test; both 0: no split.
 struct EdgeSplitOptions {
   double valid_fraction = 0;
   double test_fraction = 0;
+  SplitBy by = SplitBy::kRandom;  // kTime needs a dataset with edge_time
   bool enabled() const { return valid_fraction > 0 || test_fraction > 0; }
 };
 
@@ -36,6 +60,8 @@ struct HeldOutEdges {
   std::string source;          // "sampled" (`edge_split`) or "dataset" (the dataset's own files)
   EdgeSplitOptions fractions;  // sampled only
   std::vector<int64_t> train, valid, test, valid_neg, test_neg;
+  // Split by time only (else empty): one time per pair of the set of the same name.
+  std::vector<int64_t> train_time, valid_time, test_time, valid_neg_time, test_neg_time;
 };
 
 }  // namespace partita::partition

@@ -48,6 +48,15 @@ constexpr const char* kNodeArrayNames[] = {"node_time"};
 constexpr const char* kEdgeSplitFiles[] = {"edges/valid_pos.npy", "edges/valid_neg.npy",
                                            "edges/test_pos.npy", "edges/test_neg.npy"};
 constexpr const char* kTrainEdgesName = "train_edges";
+// Splits by time (EdgeSplitStats::by_time) also hold each pair's time: int64 [k], row i the
+// time of row i of the pair file of the same index (kEdgeSplitFiles[i] ->
+// kEdgeSplitTimeFiles[i]; part_file(p, kTrainEdgesName) -> part_file(p,
+// kTrainEdgeTimeName)). Training pairs are then sorted by (dst, src, time), a pair repeated
+// at different times kept once per time.
+constexpr const char* kEdgeSplitTimeFiles[] = {
+    "edges/valid_pos_time.npy", "edges/valid_neg_time.npy", "edges/test_pos_time.npy",
+    "edges/test_neg_time.npy"};
+constexpr const char* kTrainEdgeTimeName = "train_edge_time";
 
 // "part<p>/<name>.npy": the path of a part's array relative to the partition directory.
 std::string part_file(int part, const std::string& name);

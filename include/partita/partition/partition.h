@@ -69,6 +69,9 @@ struct EdgeSplitStats {
   int64_t valid = 0, test = 0;                   // held-out positive pairs
   int64_t valid_neg = 0, test_neg = 0;           // negative pairs
   std::vector<int64_t> train_per_part;           // rows of part<p>/train_edges.npy
+  // Split by time (sampled only; partita.json "by": "time", absent for a random split): the
+  // *_time files of format.h are written too.
+  bool by_time = false;
 
   int64_t train() const;  // sum of train_per_part
 };

@@ -269,9 +269,8 @@ void check_options(const TrainOptions& options);
 const NameTable<sample::Temporal>& temporal_strategy_names();
 const NameTable<sample::Weighting>& sample_weight_names();
 // Throws ParameterError (sample::check_sampling_options first) for what training does not do
-// with these options yet: temporal sampling with `task` link (a seed edge's time and
-// time-split edges: a later step), `eval` full (full-neighbourhood inference takes every
-// edge, later ones too), `cache_ratio` or `gpu_cache_ratio` (their pre-sampling has no seed
+// with these options yet: temporal sampling with `eval` full (full-neighbourhood inference takes
+// every edge, later ones too), `cache_ratio` or `gpu_cache_ratio` (their pre-sampling has no seed
 // times); temporal or weighted sampling with `sample_on` device (the device sampler has
 // neither times nor weights). Pure; the Trainer calls it, a front end may call it first.
 void check_sampling_rule(const TrainOptions& options, const sample::LocalSamplerOptions& sampling);

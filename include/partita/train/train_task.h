@@ -42,6 +42,9 @@ class TrainTask {
 
   virtual const loader::GlobalBatches& plan() const = 0;
   virtual std::vector<std::vector<int64_t>> epoch_seeds(int64_t epoch) = 0;
+  // Called after epoch_seeds: the times of each step's seeds when they are not node times
+  // (the temporal link task's: loader::BatchPipelineOptions::seed_times), else empty.
+  virtual std::vector<std::vector<int64_t>> epoch_seed_times() { return {}; }
   // Whether batches carry the labels of their seeds.
   virtual bool needs_labels() const = 0;
   // step: 0-based within the epoch; global_batch: the global step's seeds (plan().batch_size).

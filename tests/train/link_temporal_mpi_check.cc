@@ -1,0 +1,196 @@
+// Under mpirun: the temporal link task's batches leak nothing (issue 41's goal "no leakage,
+// proved", for link prediction). A partition split by time (`partition --edge-split-by
+// time`), every rank over real MPI: the link task (train/train_task.h make_link_task, as
+// `train --task link --temporal` makes it) gives the steps of an epoch, their seeds (each
+// pair's endpoints and its negatives' destinations) and the seeds' times; the real pipeline
+// (loader::BatchPipeline with those times) samples them. Brute force over every hop of every
+// batch: every block edge s -> d whose dst entry has time t is an edge of the dataset with a
+// time <= t (< t with STRICT 1), its src entry carries t, and block 0's dst entries carry the
+// given seed times, each the time of some training pair. Not vacuous: edges were checked, some
+// sampled nodes across ranks, and the seeds' nodes have in-edges later than their time
+// that temporal sampling kept out.
+//   mpirun -np P link_temporal_mpi_check DATASET_DIR PARTS_DIR STRICT
+// Exit code 0 when every rank found no leak; prints the first one otherwise.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "partita/core/npy.h"
+#include "partita/data/dataset.h"
+#include "partita/loader/batch_pipeline.h"
+#include "partita/partition/format.h"
+#include "partita/runtime/mpi_rank.h"
+#include "partita/train/train_task.h"
+
+using namespace partita;
+
+namespace {
+
+// The dataset in original ids with its edge times (entries of in_edges, reverses included).
+struct Reference {
+  data::Dataset dataset;
+  std::vector<int64_t> time;
+
+  // The earliest time of an edge src -> dst, or -1 when there is none.
+  int64_t earliest(int64_t dst, int64_t src) const {
+    const graph::Csr& g = dataset.in_edges;
+    int64_t best = -1;
+    for (int64_t k = g.indptr[dst]; k < g.indptr[dst + 1]; ++k)
+      if (g.indices[k] == src && (best < 0 || time[static_cast<size_t>(k)] < best))
+        best = time[static_cast<size_t>(k)];
+    return best;
+  }
+  // Whether dst has an in-edge at a time > t (>= t strict): one temporal sampling keeps out.
+  bool has_later(int64_t dst, int64_t t, bool strict) const {
+    const graph::Csr& g = dataset.in_edges;
+    for (int64_t k = g.indptr[dst]; k < g.indptr[dst + 1]; ++k)
+      if (strict ? time[static_cast<size_t>(k)] >= t : time[static_cast<size_t>(k)] > t)
+        return true;
+    return false;
+  }
+};
+
+std::string leaks(const sample::SampledBatch& batch, const Reference& ref,
+                  const std::vector<int64_t>& node_map, bool strict, int64_t* edges) {
+  std::vector<int64_t> dst_times = batch.seed_times;
+  for (size_t l = 0; l < batch.blocks.size(); ++l) {
+    const sample::Block& b = batch.blocks[l];
+    if (b.src_times.size() != static_cast<size_t>(b.num_src))
+      return "block " + std::to_string(l) + " has no src times";
+    std::vector<int64_t> src_times(static_cast<size_t>(b.num_src), -1);
+    for (int64_t i = 0; i < b.num_dst; ++i) {
+      const int64_t t = dst_times[static_cast<size_t>(i)];
+      src_times[static_cast<size_t>(i)] = t;
+      if (b.src_times[static_cast<size_t>(i)] != t)
+        return "block " + std::to_string(l) + ": dst entry " + std::to_string(i) +
+               " has another time than its seed";
+      const int64_t d = node_map[static_cast<size_t>(b.src_nodes[static_cast<size_t>(i)])];
+      for (int64_t k = b.indptr[static_cast<size_t>(i)]; k < b.indptr[static_cast<size_t>(i) + 1];
+           ++k) {
+        const int64_t j = b.indices[static_cast<size_t>(k)];
+        const int64_t s = node_map[static_cast<size_t>(b.src_nodes[static_cast<size_t>(j)])];
+        if (j >= b.num_dst) src_times[static_cast<size_t>(j)] = t;
+        if (b.src_times[static_cast<size_t>(j)] != t)
+          return "block " + std::to_string(l) + ": src entry has another time than its dst";
+        const int64_t first = ref.earliest(d, s);
+        if (first < 0)
+          return "edge " + std::to_string(s) + " -> " + std::to_string(d) + " is not an edge";
+        if (strict ? first >= t : first > t)
+          return "block " + std::to_string(l) + ": edge " + std::to_string(s) + " -> " +
+                 std::to_string(d) + " at time " + std::to_string(first) +
+                 " sampled for a seed at time " + std::to_string(t);
+        ++*edges;
+      }
+    }
+    dst_times = src_times;
+  }
+  return "";
+}
+
+int check(MpiScope& mpi, const std::string& parts_dir, const Reference& ref, bool strict) {
+  runtime::SessionOptions options;
+  options.parts_dir = parts_dir;
+  options.timeout_s = 30;
+  options.host_local = runtime::HostLocal::kOff;  // every remote node by request
+  options.sampling.temporal = sample::Temporal::kUniform;
+  options.sampling.strict = strict;
+  runtime::MpiRank rank(mpi, options);
+  runtime::Session& session = rank.session();
+  const store::DistGraph& graph = session.graph();
+  const std::vector<int64_t> node_map = read_npy_vector<int64_t>(parts_dir + "/node_map.npy");
+  std::set<int64_t> train_times;
+  const partition::PartitionMeta& meta = graph.meta();
+  for (int p = 0; p < meta.num_parts; ++p)
+    for (int64_t t : read_npy_vector<int64_t>(
+             parts_dir + "/" + partition::part_file(p, partition::kTrainEdgeTimeName)))
+      train_times.insert(t);
+
+  train::TrainOptions o;
+  o.task = train::Task::kLink;
+  o.loader.batch_size = 64;
+  o.link.negatives = 2;
+  o.seed = 3;
+  std::unique_ptr<train::TrainTask> task = train::make_link_task(session, o);
+  std::vector<std::vector<int64_t>> seeds = task->epoch_seeds(0);
+  loader::BatchPipelineOptions po;
+  po.threads = 2;
+  po.fanouts = {5, 4, 3};
+  po.seed = 3;
+  po.feature_row_bytes = graph.feature_row_bytes();
+  po.fetch_labels = false;
+  po.temporal = true;
+  po.seed_times = task->epoch_seed_times();
+  std::string failure;
+  if (po.seed_times.size() != seeds.size()) failure = "no seed times for the steps";
+  int64_t edges = 0, kept_out = 0, batches = 0;
+  if (failure.empty()) {
+    loader::BatchPipeline pipeline(po, std::move(seeds), session.sampler(), session.fetcher());
+    while (std::optional<loader::Batch> batch = pipeline.next()) {
+      if (!failure.empty() || batch->sampled.seeds.empty()) continue;
+      ++batches;
+      const sample::SampledBatch& s = batch->sampled;
+      if (s.seed_times != po.seed_times[static_cast<size_t>(batch->step)])
+        failure = "the batch's seed times are not the task's";
+      for (size_t i = 0; i < s.seeds.size() && failure.empty(); ++i) {
+        if (!train_times.count(s.seed_times[i]))
+          failure = "seed time " + std::to_string(s.seed_times[i]) + " is no training pair's";
+        if (ref.has_later(node_map[static_cast<size_t>(s.seeds[i])], s.seed_times[i], strict))
+          ++kept_out;
+      }
+      if (failure.empty()) failure = leaks(s, ref, node_map, strict, &edges);
+    }
+  }
+  const int64_t remote = session.sampler().stats().remote_nodes;
+  session.finish();
+  Collectives& coll = session.collectives();
+  const int64_t failed = coll.allreduce_one<int64_t>(failure.empty() ? 0 : 1, ReduceOp::kSum);
+  const int64_t total_edges = coll.allreduce_one(edges, ReduceOp::kSum);
+  const int64_t total_kept_out = coll.allreduce_one(kept_out, ReduceOp::kSum);
+  const int64_t total_remote = coll.allreduce_one(remote, ReduceOp::kSum);
+  const int64_t total_batches = coll.allreduce_one(batches, ReduceOp::kSum);
+  if (!failure.empty()) std::fprintf(stderr, "rank %d: %s\n", mpi.rank(), failure.c_str());
+  if (mpi.rank() == 0)
+    std::printf(
+        "%d ranks, link, %s: %lld batches, %lld block edges checked, %lld seeds with later "
+        "in-edges, %lld remote sampled nodes: %s\n",
+        mpi.size(), strict ? "strict" : "not strict", static_cast<long long>(total_batches),
+        static_cast<long long>(total_edges), static_cast<long long>(total_kept_out),
+        static_cast<long long>(total_remote), failed == 0 ? "no leakage" : "LEAK");
+  if (failed != 0) return 1;
+  if (total_edges == 0 || total_kept_out == 0 || (mpi.size() > 1 && total_remote == 0)) {
+    if (mpi.rank() == 0) std::fprintf(stderr, "vacuous check\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: link_temporal_mpi_check DATASET_DIR PARTS_DIR STRICT\n");
+    return 2;
+  }
+  try {
+    MpiScope mpi(&argc, &argv);
+    try {
+      data::LoadOptions load;
+      load.undirected = true;  // as the fixture partitions it (--undirected)
+      Reference ref{data::load_dataset(argv[1], load), {}};
+      const data::ExtraArray* a = data::find_array(ref.dataset.edge_arrays, data::kEdgeTimeName);
+      if (a == nullptr) throw Error("the dataset has no edge_time");
+      ref.time.resize(a->values.size() / sizeof(int64_t));
+      std::memcpy(ref.time.data(), a->values.data(), a->values.size());
+      return check(mpi, argv[2], ref, std::string(argv[3]) == "1");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: rank %d: %s\n", mpi.rank(), e.what());
+      MPI_Abort(mpi.world(), 1);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  }
+  return 1;
+}
