@@ -107,6 +107,7 @@ void parse_link_metric(const std::string& text, train::LinkTaskOptions* link) {
 sample::LocalSamplerOptions sampling(const Flags& f) {
   sample::LocalSamplerOptions s = f.session.sampling;
   s.temporal = f.temporal ? f.temporal_strategy : sample::Temporal::kNone;
+  s.edge_ids = f.train.loader.edge_features;  // edge features are fetched by edge id
   return s;
 }
 
@@ -619,6 +620,11 @@ void add_sampling_rule_flags(CLI::App& app, Flags* flags) {
                   "none, or edge_weight: draw in-neighbours with probability proportional to "
                   "the partition's edge_weight, without replacement (the partition needs "
                   "edge_weight; not with --temporal-strategy recent)");
+  app.add_flag("--edge-features", flags->train.loader.edge_features,
+               "Feed the model each sampled edge's features (the partition's edge_feat, "
+               "fetched by edge id from the edge's owner like node features) with a model "
+               "whose layers read them (gat, with an edge_dim of the edge_feat width). Node "
+               "task, sampled evaluation, host sampling, homogeneous partitions");
 }
 
 // Where the work runs: device, kernels, threads, server ranks, sampling and topology placement.

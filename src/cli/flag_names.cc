@@ -32,6 +32,7 @@ constexpr ParameterWord kTable[] = {
     {"dropout", "--dropout"},                          // train
     {"dry_run", "--dry-run"},                          // launch
     {"edge_feat_dim", "--edge-feat-dim"},              // generate
+    {"edge_features", "--edge-features"},              // train
     {"edge_split", "--edge-split"},                    // partition
     {"edge_split_by", "--edge-split-by"},              // partition
     {"embed_init", "--embed-init"},                    // train (R-GCN)

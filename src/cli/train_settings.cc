@@ -118,6 +118,8 @@ const std::vector<TrainFlagRule>& train_flag_rules() {
       {"temporal-strategy", kSchedule},
       {"temporal-strict", kSchedule},
       {"sample-weight", kSchedule},
+      // The model's edge_dim, hence its parameters' shapes, follows it.
+      {"edge-features", kSignature},
   };
   return rules;
 }

@@ -34,6 +34,8 @@ BatchPipeline::BatchPipeline(const BatchPipelineOptions& options,
                     (options_.temporal && options_.seed_times.size() == batches_.size()),
                 Error, "internal: seed times for {} steps of {} (temporal: {})",
                 options_.seed_times.size(), batches_.size(), options_.temporal);
+  PARTITA_CHECK(options_.edge_feature_row_bytes == 0 || options_.block_source == nullptr, Error,
+                "internal: edge features asked of a block source (it returns no edge ids)");
   try {
     for (int t = 0; t < options_.threads; ++t) workers_.emplace_back([this] { run_worker(); });
   } catch (...) {
@@ -139,6 +141,21 @@ void BatchPipeline::fetch_typed_inputs(Batch& batch) {
   fetcher_.fetch_typed_features(views, out);
 }
 
+void BatchPipeline::fetch_edge_features(Batch& batch) {
+  std::vector<int64_t> ids;
+  ids.reserve(static_cast<size_t>(batch.sampled.num_sampled_edges()));
+  for (size_t l = 0; l < batch.sampled.blocks.size(); ++l) {
+    const sample::Block& block = batch.sampled.blocks[l];
+    PARTITA_CHECK(block.edge_ids.size() == block.indices.size(), Error,
+                  "loader: edge features asked for, but block {} carries {} edge ids for {} "
+                  "edges (sample with edge ids)",
+                  l, block.edge_ids.size(), block.indices.size());
+    ids.insert(ids.end(), block.edge_ids.begin(), block.edge_ids.end());
+  }
+  batch.edge_features.resize(ids.size() * static_cast<size_t>(options_.edge_feature_row_bytes));
+  fetcher_.fetch_edge_features(ids, batch.edge_features.data());
+}
+
 Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
   Batch batch(options_.feature_memory);
   batch.step = step;
@@ -179,6 +196,7 @@ Batch BatchPipeline::build(int64_t step, sample::BlockBuilder& builder) {
     batch.features.resize(input.size() * static_cast<size_t>(options_.feature_row_bytes));
     fetcher_.fetch_features(input, batch.features.data());
   }
+  if (options_.edge_feature_row_bytes > 0) fetch_edge_features(batch);
   if (options_.fetch_labels) {
     batch.labels.resize(batch.sampled.seeds.size());
     fetcher_.fetch_labels(batch.sampled.seeds, batch.labels.data());

@@ -74,6 +74,18 @@ void check_relations(const NeighborSample& sample, int hop, const Block& block) 
   PARTITA_CHECK(sample.relations.empty() || sample.relations.size() == block.indices.size(), Error,
                 "sample: hop {}: the sampler returned {} relations for {} ids", hop,
                 sample.relations.size(), block.indices.size());
+  PARTITA_CHECK(sample.edge_ids.empty() || sample.edge_ids.size() == block.indices.size(), Error,
+                "sample: hop {}: the sampler returned {} edge ids for {} ids", hop,
+                sample.edge_ids.size(), block.indices.size());
+}
+
+// Moves the sample's relations and edge ids (checked) into `block`.
+void take_edge_arrays(NeighborSample& sample, int hop, Block& block) {
+  check_relations(sample, hop, block);
+  block.etypes = std::move(sample.relations);
+  sample.relations.clear();
+  block.edge_ids = std::move(sample.edge_ids);
+  sample.edge_ids.clear();
 }
 
 }  // namespace
@@ -108,9 +120,7 @@ SampledBatch BlockBuilder::build(ArrayView<const int64_t> seeds, const BlockOpti
     block.indices = std::move(sample_.neighbors);
     sample_.neighbors.clear();
     relabeler_.relabel(block.indices.data(), block.num_edges());
-    check_relations(sample_, hop, block);
-    block.etypes = std::move(sample_.relations);
-    sample_.relations.clear();
+    take_edge_arrays(sample_, hop, block);
     block.num_src = relabeler_.size();
     block.src_nodes = relabeler_.nodes();
   }
@@ -177,9 +187,7 @@ void BlockBuilder::build_temporal(const BlockOptions& options, NeighborSampler& 
       }
       block.indices[j] = it->second;
     }
-    check_relations(sample_, hop, block);
-    block.etypes = std::move(sample_.relations);
-    sample_.relations.clear();
+    take_edge_arrays(sample_, hop, block);
     block.num_src = static_cast<int64_t>(pair_nodes_.size());
     block.src_nodes = pair_nodes_;
     block.src_times = pair_times_;

@@ -1,5 +1,7 @@
 #include "partita/sample/csc_view.h"
 
+#include <numeric>
+
 #include "partita/core/error.h"
 
 namespace partita::sample {
@@ -12,6 +14,12 @@ CscView csc_view_of(const graph::Csr& csc, ArrayView<const float> weights,
   view.weights = weights;
   view.relations = relations;
   return view;
+}
+
+std::vector<int64_t> edge_id_range(const CscView& view) {
+  std::vector<int64_t> ids(static_cast<size_t>(view.indices.size()));
+  std::iota(ids.begin(), ids.end(), view.first_edge);
+  return ids;
 }
 
 void validate(const CscView& view, const char* what) {
@@ -35,6 +43,14 @@ void validate(const CscView& view, const char* what) {
                 view.indices.size());
   PARTITA_CHECK(view.times.empty() || view.times.size() == view.indices.size(), Error,
                 "{}: {} edge times for {} indices", what, view.times.size(), view.indices.size());
+  PARTITA_CHECK(view.first_edge >= 0, Error, "{}: first edge id {} is negative", what,
+                view.first_edge);
+  PARTITA_CHECK(
+      view.edge_ids.empty() ||
+          (view.edge_ids.size() == view.indices.size() && view.edge_ids[0] == view.first_edge &&
+           view.edge_ids[view.edge_ids.size() - 1] == view.first_edge + view.indices.size() - 1),
+      Error, "{}: {} edge ids for {} indices do not run from first edge {}", what,
+      view.edge_ids.size(), view.indices.size(), view.first_edge);
   PARTITA_CHECK(view.stream_ids.empty() || view.stream_ids.size() == view.num_rows(), Error,
                 "{}: {} stream ids for {} rows", what, view.stream_ids.size(), view.num_rows());
 }

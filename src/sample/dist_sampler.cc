@@ -1,5 +1,6 @@
 #include "partita/sample/dist_sampler.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@ CscView owned_view(const store::DistGraph& graph) {
   view.relations = graph.edge_relations();  // empty for a homogeneous graph
   view.times = graph.edge_times();          // empty when the parts hold no edge_time
   view.weights = graph.edge_weights();      // empty when the parts hold no edge_weight
+  view.first_edge = graph.first_edge();     // edge ids: the part's slots (edge_ids built by
+                                            // whoever samples with them)
   return view;
 }
 
@@ -49,10 +52,16 @@ void check_sampling_data(const store::DistGraph& graph, const LocalSamplerOption
 void add_sample_routes(RpcRouter& router, const store::DistGraph& graph,
                        const LocalSamplerOptions& options) {
   // Validated once here (O(rows)); each request then goes straight to the kernel.
-  const CscView view = owned_view(graph);
+  CscView view = owned_view(graph);
+  // Edge ids: the route owns the view's (shared by the copies of the handler).
+  std::shared_ptr<const std::vector<int64_t>> edge_ids;
+  if (options.edge_ids) {
+    edge_ids = std::make_shared<const std::vector<int64_t>>(edge_id_range(view));
+    view.edge_ids = *edge_ids;
+  }
   validate(view, "sample service");
   const int rank = graph.rank();
-  router.add(kRequestSampleHop, [view, options, rank](int, WireReader& request) {
+  router.add(kRequestSampleHop, [view, options, rank, edge_ids](int, WireReader& request) {
     return serve_hop_request(view, options, rank, request);
   });
 }
@@ -151,7 +160,8 @@ void DistSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   int64_t reply_bytes = 0;
   for (size_t q = 0; q < replies.size(); ++q) {
     const int r = owners[q];
-    answers[r] = decode_hop_reply(replies[q], r, static_cast<int64_t>(remote_nodes[r].size()));
+    answers[r] = decode_hop_reply(replies[q], r, static_cast<int64_t>(remote_nodes[r].size()),
+                                  local_.options().edge_ids);
     reply_bytes += static_cast<int64_t>(replies[q].size());
   }
   merge_hop_replies(owner_of, answers, out);

@@ -17,6 +17,10 @@ void check_sampling_options(const LocalSamplerOptions& options) {
 
 LocalSampler::LocalSampler(const CscView& view, const LocalSamplerOptions& options)
     : view_(view), options_(options) {
+  if (options_.edge_ids && view_.edge_ids.empty()) {
+    edge_ids_ = edge_id_range(view_);
+    view_.edge_ids = edge_ids_;
+  }
   validate(view_, "local sampler");
   // A view without entries (a server-client trainer's, which owns nothing) needs neither.
   PARTITA_CHECK(
@@ -38,6 +42,7 @@ void LocalSampler::sample_hop(const HopRequest& request, NeighborSample* out) {
   kernel.chunk = options_.chunk;
   kernel.temporal = options_.temporal;
   kernel.strict = options_.strict;
+  kernel.edge_ids = options_.edge_ids;
   sample_neighbors(view_, request.frontier, request.times, request.hop_key, kernel, out);
 }
 

@@ -423,10 +423,45 @@ void sample_runs(const CscView& view, ArrayView<const int64_t> nodes, uint64_t h
   layout.join();
 }
 
+// Samples with edge ids (neighbor_kernel.h): `sample` on a view whose entries are their
+// edge ids, then each pick's source id read from view.indices.
+template <class Sample>
+void sample_edge_ids(const CscView& view, const KernelOptions& options, NeighborSample* out,
+                     const Sample& sample) {
+  PARTITA_CHECK(view.has_edge_ids(), Error, "sample: edge ids asked of a view without them");
+  CscView slots = view;
+  slots.indices = view.edge_ids;
+  KernelOptions inner = options;
+  inner.edge_ids = false;
+  sample(slots, inner);
+  out->edge_ids.swap(out->neighbors);
+  const int64_t m = static_cast<int64_t>(out->edge_ids.size());
+  out->neighbors.resize(static_cast<size_t>(m));
+  const int64_t* ids = out->edge_ids.data();
+  const int64_t* indices = view.indices.data();
+  const int64_t first = view.first_edge;
+  int64_t* neighbors = out->neighbors.data();
+  parallel_chunks(0, m, std::max<int64_t>(options.chunk, 1) * 16, options.threads,
+                  [&](int64_t b, int64_t e) {
+                    for (int64_t j = b; j < e; ++j) {
+                      if (j + kPrefetchDistance < e)
+                        __builtin_prefetch(indices + (ids[j + kPrefetchDistance] - first));
+                      neighbors[j] = indices[ids[j] - first];
+                    }
+                  });
+}
+
 }  // namespace
 
 void sample_neighbors(const CscView& view, ArrayView<const int64_t> nodes, uint64_t hop_key,
                       const KernelOptions& options, NeighborSample* out) {
+  if (options.edge_ids) {
+    sample_edge_ids(view, options, out, [&](const CscView& slots, const KernelOptions& inner) {
+      sample_neighbors(slots, nodes, hop_key, inner, out);
+    });
+    return;
+  }
+  out->edge_ids.clear();
   const int64_t k = options.fanout;
   PARTITA_CHECK(options.temporal == Temporal::kNone, Error,
                 "sample: temporal sampling needs a time for every node");
@@ -453,6 +488,13 @@ void sample_neighbors(const CscView& view, ArrayView<const int64_t> nodes,
                       ArrayView<const int64_t> node_times, uint64_t hop_key,
                       const KernelOptions& options, NeighborSample* out) {
   if (options.temporal != Temporal::kNone) {
+    if (options.edge_ids) {
+      sample_edge_ids(view, options, out, [&](const CscView& slots, const KernelOptions& inner) {
+        detail::sample_temporal(slots, nodes, node_times, hop_key, inner, out);
+      });
+      return;
+    }
+    out->edge_ids.clear();
     detail::sample_temporal(view, nodes, node_times, hop_key, options, out);
     return;
   }

@@ -45,29 +45,39 @@ std::vector<uint8_t> serve_hop_request(const CscView& view, const LocalSamplerOp
   kernel.chunk = options.chunk;
   kernel.temporal = options.temporal;
   kernel.strict = options.strict;
+  kernel.edge_ids = options.edge_ids;
   for (int64_t gid : nodes) {
     PARTITA_CHECK(view.owns(gid), CommError, "rank {} was asked to sample node {} it does not own",
                   rank, gid);
   }
   NeighborSample sample;
   sample_neighbors(view, nodes, times, hop_key, kernel, &sample);
-  WireWriter reply(48 + (sample.counts.size() + sample.neighbors.size()) * 8 +
+  WireWriter reply(56 +
+                   (sample.counts.size() + sample.neighbors.size() + sample.edge_ids.size()) * 8 +
                    sample.relations.size() * 4);
   reply.put_array<int64_t>(sample.counts);
   reply.put_array<int64_t>(sample.neighbors);
+  if (options.edge_ids) reply.put_array<int64_t>(sample.edge_ids);
   reply.put_array<int32_t>(sample.relations);
   return reply.take();
 }
 
 HopReply reply_view(const NeighborSample& sample) {
-  return {sample.counts, sample.neighbors, sample.relations};
+  return {sample.counts, sample.neighbors, sample.relations, sample.edge_ids};
 }
 
-HopReply decode_hop_reply(const std::vector<uint8_t>& reply, int rank, int64_t num_nodes) {
+HopReply decode_hop_reply(const std::vector<uint8_t>& reply, int rank, int64_t num_nodes,
+                          bool edge_ids) {
   WireReader reader(reply.data(), reply.size(), "sample reply of rank " + std::to_string(rank));
   HopReply r;
   r.counts = reader.get_array<int64_t>();
   r.neighbors = reader.get_array<int64_t>();
+  if (edge_ids) {
+    r.edge_ids = reader.get_array<int64_t>();
+    PARTITA_CHECK(r.edge_ids.size() == r.neighbors.size(), CommError,
+                  "sample reply of rank {}: {} edge ids for {} neighbors", rank, r.edge_ids.size(),
+                  r.neighbors.size());
+  }
   r.relations = reader.get_array<int32_t>();
   reader.expect_end();
   PARTITA_CHECK(r.counts.size() == num_nodes, CommError,
@@ -81,16 +91,20 @@ HopReply decode_hop_reply(const std::vector<uint8_t>& reply, int rank, int64_t n
 
 void merge_hop_replies(ArrayView<const int> owner, ArrayView<const HopReply> replies,
                        NeighborSample* out) {
-  bool typed = false;
+  bool typed = false, with_ids = false;
   size_t total = 0;
   for (const HopReply& r : replies) {
     typed |= !r.relations.empty();
+    with_ids |= !r.edge_ids.empty();
     total += static_cast<size_t>(r.neighbors.size());
   }
   for (int64_t q = 0; q < replies.size(); ++q) {
     PARTITA_CHECK(!typed || replies[q].relations.size() == replies[q].neighbors.size(), CommError,
                   "sample reply of rank {}: {} relations for {} neighbors", q,
                   replies[q].relations.size(), replies[q].neighbors.size());
+    PARTITA_CHECK(!with_ids || replies[q].edge_ids.size() == replies[q].neighbors.size(), CommError,
+                  "sample reply of rank {}: {} edge ids for {} neighbors", q,
+                  replies[q].edge_ids.size(), replies[q].neighbors.size());
   }
   struct Cursor {
     int64_t node = 0, offset = 0;
@@ -102,6 +116,8 @@ void merge_hop_replies(ArrayView<const int> owner, ArrayView<const HopReply> rep
   out->neighbors.reserve(total);
   out->relations.clear();
   if (typed) out->relations.reserve(total);
+  out->edge_ids.clear();
+  if (with_ids) out->edge_ids.reserve(total);
   for (int64_t i = 0; i < n; ++i) {
     PARTITA_CHECK(owner[i] >= 0 && owner[i] < replies.size(), Error,
                   "internal: node {} of the frontier has owner {} of {}", i, owner[i],
@@ -119,6 +135,10 @@ void merge_hop_replies(ArrayView<const int> owner, ArrayView<const HopReply> rep
     if (typed) {
       out->relations.insert(out->relations.end(), r.relations.begin() + c.offset,
                             r.relations.begin() + c.offset + count);
+    }
+    if (with_ids) {
+      out->edge_ids.insert(out->edge_ids.end(), r.edge_ids.begin() + c.offset,
+                           r.edge_ids.begin() + c.offset + count);
     }
     c.offset += count;
   }

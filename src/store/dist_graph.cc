@@ -101,6 +101,7 @@ DistGraph DistGraph::open(const std::string& dir, int rank, int world_size,
   DistGraph g;
   g.dir_ = dir;
   g.meta_ = partition::read_meta(dir);
+  g.read_edge_meta();
   const int parts = g.meta_.num_parts;
   // One process on a partition of several parts: mpirun or launch was forgotten, most likely.
   if (parts > 1 && world_size == 1)
@@ -135,6 +136,7 @@ DistGraph DistGraph::with_servers(const std::string& dir, int rank, int world_si
   DistGraph g;
   g.dir_ = dir;
   g.meta_ = partition::read_meta(dir);
+  g.read_edge_meta();
   const int parts = g.meta_.num_parts;
   PARTITA_CHECK_PARAM(parts > 1, "servers",
                       "{} server{}, but {} has 1 part (replicated mode: every rank maps the whole "
@@ -172,10 +174,37 @@ DistGraph DistGraph::open_client(const std::string& dir, int rank, int world_siz
   return g;
 }
 
+void DistGraph::read_edge_meta() {
+  edge_starts_.assign(static_cast<size_t>(meta_.num_parts) + 1, 0);
+  for (int p = 0; p < meta_.num_parts; ++p)
+    edge_starts_[p + 1] =
+        edge_starts_[p] + meta_.file(partition::part_file(p, "indices")).shape.at(0);
+  if (has_edge_features()) {
+    const partition::FileEntry& f = meta_.file(partition::part_file(0, "edge_feat"));
+    edge_feat_dtype_ = f.dtype;
+    edge_feat_dim_ = f.shape.size() == 2 ? f.shape[1] : 0;
+  }
+}
+
+int64_t DistGraph::edge_id_start(int part) const {
+  PARTITA_CHECK(part >= 0 && part <= meta_.num_parts, Error, "{}: part {} of {}", dir_, part,
+                meta_.num_parts);
+  return edge_starts_[static_cast<size_t>(part)];
+}
+
+int DistGraph::edge_owner(int64_t edge) const {
+  PARTITA_CHECK(edge >= 0 && edge < edge_starts_.back(), Error, "{}: edge id {} is outside [0, {})",
+                dir_, edge, edge_starts_.back());
+  const int part = static_cast<int>(
+      std::upper_bound(edge_starts_.begin(), edge_starts_.end(), edge) - edge_starts_.begin() - 1);
+  return replicated_ ? rank_ : part;
+}
+
 void DistGraph::map_part(int part, const DistGraphOptions& options) {
   files_ = partition::open_part(dir_, meta_, part);
   check_part(dir_, meta_, part, files_);
   first_ = meta_.ranges[part];
+  first_edge_ = edge_starts_[static_cast<size_t>(part)];
   end_ = meta_.ranges[part + 1];
   node_map_ = NpyArray::open(dir_ + "/" + partition::kNodeMapFile);
   node_map_.expect(DType::kInt64, 1);
@@ -203,6 +232,8 @@ void DistGraph::map_part(int part, const DistGraphOptions& options) {
     edge_weights_ =
         maybe_copy(files_.edge_weight.view<float>(), copy, &edge_weight_copy_, files_.edge_weight);
   if (has_node_times()) node_times_ = files_.node_time.view<int64_t>();
+  // Read in place (rows gathered by edge id; never used as indices).
+  if (has_edge_features()) edge_features_ = files_.edge_feat.data();
   labels_ = files_.label.view<int64_t>();
   train_ids_ = files_.train_idx.view<int64_t>();
   valid_ids_ = files_.valid_idx.view<int64_t>();

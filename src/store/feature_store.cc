@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "edge_features.h"
 #include "partita/comm/sliced_exchange.h"
 #include "partita/core/error.h"
 
@@ -93,6 +94,7 @@ void add_feature_routes(RpcRouter& router, const DistGraph& graph) {
     return serve_rows<int64_t>(graph, request, 1, first, end,
                                row_copier(graph.node_times().data(), 1));
   });
+  add_edge_feature_route(router, graph);
   router.add(kRequestTypeFeatures, [&graph](int source, WireReader& request) {
     const int64_t type = request.get<int64_t>();
     try {

@@ -109,6 +109,32 @@ std::vector<nn::BlockTensors> BatchStaging::sampled_blocks(const DeviceSample& s
   return blocks;
 }
 
+void BatchStaging::edge_features(const loader::Batch& batch, const store::DistGraph& graph,
+                                 std::vector<nn::BlockTensors>& blocks) {
+  const std::vector<sample::Block>& sampled = batch.sampled.blocks;
+  PARTITA_CHECK(sampled.size() == blocks.size(), Error,
+                "internal: edge features of {} sampled blocks for {} block tensors", sampled.size(),
+                blocks.size());
+  const int64_t dim = graph.edge_feat_dim();
+  const int64_t edges = batch.sampled.num_sampled_edges();
+  PARTITA_CHECK(
+      static_cast<int64_t>(batch.edge_features.size()) == edges * graph.edge_feat_row_bytes(),
+      Error, "internal: {} bytes of edge features for {} edges of {} bytes",
+      batch.edge_features.size(), edges, graph.edge_feat_row_bytes());
+  // The loader's rows, borrowed: the batch outlives the step (as features()' rows).
+  torch::Tensor x =
+      to_device(torch::from_blob(const_cast<uint8_t*>(batch.edge_features.data()), {edges, dim},
+                                 torch_type_of(graph.edge_feat_dtype())));
+  ready();
+  x = x.to(torch::kFloat32);
+  int64_t offset = 0;
+  for (size_t l = 0; l < blocks.size(); ++l) {
+    const int64_t n = sampled[l].num_edges();
+    blocks[l].edge_feat = x.narrow(0, offset, n);
+    offset += n;
+  }
+}
+
 torch::Tensor BatchStaging::features(loader::Batch& batch, const store::DistGraph& graph,
                                      bool normalize, bool bf16_model,
                                      const DeviceFeatureCache* cache) {

@@ -23,7 +23,8 @@ GnnAdapter::GnnAdapter(const ModelContext& context, std::shared_ptr<nn::GnnModel
       module_(std::move(module)) {}
 
 torch::Tensor GnnAdapter::forward(loader::Batch& batch, double* flops) {
-  const std::vector<nn::BlockTensors> blocks = staging_.blocks(batch);
+  std::vector<nn::BlockTensors> blocks = staging_.blocks(batch);
+  if (options_.loader.edge_features) staging_.edge_features(batch, session_.graph(), blocks);
   const torch::Tensor x =
       staging_.features(batch, session_.graph(), options_.normalize_features, bf16_, device_cache_);
   staging_.ready();

@@ -199,6 +199,9 @@ loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
   po.feature_memory = feature_memory;
   po.block_source = source;
   po.temporal = session.sampler().options().temporal != sample::Temporal::kNone;
+  // Edge features: the sampler returns edge ids (the session's sampling rule).
+  po.edge_feature_row_bytes =
+      options.loader.edge_features ? session.graph().edge_feat_row_bytes() : 0;
   return po;
 }
 

@@ -11,6 +11,17 @@ namespace partita::train {
 TrainOptions resolved_options(const store::DistGraph& graph, TrainOptions options) {
   ModelOptions& m = options.model;
   if (m.in_dim <= 0) m.in_dim = graph.feat_dim();
+  if (options.loader.edge_features) {
+    PARTITA_CHECK_PARAM(!graph.typed(), "edge_features",
+                        "{} is a typed (heterogeneous) partition: edge features of typed "
+                        "partitions are not yet supported",
+                        graph.dir());
+    PARTITA_CHECK_PARAM(graph.has_edge_features(), "edge_features",
+                        "{} holds no edge features (partition a dataset with edge_feat.npy, "
+                        "e.g. from `generate --edge-feat-dim D`)",
+                        graph.dir());
+    m.edge_dim = graph.edge_feat_dim();
+  }
   // Link prediction: the output layer gives the node embeddings, as wide as the hidden ones.
   if (m.out_dim <= 0) m.out_dim = options.task == Task::kLink ? m.hidden : graph.num_classes();
   // Fanouts per relation must fit the graph (train::resolve_fanouts gives such fanouts).

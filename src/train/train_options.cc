@@ -49,6 +49,11 @@ ModelKind model_kind(nn::ConvKind conv) {
   return ModelKind::kSage;
 }
 
+bool takes_edge_features(ModelKind kind) {
+  // GAT's attention takes an edge term (edge_dim, as PyG's GATConv); a GINE layer will too.
+  return kind == ModelKind::kGat;
+}
+
 nn::GnnOptions gnn_options(const ModelOptions& model) {
   const std::optional<nn::ConvKind> conv = conv_kind(model.kind);
   PARTITA_CHECK(conv.has_value(), Error, "internal: an R-GCN is no GnnModel");
@@ -131,7 +136,30 @@ const NameTable<sample::Weighting>& sample_weight_names() {
   return names;
 }
 
+namespace {
+
+// `edge_features` against the rest of the options (the partition is checked by
+// resolved_options).
+void check_edge_features_rule(const TrainOptions& o) {
+  if (!o.loader.edge_features) return;
+  PARTITA_CHECK_PARAM(takes_edge_features(o.model.kind), "model",
+                      "{} takes no edge features: with `edge_features` use a model whose layers "
+                      "read them (gat)",
+                      name_of(model_kind_names(), o.model.kind));
+  PARTITA_CHECK_PARAM(o.loader.sample_on != SampleOn::kDevice, "sample_on",
+                      "device: the device sampler returns no edge ids yet; with `edge_features` "
+                      "sample on the host (`sample_on` host or auto)");
+  PARTITA_CHECK_PARAM(o.task == Task::kNode, "edge_features",
+                      "not yet for link prediction (`task` link); node classification only");
+  PARTITA_CHECK_PARAM(o.eval.mode == EvalMode::kSampled, "eval",
+                      "full: full-neighbourhood inference fetches no edge features yet; with "
+                      "`edge_features` evaluate sampled");
+}
+
+}  // namespace
+
 void check_sampling_rule(const TrainOptions& o, const sample::LocalSamplerOptions& sampling) {
+  check_edge_features_rule(o);
   sample::check_sampling_options(sampling);
   const bool temporal = sampling.temporal != sample::Temporal::kNone;
   const bool weighted = sampling.weighting == sample::Weighting::kEdgeWeight;

@@ -57,8 +57,8 @@ class WireRoutedSampler final : public NeighborSampler {
       if (nodes[p].empty()) continue;  // as DistSampler: no request, an empty answer
       replies[p] = serve(views_[p], options_, static_cast<int>(p),
                          encode_hop_request(request, nodes[p], times[p]));
-      answers[p] =
-          decode_hop_reply(replies[p], static_cast<int>(p), static_cast<int64_t>(nodes[p].size()));
+      answers[p] = decode_hop_reply(replies[p], static_cast<int>(p),
+                                    static_cast<int64_t>(nodes[p].size()), options_.edge_ids);
     }
     merge_hop_replies(owner, answers, out);
   }
@@ -216,6 +216,94 @@ TEST(SampleWire, PartitionedTemporalBlocksEqualWholeGraph) {
       }
     }
   }
+}
+
+// Edge ids over 2 and 3 parts (issue 41): a part's first edge is its rows' offset in the
+// whole graph, so the routed batch, edge ids included, equals the whole graph's, temporal
+// or not, typed or not; and a reply carries the ids only when they are asked for.
+TEST(SampleWire, PartitionedEdgeIdsEqualWholeGraph) {
+  for (bool typed : {false, true}) {
+    const testing::TimedGraph t =
+        typed ? testing::typed_graph(true, 61) : testing::untyped_graph(true, 61);
+    const int64_t n = t.g.num_rows();
+    std::vector<int64_t> ids(static_cast<size_t>(n));
+    for (int64_t v = 0; v < n; ++v) ids[v] = n - 1 - v;
+    CscView whole = t.view();
+    whole.stream_ids = ArrayView<const int64_t>(ids);
+    std::vector<int64_t> seeds, seed_times;
+    testing::temporal_seeds(n, 40, testing::kTimeRange, 62, &seeds, &seed_times);
+    std::vector<int64_t> distinct_seeds;
+    for (int64_t v = 0; v < n; v += 9) distinct_seeds.push_back(v);
+    for (const std::vector<int64_t>& ranges :
+         {std::vector<int64_t>{0, 190, n}, std::vector<int64_t>{0, 3, 260, n}}) {
+      std::vector<testing::TimedPart> parts;
+      std::vector<std::vector<int64_t>> part_ids;
+      std::vector<CscView> views;
+      for (size_t p = 0; p + 1 < ranges.size(); ++p) {
+        parts.push_back(testing::make_timed_part(t, ids, ranges[p], ranges[p + 1]));
+      }
+      for (const testing::TimedPart& p : parts) {
+        CscView v = p.view();
+        v.first_edge = t.g.indptr[p.first];
+        part_ids.push_back(edge_id_range(v));
+        views.push_back(v);
+      }
+      for (size_t p = 0; p < views.size(); ++p) views[p].edge_ids = part_ids[p];
+      std::vector<testing::TemporalMode> modes = testing::all_temporal_modes();
+      modes.push_back({Temporal::kNone, false, Replacement::kWithout, Weighting::kUniform});
+      modes.push_back({Temporal::kNone, false, Replacement::kWith, Weighting::kEdgeWeight});
+      for (const testing::TemporalMode& mode : modes) {
+        SCOPED_TRACE(::testing::Message()
+                     << (typed ? "typed " : "") << ranges.size() - 1 << " parts, temporal "
+                     << static_cast<int>(mode.temporal));
+        LocalSamplerOptions options{mode.replacement, mode.weighting, 2, 16,
+                                    mode.temporal,    mode.strict};
+        options.edge_ids = true;
+        LocalSampler single(whole, options);
+        WireRoutedSampler routed(views, ranges, options);
+        BlockOptions o{Fanouts{5, 3}, {3, 2, 1}};
+        if (mode.temporal != Temporal::kNone) o.seed_times = seed_times;
+        const std::vector<int64_t>& s = mode.temporal != Temporal::kNone ? seeds : distinct_seeds;
+        const SampledBatch got = sample_blocks(s, o, routed);
+        const SampledBatch want = sample_blocks(s, o, single);
+        ASSERT_EQ(got.blocks.size(), want.blocks.size());
+        for (size_t l = 0; l < got.blocks.size(); ++l) {
+          EXPECT_EQ(got.blocks[l].indices, want.blocks[l].indices);
+          EXPECT_EQ(got.blocks[l].src_nodes, want.blocks[l].src_nodes);
+          EXPECT_EQ(got.blocks[l].etypes, want.blocks[l].etypes);
+          EXPECT_EQ(got.blocks[l].edge_ids.size(), got.blocks[l].indices.size());
+          EXPECT_EQ(got.blocks[l].edge_ids, want.blocks[l].edge_ids);
+        }
+      }
+    }
+  }
+}
+
+TEST(SampleWire, RepliesCarryEdgeIdsOnlyWhenAsked) {
+  const testing::TimedGraph t = testing::untyped_graph(false, 63);
+  CscView view = t.view();
+  view.first_edge = 5;
+  const std::vector<int64_t> edge_ids = edge_id_range(view);
+  view.edge_ids = edge_ids;
+  std::vector<int64_t> nodes{1, 2, 3};
+  HopRequest request;
+  request.fanout = 2;
+  LocalSamplerOptions plain, with;
+  with.edge_ids = true;
+  const std::vector<uint8_t> asked = encode_hop_request(request, nodes);
+  EXPECT_EQ(asked, encode_hop_request(request, nodes));  // the request does not change
+  const std::vector<uint8_t> a = serve(view, plain, 1, asked);
+  const std::vector<uint8_t> b = serve(view, with, 1, asked);
+  const HopReply x = decode_hop_reply(a, 1, 3);
+  const HopReply y = decode_hop_reply(b, 1, 3, /*edge_ids=*/true);
+  EXPECT_TRUE(x.edge_ids.empty());
+  ASSERT_EQ(y.edge_ids.size(), y.neighbors.size());
+  EXPECT_GT(y.neighbors.size(), 0);
+  EXPECT_EQ(b.size(), a.size() + 8 + 8 * static_cast<size_t>(y.neighbors.size()));
+  for (int64_t j = 0; j < y.neighbors.size(); ++j)
+    EXPECT_EQ(t.g.indices[y.edge_ids[j] - 5], y.neighbors[j]);
+  // A reply read with the wrong expectation is malformed, not misread.
+  EXPECT_THROW(decode_hop_reply(a, 1, 3, /*edge_ids=*/true), CommError);
 }
 
 TEST(SampleWire, TemporalRequestsCarryTimesOnlyWhenTemporal) {

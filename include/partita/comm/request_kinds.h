@@ -33,6 +33,7 @@ enum class RequestService : size_t {
   kTest,
   kTypedFeatures,
   kNodeTimes,
+  kEdgeFeatures,
 };
 
 struct RequestKindEntry {
@@ -64,6 +65,8 @@ inline constexpr RequestKindEntry kRequestKinds[] = {
      1},
     // "NTIME": node times (node_time.npy), a temporal seed's time (issue 41).
     {RequestService::kNodeTimes, "node_times", "store/feature_store.h", 0x4e54494d45ULL, 1},
+    // "EFEAT": edge_feat rows by global edge id (issue 41).
+    {RequestService::kEdgeFeatures, "edge_features", "store/feature_store.h", 0x4546454154ULL, 1},
 };
 
 inline constexpr size_t kNumRequestServices = sizeof(kRequestKinds) / sizeof(kRequestKinds[0]);
@@ -113,5 +116,6 @@ inline constexpr uint64_t kRequestTypeFeatures = request_kind(RequestService::kT
 inline constexpr uint64_t kRequestTrainerDone = request_kind(RequestService::kTrainerDone);
 inline constexpr uint64_t kRequestTypedFeatures = request_kind(RequestService::kTypedFeatures);
 inline constexpr uint64_t kRequestNodeTimes = request_kind(RequestService::kNodeTimes);
+inline constexpr uint64_t kRequestEdgeFeatures = request_kind(RequestService::kEdgeFeatures);
 
 }  // namespace partita

@@ -14,7 +14,8 @@ namespace partita {
 
 class Collectives;
 
-inline constexpr uint32_t kWireVersion = 3;  // 2: typed_features (issue 28); 3: node_times (41)
+// 2: typed_features (issue 28); 3: node_times (41); 4: sample_hop edge ids, edge_features (41)
+inline constexpr uint32_t kWireVersion = 4;
 
 // `mine`: this rank's version (tests pass others).
 void check_wire_versions(Collectives& coll, uint32_t mine = kWireVersion);

@@ -102,6 +102,12 @@ struct BatchPipelineOptions {
   // time), one list per step aligned with that step's seeds, used instead of fetching node
   // times; empty: node times. Needs `temporal` (Error otherwise, or on a size mismatch).
   std::vector<std::vector<int64_t>> seed_times;
+  // Edge features (issue 41): > 0, the bytes of one edge_feat row (DistGraph::
+  // edge_feat_row_bytes()): after sampling, the rows of every block's edges are fetched by
+  // edge id (FeatureFetcher::fetch_edge_features, one round for the whole batch) into
+  // Batch::edge_features. The sampler must return edge ids (sample::LocalSamplerOptions::
+  // edge_ids): a block without them is an Error. Not with a block_source (Error).
+  int64_t edge_feature_row_bytes = 0;
 };
 
 // Throws ParameterError naming `threads` or `prefetch` when one is outside its range. The
@@ -147,6 +153,10 @@ struct Batch {
   // options.fetch_degrees; empty otherwise. Every block's src nodes are a prefix of the
   // input nodes, so its first num_src entries belong to block i.
   std::vector<int64_t> degrees;
+  // options.edge_feature_row_bytes > 0: the edge_feat rows of every block's edges, in the
+  // stored dtype, block 0's edges first (each block's in the order of its indices and
+  // edge_ids), edge_feature_row_bytes per row; empty otherwise.
+  std::vector<uint8_t> edge_features;
   // The blocks when a BlockSource built them (sampled.blocks is then empty), else null.
   std::shared_ptr<DeviceBlocks> device_blocks;
   double sample_s = 0;  // wall time building the blocks
@@ -196,6 +206,8 @@ class BatchPipeline {
   Batch build(int64_t step, sample::BlockBuilder& builder);
   // Groups the input nodes by type and fetches each featured type's rows.
   void fetch_typed_inputs(Batch& batch);
+  // Fetches the edge features of every block's edges (options.edge_feature_row_bytes > 0).
+  void fetch_edge_features(Batch& batch);
 
   const BatchPipelineOptions options_;
   const std::vector<std::vector<int64_t>> batches_;

@@ -13,6 +13,10 @@
 // frontier node's in-edges on its own (neighbor_kernel.h), and Block::etypes holds the
 // relation of each block edge.
 //
+// Edge ids: when the sampler returns them (NeighborSample::edge_ids), Block::edge_ids holds
+// each block edge's id, in the order of indices; the sampler's option is the switch, so
+// blocks without them are built exactly as before.
+//
 // Seeds must be distinct: a repeated seed throws partita::Error (dedupe or reject in the
 // loader, where the labels are).
 //
@@ -52,6 +56,11 @@ struct Block {
   // Temporal sampling only (empty otherwise): the time of each src entry, aligned with
   // src_nodes; every edge's src entry has the time of its dst entry.
   std::vector<int64_t> src_times;
+  // Edge ids only (the sampler returns them, e.g. LocalSamplerOptions::edge_ids; empty
+  // otherwise): the global edge id of each block edge, aligned with indices (csc_view.h:
+  // a part's slot in the parts' concatenated CSC). An edge's features are the row of its
+  // id (store::EdgeFeatureStore).
+  std::vector<int64_t> edge_ids;
 
   int64_t num_edges() const { return static_cast<int64_t>(indices.size()); }
 };

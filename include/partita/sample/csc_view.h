@@ -7,6 +7,7 @@
 // Ownership: the view owns nothing; the arrays it points to (a graph::Csr, memory-mapped
 // partition files) must outlive it and every sampler built on it. Reading is thread-safe.
 #include <cstdint>
+#include <vector>
 
 #include "partita/core/array_view.h"
 #include "partita/graph/csr.h"
@@ -34,6 +35,16 @@ struct CscView {
   // partition's edge_time.npy in CSC order. Temporal sampling (neighbor_kernel.h) reads it;
   // other sampling ignores it.
   ArrayView<const int64_t> times;
+  // Edge ids (issue 41): entry e of `indices` is global edge id first_edge + e. For a part of
+  // a partition, first_edge is the entries of the parts before it (its slot in the parts'
+  // concatenated CSC, docs/partition-format.md), so an edge's id does not depend on which
+  // rank samples it; for a whole graph, 0.
+  int64_t first_edge = 0;
+  // Optional (empty: none), one per entry: edge_ids[e] == first_edge + e (edge_id_range
+  // builds it). Sampling with KernelOptions::edge_ids samples this array as it samples
+  // `indices` (the draws never read an entry's value, so the picks are the same) and maps
+  // each pick back to its source id.
+  ArrayView<const int64_t> edge_ids;
 
   int64_t num_rows() const { return indptr.empty() ? 0 : indptr.size() - 1; }
   int64_t end_row() const { return first_row + num_rows(); }  // one past the last global id
@@ -44,6 +55,7 @@ struct CscView {
   bool weighted() const { return !weights.empty(); }
   bool typed() const { return !relations.empty(); }
   bool timed() const { return !times.empty(); }
+  bool has_edge_ids() const { return !edge_ids.empty() || indices.empty(); }
   int64_t stream_id(int64_t node) const {
     return stream_ids.empty() ? node : stream_ids[node - first_row];
   }
@@ -54,11 +66,17 @@ struct CscView {
 CscView csc_view_of(const graph::Csr& csc, ArrayView<const float> weights = {},
                     ArrayView<const int32_t> relations = {});
 
+// The edge ids of `view`'s entries: first_edge + e for e in [0, indices.size()), for a
+// sampler to own and point view.edge_ids at (8 bytes per entry, built once).
+std::vector<int64_t> edge_id_range(const CscView& view);
+
 // Throws partita::Error naming `what` unless the view is consistent: indptr non-empty and
-// non-decreasing, its last offset <= indices.size(), first_row >= 0, weights empty or
-// sized like indices, stream_ids empty or one per row, relations and times empty or sized
-// like indices. O(rows); source ids and relation ids themselves are not checked (partition
-// loading bounds-checks them once; the kernel rejects a negative relation it meets).
+// non-decreasing, its last offset <= indices.size(), first_row >= 0, first_edge >= 0,
+// weights empty or sized like indices, stream_ids empty or one per row, relations, times
+// and edge_ids empty or sized like indices (edge_ids: its ends first_edge and first_edge +
+// size - 1; the entries between are trusted as edge_id_range wrote them). O(rows); source ids and
+// relation ids themselves are not checked (partition loading bounds-checks them once; the kernel
+// rejects a negative relation it meets).
 void validate(const CscView& view, const char* what);
 
 }  // namespace partita::sample

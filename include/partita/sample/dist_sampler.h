@@ -26,6 +26,14 @@
 // ranks too. The options must be the same on every rank (add_sample_routes and
 // DistSampler); check_sampling_data says whether a partition holds what they need.
 //
+// Edge ids (LocalSamplerOptions::edge_ids, the same on every rank): owned_view sets the
+// part's first_edge (store::DistGraph::first_edge), each sampler and the serving route build
+// the part's edge ids once, and every owner returns each sampled edge's global id next to
+// its source (sample_wire.h), so NeighborSample::edge_ids too is identical for any number
+// of ranks on one partition directory (an edge's id is its slot in the parts' concatenated
+// CSC, not a dataset edge id: the single-process sampler on the unpartitioned graph numbers
+// edges otherwise).
+//
 // Thread-safety: sample_hop may be called from several threads at once.
 #include <atomic>
 #include <cstdint>

@@ -2,9 +2,12 @@
 // NeighborSampler over one CscView: the whole graph on a single machine, or the owned rows
 // of a partition (then only owned nodes may be asked for).
 //
-// Ownership: borrows the view's arrays, which must outlive the sampler. sample_hop keeps no
+// Ownership: borrows the view's arrays, which must outlive the sampler. With edge ids asked
+// for and none in the view, the sampler builds and owns them (edge_id_range: 8 bytes per
+// entry, once). sample_hop keeps no
 // state between calls and may be called concurrently from several threads.
 #include <cstdint>
+#include <vector>
 
 #include "partita/sample/csc_view.h"
 #include "partita/sample/neighbor_kernel.h"
@@ -21,6 +24,9 @@ struct LocalSamplerOptions {
   // request; kNone: requests must carry no times.
   Temporal temporal = Temporal::kNone;
   bool strict = false;  // temporal: an edge is allowed when its time < the node's (else <=)
+  // Also return each sampled edge's global edge id (NeighborSample::edge_ids; the edge's
+  // slot first_edge + position in the view). Off: samples and speed are as without it.
+  bool edge_ids = false;
 };
 
 // Throws ParameterError naming `temporal_strategy` for Temporal::kRecent with
@@ -43,6 +49,7 @@ class LocalSampler final : public NeighborSampler {
  private:
   CscView view_;
   LocalSamplerOptions options_;
+  std::vector<int64_t> edge_ids_;  // view_.edge_ids when built here
 };
 
 }  // namespace partita::sample

@@ -68,6 +68,14 @@
 // time its node was asked for (tests/sample/temporal_test.cc checks it over every hop).
 // A node asked for twice with different times may get different samples.
 //
+// Edge ids (options.edge_ids; the view needs edge_ids, csc_view.h): out->edge_ids holds
+// the global edge id (view.first_edge + the entry's position in view.indices) of each
+// sampled neighbor, aligned with out->neighbors. The kernel samples view.edge_ids in place
+// of view.indices with the same algorithms, keys and runs (no draw reads an entry's value),
+// then reads each pick's source id, so the sample is the one taken without edge ids; an
+// entry picked twice (with replacement) has its id twice. Off: out->edge_ids is empty and
+// the loops are the ones above, untouched.
+//
 // Thread-safety: sample_neighbors only reads the view; concurrent calls are safe with
 // distinct outputs. It allocates nothing per node (scratch is per chunk, output buffers
 // are reused across calls). The uniform modes are software-pipelined: a node's positions
@@ -101,7 +109,8 @@ struct KernelOptions {
   // `fanout` for every relation. Borrowed for the duration of the call.
   ArrayView<const int64_t> relation_fanouts;
   Temporal temporal = Temporal::kNone;
-  bool strict = false;  // temporal: allowed is time < T (else time <= T)
+  bool strict = false;    // temporal: allowed is time < T (else time <= T)
+  bool edge_ids = false;  // also return each sampled entry's edge id (needs view.edge_ids)
 };
 
 // Sampled in-neighbors of a node list, in list order (CSR-like, ready to merge).
@@ -111,6 +120,9 @@ struct NeighborSample {
   // Typed views: the relation of each neighbor (aligned with `neighbors`; within a node
   // increasing). Untyped views: empty.
   std::vector<int32_t> relations;
+  // KernelOptions::edge_ids: the global edge id of each neighbor (aligned with `neighbors`);
+  // otherwise empty.
+  std::vector<int64_t> edge_ids;
 };
 
 // Samples `options.fanout` in-neighbors for each of `nodes` (global ids, each owned by
@@ -119,7 +131,7 @@ struct NeighborSample {
 // (that takes node times, below), if a node is outside the view's rows, if a fanout is
 // < -1, if kEdgeWeight is asked of a view without weights, if a row holds a relation id
 // < 0 or (with relation_fanouts) >= relation_fanouts.size(), or if relation_fanouts are
-// given for an untyped view that has edges.
+// given for an untyped view that has edges, or if edge ids are asked of a view without them.
 void sample_neighbors(const CscView& view, ArrayView<const int64_t> nodes, uint64_t hop_key,
                       const KernelOptions& options, NeighborSample* out);
 

@@ -30,6 +30,10 @@
 // against partita.json (a mismatch is a FormatError naming the file). Their values are not
 // read at open: they are never used as indices (the sampler compares times and never draws
 // a weight that is not > 0 and finite; `partita info --verify` checks them all).
+// edge_feat.npy ([e, d], float32/float16/bfloat16) is mapped the same way (edge_features()),
+// its rows addressed by global edge id: part p's entry k is edge first_edge(p) + k, where
+// first_edge(p) is the entries of the parts before p (docs/partition-format.md, "Reading
+// every part's topology"), the same for any rank count on one directory.
 //
 // Thread-safety: immutable after open(); every accessor may be called from any thread.
 #include <cstdint>
@@ -119,6 +123,25 @@ class DistGraph {
   bool has_edge_weights() const { return meta_.has_array("edge_weight"); }
   bool has_node_times() const { return meta_.has_array("node_time"); }
 
+  // Edge ids: entry k of indices() is global edge id first_edge() + k (0 on a client, which
+  // owns no entry; 0 in replicated mode). edge_id_start(part): the first edge id of `part`
+  // (from partita.json), edge_id_start(num_parts) == meta().num_edges.
+  int64_t first_edge() const { return first_edge_; }
+  int64_t edge_id_start(int part) const;
+  // The part that stores edge `edge` (binary search over the parts' edge starts); its owner
+  // rank is that part's rank (owner of the edge's dst). Throws Error outside [0, num_edges).
+  int edge_owner(int64_t edge) const;
+  // Edge features (edge_feat.npy; every part or none, known on every rank). Row-major
+  // [indices().size(), edge_feat_dim()] of edge_feat_dtype(); null when the parts hold none,
+  // and on a client.
+  bool has_edge_features() const { return meta_.has_array("edge_feat"); }
+  int64_t edge_feat_dim() const { return edge_feat_dim_; }
+  DType edge_feat_dtype() const { return edge_feat_dtype_; }
+  int64_t edge_feat_row_bytes() const {
+    return edge_feat_dim_ * static_cast<int64_t>(dtype_size(edge_feat_dtype_));
+  }
+  const uint8_t* edge_features() const { return edge_features_; }
+
   // Typed partitions. typed_meta() requires typed().
   bool typed() const { return meta_.typed.has_value(); }
   const partition::TypedMeta& typed_meta() const { return *meta_.typed; }
@@ -149,6 +172,8 @@ class DistGraph {
   static DistGraph with_servers(const std::string& dir, int rank, int world_size, int servers);
   // Maps part `part` (the mapped views below) and node_map.
   void map_part(int part, const DistGraphOptions& options);
+  // The parts' edge id starts and the edge features' dtype and width, from meta_.
+  void read_edge_meta();
   // Typed partitions: maps etype and the per-type features of part `part`.
   void map_typed(int part, bool copy);
 
@@ -174,6 +199,11 @@ class DistGraph {
   int world_size_ = 1;
   int64_t first_ = 0;
   int64_t end_ = 0;
+  int64_t first_edge_ = 0;
+  std::vector<int64_t> edge_starts_;  // num_parts + 1 edge id starts
+  int64_t edge_feat_dim_ = 0;
+  DType edge_feat_dtype_ = DType::kFloat32;
+  const uint8_t* edge_features_ = nullptr;
 };
 
 }  // namespace partita::store

@@ -23,7 +23,15 @@
 // ids; the reply as features, type_feature_row_bytes(type) per id. typed_features: the request is
 // a counted i64 array of ids the receiver owns, of any featured types mixed; the reply a
 // counted u8 array of their rows in request order, each type_feature_row_bytes() of its
-// id's type wide (the receiver knows every id's type from the schema).
+// id's type wide (the receiver knows every id's type from the schema). edge_features: the
+// request is a counted i64 array of global edge ids the receiver stores; the reply a counted
+// u8 array of their edge_feat rows in request order, edge_feat_row_bytes() per id.
+//
+// Edge features (fetch_edge_features, issue 41): rows of edge_feat.npy by global edge id
+// (DistGraph::first_edge), kept by the part that stores the edge (the owner of its dst):
+// rows stored here are read in place, a mapped peer's from its mapping, others requested
+// from their owners over the same sliced request path as node features. The hot-feature
+// cache holds node rows only: edge rows are never cached.
 
 // Host-local rows (set_host_parts, issue 23): rows owned by a rank whose part is mapped here
 // (same host, same directory: runtime/host_local.h) are copied from that mapping, no request
@@ -63,6 +71,7 @@ struct FetchStats {
   int64_t resident_remote_hits = 0;
 };
 
+// Registers features, labels, degrees, node times, typed features and edge features.
 void add_feature_routes(RpcRouter& router, const DistGraph& graph);
 
 class FeatureFetcher {
@@ -105,6 +114,11 @@ class FeatureFetcher {
   // non-empty slot of a featureless type), and a homogeneous graph has the one type 0.
   void fetch_typed_features(const std::vector<ArrayView<const int64_t>>& ids,
                             const std::vector<uint8_t*>& out);
+  // out: [edge_ids.size(), edge_feat_dim] row-major in the graph's edge_feat_dtype() (as
+  // stored: edge_feat_row_bytes() per row), in input order. Throws Error when the partition
+  // holds no edge features or on an id outside [0, num_edges), TimeoutError/CommError from
+  // remote owners.
+  void fetch_edge_features(ArrayView<const int64_t> edge_ids, void* out);
   // out: [ids.size()].
   void fetch_labels(ArrayView<const int64_t> ids, int64_t* out);
   // out: [ids.size()], the time of each node (node_time.npy: a temporal seed's time). Throws

@@ -96,6 +96,15 @@ class BatchStaging {
   torch::Tensor features(loader::Batch& batch, const store::DistGraph& graph, bool normalize,
                          bool bf16_model, const DeviceFeatureCache* cache = nullptr);
 
+  // Sets every block's edge_feat from the batch's edge features (loader::Batch::
+  // edge_features: the graph's edge_feat rows of each block's edges, in the stored dtype):
+  // float32 [block edges, edge_feat_dim] on the device, one more copy (on the side stream,
+  // as the features; ready() is called here, then 16-bit rows are widened on the compute
+  // stream), each block's rows a slice of it. Throws Error when the batch holds another
+  // number of rows than its blocks have edges. `blocks`: blocks(batch).
+  void edge_features(const loader::Batch& batch, const store::DistGraph& graph,
+                     std::vector<nn::BlockTensors>& blocks);
+
  private:
   std::vector<nn::BlockTensors> sampled_blocks(const DeviceSample& sampled);
 

@@ -80,6 +80,10 @@ struct ModelOptions {
   int64_t edge_dim = 0;
 };
 
+// Whether model `kind`'s conv accepts edge features (an edge_dim): the one place that says
+// which models `edge_features` may train (gat; gine once its layer exists).
+bool takes_edge_features(ModelKind kind);
+
 // The nn::GnnOptions of a GNN model (throws Error for kRgcn, which is no GnnModel).
 nn::GnnOptions gnn_options(const ModelOptions& model);
 
@@ -116,6 +120,10 @@ struct LoaderOptions {
   int prefetch = 2;  // batches ahead, in [1, 1024]
   // sample_on: where batches are sampled (train/device_sampling.h).
   SampleOn sample_on = SampleOn::kAuto;
+  // edge_features: sample with edge ids and fetch every block's edge_feat rows
+  // (loader::BatchPipelineOptions::edge_feature_row_bytes) into nn::BlockTensors::edge_feat;
+  // the model is built with ModelOptions::edge_dim = the partition's edge_feat width.
+  bool edge_features = false;
 };
 
 // How validation and test accuracy are measured: on sampled blocks with the training
