@@ -83,11 +83,15 @@ class DistGraph(_C.DistGraph):
     other ranks (worker mode). Collective to open and to close; a context manager."""
 
     def __init__(self, parts_dir, timeout=60.0, in_memory=False, embedding_dim=0,
-                 sparse_optimizer=None, embedding_seed=0, embedding_init=1.0):
+                 sparse_optimizer=None, embedding_seed=0, embedding_init=1.0,
+                 edge_features=False):
         # embedding_*, sparse_optimizer: learned embeddings of a typed partition (hetero.py).
+        # edge_features: the sampler returns edge ids, so that loaders can fetch edge
+        # features (NeighborLoader(..., edge_features=True)); the same on every rank.
         super().__init__(str(parts_dir), float(timeout), bool(in_memory),
                          *hetero._graph_args(embedding_dim, sparse_optimizer, embedding_seed,
-                                             embedding_init))
+                                             embedding_init),
+                         edge_features=bool(edge_features))
         if sparse_optimizer is not None:
             sparse_optimizer._bind(self)
         _open_graphs.append(self)
@@ -134,13 +138,16 @@ class NeighborLoader(PipelineLoops):
         return super().__new__(cls)
 
     def __init__(self, graph, fanouts=(10, 10), batch_size=1024, split="train", shuffle=True,
-                 seed=0, prefetch=2, threads=1, device="cpu"):
+                 seed=0, prefetch=2, threads=1, device="cpu", edge_features=False):
         # device: "cpu", "cuda", "cuda:N" or a torch.device; every tensor of a batch (x, y,
         # blocks, ids) is delivered there, copied through pinned memory on a side stream that
         # the current stream waits for. An unusable device raises partita.UsageError.
+        # edge_features: every block's edge_attr is the float32 [edges, edge_feat_dim] rows
+        # of its edges' edge_feat (None without); the graph must be opened with
+        # edge_features=True and hold edge_feat.
         self._c = _C.NeighborLoader(graph, [int(k) for k in fanouts], int(batch_size),
                                     str(split), bool(shuffle), int(seed), int(prefetch),
-                                    int(threads), str(device))
+                                    int(threads), str(device), bool(edge_features))
         self.device = torch.device(str(device))
         self.graph = graph
         self.fanouts = list(fanouts)

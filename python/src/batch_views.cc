@@ -57,10 +57,29 @@ void fill_block_batch(const std::shared_ptr<loader::Batch>& batch, int64_t globa
   out.blocks = input_layer_first(blocks, nn::to_block_tensors(blocks, batch->degrees), batch);
 }
 
+void set_edge_attrs(const std::shared_ptr<loader::Batch>& batch, int64_t edge_dim, DType dtype,
+                    BlockBatch& out) {
+  if (edge_dim == 0 || out.blocks.empty()) return;
+  const std::vector<sample::Block>& sampled = batch->sampled.blocks;
+  const int64_t edges = batch->sampled.num_sampled_edges();
+  const torch::Tensor rows = float_rows(batch->edge_features.data(), edges, edge_dim, dtype, batch);
+  // out.blocks are input layer first: out.blocks[i] is sampled block n - 1 - i.
+  int64_t offset = 0;
+  const size_t n = sampled.size();
+  for (size_t l = 0; l < n; ++l) {
+    out.blocks[n - 1 - l].tensors.edge_feat = rows.narrow(0, offset, sampled[l].num_edges());
+    offset += sampled[l].num_edges();
+  }
+}
+
 void to_device(BlockBatch& batch, train::BatchStaging& staging) {
   for (torch::Tensor* t : {&batch.seeds, &batch.input_nodes, &batch.x}) *t = staging.to_device(*t);
   for (Block& b : batch.blocks) {
+    // The block's index tensors move as one int64 buffer; its float edge features apart.
+    torch::Tensor edge_feat = std::move(b.tensors.edge_feat);
+    b.tensors.edge_feat = torch::Tensor();
     b.tensors = staging.to_device(std::move(b.tensors));
+    if (edge_feat.defined()) b.tensors.edge_feat = staging.to_device(edge_feat);
     b.src_nodes = staging.to_device(b.src_nodes);
   }
 }
@@ -78,7 +97,15 @@ void bind_block(py::module_& m) {
                              [](const Block& b) {
                                return torch::stack({b.tensors.indices, b.tensors.edge_dst});
                              })
-      .def_property_readonly("graph_deg", [](const Block& b) { return b.tensors.graph_deg; });
+      .def_property_readonly("graph_deg", [](const Block& b) { return b.tensors.graph_deg; })
+      .def_property_readonly(
+          "edge_attr",
+          [](const Block& b) -> py::object {
+            if (!b.tensors.edge_feat.defined()) return py::none();
+            return py::cast(b.tensors.edge_feat);
+          },
+          "float32 [num_edges, edge_feat_dim]: each edge's features, aligned with indices "
+          "(NeighborLoader(..., edge_features=True)); None otherwise");
 }
 
 }  // namespace partita::python

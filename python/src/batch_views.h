@@ -67,6 +67,13 @@ struct BlockBatch : BatchHead {
 void fill_block_batch(const std::shared_ptr<loader::Batch>& batch, int64_t global_size,
                       int64_t feat_dim, DType dtype, BlockBatch& out);
 
+// Sets every block of `out` (filled from `batch` by fill_block_batch, input layer first)
+// its tensors.edge_feat (Block::edge_attr): float32 [edges, edge_dim] views of the batch's
+// edge features (loader::Batch::edge_features, hop order, stored as `dtype`; widened copies
+// when 16-bit). edge_dim 0: nothing (edge_attr stays None).
+void set_edge_attrs(const std::shared_ptr<loader::Batch>& batch, int64_t edge_dim, DType dtype,
+                    BlockBatch& out);
+
 // The head's, x's and the blocks' tensors of `batch` copied to staging's device (call
 // staging.ready() once every tensor of the batch is issued).
 void to_device(BlockBatch& batch, train::BatchStaging& staging);

@@ -133,10 +133,11 @@ std::shared_ptr<MpiScope> job() {
 }
 
 Graph::Graph(const std::string& parts_dir, double timeout_s, bool in_memory,
-             const store::EmbeddingOptions& embeddings)
+             const store::EmbeddingOptions& embeddings, bool edge_ids)
     : mpi_(job()) {
   runtime::SessionOptions options;
   options.parts_dir = parts_dir;
+  options.sampling.edge_ids = edge_ids;
   options.timeout_s = timeout_s;
   options.graph.in_memory = in_memory;
   options.embeddings = embeddings;
@@ -231,6 +232,9 @@ void add_graph_bindings(py::module_& m) {
       .def_property_readonly("num_nodes", [](Graph& g) { return g.graph().num_nodes(); })
       .def_property_readonly("num_edges", [](Graph& g) { return g.graph().meta().num_edges; })
       .def_property_readonly("feat_dim", [](Graph& g) { return g.graph().feat_dim(); })
+      .def_property_readonly("edge_feat_dim", [](Graph& g) { return g.graph().edge_feat_dim(); })
+      .def_property_readonly("edge_features",
+                             [](Graph& g) { return g.session().sampler().options().edge_ids; })
       .def_property_readonly("num_classes", [](Graph& g) { return g.graph().num_classes(); })
       .def_property_readonly("replicated", [](Graph& g) { return g.graph().replicated(); })
       .def_property_readonly("first_node", [](Graph& g) { return g.graph().first_node(); })

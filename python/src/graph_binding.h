@@ -47,8 +47,10 @@ class Graph {
  public:
   // `embeddings`: the learned embedding tables of a typed partition's featureless types
   // (runtime::SessionOptions::embeddings; dim 0: none), built with the session.
+  // `edge_ids`: the session's sampler returns edge ids (sample::LocalSamplerOptions::
+  // edge_ids), which loaders with edge features need; every rank must pass the same.
   Graph(const std::string& parts_dir, double timeout_s, bool in_memory,
-        const store::EmbeddingOptions& embeddings = {});
+        const store::EmbeddingOptions& embeddings = {}, bool edge_ids = false);
   // Stops the attached users; the session goes without the collective goodbye.
   ~Graph();
   Graph(const Graph&) = delete;

@@ -28,16 +28,29 @@ struct Batch : BlockBatch {
 class Loader final : public SplitLoader {
  public:
   Loader(Graph& graph, std::vector<int64_t> fanouts, int64_t batch_size, const std::string& split,
-         bool shuffle, uint64_t seed, int prefetch, int threads, const std::string& device)
+         bool shuffle, uint64_t seed, int prefetch, int threads, const std::string& device,
+         bool edge_features)
       : SplitLoader("NeighborLoader",
-                    trainer_options(checked_fanouts(std::move(fanouts)), batch_size, seed, prefetch,
-                                    threads),
+                    with_edge_features(trainer_options(checked_fanouts(std::move(fanouts)),
+                                                       batch_size, seed, prefetch, threads),
+                                       edge_features),
                     {/*degrees=*/true, /*labels=*/true},  // GCN layers normalize with degrees
                     device) {
     const store::DistGraph& g = graph.graph();
     PARTITA_CHECK(!g.typed(), UsageError,
                   "NeighborLoader: {} is a typed (heterogeneous) partition (not supported yet)",
                   g.dir());
+    if (edge_features) {
+      PARTITA_CHECK(g.has_edge_features(), UsageError,
+                    "NeighborLoader: edge_features: {} holds no edge features (partition a "
+                    "dataset with edge_feat.npy)",
+                    g.dir());
+      PARTITA_CHECK(graph.session().sampler().options().edge_ids, UsageError,
+                    "NeighborLoader: edge_features: the graph samples without edge ids; open it "
+                    "with partita.DistGraph(..., edge_features=True)");
+      edge_dim_ = g.edge_feat_dim();
+      edge_dtype_ = g.edge_feat_dtype();
+    }
     plan_split(graph, split, shuffle);
     feat_dim_ = g.feat_dim();
     feature_dtype_ = g.feature_dtype();
@@ -51,6 +64,7 @@ class Loader final : public SplitLoader {
     return next_with(token, [this](const std::shared_ptr<loader::Batch>& batch) {
       Batch out;
       fill_block_batch(batch, global_size(batch->step), feat_dim_, feature_dtype_, out);
+      set_edge_attrs(batch, edge_dim_, edge_dtype_, out);
       out.y = view_of(batch->labels, batch, torch::kInt64);
       if (staging().on_cpu()) return out;
       to_device(out, staging());
@@ -61,8 +75,15 @@ class Loader final : public SplitLoader {
   }
 
  private:
+  static train::TrainOptions with_edge_features(train::TrainOptions o, bool edge_features) {
+    o.loader.edge_features = edge_features;  // pipeline_options fetches the rows
+    return o;
+  }
+
   int64_t feat_dim_ = 0;
   DType feature_dtype_ = DType::kFloat32;
+  int64_t edge_dim_ = 0;  // > 0: edge features asked for
+  DType edge_dtype_ = DType::kFloat32;
 };
 
 // The blocks BlockBuilder samples for `seeds` under key (seed, epoch, step) through the
@@ -101,11 +122,11 @@ void add_loader_bindings(py::module_& m) {
                             "The C++ batch pipeline over a split of a DistGraph");
   loader
       .def(py::init<Graph&, std::vector<int64_t>, int64_t, const std::string&, bool, uint64_t, int,
-                    int, const std::string&>(),
+                    int, const std::string&, bool>(),
            py::arg("graph"), py::arg("fanouts"), py::arg("batch_size") = 1024,
            py::arg("split") = "train", py::arg("shuffle") = true, py::arg("seed") = 0,
            py::arg("prefetch") = 2, py::arg("threads") = 1, py::arg("device") = "cpu",
-           py::keep_alive<1, 2>())
+           py::arg("edge_features") = false, py::keep_alive<1, 2>())
       .def_property_readonly("num_ids", &Loader::num_ids);
   bind_loops(loader);
 }
