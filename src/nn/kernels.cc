@@ -227,8 +227,8 @@ void with_compute_type(Dtype dt, F&& f) {
 }
 
 template <class C>
-void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, int64_t heads, C slope,
-                      C* alpha) {
+void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, const C* score_edge,
+                      int64_t heads, C slope, C* alpha) {
   parallel_rows(c, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t lo = c.ptr[r], hi = c.ptr[r + 1];
@@ -236,7 +236,9 @@ void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, int6
         const C sd = score_dst[r * heads + h];
         C max = -std::numeric_limits<C>::infinity();
         for (int64_t k = lo; k < hi; ++k) {
-          const C e = leaky(score_src[c.col[k] * heads + h] + sd, slope);
+          C pre = score_src[c.col[k] * heads + h] + sd;
+          if (score_edge != nullptr) pre += score_edge[edge_of(c, k) * heads + h];
+          const C e = leaky(pre, slope);
           alpha[edge_of(c, k) * heads + h] = e;
           max = std::max(max, e);
         }
@@ -255,8 +257,8 @@ void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, int6
 
 template <class C>
 void gat_backward_impl(const Csr& c, const Csr& by_src, const C* score_src, const C* score_dst,
-                       const C* alpha, const C* grad_alpha, int64_t heads, C slope, C* grad_pre,
-                       C* grad_score_src, C* grad_score_dst) {
+                       const C* score_edge, const C* alpha, const C* grad_alpha, int64_t heads,
+                       C slope, C* grad_pre, C* grad_score_src, C* grad_score_dst) {
   parallel_rows(c, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t lo = c.ptr[r], hi = c.ptr[r + 1];
@@ -271,7 +273,8 @@ void gat_backward_impl(const Csr& c, const Csr& by_src, const C* score_src, cons
         for (int64_t k = lo; k < hi; ++k) {
           const int64_t e = edge_of(c, k) * heads + h;
           const C g = alpha[e] * (grad_alpha[e] - dot);
-          const C pre = score_src[c.col[k] * heads + h] + sd;
+          C pre = score_src[c.col[k] * heads + h] + sd;
+          if (score_edge != nullptr) pre += score_edge[e];
           grad_pre[e] = pre > 0 ? g : slope * g;
           sum += grad_pre[e];
         }
@@ -319,25 +322,27 @@ void edge_dot(const Csr& csr, const void* a, const void* b, int64_t heads, int64
 }
 
 void gat_softmax_forward(const Csr& by_dst, const void* score_src, const void* score_dst,
-                         int64_t heads, double slope, void* alpha, Dtype dt) {
+                         const void* score_edge, int64_t heads, double slope, void* alpha,
+                         Dtype dt) {
   with_compute_type(dt, [&](auto* type) {
     using C = std::remove_pointer_t<decltype(type)>;
     gat_forward_impl(by_dst, static_cast<const C*>(score_src), static_cast<const C*>(score_dst),
-                     heads, static_cast<C>(slope), static_cast<C*>(alpha));
+                     static_cast<const C*>(score_edge), heads, static_cast<C>(slope),
+                     static_cast<C*>(alpha));
   });
 }
 
 void gat_softmax_backward(const Csr& by_dst, const Csr& by_src, const void* score_src,
-                          const void* score_dst, const void* alpha, const void* grad_alpha,
-                          int64_t heads, double slope, void* grad_pre, void* grad_score_src,
-                          void* grad_score_dst, Dtype dt) {
+                          const void* score_dst, const void* score_edge, const void* alpha,
+                          const void* grad_alpha, int64_t heads, double slope, void* grad_pre,
+                          void* grad_score_src, void* grad_score_dst, Dtype dt) {
   with_compute_type(dt, [&](auto* type) {
     using C = std::remove_pointer_t<decltype(type)>;
     gat_backward_impl(by_dst, by_src, static_cast<const C*>(score_src),
-                      static_cast<const C*>(score_dst), static_cast<const C*>(alpha),
-                      static_cast<const C*>(grad_alpha), heads, static_cast<C>(slope),
-                      static_cast<C*>(grad_pre), static_cast<C*>(grad_score_src),
-                      static_cast<C*>(grad_score_dst));
+                      static_cast<const C*>(score_dst), static_cast<const C*>(score_edge),
+                      static_cast<const C*>(alpha), static_cast<const C*>(grad_alpha), heads,
+                      static_cast<C>(slope), static_cast<C*>(grad_pre),
+                      static_cast<C*>(grad_score_src), static_cast<C*>(grad_score_dst));
   });
 }
 

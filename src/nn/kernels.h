@@ -36,19 +36,22 @@ void edge_dot(const Csr& csr, const void* a, const void* b, int64_t heads, int64
               void* out, Dtype dt);
 
 // GAT's edge softmax over the rows of `by_dst` (entries = in-edges of dst r):
-//   pre_k = score_src[col[k], h] + score_dst[r, h], e_k = LeakyReLU_slope(pre_k),
-//   alpha[k, h] = exp(e_k - max_row e) / sum_row exp(e - max_row e)
-// score_src [*, H], score_dst [rows, H], alpha [E, H], all of type dt (kF32 or kF64).
+//   pre_k = score_src[col[k], h] + score_dst[r, h] (+ score_edge[eid(k), h]),
+//   e_k = LeakyReLU_slope(pre_k), alpha[k, h] = exp(e_k - max_row e) / sum_row exp(...)
+// score_src [*, H], score_dst [rows, H], score_edge [E, H] or nullptr (no edge term),
+// alpha [E, H], all of type dt (kF32 or kF64).
 void gat_softmax_forward(const Csr& by_dst, const void* score_src, const void* score_dst,
-                         int64_t heads, double slope, void* alpha, Dtype dt);
+                         const void* score_edge, int64_t heads, double slope, void* alpha,
+                         Dtype dt);
 
-// Gradients of gat_softmax_forward given grad_alpha [E, H]: grad_score_dst [rows, H] and,
-// through `by_src` (the transposed rows: entries of src j, eid = edge id),
-// grad_score_src [by_src.rows, H]. grad_pre [E, H] is scratch.
+// Gradients of gat_softmax_forward (with the same score_edge) given grad_alpha [E, H]:
+// grad_score_dst [rows, H], grad_pre [E, H] (the gradient of pre_k: score_edge's gradient)
+// and, through `by_src` (the transposed rows: entries of src j, eid = edge id),
+// grad_score_src [by_src.rows, H].
 void gat_softmax_backward(const Csr& by_dst, const Csr& by_src, const void* score_src,
-                          const void* score_dst, const void* alpha, const void* grad_alpha,
-                          int64_t heads, double slope, void* grad_pre, void* grad_score_src,
-                          void* grad_score_dst, Dtype dt);
+                          const void* score_dst, const void* score_edge, const void* alpha,
+                          const void* grad_alpha, int64_t heads, double slope, void* grad_pre,
+                          void* grad_score_src, void* grad_score_dst, Dtype dt);
 
 // out[i] = keep(i) ? x[i] * scale : 0, where keep(i) = hash(key, i) >= threshold, a
 // counter-based draw (a pure function of key and i, so backward regenerates the same mask).

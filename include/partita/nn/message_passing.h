@@ -40,11 +40,13 @@ torch::Tensor aggregate_mean(const BlockTensors& block, const torch::Tensor& x);
 torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x);
 
 // GAT's attention: per dst i and head h, over i's in-edges e = (j -> i),
-//   alpha[e, h] = softmax_e LeakyReLU_slope(score_src[j, h] + score_dst[i, h])
-// score_src [num_src, H], score_dst [num_dst, H]; returns alpha [E, H], float64 for float64
-// scores and float32 otherwise (rows sum
-// to 1 per dst and head; nothing for a dst without in-edges). Differentiable in both scores.
+//   alpha[e, h] = softmax_e LeakyReLU_slope(score_src[j, h] + score_dst[i, h] (+ score_edge[e, h]))
+// score_src [num_src, H], score_dst [num_dst, H], score_edge [E, H] or undefined (no edge
+// term; GAT with edge features passes a_edge . W_e e_ij); returns alpha [E, H], float64 for
+// float64 scores and float32 otherwise (rows sum to 1 per dst and head; nothing for a dst
+// without in-edges). Differentiable in every score.
 torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& score_src,
-                               const torch::Tensor& score_dst, double negative_slope = 0.2);
+                               const torch::Tensor& score_dst, double negative_slope = 0.2,
+                               const torch::Tensor& score_edge = {});
 
 }  // namespace partita::nn
