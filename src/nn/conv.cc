@@ -188,4 +188,30 @@ torch::Tensor GATConv::forward_with_attention(const BlockTensors& block, const t
   return out + bias.to(out.scalar_type());
 }
 
+GINEConv::GINEConv(int64_t in_dim, int64_t out_dim, int64_t edge_dim)
+    : out_dim_(out_dim), edge_dim_(edge_dim) {
+  PARTITA_CHECK(edge_dim >= 1, Error,
+                "GINEConv: gine needs edge features (edge_dim {}); train it with "
+                "--edge-features on a partition that has them",
+                edge_dim);
+  lin_edge = register_module("lin_edge", torch::nn::Linear(edge_dim, in_dim));
+  mlp1 = register_module("mlp1", torch::nn::Linear(in_dim, out_dim));
+  mlp2 = register_module("mlp2", torch::nn::Linear(out_dim, out_dim));
+}
+
+double GINEConv::matmul_flops(const BlockTensors& block) const {
+  const double in = static_cast<double>(mlp1->options.in_features());
+  const double out = static_cast<double>(out_dim_);
+  return 2.0 * static_cast<double>(block.num_edges()) * static_cast<double>(edge_dim_) * in +
+         2.0 * static_cast<double>(block.num_dst) * (in * out + out * out);
+}
+
+torch::Tensor GINEConv::forward(const BlockTensors& block, const torch::Tensor& x_src) {
+  check_input(block, x_src, mlp1->options.in_features(), "GINEConv");
+  const torch::Tensor& f = checked_edge_feat(block, edge_dim_, "GINEConv");
+  const torch::Tensor edge_x = linear_as_input(lin_edge, f.to(x_src.scalar_type()));  // [E, F]
+  const torch::Tensor h = x_src.slice(0, 0, block.num_dst) + gine_sum(block, x_src, edge_x);
+  return linear_as_input(mlp2, torch::relu(linear_as_input(mlp1, h)));
+}
+
 }  // namespace partita::nn

@@ -199,6 +199,17 @@ torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& s
   return ex / sum.index_select(0, block.edge_dst);
 }
 
+torch::Tensor gine_sum(const BlockTensors& block, const torch::Tensor& x,
+                       const torch::Tensor& edge_x) {
+  RECORD_USER_SCOPE("partita::generic_gine_sum");
+  const torch::ScalarType type = compute_type(x.scalar_type());
+  const torch::Tensor m =
+      torch::relu(x.to(type).index_select(0, block.indices) + edge_x.to(type));  // [E, F]
+  return torch::zeros({block.num_dst, x.size(1)}, m.options())
+      .index_add(0, block.edge_dst, m)
+      .to(x.scalar_type());
+}
+
 torch::Tensor dropout(const torch::Tensor& x, double p, uint64_t key) {
   RECORD_USER_SCOPE("partita::generic_dropout");
   const torch::ScalarType type = x.scalar_type();

@@ -44,6 +44,11 @@ torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& s
                                const torch::Tensor& score_dst, double negative_slope,
                                const torch::Tensor& score_edge);
 
+// gine_sum (message_passing.h): the messages as one [E, F] tensor, summed with index_add
+// in x's compute type.
+torch::Tensor gine_sum(const BlockTensors& block, const torch::Tensor& x,
+                       const torch::Tensor& edge_x);
+
 // counter_dropout (dropout.h) for p in (0, 1): x * scale where kept, 0 elsewhere, computed
 // in x's compute type and rounded once to x's type (as the CPU kernel); kept with
 // probability 1 - p by torch's generator of x's device seeded with `key`. Differentiable in

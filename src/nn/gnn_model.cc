@@ -25,6 +25,8 @@ std::shared_ptr<BlockConv> make_conv(const GnnOptions& o, int64_t in, bool last)
                   : std::make_shared<GATConv>(in, out, o.heads, /*concat=*/true, attention,
                                               o.edge_dim);
     }
+    case ConvKind::kGine:
+      return std::make_shared<GINEConv>(in, out, o.edge_dim);
   }
   throw Error("GnnModel: unknown conv kind");
 }
@@ -37,6 +39,8 @@ const char* conv_name(ConvKind kind) {
       return "gcn";
     case ConvKind::kGat:
       return "gat";
+    case ConvKind::kGine:
+      return "gine";
   }
   return "?";
 }
@@ -46,6 +50,7 @@ const char* conv_name(ConvKind kind) {
 bool takes_edge_features(ConvKind kind) {
   switch (kind) {
     case ConvKind::kGat:
+    case ConvKind::kGine:
       return true;
     case ConvKind::kSage:
     case ConvKind::kGcn:
@@ -53,6 +58,8 @@ bool takes_edge_features(ConvKind kind) {
   }
   return false;
 }
+
+bool needs_edge_features(ConvKind kind) { return kind == ConvKind::kGine; }
 
 GnnModel::GnnModel(const GnnOptions& options) : options_(options) {
   const GnnOptions& o = options_;
@@ -70,6 +77,10 @@ GnnModel::GnnModel(const GnnOptions& options) : options_(options) {
                 "GnnModel: {} takes no edge features (edge_dim {}); train without "
                 "--edge-features, or with a model that reads them (gat)",
                 conv_name(o.kind), o.edge_dim);
+  PARTITA_CHECK(o.edge_dim > 0 || !needs_edge_features(o.kind), Error,
+                "GnnModel: {} needs edge features; train it with --edge-features on a partition "
+                "that has them",
+                conv_name(o.kind));
   int64_t in = o.in_dim;
   for (int64_t l = 0; l < o.layers; ++l) {
     bool last = l + 1 == o.layers;

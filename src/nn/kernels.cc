@@ -294,7 +294,77 @@ void gat_backward_impl(const Csr& c, const Csr& by_src, const C* score_src, cons
   });
 }
 
+template <class T>
+void relu_sum_impl(const Csr& c, const T* x, const T* e, int64_t width, T* out) {
+  using C = typename Compute<T>::type;
+  parallel_rows(c, [&](int64_t begin, int64_t end) {
+    std::vector<C> acc(static_cast<size_t>(width));
+    for (int64_t r = begin; r < end; ++r) {
+      std::fill(acc.begin(), acc.end(), C(0));
+      for (int64_t k = c.ptr[r]; k < c.ptr[r + 1]; ++k) {
+        const T* xr = x + c.col[k] * width;
+        const T* er = e + edge_of(c, k) * width;
+        for (int64_t f = 0; f < width; ++f) {
+          const C v = load(xr, f) + load(er, f);
+          acc[f] += v > 0 ? v : C(0);
+        }
+      }
+      T* o = out + r * width;
+      for (int64_t f = 0; f < width; ++f) store(o, f, acc[f]);
+    }
+  });
+}
+
+template <class T>
+void relu_sum_backward_impl(const Csr& c, const Csr& by_src, const T* x, const T* e,
+                            const T* grad_out, int64_t width, T* grad_x, T* grad_e) {
+  using C = typename Compute<T>::type;
+  parallel_rows(c, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T* g = grad_out + r * width;
+      for (int64_t k = c.ptr[r]; k < c.ptr[r + 1]; ++k) {
+        const T* xr = x + c.col[k] * width;
+        const int64_t id = edge_of(c, k);
+        const T* er = e + id * width;
+        T* ge = grad_e + id * width;
+        for (int64_t f = 0; f < width; ++f)
+          store(ge, f, load(xr, f) + load(er, f) > 0 ? load(g, f) : C(0));
+      }
+    }
+  });
+  parallel_rows(by_src, [&](int64_t begin, int64_t end) {
+    std::vector<C> acc(static_cast<size_t>(width));
+    for (int64_t j = begin; j < end; ++j) {
+      std::fill(acc.begin(), acc.end(), C(0));
+      for (int64_t k = by_src.ptr[j]; k < by_src.ptr[j + 1]; ++k) {
+        const T* ge = grad_e + edge_of(by_src, k) * width;
+        for (int64_t f = 0; f < width; ++f) acc[f] += load(ge, f);
+      }
+      T* o = grad_x + j * width;
+      for (int64_t f = 0; f < width; ++f) store(o, f, acc[f]);
+    }
+  });
+}
+
 }  // namespace
+
+void relu_sum(const Csr& by_dst, const void* x, const void* e, int64_t width, void* out, Dtype dt) {
+  with_type(dt, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    relu_sum_impl(by_dst, static_cast<const T*>(x), static_cast<const T*>(e), width,
+                  static_cast<T*>(out));
+  });
+}
+
+void relu_sum_backward(const Csr& by_dst, const Csr& by_src, const void* x, const void* e,
+                       const void* grad_out, int64_t width, void* grad_x, void* grad_e, Dtype dt) {
+  with_type(dt, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    relu_sum_backward_impl(by_dst, by_src, static_cast<const T*>(x), static_cast<const T*>(e),
+                           static_cast<const T*>(grad_out), width, static_cast<T*>(grad_x),
+                           static_cast<T*>(grad_e));
+  });
+}
 
 void spmm(const Csr& csr, const void* x, const void* w, int64_t heads, int64_t head_dim, void* out,
           Dtype dt) {

@@ -53,6 +53,17 @@ void gat_softmax_backward(const Csr& by_dst, const Csr& by_src, const void* scor
                           const void* grad_alpha, int64_t heads, double slope, void* grad_pre,
                           void* grad_score_src, void* grad_score_dst, Dtype dt);
 
+// GINE's message sum (gine_sum, message_passing.h) over the rows of `by_dst`:
+//   out[r, f] = sum_{k in row r} max(0, x[col[k], f] + e[eid(k), f])
+// x [*, F], e [E, F], out [rows, F] (overwritten), all of type dt; sums in the compute type.
+void relu_sum(const Csr& by_dst, const void* x, const void* e, int64_t width, void* out, Dtype dt);
+
+// Gradients of relu_sum given grad_out [rows, F]: grad_e [E, F] = grad_out[r] where
+// x[col[k]] + e[eid(k)] > 0, else 0; then grad_x [by_src.rows, F] = the sum of grad_e over
+// each src's entries of `by_src` (the transposed rows, eid = edge id). All of type dt.
+void relu_sum_backward(const Csr& by_dst, const Csr& by_src, const void* x, const void* e,
+                       const void* grad_out, int64_t width, void* grad_x, void* grad_e, Dtype dt);
+
 // out[i] = keep(i) ? x[i] * scale : 0, where keep(i) = hash(key, i) >= threshold, a
 // counter-based draw (a pure function of key and i, so backward regenerates the same mask).
 // threshold = p * 2^32 keeps each element with probability 1 - p. Requires n < 2^32.

@@ -156,6 +156,37 @@ struct GatSoftmaxFn : torch::autograd::Function<GatSoftmaxFn> {
   }
 };
 
+struct GineSumFn : torch::autograd::Function<GineSumFn> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& edge_x, const torch::Tensor& indptr,
+                               const torch::Tensor& indices, const torch::Tensor& t_indptr,
+                               const torch::Tensor& t_dst, const torch::Tensor& t_eid) {
+    RECORD_USER_SCOPE("partita::gine_sum_forward");
+    const kernels::Dtype dt = kernel_dtype(x, "gine_sum");
+    const torch::Tensor xc = x.contiguous();
+    const torch::Tensor ec = edge_x.contiguous();
+    const int64_t width = x.size(1);
+    torch::Tensor out = torch::empty({indptr.size(0) - 1, width}, x.options());
+    kernels::relu_sum(by_dst(indptr, indices), xc.data_ptr(), ec.data_ptr(), width, out.data_ptr(),
+                      dt);
+    ctx->save_for_backward({xc, ec, indptr, indices, t_indptr, t_dst, t_eid});
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    RECORD_USER_SCOPE("partita::gine_sum_backward");
+    const auto s = ctx->get_saved_variables();
+    const torch::Tensor &x = s[0], &e = s[1];
+    const torch::Tensor g = grads[0].to(x.scalar_type()).contiguous();
+    torch::Tensor grad_x = torch::empty_like(x);
+    torch::Tensor grad_e = torch::empty_like(e);
+    kernels::relu_sum_backward(by_dst(s[2], s[3]), by_src(s[4], s[5], s[6]), x.data_ptr(),
+                               e.data_ptr(), g.data_ptr(), x.size(1), grad_x.data_ptr(),
+                               grad_e.data_ptr(), kernel_dtype(x, "gine_sum"));
+    return {grad_x, grad_e, {}, {}, {}, {}, {}};
+  }
+};
+
 }  // namespace
 
 torch::Tensor aggregate(const BlockTensors& block, const torch::Tensor& x,
@@ -238,6 +269,24 @@ torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& s
       has_edge ? score_edge : torch::empty({0}, score_src.options().dtype(torch::kFloat32));
   return GatSoftmaxFn::apply(score_src, score_dst, edge, has_edge, block.indptr, block.indices,
                              block.t_indptr, block.t_dst, block.t_eid, negative_slope);
+}
+
+torch::Tensor gine_sum(const BlockTensors& block, const torch::Tensor& x,
+                       const torch::Tensor& edge_x) {
+  check_block(block, "gine_sum");
+  kernel_dtype(x, "gine_sum");
+  PARTITA_CHECK(x.dim() == 2 && x.size(0) == block.num_src, Error,
+                "gine_sum: x must be [{}, F], got {} dims, {} rows", block.num_src, x.dim(),
+                x.dim() > 0 ? x.size(0) : 0);
+  PARTITA_CHECK(edge_x.dim() == 2 && edge_x.size(0) == block.num_edges() &&
+                    edge_x.size(1) == x.size(1) && edge_x.scalar_type() == x.scalar_type(),
+                Error, "gine_sum: edge_x must be {} [{}, {}]", c10::toString(x.scalar_type()),
+                block.num_edges(), x.size(1));
+  check_device(block, x, "gine_sum", "x");
+  check_device(block, edge_x, "gine_sum", "edge_x");
+  if (uses_generic_ops(block.indptr.device())) return generic::gine_sum(block, x, edge_x);
+  return GineSumFn::apply(x, edge_x, block.indptr, block.indices, block.t_indptr, block.t_dst,
+                          block.t_eid);
 }
 
 }  // namespace partita::nn

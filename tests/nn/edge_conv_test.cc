@@ -16,6 +16,7 @@
 #include "partita/nn/conv.h"
 #include "partita/nn/gnn_model.h"
 #include "partita/nn/kernel_path.h"
+#include "partita/nn/message_passing.h"
 
 namespace partita::nn {
 namespace {
@@ -40,6 +41,13 @@ sample::Block test_block() {
   }
   out.src_nodes = b.src_nodes;
   return out;
+}
+
+// `b` as tensors with random float32 edge features of width 3.
+BlockTensors with_edges(const sample::Block& b) {
+  BlockTensors t = to_block_tensors(b);
+  t.edge_feat = torch::randn({t.num_edges(), 3});
+  return t;
 }
 
 // A copy of `t` as a float64 leaf that records gradients.
@@ -237,6 +245,89 @@ TEST_P(EdgeConvTest, GnnModelRefusesEdgeDimWhereItsConvTakesNone) {
   model.eval();
   const torch::Tensor out = model.forward({bt_}, x_.to(torch::kFloat32));
   EXPECT_EQ(out.sizes(), (std::vector<int64_t>{8, 3}));
+}
+
+// GINE by hand: per dst, x_i + sum_j ReLU(x_j + W_e e_ji + b_e), then the 2-layer MLP.
+TEST_P(EdgeConvTest, GineMatchesBruteForce) {
+  GINEConv conv(kIn, 4, kEdgeDim);
+  EXPECT_EQ(conv.out_dim(), 4);
+  const torch::Tensor x = x_.clone().set_requires_grad(true);
+  const torch::Tensor ef = ef_.clone().set_requires_grad(true);
+  BlockTensors block = bt_;
+  block.edge_feat = ef;
+  const torch::Tensor out = conv.forward(block, x);
+  ASSERT_EQ(out.sizes(), (std::vector<int64_t>{8, 4}));
+  const torch::Tensor weight = torch::randn(out.sizes(), torch::kFloat64);
+  (out * weight).sum().backward();
+
+  const torch::Tensor we = leaf64(conv.lin_edge->weight), be = leaf64(conv.lin_edge->bias);
+  const torch::Tensor w1 = leaf64(conv.mlp1->weight), b1 = leaf64(conv.mlp1->bias);
+  const torch::Tensor w2 = leaf64(conv.mlp2->weight), b2 = leaf64(conv.mlp2->bias);
+  const torch::Tensor rx = leaf64(x_), ref = leaf64(ef_);
+  std::vector<torch::Tensor> rows;
+  for (int64_t i = 0; i < block_.num_dst; ++i) {
+    torch::Tensor h = rx[i];  // (1 + eps) x_i with eps = 0
+    for (int64_t k = block_.indptr[i]; k < block_.indptr[i + 1]; ++k)
+      h = h + torch::relu(rx[block_.indices[k]] + we.matmul(ref[k]) + be);
+    rows.push_back(w2.matmul(torch::relu(w1.matmul(h) + b1)) + b2);
+  }
+  const torch::Tensor want = torch::stack(rows);
+  (want * weight).sum().backward();
+
+  expect_close(out, want, 1e-6, "out");
+  expect_close(x.grad(), rx.grad(), 1e-6, "grad x");
+  expect_close(ef.grad(), ref.grad(), 1e-6, "grad edge_feat");
+  expect_close(conv.lin_edge->weight.grad(), we.grad(), 1e-4, "grad W_e");
+  expect_close(conv.lin_edge->bias.grad(), be.grad(), 1e-4, "grad b_e");
+  expect_close(conv.mlp1->weight.grad(), w1.grad(), 1e-4, "grad W_1");
+  expect_close(conv.mlp1->bias.grad(), b1.grad(), 1e-4, "grad b_1");
+  expect_close(conv.mlp2->weight.grad(), w2.grad(), 1e-4, "grad W_2");
+  expect_close(conv.mlp2->bias.grad(), b2.grad(), 1e-4, "grad b_2");
+}
+
+TEST_P(EdgeConvTest, GineSumInFloat32AndBf16MatchesFloat64) {
+  const torch::Tensor ex = torch::randn({bt_.num_edges(), kIn}, torch::kFloat64);
+  const torch::Tensor want = gine_sum(bt_, x_, ex);
+  expect_close(gine_sum(bt_, x_.to(torch::kFloat32), ex.to(torch::kFloat32)), want, 1e-5, "f32");
+  const torch::Tensor bf = gine_sum(bt_, x_.to(torch::kBFloat16), ex.to(torch::kBFloat16));
+  EXPECT_EQ(bf.scalar_type(), torch::kBFloat16);
+  expect_close(bf, want, 0.1, "bf16");
+  // dst 2 has no in-edges.
+  EXPECT_TRUE(torch::equal(want[2], torch::zeros({kIn}, torch::kFloat64)));
+  EXPECT_THROW(gine_sum(bt_, x_, ex.to(torch::kFloat32)), Error);
+  EXPECT_THROW(gine_sum(bt_, x_, ex.slice(0, 1)), Error);
+}
+
+TEST_P(EdgeConvTest, GineNeedsEdgeFeatures) {
+  EXPECT_THROW(GINEConv(kIn, 4, 0), Error);
+  GINEConv conv(kIn, 4, kEdgeDim);
+  BlockTensors without = bt_;
+  without.edge_feat = torch::Tensor();
+  EXPECT_THROW(conv.forward(without, x_), Error);
+  GnnOptions o;
+  o.kind = ConvKind::kGine;
+  o.in_dim = kIn;
+  o.hidden = 4;
+  o.out_dim = 3;
+  o.layers = 2;
+  EXPECT_TRUE(takes_edge_features(ConvKind::kGine));
+  EXPECT_TRUE(needs_edge_features(ConvKind::kGine));
+  EXPECT_FALSE(needs_edge_features(ConvKind::kGat));
+  try {
+    GnnModel model(o);
+    ADD_FAILURE() << "gine without edge_dim was built";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--edge-features"), std::string::npos) << e.what();
+  }
+  // With edge features, two layers train: every parameter gets a gradient.
+  o.edge_dim = kEdgeDim;
+  GnnModel model(o);
+  std::mt19937_64 rng(3);
+  const std::vector<BlockTensors> blocks{with_edges(testing::random_block(3, 8, 2, rng)), bt_};
+  const torch::Tensor out = model.forward(blocks, torch::randn({12, kIn}));
+  EXPECT_EQ(out.sizes(), (std::vector<int64_t>{3, 3}));
+  out.sum().backward();
+  for (const auto& p : model.named_parameters()) EXPECT_TRUE(p.value().grad().defined()) << p.key();
 }
 
 std::string path_name(const ::testing::TestParamInfo<KernelPath>& info) {

@@ -129,4 +129,27 @@ class GATConv : public BlockConv {
   uint64_t dropout_key_ = 0;
 };
 
+// GINE (Hu et al. 2020, "Strategies for pre-training graph neural networks"; PyG's
+// GINEConv(nn, edge_dim=...) with train_eps=False): GIN with edge features,
+//   out_i = MLP((1 + eps) x_i + sum_{j in N(i)} ReLU(x_j + W_e e_ji + b_e))
+// with eps fixed at 0 (PyG's default; not learned), W_e, b_e: edge_dim -> in_dim (PyG's
+// lin, with bias), and MLP = Linear(in, out) -> ReLU -> Linear(out, out), both with bias.
+// The edge features are block.edge_feat [E, edge_dim] (required). Messages run on gine_sum
+// (message_passing.h). Throws partita::Error if edge_dim < 1: GINE needs edge features.
+class GINEConv : public BlockConv {
+ public:
+  GINEConv(int64_t in_dim, int64_t out_dim, int64_t edge_dim);
+  torch::Tensor forward(const BlockTensors& block, const torch::Tensor& x_src) override;
+  int64_t out_dim() const override { return out_dim_; }
+  double matmul_flops(const BlockTensors& block) const override;
+
+  torch::nn::Linear lin_edge{nullptr};  // edge_dim -> in_dim, with bias
+  torch::nn::Linear mlp1{nullptr};      // in_dim -> out_dim
+  torch::nn::Linear mlp2{nullptr};      // out_dim -> out_dim
+
+ private:
+  int64_t out_dim_;
+  int64_t edge_dim_;
+};
+
 }  // namespace partita::nn

@@ -49,4 +49,14 @@ torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& s
                                const torch::Tensor& score_dst, double negative_slope = 0.2,
                                const torch::Tensor& score_edge = {});
 
+// GINE's messages (Hu et al. 2020), summed over each dst's in-edges e = (j -> i):
+//   out[i, :] = sum_e ReLU(x[j, :] + edge_x[e, :])
+// x [num_src, F] and edge_x [E, F] of one dtype (float32, bfloat16 summed in fp32, or
+// float64); returns [num_dst, F] in that dtype, zeros for a dst without in-edges.
+// Differentiable in both. On the CPU a fused pass (no [E, F] message tensor; backward
+// writes edge_x's [E, F] gradient, then gathers x's through the transposed block). Throws
+// partita::Error on shape, dtype or device mismatches.
+torch::Tensor gine_sum(const BlockTensors& block, const torch::Tensor& x,
+                       const torch::Tensor& edge_x);
+
 }  // namespace partita::nn
