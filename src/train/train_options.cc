@@ -14,11 +14,9 @@
 namespace partita::train {
 
 const NameTable<ModelKind>& model_kind_names() {
-  static const NameTable<ModelKind> names{{"sage", ModelKind::kSage},
-                                          {"gcn", ModelKind::kGcn},
-                                          {"gat", ModelKind::kGat},
-                                          {"rgcn", ModelKind::kRgcn},
-                                          {"han", ModelKind::kHan}};
+  static const NameTable<ModelKind> names{{"sage", ModelKind::kSage}, {"gcn", ModelKind::kGcn},
+                                          {"gat", ModelKind::kGat},   {"gine", ModelKind::kGine},
+                                          {"rgcn", ModelKind::kRgcn}, {"han", ModelKind::kHan}};
   return names;
 }
 
@@ -30,6 +28,8 @@ std::optional<nn::ConvKind> conv_kind(ModelKind kind) {
       return nn::ConvKind::kGcn;
     case ModelKind::kGat:
       return nn::ConvKind::kGat;
+    case ModelKind::kGine:
+      return nn::ConvKind::kGine;
     case ModelKind::kRgcn:
     case ModelKind::kHan:
       break;
@@ -43,10 +43,22 @@ ModelKind model_kind(nn::ConvKind conv) {
       return ModelKind::kGcn;
     case nn::ConvKind::kGat:
       return ModelKind::kGat;
+    case nn::ConvKind::kGine:
+      return ModelKind::kGine;
     case nn::ConvKind::kSage:
       break;
   }
   return ModelKind::kSage;
+}
+
+bool takes_edge_features(ModelKind kind) {
+  const std::optional<nn::ConvKind> conv = conv_kind(kind);
+  return conv.has_value() && nn::takes_edge_features(*conv);
+}
+
+bool needs_edge_features(ModelKind kind) {
+  const std::optional<nn::ConvKind> conv = conv_kind(kind);
+  return conv.has_value() && nn::needs_edge_features(*conv);
 }
 
 nn::GnnOptions gnn_options(const ModelOptions& model) {
