@@ -519,7 +519,8 @@ void add_task_flags(CLI::App& app, Flags* flags) {
 // The model: its kind, shape and learned embeddings; --model's own defaults are named in each help.
 void add_model_flags(CLI::App& app, Flags* flags) {
   add_enum_option(app, "--model", &flags->train.model.kind, train::model_kind_names(),
-                  "sage, gcn or gat; rgcn or han for typed (heterogeneous) partitions." +
+                  "sage, gcn, gat or gine (GIN with edge features: needs --edge-features); rgcn or "
+                  "han for typed (heterogeneous) partitions." +
                       model_defaults_help());
   app.add_option("--metapaths", flags->train.model.metapaths,
                  "han: the metapaths, comma-separated, each its node types joined by '-' "

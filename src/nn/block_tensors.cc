@@ -218,7 +218,38 @@ BlockTensors to_block_tensors(const sample::Block& block, torch::Device device) 
   return t;
 }
 
-BlockTensors with_self_loops(const BlockTensors& block) {
+namespace {
+
+// The edge features of `looped` (= with_self_loops(block)): block edge k of dst i moves to
+// row k + i + 1, and the self loop of dst i (row looped.indptr[i]) gets the mean of i's
+// edge features, zeros without edges. Torch ops on the block's device, differentiable in
+// block.edge_feat; sums in float32 (float64 for float64 features).
+torch::Tensor self_loop_edge_feat(const BlockTensors& block, const BlockTensors& looped) {
+  const torch::Tensor& f = block.edge_feat;
+  PARTITA_CHECK(f.dim() == 2 && f.size(0) == block.num_edges(), Error,
+                "with_self_loops: edge_feat must be [{}, d], got {} dims, {} rows",
+                block.num_edges(), f.dim(), f.dim() > 0 ? f.size(0) : 0);
+  PARTITA_CHECK(f.device() == block.indptr.device(), Error,
+                "with_self_loops: edge_feat is on {}, the block on {}", f.device().str(),
+                block.indptr.device().str());
+  const int64_t n = block.num_dst;
+  const int64_t e = block.num_edges();
+  const torch::ScalarType type =
+      f.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+  const torch::Tensor sum = torch::zeros({n, f.size(1)}, f.options().dtype(type))
+                                .index_add(0, block.edge_dst, f.to(type));
+  const torch::Tensor mean =
+      (sum / block.deg_dst.clamp_min(1).to(type).unsqueeze(1)).to(f.scalar_type());
+  // Row p of the result is row source[p] of [mean; f].
+  const auto i64 = block.indices.options();
+  const torch::Tensor source =
+      torch::empty({e + n}, i64)
+          .index_copy(0, looped.indptr.slice(0, 0, n), torch::arange(n, i64))
+          .index_copy(0, torch::arange(e, i64) + block.edge_dst + 1, torch::arange(n, n + e, i64));
+  return torch::cat({mean, f}).index_select(0, source);
+}
+
+BlockTensors loops_of(const BlockTensors& block) {
   if (uses_generic_ops(block.indptr.device())) return generic::with_self_loops(block);
   const int64_t n = block.num_dst;
   const int64_t* indptr = block.indptr.data_ptr<int64_t>();
@@ -233,6 +264,14 @@ BlockTensors with_self_loops(const BlockTensors& block) {
   ptr[n] = block.num_edges() + n;
   BlockTensors t = from_csc(n, block.num_src, ptr.data(), idx.data());
   t.graph_deg = block.graph_deg;
+  return t;
+}
+
+}  // namespace
+
+BlockTensors with_self_loops(const BlockTensors& block) {
+  BlockTensors t = loops_of(block);
+  if (block.edge_feat.defined()) t.edge_feat = self_loop_edge_feat(block, t);
   return t;
 }
 

@@ -18,6 +18,21 @@ void check_input(const BlockTensors& block, const torch::Tensor& x_src, int64_t 
                 in_dim, x_src.dim(), x_src.dim() > 0 ? x_src.size(0) : 0);
 }
 
+// The edge features of `block` for a layer built with edge_dim > 0, checked.
+const torch::Tensor& checked_edge_feat(const BlockTensors& block, int64_t edge_dim,
+                                       const char* layer) {
+  const torch::Tensor& f = block.edge_feat;
+  PARTITA_CHECK(f.defined(), Error,
+                "{}: built with edge_dim {} but the block carries no edge features "
+                "(train --edge-features)",
+                layer, edge_dim);
+  PARTITA_CHECK(f.dim() == 2 && f.size(0) == block.num_edges() && f.size(1) == edge_dim, Error,
+                "{}: edge_feat must be [{}, {}], got {} dims, size {} x {}", layer,
+                block.num_edges(), edge_dim, f.dim(), f.dim() > 0 ? f.size(0) : 0,
+                f.dim() > 1 ? f.size(1) : 0);
+  return f;
+}
+
 }  // namespace
 
 torch::Tensor linear_as_input(torch::nn::Linear& lin, const torch::Tensor& x) {
@@ -100,10 +115,15 @@ torch::Tensor GCNConv::forward(const BlockTensors& block, const torch::Tensor& x
 }
 
 GATConv::GATConv(int64_t in_dim, int64_t head_dim, int64_t heads, bool concat,
-                 double attention_dropout)
-    : head_dim_(head_dim), heads_(heads), concat_(concat), attention_dropout_(attention_dropout) {
+                 double attention_dropout, int64_t edge_dim)
+    : head_dim_(head_dim),
+      heads_(heads),
+      concat_(concat),
+      attention_dropout_(attention_dropout),
+      edge_dim_(edge_dim) {
   PARTITA_CHECK(attention_dropout >= 0 && attention_dropout < 1, Error,
                 "GATConv: attention dropout must be in [0, 1), got {}", attention_dropout);
+  PARTITA_CHECK(edge_dim >= 0, Error, "GATConv: edge_dim must be >= 0, got {}", edge_dim);
   lin = register_module(
       "lin", torch::nn::Linear(torch::nn::LinearOptions(in_dim, heads * head_dim).bias(false)));
   att_src = register_parameter("att_src", torch::empty({heads, head_dim}));
@@ -113,11 +133,22 @@ GATConv::GATConv(int64_t in_dim, int64_t head_dim, int64_t heads, bool concat,
   torch::nn::init::xavier_uniform_(lin->weight);  // Glorot, as in the GAT paper
   torch::nn::init::xavier_uniform_(att_src);
   torch::nn::init::xavier_uniform_(att_dst);
+  if (edge_dim == 0) return;
+  // Registered and drawn after the others: edge_dim 0 draws exactly what it always did.
+  lin_edge = register_module(
+      "lin_edge",
+      torch::nn::Linear(torch::nn::LinearOptions(edge_dim, heads * head_dim).bias(false)));
+  att_edge = register_parameter("att_edge", torch::empty({heads, head_dim}));
+  torch::nn::init::xavier_uniform_(lin_edge->weight);
+  torch::nn::init::xavier_uniform_(att_edge);
 }
 
 double GATConv::matmul_flops(const BlockTensors& block) const {
+  const double k_d = static_cast<double>(heads_ * head_dim_);
+  const double edges = static_cast<double>(block.num_edges() + block.num_dst);  // self loops
   return 2.0 * static_cast<double>(block.num_src) *
-         static_cast<double>(lin->options.in_features()) * static_cast<double>(heads_ * head_dim_);
+             static_cast<double>(lin->options.in_features()) * k_d +
+         2.0 * edges * static_cast<double>(edge_dim_) * k_d;
 }
 
 torch::Tensor GATConv::forward(const BlockTensors& block, const torch::Tensor& x_src) {
@@ -127,14 +158,22 @@ torch::Tensor GATConv::forward(const BlockTensors& block, const torch::Tensor& x
 torch::Tensor GATConv::forward_with_attention(const BlockTensors& block, const torch::Tensor& x_src,
                                               torch::Tensor* alpha) {
   check_input(block, x_src, lin->options.in_features(), "GATConv");
+  if (edge_dim_ > 0) checked_edge_feat(block, edge_dim_, "GATConv");
   const torch::Tensor h = linear_as_input(lin, x_src);  // [num_src, K * D]
   const auto hv = h.view({block.num_src, heads_, head_dim_});
   const auto score_src = (hv * att_src.to(h.scalar_type())).sum(-1);  // [num_src, K]
   const auto score_dst =
       (hv.slice(0, 0, block.num_dst) * att_dst.to(h.scalar_type())).sum(-1);  // [num_dst, K]
-  // Every dst attends over its in-edges and itself: the self loop leads each row.
+  // Every dst attends over its in-edges and itself: the self loop leads each row (with the
+  // mean of its row's edge features).
   const BlockTensors looped = with_self_loops(block);
-  torch::Tensor a = gat_edge_softmax(looped, score_src, score_dst, 0.2);  // [E + num_dst, K]
+  torch::Tensor score_edge;  // [E + num_dst, K]
+  if (edge_dim_ > 0) {
+    const torch::Tensor he = linear_as_input(lin_edge, looped.edge_feat.to(h.scalar_type()));
+    score_edge =
+        (he.view({looped.num_edges(), heads_, head_dim_}) * att_edge.to(he.scalar_type())).sum(-1);
+  }
+  torch::Tensor a = gat_edge_softmax(looped, score_src, score_dst, 0.2, score_edge);
   if (alpha != nullptr) {
     // Back to the documented order: block edges first, then the self loops.
     const auto edge_rows =
@@ -147,6 +186,32 @@ torch::Tensor GATConv::forward_with_attention(const BlockTensors& block, const t
   torch::Tensor out = aggregate(looped, h, a);  // [num_dst, K * D]
   if (!concat_) out = out.view({block.num_dst, heads_, head_dim_}).mean(1);
   return out + bias.to(out.scalar_type());
+}
+
+GINEConv::GINEConv(int64_t in_dim, int64_t out_dim, int64_t edge_dim)
+    : out_dim_(out_dim), edge_dim_(edge_dim) {
+  PARTITA_CHECK(edge_dim >= 1, Error,
+                "GINEConv: gine needs edge features (edge_dim {}); train it with "
+                "--edge-features on a partition that has them",
+                edge_dim);
+  lin_edge = register_module("lin_edge", torch::nn::Linear(edge_dim, in_dim));
+  mlp1 = register_module("mlp1", torch::nn::Linear(in_dim, out_dim));
+  mlp2 = register_module("mlp2", torch::nn::Linear(out_dim, out_dim));
+}
+
+double GINEConv::matmul_flops(const BlockTensors& block) const {
+  const double in = static_cast<double>(mlp1->options.in_features());
+  const double out = static_cast<double>(out_dim_);
+  return 2.0 * static_cast<double>(block.num_edges()) * static_cast<double>(edge_dim_) * in +
+         2.0 * static_cast<double>(block.num_dst) * (in * out + out * out);
+}
+
+torch::Tensor GINEConv::forward(const BlockTensors& block, const torch::Tensor& x_src) {
+  check_input(block, x_src, mlp1->options.in_features(), "GINEConv");
+  const torch::Tensor& f = checked_edge_feat(block, edge_dim_, "GINEConv");
+  const torch::Tensor edge_x = linear_as_input(lin_edge, f.to(x_src.scalar_type()));  // [E, F]
+  const torch::Tensor h = x_src.slice(0, 0, block.num_dst) + gine_sum(block, x_src, edge_x);
+  return linear_as_input(mlp2, torch::relu(linear_as_input(mlp1, h)));
 }
 
 }  // namespace partita::nn

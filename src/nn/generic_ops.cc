@@ -171,15 +171,17 @@ torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x) {
 }
 
 torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& score_src,
-                               const torch::Tensor& score_dst, double negative_slope) {
+                               const torch::Tensor& score_dst, double negative_slope,
+                               const torch::Tensor& score_edge) {
   RECORD_USER_SCOPE("partita::generic_gat_softmax");
   const torch::ScalarType type = compute_type(score_src.scalar_type());
   const int64_t heads = score_src.size(1);
   const int64_t edges = block.num_edges();
   // One score per edge and head ([E, H]: the softmax's own output has that size).
-  const torch::Tensor e = torch::leaky_relu(score_src.to(type).index_select(0, block.indices) +
-                                                score_dst.to(type).index_select(0, block.edge_dst),
-                                            negative_slope);
+  torch::Tensor pre = score_src.to(type).index_select(0, block.indices) +
+                      score_dst.to(type).index_select(0, block.edge_dst);
+  if (score_edge.defined()) pre = pre + score_edge.to(type);
+  const torch::Tensor e = torch::leaky_relu(pre, negative_slope);
   torch::Tensor shift;
   {
     // Any per-(dst, head) constant leaves the softmax unchanged: the max keeps exp <= 1.
@@ -195,6 +197,17 @@ torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& s
   const torch::Tensor sum =
       torch::zeros({block.num_dst, heads}, ex.options()).index_add(0, block.edge_dst, ex);
   return ex / sum.index_select(0, block.edge_dst);
+}
+
+torch::Tensor gine_sum(const BlockTensors& block, const torch::Tensor& x,
+                       const torch::Tensor& edge_x) {
+  RECORD_USER_SCOPE("partita::generic_gine_sum");
+  const torch::ScalarType type = compute_type(x.scalar_type());
+  const torch::Tensor m =
+      torch::relu(x.to(type).index_select(0, block.indices) + edge_x.to(type));  // [E, F]
+  return torch::zeros({block.num_dst, x.size(1)}, m.options())
+      .index_add(0, block.edge_dst, m)
+      .to(x.scalar_type());
 }
 
 torch::Tensor dropout(const torch::Tensor& x, double p, uint64_t key) {

@@ -38,9 +38,16 @@ torch::Tensor aggregate(const BlockTensors& block, const torch::Tensor& x,
 // relation_mean (message_passing.h) on a typed block.
 torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x);
 
-// gat_edge_softmax (message_passing.h); the per-dst shift is a detached max.
+// gat_edge_softmax (message_passing.h); the per-dst shift is a detached max. score_edge
+// undefined: no edge term.
 torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& score_src,
-                               const torch::Tensor& score_dst, double negative_slope);
+                               const torch::Tensor& score_dst, double negative_slope,
+                               const torch::Tensor& score_edge);
+
+// gine_sum (message_passing.h): the messages as one [E, F] tensor, summed with index_add
+// in x's compute type.
+torch::Tensor gine_sum(const BlockTensors& block, const torch::Tensor& x,
+                       const torch::Tensor& edge_x);
 
 // counter_dropout (dropout.h) for p in (0, 1): x * scale where kept, 0 elsewhere, computed
 // in x's compute type and rounded once to x's type (as the CPU kernel); kept with

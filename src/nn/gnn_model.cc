@@ -21,14 +21,45 @@ std::shared_ptr<BlockConv> make_conv(const GnnOptions& o, int64_t in, bool last)
       return std::make_shared<GCNConv>(in, out);
     case ConvKind::kGat: {
       const double attention = o.attention_dropout < 0 ? o.dropout : o.attention_dropout;
-      return last ? std::make_shared<GATConv>(in, out, 1, /*concat=*/false, attention)
-                  : std::make_shared<GATConv>(in, out, o.heads, /*concat=*/true, attention);
+      return last ? std::make_shared<GATConv>(in, out, 1, /*concat=*/false, attention, o.edge_dim)
+                  : std::make_shared<GATConv>(in, out, o.heads, /*concat=*/true, attention,
+                                              o.edge_dim);
     }
+    case ConvKind::kGine:
+      return std::make_shared<GINEConv>(in, out, o.edge_dim);
   }
   throw Error("GnnModel: unknown conv kind");
 }
 
+const char* conv_name(ConvKind kind) {
+  switch (kind) {
+    case ConvKind::kSage:
+      return "sage";
+    case ConvKind::kGcn:
+      return "gcn";
+    case ConvKind::kGat:
+      return "gat";
+    case ConvKind::kGine:
+      return "gine";
+  }
+  return "?";
+}
+
 }  // namespace
+
+bool takes_edge_features(ConvKind kind) {
+  switch (kind) {
+    case ConvKind::kGat:
+    case ConvKind::kGine:
+      return true;
+    case ConvKind::kSage:
+    case ConvKind::kGcn:
+      break;
+  }
+  return false;
+}
+
+bool needs_edge_features(ConvKind kind) { return kind == ConvKind::kGine; }
 
 GnnModel::GnnModel(const GnnOptions& options) : options_(options) {
   const GnnOptions& o = options_;
@@ -41,6 +72,15 @@ GnnModel::GnnModel(const GnnOptions& options) : options_(options) {
                 "GnnModel: dropout must be in [0, 1), got {}", o.dropout);
   PARTITA_CHECK(o.attention_dropout < 1.0, Error, "GnnModel: attention dropout must be < 1, got {}",
                 o.attention_dropout);
+  PARTITA_CHECK(o.edge_dim >= 0, Error, "GnnModel: edge_dim must be >= 0, got {}", o.edge_dim);
+  PARTITA_CHECK(o.edge_dim == 0 || takes_edge_features(o.kind), Error,
+                "GnnModel: {} takes no edge features (edge_dim {}); train without "
+                "--edge-features, or with a model that reads them (gat)",
+                conv_name(o.kind), o.edge_dim);
+  PARTITA_CHECK(o.edge_dim > 0 || !needs_edge_features(o.kind), Error,
+                "GnnModel: {} needs edge features; train it with --edge-features on a partition "
+                "that has them",
+                conv_name(o.kind));
   int64_t in = o.in_dim;
   for (int64_t l = 0; l < o.layers; ++l) {
     bool last = l + 1 == o.layers;

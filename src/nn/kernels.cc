@@ -227,8 +227,8 @@ void with_compute_type(Dtype dt, F&& f) {
 }
 
 template <class C>
-void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, int64_t heads, C slope,
-                      C* alpha) {
+void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, const C* score_edge,
+                      int64_t heads, C slope, C* alpha) {
   parallel_rows(c, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t lo = c.ptr[r], hi = c.ptr[r + 1];
@@ -236,7 +236,9 @@ void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, int6
         const C sd = score_dst[r * heads + h];
         C max = -std::numeric_limits<C>::infinity();
         for (int64_t k = lo; k < hi; ++k) {
-          const C e = leaky(score_src[c.col[k] * heads + h] + sd, slope);
+          C pre = score_src[c.col[k] * heads + h] + sd;
+          if (score_edge != nullptr) pre += score_edge[edge_of(c, k) * heads + h];
+          const C e = leaky(pre, slope);
           alpha[edge_of(c, k) * heads + h] = e;
           max = std::max(max, e);
         }
@@ -255,8 +257,8 @@ void gat_forward_impl(const Csr& c, const C* score_src, const C* score_dst, int6
 
 template <class C>
 void gat_backward_impl(const Csr& c, const Csr& by_src, const C* score_src, const C* score_dst,
-                       const C* alpha, const C* grad_alpha, int64_t heads, C slope, C* grad_pre,
-                       C* grad_score_src, C* grad_score_dst) {
+                       const C* score_edge, const C* alpha, const C* grad_alpha, int64_t heads,
+                       C slope, C* grad_pre, C* grad_score_src, C* grad_score_dst) {
   parallel_rows(c, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t lo = c.ptr[r], hi = c.ptr[r + 1];
@@ -271,7 +273,8 @@ void gat_backward_impl(const Csr& c, const Csr& by_src, const C* score_src, cons
         for (int64_t k = lo; k < hi; ++k) {
           const int64_t e = edge_of(c, k) * heads + h;
           const C g = alpha[e] * (grad_alpha[e] - dot);
-          const C pre = score_src[c.col[k] * heads + h] + sd;
+          C pre = score_src[c.col[k] * heads + h] + sd;
+          if (score_edge != nullptr) pre += score_edge[e];
           grad_pre[e] = pre > 0 ? g : slope * g;
           sum += grad_pre[e];
         }
@@ -291,7 +294,77 @@ void gat_backward_impl(const Csr& c, const Csr& by_src, const C* score_src, cons
   });
 }
 
+template <class T>
+void relu_sum_impl(const Csr& c, const T* x, const T* e, int64_t width, T* out) {
+  using C = typename Compute<T>::type;
+  parallel_rows(c, [&](int64_t begin, int64_t end) {
+    std::vector<C> acc(static_cast<size_t>(width));
+    for (int64_t r = begin; r < end; ++r) {
+      std::fill(acc.begin(), acc.end(), C(0));
+      for (int64_t k = c.ptr[r]; k < c.ptr[r + 1]; ++k) {
+        const T* xr = x + c.col[k] * width;
+        const T* er = e + edge_of(c, k) * width;
+        for (int64_t f = 0; f < width; ++f) {
+          const C v = load(xr, f) + load(er, f);
+          acc[f] += v > 0 ? v : C(0);
+        }
+      }
+      T* o = out + r * width;
+      for (int64_t f = 0; f < width; ++f) store(o, f, acc[f]);
+    }
+  });
+}
+
+template <class T>
+void relu_sum_backward_impl(const Csr& c, const Csr& by_src, const T* x, const T* e,
+                            const T* grad_out, int64_t width, T* grad_x, T* grad_e) {
+  using C = typename Compute<T>::type;
+  parallel_rows(c, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T* g = grad_out + r * width;
+      for (int64_t k = c.ptr[r]; k < c.ptr[r + 1]; ++k) {
+        const T* xr = x + c.col[k] * width;
+        const int64_t id = edge_of(c, k);
+        const T* er = e + id * width;
+        T* ge = grad_e + id * width;
+        for (int64_t f = 0; f < width; ++f)
+          store(ge, f, load(xr, f) + load(er, f) > 0 ? load(g, f) : C(0));
+      }
+    }
+  });
+  parallel_rows(by_src, [&](int64_t begin, int64_t end) {
+    std::vector<C> acc(static_cast<size_t>(width));
+    for (int64_t j = begin; j < end; ++j) {
+      std::fill(acc.begin(), acc.end(), C(0));
+      for (int64_t k = by_src.ptr[j]; k < by_src.ptr[j + 1]; ++k) {
+        const T* ge = grad_e + edge_of(by_src, k) * width;
+        for (int64_t f = 0; f < width; ++f) acc[f] += load(ge, f);
+      }
+      T* o = grad_x + j * width;
+      for (int64_t f = 0; f < width; ++f) store(o, f, acc[f]);
+    }
+  });
+}
+
 }  // namespace
+
+void relu_sum(const Csr& by_dst, const void* x, const void* e, int64_t width, void* out, Dtype dt) {
+  with_type(dt, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    relu_sum_impl(by_dst, static_cast<const T*>(x), static_cast<const T*>(e), width,
+                  static_cast<T*>(out));
+  });
+}
+
+void relu_sum_backward(const Csr& by_dst, const Csr& by_src, const void* x, const void* e,
+                       const void* grad_out, int64_t width, void* grad_x, void* grad_e, Dtype dt) {
+  with_type(dt, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    relu_sum_backward_impl(by_dst, by_src, static_cast<const T*>(x), static_cast<const T*>(e),
+                           static_cast<const T*>(grad_out), width, static_cast<T*>(grad_x),
+                           static_cast<T*>(grad_e));
+  });
+}
 
 void spmm(const Csr& csr, const void* x, const void* w, int64_t heads, int64_t head_dim, void* out,
           Dtype dt) {
@@ -319,25 +392,27 @@ void edge_dot(const Csr& csr, const void* a, const void* b, int64_t heads, int64
 }
 
 void gat_softmax_forward(const Csr& by_dst, const void* score_src, const void* score_dst,
-                         int64_t heads, double slope, void* alpha, Dtype dt) {
+                         const void* score_edge, int64_t heads, double slope, void* alpha,
+                         Dtype dt) {
   with_compute_type(dt, [&](auto* type) {
     using C = std::remove_pointer_t<decltype(type)>;
     gat_forward_impl(by_dst, static_cast<const C*>(score_src), static_cast<const C*>(score_dst),
-                     heads, static_cast<C>(slope), static_cast<C*>(alpha));
+                     static_cast<const C*>(score_edge), heads, static_cast<C>(slope),
+                     static_cast<C*>(alpha));
   });
 }
 
 void gat_softmax_backward(const Csr& by_dst, const Csr& by_src, const void* score_src,
-                          const void* score_dst, const void* alpha, const void* grad_alpha,
-                          int64_t heads, double slope, void* grad_pre, void* grad_score_src,
-                          void* grad_score_dst, Dtype dt) {
+                          const void* score_dst, const void* score_edge, const void* alpha,
+                          const void* grad_alpha, int64_t heads, double slope, void* grad_pre,
+                          void* grad_score_src, void* grad_score_dst, Dtype dt) {
   with_compute_type(dt, [&](auto* type) {
     using C = std::remove_pointer_t<decltype(type)>;
     gat_backward_impl(by_dst, by_src, static_cast<const C*>(score_src),
-                      static_cast<const C*>(score_dst), static_cast<const C*>(alpha),
-                      static_cast<const C*>(grad_alpha), heads, static_cast<C>(slope),
-                      static_cast<C*>(grad_pre), static_cast<C*>(grad_score_src),
-                      static_cast<C*>(grad_score_dst));
+                      static_cast<const C*>(score_dst), static_cast<const C*>(score_edge),
+                      static_cast<const C*>(alpha), static_cast<const C*>(grad_alpha), heads,
+                      static_cast<C>(slope), static_cast<C*>(grad_pre),
+                      static_cast<C*>(grad_score_src), static_cast<C*>(grad_score_dst));
   });
 }
 

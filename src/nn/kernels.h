@@ -36,19 +36,33 @@ void edge_dot(const Csr& csr, const void* a, const void* b, int64_t heads, int64
               void* out, Dtype dt);
 
 // GAT's edge softmax over the rows of `by_dst` (entries = in-edges of dst r):
-//   pre_k = score_src[col[k], h] + score_dst[r, h], e_k = LeakyReLU_slope(pre_k),
-//   alpha[k, h] = exp(e_k - max_row e) / sum_row exp(e - max_row e)
-// score_src [*, H], score_dst [rows, H], alpha [E, H], all of type dt (kF32 or kF64).
+//   pre_k = score_src[col[k], h] + score_dst[r, h] (+ score_edge[eid(k), h]),
+//   e_k = LeakyReLU_slope(pre_k), alpha[k, h] = exp(e_k - max_row e) / sum_row exp(...)
+// score_src [*, H], score_dst [rows, H], score_edge [E, H] or nullptr (no edge term),
+// alpha [E, H], all of type dt (kF32 or kF64).
 void gat_softmax_forward(const Csr& by_dst, const void* score_src, const void* score_dst,
-                         int64_t heads, double slope, void* alpha, Dtype dt);
+                         const void* score_edge, int64_t heads, double slope, void* alpha,
+                         Dtype dt);
 
-// Gradients of gat_softmax_forward given grad_alpha [E, H]: grad_score_dst [rows, H] and,
-// through `by_src` (the transposed rows: entries of src j, eid = edge id),
-// grad_score_src [by_src.rows, H]. grad_pre [E, H] is scratch.
+// Gradients of gat_softmax_forward (with the same score_edge) given grad_alpha [E, H]:
+// grad_score_dst [rows, H], grad_pre [E, H] (the gradient of pre_k: score_edge's gradient)
+// and, through `by_src` (the transposed rows: entries of src j, eid = edge id),
+// grad_score_src [by_src.rows, H].
 void gat_softmax_backward(const Csr& by_dst, const Csr& by_src, const void* score_src,
-                          const void* score_dst, const void* alpha, const void* grad_alpha,
-                          int64_t heads, double slope, void* grad_pre, void* grad_score_src,
-                          void* grad_score_dst, Dtype dt);
+                          const void* score_dst, const void* score_edge, const void* alpha,
+                          const void* grad_alpha, int64_t heads, double slope, void* grad_pre,
+                          void* grad_score_src, void* grad_score_dst, Dtype dt);
+
+// GINE's message sum (gine_sum, message_passing.h) over the rows of `by_dst`:
+//   out[r, f] = sum_{k in row r} max(0, x[col[k], f] + e[eid(k), f])
+// x [*, F], e [E, F], out [rows, F] (overwritten), all of type dt; sums in the compute type.
+void relu_sum(const Csr& by_dst, const void* x, const void* e, int64_t width, void* out, Dtype dt);
+
+// Gradients of relu_sum given grad_out [rows, F]: grad_e [E, F] = grad_out[r] where
+// x[col[k]] + e[eid(k)] > 0, else 0; then grad_x [by_src.rows, F] = the sum of grad_e over
+// each src's entries of `by_src` (the transposed rows, eid = edge id). All of type dt.
+void relu_sum_backward(const Csr& by_dst, const Csr& by_src, const void* x, const void* e,
+                       const void* grad_out, int64_t width, void* grad_x, void* grad_e, Dtype dt);
 
 // out[i] = keep(i) ? x[i] * scale : 0, where keep(i) = hash(key, i) >= threshold, a
 // counter-based draw (a pure function of key and i, so backward regenerates the same mask).

@@ -97,9 +97,12 @@ struct AggregateFn : torch::autograd::Function<AggregateFn> {
   }
 };
 
+// With `has_edge` false, `score_edge` is a defined placeholder and is ignored (as
+// AggregateFn's weights).
 struct GatSoftmaxFn : torch::autograd::Function<GatSoftmaxFn> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& score_src,
-                               const torch::Tensor& score_dst, const torch::Tensor& indptr,
+                               const torch::Tensor& score_dst, const torch::Tensor& score_edge,
+                               bool has_edge, const torch::Tensor& indptr,
                                const torch::Tensor& indices, const torch::Tensor& t_indptr,
                                const torch::Tensor& t_dst, const torch::Tensor& t_eid,
                                double slope) {
@@ -107,34 +110,80 @@ struct GatSoftmaxFn : torch::autograd::Function<GatSoftmaxFn> {
     const torch::ScalarType type = compute_type(score_src.scalar_type());
     const torch::Tensor ss = score_src.to(type).contiguous();
     const torch::Tensor sd = score_dst.to(type).contiguous();
+    const torch::Tensor se = has_edge ? score_edge.to(type).contiguous() : torch::Tensor();
     const int64_t heads = ss.size(1);
     torch::Tensor alpha = torch::empty({indices.size(0), heads}, type);
-    kernels::gat_softmax_forward(by_dst(indptr, indices), ss.data_ptr(), sd.data_ptr(), heads,
-                                 slope, alpha.data_ptr(), kernel_dtype(alpha, "gat_edge_softmax"));
+    kernels::gat_softmax_forward(by_dst(indptr, indices), ss.data_ptr(), sd.data_ptr(),
+                                 has_edge ? se.data_ptr() : nullptr, heads, slope, alpha.data_ptr(),
+                                 kernel_dtype(alpha, "gat_edge_softmax"));
     ctx->saved_data["slope"] = slope;
+    ctx->saved_data["has_edge"] = has_edge;
     ctx->saved_data["src_type"] = static_cast<int64_t>(score_src.scalar_type());
     ctx->saved_data["dst_type"] = static_cast<int64_t>(score_dst.scalar_type());
-    ctx->save_for_backward({ss, sd, alpha, indptr, indices, t_indptr, t_dst, t_eid});
+    ctx->saved_data["edge_type"] = static_cast<int64_t>(score_edge.scalar_type());
+    ctx->save_for_backward({ss, sd, se, alpha, indptr, indices, t_indptr, t_dst, t_eid});
     return alpha;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     RECORD_USER_SCOPE("partita::gat_softmax_backward");
     const auto s = ctx->get_saved_variables();
-    const torch::Tensor &ss = s[0], &sd = s[1], &alpha = s[2];
+    const torch::Tensor &ss = s[0], &sd = s[1], &se = s[2], &alpha = s[3];
+    const bool has_edge = ctx->saved_data["has_edge"].toBool();
     const int64_t heads = ss.size(1);
     const torch::Tensor ga = grads[0].to(alpha.scalar_type()).contiguous();
     torch::Tensor grad_pre = torch::empty_like(alpha);
     torch::Tensor grad_ss = torch::empty_like(ss);
     torch::Tensor grad_sd = torch::empty_like(sd);
-    kernels::gat_softmax_backward(by_dst(s[3], s[4]), by_src(s[5], s[6], s[7]), ss.data_ptr(),
-                                  sd.data_ptr(), alpha.data_ptr(), ga.data_ptr(), heads,
-                                  ctx->saved_data["slope"].toDouble(), grad_pre.data_ptr(),
-                                  grad_ss.data_ptr(), grad_sd.data_ptr(),
-                                  kernel_dtype(alpha, "gat_edge_softmax"));
+    kernels::gat_softmax_backward(
+        by_dst(s[4], s[5]), by_src(s[6], s[7], s[8]), ss.data_ptr(), sd.data_ptr(),
+        has_edge ? se.data_ptr() : nullptr, alpha.data_ptr(), ga.data_ptr(), heads,
+        ctx->saved_data["slope"].toDouble(), grad_pre.data_ptr(), grad_ss.data_ptr(),
+        grad_sd.data_ptr(), kernel_dtype(alpha, "gat_edge_softmax"));
     const auto src_type = static_cast<torch::ScalarType>(ctx->saved_data["src_type"].toInt());
     const auto dst_type = static_cast<torch::ScalarType>(ctx->saved_data["dst_type"].toInt());
-    return {grad_ss.to(src_type), grad_sd.to(dst_type), {}, {}, {}, {}, {}, {}};
+    const auto edge_type = static_cast<torch::ScalarType>(ctx->saved_data["edge_type"].toInt());
+    return {grad_ss.to(src_type),
+            grad_sd.to(dst_type),
+            has_edge ? grad_pre.to(edge_type) : torch::Tensor(),
+            {},
+            {},
+            {},
+            {},
+            {},
+            {},
+            {}};
+  }
+};
+
+struct GineSumFn : torch::autograd::Function<GineSumFn> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& edge_x, const torch::Tensor& indptr,
+                               const torch::Tensor& indices, const torch::Tensor& t_indptr,
+                               const torch::Tensor& t_dst, const torch::Tensor& t_eid) {
+    RECORD_USER_SCOPE("partita::gine_sum_forward");
+    const kernels::Dtype dt = kernel_dtype(x, "gine_sum");
+    const torch::Tensor xc = x.contiguous();
+    const torch::Tensor ec = edge_x.contiguous();
+    const int64_t width = x.size(1);
+    torch::Tensor out = torch::empty({indptr.size(0) - 1, width}, x.options());
+    kernels::relu_sum(by_dst(indptr, indices), xc.data_ptr(), ec.data_ptr(), width, out.data_ptr(),
+                      dt);
+    ctx->save_for_backward({xc, ec, indptr, indices, t_indptr, t_dst, t_eid});
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    RECORD_USER_SCOPE("partita::gine_sum_backward");
+    const auto s = ctx->get_saved_variables();
+    const torch::Tensor &x = s[0], &e = s[1];
+    const torch::Tensor g = grads[0].to(x.scalar_type()).contiguous();
+    torch::Tensor grad_x = torch::empty_like(x);
+    torch::Tensor grad_e = torch::empty_like(e);
+    kernels::relu_sum_backward(by_dst(s[2], s[3]), by_src(s[4], s[5], s[6]), x.data_ptr(),
+                               e.data_ptr(), g.data_ptr(), x.size(1), grad_x.data_ptr(),
+                               grad_e.data_ptr(), kernel_dtype(x, "gine_sum"));
+    return {grad_x, grad_e, {}, {}, {}, {}, {}};
   }
 };
 
@@ -196,7 +245,8 @@ torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x) {
 }
 
 torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& score_src,
-                               const torch::Tensor& score_dst, double negative_slope) {
+                               const torch::Tensor& score_dst, double negative_slope,
+                               const torch::Tensor& score_edge) {
   check_block(block, "gat_edge_softmax");
   PARTITA_CHECK(score_src.dim() == 2 && score_dst.dim() == 2 &&
                     score_src.size(0) == block.num_src && score_dst.size(0) == block.num_dst &&
@@ -205,10 +255,38 @@ torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& s
                 block.num_dst);
   check_device(block, score_src, "gat_edge_softmax", "score_src");
   check_device(block, score_dst, "gat_edge_softmax", "score_dst");
+  if (score_edge.defined()) {
+    PARTITA_CHECK(score_edge.dim() == 2 && score_edge.size(0) == block.num_edges() &&
+                      score_edge.size(1) == score_src.size(1),
+                  Error, "gat_edge_softmax: score_edge must be [{}, {}]", block.num_edges(),
+                  score_src.size(1));
+    check_device(block, score_edge, "gat_edge_softmax", "score_edge");
+  }
   if (uses_generic_ops(block.indptr.device()))
-    return generic::gat_edge_softmax(block, score_src, score_dst, negative_slope);
-  return GatSoftmaxFn::apply(score_src, score_dst, block.indptr, block.indices, block.t_indptr,
-                             block.t_dst, block.t_eid, negative_slope);
+    return generic::gat_edge_softmax(block, score_src, score_dst, negative_slope, score_edge);
+  const bool has_edge = score_edge.defined();
+  const torch::Tensor edge =
+      has_edge ? score_edge : torch::empty({0}, score_src.options().dtype(torch::kFloat32));
+  return GatSoftmaxFn::apply(score_src, score_dst, edge, has_edge, block.indptr, block.indices,
+                             block.t_indptr, block.t_dst, block.t_eid, negative_slope);
+}
+
+torch::Tensor gine_sum(const BlockTensors& block, const torch::Tensor& x,
+                       const torch::Tensor& edge_x) {
+  check_block(block, "gine_sum");
+  kernel_dtype(x, "gine_sum");
+  PARTITA_CHECK(x.dim() == 2 && x.size(0) == block.num_src, Error,
+                "gine_sum: x must be [{}, F], got {} dims, {} rows", block.num_src, x.dim(),
+                x.dim() > 0 ? x.size(0) : 0);
+  PARTITA_CHECK(edge_x.dim() == 2 && edge_x.size(0) == block.num_edges() &&
+                    edge_x.size(1) == x.size(1) && edge_x.scalar_type() == x.scalar_type(),
+                Error, "gine_sum: edge_x must be {} [{}, {}]", c10::toString(x.scalar_type()),
+                block.num_edges(), x.size(1));
+  check_device(block, x, "gine_sum", "x");
+  check_device(block, edge_x, "gine_sum", "edge_x");
+  if (uses_generic_ops(block.indptr.device())) return generic::gine_sum(block, x, edge_x);
+  return GineSumFn::apply(x, edge_x, block.indptr, block.indices, block.t_indptr, block.t_dst,
+                          block.t_eid);
 }
 
 }  // namespace partita::nn

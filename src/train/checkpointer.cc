@@ -71,7 +71,7 @@ int64_t Checkpointer::restore(torch::nn::Module& module, torch::optim::Optimizer
   const CheckpointMeta meta = read_checkpoint_meta(bytes, source);
   PARTITA_CHECK_PARAM(meta.signature == signature, "resume",
                       "{} was written for another model or optimizer (`model`, `layers`, "
-                      "`hidden`, `heads`, `optimizer` or the dataset differ)",
+                      "`hidden`, `heads`, `optimizer`, edge features or the dataset differ)",
                       source);
   load_checkpoint(bytes, source, module, optimizer);
   restore_embeddings(session_, options_.checkpoint.dir, meta.epochs_done);

@@ -3,6 +3,7 @@
 
 #include "partita/core/parameter_error.h"
 #include "partita/nn/block_tensors.h"
+#include "partita/train/checkpoint.h"
 #include "partita/train/device_feature_cache.h"
 
 namespace partita::train {
@@ -39,14 +40,16 @@ const store::ResidentRows* GnnAdapter::resident_rows() const {
 std::vector<int64_t> GnnAdapter::config_signature() const {
   const nn::GnnOptions& m = model_->options();
   const int64_t heads = m.kind == nn::ConvKind::kGat ? m.heads : 1;  // only GAT reads it
-  return {static_cast<int64_t>(m.kind),
-          m.in_dim,
-          m.hidden,
-          m.out_dim,
-          m.layers,
-          heads,
-          static_cast<int64_t>(m.norm),
-          static_cast<int64_t>(options_.optimizer.kind)};
+  std::vector<int64_t> signature{static_cast<int64_t>(m.kind),
+                                 m.in_dim,
+                                 m.hidden,
+                                 m.out_dim,
+                                 m.layers,
+                                 heads,
+                                 static_cast<int64_t>(m.norm),
+                                 static_cast<int64_t>(options_.optimizer.kind)};
+  if (m.edge_dim > 0) signature.insert(signature.end(), {kEdgeFeaturesSignatureTag, m.edge_dim});
+  return signature;
 }
 
 std::unique_ptr<ModelAdapter> make_gnn_adapter(const ModelContext& context) {

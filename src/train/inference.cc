@@ -191,6 +191,10 @@ nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& s,
                 source);
   PARTITA_CHECK(s.empty() || s[0] != nn::HanModel::kSignatureTag, UsageError,
                 "{}: a HAN checkpoint; infer supports GraphSAGE, GCN and GAT models only", source);
+  PARTITA_CHECK(s.size() < 10 || s[8] != kEdgeFeaturesSignatureTag, UsageError,
+                "{}: a model that reads edge features (edge_dim {}); infer does not feed edge "
+                "features yet",
+                source, s.size() < 10 ? 0 : s[9]);
   const bool link = is_link_signature(s);
   PARTITA_CHECK((s.size() == 8 || link) && s[0] >= 0 && s[0] <= 2 && s[1] > 0 && s[3] > 0 &&
                     s[4] >= 1 && s[5] >= 1 && s[6] >= 0 && s[6] <= 2,

@@ -14,11 +14,9 @@
 namespace partita::train {
 
 const NameTable<ModelKind>& model_kind_names() {
-  static const NameTable<ModelKind> names{{"sage", ModelKind::kSage},
-                                          {"gcn", ModelKind::kGcn},
-                                          {"gat", ModelKind::kGat},
-                                          {"rgcn", ModelKind::kRgcn},
-                                          {"han", ModelKind::kHan}};
+  static const NameTable<ModelKind> names{{"sage", ModelKind::kSage}, {"gcn", ModelKind::kGcn},
+                                          {"gat", ModelKind::kGat},   {"gine", ModelKind::kGine},
+                                          {"rgcn", ModelKind::kRgcn}, {"han", ModelKind::kHan}};
   return names;
 }
 
@@ -30,6 +28,8 @@ std::optional<nn::ConvKind> conv_kind(ModelKind kind) {
       return nn::ConvKind::kGcn;
     case ModelKind::kGat:
       return nn::ConvKind::kGat;
+    case ModelKind::kGine:
+      return nn::ConvKind::kGine;
     case ModelKind::kRgcn:
     case ModelKind::kHan:
       break;
@@ -43,6 +43,8 @@ ModelKind model_kind(nn::ConvKind conv) {
       return ModelKind::kGcn;
     case nn::ConvKind::kGat:
       return ModelKind::kGat;
+    case nn::ConvKind::kGine:
+      return ModelKind::kGine;
     case nn::ConvKind::kSage:
       break;
   }
@@ -50,8 +52,13 @@ ModelKind model_kind(nn::ConvKind conv) {
 }
 
 bool takes_edge_features(ModelKind kind) {
-  // GAT's attention takes an edge term (edge_dim, as PyG's GATConv); a GINE layer will too.
-  return kind == ModelKind::kGat;
+  const std::optional<nn::ConvKind> conv = conv_kind(kind);
+  return conv.has_value() && nn::takes_edge_features(*conv);
+}
+
+bool needs_edge_features(ModelKind kind) {
+  const std::optional<nn::ConvKind> conv = conv_kind(kind);
+  return conv.has_value() && nn::needs_edge_features(*conv);
 }
 
 nn::GnnOptions gnn_options(const ModelOptions& model) {
@@ -141,10 +148,13 @@ namespace {
 // `edge_features` against the rest of the options (the partition is checked by
 // resolved_options).
 void check_edge_features_rule(const TrainOptions& o) {
+  PARTITA_CHECK_PARAM(o.loader.edge_features || !needs_edge_features(o.model.kind), "model",
+                      "{} needs edge features: pass `edge_features` on a partition that has them",
+                      name_of(model_kind_names(), o.model.kind));
   if (!o.loader.edge_features) return;
   PARTITA_CHECK_PARAM(takes_edge_features(o.model.kind), "model",
                       "{} takes no edge features: with `edge_features` use a model whose layers "
-                      "read them (gat)",
+                      "read them (gat or gine)",
                       name_of(model_kind_names(), o.model.kind));
   PARTITA_CHECK_PARAM(o.loader.sample_on != SampleOn::kDevice, "sample_on",
                       "device: the device sampler returns no edge ids yet; with `edge_features` "

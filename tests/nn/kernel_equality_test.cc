@@ -107,7 +107,7 @@ void expect_equal_fields(const BlockTensors& got, const BlockTensors& want,
         EXPECT_TRUE(torch::equal(g.cpu(), w)) << what << " " << name;
       },
       got, want);
-  EXPECT_EQ(fields, 16) << what;
+  EXPECT_EQ(fields, 17) << what;
 }
 
 class KernelEquality : public ::testing::TestWithParam<const char*> {

@@ -121,6 +121,42 @@ TEST(Checkpoint, AnotherModelOrCorruptBytesAreFormatErrors) {
   EXPECT_THROW(read_checkpoint_meta(bytes.substr(0, bytes.size() / 2), "cut"), FormatError);
 }
 
+// A GAT that reads edge features has parameters one without lacks (lin_edge, att_edge):
+// neither loads the other's checkpoint, each with one FormatError.
+TEST(Checkpoint, EdgeFeaturesOrNotAreAnotherModel) {
+  const auto gat = [](int64_t edge_dim) {
+    torch::manual_seed(1);
+    nn::GnnOptions o;
+    o.kind = nn::ConvKind::kGat;
+    o.in_dim = 5;
+    o.hidden = 4;
+    o.out_dim = 3;
+    o.layers = 2;
+    o.heads = 2;
+    o.edge_dim = edge_dim;
+    return std::make_shared<nn::GnnModel>(o);
+  };
+  auto with_edges = gat(3), without = gat(0);
+  torch::optim::Adam adam(with_edges->parameters(), torch::optim::AdamOptions(0.1));
+  torch::optim::Adam adam2(without->parameters(), torch::optim::AdamOptions(0.1));
+  const std::string edge_bytes = serialize_checkpoint(*with_edges, adam, {1, 0, {}, {}});
+  const std::string plain_bytes = serialize_checkpoint(*without, adam2, {1, 0, {}, {}});
+  try {
+    load_checkpoint(edge_bytes, "ck", *without, adam2);
+    FAIL() << "an edge_dim checkpoint loaded into a model without edge features";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("ck: written for another model"), std::string::npos)
+        << e.what();
+  }
+  try {
+    load_checkpoint(plain_bytes, "ck", *with_edges, adam);
+    FAIL() << "a checkpoint without edge features loaded into an edge_dim model";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("it has no 'conv0.att_edge'"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Checkpoint, AnotherFormatIsOneLineNamingTheFormatsRead) {
   auto saved = model(4, 1);
   torch::optim::Adam adam(saved->parameters(), torch::optim::AdamOptions(0.1));

@@ -89,10 +89,17 @@ class GCNConv : public BlockConv {
 // mean + b, out_dim = head_dim. In training mode, alpha goes through dropout with
 // probability attention_dropout (the paper's dropout on the normalized coefficients), with
 // the key set by set_dropout_key.
+//
+// With edge_dim > 0 (PyG's GATConv(edge_dim=...)), each edge's features e_ij
+// (block.edge_feat [E, edge_dim], required) add a term to the logit:
+//   e_ij = LeakyReLU_0.2(a_dst_k . h_i + a_src_k . h_j + a_edge_k . (W_e e_ij)_k)
+// with W_e: edge_dim -> K * head_dim without bias; a self loop's features are the mean of
+// its dst's edge features (with_self_loops). edge_dim 0 builds exactly the layer above
+// (the same parameters, drawn in the same order).
 class GATConv : public BlockConv {
  public:
   GATConv(int64_t in_dim, int64_t head_dim, int64_t heads, bool concat = true,
-          double attention_dropout = 0.0);
+          double attention_dropout = 0.0, int64_t edge_dim = 0);
   torch::Tensor forward(const BlockTensors& block, const torch::Tensor& x_src) override;
   int64_t out_dim() const override { return concat_ ? heads_ * head_dim_ : head_dim_; }
   double matmul_flops(const BlockTensors& block) const override;
@@ -109,13 +116,40 @@ class GATConv : public BlockConv {
   torch::Tensor att_src;           // [heads, head_dim]
   torch::Tensor att_dst;           // [heads, head_dim]
   torch::Tensor bias;              // [out_dim]
+  // edge_dim > 0 only (else null / undefined):
+  torch::nn::Linear lin_edge{nullptr};  // edge_dim -> heads * head_dim, no bias
+  torch::Tensor att_edge;               // [heads, head_dim]
 
  private:
   int64_t head_dim_;
   int64_t heads_;
   bool concat_;
   double attention_dropout_;
+  int64_t edge_dim_;
   uint64_t dropout_key_ = 0;
+};
+
+// GINE (Hu et al. 2020, "Strategies for pre-training graph neural networks"; PyG's
+// GINEConv(nn, edge_dim=...) with train_eps=False): GIN with edge features,
+//   out_i = MLP((1 + eps) x_i + sum_{j in N(i)} ReLU(x_j + W_e e_ji + b_e))
+// with eps fixed at 0 (PyG's default; not learned), W_e, b_e: edge_dim -> in_dim (PyG's
+// lin, with bias), and MLP = Linear(in, out) -> ReLU -> Linear(out, out), both with bias.
+// The edge features are block.edge_feat [E, edge_dim] (required). Messages run on gine_sum
+// (message_passing.h). Throws partita::Error if edge_dim < 1: GINE needs edge features.
+class GINEConv : public BlockConv {
+ public:
+  GINEConv(int64_t in_dim, int64_t out_dim, int64_t edge_dim);
+  torch::Tensor forward(const BlockTensors& block, const torch::Tensor& x_src) override;
+  int64_t out_dim() const override { return out_dim_; }
+  double matmul_flops(const BlockTensors& block) const override;
+
+  torch::nn::Linear lin_edge{nullptr};  // edge_dim -> in_dim, with bias
+  torch::nn::Linear mlp1{nullptr};      // in_dim -> out_dim
+  torch::nn::Linear mlp2{nullptr};      // out_dim -> out_dim
+
+ private:
+  int64_t out_dim_;
+  int64_t edge_dim_;
 };
 
 }  // namespace partita::nn

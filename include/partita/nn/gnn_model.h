@@ -14,8 +14,15 @@
 
 namespace partita::nn {
 
-enum class ConvKind { kSage, kGcn, kGat };
+enum class ConvKind { kSage, kGcn, kGat, kGine };
 enum class NormKind { kNone, kBatch, kLayer };
+
+// Whether a conv of `kind` reads edge features (GnnOptions::edge_dim > 0): GAT may (PyG's
+// GATConv edge_dim), GINE must; GraphSAGE and GCN do not. The one table of it (train's
+// takes_edge_features maps its models here).
+bool takes_edge_features(ConvKind kind);
+// Whether a conv of `kind` cannot run without edge features (GINE).
+bool needs_edge_features(ConvKind kind);
 
 struct GnnOptions {
   ConvKind kind = ConvKind::kSage;
@@ -34,14 +41,16 @@ struct GnnOptions {
   // Activations and matrix products in fp32 or bf16 (parameters stay fp32; precision.h).
   Precision precision = Precision::kFp32;
   // Width of the edge features every block carries (BlockTensors::edge_feat); 0: none.
-  // Convs that take edge features (GAT's edge_dim) use them; the others refuse > 0.
+  // Convs that take edge features (takes_edge_features: GAT's edge_dim, GINE) use them;
+  // GnnModel refuses > 0 with the others, and 0 with GINE (needs_edge_features).
   int64_t edge_dim = 0;
 };
 
 class GnnModel : public torch::nn::Module {
  public:
   // Throws partita::Error on a non-positive dimension, layers < 1, heads < 1, dropout
-  // outside [0, 1) or attention_dropout >= 1.
+  // outside [0, 1), attention_dropout >= 1, edge_dim < 0, edge_dim > 0 with a conv that
+  // takes no edge features, or edge_dim 0 with one that needs them (GINE).
   explicit GnnModel(const GnnOptions& options);
 
   // blocks in hop order (blocks[0].dst = seeds), x_input [blocks.back().num_src, in_dim]

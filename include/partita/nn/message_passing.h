@@ -40,11 +40,23 @@ torch::Tensor aggregate_mean(const BlockTensors& block, const torch::Tensor& x);
 torch::Tensor relation_mean(const BlockTensors& block, const torch::Tensor& x);
 
 // GAT's attention: per dst i and head h, over i's in-edges e = (j -> i),
-//   alpha[e, h] = softmax_e LeakyReLU_slope(score_src[j, h] + score_dst[i, h])
-// score_src [num_src, H], score_dst [num_dst, H]; returns alpha [E, H], float64 for float64
-// scores and float32 otherwise (rows sum
-// to 1 per dst and head; nothing for a dst without in-edges). Differentiable in both scores.
+//   alpha[e, h] = softmax_e LeakyReLU_slope(score_src[j, h] + score_dst[i, h] (+ score_edge[e, h]))
+// score_src [num_src, H], score_dst [num_dst, H], score_edge [E, H] or undefined (no edge
+// term; GAT with edge features passes a_edge . W_e e_ij); returns alpha [E, H], float64 for
+// float64 scores and float32 otherwise (rows sum to 1 per dst and head; nothing for a dst
+// without in-edges). Differentiable in every score.
 torch::Tensor gat_edge_softmax(const BlockTensors& block, const torch::Tensor& score_src,
-                               const torch::Tensor& score_dst, double negative_slope = 0.2);
+                               const torch::Tensor& score_dst, double negative_slope = 0.2,
+                               const torch::Tensor& score_edge = {});
+
+// GINE's messages (Hu et al. 2020), summed over each dst's in-edges e = (j -> i):
+//   out[i, :] = sum_e ReLU(x[j, :] + edge_x[e, :])
+// x [num_src, F] and edge_x [E, F] of one dtype (float32, bfloat16 summed in fp32, or
+// float64); returns [num_dst, F] in that dtype, zeros for a dst without in-edges.
+// Differentiable in both. On the CPU a fused pass (no [E, F] message tensor; backward
+// writes edge_x's [E, F] gradient, then gathers x's through the transposed block). Throws
+// partita::Error on shape, dtype or device mismatches.
+torch::Tensor gine_sum(const BlockTensors& block, const torch::Tensor& x,
+                       const torch::Tensor& edge_x);
 
 }  // namespace partita::nn

@@ -57,6 +57,10 @@ struct CheckpointMeta {
 // A link-prediction model's signature is a node model's (kind, in_dim, hidden, out_dim,
 // layers, heads, norm, optimizer) followed by this tag and the decoder (nn::LinkDecoder).
 constexpr int64_t kLinkSignatureTag = 0x4c494e4b;  // "LINK"
+// A model that reads edge features (edge_dim > 0) has this tag and its edge_dim after the
+// node model's 8 entries (before a link model's); one without has neither, so checkpoints
+// of the two never match (resume refuses) and older checkpoints keep their signature.
+constexpr int64_t kEdgeFeaturesSignatureTag = 0x45444745;  // "EDGE"
 
 // `dir`/checkpoint-<epochs_done>.pt.
 std::string checkpoint_path(const std::string& dir, int64_t epochs_done);

@@ -75,7 +75,8 @@ struct InferenceOutput {
 // The model options a checkpoint signature (Trainer::config_signature: kind, in_dim,
 // hidden, out_dim, layers, heads, norm, optimizer; a link model's adds its tag and decoder)
 // describes, checked against the partition: UsageError naming `source` when the signature
-// is not a GraphSAGE/GCN/GAT one (R-GCN checkpoints are not supported yet) or its feature
+// is not a GraphSAGE/GCN/GAT one (R-GCN checkpoints and models that read edge features,
+// kEdgeFeaturesSignatureTag, are not supported yet) or its feature
 // dimension or (node models) class count differ from the partition's. Precision is fp32
 // (bf16-trained weights are fp32).
 nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& signature,

@@ -31,12 +31,18 @@ namespace partita::train {
 
 // The model a Trainer builds: a GnnModel of one conv kind, an R-GCN (nn/rgcn.h), or a HAN
 // (metapath attention, nn/han.h) over metapath blocks (sample/metapath_sampler.h).
-enum class ModelKind { kSage, kGcn, kGat, kRgcn, kHan };
-const NameTable<ModelKind>& model_kind_names();  // sage, gcn, gat, rgcn, han
+enum class ModelKind { kSage, kGcn, kGat, kRgcn, kHan, kGine };
+const NameTable<ModelKind>& model_kind_names();  // sage, gcn, gat, gine, rgcn, han
 
 // The GnnModel's conv of `kind`; nullopt for kRgcn and kHan.
 std::optional<nn::ConvKind> conv_kind(ModelKind kind);
 ModelKind model_kind(nn::ConvKind conv);
+
+// Whether a model of `kind` reads edge features (ModelOptions::edge_dim > 0, train
+// --edge-features): gat and gine do (nn::takes_edge_features); sage, gcn, rgcn and han do
+// not. needs_edge_features: gine cannot train without them.
+bool takes_edge_features(ModelKind kind);
+bool needs_edge_features(ModelKind kind);
 
 // Where a model, its batches and its loss live (device): the CPU, or a CUDA GPU. Parsed from
 // "cpu", "cuda" or "cuda:N" by parse_device, the one parser of every front end. Whether the
@@ -77,12 +83,9 @@ struct ModelOptions {
   std::string metapaths;
   // Width of the partition's edge features when training uses them (--edge-features); 0:
   // the model takes no edge features. Set by the trainer from the partition, not a flag.
+  // > 0 only with a model that takes them (takes_edge_features); gine needs > 0.
   int64_t edge_dim = 0;
 };
-
-// Whether model `kind`'s conv accepts edge features (an edge_dim): the one place that says
-// which models `edge_features` may train (gat; gine once its layer exists).
-bool takes_edge_features(ModelKind kind);
 
 // The nn::GnnOptions of a GNN model (throws Error for kRgcn, which is no GnnModel).
 nn::GnnOptions gnn_options(const ModelOptions& model);
