@@ -181,7 +181,9 @@ PYBIND11_MODULE(_C, m) {
         "Mean over each dst's in-edges (fused, differentiable)");
   m.def("gat_edge_softmax", &nn::gat_edge_softmax, py::arg("block"), py::arg("score_src"),
         py::arg("score_dst"), py::arg("negative_slope") = 0.2,
-        "GAT's attention softmax over each dst's in-edges (fused, differentiable)");
+        py::arg("score_edge") = torch::Tensor(),
+        "GAT's attention softmax over each dst's in-edges, with an optional per-edge score "
+        "term (fused, differentiable)");
   m.def("with_self_loops", &nn::with_self_loops, py::arg("block"),
         "The block with a self loop leading each dst row (for GAT)");
   m.def("initial_parameters", &initial_parameters, py::arg("kind"), py::arg("in_dim"),
