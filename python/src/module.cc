@@ -2,6 +2,7 @@
 // engine stays C++: Python gets the job (MPI), the distributed graph, the pipelined neighbor
 // loader, the fused message-passing kernels as autograd functions, and the gradient
 // allreduce. Everything that waits (a batch, a collective) releases the GIL.
+#include <pybind11/stl.h>
 #include <torch/extension.h>
 
 #include <filesystem>
@@ -179,9 +180,16 @@ PYBIND11_MODULE(_C, m) {
         "Weighted sum over each dst's in-edges (fused, differentiable; nn/message_passing.h)");
   m.def("aggregate_mean", &nn::aggregate_mean, py::arg("block"), py::arg("x"),
         "Mean over each dst's in-edges (fused, differentiable)");
-  m.def("gat_edge_softmax", &nn::gat_edge_softmax, py::arg("block"), py::arg("score_src"),
-        py::arg("score_dst"), py::arg("negative_slope") = 0.2,
-        py::arg("score_edge") = torch::Tensor(),
+  m.def(
+      "gat_edge_softmax",
+      [](const nn::BlockTensors& block, const torch::Tensor& score_src,
+         const torch::Tensor& score_dst, double negative_slope,
+         const std::optional<torch::Tensor>& score_edge) {
+        return nn::gat_edge_softmax(block, score_src, score_dst, negative_slope,
+                                    score_edge.value_or(torch::Tensor()));
+      },
+      py::arg("block"), py::arg("score_src"), py::arg("score_dst"),
+      py::arg("negative_slope") = 0.2, py::arg("score_edge") = py::none(),
         "GAT's attention softmax over each dst's in-edges, with an optional per-edge score "
         "term (fused, differentiable)");
   m.def("with_self_loops", &nn::with_self_loops, py::arg("block"),

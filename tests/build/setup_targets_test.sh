@@ -41,9 +41,11 @@ if [ -n "$build_dir" ] && [ ! -f "$build_dir/build.ninja" ]; then
 elif [ -n "$build_dir" ]; then
   targets=$(sed 's/.*--target //; s/ --target / /g' <<< "$demo")
   inputs=$(ninja -C "$build_dir" -t inputs $targets) || fail "ninja -t inputs $targets failed"
-  # Every executable the build links (tests/*/..._test, bench/, fuzz/, src/cli/partita).
+  # Every executable the build links (tests/*/..._test, bench/, fuzz/, src/cli/partita) but
+  # partita-torch, which partita runs the torch commands in (src/cli/torch_handoff.h).
   executables=$(ninja -C "$build_dir" -t targets all |
-    sed -n 's/^\([^:]*\): CXX_EXECUTABLE_LINKER.*/\1/p' | grep -v '_tests\.cmake$')
+    sed -n 's/^\([^:]*\): CXX_EXECUTABLE_LINKER.*/\1/p' | grep -v '_tests\.cmake$' |
+    grep -vx 'src/cli/partita-torch')
   grep -q '^tests/' <<< "$executables" ||
     fail "found no test executables in $build_dir (did ninja's rule names change?)"
   count=0

@@ -43,7 +43,7 @@ CHECK = textwrap.dedent("""
 
     def edge_rows(d):
         '''{(src, dst): [rows]} over every part's files (global ids).'''
-        meta_parts = sorted(p for p in os.listdir(d) if p.startswith("part"))
+        meta_parts = [p for p in os.listdir(d) if p.startswith("part") and p[4:].isdigit()]
         rows, first = {}, 0
         for p in sorted(meta_parts, key=lambda s: int(s[4:])):
             indptr = np.load(os.path.join(d, p, "indptr.npy"))

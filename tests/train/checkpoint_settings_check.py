@@ -62,6 +62,9 @@ NOT_VARIED = {
                  "untyped one",
     "temporal": "needs a partition with edge and node times; Cora has none",
     "temporal-strict": "applies with --temporal only, which Cora cannot take",
+    "edge-features": "needs a partition with edge features and a model that reads them (gat, "
+                     "gine); the runs here are GraphSAGE on a graph without (its refusal on "
+                     "resume: Checkpoint.EdgeFeaturesOrNotAreAnotherModel)",
     "sample-weight": "its other value (edge_weight) needs a partition with edge weights; Cora "
                      "has none",
     "device": "its other value (cuda) needs a GPU; a run resumed on cpu from a cuda "
