@@ -188,10 +188,10 @@ PYBIND11_MODULE(_C, m) {
         return nn::gat_edge_softmax(block, score_src, score_dst, negative_slope,
                                     score_edge.value_or(torch::Tensor()));
       },
-      py::arg("block"), py::arg("score_src"), py::arg("score_dst"),
-      py::arg("negative_slope") = 0.2, py::arg("score_edge") = py::none(),
-        "GAT's attention softmax over each dst's in-edges, with an optional per-edge score "
-        "term (fused, differentiable)");
+      py::arg("block"), py::arg("score_src"), py::arg("score_dst"), py::arg("negative_slope") = 0.2,
+      py::arg("score_edge") = py::none(),
+      "GAT's attention softmax over each dst's in-edges, with an optional per-edge score "
+      "term (fused, differentiable)");
   m.def("with_self_loops", &nn::with_self_loops, py::arg("block"),
         "The block with a self loop leading each dst row (for GAT)");
   m.def("initial_parameters", &initial_parameters, py::arg("kind"), py::arg("in_dim"),
