@@ -18,6 +18,7 @@ constexpr ParameterWord kTable[] = {
     {"classes", "classes"},                        // generate
     {"dataset", "dataset"},                        // partition
     {"device", "device"},                          // NeighborLoader: cpu, cuda, cuda:N
+    {"edge_features", "edge_features"},            // DistGraph, NeighborLoader
     {"edge_split", "edge_split"},                  // partition
     {"exclude", "exclude_seed_edges"},             // LinkNeighborLoader
     {"fanouts", "fanouts"},                        // NeighborLoader, sample_blocks
