@@ -7,10 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <thread>
 
 #include "helpers/test_paths.h"
-#include "partita/comm/inproc_transport.h"
 #include "partita/comm/rpc.h"
 #include "partita/core/npy.h"
 #include "partita/data/dataset.h"
@@ -25,6 +23,7 @@
 #include "partita/store/dist_graph.h"
 #include "partita/store/feature_store.h"
 #include "partita/store/host_parts.h"
+#include "serving_ranks.h"
 #include "store_test_util.h"
 
 namespace partita {
@@ -98,31 +97,14 @@ TEST_P(EdgeFeatureDist, IdsAndRowsMatchTheFilesAndOneProcess) {
   sample::LocalSampler reference(sample::csc_view_of(dataset_->in_edges), sampling);
   const sample::Fanouts fanouts{4, 3};
 
-  InProcessWorld world(ranks);
-  std::vector<store::DistGraph> graphs;
-  for (int r = 0; r < ranks; ++r) graphs.push_back(store::DistGraph::open(parts, r, ranks));
-  std::vector<std::unique_ptr<RpcEndpoint>> endpoints;
-  for (int r = 0; r < ranks; ++r) {
-    RpcRouter router;
-    store::add_feature_routes(router, graphs[r]);
-    sample::add_sample_routes(router, graphs[r], sampling);
-    RpcOptions options;
-    options.timeout_s = 20;
-    endpoints.push_back(
-        std::make_unique<RpcEndpoint>(world.transport(r), router.handler(), options));
-  }
   const std::vector<int64_t> node_map = testing::read_node_map(parts);
 
-  std::vector<std::string> failures(ranks);
   std::vector<int64_t> remote_rows(ranks, 0);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        const store::DistGraph& graph = graphs[r];
+  testing::run_serving_ranks(
+      parts, ranks, sampling, [&](int r, const store::DistGraph& graph, RpcEndpoint* endpoint) {
         if (graph.edge_feat_dim() != kEdgeDim || graph.edge_feat_dtype() != DType::kFloat32)
           throw Error("edge_feat not mapped");
-        RpcEndpoint* remote = ranks > 1 ? endpoints[r].get() : nullptr;
+        RpcEndpoint* remote = ranks > 1 ? endpoint : nullptr;
         sample::DistSampler sampler(graph, remote, sampling);
         store::FeatureFetcher fetcher(graph, remote);
         std::vector<std::vector<int64_t>> batches = loader::chunk(
@@ -214,15 +196,7 @@ TEST_P(EdgeFeatureDist, IdsAndRowsMatchTheFilesAndOneProcess) {
           sampler.set_host_parts(nullptr);
           fetcher.set_host_parts(nullptr);
         }
-        endpoints[r]->shutdown();
-      } catch (const std::exception& e) {
-        failures[r] = e.what();
-        endpoints[r]->shutdown();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (int r = 0; r < ranks; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
+      });
   if (ranks > 1) {
     int64_t remote = 0;
     for (int64_t n : remote_rows) remote += n;
