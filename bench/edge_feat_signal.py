@@ -38,11 +38,10 @@ import random
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 
 import smoke
-from temporal_leak import save_npy
+from temporal_leak import save_npy, test_acc_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -105,14 +104,7 @@ def train(a, parts_dir, seed, model, edge_features):
         argv += ["--heads", "2"]
     if edge_features:
         argv.append("--edge-features")
-    if a.parts > 1:
-        argv = [a.mpirun, "-np", str(a.parts), "--oversubscribe"] + argv
-    start = time.time()
-    r = subprocess.run(argv, env=ENV, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"{' '.join(argv)} failed ({r.returncode}):\n{r.stderr}")
-    line = [x for x in r.stdout.splitlines() if x.startswith("test_acc=")][-1]
-    return float(line.split("=")[1]), time.time() - start
+    return test_acc_of(a, argv)
 
 
 def main():

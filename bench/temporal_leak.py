@@ -100,6 +100,12 @@ def write_graph(out, nodes, classes, feat_dim, before, after, seed):
 def train(a, parts_dir, seed, temporal):
     argv = [a.partita, "-q", "train", "--parts", parts_dir, "--epochs", str(a.epochs),
             "--seed", str(seed), *TRAIN_FLAGS] + (["--temporal"] if temporal else [])
+    return test_acc_of(a, argv)
+
+
+def test_acc_of(a, argv):
+    """Runs the `partita train` command `argv` (under `a.mpirun -np a.parts` for more than one
+    part); returns its last test_acc and the seconds it took. Exits when the command fails."""
     if a.parts > 1:
         argv = [a.mpirun, "-np", str(a.parts), "--oversubscribe"] + argv
     start = time.time()
