@@ -33,6 +33,7 @@ ExcludedEdges excluded_edges(ArrayView<const int64_t> pairs, Exclude mode) {
 // Removes the excluded edges of `block`; returns how many.
 int64_t exclude_from_block(Block& block, const ExcludedEdges& excluded) {
   const bool typed = !block.etypes.empty();
+  const bool with_ids = !block.edge_ids.empty();
   int64_t kept = 0;
   for (int64_t d = 0; d < block.num_dst; ++d) {
     const int64_t begin = block.indptr[d], end = block.indptr[d + 1];
@@ -44,6 +45,7 @@ int64_t exclude_from_block(Block& block, const ExcludedEdges& excluded) {
       if (has_excluded && excluded.edges.contains({dst, block.src_nodes[src]})) continue;
       block.indices[kept] = src;
       if (typed) block.etypes[kept] = block.etypes[j];
+      if (with_ids) block.edge_ids[kept] = block.edge_ids[j];
       ++kept;
     }
   }
@@ -51,6 +53,7 @@ int64_t exclude_from_block(Block& block, const ExcludedEdges& excluded) {
   block.indptr[block.num_dst] = kept;
   block.indices.resize(kept);
   if (typed) block.etypes.resize(kept);
+  if (with_ids) block.edge_ids.resize(kept);
   return removed;
 }
 

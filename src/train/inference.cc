@@ -181,6 +181,36 @@ torch::Tensor as_tensor(const std::vector<int64_t>& values) {
   return torch::tensor(at::ArrayRef<int64_t>(values), torch::kInt64);
 }
 
+// The features of `block`'s edges, float32 [edges, edge_feat_dim] on the host. The block
+// holds every in-edge of its dst rows (fanout -1), which the sampler lists in the row's CSC
+// order: a row's k-th block edge is its k-th entry, whose global id is first_edge() plus
+// its slot (checked edge by edge: an internal Error otherwise). Rows of other ranks' edges
+// (replicated mode) are requested from their owners.
+torch::Tensor full_row_edge_features(runtime::Session& session, const sample::Block& block) {
+  const store::DistGraph& g = session.graph();
+  const ArrayView<const int64_t> indptr = g.indptr(), indices = g.indices();
+  std::vector<int64_t> ids;
+  ids.reserve(block.indices.size());
+  for (int64_t d = 0; d < block.num_dst; ++d) {
+    const int64_t row = block.src_nodes[static_cast<size_t>(d)] - g.first_node();
+    const int64_t begin = indptr[row], end = indptr[row + 1];
+    int64_t j = block.indptr[static_cast<size_t>(d)];
+    PARTITA_CHECK(end - begin == block.indptr[static_cast<size_t>(d) + 1] - j, Error,
+                  "internal: inference block row {} holds {} of {} in-edges", d,
+                  block.indptr[static_cast<size_t>(d) + 1] - j, end - begin);
+    for (int64_t e = begin; e < end; ++e, ++j) {
+      PARTITA_CHECK(indices[e] == block.src_nodes[static_cast<size_t>(block.indices[j])], Error,
+                    "internal: inference block row {} lists its in-edges out of CSC order", d);
+      ids.push_back(g.first_edge() + e);
+    }
+  }
+  std::vector<uint8_t> rows(ids.size() * static_cast<size_t>(g.edge_feat_row_bytes()));
+  session.fetcher().fetch_edge_features(ids, rows.data());
+  return torch::from_blob(rows.data(), {static_cast<int64_t>(ids.size()), g.edge_feat_dim()},
+                          torch_type_of(g.edge_feat_dtype()))
+      .to(torch::kFloat32, /*non_blocking=*/false, /*copy=*/true);
+}
+
 }  // namespace
 
 nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& s,
@@ -191,16 +221,22 @@ nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& s,
                 source);
   PARTITA_CHECK(s.empty() || s[0] != nn::HanModel::kSignatureTag, UsageError,
                 "{}: a HAN checkpoint; infer supports GraphSAGE, GCN and GAT models only", source);
-  PARTITA_CHECK(s.size() < 10 || s[8] != kEdgeFeaturesSignatureTag, UsageError,
-                "{}: a model that reads edge features (edge_dim {}); infer does not feed edge "
-                "features yet",
-                source, s.size() < 10 ? 0 : s[9]);
   const bool link = is_link_signature(s);
-  PARTITA_CHECK((s.size() == 8 || link) && s[0] >= 0 && s[0] <= 2 && s[1] > 0 && s[3] > 0 &&
-                    s[4] >= 1 && s[5] >= 1 && s[6] >= 0 && s[6] <= 2,
-                UsageError, "{}: not the checkpoint of a GraphSAGE, GCN or GAT model", source);
+  const bool edges = s.size() >= 10 && s[8] == kEdgeFeaturesSignatureTag;
+  const size_t expected = 8 + (edges ? 2 : 0) + (link ? 2 : 0);
+  const int64_t last_kind = static_cast<int64_t>(nn::ConvKind::kGine);
+  PARTITA_CHECK(s.size() == expected && s[0] >= 0 && s[0] <= last_kind && s[1] > 0 && s[3] > 0 &&
+                    s[4] >= 1 && s[5] >= 1 && s[6] >= 0 && s[6] <= 2 && (!edges || s[9] > 0),
+                UsageError, "{}: not the checkpoint of a GraphSAGE, GCN, GAT or GINE model",
+                source);
   nn::GnnOptions o;
   o.kind = static_cast<nn::ConvKind>(s[0]);
+  o.edge_dim = edges ? s[9] : 0;
+  PARTITA_CHECK(
+      o.edge_dim == 0 || (graph.has_edge_features() && graph.edge_feat_dim() == o.edge_dim),
+      UsageError, "{}: a model that reads {} edge features, but {} has {}", source, o.edge_dim,
+      graph.dir(),
+      graph.has_edge_features() ? fmt::format("{}", graph.edge_feat_dim()) : std::string("none"));
   o.in_dim = s[1];
   o.hidden = s[2];
   o.out_dim = s[3];
@@ -220,7 +256,9 @@ nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& s,
 }
 
 bool is_link_signature(const std::vector<int64_t>& s) {
-  return s.size() == 10 && s[8] == kLinkSignatureTag && s[9] >= 0 && s[9] <= 1;
+  // The link tag and decoder close the signature (after the edge features' pair, if any).
+  const size_t n = s.size();
+  return (n == 10 || n == 12) && s[n - 2] == kLinkSignatureTag && s[n - 1] >= 0 && s[n - 1] <= 1;
 }
 
 LoadedModel load_model_for_inference(runtime::Session& session, const std::string& dir,
@@ -237,8 +275,8 @@ LoadedModel load_model_for_inference(runtime::Session& session, const std::strin
   LoadedModel loaded;
   std::shared_ptr<torch::nn::Module> model;
   if (is_link_signature(meta.signature)) {
-    loaded.link =
-        std::make_shared<nn::LinkModel>(options, static_cast<nn::LinkDecoder>(meta.signature[9]));
+    loaded.link = std::make_shared<nn::LinkModel>(
+        options, static_cast<nn::LinkDecoder>(meta.signature.back()));
     loaded.model = loaded.link->encoder_ptr();
     model = loaded.link;
   } else {
@@ -296,6 +334,10 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
   const Halo halo = plan_halo(coll, g, range, ranges);
   const int64_t L = model.options().layers;
   const bool gcn = model.options().kind == nn::ConvKind::kGcn;
+  const int64_t edge_dim = model.options().edge_dim;
+  PARTITA_CHECK(edge_dim == 0 || (g.has_edge_features() && g.edge_feat_dim() == edge_dim), Error,
+                "internal: a model reading {} edge features on {} (edge features: {})", edge_dim,
+                g.dir(), g.has_edge_features() ? g.edge_feat_dim() : 0);
 
   // The rows a layer reads: this rank's (range.size()) then its halo's, in one table.
   torch::Tensor mine = range_features(g, range, options.normalize_features);
@@ -343,6 +385,7 @@ InferenceOutput infer_full_graph(runtime::Session& session, nn::GnnModel& model,
       } else {
         tensors = nn::to_block_tensors(block);
       }
+      if (edge_dim > 0) tensors.edge_feat = full_row_edge_features(session, block);
       tensors = staging.to_device(std::move(tensors));
       const torch::Tensor row_index = staging.to_device(as_tensor(rows));
       staging.ready();

@@ -159,11 +159,6 @@ void check_edge_features_rule(const TrainOptions& o) {
   PARTITA_CHECK_PARAM(o.loader.sample_on != SampleOn::kDevice, "sample_on",
                       "device: the device sampler returns no edge ids yet; with `edge_features` "
                       "sample on the host (`sample_on` host or auto)");
-  PARTITA_CHECK_PARAM(o.task == Task::kNode, "edge_features",
-                      "not yet for link prediction (`task` link); node classification only");
-  PARTITA_CHECK_PARAM(o.eval.mode == EvalMode::kSampled, "eval",
-                      "full: full-neighbourhood inference fetches no edge features yet; with "
-                      "`edge_features` evaluate sampled");
 }
 
 }  // namespace

@@ -269,6 +269,32 @@ TEST(EdgeExclusion, KeepsRelationsAlignedOnTypedGraphs) {
   expect_same_batch(batch, expected);
 }
 
+// Edge ids (edge features are fetched by them) stay with their edges: every kept block
+// edge's id is the graph slot of that (src, dst) edge, and as many ids as edges remain.
+TEST(EdgeExclusion, KeepsEdgeIdsAlignedWithTheirEdges) {
+  const graph::Csr g = symmetric(random_graph(200, 4, 0, 0, 9));
+  LocalSamplerOptions with_ids;
+  with_ids.edge_ids = true;
+  LocalSampler sampler(csc_view_of(g), with_ids);
+  const LinkBatch lb = link_batch(g, 12, 5);
+  SampledBatch batch = sample_blocks(lb.seeds, options({-1, 5}), sampler);
+  ASSERT_GT(exclude_edges(batch, global_pairs(lb.seeds, lb.pairs), Exclude::kReverse), 0);
+  int64_t checked = 0;
+  for (const Block& block : batch.blocks) {
+    ASSERT_EQ(block.edge_ids.size(), block.indices.size());
+    for (int64_t d = 0; d < block.num_dst; ++d) {
+      const int64_t dst = block.src_nodes[d];
+      for (int64_t j = block.indptr[d]; j < block.indptr[d + 1]; ++j, ++checked) {
+        const int64_t id = block.edge_ids[j];
+        ASSERT_GE(id, g.indptr[dst]);
+        ASSERT_LT(id, g.indptr[dst + 1]);
+        EXPECT_EQ(g.indices[id], block.src_nodes[block.indices[j]]);
+      }
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
 TEST(EdgeExclusion, NoneAndNoPairsChangeNothing) {
   const graph::Csr g = symmetric(random_graph(100, 3, 0, 0, 6));
   const LinkBatch lb = link_batch(g, 5, 2);

@@ -30,12 +30,14 @@ namespace {
 using testing::TempDir;
 
 constexpr int64_t kFeatDim = 12, kClasses = 4;  // of make_small_partitions
+constexpr int64_t kEdgeDim = 3;                 // edge_feat of the "edge" partitions
 
 class Inference : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
     testing::make_small_partitions(dir_->path(), {1, 2});
+    testing::make_small_partitions(*dir_ / "edge", {1, 2}, kEdgeDim);
   }
   static void TearDownTestSuite() { delete dir_; }
 
@@ -67,6 +69,8 @@ class Inference : public ::testing::Test {
         {static_cast<int64_t>(o.kind), o.in_dim, o.hidden, o.out_dim, o.layers, heads,
          static_cast<int64_t>(o.norm), static_cast<int64_t>(OptimizerKind::kSgd)},
         {}};
+    if (o.edge_dim > 0)
+      meta.signature.insert(meta.signature.end(), {kEdgeFeaturesSignatureTag, o.edge_dim});
     write_file_atomic(checkpoint_path(dir, 1), serialize_checkpoint(*model, sgd, meta));
     model->eval();
     return model;
@@ -74,7 +78,8 @@ class Inference : public ::testing::Test {
 
   // Inference on `ranks` threads over the `ranks`-part directory; rank 0's output (every
   // rank's must be the same).
-  static InferenceOutput run(int ranks, const std::string& checkpoint_dir, int64_t batch_size) {
+  static InferenceOutput run(int ranks, const std::string& checkpoint_dir, int64_t batch_size,
+                             const std::string& data = "") {
     InProcessWorld world(ranks);
     InProcessCollectiveGroup group(ranks, 60);
     std::vector<std::string> failures(static_cast<size_t>(ranks));
@@ -84,7 +89,7 @@ class Inference : public ::testing::Test {
       threads.emplace_back([&, r] {
         try {
           runtime::SessionOptions so;
-          so.parts_dir = *dir_ / ("p" + std::to_string(ranks));
+          so.parts_dir = (data.empty() ? dir_->path() : data) + "/p" + std::to_string(ranks);
           runtime::Session session(world.transport(r), group.member(r), so);
           auto model = load_model_for_inference(session, checkpoint_dir).model;
           InferenceOptions io;
@@ -240,6 +245,69 @@ TEST_F(Inference, GatEqualsForwardOnWholeGraphBlocks) {
     expect_close(got.embeddings, hidden);
     EXPECT_TRUE(torch::tensor(got.predictions).eq(logits.argmax(1)).all().item<bool>());
   }
+}
+
+// GAT reading edge features (edge_dim): every in-edge's features reach its layer, on 1 and
+// 2 ranks, as GnnModel::forward on whole-graph blocks with the partition's edge_feat rows.
+TEST_F(Inference, GatWithEdgeFeaturesEqualsForwardOnWholeGraphBlocks) {
+  const std::string data = *dir_ / "edge";
+  TempDir checkpoints;
+  nn::GnnOptions o = model_options(nn::ConvKind::kGat, 2);
+  o.edge_dim = kEdgeDim;
+  auto model = write_checkpoint(checkpoints.path(), o);
+  const store::DistGraph g = store::DistGraph::open(data + "/p1", 0, 1);
+  ASSERT_EQ(g.edge_feat_dim(), kEdgeDim);
+  const int64_t n = g.num_nodes(), e = g.num_nodes() > 0 ? g.indptr()[n] : 0;
+  sample::Block block;
+  block.num_dst = block.num_src = n;
+  block.indptr.assign(g.indptr().begin(), g.indptr().end());
+  block.indices.assign(g.indices().begin(), g.indices().end());
+  block.src_nodes.resize(static_cast<size_t>(n));
+  std::iota(block.src_nodes.begin(), block.src_nodes.end(), 0);
+  std::vector<nn::BlockTensors> blocks = nn::to_block_tensors({block, block});
+  const torch::Tensor edge_feat =
+      torch::from_blob(const_cast<uint8_t*>(g.edge_features()), {e, kEdgeDim}, torch::kFloat32)
+          .clone();
+  for (nn::BlockTensors& b : blocks) b.edge_feat = edge_feat;
+  const torch::Tensor features =
+      torch::from_blob(const_cast<uint8_t*>(g.features()), {n, g.feat_dim()}, torch::kFloat32)
+          .clone();
+  const torch::Tensor original =
+      torch::tensor(at::ArrayRef<int64_t>(g.original_ids().begin(), static_cast<size_t>(n)));
+  torch::NoGradGuard no_grad;
+  const auto in_original_order = [&](const torch::Tensor& rows) {
+    return torch::empty_like(rows).index_copy_(0, original, rows);
+  };
+  const torch::Tensor hidden = in_original_order(model->forward_layer(0, blocks[1], features));
+  const torch::Tensor logits = in_original_order(model->forward(blocks, features));
+  // The edge features matter: without them layer 0 gives other rows.
+  nn::BlockTensors bare = blocks[1];
+  bare.edge_feat = torch::zeros_like(edge_feat);
+  EXPECT_GT((model->forward_layer(0, bare, features) - model->forward_layer(0, blocks[1], features))
+                .abs()
+                .max()
+                .item<float>(),
+            1e-3f);
+  for (int ranks : {1, 2}) {
+    const InferenceOutput got = run(ranks, checkpoints.path(), 64, data);
+    expect_close(got.embeddings, hidden);
+    EXPECT_TRUE(torch::tensor(got.predictions).eq(logits.argmax(1)).all().item<bool>());
+  }
+  // A model reading edge features does not load on a partition without them.
+  InProcessWorld world(1);
+  InProcessCollectiveGroup group(1, 60);
+  runtime::SessionOptions so;
+  so.parts_dir = *dir_ / "p1";
+  runtime::Session session(world.transport(0), group.member(0), so);
+  try {
+    load_model_for_inference(session, checkpoints.path());
+    ADD_FAILURE() << "a model reading edge features loaded on a partition without them";
+  } catch (const UsageError& err) {
+    EXPECT_NE(std::string(err.what()).find("a model that reads 3 edge features, but"),
+              std::string::npos)
+        << err.what();
+  }
+  session.finish();
 }
 
 TEST_F(Inference, RefusesCheckpointsThatDoNotFitAndMissingOnes) {

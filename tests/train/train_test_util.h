@@ -25,8 +25,10 @@ inline std::vector<float> flat_parameters(nn::GnnModel& model) {
 // The small graph of the in-process training tests: 1500 synthetic nodes (12 features, 4
 // classes) under `dir`/ds, partitioned at random into each of `part_counts` parts as
 // `dir`/p<parts>.
-inline void make_small_partitions(const std::string& dir, const std::vector<int>& part_counts) {
+inline void make_small_partitions(const std::string& dir, const std::vector<int>& part_counts,
+                                  int64_t edge_feat_dim = 0) {
   data::GenerateOptions g;
+  g.edge_feat_dim = edge_feat_dim;
   g.nodes = 1500;
   g.avg_degree = 8;
   g.feat_dim = 12;

@@ -45,6 +45,7 @@ inline const NameTable<Exclude>& exclude_names() {
 
 // Removes the excluded edges of `pairs` ([m, 2] row-major (a, b), global ids) from `batch`
 // in place (see above) and returns how many block edges were removed over all blocks.
+// A block's per-edge arrays (etypes, edge_ids), where present, stay aligned with indices.
 // `degrees`: nullptr, or the batch's input-node degrees to lower. Throws partita::Error
 // (before changing anything) if pairs has an odd size or a negative id, if `degrees` is
 // given with a size other than input_nodes.size(), or if a block's indptr does not have

@@ -75,10 +75,10 @@ struct InferenceOutput {
 // The model options a checkpoint signature (Trainer::config_signature: kind, in_dim,
 // hidden, out_dim, layers, heads, norm, optimizer; a link model's adds its tag and decoder)
 // describes, checked against the partition: UsageError naming `source` when the signature
-// is not a GraphSAGE/GCN/GAT one (R-GCN checkpoints and models that read edge features,
-// kEdgeFeaturesSignatureTag, are not supported yet) or its feature
-// dimension or (node models) class count differ from the partition's. Precision is fp32
-// (bf16-trained weights are fp32).
+// is not a GraphSAGE/GCN/GAT/GINE one (R-GCN and HAN checkpoints are not supported yet), its
+// feature dimension or (node models) class count differ from the partition's, or it reads
+// edge features (kEdgeFeaturesSignatureTag) and the partition has none of that width. Precision is
+// fp32 (bf16-trained weights are fp32).
 nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& signature,
                                             const store::DistGraph& graph,
                                             const std::string& source);
