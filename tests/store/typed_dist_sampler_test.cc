@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -20,13 +19,14 @@
 #include <thread>
 
 #include "../partition/test_datasets.h"
+#include "helpers/temporal_leaks.h"
 #include "helpers/test_paths.h"
 #include "partita/comm/inproc_transport.h"
 #include "partita/comm/rpc.h"
 #include "partita/core/error.h"
+#include "partita/core/log.h"
 #include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
-#include "partita/core/log.h"
 #include "partita/loader/batch_pipeline.h"
 #include "partita/loader/seeds.h"
 #include "partita/partition/partition.h"
@@ -323,15 +323,6 @@ data::Dataset timed_typed_dataset() {
   return ds;
 }
 
-template <class T>
-std::vector<T> values_of(const std::vector<data::ExtraArray>& arrays, const char* name) {
-  const data::ExtraArray* a = data::find_array(arrays, name);
-  if (a == nullptr) throw Error(std::string("no ") + name);
-  std::vector<T> out(a->values.size() / sizeof(T));
-  std::memcpy(out.data(), a->values.data(), a->values.size());
-  return out;
-}
-
 struct TemporalCase {
   const char* name;
   sample::Temporal temporal;
@@ -349,9 +340,12 @@ struct TemporalCase {
 // the same batches sampled without time).
 TEST_F(TypedDistSampler, TemporalBlocksEqualTheWholeDatasetsForOneTwoAndThreeParts) {
   const data::Dataset ds = timed_typed_dataset();
-  const std::vector<int64_t> edge_time = values_of<int64_t>(ds.edge_arrays, data::kEdgeTimeName);
-  const std::vector<int64_t> node_time = values_of<int64_t>(ds.node_arrays, data::kNodeTimeName);
-  const std::vector<float> edge_weight = values_of<float>(ds.edge_arrays, data::kEdgeWeightName);
+  const std::vector<int64_t> edge_time =
+      testing::array_values<int64_t>(ds.edge_arrays, data::kEdgeTimeName);
+  const std::vector<int64_t> node_time =
+      testing::array_values<int64_t>(ds.node_arrays, data::kNodeTimeName);
+  const std::vector<float> edge_weight =
+      testing::array_values<float>(ds.edge_arrays, data::kEdgeWeightName);
   partition_into(ds, "timed-metis1", 1, partition::Method::kMetis);
   partition_into(ds, "timed-metis2", 2, partition::Method::kMetis);
   partition_into(ds, "timed-random3", 3, partition::Method::kRandom);
@@ -371,9 +365,9 @@ TEST_F(TypedDistSampler, TemporalBlocksEqualTheWholeDatasetsForOneTwoAndThreePar
       {"weighted uniform", sample::Temporal::kUniform, false, sample::Replacement::kWithout,
        sample::Weighting::kEdgeWeight},
   };
-  for (const auto& [name, ranks] : {std::make_pair("timed-metis1", 1),
-                                    std::make_pair("timed-metis2", 2),
-                                    std::make_pair("timed-random3", 3)}) {
+  for (const auto& [name, ranks] :
+       {std::make_pair("timed-metis1", 1), std::make_pair("timed-metis2", 2),
+        std::make_pair("timed-random3", 3)}) {
     const std::vector<int64_t> node_map = testing::read_node_map(*dir_ / name);
     for (const TemporalCase& c : kCases) {
       SCOPED_TRACE(std::string(name) + ", " + c.name);
@@ -417,9 +411,8 @@ TEST_F(TypedDistSampler, TemporalBlocksEqualTheWholeDatasetsForOneTwoAndThreePar
                   throw Error(what + ": block " + std::to_string(l) + ": src times differ");
               edges += got.num_sampled_edges();
               block_options.seed_times = {};
-              untimed_edges +=
-                  reference_builder.build(original, block_options, reference_untimed)
-                      .num_sampled_edges();
+              untimed_edges += reference_builder.build(original, block_options, reference_untimed)
+                                   .num_sampled_edges();
             }
             remote += sampler.stats().remote_nodes;
           });
