@@ -27,10 +27,6 @@ CscView owned_view(const store::DistGraph& graph) {
 void check_sampling_data(const store::DistGraph& graph, const LocalSamplerOptions& options) {
   check_sampling_options(options);
   if (options.temporal != Temporal::kNone) {
-    PARTITA_CHECK_PARAM(!graph.typed(), "temporal",
-                        "{} is a typed (heterogeneous) partition: temporal sampling of typed "
-                        "partitions is not yet supported",
-                        graph.dir());
     // Seed times: node_time (node task), or an edge split's pair times (the link task
     // refuses a split that is not by time, the node task a partition without node_time).
     const bool seed_times = graph.has_node_times() || graph.meta().summary.edge_split.has_value();

@@ -20,8 +20,8 @@ inline std::vector<int64_t> map_ids(const std::vector<int64_t>& ids,
 }
 
 // Empty when `got` (partition ids) mapped through node_map equals `want` (original ids):
-// same seeds (and seed times), same blocks (structure, src nodes and, temporal, src times),
-// same input nodes.
+// same seeds (and seed times), same blocks (structure, src nodes and, temporal, src times;
+// typed, relations), same input nodes.
 inline std::string compare_batches(const sample::SampledBatch& got,
                                    const sample::SampledBatch& want,
                                    const std::vector<int64_t>& node_map) {
@@ -37,6 +37,7 @@ inline std::string compare_batches(const sample::SampledBatch& got,
     if (a.indices != b.indices) return at + "indices differ";
     if (map_ids(a.src_nodes, node_map) != b.src_nodes) return at + "src nodes differ";
     if (a.src_times != b.src_times) return at + "src times differ";  // temporal sampling
+    if (a.etypes != b.etypes) return at + "relations differ";        // typed graphs
   }
   if (map_ids(got.input_nodes, node_map) != want.input_nodes) return "input nodes differ";
   return "";

@@ -1,6 +1,8 @@
 // Under mpirun: temporal and weighted sampling on a real partition (edge_time, edge_weight and
-// node_time written by `partita generate`, carried by `partita partition`), every rank over
-// real MPI, in one sampling mode after another (a session each):
+// node_time written by `partita generate`, carried by `partita partition`), homogeneous or
+// typed (a dataset with hetero.json: `generate --hetero mag`; relations then count: blocks'
+// relations are compared, and an edge is judged by the times of its own relation), every
+// rank over real MPI, in one sampling mode after another (a session each):
 //  - Node times of ids all over the graph (FeatureFetcher::fetch_node_times: the owners'
 //    node_time, by request or from a mapped peer) equal the dataset's.
 //  - Distributed = single process: each rank samples batches of its own training seeds, each
@@ -12,9 +14,10 @@
 //  - No leakage over every sampled hop, through the real pipeline (loader::BatchPipeline with
 //    `temporal`, the seeds' times fetched by the pipeline itself): every block edge s -> d
 //    whose dst entry has time t is an edge of the dataset with a time <= t (< t strict), its
-//    src entry carries t, and block 0's dst entries carry the seeds' node times. The same
-//    brute force over the pipeline WITHOUT temporal sampling must find later edges, so the
-//    check is not vacuous.
+//    src entry carries t, and block 0's dst entries carry the seeds' node times (the walk:
+//    tests/helpers/temporal_leaks.h). Not vacuous: edges were checked, some seeds have
+//    in-edges later than their time, some nodes were sampled remotely (> 1 rank), and the
+//    same brute force over the pipeline WITHOUT temporal sampling finds later edges.
 //   mpirun -np P temporal_mpi_check DATASET_DIR PARTS_DIR
 // Exit code 0 when every rank matched in every mode; prints the first mismatch otherwise.
 #include <algorithm>
@@ -23,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "helpers/temporal_leaks.h"
 #include "partita/data/dataset.h"
 #include "partita/loader/batch_pipeline.h"
 #include "partita/runtime/mpi_rank.h"
@@ -56,79 +60,40 @@ constexpr Mode kModes[] = {
      runtime::HostLocal::kAuto},
 };
 
-template <class T>
-std::vector<T> array_values(const std::vector<data::ExtraArray>& arrays, const char* name) {
-  const data::ExtraArray* a = data::find_array(arrays, name);
-  if (a == nullptr) throw Error(std::string("the dataset has no ") + name);
-  std::vector<T> out(a->values.size() / sizeof(T));
-  std::memcpy(out.data(), a->values.data(), a->values.size());
-  return out;
-}
-
-// The dataset, in original ids, with its times and weights.
+// The dataset, in original ids, with its times and weights (typed: and relations).
 struct Reference {
   const data::Dataset& dataset;
   std::vector<int64_t> edge_time, node_time;
   std::vector<float> edge_weight;
 
+  bool typed() const { return dataset.hetero.has_value(); }
   sample::CscView view() const {
-    sample::CscView v = sample::csc_view_of(dataset.in_edges, edge_weight);
+    sample::CscView v = sample::csc_view_of(dataset.in_edges, edge_weight, dataset.edge_relation);
     v.times = edge_time;
     return v;
   }
-
-  // The earliest time of an edge src -> dst (original ids), or -1 when there is none. A row
-  // is ordered by (source, time) (data/edge_arrays.h): the first entry of src is the earliest.
-  int64_t earliest(int64_t dst, int64_t src) const {
-    const auto& g = dataset.in_edges;
-    const auto first = g.indices.begin() + g.indptr[dst],
-               last = g.indices.begin() + g.indptr[dst + 1];
-    const auto it = std::lower_bound(first, last, src);
-    if (it == last || *it != src) return -1;
-    return edge_time[static_cast<size_t>(it - g.indices.begin())];
-  }
+  testing::TimedEdges edges() const { return {dataset.in_edges, edge_time, dataset.edge_relation}; }
 };
 
-// Empty when every block edge of `batch` (partition ids) is allowed at its dst entry's time;
-// counts the edges checked. Without temporal sampling the blocks have no times: each edge is
-// then judged against the time of the seed it descends from, which the caller gives per
-// seed in `seed_times` (block 0's dst order) and which is propagated here hop by hop.
+// Empty when every block edge of `batch` (partition ids) is an edge of the dataset (of its
+// relation, typed); counts the edges checked and those later than the time of the seed they
+// descend from (testing::walk_sampled_edges: `seed_times` per seed in block 0's dst order;
+// blocks sampled without times are judged by the same propagated seed times).
 std::string leaks(const sample::SampledBatch& batch, const std::vector<int64_t>& seed_times,
                   const Reference& ref, const std::vector<int64_t>& node_map, bool strict,
                   int64_t* edges, int64_t* later) {
-  std::vector<int64_t> dst_times = seed_times;
-  for (size_t l = 0; l < batch.blocks.size(); ++l) {
-    const sample::Block& b = batch.blocks[l];
-    const bool timed = !b.src_times.empty();
-    std::vector<int64_t> src_times(static_cast<size_t>(b.num_src), -1);
-    for (int64_t i = 0; i < b.num_dst; ++i) {
-      const int64_t t = dst_times[static_cast<size_t>(i)];
-      src_times[static_cast<size_t>(i)] = t;
-      if (timed && b.src_times[static_cast<size_t>(i)] != t)
-        return "block " + std::to_string(l) + ": dst entry " + std::to_string(i) + " has time " +
-               std::to_string(b.src_times[static_cast<size_t>(i)]) + ", its seed's is " +
-               std::to_string(t);
-      const int64_t d = node_map[static_cast<size_t>(b.src_nodes[static_cast<size_t>(i)])];
-      for (int64_t k = b.indptr[static_cast<size_t>(i)]; k < b.indptr[static_cast<size_t>(i) + 1];
-           ++k) {
-        const int64_t j = b.indices[static_cast<size_t>(k)];
-        const int64_t s = node_map[static_cast<size_t>(b.src_nodes[static_cast<size_t>(j)])];
-        if (j >= b.num_dst) src_times[static_cast<size_t>(j)] = t;
-        if (timed && b.src_times[static_cast<size_t>(j)] != t)
-          return "block " + std::to_string(l) + ": src entry " + std::to_string(j) + " has time " +
-                 std::to_string(b.src_times[static_cast<size_t>(j)]) + ", its dst entry's is " +
-                 std::to_string(t);
-        const int64_t first = ref.earliest(d, s);
+  const testing::TimedEdges timed = ref.edges();
+  return testing::walk_sampled_edges(
+      batch, seed_times, node_map, /*need_times=*/false,
+      [&](const testing::SampledEdge& e) -> std::string {
+        const int64_t first = timed.earliest(e.dst, e.src, e.relation);
         if (first < 0)
-          return "block " + std::to_string(l) + ": edge " + std::to_string(s) + " -> " +
-                 std::to_string(d) + " is not in the dataset";
+          return "edge " + std::to_string(e.src) + " -> " + std::to_string(e.dst) + " (relation " +
+                 std::to_string(e.relation) + ") is not in the dataset";
         ++*edges;
-        if (strict ? first >= t : first > t) ++*later;
-      }
-    }
-    dst_times = src_times;
-  }
-  return "";
+        if (testing::later_than(first, e.time, strict)) ++*later;
+        return "";
+      });
 }
 
 int check_mode(MpiScope& mpi, const Mode& mode, const std::string& parts_dir, const Reference& ref,
@@ -180,13 +145,15 @@ int check_mode(MpiScope& mpi, const Mode& mode, const std::string& parts_dir, co
   }
   // No leakage through the pipeline (temporal modes), and the same brute force finds later
   // edges without temporal sampling (the pipeline of a plain session: below).
-  int64_t edges = 0, later = 0;
+  int64_t edges = 0, later = 0, kept_out = 0;
+  const testing::TimedEdges timed = ref.edges();
   if (temporal && failure.empty()) {
     loader::BatchPipelineOptions po;
     po.threads = 2;
     po.fanouts = fanouts;
     po.seed = 7;
     po.feature_row_bytes = graph.feature_row_bytes();
+    po.typed = graph.typed();
     po.temporal = true;
     loader::BatchPipeline pipeline(po, batches, session.sampler(), session.fetcher());
     while (std::optional<loader::Batch> batch = pipeline.next()) {
@@ -195,6 +162,8 @@ int check_mode(MpiScope& mpi, const Mode& mode, const std::string& parts_dir, co
       std::vector<int64_t> times;
       for (int64_t v : original) times.push_back(ref.node_time[static_cast<size_t>(v)]);
       if (batch->sampled.seed_times != times) failure = "the pipeline's seed times differ";
+      for (size_t i = 0; i < original.size(); ++i)
+        if (timed.has_later(original[i], times[i], mode.strict)) ++kept_out;
       if (failure.empty())
         failure = leaks(batch->sampled, times, ref, node_map, mode.strict, &edges, &later);
       if (!failure.empty()) break;
@@ -209,20 +178,26 @@ int check_mode(MpiScope& mpi, const Mode& mode, const std::string& parts_dir, co
   Collectives& coll = session.collectives();
   const int64_t failed = coll.allreduce_one<int64_t>(failure.empty() ? 0 : 1, ReduceOp::kSum);
   const int64_t total_edges = coll.allreduce_one(edges, ReduceOp::kSum);
+  const int64_t total_kept_out = coll.allreduce_one(kept_out, ReduceOp::kSum);
   const int64_t total_remote = coll.allreduce_one(remote, ReduceOp::kSum);
   const int64_t total_host = coll.allreduce_one(host, ReduceOp::kSum);
   if (!failure.empty())
     std::fprintf(stderr, "rank %d, %s: %s\n", mpi.rank(), mode.name, failure.c_str());
   if (mpi.rank() == 0)
     std::printf(
-        "%d ranks, %s: %lld edges checked for leakage, %lld remote / %lld host-local "
-        "sampled nodes, %s\n",
-        mpi.size(), mode.name, static_cast<long long>(total_edges),
-        static_cast<long long>(total_remote), static_cast<long long>(total_host),
-        failed == 0 ? "all equal, no leakage" : "MISMATCH");
+        "%d ranks, %s%s: %lld edges checked for leakage, %lld seeds with later in-edges, "
+        "%lld remote / %lld host-local sampled nodes, %s\n",
+        mpi.size(), ref.typed() ? "typed, " : "", mode.name, static_cast<long long>(total_edges),
+        static_cast<long long>(total_kept_out), static_cast<long long>(total_remote),
+        static_cast<long long>(total_host), failed == 0 ? "all equal, no leakage" : "MISMATCH");
   if (failed != 0) return 1;
   if (temporal && total_edges == 0) {
     if (mpi.rank() == 0) std::fprintf(stderr, "%s: no edge checked: vacuous\n", mode.name);
+    return 1;
+  }
+  if (temporal && total_kept_out == 0) {
+    if (mpi.rank() == 0)
+      std::fprintf(stderr, "%s: no seed has a later in-edge: vacuous\n", mode.name);
     return 1;
   }
   if (mpi.size() > 1 &&
@@ -248,6 +223,7 @@ int check_untimed_leaks(MpiScope& mpi, const std::string& parts_dir, const Refer
   po.fanouts = {6, 4, 3};
   po.seed = 7;
   po.feature_row_bytes = graph.feature_row_bytes();
+  po.typed = graph.typed();
   loader::BatchPipeline pipeline(po, {seeds}, session.sampler(), session.fetcher());
   int64_t edges = 0, later = 0;
   std::string failure;
@@ -262,8 +238,8 @@ int check_untimed_leaks(MpiScope& mpi, const std::string& parts_dir, const Refer
   const int64_t total_later = coll.allreduce_one(later, ReduceOp::kSum);
   const int64_t total_edges = coll.allreduce_one(edges, ReduceOp::kSum);
   if (mpi.rank() == 0)
-    std::printf("%d ranks, not temporal: %lld of %lld sampled edges later than their seed\n",
-                mpi.size(), static_cast<long long>(total_later),
+    std::printf("%d ranks, %snot temporal: %lld of %lld sampled edges later than their seed\n",
+                mpi.size(), ref.typed() ? "typed, " : "", static_cast<long long>(total_later),
                 static_cast<long long>(total_edges));
   if (!failure.empty()) std::fprintf(stderr, "rank %d: %s\n", mpi.rank(), failure.c_str());
   return failure.empty() && total_later > 0 ? 0 : 1;
@@ -280,9 +256,10 @@ int main(int argc, char** argv) {
     MpiScope mpi(&argc, &argv);
     try {
       const data::Dataset dataset = data::load_dataset(argv[1], {});
-      Reference ref{dataset, array_values<int64_t>(dataset.edge_arrays, data::kEdgeTimeName),
-                    array_values<int64_t>(dataset.node_arrays, data::kNodeTimeName),
-                    array_values<float>(dataset.edge_arrays, data::kEdgeWeightName)};
+      Reference ref{dataset,
+                    testing::array_values<int64_t>(dataset.edge_arrays, data::kEdgeTimeName),
+                    testing::array_values<int64_t>(dataset.node_arrays, data::kNodeTimeName),
+                    testing::array_values<float>(dataset.edge_arrays, data::kEdgeWeightName)};
       const std::vector<int64_t> node_map = testing::read_node_map(argv[2]);
       int failed = check_untimed_leaks(mpi, argv[2], ref, node_map);
       for (const Mode& mode : kModes) failed |= check_mode(mpi, mode, argv[2], ref, node_map);

@@ -8,16 +8,17 @@
 // time <= t (< t with STRICT 1), its src entry carries t, and block 0's dst entries carry the
 // given seed times, each the time of some training pair. Not vacuous: edges were checked, some
 // sampled nodes across ranks, and the seeds' nodes have in-edges later than their time
-// that temporal sampling kept out.
+// that temporal sampling kept out. The walk is tests/helpers/temporal_leaks.h's, shared with
+// tests/store/temporal_mpi_check.cc.
 //   mpirun -np P link_temporal_mpi_check DATASET_DIR PARTS_DIR STRICT
 // Exit code 0 when every rank found no leak; prints the first one otherwise.
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "helpers/temporal_leaks.h"
 #include "partita/core/npy.h"
 #include "partita/data/dataset.h"
 #include "partita/loader/batch_pipeline.h"
@@ -34,60 +35,28 @@ struct Reference {
   data::Dataset dataset;
   std::vector<int64_t> time;
 
-  // The earliest time of an edge src -> dst, or -1 when there is none.
-  int64_t earliest(int64_t dst, int64_t src) const {
-    const graph::Csr& g = dataset.in_edges;
-    int64_t best = -1;
-    for (int64_t k = g.indptr[dst]; k < g.indptr[dst + 1]; ++k)
-      if (g.indices[k] == src && (best < 0 || time[static_cast<size_t>(k)] < best))
-        best = time[static_cast<size_t>(k)];
-    return best;
-  }
-  // Whether dst has an in-edge at a time > t (>= t strict): one temporal sampling keeps out.
-  bool has_later(int64_t dst, int64_t t, bool strict) const {
-    const graph::Csr& g = dataset.in_edges;
-    for (int64_t k = g.indptr[dst]; k < g.indptr[dst + 1]; ++k)
-      if (strict ? time[static_cast<size_t>(k)] >= t : time[static_cast<size_t>(k)] > t)
-        return true;
-    return false;
-  }
+  testing::TimedEdges edges() const { return {dataset.in_edges, time, dataset.edge_relation}; }
 };
 
+// Empty when every block edge of `batch` (partition ids) is an edge of the dataset no later
+// than its seed's time (testing::walk_sampled_edges, the blocks' own times required); counts
+// the edges checked.
 std::string leaks(const sample::SampledBatch& batch, const Reference& ref,
                   const std::vector<int64_t>& node_map, bool strict, int64_t* edges) {
-  std::vector<int64_t> dst_times = batch.seed_times;
-  for (size_t l = 0; l < batch.blocks.size(); ++l) {
-    const sample::Block& b = batch.blocks[l];
-    if (b.src_times.size() != static_cast<size_t>(b.num_src))
-      return "block " + std::to_string(l) + " has no src times";
-    std::vector<int64_t> src_times(static_cast<size_t>(b.num_src), -1);
-    for (int64_t i = 0; i < b.num_dst; ++i) {
-      const int64_t t = dst_times[static_cast<size_t>(i)];
-      src_times[static_cast<size_t>(i)] = t;
-      if (b.src_times[static_cast<size_t>(i)] != t)
-        return "block " + std::to_string(l) + ": dst entry " + std::to_string(i) +
-               " has another time than its seed";
-      const int64_t d = node_map[static_cast<size_t>(b.src_nodes[static_cast<size_t>(i)])];
-      for (int64_t k = b.indptr[static_cast<size_t>(i)]; k < b.indptr[static_cast<size_t>(i) + 1];
-           ++k) {
-        const int64_t j = b.indices[static_cast<size_t>(k)];
-        const int64_t s = node_map[static_cast<size_t>(b.src_nodes[static_cast<size_t>(j)])];
-        if (j >= b.num_dst) src_times[static_cast<size_t>(j)] = t;
-        if (b.src_times[static_cast<size_t>(j)] != t)
-          return "block " + std::to_string(l) + ": src entry has another time than its dst";
-        const int64_t first = ref.earliest(d, s);
+  const testing::TimedEdges timed = ref.edges();
+  return testing::walk_sampled_edges(
+      batch, batch.seed_times, node_map, /*need_times=*/true,
+      [&](const testing::SampledEdge& e) -> std::string {
+        const int64_t first = timed.earliest(e.dst, e.src, e.relation);
         if (first < 0)
-          return "edge " + std::to_string(s) + " -> " + std::to_string(d) + " is not an edge";
-        if (strict ? first >= t : first > t)
-          return "block " + std::to_string(l) + ": edge " + std::to_string(s) + " -> " +
-                 std::to_string(d) + " at time " + std::to_string(first) +
-                 " sampled for a seed at time " + std::to_string(t);
+          return "edge " + std::to_string(e.src) + " -> " + std::to_string(e.dst) +
+                 " is not an edge";
+        if (testing::later_than(first, e.time, strict))
+          return "edge " + std::to_string(e.src) + " -> " + std::to_string(e.dst) + " at time " +
+                 std::to_string(first) + " sampled for a seed at time " + std::to_string(e.time);
         ++*edges;
-      }
-    }
-    dst_times = src_times;
-  }
-  return "";
+        return "";
+      });
 }
 
 int check(MpiScope& mpi, const std::string& parts_dir, const Reference& ref, bool strict) {
@@ -137,7 +106,8 @@ int check(MpiScope& mpi, const std::string& parts_dir, const Reference& ref, boo
       for (size_t i = 0; i < s.seeds.size() && failure.empty(); ++i) {
         if (!train_times.count(s.seed_times[i]))
           failure = "seed time " + std::to_string(s.seed_times[i]) + " is no training pair's";
-        if (ref.has_later(node_map[static_cast<size_t>(s.seeds[i])], s.seed_times[i], strict))
+        if (ref.edges().has_later(node_map[static_cast<size_t>(s.seeds[i])], s.seed_times[i],
+                                  strict))
           ++kept_out;
       }
       if (failure.empty()) failure = leaks(s, ref, node_map, strict, &edges);
@@ -180,10 +150,7 @@ int main(int argc, char** argv) {
       data::LoadOptions load;
       load.undirected = true;  // as the fixture partitions it (--undirected)
       Reference ref{data::load_dataset(argv[1], load), {}};
-      const data::ExtraArray* a = data::find_array(ref.dataset.edge_arrays, data::kEdgeTimeName);
-      if (a == nullptr) throw Error("the dataset has no edge_time");
-      ref.time.resize(a->values.size() / sizeof(int64_t));
-      std::memcpy(ref.time.data(), a->values.data(), a->values.size());
+      ref.time = testing::array_values<int64_t>(ref.dataset.edge_arrays, data::kEdgeTimeName);
       return check(mpi, argv[2], ref, std::string(argv[3]) == "1");
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: rank %d: %s\n", mpi.rank(), e.what());

@@ -55,11 +55,11 @@ CscView owned_view(const store::DistGraph& graph);
 
 // Throws ParameterError naming `temporal` when `options` sample temporally and the parts hold
 // no edge_time, or neither node_time nor an edge split (seed times: node_time for the node
-// task, the split's pair times for the link task; each task checks its own), or the
-// partition is typed (temporal
-// sampling of typed partitions: not yet); naming `sample_weight` when `options` weight by
-// edge_weight and the parts hold none; and as check_sampling_options. A function of the metadata
-// alone: every rank, clients of server-client mode included, gives the same verdict.
+// task, the split's pair times for the link task; each task checks its own); naming
+// `sample_weight` when `options` weight by edge_weight and the parts hold none; and as
+// check_sampling_options. Typed partitions sample temporally as untyped ones do (each
+// relation's run filtered by time: neighbor_kernel.h). A function of the metadata alone:
+// every rank, clients of server-client mode included, gives the same verdict.
 void check_sampling_data(const store::DistGraph& graph, const LocalSamplerOptions& options);
 
 void add_sample_routes(RpcRouter& router, const store::DistGraph& graph,
