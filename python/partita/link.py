@@ -41,13 +41,15 @@ class LinkNeighborLoader(PipelineLoops):
 
     def __init__(self, graph, fanouts=(10, 10), batch_size=1024, neg=1,
                  negative_sampling="uniform", exclude_seed_edges=True, seed=0, prefetch=2,
-                 threads=1, device="cpu", max_steps=0):
+                 threads=1, device="cpu", max_steps=0, edge_features=False):
         # max_steps > 0: each epoch runs its first max_steps global batches only (as
-        # `partita train --max-steps`).
+        # `partita train --max-steps`). edge_features: every block's edge_attr holds its
+        # edges' edge_feat rows, those of the excluded edges removed with them (the graph
+        # must be opened with edge_features=True).
         self._c = _C.LinkLoader(graph, "train", [int(k) for k in fanouts], int(batch_size),
                                 int(neg), str(negative_sampling),
                                 _exclude_mode(exclude_seed_edges), int(seed), int(prefetch),
-                                int(threads), str(device), int(max_steps))
+                                int(threads), str(device), int(max_steps), bool(edge_features))
         self.graph, self.fanouts, self.batch_size, self.neg = graph, list(fanouts), batch_size, neg
         self.device = torch.device(str(device))
 
@@ -61,12 +63,12 @@ class LinkEvalLoader(PipelineLoops):
     A batch's pos / neg are held-out positives / negatives, pos_ids / neg_ids their rows."""
 
     def __init__(self, graph, split="test", fanouts=(10, 10), batch_size=1024, seed=0,
-                 prefetch=2, threads=1, device="cpu"):
+                 prefetch=2, threads=1, device="cpu", edge_features=False):
         if split == "val":
             split = "valid"
         self._c = _C.LinkLoader(graph, str(split), [int(k) for k in fanouts], int(batch_size),
                                 0, "uniform", "none", int(seed), int(prefetch), int(threads),
-                                str(device))
+                                str(device), 0, bool(edge_features))
         self.graph, self.split = graph, split
         self.device = torch.device(str(device))
 

@@ -16,6 +16,7 @@
 #include "loader_base.h"
 #include "partita/core/error.h"
 #include "partita/core/timer.h"
+#include "partita/loader/batch_exclusion.h"
 #include "partita/loader/link_batches.h"
 #include "partita/loader/seeds.h"
 #include "partita/partition/format.h"
@@ -78,7 +79,7 @@ class LinkLoader final : public LoaderBase {
   // negative_kind and exclude, seed). Collective: gathers every rank's training pairs
   // (kTrain) and, for degree negatives, the in-degrees.
   LinkLoader(Graph& graph, runtime::Split which, train::TrainOptions options,
-             const std::string& device)
+             const std::string& device, bool edge_features)
       : LoaderBase(which == runtime::Split::kTrain ? "LinkNeighborLoader" : "LinkEvalLoader",
                    std::move(options), {/*degrees=*/true, /*labels=*/false}, device),
         which_(which) {
@@ -93,6 +94,7 @@ class LinkLoader final : public LoaderBase {
                   name(), g.dir());
     feat_dim_ = g.feat_dim();
     feature_dtype_ = g.feature_dtype();
+    edge_attrs_ = edge_attrs_of(graph, edge_features, name());
     if (which_ == runtime::Split::kTrain) {
       set_up_training(graph);
     } else {
@@ -284,12 +286,11 @@ class LinkLoader final : public LoaderBase {
     LinkBatch out;
     if (!s.excluded.empty() && !batch->sampled.seeds.empty()) {
       Stopwatch watch;
-      out.excluded_edges =
-          sample::exclude_edges(batch->sampled, s.excluded, options().link.exclude,
-                                batch->degrees.empty() ? nullptr : &batch->degrees);
+      out.excluded_edges = loader::exclude_batch_edges(*batch, s.excluded, options().link.exclude);
       out.exclude_s = watch.seconds();
     }
     fill_block_batch(batch, s.global_size, feat_dim_, feature_dtype_, out);
+    set_edge_attrs(batch, edge_attrs_.dim, edge_attrs_.dtype, out);
     out.global_positives = s.global_positives;
     out.pos = pair_tensor(s.pos);
     out.neg = pair_tensor(s.neg);
@@ -306,6 +307,7 @@ class LinkLoader final : public LoaderBase {
   const runtime::Split which_;
   int64_t feat_dim_ = 0;
   DType feature_dtype_ = DType::kFloat32;
+  EdgeAttrs edge_attrs_;
   // Training: every pair of the job ([total, 2] row-major, global ids), its key, the plan,
   // this rank's indices [first_, first_ + count_), the negatives.
   std::vector<int64_t> pairs_, keys_;
@@ -394,18 +396,20 @@ void add_link_loader_bindings(py::module_& m) {
       .def(py::init([](Graph& graph, const std::string& pairs, std::vector<int64_t> fanouts,
                        int64_t batch_size, int64_t negatives, const std::string& negative_sampling,
                        const std::string& exclude, uint64_t seed, int prefetch, int threads,
-                       const std::string& device, int64_t max_steps) {
+                       const std::string& device, int64_t max_steps, bool edge_features) {
              const runtime::Split which = split_of(pairs);
              return std::make_unique<LinkLoader>(
                  graph, which,
-                 link_options(std::move(fanouts), batch_size, negatives, negative_sampling, exclude,
-                              seed, prefetch, threads, max_steps),
-                 device);
+                 with_edge_features(
+                     link_options(std::move(fanouts), batch_size, negatives, negative_sampling,
+                                  exclude, seed, prefetch, threads, max_steps),
+                     edge_features),
+                 device, edge_features);
            }),
            py::arg("graph"), py::arg("pairs"), py::arg("fanouts"), py::arg("batch_size"),
            py::arg("neg"), py::arg("negative_sampling"), py::arg("exclude_seed_edges"),
            py::arg("seed"), py::arg("prefetch"), py::arg("threads"), py::arg("device"),
-           py::arg("max_steps") = 0, py::keep_alive<1, 2>())
+           py::arg("max_steps") = 0, py::arg("edge_features") = false, py::keep_alive<1, 2>())
       .def_property_readonly("num_pairs", &LinkLoader::num_pairs)
       .def_property_readonly("num_positives", &LinkLoader::num_positives)
       .def_property_readonly("num_negatives", &LinkLoader::num_negatives);

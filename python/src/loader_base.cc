@@ -27,6 +27,25 @@ sample::Fanouts checked_fanouts(std::vector<int64_t> fanouts) {
   return sample::Fanouts(std::move(fanouts));
 }
 
+train::TrainOptions with_edge_features(train::TrainOptions options, bool edge_features) {
+  options.loader.edge_features = edge_features;
+  return options;
+}
+
+EdgeAttrs edge_attrs_of(Graph& graph, bool edge_features, const std::string& name) {
+  if (!edge_features) return {};
+  const store::DistGraph& g = graph.graph();
+  PARTITA_CHECK(g.has_edge_features(), UsageError,
+                "{}: edge_features: {} holds no edge features (partition a dataset with "
+                "edge_feat.npy)",
+                name, g.dir());
+  PARTITA_CHECK(graph.session().sampler().options().edge_ids, UsageError,
+                "{}: edge_features: the graph samples without edge ids; open it with "
+                "partita.DistGraph(..., edge_features=True)",
+                name);
+  return {g.edge_feat_dim(), g.edge_feat_dtype()};
+}
+
 train::TrainOptions trainer_options(sample::Fanouts fanouts, int64_t batch_size, uint64_t seed,
                                     int prefetch, int threads) {
   train::TrainOptions o;

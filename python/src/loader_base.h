@@ -55,6 +55,22 @@ sample::Fanouts checked_fanouts(std::vector<int64_t> fanouts);
 train::TrainOptions trainer_options(sample::Fanouts fanouts, int64_t batch_size, uint64_t seed,
                                     int prefetch, int threads);
 
+// The edge features a loader's batches carry (Block::edge_attr, batch_views.h's
+// set_edge_attrs): dim 0 for none.
+struct EdgeAttrs {
+  int64_t dim = 0;
+  DType dtype = DType::kFloat32;
+};
+
+// `options` with loader.edge_features set: train::pipeline_options then fetches every block
+// edge's edge_feat row.
+train::TrainOptions with_edge_features(train::TrainOptions options, bool edge_features);
+
+// What `graph` gives the batches of loader `name` (the Python class) with `edge_features`
+// (nothing without): UsageError when the partition holds no edge features or the graph
+// samples without edge ids (partita.DistGraph(..., edge_features=True) turns them on).
+EdgeAttrs edge_attrs_of(Graph& graph, bool edge_features, const std::string& name);
+
 class LoaderBase : public GraphUser {
  public:
   LoaderBase(const LoaderBase&) = delete;

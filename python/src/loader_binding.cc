@@ -40,17 +40,7 @@ class Loader final : public SplitLoader {
     PARTITA_CHECK(!g.typed(), UsageError,
                   "NeighborLoader: {} is a typed (heterogeneous) partition (not supported yet)",
                   g.dir());
-    if (edge_features) {
-      PARTITA_CHECK(g.has_edge_features(), UsageError,
-                    "NeighborLoader: edge_features: {} holds no edge features (partition a "
-                    "dataset with edge_feat.npy)",
-                    g.dir());
-      PARTITA_CHECK(graph.session().sampler().options().edge_ids, UsageError,
-                    "NeighborLoader: edge_features: the graph samples without edge ids; open it "
-                    "with partita.DistGraph(..., edge_features=True)");
-      edge_dim_ = g.edge_feat_dim();
-      edge_dtype_ = g.edge_feat_dtype();
-    }
+    edge_attrs_ = edge_attrs_of(graph, edge_features, name());
     plan_split(graph, split, shuffle);
     feat_dim_ = g.feat_dim();
     feature_dtype_ = g.feature_dtype();
@@ -64,7 +54,7 @@ class Loader final : public SplitLoader {
     return next_with(token, [this](const std::shared_ptr<loader::Batch>& batch) {
       Batch out;
       fill_block_batch(batch, global_size(batch->step), feat_dim_, feature_dtype_, out);
-      set_edge_attrs(batch, edge_dim_, edge_dtype_, out);
+      set_edge_attrs(batch, edge_attrs_.dim, edge_attrs_.dtype, out);
       out.y = view_of(batch->labels, batch, torch::kInt64);
       if (staging().on_cpu()) return out;
       to_device(out, staging());
@@ -75,15 +65,9 @@ class Loader final : public SplitLoader {
   }
 
  private:
-  static train::TrainOptions with_edge_features(train::TrainOptions o, bool edge_features) {
-    o.loader.edge_features = edge_features;  // pipeline_options fetches the rows
-    return o;
-  }
-
   int64_t feat_dim_ = 0;
   DType feature_dtype_ = DType::kFloat32;
-  int64_t edge_dim_ = 0;  // > 0: edge features asked for
-  DType edge_dtype_ = DType::kFloat32;
+  EdgeAttrs edge_attrs_;
 };
 
 // The blocks BlockBuilder samples for `seeds` under key (seed, epoch, step) through the

@@ -4,13 +4,12 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <utility>
 
 #include "partita/core/error.h"
 #include "partita/core/parameter_error.h"
-#include "partita/sample/edge_exclusion.h"
+#include "partita/loader/batch_exclusion.h"
 #include "partita/train/batch_staging.h"
 #include "partita/train/checkpoint.h"
 #include "partita/train/inference.h"
@@ -31,38 +30,6 @@ std::vector<int64_t> positions(const std::vector<loader::SeedPair>& pairs, bool 
   out.reserve(pairs.size());
   for (const loader::SeedPair& p : pairs) out.push_back(src ? p.src : p.dst);
   return out;
-}
-
-// Removes a step's pairs from its batch's blocks (sample/edge_exclusion.h) and, when the
-// batch carries edge features (Batch::edge_features, one row per block edge), the rows of
-// the removed edges: each block keeps a subsequence of its edges in order, so the k-th kept
-// edge takes the row of the next sampled edge with its id (equal ids, equal rows).
-void exclude_step_pairs(loader::Batch& batch, const std::vector<int64_t>& pairs,
-                        sample::Exclude mode) {
-  const int64_t sampled = batch.sampled.num_sampled_edges();
-  std::vector<std::vector<int64_t>> ids_before;
-  if (!batch.edge_features.empty())
-    for (const sample::Block& block : batch.sampled.blocks) ids_before.push_back(block.edge_ids);
-  sample::exclude_edges(batch.sampled, pairs, mode,
-                        batch.degrees.empty() ? nullptr : &batch.degrees);
-  if (ids_before.empty() || batch.sampled.num_sampled_edges() == sampled) return;
-  const size_t row_bytes = batch.edge_features.size() / static_cast<size_t>(sampled);
-  uint8_t* rows = batch.edge_features.data();
-  size_t from = 0, to = 0;  // rows over all blocks: before and after the exclusion
-  for (size_t l = 0; l < ids_before.size(); ++l) {
-    const std::vector<int64_t>& before = ids_before[l];
-    size_t i = 0;
-    for (int64_t id : batch.sampled.blocks[l].edge_ids) {
-      while (i < before.size() && before[i] != id) ++i;
-      PARTITA_CHECK(i < before.size(), Error,
-                    "internal: block {} kept edge {}, which it did not sample", l, id);
-      std::memmove(rows + to * row_bytes, rows + (from + i) * row_bytes, row_bytes);
-      ++i;
-      ++to;
-    }
-    from += before.size();
-  }
-  batch.edge_features.resize(to * row_bytes);
 }
 
 torch::Tensor as_tensor(std::vector<int64_t> values) {
@@ -263,7 +230,7 @@ std::vector<std::vector<int64_t>> LinkTask::epoch_seeds(int64_t epoch) {
 StepLoss LinkTask::step_loss(loader::Batch& batch, int64_t step, int64_t global_batch,
                              ModelAdapter& model, double* flops) {
   const loader::LinkStep& s = data_.steps[static_cast<size_t>(step)];
-  exclude_step_pairs(batch, s.excluded, options_.link.exclude);
+  loader::exclude_batch_edges(batch, s.excluded, options_.link.exclude);
   const torch::Tensor h = model.forward(batch, flops);
   std::vector<int64_t> src = positions(s.positives, true), dst = positions(s.positives, false);
   const std::vector<int64_t> neg_src = positions(s.negatives, true),

@@ -18,8 +18,8 @@ EDGE_DIM = 3
 
 @pytest.fixture(scope="module")
 def edge_parts(tmp_path_factory):
-    """{1: <1-part dir>, 2: <2-part dir>} of a generated graph with edge_feat, and 'plain':
-    a 1-part dir without."""
+    """{1: <1-part dir>, 2: <2-part dir>} of a generated graph with edge_feat, 'link': the same
+    graph undirected with an edge split as 1 part, and 'plain': a 1-part dir without."""
     base = tmp_path_factory.mktemp("edgefeat")
     run([PARTITA, "-q", "generate", "--nodes", "600", "--avg-degree", "5", "--feat-dim", "4",
          "--classes", "3", "--seed", "3", "--edge-feat-dim", str(EDGE_DIM), "--out",
@@ -31,6 +31,9 @@ def edge_parts(tmp_path_factory):
         out[parts] = str(base / f"p{parts}")
         run([PARTITA, "-q", "partition", "--dataset", str(base / "ds"), "--num-parts",
              str(parts), "--seed", "1", "--out", out[parts]])
+    out["link"] = str(base / "link")
+    run([PARTITA, "-q", "partition", "--dataset", str(base / "ds"), "--num-parts", "1",
+         "--undirected", "--edge-split", "0.05,0.10", "--seed", "1", "--out", out["link"]])
     out["plain"] = str(base / "plain")
     run([PARTITA, "-q", "partition", "--dataset", str(base / "plain_ds"), "--num-parts", "1",
          "--out", out["plain"]])
@@ -104,3 +107,29 @@ def test_edge_features_refused(edge_parts):
         assert g.edge_feat_dim == 0
         with pytest.raises(partita.UsageError, match="holds no edge features"):
             partita.NeighborLoader(g, fanouts=[2], edge_features=True)
+
+
+def test_link_blocks_carry_edge_attr_of_the_edges_they_keep(edge_parts):
+    """LinkNeighborLoader removes each step's pairs from its blocks after the rows were
+    fetched: every remaining edge still has its own row."""
+    scope = {}
+    exec(CHECK, scope)
+    rows = scope["edge_rows"](edge_parts["link"])
+    edges = excluded = 0
+    with partita.DistGraph(edge_parts["link"], edge_features=True) as g:
+        loader = partita.LinkNeighborLoader(g, fanouts=[4, 3], batch_size=40, neg=1, seed=2,
+                                            edge_features=True)
+        for batch in loader:
+            excluded += batch.excluded_edges
+            for b in batch.blocks:
+                a = b.edge_attr
+                assert a.dtype == torch.float32 and tuple(a.shape) == (b.num_edges, EDGE_DIM)
+                src = b.src_nodes[b.indices].tolist()
+                dst = b.src_nodes[b.tensors.edge_dst].tolist()
+                for j, (s, t) in enumerate(zip(src, dst)):
+                    assert any(np.array_equal(a[j].numpy(), r) for r in rows[(s, t)]), (s, t)
+                    edges += 1
+    assert edges > 500 and excluded > 0, (edges, excluded)
+    with partita.DistGraph(edge_parts["link"]) as g:
+        with pytest.raises(partita.UsageError, match="edge_features=True"):
+            partita.LinkNeighborLoader(g, fanouts=[2], edge_features=True)
