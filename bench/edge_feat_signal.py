@@ -15,12 +15,12 @@ whose labels can be read only through the edge features:
 So the label is the colour of the in-neighbours whose edges are marked. Without the edge
 features a node sees two colours equally often and cannot tell which one is its label (at
 best half right: chance is 1 / classes); with them a model can listen to the marked edges
-only. GAT's edge features enter its attention logits only (PyG's GATConv(edge_dim)), so the
-signal is which neighbours to attend to; GINE adds them to every message, ReLU(x_j + W_e e),
-and can gate the unmarked ones off.
+only. GAT's and GATv2's edge features enter their attention logits only (PyG's
+GATConv(edge_dim), GATv2Conv(edge_dim)), so the signal is which neighbours to attend to;
+GINE adds them to every message, ReLU(x_j + W_e e), and can gate the unmarked ones off.
 
 The graph is partitioned (`partita partition`, --parts parts, METIS) and trained per seed:
-gat with and without --edge-features, and gine with them against gat and sage without
+gat and gatv2 with and without --edge-features, and gine with them against gat and sage without
 (gine cannot train without edge features), under `mpirun -np P` for P > 1 parts. Prints one
 JSON object: chance level, each run's test accuracy, the medians over --runs seeds and the
 points each model with edge features gains over its comparison without. Never fails
@@ -48,10 +48,12 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 COMMON_FLAGS = ["--hidden", "32", "--fanouts", "10,10", "--batch-size", "256", "--lr", "0.01",
                 "--dropout", "0.1", "--eval-every", "0"]
 # (name, model, edge features): the runs of one seed.
-RUNS = [("gat_edge", "gat", True), ("gat_plain", "gat", False), ("gine_edge", "gine", True),
+RUNS = [("gat_edge", "gat", True), ("gat_plain", "gat", False), ("gatv2_edge", "gatv2", True),
+        ("gatv2_plain", "gatv2", False), ("gine_edge", "gine", True),
         ("sage_plain", "sage", False)]
 # (model with edge features, its comparison without).
-GAINS = [("gat_edge", "gat_plain"), ("gine_edge", "gat_plain"), ("gine_edge", "sage_plain")]
+GAINS = [("gat_edge", "gat_plain"), ("gatv2_edge", "gatv2_plain"), ("gine_edge", "gat_plain"),
+         ("gine_edge", "sage_plain")]
 
 
 def write_graph(out, nodes, classes, feat_dim, edge_dim, marked, edge_noise, seed):
@@ -100,7 +102,7 @@ def write_graph(out, nodes, classes, feat_dim, edge_dim, marked, edge_noise, see
 def train(a, parts_dir, seed, model, edge_features):
     argv = [a.partita, "-q", "train", "--parts", parts_dir, "--epochs", str(a.epochs),
             "--seed", str(seed), "--model", model, *COMMON_FLAGS]
-    if model == "gat":
+    if model in ("gat", "gatv2"):
         argv += ["--heads", "2"]
     if edge_features:
         argv.append("--edge-features")

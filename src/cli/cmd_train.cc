@@ -519,8 +519,9 @@ void add_task_flags(CLI::App& app, Flags* flags) {
 // The model: its kind, shape and learned embeddings; --model's own defaults are named in each help.
 void add_model_flags(CLI::App& app, Flags* flags) {
   add_enum_option(app, "--model", &flags->train.model.kind, train::model_kind_names(),
-                  "sage, gcn, gat or gine (GIN with edge features: needs --edge-features); rgcn or "
-                  "han for typed (heterogeneous) partitions." +
+                  "sage, gcn, gat, gatv2 (GATv2: attention with the nonlinearity inside) or gine "
+                  "(GIN with edge features: needs --edge-features); rgcn or han for typed "
+                  "(heterogeneous) partitions." +
                       model_defaults_help());
   app.add_option("--metapaths", flags->train.model.metapaths,
                  "han: the metapaths, comma-separated, each its node types joined by '-' "
@@ -542,15 +543,18 @@ void add_model_flags(CLI::App& app, Flags* flags) {
   app.add_option("--layers", flags->train.model.layers,
                  "Layers; must equal the number of --fanouts, which is the default" +
                      model_default_help("layers"));
-  app.add_option("--hidden", flags->train.model.hidden,
-                 "Hidden width (gat, han: per head; a hidden layer outputs hidden x heads; han: "
-                 "also the width of learned embeddings)" +
-                     model_default_help("hidden"))
+  app.add_option(
+         "--hidden", flags->train.model.hidden,
+         "Hidden width (gat, gatv2, han: per head; a hidden layer outputs hidden x heads; han: "
+         "also the width of learned embeddings)" +
+             model_default_help("hidden"))
       ->capture_default_str();
-  app.add_option("--heads", flags->train.model.heads,
-                 "Attention heads of gat's hidden layers (its output layer has one) and of every "
-                 "han layer" +
-                     model_default_help("heads"))
+  app.add_option(
+         "--heads", flags->train.model.heads,
+         "Attention heads of gat's and gatv2's hidden layers (their output layer has one) and "
+         "of every "
+         "han layer" +
+             model_default_help("heads"))
       ->capture_default_str();
   app.add_option("--embed-init", flags->train.embeddings.init,
                  "rgcn, han: learned embeddings start uniform in [-S, S)" +

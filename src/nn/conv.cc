@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "partita/core/error.h"
 #include "partita/nn/dropout.h"
 #include "partita/nn/message_passing.h"
@@ -188,6 +190,68 @@ torch::Tensor GATConv::forward_with_attention(const BlockTensors& block, const t
   return out + bias.to(out.scalar_type());
 }
 
+GATv2Conv::GATv2Conv(int64_t in_dim, int64_t head_dim, int64_t heads, bool concat,
+                     double attention_dropout, int64_t edge_dim)
+    : head_dim_(head_dim),
+      heads_(heads),
+      concat_(concat),
+      attention_dropout_(attention_dropout),
+      edge_dim_(edge_dim) {
+  PARTITA_CHECK(attention_dropout >= 0 && attention_dropout < 1, Error,
+                "GATv2Conv: attention dropout must be in [0, 1), got {}", attention_dropout);
+  PARTITA_CHECK(edge_dim >= 0, Error, "GATv2Conv: edge_dim must be >= 0, got {}", edge_dim);
+  const auto linear = [&](int64_t in) {
+    return torch::nn::Linear(torch::nn::LinearOptions(in, heads * head_dim).bias(false));
+  };
+  lin_src = register_module("lin_src", linear(in_dim));
+  lin_dst = register_module("lin_dst", linear(in_dim));
+  att = register_parameter("att", torch::empty({heads, head_dim}));
+  bias = register_parameter("bias", torch::zeros({out_dim()}));
+  torch::NoGradGuard no_grad;
+  torch::nn::init::xavier_uniform_(lin_src->weight);
+  torch::nn::init::xavier_uniform_(lin_dst->weight);
+  torch::nn::init::xavier_uniform_(att);
+  if (edge_dim == 0) return;
+  lin_edge = register_module("lin_edge", linear(edge_dim));
+  torch::nn::init::xavier_uniform_(lin_edge->weight);
+}
+
+double GATv2Conv::matmul_flops(const BlockTensors& block) const {
+  const double k_d = static_cast<double>(heads_ * head_dim_);
+  const double in = static_cast<double>(lin_src->options.in_features());
+  const double edges = static_cast<double>(block.num_edges() + block.num_dst);  // self loops
+  return 2.0 * static_cast<double>(block.num_src + block.num_dst) * in * k_d +
+         2.0 * edges * static_cast<double>(edge_dim_) * k_d;
+}
+
+torch::Tensor GATv2Conv::forward(const BlockTensors& block, const torch::Tensor& x_src) {
+  check_input(block, x_src, lin_src->options.in_features(), "GATv2Conv");
+  if (edge_dim_ > 0) checked_edge_feat(block, edge_dim_, "GATv2Conv");
+  const torch::Tensor hs = linear_as_input(lin_src, x_src);                             // [S, KD]
+  const torch::Tensor hd = linear_as_input(lin_dst, x_src.slice(0, 0, block.num_dst));  // [N, KD]
+  // Every dst attends over its in-edges and itself (the self loop leads each row).
+  const BlockTensors looped = with_self_loops(block);
+  const int64_t edges = looped.num_edges();
+  // The pre-activation of every (looped) edge, one row per edge: W_src x_j + W_dst x_i (+ W_e e).
+  torch::Tensor pre = hs.index_select(0, looped.indices) + hd.index_select(0, looped.edge_dst);
+  if (edge_dim_ > 0) pre = pre + linear_as_input(lin_edge, looped.edge_feat.to(hs.scalar_type()));
+  const torch::ScalarType score_type = compute_type(hs.scalar_type());
+  const torch::Tensor logits =
+      (torch::leaky_relu(pre, 0.2).to(score_type).view({edges, heads_, head_dim_}) *
+       att.to(score_type))
+          .sum(-1);  // [E + N, K]
+  // The edge softmax of gat_edge_softmax with the whole logit as its edge term: zero
+  // src/dst scores and slope 1 (LeakyReLU_1 is the identity).
+  const torch::Tensor zero_src = torch::zeros({block.num_src, heads_}, logits.options());
+  const torch::Tensor zero_dst = torch::zeros({block.num_dst, heads_}, logits.options());
+  torch::Tensor a = gat_edge_softmax(looped, zero_src, zero_dst, /*negative_slope=*/1.0, logits);
+  if (is_training() && attention_dropout_ > 0)
+    a = counter_dropout(a, attention_dropout_, dropout_key_);
+  torch::Tensor out = aggregate(looped, hs, a);  // [N, KD]
+  if (!concat_) out = out.view({block.num_dst, heads_, head_dim_}).mean(1);
+  return out + bias.to(out.scalar_type());
+}
+
 GINEConv::GINEConv(int64_t in_dim, int64_t out_dim, int64_t edge_dim)
     : out_dim_(out_dim), edge_dim_(edge_dim) {
   PARTITA_CHECK(edge_dim >= 1, Error,
@@ -195,15 +259,17 @@ GINEConv::GINEConv(int64_t in_dim, int64_t out_dim, int64_t edge_dim)
                 "--edge-features on a partition that has them",
                 edge_dim);
   lin_edge = register_module("lin_edge", torch::nn::Linear(edge_dim, in_dim));
-  mlp1 = register_module("mlp1", torch::nn::Linear(in_dim, out_dim));
-  mlp2 = register_module("mlp2", torch::nn::Linear(out_dim, out_dim));
+  const int64_t mid = std::max(in_dim, out_dim);
+  mlp1 = register_module("mlp1", torch::nn::Linear(in_dim, mid));
+  mlp2 = register_module("mlp2", torch::nn::Linear(mid, out_dim));
 }
 
 double GINEConv::matmul_flops(const BlockTensors& block) const {
   const double in = static_cast<double>(mlp1->options.in_features());
+  const double mid = static_cast<double>(mlp1->options.out_features());
   const double out = static_cast<double>(out_dim_);
   return 2.0 * static_cast<double>(block.num_edges()) * static_cast<double>(edge_dim_) * in +
-         2.0 * static_cast<double>(block.num_dst) * (in * out + out * out);
+         2.0 * static_cast<double>(block.num_dst) * (in * mid + mid * out);
 }
 
 torch::Tensor GINEConv::forward(const BlockTensors& block, const torch::Tensor& x_src) {

@@ -25,6 +25,12 @@ std::shared_ptr<BlockConv> make_conv(const GnnOptions& o, int64_t in, bool last)
                   : std::make_shared<GATConv>(in, out, o.heads, /*concat=*/true, attention,
                                               o.edge_dim);
     }
+    case ConvKind::kGatv2: {
+      const double attention = o.attention_dropout < 0 ? o.dropout : o.attention_dropout;
+      return last ? std::make_shared<GATv2Conv>(in, out, 1, /*concat=*/false, attention, o.edge_dim)
+                  : std::make_shared<GATv2Conv>(in, out, o.heads, /*concat=*/true, attention,
+                                                o.edge_dim);
+    }
     case ConvKind::kGine:
       return std::make_shared<GINEConv>(in, out, o.edge_dim);
   }
@@ -39,6 +45,8 @@ const char* conv_name(ConvKind kind) {
       return "gcn";
     case ConvKind::kGat:
       return "gat";
+    case ConvKind::kGatv2:
+      return "gatv2";
     case ConvKind::kGine:
       return "gine";
   }
@@ -50,6 +58,7 @@ const char* conv_name(ConvKind kind) {
 bool takes_edge_features(ConvKind kind) {
   switch (kind) {
     case ConvKind::kGat:
+    case ConvKind::kGatv2:
     case ConvKind::kGine:
       return true;
     case ConvKind::kSage:
@@ -75,7 +84,7 @@ GnnModel::GnnModel(const GnnOptions& options) : options_(options) {
   PARTITA_CHECK(o.edge_dim >= 0, Error, "GnnModel: edge_dim must be >= 0, got {}", o.edge_dim);
   PARTITA_CHECK(o.edge_dim == 0 || takes_edge_features(o.kind), Error,
                 "GnnModel: {} takes no edge features (edge_dim {}); train without "
-                "--edge-features, or with a model that reads them (gat)",
+                "--edge-features, or with a model that reads them (gat, gatv2, gine)",
                 conv_name(o.kind), o.edge_dim);
   PARTITA_CHECK(o.edge_dim > 0 || !needs_edge_features(o.kind), Error,
                 "GnnModel: {} needs edge features; train it with --edge-features on a partition "
@@ -139,13 +148,16 @@ torch::Tensor GnnModel::run_layer(int64_t l, const BlockTensors& block, torch::T
     x = counter_dropout(x, options_.dropout, stream_key(key, layer, 0));
   if (auto* gat = dynamic_cast<GATConv*>(convs_[l].get()))
     gat->set_dropout_key(stream_key(key, layer, 1));
+  if (auto* gat = dynamic_cast<GATv2Conv*>(convs_[l].get()))
+    gat->set_dropout_key(stream_key(key, layer, 1));
   // The output layer runs in fp32 even in bf16: its rows are the seeds only (cheap), and
   // logits rounded to bf16 would lose resolution the loss needs.
   if (l + 1 == L) x = x.to(torch::kFloat32);
   x = convs_[l]->forward(block, x);
   if (l + 1 == L) return x;
   if (!norms_.empty()) x = norms_[l].forward(x.to(torch::kFloat32)).to(x.scalar_type());
-  return options_.kind == ConvKind::kGat ? torch::elu(x) : torch::relu(x);
+  const bool attention = options_.kind == ConvKind::kGat || options_.kind == ConvKind::kGatv2;
+  return attention ? torch::elu(x) : torch::relu(x);
 }
 
 int64_t GnnModel::layer_in_dim(int64_t l) const {

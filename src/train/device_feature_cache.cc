@@ -120,7 +120,7 @@ torch::Tensor with_cached_rows(const DeviceFeatureCache* cache, const loader::Ba
 void ModelAdapter::set_device_cache(const DeviceFeatureCache* cache) {
   PARTITA_CHECK_PARAM(cache == nullptr, "gpu_cache_ratio",
                       "the device feature cache serves models with homogeneous input features "
-                      "(sage, gcn, gat, gine), not this one");
+                      "(sage, gcn, gat, gatv2, gine), not this one");
 }
 
 }  // namespace partita::train

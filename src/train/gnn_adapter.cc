@@ -39,7 +39,9 @@ const store::ResidentRows* GnnAdapter::resident_rows() const {
 
 std::vector<int64_t> GnnAdapter::config_signature() const {
   const nn::GnnOptions& m = model_->options();
-  const int64_t heads = m.kind == nn::ConvKind::kGat ? m.heads : 1;  // only GAT reads it
+  // Only GAT and GATv2 read it.
+  const bool attention = m.kind == nn::ConvKind::kGat || m.kind == nn::ConvKind::kGatv2;
+  const int64_t heads = attention ? m.heads : 1;
   std::vector<int64_t> signature{static_cast<int64_t>(m.kind),
                                  m.in_dim,
                                  m.hidden,

@@ -15,8 +15,9 @@ namespace partita::train {
 
 const NameTable<ModelKind>& model_kind_names() {
   static const NameTable<ModelKind> names{{"sage", ModelKind::kSage}, {"gcn", ModelKind::kGcn},
-                                          {"gat", ModelKind::kGat},   {"gine", ModelKind::kGine},
-                                          {"rgcn", ModelKind::kRgcn}, {"han", ModelKind::kHan}};
+                                          {"gat", ModelKind::kGat},   {"gatv2", ModelKind::kGatv2},
+                                          {"gine", ModelKind::kGine}, {"rgcn", ModelKind::kRgcn},
+                                          {"han", ModelKind::kHan}};
   return names;
 }
 
@@ -28,6 +29,8 @@ std::optional<nn::ConvKind> conv_kind(ModelKind kind) {
       return nn::ConvKind::kGcn;
     case ModelKind::kGat:
       return nn::ConvKind::kGat;
+    case ModelKind::kGatv2:
+      return nn::ConvKind::kGatv2;
     case ModelKind::kGine:
       return nn::ConvKind::kGine;
     case ModelKind::kRgcn:
@@ -43,6 +46,8 @@ ModelKind model_kind(nn::ConvKind conv) {
       return ModelKind::kGcn;
     case nn::ConvKind::kGat:
       return ModelKind::kGat;
+    case nn::ConvKind::kGatv2:
+      return ModelKind::kGatv2;
     case nn::ConvKind::kGine:
       return ModelKind::kGine;
     case nn::ConvKind::kSage:
@@ -154,7 +159,7 @@ void check_edge_features_rule(const TrainOptions& o) {
   if (!o.loader.edge_features) return;
   PARTITA_CHECK_PARAM(takes_edge_features(o.model.kind), "model",
                       "{} takes no edge features: with `edge_features` use a model whose layers "
-                      "read them (gat or gine)",
+                      "read them (gat, gatv2 or gine)",
                       name_of(model_kind_names(), o.model.kind));
   PARTITA_CHECK_PARAM(o.loader.sample_on != SampleOn::kDevice, "sample_on",
                       "device: the device sampler returns no edge ids yet; with `edge_features` "

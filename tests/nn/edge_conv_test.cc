@@ -1,9 +1,10 @@
-// Convs that read edge features (GAT with edge_dim) against brute-force torch autograd
-// references written per dst node, on both kernel paths (the fused CPU kernels and the
+// Convs that read edge features (GAT and GATv2 with edge_dim, GINE) against brute-force torch
+// autograd references written per dst node, on both kernel paths (the fused CPU kernels and the
 // device-generic ops under KernelPathScope(kGeneric)): values and every gradient.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <random>
@@ -328,6 +329,191 @@ TEST_P(EdgeConvTest, GineNeedsEdgeFeatures) {
   EXPECT_EQ(out.sizes(), (std::vector<int64_t>{3, 3}));
   out.sum().backward();
   for (const auto& p : model.named_parameters()) EXPECT_TRUE(p.value().grad().defined()) << p.key();
+}
+
+// The output layer's MLP is as wide as its input, not as narrow as the classes: squeezed
+// through out_dim ReLUs it died early in training (2-layer gine stuck at chance).
+TEST_P(EdgeConvTest, GineMlpIsNeverNarrowerThanItsInput) {
+  GINEConv last(/*in_dim=*/16, /*out_dim=*/3, kEdgeDim);
+  EXPECT_EQ(last.mlp1->options.out_features(), 16);
+  EXPECT_EQ(last.mlp2->options.in_features(), 16);
+  EXPECT_EQ(last.out_dim(), 3);
+  GINEConv hidden(/*in_dim=*/3, /*out_dim=*/16, kEdgeDim);
+  EXPECT_EQ(hidden.mlp1->options.out_features(), 16);
+}
+
+// Two GINE layers learn: on a tiny generated two-hop sample whose labels are a function of
+// the edge features of the seeds' in-edges, a few full-batch Adam steps take the loss far
+// below ln(classes) (the old 2-layer stack sat at ln(classes), its logits constant).
+TEST_P(EdgeConvTest, TwoLayerGineLearns) {
+  torch::manual_seed(7);
+  std::mt19937_64 rng(7);
+  const int64_t seeds = 48, classes = kEdgeDim, width = 8;
+  std::vector<BlockTensors> blocks{to_block_tensors(testing::random_block(seeds, 160, 8, rng)),
+                                   to_block_tensors(testing::random_block(160, 400, 8, rng))};
+  for (BlockTensors& b : blocks) b.edge_feat = torch::randn({b.num_edges(), kEdgeDim}).abs();
+  // Label of a seed: the largest column of its in-edges' summed edge features, which no
+  // node feature tells.
+  const torch::Tensor x = torch::randn({400, width}).abs();
+  const torch::Tensor sums =
+      torch::zeros({seeds, kEdgeDim}).index_add_(0, blocks[0].edge_dst, blocks[0].edge_feat);
+  const torch::Tensor label = sums.argmax(1);
+  GnnOptions o;
+  o.kind = ConvKind::kGine;
+  o.in_dim = width;
+  o.hidden = 16;
+  o.out_dim = classes;
+  o.layers = 2;
+  o.edge_dim = kEdgeDim;
+  GnnModel model(o);
+  torch::optim::Adam adam(model.parameters(), torch::optim::AdamOptions(0.01));
+  double first = 0, last = 0;
+  for (int step = 0; step < 150; ++step) {
+    adam.zero_grad();
+    const torch::Tensor loss =
+        torch::nn::functional::cross_entropy(model.forward(blocks, x), label);
+    loss.backward();
+    adam.step();
+    (step == 0 ? first : last) = loss.item<double>();
+  }
+  const double chance = std::log(static_cast<double>(classes));
+  EXPECT_GT(first, 0.8 * chance) << "the task is not trivial at the start";
+  EXPECT_LT(last, 0.35 * chance) << "2-layer gine did not learn (first loss " << first << ")";
+}
+
+// GATv2 with or without edge features, per dst and head, by hand (w_e undefined: none).
+struct Gatv2Params {
+  torch::Tensor w_src, w_dst, att, w_e, bias;
+};
+
+torch::Tensor reference_gatv2(const sample::Block& b, const torch::Tensor& x,
+                              const torch::Tensor& ef, const Gatv2Params& p, int64_t heads,
+                              int64_t head_dim, bool concat,
+                              const std::function<torch::Tensor(int64_t)>& self_feat) {
+  const torch::Tensor hs = x.matmul(p.w_src.t()).view({b.num_src, heads, head_dim});
+  std::vector<torch::Tensor> rows;
+  for (int64_t i = 0; i < b.num_dst; ++i) {
+    const torch::Tensor hd = p.w_dst.matmul(x[i]).view({heads, head_dim});
+    std::vector<int64_t> src{i};
+    std::vector<torch::Tensor> feats{p.w_e.defined() ? self_feat(i) : torch::Tensor()};
+    for (int64_t k = b.indptr[i]; k < b.indptr[i + 1]; ++k) {
+      src.push_back(b.indices[k]);
+      feats.push_back(p.w_e.defined() ? ef[k] : torch::Tensor());
+    }
+    std::vector<torch::Tensor> logits, values;
+    for (size_t s = 0; s < src.size(); ++s) {
+      torch::Tensor pre = hs[src[s]] + hd;  // [heads, D]
+      if (p.w_e.defined()) pre = pre + p.w_e.matmul(feats[s]).view({heads, head_dim});
+      logits.push_back((p.att * torch::leaky_relu(pre, 0.2)).sum(-1));  // [heads]
+      values.push_back(hs[src[s]]);
+    }
+    const torch::Tensor alpha = torch::softmax(torch::stack(logits), 0);      // [n, heads]
+    torch::Tensor out = (alpha.unsqueeze(-1) * torch::stack(values)).sum(0);  // [heads, D]
+    rows.push_back(concat ? out.reshape({heads * head_dim}) : out.mean(0));
+  }
+  return torch::stack(rows) + p.bias;
+}
+
+TEST_P(EdgeConvTest, Gatv2MatchesBruteForce) {
+  for (const int64_t edge_dim : {int64_t{0}, kEdgeDim}) {
+    for (const bool concat : {true, false}) {
+      const int64_t heads = 3, head_dim = 2;
+      GATv2Conv conv(kIn, head_dim, heads, concat, /*attention_dropout=*/0.0, edge_dim);
+      EXPECT_EQ(conv.out_dim(), concat ? heads * head_dim : head_dim);
+      EXPECT_EQ(static_cast<bool>(conv.lin_edge), edge_dim > 0);
+      {
+        torch::NoGradGuard no_grad;
+        conv.bias.uniform_(-1, 1);
+      }
+      const torch::Tensor x = x_.clone().set_requires_grad(true);
+      const torch::Tensor ef = ef_.clone().set_requires_grad(true);
+      BlockTensors block = bt_;
+      block.edge_feat = ef;
+      const torch::Tensor out = conv.forward(block, x);
+      const torch::Tensor weight = torch::randn(out.sizes(), torch::kFloat64);
+      (out * weight).sum().backward();
+
+      Gatv2Params p{leaf64(conv.lin_src->weight), leaf64(conv.lin_dst->weight), leaf64(conv.att),
+                    edge_dim > 0 ? leaf64(conv.lin_edge->weight) : torch::Tensor(),
+                    leaf64(conv.bias)};
+      const torch::Tensor rx = leaf64(x_), ref = leaf64(ef_);
+      const torch::Tensor want =
+          reference_gatv2(block_, rx, ref, p, heads, head_dim, concat, [&](int64_t i) {
+            const int64_t lo = block_.indptr[i], hi = block_.indptr[i + 1];
+            return lo == hi ? torch::zeros({kEdgeDim}, torch::kFloat64)
+                            : ref.index({Slice(lo, hi)}).mean(0);
+          });
+      (want * weight).sum().backward();
+
+      const std::string c =
+          std::string(concat ? "concat " : "mean ") + "edge_dim " + std::to_string(edge_dim) + " ";
+      expect_close(out, want, 1e-6, c + "out");
+      expect_close(x.grad(), rx.grad(), 1e-6, c + "grad x");
+      if (edge_dim > 0) {
+        expect_close(ef.grad(), ref.grad(), 1e-6, c + "grad edge_feat");
+        expect_close(conv.lin_edge->weight.grad(), p.w_e.grad(), 1e-4, c + "grad W_e");
+      } else {
+        EXPECT_FALSE(ef.grad().defined()) << c << "edge features read without edge_dim";
+      }
+      // Parameters are float32: their gradients accumulate in float32.
+      expect_close(conv.lin_src->weight.grad(), p.w_src.grad(), 1e-4, c + "grad W_src");
+      expect_close(conv.lin_dst->weight.grad(), p.w_dst.grad(), 1e-4, c + "grad W_dst");
+      expect_close(conv.att.grad(), p.att.grad(), 1e-4, c + "grad att");
+      expect_close(conv.bias.grad(), p.bias.grad(), 1e-4, c + "grad bias");
+    }
+  }
+}
+
+TEST_P(EdgeConvTest, Gatv2InFloat32MatchesFloat64) {
+  GATv2Conv conv(kIn, 2, 3, true, 0.0, kEdgeDim);
+  torch::NoGradGuard no_grad;
+  const torch::Tensor want = conv.forward(bt_, x_);
+  BlockTensors block = bt_;
+  block.edge_feat = ef_.to(torch::kFloat32);
+  const torch::Tensor got = conv.forward(block, x_.to(torch::kFloat32));
+  EXPECT_EQ(got.scalar_type(), torch::kFloat32);
+  expect_close(got, want, 1e-4, "float32");
+}
+
+TEST_P(EdgeConvTest, Gatv2WithEdgeDimRefusesBlocksWithoutThem) {
+  GATv2Conv conv(kIn, 2, 3, true, 0.0, kEdgeDim);
+  BlockTensors without = bt_;
+  without.edge_feat = torch::Tensor();
+  EXPECT_THROW(conv.forward(without, x_), Error);
+  BlockTensors wrong = bt_;
+  wrong.edge_feat = torch::randn({bt_.num_edges(), kEdgeDim + 1}, torch::kFloat64);
+  EXPECT_THROW(conv.forward(wrong, x_), Error);
+  EXPECT_THROW(GATv2Conv(kIn, 2, 3, true, 0.0, /*edge_dim=*/-1), Error);
+  // edge_dim 0 runs without them.
+  GATv2Conv plain(kIn, 2, 3);
+  torch::NoGradGuard no_grad;
+  EXPECT_EQ(plain.forward(without, x_).sizes(), (std::vector<int64_t>{8, 6}));
+}
+
+TEST_P(EdgeConvTest, GnnModelBuildsGatv2WithAndWithoutEdgeFeatures) {
+  EXPECT_TRUE(takes_edge_features(ConvKind::kGatv2));
+  EXPECT_FALSE(needs_edge_features(ConvKind::kGatv2));
+  GnnOptions o;
+  o.kind = ConvKind::kGatv2;
+  o.in_dim = kIn;
+  o.hidden = 4;
+  o.heads = 2;
+  o.out_dim = 3;
+  o.layers = 2;
+  std::mt19937_64 rng(3);
+  const BlockTensors top = with_edges(testing::random_block(3, 8, 2, rng));
+  for (const int64_t edge_dim : {int64_t{0}, kEdgeDim}) {
+    o.edge_dim = edge_dim;
+    GnnModel model(o);
+    EXPECT_EQ(model.layer_in_dim(1), 8) << "hidden x heads";
+    BlockTensors first = top, second = bt_;
+    if (edge_dim == 0) first.edge_feat = second.edge_feat = torch::Tensor();
+    const torch::Tensor out = model.forward({first, second}, torch::randn({12, kIn}));
+    EXPECT_EQ(out.sizes(), (std::vector<int64_t>{3, 3}));
+    out.sum().backward();
+    for (const auto& p : model.named_parameters())
+      EXPECT_TRUE(p.value().grad().defined()) << p.key();
+  }
 }
 
 std::string path_name(const ::testing::TestParamInfo<KernelPath>& info) {

@@ -144,7 +144,7 @@ def test_library_errors_name_python_keywords(graph):
         partita.NeighborLoader(graph, prefetch=0)
     with pytest.raises(partita.UsageError, match=r"^threads: must be in \[1, 256\], got 300$"):
         partita.NeighborLoader(graph, threads=300)
-    with pytest.raises(partita.UsageError, match=r"^kind: 'graphsage' is not one of sage, gcn, gat, gine$"):
+    with pytest.raises(partita.UsageError, match=r"^kind: 'graphsage' is not one of sage, gcn, gat, gatv2, gine$"):
         partita._C.initial_parameters("graphsage", 4, 8, 3, 2)
 
 
@@ -154,7 +154,7 @@ def test_enum_keywords_are_parsed_by_the_cli_name_tables():
     with pytest.raises(partita.UsageError, match=r"^level: 'loud' is not one of quiet, info, verbose$"):
         partita._C.set_log_level("loud")
     partita._C.set_log_level("info")
-    with pytest.raises(partita.UsageError, match=r"^kind: 'rgcn' is not one of sage, gcn, gat, gine$"):
+    with pytest.raises(partita.UsageError, match=r"^kind: 'rgcn' is not one of sage, gcn, gat, gatv2, gine$"):
         partita._C.initial_parameters("rgcn", 4, 8, 3, 2)
 
 

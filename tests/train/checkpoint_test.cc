@@ -157,6 +157,35 @@ TEST(Checkpoint, EdgeFeaturesOrNotAreAnotherModel) {
   }
 }
 
+// GATv2's parameters (lin_src, lin_dst, att) are not GAT's (lin, att_src, att_dst): a
+// gatv2 checkpoint does not load into gat, nor the reverse, each with one FormatError
+// (and their signatures differ: Seams.Gatv2SignatureIsNoGatsAndCarriesHeads).
+TEST(Checkpoint, Gatv2IsAnotherModelThanGat) {
+  const auto build = [](nn::ConvKind kind) {
+    torch::manual_seed(1);
+    nn::GnnOptions o;
+    o.kind = kind;
+    o.in_dim = 5;
+    o.hidden = 4;
+    o.out_dim = 3;
+    o.layers = 2;
+    o.heads = 2;
+    return std::make_shared<nn::GnnModel>(o);
+  };
+  auto v2 = build(nn::ConvKind::kGatv2), v1 = build(nn::ConvKind::kGat);
+  torch::optim::Adam adam2(v2->parameters(), torch::optim::AdamOptions(0.1));
+  torch::optim::Adam adam1(v1->parameters(), torch::optim::AdamOptions(0.1));
+  const std::string v2_bytes = serialize_checkpoint(*v2, adam2, {1, 0, {}, {}});
+  const std::string v1_bytes = serialize_checkpoint(*v1, adam1, {1, 0, {}, {}});
+  EXPECT_THROW(load_checkpoint(v2_bytes, "ck", *v1, adam1), FormatError);
+  EXPECT_THROW(load_checkpoint(v1_bytes, "ck", *v2, adam2), FormatError);
+  // Its own checkpoint loads.
+  auto again = build(nn::ConvKind::kGatv2);
+  torch::optim::Adam adam3(again->parameters(), torch::optim::AdamOptions(0.1));
+  load_checkpoint(v2_bytes, "ck", *again, adam3);
+  expect_same_parameters(*v2, *again);
+}
+
 TEST(Checkpoint, AnotherFormatIsOneLineNamingTheFormatsRead) {
   auto saved = model(4, 1);
   torch::optim::Adam adam(saved->parameters(), torch::optim::AdamOptions(0.1));

@@ -273,6 +273,28 @@ TEST_F(Seams, ModelTablePicksAdaptersAndCarriesDeviceAndPrecision) {
   EXPECT_EQ(typed, none(1));
 }
 
+// A checkpoint's signature tells gatv2 from gat (its kind) and carries gatv2's heads, so a
+// resume across them is refused (Checkpointer::restore) and --heads counts for both.
+TEST_F(Seams, Gatv2SignatureIsNoGatsAndCarriesHeads) {
+  TrainOptions o = options(ModelKind::kGatv2);
+  o.model.heads = 3;
+  const auto failures = run(1, "p1", o, [](runtime::Session& s, const TrainOptions& o) {
+    const std::vector<int64_t> v2 = build_model({s, o})->config_signature();
+    TrainOptions g = o;
+    g.model.kind = ModelKind::kGat;
+    const std::vector<int64_t> v1 = build_model({s, g})->config_signature();
+    ASSERT_EQ(v2.size(), 8u);
+    ASSERT_EQ(v1.size(), 8u);
+    EXPECT_NE(v2, v1);
+    EXPECT_EQ(v2[0], static_cast<int64_t>(nn::ConvKind::kGatv2));
+    EXPECT_EQ(v2[5], 3) << "heads";
+    EXPECT_EQ(std::vector<int64_t>(v2.begin() + 1, v2.end()),
+              std::vector<int64_t>(v1.begin() + 1, v1.end()))
+        << "only the kind differs";
+  });
+  EXPECT_EQ(failures, none(1));
+}
+
 // ------------------------------------------------------------ model han's sampling
 
 // Model han's node task samples metapath neighbours (train/metapaths.h): its passes go

@@ -180,17 +180,19 @@ TEST(TrainOptions, NameTablesAreOneToOne) {
   expect_one_to_one(sample::exclude_names());
   expect_one_to_one(loader::negative_kind_names());
   expect_one_to_one(sample_on_names());
-  EXPECT_EQ(joined_names(model_kind_names()), "sage, gcn, gat, gine, rgcn, han");
+  EXPECT_EQ(joined_names(model_kind_names()), "sage, gcn, gat, gatv2, gine, rgcn, han");
   EXPECT_STREQ(nn::precision_name(nn::Precision::kBf16), "bf16");
 }
 
 TEST(TrainOptions, TakesEdgeFeaturesNamesTheModelsThatReadThem) {
   EXPECT_TRUE(takes_edge_features(ModelKind::kGat));
+  EXPECT_TRUE(takes_edge_features(ModelKind::kGatv2));
   EXPECT_TRUE(takes_edge_features(ModelKind::kGine));
   for (ModelKind kind : {ModelKind::kSage, ModelKind::kGcn, ModelKind::kRgcn, ModelKind::kHan})
     EXPECT_FALSE(takes_edge_features(kind)) << name_of(model_kind_names(), kind);
   EXPECT_TRUE(needs_edge_features(ModelKind::kGine));
   EXPECT_FALSE(needs_edge_features(ModelKind::kGat));
+  EXPECT_FALSE(needs_edge_features(ModelKind::kGatv2));
   EXPECT_FALSE(needs_edge_features(ModelKind::kRgcn));
   ModelOptions m;
   m.kind = ModelKind::kGine;
@@ -212,8 +214,8 @@ TEST(TrainOptions, ModelKindIsTheOneSourceOfTheModel) {
   EXPECT_EQ(g.heads, 3);
   EXPECT_EQ(g.dropout, m.dropout);
   EXPECT_FALSE(conv_kind(ModelKind::kRgcn).has_value());
-  for (nn::ConvKind c :
-       {nn::ConvKind::kSage, nn::ConvKind::kGcn, nn::ConvKind::kGat, nn::ConvKind::kGine})
+  for (nn::ConvKind c : {nn::ConvKind::kSage, nn::ConvKind::kGcn, nn::ConvKind::kGat,
+                         nn::ConvKind::kGatv2, nn::ConvKind::kGine})
     EXPECT_EQ(conv_kind(model_kind(c)), c);
   m.kind = ModelKind::kRgcn;
   EXPECT_THROW(gnn_options(m), Error);

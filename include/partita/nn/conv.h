@@ -129,11 +129,53 @@ class GATConv : public BlockConv {
   uint64_t dropout_key_ = 0;
 };
 
+// GATv2 (Brody et al. 2022, "How attentive are graph attention networks?"; PyG's
+// GATv2Conv with share_weights=False) with K heads and a self loop per dst. Per head k:
+//   e_ij = a_k . LeakyReLU_0.2(W_src,k x_j + W_dst,k x_i (+ W_e,k e_ij))   for j in N(i) ∪ {i}
+//   alpha_ij = softmax over j of e_ij, out_i,k = sum_j alpha_ij W_src,k x_j
+// The nonlinearity sits inside the dot product, so the ranking of the neighbours may depend
+// on the dst (GAT's cannot). Heads concatenated or averaged, bias, attention dropout and
+// the self loops' edge features (the mean of their row's) as GATConv. W_src, W_dst, W_e:
+// no bias. edge_dim 0: no W_e term (block.edge_feat ignored); edge_dim > 0: block.edge_feat
+// [E, edge_dim] required.
+//
+// The logits are computed by torch ops on every device (one [E + num_dst, K * head_dim]
+// pre-activation tensor per forward); the softmax and the aggregation run on the fused
+// kernels of message_passing.h on the CPU, as GAT's.
+class GATv2Conv : public BlockConv {
+ public:
+  GATv2Conv(int64_t in_dim, int64_t head_dim, int64_t heads, bool concat = true,
+            double attention_dropout = 0.0, int64_t edge_dim = 0);
+  torch::Tensor forward(const BlockTensors& block, const torch::Tensor& x_src) override;
+  int64_t out_dim() const override { return concat_ ? heads_ * head_dim_ : head_dim_; }
+  double matmul_flops(const BlockTensors& block) const override;
+
+  // Key of the attention-dropout mask of the next forward (nn/dropout.h).
+  void set_dropout_key(uint64_t key) { dropout_key_ = key; }
+
+  torch::nn::Linear lin_src{nullptr};   // in_dim -> heads * head_dim, no bias (messages)
+  torch::nn::Linear lin_dst{nullptr};   // in_dim -> heads * head_dim, no bias
+  torch::Tensor att;                    // [heads, head_dim]
+  torch::Tensor bias;                   // [out_dim]
+  torch::nn::Linear lin_edge{nullptr};  // edge_dim > 0 only: edge_dim -> heads * head_dim
+
+ private:
+  int64_t head_dim_;
+  int64_t heads_;
+  bool concat_;
+  double attention_dropout_;
+  int64_t edge_dim_;
+  uint64_t dropout_key_ = 0;
+};
+
 // GINE (Hu et al. 2020, "Strategies for pre-training graph neural networks"; PyG's
 // GINEConv(nn, edge_dim=...) with train_eps=False): GIN with edge features,
 //   out_i = MLP((1 + eps) x_i + sum_{j in N(i)} ReLU(x_j + W_e e_ji + b_e))
 // with eps fixed at 0 (PyG's default; not learned), W_e, b_e: edge_dim -> in_dim (PyG's
-// lin, with bias), and MLP = Linear(in, out) -> ReLU -> Linear(out, out), both with bias.
+// lin, with bias), and MLP = Linear(in, mid) -> ReLU -> Linear(mid, out), both with bias,
+// mid = max(in, out). The inner width is never narrower than the input: an output layer
+// with mid = out (a handful of classes) squeezed its input through that many ReLUs, which
+// all die early in training (2 layers stuck at chance, loss ln(classes)).
 // The edge features are block.edge_feat [E, edge_dim] (required). Messages run on gine_sum
 // (message_passing.h). Throws partita::Error if edge_dim < 1: GINE needs edge features.
 class GINEConv : public BlockConv {
@@ -144,8 +186,8 @@ class GINEConv : public BlockConv {
   double matmul_flops(const BlockTensors& block) const override;
 
   torch::nn::Linear lin_edge{nullptr};  // edge_dim -> in_dim, with bias
-  torch::nn::Linear mlp1{nullptr};      // in_dim -> out_dim
-  torch::nn::Linear mlp2{nullptr};      // out_dim -> out_dim
+  torch::nn::Linear mlp1{nullptr};      // in_dim -> max(in_dim, out_dim)
+  torch::nn::Linear mlp2{nullptr};      // max(in_dim, out_dim) -> out_dim
 
  private:
   int64_t out_dim_;

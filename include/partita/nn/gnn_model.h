@@ -14,12 +14,13 @@
 
 namespace partita::nn {
 
-enum class ConvKind { kSage, kGcn, kGat, kGine };
+// Appended only: a checkpoint's signature holds the value (gatv2 = 4 is no gat = 2).
+enum class ConvKind { kSage, kGcn, kGat, kGine, kGatv2 };
 enum class NormKind { kNone, kBatch, kLayer };
 
-// Whether a conv of `kind` reads edge features (GnnOptions::edge_dim > 0): GAT may (PyG's
-// GATConv edge_dim), GINE must; GraphSAGE and GCN do not. The one table of it (train's
-// takes_edge_features maps its models here).
+// Whether a conv of `kind` reads edge features (GnnOptions::edge_dim > 0): GAT and GATv2
+// may (PyG's GATConv / GATv2Conv edge_dim), GINE must; GraphSAGE and GCN do not. The one
+// table of it (train's takes_edge_features maps its models here).
 bool takes_edge_features(ConvKind kind);
 // Whether a conv of `kind` cannot run without edge features (GINE).
 bool needs_edge_features(ConvKind kind);
@@ -27,22 +28,22 @@ bool needs_edge_features(ConvKind kind);
 struct GnnOptions {
   ConvKind kind = ConvKind::kSage;
   int64_t in_dim = 0;
-  // Width of every hidden layer's output; for GAT the width of one head, so that a hidden
-  // GAT layer outputs hidden * heads features (its heads concatenated), as in the paper.
+  // Width of every hidden layer's output; for GAT and GATv2 the width of one head, so that
+  // a hidden layer outputs hidden * heads features (its heads concatenated), as in the paper.
   int64_t hidden = 0;
   int64_t out_dim = 0;   // number of classes
   int64_t layers = 2;    // L >= 1
-  int64_t heads = 1;     // GAT only: heads of the hidden layers; the output layer has one
+  int64_t heads = 1;     // GAT, GATv2: heads of the hidden layers; the output layer has one
   double dropout = 0.0;  // on the input of every layer (as in the GCN and GAT papers),
                          // in training mode only
-  // GAT only: dropout on the attention coefficients, in training mode; < 0: = dropout.
+  // GAT, GATv2: dropout on the attention coefficients, in training mode; < 0: = dropout.
   double attention_dropout = -1.0;
   NormKind norm = NormKind::kNone;  // on each hidden layer's output, before the activation
   // Activations and matrix products in fp32 or bf16 (parameters stay fp32; precision.h).
   Precision precision = Precision::kFp32;
   // Width of the edge features every block carries (BlockTensors::edge_feat); 0: none.
-  // Convs that take edge features (takes_edge_features: GAT's edge_dim, GINE) use them;
-  // GnnModel refuses > 0 with the others, and 0 with GINE (needs_edge_features).
+  // Convs that take edge features (takes_edge_features: GAT's and GATv2's edge_dim, GINE)
+  // use them; GnnModel refuses > 0 with the others, and 0 with GINE (needs_edge_features).
   int64_t edge_dim = 0;
 };
 
@@ -57,8 +58,8 @@ class GnnModel : public torch::nn::Module {
   // (float32; cast to bf16 first with Precision::kBf16, where every layer but the output
   // layer runs in bf16: the output layer, on the seeds only, stays fp32).
   // Layer 0 runs on blocks.back(), layer L-1 on blocks[0]; every layer's input goes
-  // through dropout, hidden layers are followed by norm and the activation (ELU for GAT,
-  // as in the paper; ReLU otherwise).
+  // through dropout, hidden layers are followed by norm and the activation (ELU for GAT and
+  // GATv2, as in the paper; ReLU otherwise).
   // Returns float32 logits [blocks[0].num_dst, out_dim].
   // Throws partita::Error if blocks.size() != layers or x_input has the wrong shape.
   torch::Tensor forward(const std::vector<BlockTensors>& blocks, const torch::Tensor& x_input);
@@ -69,7 +70,8 @@ class GnnModel : public torch::nn::Module {
   // (float32 for the output layer, else the model's precision). Eval mode only: throws
   // partita::Error in training mode (no dropout), on l out of [0, layers) or a wrong shape.
   torch::Tensor forward_layer(int64_t l, const BlockTensors& block, const torch::Tensor& x);
-  // Width of layer l's input (in_dim for l = 0; hidden x heads for GAT's later layers).
+  // Width of layer l's input (in_dim for l = 0; hidden x heads for the later layers of GAT
+  // and GATv2).
   int64_t layer_in_dim(int64_t l) const;
 
   // Dropout masks (nn/dropout.h) of the next training forward are keyed by `key` (and the

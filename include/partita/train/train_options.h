@@ -31,8 +31,8 @@ namespace partita::train {
 
 // The model a Trainer builds: a GnnModel of one conv kind, an R-GCN (nn/rgcn.h), or a HAN
 // (metapath attention, nn/han.h) over metapath blocks (sample/metapath_sampler.h).
-enum class ModelKind { kSage, kGcn, kGat, kRgcn, kHan, kGine };
-const NameTable<ModelKind>& model_kind_names();  // sage, gcn, gat, gine, rgcn, han
+enum class ModelKind { kSage, kGcn, kGat, kRgcn, kHan, kGine, kGatv2 };
+const NameTable<ModelKind>& model_kind_names();  // sage, gcn, gat, gatv2, gine, rgcn, han
 
 // The GnnModel's conv of `kind`; nullopt for kRgcn and kHan.
 std::optional<nn::ConvKind> conv_kind(ModelKind kind);
