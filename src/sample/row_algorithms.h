@@ -282,6 +282,57 @@ inline int64_t exponential_keys(Rng& rng, const float* w, int64_t d, int64_t k, 
   return k;
 }
 
+// Small runs (d <= kSmallRun) keep their untaken positive positions in an array and their
+// taken ones in a 64-bit mask: successive sampling by rejection among the untaken entries
+// only, so a pick never waits for a taken one to be redrawn (k close to d costs about 3
+// trials per pick, where rejection over the whole run would cost up to d).
+constexpr int64_t kSmallRun = 64;
+
+// Trials the small-run rejection may take before Efraimidis-Spirakis finishes the run:
+// about 2 per pick with weights uniform in (0, 1], so a run falls back rarely (a few in a
+// hundred when k = d - 1), and a skewed one costs at most this many trials more.
+inline int64_t small_run_trials(int64_t k) { return 8 * k + 16; }
+
+// Successive sampling on a run of d <= kSmallRun entries with p > k positive ones, m the
+// largest (neighbor_kernel.h): positions into pos, sorted.
+inline int64_t rejection_small(Rng& rng, const float* w, int64_t d, int64_t k, double max,
+                               int64_t* pos, Scratch& scratch) {
+  uint8_t left[kSmallRun];  // untaken positive positions, in no particular order
+  uint64_t rest = 0;
+  for (int64_t i = 0; i < d; ++i) {
+    left[rest] = static_cast<uint8_t>(i);
+    rest += positive_bits(w[i]) != 0;
+  }
+  uint64_t taken = 0;
+  int64_t c = 0;
+  for (int64_t t = small_run_trials(k); c < k && t > 0; --t) {
+    // The outcome moves counts and masks, not a branch (a coin flip to the predictor).
+    const unsigned __int128 product = static_cast<unsigned __int128>(rng.next()) * rest;
+    const uint64_t j = static_cast<uint64_t>(product >> 64);
+    const double u = static_cast<double>(static_cast<uint64_t>(product) >> 11) * 0x1.0p-53;
+    const uint8_t i = left[j];
+    const bool accepted = u * max < static_cast<double>(w[i]);
+    taken |= static_cast<uint64_t>(accepted) << i;
+    rest -= accepted;
+    left[j] = accepted ? left[rest] : i;
+    c += accepted;
+  }
+  if (c < k) {  // Efraimidis-Spirakis on the untaken entries, as exponential_keys
+    auto& keyed = scratch.keyed;
+    keyed.clear();
+    for (int64_t i = 0; i < d; ++i) {
+      if ((taken >> i) & 1) continue;
+      const double u = static_cast<double>((rng.next() >> 11) + 1) * 0x1.0p-53;
+      if (positive(w[i])) keyed.emplace_back(-std::log(u) / w[i], i);
+    }
+    std::nth_element(keyed.begin(), keyed.begin() + (k - c), keyed.end());
+    for (int64_t q = 0; q < k - c; ++q) taken |= uint64_t{1} << keyed[q].second;
+  }
+  int64_t n = 0;
+  for (uint64_t bits = taken; bits != 0; bits &= bits - 1) pos[n++] = __builtin_ctzll(bits);
+  return n;
+}
+
 inline int64_t positive_positions(const float* w, int64_t d, int64_t* pos) {
   int64_t c = 0;
   for (int64_t i = 0; i < d; ++i) {
@@ -300,6 +351,11 @@ struct WeightedWithout {
     const WeightStats s = weight_stats(w, d);
     if (s.positive <= k) return positive_positions(w, d, pos);
     Rng rng(node_key);
+    if (d <= kSmallRun) {
+      if (kRejectionSlack * s.heavy >= s.positive)
+        return rejection_small(rng, w, d, k, s.max, pos, scratch);
+      return exponential_keys(rng, w, d, k, pos, scratch);
+    }
     if (kRejectionSlack * (s.heavy - k + 1) >= d) {
       if (k <= kTinyFanout) return rejection_tiny(rng, w, d, k, s.max, pos);
       return rejection_large(rng, w, d, k, s.max, pos, scratch);

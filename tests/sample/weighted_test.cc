@@ -71,28 +71,40 @@ std::vector<float> mixed_weights(const graph::Csr& g, uint64_t seed) {
   return w;
 }
 
-// How many of the rows sampled with fanout k take rejection, and how many the fallback
-// (rows with fewer than k + 1 positive entries take neither).
-std::pair<int64_t, int64_t> paths(const graph::Csr& g, const std::vector<float>& w, int64_t k,
-                                  Replacement r) {
-  int64_t rejection = 0, fallback = 0;
+// How many of the rows sampled with fanout k take rejection, and how many the fallback,
+// among runs of at most kSmallRun entries (without replacement: their own rule) and
+// longer ones (rows with fewer than k + 1 positive entries take neither).
+struct Paths {
+  int64_t small_rejection = 0, small_fallback = 0, rejection = 0, fallback = 0;
+};
+
+Paths paths(const graph::Csr& g, const std::vector<float>& w, int64_t k, Replacement r) {
+  Paths p;
   for (int64_t v = 0; v < g.num_rows(); ++v) {
     const int64_t b = g.indptr[v], d = g.degree(v);
     const testing::WeightRule rule = testing::weight_rule(w.data() + b, d);
     if (r == Replacement::kWithout) {
       if (rule.positive <= k) continue;
-      rule.rejection_without(d, k) ? ++rejection : ++fallback;
+      if (d <= testing::kSmallRun) {
+        rule.rejection_small() ? ++p.small_rejection : ++p.small_fallback;
+      } else {
+        rule.rejection_without(d, k) ? ++p.rejection : ++p.fallback;
+      }
     } else {
       if (rule.positive == 0) continue;
-      rule.rejection_with(d) ? ++rejection : ++fallback;
+      rule.rejection_with(d) ? ++p.rejection : ++p.fallback;
     }
   }
-  return {rejection, fallback};
+  return p;
 }
 
+// Two shapes: mostly short rows (runs of <= kSmallRun entries; 12 hubs of 300), and rows
+// of up to 120 entries, half of them longer than kSmallRun.
 TEST(WeightedKernel, MatchesReferenceOnEveryPath) {
   for (uint64_t seed : {1, 2}) {
-    graph::Csr g = random_graph(600, 14, 12, 300, seed);
+    for (const bool long_rows : {false, true}) {
+    graph::Csr g = long_rows ? random_graph(300, 60, 12, 300, seed)
+                             : random_graph(600, 14, 12, 300, seed);
     std::vector<float> w = mixed_weights(g, seed);
     CscView view = csc_view_of(g, w);
     std::vector<int64_t> nodes = all_nodes(g.num_rows());
@@ -100,12 +112,17 @@ TEST(WeightedKernel, MatchesReferenceOnEveryPath) {
     const uint64_t hop = hop_key({seed, 2, 5}, 1);
     for (Replacement r : kModesR) {
       for (int64_t k : kFanouts) {
-        SCOPED_TRACE(::testing::Message()
-                     << "seed " << seed << " k " << k << " with " << (r == Replacement::kWith));
-        if (k >= 1 && k <= 17) {  // both algorithms are exercised
-          const auto [rejection, fallback] = paths(g, w, k, r);
-          EXPECT_GT(rejection, 20);
-          EXPECT_GT(fallback, 5);
+        SCOPED_TRACE(::testing::Message() << "seed " << seed << " long " << long_rows << " k "
+                                          << k << " with " << (r == Replacement::kWith));
+        if (k >= 1 && k <= 17) {  // every algorithm is exercised
+          const Paths p = paths(g, w, k, r);
+          if (r == Replacement::kWith || long_rows) {
+            EXPECT_GT(p.rejection, 20);
+            EXPECT_GT(p.fallback, 5);
+          } else {
+            EXPECT_GT(p.small_rejection, 20);
+            EXPECT_GT(p.small_fallback, 5);
+          }
         }
         NeighborSample s;
         sample_neighbors(view, nodes, hop, kernel(k, r), &s);
@@ -125,6 +142,7 @@ TEST(WeightedKernel, MatchesReferenceOnEveryPath) {
           }
         }
       }
+    }
     }
   }
 }
