@@ -201,6 +201,17 @@ __attribute__((target_clones("avx2", "default"))) WeightStats weight_stats(const
   return s;
 }
 
+// A row's statistics from its summary (CscView::weight_summaries) when there is one,
+// else from a pass over its weights.
+inline WeightStats stats_of(const float* w, int64_t d, const WeightSummary* summary) {
+  if (summary == nullptr) return weight_stats(w, d);
+  WeightStats s;
+  s.positive = summary->positive;
+  s.heavy = summary->heavy;
+  s.max = summary->max;
+  return s;
+}
+
 // The rejection bound: successive sampling by rejection is used when
 // kRejectionSlack * (h - k + 1) >= d. A trial accepts with probability (remaining weight)
 // / (d * m), and the remaining weight before any pick is >= (h - k + 1) * m / 2, so a pick
@@ -343,12 +354,13 @@ inline int64_t positive_positions(const float* w, int64_t d, int64_t* pos) {
 
 // The weighted algorithms of neighbor_kernel.h on a run of d entries with weights w and
 // fanout k >= 1, writing positions in the run (room for min(k, d), or k with replacement).
+// summary: the run's (a whole row's) WeightSummary, or null to read its weights.
 struct WeightedWithout {
   int64_t k;
   int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos,
-                     Scratch& scratch) const {
+                     Scratch& scratch, const WeightSummary* summary = nullptr) const {
     if (k >= d) return positive_positions(w, d, pos);
-    const WeightStats s = weight_stats(w, d);
+    const WeightStats s = stats_of(w, d, summary);
     if (s.positive <= k) return positive_positions(w, d, pos);
     Rng rng(node_key);
     if (d <= kSmallRun) {
@@ -367,8 +379,8 @@ struct WeightedWithout {
 struct WeightedWith {
   int64_t k;
   int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos,
-                     Scratch& scratch) const {
-    const WeightStats s = weight_stats(w, d);
+                     Scratch& scratch, const WeightSummary* summary = nullptr) const {
+    const WeightStats s = stats_of(w, d, summary);
     if (s.positive == 0) return 0;
     Rng rng(node_key);
     if (kRejectionSlack * s.heavy >= d) {  // rejection, as without replacement
