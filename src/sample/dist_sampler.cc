@@ -71,8 +71,8 @@ void add_sample_routes(RpcRouter& router, const store::DistGraph& graph,
   const int rank = graph.rank();
   router.add(kRequestSampleHop,
              [view, options, rank, edge_ids, summaries](int, WireReader& request) {
-    return serve_hop_request(view, options, rank, request);
-  });
+               return serve_hop_request(view, options, rank, request);
+             });
 }
 
 DistSampler::DistSampler(const store::DistGraph& graph, RpcEndpoint* endpoint,

@@ -210,9 +210,8 @@ Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const PerRun& per_r
   const int64_t* indices = view.indices.data();
   const float* weights = view.weights.data();
   const int64_t* stream_ids = view.stream_ids.empty() ? nullptr : view.stream_ids.data();
-  const WeightSummary* summaries = PerRun::kWeighted && !view.weight_summaries.empty()
-                                       ? view.weight_summaries.data()
-                                       : nullptr;
+  const WeightSummary* summaries =
+      PerRun::kWeighted && !view.weight_summaries.empty() ? view.weight_summaries.data() : nullptr;
   const int64_t first = view.first_row;
   const uint64_t rows = static_cast<uint64_t>(view.num_rows());
   Scratch scratch;
@@ -249,6 +248,13 @@ Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const PerRun& per_r
           const int64_t b = indptr[r], whole = indptr[r + 1] - b;
           const bool summarized = summaries && whole > kSmallRun;
           if (summarized) __builtin_prefetch(summaries + r);
+          if constexpr (Runs::kWholeRows) {
+            if (summarized && runs.k > 0) {
+              const int64_t v = nodes[i + kWeightsAhead];
+              prefetch_trials(node_key(ctx.hop_key, stream_ids ? stream_ids[r] : v), weights + b,
+                              whole, runs.k);
+            }
+          }
           const int64_t d = summarized ? 0 : std::min(whole, kWeightLines * 16);
           for (int64_t j = 0; j < d; j += 16) __builtin_prefetch(weights + b + j);
         }
@@ -267,9 +273,9 @@ Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const PerRun& per_r
       // A summary describes a whole row (and so a run that is one); read for long rows only.
       const WeightSummary* summary =
           summaries && s == b && t == e && d > kSmallRun && d <= kSummarizedDegree ? summaries + r
-                                                                                  : nullptr;
-      int64_t c = per_run(k, d, key, PerRun::kWeighted ? weights + s : nullptr, pos, scratch,
-                          summary);
+                                                                                   : nullptr;
+      int64_t c =
+          per_run(k, d, key, PerRun::kWeighted ? weights + s : nullptr, pos, scratch, summary);
       if (c == kWholeRow) {
         c = d;
         if (s == b && t == e) {

@@ -232,6 +232,38 @@ inline bool rejection_trial(Rng& rng, const float* w, uint64_t d, double max, in
   return (u * max < static_cast<double>(x)) & (x <= std::numeric_limits<float>::max());
 }
 
+// Prefetches the weights that the first trials of a run of d > kSmallRun entries read by
+// rejection (their positions come from the stream alone), at most kPrefetchedTrials of
+// them; a run that takes another path loses nothing but the prefetches.
+constexpr int64_t kPrefetchedTrials = 24;
+inline void prefetch_trials(uint64_t node_key, const float* w, int64_t d, int64_t k) {
+  Rng rng(node_key);
+  const int64_t trials = std::min(2 * k, kPrefetchedTrials);
+  for (int64_t t = 0; t < trials; ++t) {
+    const unsigned __int128 product = static_cast<unsigned __int128>(rng.next()) * d;
+    __builtin_prefetch(w + static_cast<int64_t>(product >> 64));
+  }
+}
+
+// Successive sampling by rejection on a run of d <= kSmallRun entries: rejection_tiny's
+// trials, the taken positions a 64-bit mask. A trial's position does not depend on the
+// trials before it, so the processor overlaps them.
+inline int64_t rejection_masked(Rng& rng, const float* w, int64_t d, int64_t k, double max,
+                                int64_t* pos) {
+  uint64_t taken = 0;
+  int64_t c = 0;
+  while (c < k) {
+    int64_t i;
+    const bool accepted = rejection_trial(rng, w, static_cast<uint64_t>(d), max, &i);
+    const uint64_t bit = static_cast<uint64_t>(accepted) << i;
+    c += (taken & bit) == 0 && accepted;
+    taken |= bit;
+  }
+  int64_t n = 0;
+  for (uint64_t bits = taken; bits != 0; bits &= bits - 1) pos[n++] = __builtin_ctzll(bits);
+  return n;
+}
+
 // Successive sampling by rejection, k <= kTinyFanout: k distinct accepted positions into
 // pos, sorted. Taken positions are an array scanned without branches, and a trial's
 // outcome moves the count rather than a branch (it is a coin flip to the predictor).
@@ -357,29 +389,27 @@ inline int64_t positive_positions(const float* w, int64_t d, int64_t* pos) {
 // summary: the run's (a whole row's) WeightSummary, or null to read its weights.
 struct WeightedWithout {
   int64_t k;
-  int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos,
-                     Scratch& scratch, const WeightSummary* summary = nullptr) const {
+  int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos, Scratch& scratch,
+                     const WeightSummary* summary = nullptr) const {
     if (k >= d) return positive_positions(w, d, pos);
     const WeightStats s = stats_of(w, d, summary);
     if (s.positive <= k) return positive_positions(w, d, pos);
     Rng rng(node_key);
-    if (d <= kSmallRun) {
-      if (kRejectionSlack * s.heavy >= s.positive)
-        return rejection_small(rng, w, d, k, s.max, pos, scratch);
-      return exponential_keys(rng, w, d, k, pos, scratch);
-    }
     if (kRejectionSlack * (s.heavy - k + 1) >= d) {
+      if (d <= kSmallRun) return rejection_masked(rng, w, d, k, s.max, pos);
       if (k <= kTinyFanout) return rejection_tiny(rng, w, d, k, s.max, pos);
       return rejection_large(rng, w, d, k, s.max, pos, scratch);
     }
+    if (d <= kSmallRun && kRejectionSlack * s.heavy >= s.positive)
+      return rejection_small(rng, w, d, k, s.max, pos, scratch);
     return exponential_keys(rng, w, d, k, pos, scratch);
   }
 };
 
 struct WeightedWith {
   int64_t k;
-  int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos,
-                     Scratch& scratch, const WeightSummary* summary = nullptr) const {
+  int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos, Scratch& scratch,
+                     const WeightSummary* summary = nullptr) const {
     const WeightStats s = stats_of(w, d, summary);
     if (s.positive == 0) return 0;
     Rng rng(node_key);

@@ -77,7 +77,8 @@ struct WeightRule {
 
   bool rejection_without(int64_t d, int64_t k) const { return 8 * (heavy - k + 1) >= d; }
   bool rejection_with(int64_t d) const { return 8 * heavy >= d; }
-  // Runs of d <= kSmallRun: rejection among the untaken entries (else Efraimidis-Spirakis).
+  // Runs of d <= kSmallRun that fail rejection_without: rejection among the untaken
+  // entries (else Efraimidis-Spirakis).
   bool rejection_small() const { return 8 * heavy >= positive; }
 };
 
@@ -133,7 +134,12 @@ inline std::vector<int64_t> reference_run(const int64_t* ids, const float* w, in
       std::sort(keyed.begin(), keyed.end());
       for (int64_t i = 0; i < picks; ++i) taken.insert(keyed[i].second);
     };
-    if (d <= kSmallRun && rule.rejection_small()) {
+    if (rule.rejection_without(d, k)) {
+      while (static_cast<int64_t>(taken.size()) < k) {
+        auto [i, u] = rejection_draw(rng, d);
+        if (positive_weight(w[i]) && u * rule.max < w[i]) taken.insert(i);
+      }
+    } else if (d <= kSmallRun && rule.rejection_small()) {
       std::vector<int64_t> left;  // untaken positive positions
       for (int64_t i = 0; i < d; ++i) {
         if (positive_weight(w[i])) left.push_back(i);
@@ -147,13 +153,6 @@ inline std::vector<int64_t> reference_run(const int64_t* ids, const float* w, in
         }
       }
       exponential_keys(k - static_cast<int64_t>(taken.size()));
-    } else if (d <= kSmallRun) {
-      exponential_keys(k);
-    } else if (rule.rejection_without(d, k)) {
-      while (static_cast<int64_t>(taken.size()) < k) {
-        auto [i, u] = rejection_draw(rng, d);
-        if (positive_weight(w[i]) && u * rule.max < w[i]) taken.insert(i);
-      }
     } else {
       exponential_keys(k);
     }

@@ -75,7 +75,7 @@ std::vector<float> mixed_weights(const graph::Csr& g, uint64_t seed) {
 // among runs of at most kSmallRun entries (without replacement: their own rule) and
 // longer ones (rows with fewer than k + 1 positive entries take neither).
 struct Paths {
-  int64_t small_rejection = 0, small_fallback = 0, rejection = 0, fallback = 0;
+  int64_t small_rejection = 0, small_untaken = 0, small_fallback = 0, rejection = 0, fallback = 0;
 };
 
 Paths paths(const graph::Csr& g, const std::vector<float>& w, int64_t k, Replacement r) {
@@ -85,10 +85,12 @@ Paths paths(const graph::Csr& g, const std::vector<float>& w, int64_t k, Replace
     const testing::WeightRule rule = testing::weight_rule(w.data() + b, d);
     if (r == Replacement::kWithout) {
       if (rule.positive <= k) continue;
-      if (d <= testing::kSmallRun) {
-        rule.rejection_small() ? ++p.small_rejection : ++p.small_fallback;
+      if (rule.rejection_without(d, k)) {
+        ++(d <= testing::kSmallRun ? p.small_rejection : p.rejection);
+      } else if (d <= testing::kSmallRun) {
+        rule.rejection_small() ? ++p.small_untaken : ++p.small_fallback;
       } else {
-        rule.rejection_without(d, k) ? ++p.rejection : ++p.fallback;
+        ++p.fallback;
       }
     } else {
       if (rule.positive == 0) continue;
@@ -103,46 +105,47 @@ Paths paths(const graph::Csr& g, const std::vector<float>& w, int64_t k, Replace
 TEST(WeightedKernel, MatchesReferenceOnEveryPath) {
   for (uint64_t seed : {1, 2}) {
     for (const bool long_rows : {false, true}) {
-    graph::Csr g = long_rows ? random_graph(300, 60, 12, 300, seed)
-                             : random_graph(600, 14, 12, 300, seed);
-    std::vector<float> w = mixed_weights(g, seed);
-    CscView view = csc_view_of(g, w);
-    std::vector<int64_t> nodes = all_nodes(g.num_rows());
-    nodes.push_back(1);  // a duplicate gets the same sample
-    const uint64_t hop = hop_key({seed, 2, 5}, 1);
-    for (Replacement r : kModesR) {
-      for (int64_t k : kFanouts) {
-        SCOPED_TRACE(::testing::Message() << "seed " << seed << " long " << long_rows << " k "
-                                          << k << " with " << (r == Replacement::kWith));
-        if (k >= 1 && k <= 17) {  // every algorithm is exercised
-          const Paths p = paths(g, w, k, r);
-          if (r == Replacement::kWith || long_rows) {
-            EXPECT_GT(p.rejection, 20);
-            EXPECT_GT(p.fallback, 5);
-          } else {
-            EXPECT_GT(p.small_rejection, 20);
-            EXPECT_GT(p.small_fallback, 5);
-          }
-        }
-        NeighborSample s;
-        sample_neighbors(view, nodes, hop, kernel(k, r), &s);
-        ASSERT_EQ(s.counts.size(), nodes.size());
-        for (size_t i = 0; i < nodes.size(); ++i) {
-          const std::vector<int64_t> got = slice(s, static_cast<int64_t>(i));
-          ASSERT_EQ(got, reference_sample(g, w, nodes[i], hop, k, r, Weighting::kEdgeWeight))
-              << nodes[i];
-          // Never an entry of weight <= 0, NaN or infinite.
-          const int64_t v = nodes[i];
-          for (int64_t u : got) {
-            bool drawable = false;
-            for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
-              drawable |= g.indices[e] == u && testing::positive_weight(w[e]);
+      graph::Csr g =
+          long_rows ? random_graph(300, 60, 12, 300, seed) : random_graph(600, 14, 12, 300, seed);
+      std::vector<float> w = mixed_weights(g, seed);
+      CscView view = csc_view_of(g, w);
+      std::vector<int64_t> nodes = all_nodes(g.num_rows());
+      nodes.push_back(1);  // a duplicate gets the same sample
+      const uint64_t hop = hop_key({seed, 2, 5}, 1);
+      for (Replacement r : kModesR) {
+        for (int64_t k : kFanouts) {
+          SCOPED_TRACE(::testing::Message() << "seed " << seed << " long " << long_rows << " k "
+                                            << k << " with " << (r == Replacement::kWith));
+          if (k >= 1 && k <= 17) {  // every algorithm is exercised
+            const Paths p = paths(g, w, k, r);
+            if (r == Replacement::kWith || long_rows) {
+              EXPECT_GT(p.rejection, 20);
+              EXPECT_GT(p.fallback, 5);
+            } else {
+              EXPECT_GT(p.small_fallback, 5);
+              if (k >= 3) EXPECT_GT(p.small_untaken, 20);
+              if (k <= 3) EXPECT_GT(p.small_rejection, 20);
             }
-            ASSERT_TRUE(drawable) << "node " << v << " drew " << u;
+          }
+          NeighborSample s;
+          sample_neighbors(view, nodes, hop, kernel(k, r), &s);
+          ASSERT_EQ(s.counts.size(), nodes.size());
+          for (size_t i = 0; i < nodes.size(); ++i) {
+            const std::vector<int64_t> got = slice(s, static_cast<int64_t>(i));
+            ASSERT_EQ(got, reference_sample(g, w, nodes[i], hop, k, r, Weighting::kEdgeWeight))
+                << nodes[i];
+            // Never an entry of weight <= 0, NaN or infinite.
+            const int64_t v = nodes[i];
+            for (int64_t u : got) {
+              bool drawable = false;
+              for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
+                drawable |= g.indices[e] == u && testing::positive_weight(w[e]);
+              }
+              ASSERT_TRUE(drawable) << "node " << v << " drew " << u;
+            }
           }
         }
       }
-    }
     }
   }
 }

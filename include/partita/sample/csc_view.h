@@ -91,12 +91,12 @@ constexpr int64_t kSummarizedDegree = (int64_t{1} << 32) - 1;
 std::vector<WeightSummary> weight_summaries(const CscView& view, int threads);
 // Throws partita::Error naming `what` unless the view is consistent: indptr non-empty and
 // non-decreasing, its last offset <= indices.size(), first_row >= 0, first_edge >= 0,
-// weights empty or sized like indices, stream_ids and weight_summaries empty or one per row (a summary's values are trusted as
-// weight_summaries wrote them), relations, times
-// and edge_ids empty or sized like indices (edge_ids: its ends first_edge and first_edge +
-// size - 1; the entries between are trusted as edge_id_range wrote them). O(rows); source ids and
-// relation ids themselves are not checked (partition loading bounds-checks them once; the kernel
-// rejects a negative relation it meets).
+// weights empty or sized like indices, stream_ids and weight_summaries empty or one per row (a
+// summary's values are trusted as weight_summaries wrote them), relations, times and edge_ids empty
+// or sized like indices (edge_ids: its ends first_edge and first_edge + size - 1; the entries
+// between are trusted as edge_id_range wrote them). O(rows); source ids and relation ids themselves
+// are not checked (partition loading bounds-checks them once; the kernel rejects a negative
+// relation it meets).
 void validate(const CscView& view, const char* what);
 
 }  // namespace partita::sample

@@ -51,7 +51,7 @@ class LocalSampler final : public NeighborSampler {
  private:
   CscView view_;
   LocalSamplerOptions options_;
-  std::vector<int64_t> edge_ids_;  // view_.edge_ids when built here
+  std::vector<int64_t> edge_ids_;                // view_.edge_ids when built here
   std::vector<WeightSummary> weight_summaries_;  // view_.weight_summaries when built here
 };
 
