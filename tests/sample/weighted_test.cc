@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "partita/core/error.h"
 #include "partita/sample/csc_view.h"
 #include "partita/sample/neighbor_kernel.h"
 #include "sample_test_util.h"
@@ -172,6 +173,39 @@ TEST(WeightedKernel, TypedViewsMatchReference) {
       }
     }
   }
+}
+
+// Weight summaries (csc_view.h) change nothing but the cost: the same picks with and
+// without them, on short and long rows, with and without replacement, and with edge ids.
+TEST(WeightedKernel, WeightSummariesGiveTheSamePicks) {
+  graph::Csr g = random_graph(300, 60, 12, 300, 8);
+  std::vector<float> w = mixed_weights(g, 8);
+  const CscView plain = csc_view_of(g, w);
+  const std::vector<WeightSummary> summaries = weight_summaries(plain, 2);
+  ASSERT_EQ(static_cast<int64_t>(summaries.size()), g.num_rows());
+  CscView summarized = plain;
+  summarized.weight_summaries = summaries;
+  const std::vector<int64_t> ids = edge_id_range(plain);
+  const std::vector<int64_t> nodes = all_nodes(g.num_rows());
+  for (Replacement r : kModesR) {
+    for (int64_t k : {1, 3, 10, 17, 100}) {
+      for (bool with_ids : {false, true}) {
+        KernelOptions o = kernel(k, r);
+        o.edge_ids = with_ids;
+        CscView a = plain, b = summarized;
+        if (with_ids) a.edge_ids = ids, b.edge_ids = ids;
+        NeighborSample one, two;
+        sample_neighbors(a, nodes, 5, o, &one);
+        sample_neighbors(b, nodes, 5, o, &two);
+        ASSERT_EQ(one.counts, two.counts) << k;
+        ASSERT_EQ(one.neighbors, two.neighbors) << k;
+        ASSERT_EQ(one.edge_ids, two.edge_ids) << k;
+      }
+    }
+  }
+  CscView wrong = plain;
+  wrong.weight_summaries = ArrayView<const WeightSummary>(summaries.data(), 3);
+  EXPECT_THROW(validate(wrong, "test"), partita::Error);
 }
 
 // Reruns are bit-identical, and so are 1, 2 and 3 threads with any chunk.
