@@ -16,10 +16,11 @@
 //
 // --modes adds "modes": the same batches sampled in each sampling mode on the same graph
 // with a weight (uniform in (0, 1]) and a time (uniform in [0, 1000)) per edge and a time
-// per seed (uniform in [0, 1000)): uniform, weighted, and temporal uniform, recent and
-// weighted (neighbor_kernel.h). The modes take turns run by run. Per mode: CPU ns per
-// sampled edge of the kernel (LocalSampler::sample_hop) and of BlockBuilder::build,
-// medians over --runs, and the kernel figure over uniform's: of the medians
+// per seed (uniform in [0, 1000)): uniform, weighted, both with edge ids
+// (KernelOptions::edge_ids), and temporal uniform, recent and weighted (neighbor_kernel.h). The
+// modes take turns run by run. Per mode: CPU ns per sampled edge of the kernel
+// (LocalSampler::sample_hop) and of BlockBuilder::build, medians over --runs, and the kernel figure
+// over uniform's: of the medians
 // ("kernel_vs_uniform") and the median of the per-run ratios ("kernel_vs_uniform_paired",
 // steadier on a loaded machine). "weighted_vs_uniform" is the weighted one of the latter,
 // and "weighted_within_2x_uniform" issue 41's goal (<= 2).
@@ -374,9 +375,12 @@ nlohmann::ordered_json compare_modes(const graph::Csr& g, const std::vector<int3
     const char* name;
     Weighting weighting;
     Temporal temporal;
+    bool edge_ids = false;
   };
   std::vector<Mode> modes{{"uniform", Weighting::kUniform, Temporal::kNone},
                           {"weighted", Weighting::kEdgeWeight, Temporal::kNone},
+                          {"uniform_edge_ids", Weighting::kUniform, Temporal::kNone, true},
+                          {"weighted_edge_ids", Weighting::kEdgeWeight, Temporal::kNone, true},
                           {"temporal_uniform", Weighting::kUniform, Temporal::kUniform},
                           {"temporal_weighted", Weighting::kEdgeWeight, Temporal::kUniform}};
   if (!a.replace) modes.push_back({"temporal_recent", Weighting::kUniform, Temporal::kRecent});
@@ -387,6 +391,7 @@ nlohmann::ordered_json compare_modes(const graph::Csr& g, const std::vector<int3
     so.threads = a.threads;
     so.weighting = m.weighting;
     so.temporal = m.temporal;
+    so.edge_ids = m.edge_ids;
     runners.push_back(std::make_unique<ModeRunner>(view, so, a, fanouts, seeds, seed_times));
   }
   for (int run = 0; run < a.runs; ++run) {
@@ -414,6 +419,8 @@ nlohmann::ordered_json compare_modes(const graph::Csr& g, const std::vector<int3
   const double weighted_ratio = out["weighted"]["kernel_vs_uniform_paired"].get<double>();
   out["weighted_vs_uniform"] = weighted_ratio;
   out["weighted_within_2x_uniform"] = weighted_ratio <= 2.0;
+  // What edge ids (KernelOptions::edge_ids, for edge features) add to uniform sampling.
+  out["edge_ids_vs_uniform"] = out["uniform_edge_ids"]["kernel_vs_uniform_paired"];
   out["time_range"] = kTimeRange;
   return out;
 }

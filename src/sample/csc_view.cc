@@ -3,6 +3,8 @@
 #include <numeric>
 
 #include "partita/core/error.h"
+#include "partita/core/parallel.h"
+#include "row_algorithms.h"
 
 namespace partita::sample {
 
@@ -20,6 +22,20 @@ std::vector<int64_t> edge_id_range(const CscView& view) {
   std::vector<int64_t> ids(static_cast<size_t>(view.indices.size()));
   std::iota(ids.begin(), ids.end(), view.first_edge);
   return ids;
+}
+
+std::vector<WeightSummary> weight_summaries(const CscView& view, int threads) {
+  PARTITA_CHECK(view.weighted(), Error, "weight summaries asked of a view without weights");
+  std::vector<WeightSummary> out(static_cast<size_t>(view.num_rows()));
+  parallel_chunks(0, view.num_rows(), 1 << 14, threads, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t d = view.indptr[r + 1] - view.indptr[r];
+      if (d > kSummarizedDegree) continue;
+      const detail::WeightStats s = detail::weight_stats(view.weights.data() + view.indptr[r], d);
+      out[r] = {s.max, static_cast<uint32_t>(s.heavy), static_cast<uint32_t>(s.positive)};
+    }
+  });
+  return out;
 }
 
 void validate(const CscView& view, const char* what) {
@@ -53,6 +69,9 @@ void validate(const CscView& view, const char* what) {
       view.edge_ids.size(), view.indices.size(), view.first_edge);
   PARTITA_CHECK(view.stream_ids.empty() || view.stream_ids.size() == view.num_rows(), Error,
                 "{}: {} stream ids for {} rows", what, view.stream_ids.size(), view.num_rows());
+  PARTITA_CHECK(view.weight_summaries.empty() || view.weight_summaries.size() == view.num_rows(),
+                Error, "{}: {} weight summaries for {} rows", what, view.weight_summaries.size(),
+                view.num_rows());
 }
 
 }  // namespace partita::sample

@@ -56,10 +56,19 @@ void add_sample_routes(RpcRouter& router, const store::DistGraph& graph,
     view.edge_ids = *edge_ids;
   }
   validate(view, "sample service");
+  // Weight summaries (csc_view.h), as LocalSampler builds them, owned by the route too.
+  std::shared_ptr<const std::vector<WeightSummary>> summaries;
+  if (options.weighting == Weighting::kEdgeWeight && options.temporal == Temporal::kNone &&
+      view.weighted() && !view.typed()) {
+    summaries =
+        std::make_shared<const std::vector<WeightSummary>>(weight_summaries(view, options.threads));
+    view.weight_summaries = *summaries;
+  }
   const int rank = graph.rank();
-  router.add(kRequestSampleHop, [view, options, rank, edge_ids](int, WireReader& request) {
-    return serve_hop_request(view, options, rank, request);
-  });
+  router.add(kRequestSampleHop,
+             [view, options, rank, edge_ids, summaries](int, WireReader& request) {
+               return serve_hop_request(view, options, rank, request);
+             });
 }
 
 DistSampler::DistSampler(const store::DistGraph& graph, RpcEndpoint* endpoint,

@@ -22,6 +22,12 @@ LocalSampler::LocalSampler(const CscView& view, const LocalSamplerOptions& optio
     view_.edge_ids = edge_ids_;
   }
   validate(view_, "local sampler");
+  // Weighted sampling of untyped rows reads each row's summary instead of its weights.
+  if (options_.weighting == Weighting::kEdgeWeight && options_.temporal == Temporal::kNone &&
+      view_.weighted() && !view_.typed() && view_.weight_summaries.empty()) {
+    weight_summaries_ = weight_summaries(view_, options_.threads);
+    view_.weight_summaries = weight_summaries_;
+  }
   // A view without entries (a server-client trainer's, which owns nothing) needs neither.
   PARTITA_CHECK(
       options_.weighting != Weighting::kEdgeWeight || view_.weighted() || view_.indices.empty(),

@@ -62,13 +62,13 @@ struct WeightedRuns {
 
   int64_t bound(int64_t k, int64_t d) const { return run_bound<R>(k, d); }
   int64_t operator()(int64_t k, int64_t d, uint64_t key, const float* w, int64_t* pos,
-                     Scratch& scratch) const {
+                     Scratch& scratch, const WeightSummary* summary) const {
     if (k < 0) return positive_positions(w, d, pos);
     if (k == 0) return 0;
     if constexpr (R == Replacement::kWith) {
-      return WeightedWith{k}(d, key, w, pos, scratch);
+      return WeightedWith{k}(d, key, w, pos, scratch, summary);
     } else {
-      return WeightedWithout{k}(d, key, w, pos, scratch);
+      return WeightedWithout{k}(d, key, w, pos, scratch, summary);
     }
   }
 };
@@ -80,7 +80,7 @@ struct UniformRuns {
 
   int64_t bound(int64_t k, int64_t d) const { return run_bound<R>(k, d); }
   int64_t operator()(int64_t k, int64_t d, uint64_t key, const float*, int64_t* pos,
-                     Scratch& scratch) const {
+                     Scratch& scratch, const WeightSummary*) const {
     if (k < 0) return kWholeRow;
     if (k == 0) return 0;
     if constexpr (R == Replacement::kWith) {
@@ -210,6 +210,8 @@ Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const PerRun& per_r
   const int64_t* indices = view.indices.data();
   const float* weights = view.weights.data();
   const int64_t* stream_ids = view.stream_ids.empty() ? nullptr : view.stream_ids.data();
+  const WeightSummary* summaries =
+      PerRun::kWeighted && !view.weight_summaries.empty() ? view.weight_summaries.data() : nullptr;
   const int64_t first = view.first_row;
   const uint64_t rows = static_cast<uint64_t>(view.num_rows());
   Scratch scratch;
@@ -241,7 +243,19 @@ Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const PerRun& per_r
       if (i + kWeightsAhead < n) {
         const uint64_t r = static_cast<uint64_t>(nodes[i + kWeightsAhead] - first);
         if (r < rows) {
-          const int64_t b = indptr[r], d = std::min(indptr[r + 1] - b, kWeightLines * 16);
+          // A summarized row longer than kSmallRun is read only where its draws fall (a
+          // shorter one reads its weights, which hold its statistics: no summary line).
+          const int64_t b = indptr[r], whole = indptr[r + 1] - b;
+          const bool summarized = summaries && whole > kSmallRun;
+          if (summarized) __builtin_prefetch(summaries + r);
+          if constexpr (Runs::kWholeRows) {
+            if (summarized && runs.k > 0) {
+              const int64_t v = nodes[i + kWeightsAhead];
+              prefetch_trials(node_key(ctx.hop_key, stream_ids ? stream_ids[r] : v), weights + b,
+                              whole, runs.k);
+            }
+          }
+          const int64_t d = summarized ? 0 : std::min(whole, kWeightLines * 16);
           for (int64_t j = 0; j < d; j += 16) __builtin_prefetch(weights + b + j);
         }
       }
@@ -256,7 +270,12 @@ Output sample_chunk_pipelined(const ChunkContext<Runs>& ctx, const PerRun& per_r
     auto draw_run = [&](int64_t s, int64_t t, int32_t relation, int64_t k, uint64_t key) {
       const int64_t d = t - s;
       int64_t* pos = out.reserve(per_run.bound(k, d));
-      int64_t c = per_run(k, d, key, PerRun::kWeighted ? weights + s : nullptr, pos, scratch);
+      // A summary describes a whole row (and so a run that is one); read for long rows only.
+      const WeightSummary* summary =
+          summaries && s == b && t == e && d > kSmallRun && d <= kSummarizedDegree ? summaries + r
+                                                                                   : nullptr;
+      int64_t c =
+          per_run(k, d, key, PerRun::kWeighted ? weights + s : nullptr, pos, scratch, summary);
       if (c == kWholeRow) {
         c = d;
         if (s == b && t == e) {

@@ -201,6 +201,17 @@ __attribute__((target_clones("avx2", "default"))) WeightStats weight_stats(const
   return s;
 }
 
+// A row's statistics from its summary (CscView::weight_summaries) when there is one,
+// else from a pass over its weights.
+inline WeightStats stats_of(const float* w, int64_t d, const WeightSummary* summary) {
+  if (summary == nullptr) return weight_stats(w, d);
+  WeightStats s;
+  s.positive = summary->positive;
+  s.heavy = summary->heavy;
+  s.max = summary->max;
+  return s;
+}
+
 // The rejection bound: successive sampling by rejection is used when
 // kRejectionSlack * (h - k + 1) >= d. A trial accepts with probability (remaining weight)
 // / (d * m), and the remaining weight before any pick is >= (h - k + 1) * m / 2, so a pick
@@ -219,6 +230,38 @@ inline bool rejection_trial(Rng& rng, const float* w, uint64_t d, double max, in
   const double u = static_cast<double>(static_cast<uint64_t>(product) >> 11) * 0x1.0p-53;
   const float x = w[*i];
   return (u * max < static_cast<double>(x)) & (x <= std::numeric_limits<float>::max());
+}
+
+// Prefetches the weights that the first trials of a run of d > kSmallRun entries read by
+// rejection (their positions come from the stream alone), at most kPrefetchedTrials of
+// them; a run that takes another path loses nothing but the prefetches.
+constexpr int64_t kPrefetchedTrials = 24;
+inline void prefetch_trials(uint64_t node_key, const float* w, int64_t d, int64_t k) {
+  Rng rng(node_key);
+  const int64_t trials = std::min(2 * k, kPrefetchedTrials);
+  for (int64_t t = 0; t < trials; ++t) {
+    const unsigned __int128 product = static_cast<unsigned __int128>(rng.next()) * d;
+    __builtin_prefetch(w + static_cast<int64_t>(product >> 64));
+  }
+}
+
+// Successive sampling by rejection on a run of d <= kSmallRun entries: rejection_tiny's
+// trials, the taken positions a 64-bit mask. A trial's position does not depend on the
+// trials before it, so the processor overlaps them.
+inline int64_t rejection_masked(Rng& rng, const float* w, int64_t d, int64_t k, double max,
+                                int64_t* pos) {
+  uint64_t taken = 0;
+  int64_t c = 0;
+  while (c < k) {
+    int64_t i;
+    const bool accepted = rejection_trial(rng, w, static_cast<uint64_t>(d), max, &i);
+    const uint64_t bit = static_cast<uint64_t>(accepted) << i;
+    c += (taken & bit) == 0 && accepted;
+    taken |= bit;
+  }
+  int64_t n = 0;
+  for (uint64_t bits = taken; bits != 0; bits &= bits - 1) pos[n++] = __builtin_ctzll(bits);
+  return n;
 }
 
 // Successive sampling by rejection, k <= kTinyFanout: k distinct accepted positions into
@@ -282,6 +325,57 @@ inline int64_t exponential_keys(Rng& rng, const float* w, int64_t d, int64_t k, 
   return k;
 }
 
+// Small runs (d <= kSmallRun) keep their untaken positive positions in an array and their
+// taken ones in a 64-bit mask: successive sampling by rejection among the untaken entries
+// only, so a pick never waits for a taken one to be redrawn (k close to d costs about 3
+// trials per pick, where rejection over the whole run would cost up to d).
+constexpr int64_t kSmallRun = 64;
+
+// Trials the small-run rejection may take before Efraimidis-Spirakis finishes the run:
+// about 2 per pick with weights uniform in (0, 1], so a run falls back rarely (a few in a
+// hundred when k = d - 1), and a skewed one costs at most this many trials more.
+inline int64_t small_run_trials(int64_t k) { return 8 * k + 16; }
+
+// Successive sampling on a run of d <= kSmallRun entries with p > k positive ones, m the
+// largest (neighbor_kernel.h): positions into pos, sorted.
+inline int64_t rejection_small(Rng& rng, const float* w, int64_t d, int64_t k, double max,
+                               int64_t* pos, Scratch& scratch) {
+  uint8_t left[kSmallRun];  // untaken positive positions, in no particular order
+  uint64_t rest = 0;
+  for (int64_t i = 0; i < d; ++i) {
+    left[rest] = static_cast<uint8_t>(i);
+    rest += positive_bits(w[i]) != 0;
+  }
+  uint64_t taken = 0;
+  int64_t c = 0;
+  for (int64_t t = small_run_trials(k); c < k && t > 0; --t) {
+    // The outcome moves counts and masks, not a branch (a coin flip to the predictor).
+    const unsigned __int128 product = static_cast<unsigned __int128>(rng.next()) * rest;
+    const uint64_t j = static_cast<uint64_t>(product >> 64);
+    const double u = static_cast<double>(static_cast<uint64_t>(product) >> 11) * 0x1.0p-53;
+    const uint8_t i = left[j];
+    const bool accepted = u * max < static_cast<double>(w[i]);
+    taken |= static_cast<uint64_t>(accepted) << i;
+    rest -= accepted;
+    left[j] = accepted ? left[rest] : i;
+    c += accepted;
+  }
+  if (c < k) {  // Efraimidis-Spirakis on the untaken entries, as exponential_keys
+    auto& keyed = scratch.keyed;
+    keyed.clear();
+    for (int64_t i = 0; i < d; ++i) {
+      if ((taken >> i) & 1) continue;
+      const double u = static_cast<double>((rng.next() >> 11) + 1) * 0x1.0p-53;
+      if (positive(w[i])) keyed.emplace_back(-std::log(u) / w[i], i);
+    }
+    std::nth_element(keyed.begin(), keyed.begin() + (k - c), keyed.end());
+    for (int64_t q = 0; q < k - c; ++q) taken |= uint64_t{1} << keyed[q].second;
+  }
+  int64_t n = 0;
+  for (uint64_t bits = taken; bits != 0; bits &= bits - 1) pos[n++] = __builtin_ctzll(bits);
+  return n;
+}
+
 inline int64_t positive_positions(const float* w, int64_t d, int64_t* pos) {
   int64_t c = 0;
   for (int64_t i = 0; i < d; ++i) {
@@ -292,27 +386,31 @@ inline int64_t positive_positions(const float* w, int64_t d, int64_t* pos) {
 
 // The weighted algorithms of neighbor_kernel.h on a run of d entries with weights w and
 // fanout k >= 1, writing positions in the run (room for min(k, d), or k with replacement).
+// summary: the run's (a whole row's) WeightSummary, or null to read its weights.
 struct WeightedWithout {
   int64_t k;
-  int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos,
-                     Scratch& scratch) const {
+  int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos, Scratch& scratch,
+                     const WeightSummary* summary = nullptr) const {
     if (k >= d) return positive_positions(w, d, pos);
-    const WeightStats s = weight_stats(w, d);
+    const WeightStats s = stats_of(w, d, summary);
     if (s.positive <= k) return positive_positions(w, d, pos);
     Rng rng(node_key);
     if (kRejectionSlack * (s.heavy - k + 1) >= d) {
+      if (d <= kSmallRun) return rejection_masked(rng, w, d, k, s.max, pos);
       if (k <= kTinyFanout) return rejection_tiny(rng, w, d, k, s.max, pos);
       return rejection_large(rng, w, d, k, s.max, pos, scratch);
     }
+    if (d <= kSmallRun && kRejectionSlack * s.heavy >= s.positive)
+      return rejection_small(rng, w, d, k, s.max, pos, scratch);
     return exponential_keys(rng, w, d, k, pos, scratch);
   }
 };
 
 struct WeightedWith {
   int64_t k;
-  int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos,
-                     Scratch& scratch) const {
-    const WeightStats s = weight_stats(w, d);
+  int64_t operator()(int64_t d, uint64_t node_key, const float* w, int64_t* pos, Scratch& scratch,
+                     const WeightSummary* summary = nullptr) const {
+    const WeightStats s = stats_of(w, d, summary);
     if (s.positive == 0) return 0;
     Rng rng(node_key);
     if (kRejectionSlack * s.heavy >= d) {  // rejection, as without replacement

@@ -30,7 +30,8 @@ namespace {
 
 struct OneRun {
   static constexpr int64_t kOffsetsAhead = kPrefetchDistance;
-  int64_t k;  // the call's fanout
+  static constexpr bool kWholeRows = true;  // a row's only run is the row
+  int64_t k;                                // the call's fanout
 
   template <class F>
   void for_each_run(int64_t, int64_t b, int64_t e, uint64_t node_key, F&& f) const {
@@ -45,6 +46,7 @@ class RelationRuns {
   // The relations decide the runs: the pipelined loop needs a row's offsets P nodes before
   // it prefetches the row's relations, which is P nodes before the row is sampled.
   static constexpr int64_t kOffsetsAhead = 2 * kPrefetchDistance;
+  static constexpr bool kWholeRows = false;
 
   // Throws partita::Error if a relation fanout is < -1 or there are more than int32 ids.
   RelationRuns(const int32_t* relations, int64_t fanout, ArrayView<const int64_t> relation_fanouts)

@@ -175,12 +175,17 @@ std::vector<double> inclusion_probabilities(const std::vector<float>& w, int64_t
 
 // The star's center with weights w, sampled kWeightedTrials times with fanout k:
 // chi-square of each leaf's count against kWeightedTrials * (its expected count per draw).
-double weighted_chi_square(const std::vector<float>& w, int64_t k, Replacement r) {
+// summarized: the view carries weight summaries (csc_view.h).
+double weighted_chi_square(const std::vector<float>& w, int64_t k, Replacement r,
+                           bool summarized = false) {
   const int64_t d = static_cast<int64_t>(w.size());
   graph::Csr star = testing::star_graph(d);
   std::vector<double> counts(w.size(), 0.0), expected(w.size(), 0.0);
+  CscView view = csc_view_of(star, w);
+  const std::vector<WeightSummary> summaries = weight_summaries(view, 1);
+  if (summarized) view.weight_summaries = summaries;
   run_trials(
-      csc_view_of(star, w), options(k, r, Weighting::kEdgeWeight),
+      view, options(k, r, Weighting::kEdgeWeight),
       [&](const std::vector<int64_t>& got) {
         ASSERT_EQ(static_cast<int64_t>(got.size()), k);
         for (int64_t u : got) counts[u - 1] += 1;
@@ -211,7 +216,9 @@ double weighted_chi_square(const std::vector<float>& w, int64_t k, Replacement r
 }
 
 // Skewed rows of d = 6: the rejection bound holds for `mild` at k = 2 and 3, not for
-// `skewed` (one heavy entry), which takes Efraimidis-Spirakis.
+// `skewed` (one heavy entry), nor for `mild` at k = 5; both then take rejection among the
+// untaken entries (a short run with 8 * h >= p), which at k = 5 = d - 1 runs out of trials
+// now and then and lets Efraimidis-Spirakis finish.
 const std::vector<float> kMild{1, 8, 4, 0.5f, 6, 5};
 const std::vector<float> kSkewed{0.1f, 0.2f, 1, 8, 0.5f, 3};
 
@@ -223,12 +230,41 @@ TEST(Distribution, WeightedWithoutReplacementSmallRowByRejection) {
   }
 }
 
-TEST(Distribution, WeightedWithoutReplacementSkewedRowByExponentialKeys) {
-  for (int64_t k : {2, 3}) {
-    const testing::WeightRule rule = testing::weight_rule(kSkewed.data(), 6);
+TEST(Distribution, WeightedWithoutReplacementShortRowByRejectionAmongUntaken) {
+  for (const auto& [w, k] : {std::pair{kSkewed, int64_t{2}}, {kSkewed, 3}, {kMild, 5}}) {
+    const testing::WeightRule rule = testing::weight_rule(w.data(), 6);
     ASSERT_FALSE(rule.rejection_without(6, k));
-    EXPECT_LT(weighted_chi_square(kSkewed, k, Replacement::kWithout), 15.09) << k;
+    ASSERT_TRUE(rule.rejection_small());
+    EXPECT_LT(weighted_chi_square(w, k, Replacement::kWithout), 15.09) << k;
   }
+}
+
+// One heavy entry among light ones: 8 * h < p, so a short row takes Efraimidis-Spirakis;
+// and so does a long one (70 entries) that fails the rejection bound.
+TEST(Distribution, WeightedWithoutReplacementSkewedRowsByExponentialKeys) {
+  std::vector<float> w{8, 0.1f, 0.2f, 1, 0.5f, 3, 0.7f, 0.9f, 0.3f, 2, 1.5f, 0.6f};
+  for (int64_t k : {2, 3}) {
+    const testing::WeightRule rule = testing::weight_rule(w.data(), 12);
+    ASSERT_FALSE(rule.rejection_without(12, k));
+    ASSERT_FALSE(rule.rejection_small());
+    EXPECT_LT(weighted_chi_square(w, k, Replacement::kWithout), 24.72) << k;  // df 11
+  }
+  std::vector<float> long_row(70);
+  for (int i = 0; i < 70; ++i) long_row[i] = 0.2f + 0.01f * static_cast<float>((i * 13) % 70);
+  long_row[9] = 6;
+  ASSERT_GT(static_cast<int64_t>(long_row.size()), testing::kSmallRun);
+  ASSERT_FALSE(testing::weight_rule(long_row.data(), 70).rejection_without(70, 3));
+  EXPECT_LT(weighted_chi_square(long_row, 3, Replacement::kWithout), 99.23);  // df 69
+}
+
+// A long row (70 entries, beyond the short-run rule) by rejection, with and without weight
+// summaries (csc_view.h), which give the same picks.
+TEST(Distribution, WeightedWithoutReplacementLongRowByRejection) {
+  std::vector<float> w(70);
+  for (int i = 0; i < 70; ++i) w[i] = 0.5f + 0.05f * static_cast<float>((i * 17) % 70);
+  ASSERT_TRUE(testing::weight_rule(w.data(), 70).rejection_without(70, 3));
+  EXPECT_LT(weighted_chi_square(w, 3, Replacement::kWithout), 99.23);  // df 69
+  EXPECT_LT(weighted_chi_square(w, 3, Replacement::kWithout, /*summarized=*/true), 99.23);
 }
 
 // A row of 40 with weights spread over (0.3, 4], a zero, a NaN and a negative weight

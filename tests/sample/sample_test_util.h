@@ -65,14 +65,21 @@ inline std::vector<float> random_weights(int64_t count, uint64_t seed) {
 
 inline bool positive_weight(float w) { return w > 0.0f && std::isfinite(w); }
 
+// Weighted runs of at most this many entries take the small-run rule (neighbor_kernel.h).
+constexpr int64_t kSmallRun = 64;
+
 // How neighbor_kernel.h decides between rejection and the exact fallbacks for a weighted
 // run: p positive entries, m the largest positive weight, h those with w >= 0.5f * m.
+
 struct WeightRule {
   int64_t positive = 0, heavy = 0;
   float max = 0;
 
   bool rejection_without(int64_t d, int64_t k) const { return 8 * (heavy - k + 1) >= d; }
   bool rejection_with(int64_t d) const { return 8 * heavy >= d; }
+  // Runs of d <= kSmallRun that fail rejection_without: rejection among the untaken
+  // entries (else Efraimidis-Spirakis).
+  bool rejection_small() const { return 8 * heavy >= positive; }
 };
 
 inline WeightRule weight_rule(const float* w, int64_t d) {
@@ -117,19 +124,37 @@ inline std::vector<int64_t> reference_run(const int64_t* ids, const float* w, in
     if (static_cast<int64_t>(all.size()) <= k) return all;
     const WeightRule rule = weight_rule(w, d);
     std::set<int64_t> taken;
+    auto exponential_keys = [&](int64_t picks) {  // a draw per entry not taken yet
+      std::vector<std::pair<double, int64_t>> keyed;
+      for (int64_t i = 0; i < d; ++i) {
+        if (taken.count(i)) continue;
+        double u = static_cast<double>((rng.next() >> 11) + 1) * 0x1.0p-53;
+        if (positive_weight(w[i])) keyed.emplace_back(-std::log(u) / w[i], i);
+      }
+      std::sort(keyed.begin(), keyed.end());
+      for (int64_t i = 0; i < picks; ++i) taken.insert(keyed[i].second);
+    };
     if (rule.rejection_without(d, k)) {
       while (static_cast<int64_t>(taken.size()) < k) {
         auto [i, u] = rejection_draw(rng, d);
         if (positive_weight(w[i]) && u * rule.max < w[i]) taken.insert(i);
       }
-    } else {
-      std::vector<std::pair<double, int64_t>> keyed;
+    } else if (d <= kSmallRun && rule.rejection_small()) {
+      std::vector<int64_t> left;  // untaken positive positions
       for (int64_t i = 0; i < d; ++i) {
-        double u = static_cast<double>((rng.next() >> 11) + 1) * 0x1.0p-53;
-        if (positive_weight(w[i])) keyed.emplace_back(-std::log(u) / w[i], i);
+        if (positive_weight(w[i])) left.push_back(i);
       }
-      std::sort(keyed.begin(), keyed.end());
-      for (int64_t i = 0; i < k; ++i) taken.insert(keyed[i].second);
+      for (int64_t t = 0; t < 8 * k + 16 && static_cast<int64_t>(taken.size()) < k; ++t) {
+        auto [j, u] = rejection_draw(rng, static_cast<int64_t>(left.size()));
+        if (u * rule.max < w[left[j]]) {
+          taken.insert(left[j]);
+          left[j] = left.back();
+          left.pop_back();
+        }
+      }
+      exponential_keys(k - static_cast<int64_t>(taken.size()));
+    } else {
+      exponential_keys(k);
     }
     for (int64_t p : taken) out.push_back(ids[p]);
   } else {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "partita/core/error.h"
 #include "partita/sample/csc_view.h"
 #include "partita/sample/neighbor_kernel.h"
 #include "sample_test_util.h"
@@ -71,57 +72,78 @@ std::vector<float> mixed_weights(const graph::Csr& g, uint64_t seed) {
   return w;
 }
 
-// How many of the rows sampled with fanout k take rejection, and how many the fallback
-// (rows with fewer than k + 1 positive entries take neither).
-std::pair<int64_t, int64_t> paths(const graph::Csr& g, const std::vector<float>& w, int64_t k,
-                                  Replacement r) {
-  int64_t rejection = 0, fallback = 0;
+// How many of the rows sampled with fanout k take rejection, and how many the fallback,
+// among runs of at most kSmallRun entries (without replacement: their own rule) and
+// longer ones (rows with fewer than k + 1 positive entries take neither).
+struct Paths {
+  int64_t small_rejection = 0, small_untaken = 0, small_fallback = 0, rejection = 0, fallback = 0;
+};
+
+Paths paths(const graph::Csr& g, const std::vector<float>& w, int64_t k, Replacement r) {
+  Paths p;
   for (int64_t v = 0; v < g.num_rows(); ++v) {
     const int64_t b = g.indptr[v], d = g.degree(v);
     const testing::WeightRule rule = testing::weight_rule(w.data() + b, d);
     if (r == Replacement::kWithout) {
       if (rule.positive <= k) continue;
-      rule.rejection_without(d, k) ? ++rejection : ++fallback;
+      if (rule.rejection_without(d, k)) {
+        ++(d <= testing::kSmallRun ? p.small_rejection : p.rejection);
+      } else if (d <= testing::kSmallRun) {
+        rule.rejection_small() ? ++p.small_untaken : ++p.small_fallback;
+      } else {
+        ++p.fallback;
+      }
     } else {
       if (rule.positive == 0) continue;
-      rule.rejection_with(d) ? ++rejection : ++fallback;
+      rule.rejection_with(d) ? ++p.rejection : ++p.fallback;
     }
   }
-  return {rejection, fallback};
+  return p;
 }
 
+// Two shapes: mostly short rows (runs of <= kSmallRun entries; 12 hubs of 300), and rows
+// of up to 120 entries, half of them longer than kSmallRun.
 TEST(WeightedKernel, MatchesReferenceOnEveryPath) {
   for (uint64_t seed : {1, 2}) {
-    graph::Csr g = random_graph(600, 14, 12, 300, seed);
-    std::vector<float> w = mixed_weights(g, seed);
-    CscView view = csc_view_of(g, w);
-    std::vector<int64_t> nodes = all_nodes(g.num_rows());
-    nodes.push_back(1);  // a duplicate gets the same sample
-    const uint64_t hop = hop_key({seed, 2, 5}, 1);
-    for (Replacement r : kModesR) {
-      for (int64_t k : kFanouts) {
-        SCOPED_TRACE(::testing::Message()
-                     << "seed " << seed << " k " << k << " with " << (r == Replacement::kWith));
-        if (k >= 1 && k <= 17) {  // both algorithms are exercised
-          const auto [rejection, fallback] = paths(g, w, k, r);
-          EXPECT_GT(rejection, 20);
-          EXPECT_GT(fallback, 5);
-        }
-        NeighborSample s;
-        sample_neighbors(view, nodes, hop, kernel(k, r), &s);
-        ASSERT_EQ(s.counts.size(), nodes.size());
-        for (size_t i = 0; i < nodes.size(); ++i) {
-          const std::vector<int64_t> got = slice(s, static_cast<int64_t>(i));
-          ASSERT_EQ(got, reference_sample(g, w, nodes[i], hop, k, r, Weighting::kEdgeWeight))
-              << nodes[i];
-          // Never an entry of weight <= 0, NaN or infinite.
-          const int64_t v = nodes[i];
-          for (int64_t u : got) {
-            bool drawable = false;
-            for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
-              drawable |= g.indices[e] == u && testing::positive_weight(w[e]);
+    for (const bool long_rows : {false, true}) {
+      graph::Csr g =
+          long_rows ? random_graph(300, 60, 12, 300, seed) : random_graph(600, 14, 12, 300, seed);
+      std::vector<float> w = mixed_weights(g, seed);
+      CscView view = csc_view_of(g, w);
+      std::vector<int64_t> nodes = all_nodes(g.num_rows());
+      nodes.push_back(1);  // a duplicate gets the same sample
+      const uint64_t hop = hop_key({seed, 2, 5}, 1);
+      for (Replacement r : kModesR) {
+        for (int64_t k : kFanouts) {
+          SCOPED_TRACE(::testing::Message() << "seed " << seed << " long " << long_rows << " k "
+                                            << k << " with " << (r == Replacement::kWith));
+          if (k >= 1 && k <= 17) {  // every algorithm is exercised
+            const Paths p = paths(g, w, k, r);
+            if (r == Replacement::kWith || long_rows) {
+              EXPECT_GT(p.rejection, 20);
+              EXPECT_GT(p.fallback, 5);
+            } else {
+              EXPECT_GT(p.small_fallback, 5);
+              if (k >= 3) EXPECT_GT(p.small_untaken, 20);
+              if (k <= 3) EXPECT_GT(p.small_rejection, 20);
             }
-            ASSERT_TRUE(drawable) << "node " << v << " drew " << u;
+          }
+          NeighborSample s;
+          sample_neighbors(view, nodes, hop, kernel(k, r), &s);
+          ASSERT_EQ(s.counts.size(), nodes.size());
+          for (size_t i = 0; i < nodes.size(); ++i) {
+            const std::vector<int64_t> got = slice(s, static_cast<int64_t>(i));
+            ASSERT_EQ(got, reference_sample(g, w, nodes[i], hop, k, r, Weighting::kEdgeWeight))
+                << nodes[i];
+            // Never an entry of weight <= 0, NaN or infinite.
+            const int64_t v = nodes[i];
+            for (int64_t u : got) {
+              bool drawable = false;
+              for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
+                drawable |= g.indices[e] == u && testing::positive_weight(w[e]);
+              }
+              ASSERT_TRUE(drawable) << "node " << v << " drew " << u;
+            }
           }
         }
       }
@@ -151,6 +173,39 @@ TEST(WeightedKernel, TypedViewsMatchReference) {
       }
     }
   }
+}
+
+// Weight summaries (csc_view.h) change nothing but the cost: the same picks with and
+// without them, on short and long rows, with and without replacement, and with edge ids.
+TEST(WeightedKernel, WeightSummariesGiveTheSamePicks) {
+  graph::Csr g = random_graph(300, 60, 12, 300, 8);
+  std::vector<float> w = mixed_weights(g, 8);
+  const CscView plain = csc_view_of(g, w);
+  const std::vector<WeightSummary> summaries = weight_summaries(plain, 2);
+  ASSERT_EQ(static_cast<int64_t>(summaries.size()), g.num_rows());
+  CscView summarized = plain;
+  summarized.weight_summaries = summaries;
+  const std::vector<int64_t> ids = edge_id_range(plain);
+  const std::vector<int64_t> nodes = all_nodes(g.num_rows());
+  for (Replacement r : kModesR) {
+    for (int64_t k : {1, 3, 10, 17, 100}) {
+      for (bool with_ids : {false, true}) {
+        KernelOptions o = kernel(k, r);
+        o.edge_ids = with_ids;
+        CscView a = plain, b = summarized;
+        if (with_ids) a.edge_ids = ids, b.edge_ids = ids;
+        NeighborSample one, two;
+        sample_neighbors(a, nodes, 5, o, &one);
+        sample_neighbors(b, nodes, 5, o, &two);
+        ASSERT_EQ(one.counts, two.counts) << k;
+        ASSERT_EQ(one.neighbors, two.neighbors) << k;
+        ASSERT_EQ(one.edge_ids, two.edge_ids) << k;
+      }
+    }
+  }
+  CscView wrong = plain;
+  wrong.weight_summaries = ArrayView<const WeightSummary>(summaries.data(), 3);
+  EXPECT_THROW(validate(wrong, "test"), partita::Error);
 }
 
 // Reruns are bit-identical, and so are 1, 2 and 3 threads with any chunk.

@@ -14,6 +14,15 @@
 
 namespace partita::sample {
 
+// What decides how weighted sampling draws from a row (neighbor_kernel.h): its largest
+// positive weight m, the number of its positive entries with w >= 0.5f * m, and the number
+// of its positive entries. weight_summaries() below computes them once per view.
+struct WeightSummary {
+  float max = 0.0f;
+  uint32_t heavy = 0;
+  uint32_t positive = 0;
+};
+
 struct CscView {
   // num_rows() + 1 offsets into indices; row r (global id first_row + r) holds the
   // sources indices[indptr[r] .. indptr[r + 1]). indptr[0] need not be 0.
@@ -45,6 +54,10 @@ struct CscView {
   // `indices` (the draws never read an entry's value, so the picks are the same) and maps
   // each pick back to its source id.
   ArrayView<const int64_t> edge_ids;
+  // Optional (empty: none), one per row: weight_summaries(*this), which weighted sampling
+  // reads in place of a pass over a row's weights (the picks are the same either way).
+  // Rows longer than kSummarizedDegree, and typed views' runs, are read as without it.
+  ArrayView<const WeightSummary> weight_summaries;
 
   int64_t num_rows() const { return indptr.empty() ? 0 : indptr.size() - 1; }
   int64_t end_row() const { return first_row + num_rows(); }  // one past the last global id
@@ -70,13 +83,20 @@ CscView csc_view_of(const graph::Csr& csc, ArrayView<const float> weights = {},
 // sampler to own and point view.edge_ids at (8 bytes per entry, built once).
 std::vector<int64_t> edge_id_range(const CscView& view);
 
+// The rows of at most this many entries that CscView::weight_summaries describes.
+constexpr int64_t kSummarizedDegree = (int64_t{1} << 32) - 1;
+// The weight summary of each row of a weighted view (12 bytes per row, built once, on
+// `threads` threads), for a sampler to own and point view.weight_summaries at. Rows longer
+// than kSummarizedDegree get an empty summary (the kernel reads their weights).
+std::vector<WeightSummary> weight_summaries(const CscView& view, int threads);
 // Throws partita::Error naming `what` unless the view is consistent: indptr non-empty and
 // non-decreasing, its last offset <= indices.size(), first_row >= 0, first_edge >= 0,
-// weights empty or sized like indices, stream_ids empty or one per row, relations, times
-// and edge_ids empty or sized like indices (edge_ids: its ends first_edge and first_edge +
-// size - 1; the entries between are trusted as edge_id_range wrote them). O(rows); source ids and
-// relation ids themselves are not checked (partition loading bounds-checks them once; the kernel
-// rejects a negative relation it meets).
+// weights empty or sized like indices, stream_ids and weight_summaries empty or one per row (a
+// summary's values are trusted as weight_summaries wrote them), relations, times and edge_ids empty
+// or sized like indices (edge_ids: its ends first_edge and first_edge + size - 1; the entries
+// between are trusted as edge_id_range wrote them). O(rows); source ids and relation ids themselves
+// are not checked (partition loading bounds-checks them once; the kernel rejects a negative
+// relation it meets).
 void validate(const CscView& view, const char* what);
 
 }  // namespace partita::sample

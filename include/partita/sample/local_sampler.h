@@ -4,7 +4,9 @@
 //
 // Ownership: borrows the view's arrays, which must outlive the sampler. With edge ids asked
 // for and none in the view, the sampler builds and owns them (edge_id_range: 8 bytes per
-// entry, once). sample_hop keeps no
+// entry, once). Weighted (not temporal) sampling of an untyped view without weight
+// summaries builds and owns them (weight_summaries: 12 bytes per row, once, here, before
+// any sample_hop). sample_hop keeps no
 // state between calls and may be called concurrently from several threads.
 #include <cstdint>
 #include <vector>
@@ -49,7 +51,8 @@ class LocalSampler final : public NeighborSampler {
  private:
   CscView view_;
   LocalSamplerOptions options_;
-  std::vector<int64_t> edge_ids_;  // view_.edge_ids when built here
+  std::vector<int64_t> edge_ids_;                // view_.edge_ids when built here
+  std::vector<WeightSummary> weight_summaries_;  // view_.weight_summaries when built here
 };
 
 }  // namespace partita::sample

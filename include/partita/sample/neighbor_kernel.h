@@ -18,8 +18,17 @@
 //                    positive entries: k >= p (so k >= d): every positive-weight entry in
 //                    stored order, no draws. Otherwise, with m = the largest positive
 //                    weight and h = the number of positive entries with w[i] >= 0.5f * m:
-//                    if 8 * (h - k + 1) >= d, by REJECTION: until k positions are taken, a
-//                    trial draws x = rng.next(), with y = x * d (128-bit) sets i = y >> 64
+//                    SHORT RUNS (d <= 64): if 8 * h >= p, by rejection among the untaken
+//                    entries: L = the positive positions in stored order, n = p; at most
+//                    8 * k + 16 trials, each drawing x = rng.next(), with y = x * n
+//                    (128-bit) sets j = y >> 64 and u = ((y mod 2^64) >> 11) * 2^-53, and
+//                    takes i = L[j] if u * m < w[i] (in double), then L[j] = L[n - 1] and
+//                    n -= 1; if picks are still missing after the last trial, Efraimidis-
+//                    Spirakis (below) on the entries not taken yet takes the rest (its
+//                    draws skip taken entries). If 8 * h < p: Efraimidis-Spirakis.
+//                    LONGER RUNS: if 8 * (h - k + 1) >= d, by REJECTION: until k
+//                    positions are taken, a trial draws x = rng.next(), with y = x * d
+//                    (128-bit) sets i = y >> 64
 //                    (rng.below(d)'s value) and u = ((y mod 2^64) >> 11) * 2^-53, and
 //                    takes i if w[i] is positive, u * m < w[i] (in double) and i is not
 //                    taken yet.
@@ -28,7 +37,8 @@
 //                    (0, 1], key = -log(u) / w[i]; take the k smallest (key, i) among
 //                    positive weights. Output: taken positions in stored order. (Both give
 //                    successive sampling's distribution; rejection costs O(d) for the
-//                    statistics, a vectorized pass, plus about 2 trials per pick with
+//                    statistics, a vectorized pass (none for a long row of a view with
+//                    weight summaries, csc_view.h), plus about 2 trials per pick with
 //                    weights uniform in (0, 1], at most 16 on average under the bound;
 //                    Efraimidis-Spirakis one draw and one log per entry.)
 //   weighted, with   none when p = 0. If 8 * h >= d, by rejection: k picks in draw order,
