@@ -224,10 +224,10 @@ nn::GnnOptions model_options_from_signature(const std::vector<int64_t>& s,
   const bool link = is_link_signature(s);
   const bool edges = s.size() >= 10 && s[8] == kEdgeFeaturesSignatureTag;
   const size_t expected = 8 + (edges ? 2 : 0) + (link ? 2 : 0);
-  const int64_t last_kind = static_cast<int64_t>(nn::ConvKind::kGine);
+  const int64_t last_kind = static_cast<int64_t>(nn::ConvKind::kGatv2);
   PARTITA_CHECK(s.size() == expected && s[0] >= 0 && s[0] <= last_kind && s[1] > 0 && s[3] > 0 &&
                     s[4] >= 1 && s[5] >= 1 && s[6] >= 0 && s[6] <= 2 && (!edges || s[9] > 0),
-                UsageError, "{}: not the checkpoint of a GraphSAGE, GCN, GAT or GINE model",
+                UsageError, "{}: not the checkpoint of a GraphSAGE, GCN, GAT, GATv2 or GINE model",
                 source);
   nn::GnnOptions o;
   o.kind = static_cast<nn::ConvKind>(s[0]);

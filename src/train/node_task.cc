@@ -40,7 +40,7 @@ class NodeTask final : public TrainTask {
         sampler_(session, options) {
     PARTITA_CHECK_PARAM(
         options.eval.mode != EvalMode::kFull || session.role() == runtime::Role::kWorker, "eval",
-        "full-graph inference (full) supports GraphSAGE, GCN and GAT in worker mode (not "
+        "full-graph inference (full) supports sage, gcn, gat, gatv2 and gine in worker mode (not "
         "`model` rgcn, not `servers`); use `eval` sampled");
     PARTITA_CHECK_PARAM(
         options.eval.mode != EvalMode::kFull || options.model.kind != ModelKind::kHan, "eval",

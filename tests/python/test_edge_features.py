@@ -58,6 +58,20 @@ CHECK = textwrap.dedent("""
             first += len(indptr) - 1
         return rows
 
+    def check_blocks(blocks, rows, dim):
+        '''Asserts every block edge's edge_attr row is a row of an edge (src, dst); returns
+        how many edges it checked.'''
+        edges = 0
+        for b in blocks:
+            a = b.edge_attr
+            assert a.dtype == torch.float32 and tuple(a.shape) == (b.num_edges, dim)
+            src = b.src_nodes[b.indices].tolist()
+            dst = b.src_nodes[b.tensors.edge_dst].tolist()
+            for j, (s, t) in enumerate(zip(src, dst)):
+                assert any(np.array_equal(a[j].numpy(), r) for r in rows[(s, t)]), (s, t)
+                edges += 1
+        return edges
+
     def check(d, dim):
         rows = edge_rows(d)
         with partita.DistGraph(d, edge_features=True) as g:
@@ -66,14 +80,7 @@ CHECK = textwrap.dedent("""
                                             edge_features=True)
             edges = 0
             for batch in loader:
-                for b in batch.blocks:
-                    a = b.edge_attr
-                    assert a.dtype == torch.float32 and tuple(a.shape) == (b.num_edges, dim)
-                    src = b.src_nodes[b.indices].tolist()
-                    dst = b.src_nodes[b.tensors.edge_dst].tolist()
-                    for j, (s, t) in enumerate(zip(src, dst)):
-                        assert any(np.array_equal(a[j].numpy(), r) for r in rows[(s, t)]), (s, t)
-                        edges += 1
+                edges += check_blocks(batch.blocks, rows, dim)
             plain = partita.NeighborLoader(g, fanouts=[4, 3], batch_size=40, seed=2)
             for batch in plain:
                 assert all(b.edge_attr is None for b in batch.blocks)
@@ -121,14 +128,7 @@ def test_link_blocks_carry_edge_attr_of_the_edges_they_keep(edge_parts):
                                             edge_features=True)
         for batch in loader:
             excluded += batch.excluded_edges
-            for b in batch.blocks:
-                a = b.edge_attr
-                assert a.dtype == torch.float32 and tuple(a.shape) == (b.num_edges, EDGE_DIM)
-                src = b.src_nodes[b.indices].tolist()
-                dst = b.src_nodes[b.tensors.edge_dst].tolist()
-                for j, (s, t) in enumerate(zip(src, dst)):
-                    assert any(np.array_equal(a[j].numpy(), r) for r in rows[(s, t)]), (s, t)
-                    edges += 1
+            edges += scope["check_blocks"](batch.blocks, rows, EDGE_DIM)
     assert edges > 500 and excluded > 0, (edges, excluded)
     with partita.DistGraph(edge_parts["link"]) as g:
         with pytest.raises(partita.UsageError, match="edge_features=True"):

@@ -62,7 +62,8 @@ class Inference : public ::testing::Test {
       for (auto& p : model->parameters()) p.uniform_(-0.5, 0.5);
     }
     torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.1));
-    const int64_t heads = o.kind == nn::ConvKind::kGat ? o.heads : 1;
+    const int64_t heads =
+        o.kind == nn::ConvKind::kGat || o.kind == nn::ConvKind::kGatv2 ? o.heads : 1;
     CheckpointMeta meta{
         1,
         0,
@@ -247,12 +248,17 @@ TEST_F(Inference, GatEqualsForwardOnWholeGraphBlocks) {
   }
 }
 
-// GAT reading edge features (edge_dim): every in-edge's features reach its layer, on 1 and
-// 2 ranks, as GnnModel::forward on whole-graph blocks with the partition's edge_feat rows.
-TEST_F(Inference, GatWithEdgeFeaturesEqualsForwardOnWholeGraphBlocks) {
+// GAT and GATv2 reading edge features (edge_dim): every in-edge's features reach its
+// layer, on 1 and 2 ranks, as GnnModel::forward on whole-graph blocks with the partition's
+// edge_feat rows.
+class InferenceWithEdgeFeatures : public Inference,
+                                  public ::testing::WithParamInterface<nn::ConvKind> {};
+
+TEST_P(InferenceWithEdgeFeatures, EqualsForwardOnWholeGraphBlocks) {
   const std::string data = *dir_ / "edge";
   TempDir checkpoints;
-  nn::GnnOptions o = model_options(nn::ConvKind::kGat, 2);
+  nn::GnnOptions o = model_options(GetParam(), 2);
+  o.heads = 2;
   o.edge_dim = kEdgeDim;
   auto model = write_checkpoint(checkpoints.path(), o);
   const store::DistGraph g = store::DistGraph::open(data + "/p1", 0, 1);
@@ -293,22 +299,10 @@ TEST_F(Inference, GatWithEdgeFeaturesEqualsForwardOnWholeGraphBlocks) {
     expect_close(got.embeddings, hidden);
     EXPECT_TRUE(torch::tensor(got.predictions).eq(logits.argmax(1)).all().item<bool>());
   }
-  // A model reading edge features does not load on a partition without them.
-  InProcessWorld world(1);
-  InProcessCollectiveGroup group(1, 60);
-  runtime::SessionOptions so;
-  so.parts_dir = *dir_ / "p1";
-  runtime::Session session(world.transport(0), group.member(0), so);
-  try {
-    load_model_for_inference(session, checkpoints.path());
-    ADD_FAILURE() << "a model reading edge features loaded on a partition without them";
-  } catch (const UsageError& err) {
-    EXPECT_NE(std::string(err.what()).find("a model that reads 3 edge features, but"),
-              std::string::npos)
-        << err.what();
-  }
-  session.finish();
 }
+
+INSTANTIATE_TEST_SUITE_P(Attention, InferenceWithEdgeFeatures,
+                         ::testing::Values(nn::ConvKind::kGat, nn::ConvKind::kGatv2));
 
 TEST_F(Inference, RefusesCheckpointsThatDoNotFitAndMissingOnes) {
   TempDir checkpoints;
@@ -325,6 +319,19 @@ TEST_F(Inference, RefusesCheckpointsThatDoNotFitAndMissingOnes) {
     ADD_FAILURE() << "a checkpoint of 13 features was loaded on a 12-feature partition";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("written for another partition (13 features"),
+              std::string::npos)
+        << e.what();
+  }
+  // A model reading edge features does not load on a partition without them.
+  TempDir edge_checkpoints;
+  nn::GnnOptions with_edges = model_options(nn::ConvKind::kGat, 2);
+  with_edges.edge_dim = kEdgeDim;
+  write_checkpoint(edge_checkpoints.path(), with_edges);
+  try {
+    load_model_for_inference(session, edge_checkpoints.path());
+    ADD_FAILURE() << "a model reading edge features loaded on a partition without them";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("a model that reads 3 edge features, but"),
               std::string::npos)
         << e.what();
   }

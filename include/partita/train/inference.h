@@ -75,7 +75,7 @@ struct InferenceOutput {
 // The model options a checkpoint signature (Trainer::config_signature: kind, in_dim,
 // hidden, out_dim, layers, heads, norm, optimizer; a link model's adds its tag and decoder)
 // describes, checked against the partition: UsageError naming `source` when the signature
-// is not a GraphSAGE/GCN/GAT/GINE one (R-GCN and HAN checkpoints are not supported yet), its
+// is not a GraphSAGE/GCN/GAT/GATv2/GINE one (R-GCN and HAN checkpoints are not supported yet), its
 // feature dimension or (node models) class count differ from the partition's, or it reads
 // edge features (kEdgeFeaturesSignatureTag) and the partition has none of that width. Precision is
 // fp32 (bf16-trained weights are fp32).
