@@ -62,9 +62,10 @@ std::unique_ptr<ModelAdapter> make_han_adapter(const ModelContext& context) {
                       "han needs node and edge types, and {} is not a typed (heterogeneous) "
                       "partition (use `model` sage, gcn or gat)",
                       graph.dir());
-  PARTITA_CHECK_PARAM(context.options.eval.mode != EvalMode::kFull, "eval",
-                      "full-graph inference (full) supports GraphSAGE, GCN and GAT in worker "
-                      "mode (not `model` han, not `servers`); use `eval` sampled");
+  PARTITA_CHECK_PARAM(
+      context.options.eval.mode != EvalMode::kFull, "eval",
+      "full-graph inference (full) supports sage, gcn, gat, gatv2 and gine in worker "
+      "mode (not `model` han, not `servers`); use `eval` sampled");
   return std::make_unique<HanAdapter>(context);
 }
 

@@ -51,9 +51,10 @@ std::unique_ptr<ModelAdapter> make_rgcn_adapter(const ModelContext& context) {
   PARTITA_CHECK_PARAM(o.model.num_bases <= relations, "num_bases",
                       "{} bases for {} relations; use at most {} (or 0: one weight per relation)",
                       o.model.num_bases, relations, relations);
-  PARTITA_CHECK_PARAM(o.eval.mode != EvalMode::kFull, "eval",
-                      "full-graph inference (full) supports GraphSAGE, GCN and GAT in worker "
-                      "mode (not `model` rgcn, not `servers`); use `eval` sampled");
+  PARTITA_CHECK_PARAM(
+      o.eval.mode != EvalMode::kFull, "eval",
+      "full-graph inference (full) supports sage, gcn, gat, gatv2 and gine in worker "
+      "mode (not `model` rgcn, not `servers`); use `eval` sampled");
   return std::make_unique<RgcnAdapter>(context);
 }
 
