@@ -79,7 +79,7 @@ class LinkLoader final : public LoaderBase {
   // negative_kind and exclude, seed). Collective: gathers every rank's training pairs
   // (kTrain) and, for degree negatives, the in-degrees.
   LinkLoader(Graph& graph, runtime::Split which, train::TrainOptions options,
-             const std::string& device, bool edge_features)
+             const std::string& device)
       : LoaderBase(which == runtime::Split::kTrain ? "LinkNeighborLoader" : "LinkEvalLoader",
                    std::move(options), {/*degrees=*/true, /*labels=*/false}, device),
         which_(which) {
@@ -94,7 +94,7 @@ class LinkLoader final : public LoaderBase {
                   name(), g.dir());
     feat_dim_ = g.feat_dim();
     feature_dtype_ = g.feature_dtype();
-    edge_attrs_ = edge_attrs_of(graph, edge_features, name());
+    edge_attrs_ = edge_attrs_of(graph, this->options().loader.edge_features, name());
     if (which_ == runtime::Split::kTrain) {
       set_up_training(graph);
     } else {
@@ -404,7 +404,7 @@ void add_link_loader_bindings(py::module_& m) {
                      link_options(std::move(fanouts), batch_size, negatives, negative_sampling,
                                   exclude, seed, prefetch, threads, max_steps),
                      edge_features),
-                 device, edge_features);
+                 device);
            }),
            py::arg("graph"), py::arg("pairs"), py::arg("fanouts"), py::arg("batch_size"),
            py::arg("neg"), py::arg("negative_sampling"), py::arg("exclude_seed_edges"),

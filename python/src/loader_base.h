@@ -67,8 +67,9 @@ struct EdgeAttrs {
 train::TrainOptions with_edge_features(train::TrainOptions options, bool edge_features);
 
 // What `graph` gives the batches of loader `name` (the Python class) with `edge_features`
-// (nothing without): UsageError when the partition holds no edge features or the graph
-// samples without edge ids (partita.DistGraph(..., edge_features=True) turns them on).
+// (its options' loader.edge_features; nothing without): UsageError when the partition holds no edge
+// features or the graph samples without edge ids (partita.DistGraph(..., edge_features=True) turns
+// them on).
 EdgeAttrs edge_attrs_of(Graph& graph, bool edge_features, const std::string& name);
 
 class LoaderBase : public GraphUser {

@@ -40,7 +40,7 @@ class Loader final : public SplitLoader {
     PARTITA_CHECK(!g.typed(), UsageError,
                   "NeighborLoader: {} is a typed (heterogeneous) partition (not supported yet)",
                   g.dir());
-    edge_attrs_ = edge_attrs_of(graph, edge_features, name());
+    edge_attrs_ = edge_attrs_of(graph, options().loader.edge_features, name());
     plan_split(graph, split, shuffle);
     feat_dim_ = g.feat_dim();
     feature_dtype_ = g.feature_dtype();
