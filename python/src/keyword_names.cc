@@ -34,7 +34,7 @@ constexpr ParameterWord kTable[] = {
     {"lr", "lr"},                                  // SparseAdam, SparseAdagrad, SparseSGD
     {"max_steps", "max_steps"},                    // LinkNeighborLoader
     {"method", "method"},                          // partition: metis, random
-    {"model", "kind"},                             // initial_parameters: sage, gcn, gat
+    {"model", "kind"},                             // initial_parameters: a --model name
     {"negatives", "neg"},                          // LinkNeighborLoader
     {"negatives_by", "negative_sampling"},         // LinkNeighborLoader: uniform, degree
     {"nodes", "nodes"},                            // generate

@@ -131,7 +131,7 @@ struct LoaderOptions {
 
 // How validation and test accuracy are measured: on sampled blocks with the training
 // fanouts, or by layer-wise full-neighbourhood inference (train/inference.h, as `partita
-// infer`; GraphSAGE, GCN and GAT in worker mode).
+// infer`; sage, gcn, gat, gatv2 and gine in worker mode).
 enum class EvalMode { kSampled, kFull };
 const NameTable<EvalMode>& eval_mode_names();  // sampled, full
 
