@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "collective.h"
 #include "partita/core/error.h"
 
 namespace partita::partition {
@@ -32,13 +33,6 @@ struct LocalGraph {
   std::vector<int64_t> ghost_begin;
   std::vector<std::vector<int32_t>> send_list;
 };
-
-template <typename T>
-std::vector<uint8_t> to_bytes(const T* data, size_t count) {
-  std::vector<uint8_t> out(count * sizeof(T));
-  if (count) std::memcpy(out.data(), data, out.size());
-  return out;
-}
 
 LocalGraph localize(const DistAdjacency& g, DistComm& comm) {
   const int ranks = comm.size(), rank = comm.rank();
@@ -99,7 +93,7 @@ std::vector<T> ghost_values(const LocalGraph& lg, const std::vector<T>& local, D
   for (int r = 0; r < ranks; ++r) {
     std::vector<T> values(lg.send_list[r].size());
     for (size_t i = 0; i < values.size(); ++i) values[i] = local[lg.send_list[r][i]];
-    send[r] = to_bytes(values.data(), values.size());
+    send[r] = to_bytes(values);
   }
   std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(send));
   std::vector<T> out(lg.ghost_global.size());
@@ -258,7 +252,7 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
     msg.insert(msg.end(), xadj.begin() + 1, xadj.end());
     msg.insert(msg.end(), adj.begin(), adj.end());
     msg.insert(msg.end(), ew.begin(), ew.end());
-    send[0] = to_bytes(msg.data(), msg.size());
+    send[0] = to_bytes(msg);
   }
   std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(send));
   std::vector<std::vector<uint8_t>> back(static_cast<size_t>(ranks));
@@ -318,7 +312,7 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
       }
       for (int r = 0; r < ranks; ++r) {
         std::vector<int32_t> slice(part.begin() + offset[r], part.begin() + offset[r + 1]);
-        back[r] = to_bytes(slice.data(), slice.size());
+        back[r] = to_bytes(slice);
       }
     }
   }

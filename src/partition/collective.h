@@ -69,10 +69,15 @@ class ByteReader {
   size_t at_ = 0;
 };
 
-inline std::vector<uint8_t> to_bytes(const std::vector<int64_t>& v) {
-  std::vector<uint8_t> out(v.size() * sizeof(int64_t));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+template <class T>
+std::vector<uint8_t> to_bytes(const T* values, size_t count) {
+  std::vector<uint8_t> out(count * sizeof(T));
+  if (count > 0) std::memcpy(out.data(), values, out.size());
   return out;
+}
+template <class T>
+std::vector<uint8_t> to_bytes(const std::vector<T>& v) {
+  return to_bytes(v.data(), v.size());
 }
 
 inline std::vector<int64_t> from_bytes(const std::vector<uint8_t>& b) {

@@ -595,23 +595,17 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
                                          /*by_src=*/false, /*unique=*/true, comm);
   stats.train_per_part.assign(static_cast<size_t>(P), 0);
   agreed(comm, [&] {
+    const auto write = [&](int p, const char* name, const std::vector<int64_t>& values,
+                           const std::vector<int64_t>& shape) {
+      const std::string rel = part_file(p, name);
+      const ArrayView<const int64_t> view(values);
+      files->push_back({rel, DType::kInt64, shape, write_npy(out_dir + "/" + rel, view, shape)});
+    };
     for (const auto& [p, v] : mine.pairs) {
       const int64_t rows = static_cast<int64_t>(v.size() / 2);
-      const std::string rel = part_file(p, kTrainEdgesName);
-      files->push_back(
-          {rel,
-           DType::kInt64,
-           {rows, 2},
-           write_npy<int64_t>(out_dir + "/" + rel, ArrayView<const int64_t>(v), {rows, 2})});
+      write(p, kTrainEdgesName, v, {rows, 2});
       stats.train_per_part[p] = rows;
-      if (!stats.by_time) continue;
-      const std::string time_rel = part_file(p, kTrainEdgeTimeName);
-      const std::vector<int64_t>& t = mine.times.at(p);
-      files->push_back(
-          {time_rel,
-           DType::kInt64,
-           {rows},
-           write_npy<int64_t>(out_dir + "/" + time_rel, ArrayView<const int64_t>(t), {rows})});
+      if (stats.by_time) write(p, kTrainEdgeTimeName, mine.times.at(p), {rows});
     }
   });
   comm.allreduce_sum(stats.train_per_part.data(), stats.train_per_part.size());

@@ -68,9 +68,6 @@ PartitionInput make_input(const data::Dataset& ds, data::Dataset* owned) {
     PARTITA_CHECK(ds.features.cols() == 0, Error,
                   "{}: a typed dataset has per-type features only, found {} shared columns", name,
                   ds.features.cols());
-    PARTITA_CHECK(static_cast<int64_t>(ds.edge_relation.size()) == ds.in_edges.num_entries(), Error,
-                  "{}: {} edge relations for {} edges", name, ds.edge_relation.size(),
-                  ds.in_edges.num_entries());
     data::HeteroSchema& h = s.hetero.emplace();  // move-only: its features are not copied
     for (const data::NodeType& t : ds.hetero->node_types) {
       PARTITA_CHECK(t.feat_dim() == 0 || t.features.rows() == t.count, Error,

@@ -22,12 +22,23 @@
 namespace partita::partition {
 namespace {
 
+// summary.parts[p]'s counts and edge_split's row counts, in partita.json's order (written and
+// read from these tables).
+constexpr std::pair<const char*, int64_t PartStats::*> kPartCounts[] = {
+    {"nodes", &PartStats::nodes},
+    {"edges", &PartStats::edges},
+    {"train", &PartStats::train_nodes},
+    {"valid", &PartStats::valid_nodes},
+    {"test", &PartStats::test_nodes}};
+constexpr std::pair<const char*, int64_t EdgeSplitStats::*> kEdgeSplitCounts[] = {
+    {"valid", &EdgeSplitStats::valid},
+    {"valid_neg", &EdgeSplitStats::valid_neg},
+    {"test", &EdgeSplitStats::test},
+    {"test_neg", &EdgeSplitStats::test_neg}};
+
 Json part_stats_json(const PartStats& s, bool typed) {
-  Json j{{"nodes", s.nodes},
-         {"edges", s.edges},
-         {"train", s.train_nodes},
-         {"valid", s.valid_nodes},
-         {"test", s.test_nodes}};
+  Json j = Json::object();
+  for (const auto& [key, field] : kPartCounts) j[key] = s.*field;
   if (typed) {
     j["types"] = s.type_nodes;
     j["relations"] = s.relation_edges;
@@ -97,12 +108,9 @@ Json files_json(const std::vector<FileEntry>& files) {
 Json edge_split_json(const EdgeSplitStats& e) {
   Json j{{"source", e.source},
          {"valid_fraction", e.valid_fraction},
-         {"test_fraction", e.test_fraction},
-         {"valid", e.valid},
-         {"valid_neg", e.valid_neg},
-         {"test", e.test},
-         {"test_neg", e.test_neg},
-         {"train", e.train_per_part}};
+         {"test_fraction", e.test_fraction}};
+  for (const auto& [key, field] : kEdgeSplitCounts) j[key] = e.*field;
+  j["train"] = e.train_per_part;
   if (e.by_time) j["by"] = "time";  // absent: random (the bytes of a random split's meta)
   return j;
 }
@@ -116,10 +124,7 @@ EdgeSplitStats parse_edge_split_stats(const Reader& rd, const Json& j) {
         fmt::format("key 'edge_split.source' is '{}', expected 'sampled' or 'dataset'", e.source));
   e.valid_fraction = rd.number(j, "valid_fraction", where);
   e.test_fraction = rd.number(j, "test_fraction", where);
-  e.valid = rd.integer(j, "valid", where);
-  e.valid_neg = rd.integer(j, "valid_neg", where);
-  e.test = rd.integer(j, "test", where);
-  e.test_neg = rd.integer(j, "test_neg", where);
+  for (const auto& [key, field] : kEdgeSplitCounts) e.*field = rd.integer(j, key, where);
   e.train_per_part = integer_array(rd, j, "train", where);
   if (j.contains("by")) {
     const std::string by = rd.string(j, "by", where);
@@ -253,36 +258,27 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
   }
   // The optional arrays: in every part or none, dtypes and row counts from the counts, one
   // edge feature width and dtype for all parts.
-  for (const char* name : kEdgeArrayNames) {
-    const bool listed = m.has_array(name);
-    const bool feat = std::string(name) == "edge_feat";
+  std::vector<std::string> arrays(std::begin(kEdgeArrayNames), std::end(kEdgeArrayNames));
+  arrays.insert(arrays.end(), std::begin(kNodeArrayNames), std::end(kNodeArrayNames));
+  for (const std::string& name : arrays) {
+    const bool listed = m.has_array(name), feat = name == "edge_feat";
     const FileEntry* first = listed ? &m.file(part_file(0, name)) : nullptr;
     if (feat && first != nullptr &&
         (first->shape.size() != 2 || first->shape[1] < 1 || !is_feature_dtype(first->dtype)))
       rd.fail(fmt::format("files: '{}' must be float32, float16 or bfloat16 [edges, d > 0]",
                           first->path));
     for (int p = 0; p < m.num_parts && listed; ++p) {
-      const int64_t e = s.parts[p].edges;
+      const int64_t rows = name == "node_time" ? m.part_nodes(p) : s.parts[p].edges;
       if (feat)
-        expect_file(part_file(p, name), first->dtype, {e, first->shape[1]});
+        expect_file(part_file(p, name), first->dtype, {rows, first->shape[1]});
       else
-        expect_file(part_file(p, name),
-                    std::string(name) == "edge_time" ? DType::kInt64 : DType::kFloat32, {e});
+        expect_file(part_file(p, name), name == "edge_weight" ? DType::kFloat32 : DType::kInt64,
+                    {rows});
     }
     for (int p = 1; p < m.num_parts && !listed; ++p)
       if (m.has_file(part_file(p, name)))
         rd.fail(fmt::format("files: '{}' is listed but not '{}'", part_file(p, name),
                             part_file(0, name)));
-  }
-  for (const char* name : kNodeArrayNames) {
-    const bool listed = m.has_array(name);
-    for (int p = 0; p < m.num_parts; ++p) {
-      if (listed)
-        expect_file(part_file(p, name), DType::kInt64, {m.part_nodes(p)});
-      else if (m.has_file(part_file(p, name)))
-        rd.fail(fmt::format("files: '{}' is listed but not '{}'", part_file(p, name),
-                            part_file(0, name)));
-    }
   }
   if (const auto& e = s.edge_split) {
     if (m.typed) rd.fail("key 'edge_split' is only valid for a homogeneous partition");
@@ -446,11 +442,7 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
     const std::string where = fmt::format("summary.parts[{}].", p);
     if (!parts[p].is_object()) rd.fail(fmt::format("summary.parts[{}] must be an object", p));
     PartStats ps;
-    ps.nodes = rd.integer(parts[p], "nodes", where);
-    ps.edges = rd.integer(parts[p], "edges", where);
-    ps.train_nodes = rd.integer(parts[p], "train", where);
-    ps.valid_nodes = rd.integer(parts[p], "valid", where);
-    ps.test_nodes = rd.integer(parts[p], "test", where);
+    for (const auto& [key, field] : kPartCounts) ps.*field = rd.integer(parts[p], key, where);
     if (m.typed) {
       ps.type_nodes = integer_array(rd, parts[p], "types", where);
       ps.relation_edges = integer_array(rd, parts[p], "relations", where);

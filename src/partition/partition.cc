@@ -130,7 +130,6 @@ PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadO
 }
 
 PartitionSummary partition_dataset(const data::Dataset& dataset, const PartitionOptions& options) {
-  check_options(options);
   OneRankComm alone;
   PartitionInput in = dataset_input(dataset);
   return run_stages(in, options, alone, {});
@@ -139,7 +138,6 @@ PartitionSummary partition_dataset(const data::Dataset& dataset, const Partition
 PartitionSummary partition_dataset_assigned(const data::Dataset& dataset,
                                             const PartitionOptions& options,
                                             const std::vector<int32_t>& part) {
-  check_options(options);
   OneRankComm alone;
   PartitionInput in = dataset_input(dataset);
   return run_stages(in, options, alone, {}, &part);

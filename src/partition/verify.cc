@@ -71,8 +71,6 @@ void check_permutation(const NpyArray& a, int64_t n) {
   a.release_elements(0, v.size());
 }
 
-// Split ids strictly ascending inside [lo, hi) (the part's range, or for a typed partition
-// the part's target-type range).
 // Split ids lie in [lo, hi), ascending, and have labels (not -1); `part_lo` is the part's
 // first id, row 0 of its label file.
 void check_splits(const PartFiles& f, int p, int64_t part_lo, int64_t lo, int64_t hi) {
@@ -92,51 +90,52 @@ void check_splits(const PartFiles& f, int p, int64_t part_lo, int64_t lo, int64_
   }
 }
 
-// A typed part's contents beyond indptr: node_map's original ids lie in their type's range,
-// relation ids and sources in range, rows sorted by (relation, original source) and unique
-// within a relation, endpoint types matching the relation, per-relation counts, labels -1
-// exactly outside the target type, splits of the target type.
-void check_edge_values(const PartFiles& f, int threads);
-
-void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, const PartFiles& f,
-                      int threads, ArrayView<const int64_t> node_map) {
-  const TypedMeta& tm = *m.typed;
-  const int64_t lo = m.ranges[p], rows = m.part_nodes(p), n = m.num_nodes;
-  for (int t = 0; t < tm.num_types(); ++t) {
-    const auto [first, end] = tm.type_range(p, t);
-    const TypedNodeType& type = tm.node_types[t];
-    for (int64_t gid = first; gid < end; ++gid)
-      PARTITA_CHECK(node_map[gid] >= type.offset && node_map[gid] < type.offset + type.count,
-                    FormatError,
-                    "{}/{}: new id {} (part {}, type '{}' by hetero.type_starts) has original id "
-                    "{}, outside the type's range [{}, {})",
-                    dir, kNodeMapFile, gid, p, type.name, node_map[gid], type.offset,
-                    type.offset + type.count);
+// The values of a part's optional arrays: weights finite and > 0, edge features finite (the
+// dtypes and shapes were checked against partita.json, the bytes by their checksums).
+void check_edge_values(const PartFiles& f, int threads) {
+  if (f.edge_weight.ndim() == 1) {
+    auto w = f.edge_weight.view<float>();
+    scan(f.edge_weight.path(), w.size(), threads, [&](int64_t b, int64_t e) -> std::string {
+      for (int64_t k = b; k < e; ++k)
+        if (!std::isfinite(w[k]) || !(w[k] > 0))
+          return fmt::format("entry {} is {}; a weight must be finite and > 0", k, w[k]);
+      return "";
+    });
   }
+  if (f.edge_feat.ndim() == 2) {
+    const int64_t rows = f.edge_feat.dim(0), d = f.edge_feat.dim(1);
+    const DType dtype = f.edge_feat.dtype();
+    const unsigned char* data = f.edge_feat.data();
+    scan(f.edge_feat.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
+      std::vector<float> row(static_cast<size_t>(d));
+      for (int64_t r = b; r < e; ++r) {
+        widen_to_floats(data + r * d * dtype_size(dtype), d, dtype, row.data());
+        for (int64_t c = 0; c < d; ++c)
+          if (!std::isfinite(row[c]))
+            return fmt::format("row {} column {}: value {} is not finite", r, c, row[c]);
+      }
+      return "";
+    });
+  }
+}
+
+// A typed part's relations (check_part checked the sources): relation ids in range, rows
+// sorted by (relation, original source) and unique within a relation (with edge_time
+// `time`: ascending by (relation, original source, time)), endpoint types matching the
+// relation, per-relation counts.
+void check_relations(const PartitionMeta& m, int p, const PartFiles& f, int threads,
+                     ArrayView<const int64_t> node_map, ArrayView<const int64_t> time) {
+  const TypedMeta& tm = *m.typed;
+  const int64_t lo = m.ranges[p], rows = m.part_nodes(p);
+  const bool timed = m.has_array("edge_time");
   auto indptr = f.indptr.view<int64_t>();
   auto indices = f.indices.view<int64_t>();
   auto etype = f.etype.view<int32_t>();
   const int relations = tm.num_relations();
-  // With edge_time a (relation, source) repeats (at later or equal times); without, it is
-  // unique within a row.
-  const bool timed = m.has_array("edge_time");
-  ArrayView<const int64_t> time;
-  if (timed) time = f.edge_time.view<int64_t>();
   // The type of a source, from its original id (every original id lies in one type's range).
   auto original_type = [&](int64_t gid) { return tm.type_of_original(node_map[gid]); };
   std::vector<std::vector<int64_t>> counts(
       static_cast<size_t>((rows + kScanChunk - 1) / kScanChunk));
-  scan(f.indices.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
-    for (int64_t i = b; i < e; ++i) {
-      for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
-        const int64_t s = indices[k];
-        if (s < 0 || s >= n)
-          return fmt::format("entry {} (row {}) = {} is outside [0, {})", k, i, s, n);
-        if (s == lo + i) return fmt::format("row {} lists its own node {} (self loop)", i, s);
-      }
-    }
-    return "";
-  });
   scan(f.etype.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
     std::vector<int64_t>& c = counts[b / kScanChunk];
     c.assign(static_cast<size_t>(relations), 0);
@@ -184,61 +183,17 @@ void check_typed_part(const std::string& dir, const PartitionMeta& m, int p, con
                   "{}: {} entries of relation {} ('{}'), partita.json says {}", f.etype.path(),
                   total, r, tm.triplet(r), m.summary.parts[p].relation_edges[r]);
   }
-
-  // Plain variables, not a structured binding: the lambda below captures them.
-  const std::pair<int64_t, int64_t> target_range = tm.type_range(p, tm.target_type);
-  const int64_t target_lo = target_range.first, target_hi = target_range.second;
-  auto label = f.label.view<int64_t>();
-  scan(f.label.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
-    for (int64_t i = b; i < e; ++i) {
-      const bool target = lo + i >= target_lo && lo + i < target_hi;
-      if (target && (label[i] < 0 || label[i] >= m.num_classes))
-        return fmt::format("label {} of row {} (target type '{}') is outside [0, {})", label[i], i,
-                           tm.node_types[tm.target_type].name, m.num_classes);
-      if (!target && label[i] != -1)
-        return fmt::format("label {} of row {} (type '{}', not the target type) must be -1",
-                           label[i], i, tm.node_types[tm.type_of(p, lo + i)].name);
-    }
-    return "";
-  });
-  check_splits(f, p, lo, target_lo, target_hi);
-  check_edge_values(f, threads);
 }
 
-// The values of a part's optional arrays: weights finite and > 0, edge features finite (the
-// dtypes and shapes were checked against partita.json, the bytes by their checksums).
-void check_edge_values(const PartFiles& f, int threads) {
-  if (f.edge_weight.ndim() == 1) {
-    auto w = f.edge_weight.view<float>();
-    scan(f.edge_weight.path(), w.size(), threads, [&](int64_t b, int64_t e) -> std::string {
-      for (int64_t k = b; k < e; ++k)
-        if (!std::isfinite(w[k]) || !(w[k] > 0))
-          return fmt::format("entry {} is {}; a weight must be finite and > 0", k, w[k]);
-      return "";
-    });
-  }
-  if (f.edge_feat.ndim() == 2) {
-    const int64_t rows = f.edge_feat.dim(0), d = f.edge_feat.dim(1);
-    const DType dtype = f.edge_feat.dtype();
-    const unsigned char* data = f.edge_feat.data();
-    scan(f.edge_feat.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
-      std::vector<float> row(static_cast<size_t>(d));
-      for (int64_t r = b; r < e; ++r) {
-        widen_to_floats(data + r * d * dtype_size(dtype), d, dtype, row.data());
-        for (int64_t c = 0; c < d; ++c)
-          if (!std::isfinite(row[c]))
-            return fmt::format("row {} column {}: value {} is not finite", r, c, row[c]);
-      }
-      return "";
-    });
-  }
-}
-
-// `node_map` is the checked permutation: rows must be strictly ascending in ORIGINAL ids.
+// `node_map` is the checked permutation: rows must be strictly ascending in ORIGINAL ids (with
+// edge_time, ascending by (original id, time), repeats allowed); a typed part's rows by
+// relation first (check_relations), its node_map's original ids in their type's range, its
+// labels -1 exactly outside the target type and its splits of the target type.
 void check_part(const std::string& dir, const PartitionMeta& m, int p, int threads,
                 ArrayView<const int64_t> node_map) {
   const PartFiles f = open_part(dir, m, p);
   const int64_t lo = m.ranges[p], hi = m.ranges[p + 1], rows = hi - lo, n = m.num_nodes;
+  const TypedMeta* tm = m.typed ? &*m.typed : nullptr;
 
   auto indptr = f.indptr.view<int64_t>();
   const int64_t edges = f.indices.num_elements();
@@ -249,11 +204,18 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
                   f.indptr.path(), i, indptr[i], indptr[i + 1]);
   PARTITA_CHECK(indptr[rows] == edges, FormatError, "{}: ends at {}, expected the edge count {}",
                 f.indptr.path(), indptr[rows], edges);
-
-  if (m.typed) {
-    check_typed_part(dir, m, p, f, threads, node_map);
-    return;
+  for (int t = 0; tm && t < tm->num_types(); ++t) {
+    const auto [first, end] = tm->type_range(p, t);
+    const TypedNodeType& type = tm->node_types[t];
+    for (int64_t gid = first; gid < end; ++gid)
+      PARTITA_CHECK(node_map[gid] >= type.offset && node_map[gid] < type.offset + type.count,
+                    FormatError,
+                    "{}/{}: new id {} (part {}, type '{}' by hetero.type_starts) has original id "
+                    "{}, outside the type's range [{}, {})",
+                    dir, kNodeMapFile, gid, p, type.name, node_map[gid], type.offset,
+                    type.offset + type.count);
   }
+
   auto indices = f.indices.view<int64_t>();
   // With edge_time a source repeats (at later or equal times); without, rows are strict.
   const bool timed = m.has_array("edge_time");
@@ -265,9 +227,9 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
         const int64_t s = indices[k];
         if (s < 0 || s >= n)
           return fmt::format("entry {} (row {}) = {} is outside [0, {})", k, i, s, n);
-        if (k > indptr[i] && !timed && node_map[s] <= node_map[indices[k - 1]])
+        if (k > indptr[i] && !tm && !timed && node_map[s] <= node_map[indices[k - 1]])
           return fmt::format("row {} is not strictly ascending in original ids at entry {}", i, k);
-        if (k > indptr[i] && timed &&
+        if (k > indptr[i] && !tm && timed &&
             std::pair{node_map[s], time[k]} < std::pair{node_map[indices[k - 1]], time[k - 1]})
           return fmt::format(
               "row {} is not ascending by (original id, edge_time) at entry {} (time {} after {})",
@@ -275,21 +237,33 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
         if (s == lo + i) return fmt::format("row {} lists its own node {} (self loop)", i, s);
       }
     }
-    f.indices.release_elements(indptr[b], indptr[e]);
+    if (!tm) f.indices.release_elements(indptr[b], indptr[e]);
     return "";
   });
-  check_edge_values(f, threads);
+  if (tm) check_relations(m, p, f, threads, node_map, time);
+  if (!tm) check_edge_values(f, threads);
 
+  // The target type's range (typed), else the part's: where labels and split ids lie.
+  const std::pair<int64_t, int64_t> target =
+      tm ? tm->type_range(p, tm->target_type) : std::pair{lo, hi};
   auto label = f.label.view<int64_t>();
   scan(f.label.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
-    for (int64_t i = b; i < e; ++i)
-      if (label[i] < -1 || label[i] >= m.num_classes)  // -1: unlabelled, in no split
+    for (int64_t i = b; i < e; ++i) {
+      const bool in_target = lo + i >= target.first && lo + i < target.second;
+      if (!tm && (label[i] < -1 || label[i] >= m.num_classes))  // -1: unlabelled, in no split
         return fmt::format("label {} of row {} is outside [0, {}) (or -1: unlabelled)", label[i], i,
                            m.num_classes);
+      if (tm && in_target && (label[i] < 0 || label[i] >= m.num_classes))
+        return fmt::format("label {} of row {} (target type '{}') is outside [0, {})", label[i], i,
+                           tm->node_types[tm->target_type].name, m.num_classes);
+      if (tm && !in_target && label[i] != -1)
+        return fmt::format("label {} of row {} (type '{}', not the target type) must be -1",
+                           label[i], i, tm->node_types[tm->type_of(p, lo + i)].name);
+    }
     return "";
   });
-
-  check_splits(f, p, lo, lo, hi);
+  check_splits(f, p, lo, target.first, target.second);
+  if (tm) check_edge_values(f, threads);
 }
 
 // The stored message-passing graph of every part, for edge look-ups in new ids.
