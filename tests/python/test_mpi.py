@@ -68,21 +68,28 @@ def test_example_reaches_its_accuracy(cora_parts):
 
 def test_a_missing_rank_is_a_timeout_error(cora_parts, scratch):
     """Rank 1 never opens the graph: rank 0's DistGraph raises partita.Error naming the
-    timeout (the collectives' deadline), and the job ends instead of hanging."""
+    timeout (the collectives' deadline), and the job ends instead of hanging. Rank 1 stays
+    alive (never calling in) until rank 0 is done, 30 s at most, so that the job takes the
+    3 s timeout and start-up, not rank 1's whole wait."""
     script = scratch / "stall.py"
+    done = scratch / "rank0-done"
     script.write_text(textwrap.dedent(f"""
-        import sys, time
+        import os, sys, time
         import partita
         partita.init()
         if partita.rank() == 1:
-            time.sleep(30)
+            deadline = time.monotonic() + 30
+            while not os.path.exists({str(done)!r}) and time.monotonic() < deadline:
+                time.sleep(0.1)
             sys.exit(0)
         try:
             partita.DistGraph({cora_parts[2]!r}, timeout=3)
         except partita.Error as e:
             print("raised:", type(e).__name__, e, flush=True)
+            open({str(done)!r}, "w").close()
             sys.exit(0)
         print("no error", flush=True)
+        open({str(done)!r}, "w").close()
     """))
     out = mpirun(2, [PYTHON, str(script)], check=False, timeout=120)
     assert "raised:" in out.stdout, out.stdout + out.stderr

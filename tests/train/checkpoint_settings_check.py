@@ -17,11 +17,15 @@ notice lists them) and trains as the base run did.
 Then `partita infer` on a run trained with --normalize-features gives, without the flag,
 the test accuracy it gives with it.
 
+The checks after the base run are independent processes on their own copies (about 60
+process starts, most of the time libtorch's start-up): JOBS of them run at a time.
+
     checkpoint_settings_check.py --partita BIN --doc docs/training.md --cora DIR --work DIR
 
 Exit 0 when everything holds; otherwise prints what does not and exits 1.
 """
 import argparse
+import concurrent.futures
 import os
 import re
 import shutil
@@ -76,10 +80,14 @@ if not native_bf16():
     NOT_VARIED["precision"] = ("its other value (bf16) needs a CPU with native bf16, which this "
                                "one lacks")
 FAILURES = []
+# Checks run at once: each is a partita process that spends most of its second or two
+# starting libtorch, so a few overlap on CI's two cores (train_checkpoint_settings: 74 s
+# one at a time, ~35 s at 3).
+JOBS = 3
 
 
 def fail(message):
-    print("FAIL:", message, flush=True)
+    print(f"FAIL: {message}", flush=True)  # one write: checks run in threads
     FAILURES.append(message)
 
 
@@ -226,11 +234,14 @@ def main():
     shutil.copytree(parts, os.path.join(args.work, "parts-copy"))
     run(args, ["-q", "train", "--parts", parts, *BASE, "--epochs", "1", "--checkpoint-dir",
                os.path.join(args.work, "ck")], 0)
-    for n, (flag, (kind, quiet)) in enumerate(sorted(table.items())):
-        if flag in CHANGED:
-            check_flag(args, flag, kind, quiet, n)
-    check_inputs_reapplied(args)
-    check_bare_resume(args)
+    with concurrent.futures.ThreadPoolExecutor(JOBS) as pool:
+        # The two longest first, so that they do not end the run alone.
+        checks = [pool.submit(check_bare_resume, args), pool.submit(check_inputs_reapplied, args)]
+        for n, (flag, (kind, quiet)) in enumerate(sorted(table.items())):
+            if flag in CHANGED:
+                checks.append(pool.submit(check_flag, args, flag, kind, quiet, n))
+        for c in checks:
+            c.result()  # an exception in a check (not a failure it reports) ends the run
     print(f"{len(table)} flags, {sum(f in CHANGED for f in table)} resumed with a changed value, "
           f"{len(FAILURES)} failures")
     sys.exit(1 if FAILURES else 0)
