@@ -78,6 +78,7 @@ struct Picks {
   torch::Tensor slot;      // [M] its place among the segment's picks
   torch::Tensor valid;     // [M] bool: holds a pick (undefined: every slot does)
   torch::Tensor neighbor;  // [M] the picked global id, kNone where not valid
+  torch::Tensor entry;     // [M] the pick's position in the topology's indices (0: not valid)
 };
 
 class HopSampler {
@@ -143,6 +144,7 @@ class HopSampler {
     if (p.valid.defined()) entry.masked_fill_(p.valid.logical_not(), 0);
     p.neighbor = topo_.indices().index_select(0, entry).to(torch::kInt64);
     if (p.valid.defined()) p.neighbor.masked_fill_(p.valid.logical_not(), kNone);
+    p.entry = std::move(entry);
     return p;
   }
 
@@ -216,6 +218,7 @@ DeviceSample DeviceSampler::sample(const torch::Tensor& seeds, const sample::Blo
   DeviceSample out;
   HopSampler sampler(topo, &out.host_reads);
   torch::Tensor nodes = seeds;
+  std::vector<torch::Tensor> edge_ids;  // per hop, with sample_options.edge_ids
   for (size_t hop = 0; hop < options.fanouts.num_hops(); ++hop) {
     std::vector<int64_t> fanouts = options.fanouts.relations_of(hop);
     if (fanouts.empty()) fanouts.assign(static_cast<size_t>(R), options.fanouts.hops[hop]);
@@ -260,11 +263,16 @@ DeviceSample DeviceSampler::sample(const torch::Tensor& seeds, const sample::Blo
       csc.relation_rows = host[2];
       csc.num_relations = host[3];
     }
+    if (sample_options.edge_ids)
+      edge_ids.push_back(
+          place(topo.edge_ids(p.entry, nodes.index_select(0, p.segment.div(R, "trunc")))));
     out.blocks.push_back(device_block_tensors(csc));
     out.num_edges += edges;
     nodes = r.nodes.slice(0, 0, csc.num_src);
   }
   out.input_nodes = nodes;
+  if (sample_options.edge_ids)
+    out.edge_ids = edge_ids.empty() ? torch::empty({0}, seeds.options()) : torch::cat(edge_ids);
   if (sample_options.degrees && !out.blocks.empty()) {
     const torch::Tensor& ptr = topo.run_ptr();
     const torch::Tensor degrees =

@@ -62,8 +62,8 @@ const DeviceSample* device_sample(const loader::Batch& batch) {
 }
 
 DeviceBlockSource::DeviceBlockSource(const std::vector<sample::CscView>& views, int num_relations,
-                                     torch::Device device)
-    : topology_(views, num_relations, device), sampler_(topology_) {}
+                                     torch::Device device, bool edge_ids)
+    : topology_(views, num_relations, device), sampler_(topology_), edge_ids_(edge_ids) {}
 
 void DeviceBlockSource::build(ArrayView<const int64_t> seeds, const sample::BlockOptions& options,
                               bool degrees, loader::Batch& batch) {
@@ -82,13 +82,22 @@ void DeviceBlockSource::build(ArrayView<const int64_t> seeds, const sample::Bloc
   auto blocks = std::make_shared<DeviceBatchBlocks>();
   DeviceSampleOptions sample_options;
   sample_options.degrees = degrees;
-  blocks->sample = sampler_.sample(on_device, options, sample_options);
+  sample_options.edge_ids = edge_ids_;
+  DeviceSample& sample = blocks->sample;
+  sample = sampler_.sample(on_device, options, sample_options);
   batch.sampled.seeds.assign(seeds.begin(), seeds.end());
   {
+    // The input ids, and the edge ids after them: one copy.
     RECORD_USER_SCOPE(kHostReadScope);
-    const torch::Tensor input = blocks->sample.input_nodes.to(torch::kCPU).contiguous();
-    batch.sampled.input_nodes.assign(input.data_ptr<int64_t>(),
-                                     input.data_ptr<int64_t>() + input.numel());
+    const torch::Tensor host =
+        (edge_ids_ ? torch::cat({sample.input_nodes, sample.edge_ids}) : sample.input_nodes)
+            .to(torch::kCPU)
+            .contiguous();
+    ++sample.host_reads;
+    const int64_t* read = host.data_ptr<int64_t>();
+    const int64_t inputs = sample.input_nodes.numel();
+    batch.sampled.input_nodes.assign(read, read + inputs);
+    if (edge_ids_) blocks->edge_ids.assign(read + inputs, read + host.numel());
   }
   batch.device_blocks = std::move(blocks);
 }
@@ -99,7 +108,8 @@ std::unique_ptr<DeviceBlockSource> make_device_block_source(const runtime::Sessi
   const store::DistGraph& graph = session.graph();
   return std::make_unique<DeviceBlockSource>(
       session.topology_views(), graph.typed() ? graph.typed_meta().num_relations() : 0,
-      options.device.is_cpu() ? torch::Device(torch::kCPU) : torch_device(options.device));
+      options.device.is_cpu() ? torch::Device(torch::kCPU) : torch_device(options.device),
+      options.loader.edge_features);
 }
 
 }  // namespace partita::train

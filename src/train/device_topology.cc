@@ -6,6 +6,7 @@
 #include <limits>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "partita/core/error.h"
 #include "partita/train/device_sampler.h"
@@ -64,6 +65,7 @@ DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int nu
                     "device topology: node {} has {} in-edges, more than device sampling takes "
                     "({})",
                     r, v.indptr[r + 1] - v.indptr[r], kMaxRun);
+    edge_shift_ = v.first_edge;
     run_ptr_ = borrowed(v.indptr);
     indices_ = borrowed(v.indices.subview(0, v.indptr[v.num_rows()]));
     stream_ids_ = v.stream_ids.empty() ? torch::arange(num_nodes_, i64) : borrowed(v.stream_ids);
@@ -80,8 +82,12 @@ DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int nu
   int64_t* ptr = run_ptr.data_ptr<int64_t>();
   int64_t* sid = stream_ids.data_ptr<int64_t>();
   int64_t base = 0;  // entries of the views before this one
+  // Edge ids: view v's entry `first + e` is at base + e here and is edge v.first_edge +
+  // first + e: the shift is v.first_edge + first - base, per view.
+  std::vector<std::pair<int64_t, int64_t>> shifts;  // (rows, shift) of each view
   for (const sample::CscView& v : views) {
     const int64_t first = v.num_rows() > 0 ? v.indptr[0] : 0;
+    shifts.emplace_back(v.num_rows(), v.first_edge + first - base);
     for (int64_t r = 0; r < v.num_rows(); ++r) {
       const int64_t node = v.first_row + r;
       sid[node] = v.stream_id(node);
@@ -123,6 +129,25 @@ DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int nu
   stream_ids_ = stream_ids.to(device_);
   device_bytes_ = (run_ptr.numel() + stream_ids.numel()) * 8 +
                   indices.numel() * static_cast<int64_t>(indices.element_size());
+  // One shift for the whole graph (views with rows, in order, each at its first_edge: a
+  // partition's parts), else one per row.
+  const auto with_rows =
+      std::find_if(shifts.begin(), shifts.end(), [](const auto& s) { return s.first > 0; });
+  edge_shift_ = with_rows != shifts.end() ? with_rows->second : 0;
+  if (std::all_of(shifts.begin(), shifts.end(),
+                  [&](const auto& s) { return s.first == 0 || s.second == edge_shift_; }))
+    return;
+  torch::Tensor per_row = torch::empty({num_nodes_}, i64);
+  int64_t* out = per_row.data_ptr<int64_t>();
+  for (const auto& [rows, shift] : shifts) out = std::fill_n(out, rows, shift);
+  row_edge_shift_ = per_row.to(device_);
+  device_bytes_ += num_nodes_ * 8;
+}
+
+torch::Tensor DeviceTopology::edge_ids(const torch::Tensor& entries,
+                                       const torch::Tensor& nodes) const {
+  if (!row_edge_shift_.defined()) return entries + edge_shift_;
+  return entries + row_edge_shift_.index_select(0, nodes);
 }
 
 }  // namespace partita::train

@@ -161,9 +161,6 @@ void check_edge_features_rule(const TrainOptions& o) {
                       "{} takes no edge features: with `edge_features` use a model whose layers "
                       "read them (gat, gatv2 or gine)",
                       name_of(model_kind_names(), o.model.kind));
-  PARTITA_CHECK_PARAM(o.loader.sample_on != SampleOn::kDevice, "sample_on",
-                      "device: the device sampler returns no edge ids yet; with `edge_features` "
-                      "sample on the host (`sample_on` host or auto)");
 }
 
 }  // namespace

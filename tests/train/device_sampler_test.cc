@@ -128,7 +128,9 @@ struct HostBatch {
 
 HostBatch host_batch(const TestGraph& g, const std::vector<int64_t>& seeds,
                      const sample::BlockOptions& options) {
-  sample::LocalSampler sampler(g.view(), {});
+  sample::LocalSamplerOptions so;
+  so.edge_ids = true;
+  sample::LocalSampler sampler(g.view(), so);
   HostBatch h;
   h.sampled = sample::sample_blocks(seeds, options, sampler);
   std::vector<int64_t> degrees;
@@ -136,6 +138,14 @@ HostBatch host_batch(const TestGraph& g, const std::vector<int64_t>& seeds,
   h.tensors = h.sampled.blocks.empty() ? std::vector<nn::BlockTensors>{}
                                        : nn::to_block_tensors(h.sampled.blocks, degrees);
   return h;
+}
+
+// The host blocks' edge ids, block 0's first.
+std::vector<int64_t> host_edge_ids(const HostBatch& h) {
+  std::vector<int64_t> all;
+  for (const sample::Block& b : h.sampled.blocks)
+    all.insert(all.end(), b.edge_ids.begin(), b.edge_ids.end());
+  return all;
 }
 
 void expect_same_tensor(const torch::Tensor& got, const torch::Tensor& want,
@@ -168,9 +178,13 @@ void expect_equal_to_host(const TestGraph& g, const std::vector<sample::CscView>
   const DeviceTopology topology(views, g.num_relations, torch::kCPU);
   DeviceSampleOptions so;
   so.degrees = true;
+  so.edge_ids = true;
   const DeviceSample got = DeviceSampler(topology).sample(ids(seeds), options, so);
   EXPECT_EQ(to_vector(got.input_nodes), want.sampled.input_nodes);
   EXPECT_EQ(got.num_edges, want.sampled.num_sampled_edges());
+  ASSERT_TRUE(got.edge_ids.defined());
+  EXPECT_EQ(got.edge_ids.scalar_type(), torch::kInt64);
+  EXPECT_EQ(to_vector(got.edge_ids), host_edge_ids(want)) << "edge ids";
   ASSERT_EQ(got.blocks.size(), want.tensors.size());
   for (size_t b = 0; b < got.blocks.size(); ++b)
     expect_same_block(got.blocks[b], want.tensors[b], "block " + std::to_string(b));
@@ -226,6 +240,35 @@ TEST(DeviceSampler, ViewsOfSeveralPartsEqualOneViewOfTheGraph) {
   expect_equal_to_host(g, {g.rows(0, 170), g.rows(170, 500), g.rows(500, 500)}, seeds, {6, 4});
   const TestGraph typed = random_graph(500, 3, 80, 5);
   expect_equal_to_host(typed, {typed.rows(0, 250), typed.rows(250, 500)}, seeds, {6, 4});
+}
+
+// Edge ids are each view's first_edge + the entry's position in it, whatever the views'
+// layout: parts stored at other edge slots (first_edge past the parts before, as a
+// partition's parts are not, to give each view its own shift) get theirs; without asking,
+// no ids.
+TEST(DeviceSampler, EdgeIdsAreEachViewsFirstEdgePlusThePosition) {
+  for (const int relations : {0, 2}) {
+    const TestGraph g = random_graph(400, relations, 60, 30 + relations);
+    const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 40, 31);
+    const sample::BlockOptions options = block_options({6, 4});
+    const HostBatch want = host_batch(g, seeds, options);
+    const int64_t cut = 150, moved = 100000;  // rows [cut, N) stored from slot `moved` on
+    sample::CscView low = g.rows(0, cut), high = g.rows(cut, g.num_nodes());
+    high.first_edge = moved;  // entry e of `high` (offsets into the whole arrays) is moved + e
+    const DeviceTopology topology({low, high}, g.num_relations, torch::kCPU);
+    DeviceSampleOptions so;
+    so.edge_ids = true;
+    const DeviceSample got = DeviceSampler(topology).sample(ids(seeds), options, so);
+    std::vector<int64_t> expected = host_edge_ids(want);
+    for (int64_t& e : expected)
+      if (e >= g.indptr[cut]) e += moved;
+    EXPECT_EQ(to_vector(got.edge_ids), expected);
+    ASSERT_EQ(got.edge_ids.numel(), got.num_edges);
+    EXPECT_FALSE(DeviceSampler(topology).sample(ids(seeds), options).edge_ids.defined());
+    // No hop: none, but defined.
+    EXPECT_EQ(DeviceSampler(topology).sample(ids(seeds), block_options({}), so).edge_ids.numel(),
+              0);
+  }
 }
 
 TEST(DeviceSampler, EqualsTheHostPipelineOnATypedGraph) {
@@ -390,6 +433,7 @@ TEST(DeviceSampler, ReadsTheHostOncePerHop) {
       ScopeCounter::counts().clear();
       DeviceSampleOptions so;
       so.degrees = true;
+      so.edge_ids = true;  // derived on the device: no read of its own
       const DeviceSample s = DeviceSampler(topology).sample(ids(seeds), block_options(fanouts), so);
       const std::map<std::string, int> seen = ScopeCounter::counts();
       EXPECT_EQ(s.host_reads, expected);

@@ -15,7 +15,10 @@
 // first, then new nodes in order of first appearance in the sampled list) and converted as
 // nn::to_block_tensors converts them: every field of every block equals the host
 // pipeline's. So a batch does not depend on where it was sampled, and neither do losses on
-// the CPU. (Other modes, with replacement or weighted, exist on the host only.)
+// the CPU. Edge ids (DeviceSampleOptions::edge_ids): each pick's global edge id
+// (sample::CscView::first_edge + its position in its view), so DeviceSample::edge_ids equals
+// the host blocks' sample::Block::edge_ids. (Other modes, with replacement or weighted,
+// exist on the host only.)
 //
 // Host synchronisation: one small device-to-host read per hop (the hop's edge and node
 // counts, and on a typed graph its relation-row counts, in one copy), which sizes the
@@ -65,6 +68,11 @@ class DeviceTopology {
   // [E] global source ids: int32 when N < 2^31 and the device is not the CPU, else int64.
   const torch::Tensor& indices() const { return indices_; }
   const torch::Tensor& stream_ids() const { return stream_ids_; }  // [N] int64
+  // The global edge ids (sample::CscView::first_edge + the entry's position in its view) of
+  // entries at positions `entries` of indices() whose rows are `nodes` (aligned, int64):
+  // position + a per-view shift (one add; an index_select by node only when the views'
+  // shifts differ).
+  torch::Tensor edge_ids(const torch::Tensor& entries, const torch::Tensor& nodes) const;
 
  private:
   torch::Device device_;
@@ -74,6 +82,10 @@ class DeviceTopology {
   int64_t relations_ = 1;
   int64_t device_bytes_ = 0;
   torch::Tensor run_ptr_, indices_, stream_ids_;
+  // Edge id - position in indices(): edge_shift_ for every row, or per row ([N] int64,
+  // defined only when the views' shifts differ).
+  int64_t edge_shift_ = 0;
+  torch::Tensor row_edge_shift_;
 };
 
 // A sampled batch on the device.
@@ -87,11 +99,17 @@ struct DeviceSample {
   torch::Tensor input_nodes;
   int64_t num_edges = 0;  // of every block
   int host_reads = 0;     // device-to-host reads this batch made (see above)
+  // With DeviceSampleOptions::edge_ids: [num_edges] int64, the global edge id of every
+  // block's edges (block 0's first, each block's in the order of its indices), what
+  // sample::Block::edge_ids holds in the host pipeline; undefined otherwise.
+  torch::Tensor edge_ids;
 };
 
 struct DeviceSampleOptions {
   // Set every block's graph_deg: the whole-graph in-degree of its src nodes (GCN).
   bool degrees = false;
+  // Set DeviceSample::edge_ids (no host read: the ids are derived from the picks' positions).
+  bool edge_ids = false;
 };
 
 class DeviceSampler {
