@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -28,6 +29,7 @@
 #include "partita/sample/block_builder.h"
 #include "partita/sample/local_sampler.h"
 #include "partita/sample/sample_key.h"
+#include "sample_test_util.h"
 
 namespace partita::train {
 namespace {
@@ -476,6 +478,169 @@ TEST(DeviceSamplerCuda, EqualsTheCpuSampler) {
       expect_same_block(moved, want.blocks[b], "cuda block " + std::to_string(b));
     }
   }
+}
+
+// ---- Weighted (DeviceSampleOptions::weighted): Efraimidis-Spirakis on every run ----------
+
+// `rows` rows of the same weights `w` (row v's entry i the source rows + v * d + i, its own
+// stream), then the leaves (no in-edges).
+struct WeightedRows {
+  TestGraph g;
+  std::vector<float> weights;
+};
+
+WeightedRows weighted_rows(int64_t rows, const std::vector<float>& w) {
+  WeightedRows r;
+  const auto d = static_cast<int64_t>(w.size());
+  for (int64_t v = 0; v < rows; ++v) {
+    for (int64_t i = 0; i < d; ++i) r.g.indices.push_back(rows + v * d + i);
+    r.weights.insert(r.weights.end(), w.begin(), w.end());
+    r.g.indptr.push_back(static_cast<int64_t>(r.g.indices.size()));
+  }
+  for (int64_t v = 0; v < rows * d; ++v) r.g.indptr.push_back(r.g.indptr.back());
+  return r;
+}
+
+DeviceSampleOptions weighted_options() {
+  DeviceSampleOptions so;
+  so.weighted = true;
+  so.edge_ids = true;
+  return so;
+}
+
+// 10^5 draws (2000 rows, each its own stream, times 50 batch keys) of k of a row's entries:
+// each position's count against successive sampling's exact inclusion probability
+// (tests/sample's helper), Pearson's statistic below the chi-square 0.99 quantile (p > 0.01)
+// for the positive entries; zero, negative and NaN weights are never picked.
+double device_weighted_chi_square(const std::vector<float>& w, int64_t k) {
+  constexpr int64_t kRows = 2000, kKeys = 50;
+  const auto d = static_cast<int64_t>(w.size());
+  WeightedRows r = weighted_rows(kRows, w);
+  sample::CscView view = r.g.view();
+  view.weights = r.weights;
+  const DeviceTopology topology({view}, 0, torch::kCPU, /*weights=*/true);
+  std::vector<int64_t> seeds(kRows);
+  std::iota(seeds.begin(), seeds.end(), int64_t{0});
+  std::vector<double> counts(static_cast<size_t>(d), 0);
+  for (uint64_t key = 0; key < kKeys; ++key) {
+    const DeviceSample s =
+        DeviceSampler(topology).sample(ids(seeds), block_options({k}, key), weighted_options());
+    const std::vector<int64_t> ptr = to_vector(s.blocks[0].indptr), eid = to_vector(s.edge_ids);
+    for (int64_t v = 0; v < kRows; ++v) {
+      EXPECT_EQ(ptr[v + 1] - ptr[v], k) << "row " << v;
+      for (int64_t e = ptr[v]; e < ptr[v + 1]; ++e) {
+        const int64_t pos = eid[e] - v * d;
+        EXPECT_TRUE(e == ptr[v] || eid[e - 1] < eid[e]) << "stored order, distinct";
+        counts[static_cast<size_t>(pos)] += 1;
+      }
+    }
+  }
+  const std::vector<double> pi = sample::testing::inclusion_probabilities(w, k);
+  double chi2 = 0;
+  for (int64_t i = 0; i < d; ++i) {
+    if (pi[i] == 0) {
+      EXPECT_EQ(counts[i], 0) << "entry " << i << " of weight " << w[i] << " was picked";
+      continue;
+    }
+    const double expected = pi[i] * kRows * kKeys;
+    chi2 += (counts[i] - expected) * (counts[i] - expected) / expected;
+  }
+  std::printf("device weighted chi-square %.2f (k %lld)\n", chi2, static_cast<long long>(k));
+  return chi2;
+}
+
+TEST(DeviceSamplerWeighted, PicksFollowSuccessiveSamplingsInclusionProbabilities) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Six positive entries (df 5: 15.09) among a zero, a negative and a NaN weight.
+  const std::vector<float> mild{1, 8, 0, 4, 0.5f, -2, 6, nan, 5};
+  EXPECT_LT(device_weighted_chi_square(mild, 2), 15.09);
+  EXPECT_LT(device_weighted_chi_square(mild, 3), 15.09);
+  // A skewed row (one heavy entry; the host takes Efraimidis-Spirakis too), df 11: 24.72.
+  const std::vector<float> skewed{8, 0.1f, 0.2f, 1, 0.5f, 3, 0.7f, 0.9f, 0.3f, 2, 1.5f, 0.6f};
+  EXPECT_LT(device_weighted_chi_square(skewed, 3), 24.72);
+}
+
+// A random weighted graph (some weights zero), untyped and typed with per-relation fanouts
+// (0 and -1 among them): per (node, relation) run, min(k, positive entries) distinct
+// positive in-edges (every positive one for k = -1 or at most k of them), in stored order,
+// edge ids naming them; reruns identical, another key another sample; one more host read
+// per hop than uniform sampling.
+TEST(DeviceSamplerWeighted, TakesDistinctPositiveInEdgesPerRelationAndRerunsIdentically) {
+  for (const int relations : {0, 3}) {
+    const TestGraph g = random_graph(500, relations, 70, 40 + relations);
+    std::vector<float> weights(g.indices.size());
+    Rng rng(41);
+    for (float& w : weights)
+      w = rng.below(5) == 0 ? 0.0f : static_cast<float>(rng.uniform() * 4 + 0.01);
+    sample::CscView view = g.view();
+    view.weights = weights;
+    const DeviceTopology topology({view}, g.num_relations, torch::kCPU, /*weights=*/true);
+    const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 60, 42);
+    const sample::Fanouts fanouts = relations == 0
+                                        ? sample::Fanouts({6, -1, 3})
+                                        : sample::Fanouts({6, 4}, {{5, 0, -1}, {2, 2, 2}});
+    const DeviceSampler sampler(topology);
+    const DeviceSample s = sampler.sample(ids(seeds), block_options(fanouts), weighted_options());
+    const std::vector<int64_t> input = to_vector(s.input_nodes), eid = to_vector(s.edge_ids);
+    int64_t offset = 0;  // of the block's edges in edge_ids
+    for (size_t hop = 0; hop < s.blocks.size(); ++hop) {
+      const nn::BlockTensors& b = s.blocks[hop];
+      const std::vector<int64_t> ptr = to_vector(b.indptr), idx = to_vector(b.indices);
+      for (int64_t i = 0; i < b.num_dst; ++i) {
+        const int64_t v = input[static_cast<size_t>(i)];
+        std::map<int64_t, std::vector<int64_t>> positive, picked;  // relation -> entries
+        for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e)
+          if (weights[e] > 0) positive[relations > 0 ? g.relations[e] : 0].push_back(e);
+        for (int64_t e = ptr[i]; e < ptr[i + 1]; ++e) {
+          const int64_t id = eid[offset + e];
+          ASSERT_GE(id, g.indptr[v]);
+          ASSERT_LT(id, g.indptr[v + 1]) << "edge " << id << " is not an in-edge of " << v;
+          EXPECT_GT(weights[id], 0) << "edge " << id << " of weight 0 picked";
+          EXPECT_EQ(input[static_cast<size_t>(idx[e])], g.indices[id]);
+          picked[relations > 0 ? g.relations[id] : 0].push_back(id);
+        }
+        for (const auto& [r, got] : picked) {
+          EXPECT_TRUE(std::is_sorted(got.begin(), got.end()));
+          EXPECT_EQ(std::set<int64_t>(got.begin(), got.end()).size(), got.size());
+        }
+        for (int64_t r = 0; r < std::max(relations, 1); ++r) {
+          const std::vector<int64_t>& per = fanouts.relations_of(hop);
+          const int64_t k = per.empty() ? fanouts.hops[hop] : per[static_cast<size_t>(r)];
+          const std::vector<int64_t>& all = positive[r];
+          const std::vector<int64_t>& got = picked[r];
+          const int64_t count = static_cast<int64_t>(all.size());
+          if (k < 0 || count <= k)
+            EXPECT_EQ(got, all) << "node " << v << " relation " << r << ": every positive one";
+          else
+            EXPECT_EQ(static_cast<int64_t>(got.size()), k) << "node " << v << " relation " << r;
+        }
+      }
+      offset += b.num_edges();
+    }
+    EXPECT_EQ(offset, s.num_edges);
+    // Two reads per hop (its entry count, then its sizes), fanout -1 or not.
+    EXPECT_EQ(s.host_reads, static_cast<int>(2 * fanouts.num_hops()));
+    const DeviceSample again =
+        sampler.sample(ids(seeds), block_options(fanouts), weighted_options());
+    EXPECT_TRUE(torch::equal(again.edge_ids, s.edge_ids));
+    EXPECT_TRUE(torch::equal(again.input_nodes, s.input_nodes));
+    for (size_t i = 0; i < s.blocks.size(); ++i)
+      expect_same_block(again.blocks[i], s.blocks[i], "weighted rerun " + std::to_string(i));
+    const DeviceSample other =
+        sampler.sample(ids(seeds), block_options(fanouts, 9), weighted_options());
+    EXPECT_FALSE(other.edge_ids.sizes() == s.edge_ids.sizes() &&
+                 torch::equal(other.edge_ids, s.edge_ids));
+  }
+}
+
+// Asking for weights of a topology that holds none, or holding the weights of views without
+// any, is an Error.
+TEST(DeviceSamplerWeighted, NeedsTheWeights) {
+  const TestGraph g = random_graph(100, 0, 20, 43);
+  const DeviceTopology topology({g.view()}, 0, torch::kCPU);
+  EXPECT_THROW(DeviceSampler(topology).sample(ids({1, 2}), block_options({3}), weighted_options()),
+               Error);
+  EXPECT_THROW(DeviceTopology({g.view()}, 0, torch::kCPU, /*weights=*/true), Error);
 }
 
 TEST(DeviceSampler, RefusesBadFanoutsAndViews) {

@@ -35,9 +35,9 @@ namespace partita::train {
 // resolved: see SampleOn). Throws ParameterError(sample_on) when kDevice is asked for where
 // it cannot run, saying why: another task (link), model han (metapaths are sampled on the
 // host), a rank that does not hold the whole topology (use `topology` full), a server,
-// temporal or weighted sampling (the session's sampler options: the device sampler has no
-// edge times or weights yet; kAuto then samples on the host). Edge features are sampled
-// there (the source returns edge ids).
+// temporal sampling (the session's sampler options: the device sampler has no edge times
+// yet; kAuto then samples on the host). Edge features and weighted sampling are sampled
+// there (the source returns edge ids; weights: device_sampler.h says what they equal).
 bool samples_on_device(const runtime::Session& session, const TrainOptions& options);
 // Why device sampling cannot run for `options` on `session`, or "" when it can.
 std::string device_sampling_refusal(const runtime::Session& session, const TrainOptions& options);
@@ -53,14 +53,21 @@ struct DeviceBatchBlocks final : loader::DeviceBlocks {
 // The device sample of `batch`, or null when its blocks are on the host.
 const DeviceSample* device_sample(const loader::Batch& batch);
 
+struct DeviceSourceOptions {
+  // Every batch also carries its edges' global ids (DeviceSample::edge_ids, and on the host
+  // DeviceBatchBlocks::edge_ids).
+  bool edge_ids = false;
+  // Sample by edge weight (DeviceSampleOptions::weighted): the views' weights go to the
+  // device too.
+  bool weighted = false;
+};
+
 class DeviceBlockSource final : public loader::BlockSource {
  public:
   // The whole topology (`views`, runtime::Session::topology_views) on `device`; typed
-  // graphs: `num_relations` relations. `edge_ids`: every batch also carries its edges'
-  // global ids (DeviceSample::edge_ids, and on the host DeviceBatchBlocks::edge_ids).
-  // Throws as DeviceTopology.
+  // graphs: `num_relations` relations. Throws as DeviceTopology.
   DeviceBlockSource(const std::vector<sample::CscView>& views, int num_relations,
-                    torch::Device device, bool edge_ids = false);
+                    torch::Device device, const DeviceSourceOptions& options = {});
 
   // Samples on the device (see the header), then reads the input ids (and edge ids) to the
   // host. Throws Error on a repeated seed (checked on the host), or as
@@ -73,11 +80,12 @@ class DeviceBlockSource final : public loader::BlockSource {
  private:
   DeviceTopology topology_;
   DeviceSampler sampler_;
-  bool edge_ids_ = false;
+  DeviceSourceOptions options_;
 };
 
 // The node task's source (session.topology_views() on the model's device; with edge ids
-// when options.loader.edge_features), or null when samples_on_device is false.
+// when options.loader.edge_features, weighted as the session's sampler), or null when
+// samples_on_device is false.
 std::unique_ptr<DeviceBlockSource> make_device_block_source(const runtime::Session& session,
                                                             const TrainOptions& options);
 
