@@ -460,6 +460,7 @@ TEST(DeviceSamplerCuda, EqualsTheCpuSampler) {
                                                    : sample::Fanouts({15, 10}, {{5, 0, -1, 3}, {}});
     DeviceSampleOptions so;
     so.degrees = true;
+    so.edge_ids = true;
     const DeviceTopology cpu({g.view()}, g.num_relations, torch::kCPU);
     const DeviceTopology cuda({g.rows(0, 7000), g.rows(7000, 20000)}, g.num_relations,
                               torch::Device(torch::kCUDA, 0));
@@ -467,6 +468,7 @@ TEST(DeviceSamplerCuda, EqualsTheCpuSampler) {
     const DeviceSample got = DeviceSampler(cuda).sample(
         ids(seeds).to(torch::Device(torch::kCUDA, 0)), block_options(fanouts), so);
     EXPECT_EQ(to_vector(got.input_nodes), to_vector(want.input_nodes));
+    EXPECT_EQ(to_vector(got.edge_ids), to_vector(want.edge_ids));
     ASSERT_EQ(got.blocks.size(), want.blocks.size());
     for (size_t b = 0; b < got.blocks.size(); ++b) {
       nn::BlockTensors moved = got.blocks[b];
@@ -641,6 +643,31 @@ TEST(DeviceSamplerWeighted, NeedsTheWeights) {
   EXPECT_THROW(DeviceSampler(topology).sample(ids({1, 2}), block_options({3}), weighted_options()),
                Error);
   EXPECT_THROW(DeviceTopology({g.view()}, 0, torch::kCPU, /*weights=*/true), Error);
+}
+
+// On a GPU: weighted sampling reruns bit for bit there, and takes as many picks per block
+// as the CPU (min(k, positive entries) per run does not depend on the keys' last bits).
+TEST(DeviceSamplerCuda, WeightedRerunsIdenticallyWithTheCpusCounts) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const TestGraph g = random_graph(20000, 0, 300, 44);
+  std::vector<float> weights(g.indices.size());
+  Rng rng(45);
+  for (float& w : weights) w = rng.below(5) == 0 ? 0.0f : static_cast<float>(rng.uniform() + 0.01);
+  sample::CscView view = g.view();
+  view.weights = weights;
+  const torch::Device gpu(torch::kCUDA, 0);
+  const DeviceTopology cpu({view}, 0, torch::kCPU, /*weights=*/true);
+  const DeviceTopology cuda({view}, 0, gpu, /*weights=*/true);
+  const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 1024, 46);
+  const sample::BlockOptions options = block_options({15, 10});
+  const DeviceSample want = DeviceSampler(cpu).sample(ids(seeds), options, weighted_options());
+  const DeviceSample a =
+      DeviceSampler(cuda).sample(ids(seeds).to(gpu), options, weighted_options());
+  const DeviceSample b =
+      DeviceSampler(cuda).sample(ids(seeds).to(gpu), options, weighted_options());
+  EXPECT_TRUE(torch::equal(a.edge_ids, b.edge_ids));
+  EXPECT_TRUE(torch::equal(a.input_nodes, b.input_nodes));
+  EXPECT_EQ(to_vector(a.blocks[0].indptr), to_vector(want.blocks[0].indptr));
 }
 
 TEST(DeviceSampler, RefusesBadFanoutsAndViews) {
