@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "device_flag.h"
+#include "enum_option.h"
 #include "flags.h"
 #include "host_local_flag.h"
 #include "partita/core/error.h"
@@ -24,6 +25,7 @@
 #include "partita/store/feature_cache.h"
 #include "partita/train/device.h"
 #include "partita/train/device_sampling.h"
+#include "partita/train/train_options.h"
 #include "rank_main.h"
 #include "topology_flag.h"
 
@@ -96,9 +98,11 @@ std::unique_ptr<train::DeviceBlockSource> device_source(runtime::RankContext& ra
                 session.graph().meta().num_parts);
   const train::DeviceSpec spec = rank_device(flags.device, rank);
   const store::DistGraph& graph = session.graph();
+  train::DeviceSourceOptions source;
+  source.weighted = flags.session.sampling.weighting == sample::Weighting::kEdgeWeight;
   return std::make_unique<train::DeviceBlockSource>(
       session.topology_views(), graph.typed() ? graph.typed_meta().num_relations() : 0,
-      spec.is_cpu() ? torch::Device(torch::kCPU) : train::torch_device(spec));
+      spec.is_cpu() ? torch::Device(torch::kCPU) : train::torch_device(spec), source);
 }
 
 // --fanouts resolved against the relation names of `graph` (none for a homogeneous one).
@@ -210,6 +214,7 @@ void print_figures(const Flags& flags, const store::DistGraph& graph,
       {"threads_per_rank", flags.session.sampling.threads},
       {"replicated", graph.replicated()},
       {"sample_on", flags.sample_on},
+      {"sample_weight", name_of(train::sample_weight_names(), flags.session.sampling.weighting)},
       {"topology", name_of(runtime::topology_names(), flags.session.topology)},
       {"in_memory", flags.session.graph.in_memory},
       {"host_local", name_of(runtime::host_local_names(), flags.session.host_local)},
@@ -422,6 +427,11 @@ Action add_sample_bench_command(CLI::App& app) {
                  "hop_s_per_rank then stays 0)")
       ->capture_default_str();
   add_device_flag(app, &flags->device, "The device of --sample-on device: cpu, cuda or cuda:N");
+  add_enum_option(app, "--sample-weight", &flags->session.sampling.weighting,
+                  train::sample_weight_names(),
+                  "none, or edge_weight: draw in-neighbours with probability proportional to "
+                  "the partition's edge_weight, without replacement, as train does (the "
+                  "partition needs edge_weight)");
   add_topology_flag(app, &flags->session.topology);
   return [flags] {
     check_flags(*flags);

@@ -628,8 +628,8 @@ void add_sampling_rule_flags(CLI::App& app, Flags* flags) {
   app.add_flag("--edge-features", flags->train.loader.edge_features,
                "Feed the model each sampled edge's features (the partition's edge_feat, "
                "fetched by edge id from the edge's owner like node features) with a model "
-               "whose layers read them (gat, with an edge_dim of the edge_feat width). Node "
-               "task, sampled evaluation, host sampling, homogeneous partitions");
+               "whose layers read them (gat, with an edge_dim of the edge_feat width). "
+               "Homogeneous partitions");
 }
 
 // Where the work runs: device, kernels, threads, server ranks, sampling and topology placement.

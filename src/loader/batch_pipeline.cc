@@ -34,8 +34,6 @@ BatchPipeline::BatchPipeline(const BatchPipelineOptions& options,
                     (options_.temporal && options_.seed_times.size() == batches_.size()),
                 Error, "internal: seed times for {} steps of {} (temporal: {})",
                 options_.seed_times.size(), batches_.size(), options_.temporal);
-  PARTITA_CHECK(options_.edge_feature_row_bytes == 0 || options_.block_source == nullptr, Error,
-                "internal: edge features asked of a block source (it returns no edge ids)");
   try {
     for (int t = 0; t < options_.threads; ++t) workers_.emplace_back([this] { run_worker(); });
   } catch (...) {
@@ -142,6 +140,16 @@ void BatchPipeline::fetch_typed_inputs(Batch& batch) {
 }
 
 void BatchPipeline::fetch_edge_features(Batch& batch) {
+  if (batch.device_blocks != nullptr) {
+    const ArrayView<const int64_t> ids = batch.device_blocks->host_edge_ids();
+    PARTITA_CHECK(ids.size() == batch.device_blocks->num_edges(), Error,
+                  "loader: edge features asked for, but the block source gives {} edge ids for "
+                  "{} edges (build it with edge ids)",
+                  ids.size(), batch.device_blocks->num_edges());
+    batch.edge_features.resize(static_cast<size_t>(ids.size() * options_.edge_feature_row_bytes));
+    fetcher_.fetch_edge_features(ids, batch.edge_features.data());
+    return;
+  }
   std::vector<int64_t> ids;
   ids.reserve(static_cast<size_t>(batch.sampled.num_sampled_edges()));
   for (size_t l = 0; l < batch.sampled.blocks.size(); ++l) {

@@ -111,12 +111,14 @@ std::vector<nn::BlockTensors> BatchStaging::sampled_blocks(const DeviceSample& s
 
 void BatchStaging::edge_features(const loader::Batch& batch, const store::DistGraph& graph,
                                  std::vector<nn::BlockTensors>& blocks) {
-  const std::vector<sample::Block>& sampled = batch.sampled.blocks;
-  PARTITA_CHECK(sampled.size() == blocks.size(), Error,
-                "internal: edge features of {} sampled blocks for {} block tensors", sampled.size(),
+  // Host blocks or device blocks (then batch.sampled.blocks is empty): their tensors' edges.
+  const size_t sampled =
+      batch.device_blocks != nullptr ? blocks.size() : batch.sampled.blocks.size();
+  PARTITA_CHECK(sampled == blocks.size(), Error,
+                "internal: edge features of {} sampled blocks for {} block tensors", sampled,
                 blocks.size());
   const int64_t dim = graph.edge_feat_dim();
-  const int64_t edges = batch.sampled.num_sampled_edges();
+  const int64_t edges = loader::num_sampled_edges(batch);
   PARTITA_CHECK(
       static_cast<int64_t>(batch.edge_features.size()) == edges * graph.edge_feat_row_bytes(),
       Error, "internal: {} bytes of edge features for {} edges of {} bytes",
@@ -129,7 +131,7 @@ void BatchStaging::edge_features(const loader::Batch& batch, const store::DistGr
   x = x.to(torch::kFloat32);
   int64_t offset = 0;
   for (size_t l = 0; l < blocks.size(); ++l) {
-    const int64_t n = sampled[l].num_edges();
+    const int64_t n = blocks[l].num_edges();
     blocks[l].edge_feat = x.narrow(0, offset, n);
     offset += n;
   }

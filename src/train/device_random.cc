@@ -48,4 +48,8 @@ torch::Tensor below(const torch::Tensor& x, const torch::Tensor& n) {
   return hi.mul(n).add_(lo.mul(n).bitwise_right_shift_(32)).bitwise_right_shift_(32);
 }
 
+torch::Tensor open_unit(const torch::Tensor& x) {
+  return shift_right(x, 11).add_(1).to(torch::kFloat64).mul_(0x1.0p-53);
+}
+
 }  // namespace partita::train::device_random

@@ -27,4 +27,8 @@ torch::Tensor draw(const torch::Tensor& key, const torch::Tensor& draw);
 // Rng::below(n) of the draws `x` (the high 64 bits of x * n), for 1 <= n < 2^31.
 torch::Tensor below(const torch::Tensor& x, const torch::Tensor& n);
 
+// The uniform in (0, 1] of the draws `x` that the host's Efraimidis-Spirakis keys take
+// (sample/row_algorithms.h: ((x >> 11) + 1) * 2^-53), as float64.
+torch::Tensor open_unit(const torch::Tensor& x);
+
 }  // namespace partita::train::device_random

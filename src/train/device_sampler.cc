@@ -32,6 +32,9 @@ std::vector<int64_t> host_read(const std::vector<torch::Tensor>& scalars, int* r
   return std::vector<int64_t>(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
 }
 
+// Weighted (DeviceSampleOptions::weighted): every segment's entries are slots, keyed as
+// Efraimidis-Spirakis keys them, and the smallest keys of each segment are its picks.
+
 // Floyd's algorithm (neighbor_kernel.h) for every segment at once, for segments with
 // k < d (others get garbage, never read): [S, width] positions, the first k of each row in
 // increasing order. Column c is Floyd's step c: j = d - k + c, t = below(j + 1) from the
@@ -78,11 +81,13 @@ struct Picks {
   torch::Tensor slot;      // [M] its place among the segment's picks
   torch::Tensor valid;     // [M] bool: holds a pick (undefined: every slot does)
   torch::Tensor neighbor;  // [M] the picked global id, kNone where not valid
+  torch::Tensor entry;     // [M] the pick's position in the topology's indices (0: not valid)
 };
 
 class HopSampler {
  public:
-  HopSampler(const DeviceTopology& topology, int* reads) : topo_(topology), reads_(reads) {}
+  HopSampler(const DeviceTopology& topology, bool weighted, int* reads)
+      : topo_(topology), weighted_(weighted), reads_(reads) {}
 
   // Per-segment fanouts of the hop: fanouts[r] for relation r (one entry when untyped).
   Picks pick(const torch::Tensor& nodes, uint64_t hop_key,
@@ -109,6 +114,7 @@ class HopSampler {
       for (int64_t r = 0; r < R; ++r) k[r].fill_(fanouts[static_cast<size_t>(r)]);
       k = k.repeat({n});
     }
+    if (weighted_) return pick_weighted(nodes, hop_key, start, d, k);
     const torch::Tensor whole = k.lt(0).logical_or_(d.le(k));  // take every entry
     Picks p;
     p.count = torch::where(whole, d, k);
@@ -143,11 +149,60 @@ class HopSampler {
     if (p.valid.defined()) entry.masked_fill_(p.valid.logical_not(), 0);
     p.neighbor = topo_.indices().index_select(0, entry).to(torch::kInt64);
     if (p.valid.defined()) p.neighbor.masked_fill_(p.valid.logical_not(), kNone);
+    p.entry = std::move(entry);
     return p;
   }
 
  private:
+  // Efraimidis-Spirakis for every segment: one slot per entry (their total takes a host
+  // read), entry i of a segment keyed -log(u_i) / w_i with u_i from the segment's draw i
+  // (positive weights; others never picked), the count = min(k, positive entries) smallest
+  // keys picked (every positive one for k < 0), in stored order.
+  Picks pick_weighted(const torch::Tensor& nodes, uint64_t hop_key, const torch::Tensor& start,
+                      const torch::Tensor& d, const torch::Tensor& k) const {
+    const auto i64 = nodes.options();
+    const int64_t S = d.size(0);
+    const int64_t R = topo_.num_relations();
+    const int64_t total = host_read({d.sum()}, reads_)[0];
+    Picks p;
+    p.segment = torch::arange(S, i64).repeat_interleave(d, /*dim=*/0, total);
+    const torch::Tensor first = d.cumsum(0) - d;  // each segment's first slot
+    const torch::Tensor at = torch::arange(total, i64);
+    const torch::Tensor pos = at - first.index_select(0, p.segment);
+    p.entry = start.index_select(0, p.segment) + pos;
+    const torch::Tensor w = topo_.weights().index_select(0, p.entry);
+    // Positive: > 0 and finite (not NaN), as the host kernel's rule.
+    const torch::Tensor positive = w.gt(0).logical_and_(w.le(std::numeric_limits<float>::max()));
+    torch::Tensor key = dr::stream_key(hop_key, topo_.stream_ids().index_select(0, nodes));
+    if (topo_.typed()) key = dr::stream_key(key.unsqueeze(1), torch::arange(R, i64)).reshape({S});
+    const torch::Tensor u = dr::open_unit(dr::draw(key.index_select(0, p.segment), pos));
+    const torch::Tensor keys =
+        torch::where(positive, u.log().neg_().div_(w.to(torch::kFloat64)),
+                     torch::full({total}, std::numeric_limits<double>::infinity(), u.options()));
+    // Each slot's rank by key inside its segment: a stable sort by key, then a stable sort
+    // of that order by segment (ties: the earlier entry first).
+    const c10::optional<bool> stable(true);
+    const torch::Tensor by_key = std::get<1>(torch::sort(keys, stable, /*dim=*/0));
+    const torch::Tensor by_segment =
+        std::get<1>(torch::sort(p.segment.index_select(0, by_key), stable, /*dim=*/0));
+    const torch::Tensor order = by_key.index_select(0, by_segment);
+    const torch::Tensor rank =
+        torch::empty({total}, i64)
+            .index_copy_(0, order, at - first.index_select(0, p.segment.index_select(0, order)));
+    const torch::Tensor positives =
+        torch::zeros({S}, i64).index_add_(0, p.segment, positive.to(torch::kInt64));
+    p.count = torch::where(k.lt(0), positives, torch::minimum(k, positives));
+    p.valid = rank.lt(p.count.index_select(0, p.segment));
+    // A pick's slot: the picks of its segment before it.
+    const torch::Tensor before = p.count.cumsum(0) - p.count;
+    p.slot = p.valid.to(torch::kInt64).cumsum(0).sub_(1).sub_(before.index_select(0, p.segment));
+    p.neighbor = topo_.indices().index_select(0, p.entry).to(torch::kInt64);
+    p.neighbor.masked_fill_(p.valid.logical_not(), kNone);
+    return p;
+  }
+
   const DeviceTopology& topo_;
+  bool weighted_;
   int* reads_;
 };
 
@@ -213,9 +268,12 @@ DeviceSample DeviceSampler::sample(const torch::Tensor& seeds, const sample::Blo
   PARTITA_CHECK(
       seeds.device() == topo.device() && seeds.scalar_type() == torch::kInt64 && seeds.dim() == 1,
       Error, "internal: device sampler seeds must be int64 [n] on {}", topo.device().str());
+  PARTITA_CHECK(!sample_options.weighted || topo.weighted(), Error,
+                "internal: weighted device sampling on a topology without edge weights");
   DeviceSample out;
-  HopSampler sampler(topo, &out.host_reads);
+  HopSampler sampler(topo, sample_options.weighted, &out.host_reads);
   torch::Tensor nodes = seeds;
+  std::vector<torch::Tensor> edge_ids;  // per hop, with sample_options.edge_ids
   for (size_t hop = 0; hop < options.fanouts.num_hops(); ++hop) {
     std::vector<int64_t> fanouts = options.fanouts.relations_of(hop);
     if (fanouts.empty()) fanouts.assign(static_cast<size_t>(R), options.fanouts.hops[hop]);
@@ -260,11 +318,16 @@ DeviceSample DeviceSampler::sample(const torch::Tensor& seeds, const sample::Blo
       csc.relation_rows = host[2];
       csc.num_relations = host[3];
     }
+    if (sample_options.edge_ids)
+      edge_ids.push_back(
+          place(topo.edge_ids(p.entry, nodes.index_select(0, p.segment.div(R, "trunc")))));
     out.blocks.push_back(device_block_tensors(csc));
     out.num_edges += edges;
     nodes = r.nodes.slice(0, 0, csc.num_src);
   }
   out.input_nodes = nodes;
+  if (sample_options.edge_ids)
+    out.edge_ids = edge_ids.empty() ? torch::empty({0}, seeds.options()) : torch::cat(edge_ids);
   if (sample_options.degrees && !out.blocks.empty()) {
     const torch::Tensor& ptr = topo.run_ptr();
     const torch::Tensor degrees =

@@ -33,11 +33,8 @@ std::string device_sampling_refusal(const runtime::Session& session, const Train
   if (options.model.kind == ModelKind::kHan)
     return "`model` han samples metapath neighbours, on the host only";
   if (session.role() == runtime::Role::kServer) return "a server samples for others, on the host";
-  const sample::LocalSamplerOptions& sampling = session.sampler().options();
-  if (sampling.temporal != sample::Temporal::kNone)
+  if (session.sampler().options().temporal != sample::Temporal::kNone)
     return "the device sampler has no edge times yet: `temporal` samples on the host";
-  if (sampling.weighting == sample::Weighting::kEdgeWeight)
-    return "the device sampler has no edge weights yet: `sample_weight` samples on the host";
   if (!session.holds_topology())
     return fmt::format(
         "this rank holds only its own part of the {}-part partition; device sampling needs "
@@ -62,8 +59,10 @@ const DeviceSample* device_sample(const loader::Batch& batch) {
 }
 
 DeviceBlockSource::DeviceBlockSource(const std::vector<sample::CscView>& views, int num_relations,
-                                     torch::Device device)
-    : topology_(views, num_relations, device), sampler_(topology_) {}
+                                     torch::Device device, const DeviceSourceOptions& options)
+    : topology_(views, num_relations, device, options.weighted),
+      sampler_(topology_),
+      options_(options) {}
 
 void DeviceBlockSource::build(ArrayView<const int64_t> seeds, const sample::BlockOptions& options,
                               bool degrees, loader::Batch& batch) {
@@ -82,13 +81,23 @@ void DeviceBlockSource::build(ArrayView<const int64_t> seeds, const sample::Bloc
   auto blocks = std::make_shared<DeviceBatchBlocks>();
   DeviceSampleOptions sample_options;
   sample_options.degrees = degrees;
-  blocks->sample = sampler_.sample(on_device, options, sample_options);
+  sample_options.edge_ids = options_.edge_ids;
+  sample_options.weighted = options_.weighted;
+  DeviceSample& sample = blocks->sample;
+  sample = sampler_.sample(on_device, options, sample_options);
   batch.sampled.seeds.assign(seeds.begin(), seeds.end());
   {
+    // The input ids, and the edge ids after them: one copy.
     RECORD_USER_SCOPE(kHostReadScope);
-    const torch::Tensor input = blocks->sample.input_nodes.to(torch::kCPU).contiguous();
-    batch.sampled.input_nodes.assign(input.data_ptr<int64_t>(),
-                                     input.data_ptr<int64_t>() + input.numel());
+    const torch::Tensor host =
+        (options_.edge_ids ? torch::cat({sample.input_nodes, sample.edge_ids}) : sample.input_nodes)
+            .to(torch::kCPU)
+            .contiguous();
+    ++sample.host_reads;
+    const int64_t* read = host.data_ptr<int64_t>();
+    const int64_t inputs = sample.input_nodes.numel();
+    batch.sampled.input_nodes.assign(read, read + inputs);
+    if (options_.edge_ids) blocks->edge_ids.assign(read + inputs, read + host.numel());
   }
   batch.device_blocks = std::move(blocks);
 }
@@ -97,9 +106,12 @@ std::unique_ptr<DeviceBlockSource> make_device_block_source(const runtime::Sessi
                                                             const TrainOptions& options) {
   if (!samples_on_device(session, options)) return nullptr;
   const store::DistGraph& graph = session.graph();
+  DeviceSourceOptions source;
+  source.edge_ids = options.loader.edge_features;
+  source.weighted = session.sampler().options().weighting == sample::Weighting::kEdgeWeight;
   return std::make_unique<DeviceBlockSource>(
       session.topology_views(), graph.typed() ? graph.typed_meta().num_relations() : 0,
-      options.device.is_cpu() ? torch::Device(torch::kCPU) : torch_device(options.device));
+      options.device.is_cpu() ? torch::Device(torch::kCPU) : torch_device(options.device), source);
 }
 
 }  // namespace partita::train

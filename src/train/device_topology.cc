@@ -6,6 +6,7 @@
 #include <limits>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "partita/core/error.h"
 #include "partita/train/device_sampler.h"
@@ -21,9 +22,13 @@ torch::Tensor borrowed(ArrayView<const int64_t> a) {
   return torch::from_blob(const_cast<int64_t*>(a.data()), {a.size()}, torch::kInt64);
 }
 
+torch::Tensor borrowed(ArrayView<const float> a) {
+  return torch::from_blob(const_cast<float*>(a.data()), {a.size()}, torch::kFloat32);
+}
+
 // The views checked to cover [0, N) in order; returns N and the entry count E.
 std::pair<int64_t, int64_t> check_views(const std::vector<sample::CscView>& views, bool typed,
-                                        int num_relations) {
+                                        int num_relations, bool weights) {
   int64_t rows = 0, edges = 0;
   for (size_t p = 0; p < views.size(); ++p) {
     const sample::CscView& v = views[p];
@@ -35,6 +40,8 @@ std::pair<int64_t, int64_t> check_views(const std::vector<sample::CscView>& view
     PARTITA_CHECK(v.typed() == typed || v.num_rows() == 0, Error,
                   "device topology: view {} is {}typed, view 0 is {}typed", p,
                   v.typed() ? "" : "un", typed ? "" : "un");
+    PARTITA_CHECK(!weights || v.weighted() || v.indices.empty(), Error,
+                  "device topology: view {} has no edge weights", p);
     rows += v.num_rows();
     edges += v.num_rows() > 0 ? v.indptr[v.num_rows()] - v.indptr[0] : 0;
   }
@@ -47,11 +54,11 @@ std::pair<int64_t, int64_t> check_views(const std::vector<sample::CscView>& view
 }  // namespace
 
 DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int num_relations,
-                               torch::Device device)
+                               torch::Device device, bool weights)
     : device_(device) {
   typed_ = !views.empty() && views[0].typed();
   relations_ = typed_ ? num_relations : 1;
-  std::tie(num_nodes_, num_edges_) = check_views(views, typed_, num_relations);
+  std::tie(num_nodes_, num_edges_) = check_views(views, typed_, num_relations, weights);
   const int64_t R = relations_;
   const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
 
@@ -64,10 +71,12 @@ DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int nu
                     "device topology: node {} has {} in-edges, more than device sampling takes "
                     "({})",
                     r, v.indptr[r + 1] - v.indptr[r], kMaxRun);
+    edge_shift_ = v.first_edge;
     run_ptr_ = borrowed(v.indptr);
     indices_ = borrowed(v.indices.subview(0, v.indptr[v.num_rows()]));
     stream_ids_ = v.stream_ids.empty() ? torch::arange(num_nodes_, i64) : borrowed(v.stream_ids);
     device_bytes_ = v.stream_ids.empty() ? num_nodes_ * 8 : 0;
+    if (weights) weights_ = borrowed(v.weights.subview(0, v.indptr[v.num_rows()]));
     return;
   }
 
@@ -77,11 +86,16 @@ DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int nu
   torch::Tensor indices =
       torch::empty({num_edges_}, i64.dtype(narrow ? torch::kInt32 : torch::kInt64));
   torch::Tensor stream_ids = torch::empty({num_nodes_}, i64);
+  torch::Tensor weight = weights ? torch::empty({num_edges_}, torch::kFloat32) : torch::Tensor();
   int64_t* ptr = run_ptr.data_ptr<int64_t>();
   int64_t* sid = stream_ids.data_ptr<int64_t>();
   int64_t base = 0;  // entries of the views before this one
+  // Edge ids: view v's entry `first + e` is at base + e here and is edge v.first_edge +
+  // first + e: the shift is v.first_edge + first - base, per view.
+  std::vector<std::pair<int64_t, int64_t>> shifts;  // (rows, shift) of each view
   for (const sample::CscView& v : views) {
     const int64_t first = v.num_rows() > 0 ? v.indptr[0] : 0;
+    shifts.emplace_back(v.num_rows(), v.first_edge + first - base);
     for (int64_t r = 0; r < v.num_rows(); ++r) {
       const int64_t node = v.first_row + r;
       sid[node] = v.stream_id(node);
@@ -115,6 +129,9 @@ DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int nu
       std::memcpy(indices.data_ptr<int64_t>() + base, v.indices.data() + first,
                   static_cast<size_t>(count) * sizeof(int64_t));
     }
+    if (weights && count > 0)
+      std::memcpy(weight.data_ptr<float>() + base, v.weights.data() + first,
+                  static_cast<size_t>(count) * sizeof(float));
     base += count;
   }
   ptr[num_nodes_ * R] = base;
@@ -123,6 +140,29 @@ DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int nu
   stream_ids_ = stream_ids.to(device_);
   device_bytes_ = (run_ptr.numel() + stream_ids.numel()) * 8 +
                   indices.numel() * static_cast<int64_t>(indices.element_size());
+  if (weights) {
+    weights_ = weight.to(device_);
+    device_bytes_ += num_edges_ * 4;
+  }
+  // One shift for the whole graph (views with rows, in order, each at its first_edge: a
+  // partition's parts), else one per row.
+  const auto with_rows =
+      std::find_if(shifts.begin(), shifts.end(), [](const auto& s) { return s.first > 0; });
+  edge_shift_ = with_rows != shifts.end() ? with_rows->second : 0;
+  if (std::all_of(shifts.begin(), shifts.end(),
+                  [&](const auto& s) { return s.first == 0 || s.second == edge_shift_; }))
+    return;
+  torch::Tensor per_row = torch::empty({num_nodes_}, i64);
+  int64_t* out = per_row.data_ptr<int64_t>();
+  for (const auto& [rows, shift] : shifts) out = std::fill_n(out, rows, shift);
+  row_edge_shift_ = per_row.to(device_);
+  device_bytes_ += num_nodes_ * 8;
+}
+
+torch::Tensor DeviceTopology::edge_ids(const torch::Tensor& entries,
+                                       const torch::Tensor& nodes) const {
+  if (!row_edge_shift_.defined()) return entries + edge_shift_;
+  return entries + row_edge_shift_.index_select(0, nodes);
 }
 
 }  // namespace partita::train

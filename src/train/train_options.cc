@@ -161,9 +161,6 @@ void check_edge_features_rule(const TrainOptions& o) {
                       "{} takes no edge features: with `edge_features` use a model whose layers "
                       "read them (gat, gatv2 or gine)",
                       name_of(model_kind_names(), o.model.kind));
-  PARTITA_CHECK_PARAM(o.loader.sample_on != SampleOn::kDevice, "sample_on",
-                      "device: the device sampler returns no edge ids yet; with `edge_features` "
-                      "sample on the host (`sample_on` host or auto)");
 }
 
 }  // namespace
@@ -172,12 +169,9 @@ void check_sampling_rule(const TrainOptions& o, const sample::LocalSamplerOption
   check_edge_features_rule(o);
   sample::check_sampling_options(sampling);
   const bool temporal = sampling.temporal != sample::Temporal::kNone;
-  const bool weighted = sampling.weighting == sample::Weighting::kEdgeWeight;
-  PARTITA_CHECK_PARAM(!(temporal || weighted) || o.loader.sample_on != SampleOn::kDevice,
-                      "sample_on",
-                      "device: the device sampler has no edge {} yet; with `{}` sample on the host "
-                      "(`sample_on` host or auto)",
-                      temporal ? "times" : "weights", temporal ? "temporal" : "sample_weight");
+  PARTITA_CHECK_PARAM(!temporal || o.loader.sample_on != SampleOn::kDevice, "sample_on",
+                      "device: the device sampler has no edge times yet; with `temporal` sample "
+                      "on the host (`sample_on` host or auto)");
   if (!temporal) return;
   // Typed partitions sample temporally through the relation runs of the neighbour kernel
   // (`model` rgcn); HAN's metapath sampler walks relations without times.

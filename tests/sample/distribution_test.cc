@@ -146,33 +146,6 @@ TEST(Distribution, WeightedWithoutReplacementMatchesSuccessiveSampling) {
 // reference (sample_test_util.h).
 constexpr int kWeightedTrials = 100000;
 
-// Successive sampling's inclusion probability of each entry: the sum over every ordered
-// sequence of k distinct positive entries of the product of w[i] / (weight not yet taken).
-std::vector<double> inclusion_probabilities(const std::vector<float>& w, int64_t k) {
-  const int64_t d = static_cast<int64_t>(w.size());
-  std::vector<double> pi(w.size(), 0.0);
-  std::vector<bool> taken(w.size(), false);
-  std::vector<int64_t> path;
-  double total = 0;
-  for (float x : w) total += testing::positive_weight(x) ? x : 0.0;
-  auto walk = [&](auto&& self, double p, double left) -> void {
-    if (static_cast<int64_t>(path.size()) == k) {
-      for (int64_t i : path) pi[i] += p;
-      return;
-    }
-    for (int64_t i = 0; i < d; ++i) {
-      if (taken[i] || !testing::positive_weight(w[i])) continue;
-      taken[i] = true;
-      path.push_back(i);
-      self(self, p * w[i] / left, left - w[i]);
-      path.pop_back();
-      taken[i] = false;
-    }
-  };
-  walk(walk, 1.0, total);
-  return pi;
-}
-
 // The star's center with weights w, sampled kWeightedTrials times with fanout k:
 // chi-square of each leaf's count against kWeightedTrials * (its expected count per draw).
 // summarized: the view carries weight summaries (csc_view.h).
@@ -195,7 +168,7 @@ double weighted_chi_square(const std::vector<float>& w, int64_t k, Replacement r
       },
       kWeightedTrials);
   if (r == Replacement::kWithout) {
-    expected = inclusion_probabilities(w, k);
+    expected = testing::inclusion_probabilities(w, k);
   } else {
     double total = 0;
     for (float x : w) total += testing::positive_weight(x) ? x : 0.0;

@@ -65,6 +65,35 @@ inline std::vector<float> random_weights(int64_t count, uint64_t seed) {
 
 inline bool positive_weight(float w) { return w > 0.0f && std::isfinite(w); }
 
+// Successive sampling's inclusion probability of each entry: the sum over every ordered
+// sequence of k distinct positive entries of the product of w[i] / (weight not yet taken)
+// (the chi-square tests' expectation for weighted sampling without replacement; k at most
+// the positive entries).
+inline std::vector<double> inclusion_probabilities(const std::vector<float>& w, int64_t k) {
+  const int64_t d = static_cast<int64_t>(w.size());
+  std::vector<double> pi(w.size(), 0.0);
+  std::vector<bool> taken(w.size(), false);
+  std::vector<int64_t> path;
+  double total = 0;
+  for (float x : w) total += positive_weight(x) ? x : 0.0;
+  auto walk = [&](auto&& self, double p, double left) -> void {
+    if (static_cast<int64_t>(path.size()) == k) {
+      for (int64_t i : path) pi[i] += p;
+      return;
+    }
+    for (int64_t i = 0; i < d; ++i) {
+      if (taken[i] || !positive_weight(w[i])) continue;
+      taken[i] = true;
+      path.push_back(i);
+      self(self, p * w[i] / left, left - w[i]);
+      path.pop_back();
+      taken[i] = false;
+    }
+  };
+  walk(walk, 1.0, total);
+  return pi;
+}
+
 // Weighted runs of at most this many entries take the small-run rule (neighbor_kernel.h).
 constexpr int64_t kSmallRun = 64;
 

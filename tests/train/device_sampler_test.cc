@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -28,6 +29,7 @@
 #include "partita/sample/block_builder.h"
 #include "partita/sample/local_sampler.h"
 #include "partita/sample/sample_key.h"
+#include "sample_test_util.h"
 
 namespace partita::train {
 namespace {
@@ -128,7 +130,9 @@ struct HostBatch {
 
 HostBatch host_batch(const TestGraph& g, const std::vector<int64_t>& seeds,
                      const sample::BlockOptions& options) {
-  sample::LocalSampler sampler(g.view(), {});
+  sample::LocalSamplerOptions so;
+  so.edge_ids = true;
+  sample::LocalSampler sampler(g.view(), so);
   HostBatch h;
   h.sampled = sample::sample_blocks(seeds, options, sampler);
   std::vector<int64_t> degrees;
@@ -136,6 +140,14 @@ HostBatch host_batch(const TestGraph& g, const std::vector<int64_t>& seeds,
   h.tensors = h.sampled.blocks.empty() ? std::vector<nn::BlockTensors>{}
                                        : nn::to_block_tensors(h.sampled.blocks, degrees);
   return h;
+}
+
+// The host blocks' edge ids, block 0's first.
+std::vector<int64_t> host_edge_ids(const HostBatch& h) {
+  std::vector<int64_t> all;
+  for (const sample::Block& b : h.sampled.blocks)
+    all.insert(all.end(), b.edge_ids.begin(), b.edge_ids.end());
+  return all;
 }
 
 void expect_same_tensor(const torch::Tensor& got, const torch::Tensor& want,
@@ -168,9 +180,13 @@ void expect_equal_to_host(const TestGraph& g, const std::vector<sample::CscView>
   const DeviceTopology topology(views, g.num_relations, torch::kCPU);
   DeviceSampleOptions so;
   so.degrees = true;
+  so.edge_ids = true;
   const DeviceSample got = DeviceSampler(topology).sample(ids(seeds), options, so);
   EXPECT_EQ(to_vector(got.input_nodes), want.sampled.input_nodes);
   EXPECT_EQ(got.num_edges, want.sampled.num_sampled_edges());
+  ASSERT_TRUE(got.edge_ids.defined());
+  EXPECT_EQ(got.edge_ids.scalar_type(), torch::kInt64);
+  EXPECT_EQ(to_vector(got.edge_ids), host_edge_ids(want)) << "edge ids";
   ASSERT_EQ(got.blocks.size(), want.tensors.size());
   for (size_t b = 0; b < got.blocks.size(); ++b)
     expect_same_block(got.blocks[b], want.tensors[b], "block " + std::to_string(b));
@@ -226,6 +242,35 @@ TEST(DeviceSampler, ViewsOfSeveralPartsEqualOneViewOfTheGraph) {
   expect_equal_to_host(g, {g.rows(0, 170), g.rows(170, 500), g.rows(500, 500)}, seeds, {6, 4});
   const TestGraph typed = random_graph(500, 3, 80, 5);
   expect_equal_to_host(typed, {typed.rows(0, 250), typed.rows(250, 500)}, seeds, {6, 4});
+}
+
+// Edge ids are each view's first_edge + the entry's position in it, whatever the views'
+// layout: parts stored at other edge slots (first_edge past the parts before, as a
+// partition's parts are not, to give each view its own shift) get theirs; without asking,
+// no ids.
+TEST(DeviceSampler, EdgeIdsAreEachViewsFirstEdgePlusThePosition) {
+  for (const int relations : {0, 2}) {
+    const TestGraph g = random_graph(400, relations, 60, 30 + relations);
+    const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 40, 31);
+    const sample::BlockOptions options = block_options({6, 4});
+    const HostBatch want = host_batch(g, seeds, options);
+    const int64_t cut = 150, moved = 100000;  // rows [cut, N) stored from slot `moved` on
+    sample::CscView low = g.rows(0, cut), high = g.rows(cut, g.num_nodes());
+    high.first_edge = moved;  // entry e of `high` (offsets into the whole arrays) is moved + e
+    const DeviceTopology topology({low, high}, g.num_relations, torch::kCPU);
+    DeviceSampleOptions so;
+    so.edge_ids = true;
+    const DeviceSample got = DeviceSampler(topology).sample(ids(seeds), options, so);
+    std::vector<int64_t> expected = host_edge_ids(want);
+    for (int64_t& e : expected)
+      if (e >= g.indptr[cut]) e += moved;
+    EXPECT_EQ(to_vector(got.edge_ids), expected);
+    ASSERT_EQ(got.edge_ids.numel(), got.num_edges);
+    EXPECT_FALSE(DeviceSampler(topology).sample(ids(seeds), options).edge_ids.defined());
+    // No hop: none, but defined.
+    EXPECT_EQ(DeviceSampler(topology).sample(ids(seeds), block_options({}), so).edge_ids.numel(),
+              0);
+  }
 }
 
 TEST(DeviceSampler, EqualsTheHostPipelineOnATypedGraph) {
@@ -390,6 +435,7 @@ TEST(DeviceSampler, ReadsTheHostOncePerHop) {
       ScopeCounter::counts().clear();
       DeviceSampleOptions so;
       so.degrees = true;
+      so.edge_ids = true;  // derived on the device: no read of its own
       const DeviceSample s = DeviceSampler(topology).sample(ids(seeds), block_options(fanouts), so);
       const std::map<std::string, int> seen = ScopeCounter::counts();
       EXPECT_EQ(s.host_reads, expected);
@@ -414,6 +460,7 @@ TEST(DeviceSamplerCuda, EqualsTheCpuSampler) {
                                                    : sample::Fanouts({15, 10}, {{5, 0, -1, 3}, {}});
     DeviceSampleOptions so;
     so.degrees = true;
+    so.edge_ids = true;
     const DeviceTopology cpu({g.view()}, g.num_relations, torch::kCPU);
     const DeviceTopology cuda({g.rows(0, 7000), g.rows(7000, 20000)}, g.num_relations,
                               torch::Device(torch::kCUDA, 0));
@@ -421,6 +468,7 @@ TEST(DeviceSamplerCuda, EqualsTheCpuSampler) {
     const DeviceSample got = DeviceSampler(cuda).sample(
         ids(seeds).to(torch::Device(torch::kCUDA, 0)), block_options(fanouts), so);
     EXPECT_EQ(to_vector(got.input_nodes), to_vector(want.input_nodes));
+    EXPECT_EQ(to_vector(got.edge_ids), to_vector(want.edge_ids));
     ASSERT_EQ(got.blocks.size(), want.blocks.size());
     for (size_t b = 0; b < got.blocks.size(); ++b) {
       nn::BlockTensors moved = got.blocks[b];
@@ -432,6 +480,194 @@ TEST(DeviceSamplerCuda, EqualsTheCpuSampler) {
       expect_same_block(moved, want.blocks[b], "cuda block " + std::to_string(b));
     }
   }
+}
+
+// ---- Weighted (DeviceSampleOptions::weighted): Efraimidis-Spirakis on every run ----------
+
+// `rows` rows of the same weights `w` (row v's entry i the source rows + v * d + i, its own
+// stream), then the leaves (no in-edges).
+struct WeightedRows {
+  TestGraph g;
+  std::vector<float> weights;
+};
+
+WeightedRows weighted_rows(int64_t rows, const std::vector<float>& w) {
+  WeightedRows r;
+  const auto d = static_cast<int64_t>(w.size());
+  for (int64_t v = 0; v < rows; ++v) {
+    for (int64_t i = 0; i < d; ++i) r.g.indices.push_back(rows + v * d + i);
+    r.weights.insert(r.weights.end(), w.begin(), w.end());
+    r.g.indptr.push_back(static_cast<int64_t>(r.g.indices.size()));
+  }
+  for (int64_t v = 0; v < rows * d; ++v) r.g.indptr.push_back(r.g.indptr.back());
+  return r;
+}
+
+DeviceSampleOptions weighted_options() {
+  DeviceSampleOptions so;
+  so.weighted = true;
+  so.edge_ids = true;
+  return so;
+}
+
+// 10^5 draws (2000 rows, each its own stream, times 50 batch keys) of k of a row's entries:
+// each position's count against successive sampling's exact inclusion probability
+// (tests/sample's helper), Pearson's statistic below the chi-square 0.99 quantile (p > 0.01)
+// for the positive entries; zero, negative and NaN weights are never picked.
+double device_weighted_chi_square(const std::vector<float>& w, int64_t k) {
+  constexpr int64_t kRows = 2000, kKeys = 50;
+  const auto d = static_cast<int64_t>(w.size());
+  WeightedRows r = weighted_rows(kRows, w);
+  sample::CscView view = r.g.view();
+  view.weights = r.weights;
+  const DeviceTopology topology({view}, 0, torch::kCPU, /*weights=*/true);
+  std::vector<int64_t> seeds(kRows);
+  std::iota(seeds.begin(), seeds.end(), int64_t{0});
+  std::vector<double> counts(static_cast<size_t>(d), 0);
+  for (uint64_t key = 0; key < kKeys; ++key) {
+    const DeviceSample s =
+        DeviceSampler(topology).sample(ids(seeds), block_options({k}, key), weighted_options());
+    const std::vector<int64_t> ptr = to_vector(s.blocks[0].indptr), eid = to_vector(s.edge_ids);
+    for (int64_t v = 0; v < kRows; ++v) {
+      EXPECT_EQ(ptr[v + 1] - ptr[v], k) << "row " << v;
+      for (int64_t e = ptr[v]; e < ptr[v + 1]; ++e) {
+        const int64_t pos = eid[e] - v * d;
+        EXPECT_TRUE(e == ptr[v] || eid[e - 1] < eid[e]) << "stored order, distinct";
+        counts[static_cast<size_t>(pos)] += 1;
+      }
+    }
+  }
+  const std::vector<double> pi = sample::testing::inclusion_probabilities(w, k);
+  double chi2 = 0;
+  for (int64_t i = 0; i < d; ++i) {
+    if (pi[i] == 0) {
+      EXPECT_EQ(counts[i], 0) << "entry " << i << " of weight " << w[i] << " was picked";
+      continue;
+    }
+    const double expected = pi[i] * kRows * kKeys;
+    chi2 += (counts[i] - expected) * (counts[i] - expected) / expected;
+  }
+  std::printf("device weighted chi-square %.2f (k %lld)\n", chi2, static_cast<long long>(k));
+  return chi2;
+}
+
+TEST(DeviceSamplerWeighted, PicksFollowSuccessiveSamplingsInclusionProbabilities) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Six positive entries (df 5: 15.09) among a zero, a negative and a NaN weight.
+  const std::vector<float> mild{1, 8, 0, 4, 0.5f, -2, 6, nan, 5};
+  EXPECT_LT(device_weighted_chi_square(mild, 2), 15.09);
+  EXPECT_LT(device_weighted_chi_square(mild, 3), 15.09);
+  // A skewed row (one heavy entry; the host takes Efraimidis-Spirakis too), df 11: 24.72.
+  const std::vector<float> skewed{8, 0.1f, 0.2f, 1, 0.5f, 3, 0.7f, 0.9f, 0.3f, 2, 1.5f, 0.6f};
+  EXPECT_LT(device_weighted_chi_square(skewed, 3), 24.72);
+}
+
+// A random weighted graph (some weights zero), untyped and typed with per-relation fanouts
+// (0 and -1 among them): per (node, relation) run, min(k, positive entries) distinct
+// positive in-edges (every positive one for k = -1 or at most k of them), in stored order,
+// edge ids naming them; reruns identical, another key another sample; one more host read
+// per hop than uniform sampling.
+TEST(DeviceSamplerWeighted, TakesDistinctPositiveInEdgesPerRelationAndRerunsIdentically) {
+  for (const int relations : {0, 3}) {
+    const TestGraph g = random_graph(500, relations, 70, 40 + relations);
+    std::vector<float> weights(g.indices.size());
+    Rng rng(41);
+    for (float& w : weights)
+      w = rng.below(5) == 0 ? 0.0f : static_cast<float>(rng.uniform() * 4 + 0.01);
+    sample::CscView view = g.view();
+    view.weights = weights;
+    const DeviceTopology topology({view}, g.num_relations, torch::kCPU, /*weights=*/true);
+    const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 60, 42);
+    const sample::Fanouts fanouts = relations == 0
+                                        ? sample::Fanouts({6, -1, 3})
+                                        : sample::Fanouts({6, 4}, {{5, 0, -1}, {2, 2, 2}});
+    const DeviceSampler sampler(topology);
+    const DeviceSample s = sampler.sample(ids(seeds), block_options(fanouts), weighted_options());
+    const std::vector<int64_t> input = to_vector(s.input_nodes), eid = to_vector(s.edge_ids);
+    int64_t offset = 0;  // of the block's edges in edge_ids
+    for (size_t hop = 0; hop < s.blocks.size(); ++hop) {
+      const nn::BlockTensors& b = s.blocks[hop];
+      const std::vector<int64_t> ptr = to_vector(b.indptr), idx = to_vector(b.indices);
+      for (int64_t i = 0; i < b.num_dst; ++i) {
+        const int64_t v = input[static_cast<size_t>(i)];
+        std::map<int64_t, std::vector<int64_t>> positive, picked;  // relation -> entries
+        for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e)
+          if (weights[e] > 0) positive[relations > 0 ? g.relations[e] : 0].push_back(e);
+        for (int64_t e = ptr[i]; e < ptr[i + 1]; ++e) {
+          const int64_t id = eid[offset + e];
+          ASSERT_GE(id, g.indptr[v]);
+          ASSERT_LT(id, g.indptr[v + 1]) << "edge " << id << " is not an in-edge of " << v;
+          EXPECT_GT(weights[id], 0) << "edge " << id << " of weight 0 picked";
+          EXPECT_EQ(input[static_cast<size_t>(idx[e])], g.indices[id]);
+          picked[relations > 0 ? g.relations[id] : 0].push_back(id);
+        }
+        for (const auto& [r, got] : picked) {
+          EXPECT_TRUE(std::is_sorted(got.begin(), got.end()));
+          EXPECT_EQ(std::set<int64_t>(got.begin(), got.end()).size(), got.size());
+        }
+        for (int64_t r = 0; r < std::max(relations, 1); ++r) {
+          const std::vector<int64_t>& per = fanouts.relations_of(hop);
+          const int64_t k = per.empty() ? fanouts.hops[hop] : per[static_cast<size_t>(r)];
+          const std::vector<int64_t>& all = positive[r];
+          const std::vector<int64_t>& got = picked[r];
+          const int64_t count = static_cast<int64_t>(all.size());
+          if (k < 0 || count <= k)
+            EXPECT_EQ(got, all) << "node " << v << " relation " << r << ": every positive one";
+          else
+            EXPECT_EQ(static_cast<int64_t>(got.size()), k) << "node " << v << " relation " << r;
+        }
+      }
+      offset += b.num_edges();
+    }
+    EXPECT_EQ(offset, s.num_edges);
+    // Two reads per hop (its entry count, then its sizes), fanout -1 or not.
+    EXPECT_EQ(s.host_reads, static_cast<int>(2 * fanouts.num_hops()));
+    const DeviceSample again =
+        sampler.sample(ids(seeds), block_options(fanouts), weighted_options());
+    EXPECT_TRUE(torch::equal(again.edge_ids, s.edge_ids));
+    EXPECT_TRUE(torch::equal(again.input_nodes, s.input_nodes));
+    for (size_t i = 0; i < s.blocks.size(); ++i)
+      expect_same_block(again.blocks[i], s.blocks[i], "weighted rerun " + std::to_string(i));
+    const DeviceSample other =
+        sampler.sample(ids(seeds), block_options(fanouts, 9), weighted_options());
+    EXPECT_FALSE(other.edge_ids.sizes() == s.edge_ids.sizes() &&
+                 torch::equal(other.edge_ids, s.edge_ids));
+  }
+}
+
+// Asking for weights of a topology that holds none, or holding the weights of views without
+// any, is an Error.
+TEST(DeviceSamplerWeighted, NeedsTheWeights) {
+  const TestGraph g = random_graph(100, 0, 20, 43);
+  const DeviceTopology topology({g.view()}, 0, torch::kCPU);
+  EXPECT_THROW(DeviceSampler(topology).sample(ids({1, 2}), block_options({3}), weighted_options()),
+               Error);
+  EXPECT_THROW(DeviceTopology({g.view()}, 0, torch::kCPU, /*weights=*/true), Error);
+}
+
+// On a GPU: weighted sampling reruns bit for bit there, and takes as many picks per block
+// as the CPU (min(k, positive entries) per run does not depend on the keys' last bits).
+TEST(DeviceSamplerCuda, WeightedRerunsIdenticallyWithTheCpusCounts) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const TestGraph g = random_graph(20000, 0, 300, 44);
+  std::vector<float> weights(g.indices.size());
+  Rng rng(45);
+  for (float& w : weights) w = rng.below(5) == 0 ? 0.0f : static_cast<float>(rng.uniform() + 0.01);
+  sample::CscView view = g.view();
+  view.weights = weights;
+  const torch::Device gpu(torch::kCUDA, 0);
+  const DeviceTopology cpu({view}, 0, torch::kCPU, /*weights=*/true);
+  const DeviceTopology cuda({view}, 0, gpu, /*weights=*/true);
+  const std::vector<int64_t> seeds = distinct_seeds(g.num_nodes(), 1024, 46);
+  const sample::BlockOptions options = block_options({15, 10});
+  const DeviceSample want = DeviceSampler(cpu).sample(ids(seeds), options, weighted_options());
+  const DeviceSample a =
+      DeviceSampler(cuda).sample(ids(seeds).to(gpu), options, weighted_options());
+  const DeviceSample b =
+      DeviceSampler(cuda).sample(ids(seeds).to(gpu), options, weighted_options());
+  EXPECT_TRUE(torch::equal(a.edge_ids, b.edge_ids));
+  EXPECT_TRUE(torch::equal(a.input_nodes, b.input_nodes));
+  EXPECT_EQ(to_vector(a.blocks[0].indptr), to_vector(want.blocks[0].indptr));
 }
 
 TEST(DeviceSampler, RefusesBadFanoutsAndViews) {

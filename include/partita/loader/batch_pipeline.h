@@ -46,6 +46,10 @@ class DeviceBlocks {
  public:
   virtual ~DeviceBlocks() = default;
   virtual int64_t num_edges() const = 0;  // edges of every block together
+  // The global edge id of every block's edge on the host (block 0's first, each block's in
+  // edge order), when the source returns them; empty otherwise. The pipeline fetches edge
+  // features by them (BatchPipelineOptions::edge_feature_row_bytes).
+  virtual ArrayView<const int64_t> host_edge_ids() const { return {}; }
 };
 
 // Where a pipeline's blocks come from. Without one (BatchPipelineOptions::block_source null)
@@ -106,7 +110,8 @@ struct BatchPipelineOptions {
   // edge_feat_row_bytes()): after sampling, the rows of every block's edges are fetched by
   // edge id (FeatureFetcher::fetch_edge_features, one round for the whole batch) into
   // Batch::edge_features. The sampler must return edge ids (sample::LocalSamplerOptions::
-  // edge_ids): a block without them is an Error. Not with a block_source (Error).
+  // edge_ids; a block_source: DeviceBlocks::host_edge_ids, one per edge): a batch without
+  // them is an Error.
   int64_t edge_feature_row_bytes = 0;
 };
 

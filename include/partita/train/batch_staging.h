@@ -101,7 +101,8 @@ class BatchStaging {
   // float32 [block edges, edge_feat_dim] on the device, one more copy (on the side stream,
   // as the features; ready() is called here, then 16-bit rows are widened on the compute
   // stream), each block's rows a slice of it. Throws Error when the batch holds another
-  // number of rows than its blocks have edges. `blocks`: blocks(batch).
+  // number of rows than its blocks have edges. `blocks`: blocks(batch), sampled on the host
+  // or on the device.
   void edge_features(const loader::Batch& batch, const store::DistGraph& graph,
                      std::vector<nn::BlockTensors>& blocks);
 

@@ -15,11 +15,27 @@
 // first, then new nodes in order of first appearance in the sampled list) and converted as
 // nn::to_block_tensors converts them: every field of every block equals the host
 // pipeline's. So a batch does not depend on where it was sampled, and neither do losses on
-// the CPU. (Other modes, with replacement or weighted, exist on the host only.)
+// the CPU. Edge ids (DeviceSampleOptions::edge_ids): each pick's global edge id
+// (sample::CscView::first_edge + its position in its view), so DeviceSample::edge_ids equals
+// the host blocks' sample::Block::edge_ids. (Sampling with replacement exists on the host
+// only.)
+//
+// Weighted (DeviceSampleOptions::weighted, `--sample-weight edge_weight`): the same
+// distribution as the host kernel's weighted sampling without replacement (successive
+// sampling: k distinct in-neighbours, each next one drawn with probability proportional to
+// its weight among those not taken), but not the same picks: the host takes rejection for
+// flat rows, the device Efraimidis-Spirakis for every row: entry i of a (node, relation)
+// run gets the key -log(u) / w_i, u in (0, 1] from draw i of the run's stream (the host's
+// keys, sample/row_algorithms.h), and the run's k smallest keys are its picks (ties: the
+// earlier entry), in stored order. Entries of weight <= 0, infinite or NaN are never
+// picked; a run with at most k positive entries (or fanout -1) gives every positive one.
+// Reruns for a key on one device are identical bit for bit; blocks are built from the picks
+// as above. Host reads: one more per hop (its entry count, which sizes the keys).
 //
 // Host synchronisation: one small device-to-host read per hop (the hop's edge and node
 // counts, and on a typed graph its relation-row counts, in one copy), which sizes the
-// hop's outputs; one more per hop whose fanout is -1 (all neighbours: the slot count).
+// hop's outputs; one more per hop whose fanout is -1 (all neighbours: the slot count), or
+// per hop when weighted (the frontier's entry count).
 // Nothing else reads device memory on the host (no nonzero, unique, item or masked_select).
 // A profiler sees each read as the scope kHostReadScope.
 //
@@ -49,9 +65,10 @@ class DeviceTopology {
   // [0, num_relations). Copies them to `device` (the CPU: no copy where the arrays can be
   // used as they are). Throws Error when the views do not cover [0, N) in order, when typed
   // and untyped views mix, on a relation id out of range, or on a run of 2^31 entries or
-  // more (Floyd's draws need fewer).
-  DeviceTopology(const std::vector<sample::CscView>& views, int num_relations,
-                 torch::Device device);
+  // more (Floyd's draws need fewer). `weights`: also hold the views' edge weights (for
+  // DeviceSampleOptions::weighted; Error when a view with entries has none).
+  DeviceTopology(const std::vector<sample::CscView>& views, int num_relations, torch::Device device,
+                 bool weights = false);
 
   const torch::Device& device() const { return device_; }
   int64_t num_nodes() const { return num_nodes_; }
@@ -65,6 +82,15 @@ class DeviceTopology {
   // [E] global source ids: int32 when N < 2^31 and the device is not the CPU, else int64.
   const torch::Tensor& indices() const { return indices_; }
   const torch::Tensor& stream_ids() const { return stream_ids_; }  // [N] int64
+  // [E] float32 edge weights aligned with indices(), when constructed with `weights`;
+  // undefined otherwise.
+  const torch::Tensor& weights() const { return weights_; }
+  bool weighted() const { return weights_.defined(); }
+  // The global edge ids (sample::CscView::first_edge + the entry's position in its view) of
+  // entries at positions `entries` of indices() whose rows are `nodes` (aligned, int64):
+  // position + a per-view shift (one add; an index_select by node only when the views'
+  // shifts differ).
+  torch::Tensor edge_ids(const torch::Tensor& entries, const torch::Tensor& nodes) const;
 
  private:
   torch::Device device_;
@@ -73,7 +99,11 @@ class DeviceTopology {
   bool typed_ = false;
   int64_t relations_ = 1;
   int64_t device_bytes_ = 0;
-  torch::Tensor run_ptr_, indices_, stream_ids_;
+  torch::Tensor run_ptr_, indices_, stream_ids_, weights_;
+  // Edge id - position in indices(): edge_shift_ for every row, or per row ([N] int64,
+  // defined only when the views' shifts differ).
+  int64_t edge_shift_ = 0;
+  torch::Tensor row_edge_shift_;
 };
 
 // A sampled batch on the device.
@@ -87,11 +117,20 @@ struct DeviceSample {
   torch::Tensor input_nodes;
   int64_t num_edges = 0;  // of every block
   int host_reads = 0;     // device-to-host reads this batch made (see above)
+  // With DeviceSampleOptions::edge_ids: [num_edges] int64, the global edge id of every
+  // block's edges (block 0's first, each block's in the order of its indices), what
+  // sample::Block::edge_ids holds in the host pipeline; undefined otherwise.
+  torch::Tensor edge_ids;
 };
 
 struct DeviceSampleOptions {
   // Set every block's graph_deg: the whole-graph in-degree of its src nodes (GCN).
   bool degrees = false;
+  // Set DeviceSample::edge_ids (no host read: the ids are derived from the picks' positions).
+  bool edge_ids = false;
+  // Weighted sampling without replacement (sample::Weighting::kEdgeWeight; the topology must
+  // hold weights: Error otherwise). See the header for what it equals.
+  bool weighted = false;
 };
 
 class DeviceSampler {
