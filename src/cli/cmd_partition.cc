@@ -146,8 +146,9 @@ Action add_partition_command(CLI::App& app) {
                  "OGB layout: split folder under split/ (default: the only one)");
   app.add_option("--edge-split", flags->edge_split,
                  "Link prediction: VALID,TEST fractions of the edges (an edge and its reverse "
-                 "together) to hold out of the graph, each with as many sampled non-edges, "
-                 "e.g. 0.05,0.10 (docs/partition-format.md); homogeneous datasets only");
+                 "together, a pair repeated at different times once) to hold out of the graph, "
+                 "each with as many sampled non-edges, e.g. 0.05,0.10 "
+                 "(docs/partition-format.md); homogeneous datasets only");
   app.add_option("--edge-split-by", flags->edge_split_by,
                  "How --edge-split picks the held-out edges: random, or time (the latest by "
                  "edge_time held out, test the latest; the pairs' times are written too, for "

@@ -94,6 +94,16 @@ std::vector<uint8_t> unit_entries(const ShardGraph& g, DistComm& comm) {
   return unit;
 }
 
+// A random split draws over node pairs (edge_split.h): with edge_time a pair repeated at
+// different times is several stored entries, adjacent in their row (rows are sorted by
+// source). Keeps the unit mark on the first of each run only, so a pair is one unit however
+// many copies it has, and all of them leave the graph with it (remove_held_out).
+void first_copies_only(const graph::Csr& c, std::vector<uint8_t>* unit) {
+  for (int64_t i = 0; i < c.num_rows(); ++i)
+    for (int64_t k = c.indptr[i] + 1; k < c.indptr[i + 1]; ++k)
+      if (c.indices[k] == c.indices[k - 1]) (*unit)[k] = 0;
+}
+
 // The stored entries' edge_time column, or null.
 const Column* time_column(const ShardGraph& g) {
   for (const Column& c : g.edge_columns)
@@ -171,7 +181,12 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
                            DistComm& comm) {
   const int R = comm.size(), me = comm.rank();
   const graph::Csr& c = g.in_edges;
-  const std::vector<uint8_t> unit = unit_entries(g, comm);
+  const Column* times = o.by == SplitBy::kTime ? time_column(g) : nullptr;
+  PARTITA_CHECK(o.by != SplitBy::kTime || times != nullptr, Error,
+                "internal: a split by time without edge times");
+  // By time every copy of a pair is a unit (its own time); at random the pair is.
+  std::vector<uint8_t> unit = unit_entries(g, comm);
+  if (times == nullptr) first_copies_only(c, &unit);
   int64_t mine = 0;
   for (uint8_t u : unit) mine += u;
   int64_t offset = 0, units = 0;
@@ -197,9 +212,6 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
   HeldOutEdges out;
   out.source = "sampled";
   out.fractions = o;
-  const Column* times = o.by == SplitBy::kTime ? time_column(g) : nullptr;
-  PARTITA_CHECK(o.by != SplitBy::kTime || times != nullptr, Error,
-                "internal: a split by time without edge times");
   TimePicks timed;  // split by time only
   {
     if (times != nullptr) timed = latest_units(g, unit, *times, offset, valid + test, comm);

@@ -3,13 +3,14 @@
 // (edge_split.h states what is held out), in shares over a communicator; one rank holds
 // everything. The held-out units, negatives and files do not depend on the rank count.
 //
-// Sampled split: units are numbered in order of destination, then source, so rank r's units
-// follow those of ranks below it; every rank replays the one random stream
-// (edge_split_draw.h) and keeps what falls in its range. The replay holds units/8 bytes of
-// membership bits and 16 bytes per held-out unit on every rank (no edge lists). Negatives by
-// rejection ask, per batch of candidates, each rank about the rows and the accepted pairs (a
-// hash share) it holds; on graphs dense enough for enumeration every rank gathers an n x n
-// adjacency bitmap (such graphs have at least n^2/6 units).
+// Sampled split: units (at random one per pair, the first of its copies, which share a row)
+// are numbered in order of destination, then source, so rank r's units follow those of ranks
+// below it; every rank replays the one random stream (edge_split_draw.h) and keeps what falls
+// in its range. The replay holds units/8 bytes of membership bits and 16 bytes per held-out
+// unit on every rank (no edge lists). Negatives by rejection ask, per batch of candidates,
+// each rank about the rows and the accepted pairs (a hash share) it holds; on graphs dense
+// enough for enumeration every rank gathers an n x n adjacency bitmap (such graphs have at
+// least n^2/6 units).
 // Split by time: each rank offers its latest valid + test units (time, unit index, pair; 32
 // bytes each) to every rank, which keeps the latest of them all: the same picks on every rank
 // for any rank count, without a random stream (the negatives' stream then starts unused).

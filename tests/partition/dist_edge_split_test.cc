@@ -179,6 +179,25 @@ TEST_F(DistEdgeSplitTest, TimeSplitEqualsSingleProcess) {
   check_split(path("timed"), undirected, o, 2);  // P > R
 }
 
+// A random split of a graph whose pairs repeat at different times (edge_time): the pair is
+// one unit on every rank count, so ranks hold out what one process does, every copy of a
+// held-out pair leaves the graph and the result verifies (no training edge held out).
+TEST_F(DistEdgeSplitTest, RandomSplitOfRepeatedPairsEqualsSingleProcess) {
+  data::LoadOptions directed, undirected;
+  undirected.undirected = true;
+  const data::Dataset ds = data::load_dataset(path("timed"), directed);
+  int64_t repeats = 0;
+  for (int64_t d = 0; d < ds.num_nodes; ++d)
+    for (int64_t k = ds.in_edges.indptr[d] + 1; k < ds.in_edges.indptr[d + 1]; ++k)
+      repeats += ds.in_edges.indices[k] == ds.in_edges.indices[k - 1] ? 1 : 0;
+  ASSERT_GT(repeats, 0) << "no repeated pair: the test cannot fail";
+  for (int R = 2; R <= 3; ++R) {
+    check_split(path("timed"), directed, options(R, 0.1, 0.15), R);
+    check_split(path("timed"), undirected, options(R, 0.05, 0.1), R);
+  }
+  check_split(path("timed"), undirected, options(3, 0.2, 0.1), 2);  // P > R
+}
+
 TEST_F(DistEdgeSplitTest, DenseGraphEnumeratesNegativesAlike) {
   data::LoadOptions undirected;
   undirected.undirected = true;

@@ -7,21 +7,23 @@
 // removes both u->v and v->u. A pair is written once as (s, d) where s->d is an edge, with
 // s < d when both directions are. So on a graph loaded with --undirected an edge and its
 // reverse count once, and on a directed graph each directed edge is one unit (a pair with
-// edges both ways, one unit). Negatives are unordered pairs {a, b}, a != b, with no edge
-// either way in the full graph, unique across valid and test.
+// edges both ways, one unit). A pair repeated at different times (edge_time) is one unit
+// too: the fractions count distinct pairs, a held-out pair takes all its copies out of the
+// graph, and no training pair is a held-out pair. Negatives are unordered pairs {a, b},
+// a != b, with no edge either way in the full graph, unique across valid and test.
 // Everything is a pure function of (graph, fractions, seed): no thread or rank count enters.
 //
 // By time (EdgeSplitOptions::by = kTime; the dataset has edge_time): a unit's time is the
-// edge_time of its stored entry s -> d (with edge_time a pair repeated at different times is
-// several entries, so several units). The latest valid + test units, ordered by (time, unit
-// order: destination, then source, then stored order), are held out: the latest `test` of
-// them for test, the `valid` before them for validation, so every test unit is at least as
-// late as every validation unit, and every one of them as every training unit. A training
-// unit whose pair is also held out (an earlier copy of it) is dropped with it (held-out pairs
-// leave the graph both ways, all copies). Negatives are drawn as for a random split; negative
-// k (in draw order) takes the time of the k-th held-out unit in (time, unit) order, so a
-// validation negative has a validation time, a test negative a test time. Every held-out,
-// negative and training pair then carries its time (format.h, the *_time files).
+// edge_time of its stored entry s -> d (unlike a random split, a pair repeated at different
+// times is several entries, so several units, one per time). The latest valid + test units,
+// ordered by (time, unit order: destination, then source, then stored order), are held out:
+// the latest `test` of them for test, the `valid` before them for validation, so every test
+// unit is at least as late as every validation unit, and every one of them as every training
+// unit. A training unit whose pair is also held out (an earlier copy of it) is dropped with it
+// (held-out pairs leave the graph both ways, all copies). Negatives are drawn as for a random
+// split; negative k (in draw order) takes the time of the k-th held-out unit in (time, unit)
+// order, so a validation negative has a validation time, a test negative a test time. Every
+// held-out, negative and training pair then carries its time (format.h, the *_time files).
 #include <cstdint>
 #include <string>
 #include <vector>
