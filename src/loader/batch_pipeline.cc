@@ -28,8 +28,6 @@ BatchPipeline::BatchPipeline(const BatchPipelineOptions& options,
                 options_.feature_row_bytes);
   PARTITA_CHECK(options_.resident == nullptr || !options_.typed, Error,
                 "internal: resident rows given for a typed graph");
-  PARTITA_CHECK(!options_.temporal || options_.block_source == nullptr, Error,
-                "internal: temporal batches asked of a block source (it samples no times)");
   PARTITA_CHECK(options_.seed_times.empty() ||
                     (options_.temporal && options_.seed_times.size() == batches_.size()),
                 Error, "internal: seed times for {} steps of {} (temporal: {})",

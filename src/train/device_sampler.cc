@@ -4,6 +4,12 @@
 // (k: the segment's fanout). Slots [S, W] (W: the largest fanout) hold the picks, in stored
 // order, where slot < count; the hop then dedups the picked ids against the frontier and
 // among themselves in one stable sort, reads its sizes once, and compacts.
+//
+// Temporal: every entry of the frontier's runs is a slot (one host read for their total),
+// filtered by time; uniform draws Floyd's positions among a run's allowed entries (d = m,
+// their count), looked up in the allowed entries laid out segment by segment; recent ranks
+// the allowed entries of a run by time (latest first, then stored order), as weighted ranks
+// by key. Relabelling dedups (node, time) pairs.
 #include "partita/train/device_sampler.h"
 
 #include <ATen/record_function.h>
@@ -11,6 +17,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "device_blocks.h"
 #include "device_random.h"
@@ -84,13 +91,29 @@ struct Picks {
   torch::Tensor entry;     // [M] the pick's position in the topology's indices (0: not valid)
 };
 
+// Every entry of every segment of a temporal hop, one slot each, and which the time allows.
+struct Entries {
+  int64_t total = 0;
+  torch::Tensor segment;  // [total] each slot's segment
+  torch::Tensor first;    // [S] each segment's first slot
+  torch::Tensor at;       // [total] 0, 1, ...
+  torch::Tensor entry;    // [total] its position in the topology's indices
+  torch::Tensor allowed;  // [total] bool: its time is <= (strict: <) its segment's
+  torch::Tensor m;        // [S] allowed entries per segment
+};
+
 class HopSampler {
  public:
-  HopSampler(const DeviceTopology& topology, bool weighted, int* reads)
-      : topo_(topology), weighted_(weighted), reads_(reads) {}
+  HopSampler(const DeviceTopology& topology, const DeviceSampleOptions& options, int* reads)
+      : topo_(topology),
+        weighted_(options.weighted),
+        temporal_(options.temporal),
+        strict_(options.strict),
+        reads_(reads) {}
 
   // Per-segment fanouts of the hop: fanouts[r] for relation r (one entry when untyped).
-  Picks pick(const torch::Tensor& nodes, uint64_t hop_key,
+  // `times`: temporal, the frontier entries' times.
+  Picks pick(const torch::Tensor& nodes, const torch::Tensor& times, uint64_t hop_key,
              const std::vector<int64_t>& fanouts) const {
     const auto i64 = nodes.options();
     const int64_t R = topo_.num_relations();
@@ -98,8 +121,8 @@ class HopSampler {
     const int64_t S = n * R;
     const torch::Tensor rel = torch::arange(R, i64);
     const torch::Tensor run = (nodes.unsqueeze(1) * R + rel).reshape({S});
-    const torch::Tensor start = topo_.run_ptr().index_select(0, run);
-    const torch::Tensor d = topo_.run_ptr().index_select(0, run + 1) - start;
+    torch::Tensor start = topo_.run_ptr().index_select(0, run);
+    torch::Tensor d = topo_.run_ptr().index_select(0, run + 1) - start;
     bool every = false;
     int64_t width = 0;
     for (int64_t f : fanouts) {
@@ -115,6 +138,19 @@ class HopSampler {
       k = k.repeat({n});
     }
     if (weighted_) return pick_weighted(nodes, hop_key, start, d, k);
+    // Temporal uniform: segment g's j-th allowed entry is table[start[g] + j].
+    torch::Tensor table;
+    if (temporal_ != sample::Temporal::kNone) {
+      const Entries e = filter(times, start, d);
+      if (temporal_ == sample::Temporal::kRecent) return pick_recent(e, k);
+      d = e.m;
+      start = d.cumsum(0) - d;
+      table = torch::zeros({e.total + 1}, i64)
+                  .index_copy_(0,
+                               torch::where(e.allowed, e.allowed.cumsum(0).sub_(1),
+                                            torch::full_like(e.at, e.total)),
+                               e.entry);
+    }
     const torch::Tensor whole = k.lt(0).logical_or_(d.le(k));  // take every entry
     Picks p;
     p.count = torch::where(whole, d, k);
@@ -147,6 +183,7 @@ class HopSampler {
     }
     torch::Tensor entry = start.index_select(0, p.segment) + pos;
     if (p.valid.defined()) entry.masked_fill_(p.valid.logical_not(), 0);
+    if (table.defined()) entry = table.index_select(0, entry);
     p.neighbor = topo_.indices().index_select(0, entry).to(torch::kInt64);
     if (p.valid.defined()) p.neighbor.masked_fill_(p.valid.logical_not(), kNone);
     p.entry = std::move(entry);
@@ -154,6 +191,55 @@ class HopSampler {
   }
 
  private:
+  // The slots of every entry of the segments (a host read: their total), each allowed when
+  // its time is <= (strict: <) its frontier entry's time.
+  Entries filter(const torch::Tensor& times, const torch::Tensor& start,
+                 const torch::Tensor& d) const {
+    const auto i64 = d.options();
+    const int64_t S = d.size(0);
+    const int64_t R = topo_.num_relations();
+    Entries e;
+    e.total = host_read({d.sum()}, reads_)[0];
+    e.segment = torch::arange(S, i64).repeat_interleave(d, /*dim=*/0, e.total);
+    e.first = d.cumsum(0) - d;
+    e.at = torch::arange(e.total, i64);
+    e.entry = start.index_select(0, e.segment) + e.at - e.first.index_select(0, e.segment);
+    const torch::Tensor limit =
+        times.index_select(0, R == 1 ? e.segment : e.segment.div(R, "trunc"));
+    const torch::Tensor t = topo_.times().index_select(0, e.entry);
+    e.allowed = strict_ ? t.lt(limit) : t.le(limit);
+    e.m = torch::zeros({S}, i64).index_add_(0, e.segment, e.allowed.to(torch::kInt64));
+    return e;
+  }
+
+  // Recent: a segment's allowed entries ranked latest first (ties: the earlier entry), the
+  // count = min(k, m) first picked (every allowed one for k < 0), in stored order.
+  Picks pick_recent(const Entries& e, const torch::Tensor& k) const {
+    const auto i64 = k.options();
+    // ~time orders latest first without overflow; then by segment, allowed entries first.
+    const c10::optional<bool> stable(true);
+    const torch::Tensor later = topo_.times().index_select(0, e.entry).bitwise_not();
+    const torch::Tensor by_time = std::get<1>(torch::sort(later, stable, /*dim=*/0));
+    const torch::Tensor group = e.segment.mul(2).add_(e.allowed.logical_not().to(torch::kInt64));
+    const torch::Tensor by_segment =
+        std::get<1>(torch::sort(group.index_select(0, by_time), stable, /*dim=*/0));
+    const torch::Tensor order = by_time.index_select(0, by_segment);
+    const torch::Tensor rank =
+        torch::empty({e.total}, i64)
+            .index_copy_(0, order,
+                         e.at - e.first.index_select(0, e.segment.index_select(0, order)));
+    Picks p;
+    p.segment = e.segment;
+    p.entry = e.entry;
+    p.count = torch::where(k.lt(0), e.m, torch::minimum(k, e.m));
+    p.valid = rank.lt(p.count.index_select(0, p.segment));  // only allowed entries rank so
+    const torch::Tensor before = p.count.cumsum(0) - p.count;
+    p.slot = p.valid.to(torch::kInt64).cumsum(0).sub_(1).sub_(before.index_select(0, p.segment));
+    p.neighbor = topo_.indices().index_select(0, p.entry).to(torch::kInt64);
+    p.neighbor.masked_fill_(p.valid.logical_not(), kNone);
+    return p;
+  }
+
   // Efraimidis-Spirakis for every segment: one slot per entry (their total takes a host
   // read), entry i of a segment keyed -log(u_i) / w_i with u_i from the segment's draw i
   // (positive weights; others never picked), the count = min(k, positive entries) smallest
@@ -203,25 +289,41 @@ class HopSampler {
 
   const DeviceTopology& topo_;
   bool weighted_;
+  sample::Temporal temporal_;
+  bool strict_;
   int* reads_;
 };
 
 // Local ids of `all` = [frontier (distinct), picks (kNone: no pick)] by first appearance,
 // as sample::NodeRelabeler numbers them; sizes not known yet (the caller reads `distinct`).
+// Temporal (`times` defined, aligned with `all`): of (node, time) pairs, as
+// sample::BlockBuilder numbers them.
 struct Relabeled {
   torch::Tensor local;     // [T] local id of each entry (garbage for kNone)
   torch::Tensor nodes;     // [T + 1]: the distinct ids in order in [0, distinct), then garbage
   torch::Tensor distinct;  // scalar: how many distinct ids
+  torch::Tensor times;     // temporal: [T + 1], the distinct entries' times as `nodes`
 };
 
-Relabeled relabel(const torch::Tensor& all) {
+Relabeled relabel(const torch::Tensor& all, const torch::Tensor& times) {
   const int64_t T = all.size(0);
   const auto i64 = all.options();
-  const auto sorted = torch::sort(all, c10::optional<bool>(true), /*dim=*/0);
-  const torch::Tensor& values = std::get<0>(sorted);
-  const torch::Tensor& perm = std::get<1>(sorted);
+  const c10::optional<bool> stable(true);
+  torch::Tensor values, perm;
+  if (!times.defined()) {
+    std::tie(values, perm) = torch::sort(all, stable, /*dim=*/0);
+  } else {  // by (node, time): a stable sort by time, then one by node
+    const torch::Tensor by_time = std::get<1>(torch::sort(times, stable, /*dim=*/0));
+    const auto by_node = torch::sort(all.index_select(0, by_time), stable, /*dim=*/0);
+    values = std::get<0>(by_node);
+    perm = by_time.index_select(0, std::get<1>(by_node));
+  }
   torch::Tensor starts = torch::ones({T}, i64.dtype(torch::kBool));  // a new value begins
   if (T > 1) starts.slice(0, 1).copy_(values.slice(0, 1).ne(values.slice(0, 0, T - 1)));
+  if (T > 1 && times.defined()) {
+    const torch::Tensor t = times.index_select(0, perm);
+    starts.slice(0, 1).logical_or_(t.slice(0, 1).ne(t.slice(0, 0, T - 1)));
+  }
   const torch::Tensor group = starts.cumsum(0).sub_(1);
   // Stable: a group's first sorted entry is its first appearance.
   const torch::Tensor first_of_group =
@@ -236,6 +338,9 @@ Relabeled relabel(const torch::Tensor& all) {
   r.local = torch::empty({T}, i64).scatter_(0, perm, local_sorted);
   r.nodes = torch::empty({T + 1}, i64)
                 .index_copy_(0, torch::where(is_first, id_at, torch::full_like(id_at, T)), all);
+  if (times.defined())
+    r.times = torch::empty({T + 1}, i64)
+                  .index_copy_(0, torch::where(is_first, id_at, torch::full_like(id_at, T)), times);
   r.distinct = is_first.sum();
   return r;
 }
@@ -270,17 +375,32 @@ DeviceSample DeviceSampler::sample(const torch::Tensor& seeds, const sample::Blo
       Error, "internal: device sampler seeds must be int64 [n] on {}", topo.device().str());
   PARTITA_CHECK(!sample_options.weighted || topo.weighted(), Error,
                 "internal: weighted device sampling on a topology without edge weights");
+  const bool temporal = sample_options.temporal != sample::Temporal::kNone;
+  PARTITA_CHECK(!temporal || (topo.timed() && !sample_options.weighted), Error,
+                "internal: temporal device sampling {}",
+                topo.timed() ? "is not weighted" : "on a topology without edge times");
+  PARTITA_CHECK(!temporal || (sample_options.seed_times.defined() &&
+                              sample_options.seed_times.device() == topo.device() &&
+                              sample_options.seed_times.scalar_type() == torch::kInt64 &&
+                              sample_options.seed_times.sizes() == seeds.sizes()),
+                Error, "internal: temporal device sampling needs int64 seed times, one per seed");
   DeviceSample out;
-  HopSampler sampler(topo, sample_options.weighted, &out.host_reads);
+  HopSampler sampler(topo, sample_options, &out.host_reads);
   torch::Tensor nodes = seeds;
+  torch::Tensor times = temporal ? sample_options.seed_times : torch::Tensor();
   std::vector<torch::Tensor> edge_ids;  // per hop, with sample_options.edge_ids
   for (size_t hop = 0; hop < options.fanouts.num_hops(); ++hop) {
     std::vector<int64_t> fanouts = options.fanouts.relations_of(hop);
     if (fanouts.empty()) fanouts.assign(static_cast<size_t>(R), options.fanouts.hops[hop]);
     const int64_t n = nodes.size(0);
     const Picks p =
-        sampler.pick(nodes, sample::hop_key(options.key, static_cast<int>(hop)), fanouts);
-    const Relabeled r = relabel(torch::cat({nodes, p.neighbor}));
+        sampler.pick(nodes, times, sample::hop_key(options.key, static_cast<int>(hop)), fanouts);
+    // Temporal: each pick at the time of the entry it was drawn for.
+    const Relabeled r = relabel(
+        torch::cat({nodes, p.neighbor}),
+        temporal ? torch::cat({times, times.index_select(
+                                          0, R == 1 ? p.segment : p.segment.div(R, "trunc"))})
+                 : torch::Tensor());
     // The sizes, in one read: edges, distinct nodes (and typed: relation rows, relations).
     std::vector<torch::Tensor> sizes{p.count.sum(), r.distinct};
     torch::Tensor run_counts;
@@ -324,8 +444,10 @@ DeviceSample DeviceSampler::sample(const torch::Tensor& seeds, const sample::Blo
     out.blocks.push_back(device_block_tensors(csc));
     out.num_edges += edges;
     nodes = r.nodes.slice(0, 0, csc.num_src);
+    if (temporal) times = r.times.slice(0, 0, csc.num_src);
   }
   out.input_nodes = nodes;
+  out.input_times = times;
   if (sample_options.edge_ids)
     out.edge_ids = edge_ids.empty() ? torch::empty({0}, seeds.options()) : torch::cat(edge_ids);
   if (sample_options.degrees && !out.blocks.empty()) {

@@ -28,7 +28,7 @@ torch::Tensor borrowed(ArrayView<const float> a) {
 
 // The views checked to cover [0, N) in order; returns N and the entry count E.
 std::pair<int64_t, int64_t> check_views(const std::vector<sample::CscView>& views, bool typed,
-                                        int num_relations, bool weights) {
+                                        int num_relations, bool weights, bool times) {
   int64_t rows = 0, edges = 0;
   for (size_t p = 0; p < views.size(); ++p) {
     const sample::CscView& v = views[p];
@@ -42,6 +42,8 @@ std::pair<int64_t, int64_t> check_views(const std::vector<sample::CscView>& view
                   v.typed() ? "" : "un", typed ? "" : "un");
     PARTITA_CHECK(!weights || v.weighted() || v.indices.empty(), Error,
                   "device topology: view {} has no edge weights", p);
+    PARTITA_CHECK(!times || v.timed() || v.indices.empty(), Error,
+                  "device topology: view {} has no edge times", p);
     rows += v.num_rows();
     edges += v.num_rows() > 0 ? v.indptr[v.num_rows()] - v.indptr[0] : 0;
   }
@@ -54,11 +56,11 @@ std::pair<int64_t, int64_t> check_views(const std::vector<sample::CscView>& view
 }  // namespace
 
 DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int num_relations,
-                               torch::Device device, bool weights)
+                               torch::Device device, bool weights, bool times)
     : device_(device) {
   typed_ = !views.empty() && views[0].typed();
   relations_ = typed_ ? num_relations : 1;
-  std::tie(num_nodes_, num_edges_) = check_views(views, typed_, num_relations, weights);
+  std::tie(num_nodes_, num_edges_) = check_views(views, typed_, num_relations, weights, times);
   const int64_t R = relations_;
   const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
 
@@ -77,6 +79,7 @@ DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int nu
     stream_ids_ = v.stream_ids.empty() ? torch::arange(num_nodes_, i64) : borrowed(v.stream_ids);
     device_bytes_ = v.stream_ids.empty() ? num_nodes_ * 8 : 0;
     if (weights) weights_ = borrowed(v.weights.subview(0, v.indptr[v.num_rows()]));
+    if (times) times_ = borrowed(v.times.subview(0, v.indptr[v.num_rows()]));
     return;
   }
 
@@ -87,6 +90,7 @@ DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int nu
       torch::empty({num_edges_}, i64.dtype(narrow ? torch::kInt32 : torch::kInt64));
   torch::Tensor stream_ids = torch::empty({num_nodes_}, i64);
   torch::Tensor weight = weights ? torch::empty({num_edges_}, torch::kFloat32) : torch::Tensor();
+  torch::Tensor time = times ? torch::empty({num_edges_}, i64) : torch::Tensor();
   int64_t* ptr = run_ptr.data_ptr<int64_t>();
   int64_t* sid = stream_ids.data_ptr<int64_t>();
   int64_t base = 0;  // entries of the views before this one
@@ -132,6 +136,9 @@ DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int nu
     if (weights && count > 0)
       std::memcpy(weight.data_ptr<float>() + base, v.weights.data() + first,
                   static_cast<size_t>(count) * sizeof(float));
+    if (times && count > 0)
+      std::memcpy(time.data_ptr<int64_t>() + base, v.times.data() + first,
+                  static_cast<size_t>(count) * sizeof(int64_t));
     base += count;
   }
   ptr[num_nodes_ * R] = base;
@@ -143,6 +150,10 @@ DeviceTopology::DeviceTopology(const std::vector<sample::CscView>& views, int nu
   if (weights) {
     weights_ = weight.to(device_);
     device_bytes_ += num_edges_ * 4;
+  }
+  if (times) {
+    times_ = time.to(device_);
+    device_bytes_ += num_edges_ * 8;
   }
   // One shift for the whole graph (views with rows, in order, each at its first_edge: a
   // partition's parts), else one per row.

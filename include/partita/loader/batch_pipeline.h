@@ -99,8 +99,7 @@ struct BatchPipelineOptions {
   // Temporal sampling (the sampler samples temporally: sample::LocalSamplerOptions::temporal):
   // each seed's time is its node time (FeatureFetcher::fetch_node_times, fetched before the
   // blocks) and goes into the blocks (sample::BlockOptions::seed_times; Batch::sampled's
-  // seed_times and src_times). Not with a block_source (Error: the device sampler has no
-  // times).
+  // seed_times and src_times; a block_source gets them in its options and samples by them).
   bool temporal = false;
   // Temporal: the seeds' times when they are not node times (the link task's: a seed edge's
   // time), one list per step aligned with that step's seeds, used instead of fetching node

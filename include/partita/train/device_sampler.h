@@ -32,10 +32,21 @@
 // Reruns for a key on one device are identical bit for bit; blocks are built from the picks
 // as above. Host reads: one more per hop (its entry count, which sizes the keys).
 //
+// Temporal (DeviceSampleOptions::temporal, `--temporal`): the host pipeline's temporal
+// blocks (sample::BlockBuilder with seed times; temporal_kernel.cc), bit for bit. A frontier
+// entry is a (node, time) pair: the seeds at their times, each pick at the time of the entry
+// it was drawn for; relabelling numbers distinct pairs by first appearance, so one node
+// reached at two times is two src entries. A run keeps the entries whose time is <= the
+// entry's time (strict: <), in stored order; uniform: Floyd over those m entries with the
+// run's stream (all of them when m <= k), as above with d = m; recent: the k latest of them
+// (ties: the earlier entry), in stored order. DeviceSample::input_times holds every src
+// entry's time (sample::Block::src_times). Host reads: one more per hop (its entry count).
+// Not with weighted (Error; the pipeline refuses it before).
+//
 // Host synchronisation: one small device-to-host read per hop (the hop's edge and node
 // counts, and on a typed graph its relation-row counts, in one copy), which sizes the
 // hop's outputs; one more per hop whose fanout is -1 (all neighbours: the slot count), or
-// per hop when weighted (the frontier's entry count).
+// per hop when weighted or temporal (the frontier's entry count).
 // Nothing else reads device memory on the host (no nonzero, unique, item or masked_select).
 // A profiler sees each read as the scope kHostReadScope.
 //
@@ -66,9 +77,10 @@ class DeviceTopology {
   // used as they are). Throws Error when the views do not cover [0, N) in order, when typed
   // and untyped views mix, on a relation id out of range, or on a run of 2^31 entries or
   // more (Floyd's draws need fewer). `weights`: also hold the views' edge weights (for
-  // DeviceSampleOptions::weighted; Error when a view with entries has none).
+  // DeviceSampleOptions::weighted; Error when a view with entries has none). `times`: also
+  // hold the views' edge times (for DeviceSampleOptions::temporal; Error likewise).
   DeviceTopology(const std::vector<sample::CscView>& views, int num_relations, torch::Device device,
-                 bool weights = false);
+                 bool weights = false, bool times = false);
 
   const torch::Device& device() const { return device_; }
   int64_t num_nodes() const { return num_nodes_; }
@@ -86,6 +98,10 @@ class DeviceTopology {
   // undefined otherwise.
   const torch::Tensor& weights() const { return weights_; }
   bool weighted() const { return weights_.defined(); }
+  // [E] int64 edge times aligned with indices(), when constructed with `times`; undefined
+  // otherwise.
+  const torch::Tensor& times() const { return times_; }
+  bool timed() const { return times_.defined(); }
   // The global edge ids (sample::CscView::first_edge + the entry's position in its view) of
   // entries at positions `entries` of indices() whose rows are `nodes` (aligned, int64):
   // position + a per-view shift (one add; an index_select by node only when the views'
@@ -99,7 +115,7 @@ class DeviceTopology {
   bool typed_ = false;
   int64_t relations_ = 1;
   int64_t device_bytes_ = 0;
-  torch::Tensor run_ptr_, indices_, stream_ids_, weights_;
+  torch::Tensor run_ptr_, indices_, stream_ids_, weights_, times_;
   // Edge id - position in indices(): edge_shift_ for every row, or per row ([N] int64,
   // defined only when the views' shifts differ).
   int64_t edge_shift_ = 0;
@@ -115,6 +131,9 @@ struct DeviceSample {
   // [blocks.back().num_src] int64 global ids: the seeds, then each hop's new nodes; block
   // i's src nodes are its first blocks[i].num_src entries. The seeds when there is no hop.
   torch::Tensor input_nodes;
+  // Temporal: [input_nodes.numel()] int64, the time of each src entry (block i's src times
+  // are its first blocks[i].num_src entries: sample::Block::src_times); undefined otherwise.
+  torch::Tensor input_times;
   int64_t num_edges = 0;  // of every block
   int host_reads = 0;     // device-to-host reads this batch made (see above)
   // With DeviceSampleOptions::edge_ids: [num_edges] int64, the global edge id of every
@@ -131,6 +150,12 @@ struct DeviceSampleOptions {
   // Weighted sampling without replacement (sample::Weighting::kEdgeWeight; the topology must
   // hold weights: Error otherwise). See the header for what it equals.
   bool weighted = false;
+  // Temporal sampling (sample::Temporal::kUniform or kRecent; the topology must hold times:
+  // Error otherwise) with seed_times, [n] int64 on the device, one per seed; strict: an
+  // edge is allowed when its time is < the entry's (else <=). See the header.
+  sample::Temporal temporal = sample::Temporal::kNone;
+  bool strict = false;
+  torch::Tensor seed_times;
 };
 
 class DeviceSampler {
@@ -138,10 +163,10 @@ class DeviceSampler {
   // Borrows `topology`, which must outlive the sampler.
   explicit DeviceSampler(const DeviceTopology& topology) : topology_(topology) {}
 
-  // Samples the blocks of `seeds` (int64 global ids on the topology's device, distinct:
-  // not checked here, that would cost a host read) under options.key with
-  // options.fanouts. Throws Error on a fanout < -1, per-relation fanouts whose size is not
-  // the hop count or (on a hop that gives them) not the relation count.
+  // Samples the blocks of `seeds` (int64 global ids on the topology's device, distinct, or
+  // temporal distinct (seed, time) pairs: not checked here, that would cost a host read) under
+  // options.key with options.fanouts. Throws Error on a fanout < -1, per-relation fanouts whose
+  // size is not the hop count or (on a hop that gives them) not the relation count.
   DeviceSample sample(const torch::Tensor& seeds, const sample::BlockOptions& options,
                       const DeviceSampleOptions& sample_options = {}) const;
 

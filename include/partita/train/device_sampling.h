@@ -35,9 +35,10 @@ namespace partita::train {
 // resolved: see SampleOn). Throws ParameterError(sample_on) when kDevice is asked for where
 // it cannot run, saying why: another task (link), model han (metapaths are sampled on the
 // host), a rank that does not hold the whole topology (use `topology` full), a server,
-// temporal sampling (the session's sampler options: the device sampler has no edge times
-// yet; kAuto then samples on the host). Edge features and weighted sampling are sampled
-// there (the source returns edge ids; weights: device_sampler.h says what they equal).
+// temporal sampling by weight (the session's sampler options: the device samples by time or
+// by weight, not both; kAuto then samples on the host). Edge features, weighted and
+// temporal sampling are sampled there (the source returns edge ids; weights and times:
+// device_sampler.h says what they equal).
 bool samples_on_device(const runtime::Session& session, const TrainOptions& options);
 // Why device sampling cannot run for `options` on `session`, or "" when it can.
 std::string device_sampling_refusal(const runtime::Session& session, const TrainOptions& options);
@@ -60,6 +61,11 @@ struct DeviceSourceOptions {
   // Sample by edge weight (DeviceSampleOptions::weighted): the views' weights go to the
   // device too.
   bool weighted = false;
+  // Temporal sampling (DeviceSampleOptions::temporal and strict; not with weighted): the
+  // views' times go to the device too, and each batch's seed times (sample::BlockOptions::
+  // seed_times, one per seed) with its seeds.
+  sample::Temporal temporal = sample::Temporal::kNone;
+  bool strict = false;
 };
 
 class DeviceBlockSource final : public loader::BlockSource {
