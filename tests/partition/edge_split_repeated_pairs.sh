@@ -7,23 +7,12 @@
 #     edge_split_repeated_pairs.sh PARTITA MPIRUN WORK_DIR
 set -eu
 partita=$1 mpirun=$2 work=$3
+here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
 
-fail() { echo "FAIL: $1"; [ -f "$2" ] && cat "$2"; exit 1; }
-
-# same DIR_A DIR_B: every file byte-identical, partita.json apart from timing/peaks.
-stable() { grep -v -e '"phase_seconds"' -e 'peak_rss_bytes' "$1/partita.json"; }
-same() {
-  (cd "$1" && find . -name '*.npy' | sort) >files_a
-  (cd "$2" && find . -name '*.npy' | sort) >files_b
-  diff files_a files_b >diff.log 2>&1 || fail "$1 and $2 hold different files" diff.log
-  while read -r f; do cmp -s "$1/$f" "$2/$f" || fail "$f differs between $1 and $2" /dev/null; done <files_a
-  stable "$1" >meta_a
-  stable "$2" >meta_b
-  diff meta_a meta_b >diff.log 2>&1 || fail "partita.json of $1 and $2 differ" diff.log
-}
+. "$here/same_dirs.sh"  # fail, stable, same
 
 "$partita" -q generate --nodes 1500 --avg-degree 6 --feat-dim 8 --classes 2 --seed 5 \
   --edge-time --out ds >gen.log 2>&1 || fail "generate --edge-time" gen.log
