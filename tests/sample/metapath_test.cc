@@ -468,9 +468,9 @@ void brute_force_timed(const TimedToy& t, const Metapath& m, size_t step, int64_
 
 // The budget walks with times, one temporal kernel call per node with the documented keys
 // and the frontier node's time at every step.
-void reference_timed_walk(const CscView& view, const testing::TemporalMode& mode,
-                          const Metapath& m, int index, size_t step, int64_t v, int64_t time,
-                          int64_t budget, uint64_t hop_key, std::vector<int64_t>* out) {
+void reference_timed_walk(const CscView& view, const testing::TemporalMode& mode, const Metapath& m,
+                          int index, size_t step, int64_t v, int64_t time, int64_t budget,
+                          uint64_t hop_key, std::vector<int64_t>* out) {
   if (step == m.relations.size()) return append_unique(out, v);
   std::vector<int64_t> fanouts(6, 0);
   fanouts[m.relations[step]] = budget;
@@ -486,8 +486,7 @@ void reference_timed_walk(const CscView& view, const testing::TemporalMode& mode
   const int64_t k = s.counts[0];
   for (int64_t i = 0; i < k; ++i) {
     const int64_t child = budget < 0 ? -1 : budget / k + (i < budget % k ? 1 : 0);
-    reference_timed_walk(view, mode, m, index, step + 1, s.neighbors[i], time, child, hop_key,
-                         out);
+    reference_timed_walk(view, mode, m, index, step + 1, s.neighbors[i], time, child, hop_key, out);
   }
 }
 
@@ -502,7 +501,9 @@ LocalSamplerOptions temporal_options(const testing::TemporalMode& mode, int thre
 
 // The temporal modes of training: uniform and recent, strict or not.
 std::vector<testing::TemporalMode> walk_modes() {
-  return {{Temporal::kUniform, false}, {Temporal::kUniform, true}, {Temporal::kRecent, false},
+  return {{Temporal::kUniform, false},
+          {Temporal::kUniform, true},
+          {Temporal::kRecent, false},
           {Temporal::kRecent, true}};
 }
 

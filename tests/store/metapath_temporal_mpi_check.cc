@@ -132,15 +132,17 @@ std::string pipeline_leaks(runtime::Session& session, sample::NeighborSampler& s
     std::vector<int64_t> times;
     for (int64_t v : testing::map_ids(batch->sampled.seeds, node_map))
       times.push_back(ref.node_time(v));
-    if (temporal && batch->sampled.seed_times != times) failure = "the pipeline's seed times differ";
+    if (temporal && batch->sampled.seed_times != times)
+      failure = "the pipeline's seed times differ";
     if (failure.empty())
-      failure = testing::walk_sampled_edges(
-          batch->sampled, times, node_map, /*need_times=*/temporal,
-          [&](const testing::SampledEdge& e) -> std::string {
-            ++*edges;
-            if (!ref.reaches(e.dst, e.relation, e.time, strict, e.src)) ++*later;
-            return "";
-          });
+      failure =
+          testing::walk_sampled_edges(batch->sampled, times, node_map, /*need_times=*/temporal,
+                                      [&](const testing::SampledEdge& e) -> std::string {
+                                        ++*edges;
+                                        if (!ref.reaches(e.dst, e.relation, e.time, strict, e.src))
+                                          ++*later;
+                                        return "";
+                                      });
   }
   return failure;
 }
@@ -235,10 +237,10 @@ int check_untimed_leaks(MpiScope& mpi, const std::string& parts_dir, Reference& 
   const int64_t total_later = coll.allreduce_one(later, ReduceOp::kSum);
   const int64_t total_edges = coll.allreduce_one(edges, ReduceOp::kSum);
   if (mpi.rank() == 0)
-    std::printf("%d ranks, han not temporal: %lld of %lld sampled metapath neighbours reached "
-                "only through later edges\n",
-                mpi.size(), static_cast<long long>(total_later),
-                static_cast<long long>(total_edges));
+    std::printf(
+        "%d ranks, han not temporal: %lld of %lld sampled metapath neighbours reached "
+        "only through later edges\n",
+        mpi.size(), static_cast<long long>(total_later), static_cast<long long>(total_edges));
   if (!failure.empty()) std::fprintf(stderr, "rank %d: %s\n", mpi.rank(), failure.c_str());
   return failure.empty() && total_later > 0 ? 0 : 1;
 }
@@ -254,8 +256,7 @@ int main(int argc, char** argv) {
     MpiScope mpi(&argc, &argv);
     try {
       const data::Dataset dataset = data::load_dataset(argv[1], {});
-      const partition::TypedMeta meta =
-          store::DistGraph::open(argv[2], 0, mpi.size()).typed_meta();
+      const partition::TypedMeta meta = store::DistGraph::open(argv[2], 0, mpi.size()).typed_meta();
       Reference ref(dataset, meta);  // the default metapaths
       const std::vector<int64_t> node_map = testing::read_node_map(argv[2]);
       int failed = check_untimed_leaks(mpi, argv[2], ref, node_map);
