@@ -21,12 +21,15 @@ struct Head {
   int64_t origin = 0;  // index of the frontier node it started from
   int64_t node = 0;    // global id it has reached
   int64_t budget = 0;  // walks it still carries (-1: every neighbour)
+  int64_t time = 0;    // temporal: its frontier node's time (0 otherwise)
 };
 
 // The walks of one step that carry the same budget: one inner call.
 struct BudgetGroup {
-  std::vector<int64_t> nodes;                   // distinct, in first-appearance order
-  absl::flat_hash_map<int64_t, int64_t> index;  // node -> position in `nodes`
+  // Distinct (node, time) entries in first-appearance order (time 0 when not temporal: a
+  // node reached at two times is two entries, and its samples may differ).
+  std::vector<int64_t> nodes, times;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> index;  // entry -> position
   NeighborSample sample;
   std::vector<int64_t> offsets;  // into sample.neighbors, one per node
 };
@@ -96,8 +99,11 @@ Endpoints walk(NeighborSampler& inner, const HopRequest& request, const Metapath
   Endpoints out;
   out.counts.assign(static_cast<size_t>(n), 0);
   if (fanout == 0) return out;
+  const bool temporal = !request.times.empty();
   std::vector<Head> heads(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) heads[static_cast<size_t>(i)] = {i, request.frontier[i], fanout};
+  for (int64_t i = 0; i < n; ++i)
+    heads[static_cast<size_t>(i)] = {i, request.frontier[i], fanout,
+                                     temporal ? request.times[i] : 0};
   for (size_t step = 0; step < m.relations.size() && !heads.empty(); ++step) {
     const int32_t relation = m.relations[step];
     // Ordered by budget so the inner calls come in one order on every rank (not needed
@@ -105,8 +111,11 @@ Endpoints walk(NeighborSampler& inner, const HopRequest& request, const Metapath
     std::map<int64_t, BudgetGroup> groups;
     for (const Head& h : heads) {
       BudgetGroup& g = groups[h.budget];
-      if (g.index.try_emplace(h.node, static_cast<int64_t>(g.nodes.size())).second)
+      if (g.index.try_emplace(std::make_pair(h.node, h.time), static_cast<int64_t>(g.nodes.size()))
+              .second) {
         g.nodes.push_back(h.node);
+        g.times.push_back(h.time);
+      }
     }
     std::vector<std::pair<int64_t, BudgetGroup*>> calls;
     for (auto& [budget, g] : groups) calls.emplace_back(budget, &g);
@@ -117,6 +126,7 @@ Endpoints walk(NeighborSampler& inner, const HopRequest& request, const Metapath
       fanouts[static_cast<size_t>(relation)] = budget;
       HopRequest inner_request;
       inner_request.frontier = g.nodes;
+      if (temporal) inner_request.times = g.times;
       inner_request.hop = request.hop;
       inner_request.hop_key =
           metapath_step_key(request.hop_key, index, static_cast<int>(step), budget);
@@ -139,12 +149,12 @@ Endpoints walk(NeighborSampler& inner, const HopRequest& request, const Metapath
     next.reserve(heads.size());
     for (const Head& h : heads) {
       const BudgetGroup& g = groups.at(h.budget);
-      const size_t at = static_cast<size_t>(g.index.at(h.node));
+      const size_t at = static_cast<size_t>(g.index.at(std::make_pair(h.node, h.time)));
       const int64_t k = g.sample.counts[at];
       const int64_t* picked = g.sample.neighbors.data() + g.offsets[at];
       for (int64_t i = 0; i < k; ++i) {
         const int64_t child = h.budget < 0 ? -1 : h.budget / k + (i < h.budget % k ? 1 : 0);
-        next.push_back({h.origin, picked[i], child});
+        next.push_back({h.origin, picked[i], child, h.time});
       }
     }
     heads = std::move(next);
@@ -178,6 +188,9 @@ void MetapathSampler::sample_hop(const HopRequest& request, NeighborSample* out)
     PARTITA_CHECK(fanouts[m] >= -1, Error, "metapath sampler: fanout {} of metapath '{}'",
                   fanouts[m], metapaths_[m].name);
   }
+  PARTITA_CHECK(request.times.empty() || request.times.size() == request.frontier.size(), Error,
+                "metapath sampler: {} times for {} frontier nodes", request.times.size(),
+                request.frontier.size());
   std::vector<Endpoints> per_metapath(num_metapaths);
   run_all(num_metapaths, [&](size_t m) {
     per_metapath[m] =

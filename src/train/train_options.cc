@@ -177,10 +177,8 @@ void check_sampling_rule(const TrainOptions& o, const sample::LocalSamplerOption
                       "or auto)");
   if (!temporal) return;
   // Typed partitions sample temporally through the relation runs of the neighbour kernel
-  // (`model` rgcn); HAN's metapath sampler walks relations without times.
-  PARTITA_CHECK_PARAM(o.model.kind != ModelKind::kHan, "temporal",
-                      "not with `model` han yet (its metapath sampler reads no edge times); "
-                      "on a typed partition train `model` rgcn with `temporal`");
+  // (`model` rgcn), and `model` han's metapath walks at their seed's time, every step
+  // (sample/metapath_sampler.h).
   PARTITA_CHECK_PARAM(o.eval.mode == EvalMode::kSampled, "eval",
                       "full: full-neighbourhood inference reads every edge, later ones too; with "
                       "`temporal` evaluate sampled (the training rule)");

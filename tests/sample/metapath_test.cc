@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <string>
 #include <tuple>
@@ -22,6 +23,7 @@
 #include "partita/sample/local_sampler.h"
 #include "partita/sample/metapath_sampler.h"
 #include "partita/sample/metapath_spec.h"
+#include "temporal_test_util.h"
 
 namespace partita::sample {
 namespace {
@@ -426,6 +428,298 @@ TEST(MetapathSampler, RejectsFanoutsThatDoNotFitItsMetapaths) {
   EXPECT_THROW(sampler.sample_hop(request, &s), Error);
   EXPECT_THROW(MetapathSampler(local, {}, 6), Error);
   EXPECT_THROW(MetapathSampler(local, two_metapaths(), 3), Error);
+}
+
+// ---------------------------------------------------------------------------------------
+// Temporal walks (metapath_sampler.h, "Temporal"): the toy graph with every third entry of
+// a row repeated (one (source, destination) pair of a relation at two times), a time per
+// entry in [0, 20) (many ties), each paper at a time of its own in [0, 20).
+constexpr int64_t kTimeRange = 20;
+
+struct TimedToy {
+  ToyGraph t;
+  std::vector<int64_t> times;        // one per entry
+  std::vector<int64_t> paper_times;  // one per paper
+  CscView view() const {
+    CscView v = t.view();
+    v.times = times;
+    return v;
+  }
+};
+
+TimedToy timed_toy() {
+  const ToyGraph plain = toy_graph();
+  TimedToy out;
+  out.t.g = testing::with_repeats(plain.g, plain.relations, out.t.relations);
+  out.times = testing::random_times(static_cast<int64_t>(out.t.g.indices.size()), kTimeRange, 41);
+  out.paper_times = testing::random_times(kPapers, kTimeRange, 42);
+  return out;
+}
+
+// Every walk of `m` from v over the entries a node at time `time` may follow, depth first in
+// stored order: with fanout -1 exactly the sampler's endpoints.
+void brute_force_timed(const TimedToy& t, const Metapath& m, size_t step, int64_t v, int64_t time,
+                       bool strict, std::vector<int64_t>* out) {
+  if (step == m.relations.size()) return append_unique(out, v);
+  for (int64_t e = t.t.g.indptr[v]; e < t.t.g.indptr[v + 1]; ++e)
+    if (t.t.relations[e] == m.relations[step] && testing::allowed(t.times[e], time, strict))
+      brute_force_timed(t, m, step + 1, t.t.g.indices[e], time, strict, out);
+}
+
+// The budget walks with times, one temporal kernel call per node with the documented keys
+// and the frontier node's time at every step.
+void reference_timed_walk(const CscView& view, const testing::TemporalMode& mode, const Metapath& m,
+                          int index, size_t step, int64_t v, int64_t time, int64_t budget,
+                          uint64_t hop_key, std::vector<int64_t>* out) {
+  if (step == m.relations.size()) return append_unique(out, v);
+  std::vector<int64_t> fanouts(6, 0);
+  fanouts[m.relations[step]] = budget;
+  KernelOptions o;
+  o.fanout = budget;
+  o.relation_fanouts = fanouts;
+  o.temporal = mode.temporal;
+  o.strict = mode.strict;
+  NeighborSample s;
+  const std::vector<int64_t> node{v}, node_time{time};
+  sample_neighbors(view, node, node_time,
+                   metapath_step_key(hop_key, index, static_cast<int>(step), budget), o, &s);
+  const int64_t k = s.counts[0];
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t child = budget < 0 ? -1 : budget / k + (i < budget % k ? 1 : 0);
+    reference_timed_walk(view, mode, m, index, step + 1, s.neighbors[i], time, child, hop_key, out);
+  }
+}
+
+LocalSamplerOptions temporal_options(const testing::TemporalMode& mode, int threads = 1) {
+  LocalSamplerOptions lo;
+  lo.temporal = mode.temporal;
+  lo.strict = mode.strict;
+  lo.threads = threads;
+  lo.chunk = 3;
+  return lo;
+}
+
+// The temporal modes of training: uniform and recent, strict or not.
+std::vector<testing::TemporalMode> walk_modes() {
+  return {{Temporal::kUniform, false},
+          {Temporal::kUniform, true},
+          {Temporal::kRecent, false},
+          {Temporal::kRecent, true}};
+}
+
+TEST(MetapathSamplerTemporal, AllNeighboursAreTheEndpointsOfTheAllowedWalks) {
+  const TimedToy t = timed_toy();
+  const std::vector<Metapath> metapaths =
+      resolve_metapaths("paper-author-paper,paper-field-paper,cites-rev_cites", toy());
+  const std::vector<int64_t> frontier = papers();
+  for (const testing::TemporalMode& mode : walk_modes()) {
+    LocalSampler local(t.view(), temporal_options(mode));
+    MetapathSampler sampler(local, metapaths, 6);
+    HopRequest request;
+    request.frontier = frontier;
+    request.times = t.paper_times;
+    request.hop_key = 77;
+    NeighborSample s;
+    sampler.sample_hop(request, &s);
+    ASSERT_EQ(s.counts.size(), frontier.size());
+    int64_t total = 0, fewer = 0;
+    for (int64_t i = 0; i < kPapers; ++i) {
+      for (int32_t m = 0; m < 3; ++m) {
+        std::vector<int64_t> want, untimed;
+        brute_force_timed(t, metapaths[m], 0, i, t.paper_times[i], mode.strict, &want);
+        brute_force(t.t, metapaths[m], 0, i, &untimed);
+        EXPECT_EQ(of_metapath(s, i, m), want)
+            << "paper " << i << " at " << t.paper_times[i] << " metapath " << m;
+        total += static_cast<int64_t>(want.size());
+        if (want.size() < untimed.size()) ++fewer;
+      }
+    }
+    EXPECT_EQ(total, static_cast<int64_t>(s.neighbors.size()));
+    EXPECT_GT(total, kPapers) << "the times leave too little for the test to mean much";
+    EXPECT_GT(fewer, kPapers / 2) << "the times keep out too little for the test to mean much";
+  }
+}
+
+// Records, for every inner call of the metapath sampler, each sampled edge (by its edge id)
+// with the time its head was asked at, and checks it against the view: the edge leads from
+// the neighbour to the head, has the step's relation (the only one with a fanout), and is no
+// later than the time allows. The no-leak proof edge by edge along every walk.
+class LeakRecorder final : public NeighborSampler {
+ public:
+  LeakRecorder(LocalSampler& inner, const TimedToy& t, bool strict, bool timed)
+      : inner_(inner), t_(t), strict_(strict), timed_(timed) {}
+
+  void sample_hop(const HopRequest& request, NeighborSample* out) override {
+    HopRequest untimed = request;
+    if (!timed_) untimed.times = {};  // the teeth: the same walks without times
+    inner_.sample_hop(untimed, out);
+    int32_t relation = -1;
+    for (size_t r = 0; r < request.relation_fanouts.size(); ++r)
+      if (request.relation_fanouts[r] != 0) relation = static_cast<int32_t>(r);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (request.times.size() != request.frontier.size()) {
+      failure_ = "an inner call without one time per node";
+      return;
+    }
+    int64_t at = 0;
+    for (int64_t j = 0; j < request.frontier.size(); ++j) {
+      const int64_t v = request.frontier[j], time = request.times[j];
+      if (t_.t.g.indptr[v + 1] > t_.t.g.indptr[v]) {
+        for (int64_t e = t_.t.g.indptr[v]; e < t_.t.g.indptr[v + 1]; ++e)
+          if (t_.t.relations[e] == relation && !testing::allowed(t_.times[e], time, strict_))
+            ++later_in_rows_;
+      }
+      for (int64_t k = at; k < at + out->counts[j]; ++k) {
+        const int64_t e = out->edge_ids[k];
+        ++edges_;
+        if (e < t_.t.g.indptr[v] || e >= t_.t.g.indptr[v + 1] ||
+            t_.t.g.indices[e] != out->neighbors[k] || t_.t.relations[e] != relation) {
+          failure_ = "edge " + std::to_string(e) + " is not the sampled one";
+        } else if (!testing::allowed(t_.times[e], time, strict_)) {
+          ++leaks_;
+        }
+      }
+      at += out->counts[j];
+    }
+  }
+  std::string failure_;
+  int64_t edges_ = 0, leaks_ = 0, later_in_rows_ = 0;
+
+ private:
+  LocalSampler& inner_;
+  const TimedToy& t_;
+  bool strict_, timed_;
+  std::mutex mu_;
+};
+
+TEST(MetapathSamplerTemporal, NoWalkFollowsAnEdgeLaterThanItsFrontierNode) {
+  const TimedToy t = timed_toy();
+  const std::vector<Metapath> metapaths =
+      resolve_metapaths("paper-author-paper,paper-field-paper,cites-rev_cites", toy());
+  const std::vector<int64_t> frontier = papers();
+  for (const testing::TemporalMode& mode : walk_modes()) {
+    for (const std::vector<int64_t>& fanouts :
+         {std::vector<int64_t>{2, 2, 2}, {5, 3, 7}, {-1, -1, -1}}) {
+      SCOPED_TRACE(std::string(mode.temporal == Temporal::kRecent ? "recent" : "uniform") +
+                   (mode.strict ? " strict" : "") + " fanout " + std::to_string(fanouts[0]));
+      for (bool timed : {true, false}) {
+        LocalSamplerOptions lo = temporal_options(mode, /*threads=*/2);
+        lo.edge_ids = true;
+        if (!timed) lo.temporal = Temporal::kNone;
+        LocalSampler local(t.view(), lo);
+        LeakRecorder recorder(local, t, mode.strict, timed);
+        MetapathSampler sampler(recorder, metapaths, 6);
+        HopRequest request;
+        request.frontier = frontier;
+        request.times = t.paper_times;
+        request.hop_key = hop_key({3, 1, 4}, 0);
+        request.relation_fanouts = fanouts;
+        NeighborSample s;
+        sampler.sample_hop(request, &s);
+        EXPECT_EQ(recorder.failure_, "");
+        EXPECT_GT(recorder.edges_, 2 * kPapers);
+        EXPECT_GT(recorder.later_in_rows_, 0) << "no walked row holds a later edge: vacuous";
+        if (timed) {
+          EXPECT_EQ(recorder.leaks_, 0) << "of " << recorder.edges_ << " walked edges";
+          // And every endpoint is one an allowed walk reaches.
+          for (int64_t i = 0; i < kPapers; ++i) {
+            for (int32_t m = 0; m < 3; ++m) {
+              std::vector<int64_t> reachable;
+              brute_force_timed(t, metapaths[m], 0, i, t.paper_times[i], mode.strict, &reachable);
+              for (int64_t u : of_metapath(s, i, m))
+                EXPECT_NE(std::find(reachable.begin(), reachable.end(), u), reachable.end())
+                    << "paper " << i << " reaches " << u << " by metapath " << m;
+            }
+          }
+        } else {
+          EXPECT_GT(recorder.leaks_, 0) << "without times the walks should reach later edges";
+        }
+      }
+    }
+  }
+}
+
+TEST(MetapathSamplerTemporal, BudgetWalksEqualTheTemporalKernelNodeByNode) {
+  const TimedToy t = timed_toy();
+  const CscView view = t.view();
+  const std::vector<Metapath> metapaths = two_metapaths();
+  // Every paper twice: at its time and at a later one (the same node at two times).
+  std::vector<int64_t> frontier = papers(), times = t.paper_times;
+  for (int64_t i = 0; i < kPapers; ++i) {
+    frontier.push_back(i);
+    times.push_back(t.paper_times[i] + 7);
+  }
+  for (const testing::TemporalMode& mode : walk_modes()) {
+    for (const std::vector<int64_t>& fanouts :
+         {std::vector<int64_t>{1, 1}, {3, 5}, {7, 0}, {25, 2}, {-1, 3}}) {
+      std::vector<NeighborSample> by_threads;
+      for (int threads : {1, 2}) {
+        LocalSampler local(view, temporal_options(mode, threads));
+        MetapathSampler sampler(local, metapaths, 6);
+        HopRequest request;
+        request.frontier = frontier;
+        request.times = times;
+        request.hop_key = hop_key({5, 2, 9}, 1);
+        request.relation_fanouts = fanouts;
+        NeighborSample s, again;
+        sampler.sample_hop(request, &s);
+        sampler.sample_hop(request, &again);
+        EXPECT_EQ(s.neighbors, again.neighbors);
+        EXPECT_EQ(s.counts, again.counts);
+        EXPECT_EQ(s.relations, again.relations);
+        int64_t differ = 0;
+        for (int64_t i = 0; i < static_cast<int64_t>(frontier.size()); ++i) {
+          for (int32_t m = 0; m < 2; ++m) {
+            std::vector<int64_t> want;
+            if (fanouts[m] != 0)
+              reference_timed_walk(view, mode, metapaths[m], m, 0, frontier[i], times[i],
+                                   fanouts[m], request.hop_key, &want);
+            const std::vector<int64_t> got = of_metapath(s, i, m);
+            EXPECT_EQ(got, want) << "entry " << i << " metapath " << m << " fanout " << fanouts[m];
+            if (fanouts[m] >= 0) {
+              EXPECT_LE(static_cast<int64_t>(got.size()), fanouts[m]);
+            }
+            if (i >= kPapers && got != of_metapath(s, i - kPapers, m)) ++differ;
+          }
+        }
+        EXPECT_GT(differ, 0) << "a later time changes no sample: the times are not used";
+        // One entry alone gets what it got inside the frontier.
+        for (int64_t i : {int64_t{0}, int64_t{13}, int64_t{kPapers + 13}}) {
+          const std::vector<int64_t> one{frontier[i]}, one_time{times[i]};
+          request.frontier = one;
+          request.times = one_time;
+          NeighborSample alone;
+          sampler.sample_hop(request, &alone);
+          for (int32_t m = 0; m < 2; ++m) EXPECT_EQ(of_metapath(alone, 0, m), of_metapath(s, i, m));
+        }
+        by_threads.push_back(std::move(s));
+      }
+      EXPECT_EQ(by_threads[0].neighbors, by_threads[1].neighbors);
+    }
+  }
+}
+
+TEST(MetapathSamplerTemporal, RejectsTimesThatAreNotOnePerNode) {
+  const TimedToy t = timed_toy();
+  LocalSampler local(t.view(), temporal_options({Temporal::kUniform, false}));
+  MetapathSampler sampler(local, two_metapaths(), 6);
+  const std::vector<int64_t> frontier{1, 2}, one_time{3};
+  HopRequest request;
+  request.frontier = frontier;
+  request.times = one_time;
+  NeighborSample s;
+  try {
+    sampler.sample_hop(request, &s);
+    ADD_FAILURE() << "one time for two nodes was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("metapath sampler: 1 times for 2 frontier nodes"),
+              std::string::npos)
+        << e.what();
+  }
+  // A temporal inner sampler asked without times refuses (the kernel's error), not samples
+  // every edge.
+  request.times = {};
+  EXPECT_THROW(sampler.sample_hop(request, &s), Error);
 }
 
 }  // namespace

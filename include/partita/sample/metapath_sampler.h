@@ -23,12 +23,30 @@
 // in the walk tree (depth-first: the order of the inner samples), and may include the
 // frontier node itself (paper-author-paper comes back to the paper).
 //
+// Temporal (request.times given, one per frontier node; the inner sampler samples temporally,
+// e.g. LocalSamplerOptions::temporal): every step of every walk from frontier node i is
+// sampled at i's time T[i], whatever node the walk has reached: the inner call gets each
+// walk head with T[i] (HopRequest::times), so a step may follow only in-edges with
+// time <= T[i] (< with strict), exactly as every hop of the typed temporal sampler uses the
+// time of the seed it descends from (neighbor_kernel.h). The fanout is the same budget, over
+// the ALLOWED in-edges: a head carrying budget c takes min(c, m) of its m allowed
+// in-neighbours of the step's relation, drawn by the inner strategy (uniform: the kernel's
+// draw among the allowed entries with the run's own stream; recent: the c latest allowed,
+// ties by stored position), and splits c among them as above. So with times every edge on
+// every walk is no later than its frontier node's time, N = -1 gives exactly the endpoints
+// of the walks over allowed edges, and a node with fewer allowed walks reaches fewer
+// endpoints. Heads are grouped per inner call by (node, time): one node reached from
+// frontier nodes of two times is sampled once at each. Over a DistSampler a head's time
+// travels with it to the owner of the node it has reached (dist_sampler.h), so temporal walks
+// too are identical for 1 and P ranks. Without times, walks are as above.
+//
 // Keys: the inner call of metapath m, step s and budget c uses
 //     hop key stream_key(request.hop_key, m, s, c)   (c = -1 encoded as UINT64_MAX)
-// with relation_fanouts that keep only the step's relation (fanout c). Hence every sampled
-// neighbour of a node is a function of (node, request.hop_key, fanouts) alone: not of the
-// rest of the frontier, the rank count, the thread count, or which sampler answers, and a
-// batch is identical for 1 and P ranks, 1 and N threads, and bit-identical on a rerun.
+// with relation_fanouts that keep only the step's relation (fanout c); the time keys no
+// stream. Hence every sampled neighbour of a node is a function of (node, request.hop_key,
+// fanouts, and with times its time) alone: not of the rest of the frontier, the rank count,
+// the thread count, or which sampler answers, and a batch is identical for 1 and P ranks, 1
+// and N threads, and bit-identical on a rerun.
 //
 // Thread-safety: sample_hop keeps no state between calls; it may be called concurrently when
 // the inner sampler may (it calls the inner sampler from several threads at once). It blocks
@@ -52,7 +70,9 @@ class MetapathSampler final : public NeighborSampler {
   MetapathSampler(NeighborSampler& inner, std::vector<Metapath> metapaths, int num_relations);
 
   // Throws partita::Error if request.relation_fanouts is neither empty nor one per
-  // metapath, or a fanout is < -1; and whatever the inner sampler throws.
+  // metapath, a fanout is < -1, or request.times is neither empty nor one per frontier
+  // node; and whatever the inner sampler throws (e.g. times to a sampler that is not
+  // temporal, or none to one that is).
   void sample_hop(const HopRequest& request, NeighborSample* out) override;
 
   const std::vector<Metapath>& metapaths() const { return metapaths_; }
