@@ -3,11 +3,12 @@ and closes its graph, or just exits, must end cleanly, never with a segfault fro
 threads still fetching through a session that closed. Each run is a process of its own (the
 crash was at exit, about one run in three or four), so the reproduction runs RUNS times, at
 1 rank (one process on a 1-part directory) and at 2 ranks (mpirun on 2 METIS parts), a few
-processes at a time. CTest runs this file as python_exit.
+processes at a time. The 1-rank runs are forked children of one interpreter that imported
+torch once (exit_runs.py), each leaving through the interpreter's exit as a fresh process
+does; an mpirun job starts its own. CTest runs this file as python_exit.
 """
 import concurrent.futures
 import os
-import textwrap
 
 import pytest
 
@@ -61,6 +62,9 @@ print("ok", flush=True)
 """
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
 def run_many(count, start):
     """Runs start() `count` times, AT_ONCE at a time; returns the failed runs' results."""
     with concurrent.futures.ThreadPoolExecutor(AT_ONCE) as pool:
@@ -75,10 +79,21 @@ def describe(failed, runs):
             f"{first.stdout[-3000:]}\n{first.stderr[-3000:]}")
 
 
-def start_at(ranks, script, parts):
+def run_at(ranks, script, parts, runs, scratch):
+    """Runs `script parts` `runs` times at `ranks` ranks; asserts that every run exited 0.
+    One process: forked children of one interpreter that imported torch once
+    (exit_runs.py: each ends as a fresh process does). Under mpirun: a job per run."""
     if ranks == 1:
-        return lambda: run([PYTHON, script, parts], check=False, timeout=120)
-    return lambda: mpirun(ranks, [PYTHON, script, parts], check=False, timeout=120)
+        out = scratch / "runs"
+        out.mkdir()
+        done = run([PYTHON, os.path.join(HERE, "exit_runs.py"), str(runs), str(AT_ONCE), "120",
+                    str(out), script, parts], check=False, timeout=60 + 60 * runs)
+        assert done.returncode == 0 and done.stdout.startswith(f"ok {runs} runs"), \
+            f"{done.stdout[-4000:]}\n{done.stderr[-3000:]}"
+        return
+    failed = run_many(runs, lambda: mpirun(ranks, [PYTHON, script, parts], check=False,
+                                           timeout=120))
+    assert not failed, describe(failed, runs)
 
 
 @pytest.mark.parametrize("ranks", [1, 2])
@@ -86,8 +101,7 @@ def test_unfinished_epoch_exits_cleanly(cora_parts, scratch, ranks):
     script = str(scratch / "repro.py")
     with open(script, "w") as f:
         f.write(REPRO)
-    failed = run_many(RUNS, start_at(ranks, script, cora_parts[ranks]))
-    assert not failed, describe(failed, RUNS)
+    run_at(ranks, script, cora_parts[ranks], RUNS, scratch)
 
 
 @pytest.mark.parametrize("ranks", [1, 2])
@@ -95,6 +109,19 @@ def test_break_kept_iterator_and_use_after_close(cora_parts, scratch, ranks):
     script = str(scratch / "variants.py")
     with open(script, "w") as f:
         f.write(VARIANTS)
-    runs = 10
-    failed = run_many(runs, start_at(ranks, script, cora_parts[ranks]))
-    assert not failed, describe(failed, runs)
+    run_at(ranks, script, cora_parts[ranks], 10, scratch)
+
+
+def test_a_crash_at_exit_fails_the_forked_runs(cora_parts, scratch):
+    """exit_runs.py sees what a fresh process would show: a segfault during the
+    interpreter's exit (after the script ended, from an atexit handler) fails the run."""
+    script = str(scratch / "crash.py")
+    with open(script, "w") as f:
+        f.write(REPRO + "import atexit, ctypes\natexit.register(lambda: ctypes.string_at(0))\n")
+    out = scratch / "runs"
+    out.mkdir()
+    done = run([PYTHON, os.path.join(HERE, "exit_runs.py"), "2", "2", "120", str(out), script,
+                cora_parts[1]], check=False, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "run 0: killed by signal 11" in done.stdout, done.stdout
+    assert "run 1: killed by signal 11" in done.stdout, done.stdout
