@@ -35,7 +35,15 @@ Builds Partita against this machine's torch and checks it on the GPU, in five ph
              test accuracies within 1 point) and on the products-scale graph (generate
              --nodes 2400000 --avg-degree 26 --feat-dim 100 --classes 47 --seed 1, split
              8/1/1 % as bench/train_products.py, 1 part; made under --work unless there):
-             the median epoch of the 3 and the test accuracy (goals 0.5 s and 1.5 s)
+             the median epoch of the 3 and the test accuracy (goals 0.5 s and 1.5 s);
+             then issue 41's sampling on synth200k with edge arrays (edge_weight,
+             edge_time, node_time, edge_feat [E, 8], written beside it once), one epoch
+             (98 steps) per run, each --sample-on device run with its host twin (test
+             accuracies within 2 points weighted, 1 point otherwise):
+             --sample-weight edge_weight; --temporal (--gpu-cache-ratio 0); gat --hidden
+             64 --edge-features; and \`partita sample-bench\` (10 batches, --threads 1):
+             ns per sampled edge on the host and on the GPU, uniform, --temporal and
+             --temporal --temporal-strategy recent
   python     (only with --only) the Python package built in the same build directory for
              python3's torch and imported there (needs Python's headers), then pip-installed
              (setup.py, reusing that build) into a folder and imported from another
@@ -329,17 +337,23 @@ for line in open(sys.argv[1]):
   return $failed
 }
 
-# gpu_sampling_train GRAPH PARTS SAMPLE_ON: 3 epochs of the phase's recipe; emits the median
-# epoch and the test accuracy, and sets test_acc. Fails when the run does, or when the final
-# record says it sampled elsewhere than asked.
+# gpu_sampling_train GRAPH PARTS SAMPLE_ON [VARIANT ARGS...]: 3 epochs of the phase's recipe
+# (ARGS after it: a flag given twice keeps its last value, e.g. --epochs 1); emits the median
+# epoch and the test accuracy (with variant=VARIANT when given), and sets test_acc. Fails when
+# the run does, or when the final record says it sampled elsewhere than asked.
 gpu_sampling_train() {
-  local graph=$1 parts=$2 on=$3 m="$work/gpu-sampling-$1-$3.jsonl" out
+  local graph=$1 parts=$2 on=$3 variant=${4:-} out
+  shift $(($# < 4 ? $# : 4))
+  local m="$work/gpu-sampling-$graph${variant:+-$variant}-$on.jsonl"
+  local tag=()
+  [ -z "$variant" ] || tag=(variant="$variant")
+  test_acc=""
   # shellcheck disable=SC2086  # $train_args: several words on purpose
   if ! run "$partita" -q train --parts "$parts" --device cuda --sample-on "$on" \
          --precision bf16 --gpu-cache-ratio 1 --model sage --layers 3 --hidden 256 \
-         --fanouts 15,10,5 --batch-size 1024 --epochs 3 --eval-every 0 \
+         --fanouts 15,10,5 --batch-size 1024 --epochs 3 --eval-every 0 "$@" \
          --metrics-out "$m" --force $train_args; then
-    emit phase=gpu-sampling graph="$graph" sample_on="$on" ok=false
+    emit phase=gpu-sampling graph="$graph" "${tag[@]}" sample_on="$on" ok=false
     return 1
   fi
   out=$("$python" -c '
@@ -353,15 +367,107 @@ for line in open(sys.argv[1]):
         final = r
 print(statistics.median(epochs) if epochs else "null", "[" + ",".join(map(str, epochs)) + "]",
       final.get("test_acc", "null"), final.get("sample_on", "null"))' "$m")
-  local median all where
-  read -r median all test_acc where <<< "$out"
+  local median all acc where
+  read -r median all acc where <<< "$out"
   local ok=true goal=0.5
   [ "$graph" = products ] && goal=1.5
+  [ -z "$variant" ] || goal=null  # the goals are the plain recipe's
   [ "$where" = "$on" ] && [ "$median" != null ] || ok=false
-  emit phase=gpu-sampling graph="$graph" sample_on="$on" sampled_on="$where" ranks=1 \
-       precision=bf16 epoch_s_median="$median" epoch_s_all="$all" test_acc="$test_acc" \
+  emit phase=gpu-sampling graph="$graph" "${tag[@]}" sample_on="$on" sampled_on="$where" ranks=1 \
+       precision=bf16 epoch_s_median="$median" epoch_s_all="$all" test_acc="$acc" \
        goal_s="$goal" ok="$ok"
+  test_acc=$acc
   [ "$ok" = true ]
+}
+
+# device_vs_host GRAPH PARTS MAX_GAP_POINTS [VARIANT ARGS...]: gpu_sampling_train with
+# --sample-on device, then its host twin; their test accuracies within MAX_GAP_POINTS.
+device_vs_host() {
+  local graph=$1 parts=$2 max_gap=$3 variant=${4:-}
+  shift $(($# < 4 ? $# : 4))
+  local device_acc="" host_acc="" bad=0 tag=()
+  [ -z "$variant" ] || tag=(variant="$variant")
+  gpu_sampling_train "$graph" "$parts" device "$variant" "$@" && device_acc=$test_acc || bad=1
+  gpu_sampling_train "$graph" "$parts" host "$variant" "$@" && host_acc=$test_acc || bad=1
+  if [ -n "$device_acc" ] && [ -n "$host_acc" ] && [ "$device_acc" != null ] && [ "$host_acc" != null ]; then
+    local gap pass
+    gap=$(awk -v a="$device_acc" -v b="$host_acc" 'BEGIN { d = (a - b) * 100; if (d < 0) d = -d; printf "%.2f", d }')
+    pass=$(awk -v g="$gap" -v m="$max_gap" 'BEGIN { print (g <= m) ? "true" : "false" }')
+    emit phase=gpu-sampling check=device_vs_host graph="$graph" "${tag[@]}" device_acc="$device_acc" \
+         host_acc="$host_acc" gap_points="$gap" max_gap_points="$max_gap" ok="$pass"
+    [ "$pass" = true ] || bad=1
+  else
+    bad=1
+  fi
+  return $bad
+}
+
+# prepare_synth200k_edges: synth200k with the edge arrays issue 41 samples by (its own
+# arrays linked, plus edge_weight.npy float32 uniform in [0.5, 1.5), edge_time.npy and
+# node_time.npy int64 uniform in [0, 1000), edge_feat.npy float32 [E, 8] standard normal, as
+# `partita generate --edge-weight --edge-time --node-time --edge-feat-dim 8` writes them; the
+# labels do not depend on them) and its 1-part partition under --work (once).
+prepare_synth200k_edges() {
+  local data="$work/synth200k" edata="$work/synth200k-edges" parts="$work/synth200k-edges-p1" t0
+  t0=$(now)
+  if [ ! -f "$edata/edge_feat.npy" ]; then  # written last
+    rm -rf "$edata" && mkdir -p "$edata" || return 1
+    local f
+    for f in edges feat label train_idx valid_idx test_idx; do
+      ln -s "$data/$f.npy" "$edata/$f.npy" || return 1
+    done
+    run "$python" -c '
+import os, sys
+import numpy as np
+out = sys.argv[1]
+e = np.load(os.path.join(out, "edges.npy"), mmap_mode="r").shape[0]
+n = np.load(os.path.join(out, "label.npy"), mmap_mode="r").shape[0]
+rng = np.random.default_rng(41)
+np.save(os.path.join(out, "edge_weight.npy"), rng.uniform(0.5, 1.5, e).astype(np.float32))
+np.save(os.path.join(out, "edge_time.npy"), rng.integers(0, 1000, e, dtype=np.int64))
+np.save(os.path.join(out, "node_time.npy"), rng.integers(0, 1000, n, dtype=np.int64))
+np.save(os.path.join(out, "edge_feat.npy"), rng.standard_normal((e, 8), dtype=np.float32))
+print("edges", e, "nodes", n)' "$edata" || { emit phase=gpu-sampling step=generate graph=synth200k-edges ok=false; return 1; }
+  fi
+  if [ ! -f "$parts/partita.json" ]; then
+    run "$partita" -q partition --dataset "$edata" --num-parts 1 --seed 1 --out "$parts" \
+      || { emit phase=gpu-sampling step=partition graph=synth200k-edges ok=false; return 1; }
+  fi
+  emit phase=gpu-sampling step=prepare graph=synth200k-edges ok=true seconds="$(elapsed "$t0")"
+}
+
+# gpu_sampling_bench PARTS: `partita sample-bench` on synth200k's edge arrays, 1 thread, 10
+# batches of 1024 seeds, fanouts 15,10,5: ns per sampled edge on the host and on the GPU,
+# uniform and --temporal (uniform, recent). Fails when a run does.
+gpu_sampling_bench() {
+  local parts=$1 bad=0 on temporal out
+  for on in host device; do
+    for temporal in none uniform recent; do
+      local flags=(--sample-on "$on")
+      [ "$on" = device ] && flags+=(--device cuda)
+      [ "$temporal" = none ] || flags+=(--temporal --temporal-strategy "$temporal")
+      if ! out=$("$partita" -q sample-bench --parts "$parts" --fanouts 15,10,5 --batch-size 1024 \
+                   --batches 10 --threads 1 "${flags[@]}" 2>> "$log"); then
+        emit phase=gpu-sampling step=sample_bench graph=synth200k-edges sample_on="$on" \
+             temporal="$temporal" ok=false
+        bad=1
+        continue
+      fi
+      echo "$out" >> "$log"
+      local figures
+      figures=$("$python" -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+print(d["sampled_edges"], d["sample_s_per_rank"],
+      1e9 * d["sample_s_per_rank"] / max(d["sampled_edges"], 1))' <<< "$out") || figures=""
+      local edges seconds ns
+      read -r edges seconds ns <<< "$figures"
+      emit phase=gpu-sampling step=sample_bench graph=synth200k-edges sample_on="$on" \
+           temporal="$temporal" threads=1 batches=10 sampled_edges="${edges:-null}" \
+           sample_s="${seconds:-null}" ns_per_sampled_edge="${ns:-null}" ok=true
+    done
+  done
+  return $bad
 }
 
 phase_gpu_sampling() {
@@ -373,17 +479,7 @@ phase_gpu_sampling() {
        ok="$gtest_ok"
   [ "$gtest_ok" = true ] || bad=1
   prepare_synth200k gpu-sampling || return 1
-  local device_acc="" host_acc=""
-  gpu_sampling_train synth200k "$work/synth200k-p1" device && device_acc=$test_acc || bad=1
-  gpu_sampling_train synth200k "$work/synth200k-p1" host && host_acc=$test_acc || bad=1
-  if [ -n "$device_acc" ] && [ -n "$host_acc" ]; then
-    local gap pass
-    gap=$(awk -v a="$device_acc" -v b="$host_acc" 'BEGIN { d = (a - b) * 100; if (d < 0) d = -d; printf "%.2f", d }')
-    pass=$(awk -v g="$gap" 'BEGIN { print (g <= 1.0) ? "true" : "false" }')
-    emit phase=gpu-sampling check=device_vs_host graph=synth200k device_acc="$device_acc" \
-         host_acc="$host_acc" gap_points="$gap" max_gap_points=1 ok="$pass"
-    [ "$pass" = true ] || bad=1
-  fi
+  device_vs_host synth200k "$work/synth200k-p1" 1 || bad=1
   # The products-scale graph, split as bench/train_products.py (ogbn-products' 8% training).
   local data="$work/products" parts="$work/products-p1" t0
   t0=$(now)
@@ -398,6 +494,19 @@ phase_gpu_sampling() {
   fi
   emit phase=gpu-sampling step=prepare graph=products ok=true seconds="$(elapsed "$t0")"
   gpu_sampling_train products "$parts" device || bad=1
+  # Issue 41 on the device: synth200k with edge arrays, one epoch (98 steps) per run, each
+  # device run beside its host twin. Weighted: the same distribution, not the same picks
+  # (device_sampler.h), hence 2 points; temporal (no device feature cache with it yet) and
+  # edge features (gat reading them): the host's blocks, 1 point.
+  local eparts="$work/synth200k-edges-p1"
+  prepare_synth200k_edges || return 1
+  device_vs_host synth200k-edges "$eparts" 2 weighted --epochs 1 \
+    --sample-weight edge_weight || bad=1
+  device_vs_host synth200k-edges "$eparts" 1 temporal --epochs 1 --temporal \
+    --gpu-cache-ratio 0 || bad=1
+  device_vs_host synth200k-edges "$eparts" 1 edge_features --epochs 1 --model gat \
+    --hidden 64 --edge-features || bad=1
+  gpu_sampling_bench "$eparts" || bad=1
   return $bad
 }
 

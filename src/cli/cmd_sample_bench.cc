@@ -26,7 +26,9 @@
 #include "partita/train/device.h"
 #include "partita/train/device_sampling.h"
 #include "partita/train/train_options.h"
+#include "partita/train/train_task.h"
 #include "rank_main.h"
+#include "sampling_rule_flags.h"
 #include "topology_flag.h"
 
 namespace partita::cli {
@@ -43,6 +45,8 @@ struct Flags {
   int64_t cache_presample = 10;
   std::string sample_on = "host";  // host, or device: train's device sampler (--device)
   std::string device = "cpu";
+  // --temporal and --temporal-strategy (as train's): flags.session.sampling once settled.
+  SamplingRuleFlags rule;
 };
 
 // Times each hop of the sampler it wraps.
@@ -84,6 +88,14 @@ void check_flags(const Flags& flags) {
                 "--servers: must be >= 0 (0: worker mode), got {}", flags.session.servers);
   PARTITA_CHECK(flags.sample_on == "host" || flags.sample_on == "device", UsageError,
                 "--sample-on: '{}' is not one of host, device", flags.sample_on);
+  // The sampling rule, checked as train checks it (the partition's arrays: at the session's
+  // start, sample::check_sampling_data; node times: bench_on).
+  check_sampling_rule_flags(flags.rule, flags.session.sampling);
+  train::TrainOptions rule;
+  rule.loader.sample_on =
+      flags.sample_on == "device" ? train::SampleOn::kDevice : train::SampleOn::kHost;
+  rule.cache.ratio = flags.cache_ratio;
+  train::check_sampling_rule(rule, sampling_rule(flags.rule, flags.session.sampling));
 }
 
 // --sample-on device: train's device sampler over the whole topology (train/device_sampling.h),
@@ -100,6 +112,8 @@ std::unique_ptr<train::DeviceBlockSource> device_source(runtime::RankContext& ra
   const store::DistGraph& graph = session.graph();
   train::DeviceSourceOptions source;
   source.weighted = flags.session.sampling.weighting == sample::Weighting::kEdgeWeight;
+  source.temporal = flags.session.sampling.temporal;
+  source.strict = flags.session.sampling.strict;
   return std::make_unique<train::DeviceBlockSource>(
       session.topology_views(), graph.typed() ? graph.typed_meta().num_relations() : 0,
       spec.is_cpu() ? torch::Device(torch::kCPU) : train::torch_device(spec), source);
@@ -215,6 +229,9 @@ void print_figures(const Flags& flags, const store::DistGraph& graph,
       {"replicated", graph.replicated()},
       {"sample_on", flags.sample_on},
       {"sample_weight", name_of(train::sample_weight_names(), flags.session.sampling.weighting)},
+      {"temporal", flags.rule.temporal},
+      {"temporal_strategy", name_of(train::temporal_strategy_names(), flags.rule.strategy)},
+      {"temporal_strict", flags.session.sampling.strict},
       {"topology", name_of(runtime::topology_names(), flags.session.topology)},
       {"in_memory", flags.session.graph.in_memory},
       {"host_local", name_of(runtime::host_local_names(), flags.session.host_local)},
@@ -272,6 +289,7 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
   const sample::Fanouts resolved = resolve_fanouts(flags, graph);
   const std::vector<int64_t>& fanouts = resolved.hops;
   const int me = session.rank(), ranks = session.size();
+  train::check_node_seed_times(session);  // every rank's verdict: the metadata's
   std::vector<std::vector<int64_t>> batches = rank_batches(session, flags);
   BenchCache hot_cache;
   warm_cache(rank, session, flags, batches, fanouts, hot_cache);
@@ -295,6 +313,9 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
   pipeline_options.typed = graph.typed();
   pipeline_options.fetch_labels = false;  // the benchmark measures blocks and feature rows
   pipeline_options.block_source = on_device.get();  // null: the host sampler
+  // --temporal: each seed samples at its node_time, fetched by the pipeline (node training's
+  // rule: train/node_task.cc).
+  pipeline_options.temporal = flags.session.sampling.temporal != sample::Temporal::kNone;
   double sample_s = 0, fetch_s = 0, feature_bytes = 0;
   int64_t edges = 0, input_nodes = 0, seed_count = 0;
   std::vector<double> type_inputs(static_cast<size_t>(graph.num_node_types()), 0);
@@ -368,6 +389,7 @@ int bench_on(runtime::RankContext& rank, runtime::Session& session, const Flags&
 
 int run_sample_bench(runtime::RankContext& rank, const Flags& given) {
   Flags flags = given;
+  flags.session.sampling = sampling_rule(given.rule, given.session.sampling);
   flags.session.sampling.threads =
       resolve_sampler_threads(given.session.sampling.threads, rank.cores_per_rank());
   // Server-client mode: a server serves until every client is done, and samples nothing.
@@ -427,11 +449,7 @@ Action add_sample_bench_command(CLI::App& app) {
                  "hop_s_per_rank then stays 0)")
       ->capture_default_str();
   add_device_flag(app, &flags->device, "The device of --sample-on device: cpu, cuda or cuda:N");
-  add_enum_option(app, "--sample-weight", &flags->session.sampling.weighting,
-                  train::sample_weight_names(),
-                  "none, or edge_weight: draw in-neighbours with probability proportional to "
-                  "the partition's edge_weight, without replacement, as train does (the "
-                  "partition needs edge_weight)");
+  add_sampling_rule_flags(app, &flags->rule, &flags->session.sampling);
   add_topology_flag(app, &flags->session.topology);
   return [flags] {
     check_flags(*flags);

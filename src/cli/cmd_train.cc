@@ -41,6 +41,7 @@
 #include "progress.h"
 #include "rank_main.h"
 #include "resume_settings.h"
+#include "sampling_rule_flags.h"
 #include "topology_flag.h"
 #include "train_settings.h"
 
@@ -69,8 +70,7 @@ struct Flags {
   bool layers_given = false;  // else --layers is the number of fanouts
   bool force = false;         // --metrics-out may replace an existing file
   // --temporal (and --temporal-strategy): session.sampling.temporal once settled (sampling()).
-  bool temporal = false;
-  sample::Temporal temporal_strategy = sample::Temporal::kUniform;
+  SamplingRuleFlags rule;
   MetricsFile::RunInfo run;  // the settings, for --metrics-out's run record
 };
 
@@ -105,8 +105,7 @@ void parse_link_metric(const std::string& text, train::LinkTaskOptions* link) {
 
 // The sampling rule of the run: the session's sampler options with --temporal's strategy.
 sample::LocalSamplerOptions sampling(const Flags& f) {
-  sample::LocalSamplerOptions s = f.session.sampling;
-  s.temporal = f.temporal ? f.temporal_strategy : sample::Temporal::kNone;
+  sample::LocalSamplerOptions s = sampling_rule(f.rule, f.session.sampling);
   s.edge_ids = f.train.loader.edge_features;  // edge features are fetched by edge id
   return s;
 }
@@ -142,8 +141,7 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
                   "--gpu-cache-ratio: '{}' is not auto or a number in [0, 1]", f.gpu_cache_ratio);
   }
   train::check_options(o);
-  PARTITA_CHECK(f.temporal || !f.session.sampling.strict, UsageError,
-                "--temporal-strict: applies to --temporal sampling; pass --temporal too");
+  check_sampling_rule_flags(f.rule, f.session.sampling);
   // --gpu-cache-ratio's default is resolved later (run_train): 0 with --temporal.
   train::TrainOptions rule = o;
   if (f.gpu_cache_ratio.empty()) rule.cache.gpu_ratio = 0;
@@ -359,7 +357,7 @@ int run_train(runtime::RankContext& rank, const Flags& flags, InterruptNotice* n
   options.device = rank_device(flags.device, rank);
   if (flags.gpu_cache_ratio.empty())
     options.cache.gpu_ratio =
-        default_gpu_cache_ratio(options, flags.session.servers, flags.temporal);
+        default_gpu_cache_ratio(options, flags.session.servers, flags.rule.temporal);
   options.checkpoint.settings = flags.run.settings;        // what every checkpoint records
   for (auto& [name, value] : options.checkpoint.settings)  // the values the flags resolved to
     if (name == "layers") value = std::to_string(options.model.layers);
@@ -603,28 +601,10 @@ void add_schedule_flags(CLI::App& app, Flags* flags) {
       ->capture_default_str();
 }
 
-// Which in-edges a node may sample: by time (--temporal) and by weight (--sample-weight).
+// Which in-edges a node may sample: by time (--temporal) and by weight (--sample-weight), as
+// sample-bench (sampling_rule_flags.h); and whether the model reads the sampled edges' features.
 void add_sampling_rule_flags(CLI::App& app, Flags* flags) {
-  app.add_flag("--temporal", flags->temporal,
-               "Temporal sampling (node task; the partition needs edge_time and node_time): a "
-               "seed at time t (its node_time) samples only in-edges with time <= t, and every "
-               "later hop the in-edges no later than the time of the seed it descends from, so "
-               "no block holds an edge from the seed's future. Training, validation and test "
-               "batches all sample so; 1 rank and P ranks give the same blocks "
-               "(docs/training.md, Time and weight on edges)");
-  add_enum_option(app, "--temporal-strategy", &flags->temporal_strategy,
-                  train::temporal_strategy_names(),
-                  "--temporal: which allowed in-edges a node takes: uniform (drawn as without "
-                  "--temporal, among the allowed ones) or recent (the --fanouts most recent, no "
-                  "draw)");
-  app.add_flag("--temporal-strict", flags->session.sampling.strict,
-               "--temporal: allow only in-edges strictly earlier than the seed's time (< t "
-               "instead of <= t)");
-  add_enum_option(app, "--sample-weight", &flags->session.sampling.weighting,
-                  train::sample_weight_names(),
-                  "none, or edge_weight: draw in-neighbours with probability proportional to "
-                  "the partition's edge_weight, without replacement (the partition needs "
-                  "edge_weight; not with --temporal-strategy recent)");
+  cli::add_sampling_rule_flags(app, &flags->rule, &flags->session.sampling);
   app.add_flag("--edge-features", flags->train.loader.edge_features,
                "Feed the model each sampled edge's features (the partition's edge_feat, "
                "fetched by edge id from the edge's owner like node features) with a model "

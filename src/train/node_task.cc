@@ -46,14 +46,7 @@ class NodeTask final : public TrainTask {
         options.eval.mode != EvalMode::kFull || options.model.kind != ModelKind::kHan, "eval",
         "full-graph inference (full) does not support `model` han (its blocks are sampled "
         "metapath neighbours); use `eval` sampled");
-    // A partition split by time samples temporally without node_time (the link task's seed
-    // times are its pairs'); the node task's are node times.
-    PARTITA_CHECK_PARAM(session.sampler().options().temporal == sample::Temporal::kNone ||
-                            session.graph().has_node_times(),
-                        "temporal",
-                        "{} holds no node times (node_time.npy: a seed node's time); partition "
-                        "a dataset with node_time.npy, e.g. from `generate --node-time`",
-                        session.graph().dir());
+    check_node_seed_times(session);
     plan_.emplace(all_ids(runtime::Split::kTrain), options.loader.batch_size);
     PARTITA_CHECK(plan_->num_ids() > 0, Error, "{}: the partition has no training nodes",
                   session.graph().dir());
@@ -203,6 +196,17 @@ loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
   po.edge_feature_row_bytes =
       options.loader.edge_features ? session.graph().edge_feat_row_bytes() : 0;
   return po;
+}
+
+void check_node_seed_times(const runtime::Session& session) {
+  // A partition split by time samples temporally without node_time (the link task's seed
+  // times are its pairs'); the node task's are node times.
+  PARTITA_CHECK_PARAM(session.sampler().options().temporal == sample::Temporal::kNone ||
+                          session.graph().has_node_times(),
+                      "temporal",
+                      "{} holds no node times (node_time.npy: a seed node's time); partition "
+                      "a dataset with node_time.npy, e.g. from `generate --node-time`",
+                      session.graph().dir());
 }
 
 std::unique_ptr<TrainTask> make_node_task(runtime::Session& session, const TrainOptions& options) {

@@ -195,6 +195,71 @@ TEST(CliSampleBench, SamplesATypedPartition) {
   EXPECT_NE(r.out.find("\"remote_requests\": 0"), std::string::npos) << r.out;
 }
 
+// The integer figure `key` of sample-bench's JSON in `out`, or -1 when it is missing.
+int64_t json_count(const std::string& out, const std::string& key) {
+  const std::string field = "\"" + key + "\": ";
+  const size_t at = out.find(field);
+  return at == std::string::npos ? -1 : std::stoll(out.substr(at + field.size()));
+}
+
+// --temporal (train's flags, issue 41): each seed samples at its node_time, so on a graph
+// whose edges and nodes carry times fewer edges are allowed and sampled than without it;
+// recent and strict too. The device sampler (on the CPU) gives the host's blocks exactly, so
+// the same counts. Its refusals are train's lines (corpus: sample_bench_temporal_*).
+TEST(CliSampleBench, SamplesByTimeOnTheHostAndTheDevice) {
+  TempDir dir;
+  ASSERT_EQ(partita("-q generate --nodes 2000 --avg-degree 8 --feat-dim 4 --classes 3 --seed 1 "
+                    "--edge-time --node-time --edge-weight --out " +
+                    dir / "ds")
+                .exit_code,
+            0);
+  ASSERT_EQ(partita("-q partition --dataset " + dir / "ds" + " --num-parts 1 --out " + dir / "p1")
+                .exit_code,
+            0);
+  const std::string bench =
+      "sample-bench --parts " + dir / "p1" + " --fanouts 5,3 --batch-size 64 --batches 4";
+  auto figures = [&](const std::string& flags) {
+    CommandResult r = partita(bench + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << "\n" << r.out;
+    return r.out;
+  };
+  const std::string plain = figures("");
+  const int64_t all_edges = json_count(plain, "sampled_edges");
+  ASSERT_GT(all_edges, 0) << plain;
+  EXPECT_NE(plain.find("\"temporal\": false"), std::string::npos) << plain;
+  for (const std::string strategy : {"uniform", "recent"}) {
+    const std::string flags = " --temporal --temporal-strategy " + strategy;
+    const std::string host = figures(flags);
+    const int64_t edges = json_count(host, "sampled_edges");
+    EXPECT_GT(edges, 0) << flags << "\n" << host;
+    EXPECT_LT(edges, all_edges) << flags << ": as many edges as without --temporal";
+    for (const std::string& key :
+         {std::string("\"temporal\": true"), "\"temporal_strategy\": \"" + strategy + "\"",
+          std::string("\"temporal_strict\": false")})
+      EXPECT_NE(host.find(key), std::string::npos) << key << "\n" << host;
+    const std::string device = figures(flags + " --sample-on device");
+    EXPECT_NE(device.find("\"sample_on\": \"device\""), std::string::npos) << device;
+    EXPECT_EQ(json_count(device, "sampled_edges"), edges) << flags << " --sample-on device";
+    EXPECT_EQ(json_count(device, "input_nodes"), json_count(host, "input_nodes")) << flags;
+  }
+  const std::string strict = figures(" --temporal --temporal-strict");
+  EXPECT_NE(strict.find("\"temporal_strict\": true"), std::string::npos) << strict;
+  EXPECT_LT(json_count(strict, "sampled_edges"), all_edges) << strict;
+
+  // Edge times and a split by time, but no node times: no seed has a time (train's line).
+  ASSERT_EQ(partita("-q generate --nodes 500 --avg-degree 4 --feat-dim 4 --classes 3 --seed 1 "
+                    "--edge-time --out " +
+                    dir / "et")
+                .exit_code,
+            0);
+  ASSERT_EQ(partita("-q partition --dataset " + dir / "et" +
+                    " --num-parts 1 --edge-split 0.1,0.1 --edge-split-by time --out " + dir / "ep")
+                .exit_code,
+            0);
+  expect_error(partita("sample-bench --parts " + dir / "ep" + " --temporal --batches 2"), 2,
+               {"--temporal: " + dir / "ep" + " holds no node times", "generate --node-time"});
+}
+
 TEST(CliSampleBench, RejectsRelationFanoutsOnAHomogeneousPartition) {
   TempDir dir;
   ASSERT_EQ(

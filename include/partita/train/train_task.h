@@ -84,6 +84,12 @@ loader::BatchPipelineOptions pipeline_options(runtime::Session& session,
                                               loader::BlockSource* source = nullptr,
                                               std::pmr::memory_resource* feature_memory = nullptr);
 
+// Throws ParameterError(temporal) when `session` samples temporally (its sampler's options)
+// and its partition holds no node times: a node task's seeds sample at their node_time (a
+// partition split by time passes sample::check_sampling_data without them, for the link
+// task). The node task's constructor checks it; so does any other pass over node seeds.
+void check_node_seed_times(const runtime::Session& session);
+
 // options.task's task (collective, see above). `options` must outlive the task.
 std::unique_ptr<TrainTask> make_task(runtime::Session& session, const TrainOptions& options);
 std::unique_ptr<TrainTask> make_node_task(runtime::Session& session, const TrainOptions& options);
