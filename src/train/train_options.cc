@@ -169,12 +169,6 @@ void check_sampling_rule(const TrainOptions& o, const sample::LocalSamplerOption
   check_edge_features_rule(o);
   sample::check_sampling_options(sampling);
   const bool temporal = sampling.temporal != sample::Temporal::kNone;
-  PARTITA_CHECK_PARAM(!temporal || sampling.weighting != sample::Weighting::kEdgeWeight ||
-                          o.loader.sample_on != SampleOn::kDevice,
-                      "sample_on",
-                      "device: the device sampler samples by time or by edge weight, not both; "
-                      "with `temporal` and `sample_weight` sample on the host (`sample_on` host "
-                      "or auto)");
   if (!temporal) return;
   // Typed partitions sample temporally through the relation runs of the neighbour kernel
   // (`model` rgcn); HAN's metapath sampler walks relations without times.

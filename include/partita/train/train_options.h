@@ -283,8 +283,7 @@ const NameTable<sample::Weighting>& sample_weight_names();
 // with these options yet: temporal sampling with `model` han (the metapath sampler has no
 // times), with `eval` full (full-neighbourhood inference takes
 // every edge, later ones too), `cache_ratio` or `gpu_cache_ratio` (their pre-sampling has no seed
-// times); temporal sampling by edge weight with `sample_on` device (the device sampler
-// samples by time or by weight, not both).
+// times).
 // Pure; the Trainer calls it, a front end may call it first.
 void check_sampling_rule(const TrainOptions& options, const sample::LocalSamplerOptions& sampling);
 
