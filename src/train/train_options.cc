@@ -178,12 +178,6 @@ void check_sampling_rule(const TrainOptions& o, const sample::LocalSamplerOption
   PARTITA_CHECK_PARAM(o.eval.mode == EvalMode::kSampled, "eval",
                       "full: full-neighbourhood inference reads every edge, later ones too; with "
                       "`temporal` evaluate sampled (the training rule)");
-  PARTITA_CHECK_PARAM(o.cache.ratio == 0, "cache_ratio",
-                      "not yet with `temporal` (the cache's pre-sampling has no seed times); "
-                      "pass `cache_ratio` 0");
-  PARTITA_CHECK_PARAM(o.cache.gpu_ratio == 0, "gpu_cache_ratio",
-                      "not yet with `temporal` (the cache's pre-sampling has no seed times); "
-                      "pass `gpu_cache_ratio` 0");
 }
 
 void check_options(const TrainOptions& o) {

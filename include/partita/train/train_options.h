@@ -281,9 +281,7 @@ const NameTable<sample::Temporal>& temporal_strategy_names();
 const NameTable<sample::Weighting>& sample_weight_names();
 // Throws ParameterError (sample::check_sampling_options first) for what training does not do
 // with these options yet: temporal sampling with `model` han (the metapath sampler has no
-// times), with `eval` full (full-neighbourhood inference takes
-// every edge, later ones too), `cache_ratio` or `gpu_cache_ratio` (their pre-sampling has no seed
-// times).
+// times), with `eval` full (full-neighbourhood inference takes every edge, later ones too).
 // Pure; the Trainer calls it, a front end may call it first.
 void check_sampling_rule(const TrainOptions& options, const sample::LocalSamplerOptions& sampling);
 
