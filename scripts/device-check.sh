@@ -40,7 +40,7 @@ Builds Partita against this machine's torch and checks it on the GPU, in five ph
              edge_time, node_time, edge_feat [E, 8], written beside it once), one epoch
              (98 steps) per run, each --sample-on device run with its host twin (test
              accuracies within 2 points weighted, 1 point otherwise):
-             --sample-weight edge_weight; --temporal (--gpu-cache-ratio 0); gat --hidden
+             --sample-weight edge_weight; --temporal (GPU cache auto); gat --hidden
              64 --edge-features; and \`partita sample-bench\` (10 batches, --threads 1):
              ns per sampled edge on the host and on the GPU, uniform, --temporal and
              --temporal --temporal-strategy recent
@@ -496,14 +496,14 @@ phase_gpu_sampling() {
   gpu_sampling_train products "$parts" device || bad=1
   # Issue 41 on the device: synth200k with edge arrays, one epoch (98 steps) per run, each
   # device run beside its host twin. Weighted: the same distribution, not the same picks
-  # (device_sampler.h), hence 2 points; temporal (no device feature cache with it yet) and
-  # edge features (gat reading them): the host's blocks, 1 point.
+  # (device_sampler.h), hence 2 points; temporal (the GPU cache's default, auto, chosen by a
+  # pre-sampling without times) and edge features (gat reading them): the host's blocks,
+  # 1 point.
   local eparts="$work/synth200k-edges-p1"
   prepare_synth200k_edges || return 1
   device_vs_host synth200k-edges "$eparts" 2 weighted --epochs 1 \
     --sample-weight edge_weight || bad=1
-  device_vs_host synth200k-edges "$eparts" 1 temporal --epochs 1 --temporal \
-    --gpu-cache-ratio 0 || bad=1
+  device_vs_host synth200k-edges "$eparts" 1 temporal --epochs 1 --temporal || bad=1
   device_vs_host synth200k-edges "$eparts" 1 edge_features --epochs 1 --model gat \
     --hidden 64 --edge-features || bad=1
   gpu_sampling_bench "$eparts" || bad=1

@@ -177,7 +177,8 @@ struct BenchCache {
 
 // With --cache-ratio on a rank of a partitioned worker-mode job: pre-samples the first
 // batches under another key (epoch 1; the measured batches use epoch 0) and keeps the most
-// needed remote rows in `out`, which the session's fetcher then reads.
+// needed remote rows in `out`, which the session's fetcher then reads. With --temporal the
+// pre-sampling takes every edge (loader::hottest_remote_nodes): the cache changes no result.
 void warm_cache(runtime::RankContext& rank, runtime::Session& session, const Flags& flags,
                 const std::vector<std::vector<int64_t>>& batches,
                 const std::vector<int64_t>& fanouts, BenchCache& out) {
@@ -190,7 +191,8 @@ void warm_cache(runtime::RankContext& rank, runtime::Session& session, const Fla
         batches.begin(), batches.begin() + std::min<int64_t>(flags.cache_presample, flags.batches));
     hot =
         loader::hottest_remote_nodes(session.sampler(), graph, presample, sample::Fanouts(fanouts),
-                                     flags.seed, 1, loader::cache_budget(graph, flags.cache_ratio));
+                                     flags.seed, 1, loader::cache_budget(graph, flags.cache_ratio),
+                                     flags.session.sampling.temporal);
     cache = graph.typed()
                 ? store::FeatureCache::fetch_typed(session.fetcher(), hot.ids)
                 : store::FeatureCache::fetch(session.fetcher(), hot.ids, graph.feature_row_bytes());

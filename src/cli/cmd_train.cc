@@ -142,7 +142,7 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   }
   train::check_options(o);
   check_sampling_rule_flags(f.rule, f.session.sampling);
-  // --gpu-cache-ratio's default is resolved later (run_train): 0 with --temporal.
+  // --gpu-cache-ratio's default is resolved later (run_train).
   train::TrainOptions rule = o;
   if (f.gpu_cache_ratio.empty()) rule.cache.gpu_ratio = 0;
   train::check_sampling_rule(rule, sampling(f));
@@ -156,10 +156,10 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
 }
 
 // --gpu-cache-ratio's default: auto where the model's device is a GPU and the device cache
-// serves the run (homogeneous models in worker mode, not temporal), else 0 (none).
-double default_gpu_cache_ratio(const train::TrainOptions& o, int servers, bool temporal) {
+// serves the run (homogeneous models in worker mode), else 0 (none).
+double default_gpu_cache_ratio(const train::TrainOptions& o, int servers) {
   const bool served = o.model.kind != train::ModelKind::kRgcn &&
-                      o.model.kind != train::ModelKind::kHan && servers == 0 && !temporal;
+                      o.model.kind != train::ModelKind::kHan && servers == 0;
   return !o.device.is_cpu() && served ? train::kGpuCacheAuto : 0.0;
 }
 
@@ -356,8 +356,7 @@ int run_train(runtime::RankContext& rank, const Flags& flags, InterruptNotice* n
   train::TrainOptions options = make_options(flags, rank.cores_per_rank());
   options.device = rank_device(flags.device, rank);
   if (flags.gpu_cache_ratio.empty())
-    options.cache.gpu_ratio =
-        default_gpu_cache_ratio(options, flags.session.servers, flags.rule.temporal);
+    options.cache.gpu_ratio = default_gpu_cache_ratio(options, flags.session.servers);
   options.checkpoint.settings = flags.run.settings;        // what every checkpoint records
   for (auto& [name, value] : options.checkpoint.settings)  // the values the flags resolved to
     if (name == "layers") value = std::to_string(options.model.layers);

@@ -33,8 +33,9 @@ CacheWarmup warm_feature_cache(sample::NeighborSampler& sampler, store::FeatureF
       plan.epoch_batches(options.seed, options.epoch, share);
   if (static_cast<int64_t>(batches.size()) > options.presample_batches)
     batches.resize(static_cast<size_t>(options.presample_batches));
-  const HotNodes hot = hottest_remote_nodes(sampler, graph, batches, options.fanouts, options.seed,
-                                            options.epoch, cache_budget(graph, options.ratio));
+  const HotNodes hot =
+      hottest_remote_nodes(sampler, graph, batches, options.fanouts, options.seed, options.epoch,
+                           cache_budget(graph, options.ratio), options.temporal);
   out.built = true;
   out.cache = graph.typed()
                   ? store::FeatureCache::fetch_typed(fetcher, hot.ids)
@@ -65,8 +66,9 @@ DeviceRowsWarmup warm_device_rows(sample::NeighborSampler& sampler, store::Featu
       plan.epoch_batches(options.seed, options.epoch, share);
   if (static_cast<int64_t>(batches.size()) > options.presample_batches)
     batches.resize(static_cast<size_t>(options.presample_batches));
-  HotNodes hot = hottest_input_nodes(sampler, graph, batches, options.fanouts, options.seed,
-                                     options.epoch, budget, kDeviceCacheRemoteWeight);
+  HotNodes hot =
+      hottest_input_nodes(sampler, graph, batches, options.fanouts, options.seed, options.epoch,
+                          budget, kDeviceCacheRemoteWeight, options.temporal);
   if (options.rows >= 0) {
     // What the hottest rows leave of the budget: owned rows the pre-sampling did not see.
     std::vector<bool> chosen(static_cast<size_t>(graph.num_local_nodes()), false);

@@ -24,11 +24,11 @@ int64_t cache_budget(const store::DistGraph& graph, double ratio) {
 namespace {
 
 // Counts the input nodes of every batch (remote ones only, or all) and keeps the `budget`
-// most frequent, ties to the smaller id.
+// most frequent, ties to the smaller id. Temporal: every seed at kLatestTime.
 HotNodes hottest(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                  const std::vector<std::vector<int64_t>>& batches, const sample::Fanouts& fanouts,
                  uint64_t seed, uint64_t epoch, int64_t budget, bool remote_only,
-                 int64_t remote_weight) {
+                 int64_t remote_weight, sample::Temporal temporal) {
   PARTITA_CHECK(budget >= 0, Error, "hot nodes: budget {} < 0", budget);
   HotNodes hot;
   absl::flat_hash_map<int64_t, int64_t> count;
@@ -39,9 +39,14 @@ HotNodes hottest(sample::NeighborSampler& sampler, const store::DistGraph& graph
   std::vector<bool> featured(static_cast<size_t>(graph.num_node_types()));
   for (int t = 0; t < graph.num_node_types(); ++t)
     featured[static_cast<size_t>(t)] = graph.type_feat_dim(t) > 0;
+  std::vector<int64_t> latest;  // temporal: the seeds' times
   for (size_t step = 0; step < batches.size(); ++step) {
     if (batches[step].empty()) continue;
     options.key = {seed, epoch, static_cast<uint64_t>(step)};
+    if (temporal != sample::Temporal::kNone) {
+      latest.assign(batches[step].size(), kLatestTime);
+      options.seed_times = latest;
+    }
     const sample::SampledBatch batch = builder.build(batches[step], options, sampler);
     for (int64_t gid : batch.input_nodes) {
       // A typed graph's featureless nodes have no row to cache (nor to fetch).
@@ -82,18 +87,18 @@ HotNodes hottest(sample::NeighborSampler& sampler, const store::DistGraph& graph
 HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                               const std::vector<std::vector<int64_t>>& batches,
                               const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
-                              int64_t budget) {
+                              int64_t budget, sample::Temporal temporal) {
   return hottest(sampler, graph, batches, fanouts, seed, epoch, budget, /*remote_only=*/true,
-                 /*remote_weight=*/1);
+                 /*remote_weight=*/1, temporal);
 }
 
 HotNodes hottest_input_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                              const std::vector<std::vector<int64_t>>& batches,
                              const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
-                             int64_t budget, int64_t remote_weight) {
+                             int64_t budget, int64_t remote_weight, sample::Temporal temporal) {
   PARTITA_CHECK(remote_weight >= 1, Error, "hot nodes: remote weight {} < 1", remote_weight);
   return hottest(sampler, graph, batches, fanouts, seed, epoch, budget, /*remote_only=*/false,
-                 remote_weight);
+                 remote_weight, temporal);
 }
 
 }  // namespace partita::loader

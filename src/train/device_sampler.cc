@@ -9,7 +9,8 @@
 // filtered by time; uniform draws Floyd's positions among a run's allowed entries (d = m,
 // their count), looked up in the allowed entries laid out segment by segment; recent ranks
 // the allowed entries of a run by time (latest first, then stored order), as weighted ranks
-// by key. Relabelling dedups (node, time) pairs.
+// by key; temporal and weighted keys the allowed entries only. Relabelling dedups (node,
+// time) pairs.
 #include "partita/train/device_sampler.h"
 
 #include <ATen/record_function.h>
@@ -137,10 +138,12 @@ class HopSampler {
       for (int64_t r = 0; r < R; ++r) k[r].fill_(fanouts[static_cast<size_t>(r)]);
       k = k.repeat({n});
     }
-    if (weighted_) return pick_weighted(nodes, hop_key, start, d, k);
+    const bool temporal = temporal_ != sample::Temporal::kNone;
+    if (weighted_)
+      return pick_weighted(nodes, hop_key, temporal ? filter(times, start, d) : slots(start, d), k);
     // Temporal uniform: segment g's j-th allowed entry is table[start[g] + j].
     torch::Tensor table;
-    if (temporal_ != sample::Temporal::kNone) {
+    if (temporal) {
       const Entries e = filter(times, start, d);
       if (temporal_ == sample::Temporal::kRecent) return pick_recent(e, k);
       d = e.m;
@@ -191,19 +194,27 @@ class HopSampler {
   }
 
  private:
-  // The slots of every entry of the segments (a host read: their total), each allowed when
-  // its time is <= (strict: <) its frontier entry's time.
-  Entries filter(const torch::Tensor& times, const torch::Tensor& start,
-                 const torch::Tensor& d) const {
+  // The slots of every entry of the segments (a host read: their total); `allowed` and `m`
+  // stay undefined.
+  Entries slots(const torch::Tensor& start, const torch::Tensor& d) const {
     const auto i64 = d.options();
     const int64_t S = d.size(0);
-    const int64_t R = topo_.num_relations();
     Entries e;
     e.total = host_read({d.sum()}, reads_)[0];
     e.segment = torch::arange(S, i64).repeat_interleave(d, /*dim=*/0, e.total);
     e.first = d.cumsum(0) - d;
     e.at = torch::arange(e.total, i64);
     e.entry = start.index_select(0, e.segment) + e.at - e.first.index_select(0, e.segment);
+    return e;
+  }
+
+  // slots(), each allowed when its time is <= (strict: <) its frontier entry's time.
+  Entries filter(const torch::Tensor& times, const torch::Tensor& start,
+                 const torch::Tensor& d) const {
+    const auto i64 = d.options();
+    const int64_t S = d.size(0);
+    const int64_t R = topo_.num_relations();
+    Entries e = slots(start, d);
     const torch::Tensor limit =
         times.index_select(0, R == 1 ? e.segment : e.segment.div(R, "trunc"));
     const torch::Tensor t = topo_.times().index_select(0, e.entry);
@@ -240,28 +251,37 @@ class HopSampler {
     return p;
   }
 
-  // Efraimidis-Spirakis for every segment: one slot per entry (their total takes a host
-  // read), entry i of a segment keyed -log(u_i) / w_i with u_i from the segment's draw i
-  // (positive weights; others never picked), the count = min(k, positive entries) smallest
-  // keys picked (every positive one for k < 0), in stored order.
-  Picks pick_weighted(const torch::Tensor& nodes, uint64_t hop_key, const torch::Tensor& start,
-                      const torch::Tensor& d, const torch::Tensor& k) const {
+  // Efraimidis-Spirakis for every segment, over the slots `e` (temporal: those with `allowed`
+  // only, as the host weighs the run filtered by time): entry i of a segment keyed
+  // -log(u_i) / w_i with u_i from the segment's draw i (temporal: i counts the allowed
+  // entries only; positive weights, others never picked), the count = min(k, positive
+  // entries) smallest keys picked (every positive one for k < 0), in stored order.
+  Picks pick_weighted(const torch::Tensor& nodes, uint64_t hop_key, const Entries& e,
+                      const torch::Tensor& k) const {
     const auto i64 = nodes.options();
-    const int64_t S = d.size(0);
+    const int64_t S = k.size(0);
     const int64_t R = topo_.num_relations();
-    const int64_t total = host_read({d.sum()}, reads_)[0];
+    const int64_t total = e.total;
     Picks p;
-    p.segment = torch::arange(S, i64).repeat_interleave(d, /*dim=*/0, total);
-    const torch::Tensor first = d.cumsum(0) - d;  // each segment's first slot
-    const torch::Tensor at = torch::arange(total, i64);
-    const torch::Tensor pos = at - first.index_select(0, p.segment);
-    p.entry = start.index_select(0, p.segment) + pos;
+    p.segment = e.segment;
+    p.entry = e.entry;
+    const torch::Tensor pos = e.at - e.first.index_select(0, p.segment);
     const torch::Tensor w = topo_.weights().index_select(0, p.entry);
-    // Positive: > 0 and finite (not NaN), as the host kernel's rule.
-    const torch::Tensor positive = w.gt(0).logical_and_(w.le(std::numeric_limits<float>::max()));
+    // Positive: > 0 and finite (not NaN), as the host kernel's rule; temporal: and allowed.
+    torch::Tensor positive = w.gt(0).logical_and_(w.le(std::numeric_limits<float>::max()));
+    torch::Tensor draw = pos;
+    if (e.allowed.defined()) {
+      positive.logical_and_(e.allowed);
+      // The host draws over the filtered run: an allowed entry's draw is its place among
+      // the segment's allowed entries (others' are garbage, never used).
+      draw = e.allowed.to(torch::kInt64)
+                 .cumsum(0)
+                 .sub_(1)
+                 .sub_((e.m.cumsum(0) - e.m).index_select(0, p.segment));
+    }
     torch::Tensor key = dr::stream_key(hop_key, topo_.stream_ids().index_select(0, nodes));
     if (topo_.typed()) key = dr::stream_key(key.unsqueeze(1), torch::arange(R, i64)).reshape({S});
-    const torch::Tensor u = dr::open_unit(dr::draw(key.index_select(0, p.segment), pos));
+    const torch::Tensor u = dr::open_unit(dr::draw(key.index_select(0, p.segment), draw));
     const torch::Tensor keys =
         torch::where(positive, u.log().neg_().div_(w.to(torch::kFloat64)),
                      torch::full({total}, std::numeric_limits<double>::infinity(), u.options()));
@@ -274,7 +294,8 @@ class HopSampler {
     const torch::Tensor order = by_key.index_select(0, by_segment);
     const torch::Tensor rank =
         torch::empty({total}, i64)
-            .index_copy_(0, order, at - first.index_select(0, p.segment.index_select(0, order)));
+            .index_copy_(0, order,
+                         e.at - e.first.index_select(0, p.segment.index_select(0, order)));
     const torch::Tensor positives =
         torch::zeros({S}, i64).index_add_(0, p.segment, positive.to(torch::kInt64));
     p.count = torch::where(k.lt(0), positives, torch::minimum(k, positives));
@@ -376,9 +397,10 @@ DeviceSample DeviceSampler::sample(const torch::Tensor& seeds, const sample::Blo
   PARTITA_CHECK(!sample_options.weighted || topo.weighted(), Error,
                 "internal: weighted device sampling on a topology without edge weights");
   const bool temporal = sample_options.temporal != sample::Temporal::kNone;
-  PARTITA_CHECK(!temporal || (topo.timed() && !sample_options.weighted), Error,
-                "internal: temporal device sampling {}",
-                topo.timed() ? "is not weighted" : "on a topology without edge times");
+  PARTITA_CHECK(!temporal || topo.timed(), Error,
+                "internal: temporal device sampling on a topology without edge times");
+  PARTITA_CHECK(!sample_options.weighted || sample_options.temporal != sample::Temporal::kRecent,
+                Error, "internal: recent temporal device sampling has no draw to weight");
   PARTITA_CHECK(!temporal || (sample_options.seed_times.defined() &&
                               sample_options.seed_times.device() == topo.device() &&
                               sample_options.seed_times.scalar_type() == torch::kInt64 &&

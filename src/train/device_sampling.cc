@@ -54,10 +54,6 @@ std::string device_sampling_refusal(const runtime::Session& session, const Train
   if (options.model.kind == ModelKind::kHan)
     return "`model` han samples metapath neighbours, on the host only";
   if (session.role() == runtime::Role::kServer) return "a server samples for others, on the host";
-  if (session.sampler().options().temporal != sample::Temporal::kNone &&
-      session.sampler().options().weighting == sample::Weighting::kEdgeWeight)
-    return "`temporal` with `sample_weight` samples on the host (the device samples by time "
-           "or by weight, not both)";
   if (!session.holds_topology())
     return fmt::format(
         "this rank holds only its own part of the {}-part partition; device sampling needs "

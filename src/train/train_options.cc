@@ -169,12 +169,6 @@ void check_sampling_rule(const TrainOptions& o, const sample::LocalSamplerOption
   check_edge_features_rule(o);
   sample::check_sampling_options(sampling);
   const bool temporal = sampling.temporal != sample::Temporal::kNone;
-  PARTITA_CHECK_PARAM(!temporal || sampling.weighting != sample::Weighting::kEdgeWeight ||
-                          o.loader.sample_on != SampleOn::kDevice,
-                      "sample_on",
-                      "device: the device sampler samples by time or by edge weight, not both; "
-                      "with `temporal` and `sample_weight` sample on the host (`sample_on` host "
-                      "or auto)");
   if (!temporal) return;
   // Typed partitions sample temporally through the relation runs of the neighbour kernel
   // (`model` rgcn), and `model` han's metapath walks at their seed's time, every step
@@ -182,12 +176,6 @@ void check_sampling_rule(const TrainOptions& o, const sample::LocalSamplerOption
   PARTITA_CHECK_PARAM(o.eval.mode == EvalMode::kSampled, "eval",
                       "full: full-neighbourhood inference reads every edge, later ones too; with "
                       "`temporal` evaluate sampled (the training rule)");
-  PARTITA_CHECK_PARAM(o.cache.ratio == 0, "cache_ratio",
-                      "not yet with `temporal` (the cache's pre-sampling has no seed times); "
-                      "pass `cache_ratio` 0");
-  PARTITA_CHECK_PARAM(o.cache.gpu_ratio == 0, "gpu_cache_ratio",
-                      "not yet with `temporal` (the cache's pre-sampling has no seed times); "
-                      "pass `gpu_cache_ratio` 0");
 }
 
 void check_options(const TrainOptions& o) {

@@ -70,6 +70,7 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   cw.seed = options_.seed;
   cw.epoch = kCacheTag;
   cw.trainers = session_.size();
+  cw.temporal = session_.sampler().options().temporal;
   loader::CacheWarmup warm = loader::warm_feature_cache(
       task_->sampler(), session_.fetcher(), session_.graph(), task_->plan(),
       loader::SeedShare(session_.graph(), session_.rank(), session_.size()), cw);

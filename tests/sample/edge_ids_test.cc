@@ -89,13 +89,18 @@ void check_graph(const TimedGraph& t) {
             ASSERT_TRUE(e >= t.g.indptr[v] && e < t.g.indptr[v + 1])
                 << at << ": node " << v << " got edge " << with.edge_ids[j] << " of another row";
             ASSERT_EQ(t.g.indices[e], with.neighbors[j]) << at << ": node " << v;
-            if (!t.relations.empty()) ASSERT_EQ(t.relations[e], with.relations[j]) << at;
-            if (m.temporal != Temporal::kNone)
+            if (!t.relations.empty()) {
+              ASSERT_EQ(t.relations[e], with.relations[j]) << at;
+            }
+            if (m.temporal != Temporal::kNone) {
               ASSERT_TRUE(testing::allowed(t.times[e], node_times[i], m.strict)) << at;
-            if (m.weighting == Weighting::kEdgeWeight)
+            }
+            if (m.weighting == Weighting::kEdgeWeight) {
               ASSERT_TRUE(testing::positive_weight(t.w[e])) << at;
-            if (m.replacement == Replacement::kWithout)
+            }
+            if (m.replacement == Replacement::kWithout) {
               ASSERT_TRUE(seen.insert(e).second) << at << ": node " << v << " took edge twice";
+            }
             ++checked;
           }
         }

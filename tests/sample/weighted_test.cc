@@ -124,8 +124,12 @@ TEST(WeightedKernel, MatchesReferenceOnEveryPath) {
               EXPECT_GT(p.fallback, 5);
             } else {
               EXPECT_GT(p.small_fallback, 5);
-              if (k >= 3) EXPECT_GT(p.small_untaken, 20);
-              if (k <= 3) EXPECT_GT(p.small_rejection, 20);
+              if (k >= 3) {
+                EXPECT_GT(p.small_untaken, 20);
+              }
+              if (k <= 3) {
+                EXPECT_GT(p.small_rejection, 20);
+              }
             }
           }
           NeighborSample s;

@@ -376,26 +376,62 @@ DeviceSampleOptions weighted_options() {
   return so;
 }
 
+// One chi-square experiment: rows of the same weights, sampled with fanout k (temporal:
+// every entry at its time, every seed at seed_time).
+struct ChiSquareCase {
+  std::vector<float> weights;  // each row's weights, as sampled
+  int64_t k = 0;
+  std::vector<int64_t> times;  // temporal (not empty): each row entry's time
+  int64_t seed_time = 0;
+  bool strict = false;
+  // The weights the frequencies are judged against (empty: `weights`), so that a test can
+  // show the statistic catches picks that ignore them.
+  std::vector<float> expected;
+};
+
 // 10^5 draws (2000 rows, each its own stream, times 50 batch keys) of k of a row's entries:
 // each position's count against successive sampling's exact inclusion probability
-// (tests/sample's helper), Pearson's statistic below the chi-square 0.99 quantile (p > 0.01)
-// for the positive entries; zero, negative and NaN weights are never picked.
-double device_weighted_chi_square(const std::vector<float>& w, int64_t k) {
+// (tests/sample's helper) of the expected weights, Pearson's statistic (returned; the
+// callers hold it below the chi-square 0.99 quantile, p > 0.01) over the entries it gives a
+// positive probability; zero, negative and NaN weights, and (temporal) entries later than
+// the seed's time (strict: not earlier), are never picked: their probability is 0.
+double device_weighted_chi_square(const ChiSquareCase& c) {
   constexpr int64_t kRows = 2000, kKeys = 50;
-  const auto d = static_cast<int64_t>(w.size());
-  WeightedRows r = weighted_rows(kRows, w);
+  const auto d = static_cast<int64_t>(c.weights.size());
+  const bool temporal = !c.times.empty();
+  WeightedRows r = weighted_rows(kRows, c.weights);
   sample::CscView view = r.g.view();
   view.weights = r.weights;
-  const DeviceTopology topology({view}, 0, torch::kCPU, /*weights=*/true);
+  std::vector<int64_t> times;
+  for (int64_t v = 0; temporal && v < kRows; ++v)
+    times.insert(times.end(), c.times.begin(), c.times.end());
+  view.times = times;
+  const DeviceTopology topology({view}, 0, torch::kCPU, /*weights=*/true, temporal);
   std::vector<int64_t> seeds(kRows);
   std::iota(seeds.begin(), seeds.end(), int64_t{0});
+  DeviceSampleOptions so = weighted_options();
+  if (temporal) {
+    so.temporal = sample::Temporal::kUniform;
+    so.strict = c.strict;
+    so.seed_times = torch::full({kRows}, c.seed_time, torch::kInt64);
+  }
+  // The expected weights, 0 where the time excludes the entry.
+  std::vector<float> expected = c.expected.empty() ? c.weights : c.expected;
+  for (int64_t i = 0; temporal && i < d; ++i) {
+    const int64_t t = c.times[static_cast<size_t>(i)];
+    if (c.strict ? !(t < c.seed_time) : !(t <= c.seed_time)) expected[i] = 0;
+  }
+  const std::vector<double> pi = sample::testing::inclusion_probabilities(expected, c.k);
+  int64_t picks = 0;  // per row: k, or every entry of positive probability when fewer
+  for (double p : pi) picks += p > 0 ? 1 : 0;
+  picks = std::min(picks, c.k);
   std::vector<double> counts(static_cast<size_t>(d), 0);
   for (uint64_t key = 0; key < kKeys; ++key) {
     const DeviceSample s =
-        DeviceSampler(topology).sample(ids(seeds), block_options({k}, key), weighted_options());
+        DeviceSampler(topology).sample(ids(seeds), block_options({c.k}, key), so);
     const std::vector<int64_t> ptr = to_vector(s.blocks[0].indptr), eid = to_vector(s.edge_ids);
     for (int64_t v = 0; v < kRows; ++v) {
-      EXPECT_EQ(ptr[v + 1] - ptr[v], k) << "row " << v;
+      EXPECT_EQ(ptr[v + 1] - ptr[v], picks) << "row " << v;
       for (int64_t e = ptr[v]; e < ptr[v + 1]; ++e) {
         const int64_t pos = eid[e] - v * d;
         EXPECT_TRUE(e == ptr[v] || eid[e - 1] < eid[e]) << "stored order, distinct";
@@ -403,17 +439,19 @@ double device_weighted_chi_square(const std::vector<float>& w, int64_t k) {
       }
     }
   }
-  const std::vector<double> pi = sample::testing::inclusion_probabilities(w, k);
   double chi2 = 0;
   for (int64_t i = 0; i < d; ++i) {
     if (pi[i] == 0) {
-      EXPECT_EQ(counts[i], 0) << "entry " << i << " of weight " << w[i] << " was picked";
+      EXPECT_EQ(counts[i], 0) << "entry " << i << " of weight " << c.weights[i]
+                              << (temporal ? " at time " + std::to_string(c.times[i]) : "")
+                              << " was picked";
       continue;
     }
-    const double expected = pi[i] * kRows * kKeys;
-    chi2 += (counts[i] - expected) * (counts[i] - expected) / expected;
+    const double expected_count = pi[i] * kRows * kKeys;
+    chi2 += (counts[i] - expected_count) * (counts[i] - expected_count) / expected_count;
   }
-  std::printf("device weighted chi-square %.2f (k %lld)\n", chi2, static_cast<long long>(k));
+  std::printf("device weighted chi-square %.2f (k %lld%s)\n", chi2, static_cast<long long>(c.k),
+              temporal ? (c.strict ? ", temporal strict" : ", temporal") : "");
   return chi2;
 }
 
@@ -421,11 +459,29 @@ TEST(DeviceSamplerWeighted, PicksFollowSuccessiveSamplingsInclusionProbabilities
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // Six positive entries (df 5: 15.09) among a zero, a negative and a NaN weight.
   const std::vector<float> mild{1, 8, 0, 4, 0.5f, -2, 6, nan, 5};
-  EXPECT_LT(device_weighted_chi_square(mild, 2), 15.09);
-  EXPECT_LT(device_weighted_chi_square(mild, 3), 15.09);
+  EXPECT_LT(device_weighted_chi_square({mild, 2}), 15.09);
+  EXPECT_LT(device_weighted_chi_square({mild, 3}), 15.09);
   // A skewed row (one heavy entry; the host takes Efraimidis-Spirakis too), df 11: 24.72.
   const std::vector<float> skewed{8, 0.1f, 0.2f, 1, 0.5f, 3, 0.7f, 0.9f, 0.3f, 2, 1.5f, 0.6f};
-  EXPECT_LT(device_weighted_chi_square(skewed, 3), 24.72);
+  EXPECT_LT(device_weighted_chi_square({skewed, 3}), 24.72);
+}
+
+// Temporal and weighted (the host's temporal weighted distribution): the weights of the
+// entries the seed's time allows only. The heaviest entry is later than the seed, as are two
+// others; a zero weight among the allowed ones. Not strict: 6 positive allowed entries (df 5:
+// 15.09); strict drops the two at the seed's time (4, df 3: 11.34). The same statistic of
+// picks that ignore the weights (every positive weight 1) is far above the quantile: the test sees
+// them.
+TEST(DeviceSamplerWeighted, TemporalPicksFollowTheAllowedEntriesWeights) {
+  const std::vector<float> w{1, 8, 3, 4, 0.5f, 2, 6, 1.5f, 5, 0};
+  const std::vector<int64_t> times{3, 9, 0, 5, 7, 5, 2, 12, 4, 1};
+  for (const bool strict : {false, true}) {
+    ChiSquareCase c{w, 3, times, /*seed_time=*/5, strict};
+    EXPECT_LT(device_weighted_chi_square(c), strict ? 11.34 : 15.09);
+    for (float& x : c.weights) x = x > 0 ? 1.0f : 0.0f;
+    c.expected = w;
+    EXPECT_GT(device_weighted_chi_square(c), strict ? 11.34 : 15.09);
+  }
 }
 
 // A random weighted graph (some weights zero), untyped and typed with per-relation fanouts

@@ -37,6 +37,7 @@ struct TestGraph {
   std::vector<int32_t> relations;  // empty: untyped
   std::vector<int64_t> stream_ids;
   std::vector<int64_t> times;  // empty: no edge times
+  std::vector<float> weights;  // empty: no edge weights
   int num_relations = 0;
 
   int64_t num_nodes() const { return static_cast<int64_t>(indptr.size()) - 1; }
@@ -47,6 +48,7 @@ struct TestGraph {
     v.stream_ids = stream_ids;
     v.relations = relations;
     v.times = times;
+    v.weights = weights;
     return v;
   }
   // Rows [begin, end) as a partition's view (global sources, offsets into the whole arrays).

@@ -6,7 +6,8 @@
 // remote nodes those batches need most (at most ratio x the nodes it owns) and fetches their
 // rows into a store::FeatureCache through `fetcher`. The caller hands the cache to the
 // fetcher (FeatureFetcher::set_cache) and keeps it alive while the fetcher uses it.
-// Results of training do not change; only the traffic does. Blocks on the sampler's and
+// Results of training do not change; only the traffic does (with a temporal sampler too:
+// CacheWarmupOptions::temporal). Blocks on the sampler's and
 // fetcher's remote requests (their timeouts apply); no collective.
 #include <cstdint>
 #include <vector>
@@ -34,6 +35,11 @@ struct CacheWarmupOptions {
   // leave of it: this rank's own, in id order (gpu_cache_ratio auto: every owned row when
   // they all fit).
   int64_t rows = -1;
+  // The sampler's temporal strategy (kNone: it does not sample by time). A temporal sampler
+  // needs a time per seed; the pre-sampling gives every seed the latest time there is
+  // (hot_nodes.h), so the cache is chosen from neighbourhoods without times. Which rows are
+  // cached changes no result of training, only how many rows hit.
+  sample::Temporal temporal = sample::Temporal::kNone;
 };
 
 struct CacheWarmup {

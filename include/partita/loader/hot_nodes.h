@@ -5,9 +5,11 @@
 // nodes only; the device cache (train/device_feature_cache.h) ranks every input node, local
 // or remote (hottest_input_nodes; why: there).
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "partita/sample/fanouts.h"
+#include "partita/sample/neighbor_kernel.h"
 #include "partita/sample/neighbor_sampler.h"
 #include "partita/store/dist_graph.h"
 
@@ -43,10 +45,16 @@ int64_t cache_budget(const store::DistGraph& graph, double ratio);
 // {seed, epoch, step} (choose an epoch no training step uses) and returns the `budget`
 // nodes not owned by this rank that appear most often among the batches' input nodes;
 // ties go to the smaller id, so the choice is deterministic. budget >= 0.
+//
+// `temporal`: the sampler samples by time (its strategy; kNone: it does not), so it needs a
+// time per seed (sample::BlockOptions::seed_times). Every seed then gets the latest time,
+// kLatestTime: every in-edge is allowed (strict: every one before that time), so the
+// batches' neighbourhoods are those without times.
+inline constexpr int64_t kLatestTime = std::numeric_limits<int64_t>::max();
 HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                               const std::vector<std::vector<int64_t>>& batches,
                               const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
-                              int64_t budget);
+                              int64_t budget, sample::Temporal temporal = sample::Temporal::kNone);
 
 // The same over every input node, owned or not: the `budget` nodes with the highest score,
 // the number of batches that need the node, times remote_weight (>= 1) for a node this rank
@@ -63,6 +71,7 @@ HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::Dis
 HotNodes hottest_input_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                              const std::vector<std::vector<int64_t>>& batches,
                              const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
-                             int64_t budget, int64_t remote_weight);
+                             int64_t budget, int64_t remote_weight,
+                             sample::Temporal temporal = sample::Temporal::kNone);
 
 }  // namespace partita::loader

@@ -41,7 +41,13 @@
 // run's stream (all of them when m <= k), as above with d = m; recent: the k latest of them
 // (ties: the earlier entry), in stored order. DeviceSample::input_times holds every src
 // entry's time (sample::Block::src_times). Host reads: one more per hop (its entry count).
-// Not with weighted (Error; the pipeline refuses it before).
+//
+// Temporal and weighted (uniform strategy only; the host refuses recent with weights):
+// Efraimidis-Spirakis as above over a run's allowed entries only, which is the host's
+// temporal weighted distribution (its weighted sampling of the run filtered by time): the
+// i-th allowed entry takes draw i of the run's stream, entries the time excludes are never
+// picked. So, as weighted alone, the host's distribution and not its picks; src times and
+// relabelling as temporal alone. Host reads: one more per hop (its entry count).
 //
 // Host synchronisation: one small device-to-host read per hop (the hop's edge and node
 // counts, and on a typed graph its relation-row counts, in one copy), which sizes the
@@ -150,9 +156,9 @@ struct DeviceSampleOptions {
   // Weighted sampling without replacement (sample::Weighting::kEdgeWeight; the topology must
   // hold weights: Error otherwise). See the header for what it equals.
   bool weighted = false;
-  // Temporal sampling (sample::Temporal::kUniform or kRecent; the topology must hold times:
-  // Error otherwise) with seed_times, [n] int64 on the device, one per seed; strict: an
-  // edge is allowed when its time is < the entry's (else <=). See the header.
+  // Temporal sampling (sample::Temporal::kUniform or kRecent; kUniform only with weighted;
+  // the topology must hold times: Error otherwise) with seed_times, [n] int64 on the device, one
+  // per seed; strict: an edge is allowed when its time is < the entry's (else <=). See the header.
   sample::Temporal temporal = sample::Temporal::kNone;
   bool strict = false;
   torch::Tensor seed_times;

@@ -34,10 +34,9 @@ namespace partita::train {
 // Whether a node task of `options` samples on the device (options.loader.sample_on
 // resolved: see SampleOn). Throws ParameterError(sample_on) when kDevice is asked for where
 // it cannot run, saying why: another task (link), model han (metapaths are sampled on the
-// host), a rank that does not hold the whole topology (use `topology` full), a server,
-// temporal sampling by weight (the session's sampler options: the device samples by time or
-// by weight, not both; kAuto then samples on the host). Edge features, weighted and
-// temporal sampling are sampled there (the source returns edge ids; weights and times:
+// host), a rank that does not hold the whole topology (use `topology` full), a server.
+// Edge features, weighted and temporal sampling (the session's sampler options), and both
+// at once, are sampled there (the source returns edge ids; weights and times:
 // device_sampler.h says what they equal).
 bool samples_on_device(const runtime::Session& session, const TrainOptions& options);
 // Why device sampling cannot run for `options` on `session`, or "" when it can.
@@ -61,7 +60,7 @@ struct DeviceSourceOptions {
   // Sample by edge weight (DeviceSampleOptions::weighted): the views' weights go to the
   // device too.
   bool weighted = false;
-  // Temporal sampling (DeviceSampleOptions::temporal and strict; not with weighted): the
+  // Temporal sampling (DeviceSampleOptions::temporal and strict; with weighted too): the
   // views' times go to the device too, and each batch's seed times (sample::BlockOptions::
   // seed_times, one per seed) with its seeds.
   sample::Temporal temporal = sample::Temporal::kNone;

@@ -281,10 +281,8 @@ const NameTable<sample::Temporal>& temporal_strategy_names();
 const NameTable<sample::Weighting>& sample_weight_names();
 // Throws ParameterError (sample::check_sampling_options first) for what training does not do
 // with these options yet: temporal sampling with `eval` full (full-neighbourhood inference
-// takes every edge, later ones too), `cache_ratio` or `gpu_cache_ratio` (their pre-sampling
-// has no seed times); temporal sampling by edge weight with `sample_on` device (the device
-// sampler samples by time or by weight, not both). `model` han samples temporally too (its
-// metapath walks at the seed's time, sample/metapath_sampler.h).
+// takes every edge, later ones too). `model` han samples temporally too (its metapath walks
+// at the seed's time, sample/metapath_sampler.h).
 // Pure; the Trainer calls it, a front end may call it first.
 void check_sampling_rule(const TrainOptions& options, const sample::LocalSamplerOptions& sampling);
 
