@@ -36,7 +36,9 @@ TEST(FlagNames, TableIsSortedAndEveryFlagIsADoubleDashWord) {
   const auto& table = cli::flag_table();
   ASSERT_FALSE(table.empty());
   for (size_t i = 0; i < table.size(); ++i) {
-    if (i > 0) EXPECT_LT(table[i - 1].first, table[i].first);
+    if (i > 0) {
+      EXPECT_LT(table[i - 1].first, table[i].first);
+    }
     EXPECT_EQ(table[i].second.rfind("--", 0), 0u) << table[i].first;
     EXPECT_EQ(cli::flag_name(table[i].first), std::string(table[i].second));
   }

@@ -30,9 +30,13 @@ TEST(Half, RoundTripsAndRoundsToNearest) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
     const auto bits = static_cast<uint16_t>(h);
     const float f = half_to_float(bits);
-    if (!std::isnan(f)) ASSERT_EQ(float_to_half(f), bits) << h;
+    if (!std::isnan(f)) {
+      ASSERT_EQ(float_to_half(f), bits) << h;
+    }
     const float b = bf16_to_float(bits);
-    if (!std::isnan(b)) ASSERT_EQ(float_to_bf16(b), bits) << h;
+    if (!std::isnan(b)) {
+      ASSERT_EQ(float_to_bf16(b), bits) << h;
+    }
   }
   std::mt19937 gen(7);
   std::uniform_real_distribution<float> u(-70000.0f, 70000.0f);

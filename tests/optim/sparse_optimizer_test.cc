@@ -51,8 +51,9 @@ TEST(SparseOptimizer, RulesFollowTheirFormulasOnTheListedRowsOnly) {
     }
     EXPECT_EQ(table[2], 3.0f);  // row 1 had no gradient
     EXPECT_EQ(table[3], 4.0f);
-    if (kind == SparseOptimizer::kAdam)
+    if (kind == SparseOptimizer::kAdam) {
       EXPECT_EQ(opt->state().steps, (std::vector<int64_t>{2, 0, 2}));
+    }
   }
 }
 
