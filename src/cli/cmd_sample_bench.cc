@@ -189,10 +189,9 @@ void warm_cache(runtime::RankContext& rank, runtime::Session& session, const Fla
   if (flags.cache_ratio > 0 && !graph.replicated() && !graph.client() && rank.size() > 1) {
     std::vector<std::vector<int64_t>> presample(
         batches.begin(), batches.begin() + std::min<int64_t>(flags.cache_presample, flags.batches));
-    hot =
-        loader::hottest_remote_nodes(session.sampler(), graph, presample, sample::Fanouts(fanouts),
-                                     flags.seed, 1, loader::cache_budget(graph, flags.cache_ratio),
-                                     flags.session.sampling.temporal);
+    hot = loader::hottest_remote_nodes(
+        session.sampler(), graph, presample, sample::Fanouts(fanouts), flags.seed, 1,
+        loader::cache_budget(graph, flags.cache_ratio), flags.session.sampling.temporal);
     cache = graph.typed()
                 ? store::FeatureCache::fetch_typed(session.fetcher(), hot.ids)
                 : store::FeatureCache::fetch(session.fetcher(), hot.ids, graph.feature_row_bytes());
