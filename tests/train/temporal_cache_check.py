@@ -13,10 +13,11 @@ them); the cached run holds rows and hits them every epoch, the uncached one doe
 
 Exit 0 when all of that holds; otherwise prints what does not and exits 1.
 """
-import json
 import os
 import subprocess
 import sys
+
+from compare_runs import read as read_metrics
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 # cache flag -> (final record's rows key, epoch record's hits key)
@@ -35,16 +36,9 @@ def train(partita, mpirun, parts, ranks, out, extra, flags):
                          text=True, timeout=300)
     if run.returncode != 0:
         sys.exit(f"{' '.join(cmd)}: exit {run.returncode}\n{run.stdout[-3000:]}")
-    epochs, final = [], None
-    with open(out) as f:
-        for line in f:
-            record = json.loads(line)
-            if record["type"] == "epoch":
-                epochs.append(record)
-            elif record["type"] == "final":
-                final = record
-    if final is None or not epochs:
-        sys.exit(f"{out}: no epoch or final record")
+    epochs, final = read_metrics(out)
+    if not epochs:
+        sys.exit(f"{out}: no epoch record")
     return epochs, final
 
 
