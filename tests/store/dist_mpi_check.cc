@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "helpers/mpi_check_main.h"
 #include "partita/data/dataset.h"
 #include "partita/runtime/mpi_rank.h"
 #include "partita/sample/block_builder.h"
@@ -100,16 +101,6 @@ int main(int argc, char** argv) {
   }
   const runtime::HostLocal host_local =
       mode == "auto" ? runtime::HostLocal::kAuto : runtime::HostLocal::kOff;
-  try {
-    MpiScope mpi(&argc, &argv);
-    try {
-      return check(mpi, argv[1], argv[2], host_local);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: rank %d: %s\n", mpi.rank(), e.what());
-      MPI_Abort(mpi.world(), 1);
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-  }
-  return 1;
+  return testing::run_mpi_check(
+      &argc, &argv, [&](MpiScope& mpi) { return check(mpi, argv[1], argv[2], host_local); });
 }

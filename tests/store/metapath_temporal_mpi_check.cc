@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "helpers/mpi_check_main.h"
 #include "helpers/temporal_leaks.h"
 #include "partita/data/dataset.h"
 #include "partita/loader/batch_pipeline.h"
@@ -252,22 +253,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: metapath_temporal_mpi_check DATASET_DIR PARTS_DIR\n");
     return 2;
   }
-  try {
-    MpiScope mpi(&argc, &argv);
-    try {
-      const data::Dataset dataset = data::load_dataset(argv[1], {});
-      const partition::TypedMeta meta = store::DistGraph::open(argv[2], 0, mpi.size()).typed_meta();
-      Reference ref(dataset, meta);  // the default metapaths
-      const std::vector<int64_t> node_map = testing::read_node_map(argv[2]);
-      int failed = check_untimed_leaks(mpi, argv[2], ref, node_map);
-      for (const Mode& mode : kModes) failed |= check_mode(mpi, mode, argv[2], ref, node_map);
-      return failed;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: rank %d: %s\n", mpi.rank(), e.what());
-      MPI_Abort(mpi.world(), 1);
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-  }
-  return 1;
+  return testing::run_mpi_check(&argc, &argv, [&](MpiScope& mpi) {
+    const data::Dataset dataset = data::load_dataset(argv[1], {});
+    const partition::TypedMeta meta = store::DistGraph::open(argv[2], 0, mpi.size()).typed_meta();
+    Reference ref(dataset, meta);  // the default metapaths
+    const std::vector<int64_t> node_map = testing::read_node_map(argv[2]);
+    int failed = check_untimed_leaks(mpi, argv[2], ref, node_map);
+    for (const Mode& mode : kModes) failed |= check_mode(mpi, mode, argv[2], ref, node_map);
+    return failed;
+  });
 }

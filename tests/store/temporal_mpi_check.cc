@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "helpers/mpi_check_main.h"
 #include "helpers/temporal_leaks.h"
 #include "partita/data/dataset.h"
 #include "partita/loader/batch_pipeline.h"
@@ -252,24 +253,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: temporal_mpi_check DATASET_DIR PARTS_DIR\n");
     return 2;
   }
-  try {
-    MpiScope mpi(&argc, &argv);
-    try {
-      const data::Dataset dataset = data::load_dataset(argv[1], {});
-      Reference ref{dataset,
-                    testing::array_values<int64_t>(dataset.edge_arrays, data::kEdgeTimeName),
-                    testing::array_values<int64_t>(dataset.node_arrays, data::kNodeTimeName),
-                    testing::array_values<float>(dataset.edge_arrays, data::kEdgeWeightName)};
-      const std::vector<int64_t> node_map = testing::read_node_map(argv[2]);
-      int failed = check_untimed_leaks(mpi, argv[2], ref, node_map);
-      for (const Mode& mode : kModes) failed |= check_mode(mpi, mode, argv[2], ref, node_map);
-      return failed;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: rank %d: %s\n", mpi.rank(), e.what());
-      MPI_Abort(mpi.world(), 1);
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-  }
-  return 1;
+  return testing::run_mpi_check(&argc, &argv, [&](MpiScope& mpi) {
+    const data::Dataset dataset = data::load_dataset(argv[1], {});
+    Reference ref{dataset, testing::array_values<int64_t>(dataset.edge_arrays, data::kEdgeTimeName),
+                  testing::array_values<int64_t>(dataset.node_arrays, data::kNodeTimeName),
+                  testing::array_values<float>(dataset.edge_arrays, data::kEdgeWeightName)};
+    const std::vector<int64_t> node_map = testing::read_node_map(argv[2]);
+    int failed = check_untimed_leaks(mpi, argv[2], ref, node_map);
+    for (const Mode& mode : kModes) failed |= check_mode(mpi, mode, argv[2], ref, node_map);
+    return failed;
+  });
 }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "helpers/mpi_check_main.h"
 #include "helpers/temporal_leaks.h"
 #include "partita/core/npy.h"
 #include "partita/data/dataset.h"
@@ -144,20 +145,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: link_temporal_mpi_check DATASET_DIR PARTS_DIR STRICT\n");
     return 2;
   }
-  try {
-    MpiScope mpi(&argc, &argv);
-    try {
-      data::LoadOptions load;
-      load.undirected = true;  // as the fixture partitions it (--undirected)
-      Reference ref{data::load_dataset(argv[1], load), {}};
-      ref.time = testing::array_values<int64_t>(ref.dataset.edge_arrays, data::kEdgeTimeName);
-      return check(mpi, argv[2], ref, std::string(argv[3]) == "1");
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: rank %d: %s\n", mpi.rank(), e.what());
-      MPI_Abort(mpi.world(), 1);
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-  }
-  return 1;
+  return testing::run_mpi_check(&argc, &argv, [&](MpiScope& mpi) {
+    data::LoadOptions load;
+    load.undirected = true;  // as the fixture partitions it (--undirected)
+    Reference ref{data::load_dataset(argv[1], load), {}};
+    ref.time = testing::array_values<int64_t>(ref.dataset.edge_arrays, data::kEdgeTimeName);
+    return check(mpi, argv[2], ref, std::string(argv[3]) == "1");
+  });
 }
