@@ -88,14 +88,12 @@ void check_flags(const Flags& flags) {
                 "--servers: must be >= 0 (0: worker mode), got {}", flags.session.servers);
   PARTITA_CHECK(flags.sample_on == "host" || flags.sample_on == "device", UsageError,
                 "--sample-on: '{}' is not one of host, device", flags.sample_on);
-  // The sampling rule, checked as train checks it (the partition's arrays: at the session's
-  // start, sample::check_sampling_data; node times: bench_on).
+  // The sampling rule, checked as train checks it, against training options at their
+  // defaults (no model here); the partition's arrays: at the session's start
+  // (sample::check_sampling_data); node times: bench_on.
   check_sampling_rule_flags(flags.rule, flags.session.sampling);
-  train::TrainOptions rule;
-  rule.loader.sample_on =
-      flags.sample_on == "device" ? train::SampleOn::kDevice : train::SampleOn::kHost;
-  rule.cache.ratio = flags.cache_ratio;
-  train::check_sampling_rule(rule, sampling_rule(flags.rule, flags.session.sampling));
+  train::check_sampling_rule(train::TrainOptions(),
+                             sampling_rule(flags.rule, flags.session.sampling));
 }
 
 // --sample-on device: train's device sampler over the whole topology (train/device_sampling.h),

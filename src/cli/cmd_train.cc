@@ -142,10 +142,7 @@ train::TrainOptions make_options(const Flags& f, int cores_per_rank) {
   }
   train::check_options(o);
   check_sampling_rule_flags(f.rule, f.session.sampling);
-  // --gpu-cache-ratio's default is resolved later (run_train).
-  train::TrainOptions rule = o;
-  if (f.gpu_cache_ratio.empty()) rule.cache.gpu_ratio = 0;
-  train::check_sampling_rule(rule, sampling(f));
+  train::check_sampling_rule(o, sampling(f));
   check_timeout(f.session.timeout_s);
   if (!f.metrics_out.empty()) check_metrics_out(f.metrics_out, o.checkpoint.resume, f.force);
   PARTITA_CHECK(f.session.servers >= 0, UsageError,
