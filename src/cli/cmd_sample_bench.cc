@@ -229,7 +229,10 @@ void print_figures(const Flags& flags, const store::DistGraph& graph,
       {"sample_on", flags.sample_on},
       {"sample_weight", name_of(train::sample_weight_names(), flags.session.sampling.weighting)},
       {"temporal", flags.rule.temporal},
-      {"temporal_strategy", name_of(train::temporal_strategy_names(), flags.rule.strategy)},
+      {"temporal_strategy",  // null without --temporal: no strategy applies
+       flags.rule.temporal
+           ? nlohmann::json(name_of(train::temporal_strategy_names(), flags.rule.strategy))
+           : nlohmann::json()},
       {"temporal_strict", flags.session.sampling.strict},
       {"topology", name_of(runtime::topology_names(), flags.session.topology)},
       {"in_memory", flags.session.graph.in_memory},

@@ -12,13 +12,14 @@ void add_sampling_rule_flags(CLI::App& app, SamplingRuleFlags* rule,
                "Temporal sampling (node task; the partition needs edge_time and node_time): a "
                "seed at time t (its node_time) samples only in-edges with time <= t, and every "
                "later hop the in-edges no later than the time of the seed it descends from, so "
-               "no block holds an edge from the seed's future. Training, validation and test "
-               "batches all sample so; 1 rank and P ranks give the same blocks "
-               "(docs/training.md, Time and weight on edges)");
+               "no block holds an edge from the seed's future. Every batch samples so (train: "
+               "the training, validation and test batches); 1 rank and P ranks give the same "
+               "blocks (docs/training.md, Time and weight on edges)");
   add_enum_option(app, "--temporal-strategy", &rule->strategy, train::temporal_strategy_names(),
                   "--temporal: which allowed in-edges a node takes: uniform (drawn as without "
                   "--temporal, among the allowed ones) or recent (the --fanouts most recent, no "
-                  "draw)");
+                  "draw)")
+      ->each([rule](const std::string&) { rule->strategy_given = true; });
   app.add_flag("--temporal-strict", sampling->strict,
                "--temporal: allow only in-edges strictly earlier than the seed's time (< t "
                "instead of <= t)");
@@ -38,6 +39,8 @@ void check_sampling_rule_flags(const SamplingRuleFlags& rule,
                                const sample::LocalSamplerOptions& sampling) {
   PARTITA_CHECK(rule.temporal || !sampling.strict, UsageError,
                 "--temporal-strict: applies to --temporal sampling; pass --temporal too");
+  PARTITA_CHECK(rule.temporal || !rule.strategy_given, UsageError,
+                "--temporal-strategy: applies to --temporal sampling; pass --temporal too");
 }
 
 }  // namespace partita::cli

@@ -13,6 +13,7 @@ namespace partita::cli {
 struct SamplingRuleFlags {
   bool temporal = false;                                   // --temporal
   sample::Temporal strategy = sample::Temporal::kUniform;  // --temporal-strategy
+  bool strategy_given = false;                             // --temporal-strategy was passed
 };
 
 // Adds the four flags to `app`: --temporal and --temporal-strategy onto `rule`,
@@ -25,9 +26,9 @@ void add_sampling_rule_flags(CLI::App& app, SamplingRuleFlags* rule,
 sample::LocalSamplerOptions sampling_rule(const SamplingRuleFlags& rule,
                                           sample::LocalSamplerOptions sampling);
 
-// The checks of the flags among themselves: UsageError for --temporal-strict without
-// --temporal. The rest (a strategy against the weighting, the partition's arrays) is the
-// library's: train::check_sampling_rule, sample::check_sampling_data.
+// The checks of the flags among themselves: UsageError for --temporal-strict or
+// --temporal-strategy without --temporal. The rest (a strategy against the weighting, the
+// partition's arrays) is the library's: train::check_sampling_rule, sample::check_sampling_data.
 void check_sampling_rule_flags(const SamplingRuleFlags& rule,
                                const sample::LocalSamplerOptions& sampling);
 

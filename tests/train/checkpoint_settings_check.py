@@ -55,7 +55,7 @@ CHANGED = {
     "cache-ratio": ["0.5"], "cache-presample": ["3"], "gpu-cache-ratio": ["0.5"], "progress": ["off"],
     "progress-every": ["5"], "checksum": [], "profile": [], "host-local": ["off"], "parts": ["{work}/parts-copy"],
     "kernels": ["generic"], "log-every": ["2"],
-    "sample-on": ["device"], "topology": ["full"], "temporal-strategy": ["recent"],
+    "sample-on": ["device"], "topology": ["full"],
 }
 # Flags each run changes anyway, or that one process cannot change.
 NOT_VARIED = {
@@ -66,6 +66,7 @@ NOT_VARIED = {
                  "untyped one",
     "temporal": "needs a partition with edge and node times; Cora has none",
     "temporal-strict": "applies with --temporal only, which Cora cannot take",
+    "temporal-strategy": "applies with --temporal only, which Cora cannot take",
     "edge-features": "needs a partition with edge features and a model that reads them (gat, "
                      "gine); the runs here are GraphSAGE on a graph without (its refusal on "
                      "resume: Checkpoint.EdgeFeaturesOrNotAreAnotherModel)",
