@@ -30,6 +30,14 @@
 // running statistics are averaged over ranks after every epoch, before evaluation and
 // checkpoints.
 //
+// HAN's semantic attention (nn/han.h) is synchronised instead, as SyncBatchNorm would: in a
+// training step every HAN layer sums its semantic scores and row count over the ranks (one
+// allreduce in forward, one in backward), inner layers weighting each row by 1 / (ranks
+// holding that node at that hop, from one allgather per step), so HAN keeps the equality
+// above at any depth. A rank without seeds makes the same collectives with zero
+// contributions (ModelAdapter::idle_training_step); other models make none per step.
+// Evaluation uses each rank's own mean (no collective).
+//
 // Randomness: shuffles and samples are keyed by (seed, epoch, step) (loader/, sample/);
 // dropout masks by (seed, epoch, step, rank) (GnnModel::set_dropout_key), so with dropout
 // P ranks draw other masks than 1 rank (same distribution). A run is
