@@ -45,11 +45,13 @@ void append_inner_dst_keys(const sample::SampledBatch* sampled, int64_t layers,
   }
 }
 
-// The collective of the row weights: every rank's inner dst keys, gathered. With `sampled`
-// (a rank with seeds), the weight of every dst row of every block (hop order; undefined
-// for hop 0, whose rows are the seeds), float64 on the CPU; without, nothing.
+// The collective of the row weights: every rank's inner dst keys, gathered (none with one
+// layer: its rows are the seeds). With `sampled` (a rank with seeds), the weight of every dst
+// row of every block (hop order; undefined for hop 0, whose rows are the seeds), float64 on
+// the CPU; without, nothing.
 std::vector<torch::Tensor> inner_row_weights(const sample::SampledBatch* sampled, int64_t layers,
                                              Collectives& collectives) {
+  if (layers < 2) return {};
   std::vector<int64_t> mine;
   append_inner_dst_keys(sampled, layers, &mine);
   const std::vector<int64_t> all = collectives.allgather(mine);

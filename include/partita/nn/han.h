@@ -143,6 +143,8 @@ class HanModel : public torch::nn::Module {
   // (HanConv::set_rank_sum; null: none). Then each training forward and its backward make
   // 2 * layers rank sums, layer 0 first in forward and last in backward, and every rank must
   // take part in every one: a rank without rows in a step calls idle_training_step instead.
+  // (A training-mode forward without grad, under torch::NoGradGuard, makes only the forward
+  // sums: don't.)
   void set_rank_sum(RankSum sum);
   // The rank sums of one training forward and backward, with zero contributions, in the
   // same order and sizes; nothing when no rank sum is set or in eval mode.

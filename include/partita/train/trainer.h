@@ -51,7 +51,7 @@
 // into global batches of loader.batch_size (shuffled under their own key), each rank classifies
 // its share of each batch with the training fanouts (eval mode, no grad), and the
 // correct/total counts are summed with one allreduce at the end. So accuracies too are the
-// same for 1 rank and P ranks.
+// same for 1 rank and P ranks (HAN with several metapaths: close, not equal; see above).
 //
 // Link prediction (options.task = kLink; issue 12): the partition must hold an edge split
 // (partition --edge-split). The seeds are the training pairs (loader/link_batches.h: one
