@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <limits>
 #include <string>
 
 #include "partita/core/error.h"
@@ -14,6 +15,48 @@
 #include "tensor_types.h"
 
 namespace partita::nn {
+namespace {
+
+// A RankSum carried from forward to backward in the autograd context.
+struct RankSumHolder : torch::CustomClassHolder {
+  explicit RankSumHolder(RankSum s) : sum(std::move(s)) {}
+  RankSum sum;
+};
+
+// t (any dtype and device) summed over the ranks through the host, in float64.
+torch::Tensor host_rank_sum(const torch::Tensor& t, const RankSum& sum) {
+  const torch::Tensor host = t.detach().to(torch::kCPU, torch::kFloat64).contiguous();
+  std::vector<double> values(host.data_ptr<double>(), host.data_ptr<double>() + host.numel());
+  sum(values);
+  PARTITA_CHECK(static_cast<int64_t>(values.size()) == host.numel(), Error,
+                "internal: a rank sum returned {} values for {}", values.size(), host.numel());
+  return torch::tensor(values, torch::kFloat64).view(t.sizes()).to(t.device(), t.scalar_type());
+}
+
+class RankSumFunction : public torch::autograd::Function<RankSumFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               RankSum sum) {
+    torch::Tensor out = host_rank_sum(x, sum);
+    ctx->saved_data["sum"] =
+        c10::IValue::make_capsule(c10::make_intrusive<RankSumHolder>(std::move(sum)));
+    return out;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto holder =
+        c10::static_intrusive_pointer_cast<RankSumHolder>(ctx->saved_data["sum"].toCapsule());
+    // Undefined grads arrive as zeros (materialized), so every rank sums the same count.
+    return {host_rank_sum(grads[0], holder->sum), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor sum_over_ranks(const torch::Tensor& x, const RankSum& sum) {
+  PARTITA_CHECK(sum != nullptr, Error, "sum_over_ranks: no rank sum");
+  return RankSumFunction::apply(x, sum);
+}
 
 std::vector<BlockTensors> split_by_relation(const BlockTensors& block, int64_t num_metapaths) {
   PARTITA_CHECK(block.typed() || block.num_edges() == 0, Error,
@@ -86,7 +129,7 @@ double HanConv::matmul_flops(const BlockTensors& block) const {
 }
 
 torch::Tensor HanConv::forward(const BlockTensors& block, const torch::Tensor& x_src,
-                               torch::Tensor* beta) {
+                               torch::Tensor* beta, const torch::Tensor& dst_weight) {
   PARTITA_CHECK(x_src.dim() == 2 && x_src.size(0) == block.num_src && x_src.size(1) == in_dim_,
                 Error, "HanConv: x_src must be [{}, {}], got dim {} size(0) {}", block.num_src,
                 in_dim_, x_src.dim(), x_src.dim() > 0 ? x_src.size(0) : 0);
@@ -94,6 +137,14 @@ torch::Tensor HanConv::forward(const BlockTensors& block, const torch::Tensor& x
   const auto type = x_src.scalar_type();
   const auto score_type = compute_type(type);
   const int64_t n = block.num_dst;
+  PARTITA_CHECK(!dst_weight.defined() || (dst_weight.dim() == 1 && dst_weight.size(0) == n), Error,
+                "HanConv: dst_weight must be [{}]", n);
+  const bool sync = syncs_scores();
+  torch::Tensor c;  // the rows' weights in the score type, when summed over ranks
+  if (sync) {
+    c = dst_weight.defined() ? dst_weight.to(x_src.device(), score_type)
+                             : torch::ones({n}, torch::dtype(score_type).device(x_src.device()));
+  }
   const torch::Tensor h = linear_as_input(lin, x_src);  // [num_src, K * D]
   const torch::Tensor hv = h.view({block.num_src, heads_, head_dim_});
   const torch::Tensor hv_dst = hv.slice(0, 0, n);
@@ -107,18 +158,30 @@ torch::Tensor HanConv::forward(const BlockTensors& block, const torch::Tensor& x
       a = counter_dropout(a, attention_dropout_,
                           stream_key(dropout_key_, static_cast<uint64_t>(m)));
     torch::Tensor zm = torch::elu(aggregate(looped, h, a) + bias[m].to(type));  // [n, K * D]
-    // Semantic score of metapath m: the mean over the dst rows, in the score type.
+    // Semantic score of metapath m: the mean over the dst rows (synchronised: this rank's
+    // weighted sum, divided below), in the score type.
     const torch::Tensor zs = zm.to(score_type);
     const torch::Tensor proj = torch::nn::functional::linear(zs, semantic->weight.to(score_type),
                                                              semantic->bias.to(score_type));
-    w.push_back(torch::mv(torch::tanh(proj), semantic_q.to(score_type)).mean());
+    const torch::Tensor scores = torch::mv(torch::tanh(proj), semantic_q.to(score_type));
+    w.push_back(sync ? torch::dot(scores, c) : scores.mean());
     z.push_back(zm);
   }
-  // With no dst rows the means are NaN; the output has no rows either way.
-  const torch::Tensor b =
-      n > 0 ? torch::softmax(torch::stack(w), 0)
-            : torch::full({num_metapaths_}, 1.0 / static_cast<double>(num_metapaths_),
-                          torch::dtype(score_type).device(x_src.device()));
+  torch::Tensor b;
+  if (sync) {
+    // [sums of the M scores, the rows' weight] over every rank; all zero only when no rank
+    // has a row (then beta is uniform, as for n = 0 below).
+    w.push_back(c.sum());
+    const torch::Tensor global = sum_over_ranks(torch::stack(w), rank_sum_);
+    const torch::Tensor count =
+        global[num_metapaths_].clamp_min(static_cast<double>(std::numeric_limits<float>::min()));
+    b = torch::softmax(global.slice(0, 0, num_metapaths_) / count, 0);
+  } else {
+    // With no dst rows the means are NaN; the output has no rows either way.
+    b = n > 0 ? torch::softmax(torch::stack(w), 0)
+              : torch::full({num_metapaths_}, 1.0 / static_cast<double>(num_metapaths_),
+                            torch::dtype(score_type).device(x_src.device()));
+  }
   if (beta != nullptr) *beta = b;
   const torch::Tensor bt = b.to(type);
   torch::Tensor out = z[0] * bt[0];
@@ -148,11 +211,30 @@ HanModel::HanModel(const HanOptions& options) : options_(options) {
   classifier_ = register_module("classifier", torch::nn::Linear(in, o.out_dim));
 }
 
-torch::Tensor HanModel::forward(const std::vector<BlockTensors>& blocks, const RgcnInput& input) {
+void HanModel::set_rank_sum(RankSum sum) {
+  rank_sum_ = std::move(sum);
+  for (const auto& conv : convs_) conv->set_rank_sum(rank_sum_);
+}
+
+void HanModel::idle_training_step() {
+  if (rank_sum_ == nullptr || !is_training()) return;
+  // Each layer's forward sum (M scores and the weight), layer 0 first; then the backward
+  // sums of their gradients, in the reverse order autograd reaches them.
+  const size_t values = static_cast<size_t>(options_.num_metapaths + 1);
+  for (int64_t l = 0; l < 2 * options_.layers; ++l) {
+    std::vector<double> zeros(values, 0.0);
+    rank_sum_(zeros);
+  }
+}
+
+torch::Tensor HanModel::forward(const std::vector<BlockTensors>& blocks, const RgcnInput& input,
+                                const std::vector<torch::Tensor>& dst_weights) {
   const HanOptions& o = options_;
   const int64_t L = o.layers;
   PARTITA_CHECK(static_cast<int64_t>(blocks.size()) == L, Error,
                 "HanModel: got {} blocks for {} layers", blocks.size(), L);
+  PARTITA_CHECK(dst_weights.empty() || dst_weights.size() == blocks.size(), Error,
+                "HanModel: got {} dst weights for {} blocks", dst_weights.size(), blocks.size());
   const int64_t num_input = blocks.back().num_src;
   PARTITA_CHECK(
       input.positions.defined() && input.x.defined() && input.positions.dim() == 1 &&
@@ -184,7 +266,9 @@ torch::Tensor HanModel::forward(const std::vector<BlockTensors>& blocks, const R
     if (o.dropout > 0.0 && is_training())
       x = counter_dropout(x, o.dropout, stream_key(key, static_cast<uint64_t>(l), 0));
     convs_[static_cast<size_t>(l)]->set_dropout_key(stream_key(key, static_cast<uint64_t>(l), 1));
-    x = convs_[static_cast<size_t>(l)]->forward(block, x);
+    const size_t hop = static_cast<size_t>(L - 1 - l);
+    x = convs_[static_cast<size_t>(l)]->forward(
+        block, x, nullptr, dst_weights.empty() ? torch::Tensor() : dst_weights[hop]);
   }
   // The classifier (seed rows only) in fp32, as the other models' output layers.
   if (x.scalar_type() == torch::kBFloat16) x = x.to(torch::kFloat32);

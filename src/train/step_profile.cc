@@ -298,6 +298,7 @@ class ProfiledModel final : public ModelAdapter {
   std::vector<int64_t> config_signature() const override { return inner_.config_signature(); }
   void after_backward() override { inner_.after_backward(); }
   void after_gradient_sum() override { inner_.after_gradient_sum(); }
+  void idle_training_step() override { inner_.idle_training_step(); }
   bool needs_degrees() const override { return inner_.needs_degrees(); }
   nn::GnnModel* gnn() override { return inner_.gnn(); }
   nn::LinkModel* link() override { return inner_.link(); }

@@ -195,6 +195,9 @@ EpochRecord Trainer::run_epoch(int64_t epoch,
       rec.compute_s += clock.lap(Lap::kBackward);
       model_->after_backward();
       rec.compute_s += clock.lap(Lap::kAfterBackward);
+    } else {
+      model_->idle_training_step();  // HAN's per-layer sums; nothing for other models
+      rec.compute_s += clock.lap(Lap::kBackward);
     }
     const torch::Tensor step_loss = sync_->sum_gradients(local_loss);
     rec.allreduce_s += clock.lap(Lap::kGradientSum);

@@ -1,13 +1,17 @@
 // HAN (nn/han.h): HanConv against a brute-force reference written edge by edge with scalar
 // torch ops (forward, and gradients through autograd on the reference in double), the
 // metapath split, dst rows without edges of a metapath, HanModel's input permutation,
-// bit-identical reruns under dropout, and bf16 close to fp32.
+// bit-identical reruns under dropout, bf16 close to fp32, and the semantic scores summed
+// over ranks (two threads as two ranks give the whole block's beta and gradients).
 #include "partita/nn/han.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "nn_test_util.h"
@@ -263,6 +267,182 @@ TEST_F(HanTest, RefusesBadOptions) {
   EXPECT_THROW(HanModel{o}, Error);
   EXPECT_THROW(HanConv(4, 2, 2, 3, 4, 1.0), Error);
   EXPECT_THROW(HanConv(4, 2, 0, 3, 4, 0.0), Error);
+}
+
+// A RankSum for two threads as two ranks: each call waits for the other rank's call of the
+// same round and returns rank 0's values plus rank 1's.
+class TwoRankSum {
+ public:
+  RankSum of_rank(int r) {
+    return [this, r](std::vector<double>& values) { exchange(r, values); };
+  }
+
+ private:
+  void exchange(int r, std::vector<double>& values) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const int64_t round = round_;
+    parts_[r] = values;
+    if (++arrived_ == 2) {
+      ASSERT_EQ(parts_[0].size(), parts_[1].size()) << "the ranks' sums differ in size";
+      sum_ = parts_[0];
+      for (size_t i = 0; i < sum_.size(); ++i) sum_[i] += parts_[1][i];
+      arrived_ = 0;
+      ++round_;
+      changed_.notify_all();
+    } else {
+      changed_.wait(lock, [&] { return round_ != round; });
+    }
+    values = sum_;
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<double> parts_[2];
+  std::vector<double> sum_;
+  int arrived_ = 0;
+  int64_t round_ = 0;
+};
+
+// The block of a rank that holds dst rows `rows` of b: those rows first (as its dst), then
+// every other src node of b; src_of[k] is b's src index of the rank's src k.
+struct RankBlock {
+  sample::Block block;
+  std::vector<int64_t> src_of;
+};
+
+RankBlock rank_block(const sample::Block& b, const std::vector<int64_t>& rows) {
+  RankBlock r;
+  std::vector<int64_t> local(static_cast<size_t>(b.num_src), -1);
+  r.src_of = rows;
+  for (size_t i = 0; i < rows.size(); ++i) local[rows[i]] = static_cast<int64_t>(i);
+  for (int64_t v = 0; v < b.num_src; ++v) {
+    if (local[v] >= 0) continue;
+    local[v] = static_cast<int64_t>(r.src_of.size());
+    r.src_of.push_back(v);
+  }
+  sample::Block& s = r.block;
+  s.num_dst = static_cast<int64_t>(rows.size());
+  s.num_src = b.num_src;
+  s.indptr.push_back(0);
+  for (int64_t row : rows) {
+    for (int64_t k = b.indptr[row]; k < b.indptr[row + 1]; ++k) {
+      s.indices.push_back(local[b.indices[k]]);
+      s.etypes.push_back(b.etypes[k]);
+    }
+    s.indptr.push_back(s.num_edges());
+  }
+  for (int64_t v : r.src_of) s.src_nodes.push_back(b.src_nodes[v]);
+  return r;
+}
+
+TEST_F(HanTest, ScoresSummedOverTwoRanksGiveTheWholeBlocksBetaAndGradients) {
+  // Rank 0 holds dst rows 0-3, rank 1 rows 3-6: row 3 on both, with weight 1/2 on each
+  // (its loss counted on rank 0 only). In float64, so the comparison is tight.
+  std::mt19937_64 rng(8);
+  const sample::Block b = test_block(rng);
+  const int64_t M = 3, K = 2, D = 3;
+  const std::vector<std::vector<int64_t>> rows{{0, 1, 2, 3}, {3, 4, 5, 6}};
+  const std::vector<std::vector<double>> weights{{1, 1, 1, 0.5}, {0.5, 1, 1, 1}};
+  const std::vector<std::vector<double>> counted{{1, 1, 1, 1}, {0, 1, 1, 1}};
+  const torch::Tensor x = torch::randn({b.num_src, 5}, torch::kFloat64);
+  const torch::Tensor r = torch::randn({b.num_dst, K * D}, torch::kFloat64);
+  auto make_conv = [&] {
+    torch::manual_seed(9);
+    auto conv = std::make_shared<HanConv>(5, D, K, M, 4, 0.0);
+    conv->to(torch::kFloat64);
+    conv->train();
+    return conv;
+  };
+
+  // One process, every row once.
+  const auto whole = make_conv();
+  const torch::Tensor xw = x.clone().set_requires_grad(true);
+  torch::Tensor beta;
+  const torch::Tensor out = whole->forward(to_block_tensors(b), xw, &beta);
+  (out * r).sum().backward();
+
+  TwoRankSum sum;
+  std::vector<std::shared_ptr<HanConv>> convs{make_conv(), make_conv()};
+  std::vector<torch::Tensor> outs(2), betas(2), xs(2);
+  std::vector<RankBlock> blocks{rank_block(b, rows[0]), rank_block(b, rows[1])};
+  auto run_rank = [&](int k) {
+    HanConv& conv = *convs[k];
+    conv.set_rank_sum(sum.of_rank(k));
+    const torch::Tensor src = torch::tensor(blocks[k].src_of, torch::kInt64);
+    const torch::Tensor dst = torch::tensor(rows[k], torch::kInt64);
+    xs[k] = x.index_select(0, src).set_requires_grad(true);
+    outs[k] = conv.forward(to_block_tensors(blocks[k].block), xs[k], &betas[k],
+                           torch::tensor(weights[k], torch::kFloat64));
+    const torch::Tensor mask = torch::tensor(counted[k], torch::kFloat64).unsqueeze(1);
+    (outs[k] * r.index_select(0, dst) * mask).sum().backward();
+  };
+  std::thread other(run_rank, 1);
+  run_rank(0);
+  other.join();
+
+  auto close = [](const torch::Tensor& a, const torch::Tensor& e) {
+    return torch::allclose(a, e, 1e-10, 1e-12);
+  };
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_TRUE(close(betas[k], beta)) << "rank " << k << ": " << betas[k] << " vs " << beta;
+    EXPECT_TRUE(close(outs[k], out.index_select(0, torch::tensor(rows[k], torch::kInt64))));
+  }
+  // The parameters' gradients summed over the ranks (the trainer's allreduce) are the whole
+  // block's, and so are the inputs' (each rank's input rows added where they came from).
+  auto summed = [&](auto grad_of) { return grad_of(*convs[0]) + grad_of(*convs[1]); };
+  EXPECT_TRUE(
+      close(summed([](HanConv& c) { return c.lin->weight.grad(); }), whole->lin->weight.grad()));
+  EXPECT_TRUE(close(summed([](HanConv& c) { return c.att_src.grad(); }), whole->att_src.grad()));
+  EXPECT_TRUE(close(summed([](HanConv& c) { return c.att_dst.grad(); }), whole->att_dst.grad()));
+  EXPECT_TRUE(close(summed([](HanConv& c) { return c.bias.grad(); }), whole->bias.grad()));
+  EXPECT_TRUE(close(summed([](HanConv& c) { return c.semantic->weight.grad(); }),
+                    whole->semantic->weight.grad()));
+  EXPECT_TRUE(close(summed([](HanConv& c) { return c.semantic->bias.grad(); }),
+                    whole->semantic->bias.grad()));
+  EXPECT_TRUE(
+      close(summed([](HanConv& c) { return c.semantic_q.grad(); }), whole->semantic_q.grad()));
+  torch::Tensor x_grad = torch::zeros_like(x);
+  for (int k = 0; k < 2; ++k)
+    x_grad.index_add_(0, torch::tensor(blocks[k].src_of, torch::kInt64), xs[k].grad());
+  EXPECT_TRUE(close(x_grad, xw.grad()));
+}
+
+TEST_F(HanTest, IdleStepMakesATrainingStepsRankSums) {
+  // One rank: the sum is the identity; record the size of every call.
+  std::vector<size_t> calls;
+  RankSum record = [&calls](std::vector<double>& values) { calls.push_back(values.size()); };
+  std::mt19937_64 rng(10);
+  const TwoHops t = two_hops(rng);
+  const torch::Tensor x = torch::randn({30, 5});
+  const torch::Tensor pos = torch::arange(30, torch::kInt64);
+  HanOptions o = model_options();
+  o.dropout = 0;
+  o.attention_dropout = 0;
+  torch::manual_seed(12);
+  HanModel plain(o);
+  torch::manual_seed(12);
+  HanModel model(o);
+  model.set_rank_sum(record);
+  model.train();
+  plain.train();
+  const torch::Tensor logits = model.forward(t.tensors, {pos, x});
+  // On one rank the summed scores are the local mean.
+  EXPECT_TRUE(torch::allclose(logits, plain.forward(t.tensors, {pos, x}), 1e-5, 1e-6));
+  const std::vector<size_t> forward_calls = calls;
+  logits.pow(2).sum().backward();
+  // M + 1 values per layer in forward, then as many per layer in backward.
+  EXPECT_EQ(calls, std::vector<size_t>(4, 4));
+  EXPECT_EQ(forward_calls.size(), 2u);
+  const std::vector<size_t> step = calls;
+  calls.clear();
+  model.idle_training_step();
+  EXPECT_EQ(calls, step);
+  // Eval mode sums nothing, and neither does an idle step.
+  calls.clear();
+  model.eval();
+  model.forward(t.tensors, {pos, x});
+  model.idle_training_step();
+  EXPECT_TRUE(calls.empty());
 }
 
 }  // namespace

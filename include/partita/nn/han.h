@@ -9,7 +9,9 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "partita/nn/block_tensors.h"
@@ -17,6 +19,18 @@
 #include "partita/nn/rgcn.h"
 
 namespace partita::nn {
+
+// Sums `values` over the data-parallel ranks of a training step, in place: afterwards every
+// rank holds the elementwise sum of every rank's values (the same bits on every rank). A
+// collective: every rank calls it the same number of times, in the same order, with the same
+// size. nn/ does not know how (train/han_adapter.cc: the session's collectives).
+using RankSum = std::function<void(std::vector<double>& values)>;
+
+// x summed over the ranks by `sum` (x's values copied to the host as float64 and back, to
+// x's dtype and device), differentiably: the backward sums the incoming gradient over the
+// ranks by `sum` the same way (one call, x.numel() values). So each rank's gradient w.r.t.
+// its x is the gradient of the sum of every rank's loss w.r.t. the summed value.
+torch::Tensor sum_over_ranks(const torch::Tensor& x, const RankSum& sum);
 
 // One HAN layer over M metapaths, K heads of width D (out_dim = K * D):
 //   h = x W                                  (one projection [in, K*D] shared by the
@@ -27,6 +41,14 @@ namespace partita::nn {
 //   alpha_ij = softmax_j e_ij,  z_m,i,k = ELU(sum_j alpha_ij h_j,k + b_m,k)
 // semantic attention across metapaths (over the block's dst rows):
 //   w_m = mean_i q . tanh(z_m,i S + s),  beta = softmax_m w,  out_i = sum_m beta_m z_m,i
+// Data-parallel training (set_rank_sum, training mode): the mean is over the dst rows of
+// every rank's block, the way SyncBatchNorm takes BatchNorm's statistics: with c_i the
+// weight of row i (dst_weight; 1 when not given),
+//   w_m = (sum over ranks of sum_i c_i q . tanh(z_m,i S + s)) / (sum over ranks of sum_i c_i)
+// by one rank sum of M + 1 values in forward and one of M + 1 in backward (sum_over_ranks).
+// With rows that several ranks hold (the same node, hence the same row, on k ranks), c_i =
+// 1 / k makes the global sums those of one process holding every row once. Eval mode (and
+// no rank sum set) keeps the local mean, with no collective.
 // In training mode alpha goes through dropout (attention_dropout) with the key of the
 // metapath (set_dropout_keys). x_src may be float32, bfloat16 (parameters cast, as conv.h;
 // the semantic scores and beta in float32) or float64 (for gradient checks, with the
@@ -42,9 +64,18 @@ class HanConv : public torch::nn::Module {
   // Returns [num_dst, K * D] in x_src's dtype. With `beta` given, also the semantic
   // weights [M] (float32, or float64 for float64 x). Throws partita::Error on a block with
   // more metapaths than the layer, an untyped block with edges, or a wrong x_src shape.
+  // dst_weight: c_i above, [num_dst] of any floating type, or undefined (every c_i = 1);
+  // used only when the scores are summed over ranks.
   torch::Tensor forward(const BlockTensors& block, const torch::Tensor& x_src,
-                        torch::Tensor* beta = nullptr);
+                        torch::Tensor* beta = nullptr, const torch::Tensor& dst_weight = {});
   int64_t out_dim() const { return heads_ * head_dim_; }
+  int64_t num_metapaths() const { return num_metapaths_; }
+  // How training forwards sum the semantic scores over ranks (see above); null (the
+  // default): the local mean, also in training.
+  void set_rank_sum(RankSum sum) { rank_sum_ = std::move(sum); }
+  // Whether the next forward sums its scores over ranks: a rank sum is set and the layer is
+  // in training mode.
+  bool syncs_scores() const { return rank_sum_ != nullptr && is_training(); }
   // Forward matrix-product flops on `block`: the projection and the semantic scores.
   double matmul_flops(const BlockTensors& block) const;
   // The attention dropout key of the next forward: metapath m uses stream_key(key, m).
@@ -64,6 +95,7 @@ class HanConv : public torch::nn::Module {
   int64_t num_metapaths_;
   double attention_dropout_;
   uint64_t dropout_key_ = 0;
+  RankSum rank_sum_;
 };
 
 // The edges of metapath m of a typed block as an untyped block on the same nodes (no self
@@ -100,9 +132,23 @@ class HanModel : public torch::nn::Module {
   // layer L-1 on blocks[0]; every layer's input goes through dropout (training only). With
   // kBf16 the HAN layers run in bf16, the classifier in fp32.
   // Returns float32 logits [blocks[0].num_dst, out_dim].
-  // Throws partita::Error if blocks.size() != layers or the input's shape or positions are
-  // wrong.
-  torch::Tensor forward(const std::vector<BlockTensors>& blocks, const RgcnInput& input);
+  // dst_weights: empty, or one per block (hop order; undefined: weight 1 per row), the
+  // HanConv dst_weight of the layer on that block.
+  // Throws partita::Error if blocks.size() != layers, dst_weights has another non-zero size,
+  // or the input's shape or positions are wrong.
+  torch::Tensor forward(const std::vector<BlockTensors>& blocks, const RgcnInput& input,
+                        const std::vector<torch::Tensor>& dst_weights = {});
+
+  // Data-parallel training: every layer sums its semantic scores over ranks with `sum`
+  // (HanConv::set_rank_sum; null: none). Then each training forward and its backward make
+  // 2 * layers rank sums, layer 0 first in forward and last in backward, and every rank must
+  // take part in every one: a rank without rows in a step calls idle_training_step instead.
+  // (A training-mode forward without grad, under torch::NoGradGuard, makes only the forward
+  // sums: don't.)
+  void set_rank_sum(RankSum sum);
+  // The rank sums of one training forward and backward, with zero contributions, in the
+  // same order and sizes; nothing when no rank sum is set or in eval mode.
+  void idle_training_step();
 
   // As GnnModel::set_dropout_key: one key per step gives bit-identical reruns.
   void set_dropout_key(uint64_t key) { dropout_key_ = key; }
@@ -124,6 +170,7 @@ class HanModel : public torch::nn::Module {
   std::vector<std::shared_ptr<HanConv>> convs_;
   torch::nn::Linear classifier_{nullptr};
   uint64_t dropout_key_ = 0;
+  RankSum rank_sum_;
 };
 
 }  // namespace partita::nn

@@ -14,6 +14,10 @@
 //   the gradients of the embedding rows forward looked up to their owners).
 // - after_gradient_sum(): on every rank after every step's gradient allreduce; may be
 //   collective (R-GCN with embeddings: applies the pushed updates, then a barrier).
+// - idle_training_step(): in a training step, on a rank whose batch has no seeds, in place
+//   of forward, backward and after_backward: the collectives those make (HAN's semantic
+//   score sums), with nothing to contribute. Models whose forward and backward make none
+//   do nothing.
 // - config_signature(): the model's shape and the optimizer kind, stored in checkpoints.
 // Not thread-safe; one adapter per Trainer.
 //
@@ -58,6 +62,7 @@ class ModelAdapter {
   virtual std::vector<int64_t> config_signature() const = 0;
   virtual void after_backward() {}
   virtual void after_gradient_sum() {}
+  virtual void idle_training_step() {}
   // Whether batches must carry the in-degrees of their nodes (GCN's normalization).
   virtual bool needs_degrees() const { return false; }
   // The homogeneous node model (GNN, or a link model's encoder), null otherwise: full-graph

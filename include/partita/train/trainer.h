@@ -30,6 +30,14 @@
 // running statistics are averaged over ranks after every epoch, before evaluation and
 // checkpoints.
 //
+// HAN's semantic attention (nn/han.h) is synchronised instead, as SyncBatchNorm would: in a
+// training step every HAN layer sums its semantic scores and row count over the ranks (one
+// allreduce in forward, one in backward), inner layers weighting each row by 1 / (ranks
+// holding that node at that hop, from one allgather per step), so HAN keeps the equality
+// above at any depth. A rank without seeds makes the same collectives with zero
+// contributions (ModelAdapter::idle_training_step); other models make none per step.
+// Evaluation uses each rank's own mean (no collective).
+//
 // Randomness: shuffles and samples are keyed by (seed, epoch, step) (loader/, sample/);
 // dropout masks by (seed, epoch, step, rank) (GnnModel::set_dropout_key), so with dropout
 // P ranks draw other masks than 1 rank (same distribution). A run is
@@ -43,7 +51,7 @@
 // into global batches of loader.batch_size (shuffled under their own key), each rank classifies
 // its share of each batch with the training fanouts (eval mode, no grad), and the
 // correct/total counts are summed with one allreduce at the end. So accuracies too are the
-// same for 1 rank and P ranks.
+// same for 1 rank and P ranks (HAN with several metapaths: close, not equal; see above).
 //
 // Link prediction (options.task = kLink; issue 12): the partition must hold an edge split
 // (partition --edge-split). The seeds are the training pairs (loader/link_batches.h: one
