@@ -143,8 +143,9 @@ class NeighborLoader(PipelineLoops):
         # blocks, ids) is delivered there, copied through pinned memory on a side stream that
         # the current stream waits for. An unusable device raises partita.UsageError.
         # edge_features: every block's edge_attr is the float32 [edges, edge_feat_dim] rows
-        # of its edges' edge_feat (None without); the graph must be opened with
-        # edge_features=True and hold edge_feat.
+        # of its edges' edge_feat (None without; on a typed partition every RelationBlock's,
+        # hetero.TypedNeighborLoader); the graph must be opened with edge_features=True and
+        # hold edge_feat.
         self._c = _C.NeighborLoader(graph, [int(k) for k in fanouts], int(batch_size),
                                     str(split), bool(shuffle), int(seed), int(prefetch),
                                     int(threads), str(device), bool(edge_features))
