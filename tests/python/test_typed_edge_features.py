@@ -8,6 +8,7 @@ check expects. On 1 rank (1 part; 16-bit rows widened) and on 2 ranks under mpir
 counting the rows of edges stored by the other rank's part); None without edge_features;
 refusals as UsageError."""
 import os
+import re
 import shutil
 import textwrap
 
@@ -91,12 +92,12 @@ CHECK = textwrap.dedent("""
                                                  keys).all(), (rel["name"], "edge not in dataset")
             return torch.from_numpy(rows[first[at]].astype(np.float32))
 
-    def check(dataset, parts, dim):
+    def check(dataset, parts, dim, host_local="auto"):
         '''Loops over the train split with and without edge_features; returns (edges checked,
-        edges whose destination this rank does not own: rows fetched from another part).'''
+        edges whose destination this rank does not own: rows another rank's part stores).'''
         truth = DatasetRows(dataset, parts)
         edges = remote = 0
-        with partita.DistGraph(parts, edge_features=True) as g:
+        with partita.DistGraph(parts, edge_features=True, host_local=host_local) as g:
             node_map = torch.from_numpy(np.asarray(g.node_map))
             kw = dict(fanouts=[4, 3], batch_size=32, seed=2)
             loader = partita.NeighborLoader(g, edge_features=True, **kw)
@@ -141,10 +142,14 @@ def test_float16_rows_are_widened(typed_edge_parts):
     assert edges > 1000, edges
 
 
-def test_relation_blocks_carry_edge_attr_on_two_ranks(typed_edge_parts, tmp_path):
+@pytest.mark.parametrize("host_local", ["off", "auto"])
+def test_relation_blocks_carry_edge_attr_on_two_ranks(typed_edge_parts, tmp_path, host_local):
+    """host_local "off": the other part's rows come over the edge_features request, as
+    between hosts; "auto": from its mapped file."""
     script = tmp_path / "check.py"
     script.write_text(CHECK + textwrap.dedent(f"""
-        edges, remote = check({typed_edge_parts["ds"]!r}, {typed_edge_parts[2]!r}, {EDGE_DIM})
+        edges, remote = check({typed_edge_parts["ds"]!r}, {typed_edge_parts[2]!r}, {EDGE_DIM},
+                              {host_local!r})
         assert edges > 300 and remote > 0, (edges, remote)
         print("edges checked", edges, "remote", remote, flush=True)
     """))
@@ -157,12 +162,14 @@ def test_edge_features_refused(typed_edge_parts):
     with partita.DistGraph(plain, edge_features=True) as g:
         assert g.typed and g.edge_feat_dim == 0
         with pytest.raises(partita.UsageError,
-                           match=rf"^NeighborLoader: edge_features: {plain} holds no edge "
-                                 r"features \(partition a dataset with edge_feat/"):
+                           match=rf"^NeighborLoader: edge_features: {re.escape(plain)} holds "
+                                 r"no edge features \(partition a dataset with edge_feat/"):
             partita.NeighborLoader(g, fanouts=[2], edge_features=True)
     with partita.DistGraph(typed_edge_parts[1]) as g:
         with pytest.raises(partita.UsageError, match=r"edge_features=True"):
             partita.NeighborLoader(g, fanouts=[2], edge_features=True)
+    with pytest.raises(partita.UsageError, match=r"^host_local: "):
+        partita.DistGraph(typed_edge_parts[1], host_local="sometimes")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
