@@ -52,9 +52,8 @@ CHECK = textwrap.dedent("""
 
     class DatasetRows:
         '''The edge_feat row of every (relation id, source, destination) edge of a typed
-        partition, in original type-local ids, read from the dataset's files: a forward
-        relation's first listed row of the pair, a reverse relation's that of the edge it
-        reverses.'''
+        partition, read from the dataset's files (type-local ids): a forward relation's first
+        listed row of the pair, a reverse relation's that of the edge it reverses.'''
 
         def __init__(self, dataset, parts):
             schema = json.load(open(os.path.join(dataset, "hetero.json")))
