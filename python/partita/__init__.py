@@ -84,14 +84,16 @@ class DistGraph(_C.DistGraph):
 
     def __init__(self, parts_dir, timeout=60.0, in_memory=False, embedding_dim=0,
                  sparse_optimizer=None, embedding_seed=0, embedding_init=1.0,
-                 edge_features=False):
+                 edge_features=False, host_local="auto"):
         # embedding_*, sparse_optimizer: learned embeddings of a typed partition (hetero.py).
         # edge_features: the sampler returns edge ids, so that loaders can fetch edge
         # features (NeighborLoader(..., edge_features=True)); the same on every rank.
+        # host_local: "auto" reads the parts of ranks on this host from their mapped files,
+        # "off" requests every remote row as between hosts (partita train --host-local).
         super().__init__(str(parts_dir), float(timeout), bool(in_memory),
                          *hetero._graph_args(embedding_dim, sparse_optimizer, embedding_seed,
                                              embedding_init),
-                         edge_features=bool(edge_features))
+                         edge_features=bool(edge_features), host_local=str(host_local))
         if sparse_optimizer is not None:
             sparse_optimizer._bind(self)
         _open_graphs.append(self)
@@ -143,8 +145,9 @@ class NeighborLoader(PipelineLoops):
         # blocks, ids) is delivered there, copied through pinned memory on a side stream that
         # the current stream waits for. An unusable device raises partita.UsageError.
         # edge_features: every block's edge_attr is the float32 [edges, edge_feat_dim] rows
-        # of its edges' edge_feat (None without); the graph must be opened with
-        # edge_features=True and hold edge_feat.
+        # of its edges' edge_feat (None without; on a typed partition every RelationBlock's,
+        # hetero.TypedNeighborLoader); the graph must be opened with edge_features=True and
+        # hold edge_feat.
         self._c = _C.NeighborLoader(graph, [int(k) for k in fanouts], int(batch_size),
                                     str(split), bool(shuffle), int(seed), int(prefetch),
                                     int(threads), str(device), bool(edge_features))

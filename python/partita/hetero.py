@@ -52,7 +52,9 @@ class HeteroBlock:
     (as DGL's blocks); block[rel] (a relation name, an (src, rel, dst) triplet or a relation
     id) is that relation's RelationBlock: num_src, num_dst, indptr [num_dst + 1] and indices
     [E] (CSC over the dst type's dst nodes, src ids local to the src type), edge_dst,
-    edge_index [2, E] (row 0 src, row 1 dst). The homogeneous form stays available:
+    edge_index [2, E] (row 0 src, row 1 dst), and edge_attr (float32 [E, edge_feat_dim]: each
+    edge's edge_feat row, aligned with indices; None unless the loader was made with
+    edge_features=True). The homogeneous form stays available:
     src_nodes (global ids, dst first), indptr, indices and etypes (relation per edge)."""
 
     __slots__ = ("_c", "_schema", "num_src_dict", "num_dst_dict")
@@ -133,13 +135,17 @@ class TypedNeighborLoader(PipelineLoops):
     fanouts: one int per hop (N per incoming relation, -1: all) or the text of `partita train
     --fanouts`, e.g. "25,writes=10:20". device: where every tensor of a batch is delivered,
     as for the homogeneous loader (pinned memory, a side stream the current stream waits
-    for)."""
+    for). edge_features: every RelationBlock's edge_attr is the float32 [E, edge_feat_dim]
+    rows of its edges' edge_feat (a float16/bfloat16 partition's rows widened), remote rows
+    fetched from their owners as node features are; the graph must be opened with
+    DistGraph(..., edge_features=True) and hold edge_feat (partita.UsageError otherwise)."""
 
     def __init__(self, graph, fanouts=(10, 10), batch_size=1024, split="train", shuffle=True,
-                 seed=0, prefetch=2, threads=1, device="cpu"):
+                 seed=0, prefetch=2, threads=1, device="cpu", edge_features=False):
         text = fanouts if isinstance(fanouts, str) else ",".join(str(int(k)) for k in fanouts)
         self._c = _C.TypedLoader(graph, text, int(batch_size), str(split), bool(shuffle),
-                                 int(seed), int(prefetch), int(threads), str(device))
+                                 int(seed), int(prefetch), int(threads), str(device),
+                                 bool(edge_features))
         self._schema = _Schema(graph)
         self.graph = graph
         self.fanouts = fanouts

@@ -148,7 +148,7 @@ void add_embedding_bindings(py::module_& m) {
   graph.def(py::init([](const std::string& parts_dir, double timeout, bool in_memory,
                         int64_t embedding_dim, const std::string& optimizer, double lr,
                         double beta1, double beta2, double eps, uint64_t embedding_seed,
-                        double embedding_init, bool edge_features) {
+                        double embedding_init, bool edge_features, const std::string& host_local) {
               PARTITA_CHECK(embedding_dim >= 0, UsageError,
                             "embedding_dim: must be >= 0 (0: none), got {}", embedding_dim);
               PARTITA_CHECK(std::isfinite(embedding_init) && embedding_init > 0, UsageError,
@@ -158,12 +158,14 @@ void add_embedding_bindings(py::module_& m) {
               e.seed = embedding_seed;
               e.init_scale = static_cast<float>(embedding_init);
               e.optimizer = optimizer_options(optimizer, lr, beta1, beta2, eps);
-              return std::make_unique<Graph>(parts_dir, timeout, in_memory, e, edge_features);
+              return std::make_unique<Graph>(
+                  parts_dir, timeout, in_memory, e, edge_features,
+                  value_named(runtime::host_local_names(), "host_local", host_local));
             }),
             py::arg("parts_dir"), py::arg("timeout"), py::arg("in_memory"),
             py::arg("embedding_dim"), py::arg("optimizer"), py::arg("lr"), py::arg("beta1"),
             py::arg("beta2"), py::arg("eps"), py::arg("embedding_seed"), py::arg("embedding_init"),
-            py::arg("edge_features") = false);
+            py::arg("edge_features") = false, py::arg("host_local") = "auto");
   // The schema of a typed partition (empty lists and -1 for a homogeneous one).
   graph.def_property_readonly("typed", [](Graph& g) { return g.graph().typed(); });
   graph.def_property_readonly("node_types", [](Graph& g) {

@@ -133,11 +133,13 @@ std::shared_ptr<MpiScope> job() {
 }
 
 Graph::Graph(const std::string& parts_dir, double timeout_s, bool in_memory,
-             const store::EmbeddingOptions& embeddings, bool edge_ids)
+             const store::EmbeddingOptions& embeddings, bool edge_ids,
+             runtime::HostLocal host_local)
     : mpi_(job()) {
   runtime::SessionOptions options;
   options.parts_dir = parts_dir;
   options.sampling.edge_ids = edge_ids;
+  options.host_local = host_local;
   options.timeout_s = timeout_s;
   options.graph.in_memory = in_memory;
   options.embeddings = embeddings;

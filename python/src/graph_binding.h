@@ -9,6 +9,7 @@
 
 #include "partita/comm/mpi_scope.h"
 #include "partita/loader/seeds.h"
+#include "partita/runtime/host_local.h"
 #include "partita/runtime/mpi_rank.h"
 #include "partita/store/dist_embedding.h"
 
@@ -49,8 +50,11 @@ class Graph {
   // (runtime::SessionOptions::embeddings; dim 0: none), built with the session.
   // `edge_ids`: the session's sampler returns edge ids (sample::LocalSamplerOptions::
   // edge_ids), which loaders with edge features need; every rank must pass the same.
+  // `host_local`: runtime::SessionOptions::host_local (kOff: every remote row through
+  // requests, as between hosts).
   Graph(const std::string& parts_dir, double timeout_s, bool in_memory,
-        const store::EmbeddingOptions& embeddings = {}, bool edge_ids = false);
+        const store::EmbeddingOptions& embeddings = {}, bool edge_ids = false,
+        runtime::HostLocal host_local = runtime::HostLocal::kAuto);
   // Stops the attached users; the session goes without the collective goodbye.
   ~Graph();
   Graph(const Graph&) = delete;

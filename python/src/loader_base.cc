@@ -35,10 +35,13 @@ train::TrainOptions with_edge_features(train::TrainOptions options, bool edge_fe
 EdgeAttrs edge_attrs_of(Graph& graph, bool edge_features, const std::string& name) {
   if (!edge_features) return {};
   const store::DistGraph& g = graph.graph();
+  // A typed dataset holds them per relation (docs/dataset-format.md).
   PARTITA_CHECK(g.has_edge_features(), UsageError,
-                "{}: edge_features: {} holds no edge features (partition a dataset with "
-                "edge_feat.npy)",
-                name, g.dir());
+                "{}: edge_features: {} holds no edge features (partition a dataset with {})", name,
+                g.dir(),
+                g.typed() ? "edge_feat/<head>___<relation>___<tail>.npy per relation, e.g. from "
+                            "`generate --hetero mag --edge-feat-dim D`"
+                          : "edge_feat.npy");
   PARTITA_CHECK(graph.session().sampler().options().edge_ids, UsageError,
                 "{}: edge_features: the graph samples without edge ids; open it with "
                 "partita.DistGraph(..., edge_features=True)",

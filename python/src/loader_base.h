@@ -56,7 +56,7 @@ train::TrainOptions trainer_options(sample::Fanouts fanouts, int64_t batch_size,
                                     int prefetch, int threads);
 
 // The edge features a loader's batches carry (Block::edge_attr, batch_views.h's
-// set_edge_attrs): dim 0 for none.
+// set_edge_attrs; a typed batch's RelationBlock::edge_attr): dim 0 for none.
 struct EdgeAttrs {
   int64_t dim = 0;
   DType dtype = DType::kFloat32;

@@ -36,6 +36,9 @@ struct RelationBlock {
   torch::Tensor indices;     // [E] local src id (within src_type) of each edge
   torch::Tensor edge_dst;    // [E] local dst id (within dst_type) of each edge
   torch::Tensor edge_index;  // [2, E]: rows indices and edge_dst (they are its row views)
+  // With edge features (TypedNeighborLoader(..., edge_features=True)): float32 [E, d], row j
+  // the edge_feat row of edge j (aligned with indices); undefined otherwise.
+  torch::Tensor edge_attr;
 };
 
 // One block (layer) of a typed batch. Homogeneous form: the sampler's block (src_nodes with
@@ -85,7 +88,10 @@ InputTypes input_types(const std::vector<loader::TypedInput>& typed, size_t num_
 }
 
 // Splits `b` into its relations over per-type local ids (two passes: count, then fill).
+// `edge_rows`: float32 [b's edges, d], the edge features of b's edges in b's edge order, which
+// each relation gathers in its own order (RelationBlock::edge_attr); undefined: none.
 TypedBlock typed_block(sample::Block& b, const InputTypes& types, const partition::TypedMeta& meta,
+                       const torch::Tensor& edge_rows,
                        const std::shared_ptr<loader::Batch>& owner) {
   const int num_types = meta.num_types();
   const int num_relations = meta.num_relations();
@@ -129,6 +135,9 @@ TypedBlock typed_block(sample::Block& b, const InputTypes& types, const partitio
   }
   std::vector<int64_t*> src_out(static_cast<size_t>(num_relations));
   std::vector<int64_t*> dst_out(static_cast<size_t>(num_relations));
+  // Per relation, the block edge of each of its edges (with edge_rows only).
+  std::vector<torch::Tensor> block_edge(static_cast<size_t>(num_relations));
+  std::vector<int64_t*> block_edge_out(static_cast<size_t>(num_relations), nullptr);
   std::vector<std::vector<int64_t>> cursor(static_cast<size_t>(num_relations));
   for (int r = 0; r < num_relations; ++r) {
     const partition::TypedRelation& rel = meta.relations[static_cast<size_t>(r)];
@@ -147,6 +156,11 @@ TypedBlock typed_block(sample::Block& b, const InputTypes& types, const partitio
     rb.edge_dst = rb.edge_index[1];
     src_out[static_cast<size_t>(r)] = rb.indices.data_ptr<int64_t>();
     dst_out[static_cast<size_t>(r)] = rb.edge_dst.data_ptr<int64_t>();
+    if (edge_rows.defined()) {
+      block_edge[static_cast<size_t>(r)] = torch::empty({c.back()}, torch::kInt64);
+      block_edge_out[static_cast<size_t>(r)] =
+          block_edge[static_cast<size_t>(r)].data_ptr<int64_t>();
+    }
     cursor[static_cast<size_t>(r)] = c;
     out.relations.push_back(std::move(rb));
   }
@@ -160,8 +174,17 @@ TypedBlock typed_block(sample::Block& b, const InputTypes& types, const partitio
       int64_t& at = cursor[r][static_cast<size_t>(dst_local)];
       src_out[r][at] = types.local[static_cast<size_t>(b.indices[static_cast<size_t>(e)])];
       dst_out[r][at] = dst_local;
+      if (block_edge_out[r] != nullptr) block_edge_out[r][at] = e;
       ++at;
     }
+  }
+  if (edge_rows.defined()) {
+    PARTITA_CHECK(edge_rows.size(0) == b.num_edges(), Error,
+                  "internal: a typed block has {} edge feature rows for {} edges",
+                  edge_rows.size(0), b.num_edges());
+    for (int r = 0; r < num_relations; ++r)
+      out.relations[static_cast<size_t>(r)].edge_attr =
+          edge_rows.index_select(0, block_edge[static_cast<size_t>(r)]);
   }
   return out;
 }
@@ -180,12 +203,14 @@ class TypedLoader final : public SplitLoader {
  public:
   TypedLoader(Graph& graph, const std::string& fanouts, int64_t batch_size,
               const std::string& split, bool shuffle, uint64_t seed, int prefetch, int threads,
-              const std::string& device)
+              const std::string& device, bool edge_features)
       : SplitLoader("NeighborLoader",
-                    trainer_options(typed_fanouts(fanouts, graph.graph()), batch_size, seed,
-                                    prefetch, threads),
+                    with_edge_features(trainer_options(typed_fanouts(fanouts, graph.graph()),
+                                                       batch_size, seed, prefetch, threads),
+                                       edge_features),
                     {/*degrees=*/false, /*labels=*/true}, device) {
     const store::DistGraph& g = graph.graph();
+    edge_attrs_ = edge_attrs_of(graph, options().loader.edge_features, name());
     meta_ = g.typed_meta();
     plan_split(graph, split, shuffle);
     feature_dtype_ = g.feature_dtype();
@@ -218,6 +243,7 @@ class TypedLoader final : public SplitLoader {
       for (RelationBlock& r : b.relations) {
         r.indptr = staging.to_device(r.indptr);
         r.edge_index = staging.to_device(r.edge_index);
+        if (r.edge_attr.defined()) r.edge_attr = staging.to_device(r.edge_attr);
         r.indices = r.edge_index[0];
         r.edge_dst = r.edge_index[1];
       }
@@ -256,8 +282,31 @@ class TypedLoader final : public SplitLoader {
     if (!owner->sampled.seeds.empty()) {
       const InputTypes input_type = input_types(typed, input.size());
       std::vector<sample::Block>& blocks = owner->sampled.blocks;
+      const std::vector<torch::Tensor> rows = block_edge_rows(owner);
       for (size_t i = blocks.size(); i-- > 0;)
-        out.blocks.push_back(typed_block(blocks[i], input_type, meta_, owner));
+        out.blocks.push_back(typed_block(blocks[i], input_type, meta_, rows[i], owner));
+    }
+    return out;
+  }
+
+  // Per sampled block (hop order), float32 [its edges, d]: its rows of the batch's edge
+  // features (loader::Batch::edge_features, hop order; views when stored as float32, else
+  // widened copies); undefined tensors without edge features.
+  std::vector<torch::Tensor> block_edge_rows(const std::shared_ptr<loader::Batch>& owner) const {
+    const std::vector<sample::Block>& blocks = owner->sampled.blocks;
+    std::vector<torch::Tensor> out(blocks.size());
+    if (edge_attrs_.dim == 0) return out;
+    const int64_t edges = owner->sampled.num_sampled_edges();
+    PARTITA_CHECK(owner->edge_features.size() ==
+                      static_cast<size_t>(edges * edge_attrs_.dim) * dtype_size(edge_attrs_.dtype),
+                  Error, "internal: a typed batch has {} edge feature bytes for {} edges",
+                  owner->edge_features.size(), edges);
+    const torch::Tensor rows =
+        float_rows(owner->edge_features.data(), edges, edge_attrs_.dim, edge_attrs_.dtype, owner);
+    int64_t offset = 0;
+    for (size_t l = 0; l < blocks.size(); ++l) {
+      out[l] = rows.narrow(0, offset, blocks[l].num_edges());
+      offset += blocks[l].num_edges();
     }
     return out;
   }
@@ -265,6 +314,7 @@ class TypedLoader final : public SplitLoader {
   partition::TypedMeta meta_;
   DType feature_dtype_ = DType::kFloat32;
   std::vector<int64_t> type_dims_;  // per node type; 0: featureless
+  EdgeAttrs edge_attrs_;            // dim 0: no edge features
 };
 
 // The raw typed blocks BlockBuilder samples for `seeds` under key (seed, epoch, step), input
@@ -317,7 +367,15 @@ void add_typed_bindings(py::module_& m) {
       .def_readonly("indices", &RelationBlock::indices)
       .def_readonly("edge_dst", &RelationBlock::edge_dst)
       .def_property_readonly("num_edges", [](const RelationBlock& b) { return b.indices.size(0); })
-      .def_readonly("edge_index", &RelationBlock::edge_index);
+      .def_readonly("edge_index", &RelationBlock::edge_index)
+      .def_property_readonly(
+          "edge_attr",
+          [](const RelationBlock& b) -> py::object {
+            if (!b.edge_attr.defined()) return py::none();
+            return py::cast(b.edge_attr);
+          },
+          "float32 [num_edges, edge_feat_dim]: each edge's features, aligned with indices "
+          "(NeighborLoader(..., edge_features=True)); None otherwise");
   py::class_<TypedBlock>(m, "TypedBlock", "One block (layer) of a typed batch")
       .def_readonly("num_src", &TypedBlock::num_src)
       .def_readonly("num_dst", &TypedBlock::num_dst)
@@ -339,10 +397,10 @@ void add_typed_bindings(py::module_& m) {
                                  "The C++ batch pipeline over a split of a typed DistGraph");
   loader
       .def(py::init<Graph&, const std::string&, int64_t, const std::string&, bool, uint64_t, int,
-                    int, const std::string&>(),
+                    int, const std::string&, bool>(),
            py::arg("graph"), py::arg("fanouts"), py::arg("batch_size"), py::arg("split"),
            py::arg("shuffle"), py::arg("seed"), py::arg("prefetch"), py::arg("threads"),
-           py::arg("device") = "cpu", py::keep_alive<1, 2>())
+           py::arg("device") = "cpu", py::arg("edge_features") = false, py::keep_alive<1, 2>())
       .def_property_readonly("num_ids", &TypedLoader::num_ids);
   bind_loops(loader);
 }
