@@ -255,6 +255,11 @@ int train_on(runtime::Session& session, const Flags& flags, train::TrainOptions 
         c.rows, static_cast<double>(c.bytes) / (1 << 20), c.expected_hit_rate, c.presample_batches,
         c.presample_s);
   }
+  if (print && options.cache.ratio > 0 && options.loader.edge_features) {
+    const train::CacheReport& c = trainer.cache_report();
+    log_info("edge cache: rank 0 keeps {} remote edge rows ({:.1f} MiB), expected hit rate {:.3f}",
+             c.edge_rows, static_cast<double>(c.edge_bytes) / (1 << 20), c.edge_expected_hit_rate);
+  }
   if (print && options.cache.gpu_ratio != 0) {
     const train::DeviceCacheReport& c = trainer.device_cache_report();
     log_info(

@@ -55,6 +55,7 @@ nlohmann::json epoch_json(const EpochRecord& r, const std::string& validation_ke
   const int64_t remote = r.remote_rows + r.cache_hits;
   j["cache_hit_rate"] =
       remote > 0 ? static_cast<double>(r.cache_hits) / static_cast<double>(remote) : 0.0;
+  j["edge_cache_hits"] = r.edge_cache_hits;
   j["remote_bytes"] = r.remote_bytes;
   j["gpu_cache_hits"] = r.gpu_cache_hits;
   j["gpu_cache_remote_hits"] = r.gpu_cache_remote_hits;
@@ -201,6 +202,9 @@ void MetricsFile::write_final(const TrainResult& result, int ranks, int servers)
   j["cache_bytes"] = result.cache.bytes;
   j["cache_presample_s"] = result.cache.presample_s;
   j["cache_expected_hit_rate"] = result.cache.expected_hit_rate;
+  j["edge_cache_rows"] = result.cache.edge_rows;
+  j["edge_cache_bytes"] = result.cache.edge_bytes;
+  j["edge_cache_expected_hit_rate"] = result.cache.edge_expected_hit_rate;
   const train::DeviceCacheReport& d = result.device_cache;
   j["gpu_cache_rows"] = d.rows;
   j["gpu_cache_remote_rows"] = d.remote_rows;

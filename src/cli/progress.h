@@ -55,6 +55,7 @@ class ProgressBar {
 //    "epoch_s":..,"sample_s":..,"fetch_s":..,"compute_s":..,"matmul_gflop":..,
 //    "allreduce_s":..,"wait_s":..,"eval_s":..,"checkpoint_s":..,"request_bytes":..,
 //    "collective_bytes":..,"remote_rows":..,"cache_hits":..,"cache_hit_rate":..,
+//    "edge_cache_hits":<remote edge feature rows the edge cache answered>,
 //    "remote_bytes":<reply bytes rank 0's fetches received>,"gpu_cache_hits":..,
 //    "gpu_cache_remote_hits":..,"gpu_cache_hit_rate":<hits / rows looked up>,
 //    "seeds_per_s":..,"rss_bytes":..,"os_threads":<threads of the process>,"open_fds":..}
@@ -66,6 +67,8 @@ class ProgressBar {
 //    "train_s":..,"steps":..,"seeds":.., and the sums over this run's epochs of epoch_s,
 //    sample_s, fetch_s, compute_s, allreduce_s, wait_s, eval_s, checkpoint_s, and the
 //    cache's "cache_rows","cache_bytes","cache_presample_s","cache_expected_hit_rate",
+//    its edge cache's "edge_cache_rows","edge_cache_bytes","edge_cache_expected_hit_rate"
+//    (0 without --edge-features),
 //    and the device cache's "gpu_cache_rows","gpu_cache_remote_rows","gpu_cache_bytes",
 //    "gpu_cache_presample_s","gpu_cache_expected_hit_rate"}
 // Times are rank 0's (seconds); loss and accuracies are global. Numbers are written with

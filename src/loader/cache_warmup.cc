@@ -33,18 +33,23 @@ CacheWarmup warm_feature_cache(sample::NeighborSampler& sampler, store::FeatureF
       plan.epoch_batches(options.seed, options.epoch, share);
   if (static_cast<int64_t>(batches.size()) > options.presample_batches)
     batches.resize(static_cast<size_t>(options.presample_batches));
-  const HotNodes hot =
-      hottest_remote_nodes(sampler, graph, batches, options.fanouts, options.seed, options.epoch,
-                           cache_budget(graph, options.ratio), options.temporal);
+  const bool edges = options.edge_features && graph.has_edge_features();
+  HotNodes hot_edges;
+  const HotNodes hot = hottest_remote_nodes(sampler, graph, batches, options.fanouts, options.seed,
+                                            options.epoch, cache_budget(graph, options.ratio),
+                                            options.temporal, edges ? &hot_edges : nullptr,
+                                            edges ? edge_cache_budget(graph, options.ratio) : 0);
   out.built = true;
   out.cache = graph.typed()
                   ? store::FeatureCache::fetch_typed(fetcher, hot.ids)
                   : store::FeatureCache::fetch(fetcher, hot.ids, graph.feature_row_bytes());
+  if (edges) out.edge_cache = store::FeatureCache::fetch_edges(fetcher, hot_edges.ids);
   out.presample_batches = hot.batches;
-  out.expected_hit_rate =
-      hot.remote_appearances > 0
-          ? static_cast<double>(hot.covered) / static_cast<double>(hot.remote_appearances)
-          : 0.0;
+  const auto share_of = [](int64_t part, int64_t whole) {
+    return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  out.expected_hit_rate = share_of(hot.covered, hot.remote_appearances);
+  out.edge_expected_hit_rate = share_of(hot_edges.covered, hot_edges.remote_appearances);
   out.seconds = watch.seconds();
   return out;
 }

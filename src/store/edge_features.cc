@@ -54,7 +54,7 @@ void FeatureFetcher::fetch_edge_features(ArrayView<const int64_t> edge_ids, void
   const uint8_t* rows = graph_.edge_features();
   const int64_t first = graph_.first_edge();
   std::vector<std::vector<int64_t>> positions;  // per remote rank: input positions
-  int64_t local_rows = 0, host_rows = 0;
+  int64_t local_rows = 0, host_rows = 0, cache_hits = 0;
   const int64_t n = edge_ids.size();
   for (int64_t i = 0; i < n; ++i) {
     const int64_t e = edge_ids[i];
@@ -78,11 +78,17 @@ void FeatureFetcher::fetch_edge_features(ArrayView<const int64_t> edge_ids, void
         continue;
       }
     }
+    if (const uint8_t* row = edge_cache_ != nullptr ? edge_cache_->find(e) : nullptr) {
+      std::memcpy(out + i * width, row, row_bytes);
+      ++cache_hits;
+      continue;
+    }
     if (positions.empty()) positions.resize(static_cast<size_t>(graph_.world_size()));
     positions[static_cast<size_t>(owner)].push_back(i);
   }
   local_rows_ += local_rows;
   host_rows_ += host_rows;
+  edge_cache_hits_ += cache_hits;
   if (positions.empty()) return;
   PARTITA_CHECK(endpoint_ != nullptr, Error,
                 "internal: remote edge rows asked without an endpoint");

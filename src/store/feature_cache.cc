@@ -51,6 +51,20 @@ FeatureCache FeatureCache::fetch(FeatureFetcher& fetcher, std::vector<int64_t> i
   return FeatureCache(std::move(ids), std::move(rows), row_bytes);
 }
 
+FeatureCache FeatureCache::fetch_edges(FeatureFetcher& fetcher, std::vector<int64_t> ids,
+                                       int64_t chunk_rows) {
+  PARTITA_CHECK(chunk_rows >= 1, Error, "feature cache: chunk of {} rows", chunk_rows);
+  const int64_t row_bytes = fetcher.graph().edge_feat_row_bytes();
+  std::vector<uint8_t> rows(ids.size() * static_cast<size_t>(row_bytes));
+  for (size_t first = 0; first < ids.size(); first += static_cast<size_t>(chunk_rows)) {
+    const size_t n = std::min(ids.size() - first, static_cast<size_t>(chunk_rows));
+    fetcher.fetch_edge_features(
+        ArrayView<const int64_t>(ids.data() + first, static_cast<int64_t>(n)),
+        rows.data() + first * static_cast<size_t>(row_bytes));
+  }
+  return FeatureCache(std::move(ids), std::move(rows), row_bytes);
+}
+
 FeatureCache FeatureCache::fetch_typed(FeatureFetcher& fetcher, std::vector<int64_t> ids,
                                        int64_t chunk_rows) {
   PARTITA_CHECK(chunk_rows >= 1, Error, "feature cache: chunk of {} rows", chunk_rows);

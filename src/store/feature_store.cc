@@ -416,7 +416,8 @@ void FeatureFetcher::fetch(ArrayView<const int64_t> ids, uint64_t kind, int64_t 
 FetchStats FeatureFetcher::stats() const {
   return {local_rows_.load(),       remote_rows_.load(),   remote_requests_.load(),
           remote_bytes_.load(),     cache_hits_.load(),    host_rows_.load(),
-          resident_lookups_.load(), resident_hits_.load(), resident_remote_hits_.load()};
+          resident_lookups_.load(), resident_hits_.load(), resident_remote_hits_.load(),
+          edge_cache_hits_.load()};
 }
 
 }  // namespace partita::store

@@ -71,6 +71,7 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
   cw.epoch = kCacheTag;
   cw.trainers = session_.size();
   cw.temporal = session_.sampler().options().temporal;
+  cw.edge_features = options_.loader.edge_features;
   loader::CacheWarmup warm = loader::warm_feature_cache(
       task_->sampler(), session_.fetcher(), session_.graph(), task_->plan(),
       loader::SeedShare(session_.graph(), session_.rank(), session_.size()), cw);
@@ -79,6 +80,13 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
     session_.fetcher().set_cache(&cache_);
     cache_report_ = {cache_.rows(), cache_.bytes(), warm.seconds, warm.presample_batches,
                      warm.expected_hit_rate};
+    if (options_.loader.edge_features) {
+      edge_cache_ = std::move(warm.edge_cache);
+      session_.fetcher().set_edge_cache(&edge_cache_);
+      cache_report_.edge_rows = edge_cache_.rows();
+      cache_report_.edge_bytes = edge_cache_.bytes();
+      cache_report_.edge_expected_hit_rate = warm.edge_expected_hit_rate;
+    }
   }
   warm_device_cache(cw);
   optimizer_ = make_optimizer(options_, sync_->params());
@@ -88,6 +96,7 @@ Trainer::Trainer(runtime::Session& session, const TrainOptions& options)
 
 Trainer::~Trainer() {
   session_.fetcher().set_cache(nullptr);
+  session_.fetcher().set_edge_cache(nullptr);
   if (model_) model_->set_device_cache(nullptr);
 }
 
@@ -274,6 +283,7 @@ TrainResult Trainer::train(const std::function<void(const EpochRecord&)>& on_epo
     const store::FetchStats fetch_after = session_.fetcher().stats();
     rec.remote_rows = fetch_after.remote_rows - fetch_before.remote_rows;
     rec.cache_hits = fetch_after.cache_hits - fetch_before.cache_hits;
+    rec.edge_cache_hits = fetch_after.edge_cache_hits - fetch_before.edge_cache_hits;
     rec.remote_bytes = fetch_after.remote_bytes - fetch_before.remote_bytes;
     rec.gpu_cache_lookups = fetch_after.resident_lookups - fetch_before.resident_lookups;
     rec.gpu_cache_hits = fetch_after.resident_hits - fetch_before.resident_hits;

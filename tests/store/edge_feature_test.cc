@@ -3,7 +3,10 @@
 // files concatenated), name the same edges as the single-process sampler on the whole
 // dataset (same dst, same position in its row), and the fetched edge_feat rows equal the
 // files' rows and the dataset's; the same with every part mapped here (--topology full),
-// where nothing is requested; and through the batch pipeline.
+// where nothing is requested; and through the batch pipeline. The edge cache (issue 41):
+// the pre-sampling's hottest remote edges, cached, give the same rows and are hit; a fetcher
+// with an edge cache returns the same bytes as without for own, cached and uncached remote
+// edges mixed, and requests none of the cached ones.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,12 +18,14 @@
 #include "partita/data/edge_arrays.h"
 #include "partita/data/generate.h"
 #include "partita/loader/batch_pipeline.h"
+#include "partita/loader/hot_nodes.h"
 #include "partita/loader/seeds.h"
 #include "partita/partition/partition.h"
 #include "partita/sample/block_builder.h"
 #include "partita/sample/dist_sampler.h"
 #include "partita/sample/local_sampler.h"
 #include "partita/store/dist_graph.h"
+#include "partita/store/feature_cache.h"
 #include "partita/store/feature_store.h"
 #include "partita/store/host_parts.h"
 #include "serving_ranks.h"
@@ -196,6 +201,39 @@ TEST_P(EdgeFeatureDist, IdsAndRowsMatchTheFilesAndOneProcess) {
           sampler.set_host_parts(nullptr);
           fetcher.set_host_parts(nullptr);
         }
+
+        // The edge cache: the hottest remote edges of the first 3 batches, chosen twice
+        // alike, none stored here, within the budget; the rows unchanged and the cache hit.
+        if (ranks > 1) {
+          const std::vector<std::vector<int64_t>> presample(
+              batches.begin(), batches.begin() + std::min<size_t>(3, batches.size()));
+          const int64_t budget = loader::edge_cache_budget(graph, 0.5);
+          loader::HotNodes hot, again;
+          loader::hottest_remote_nodes(sampler, graph, presample, fanouts, 7, 99, 0,
+                                       sample::Temporal::kNone, &hot, budget);
+          loader::hottest_remote_nodes(sampler, graph, presample, fanouts, 7, 99, 0,
+                                       sample::Temporal::kNone, &again, budget);
+          if (hot.ids != again.ids) throw Error("hot edges differ between two identical calls");
+          if (hot.ids.empty() || static_cast<int64_t>(hot.ids.size()) > budget)
+            throw Error("hot edges: " + std::to_string(hot.ids.size()) + " for budget " +
+                        std::to_string(budget));
+          if (hot.remote_appearances <= 0 || hot.covered > hot.remote_appearances)
+            throw Error("hot edges: covered " + std::to_string(hot.covered) + " of " +
+                        std::to_string(hot.remote_appearances));
+          for (int64_t e : hot.ids)
+            if (e >= graph.first_edge() &&
+                e < graph.first_edge() + static_cast<int64_t>(graph.indices().size()))
+              throw Error("cached an edge stored here");
+          const store::FeatureCache cache = store::FeatureCache::fetch_edges(fetcher, hot.ids, 7);
+          fetcher.set_edge_cache(&cache);
+          const store::FetchStats before = fetcher.stats();
+          if (check("with the edge cache: ") != routed) throw Error("edge ids differ (cache)");
+          const store::FetchStats after = fetcher.stats();
+          fetcher.set_edge_cache(nullptr);
+          if (after.edge_cache_hits <= before.edge_cache_hits)
+            throw Error("the edge cache was never hit");
+          if (after.cache_hits != before.cache_hits) throw Error("edge hits counted as nodes'");
+        }
       });
   if (ranks > 1) {
     int64_t remote = 0;
@@ -205,6 +243,77 @@ TEST_P(EdgeFeatureDist, IdsAndRowsMatchTheFilesAndOneProcess) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, EdgeFeatureDist, ::testing::Values(1, 2, 3));
+
+// Own, cached and uncached remote edges mixed: the same bytes with the edge cache as
+// without, the cached ids never requested (rows crossing the wire = the uncached ones; a
+// fetch of own and cached ids only sends no request).
+TEST_F(EdgeFeatureDist, EdgeCacheGivesTheSameBytesAndRequestsNoCachedId) {
+  const std::string parts = *dir_ / "cache2";
+  partition::PartitionOptions p;
+  p.num_parts = 2;
+  p.seed = 5;
+  p.out_dir = parts;
+  partition::partition_dataset(*dataset_, p);
+  sample::LocalSamplerOptions sampling;
+  sampling.edge_ids = true;
+  testing::run_serving_ranks(
+      parts, 2, sampling, [&](int r, const store::DistGraph& graph, RpcEndpoint* endpoint) {
+        const int other = 1 - r;
+        const int64_t own_first = graph.first_edge();
+        const int64_t own_end = own_first + static_cast<int64_t>(graph.indices().size());
+        const int64_t far_first = graph.edge_id_start(other);
+        const int64_t far_end = graph.edge_id_start(other + 1);
+        if (own_end - own_first < 40 || far_end - far_first < 40)
+          throw Error("too few edges per part");
+        std::vector<int64_t> own, cached, uncached;
+        for (int64_t k = 0; k < 20; ++k) {
+          own.push_back(own_first + k * 2);
+          (k % 2 == 0 ? cached : uncached).push_back(far_first + k * 2);
+        }
+        // Interleaved, with repeats of a cached and an uncached id.
+        std::vector<int64_t> mixed;
+        for (size_t k = 0; k < 10; ++k) {
+          mixed.push_back(cached[k]);
+          mixed.push_back(own[k]);
+          mixed.push_back(uncached[k]);
+          mixed.push_back(own[10 + k]);
+        }
+        mixed.push_back(cached[3]);
+        mixed.push_back(uncached[4]);
+        const int64_t width = graph.edge_feat_row_bytes();
+        store::FeatureFetcher plain(graph, endpoint);
+        std::vector<uint8_t> want(mixed.size() * width);
+        plain.fetch_edge_features(mixed, want.data());
+
+        store::FeatureFetcher fetcher(graph, endpoint);
+        const store::FeatureCache cache = store::FeatureCache::fetch_edges(fetcher, cached, 4);
+        if (cache.rows() != 10 || cache.row_bytes() != width) throw Error("cache size");
+        fetcher.set_edge_cache(&cache);
+        const store::FetchStats before = fetcher.stats();
+        std::vector<uint8_t> got(mixed.size() * width, 0xab);
+        fetcher.fetch_edge_features(mixed, got.data());
+        const store::FetchStats after = fetcher.stats();
+        if (got != want) throw Error("rank " + std::to_string(r) + ": bytes differ with cache");
+        // 11 uncached remote positions cross the wire, the 11 cached ones do not.
+        if (after.remote_rows - before.remote_rows != 11)
+          throw Error("remote rows " + std::to_string(after.remote_rows - before.remote_rows));
+        if (after.edge_cache_hits - before.edge_cache_hits != 11)
+          throw Error("edge cache hits " +
+                      std::to_string(after.edge_cache_hits - before.edge_cache_hits));
+        if (after.local_rows - before.local_rows != 20) throw Error("local rows");
+
+        std::vector<int64_t> no_request(own.begin(), own.end());
+        no_request.insert(no_request.end(), cached.begin(), cached.end());
+        std::vector<uint8_t> rows(no_request.size() * width), plain_rows(rows.size());
+        const int64_t requests = fetcher.stats().remote_requests;
+        fetcher.fetch_edge_features(no_request, rows.data());
+        if (fetcher.stats().remote_requests != requests)
+          throw Error("requested rows the edge cache holds");
+        plain.fetch_edge_features(no_request, plain_rows.data());
+        if (rows != plain_rows) throw Error("own and cached rows differ");
+        fetcher.set_edge_cache(nullptr);
+      });
+}
 
 TEST(EdgeFeatures, RefusedWithoutFilesOrOutsideTheEdges) {
   TempDir dir;

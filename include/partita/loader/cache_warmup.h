@@ -7,7 +7,11 @@
 // rows into a store::FeatureCache through `fetcher`. The caller hands the cache to the
 // fetcher (FeatureFetcher::set_cache) and keeps it alive while the fetcher uses it.
 // Results of training do not change; only the traffic does (with a temporal sampler too:
-// CacheWarmupOptions::temporal). Blocks on the sampler's and
+// CacheWarmupOptions::temporal). With edge features (CacheWarmupOptions::edge_features,
+// issue 41) the same pre-sampling also picks the remote edges those batches' blocks need
+// most (at most ratio x the edges this rank's part stores: hot_nodes.h edge_cache_budget)
+// and fetches their rows (FeatureCache::fetch_edges) into a second cache, keyed by edge id,
+// for FeatureFetcher::set_edge_cache. Blocks on the sampler's and
 // fetcher's remote requests (their timeouts apply); no collective.
 #include <cstdint>
 #include <vector>
@@ -40,6 +44,9 @@ struct CacheWarmupOptions {
   // (hot_nodes.h), so the cache is chosen from neighbourhoods without times. Which rows are
   // cached changes no result of training, only how many rows hit.
   sample::Temporal temporal = sample::Temporal::kNone;
+  // Also cache edge feature rows (the training fetches them: --edge-features). The sampler
+  // must then return edge ids, as the training's does.
+  bool edge_features = false;
 };
 
 struct CacheWarmup {
@@ -48,6 +55,10 @@ struct CacheWarmup {
   int64_t presample_batches = 0;  // batches pre-sampled
   // Share of the pre-sampled batches' remote rows the cache covers (its expected hit rate).
   double expected_hit_rate = 0;
+  // options.edge_features: the cache of remote edge rows (empty otherwise, or when not
+  // built), and the share of the pre-sampled batches' remote edge rows it covers.
+  store::FeatureCache edge_cache;
+  double edge_expected_hit_rate = 0;
   double seconds = 0;  // choosing and fetching
 };
 

@@ -38,6 +38,10 @@ void check_cache_options(double ratio, int64_t presample_batches);
 // where both units pick the same rows.
 int64_t cache_budget(const store::DistGraph& graph, double ratio);
 
+// The edge cache's row budget (issue 41): ratio x the edges this rank's part stores
+// (graph.indices().size(): the in-edges of the nodes it owns), rounded down.
+int64_t edge_cache_budget(const store::DistGraph& graph, double ratio);
+
 // On a typed graph (both functions) only nodes of featured types count: appearances,
 // coverage and the chosen ids leave featureless nodes out, since they have no row.
 //
@@ -50,11 +54,20 @@ int64_t cache_budget(const store::DistGraph& graph, double ratio);
 // time per seed (sample::BlockOptions::seed_times). Every seed then gets the latest time,
 // kLatestTime: every in-edge is allowed (strict: every one before that time), so the
 // batches' neighbourhoods are those without times.
+//
+// `edges` (null: not counted; issue 41): the same pass also counts the edge ids of the
+// batches' blocks (Block::edge_ids: the sampler must return them, or Error) that this rank's
+// part does not store, and *edges (overwritten) gets the `edge_budget` most frequent, ties
+// to the smaller id: ids, batches, remote_appearances (= appearances) and covered
+// (= remote_covered), all counted in edges. As for nodes, an edge stored by a part mapped
+// here (host-local) counts as remote: the fetcher reads such rows from the mapping before
+// it consults a cache, so caching one costs memory, never a wrong row.
 inline constexpr int64_t kLatestTime = std::numeric_limits<int64_t>::max();
 HotNodes hottest_remote_nodes(sample::NeighborSampler& sampler, const store::DistGraph& graph,
                               const std::vector<std::vector<int64_t>>& batches,
                               const sample::Fanouts& fanouts, uint64_t seed, uint64_t epoch,
-                              int64_t budget, sample::Temporal temporal = sample::Temporal::kNone);
+                              int64_t budget, sample::Temporal temporal = sample::Temporal::kNone,
+                              HotNodes* edges = nullptr, int64_t edge_budget = 0);
 
 // The same over every input node, owned or not: the `budget` nodes with the highest score,
 // the number of batches that need the node, times remote_weight (>= 1) for a node this rank

@@ -45,6 +45,13 @@ class FeatureCache {
   static FeatureCache fetch_typed(FeatureFetcher& fetcher, std::vector<int64_t> ids,
                                   int64_t chunk_rows = 65536);
 
+  // Edge rows (issue 41): the rows of global edge ids `ids` (distinct, none stored by this
+  // rank's part) fetched with fetch_edge_features, edge_feat_row_bytes() each; the cache is
+  // then keyed by edge id (FeatureFetcher::set_edge_cache). Throws Error as
+  // fetch_edge_features (no edge features, an id out of range).
+  static FeatureCache fetch_edges(FeatureFetcher& fetcher, std::vector<int64_t> ids,
+                                  int64_t chunk_rows = 65536);
+
   // The cached row of `gid` (row_bytes bytes, or its type's width), or null.
   const uint8_t* find(int64_t gid) const {
     auto it = slot_.find(gid);

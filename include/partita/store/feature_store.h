@@ -30,8 +30,10 @@
 // Edge features (fetch_edge_features, issue 41): rows of edge_feat.npy by global edge id
 // (DistGraph::first_edge), kept by the part that stores the edge (the owner of its dst):
 // rows stored here are read in place, a mapped peer's from its mapping, others requested
-// from their owners over the same sliced request path as node features. The hot-feature
-// cache holds node rows only: edge rows are never cached.
+// from their owners over the same sliced request path as node features. Edge rows have a
+// hot-feature cache of their own (set_edge_cache: a FeatureCache keyed by global edge id,
+// built by FeatureCache::fetch_edges), consulted after the mapped peers and before the
+// owners, as the node cache is; the stats count its hits apart (edge_cache_hits).
 
 // Host-local rows (set_host_parts, issue 23): rows owned by a rank whose part is mapped here
 // (same host, same directory: runtime/host_local.h) are copied from that mapping, no request
@@ -69,6 +71,9 @@ struct FetchStats {
   int64_t resident_lookups = 0;
   int64_t resident_hits = 0;
   int64_t resident_remote_hits = 0;
+  // Remote edge feature rows answered by the edge cache (set_edge_cache) instead of their
+  // owners (not in cache_hits, which counts node rows).
+  int64_t edge_cache_hits = 0;
 };
 
 // Registers features, labels, degrees, node times, typed features and edge features.
@@ -87,6 +92,10 @@ class FeatureFetcher {
   // Reads the rows of the ranks whose parts `parts` maps from memory (null: none), before
   // the cache is consulted. Same rules as set_cache; `parts` must outlive its use.
   void set_host_parts(const HostParts* parts) { host_ = parts; }
+  // Answers remote edge feature rows (fetch_edge_features) from `cache`, a cache keyed by
+  // global edge id of edge_feat_row_bytes() rows (FeatureCache::fetch_edges; null: none),
+  // after the mapped peers. Results do not change. Same rules as set_cache.
+  void set_edge_cache(const FeatureCache* cache) { edge_cache_ = cache; }
 
   // out: [ids.size(), feat_dim] row-major, in the graph's feature_dtype() (as stored:
   // feature_row_bytes() per row). Throws Error on an id outside [0, num_nodes) or on a typed
@@ -153,10 +162,11 @@ class FeatureFetcher {
   const DistGraph& graph_;
   RpcEndpoint* endpoint_;
   const FeatureCache* cache_ = nullptr;
+  const FeatureCache* edge_cache_ = nullptr;
   const HostParts* host_ = nullptr;
   std::atomic<int64_t> local_rows_{0}, remote_rows_{0}, remote_requests_{0}, remote_bytes_{0},
       cache_hits_{0}, host_rows_{0}, resident_lookups_{0}, resident_hits_{0},
-      resident_remote_hits_{0};
+      resident_remote_hits_{0}, edge_cache_hits_{0};
 };
 
 }  // namespace partita::store

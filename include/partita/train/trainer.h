@@ -77,7 +77,11 @@
 // training step uses (its own shares, blocks only), counts how many of them need each
 // remote node's features, fetches the rows of the most needed ones (at most cache.ratio x
 // the nodes it owns) and answers those from memory from then on (store::FeatureCache).
-// Results do not change; only the traffic does.
+// With edge features (options.loader.edge_features, issue 41) the same pre-sampling counts
+// the remote edges of the blocks too (edges another part stores) and a second cache, keyed
+// by edge id, holds the rows of the most needed ones (at most cache.ratio x the edges this
+// rank's part stores; FeatureFetcher::set_edge_cache). Results do not change; only the
+// traffic does.
 //
 // Device cache (options.cache.gpu_ratio > 0 or auto, issue 24; train/device_feature_cache.h):
 // after the host cache, each rank pre-samples the same steps, keeps the rows of the input
@@ -197,6 +201,10 @@ struct EpochRecord {
   // the hot-feature cache instead.
   int64_t remote_rows = 0;
   int64_t cache_hits = 0;
+  // Of this rank's remote edge feature rows in the epoch (options.loader.edge_features), the
+  // ones answered by the edge cache (store::FetchStats::edge_cache_hits; the rows fetched
+  // over the wire are in remote_rows with the node rows).
+  int64_t edge_cache_hits = 0;
   // This rank's reply bytes received for the feature, label and degree requests of the
   // epoch, training steps and validation (store::FetchStats::remote_bytes): what crossed
   // the wire towards it.
@@ -223,6 +231,11 @@ struct CacheReport {
   int64_t presample_batches = 0;  // batches pre-sampled
   // Share of the pre-sampled batches' remote rows the cache covers (its expected hit rate).
   double expected_hit_rate = 0;
+  // The edge cache (options.loader.edge_features): cached remote edge feature rows, the
+  // memory they take and the share of the pre-sampled batches' remote edge rows they cover.
+  int64_t edge_rows = 0;
+  int64_t edge_bytes = 0;
+  double edge_expected_hit_rate = 0;
 };
 
 // This rank's device feature cache, when options.cache.gpu_ratio > 0.
@@ -317,6 +330,7 @@ class Trainer {
   std::unique_ptr<Checkpointer> checkpointer_;
   std::unique_ptr<StepProfile> profile_;  // options.profile only
   store::FeatureCache cache_;
+  store::FeatureCache edge_cache_;  // empty unless options.loader.edge_features
   CacheReport cache_report_;
   std::unique_ptr<DeviceFeatureCache> device_cache_;  // options.cache.gpu_ratio > 0 only
   DeviceCacheReport device_cache_report_;
