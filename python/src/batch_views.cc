@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "partita/core/error.h"
+
 namespace py = pybind11;
 
 namespace partita::python {
@@ -57,19 +59,32 @@ void fill_block_batch(const std::shared_ptr<loader::Batch>& batch, int64_t globa
   out.blocks = input_layer_first(blocks, nn::to_block_tensors(blocks, batch->degrees), batch);
 }
 
+std::vector<torch::Tensor> block_edge_rows(const std::shared_ptr<loader::Batch>& batch,
+                                           int64_t edge_dim, DType dtype) {
+  const std::vector<sample::Block>& blocks = batch->sampled.blocks;
+  std::vector<torch::Tensor> out(blocks.size());
+  if (edge_dim == 0) return out;
+  const int64_t edges = batch->sampled.num_sampled_edges();
+  PARTITA_CHECK(
+      batch->edge_features.size() == static_cast<size_t>(edges * edge_dim) * dtype_size(dtype),
+      Error, "internal: a batch has {} edge feature bytes for {} edges",
+      batch->edge_features.size(), edges);
+  const torch::Tensor rows = float_rows(batch->edge_features.data(), edges, edge_dim, dtype, batch);
+  int64_t offset = 0;
+  for (size_t l = 0; l < blocks.size(); ++l) {
+    out[l] = rows.narrow(0, offset, blocks[l].num_edges());
+    offset += blocks[l].num_edges();
+  }
+  return out;
+}
+
 void set_edge_attrs(const std::shared_ptr<loader::Batch>& batch, int64_t edge_dim, DType dtype,
                     BlockBatch& out) {
   if (edge_dim == 0 || out.blocks.empty()) return;
-  const std::vector<sample::Block>& sampled = batch->sampled.blocks;
-  const int64_t edges = batch->sampled.num_sampled_edges();
-  const torch::Tensor rows = float_rows(batch->edge_features.data(), edges, edge_dim, dtype, batch);
+  std::vector<torch::Tensor> rows = block_edge_rows(batch, edge_dim, dtype);
   // out.blocks are input layer first: out.blocks[i] is sampled block n - 1 - i.
-  int64_t offset = 0;
-  const size_t n = sampled.size();
-  for (size_t l = 0; l < n; ++l) {
-    out.blocks[n - 1 - l].tensors.edge_feat = rows.narrow(0, offset, sampled[l].num_edges());
-    offset += sampled[l].num_edges();
-  }
+  const size_t n = rows.size();
+  for (size_t l = 0; l < n; ++l) out.blocks[n - 1 - l].tensors.edge_feat = std::move(rows[l]);
 }
 
 void to_device(BlockBatch& batch, train::BatchStaging& staging) {

@@ -67,10 +67,16 @@ struct BlockBatch : BatchHead {
 void fill_block_batch(const std::shared_ptr<loader::Batch>& batch, int64_t global_size,
                       int64_t feat_dim, DType dtype, BlockBatch& out);
 
+// Per sampled block of `batch` (hop order, as batch->sampled.blocks), float32 [its edges,
+// edge_dim]: its rows of the batch's edge features (loader::Batch::edge_features, hop order,
+// stored as `dtype`; views when float32, widened copies when 16-bit). edge_dim 0: undefined
+// tensors. Throws partita::Error if the batch holds another number of bytes.
+std::vector<torch::Tensor> block_edge_rows(const std::shared_ptr<loader::Batch>& batch,
+                                           int64_t edge_dim, DType dtype);
+
 // Sets every block of `out` (filled from `batch` by fill_block_batch, input layer first)
-// its tensors.edge_feat (Block::edge_attr): float32 [edges, edge_dim] views of the batch's
-// edge features (loader::Batch::edge_features, hop order, stored as `dtype`; widened copies
-// when 16-bit). edge_dim 0: nothing (edge_attr stays None).
+// its tensors.edge_feat (Block::edge_attr): its block_edge_rows. edge_dim 0: nothing
+// (edge_attr stays None).
 void set_edge_attrs(const std::shared_ptr<loader::Batch>& batch, int64_t edge_dim, DType dtype,
                     BlockBatch& out);
 

@@ -282,31 +282,10 @@ class TypedLoader final : public SplitLoader {
     if (!owner->sampled.seeds.empty()) {
       const InputTypes input_type = input_types(typed, input.size());
       std::vector<sample::Block>& blocks = owner->sampled.blocks;
-      const std::vector<torch::Tensor> rows = block_edge_rows(owner);
+      const std::vector<torch::Tensor> rows =
+          block_edge_rows(owner, edge_attrs_.dim, edge_attrs_.dtype);
       for (size_t i = blocks.size(); i-- > 0;)
         out.blocks.push_back(typed_block(blocks[i], input_type, meta_, rows[i], owner));
-    }
-    return out;
-  }
-
-  // Per sampled block (hop order), float32 [its edges, d]: its rows of the batch's edge
-  // features (loader::Batch::edge_features, hop order; views when stored as float32, else
-  // widened copies); undefined tensors without edge features.
-  std::vector<torch::Tensor> block_edge_rows(const std::shared_ptr<loader::Batch>& owner) const {
-    const std::vector<sample::Block>& blocks = owner->sampled.blocks;
-    std::vector<torch::Tensor> out(blocks.size());
-    if (edge_attrs_.dim == 0) return out;
-    const int64_t edges = owner->sampled.num_sampled_edges();
-    PARTITA_CHECK(owner->edge_features.size() ==
-                      static_cast<size_t>(edges * edge_attrs_.dim) * dtype_size(edge_attrs_.dtype),
-                  Error, "internal: a typed batch has {} edge feature bytes for {} edges",
-                  owner->edge_features.size(), edges);
-    const torch::Tensor rows =
-        float_rows(owner->edge_features.data(), edges, edge_attrs_.dim, edge_attrs_.dtype, owner);
-    int64_t offset = 0;
-    for (size_t l = 0; l < blocks.size(); ++l) {
-      out[l] = rows.narrow(0, offset, blocks[l].num_edges());
-      offset += blocks[l].num_edges();
     }
     return out;
   }

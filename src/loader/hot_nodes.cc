@@ -27,10 +27,6 @@ int64_t edge_cache_budget(const store::DistGraph& graph, double ratio) {
 
 namespace {
 
-bool stores_edge(const store::DistGraph& graph, int64_t edge) {
-  return edge >= graph.first_edge() && edge - graph.first_edge() < graph.indices().size();
-}
-
 // The `budget` ids of `count` with the highest score(id, count), ties to the smaller id,
 // into hot->ids; hot->covered (and remote_covered for ids not owned when `graph` is
 // given) sum their counts.
@@ -102,7 +98,7 @@ HotNodes hottest(sample::NeighborSampler& sampler, const store::DistGraph& graph
                       "return edge ids)",
                       l, block.edge_ids.size(), block.indices.size());
         for (int64_t e : block.edge_ids) {
-          if (stores_edge(graph, e)) continue;
+          if (graph.stores_edge(e)) continue;
           ++edges->remote_appearances;
           ++edges->appearances;
           ++edge_count[e];

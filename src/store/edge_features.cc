@@ -17,11 +17,6 @@ namespace {
 constexpr size_t kSliceBytes = size_t{1} << 20;  // reply bytes per remote request, as features
 constexpr int64_t kPrefetchRows = 4;
 
-// Whether `graph`'s part stores edge `edge`.
-bool stores(const DistGraph& graph, int64_t edge) {
-  return edge >= graph.first_edge() && edge - graph.first_edge() < graph.indices().size();
-}
-
 }  // namespace
 
 void add_edge_feature_route(RpcRouter& router, const DistGraph& graph) {
@@ -35,7 +30,7 @@ void add_edge_feature_route(RpcRouter& router, const DistGraph& graph) {
     WireWriter reply(16 + static_cast<size_t>(ids.size() * width));
     uint8_t* out = reply.put_uninitialized<uint8_t>(ids.size() * width);
     for (int64_t i = 0; i < ids.size(); ++i) {
-      PARTITA_CHECK(stores(graph, ids[i]), CommError,
+      PARTITA_CHECK(graph.stores_edge(ids[i]), CommError,
                     "rank {} was asked by rank {} for edge {} it does not store", graph.rank(),
                     source, ids[i]);
       std::memcpy(out + i * width, graph.edge_features() + (ids[i] - graph.first_edge()) * width,
@@ -59,12 +54,12 @@ void FeatureFetcher::fetch_edge_features(ArrayView<const int64_t> edge_ids, void
   for (int64_t i = 0; i < n; ++i) {
     const int64_t e = edge_ids[i];
     // Rows are scattered over the mapped file: start loading the one kPrefetchRows ahead.
-    if (i + kPrefetchRows < n && stores(graph_, edge_ids[i + kPrefetchRows])) {
+    if (i + kPrefetchRows < n && graph_.stores_edge(edge_ids[i + kPrefetchRows])) {
       const char* row =
           reinterpret_cast<const char*>(rows + (edge_ids[i + kPrefetchRows] - first) * width);
       for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row + b);
     }
-    if (stores(graph_, e)) {
+    if (graph_.stores_edge(e)) {
       std::memcpy(out + i * width, rows + (e - first) * width, row_bytes);
       ++local_rows;
       continue;

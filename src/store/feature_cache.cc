@@ -6,6 +6,24 @@
 #include "partita/store/feature_store.h"
 
 namespace partita::store {
+namespace {
+
+// The rows of `ids`, row_bytes each in ids' order, fetched by fetch_rows(chunk, out) in
+// chunks of at most chunk_rows ids (fetch and fetch_edges: one row kind each).
+template <class FetchRows>
+std::vector<uint8_t> fetch_in_chunks(const std::vector<int64_t>& ids, int64_t row_bytes,
+                                     int64_t chunk_rows, FetchRows fetch_rows) {
+  PARTITA_CHECK(chunk_rows >= 1, Error, "feature cache: chunk of {} rows", chunk_rows);
+  std::vector<uint8_t> rows(ids.size() * static_cast<size_t>(row_bytes));
+  for (size_t first = 0; first < ids.size(); first += static_cast<size_t>(chunk_rows)) {
+    const size_t n = std::min(ids.size() - first, static_cast<size_t>(chunk_rows));
+    fetch_rows(ArrayView<const int64_t>(ids.data() + first, static_cast<int64_t>(n)),
+               rows.data() + first * static_cast<size_t>(row_bytes));
+  }
+  return rows;
+}
+
+}  // namespace
 
 FeatureCache::FeatureCache(std::vector<int64_t> ids, std::vector<uint8_t> rows, int64_t row_bytes)
     : ids_(std::move(ids)), rows_(std::move(rows)), row_bytes_(row_bytes) {
@@ -41,27 +59,19 @@ FeatureCache::FeatureCache(std::vector<int64_t> ids, std::vector<uint8_t> rows,
 
 FeatureCache FeatureCache::fetch(FeatureFetcher& fetcher, std::vector<int64_t> ids,
                                  int64_t row_bytes, int64_t chunk_rows) {
-  PARTITA_CHECK(chunk_rows >= 1, Error, "feature cache: chunk of {} rows", chunk_rows);
-  std::vector<uint8_t> rows(ids.size() * static_cast<size_t>(row_bytes));
-  for (size_t first = 0; first < ids.size(); first += static_cast<size_t>(chunk_rows)) {
-    const size_t n = std::min(ids.size() - first, static_cast<size_t>(chunk_rows));
-    fetcher.fetch_features(ArrayView<const int64_t>(ids.data() + first, static_cast<int64_t>(n)),
-                           rows.data() + first * static_cast<size_t>(row_bytes));
-  }
+  std::vector<uint8_t> rows = fetch_in_chunks(
+      ids, row_bytes, chunk_rows,
+      [&](ArrayView<const int64_t> chunk, uint8_t* out) { fetcher.fetch_features(chunk, out); });
   return FeatureCache(std::move(ids), std::move(rows), row_bytes);
 }
 
 FeatureCache FeatureCache::fetch_edges(FeatureFetcher& fetcher, std::vector<int64_t> ids,
                                        int64_t chunk_rows) {
-  PARTITA_CHECK(chunk_rows >= 1, Error, "feature cache: chunk of {} rows", chunk_rows);
   const int64_t row_bytes = fetcher.graph().edge_feat_row_bytes();
-  std::vector<uint8_t> rows(ids.size() * static_cast<size_t>(row_bytes));
-  for (size_t first = 0; first < ids.size(); first += static_cast<size_t>(chunk_rows)) {
-    const size_t n = std::min(ids.size() - first, static_cast<size_t>(chunk_rows));
-    fetcher.fetch_edge_features(
-        ArrayView<const int64_t>(ids.data() + first, static_cast<int64_t>(n)),
-        rows.data() + first * static_cast<size_t>(row_bytes));
-  }
+  std::vector<uint8_t> rows = fetch_in_chunks(ids, row_bytes, chunk_rows,
+                                              [&](ArrayView<const int64_t> chunk, uint8_t* out) {
+                                                fetcher.fetch_edge_features(chunk, out);
+                                              });
   return FeatureCache(std::move(ids), std::move(rows), row_bytes);
 }
 

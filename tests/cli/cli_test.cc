@@ -227,6 +227,8 @@ TEST(CliSampleBench, SamplesByTimeOnTheHostAndTheDevice) {
   const int64_t all_edges = json_count(plain, "sampled_edges");
   ASSERT_GT(all_edges, 0) << plain;
   EXPECT_NE(plain.find("\"temporal\": false"), std::string::npos) << plain;
+  // Without --temporal no strategy applies.
+  EXPECT_NE(plain.find("\"temporal_strategy\": null"), std::string::npos) << plain;
   for (const std::string strategy : {"uniform", "recent"}) {
     const std::string flags = " --temporal --temporal-strategy " + strategy;
     const std::string host = figures(flags);

@@ -127,6 +127,10 @@ class DistGraph {
   // owns no entry; 0 in replicated mode). edge_id_start(part): the first edge id of `part`
   // (from partita.json), edge_id_start(num_parts) == meta().num_edges.
   int64_t first_edge() const { return first_edge_; }
+  // Whether this rank's part stores edge `edge`: first_edge() <= edge < first_edge() + entries.
+  bool stores_edge(int64_t edge) const {
+    return edge >= first_edge_ && edge - first_edge_ < indices().size();
+  }
   int64_t edge_id_start(int part) const;
   // The part that stores edge `edge` (binary search over the parts' edge starts); its owner
   // rank is that part's rank (owner of the edge's dst). Throws Error outside [0, num_edges).
