@@ -1,11 +1,13 @@
 #pragma once
-// Private to partition/: validating accessors over partita.json's untrusted JSON.
+// Private to partition/: validating accessors over partita.json's untrusted JSON, and the
+// "hetero" object of a typed partition's partita.json (format version 2).
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "partita/core/error.h"
+#include "partita/partition/format.h"
 
 namespace partita::partition {
 
@@ -28,11 +30,17 @@ class Reader {
     if (it == obj.end()) fail(fmt::format("missing key '{}{}'", where, key));
     return *it;
   }
+  // The value at `key` if (v.*is)(), else "key '<where><key>' must be <what>, found <type>".
+  const Json& get(const Json& obj, const std::string& key, const std::string& where,
+                  bool (Json::*is)() const noexcept, const char* what) const {
+    const Json& v = get(obj, key, where);
+    if (!(v.*is)())
+      fail(fmt::format("key '{}{}' must be {}, found {}", where, key, what, v.type_name()));
+    return v;
+  }
   int64_t integer(const Json& obj, const std::string& key, const std::string& where = "",
                   int64_t min = 0) const {
-    const Json& v = get(obj, key, where);
-    if (!v.is_number_integer())
-      fail(fmt::format("key '{}{}' must be an integer, found {}", where, key, v.type_name()));
+    const Json& v = get(obj, key, where, &Json::is_number_integer, "an integer");
     if (v.is_number_unsigned() &&
         v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
       fail(fmt::format("key '{}{}' = {} is too large", where, key, v.dump()));
@@ -49,34 +57,32 @@ class Reader {
     return v.get<uint64_t>();
   }
   double number(const Json& obj, const std::string& key, const std::string& where = "") const {
-    const Json& v = get(obj, key, where);
-    if (!v.is_number())
-      fail(fmt::format("key '{}{}' must be a number, found {}", where, key, v.type_name()));
-    return v.get<double>();
+    return get(obj, key, where, &Json::is_number, "a number").get<double>();
   }
   bool boolean(const Json& obj, const std::string& key, const std::string& where = "") const {
-    const Json& v = get(obj, key, where);
-    if (!v.is_boolean())
-      fail(fmt::format("key '{}{}' must be true or false, found {}", where, key, v.type_name()));
-    return v.get<bool>();
+    return get(obj, key, where, &Json::is_boolean, "true or false").get<bool>();
   }
   std::string string(const Json& obj, const std::string& key, const std::string& where = "") const {
-    const Json& v = get(obj, key, where);
-    if (!v.is_string())
-      fail(fmt::format("key '{}{}' must be a string, found {}", where, key, v.type_name()));
-    return v.get<std::string>();
+    return get(obj, key, where, &Json::is_string, "a string").get<std::string>();
   }
   const Json& typed(const Json& obj, const std::string& key, bool array,
                     const std::string& where = "") const {
-    const Json& v = get(obj, key, where);
-    if (array ? !v.is_array() : !v.is_object())
-      fail(fmt::format("key '{}{}' must be an {}, found {}", where, key, array ? "array" : "object",
-                       v.type_name()));
-    return v;
+    return get(obj, key, where, array ? &Json::is_array : &Json::is_object,
+               array ? "an array" : "an object");
   }
 
  private:
   const std::string& path_;
 };
+
+// The "hetero" object: node_types, relations (types by name), target_type (a name),
+// reverse_relations, type_starts.
+Json typed_meta_json(const TypedMeta& typed);
+// Parses it (types only: names, indices and counts are checked by check_typed_meta).
+TypedMeta parse_typed_meta(const Reader& rd, const Json& hetero);
+// Type names valid and unique, relation types and target in range, counts summing to
+// num_nodes and num_edges, type_starts consistent with ranges, the per-part type and relation
+// figures of the summary equal to the starts and summing to the relation totals.
+void check_typed_meta(const Reader& rd, const PartitionMeta& meta);
 
 }  // namespace partita::partition

@@ -10,6 +10,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "json_reader.h"
 #include "partita/core/error.h"
@@ -17,7 +18,6 @@
 #include "partita/data/dataset.h"
 #include "partita/partition/format.h"
 #include "partition_meta.h"
-#include "typed_meta_json.h"
 
 namespace partita::partition {
 namespace {
@@ -58,10 +58,11 @@ std::vector<int64_t> integer_array(const Reader& rd, const Json& obj, const std:
   return out;
 }
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-  NpyHeader h;
-  h.shape = shape;
-  return h.shape_string();
+// The entry of `path`, or null.
+const FileEntry* find_file(const std::vector<FileEntry>& files, const std::string& path) {
+  for (const FileEntry& f : files)
+    if (f.path == path) return &f;
+  return nullptr;
 }
 
 // A relative path of printable characters, with no empty, "." or ".." component (a NUL
@@ -135,30 +136,6 @@ EdgeSplitStats parse_edge_split_stats(const Reader& rd, const Json& j) {
   return e;
 }
 
-}  // namespace
-
-int PartitionMeta::owner(int64_t gid) const {
-  return static_cast<int>(std::upper_bound(ranges.begin(), ranges.end(), gid) - ranges.begin()) - 1;
-}
-
-int PartitionMeta::node_type(int64_t gid) const {
-  return typed ? typed->type_of(owner(gid), gid) : 0;
-}
-
-const FileEntry& PartitionMeta::file(const std::string& path) const {
-  for (const FileEntry& f : files)
-    if (f.path == path) return f;
-  throw FormatError(fmt::format("{}: file '{}' is not listed", kMetaFileName, path));
-}
-
-bool PartitionMeta::has_file(const std::string& path) const {
-  for (const FileEntry& f : files)
-    if (f.path == path) return true;
-  return false;
-}
-
-namespace {
-
 // A "record": a scalar, an array of scalars, or an object of scalars and scalar arrays.
 bool is_record(const Json& v) {
   auto flat = [](const Json& x) {
@@ -223,15 +200,15 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
     rd.fail(fmt::format("summary.edge_cut = {} exceeds num_edges = {}", s.edge_cut, m.num_edges));
 
   auto expect_file = [&](const std::string& rel, DType dtype, std::vector<int64_t> shape) {
-    auto it = std::find_if(m.files.begin(), m.files.end(),
-                           [&](const FileEntry& f) { return f.path == rel; });
-    if (it == m.files.end()) rd.fail(fmt::format("files: '{}' is not listed", rel));
+    const FileEntry* it = find_file(m.files, rel);
+    if (it == nullptr) rd.fail(fmt::format("files: '{}' is not listed", rel));
     if (it->dtype != dtype)
       rd.fail(fmt::format("files: '{}' has dtype {}, expected {}", rel, dtype_name(it->dtype),
                           dtype_name(dtype)));
     if (it->shape != shape)
       rd.fail(fmt::format("files: '{}' has shape {}, expected {} from the counts", rel,
-                          shape_string(it->shape), shape_string(shape)));
+                          NpyHeader{it->dtype, it->shape}.shape_string(),
+                          NpyHeader{dtype, shape}.shape_string()));
   };
   if (m.typed) check_typed_meta(rd, m);
   expect_file(kNodeMapFile, DType::kInt64, {m.num_nodes});
@@ -299,21 +276,37 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
 
 }  // namespace
 
+int PartitionMeta::owner(int64_t gid) const {
+  return static_cast<int>(std::upper_bound(ranges.begin(), ranges.end(), gid) - ranges.begin()) - 1;
+}
+
+int PartitionMeta::node_type(int64_t gid) const {
+  return typed ? typed->type_of(owner(gid), gid) : 0;
+}
+
+const FileEntry& PartitionMeta::file(const std::string& path) const {
+  if (const FileEntry* f = find_file(files, path)) return *f;
+  throw FormatError(fmt::format("{}: file '{}' is not listed", kMetaFileName, path));
+}
+
+bool PartitionMeta::has_file(const std::string& path) const {
+  return find_file(files, path) != nullptr;
+}
+
 std::string meta_to_json(const PartitionMeta& m) {
   const PartitionSummary& s = m.summary;
   Json parts = Json::array();
   for (const PartStats& p : s.parts) parts.push_back(part_stats_json(p, m.typed.has_value()));
   Json phases = Json::object();
   for (const auto& [name, seconds] : s.phase_seconds) phases[name] = seconds;
-  const Json files = files_json(m.files);
-  Json summary = Json::object();
-  summary["edge_cut"] = s.edge_cut;
-  summary["edge_cut_fraction"] = s.edge_cut_fraction;
-  summary["parts"] = parts;
-  summary["imbalance"] =
-      Json{{"nodes", s.node_imbalance}, {"edges", s.edge_imbalance}, {"train", s.train_imbalance}};
-  summary["phase_seconds"] = phases;
-  summary["peak_rss_bytes"] = s.peak_rss_bytes;
+  Json summary{
+      {"edge_cut", s.edge_cut},
+      {"edge_cut_fraction", s.edge_cut_fraction},
+      {"parts", parts},
+      {"imbalance",
+       {{"nodes", s.node_imbalance}, {"edges", s.edge_imbalance}, {"train", s.train_imbalance}}},
+      {"phase_seconds", phases},
+      {"peak_rss_bytes", s.peak_rss_bytes}};
   if (!s.rank_peak_rss_bytes.empty()) summary["rank_peak_rss_bytes"] = s.rank_peak_rss_bytes;
   const std::vector<std::pair<const char*, Json>> keys = {
       {"format", kFormatName},
@@ -334,7 +327,7 @@ std::string meta_to_json(const PartitionMeta& m) {
       {"hetero", m.typed ? typed_meta_json(*m.typed) : Json()},
       {"edge_split", s.edge_split ? edge_split_json(*s.edge_split) : Json()},
       {"summary", summary},
-      {"files", files},
+      {"files", files_json(m.files)},
   };
   Json top = Json::object();
   for (const auto& [key, value] : keys)
@@ -345,33 +338,25 @@ std::string meta_to_json(const PartitionMeta& m) {
 }
 
 void write_meta(const std::string& dir, const PartitionMeta& meta) {
-  const std::string path = dir + "/" + kMetaFileName;
-  const std::string tmp = path + ".tmp";
+  const std::string path = dir + "/" + kMetaFileName, tmp = path + ".tmp";
   const std::string text = meta_to_json(meta);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   PARTITA_CHECK(fd >= 0, IoError, "{}: cannot create: {}", tmp, std::strerror(errno));
-  size_t off = 0;
-  while (off < text.size()) {
-    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+  // Throws "<file>: <what>: <errno's reason>" with the temp file closed and removed.
+  auto fail = [&](const std::string& file, const char* what) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw IoError(fmt::format("{}: {}: {}", file, what, std::strerror(err)));
+  };
+  for (size_t off = 0; off < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw IoError(fmt::format("{}: write failed: {}", tmp, std::strerror(err)));
-    }
+    if (n <= 0) fail(tmp, "write failed");
     off += static_cast<size_t>(n);
   }
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw IoError(fmt::format("{}: close failed: {}", tmp, std::strerror(err)));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw IoError(fmt::format("{}: cannot rename into place: {}", path, std::strerror(err)));
-  }
+  if (::close(std::exchange(fd, -1)) != 0) fail(tmp, "close failed");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail(path, "cannot rename into place");
 }
 
 PartitionMeta parse_meta(const std::string& text, const std::string& path) {

@@ -70,35 +70,24 @@ OutputDirState inspect_output_dir(const std::string& out, const std::string& inp
 
 void check_output_dir(OutputDirState state, const std::string& out, const std::string& input,
                       bool force) {
-  switch (state) {
-    case OutputDirState::kIsInput:
-      throw ParameterError("out_dir",
-                           fmt::format("{} is the input dataset's directory (`dataset`); "
-                                       "a partition never writes into its input: "
-                                       "choose another directory",
-                                       out));
-    case OutputDirState::kInsideInput:
-      throw ParameterError("out_dir", fmt::format("{} lies inside the input dataset's directory "
-                                                  "{}; a partition never writes into its "
-                                                  "input: choose a directory outside it",
-                                                  out, input));
-    case OutputDirState::kHoldsInput:
-      throw ParameterError("out_dir", fmt::format("{} holds the input dataset's directory {}; "
-                                                  "choose a directory that does not contain it",
-                                                  out, input));
-    case OutputDirState::kNotADirectory:
-      throw ParameterError("out_dir", fmt::format("{} exists and is not a directory", out));
-    case OutputDirState::kOther:
-      PARTITA_CHECK_PARAM(force, "out_dir",
-                          "{} exists, is not empty and is not a partition (no {}); choose an "
-                          "empty or new directory, or give `force` to write into it",
-                          out, kMetaFileName);
-      return;
-    case OutputDirState::kAbsent:
-    case OutputDirState::kEmpty:
-    case OutputDirState::kPartition:
-      return;
-  }
+  PARTITA_CHECK_PARAM(state != OutputDirState::kIsInput, "out_dir",
+                      "{} is the input dataset's directory (`dataset`); a partition never "
+                      "writes into its input: choose another directory",
+                      out);
+  PARTITA_CHECK_PARAM(state != OutputDirState::kInsideInput, "out_dir",
+                      "{} lies inside the input dataset's directory {}; a partition never "
+                      "writes into its input: choose a directory outside it",
+                      out, input);
+  PARTITA_CHECK_PARAM(state != OutputDirState::kHoldsInput, "out_dir",
+                      "{} holds the input dataset's directory {}; choose a directory that does "
+                      "not contain it",
+                      out, input);
+  PARTITA_CHECK_PARAM(state != OutputDirState::kNotADirectory, "out_dir",
+                      "{} exists and is not a directory", out);
+  PARTITA_CHECK_PARAM(state != OutputDirState::kOther || force, "out_dir",
+                      "{} exists, is not empty and is not a partition (no {}); choose an "
+                      "empty or new directory, or give `force` to write into it",
+                      out, kMetaFileName);
 }
 
 OutputDir::OutputDir(const std::string& out, OutputDirState state) : out_(out) {

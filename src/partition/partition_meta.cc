@@ -9,32 +9,6 @@
 
 namespace partita::partition {
 
-namespace {
-
-// The "hetero" object of a typed partition: the schema, each type's feature width, the
-// relations' entries and the type starts from what was written.
-TypedMeta typed_meta(const data::HeteroSchema& h, const std::vector<int64_t>& feat_dims,
-                     const WriteResult& written) {
-  TypedMeta m;
-  for (int t = 0; t < h.num_types(); ++t) {
-    const data::NodeType& type = h.node_types[t];
-    m.node_types.push_back({type.name, type.count, feat_dims.at(t), type.offset});
-  }
-  for (int r = 0; r < h.num_relations(); ++r) {
-    const data::Relation& rel = h.relations[r];
-    int64_t edges = 0;
-    for (const PartStats& p : written.parts) edges += p.relation_edges[r];
-    m.relations.push_back({rel.name, rel.src_type, rel.dst_type, edges, rel.reverse});
-  }
-  m.target_type = h.target_type;
-  m.reverse_relations = std::any_of(h.relations.begin(), h.relations.end(),
-                                    [](const data::Relation& r) { return r.reverse; });
-  m.type_starts = written.type_starts;
-  return m;
-}
-
-}  // namespace
-
 PartitionMeta assemble_meta(const PartitionOptions& o, const data::DatasetShard& shard,
                             WriteResult written) {
   PartitionMeta meta;
@@ -50,10 +24,23 @@ PartitionMeta assemble_meta(const PartitionOptions& o, const data::DatasetShard&
   meta.balance_edges = o.balance_edges;
   meta.undirected = o.undirected;
   meta.dataset = shard.path;
-  if (shard.hetero) {
-    std::vector<int64_t> feat_dims;
-    for (const data::ShardFeatures& f : shard.type_features) feat_dims.push_back(f.dim);
-    meta.typed = typed_meta(*shard.hetero, feat_dims, written);
+  if (const auto& h = shard.hetero) {
+    // The schema, each type's feature width, the relations' totals over the parts written.
+    TypedMeta& m = meta.typed.emplace();
+    for (int t = 0; t < h->num_types(); ++t) {
+      const data::NodeType& type = h->node_types[t];
+      m.node_types.push_back({type.name, type.count, shard.type_features.at(t).dim, type.offset});
+    }
+    for (int r = 0; r < h->num_relations(); ++r) {
+      const data::Relation& rel = h->relations[r];
+      int64_t edges = 0;
+      for (const PartStats& p : written.parts) edges += p.relation_edges[r];
+      m.relations.push_back({rel.name, rel.src_type, rel.dst_type, edges, rel.reverse});
+    }
+    m.target_type = h->target_type;
+    m.reverse_relations = std::any_of(h->relations.begin(), h->relations.end(),
+                                      [](const data::Relation& r) { return r.reverse; });
+    m.type_starts = std::move(written.type_starts);
   }
   meta.files = std::move(written.files);
   meta.summary =

@@ -1,6 +1,7 @@
 // Summary figures of a partition run and their human-readable form.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "partita/core/log.h"
 #include "partita/core/timer.h"
@@ -46,9 +47,7 @@ std::string format_typed_tables(const PartitionSummary& s) {
 }  // namespace
 
 int64_t EdgeSplitStats::train() const {
-  int64_t total = 0;
-  for (int64_t rows : train_per_part) total += rows;
-  return total;
+  return std::accumulate(train_per_part.begin(), train_per_part.end(), int64_t{0});
 }
 
 int64_t PartitionSummary::empty_parts() const {

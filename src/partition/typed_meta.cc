@@ -1,8 +1,8 @@
 // Typed partitions' metadata: TypedMeta's look-ups and the "hetero" object of partita.json.
 #include <algorithm>
-#include <set>
+#include <numeric>
 
-#include "typed_meta_json.h"
+#include "json_reader.h"
 
 namespace partita::partition {
 
@@ -50,13 +50,11 @@ Json typed_meta_json(const TypedMeta& typed) {
                              {"dst", typed.node_types[r.dst_type].name},
                              {"num_edges", r.num_edges},
                              {"reverse", r.reverse}});
-  Json out = Json::object();
-  out["node_types"] = types;
-  out["relations"] = relations;
-  out["target_type"] = typed.node_types[typed.target_type].name;
-  out["reverse_relations"] = typed.reverse_relations;
-  out["type_starts"] = typed.type_starts;
-  return out;
+  return Json{{"node_types", types},
+              {"relations", relations},
+              {"target_type", typed.node_types[typed.target_type].name},
+              {"reverse_relations", typed.reverse_relations},
+              {"type_starts", typed.type_starts}};
 }
 
 TypedMeta parse_typed_meta(const Reader& rd, const Json& hetero) {
@@ -153,21 +151,21 @@ void check_typed_meta(const Reader& rd, const PartitionMeta& meta) {
           fmt::format("hetero.type_starts[{}] runs from {} to {}, expected the part's range "
                       "[{}, {})",
                       p, s.front(), s.back(), meta.ranges[p], meta.ranges[p + 1]));
+    std::vector<int64_t> starts_nodes;
     for (int t = 0; t < types; ++t) {
       if (s[t + 1] < s[t])
         rd.fail(fmt::format("hetero.type_starts[{}] decreases at type {}", p, t));
-      type_total[t] += s[t + 1] - s[t];
+      starts_nodes.push_back(s[t + 1] - s[t]);
+      type_total[t] += starts_nodes.back();
     }
     const PartStats& ps = meta.summary.parts[p];
-    std::vector<int64_t> starts_nodes(static_cast<size_t>(types));
-    for (int t = 0; t < types; ++t) starts_nodes[t] = m.part_type_nodes(p, t);
     if (ps.type_nodes != starts_nodes)
       rd.fail(fmt::format("summary.parts[{}].types disagrees with hetero.type_starts", p));
     if (static_cast<int>(ps.relation_edges.size()) != m.num_relations())
       rd.fail(fmt::format("summary.parts[{}].relations has {} entries, expected {} relations", p,
                           ps.relation_edges.size(), m.num_relations()));
-    int64_t part_edges = 0;
-    for (int64_t e : ps.relation_edges) part_edges += e;
+    const int64_t part_edges =
+        std::accumulate(ps.relation_edges.begin(), ps.relation_edges.end(), int64_t{0});
     if (part_edges != ps.edges)
       rd.fail(fmt::format("summary.parts[{}].relations sum to {}, expected its edges = {}", p,
                           part_edges, ps.edges));

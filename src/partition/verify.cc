@@ -338,27 +338,21 @@ void check_edge_split(const std::string& dir, const PartitionMeta& m, int thread
   }
   const bool sampled = e.source == "sampled";
   // Split by time: held-out times never earlier than training times, test than validation.
-  int64_t earliest_valid = std::numeric_limits<int64_t>::max(), latest_valid = 0;
-  int64_t earliest_test = std::numeric_limits<int64_t>::max();
-  bool any_valid = false;
+  int64_t earliest_held = std::numeric_limits<int64_t>::max();
   if (e.by_time) {
-    for (size_t f : {size_t{0}, size_t{2}}) {
-      const NpyArray a = NpyArray::open(dir + "/" + kEdgeSplitTimeFiles[f]);
-      for (int64_t t : a.view<int64_t>()) {
-        if (f == 0) {
-          earliest_valid = std::min(earliest_valid, t);
-          latest_valid = any_valid ? std::max(latest_valid, t) : t;
-          any_valid = true;
-        } else {
-          earliest_test = std::min(earliest_test, t);
-        }
-      }
+    const NpyArray valid = NpyArray::open(dir + "/" + kEdgeSplitTimeFiles[0]);
+    int64_t latest_valid = std::numeric_limits<int64_t>::min(), earliest_test = earliest_held;
+    for (int64_t t : valid.view<int64_t>()) {
+      earliest_held = std::min(earliest_held, t);
+      latest_valid = std::max(latest_valid, t);
     }
-    PARTITA_CHECK(!any_valid || latest_valid <= earliest_test, FormatError,
+    const NpyArray test = NpyArray::open(dir + "/" + kEdgeSplitTimeFiles[2]);
+    for (int64_t t : test.view<int64_t>()) earliest_test = std::min(earliest_test, t);
+    PARTITA_CHECK(valid.num_elements() == 0 || latest_valid <= earliest_test, FormatError,
                   "{}/{}: a validation edge at time {} is later than a test edge at time {}", dir,
                   kEdgeSplitTimeFiles[0], latest_valid, earliest_test);
+    earliest_held = std::min(earliest_held, earliest_test);
   }
-  const int64_t earliest_held = std::min(earliest_valid, earliest_test);
   for (int p = 0; p < m.num_parts; ++p) {
     const NpyArray a = NpyArray::open(dir + "/" + part_file(p, kTrainEdgesName));
     auto v = a.view<int64_t>();
@@ -407,11 +401,8 @@ VerifyReport verify_partition(const std::string& dir, int threads) {
     const NpyArray a = NpyArray::open(path);  // header, and size against the header
     PARTITA_CHECK(a.dtype() == entry.dtype && a.header().shape == entry.shape, FormatError,
                   "{}: holds {} {}, {} says {} {}", path, dtype_name(a.dtype()),
-                  a.header().shape_string(), kMetaFileName, dtype_name(entry.dtype), [&] {
-                    NpyHeader h;
-                    h.shape = entry.shape;
-                    return h.shape_string();
-                  }());
+                  a.header().shape_string(), kMetaFileName, dtype_name(entry.dtype),
+                  NpyHeader{entry.dtype, entry.shape}.shape_string());
     const uint32_t crc = file_crc32(a.file(), threads);
     PARTITA_CHECK(crc == entry.crc32, FormatError,
                   "{}: checksum mismatch: CRC-32 of the file is {}, {} says {}", path, crc,
