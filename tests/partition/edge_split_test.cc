@@ -653,5 +653,20 @@ TEST(EdgeSplitByTime, VerifyCatchesATrainingTimeAfterTheHeldOut) {
   testing::expect_verify_refuses(o.out_dir, "is later than a held-out edge's");
 }
 
+// info --verify catches a validation pair later than a test pair.
+TEST(EdgeSplitByTime, VerifyCatchesAValidationTimeAfterATestTime) {
+  TempDir tmp;
+  data::Dataset ds = timed_dataset(tmp / "d", false);
+  PartitionOptions o = split_options(tmp / "p", 1, 0.1, 0.1);
+  o.edge_split.by = SplitBy::kTime;
+  partition_dataset(ds, o);
+  testing::rewrite_part_array<int64_t>(o.out_dir, kEdgeSplitTimeFiles[0],
+                                       [](std::vector<int64_t>& t) { t.front() = 1'000'000; });
+  testing::expect_verify_refuses(
+      o.out_dir, fmt::format("{}/{}: a validation edge at time 1000000 is later than a test edge "
+                             "at time",
+                             o.out_dir, kEdgeSplitTimeFiles[0]));
+}
+
 }  // namespace
 }  // namespace partita::partition

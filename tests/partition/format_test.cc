@@ -151,16 +151,36 @@ TEST_F(PartitionFormat, OpenPartMapsArraysWithMetadataShapes) {
     EXPECT_EQ(f.indptr.view<int64_t>()[f.indptr.dim(0) - 1], f.indices.dim(0));
   }
   EXPECT_THROW(open_part(dir_, m, kParts), Error);
-  // A file whose shape disagrees with the metadata is caught without reading data.
+  // A file whose shape disagrees with the metadata is caught without reading data, by
+  // open_part and by verify (before the checksum).
   write_npy(path("part1/label.npy"), std::vector<int64_t>{1, 2});
   try {
     open_part(dir_, m, 1);
     ADD_FAILURE();
   } catch (const FormatError& e) {
-    EXPECT_NE(std::string(e.what()).find(path("part1/label.npy") + ": shape (2,)"),
-              std::string::npos)
+    EXPECT_EQ(std::string(e.what()),
+              fmt::format("{}: shape (2,) does not match partita.json (({},))",
+                          path("part1/label.npy"), m.part_nodes(1)));
+  }
+  expect_rejected({fmt::format("{}: holds int64 (2,), partita.json says int64 ({},)",
+                               path("part1/label.npy"), m.part_nodes(1))});
+}
+
+// write_meta renames a temp file into place: when that fails the error names partita.json
+// and the temp file is removed.
+TEST_F(PartitionFormat, FailedWriteMetaRemovesItsTempFile) {
+  const PartitionMeta m = read_meta(dir_);
+  fs::remove(path("partita.json"));
+  fs::create_directories(path("partita.json/x"));  // a non-empty directory: rename fails
+  try {
+    write_meta(dir_, m);
+    ADD_FAILURE() << "write_meta replaced a directory";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path("partita.json") + ": cannot rename into place: ", 0),
+              0u)
         << e.what();
   }
+  EXPECT_FALSE(fs::exists(path("partita.json.tmp")));
 }
 
 TEST_F(PartitionFormat, FlippedByteInAnyArrayFailsItsChecksum) {
@@ -288,9 +308,17 @@ TEST_F(PartitionFormat, MissingKeysWrongTypesAndBadCountsAreRejected) {
   const auto original = nlohmann::ordered_json::parse(read_file(path("partita.json")));
   const std::vector<std::pair<std::function<void(nlohmann::ordered_json&)>, std::string>> cases{
       {[](auto& j) { j.erase("num_nodes"); }, "missing key 'num_nodes'"},
-      {[](auto& j) { j["num_edges"] = "many"; }, "key 'num_edges' must be an integer"},
+      {[](auto& j) { j["num_edges"] = "many"; },
+       "key 'num_edges' must be an integer, found string"},
+      {[](auto& j) { j["summary"]["edge_cut_fraction"] = "x"; },
+       "key 'summary.edge_cut_fraction' must be a number, found string"},
+      {[](auto& j) { j["method"] = 3; }, "key 'method' must be a string, found number"},
+      {[](auto& j) { j["ranges"] = 0; }, "key 'ranges' must be an array, found number"},
+      {[](auto& j) { j["summary"] = nlohmann::ordered_json::array(); },
+       "key 'summary' must be an object, found array"},
       {[](auto& j) { j["format"] = "other"; }, "key 'format' is 'other'"},
-      {[](auto& j) { j["undirected"] = 1; }, "key 'undirected' must be true or false"},
+      {[](auto& j) { j["undirected"] = 1; },
+       "key 'undirected' must be true or false, found number"},
       {[](auto& j) { j["files"].erase("part1/indices.npy"); },
        "files: 'part1/indices.npy' is not listed"},
       {[](auto& j) { j["files"]["part0/feat.npy"]["dtype"] = "float64"; },
