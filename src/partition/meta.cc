@@ -308,7 +308,7 @@ std::string meta_to_json(const PartitionMeta& m) {
       {"phase_seconds", phases},
       {"peak_rss_bytes", s.peak_rss_bytes}};
   if (!s.rank_peak_rss_bytes.empty()) summary["rank_peak_rss_bytes"] = s.rank_peak_rss_bytes;
-  const std::vector<std::pair<const char*, Json>> keys = {
+  Json top{
       {"format", kFormatName},
       {"version", m.typed ? kFormatVersion : kHomogeneousFormatVersion},
       {"num_parts", m.num_parts},
@@ -329,9 +329,8 @@ std::string meta_to_json(const PartitionMeta& m) {
       {"summary", summary},
       {"files", files_json(m.files)},
   };
-  Json top = Json::object();
-  for (const auto& [key, value] : keys)
-    if (!value.is_null()) top[key] = value;  // "hetero", "edge_split" only when present
+  for (const char* key : {"hetero", "edge_split"})  // only when present
+    if (top[key].is_null()) top.erase(key);
   std::string out;
   dump_value(top, 0, out);
   return out + "\n";
