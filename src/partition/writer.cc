@@ -463,7 +463,7 @@ void Writer::move_splits() {
       for (const auto& [p, ids] : by_part) {
         BytePacker pack(&send[L.writer(p)]);
         for (int64_t x : {int64_t{p}, int64_t{kind}, static_cast<int64_t>(ids.size())}) pack.put(x);
-        pack.put_array(ids.data(), static_cast<int64_t>(ids.size()));
+        pack.put_bytes(ids.data(), ids.size() * sizeof(int64_t));
         split_counts_[static_cast<size_t>(p) * 3 + kind] += static_cast<int64_t>(ids.size());
       }
     }
