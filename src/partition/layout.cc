@@ -81,12 +81,10 @@ int PartLayout::owner_part(int64_t gid) const {
          1;
 }
 
-std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int64_t last,
-                                 const PartLayout& layout, int64_t node_begin, DistComm& comm,
-                                 int threads) {
+std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLayout& layout,
+                                 int64_t node_begin, DistComm& comm, int threads) {
   const int R = comm.size();
   const int64_t num_nodes = layout.ranges().back();
-  const int64_t count = last - first;
   const std::vector<int64_t>& new_id = layout.block_new_id();
   const int64_t block_end = node_begin + static_cast<int64_t>(new_id.size());
   // Sources of this rank's block are looked up here; -1 marks the others (and -2 an id out
@@ -95,7 +93,7 @@ std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int6
   std::atomic<int64_t> bad{-1};
   parallel_chunks(0, count, int64_t{1} << 16, threads, [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < e; ++k) {
-      const int64_t v = in_edges.indices[first + k];
+      const int64_t v = ids[k];
       if (v < 0 || v >= num_nodes) bad.store(v, std::memory_order_relaxed);
       mapped[k] = v < 0 || v >= num_nodes            ? -2
                   : v >= node_begin && v < block_end ? new_id[v - node_begin]
@@ -107,7 +105,7 @@ std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int6
   // stretch), and one more pass puts each answer at its entries.
   std::vector<std::pair<int64_t, int64_t>> keyed;
   for (int64_t k = 0; k < count; ++k)
-    if (mapped[k] == -1) keyed.emplace_back(in_edges.indices[first + k], k);
+    if (mapped[k] == -1) keyed.emplace_back(ids[k], k);
   std::sort(keyed.begin(), keyed.end());
   std::vector<std::vector<int64_t>> asked(static_cast<size_t>(R));
   int64_t previous = -1;
@@ -153,13 +151,10 @@ std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int6
 
 std::vector<int64_t> map_pairs(const std::vector<int64_t>& pairs, const PartLayout& layout,
                                int64_t node_begin, DistComm& comm, int threads) {
-  graph::Csr asked;
-  asked.indices = pairs;
-  asked.indptr = {0, static_cast<int64_t>(pairs.size())};
   std::vector<int64_t> out;
   // map_sources throws after its exchanges: agreeing here keeps the ranks in step.
   agreed(comm, [&] {
-    out = map_sources(asked, 0, static_cast<int64_t>(pairs.size()), layout, node_begin, comm,
+    out = map_sources(pairs.data(), static_cast<int64_t>(pairs.size()), layout, node_begin, comm,
                       threads);
   });
   return out;

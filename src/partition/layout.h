@@ -65,14 +65,13 @@ class PartLayout {
   std::vector<int64_t> block_new_id_;
 };
 
-// Collective: the entries [first, last) of `in_edges.indices` (original ids) mapped to new
-// ids: those of this rank's block looked up here, the others asked of the rank whose block
-// holds them. Every rank calls it once per round, with an empty range when it has nothing
-// left. Throws Error for an id outside [0, num_nodes) (after the exchange, so peers are not
-// left waiting). Uses up to `threads` threads.
-std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int64_t last,
-                                 const PartLayout& layout, int64_t node_begin, DistComm& comm,
-                                 int threads);
+// Collective: the `count` original ids at `ids` (sources of in-edges, say) mapped to new ids:
+// those of this rank's block looked up here, the others asked of the rank whose block holds
+// them. Every rank calls it once per round, with count 0 when it has nothing left. Throws
+// Error for an id outside [0, num_nodes) (after the exchange, so peers are not left waiting).
+// Uses up to `threads` threads.
+std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLayout& layout,
+                                 int64_t node_begin, DistComm& comm, int threads);
 
 // Collective: interleaved pairs of original ids mapped to new ids (map_sources on them),
 // the failure of any rank agreed.

@@ -219,7 +219,7 @@ class Writer {
 };
 
 void Writer::check_inputs() {
-  failure_.run([&] {
+  agreed(comm_, [&] {
     PARTITA_CHECK_PARAM((!o_.edge_split.enabled() && !shard_.edge_split) || ctx_.edge_split,
                         "edge_split",
                         "the link-prediction split of {} is made before assignment: partition "
@@ -245,14 +245,13 @@ void Writer::check_inputs() {
                       "internal: column {} holds {} bytes for {} values", c.name, c.values.size(),
                       count);
   });
-  failure_.agree();
 }
 
 void Writer::open_files() {
   const PartLayout& L = *layout_;
-  failure_.run([&] {
+  agreed(comm_, [&] {
     if (comm_.rank() == 0)
-      node_map_ = NpyFileAt::create(out(kNodeMapFile), DType::kInt64, {shard_.num_nodes});
+      node_map_.emplace(NpyFileAt::create(out(kNodeMapFile), DType::kInt64, {shard_.num_nodes}));
     for (int p = comm_.rank(); p < o_.num_parts; p += comm_.size()) {
       std::error_code ec;
       const std::string dir = fmt::format("{}/part{}", o_.out_dir, p);
@@ -284,14 +283,12 @@ void Writer::open_files() {
       po.node_cols = po.files.size();
       for (const ColumnIn& c : node_cols_) add(c.name, c.dtype, shape(c, n));
     }
-  });
-  failure_.agree();  // node_map.npy.tmp exists from here on
+  });  // node_map.npy.tmp exists from here on
   comm_.reached("write");
-  failure_.run([&] {
+  agreed(comm_, [&] {
     if (comm_.rank() != 0)
-      node_map_ = NpyFileAt::attach(out(kNodeMapFile), DType::kInt64, {shard_.num_nodes});
+      node_map_.emplace(NpyFileAt::attach(out(kNodeMapFile), DType::kInt64, {shard_.num_nodes}));
   });
-  failure_.agree();
 }
 
 // In-edges, node_map and the columns: per round, each rank maps its rows' sources to new ids
@@ -315,7 +312,8 @@ void Writer::move_structure() {
     std::vector<int64_t> mapped;
     std::string map_error;
     try {
-      mapped = map_sources(g, g.indptr[a], g.indptr[b], L, shard_.node_begin, comm_, threads_);
+      mapped = map_sources(g.indices.data() + g.indptr[a], g.indptr[b] - g.indptr[a], L,
+                           shard_.node_begin, comm_, threads_);
     } catch (const std::exception& e) {
       map_error = e.what();
     }
@@ -483,11 +481,10 @@ void Writer::move_splits() {
 // file entries.
 std::vector<FileEntry> Writer::finish_files() {
   std::vector<FileEntry> files;
-  failure_.run([&] {
+  agreed(comm_, [&] {
     if (comm_.rank() != 0 && node_map_) node_map_->close();
-  });
-  failure_.agree();  // every rank's node_map rows are on disk
-  failure_.run([&] {
+  });  // every rank's node_map rows are on disk
+  agreed(comm_, [&] {
     if (comm_.rank() == 0)
       files.push_back({kNodeMapFile, DType::kInt64, {shard_.num_nodes}, node_map_->finish()});
     for (auto& [p, po] : parts_) {
@@ -501,7 +498,6 @@ std::vector<FileEntry> Writer::finish_files() {
       }
     }
   });
-  failure_.agree();
   return files;
 }
 
@@ -552,10 +548,9 @@ PartitionSummary Writer::run() {
   Stopwatch watch;
   Phases phases = std::move(ctx_.phases);
   check_inputs();
-  failure_.run([&] {
+  agreed(comm_, [&] {
     if (comm_.rank() == 0) prepare_out_dir(o_.out_dir);
   });
-  failure_.agree();
   layout_.emplace(shard_.num_nodes, shard_.node_begin, part_, graph_.in_edges, o_.num_parts,
                   schema_, comm_);
   phases.emplace_back("renumber", watch.seconds());
@@ -585,13 +580,12 @@ PartitionSummary Writer::run() {
     phases.emplace_back("write_edge_split", watch.seconds());
   }
   PartitionMeta meta = describe(std::move(mine), std::move(phases), std::move(split));
-  failure_.run([&] {
+  agreed(comm_, [&] {
     if (comm_.rank() == 0) {
       warn_about_parts(meta.summary, o_);
       write_meta(o_.out_dir, meta);
     }
   });
-  failure_.agree();
   return meta.summary;
 }
 
