@@ -281,13 +281,8 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
 HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g, DistComm& comm) {
   const int R = comm.size(), me = comm.rank();
   const data::EdgeSplitArrays& split = *shard.edge_split;
-  HeldOutEdges out;
-  out.source = "dataset";
-  out.train = split.train;
-  out.valid = split.valid;
-  out.test = split.test;
-  out.valid_neg = split.valid_neg;
-  out.test_neg = split.test_neg;
+  HeldOutEdges out{"dataset",  /*fractions=*/{}, split.train,   split.valid,
+                   split.test, split.valid_neg,  split.test_neg};
   // kind: 0 train, 1 valid, 2 test, 3 valid_neg, 4 test_neg; global rows from the shares.
   const std::vector<int64_t>* sets[5] = {&out.train, &out.valid, &out.test, &out.valid_neg,
                                          &out.test_neg};
@@ -572,8 +567,8 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
     const auto write = [&](int p, const char* name, const std::vector<int64_t>& values,
                            const std::vector<int64_t>& shape) {
       const std::string rel = part_file(p, name);
-      const ArrayView<const int64_t> view(values);
-      files->push_back({rel, DType::kInt64, shape, write_npy(out_dir + "/" + rel, view, shape)});
+      files->push_back(
+          {rel, DType::kInt64, shape, write_npy<int64_t>(out_dir + "/" + rel, values, shape)});
     };
     for (const auto& [p, v] : mine.pairs) {
       const int64_t rows = static_cast<int64_t>(v.size() / 2);

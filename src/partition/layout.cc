@@ -108,12 +108,9 @@ std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLa
     if (mapped[k] == -1) keyed.emplace_back(ids[k], k);
   std::sort(keyed.begin(), keyed.end());
   std::vector<std::vector<int64_t>> asked(static_cast<size_t>(R));
-  int64_t previous = -1;
-  for (const auto& [v, k] : keyed) {
-    if (v == previous) continue;
-    asked[layout.block_owner()(v)].push_back(v);
-    previous = v;
-  }
+  for (size_t j = 0; j < keyed.size(); ++j)
+    if (j == 0 || keyed[j].first != keyed[j - 1].first)
+      asked[layout.block_owner()(keyed[j].first)].push_back(keyed[j].first);
   std::vector<std::vector<int64_t>> questions = send_ints(asked, comm);
   std::string internal;
   for (auto& q : questions) {
@@ -139,12 +136,9 @@ std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLa
                   asked[r].size(), r);
     answers.insert(answers.end(), replies[r].begin(), replies[r].end());
   }
-  int64_t slot = -1;
-  previous = -1;
-  for (const auto& [v, k] : keyed) {
-    if (v != previous) ++slot;
-    previous = v;
-    mapped[k] = answers[slot];
+  for (size_t j = 0, slot = 0; j < keyed.size(); ++j) {
+    if (j > 0 && keyed[j].first != keyed[j - 1].first) ++slot;
+    mapped[keyed[j].second] = answers[slot];
   }
   return mapped;
 }
