@@ -82,10 +82,9 @@ std::vector<uint8_t> unit_entries(const ShardGraph& g, DistComm& comm) {
     where[r].push_back(k);
   });
   std::vector<std::vector<int64_t>> questions = send_ints(ask, comm);
-  for (auto& q : questions) {
-    std::vector<int64_t> answer(q.size() / 2);
-    for (size_t j = 0; j < answer.size(); ++j) answer[j] = row_has(g, q[2 * j], q[2 * j + 1]);
-    q = std::move(answer);
+  for (auto& q : questions) {  // answered in place: answer j from question j at 2j, 2j + 1
+    for (size_t j = 0; j < q.size() / 2; ++j) q[j] = row_has(g, q[2 * j], q[2 * j + 1]);
+    q.resize(q.size() / 2);
   }
   const std::vector<std::vector<int64_t>> answers = send_ints(questions, comm);
   for (int r = 0; r < R; ++r)
@@ -372,10 +371,11 @@ PartPairs to_part_writers(const std::vector<int64_t>& pairs, const std::vector<i
   const int R = comm.size(), P = layout.num_parts();
   const size_t width = times != nullptr ? 4 : 3;
   std::vector<std::vector<int64_t>> send(static_cast<size_t>(R));
-  for (size_t i = 0; i < pairs.size(); i += 2) {
-    const int p = layout.owner_part(by_src ? pairs[i] : pairs[i + 1]);
+  for (size_t i = 0; i < pairs.size(); i += 2) {  // sent in sort order: owner's element first
+    const int64_t a = pairs[by_src ? i : i + 1], b = pairs[by_src ? i + 1 : i];
+    const int p = layout.owner_part(a);
     std::vector<int64_t>& to = send[layout.writer(p)];
-    to.insert(to.end(), {p, pairs[i], pairs[i + 1]});
+    to.insert(to.end(), {p, a, b});
     if (times != nullptr) to.push_back((*times)[i / 2]);
   }
   using Keyed = std::pair<Pair, int64_t>;  // (sort pair, time: 0 without times)
@@ -383,9 +383,7 @@ PartPairs to_part_writers(const std::vector<int64_t>& pairs, const std::vector<i
   for (int p = comm.rank(); p < P; p += R) keyed[p];
   for (const std::vector<int64_t>& m : send_ints(send, comm))
     for (size_t i = 0; i < m.size(); i += width)
-      keyed[static_cast<int>(m[i])].push_back(
-          {by_src ? Pair{m[i + 1], m[i + 2]} : Pair{m[i + 2], m[i + 1]},
-           width == 4 ? m[i + 3] : 0});
+      keyed[static_cast<int>(m[i])].push_back({{m[i + 1], m[i + 2]}, width == 4 ? m[i + 3] : 0});
   PartPairs out;
   for (auto& [p, v] : keyed) {
     std::sort(v.begin(), v.end());
@@ -401,16 +399,15 @@ PartPairs to_part_writers(const std::vector<int64_t>& pairs, const std::vector<i
   return out;
 }
 
-// One int64 file of `rows` rows that several ranks fill: [rows, 2] pairs, or [rows] times
-// (`times`). Rank 0 creates and finishes it, each rank writes its pieces (first row, values).
-void write_shared_rows(const std::string& out_dir, const std::string& rel, int64_t rows,
+// One int64 file of `shape` ([rows, 2] pairs, or [rows] times) that several ranks fill. Rank
+// 0 creates and finishes it, each rank writes its pieces (first row, values).
+void write_shared_rows(const std::string& out_dir, const std::string& rel,
+                       const std::vector<int64_t>& shape,
                        const std::vector<std::pair<int64_t, const std::vector<int64_t>*>>& pieces,
-                       DistComm& comm, std::vector<FileEntry>* files, bool times = false) {
+                       DistComm& comm, std::vector<FileEntry>* files) {
   const std::string path = out_dir + "/" + rel;
   const bool lead = comm.rank() == 0;
-  const std::vector<int64_t> shape =
-      times ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, 2};
-  const int64_t width = times ? 1 : 2;
+  const int64_t width = shape.size() > 1 ? shape[1] : 1;
   std::optional<NpyFileAt> file;
   agreed(comm, [&] {
     if (lead) file.emplace(NpyFileAt::create(path, DType::kInt64, shape));
@@ -506,9 +503,7 @@ void remove_held_out(ShardGraph& g, const HeldOutEdges& held, DistComm& comm) {
   c.indices.shrink_to_fit();
   for (Column& col : g.edge_columns) col.values.resize(kept * col.width());
   c.indptr = std::move(indptr);
-  int64_t total = kept;
-  comm.allreduce_sum(&total, 1);
-  g.num_edges_total = total;
+  g.num_edges_total = sum_over_ranks({kept}, comm)[0];
 }
 
 EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layout,
@@ -552,10 +547,9 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
       pieces.emplace_back(at.first[0], &pairs);
       rows = at.total[0];
     }
-    write_shared_rows(out_dir, kEdgeSplitFiles[s], rows, pieces, comm, files);
+    write_shared_rows(out_dir, kEdgeSplitFiles[s], {rows, 2}, pieces, comm, files);
     if (stats.by_time)
-      write_shared_rows(out_dir, kEdgeSplitTimeFiles[s], rows, time_pieces, comm, files,
-                        /*times=*/true);
+      write_shared_rows(out_dir, kEdgeSplitTimeFiles[s], {rows}, time_pieces, comm, files);
   }
   // Training pairs: each part's, by (dst, src) (then time), repeats dropped (a dataset's file
   // may repeat; by time, a pair repeats once per time).

@@ -50,25 +50,21 @@ PartLayout::PartLayout(int64_t num_nodes, int64_t node_begin, const std::vector<
   part_edges_.assign(static_cast<size_t>(P), 0);
   node_offset_.assign(static_cast<size_t>(R) * P, 0);
   edge_offset_.assign(static_cast<size_t>(R) * P, 0);
-  std::vector<int64_t> type_nodes(static_cast<size_t>(P) * T, 0);
   for (int p = 0; p < P; ++p) {
     int64_t nodes = 0, edges = 0;
+    std::vector<int64_t> type_nodes(static_cast<size_t>(T), 0);
     for (int r = 0; r < R; ++r) {
       node_offset_[r * P + p] = nodes;
       edge_offset_[r * P + p] = edges;
       nodes += all[r][p * stride];
       edges += all[r][p * stride + 1];
-      for (int t = 0; t < T; ++t) type_nodes[p * T + t] += all[r][p * stride + 2 + t];
+      for (int t = 0; t < T; ++t) type_nodes[t] += all[r][p * stride + 2 + t];
     }
     ranges_[p + 1] = ranges_[p] + nodes;
     part_edges_[p] = edges;
-  }
-  if (T > 0) {
-    for (int p = 0; p < P; ++p) {
-      std::vector<int64_t> starts{ranges_[p]};
-      for (int t = 0; t < T; ++t) starts.push_back(starts.back() + type_nodes[p * T + t]);
-      type_starts_.push_back(std::move(starts));
-    }
+    if (T == 0) continue;
+    std::vector<int64_t>& starts = type_starts_.emplace_back(1, ranges_[p]);
+    for (int t = 0; t < T; ++t) starts.push_back(starts.back() + type_nodes[t]);
   }
   std::vector<int64_t> cursor(static_cast<size_t>(P));
   for (int p = 0; p < P; ++p) cursor[p] = ranges_[p] + node_offset_[me * P + p];

@@ -106,17 +106,6 @@ void for_each_part_run(const std::vector<int32_t>& part, int64_t a, int64_t b, E
   }
 }
 
-// The output directory, made ready on rank 0 before anything is written: created, and until
-// the new partita.json lands it must not look like a partition (the old one is removed).
-void prepare_out_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", dir, ec.message());
-  std::filesystem::remove(dir + "/" + kMetaFileName, ec);
-  PARTITA_CHECK(!ec, IoError, "{}/{}: cannot remove the old metadata: {}", dir, kMetaFileName,
-                ec.message());
-}
-
 class Writer {
  public:
   Writer(const PartitionInput& input, const std::vector<int32_t>& part, const PartitionOptions& o,
@@ -548,8 +537,16 @@ PartitionSummary Writer::run() {
   Stopwatch watch;
   Phases phases = std::move(ctx_.phases);
   check_inputs();
+  // The output directory, made ready on rank 0 before anything is written: created, and until
+  // the new partita.json lands it must not look like a partition (the old one is removed).
   agreed(comm_, [&] {
-    if (comm_.rank() == 0) prepare_out_dir(o_.out_dir);
+    if (comm_.rank() != 0) return;
+    std::error_code ec;
+    std::filesystem::create_directories(o_.out_dir, ec);
+    PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", o_.out_dir, ec.message());
+    std::filesystem::remove(o_.out_dir + "/" + kMetaFileName, ec);
+    PARTITA_CHECK(!ec, IoError, "{}/{}: cannot remove the old metadata: {}", o_.out_dir,
+                  kMetaFileName, ec.message());
   });
   layout_.emplace(shard_.num_nodes, shard_.node_begin, part_, graph_.in_edges, o_.num_parts,
                   schema_, comm_);
