@@ -417,8 +417,7 @@ void write_shared_rows(const std::string& out_dir, const std::string& rel,
                                  [](const auto& piece) { return !piece.second->empty(); });
     if (!lead && any) file.emplace(NpyFileAt::attach(path, DType::kInt64, shape));
     for (const auto& [first, v] : pieces)
-      if (!v->empty())
-        file->write_elements<int64_t>(width * first, v->data(), static_cast<int64_t>(v->size()));
+      if (!v->empty()) file->write_at(width * first * 8, v->data(), v->size() * 8);
     if (!lead && file) file->close();
   });
   agreed(comm, [&] {

@@ -32,11 +32,6 @@ class NpyFileAt {
 
   // Writes `bytes` bytes at byte `offset` of the data (after the header). Throws IoError.
   void write_at(int64_t offset, const void* data, size_t bytes);
-  template <class T>
-  void write_elements(int64_t first, const T* values, int64_t count) {
-    write_at(first * static_cast<int64_t>(sizeof(T)), values,
-             static_cast<size_t>(count) * sizeof(T));
-  }
   // Closes this writer's descriptor (attached writers, before the creator finishes).
   void close();
   // Creator only: closes, takes the CRC-32 of the whole file (from the writes' when they

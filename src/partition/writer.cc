@@ -255,7 +255,7 @@ void Writer::open_files() {
       };
       add("indptr", DType::kInt64, {n + 1});
       const int64_t zero = 0;
-      po.files[0].file.write_elements<int64_t>(0, &zero, 1);
+      po.files[0].file.write_at(0, &zero, sizeof zero);
       add("indices", DType::kInt64, {e});
       // A column of dim > 0 is a matrix: [count, dim].
       auto shape = [](const ColumnIn& c, int64_t count) {
