@@ -38,11 +38,9 @@ namespace {
 const char* const kSplitNames[3] = {"train_idx", "valid_idx", "test_idx"};
 constexpr int64_t kRowChunk = 2048;  // feature rows converted per parallel task
 
-// A file of a part this rank writes, open for writing at offsets.
+// A file of a part this rank writes (part<p>/<name>.npy), open for writing at offsets.
 struct OutFile {
-  std::string rel;  // part<p>/<name>.npy
-  DType dtype;
-  std::vector<int64_t> shape;
+  FileEntry entry;  // its CRC once finished
   NpyFileAt file;
 };
 
@@ -250,7 +248,7 @@ void Writer::open_files() {
       const int64_t n = L.part_nodes(p), e = L.part_edges(p);
       auto add = [&](const std::string& name, DType dtype, std::vector<int64_t> shape) {
         const std::string rel = part_file(p, name);
-        po.files.push_back({rel, dtype, shape, NpyFileAt::create(out(rel), dtype, shape)});
+        po.files.push_back({{rel, dtype, shape}, NpyFileAt::create(out(rel), dtype, shape)});
         return static_cast<int>(po.files.size()) - 1;
       };
       add("indptr", DType::kInt64, {n + 1});
@@ -405,11 +403,10 @@ void Writer::move_features() {
               for (int64_t z = lo; z < hi; ++z) {
                 const uint8_t* src = stored.data() + static_cast<size_t>(rows[z] - s) * in_row;
                 const float* row = reinterpret_cast<const float*>(src);
-                if (f.dtype != DType::kFloat32) {
+                // float32 rows are read in place where aligned, else copied (widening copies).
+                if (f.dtype != DType::kFloat32 ||
+                    reinterpret_cast<uintptr_t>(src) % alignof(float) != 0) {
                   widen_to_floats(src, f.dim, f.dtype, wide.data());
-                  row = wide.data();
-                } else if (reinterpret_cast<uintptr_t>(src) % alignof(float) != 0) {
-                  std::memcpy(wide.data(), src, in_row);
                   row = wide.data();
                 }
                 narrow_floats(row, f.dim, o_.feature_dtype, dst + z * out_row);
@@ -457,9 +454,8 @@ void Writer::move_splits() {
   };
   exchange(pack, [&](ByteReader& rd) {
     const int p = static_cast<int>(rd.get());
-    const int kind = static_cast<int>(rd.get());
+    std::vector<int64_t>& ids = parts_.at(p).split[rd.get()];
     const int64_t n = rd.get();
-    std::vector<int64_t>& ids = parts_.at(p).split[kind];
     const size_t at = ids.size();
     ids.resize(at + static_cast<size_t>(n));
     if (n > 0) std::memcpy(ids.data() + at, rd.take(n * 8), static_cast<size_t>(n) * 8);
@@ -477,7 +473,10 @@ std::vector<FileEntry> Writer::finish_files() {
     if (comm_.rank() == 0)
       files.push_back({kNodeMapFile, DType::kInt64, {shard_.num_nodes}, node_map_->finish()});
     for (auto& [p, po] : parts_) {
-      for (OutFile& f : po.files) files.push_back({f.rel, f.dtype, f.shape, f.file.finish()});
+      for (OutFile& f : po.files) {
+        f.entry.crc32 = f.file.finish();
+        files.push_back(f.entry);
+      }
       for (int kind = 0; kind < 3; ++kind) {
         const std::string rel = part_file(p, kSplitNames[kind]);
         files.push_back({rel,
