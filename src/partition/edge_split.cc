@@ -39,9 +39,10 @@ double parse_fraction(const std::string& item, const std::string& text) {
   return x;
 }
 
-// Whether u -> v is stored; v lies in this rank's block.
+// Whether u -> v is stored in this rank's rows (false when v's row is another rank's).
 bool row_has(const ShardGraph& g, int64_t v, int64_t u) {
   const int64_t i = v - g.node_begin;
+  if (i < 0 || i >= g.in_edges.num_rows()) return false;
   const auto first = g.in_edges.indices.begin() + g.in_edges.indptr[i];
   const auto last = g.in_edges.indices.begin() + g.in_edges.indptr[i + 1];
   return std::binary_search(first, last, u);
@@ -232,8 +233,6 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
   };
 
   const int64_t held = valid + test;
-  const BlockOwner owner(n, R);
-  std::vector<int64_t> negatives;
   if (negatives_by_enumeration(n, units, held)) {
     // Dense: every rank gathers the n x n bitmap of connected pairs {a < b}.
     const size_t words = static_cast<size_t>((n * n + 63) / 64);
@@ -244,10 +243,11 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
     });
     for (const std::vector<int64_t>& theirs : gather_ints(bits, comm))
       for (size_t w = 0; w < words; ++w) bits[w] |= theirs[w];
-    negatives = draw_negatives_by_enumeration(n, held, rng, [&](int64_t a, int64_t b) {
-      const int64_t x = a * n + b;
-      return ((bits[static_cast<size_t>(x >> 6)] >> (x & 63)) & 1) != 0;
-    });
+    const std::vector<int64_t> negatives =
+        draw_negatives_by_enumeration(n, held, rng, [&](int64_t a, int64_t b) {
+          const int64_t x = a * n + b;
+          return ((bits[static_cast<size_t>(x >> 6)] >> (x & 63)) & 1) != 0;
+        });
     for (int64_t k = me; k < held; k += R) keep_negative(k, negatives[2 * k], negatives[2 * k + 1]);
     return out;
   }
@@ -259,8 +259,7 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
     std::vector<uint8_t> mine(pairs.size() / 2, 0);
     for (size_t j = 0; j < mine.size(); ++j) {
       const int64_t a = pairs[2 * j], b = pairs[2 * j + 1];
-      if (a == b || (owner(b) == me && row_has(g, b, a)) || (owner(a) == me && row_has(g, a, b)))
-        mine[j] = 1;
+      if (a == b || row_has(g, b, a) || row_has(g, a, b)) mine[j] = 1;
     }
     accepted.flag_repeats(pairs, &mine);
     std::vector<int64_t> rejected(mine.begin(), mine.end());
@@ -278,10 +277,15 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
 // either way (asked of both endpoints' row owners), nor a held-out positive, nor repeat
 // another; a training pair must not be held out (the unordered pair's hash owner).
 HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g, DistComm& comm) {
-  const int R = comm.size(), me = comm.rank();
+  const int R = comm.size();
   const data::EdgeSplitArrays& split = *shard.edge_split;
-  HeldOutEdges out{"dataset",  /*fractions=*/{}, split.train,   split.valid,
-                   split.test, split.valid_neg,  split.test_neg};
+  HeldOutEdges out;
+  out.source = "dataset";
+  out.train = split.train;
+  out.valid = split.valid;
+  out.test = split.test;
+  out.valid_neg = split.valid_neg;
+  out.test_neg = split.test_neg;
   // kind: 0 train, 1 valid, 2 test, 3 valid_neg, 4 test_neg; global rows from the shares.
   const std::vector<int64_t>* sets[5] = {&out.train, &out.valid, &out.test, &out.valid_neg,
                                          &out.test_neg};
@@ -320,8 +324,7 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
     for (const std::vector<int64_t>& m : at_rows)
       for (size_t i = 0; i < m.size(); i += 4) {
         const int64_t a = m[i + 2], b = m[i + 3];
-        if ((owner(b) == me && row_has(g, b, a)) || (owner(a) == me && row_has(g, a, b)))
-          fail(&m[i], "is an edge, not a negative");
+        if (row_has(g, b, a) || row_has(g, a, b)) fail(&m[i], "is an edge, not a negative");
       }
     // (unordered pair, message), sorted by the pair, kind and row: in each group of equal
     // pairs the training rows first, the positives, then the negatives in file order.
