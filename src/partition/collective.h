@@ -115,13 +115,12 @@ struct RankOffsets {
   std::vector<int64_t> first, total;
 };
 inline RankOffsets offsets_over_ranks(const std::vector<int64_t>& mine, DistComm& comm) {
-  RankOffsets out{std::vector<int64_t>(mine.size(), 0), std::vector<int64_t>(mine.size(), 0)};
+  RankOffsets out{{}, std::vector<int64_t>(mine.size(), 0)};
   const std::vector<std::vector<int64_t>> all = gather_ints(mine, comm);
-  for (int r = 0; r < comm.size(); ++r)
-    for (size_t i = 0; i < mine.size(); ++i) {
-      if (r < comm.rank()) out.first[i] += all[r][i];
-      out.total[i] += all[r][i];
-    }
+  for (int r = 0; r < comm.size(); ++r) {
+    if (r == comm.rank()) out.first = out.total;  // the sum over the ranks below
+    for (size_t i = 0; i < mine.size(); ++i) out.total[i] += all[r][i];
+  }
   return out;
 }
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 
 #include "collective.h"
 #include "partita/core/error.h"

@@ -18,7 +18,6 @@
 #include <map>
 #include <optional>
 #include <system_error>
-#include <tuple>
 
 #include "collective.h"
 #include "edge_split_steps.h"
