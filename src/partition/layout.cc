@@ -108,19 +108,16 @@ std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLa
       asked[layout.block_owner()(keyed[j].first)].push_back(keyed[j].first);
   std::vector<std::vector<int64_t>> questions = send_ints(asked, comm);
   std::string internal;
-  for (auto& q : questions) {
+  for (auto& q : questions)
     for (int64_t& v : q) {
       const int64_t i = v - node_begin;
       // Asked of the block owner, so always inside: a violation is a bug of the asker.
-      if (i < 0 || i >= static_cast<int64_t>(new_id.size())) {
+      const bool inside = i >= 0 && i < static_cast<int64_t>(new_id.size());
+      if (!inside)
         internal =
             fmt::format("internal: asked for the new id of {}, outside this rank's block", v);
-        v = -1;
-        continue;
-      }
-      v = new_id[i];
+      v = inside ? new_id[i] : -1;
     }
-  }
   const std::vector<std::vector<int64_t>> replies = send_ints(questions, comm);
   PARTITA_CHECK(internal.empty(), Error, "{}", internal);
   PARTITA_CHECK(bad.load() < 0, Error, "source id {} is outside [0, {})", bad.load(), num_nodes);
