@@ -576,10 +576,9 @@ PartitionSummary Writer::run() {
   }
   PartitionMeta meta = describe(std::move(mine), std::move(phases), std::move(split));
   agreed(comm_, [&] {
-    if (comm_.rank() == 0) {
-      warn_about_parts(meta.summary, o_);
-      write_meta(o_.out_dir, meta);
-    }
+    if (comm_.rank() != 0) return;
+    warn_about_parts(meta.summary, o_);
+    write_meta(o_.out_dir, meta);
   });
   return meta.summary;
 }
