@@ -25,10 +25,6 @@ class BytePacker {
  public:
   explicit BytePacker(std::vector<uint8_t>* out) : out_(out) {}
   void put(int64_t value) { put_bytes(&value, sizeof value); }
-  template <class T>
-  void put_array(const T* values, int64_t count) {
-    put_bytes(values, static_cast<size_t>(count) * sizeof(T));
-  }
   // Room for `bytes` bytes (padded) at the end; returns where to write them.
   uint8_t* reserve(size_t bytes) {
     const size_t at = out_->size();
@@ -53,8 +49,8 @@ class ByteReader {
     std::memcpy(&v, take(sizeof v), sizeof v);
     return v;
   }
-  // The next `count` values of T, in place (valid while the buffer lives; copy them out
-  // with memcpy when T's alignment matters).
+  // The next `bytes` bytes, in place (valid while the buffer lives; copy values out with
+  // memcpy when their alignment matters).
   const uint8_t* take(size_t bytes) {
     const size_t step = BytePacker::padded(bytes);
     PARTITA_CHECK(at_ + step <= in_.size(), Error,
@@ -111,6 +107,21 @@ inline std::vector<std::vector<int64_t>> gather_ints(const std::vector<int64_t>&
 inline std::vector<int64_t> sum_over_ranks(std::vector<int64_t> values, DistComm& comm) {
   if (!values.empty()) comm.allreduce_sum(values.data(), values.size());
   return values;
+}
+
+// Per element of `mine`: where this rank's share starts (the sum over the ranks below it) and
+// the sum over all ranks.
+struct RankOffsets {
+  std::vector<int64_t> first, total;
+};
+inline RankOffsets offsets_over_ranks(const std::vector<int64_t>& mine, DistComm& comm) {
+  RankOffsets out{{}, std::vector<int64_t>(mine.size(), 0)};
+  const std::vector<std::vector<int64_t>> all = gather_ints(mine, comm);
+  for (int r = 0; r < comm.size(); ++r) {
+    if (r == comm.rank()) out.first = out.total;  // the sum over the ranks below
+    for (size_t i = 0; i < mine.size(); ++i) out.total[i] += all[r][i];
+  }
+  return out;
 }
 
 // The first failure of this rank; later work is skipped, collectives still run. agree() is

@@ -39,9 +39,10 @@ double parse_fraction(const std::string& item, const std::string& text) {
   return x;
 }
 
-// Whether u -> v is stored; v lies in this rank's block.
+// Whether u -> v is stored in this rank's rows (false when v's row is another rank's).
 bool row_has(const ShardGraph& g, int64_t v, int64_t u) {
   const int64_t i = v - g.node_begin;
+  if (i < 0 || i >= g.in_edges.num_rows()) return false;
   const auto first = g.in_edges.indices.begin() + g.in_edges.indptr[i];
   const auto last = g.in_edges.indices.begin() + g.in_edges.indptr[i + 1];
   return std::binary_search(first, last, u);
@@ -49,9 +50,15 @@ bool row_has(const ShardGraph& g, int64_t v, int64_t u) {
 
 // The rank holding the unordered pair {lo, hi} (lo <= hi) in sets shared by hash.
 int pair_owner(int64_t lo, int64_t hi, int ranks) {
-  const uint64_t h =
-      mix64(static_cast<uint64_t>(lo) * 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(hi));
-  return static_cast<int>(h % static_cast<uint64_t>(ranks));
+  return static_cast<int>(pair_hash(lo, hi) % static_cast<uint64_t>(ranks));
+}
+
+// Calls f(k, s, d) for every stored entry k, s -> d, of this rank's rows, in order.
+template <class F>
+void for_each_entry(const ShardGraph& g, F&& f) {
+  const graph::Csr& c = g.in_edges;
+  for (int64_t i = 0; i < c.num_rows(); ++i)
+    for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) f(k, c.indices[k], g.node_begin + i);
 }
 
 int64_t held_count(double fraction, int64_t units) {
@@ -61,32 +68,24 @@ int64_t held_count(double fraction, int64_t units) {
 // For each stored entry s -> d of this rank's rows, whether it names a unit: s < d, or no
 // d -> s (asked of the rank holding row s).
 std::vector<uint8_t> unit_entries(const ShardGraph& g, DistComm& comm) {
-  const graph::Csr& c = g.in_edges;
-  std::vector<uint8_t> unit(static_cast<size_t>(c.num_entries()), 1);
+  std::vector<uint8_t> unit(static_cast<size_t>(g.in_edges.num_entries()), 1);
   if (g.symmetric) {  // d -> s is stored for every s -> d
-    for (int64_t i = 0; i < c.num_rows(); ++i)
-      for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k)
-        unit[k] = c.indices[k] < g.node_begin + i ? 1 : 0;
+    for_each_entry(g, [&](int64_t k, int64_t s, int64_t d) { unit[k] = s < d ? 1 : 0; });
     return unit;
   }
   const int R = comm.size();
   const BlockOwner owner(g.num_nodes, R);
   std::vector<std::vector<int64_t>> ask(static_cast<size_t>(R)), where(static_cast<size_t>(R));
-  for (int64_t i = 0; i < c.num_rows(); ++i) {
-    const int64_t d = g.node_begin + i;
-    for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) {
-      const int64_t s = c.indices[k];
-      if (s < d) continue;
-      const int r = owner(s);
-      ask[r].insert(ask[r].end(), {s, d});
-      where[r].push_back(k);
-    }
-  }
+  for_each_entry(g, [&](int64_t k, int64_t s, int64_t d) {
+    if (s < d) return;
+    const int r = owner(s);
+    ask[r].insert(ask[r].end(), {s, d});
+    where[r].push_back(k);
+  });
   std::vector<std::vector<int64_t>> questions = send_ints(ask, comm);
-  for (auto& q : questions) {
-    std::vector<int64_t> answer(q.size() / 2);
-    for (size_t j = 0; j < answer.size(); ++j) answer[j] = row_has(g, q[2 * j], q[2 * j + 1]);
-    q = std::move(answer);
+  for (auto& q : questions) {  // answered in place: answer j from question j at 2j, 2j + 1
+    for (size_t j = 0; j < q.size() / 2; ++j) q[j] = row_has(g, q[2 * j], q[2 * j + 1]);
+    q.resize(q.size() / 2);
   }
   const std::vector<std::vector<int64_t>> answers = send_ints(questions, comm);
   for (int r = 0; r < R; ++r)
@@ -136,17 +135,11 @@ TimePicks latest_units(const ShardGraph& g, const std::vector<uint8_t>& unit, co
   const auto later = [](const Unit& a, const Unit& b) {
     return std::tie(a.time, a.index) > std::tie(b.time, b.index);
   };
-  const graph::Csr& c = g.in_edges;
   std::vector<Unit> mine;
   int64_t index = offset;
-  for (int64_t i = 0; i < c.num_rows(); ++i) {
-    const int64_t d = g.node_begin + i;
-    for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) {
-      if (!unit[k]) continue;
-      const int64_t s = c.indices[k];
-      mine.push_back({entry_time(times, k), index++, std::min(s, d), std::max(s, d)});
-    }
-  }
+  for_each_entry(g, [&](int64_t k, int64_t s, int64_t d) {
+    if (unit[k]) mine.push_back({entry_time(times, k), index++, std::min(s, d), std::max(s, d)});
+  });
   if (static_cast<int64_t>(mine.size()) > held) {
     std::nth_element(mine.begin(), mine.begin() + held, mine.end(), later);
     mine.resize(static_cast<size_t>(held));
@@ -180,21 +173,15 @@ TimePicks latest_units(const ShardGraph& g, const std::vector<uint8_t>& unit, co
 HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint64_t seed,
                            DistComm& comm) {
   const int R = comm.size(), me = comm.rank();
-  const graph::Csr& c = g.in_edges;
   const Column* times = o.by == SplitBy::kTime ? time_column(g) : nullptr;
   PARTITA_CHECK(o.by != SplitBy::kTime || times != nullptr, Error,
                 "internal: a split by time without edge times");
   // By time every copy of a pair is a unit (its own time); at random the pair is.
   std::vector<uint8_t> unit = unit_entries(g, comm);
-  if (times == nullptr) first_copies_only(c, &unit);
-  int64_t mine = 0;
-  for (uint8_t u : unit) mine += u;
-  int64_t offset = 0, units = 0;
-  const std::vector<std::vector<int64_t>> counts = gather_ints({mine}, comm);
-  for (int r = 0; r < R; ++r) {
-    if (r < me) offset += counts[r][0];
-    units += counts[r][0];
-  }
+  if (times == nullptr) first_copies_only(g.in_edges, &unit);
+  const RankOffsets count =
+      offsets_over_ranks({static_cast<int64_t>(std::count(unit.begin(), unit.end(), 1))}, comm);
+  const int64_t offset = count.first[0], units = count.total[0];
   // The single-process checks, on global figures: every rank throws alike.
   const int64_t valid = held_count(o.valid_fraction, units);
   const int64_t test = held_count(o.test_fraction, units);
@@ -220,32 +207,21 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
     size_t next = static_cast<size_t>(
         std::lower_bound(picks.picks.begin(), picks.picks.end(), offset) - picks.picks.begin());
     int64_t index = offset;
-    for (int64_t i = 0; i < c.num_rows(); ++i) {
-      const int64_t d = g.node_begin + i;
-      for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) {
-        if (!unit[k]) continue;
-        std::vector<int64_t>* target = &out.train;
-        std::vector<int64_t>* target_time = &out.train_time;
-        if (next < picks.picks.size() && picks.picks[next] == index) {
-          const bool is_valid = picks.role[next] < valid;
-          target = is_valid ? &out.valid : &out.test;
-          target_time = is_valid ? &out.valid_time : &out.test_time;
-          ++next;
-        }
-        ++index;
-        const int64_t s = c.indices[k];
-        if (times == nullptr) {
-          target->insert(target->end(), {s, d});
-          continue;
-        }
-        // An earlier copy of a held-out pair leaves the graph with it: not a training pair.
-        if (target == &out.train && std::binary_search(timed.pairs.begin(), timed.pairs.end(),
-                                                       Pair{std::min(s, d), std::max(s, d)}))
-          continue;
-        target->insert(target->end(), {s, d});
-        target_time->push_back(entry_time(*times, k));
-      }
-    }
+    std::vector<int64_t>* pairs_of[] = {&out.train, &out.valid, &out.test};
+    std::vector<int64_t>* times_of[] = {&out.train_time, &out.valid_time, &out.test_time};
+    for_each_entry(g, [&](int64_t k, int64_t s, int64_t d) {
+      if (!unit[k]) return;
+      int kind = 0;  // train, valid, test
+      if (next < picks.picks.size() && picks.picks[next] == index)
+        kind = picks.role[next++] < valid ? 1 : 2;
+      ++index;
+      // An earlier copy of a held-out pair leaves the graph with it: not a training pair.
+      if (times != nullptr && kind == 0 &&
+          std::binary_search(timed.pairs.begin(), timed.pairs.end(), Pair(std::minmax(s, d))))
+        return;
+      pairs_of[kind]->insert(pairs_of[kind]->end(), {s, d});
+      if (times != nullptr) times_of[kind]->push_back(entry_time(*times, k));
+    });
   }
   // Negative k's time (split by time): the k-th held-out unit's in time order.
   const auto keep_negative = [&](int64_t k, int64_t a, int64_t b) {
@@ -257,24 +233,21 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
   };
 
   const int64_t held = valid + test;
-  const BlockOwner owner(n, R);
-  std::vector<int64_t> negatives;
   if (negatives_by_enumeration(n, units, held)) {
     // Dense: every rank gathers the n x n bitmap of connected pairs {a < b}.
     const size_t words = static_cast<size_t>((n * n + 63) / 64);
     std::vector<int64_t> bits(words, 0);
-    auto mark = [&](int64_t a, int64_t b) {
-      const int64_t x = std::min(a, b) * n + std::max(a, b);
+    for_each_entry(g, [&](int64_t, int64_t s, int64_t d) {
+      const int64_t x = std::min(s, d) * n + std::max(s, d);
       bits[static_cast<size_t>(x >> 6)] |= int64_t{1} << (x & 63);
-    };
-    for (int64_t i = 0; i < c.num_rows(); ++i)
-      for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) mark(c.indices[k], g.node_begin + i);
+    });
     for (const std::vector<int64_t>& theirs : gather_ints(bits, comm))
       for (size_t w = 0; w < words; ++w) bits[w] |= theirs[w];
-    negatives = draw_negatives_by_enumeration(n, held, rng, [&](int64_t a, int64_t b) {
-      const int64_t x = a * n + b;
-      return ((bits[static_cast<size_t>(x >> 6)] >> (x & 63)) & 1) != 0;
-    });
+    const std::vector<int64_t> negatives =
+        draw_negatives_by_enumeration(n, held, rng, [&](int64_t a, int64_t b) {
+          const int64_t x = a * n + b;
+          return ((bits[static_cast<size_t>(x >> 6)] >> (x & 63)) & 1) != 0;
+        });
     for (int64_t k = me; k < held; k += R) keep_negative(k, negatives[2 * k], negatives[2 * k + 1]);
     return out;
   }
@@ -286,8 +259,7 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
     std::vector<uint8_t> mine(pairs.size() / 2, 0);
     for (size_t j = 0; j < mine.size(); ++j) {
       const int64_t a = pairs[2 * j], b = pairs[2 * j + 1];
-      if (a == b || (owner(b) == me && row_has(g, b, a)) || (owner(a) == me && row_has(g, a, b)))
-        mine[j] = 1;
+      if (a == b || row_has(g, b, a) || row_has(g, a, b)) mine[j] = 1;
     }
     accepted.flag_repeats(pairs, &mine);
     std::vector<int64_t> rejected(mine.begin(), mine.end());
@@ -305,7 +277,7 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
 // either way (asked of both endpoints' row owners), nor a held-out positive, nor repeat
 // another; a training pair must not be held out (the unordered pair's hash owner).
 HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g, DistComm& comm) {
-  const int R = comm.size(), me = comm.rank();
+  const int R = comm.size();
   const data::EdgeSplitArrays& split = *shard.edge_split;
   HeldOutEdges out;
   out.source = "dataset";
@@ -321,10 +293,7 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
                                             "valid_neg.npy", "test_neg.npy"};
   std::vector<int64_t> mine(5);
   for (int kind = 0; kind < 5; ++kind) mine[kind] = static_cast<int64_t>(sets[kind]->size() / 2);
-  std::vector<int64_t> first_row(5, 0);
-  const std::vector<std::vector<int64_t>> counts = gather_ints(mine, comm);
-  for (int r = 0; r < me; ++r)
-    for (int kind = 0; kind < 5; ++kind) first_row[kind] += counts[r][kind];
+  const std::vector<int64_t> first_row = offsets_over_ranks(mine, comm).first;
 
   const BlockOwner owner(g.num_nodes, R);
   auto hash_owner = [&](int64_t a, int64_t b) {
@@ -337,57 +306,54 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
     const std::vector<int64_t>& v = *sets[kind];
     for (size_t i = 0; i < v.size(); i += 2) {
       const int64_t row = first_row[kind] + static_cast<int64_t>(i / 2), a = v[i], b = v[i + 1];
-      to_hash[hash_owner(a, b)].insert(to_hash[hash_owner(a, b)].end(), {kind, row, a, b});
+      const auto send = [&](std::vector<int64_t>& to) { to.insert(to.end(), {kind, row, a, b}); };
+      send(to_hash[hash_owner(a, b)]);
       if (kind < 3) continue;
-      to_rows[owner(b)].insert(to_rows[owner(b)].end(), {kind, row, a, b});
-      if (owner(a) != owner(b))
-        to_rows[owner(a)].insert(to_rows[owner(a)].end(), {kind, row, a, b});
+      send(to_rows[owner(b)]);
+      if (owner(a) != owner(b)) send(to_rows[owner(a)]);
     }
   }
   const std::vector<std::vector<int64_t>> at_rows = send_ints(to_rows, comm);
   const std::vector<std::vector<int64_t>> at_hash = send_ints(to_hash, comm);
   agreed(comm, [&] {
-    auto fail = [&](int64_t kind, int64_t row, int64_t a, int64_t b, const char* what) {
-      throw FormatError(
-          fmt::format("{}/{}: row {}: ({}, {}) {}", shard.path, kNames[kind], row, a, b, what));
+    // m: a message (kind, row, a, b) breaking a rule.
+    auto fail = [&](const int64_t* m, const char* what) {
+      throw FormatError(fmt::format("{}/{}: row {}: ({}, {}) {}", shard.path, kNames[m[0]], m[1],
+                                    m[2], m[3], what));
     };
     for (const std::vector<int64_t>& m : at_rows)
       for (size_t i = 0; i < m.size(); i += 4) {
         const int64_t a = m[i + 2], b = m[i + 3];
-        if ((owner(b) == me && row_has(g, b, a)) || (owner(a) == me && row_has(g, a, b)))
-          fail(m[i], m[i + 1], a, b, "is an edge, not a negative");
+        if (row_has(g, b, a) || row_has(g, a, b)) fail(&m[i], "is an edge, not a negative");
       }
-    // (unordered pair, (kind, row), pair as listed), sorted: in each group of equal pairs
-    // the training rows first, the positives, then the negatives in file order.
+    // (unordered pair, message), sorted by the pair, kind and row: in each group of equal
+    // pairs the training rows first, the positives, then the negatives in file order.
     struct Listed {
-      Pair key, at, pair;
-      bool operator<(const Listed& o) const { return std::tie(key, at) < std::tie(o.key, o.at); }
+      Pair key;
+      const int64_t* m;
+      bool operator<(const Listed& o) const {
+        return std::tie(key, m[0], m[1]) < std::tie(o.key, o.m[0], o.m[1]);
+      }
     };
     std::vector<Listed> all;
     for (const std::vector<int64_t>& m : at_hash)
-      for (size_t i = 0; i < m.size(); i += 4) {
-        const int64_t a = m[i + 2], b = m[i + 3];
-        all.push_back({{std::min(a, b), std::max(a, b)}, {m[i], m[i + 1]}, {a, b}});
-      }
+      for (size_t i = 0; i < m.size(); i += 4)
+        all.push_back({std::minmax(m[i + 2], m[i + 3]), &m[i]});
     std::sort(all.begin(), all.end());
     for (size_t i = 0; i < all.size();) {
       size_t j = i;
       bool positive = false, negative = false;
       for (; j < all.size() && all[j].key == all[i].key; ++j) {
-        const Listed& x = all[j];
-        if (x.at.first == 1 || x.at.first == 2) positive = true;
-        if (x.at.first < 3) continue;
-        if (positive)
-          fail(x.at.first, x.at.second, x.pair.first, x.pair.second, "is an edge, not a negative");
-        if (negative)
-          fail(x.at.first, x.at.second, x.pair.first, x.pair.second,
-               "repeats an earlier negative pair");
+        const int64_t kind = all[j].m[0];
+        if (kind == 1 || kind == 2) positive = true;
+        if (kind < 3) continue;
+        if (positive) fail(all[j].m, "is an edge, not a negative");
+        if (negative) fail(all[j].m, "repeats an earlier negative pair");
         negative = true;
       }
       if (positive)
-        for (size_t k = i; k < j && all[k].at.first == 0; ++k)
-          fail(0, all[k].at.second, all[k].pair.first, all[k].pair.second,
-               "is also a valid or test edge");
+        for (size_t k = i; k < j && all[k].m[0] == 0; ++k)
+          fail(all[k].m, "is also a valid or test edge");
       i = j;
     }
   });
@@ -397,8 +363,8 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
 // Pairs (new ids) moved to the writer of the part owning their first (`by_src`) or second
 // element; per part this rank writes, sorted by that element then the other (then the time),
 // repeats dropped when `unique`. `times`: null, or one per pair (a split by time), which
-// travel with their pairs. Returns part -> pairs (interleaved, in stored order src, dst) and,
-// with times, part -> their times.
+// travel with their pairs. Returns part -> pairs (interleaved, in stored order src, dst) and
+// part -> their times (empty without times).
 struct PartPairs {
   std::map<int, std::vector<int64_t>> pairs, times;
 };
@@ -408,10 +374,11 @@ PartPairs to_part_writers(const std::vector<int64_t>& pairs, const std::vector<i
   const int R = comm.size(), P = layout.num_parts();
   const size_t width = times != nullptr ? 4 : 3;
   std::vector<std::vector<int64_t>> send(static_cast<size_t>(R));
-  for (size_t i = 0; i < pairs.size(); i += 2) {
-    const int p = layout.owner_part(by_src ? pairs[i] : pairs[i + 1]);
+  for (size_t i = 0; i < pairs.size(); i += 2) {  // sent in sort order: owner's element first
+    const int64_t a = pairs[by_src ? i : i + 1], b = pairs[by_src ? i + 1 : i];
+    const int p = layout.owner_part(a);
     std::vector<int64_t>& to = send[layout.writer(p)];
-    to.insert(to.end(), {p, pairs[i], pairs[i + 1]});
+    to.insert(to.end(), {p, a, b});
     if (times != nullptr) to.push_back((*times)[i / 2]);
   }
   using Keyed = std::pair<Pair, int64_t>;  // (sort pair, time: 0 without times)
@@ -419,46 +386,41 @@ PartPairs to_part_writers(const std::vector<int64_t>& pairs, const std::vector<i
   for (int p = comm.rank(); p < P; p += R) keyed[p];
   for (const std::vector<int64_t>& m : send_ints(send, comm))
     for (size_t i = 0; i < m.size(); i += width)
-      keyed[static_cast<int>(m[i])].push_back(
-          {by_src ? Pair{m[i + 1], m[i + 2]} : Pair{m[i + 2], m[i + 1]},
-           width == 4 ? m[i + 3] : 0});
+      keyed[static_cast<int>(m[i])].push_back({{m[i + 1], m[i + 2]}, width == 4 ? m[i + 3] : 0});
   PartPairs out;
   for (auto& [p, v] : keyed) {
     std::sort(v.begin(), v.end());
     if (unique) v.erase(std::unique(v.begin(), v.end()), v.end());
     std::vector<int64_t>& flat = out.pairs[p];
-    for (const Keyed& x : v) {
-      flat.push_back(by_src ? x.first.first : x.first.second);
-      flat.push_back(by_src ? x.first.second : x.first.first);
-    }
-    if (times == nullptr) continue;
     std::vector<int64_t>& t = out.times[p];
-    for (const Keyed& x : v) t.push_back(x.second);
+    for (const auto& [pair, time] : v) {
+      flat.insert(flat.end(),
+                  {by_src ? pair.first : pair.second, by_src ? pair.second : pair.first});
+      if (times != nullptr) t.push_back(time);
+    }
   }
   return out;
 }
 
-// One int64 file of `rows` rows that several ranks fill: [rows, 2] pairs, or [rows] times
-// (`times`). Rank 0 creates and finishes it, each rank writes its pieces (first row, values).
-void write_shared_rows(const std::string& out_dir, const std::string& rel, int64_t rows,
+// One int64 file of `shape` ([rows, 2] pairs, or [rows] times) that several ranks fill. Rank
+// 0 creates and finishes it, each rank writes its pieces (first row, values).
+void write_shared_rows(const std::string& out_dir, const std::string& rel,
+                       const std::vector<int64_t>& shape,
                        const std::vector<std::pair<int64_t, const std::vector<int64_t>*>>& pieces,
-                       DistComm& comm, std::vector<FileEntry>* files, bool times = false) {
+                       DistComm& comm, std::vector<FileEntry>* files) {
   const std::string path = out_dir + "/" + rel;
   const bool lead = comm.rank() == 0;
-  const std::vector<int64_t> shape =
-      times ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, 2};
-  const int64_t width = times ? 1 : 2;
+  const int64_t width = shape.size() > 1 ? shape[1] : 1;
   std::optional<NpyFileAt> file;
   agreed(comm, [&] {
-    if (lead) file = NpyFileAt::create(path, DType::kInt64, shape);
+    if (lead) file.emplace(NpyFileAt::create(path, DType::kInt64, shape));
   });
   agreed(comm, [&] {
-    bool any = false;
-    for (const auto& piece : pieces) any = any || !piece.second->empty();
-    if (!lead && any) file = NpyFileAt::attach(path, DType::kInt64, shape);
+    const bool any = std::any_of(pieces.begin(), pieces.end(),
+                                 [](const auto& piece) { return !piece.second->empty(); });
+    if (!lead && any) file.emplace(NpyFileAt::attach(path, DType::kInt64, shape));
     for (const auto& [first, v] : pieces)
-      if (!v->empty())
-        file->write_elements<int64_t>(width * first, v->data(), static_cast<int64_t>(v->size()));
+      if (!v->empty()) file->write_at(width * first * 8, v->data(), v->size() * 8);
     if (!lead && file) file->close();
   });
   agreed(comm, [&] {
@@ -543,15 +505,13 @@ void remove_held_out(ShardGraph& g, const HeldOutEdges& held, DistComm& comm) {
   c.indices.shrink_to_fit();
   for (Column& col : g.edge_columns) col.values.resize(kept * col.width());
   c.indptr = std::move(indptr);
-  int64_t total = kept;
-  comm.allreduce_sum(&total, 1);
-  g.num_edges_total = total;
+  g.num_edges_total = sum_over_ranks({kept}, comm)[0];
 }
 
 EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layout,
                                 int64_t node_begin, const std::string& out_dir, DistComm& comm,
                                 int threads, std::vector<FileEntry>* files) {
-  const int R = comm.size(), me = comm.rank(), P = layout.num_parts();
+  const int P = layout.num_parts();
   agreed(comm, [&] {
     std::error_code ec;
     std::filesystem::create_directories(out_dir + "/edges", ec);
@@ -568,37 +528,30 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
   int64_t* rows_of[] = {&stats.valid, &stats.valid_neg, &stats.test, &stats.test_neg};
   for (size_t s = 0; s < 4; ++s) {
     const std::vector<int64_t> pairs = map_pairs(*sets[s], layout, node_begin, comm, threads);
+    PartPairs mine;
+    std::vector<std::pair<int64_t, const std::vector<int64_t>*>> pieces, time_pieces;
+    int64_t& rows = *rows_of[s];
     if (held.source == "sampled") {
       // Sorted by (src, dst) (then time): parts own contiguous new ids, so part by part.
-      const PartPairs mine = to_part_writers(pairs, stats.by_time ? time_sets[s] : nullptr, layout,
-                                             /*by_src=*/true, /*unique=*/false, comm);
+      mine = to_part_writers(pairs, stats.by_time ? time_sets[s] : nullptr, layout,
+                             /*by_src=*/true, /*unique=*/false, comm);
       std::vector<int64_t> part_rows(static_cast<size_t>(P), 0);
       for (const auto& [p, v] : mine.pairs) part_rows[p] = static_cast<int64_t>(v.size() / 2);
       comm.allreduce_sum(part_rows.data(), part_rows.size());
-      std::vector<std::pair<int64_t, const std::vector<int64_t>*>> pieces, time_pieces;
-      int64_t first = 0;
       for (int p = 0; p < P; ++p) {
-        if (mine.pairs.count(p)) pieces.emplace_back(first, &mine.pairs.at(p));
-        if (mine.times.count(p)) time_pieces.emplace_back(first, &mine.times.at(p));
-        first += part_rows[p];
+        if (mine.pairs.count(p)) pieces.emplace_back(rows, &mine.pairs.at(p));
+        if (mine.times.count(p)) time_pieces.emplace_back(rows, &mine.times.at(p));
+        rows += part_rows[p];
       }
-      *rows_of[s] = first;
-      write_shared_rows(out_dir, kEdgeSplitFiles[s], first, pieces, comm, files);
-      if (stats.by_time)
-        write_shared_rows(out_dir, kEdgeSplitTimeFiles[s], first, time_pieces, comm, files,
-                          /*times=*/true);
     } else {
       // The dataset's order: rank by rank.
-      const std::vector<std::vector<int64_t>> counts =
-          gather_ints({static_cast<int64_t>(pairs.size() / 2)}, comm);
-      int64_t first = 0, rows = 0;
-      for (int r = 0; r < R; ++r) {
-        if (r < me) first += counts[r][0];
-        rows += counts[r][0];
-      }
-      *rows_of[s] = rows;
-      write_shared_rows(out_dir, kEdgeSplitFiles[s], rows, {{first, &pairs}}, comm, files);
+      const RankOffsets at = offsets_over_ranks({static_cast<int64_t>(pairs.size() / 2)}, comm);
+      pieces.emplace_back(at.first[0], &pairs);
+      rows = at.total[0];
     }
+    write_shared_rows(out_dir, kEdgeSplitFiles[s], {rows, 2}, pieces, comm, files);
+    if (stats.by_time)
+      write_shared_rows(out_dir, kEdgeSplitTimeFiles[s], {rows}, time_pieces, comm, files);
   }
   // Training pairs: each part's, by (dst, src) (then time), repeats dropped (a dataset's file
   // may repeat; by time, a pair repeats once per time).
@@ -610,8 +563,8 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
     const auto write = [&](int p, const char* name, const std::vector<int64_t>& values,
                            const std::vector<int64_t>& shape) {
       const std::string rel = part_file(p, name);
-      const ArrayView<const int64_t> view(values);
-      files->push_back({rel, DType::kInt64, shape, write_npy(out_dir + "/" + rel, view, shape)});
+      files->push_back(
+          {rel, DType::kInt64, shape, write_npy<int64_t>(out_dir + "/" + rel, values, shape)});
     };
     for (const auto& [p, v] : mine.pairs) {
       const int64_t rows = static_cast<int64_t>(v.size() / 2);

@@ -10,12 +10,10 @@ namespace {
 
 using Pair = std::pair<int64_t, int64_t>;
 
-struct PairHash {
-  size_t operator()(const Pair& p) const {
-    return static_cast<size_t>(mix64(static_cast<uint64_t>(p.first) * 0x9e3779b97f4a7c15ULL ^
-                                     static_cast<uint64_t>(p.second)));
-  }
-};
+// Candidate j of `pairs` as an unordered pair (lo, hi).
+Pair unordered(const std::vector<int64_t>& pairs, size_t j) {
+  return std::minmax(pairs[2 * j], pairs[2 * j + 1]);
+}
 
 }  // namespace
 
@@ -48,31 +46,20 @@ bool negatives_by_enumeration(int64_t n, int64_t units, int64_t count) {
   return free_pairs < all_pairs / 2 || free_pairs < 2 * static_cast<double>(count);
 }
 
-struct AcceptedPairs::Set {
-  std::unordered_set<Pair, PairHash> pairs;
-};
-
-AcceptedPairs::AcceptedPairs(std::function<bool(int64_t, int64_t)> owns)
-    : owns_(std::move(owns)), set_(new Set) {}
-
-AcceptedPairs::~AcceptedPairs() { delete set_; }
-
 void AcceptedPairs::flag_repeats(const std::vector<int64_t>& pairs,
                                  std::vector<uint8_t>* rejected) const {
-  std::unordered_set<Pair, PairHash> batch;
+  std::unordered_set<Pair, Hash> batch;
   for (size_t j = 0; j < pairs.size() / 2; ++j) {
-    const Pair key{std::min(pairs[2 * j], pairs[2 * j + 1]),
-                   std::max(pairs[2 * j], pairs[2 * j + 1])};
-    if (!owns_(key.first, key.second)) continue;
-    if (set_->pairs.count(key) || !batch.insert(key).second) (*rejected)[j] = 1;
+    const Pair key = unordered(pairs, j);
+    if (owns_(key.first, key.second) && (pairs_.count(key) || !batch.insert(key).second))
+      (*rejected)[j] = 1;
   }
 }
 
 void AcceptedPairs::add(const std::vector<int64_t>& pairs, int64_t count) {
-  for (int64_t j = 0; j < count; ++j) {
-    const Pair key{std::min(pairs[2 * j], pairs[2 * j + 1]),
-                   std::max(pairs[2 * j], pairs[2 * j + 1])};
-    if (owns_(key.first, key.second)) set_->pairs.insert(key);
+  for (size_t j = 0; j < static_cast<size_t>(count); ++j) {
+    const Pair key = unordered(pairs, j);
+    if (owns_(key.first, key.second)) pairs_.insert(key);
   }
 }
 
@@ -103,12 +90,8 @@ void draw_negatives_by_rejection(int64_t n, int64_t count, Rng& rng, const Negat
     int64_t kept = 0;
     while (kept < k && !rejected[kept]) ++kept;
     judge.accepted(pairs, kept);
-    for (int64_t j = 0; j < kept; ++j) {
-      if (swap[j] == 1)
-        keep(done + j, pairs[2 * j + 1], pairs[2 * j]);
-      else
-        keep(done + j, pairs[2 * j], pairs[2 * j + 1]);
-    }
+    for (int64_t j = 0; j < kept; ++j)  // swap[j] 1: (b, a)
+      keep(done + j, pairs[2 * j + swap[j]], pairs[2 * j + 1 - swap[j]]);
     done += kept;
     if (kept < k) rng = after_pair[kept];
     size = kept == k ? std::min(2 * size, batch) : std::clamp(2 * kept, smallest, batch);

@@ -5,6 +5,8 @@
 // whatever the rank count.
 #include <cstdint>
 #include <functional>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "partita/core/random.h"
@@ -46,14 +48,18 @@ using KeepNegative = std::function<void(int64_t k, int64_t a, int64_t b)>;
 void draw_negatives_by_rejection(int64_t n, int64_t count, Rng& rng, const NegativeJudge& judge,
                                  const KeepNegative& keep, int64_t batch = int64_t{1} << 16);
 
+// A hash of the unordered pair {lo, hi} (lo <= hi): AcceptedPairs' buckets, and the rank
+// holding the pair in sets shared by hash (edge_split_steps.h).
+inline uint64_t pair_hash(int64_t lo, int64_t hi) {
+  return mix64(static_cast<uint64_t>(lo) * 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(hi));
+}
+
 // The accepted unordered pairs a NegativeJudge holds: those `owns(lo, hi)` picks (all of them
 // in one process, a hash share on each rank).
 class AcceptedPairs {
  public:
-  explicit AcceptedPairs(std::function<bool(int64_t lo, int64_t hi)> owns);
-  ~AcceptedPairs();
-  AcceptedPairs(const AcceptedPairs&) = delete;
-  AcceptedPairs& operator=(const AcceptedPairs&) = delete;
+  explicit AcceptedPairs(std::function<bool(int64_t lo, int64_t hi)> owns)
+      : owns_(std::move(owns)) {}
   // Sets rejected[j] for every owned candidate j equal to an accepted pair or to an earlier
   // candidate of `pairs`.
   void flag_repeats(const std::vector<int64_t>& pairs, std::vector<uint8_t>* rejected) const;
@@ -61,9 +67,12 @@ class AcceptedPairs {
   void add(const std::vector<int64_t>& pairs, int64_t count);
 
  private:
-  struct Set;
+  using Pair = std::pair<int64_t, int64_t>;  // (lo, hi)
+  struct Hash {
+    size_t operator()(const Pair& p) const { return pair_hash(p.first, p.second); }
+  };
   std::function<bool(int64_t, int64_t)> owns_;
-  Set* set_;
+  std::unordered_set<Pair, Hash> pairs_;
 };
 
 // The same by enumeration: the free pairs (a < b, `connected(a, b)` false) in order of a,

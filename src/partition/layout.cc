@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 
 #include "collective.h"
 #include "partita/core/error.h"
@@ -50,25 +49,21 @@ PartLayout::PartLayout(int64_t num_nodes, int64_t node_begin, const std::vector<
   part_edges_.assign(static_cast<size_t>(P), 0);
   node_offset_.assign(static_cast<size_t>(R) * P, 0);
   edge_offset_.assign(static_cast<size_t>(R) * P, 0);
-  std::vector<int64_t> type_nodes(static_cast<size_t>(P) * T, 0);
   for (int p = 0; p < P; ++p) {
     int64_t nodes = 0, edges = 0;
+    std::vector<int64_t> type_nodes(static_cast<size_t>(T), 0);
     for (int r = 0; r < R; ++r) {
       node_offset_[r * P + p] = nodes;
       edge_offset_[r * P + p] = edges;
       nodes += all[r][p * stride];
       edges += all[r][p * stride + 1];
-      for (int t = 0; t < T; ++t) type_nodes[p * T + t] += all[r][p * stride + 2 + t];
+      for (int t = 0; t < T; ++t) type_nodes[t] += all[r][p * stride + 2 + t];
     }
     ranges_[p + 1] = ranges_[p] + nodes;
     part_edges_[p] = edges;
-  }
-  if (T > 0) {
-    for (int p = 0; p < P; ++p) {
-      std::vector<int64_t> starts{ranges_[p]};
-      for (int t = 0; t < T; ++t) starts.push_back(starts.back() + type_nodes[p * T + t]);
-      type_starts_.push_back(std::move(starts));
-    }
+    if (T == 0) continue;
+    std::vector<int64_t>& starts = type_starts_.emplace_back(1, ranges_[p]);
+    for (int t = 0; t < T; ++t) starts.push_back(starts.back() + type_nodes[t]);
   }
   std::vector<int64_t> cursor(static_cast<size_t>(P));
   for (int p = 0; p < P; ++p) cursor[p] = ranges_[p] + node_offset_[me * P + p];
@@ -81,12 +76,10 @@ int PartLayout::owner_part(int64_t gid) const {
          1;
 }
 
-std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int64_t last,
-                                 const PartLayout& layout, int64_t node_begin, DistComm& comm,
-                                 int threads) {
+std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLayout& layout,
+                                 int64_t node_begin, DistComm& comm, int threads) {
   const int R = comm.size();
   const int64_t num_nodes = layout.ranges().back();
-  const int64_t count = last - first;
   const std::vector<int64_t>& new_id = layout.block_new_id();
   const int64_t block_end = node_begin + static_cast<int64_t>(new_id.size());
   // Sources of this rank's block are looked up here; -1 marks the others (and -2 an id out
@@ -95,7 +88,7 @@ std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int6
   std::atomic<int64_t> bad{-1};
   parallel_chunks(0, count, int64_t{1} << 16, threads, [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < e; ++k) {
-      const int64_t v = in_edges.indices[first + k];
+      const int64_t v = ids[k];
       if (v < 0 || v >= num_nodes) bad.store(v, std::memory_order_relaxed);
       mapped[k] = v < 0 || v >= num_nodes            ? -2
                   : v >= node_begin && v < block_end ? new_id[v - node_begin]
@@ -107,30 +100,24 @@ std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int6
   // stretch), and one more pass puts each answer at its entries.
   std::vector<std::pair<int64_t, int64_t>> keyed;
   for (int64_t k = 0; k < count; ++k)
-    if (mapped[k] == -1) keyed.emplace_back(in_edges.indices[first + k], k);
+    if (mapped[k] == -1) keyed.emplace_back(ids[k], k);
   std::sort(keyed.begin(), keyed.end());
   std::vector<std::vector<int64_t>> asked(static_cast<size_t>(R));
-  int64_t previous = -1;
-  for (const auto& [v, k] : keyed) {
-    if (v == previous) continue;
-    asked[layout.block_owner()(v)].push_back(v);
-    previous = v;
-  }
+  for (size_t j = 0; j < keyed.size(); ++j)
+    if (j == 0 || keyed[j].first != keyed[j - 1].first)
+      asked[layout.block_owner()(keyed[j].first)].push_back(keyed[j].first);
   std::vector<std::vector<int64_t>> questions = send_ints(asked, comm);
   std::string internal;
-  for (auto& q : questions) {
+  for (auto& q : questions)
     for (int64_t& v : q) {
       const int64_t i = v - node_begin;
       // Asked of the block owner, so always inside: a violation is a bug of the asker.
-      if (i < 0 || i >= static_cast<int64_t>(new_id.size())) {
+      const bool inside = i >= 0 && i < static_cast<int64_t>(new_id.size());
+      if (!inside)
         internal =
             fmt::format("internal: asked for the new id of {}, outside this rank's block", v);
-        v = -1;
-        continue;
-      }
-      v = new_id[i];
+      v = inside ? new_id[i] : -1;
     }
-  }
   const std::vector<std::vector<int64_t>> replies = send_ints(questions, comm);
   PARTITA_CHECK(internal.empty(), Error, "{}", internal);
   PARTITA_CHECK(bad.load() < 0, Error, "source id {} is outside [0, {})", bad.load(), num_nodes);
@@ -141,25 +128,19 @@ std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int6
                   asked[r].size(), r);
     answers.insert(answers.end(), replies[r].begin(), replies[r].end());
   }
-  int64_t slot = -1;
-  previous = -1;
-  for (const auto& [v, k] : keyed) {
-    if (v != previous) ++slot;
-    previous = v;
-    mapped[k] = answers[slot];
+  for (size_t j = 0, slot = 0; j < keyed.size(); ++j) {
+    if (j > 0 && keyed[j].first != keyed[j - 1].first) ++slot;
+    mapped[keyed[j].second] = answers[slot];
   }
   return mapped;
 }
 
 std::vector<int64_t> map_pairs(const std::vector<int64_t>& pairs, const PartLayout& layout,
                                int64_t node_begin, DistComm& comm, int threads) {
-  graph::Csr asked;
-  asked.indices = pairs;
-  asked.indptr = {0, static_cast<int64_t>(pairs.size())};
   std::vector<int64_t> out;
   // map_sources throws after its exchanges: agreeing here keeps the ranks in step.
   agreed(comm, [&] {
-    out = map_sources(asked, 0, static_cast<int64_t>(pairs.size()), layout, node_begin, comm,
+    out = map_sources(pairs.data(), static_cast<int64_t>(pairs.size()), layout, node_begin, comm,
                       threads);
   });
   return out;

@@ -7,7 +7,7 @@
 // Rank r holds the original ids [node_begin, node_end) (data::node_block), a part for each.
 // Part p owns new ids [ranges[p], ranges[p+1]) and lists its nodes in original-id order; node
 // blocks increase with the rank, so inside part p rank r's nodes come after those of ranks
-// below r: they start at position node_offset(r, p) of the part, their in-edges at
+// below r: they start at the position of the part those ranks' nodes fill, their in-edges at
 // edge_offset(r, p). So inside each part new ids increase with original ids, and no rank
 // holds more than its block.
 #include <cstdint>
@@ -25,7 +25,6 @@ class BlockOwner {
   BlockOwner(int64_t num_nodes, int ranks);
   // v in [0, num_nodes).
   int operator()(int64_t v) const;
-  int64_t begin(int rank) const { return begin_[rank]; }
 
  private:
   std::vector<int64_t> begin_;  // ranks + 1
@@ -41,13 +40,11 @@ class PartLayout {
              const graph::Csr& in_edges, int num_parts, const data::HeteroSchema* schema,
              DistComm& comm);
 
-  int ranks() const { return ranks_; }
   int num_parts() const { return num_parts_; }
   int writer(int p) const { return p % ranks_; }  // the rank writing part p
   const std::vector<int64_t>& ranges() const { return ranges_; }
   int64_t part_nodes(int p) const { return ranges_[p + 1] - ranges_[p]; }
   int64_t part_edges(int p) const { return part_edges_[p]; }
-  int64_t node_offset(int r, int p) const { return node_offset_[r * num_parts_ + p]; }
   int64_t edge_offset(int r, int p) const { return edge_offset_[r * num_parts_ + p]; }
   // Typed: new ids of type t in part p are [type_starts[p][t], type_starts[p][t+1]).
   const std::vector<std::vector<int64_t>>& type_starts() const { return type_starts_; }
@@ -65,14 +62,13 @@ class PartLayout {
   std::vector<int64_t> block_new_id_;
 };
 
-// Collective: the entries [first, last) of `in_edges.indices` (original ids) mapped to new
-// ids: those of this rank's block looked up here, the others asked of the rank whose block
-// holds them. Every rank calls it once per round, with an empty range when it has nothing
-// left. Throws Error for an id outside [0, num_nodes) (after the exchange, so peers are not
-// left waiting). Uses up to `threads` threads.
-std::vector<int64_t> map_sources(const graph::Csr& in_edges, int64_t first, int64_t last,
-                                 const PartLayout& layout, int64_t node_begin, DistComm& comm,
-                                 int threads);
+// Collective: the `count` original ids at `ids` (sources of in-edges, say) mapped to new ids:
+// those of this rank's block looked up here, the others asked of the rank whose block holds
+// them. Every rank calls it once per round, with count 0 when it has nothing left. Throws
+// Error for an id outside [0, num_nodes) (after the exchange, so peers are not left waiting).
+// Uses up to `threads` threads.
+std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLayout& layout,
+                                 int64_t node_begin, DistComm& comm, int threads);
 
 // Collective: interleaved pairs of original ids mapped to new ids (map_sources on them),
 // the failure of any rank agreed.

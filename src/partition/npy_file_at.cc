@@ -15,26 +15,21 @@
 
 namespace partita::partition {
 
-NpyFileAt NpyFileAt::open_tmp(const std::string& path, DType dtype,
-                              const std::vector<int64_t>& shape, bool create) {
-  NpyHeader h;
-  h.dtype = dtype;
-  h.shape = shape;
-  NpyFileAt f;
-  f.path_ = path;
-  f.tmp_path_ = path + ".tmp";
-  f.header_bytes_ = static_cast<int64_t>(make_npy_header(dtype, shape).size());
-  f.data_bytes_ = static_cast<int64_t>(h.data_bytes());
-  f.creator_ = create;
-  f.fd_ = ::open(f.tmp_path_.c_str(),
-                 create ? O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC : O_WRONLY | O_CLOEXEC, 0644);
-  PARTITA_CHECK(f.fd_ >= 0, IoError, "{}: cannot {}: {}", f.tmp_path_,
+NpyFileAt::NpyFileAt(const std::string& path, DType dtype, const std::vector<int64_t>& shape,
+                     bool create)
+    : path_(path),
+      tmp_path_(path + ".tmp"),
+      header_bytes_(static_cast<int64_t>(make_npy_header(dtype, shape).size())),
+      data_bytes_(static_cast<int64_t>(NpyHeader{dtype, shape}.data_bytes())),
+      fd_(::open(tmp_path_.c_str(),
+                 create ? O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC : O_WRONLY | O_CLOEXEC, 0644)),
+      creator_(create) {
+  PARTITA_CHECK(fd_ >= 0, IoError, "{}: cannot {}: {}", tmp_path_,
                 create ? "create" : "open for writing", std::strerror(errno));
-  return f;
 }
 
 NpyFileAt NpyFileAt::create(const std::string& path, DType dtype, std::vector<int64_t> shape) {
-  NpyFileAt f = open_tmp(path, dtype, shape, /*create=*/true);
+  NpyFileAt f(path, dtype, shape, /*create=*/true);
   PARTITA_CHECK(::ftruncate(f.fd_, f.header_bytes_ + f.data_bytes_) == 0, IoError,
                 "{}: cannot size to {} bytes: {}", f.tmp_path_, f.header_bytes_ + f.data_bytes_,
                 std::strerror(errno));
@@ -44,26 +39,15 @@ NpyFileAt NpyFileAt::create(const std::string& path, DType dtype, std::vector<in
   return f;
 }
 
-NpyFileAt NpyFileAt::attach(const std::string& path, DType dtype, std::vector<int64_t> shape) {
-  return open_tmp(path, dtype, shape, /*create=*/false);
-}
-
-NpyFileAt::NpyFileAt(NpyFileAt&& o) noexcept { *this = std::move(o); }
-
-NpyFileAt& NpyFileAt::operator=(NpyFileAt&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    path_ = std::move(o.path_);
-    tmp_path_ = std::move(o.tmp_path_);
-    fd_ = std::exchange(o.fd_, -1);
-    header_bytes_ = o.header_bytes_;
-    data_bytes_ = o.data_bytes_;
-    creator_ = std::exchange(o.creator_, false);
-    finished_ = o.finished_;
-    pieces_ = std::move(o.pieces_);
-  }
-  return *this;
-}
+NpyFileAt::NpyFileAt(NpyFileAt&& o) noexcept
+    : path_(std::move(o.path_)),
+      tmp_path_(std::move(o.tmp_path_)),
+      header_bytes_(o.header_bytes_),
+      data_bytes_(o.data_bytes_),
+      fd_(std::exchange(o.fd_, -1)),
+      creator_(std::exchange(o.creator_, false)),
+      finished_(o.finished_),
+      pieces_(std::move(o.pieces_)) {}
 
 NpyFileAt::~NpyFileAt() {
   if (fd_ >= 0) ::close(fd_);

@@ -24,20 +24,14 @@ class NpyFileAt {
   // Creates `<path>.tmp` with the header and the full size (data zero until written).
   static NpyFileAt create(const std::string& path, DType dtype, std::vector<int64_t> shape);
   // Opens the `<path>.tmp` another writer created, for writing.
-  static NpyFileAt attach(const std::string& path, DType dtype, std::vector<int64_t> shape);
+  static NpyFileAt attach(const std::string& path, DType dtype, std::vector<int64_t> shape) {
+    return NpyFileAt(path, dtype, shape, /*create=*/false);
+  }
   NpyFileAt(NpyFileAt&& other) noexcept;
-  NpyFileAt& operator=(NpyFileAt&& other) noexcept;
-  NpyFileAt(const NpyFileAt&) = delete;
-  NpyFileAt& operator=(const NpyFileAt&) = delete;
   ~NpyFileAt();  // a created file never finished is removed
 
   // Writes `bytes` bytes at byte `offset` of the data (after the header). Throws IoError.
   void write_at(int64_t offset, const void* data, size_t bytes);
-  template <class T>
-  void write_elements(int64_t first, const T* values, int64_t count) {
-    write_at(first * static_cast<int64_t>(sizeof(T)), values,
-             static_cast<size_t>(count) * sizeof(T));
-  }
   // Closes this writer's descriptor (attached writers, before the creator finishes).
   void close();
   // Creator only: closes, takes the CRC-32 of the whole file (from the writes' when they
@@ -45,13 +39,11 @@ class NpyFileAt {
   uint32_t finish();
 
  private:
-  NpyFileAt() = default;
   // `<path>.tmp` opened: created empty (`create`) or as another writer created it.
-  static NpyFileAt open_tmp(const std::string& path, DType dtype, const std::vector<int64_t>& shape,
-                            bool create);
+  NpyFileAt(const std::string& path, DType dtype, const std::vector<int64_t>& shape, bool create);
   std::string path_, tmp_path_;
-  int fd_ = -1;
   int64_t header_bytes_ = 0, data_bytes_ = 0;
+  int fd_ = -1;
   bool creator_ = false, finished_ = false;
   struct Piece {
     int64_t offset, bytes;

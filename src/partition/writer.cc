@@ -18,7 +18,6 @@
 #include <map>
 #include <optional>
 #include <system_error>
-#include <tuple>
 
 #include "collective.h"
 #include "edge_split_steps.h"
@@ -38,11 +37,9 @@ namespace {
 const char* const kSplitNames[3] = {"train_idx", "valid_idx", "test_idx"};
 constexpr int64_t kRowChunk = 2048;  // feature rows converted per parallel task
 
-// A file of a part this rank writes, open for writing at offsets.
+// A file of a part this rank writes (part<p>/<name>.npy), open for writing at offsets.
 struct OutFile {
-  std::string rel;  // part<p>/<name>.npy
-  DType dtype;
-  std::vector<int64_t> shape;
+  FileEntry entry;  // its CRC once finished
   NpyFileAt file;
 };
 
@@ -104,17 +101,6 @@ void for_each_part_run(const std::vector<int32_t>& part, int64_t a, int64_t b, E
     emit(part[order[x]], order.data() + x, static_cast<int64_t>(y - x));
     x = y;
   }
-}
-
-// The output directory, made ready on rank 0 before anything is written: created, and until
-// the new partita.json lands it must not look like a partition (the old one is removed).
-void prepare_out_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", dir, ec.message());
-  std::filesystem::remove(dir + "/" + kMetaFileName, ec);
-  PARTITA_CHECK(!ec, IoError, "{}/{}: cannot remove the old metadata: {}", dir, kMetaFileName,
-                ec.message());
 }
 
 class Writer {
@@ -219,7 +205,7 @@ class Writer {
 };
 
 void Writer::check_inputs() {
-  failure_.run([&] {
+  agreed(comm_, [&] {
     PARTITA_CHECK_PARAM((!o_.edge_split.enabled() && !shard_.edge_split) || ctx_.edge_split,
                         "edge_split",
                         "the link-prediction split of {} is made before assignment: partition "
@@ -245,14 +231,13 @@ void Writer::check_inputs() {
                       "internal: column {} holds {} bytes for {} values", c.name, c.values.size(),
                       count);
   });
-  failure_.agree();
 }
 
 void Writer::open_files() {
   const PartLayout& L = *layout_;
-  failure_.run([&] {
+  agreed(comm_, [&] {
     if (comm_.rank() == 0)
-      node_map_ = NpyFileAt::create(out(kNodeMapFile), DType::kInt64, {shard_.num_nodes});
+      node_map_.emplace(NpyFileAt::create(out(kNodeMapFile), DType::kInt64, {shard_.num_nodes}));
     for (int p = comm_.rank(); p < o_.num_parts; p += comm_.size()) {
       std::error_code ec;
       const std::string dir = fmt::format("{}/part{}", o_.out_dir, p);
@@ -262,12 +247,12 @@ void Writer::open_files() {
       const int64_t n = L.part_nodes(p), e = L.part_edges(p);
       auto add = [&](const std::string& name, DType dtype, std::vector<int64_t> shape) {
         const std::string rel = part_file(p, name);
-        po.files.push_back({rel, dtype, shape, NpyFileAt::create(out(rel), dtype, shape)});
+        po.files.push_back({{rel, dtype, shape}, NpyFileAt::create(out(rel), dtype, shape)});
         return static_cast<int>(po.files.size()) - 1;
       };
       add("indptr", DType::kInt64, {n + 1});
       const int64_t zero = 0;
-      po.files[0].file.write_elements<int64_t>(0, &zero, 1);
+      po.files[0].file.write_at(0, &zero, sizeof zero);
       add("indices", DType::kInt64, {e});
       // A column of dim > 0 is a matrix: [count, dim].
       auto shape = [](const ColumnIn& c, int64_t count) {
@@ -284,14 +269,12 @@ void Writer::open_files() {
       po.node_cols = po.files.size();
       for (const ColumnIn& c : node_cols_) add(c.name, c.dtype, shape(c, n));
     }
-  });
-  failure_.agree();  // node_map.npy.tmp exists from here on
+  });  // node_map.npy.tmp exists from here on
   comm_.reached("write");
-  failure_.run([&] {
+  agreed(comm_, [&] {
     if (comm_.rank() != 0)
-      node_map_ = NpyFileAt::attach(out(kNodeMapFile), DType::kInt64, {shard_.num_nodes});
+      node_map_.emplace(NpyFileAt::attach(out(kNodeMapFile), DType::kInt64, {shard_.num_nodes}));
   });
-  failure_.agree();
 }
 
 // In-edges, node_map and the columns: per round, each rank maps its rows' sources to new ids
@@ -315,7 +298,8 @@ void Writer::move_structure() {
     std::vector<int64_t> mapped;
     std::string map_error;
     try {
-      mapped = map_sources(g, g.indptr[a], g.indptr[b], L, shard_.node_begin, comm_, threads_);
+      mapped = map_sources(g.indices.data() + g.indptr[a], g.indptr[b] - g.indptr[a], L,
+                           shard_.node_begin, comm_, threads_);
     } catch (const std::exception& e) {
       map_error = e.what();
     }
@@ -418,11 +402,10 @@ void Writer::move_features() {
               for (int64_t z = lo; z < hi; ++z) {
                 const uint8_t* src = stored.data() + static_cast<size_t>(rows[z] - s) * in_row;
                 const float* row = reinterpret_cast<const float*>(src);
-                if (f.dtype != DType::kFloat32) {
+                // float32 rows are read in place where aligned, else copied (widening copies).
+                if (f.dtype != DType::kFloat32 ||
+                    reinterpret_cast<uintptr_t>(src) % alignof(float) != 0) {
                   widen_to_floats(src, f.dim, f.dtype, wide.data());
-                  row = wide.data();
-                } else if (reinterpret_cast<uintptr_t>(src) % alignof(float) != 0) {
-                  std::memcpy(wide.data(), src, in_row);
                   row = wide.data();
                 }
                 narrow_floats(row, f.dim, o_.feature_dtype, dst + z * out_row);
@@ -463,16 +446,15 @@ void Writer::move_splits() {
       for (const auto& [p, ids] : by_part) {
         BytePacker pack(&send[L.writer(p)]);
         for (int64_t x : {int64_t{p}, int64_t{kind}, static_cast<int64_t>(ids.size())}) pack.put(x);
-        pack.put_array(ids.data(), static_cast<int64_t>(ids.size()));
+        pack.put_bytes(ids.data(), ids.size() * sizeof(int64_t));
         split_counts_[static_cast<size_t>(p) * 3 + kind] += static_cast<int64_t>(ids.size());
       }
     }
   };
   exchange(pack, [&](ByteReader& rd) {
     const int p = static_cast<int>(rd.get());
-    const int kind = static_cast<int>(rd.get());
+    std::vector<int64_t>& ids = parts_.at(p).split[rd.get()];
     const int64_t n = rd.get();
-    std::vector<int64_t>& ids = parts_.at(p).split[kind];
     const size_t at = ids.size();
     ids.resize(at + static_cast<size_t>(n));
     if (n > 0) std::memcpy(ids.data() + at, rd.take(n * 8), static_cast<size_t>(n) * 8);
@@ -483,15 +465,17 @@ void Writer::move_splits() {
 // file entries.
 std::vector<FileEntry> Writer::finish_files() {
   std::vector<FileEntry> files;
-  failure_.run([&] {
+  agreed(comm_, [&] {
     if (comm_.rank() != 0 && node_map_) node_map_->close();
-  });
-  failure_.agree();  // every rank's node_map rows are on disk
-  failure_.run([&] {
+  });  // every rank's node_map rows are on disk
+  agreed(comm_, [&] {
     if (comm_.rank() == 0)
       files.push_back({kNodeMapFile, DType::kInt64, {shard_.num_nodes}, node_map_->finish()});
     for (auto& [p, po] : parts_) {
-      for (OutFile& f : po.files) files.push_back({f.rel, f.dtype, f.shape, f.file.finish()});
+      for (OutFile& f : po.files) {
+        f.entry.crc32 = f.file.finish();
+        files.push_back(f.entry);
+      }
       for (int kind = 0; kind < 3; ++kind) {
         const std::string rel = part_file(p, kSplitNames[kind]);
         files.push_back({rel,
@@ -501,7 +485,6 @@ std::vector<FileEntry> Writer::finish_files() {
       }
     }
   });
-  failure_.agree();
   return files;
 }
 
@@ -552,10 +535,17 @@ PartitionSummary Writer::run() {
   Stopwatch watch;
   Phases phases = std::move(ctx_.phases);
   check_inputs();
-  failure_.run([&] {
-    if (comm_.rank() == 0) prepare_out_dir(o_.out_dir);
+  // The output directory, made ready on rank 0 before anything is written: created, and until
+  // the new partita.json lands it must not look like a partition (the old one is removed).
+  agreed(comm_, [&] {
+    if (comm_.rank() != 0) return;
+    std::error_code ec;
+    std::filesystem::create_directories(o_.out_dir, ec);
+    PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", o_.out_dir, ec.message());
+    std::filesystem::remove(o_.out_dir + "/" + kMetaFileName, ec);
+    PARTITA_CHECK(!ec, IoError, "{}/{}: cannot remove the old metadata: {}", o_.out_dir,
+                  kMetaFileName, ec.message());
   });
-  failure_.agree();
   layout_.emplace(shard_.num_nodes, shard_.node_begin, part_, graph_.in_edges, o_.num_parts,
                   schema_, comm_);
   phases.emplace_back("renumber", watch.seconds());
@@ -585,13 +575,11 @@ PartitionSummary Writer::run() {
     phases.emplace_back("write_edge_split", watch.seconds());
   }
   PartitionMeta meta = describe(std::move(mine), std::move(phases), std::move(split));
-  failure_.run([&] {
-    if (comm_.rank() == 0) {
-      warn_about_parts(meta.summary, o_);
-      write_meta(o_.out_dir, meta);
-    }
+  agreed(comm_, [&] {
+    if (comm_.rank() != 0) return;
+    warn_about_parts(meta.summary, o_);
+    write_meta(o_.out_dir, meta);
   });
-  failure_.agree();
   return meta.summary;
 }
 

@@ -5,13 +5,14 @@
 // assignment, byte for byte; sampled splits (rejection and dense enumeration of negatives,
 // directed and undirected) and a dataset's own split files. Bad fractions, typed datasets,
 // a flag on a dataset with its own split, and bad split files fail every rank with one
-// agreed error, one process's error.
+// agreed error, one process's error. The offsets its numbering takes across ranks.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "collective.h"       // src/partition: offsets_over_ranks
 #include "edge_split_draw.h"  // src/partition: which negative draw a graph takes
 #include "helpers/inproc_dist_comm.h"
 #include "helpers/on_threads.h"
@@ -352,6 +353,27 @@ TEST_F(DistEdgeSplitTest, BadFractionsAndSplitFilesAreOneAgreedError) {
       EXPECT_NE(f[0].find(single), std::string::npos) << f[0] << " vs " << single;
     }
     EXPECT_FALSE(fs::exists(tmp / "x/partita.json"));
+  }
+}
+
+// The split's rows and units are numbered across ranks by offsets_over_ranks: per count,
+// where this rank's share starts (the sum over the ranks below) and the sum over all ranks,
+// for any rank count, the same total on every rank.
+TEST(EdgeSplitCollectives, OffsetsOverRanksSumTheRanksBelowAndAll) {
+  for (int ranks : {1, 2, 3}) {
+    testing::InProcessDistComms comms(ranks);
+    std::vector<RankOffsets> got(static_cast<size_t>(ranks));
+    const auto failures = testing::on_threads(ranks, [&](int r) {
+      got[r] = offsets_over_ranks({r + 1, 10 * r, 0}, comms.member(r));
+    });
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_EQ(failures[r], "") << "rank " << r;
+      const int64_t below = r * (r + 1) / 2, tens_below = 10 * r * (r - 1) / 2;
+      EXPECT_EQ(got[r].first, (std::vector<int64_t>{below, tens_below, 0})) << ranks << " ranks";
+      EXPECT_EQ(got[r].total,
+                (std::vector<int64_t>{ranks * (ranks + 1) / 2, 10 * ranks * (ranks - 1) / 2, 0}))
+          << ranks << " ranks";
+    }
   }
 }
 
