@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "coarse_partition.h"
+#include "collective.h"
 #include "layout.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
@@ -24,6 +25,7 @@
 #include "partita/core/timer.h"
 #include "partita/partition/pipeline.h"
 #include "rebalance.h"
+#include "shard_graph_keyed.h"
 
 namespace partita::partition {
 namespace {
@@ -51,9 +53,9 @@ std::vector<int32_t> assign_random_block(const ShardGraph& graph, int num_parts,
                                  static_cast<uint64_t>(ranks))));
 }
 
-// Sends every in-edge (u -> v) to u's owner as the pair (u, v), so each rank learns the
-// out-neighbours of its own nodes. Returns them as a CSR over the block.
-graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm) {
+// Sends every in-edge (u -> v) to u's owner as the entry (v, u), so each rank learns the
+// out-neighbours of its own nodes. Returns them as a CSR over the block (rows_of_entries).
+graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm, int threads) {
   const int ranks = comm.size();
   const BlockOwner owner(graph.num_nodes, ranks);
   const graph::Csr& in = graph.in_edges;
@@ -61,38 +63,15 @@ graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm) {
   std::vector<int64_t> count(static_cast<size_t>(ranks), 0);
   for (int64_t u : in.indices) ++count[owner(u)];
   std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) send[r].resize(static_cast<size_t>(count[r]) * 16);
-  std::fill(count.begin(), count.end(), 0);
+  for (int r = 0; r < ranks; ++r) send[r].reserve(static_cast<size_t>(count[r]) * 16);
   for (int64_t v = 0; v < rows; ++v)
     for (int64_t k = in.indptr[v]; k < in.indptr[v + 1]; ++k) {
-      const int64_t u = in.indices[k];
-      const int r = owner(u);
-      int64_t* out = reinterpret_cast<int64_t*>(send[r].data()) + 2 * count[r]++;
-      out[0] = u;
-      out[1] = graph.node_begin + v;
+      BytePacker out(&send[owner(in.indices[k])]);
+      out.put(graph.node_begin + v);
+      out.put(in.indices[k]);
     }
-  std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(send));
-  graph::Csr out;
-  out.indptr.assign(static_cast<size_t>(rows) + 1, 0);
-  for (const auto& buffer : recv) {
-    const int64_t* p = reinterpret_cast<const int64_t*>(buffer.data());
-    for (size_t i = 0; i < buffer.size() / 16; ++i) {
-      const int64_t row = p[2 * i] - graph.node_begin;
-      PARTITA_CHECK(row >= 0 && row < rows, Error,
-                    "internal: rank {} received an out-edge of node {} outside its block",
-                    comm.rank(), p[2 * i]);
-      ++out.indptr[row + 1];
-    }
-  }
-  for (int64_t v = 0; v < rows; ++v) out.indptr[v + 1] += out.indptr[v];
-  out.indices.resize(static_cast<size_t>(out.indptr[rows]));
-  std::vector<int64_t> cursor(out.indptr.begin(), out.indptr.end() - 1);
-  for (const auto& buffer : recv) {
-    const int64_t* p = reinterpret_cast<const int64_t*>(buffer.data());
-    for (size_t i = 0; i < buffer.size() / 16; ++i)
-      out.indices[cursor[p[2 * i] - graph.node_begin]++] = p[2 * i + 1];
-  }
-  return out;
+  return rows_of_entries(comm.alltoall(std::move(send)), graph.node_begin, rows, comm.rank(),
+                         threads);
 }
 
 }  // namespace
@@ -107,7 +86,7 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
     adj.vtxdist[r] = data::node_block(graph.num_nodes, r, ranks).first;
   adj.vtxdist[ranks] = graph.num_nodes;
   graph::Csr out;
-  if (!graph.symmetric) out = out_neighbours(graph, comm);
+  if (!graph.symmetric) out = out_neighbours(graph, comm, threads);
   const graph::Csr& in = graph.in_edges;
   auto out_begin = [&](int64_t v) { return graph.symmetric ? 0 : out.indptr[v]; };
   auto out_end = [&](int64_t v) { return graph.symmetric ? 0 : out.indptr[v + 1]; };

@@ -18,7 +18,6 @@ namespace partita::partition {
 namespace {
 
 constexpr int kRelationShift = 47;
-constexpr uint64_t kSourceMask = (uint64_t{1} << kRelationShift) - 1;
 constexpr size_t kHead = 32;
 
 struct Entry {
@@ -109,12 +108,7 @@ void build_keyed_rows(data::DatasetShard& shard, bool typed, bool reverse, int i
   const int64_t out = data::order_rows(&csc.indptr, &entries, time != nullptr, threads,
                                        [](const Entry& x) { return x.key; });
   csc.indices.resize(static_cast<size_t>(out));
-  if (typed) g.edge_relation.resize(static_cast<size_t>(out));
-  for (int64_t k = 0; k < out; ++k) {
-    const uint64_t key = static_cast<uint64_t>(entries[k].key.source);
-    csc.indices[k] = static_cast<int64_t>(key & kSourceMask);
-    if (typed) g.edge_relation[k] = static_cast<int32_t>(key >> kRelationShift);
-  }
+  for (int64_t k = 0; k < out; ++k) csc.indices[k] = entries[k].key.source;
   size_t off = 0;
   for (const data::ExtraArray& a : shape) {
     Column c{a.name, a.dtype, {}, a.dim};
