@@ -11,9 +11,6 @@
 #include "partita/core/log.h"
 
 namespace partita::partition {
-namespace {
-
-// This rank's load of every (constraint c, part p), at c * P + p.
 std::vector<int64_t> local_loads(const std::vector<std::vector<int64_t>>& weight,
                                  const std::vector<int32_t>& part, size_t P) {
   std::vector<int64_t> load(weight.size() * P, 0);
@@ -21,6 +18,8 @@ std::vector<int64_t> local_loads(const std::vector<std::vector<int64_t>>& weight
     for (size_t v = 0; v < part.size(); ++v) load[c * P + part[v]] += weight[c][v];
   return load;
 }
+
+namespace {
 
 // Constraint c's total load and its largest part's.
 std::pair<int64_t, int64_t> total_and_largest(const std::vector<int64_t>& load, int c, size_t P) {
