@@ -283,34 +283,24 @@ int64_t distributed_edge_cut(const ShardGraph& graph, const std::vector<int32_t>
   // Ask each source's owner for its part: (u) to owner(u), answered in the same order.
   const int ranks = comm.size();
   const BlockOwner owner(graph.num_nodes, ranks);
+  const graph::Csr& in = graph.in_edges;
   std::vector<std::vector<uint8_t>> ask(static_cast<size_t>(ranks));
   std::vector<int64_t> count(static_cast<size_t>(ranks), 0);
-  for (int64_t u : graph.in_edges.indices) ++count[owner(u)];
+  for (int64_t u : in.indices) ++count[owner(u)];
   for (int r = 0; r < ranks; ++r) ask[r].reserve(static_cast<size_t>(count[r]) * 8);
-  for (int64_t u : graph.in_edges.indices) {
-    auto& b = ask[owner(u)];
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(&u);
-    b.insert(b.end(), p, p + 8);
+  for (int64_t u : in.indices) BytePacker(&ask[owner(u)]).put(u);
+  std::vector<std::vector<uint8_t>> answer = comm.alltoall(std::move(ask));
+  for (std::vector<uint8_t>& asked : answer) {  // each id replaced by its part, in place
+    int64_t* ids = reinterpret_cast<int64_t*>(asked.data());
+    for (size_t i = 0; i < asked.size() / 8; ++i) ids[i] = part[ids[i] - graph.node_begin];
   }
-  std::vector<std::vector<uint8_t>> asked = comm.alltoall(std::move(ask));
-  std::vector<std::vector<uint8_t>> answer(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    const int64_t* ids = reinterpret_cast<const int64_t*>(asked[r].data());
-    const size_t n = asked[r].size() / 8;
-    answer[r].resize(n * 4);
-    int32_t* out = reinterpret_cast<int32_t*>(answer[r].data());
-    for (size_t i = 0; i < n; ++i) out[i] = part[ids[i] - graph.node_begin];
-    std::vector<uint8_t>().swap(asked[r]);
-  }
-  std::vector<std::vector<uint8_t>> parts = comm.alltoall(std::move(answer));
+  const std::vector<std::vector<uint8_t>> parts = comm.alltoall(std::move(answer));
   std::fill(count.begin(), count.end(), 0);
   int64_t cut = 0;
-  const graph::Csr& in = graph.in_edges;
-  for (int64_t v = 0; v + 1 < static_cast<int64_t>(in.indptr.size()); ++v)
+  for (int64_t v = 0; v < in.num_rows(); ++v)
     for (int64_t k = in.indptr[v]; k < in.indptr[v + 1]; ++k) {
       const int r = owner(in.indices[k]);
-      const int32_t pu = reinterpret_cast<const int32_t*>(parts[r].data())[count[r]++];
-      cut += pu != part[v];
+      cut += reinterpret_cast<const int64_t*>(parts[r].data())[count[r]++] != part[v];
     }
   comm.allreduce_sum(&cut, 1);
   return cut;

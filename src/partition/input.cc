@@ -73,10 +73,7 @@ PartitionInput make_input(const data::Dataset& ds, data::Dataset* owned) {
       PARTITA_CHECK(t.feat_dim() == 0 || t.features.rows() == t.count, Error,
                     "{}: node type '{}' has {} feature rows for {} nodes", name, t.name,
                     t.features.rows(), t.count);
-      h.node_types.emplace_back();
-      h.node_types.back().name = t.name;
-      h.node_types.back().count = t.count;
-      h.node_types.back().offset = t.offset;
+      h.node_types.push_back({t.name, t.count, t.offset, {}});
       s.type_features.push_back(t.feat_dim() > 0 ? features(t.features) : data::ShardFeatures{});
     }
     h.relations = ds.hetero->relations;
