@@ -30,7 +30,7 @@ ShardFeatures open_features(const std::string& dir, const ChunkedFeatures& featu
   int64_t first = 0;
   for (const ChunkFile& c : features.chunks) {
     auto f = std::make_shared<MappedNpy>(MappedNpy::open(dir + "/" + c.file));
-    const int64_t dim = check_feature_file(*f, &features.dtype, c.rows, "the manifest");
+    const int64_t dim = check_feature_file(*f, features.dtype, c.rows, "the manifest");
     PARTITA_CHECK(dim == features.dim, FormatError,
                   "{}: {} feature columns, but the manifest says {}", f->path(), dim, features.dim);
     pieces.push_back({std::move(f), first});

@@ -87,17 +87,9 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
   }
 }
 
-int64_t check_feature_file(const MappedNpy& f, const DType* dtype, int64_t rows,
+int64_t check_feature_file(const MappedNpy& f, DType dtype, int64_t rows,
                            const std::string& rows_source) {
-  if (dtype != nullptr) {
-    f.expect(*dtype, 2);
-  } else {
-    PARTITA_CHECK(is_feature_dtype(f.dtype()), FormatError,
-                  "{}: expected dtype float32, float16 or bfloat16, found {}", f.path(),
-                  dtype_name(f.dtype()));
-    PARTITA_CHECK(f.ndim() == 2, FormatError, "{}: expected 2 dimension(s), found shape {}",
-                  f.path(), f.shape());
-  }
+  f.expect(dtype, 2);
   PARTITA_CHECK(!f.header().fortran_order, FormatError,
                 "{}: Fortran order is not read in shares; save the features in C order "
                 "(np.ascontiguousarray)",

@@ -204,14 +204,7 @@ Assignment metis_whole_graph(const AssignInput& in) {
                 in.comm.size());
   Assignment out;
   Stopwatch watch;
-  MetisGraph metis;
-  if (typed) {
-    graph::Csr rows = g.in_edges;
-    graph::sort_and_dedup_rows(rows, threads);
-    metis = metis_graph(rows, threads);
-  } else {
-    metis = metis_graph(g.in_edges, threads);
-  }
+  MetisGraph metis = metis_graph(g.in_edges, threads);
   ShardGraph* reclaimed = metis.equals_input && !typed ? in.reclaimable : nullptr;
   if (reclaimed != nullptr) std::vector<int64_t>().swap(reclaimed->in_edges.indices);
   out.phases.emplace_back("symmetrize", watch.seconds());
