@@ -150,21 +150,16 @@ void rebalance_constraints(const std::vector<std::vector<int64_t>>& weight, int 
 std::vector<int32_t> partition_across_ranks(const AssignInput& in, AssignStrategy strategy) {
   const PartitionOptions& o = in.options;
   DistComm& comm = in.comm;
-  MetisAssignOptions constraints;
-  constraints.balance_train = o.balance_train;
-  constraints.balance_edges = o.balance_edges;
-  const std::vector<std::vector<int64_t>> weight = constraint_weights(
-      in.graph.in_edges.indptr, in.graph.node_begin, in.train_idx, constraints, comm);
+  const std::vector<std::vector<int64_t>> weight =
+      constraint_weights(in.graph.in_edges.indptr, in.graph.node_begin, in.train_idx,
+                         {o.num_parts, o.seed, o.balance_train, o.balance_edges}, comm);
   std::vector<int32_t> part;
   {
     DistAdjacency adj = distributed_adjacency(in.graph, comm, o.threads);
     if (strategy == AssignStrategy::kCoarse) {
-      CoarseOptions co;
-      co.num_parts = o.num_parts;
-      co.limit = kRefineLimit;
-      co.seed = o.seed;
       CoarseStats stats;
-      part = coarse_partition(std::move(adj), weight, co, comm, &stats);
+      part = coarse_partition(std::move(adj), weight, {o.num_parts, kRefineLimit, o.seed}, comm,
+                              &stats);
       if (comm.rank() == 0)
         log_info(
             "partition: coarse partitioner: {} levels, coarse graph {} vertices / {} entries, "
@@ -208,13 +203,10 @@ Assignment metis_whole_graph(const AssignInput& in) {
   ShardGraph* reclaimed = metis.equals_input && !typed ? in.reclaimable : nullptr;
   if (reclaimed != nullptr) std::vector<int64_t>().swap(reclaimed->in_edges.indices);
   out.phases.emplace_back("symmetrize", watch.seconds());
-  MetisAssignOptions mo;
-  mo.num_parts = in.options.num_parts;
-  mo.seed = in.options.seed;
-  mo.balance_train = in.options.balance_train;
-  mo.balance_edges = in.options.balance_edges;
+  const PartitionOptions& o = in.options;
   MetisAssignStats stats;
-  out.part = assign_metis(metis.adj, g.in_edges.indptr, in.train_idx, mo, &stats);
+  out.part = assign_metis(metis.adj, g.in_edges.indptr, in.train_idx,
+                          {o.num_parts, o.seed, o.balance_train, o.balance_edges}, &stats);
   out.phases.emplace_back("metis", stats.metis_s);
   if (reclaimed != nullptr) {
     const std::vector<int32_t>& from = metis.adj.indices;

@@ -19,16 +19,6 @@ std::vector<int64_t> local_loads(const std::vector<std::vector<int64_t>>& weight
   return load;
 }
 
-namespace {
-
-// Constraint c's total load and its largest part's.
-std::pair<int64_t, int64_t> total_and_largest(const std::vector<int64_t>& load, int c, size_t P) {
-  const auto first = load.begin() + static_cast<int64_t>(c * P);
-  return {std::accumulate(first, first + P, int64_t{0}), *std::max_element(first, first + P)};
-}
-
-}  // namespace
-
 RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
                                std::vector<int32_t>& part, const RebalanceOptions& options,
                                DistComm& comm) {
@@ -44,19 +34,27 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
   // A margin below the limit, so that rounding and the next constraint's moves keep it.
   const double aim = 1.0 + (limit - 1.0) * 0.8;
   const double shed_aim = 1.0 + (limit - 1.0) * 0.4;
-  for (int round = 0; round < max_rounds; ++round) {
-    // Loads: this rank's [c][p], then the global ones.
+  bool stuck = false;  // a round moved nothing: nothing fits anywhere
+  for (int round = 0;; ++round) {
+    // Loads: this rank's [c][p], then the global ones; the imbalance they make.
     const std::vector<int64_t> mine = local_loads(weight, part, P);
     const std::vector<int64_t> load = sum_over_ranks(mine, comm);
     std::vector<int64_t> cap(static_cast<size_t>(ncon));
+    stats.imbalance.assign(static_cast<size_t>(ncon), 1.0);
     bool balanced = true;
     for (int c = 0; c < ncon; ++c) {
-      const auto [total, largest] = total_and_largest(load, c, P);
+      int64_t total = 0, largest = 0;
+      for (size_t p = 0; p < P; ++p) {
+        total += load[c * P + p];
+        largest = std::max(largest, load[c * P + p]);
+      }
       cap[c] = static_cast<int64_t>(std::floor(aim * static_cast<double>(total) / num_parts));
       const double mean = static_cast<double>(total) / num_parts;
       if (total > 0 && static_cast<double>(largest) > limit * mean) balanced = false;
+      if (total > 0)
+        stats.imbalance[c] = static_cast<double>(largest) * num_parts / static_cast<double>(total);
     }
-    if (balanced) break;
+    if (balanced || stuck || round >= max_rounds) break;
     ++stats.rounds;
     // A part sheds above `shed_at` (below the cap, so parts filled up to the cap by one
     // round's moves pass weight on in the next), each rank its share by its share of the
@@ -162,15 +160,7 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
     int64_t total_moved = moved;
     comm.allreduce_sum(&total_moved, 1);
     stats.moved += total_moved;
-    if (total_moved == 0) break;  // stuck: nothing fits anywhere
-  }
-  // Final imbalance per constraint.
-  const std::vector<int64_t> load = sum_over_ranks(local_loads(weight, part, P), comm);
-  stats.imbalance.assign(static_cast<size_t>(ncon), 1.0);
-  for (int c = 0; c < ncon; ++c) {
-    const auto [total, largest] = total_and_largest(load, c, P);
-    if (total > 0)
-      stats.imbalance[c] = static_cast<double>(largest) * num_parts / static_cast<double>(total);
+    stuck = total_moved == 0;
   }
   return stats;
 }
