@@ -88,8 +88,6 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
   graph::Csr out;
   if (!graph.symmetric) out = out_neighbours(graph, comm, threads);
   const graph::Csr& in = graph.in_edges;
-  auto out_begin = [&](int64_t v) { return graph.symmetric ? 0 : out.indptr[v]; };
-  auto out_end = [&](int64_t v) { return graph.symmetric ? 0 : out.indptr[v + 1]; };
 
   // Row v: sort(in(v) ∪ out(v)) without repeats (typed rows repeat a source across
   // relations) and without v. Pass 1 sizes the rows, pass 2 fills them.
@@ -98,7 +96,8 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
   auto merged_row = [&](int64_t v, std::vector<int64_t>& row) {
     row.assign(in.indices.begin() + in.indptr[v], in.indices.begin() + in.indptr[v + 1]);
     if (!graph.symmetric)
-      row.insert(row.end(), out.indices.begin() + out_begin(v), out.indices.begin() + out_end(v));
+      row.insert(row.end(), out.indices.begin() + out.indptr[v],
+                 out.indices.begin() + out.indptr[v + 1]);
     std::sort(row.begin(), row.end());
     row.erase(std::unique(row.begin(), row.end()), row.end());
     const int64_t self = graph.node_begin + v;

@@ -67,11 +67,8 @@ void build_keyed_rows(data::DatasetShard& shard, bool typed, bool reverse, int i
       emit(owner(s), (rev << kRelationShift) | static_cast<uint64_t>(d), s, when, position + 1, i);
     }
   }
-  std::vector<data::ExtraArray> shape;  // names, dtypes and dims of the columns
-  for (data::ExtraArray& a : shard.edge_arrays) {
-    shape.push_back({a.name, a.dtype, a.dim, {}});
-    std::vector<uint8_t>().swap(a.values);
-  }
+  // The arrays' values are sent: only their names, dtypes and dims stay.
+  for (data::ExtraArray& a : shard.edge_arrays) std::vector<uint8_t>().swap(a.values);
   std::vector<int64_t>().swap(shard.src);
   std::vector<int64_t>().swap(shard.dst);
   std::vector<int32_t>().swap(shard.edge_relation);
@@ -110,7 +107,7 @@ void build_keyed_rows(data::DatasetShard& shard, bool typed, bool reverse, int i
   csc.indices.resize(static_cast<size_t>(out));
   for (int64_t k = 0; k < out; ++k) csc.indices[k] = entries[k].key.source;
   size_t off = 0;
-  for (const data::ExtraArray& a : shape) {
+  for (const data::ExtraArray& a : arrays) {
     Column c{a.name, a.dtype, {}, a.dim};
     const size_t w = a.row_bytes();
     c.values.resize(static_cast<size_t>(out) * w);
