@@ -30,7 +30,7 @@ ShardFeatures open_features(const std::string& dir, const ChunkedFeatures& featu
   int64_t first = 0;
   for (const ChunkFile& c : features.chunks) {
     auto f = std::make_shared<MappedNpy>(MappedNpy::open(dir + "/" + c.file));
-    const int64_t dim = check_feature_file(*f, &features.dtype, c.rows, "the manifest");
+    const int64_t dim = check_feature_file(*f, features.dtype, c.rows, "the manifest");
     PARTITA_CHECK(dim == features.dim, FormatError,
                   "{}: {} feature columns, but the manifest says {}", f->path(), dim, features.dim);
     pieces.push_back({std::move(f), first});
@@ -125,23 +125,16 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
     HeteroSchema& schema = s.hetero.emplace();
     int64_t offset = 0;
     for (const ChunkedNodeType& t : m.node_types) {
-      NodeType type;
-      type.name = t.name;
-      type.count = t.count;
-      type.offset = offset;
+      schema.node_types.push_back({t.name, t.count, offset, {}});
       offset += t.count;
-      schema.node_types.push_back(std::move(type));
       s.type_features.push_back(t.features ? open_features(dir, *t.features, t.count)
                                            : ShardFeatures{});
       add_array_chunks(dir, t.node_arrays, node_files);
     }
     for (size_t r = 0; r < m.relations.size(); ++r) {
       const ChunkedRelation& cr = m.relations[r];
-      Relation rel;
-      rel.name = cr.name;
-      rel.src_type = schema.find_type(cr.src_type);
-      rel.dst_type = schema.find_type(cr.dst_type);
-      schema.relations.push_back(rel);
+      const Relation& rel = schema.relations.emplace_back(Relation{
+          cr.name, schema.find_type(cr.src_type), schema.find_type(cr.dst_type), 0, false});
       const NodeType& st = schema.node_types[rel.src_type];
       const NodeType& dt = schema.node_types[rel.dst_type];
       for (const ChunkFile& c : cr.edges)

@@ -12,29 +12,7 @@ namespace partita::data {
 namespace {
 
 constexpr int64_t kEdgeBatch = int64_t{1} << 20;  // pairs converted per step
-
-bool finite_value(const unsigned char* p, DType dtype) {
-  uint16_t h;
-  switch (dtype) {
-    case DType::kFloat32: {
-      float x;
-      std::memcpy(&x, p, 4);
-      return std::isfinite(x);
-    }
-    case DType::kFloat16:
-      std::memcpy(&h, p, 2);
-      return (h & 0x7c00u) != 0x7c00u;
-    default:  // bfloat16
-      std::memcpy(&h, p, 2);
-      return (h & 0x7f80u) != 0x7f80u;
-  }
-}
-
-double value_of(const unsigned char* p, DType dtype) {
-  float x = 0;
-  widen_to_floats(p, 1, dtype, &x);
-  return x;
-}
+constexpr int64_t kValueBatch = 4096;             // feature values checked per step
 
 }  // namespace
 
@@ -109,17 +87,9 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
   }
 }
 
-int64_t check_feature_file(const MappedNpy& f, const DType* dtype, int64_t rows,
+int64_t check_feature_file(const MappedNpy& f, DType dtype, int64_t rows,
                            const std::string& rows_source) {
-  if (dtype != nullptr) {
-    f.expect(*dtype, 2);
-  } else {
-    PARTITA_CHECK(is_feature_dtype(f.dtype()), FormatError,
-                  "{}: expected dtype float32, float16 or bfloat16, found {}", f.path(),
-                  dtype_name(f.dtype()));
-    PARTITA_CHECK(f.ndim() == 2, FormatError, "{}: expected 2 dimension(s), found shape {}",
-                  f.path(), f.shape());
-  }
+  f.expect(dtype, 2);
   PARTITA_CHECK(!f.header().fortran_order, FormatError,
                 "{}: Fortran order is not read in shares; save the features in C order "
                 "(np.ascontiguousarray)",
@@ -152,13 +122,15 @@ FeatureRowReader make_feature_reader(std::vector<FeaturePiece> pieces, int64_t r
       const int64_t n = std::min(end, piece_end) - row;
       const int64_t local = row - piece.first_row;
       piece.file->copy_elements(local * dim, (local + n) * dim, dst);
-      const size_t size = dtype_size(dtype);
-      for (int64_t i = 0; i < n * dim; ++i) {
-        const unsigned char* v = dst + static_cast<size_t>(i) * size;
-        if (!finite_value(v, dtype))
-          throw FormatError(fmt::format("{}: row {} column {}: value {} is not finite",
-                                        piece.file->path(), local + i / dim, i % dim,
-                                        value_of(v, dtype)));
+      float values[kValueBatch];
+      for (int64_t i = 0; i < n * dim; i += kValueBatch) {
+        const int64_t count = std::min(kValueBatch, n * dim - i);
+        widen_to_floats(dst + static_cast<size_t>(i) * dtype_size(dtype), count, dtype, values);
+        for (int64_t j = 0; j < count; ++j)
+          if (!std::isfinite(values[j]))
+            throw FormatError(fmt::format("{}: row {} column {}: value {} is not finite",
+                                          piece.file->path(), local + (i + j) / dim, (i + j) % dim,
+                                          static_cast<double>(values[j])));
       }
       dst += static_cast<size_t>(n) * row_bytes;
       row += n;

@@ -70,9 +70,9 @@ struct FeaturePiece {
 FeatureRowReader make_feature_reader(std::vector<FeaturePiece> pieces, int64_t rows, int64_t dim,
                                      DType dtype);
 
-// Checks that `f` holds features of `dtype` (any feature dtype if `dtype` is null) with
-// `rows` rows, in C order; returns the column count (>= 1).
-int64_t check_feature_file(const MappedNpy& f, const DType* dtype, int64_t rows,
+// Checks that `f` holds features of `dtype` with `rows` rows, in C order; returns the column
+// count (>= 1).
+int64_t check_feature_file(const MappedNpy& f, DType dtype, int64_t rows,
                            const std::string& rows_source);
 
 // Sets rank, ranks, num_nodes and the node block of `s`.

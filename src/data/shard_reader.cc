@@ -24,7 +24,7 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
   set_block(s, n, rank, ranks);
   auto feat = std::make_shared<MappedNpy>(MappedNpy::open(files.feat));
   const DType f32 = DType::kFloat32;
-  s.features.dim = check_feature_file(*feat, &f32, n, files.feat);
+  s.features.dim = check_feature_file(*feat, f32, n, files.feat);
   s.features.dtype = f32;
   s.features.read = make_feature_reader({{feat, 0}}, n, s.features.dim, f32);
   s.num_classes =
@@ -109,7 +109,7 @@ DatasetShard read_numpy_hetero_shard(const std::string& dir, int rank, int ranks
     if (!files.features[t].empty()) {
       const NodeType& type = schema.node_types[t];
       auto f = std::make_shared<MappedNpy>(MappedNpy::open(files.features[t]));
-      features.dim = check_feature_file(*f, &f32, type.count, "hetero.json's '" + type.name + "'");
+      features.dim = check_feature_file(*f, f32, type.count, "hetero.json's '" + type.name + "'");
       features.read = make_feature_reader({{f, 0}}, type.count, features.dim, f32);
     }
     s.type_features.push_back(std::move(features));

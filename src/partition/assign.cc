@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "coarse_partition.h"
+#include "collective.h"
 #include "layout.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
@@ -24,6 +25,7 @@
 #include "partita/core/timer.h"
 #include "partita/partition/pipeline.h"
 #include "rebalance.h"
+#include "shard_graph_keyed.h"
 
 namespace partita::partition {
 namespace {
@@ -51,9 +53,9 @@ std::vector<int32_t> assign_random_block(const ShardGraph& graph, int num_parts,
                                  static_cast<uint64_t>(ranks))));
 }
 
-// Sends every in-edge (u -> v) to u's owner as the pair (u, v), so each rank learns the
-// out-neighbours of its own nodes. Returns them as a CSR over the block.
-graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm) {
+// Sends every in-edge (u -> v) to u's owner as the entry (v, u), so each rank learns the
+// out-neighbours of its own nodes. Returns them as a CSR over the block (rows_of_entries).
+graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm, int threads) {
   const int ranks = comm.size();
   const BlockOwner owner(graph.num_nodes, ranks);
   const graph::Csr& in = graph.in_edges;
@@ -61,38 +63,15 @@ graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm) {
   std::vector<int64_t> count(static_cast<size_t>(ranks), 0);
   for (int64_t u : in.indices) ++count[owner(u)];
   std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) send[r].resize(static_cast<size_t>(count[r]) * 16);
-  std::fill(count.begin(), count.end(), 0);
+  for (int r = 0; r < ranks; ++r) send[r].reserve(static_cast<size_t>(count[r]) * 16);
   for (int64_t v = 0; v < rows; ++v)
     for (int64_t k = in.indptr[v]; k < in.indptr[v + 1]; ++k) {
-      const int64_t u = in.indices[k];
-      const int r = owner(u);
-      int64_t* out = reinterpret_cast<int64_t*>(send[r].data()) + 2 * count[r]++;
-      out[0] = u;
-      out[1] = graph.node_begin + v;
+      BytePacker out(&send[owner(in.indices[k])]);
+      out.put(graph.node_begin + v);
+      out.put(in.indices[k]);
     }
-  std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(send));
-  graph::Csr out;
-  out.indptr.assign(static_cast<size_t>(rows) + 1, 0);
-  for (const auto& buffer : recv) {
-    const int64_t* p = reinterpret_cast<const int64_t*>(buffer.data());
-    for (size_t i = 0; i < buffer.size() / 16; ++i) {
-      const int64_t row = p[2 * i] - graph.node_begin;
-      PARTITA_CHECK(row >= 0 && row < rows, Error,
-                    "internal: rank {} received an out-edge of node {} outside its block",
-                    comm.rank(), p[2 * i]);
-      ++out.indptr[row + 1];
-    }
-  }
-  for (int64_t v = 0; v < rows; ++v) out.indptr[v + 1] += out.indptr[v];
-  out.indices.resize(static_cast<size_t>(out.indptr[rows]));
-  std::vector<int64_t> cursor(out.indptr.begin(), out.indptr.end() - 1);
-  for (const auto& buffer : recv) {
-    const int64_t* p = reinterpret_cast<const int64_t*>(buffer.data());
-    for (size_t i = 0; i < buffer.size() / 16; ++i)
-      out.indices[cursor[p[2 * i] - graph.node_begin]++] = p[2 * i + 1];
-  }
-  return out;
+  return rows_of_entries(comm.alltoall(std::move(send)), graph.node_begin, rows, comm.rank(),
+                         threads);
 }
 
 }  // namespace
@@ -107,10 +86,8 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
     adj.vtxdist[r] = data::node_block(graph.num_nodes, r, ranks).first;
   adj.vtxdist[ranks] = graph.num_nodes;
   graph::Csr out;
-  if (!graph.symmetric) out = out_neighbours(graph, comm);
+  if (!graph.symmetric) out = out_neighbours(graph, comm, threads);
   const graph::Csr& in = graph.in_edges;
-  auto out_begin = [&](int64_t v) { return graph.symmetric ? 0 : out.indptr[v]; };
-  auto out_end = [&](int64_t v) { return graph.symmetric ? 0 : out.indptr[v + 1]; };
 
   // Row v: sort(in(v) ∪ out(v)) without repeats (typed rows repeat a source across
   // relations) and without v. Pass 1 sizes the rows, pass 2 fills them.
@@ -119,7 +96,8 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
   auto merged_row = [&](int64_t v, std::vector<int64_t>& row) {
     row.assign(in.indices.begin() + in.indptr[v], in.indices.begin() + in.indptr[v + 1]);
     if (!graph.symmetric)
-      row.insert(row.end(), out.indices.begin() + out_begin(v), out.indices.begin() + out_end(v));
+      row.insert(row.end(), out.indices.begin() + out.indptr[v],
+                 out.indices.begin() + out.indptr[v + 1]);
     std::sort(row.begin(), row.end());
     row.erase(std::unique(row.begin(), row.end()), row.end());
     const int64_t self = graph.node_begin + v;
@@ -171,21 +149,16 @@ void rebalance_constraints(const std::vector<std::vector<int64_t>>& weight, int 
 std::vector<int32_t> partition_across_ranks(const AssignInput& in, AssignStrategy strategy) {
   const PartitionOptions& o = in.options;
   DistComm& comm = in.comm;
-  MetisAssignOptions constraints;
-  constraints.balance_train = o.balance_train;
-  constraints.balance_edges = o.balance_edges;
-  const std::vector<std::vector<int64_t>> weight = constraint_weights(
-      in.graph.in_edges.indptr, in.graph.node_begin, in.train_idx, constraints, comm);
+  const std::vector<std::vector<int64_t>> weight =
+      constraint_weights(in.graph.in_edges.indptr, in.graph.node_begin, in.train_idx,
+                         {o.num_parts, o.seed, o.balance_train, o.balance_edges}, comm);
   std::vector<int32_t> part;
   {
     DistAdjacency adj = distributed_adjacency(in.graph, comm, o.threads);
     if (strategy == AssignStrategy::kCoarse) {
-      CoarseOptions co;
-      co.num_parts = o.num_parts;
-      co.limit = kRefineLimit;
-      co.seed = o.seed;
       CoarseStats stats;
-      part = coarse_partition(std::move(adj), weight, co, comm, &stats);
+      part = coarse_partition(std::move(adj), weight, {o.num_parts, kRefineLimit, o.seed}, comm,
+                              &stats);
       if (comm.rank() == 0)
         log_info(
             "partition: coarse partitioner: {} levels, coarse graph {} vertices / {} entries, "
@@ -225,24 +198,14 @@ Assignment metis_whole_graph(const AssignInput& in) {
                 in.comm.size());
   Assignment out;
   Stopwatch watch;
-  MetisGraph metis;
-  if (typed) {
-    graph::Csr rows = g.in_edges;
-    graph::sort_and_dedup_rows(rows, threads);
-    metis = metis_graph(rows, threads);
-  } else {
-    metis = metis_graph(g.in_edges, threads);
-  }
+  MetisGraph metis = metis_graph(g.in_edges, threads);
   ShardGraph* reclaimed = metis.equals_input && !typed ? in.reclaimable : nullptr;
   if (reclaimed != nullptr) std::vector<int64_t>().swap(reclaimed->in_edges.indices);
   out.phases.emplace_back("symmetrize", watch.seconds());
-  MetisAssignOptions mo;
-  mo.num_parts = in.options.num_parts;
-  mo.seed = in.options.seed;
-  mo.balance_train = in.options.balance_train;
-  mo.balance_edges = in.options.balance_edges;
+  const PartitionOptions& o = in.options;
   MetisAssignStats stats;
-  out.part = assign_metis(metis.adj, g.in_edges.indptr, in.train_idx, mo, &stats);
+  out.part = assign_metis(metis.adj, g.in_edges.indptr, in.train_idx,
+                          {o.num_parts, o.seed, o.balance_train, o.balance_edges}, &stats);
   out.phases.emplace_back("metis", stats.metis_s);
   if (reclaimed != nullptr) {
     const std::vector<int32_t>& from = metis.adj.indices;
@@ -304,34 +267,24 @@ int64_t distributed_edge_cut(const ShardGraph& graph, const std::vector<int32_t>
   // Ask each source's owner for its part: (u) to owner(u), answered in the same order.
   const int ranks = comm.size();
   const BlockOwner owner(graph.num_nodes, ranks);
+  const graph::Csr& in = graph.in_edges;
   std::vector<std::vector<uint8_t>> ask(static_cast<size_t>(ranks));
   std::vector<int64_t> count(static_cast<size_t>(ranks), 0);
-  for (int64_t u : graph.in_edges.indices) ++count[owner(u)];
+  for (int64_t u : in.indices) ++count[owner(u)];
   for (int r = 0; r < ranks; ++r) ask[r].reserve(static_cast<size_t>(count[r]) * 8);
-  for (int64_t u : graph.in_edges.indices) {
-    auto& b = ask[owner(u)];
-    const uint8_t* p = reinterpret_cast<const uint8_t*>(&u);
-    b.insert(b.end(), p, p + 8);
+  for (int64_t u : in.indices) BytePacker(&ask[owner(u)]).put(u);
+  std::vector<std::vector<uint8_t>> answer = comm.alltoall(std::move(ask));
+  for (std::vector<uint8_t>& asked : answer) {  // each id replaced by its part, in place
+    int64_t* ids = reinterpret_cast<int64_t*>(asked.data());
+    for (size_t i = 0; i < asked.size() / 8; ++i) ids[i] = part[ids[i] - graph.node_begin];
   }
-  std::vector<std::vector<uint8_t>> asked = comm.alltoall(std::move(ask));
-  std::vector<std::vector<uint8_t>> answer(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    const int64_t* ids = reinterpret_cast<const int64_t*>(asked[r].data());
-    const size_t n = asked[r].size() / 8;
-    answer[r].resize(n * 4);
-    int32_t* out = reinterpret_cast<int32_t*>(answer[r].data());
-    for (size_t i = 0; i < n; ++i) out[i] = part[ids[i] - graph.node_begin];
-    std::vector<uint8_t>().swap(asked[r]);
-  }
-  std::vector<std::vector<uint8_t>> parts = comm.alltoall(std::move(answer));
+  const std::vector<std::vector<uint8_t>> parts = comm.alltoall(std::move(answer));
   std::fill(count.begin(), count.end(), 0);
   int64_t cut = 0;
-  const graph::Csr& in = graph.in_edges;
-  for (int64_t v = 0; v + 1 < static_cast<int64_t>(in.indptr.size()); ++v)
+  for (int64_t v = 0; v < in.num_rows(); ++v)
     for (int64_t k = in.indptr[v]; k < in.indptr[v + 1]; ++k) {
       const int r = owner(in.indices[k]);
-      const int32_t pu = reinterpret_cast<const int32_t*>(parts[r].data())[count[r]++];
-      cut += pu != part[v];
+      cut += reinterpret_cast<const int64_t*>(parts[r].data())[count[r]++] != part[v];
     }
   comm.allreduce_sum(&cut, 1);
   return cut;

@@ -9,6 +9,7 @@
 
 #include "collective.h"
 #include "partita/core/error.h"
+#include "rebalance.h"
 
 namespace partita::partition {
 namespace {
@@ -70,16 +71,14 @@ LocalGraph localize(const DistAdjacency& g, DistComm& comm) {
   for (int r = 0; r < ranks; ++r)
     ask[r] = to_bytes(lg.ghost_global.data() + lg.ghost_begin[r],
                       static_cast<size_t>(lg.ghost_begin[r + 1] - lg.ghost_begin[r]));
-  std::vector<std::vector<uint8_t>> asked = comm.alltoall(std::move(ask));
+  const std::vector<std::vector<uint8_t>> asked = comm.alltoall(std::move(ask));
   lg.send_list.resize(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
-    const int64_t* ids = reinterpret_cast<const int64_t*>(asked[r].data());
-    const size_t count = asked[r].size() / 8;
-    lg.send_list[r].resize(count);
-    for (size_t i = 0; i < count; ++i) {
-      PARTITA_CHECK(ids[i] >= lg.begin && ids[i] < end, Error,
-                    "internal: rank {} was asked for vertex {} outside its block", rank, ids[i]);
-      lg.send_list[r][i] = static_cast<int32_t>(ids[i] - lg.begin);
+    lg.send_list[r].reserve(asked[r].size() / sizeof(int64_t));
+    for (int64_t id : from_bytes(asked[r])) {
+      PARTITA_CHECK(id >= lg.begin && id < end, Error,
+                    "internal: rank {} was asked for vertex {} outside its block", rank, id);
+      lg.send_list[r].push_back(static_cast<int32_t>(id - lg.begin));
     }
   }
   return lg;
@@ -310,10 +309,8 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
         stats->coarse_vertices = nc;
         stats->coarse_edges = entries;
       }
-      for (int r = 0; r < ranks; ++r) {
-        std::vector<int32_t> slice(part.begin() + offset[r], part.begin() + offset[r + 1]);
-        back[r] = to_bytes(slice);
-      }
+      for (int r = 0; r < ranks; ++r)
+        back[r] = to_bytes(part.data() + offset[r], static_cast<size_t>(offset[r + 1] - offset[r]));
     }
   }
   comm.agree(error);
@@ -333,28 +330,22 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
 }
 
 // Boundary label propagation (coarse_partition.h, step 3).
-void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weight, int num_parts,
-            double limit, std::vector<int32_t>& part, DistComm& comm, CoarseStats* stats) {
+// `total`: every constraint's total weight over all ranks.
+void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weight,
+            const std::vector<int64_t>& total, int num_parts, double limit,
+            std::vector<int32_t>& part, DistComm& comm, CoarseStats* stats) {
   const int ncon = static_cast<int>(weight.size());
   const int ranks = comm.size();
-  std::vector<int64_t> total(static_cast<size_t>(ncon), 0);
-  for (int c = 0; c < ncon; ++c)
-    for (int64_t w : weight[c]) total[c] += w;
-  comm.allreduce_sum(total.data(), total.size());
   std::vector<int64_t> cap(static_cast<size_t>(ncon));
   for (int c = 0; c < ncon; ++c)
     cap[c] = static_cast<int64_t>(limit * static_cast<double>(total[c]) / num_parts);
   std::vector<int64_t> conn(static_cast<size_t>(num_parts), 0);
   std::vector<int32_t> touched;
-  std::vector<int64_t> load(static_cast<size_t>(ncon * num_parts));
-  std::vector<int64_t> quota(load.size()), added(load.size());
+  std::vector<int64_t> quota(static_cast<size_t>(ncon * num_parts)), added(quota.size());
   int quiet = 0;
   for (int round = 0; round < kRefineRounds && quiet < 2; ++round) {
     const std::vector<int32_t> ghost = ghost_values(lg, part, comm);
-    std::fill(load.begin(), load.end(), 0);
-    for (int64_t v = 0; v < lg.rows; ++v)
-      for (int c = 0; c < ncon; ++c) load[c * num_parts + part[v]] += weight[c][v];
-    comm.allreduce_sum(load.data(), load.size());
+    const std::vector<int64_t> load = sum_over_ranks(local_loads(weight, part, num_parts), comm);
     for (int c = 0; c < ncon; ++c)
       for (int p = 0; p < num_parts; ++p)
         quota[c * num_parts + p] = std::max<int64_t>(0, cap[c] - load[c * num_parts + p]) / ranks;
@@ -407,8 +398,6 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
                                       const CoarseOptions& options, DistComm& comm,
                                       CoarseStats* stats) {
   const int num_parts = options.num_parts;
-  const double limit = options.limit;
-  const uint64_t seed = options.seed;
   const int ranks = comm.size(), rank = comm.rank();
   const int ncon = static_cast<int>(weight.size());
   PARTITA_CHECK(ncon >= 1, Error, "internal: coarse_partition needs a constraint");
@@ -455,13 +444,9 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
   level = Level{};
 
   // 2. The coarse graph with global ids; METIS on rank 0.
-  std::vector<int64_t> offset(static_cast<size_t>(ranks) + 1, 0);
-  {
-    std::vector<int64_t> counts(static_cast<size_t>(ranks), 0);
-    counts[rank] = count;
-    comm.allreduce_sum(counts.data(), counts.size());
-    for (int r = 0; r < ranks; ++r) offset[r + 1] = offset[r] + counts[r];
-  }
+  std::vector<int64_t> offset{0};  // rank r's coarse vertices: [offset[r], offset[r + 1])
+  for (const std::vector<int64_t>& theirs : gather_ints({count}, comm))
+    offset.push_back(offset.back() + theirs[0]);
   std::vector<int64_t> coarse_id(static_cast<size_t>(lg.rows));
   for (int64_t v = 0; v < lg.rows; ++v) coarse_id[v] = offset[rank] + fine_to_coarse[v];
   const std::vector<int64_t> ghost_coarse = ghost_values(lg, coarse_id, comm);
@@ -535,15 +520,15 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
     comm.allreduce_max(&l, 1);
     stats->levels = static_cast<int>(l);
   }
-  const std::vector<int32_t> coarse_part =
-      partition_gathered(count, vw, xadj, adj, ew, ncon, num_parts, seed, offset, comm, stats);
+  const std::vector<int32_t> coarse_part = partition_gathered(
+      count, vw, xadj, adj, ew, ncon, num_parts, options.seed, offset, comm, stats);
   std::vector<int64_t>().swap(adj);
   std::vector<int64_t>().swap(ew);
 
   // 3. Project and refine.
   std::vector<int32_t> part(static_cast<size_t>(lg.rows));
   for (int64_t v = 0; v < lg.rows; ++v) part[v] = coarse_part[fine_to_coarse[v]];
-  refine(lg, weight, num_parts, limit, part, comm, stats);
+  refine(lg, weight, total, num_parts, options.limit, part, comm, stats);
   return part;
 }
 

@@ -17,6 +17,11 @@ namespace {
 
 constexpr int kMaxParts = 1 << 20;  // far beyond any cluster; keeps the writer's keys small
 
+// The dataset directory for messages ("dataset" for an in-memory one without a path).
+std::string dataset_name(const std::string& path) {
+  return path.empty() ? std::string("dataset") : path;
+}
+
 // Streams rows of a float32 matrix as a shard's feature reader does, releasing the pages
 // read (mapped features are read once, in order).
 data::ShardFeatures matrix_reader(std::shared_ptr<const data::FeatureMatrix> f) {
@@ -34,7 +39,7 @@ data::ShardFeatures matrix_reader(std::shared_ptr<const data::FeatureMatrix> f) 
 // `owned` is the same object as `ds` when the input may take its arrays, else nullptr.
 PartitionInput make_input(const data::Dataset& ds, data::Dataset* owned) {
   const int64_t n = ds.num_nodes;
-  const std::string name = ds.path.empty() ? std::string("dataset") : ds.path;
+  const std::string name = dataset_name(ds.path);
   PARTITA_CHECK(ds.in_edges.num_rows() == n, Error, "{}: graph has {} rows, expected {} nodes",
                 name, ds.in_edges.num_rows(), n);
   PARTITA_CHECK(static_cast<int64_t>(ds.labels.size()) == n, Error, "{}: {} labels, expected {}",
@@ -73,10 +78,7 @@ PartitionInput make_input(const data::Dataset& ds, data::Dataset* owned) {
       PARTITA_CHECK(t.feat_dim() == 0 || t.features.rows() == t.count, Error,
                     "{}: node type '{}' has {} feature rows for {} nodes", name, t.name,
                     t.features.rows(), t.count);
-      h.node_types.emplace_back();
-      h.node_types.back().name = t.name;
-      h.node_types.back().count = t.count;
-      h.node_types.back().offset = t.offset;
+      h.node_types.push_back({t.name, t.count, t.offset, {}});
       s.type_features.push_back(t.feat_dim() > 0 ? features(t.features) : data::ShardFeatures{});
     }
     h.relations = ds.hetero->relations;
@@ -114,10 +116,6 @@ std::vector<Column> array_columns(std::vector<data::ExtraArray>&& arrays) {
   return out;
 }
 
-std::string dataset_name(const data::DatasetShard& shard) {
-  return shard.path.empty() ? std::string("dataset") : shard.path;
-}
-
 PartitionInput dataset_input(const data::Dataset& dataset) { return make_input(dataset, nullptr); }
 
 PartitionInput dataset_input(data::Dataset&& dataset) { return make_input(dataset, &dataset); }
@@ -132,7 +130,7 @@ void check_options(const PartitionOptions& o) {
 void check_input(const PartitionInput& input, const PartitionOptions& o, DistComm& comm) {
   const data::DatasetShard& s = input.shard;
   const int64_t n = s.num_nodes;
-  const std::string name = dataset_name(s);
+  const std::string name = dataset_name(s.path);
   // The same on every rank, so every rank throws alike.
   check_options(o);
   PARTITA_CHECK_PARAM(o.num_parts <= n, "num_parts", "{} parts requested but {} has only {} nodes",

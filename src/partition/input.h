@@ -1,13 +1,8 @@
 #pragma once
 // Private to partition/: the pipeline's input, checked once before anything indexes with it.
-#include <string>
-
 #include "partita/partition/pipeline.h"
 
 namespace partita::partition {
-
-// The dataset directory for messages ("dataset" for an in-memory one without a path).
-std::string dataset_name(const data::DatasetShard& shard);
 
 // The options alone: num_parts in [1, 2^20], an output directory. ParameterError naming
 // `num_parts` or `out_dir`; the same verdict on every rank.

@@ -58,14 +58,14 @@ bool is_symmetric(const graph::Csr& in, int threads) {
   return !self_loop.load() && total[0] == total[1] && total[2] == total[3];
 }
 
-// Whether a row lists a source twice (rows are sorted by source): edge_time keeps a pair
-// listed at several times (data/edge_arrays.h).
-bool has_repeats(const graph::Csr& in, int threads) {
+// Whether a row is not strictly ascending: a source listed twice (edge_time keeps a pair
+// listed at several times, data/edge_arrays.h), or typed rows, sorted by (relation, source).
+bool has_unsorted_rows(const graph::Csr& in, int threads) {
   std::atomic<bool> repeat{false};
   parallel_chunks(0, in.num_rows(), kRowChunk, threads, [&](int64_t b, int64_t e) {
     for (int64_t v = b; v < e; ++v)
       for (int64_t k = in.indptr[v] + 1; k < in.indptr[v + 1]; ++k)
-        if (in.indices[k] == in.indices[k - 1]) {
+        if (in.indices[k] <= in.indices[k - 1]) {
           repeat.store(true, std::memory_order_relaxed);
           return;
         }
@@ -74,7 +74,7 @@ bool has_repeats(const graph::Csr& in, int threads) {
 }
 
 MetisGraph metis_graph(const graph::Csr& in, int threads) {
-  if (has_repeats(in, threads)) {
+  if (has_unsorted_rows(in, threads)) {
     // METIS wants each neighbour once: a deduplicated copy, never the input's own rows.
     graph::Csr unique = in;
     graph::sort_and_dedup_rows(unique, threads);

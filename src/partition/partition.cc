@@ -11,9 +11,9 @@
 #include "partita/core/log.h"
 #include "partita/core/parallel.h"
 #include "partita/core/timer.h"
+#include "partita/data/class_count.h"
 #include "partita/partition/partition_assigned.h"
 #include "partita/partition/pipeline.h"
-#include "shard_classes.h"
 #include "writer.h"
 
 namespace partita::partition {
@@ -46,8 +46,15 @@ PartitionInput read_shares(const std::string& dir, const data::LoadOptions& load
   PartitionInput in;
   agreed(comm, [&] { in.shard = data::read_dataset_shard(dir, comm.rank(), comm.size()); });
   comm.reached("read");
-  // The same count, or the same error, on every rank (as load_dataset counts in one process).
-  in.shard.num_classes = shard_num_classes(in.shard, load.num_classes, comm);
+  // The class count from every rank's census of its block's labels (one allgather): the same
+  // count, or the same error, on every rank (as load_dataset counts in one process).
+  data::ClassCensus mine;
+  mine.add(in.shard.labels);
+  data::ClassCountInput classes{
+      in.shard.path, {}, in.shard.layout == "chunked" ? in.shard.num_classes : 0, load.num_classes};
+  for (const std::vector<int64_t>& labels : gather_ints(mine.classes(), comm))
+    classes.census.merge(data::ClassCensus::of(labels));
+  in.shard.num_classes = data::resolve_num_classes(classes);
   phases.emplace_back("read", watch.seconds());
   if (lead)
     log_info("partition: read {} nodes, {} listed edges in {:.2f} s", in.shard.num_nodes,

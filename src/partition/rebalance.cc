@@ -4,11 +4,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
+#include "collective.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 
 namespace partita::partition {
+std::vector<int64_t> local_loads(const std::vector<std::vector<int64_t>>& weight,
+                                 const std::vector<int32_t>& part, size_t P) {
+  std::vector<int64_t> load(weight.size() * P, 0);
+  for (size_t c = 0; c < weight.size(); ++c)
+    for (size_t v = 0; v < part.size(); ++v) load[c * P + part[v]] += weight[c][v];
+  return load;
+}
 
 RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
                                std::vector<int32_t>& part, const RebalanceOptions& options,
@@ -25,14 +34,13 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
   // A margin below the limit, so that rounding and the next constraint's moves keep it.
   const double aim = 1.0 + (limit - 1.0) * 0.8;
   const double shed_aim = 1.0 + (limit - 1.0) * 0.4;
-  for (int round = 0; round < max_rounds; ++round) {
-    // Loads: this rank's [c][p], then the global ones.
-    std::vector<int64_t> mine(static_cast<size_t>(ncon) * P, 0);
-    for (int c = 0; c < ncon; ++c)
-      for (size_t v = 0; v < n; ++v) mine[c * P + part[v]] += weight[c][v];
-    std::vector<int64_t> load = mine;
-    comm.allreduce_sum(load.data(), load.size());
+  bool stuck = false;  // a round moved nothing: nothing fits anywhere
+  for (int round = 0;; ++round) {
+    // Loads: this rank's [c][p], then the global ones; the imbalance they make.
+    const std::vector<int64_t> mine = local_loads(weight, part, P);
+    const std::vector<int64_t> load = sum_over_ranks(mine, comm);
     std::vector<int64_t> cap(static_cast<size_t>(ncon));
+    stats.imbalance.assign(static_cast<size_t>(ncon), 1.0);
     bool balanced = true;
     for (int c = 0; c < ncon; ++c) {
       int64_t total = 0, largest = 0;
@@ -43,8 +51,10 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
       cap[c] = static_cast<int64_t>(std::floor(aim * static_cast<double>(total) / num_parts));
       const double mean = static_cast<double>(total) / num_parts;
       if (total > 0 && static_cast<double>(largest) > limit * mean) balanced = false;
+      if (total > 0)
+        stats.imbalance[c] = static_cast<double>(largest) * num_parts / static_cast<double>(total);
     }
-    if (balanced) break;
+    if (balanced || stuck || round >= max_rounds) break;
     ++stats.rounds;
     // A part sheds above `shed_at` (below the cap, so parts filled up to the cap by one
     // round's moves pass weight on in the next), each rank its share by its share of the
@@ -63,11 +73,10 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
           demand += static_cast<double>(need[c * P + p]) / static_cast<double>(cap[c]);
       }
     }
-    int64_t demands[2] = {static_cast<int64_t>(demand * 1e6), 0};
-    demands[1] = demands[0];
-    comm.allreduce_sum(demands + 1, 1);
+    const int64_t my_demand = static_cast<int64_t>(demand * 1e6);
+    const int64_t all_demand = sum_over_ranks({my_demand}, comm)[0];
     const double room_share =
-        demands[1] > 0 ? static_cast<double>(demands[0]) / static_cast<double>(demands[1]) : 0;
+        all_demand > 0 ? static_cast<double>(my_demand) / static_cast<double>(all_demand) : 0;
     for (int c = 0; c < ncon; ++c)
       for (size_t p = 0; p < P; ++p)
         if (load[c * P + p] < cap[c])
@@ -128,7 +137,7 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
       // Else a swap: v goes to q, and q's next local node u that carries less of the shed
       // constraint comes to p, when both fit (q with the lowest load of `shed` first).
       std::vector<size_t> order(P);
-      for (size_t q = 0; q < P; ++q) order[q] = q;
+      std::iota(order.begin(), order.end(), size_t{0});
       std::stable_sort(order.begin(), order.end(),
                        [&](size_t a, size_t b) { return load[shed * P + a] < load[shed * P + b]; });
       for (size_t q : order) {
@@ -151,22 +160,7 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
     int64_t total_moved = moved;
     comm.allreduce_sum(&total_moved, 1);
     stats.moved += total_moved;
-    if (total_moved == 0) break;  // stuck: nothing fits anywhere
-  }
-  // Final imbalance per constraint.
-  std::vector<int64_t> load(static_cast<size_t>(ncon) * P, 0);
-  for (int c = 0; c < ncon; ++c)
-    for (size_t v = 0; v < n; ++v) load[c * P + part[v]] += weight[c][v];
-  comm.allreduce_sum(load.data(), load.size());
-  stats.imbalance.assign(static_cast<size_t>(ncon), 1.0);
-  for (int c = 0; c < ncon; ++c) {
-    int64_t total = 0, largest = 0;
-    for (size_t p = 0; p < P; ++p) {
-      total += load[c * P + p];
-      largest = std::max(largest, load[c * P + p]);
-    }
-    if (total > 0)
-      stats.imbalance[c] = static_cast<double>(largest) * num_parts / static_cast<double>(total);
+    stuck = total_moved == 0;
   }
   return stats;
 }

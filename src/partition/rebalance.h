@@ -32,6 +32,10 @@ std::vector<std::vector<int64_t>> constraint_weights(ArrayView<const int64_t> in
                                                      const MetisAssignOptions& options,
                                                      DistComm& comm);
 
+// This rank's load of every (constraint c, part p) of `part`, at c * P + p.
+std::vector<int64_t> local_loads(const std::vector<std::vector<int64_t>>& weight,
+                                 const std::vector<int32_t>& part, size_t P);
+
 struct RebalanceOptions {
   int num_parts = 2;
   double limit = 1.05;  // max/mean every constraint is brought to

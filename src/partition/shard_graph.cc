@@ -74,17 +74,26 @@ std::vector<std::vector<uint8_t>> pack_edges(data::DatasetShard& shard, bool typ
   return send;
 }
 
-// The rows of this rank's block from every rank's packed entries: sorted, deduplicated.
-void build_rows(data::DatasetShard& shard, bool typed, bool reverse, int input_relations,
-                DistComm& comm, int threads, ShardGraph& g) {
-  const int ranks = comm.size();
-  std::vector<std::vector<uint8_t>> recv =
-      comm.alltoall(pack_edges(shard, typed, reverse, input_relations, ranks, threads));
+// The typed rows' keys (relation << 47 | source) split into g.in_edges' sources and
+// g.edge_relation.
+void unpack_keys(ShardGraph& g, int threads) {
+  std::vector<int64_t>& keys = g.in_edges.indices;
+  g.edge_relation.resize(keys.size());
+  parallel_chunks(0, static_cast<int64_t>(keys.size()), kChunk, threads, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      g.edge_relation[i] = static_cast<int32_t>(static_cast<uint64_t>(keys[i]) >> kRelationShift);
+      keys[i] &= static_cast<int64_t>(kSourceMask);
+    }
+  });
+}
 
+}  // namespace
+
+graph::Csr rows_of_entries(std::vector<std::vector<uint8_t>> recv, int64_t node_begin, int64_t rows,
+                           int rank, int threads) {
   // Count entries per local row, then scatter the keys (stripes of rows per thread, each
   // scanning every received buffer: deterministic and lock-free).
-  const int64_t rows = g.node_end - g.node_begin;
-  graph::Csr& csc = g.in_edges;
+  graph::Csr csc;
   csc.indptr.assign(static_cast<size_t>(rows) + 1, 0);
   const int stripes = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, rows)));
   std::vector<int64_t> bound(static_cast<size_t>(stripes) + 1);
@@ -94,7 +103,7 @@ void build_rows(data::DatasetShard& shard, bool typed, bool reverse, int input_r
       const uint64_t* p = reinterpret_cast<const uint64_t*>(buffer.data());
       const size_t n = buffer.size() / 16;
       for (size_t i = 0; i < n; ++i) {
-        const int64_t row = static_cast<int64_t>(p[2 * i + 1]) - g.node_begin;
+        const int64_t row = static_cast<int64_t>(p[2 * i + 1]) - node_begin;
         if (row >= lo && row < hi) fn(row, p[2 * i]);
       }
     }
@@ -106,11 +115,11 @@ void build_rows(data::DatasetShard& shard, bool typed, bool reverse, int input_r
     const int64_t n = static_cast<int64_t>(buffer.size() / 16);
     int64_t outside = 0;
     for (int64_t i = 0; i < n; ++i)
-      outside += static_cast<uint64_t>(static_cast<int64_t>(p[2 * i + 1]) - g.node_begin) >=
+      outside += static_cast<uint64_t>(static_cast<int64_t>(p[2 * i + 1]) - node_begin) >=
                  static_cast<uint64_t>(rows);
     PARTITA_CHECK(outside == 0, Error,
-                  "internal: rank {} received {} edges outside its block [{}, {})", comm.rank(),
-                  outside, g.node_begin, g.node_end);
+                  "internal: rank {} received {} edges outside its block [{}, {})", rank, outside,
+                  node_begin, node_begin + rows);
   }
   parallel_chunks(0, stripes, 1, stripes, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t)
@@ -153,19 +162,8 @@ void build_rows(data::DatasetShard& shard, bool typed, bool reverse, int input_r
   csc.indptr[rows] = out;
   csc.indices.resize(static_cast<size_t>(out));
   csc.indices.shrink_to_fit();
-  if (typed) {
-    g.edge_relation.resize(static_cast<size_t>(out));
-    keys = reinterpret_cast<uint64_t*>(csc.indices.data());
-    parallel_chunks(0, out, int64_t{1} << 16, threads, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        g.edge_relation[i] = static_cast<int32_t>(keys[i] >> kRelationShift);
-        csc.indices[i] = static_cast<int64_t>(keys[i] & kSourceMask);
-      }
-    });
-  }
+  return csc;
 }
-
-}  // namespace
 
 ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool reverse_relations,
                              DistComm& comm, int threads) {
@@ -195,9 +193,12 @@ ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool re
   g.symmetric = reverse;
 
   if (shard.edge_arrays.empty())
-    build_rows(shard, typed, reverse, input_relations, comm, threads, g);
+    g.in_edges = rows_of_entries(
+        comm.alltoall(pack_edges(shard, typed, reverse, input_relations, ranks, threads)),
+        g.node_begin, g.node_end - g.node_begin, comm.rank(), threads);
   else
     build_keyed_rows(shard, typed, reverse, input_relations, comm, threads, g);
+  if (typed) unpack_keys(g, threads);
   g.num_edges_total = g.in_edges.num_entries();
   comm.allreduce_sum(&g.num_edges_total, 1);
   if (typed && reverse) {  // the relations as stored (data/hetero.h's convention)

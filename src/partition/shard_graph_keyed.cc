@@ -18,7 +18,6 @@ namespace partita::partition {
 namespace {
 
 constexpr int kRelationShift = 47;
-constexpr uint64_t kSourceMask = (uint64_t{1} << kRelationShift) - 1;
 constexpr size_t kHead = 32;
 
 struct Entry {
@@ -68,11 +67,8 @@ void build_keyed_rows(data::DatasetShard& shard, bool typed, bool reverse, int i
       emit(owner(s), (rev << kRelationShift) | static_cast<uint64_t>(d), s, when, position + 1, i);
     }
   }
-  std::vector<data::ExtraArray> shape;  // names, dtypes and dims of the columns
-  for (data::ExtraArray& a : shard.edge_arrays) {
-    shape.push_back({a.name, a.dtype, a.dim, {}});
-    std::vector<uint8_t>().swap(a.values);
-  }
+  // The arrays' values are sent: only their names, dtypes and dims stay.
+  for (data::ExtraArray& a : shard.edge_arrays) std::vector<uint8_t>().swap(a.values);
   std::vector<int64_t>().swap(shard.src);
   std::vector<int64_t>().swap(shard.dst);
   std::vector<int32_t>().swap(shard.edge_relation);
@@ -109,14 +105,9 @@ void build_keyed_rows(data::DatasetShard& shard, bool typed, bool reverse, int i
   const int64_t out = data::order_rows(&csc.indptr, &entries, time != nullptr, threads,
                                        [](const Entry& x) { return x.key; });
   csc.indices.resize(static_cast<size_t>(out));
-  if (typed) g.edge_relation.resize(static_cast<size_t>(out));
-  for (int64_t k = 0; k < out; ++k) {
-    const uint64_t key = static_cast<uint64_t>(entries[k].key.source);
-    csc.indices[k] = static_cast<int64_t>(key & kSourceMask);
-    if (typed) g.edge_relation[k] = static_cast<int32_t>(key >> kRelationShift);
-  }
+  for (int64_t k = 0; k < out; ++k) csc.indices[k] = entries[k].key.source;
   size_t off = 0;
-  for (const data::ExtraArray& a : shape) {
+  for (const data::ExtraArray& a : arrays) {
     Column c{a.name, a.dtype, {}, a.dim};
     const size_t w = a.row_bytes();
     c.values.resize(static_cast<size_t>(out) * w);

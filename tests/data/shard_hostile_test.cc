@@ -2,15 +2,19 @@
 // FormatError whose message starts with the offending file, on the rank that meets it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <limits>
+#include <memory>
 
 #include "data_test_util.h"
+#include "partita/core/half.h"
 #include "partita/core/parameter_error.h"
 #include "partita/data/chunked_layout.h"
 #include "partita/data/generate.h"
 #include "partita/data/generate_chunked.h"
 #include "partita/data/shard.h"
+#include "shard_files.h"
 #include "shard_test_util.h"
 
 namespace partita::data {
@@ -182,6 +186,34 @@ TEST(ShardHostile, ManifestInconsistent) {
   write_file(m, good);
   edit_manifest(d, "\"dtype\": \"float32\"", "\"dtype\": \"int64\"");
   expect_error<FormatError>([&] { read_all(d); }, m, {"int64"});
+}
+
+// The check covers the half-precision dtypes too: a float16 or bfloat16 infinity or NaN is
+// refused with its row, column and value; the finite rows before it read.
+TEST(ShardHostile, NonFiniteHalfFeaturesOnRead) {
+  TempDir tmp;
+  const std::string path = tmp / "feat.npy";
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::pair<float, std::string> bad[] = {
+      {inf, "value inf is"}, {-inf, "value -inf is"}, {std::nanf(""), "value nan is"}};
+  for (const DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    const auto stored = [&](float x) {
+      return dtype == DType::kFloat16 ? float_to_half(x) : float_to_bf16(x);
+    };
+    for (const auto& [value, shown] : bad) {
+      std::vector<uint16_t> values(10 * 4, stored(0.5f));
+      values[6 * 4 + 1] = stored(value);
+      NpyWriter out(path, dtype, {10, 4});
+      out.write(values.data(), values.size() * sizeof(uint16_t));
+      out.finish();
+      const FeatureRowReader read = make_feature_reader(
+          {{std::make_shared<MappedNpy>(MappedNpy::open(path)), 0}}, 10, 4, dtype);
+      std::vector<uint16_t> rows(values.size());
+      read(0, 6, rows.data());
+      expect_error<FormatError>([&] { read(4, 10, rows.data()); }, path,
+                                {"row 6 column 1", shown + " not finite"});
+    }
+  }
 }
 
 TEST(ShardHostile, NonFiniteFeaturesOnRead) {

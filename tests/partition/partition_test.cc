@@ -379,6 +379,20 @@ TEST(MetisGraph, SymmetricInputIsUsedAsIsOtherInputIsSymmetrized) {
   EXPECT_FALSE(is_symmetric(loop, 1));
 }
 
+// Typed rows go by (relation, source), so a row may list a source twice, apart, or after a
+// larger one. METIS gets every row sorted and without repeats, in a copy, even when the rows
+// as listed are symmetric.
+TEST(MetisGraph, RowsNotStrictlyAscendingAreSortedIntoACopy) {
+  graph::Csr in;  // the triangle 0 - 1 - 2 as rows (1, 2, 1), (0, 2, 0), (1, 0)
+  in.indptr = {0, 3, 6, 8};
+  in.indices = {1, 2, 1, 0, 2, 0, 1, 0};
+  ASSERT_TRUE(is_symmetric(in, 1));
+  const MetisGraph g = metis_graph(in, 1);
+  EXPECT_FALSE(g.equals_input);
+  EXPECT_EQ(g.adj.indptr, (std::vector<int32_t>{0, 2, 4, 6}));
+  EXPECT_EQ(g.adj.indices, (std::vector<int32_t>{1, 2, 0, 2, 0, 1}));
+}
+
 // graph::symmetrize_int32 was rewritten for speed (transpose + merge): check it against a
 // brute-force set union, whatever the thread count.
 TEST(MetisGraph, SymmetrizeMatchesBruteForce) {

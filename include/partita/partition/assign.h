@@ -19,8 +19,9 @@ struct MetisGraph {
 
 // Builds METIS's input. A symmetric CSC (e.g. loaded with --undirected) is detected by a
 // parallel check and narrowed to 32 bits directly; anything else goes through
-// graph::symmetrize_int32. Rows that repeat a source (edge_time keeps repeated pairs) are
-// deduplicated into a copy first (equals_input is then false). Throws FormatError past
+// graph::symmetrize_int32. Rows not strictly ascending (edge_time keeps repeated pairs; typed
+// rows go by relation first) are sorted and deduplicated into a copy first (equals_input is
+// then false). Throws FormatError past
 // METIS's 32-bit limit (2^31-1 entries).
 MetisGraph metis_graph(const graph::Csr& in_edges, int threads);
 
