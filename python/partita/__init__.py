@@ -25,6 +25,7 @@ from ._C import Error, FormatError, IoError, UsageError  # noqa: F401
 from . import nn  # noqa: F401
 from ._loops import PipelineLoops
 from .link import LinkEvalLoader, LinkNeighborLoader, link_metrics  # noqa: F401
+from . import hetero  # DistGraph and NeighborLoader call into it
 from .hetero import DistEmbedding, SparseAdagrad, SparseAdam, SparseSGD  # noqa: F401
 
 __all__ = ["init", "finalize", "rank", "world_size", "DistGraph", "NeighborLoader",
