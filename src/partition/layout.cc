@@ -31,7 +31,7 @@ PartLayout::PartLayout(int64_t num_nodes, int64_t node_begin, const std::vector<
                        const graph::Csr& in_edges, int num_parts, const data::HeteroSchema* schema,
                        DistComm& comm)
     : ranks_(comm.size()), num_parts_(num_parts), block_owner_(num_nodes, comm.size()) {
-  const int P = num_parts, R = ranks_, me = comm.rank();
+  const int P = num_parts;
   const int T = schema != nullptr ? schema->num_types() : 0;
   // This rank's counts: nodes per part, edges per part, nodes per (part, type).
   const size_t stride = 2 + static_cast<size_t>(T);
@@ -43,30 +43,21 @@ PartLayout::PartLayout(int64_t num_nodes, int64_t node_begin, const std::vector<
     mine[p * stride + 1] += in_edges.indptr[i + 1] - in_edges.indptr[i];
     if (T > 0) ++mine[p * stride + 2 + schema->type_of(node_begin + i)];
   }
-  const std::vector<std::vector<int64_t>> all = gather_ints(mine, comm);
+  const RankOffsets all = offsets_over_ranks(mine, comm);
 
   ranges_.assign(static_cast<size_t>(P) + 1, 0);
   part_edges_.assign(static_cast<size_t>(P), 0);
-  node_offset_.assign(static_cast<size_t>(R) * P, 0);
-  edge_offset_.assign(static_cast<size_t>(R) * P, 0);
+  edge_offset_.assign(static_cast<size_t>(P), 0);
+  std::vector<int64_t> cursor(static_cast<size_t>(P));  // this rank's next new id per part
   for (int p = 0; p < P; ++p) {
-    int64_t nodes = 0, edges = 0;
-    std::vector<int64_t> type_nodes(static_cast<size_t>(T), 0);
-    for (int r = 0; r < R; ++r) {
-      node_offset_[r * P + p] = nodes;
-      edge_offset_[r * P + p] = edges;
-      nodes += all[r][p * stride];
-      edges += all[r][p * stride + 1];
-      for (int t = 0; t < T; ++t) type_nodes[t] += all[r][p * stride + 2 + t];
-    }
-    ranges_[p + 1] = ranges_[p] + nodes;
-    part_edges_[p] = edges;
+    ranges_[p + 1] = ranges_[p] + all.total[p * stride];
+    part_edges_[p] = all.total[p * stride + 1];
+    edge_offset_[p] = all.first[p * stride + 1];
+    cursor[p] = ranges_[p] + all.first[p * stride];
     if (T == 0) continue;
     std::vector<int64_t>& starts = type_starts_.emplace_back(1, ranges_[p]);
-    for (int t = 0; t < T; ++t) starts.push_back(starts.back() + type_nodes[t]);
+    for (int t = 0; t < T; ++t) starts.push_back(starts.back() + all.total[p * stride + 2 + t]);
   }
-  std::vector<int64_t> cursor(static_cast<size_t>(P));
-  for (int p = 0; p < P; ++p) cursor[p] = ranges_[p] + node_offset_[me * P + p];
   block_new_id_.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) block_new_id_[i] = cursor[part[i]]++;
 }

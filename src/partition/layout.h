@@ -8,8 +8,8 @@
 // Part p owns new ids [ranges[p], ranges[p+1]) and lists its nodes in original-id order; node
 // blocks increase with the rank, so inside part p rank r's nodes come after those of ranks
 // below r: they start at the position of the part those ranks' nodes fill, their in-edges at
-// edge_offset(r, p). So inside each part new ids increase with original ids, and no rank
-// holds more than its block.
+// rank r's edge_offset(p). So inside each part new ids increase with original ids, and no
+// rank holds more than its block.
 #include <cstdint>
 #include <vector>
 
@@ -45,7 +45,8 @@ class PartLayout {
   const std::vector<int64_t>& ranges() const { return ranges_; }
   int64_t part_nodes(int p) const { return ranges_[p + 1] - ranges_[p]; }
   int64_t part_edges(int p) const { return part_edges_[p]; }
-  int64_t edge_offset(int r, int p) const { return edge_offset_[r * num_parts_ + p]; }
+  // Where this rank's in-edges start in part p's indices.
+  int64_t edge_offset(int p) const { return edge_offset_[p]; }
   // Typed: new ids of type t in part p are [type_starts[p][t], type_starts[p][t+1]).
   const std::vector<std::vector<int64_t>>& type_starts() const { return type_starts_; }
   // The part owning new id `gid`.
@@ -57,7 +58,7 @@ class PartLayout {
  private:
   int ranks_ = 1, num_parts_ = 1;
   BlockOwner block_owner_;
-  std::vector<int64_t> ranges_, part_edges_, node_offset_, edge_offset_;
+  std::vector<int64_t> ranges_, part_edges_, edge_offset_;  // edge_offset_: this rank's
   std::vector<std::vector<int64_t>> type_starts_;
   std::vector<int64_t> block_new_id_;
 };

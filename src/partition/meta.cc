@@ -212,51 +212,24 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
   };
   if (m.typed) check_typed_meta(rd, m);
   expect_file(kNodeMapFile, DType::kInt64, {m.num_nodes});
-  for (int p = 0; p < m.num_parts; ++p) {
-    const int64_t n = m.part_nodes(p);
-    const PartStats& ps = s.parts[p];
-    expect_file(part_file(p, "indptr"), DType::kInt64, {n + 1});
-    expect_file(part_file(p, "indices"), DType::kInt64, {ps.edges});
-    if (m.typed) {
-      expect_file(part_file(p, "etype"), DType::kInt32, {ps.edges});
-      for (int t = 0; t < m.typed->num_types(); ++t) {
-        const TypedNodeType& type = m.typed->node_types[t];
-        if (type.feat_dim > 0)
-          expect_file(part_file(p, type_feature_name(type.name)), m.feature_dtype,
-                      {m.typed->part_type_nodes(p, t), type.feat_dim});
-      }
-    } else {
-      expect_file(part_file(p, "feat"), m.feature_dtype, {n, m.feat_dim});
-    }
-    expect_file(part_file(p, "label"), DType::kInt64, {n});
-    expect_file(part_file(p, "train_idx"), DType::kInt64, {ps.train_nodes});
-    expect_file(part_file(p, "valid_idx"), DType::kInt64, {ps.valid_nodes});
-    expect_file(part_file(p, "test_idx"), DType::kInt64, {ps.test_nodes});
+  // The optional arrays: in every part or none, one edge feature width and dtype for all
+  // parts (part 0's, checked before part_arrays holds the parts to it).
+  if (m.has_array("edge_feat")) {
+    const FileEntry& first = m.file(part_file(0, "edge_feat"));
+    if (first.shape.size() != 2 || first.shape[1] < 1 || !is_feature_dtype(first.dtype))
+      rd.fail(fmt::format("files: '{}' must be float32, float16 or bfloat16 [edges, d > 0]",
+                          first.path));
   }
-  // The optional arrays: in every part or none, dtypes and row counts from the counts, one
-  // edge feature width and dtype for all parts.
+  for (int p = 0; p < m.num_parts; ++p)
+    for (const PartArray& a : part_arrays(m, p))
+      expect_file(part_file(p, a.name), a.dtype, a.shape);
   std::vector<std::string> arrays(std::begin(kEdgeArrayNames), std::end(kEdgeArrayNames));
   arrays.insert(arrays.end(), std::begin(kNodeArrayNames), std::end(kNodeArrayNames));
-  for (const std::string& name : arrays) {
-    const bool listed = m.has_array(name), feat = name == "edge_feat";
-    const FileEntry* first = listed ? &m.file(part_file(0, name)) : nullptr;
-    if (feat && first != nullptr &&
-        (first->shape.size() != 2 || first->shape[1] < 1 || !is_feature_dtype(first->dtype)))
-      rd.fail(fmt::format("files: '{}' must be float32, float16 or bfloat16 [edges, d > 0]",
-                          first->path));
-    for (int p = 0; p < m.num_parts && listed; ++p) {
-      const int64_t rows = name == "node_time" ? m.part_nodes(p) : s.parts[p].edges;
-      if (feat)
-        expect_file(part_file(p, name), first->dtype, {rows, first->shape[1]});
-      else
-        expect_file(part_file(p, name), name == "edge_weight" ? DType::kFloat32 : DType::kInt64,
-                    {rows});
-    }
-    for (int p = 1; p < m.num_parts && !listed; ++p)
+  for (const std::string& name : arrays)
+    for (int p = 1; p < m.num_parts && !m.has_array(name); ++p)
       if (m.has_file(part_file(p, name)))
         rd.fail(fmt::format("files: '{}' is listed but not '{}'", part_file(p, name),
                             part_file(0, name)));
-  }
   if (const auto& e = s.edge_split) {
     if (m.typed) rd.fail("key 'edge_split' is only valid for a homogeneous partition");
     if (static_cast<int64_t>(e->train_per_part.size()) != parts)

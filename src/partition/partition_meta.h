@@ -42,6 +42,21 @@ PartitionSummary make_summary(std::vector<PartStats> parts, int64_t edge_cut, Ph
 std::string files_to_json(const std::vector<FileEntry>& files);
 std::vector<FileEntry> files_from_json(const std::string& text, const std::string& source);
 
+// One array partita.json lists for a part (part_file(p, name)): the dtype and shape its
+// counts imply, and where open_part maps it (`slot`, or type_feat[type] when slot is null).
+struct PartArray {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  NpyArray PartFiles::*slot;
+  int type = -1;
+};
+// Part p's arrays in read_meta's checking order: indptr, indices, etype and each type's
+// features with features (typed) or feat, label, the split ids, then the optional arrays
+// part 0 lists (edge_feat as wide and of the dtype part 0 lists: read_meta checks those
+// first). `meta` holds the summary's per-part figures and, typed, checked type_starts.
+std::vector<PartArray> part_arrays(const PartitionMeta& meta, int p);
+
 // The warnings a finished partition deserves: empty parts, parts without training nodes.
 void warn_about_parts(const PartitionSummary& summary, const PartitionOptions& options);
 

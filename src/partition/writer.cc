@@ -289,7 +289,7 @@ void Writer::move_structure() {
   const int relations = schema_ ? schema_->num_relations() : 0;
   relation_edges_.assign(static_cast<size_t>(P) * relations, 0);
   std::vector<int64_t> edge_cursor(static_cast<size_t>(P));
-  for (int p = 0; p < P; ++p) edge_cursor[p] = L.edge_offset(comm_.rank(), p);
+  for (int p = 0; p < P; ++p) edge_cursor[p] = L.edge_offset(p);
   const std::vector<int64_t>& new_id = L.block_new_id();
   const std::vector<int64_t> bounds =
       round_bounds(static_cast<int64_t>(part_.size()), ctx_.round_entries,
