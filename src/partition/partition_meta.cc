@@ -4,10 +4,26 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "partita/core/log.h"
+#include "partita/core/timer.h"
 
 namespace partita::partition {
+namespace {
+
+// The largest part's share over the mean (1 when the total is 0).
+double imbalance(const std::vector<PartStats>& parts, int64_t PartStats::*count) {
+  int64_t total = 0, max = 0;
+  for (const PartStats& p : parts) {
+    total += p.*count;
+    max = std::max(max, p.*count);
+  }
+  if (total == 0 || parts.empty()) return 1.0;
+  return static_cast<double>(max) * static_cast<double>(parts.size()) / static_cast<double>(total);
+}
+
+}  // namespace
 
 PartitionMeta assemble_meta(const PartitionOptions& o, const data::DatasetShard& shard,
                             WriteResult written) {
@@ -43,10 +59,24 @@ PartitionMeta assemble_meta(const PartitionOptions& o, const data::DatasetShard&
     m.type_starts = std::move(written.type_starts);
   }
   meta.files = std::move(written.files);
-  meta.summary =
-      make_summary(std::move(written.parts), written.edge_cut, std::move(written.phases));
-  meta.num_edges = meta.summary.num_edges;
-  meta.summary.edge_split = std::move(written.edge_split);
+  // The summary: totals, cut fraction, imbalances and the peak RSS so far.
+  PartitionSummary& s = meta.summary;
+  // Microseconds are plenty, and keep partita.json readable.
+  for (auto& phase : written.phases) phase.second = std::round(phase.second * 1e6) / 1e6;
+  s.phase_seconds = std::move(written.phases);
+  for (const PartStats& p : written.parts) {
+    s.num_nodes += p.nodes;
+    s.num_edges += p.edges;
+  }
+  meta.num_edges = s.num_edges;
+  s.edge_cut = written.edge_cut;
+  s.edge_cut_fraction = s.num_edges > 0 ? static_cast<double>(s.edge_cut) / s.num_edges : 0.0;
+  s.node_imbalance = imbalance(written.parts, &PartStats::nodes);
+  s.edge_imbalance = imbalance(written.parts, &PartStats::edges);
+  s.train_imbalance = imbalance(written.parts, &PartStats::train_nodes);
+  s.parts = std::move(written.parts);
+  s.peak_rss_bytes = peak_rss_bytes();
+  s.edge_split = std::move(written.edge_split);
   if (meta.typed) {
     for (const TypedNodeType& t : meta.typed->node_types) meta.summary.type_names.push_back(t.name);
     for (int r = 0; r < meta.typed->num_relations(); ++r)

@@ -29,13 +29,10 @@ struct WriteResult {
 
 // The metadata of a partition of `shard`'s dataset written with `options`: the options'
 // settings, the dataset's counts and schema (typed: relations as stored), and `written`.
-// The summary's peak RSS is this process's so far.
+// The summary's totals, cut fraction and imbalances (max / mean) come from the parts, its
+// peak RSS is this process's so far.
 PartitionMeta assemble_meta(const PartitionOptions& options, const data::DatasetShard& shard,
                             WriteResult written);
-
-// Fills totals, cut fraction, imbalances (max / mean; 1 when the total is 0) and the peak
-// RSS so far from the per-part figures of a finished write (summary.cc).
-PartitionSummary make_summary(std::vector<PartStats> parts, int64_t edge_cut, Phases phases);
 
 // partita.json's "files" object as text, and back (how ranks tell rank 0 what they wrote).
 // FormatError naming `source` for text that is not such an object.

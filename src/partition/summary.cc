@@ -1,25 +1,12 @@
-// Summary figures of a partition run and their human-readable form.
+// A partition run's summary in human-readable form, and figures derived from it.
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 
 #include "partita/core/log.h"
-#include "partita/core/timer.h"
 #include "partition_meta.h"
 
 namespace partita::partition {
 namespace {
-
-template <class Get>
-double imbalance(const std::vector<PartStats>& parts, Get get) {
-  int64_t total = 0, max = 0;
-  for (const PartStats& p : parts) {
-    total += get(p);
-    max = std::max(max, get(p));
-  }
-  if (total == 0 || parts.empty()) return 1.0;
-  return static_cast<double>(max) * static_cast<double>(parts.size()) / static_cast<double>(total);
-}
 
 // Typed partitions: nodes per type and edges per relation, one column per part.
 std::string format_typed_tables(const PartitionSummary& s) {
@@ -52,27 +39,6 @@ int64_t EdgeSplitStats::train() const {
 
 int64_t PartitionSummary::empty_parts() const {
   return std::count_if(parts.begin(), parts.end(), [](const PartStats& p) { return p.nodes == 0; });
-}
-
-PartitionSummary make_summary(std::vector<PartStats> parts, int64_t edge_cut,
-                              std::vector<std::pair<std::string, double>> phases) {
-  PartitionSummary s;
-  // Microseconds are plenty, and keep partita.json readable.
-  for (auto& phase : phases) phase.second = std::round(phase.second * 1e6) / 1e6;
-  s.phase_seconds = std::move(phases);
-  for (const PartStats& p : parts) {
-    s.num_nodes += p.nodes;
-    s.num_edges += p.edges;
-  }
-  s.edge_cut = edge_cut;
-  s.edge_cut_fraction =
-      s.num_edges > 0 ? static_cast<double>(edge_cut) / static_cast<double>(s.num_edges) : 0.0;
-  s.node_imbalance = imbalance(parts, [](const PartStats& p) { return p.nodes; });
-  s.edge_imbalance = imbalance(parts, [](const PartStats& p) { return p.edges; });
-  s.train_imbalance = imbalance(parts, [](const PartStats& p) { return p.train_nodes; });
-  s.parts = std::move(parts);
-  s.peak_rss_bytes = peak_rss_bytes();
-  return s;
 }
 
 std::string format_summary(const PartitionSummary& s) {

@@ -321,6 +321,8 @@ void Writer::move_structure() {
           for (int64_t e = g.indptr[rows[z]]; e < g.indptr[rows[z] + 1]; ++e, ++at) {
             src[at] = mapped[e - g.indptr[a]];
             edge_cut_ += L.owner_part(src[at]) != p ? 1 : 0;
+            if (schema_)
+              ++relation_edges_[static_cast<size_t>(p) * relations + graph_.edge_relation[e]];
           }
         for (const ColumnIn& c : node_cols_) {
           uint8_t* to = pack.reserve(static_cast<size_t>(n) * c.width);
@@ -335,9 +337,6 @@ void Writer::move_structure() {
             to += count * c.width;
           }
         }
-        for (int64_t z = 0; z < n && schema_; ++z)
-          for (int64_t e = g.indptr[rows[z]]; e < g.indptr[rows[z] + 1]; ++e)
-            ++relation_edges_[static_cast<size_t>(p) * relations + graph_.edge_relation[e]];
         edge_cursor[p] += m;
       });
     };
@@ -345,17 +344,17 @@ void Writer::move_structure() {
       const int p = static_cast<int>(rd.get());
       const int64_t pos = rd.get(), first = rd.get(), n = rd.get(), m = rd.get();
       PartOut& po = parts_.at(p);
-      po.files[0].file.write_at((pos + 1) * 8, rd.take(n * 8), n * 8);
-      node_map_->write_at((L.ranges()[p] + pos) * 8, rd.take(n * 8), n * 8);
-      po.files[1].file.write_at(first * 8, rd.take(m * 8), m * 8);
-      for (size_t c = 0; c < node_cols_.size(); ++c) {
-        const size_t w = node_cols_[c].width;
-        po.files[po.node_cols + c].file.write_at(pos * w, rd.take(n * w), n * w);
-      }
-      for (size_t c = 0; c < edge_cols_.size(); ++c) {
-        const size_t w = edge_cols_[c].width;
-        po.files[po.edge_cols + c].file.write_at(first * w, rd.take(m * w), m * w);
-      }
+      // The next `count` values of `width` bytes, written at value `at` of `file`.
+      auto put = [&](NpyFileAt& file, int64_t at, int64_t count, size_t width) {
+        file.write_at(at * width, rd.take(count * width), count * width);
+      };
+      put(po.files[0].file, pos + 1, n, 8);
+      put(*node_map_, L.ranges()[p] + pos, n, 8);
+      put(po.files[1].file, first, m, 8);
+      for (size_t c = 0; c < node_cols_.size(); ++c)
+        put(po.files[po.node_cols + c].file, pos, n, node_cols_[c].width);
+      for (size_t c = 0; c < edge_cols_.size(); ++c)
+        put(po.files[po.edge_cols + c].file, first, m, edge_cols_[c].width);
     });
   });
 }
@@ -502,12 +501,8 @@ PartitionMeta Writer::describe(std::vector<FileEntry> mine, Phases phases,
   const std::vector<int64_t> split_counts = sum_over_ranks(split_counts_, comm_);
   const PartLayout& L = *layout_;
   for (int p = 0; p < o_.num_parts; ++p) {
-    PartStats s;
-    s.nodes = L.part_nodes(p);
-    s.edges = L.part_edges(p);
-    s.train_nodes = split_counts[p * 3];
-    s.valid_nodes = split_counts[p * 3 + 1];
-    s.test_nodes = split_counts[p * 3 + 2];
+    PartStats s{L.part_nodes(p), L.part_edges(p), split_counts[p * 3], split_counts[p * 3 + 1],
+                split_counts[p * 3 + 2]};
     if (schema_) {
       for (int t = 0; t < schema_->num_types(); ++t)
         s.type_nodes.push_back(L.type_starts()[p][t + 1] - L.type_starts()[p][t]);
