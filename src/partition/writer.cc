@@ -13,6 +13,7 @@
 #include "writer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -69,6 +70,17 @@ struct Table {
   int type;
   int64_t offset, count;
 };
+
+// The largest part's share over the mean (1 when the total is 0).
+double imbalance(const std::vector<PartStats>& parts, int64_t PartStats::*count) {
+  int64_t total = 0, max = 0;
+  for (const PartStats& p : parts) {
+    total += p.*count;
+    max = std::max(max, p.*count);
+  }
+  if (total == 0 || parts.empty()) return 1.0;
+  return static_cast<double>(max) * static_cast<double>(parts.size()) / static_cast<double>(total);
+}
 
 // Cuts [0, rows) into rounds of at most `limit` weight (one row when it alone weighs more).
 template <class Weight>
@@ -487,41 +499,85 @@ std::vector<FileEntry> Writer::finish_files() {
   return files;
 }
 
-// The metadata every rank agrees on: files, cut, per-part and per-relation figures, peaks.
+// The metadata every rank agrees on: the options' settings, the dataset's counts and schema
+// (typed: relations as stored), the files (node_map.npy, each part's in PartOut's order,
+// the edge split's), cut, per-part and per-relation figures; the summary's totals, cut
+// fraction and imbalances (max / mean), and every rank's peak RSS.
 PartitionMeta Writer::describe(std::vector<FileEntry> mine, Phases phases,
                                std::optional<EdgeSplitStats> split) {
+  const PartLayout& L = *layout_;
+  PartitionMeta meta;
+  meta.num_parts = o_.num_parts;
+  meta.num_nodes = shard_.num_nodes;
+  meta.feat_dim = schema_ ? 0 : shard_.features.dim;
+  meta.feature_dtype = o_.feature_dtype;
+  meta.num_classes = shard_.num_classes;
+  meta.ranges = L.ranges();
+  meta.method = method_name(o_.method);
+  meta.seed = o_.seed;
+  meta.balance_train = o_.balance_train;
+  meta.balance_edges = o_.balance_edges;
+  meta.undirected = o_.undirected;
+  meta.dataset = shard_.path;
   const std::string text = files_to_json(mine);
-  WriteResult written;
   for (const auto& theirs : comm_.allgather({text.begin(), text.end()})) {
     const std::vector<FileEntry> files = files_from_json({theirs.begin(), theirs.end()}, "files");
-    written.files.insert(written.files.end(), files.begin(), files.end());
+    meta.files.insert(meta.files.end(), files.begin(), files.end());
   }
-  written.edge_cut = sum_over_ranks({edge_cut_}, comm_)[0];
+  PartitionSummary& s = meta.summary;
+  s.edge_cut = sum_over_ranks({edge_cut_}, comm_)[0];
   const std::vector<int64_t> relation_edges = sum_over_ranks(relation_edges_, comm_);
   const std::vector<int64_t> split_counts = sum_over_ranks(split_counts_, comm_);
-  const PartLayout& L = *layout_;
+  const int rels = schema_ ? schema_->num_relations() : 0;
   for (int p = 0; p < o_.num_parts; ++p) {
-    PartStats s{L.part_nodes(p), L.part_edges(p), split_counts[p * 3], split_counts[p * 3 + 1],
-                split_counts[p * 3 + 2]};
-    if (schema_) {
-      for (int t = 0; t < schema_->num_types(); ++t)
-        s.type_nodes.push_back(L.type_starts()[p][t + 1] - L.type_starts()[p][t]);
-      const int rels = schema_->num_relations();
-      s.relation_edges.assign(relation_edges.begin() + static_cast<ptrdiff_t>(p) * rels,
-                              relation_edges.begin() + static_cast<ptrdiff_t>(p + 1) * rels);
-    }
-    written.parts.push_back(std::move(s));
+    const auto relations = relation_edges.begin() + static_cast<ptrdiff_t>(p) * rels;
+    PartStats& ps = s.parts.emplace_back();
+    ps.nodes = L.part_nodes(p);
+    ps.edges = L.part_edges(p);
+    ps.train_nodes = split_counts[p * 3];
+    ps.valid_nodes = split_counts[p * 3 + 1];
+    ps.test_nodes = split_counts[p * 3 + 2];
+    ps.relation_edges.assign(relations, relations + rels);
+    for (int t = 0; schema_ && t < schema_->num_types(); ++t)
+      ps.type_nodes.push_back(L.type_starts()[p][t + 1] - L.type_starts()[p][t]);
+    s.num_nodes += ps.nodes;
+    s.num_edges += ps.edges;
   }
-  written.ranges = L.ranges();
-  written.type_starts = L.type_starts();
-  written.edge_split = std::move(split);
-  written.phases = std::move(phases);
-  PartitionMeta meta = assemble_meta(o_, shard_, std::move(written));
+  if (schema_) {
+    // The schema, each type's feature width, the relations' totals over the parts.
+    TypedMeta& m = meta.typed.emplace();
+    for (int t = 0; t < schema_->num_types(); ++t) {
+      const data::NodeType& type = schema_->node_types[t];
+      m.node_types.push_back({type.name, type.count, shard_.type_features.at(t).dim, type.offset});
+      s.type_names.push_back(type.name);
+    }
+    for (int r = 0; r < rels; ++r) {
+      const data::Relation& rel = schema_->relations[r];
+      int64_t edges = 0;
+      for (const PartStats& ps : s.parts) edges += ps.relation_edges[r];
+      m.relations.push_back({rel.name, rel.src_type, rel.dst_type, edges, rel.reverse});
+    }
+    m.target_type = schema_->target_type;
+    m.reverse_relations = std::any_of(schema_->relations.begin(), schema_->relations.end(),
+                                      [](const data::Relation& r) { return r.reverse; });
+    m.type_starts = L.type_starts();
+    for (int r = 0; r < rels; ++r) s.relation_names.push_back(m.triplet(r));
+  }
+  meta.num_edges = s.num_edges;
+  s.edge_cut_fraction = s.num_edges > 0 ? static_cast<double>(s.edge_cut) / s.num_edges : 0.0;
+  s.node_imbalance = imbalance(s.parts, &PartStats::nodes);
+  s.edge_imbalance = imbalance(s.parts, &PartStats::edges);
+  s.train_imbalance = imbalance(s.parts, &PartStats::train_nodes);
+  // Microseconds are plenty, and keep partita.json readable.
+  for (auto& phase : phases) phase.second = std::round(phase.second * 1e6) / 1e6;
+  s.phase_seconds = std::move(phases);
+  s.edge_split = std::move(split);
+  s.peak_rss_bytes = peak_rss_bytes();
   if (comm_.size() > 1) {  // peaks last: every rank's, after all its work
     for (const std::vector<int64_t>& peak : gather_ints({peak_rss_bytes()}, comm_))
-      meta.summary.rank_peak_rss_bytes.push_back(peak[0]);
-    meta.summary.peak_rss_bytes = *std::max_element(meta.summary.rank_peak_rss_bytes.begin(),
-                                                    meta.summary.rank_peak_rss_bytes.end());
+      s.rank_peak_rss_bytes.push_back(peak[0]);
+    s.peak_rss_bytes =
+        *std::max_element(s.rank_peak_rss_bytes.begin(), s.rank_peak_rss_bytes.end());
   }
   return meta;
 }
