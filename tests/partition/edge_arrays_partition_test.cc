@@ -227,6 +227,73 @@ TEST(EdgeArraysPartition, VerifyRefusesBadValues) {
   testing::expect_verify_refuses(out, "is not ascending by (original id, edge_time)");
 }
 
+// partita.json holds every part to the optional arrays part 0 lists: each listed with the
+// dtype and rows its counts imply, edge_feat as wide as part 0's, none listed by a later part
+// alone; open_part maps each listed array (and leaves an unlisted one empty).
+TEST(EdgeArraysPartition, MetadataHoldsEveryPartToPart0sArrays) {
+  TempDir tmp;
+  const std::string out = tmp / "p";
+  run_partition(generate(tmp / "ds", true), {}, options(out, 2));
+  const PartitionMeta m = read_meta(out);
+  const int64_t n1 = m.part_nodes(1), e1 = m.summary.parts[1].edges;
+  for (int p = 0; p < 2; ++p) {
+    const PartFiles f = open_part(out, m, p);
+    EXPECT_EQ(f.edge_time.header().shape, std::vector<int64_t>{m.summary.parts[p].edges});
+    EXPECT_EQ(f.edge_weight.header().shape, std::vector<int64_t>{m.summary.parts[p].edges});
+    EXPECT_EQ(f.edge_feat.header().shape,
+              (std::vector<int64_t>{m.summary.parts[p].edges, kFeatDim}));
+    EXPECT_EQ(f.node_time.header().shape, std::vector<int64_t>{m.part_nodes(p)});
+  }
+  // `edit` applied to the files of m; read_meta's error holds `message`.
+  auto expect_refused = [&](auto edit, const std::string& message) {
+    PartitionMeta edited = m;
+    edit(edited.files);
+    try {
+      parse_meta(meta_to_json(edited), "partita.json");
+      ADD_FAILURE() << "accepted; expected " << message;
+    } catch (const FormatError& e) {
+      EXPECT_EQ(std::string(e.what()), "partita.json: " + message);
+    }
+  };
+  auto entry = [](std::vector<FileEntry>& files, const std::string& path) -> FileEntry& {
+    return *std::find_if(files.begin(), files.end(),
+                         [&](const FileEntry& f) { return f.path == path; });
+  };
+  auto drop = [](std::vector<FileEntry>& files, const std::string& path) {
+    files.erase(std::remove_if(files.begin(), files.end(),
+                               [&](const FileEntry& f) { return f.path == path; }),
+                files.end());
+  };
+  expect_refused([&](auto& files) { drop(files, "part0/edge_time.npy"); },
+                 "files: 'part1/edge_time.npy' is listed but not 'part0/edge_time.npy'");
+  expect_refused([&](auto& files) { drop(files, "part1/node_time.npy"); },
+                 "files: 'part1/node_time.npy' is not listed");
+  expect_refused(
+      [&](auto& files) { entry(files, "part0/edge_feat.npy").shape.pop_back(); },
+      "files: 'part0/edge_feat.npy' must be float32, float16 or bfloat16 [edges, d > 0]");
+  expect_refused([&](auto& files) { entry(files, "part1/edge_feat.npy").shape[1] = 2; },
+                 fmt::format("files: 'part1/edge_feat.npy' has shape ({}, 2), expected ({}, 3) "
+                             "from the counts",
+                             e1, e1));
+  expect_refused([&](auto& files) { entry(files, "part1/edge_weight.npy").dtype = DType::kInt64; },
+                 "files: 'part1/edge_weight.npy' has dtype int64, expected float32");
+  expect_refused([&](auto& files) { entry(files, "part1/node_time.npy").shape[0] = n1 + 1; },
+                 fmt::format("files: 'part1/node_time.npy' has shape ({},), expected ({},) from "
+                             "the counts",
+                             n1 + 1, n1));
+  expect_refused([&](auto& files) { entry(files, "part1/edge_time.npy").shape[0] = e1 - 1; },
+                 fmt::format("files: 'part1/edge_time.npy' has shape ({},), expected ({},) from "
+                             "the counts",
+                             e1 - 1, e1));
+
+  // Without edge_time the part lists no edge_time array and open_part maps none.
+  run_partition(generate(tmp / "ds2", false), {}, options(tmp / "q", 2));
+  const PartitionMeta q = read_meta(tmp / "q");
+  EXPECT_FALSE(q.has_array("edge_time"));
+  EXPECT_EQ(open_part(tmp / "q", q, 1).edge_time.ndim(), 0);
+  EXPECT_EQ(open_part(tmp / "q", q, 1).edge_weight.ndim(), 1);
+}
+
 // edge_feat in float16 and bfloat16 (numpy descr "<f2", "<u2" as for node features): the
 // partition keeps the dtype and every entry's row bit for bit; --verify and the reader refuse
 // a value that is not finite.
