@@ -157,8 +157,7 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
         if (done) break;
       }
     }
-    int64_t total_moved = moved;
-    comm.allreduce_sum(&total_moved, 1);
+    const int64_t total_moved = sum_over_ranks({moved}, comm)[0];
     stats.moved += total_moved;
     stuck = total_moved == 0;
   }
