@@ -132,8 +132,8 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
       const NodeType& st = schema.node_types[rel.src_type];
       const NodeType& dt = schema.node_types[rel.dst_type];
       for (const ChunkFile& c : cr.edges)
-        chunks.push_back({open_edge_chunk(dir, c), EdgeForm::kRows, c.rows,
-                          static_cast<int32_t>(r), st.count, dt.count, st.offset, dt.offset});
+        chunks.push_back({open_edge_chunk(dir, c), EdgeForm::kRows, c.rows, static_cast<int32_t>(r),
+                          st.count, dt.count, st.offset, dt.offset});
       add_array_chunks(dir, cr.edge_arrays, edge_files);
     }
     schema.target_type = schema.find_type(m.target);

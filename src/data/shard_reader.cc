@@ -41,8 +41,8 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
   const auto [b, e] = node_block(layout.num_edges, rank, ranks);
   std::vector<EdgeFile> edges;
   edges.push_back({MappedNpy::open(files.edges),
-                   layout.columns ? EdgeForm::kColumns : EdgeForm::kRows, layout.num_edges, 0, n,
-                   n, 0, 0});
+                   layout.columns ? EdgeForm::kColumns : EdgeForm::kRows, layout.num_edges, 0, n, n,
+                   0, 0});
   read_edge_share(edges, b, e, s);
   for (const ArrayFile& f : layout.edge_arrays) s.edge_arrays.push_back(read_array_rows(f, b, e));
   for (const ArrayFile& f : layout.node_arrays)

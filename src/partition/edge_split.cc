@@ -48,9 +48,9 @@ bool row_has(const ShardGraph& g, int64_t v, int64_t u) {
   return std::binary_search(first, last, u);
 }
 
-// The rank holding the unordered pair {lo, hi} (lo <= hi) in sets shared by hash.
-int pair_owner(int64_t lo, int64_t hi, int ranks) {
-  return static_cast<int>(pair_hash(lo, hi) % static_cast<uint64_t>(ranks));
+// The rank holding the unordered pair {a, b} in sets shared by hash.
+int pair_owner(int64_t a, int64_t b, int ranks) {
+  return static_cast<int>(pair_hash(std::min(a, b), std::max(a, b)) % static_cast<uint64_t>(ranks));
 }
 
 // Calls f(k, s, d) for every stored entry k, s -> d, of this rank's rows, in order.
@@ -296,9 +296,6 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
   const std::vector<int64_t> first_row = offsets_over_ranks(mine, comm).first;
 
   const BlockOwner owner(g.num_nodes, R);
-  auto hash_owner = [&](int64_t a, int64_t b) {
-    return pair_owner(std::min(a, b), std::max(a, b), R);
-  };
   // Messages of (kind, row, a, b).
   std::vector<std::vector<int64_t>> to_rows(static_cast<size_t>(R)),
       to_hash(static_cast<size_t>(R));
@@ -307,7 +304,7 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
     for (size_t i = 0; i < v.size(); i += 2) {
       const int64_t row = first_row[kind] + static_cast<int64_t>(i / 2), a = v[i], b = v[i + 1];
       const auto send = [&](std::vector<int64_t>& to) { to.insert(to.end(), {kind, row, a, b}); };
-      send(to_hash[hash_owner(a, b)]);
+      send(to_hash[pair_owner(a, b, R)]);
       if (kind < 3) continue;
       send(to_rows[owner(b)]);
       if (owner(a) != owner(b)) send(to_rows[owner(a)]);

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "layout.h"
 #include "partita/core/error.h"
 #include "partita/core/parallel.h"
 #include "partita/partition/pipeline.h"
@@ -20,35 +19,25 @@
 namespace partita::partition {
 namespace {
 
-constexpr int kRelationShift = 47;
 constexpr uint64_t kSourceMask = (uint64_t{1} << kRelationShift) - 1;
 constexpr int64_t kChunk = int64_t{1} << 16;
 
 // Packs this rank's edges (consuming shard.src/dst/edge_relation) into one buffer per
 // destination rank: entries (key, dst) for the edge's destination owner, and the reverse
 // (key', src) for the source's owner when `reverse` is set. Self loops are skipped.
-std::vector<std::vector<uint8_t>> pack_edges(data::DatasetShard& shard, bool typed, bool reverse,
-                                             int input_relations, int ranks, int threads) {
+std::vector<std::vector<uint8_t>> pack_edges(data::DatasetShard& shard, bool reverse, int ranks,
+                                             int threads) {
   const int64_t m = static_cast<int64_t>(shard.src.size());
   const BlockOwner owner(shard.num_nodes, ranks);
   // Pass 1: entries per (chunk, rank), so each chunk writes its own slice of each buffer.
   const int64_t chunks = (m + kChunk - 1) / kChunk;
   std::vector<int64_t> count(static_cast<size_t>(chunks * ranks + ranks), 0);
   auto for_each_entry = [&](int64_t b, int64_t e, auto&& emit) {
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t s = shard.src[i], d = shard.dst[i];
-      if (s == d) continue;
-      const uint64_t rel = typed ? static_cast<uint64_t>(shard.edge_relation[i]) : 0;
-      emit(owner(d), (rel << kRelationShift) | static_cast<uint64_t>(s), d);
-      if (reverse) {
-        const uint64_t rev = typed ? rel + static_cast<uint64_t>(input_relations) : 0;
-        emit(owner(s), (rev << kRelationShift) | static_cast<uint64_t>(d), s);
-      }
-    }
+    for (int64_t i = b; i < e; ++i) edge_entries(shard, i, reverse, owner, emit);
   };
   parallel_chunks(0, m, kChunk, threads, [&](int64_t b, int64_t e) {
     int64_t* c = count.data() + (b / kChunk) * ranks;
-    for_each_entry(b, e, [&](int r, uint64_t, int64_t) { ++c[r]; });
+    for_each_entry(b, e, [&](int r, uint64_t, int64_t, bool) { ++c[r]; });
   });
   // Exclusive offsets per rank buffer, chunk by chunk.
   std::vector<int64_t> total(static_cast<size_t>(ranks), 0);
@@ -62,7 +51,7 @@ std::vector<std::vector<uint8_t>> pack_edges(data::DatasetShard& shard, bool typ
   for (int r = 0; r < ranks; ++r) send[r].resize(static_cast<size_t>(total[r]) * 16);
   parallel_chunks(0, m, kChunk, threads, [&](int64_t b, int64_t e) {
     int64_t* cursor = count.data() + (b / kChunk) * ranks;
-    for_each_entry(b, e, [&](int r, uint64_t key, int64_t d) {
+    for_each_entry(b, e, [&](int r, uint64_t key, int64_t d, bool) {
       uint64_t* out = reinterpret_cast<uint64_t*>(send[r].data()) + 2 * cursor[r]++;
       out[0] = key;
       out[1] = static_cast<uint64_t>(d);
@@ -193,11 +182,10 @@ ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool re
   g.symmetric = reverse;
 
   if (shard.edge_arrays.empty())
-    g.in_edges = rows_of_entries(
-        comm.alltoall(pack_edges(shard, typed, reverse, input_relations, ranks, threads)),
-        g.node_begin, g.node_end - g.node_begin, comm.rank(), threads);
+    g.in_edges = rows_of_entries(comm.alltoall(pack_edges(shard, reverse, ranks, threads)),
+                                 g.node_begin, g.node_end - g.node_begin, comm.rank(), threads);
   else
-    build_keyed_rows(shard, typed, reverse, input_relations, comm, threads, g);
+    build_keyed_rows(shard, reverse, comm, threads, g);
   if (typed) unpack_keys(g, threads);
   g.num_edges_total = g.in_edges.num_entries();
   comm.allreduce_sum(&g.num_edges_total, 1);
