@@ -9,7 +9,6 @@
 // are sorted and deduplicated, so the result is the same for every rank count, thread
 // count and arrival order.
 #include <algorithm>
-#include <cstring>
 
 #include "partita/core/error.h"
 #include "partita/core/parallel.h"
@@ -116,8 +115,7 @@ graph::Csr rows_of_entries(std::vector<std::vector<uint8_t>> recv, int64_t node_
                         [&](int64_t row, uint64_t) { ++csc.indptr[row + 1]; });
   });
   for (int64_t v = 0; v < rows; ++v) csc.indptr[v + 1] += csc.indptr[v];
-  const int64_t entries = csc.indptr[rows];
-  csc.indices.resize(static_cast<size_t>(entries));
+  csc.indices.resize(static_cast<size_t>(csc.indptr[rows]));
   {
     std::vector<int64_t> cursor(csc.indptr.begin(), csc.indptr.end() - 1);
     uint64_t* keys = reinterpret_cast<uint64_t*>(csc.indices.data());
@@ -130,26 +128,7 @@ graph::Csr rows_of_entries(std::vector<std::vector<uint8_t>> recv, int64_t node_
   std::vector<std::vector<uint8_t>>().swap(recv);
 
   // Sort and deduplicate each row where it lies, then compact.
-  std::vector<int64_t> kept(static_cast<size_t>(rows), 0);
-  uint64_t* keys = reinterpret_cast<uint64_t*>(csc.indices.data());
-  parallel_chunks(0, rows, 1 << 12, threads, [&](int64_t b, int64_t e) {
-    for (int64_t v = b; v < e; ++v) {
-      uint64_t* first = keys + csc.indptr[v];
-      uint64_t* last = keys + csc.indptr[v + 1];
-      std::sort(first, last);
-      kept[v] = std::unique(first, last) - first;
-    }
-  });
-  int64_t out = 0;
-  for (int64_t v = 0; v < rows; ++v) {
-    const int64_t begin = csc.indptr[v];
-    if (out != begin)
-      std::memmove(keys + out, keys + begin, static_cast<size_t>(kept[v]) * sizeof(uint64_t));
-    csc.indptr[v] = out;
-    out += kept[v];
-  }
-  csc.indptr[rows] = out;
-  csc.indices.resize(static_cast<size_t>(out));
+  graph::sort_and_dedup_rows(csc, threads);
   csc.indices.shrink_to_fit();
   return csc;
 }
