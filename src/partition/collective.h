@@ -66,14 +66,10 @@ class ByteReader {
 };
 
 template <class T>
-std::vector<uint8_t> to_bytes(const T* values, size_t count) {
-  std::vector<uint8_t> out(count * sizeof(T));
-  if (count > 0) std::memcpy(out.data(), values, out.size());
-  return out;
-}
-template <class T>
 std::vector<uint8_t> to_bytes(const std::vector<T>& v) {
-  return to_bytes(v.data(), v.size());
+  std::vector<uint8_t> out(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
 }
 
 template <class T = int64_t>
@@ -97,11 +93,11 @@ std::vector<std::vector<T>> send_ints(const std::vector<std::vector<T>>& send, D
   return out;
 }
 
-// Every rank's `mine`, in rank order.
-inline std::vector<std::vector<int64_t>> gather_ints(const std::vector<int64_t>& mine,
-                                                     DistComm& comm) {
-  std::vector<std::vector<int64_t>> out;
-  for (const auto& b : comm.allgather(to_bytes(mine))) out.push_back(from_bytes(b));
+// Every rank's `mine` (integers, or plain structs of them), in rank order.
+template <class T = int64_t>
+std::vector<std::vector<T>> gather_ints(const std::vector<T>& mine, DistComm& comm) {
+  std::vector<std::vector<T>> out;
+  for (const auto& b : comm.allgather(to_bytes(mine))) out.push_back(from_bytes<T>(b));
   return out;
 }
 

@@ -144,13 +144,9 @@ TimePicks latest_units(const ShardGraph& g, const std::vector<uint8_t>& unit, co
     std::nth_element(mine.begin(), mine.begin() + held, mine.end(), later);
     mine.resize(static_cast<size_t>(held));
   }
-  std::vector<int64_t> flat;
-  flat.reserve(4 * mine.size());
-  for (const Unit& u : mine) flat.insert(flat.end(), {u.time, u.index, u.lo, u.hi});
   std::vector<Unit> all;
-  for (const std::vector<int64_t>& theirs : gather_ints(flat, comm))
-    for (size_t i = 0; i + 3 < theirs.size(); i += 4)
-      all.push_back({theirs[i], theirs[i + 1], theirs[i + 2], theirs[i + 3]});
+  for (const std::vector<Unit>& theirs : gather_ints(mine, comm))
+    all.insert(all.end(), theirs.begin(), theirs.end());
   std::sort(all.begin(), all.end(), later);
   all.resize(static_cast<size_t>(held));
   std::reverse(all.begin(), all.end());  // ascending by (time, index): validation first

@@ -42,21 +42,19 @@ void build_keyed_rows(data::DatasetShard& shard, bool reverse, DistComm& comm, i
   const BlockOwner owner(shard.num_nodes, ranks);
 
   std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
-  auto emit = [&](int r, uint64_t key, int64_t d, int64_t when, int64_t position, int64_t i) {
-    std::vector<uint8_t>& out = send[r];
-    const size_t at = out.size();
-    out.resize(at + record);
-    const int64_t head[4] = {static_cast<int64_t>(key), d, when, position};
-    std::memcpy(out.data() + at, head, kHead);
-    size_t off = at + kHead;
-    for (const data::ExtraArray& a : arrays) {
-      std::memcpy(out.data() + off, a.values.data() + i * a.row_bytes(), a.row_bytes());
-      off += a.row_bytes();
-    }
-  };
   for (int64_t i = 0; i < m; ++i)
     edge_entries(shard, i, reverse, owner, [&](int r, uint64_t key, int64_t row, bool reversed) {
-      emit(r, key, row, t ? t[i] : 0, 2 * (shard.first_edge + i) + reversed, i);
+      std::vector<uint8_t>& out = send[r];
+      const size_t at = out.size();
+      out.resize(at + record);
+      const int64_t head[4] = {static_cast<int64_t>(key), row, t ? t[i] : 0,
+                               2 * (shard.first_edge + i) + reversed};
+      std::memcpy(out.data() + at, head, kHead);
+      size_t off = at + kHead;
+      for (const data::ExtraArray& a : arrays) {
+        std::memcpy(out.data() + off, a.values.data() + i * a.row_bytes(), a.row_bytes());
+        off += a.row_bytes();
+      }
     });
   // The arrays' values are sent: only their names, dtypes and dims stay.
   for (data::ExtraArray& a : shard.edge_arrays) std::vector<uint8_t>().swap(a.values);
