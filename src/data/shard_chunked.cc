@@ -4,7 +4,6 @@
 // block and the split ids in it; features stay mapped, read row ranges on demand.
 #include <algorithm>
 #include <memory>
-#include <numeric>
 
 #include "numpy_files.h"
 #include "partita/core/error.h"
@@ -92,6 +91,13 @@ std::vector<int64_t> read_sorted_split(const std::string& path, int64_t count, i
   return ids;
 }
 
+// One edge chunk with the relation it belongs to (typed) and its id ranges.
+struct EdgeChunk {
+  MappedNpy file;
+  int32_t relation = 0;
+  int64_t src_count = 0, dst_count = 0, src_offset = 0, dst_offset = 0;
+};
+
 // The chunk files of `arrays` appended to `files` (one list per array, in order), each file's
 // header checked against the manifest (data/edge_arrays.h's dtypes and shapes).
 void add_array_chunks(const std::string& dir, const std::vector<ChunkedArray>& arrays,
@@ -111,7 +117,7 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
   set_block(s, m.num_nodes, rank, ranks);
   s.num_classes = m.num_classes;
 
-  std::vector<EdgeFile> chunks;
+  std::vector<EdgeChunk> chunks;
   // Optional arrays: per array, its chunk files in listing (node id) order.
   std::vector<std::vector<ArrayFile>> edge_files, node_files;
   int64_t label_count = m.num_nodes, label_offset = 0;
@@ -132,8 +138,8 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
       const NodeType& st = schema.node_types[rel.src_type];
       const NodeType& dt = schema.node_types[rel.dst_type];
       for (const ChunkFile& c : cr.edges)
-        chunks.push_back({open_edge_chunk(dir, c), EdgeForm::kRows, c.rows, static_cast<int32_t>(r),
-                          st.count, dt.count, st.offset, dt.offset});
+        chunks.push_back({open_edge_chunk(dir, c), static_cast<int32_t>(r), st.count, dt.count,
+                          st.offset, dt.offset});
       add_array_chunks(dir, cr.edge_arrays, edge_files);
     }
     schema.target_type = schema.find_type(m.target);
@@ -142,8 +148,7 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
   } else {
     s.features = open_features(dir, *m.features, m.num_nodes);
     for (const ChunkFile& c : m.edges)
-      chunks.push_back(
-          {open_edge_chunk(dir, c), EdgeForm::kRows, c.rows, 0, m.num_nodes, m.num_nodes, 0, 0});
+      chunks.push_back({open_edge_chunk(dir, c), 0, m.num_nodes, m.num_nodes, 0, 0});
     add_array_chunks(dir, m.edge_arrays, edge_files);
     add_array_chunks(dir, m.node_arrays, node_files);
   }
@@ -173,20 +178,27 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
     check_split_labeled(s.labels, s.node_begin, *splits[i], label_file, names[i], path);
   }
 
-  // This rank's edge chunks: rows [first, last) of the listing.
+  // This rank's edge chunks.
   std::vector<int64_t> rows;
-  for (const EdgeFile& c : chunks) rows.push_back(c.rows);
+  for (const EdgeChunk& c : chunks) rows.push_back(c.file.dim(0));
+  for (int64_t r : rows) s.input_edges_total += r;
   const auto [first, last] = chunk_share(rows, rank, ranks);
-  const auto rows_below = [&](size_t i) {
-    return std::accumulate(rows.begin(), rows.begin() + i, int64_t{0});
-  };
-  s.input_edges_total = rows_below(rows.size());
-  const int64_t begin = rows_below(first), end = rows_below(last);
-  read_edge_share(chunks, begin, end, s);
+  int64_t share_rows = 0;
+  for (size_t i = first; i < last; ++i) share_rows += rows[i];
+  s.src.reserve(static_cast<size_t>(share_rows));
+  s.dst.reserve(static_cast<size_t>(share_rows));
+  if (m.typed()) s.edge_relation.reserve(static_cast<size_t>(share_rows));
+  for (size_t i = first; i < last; ++i) {
+    const EdgeChunk& c = chunks[i];
+    read_edge_rows(c.file, EdgeForm::kRows, rows[i], 0, rows[i], c.src_count, c.dst_count,
+                   c.src_offset, c.dst_offset, {&s.src, &s.dst});
+    if (m.typed()) s.edge_relation.resize(s.src.size(), c.relation);
+  }
   // The arrays of the same rows (edge chunks are the listing, relations end to end), and of
   // the node block (node chunks, types end to end).
+  for (size_t i = 0; i < first; ++i) s.first_edge += rows[i];
   for (const std::vector<ArrayFile>& files : edge_files)
-    s.edge_arrays.push_back(read_joined_rows(files, begin, end));
+    s.edge_arrays.push_back(read_joined_rows(files, s.first_edge, s.first_edge + share_rows));
   for (const std::vector<ArrayFile>& files : node_files)
     s.node_arrays.push_back(read_joined_rows(files, s.node_begin, s.node_end));
   return s;

@@ -87,24 +87,6 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
   }
 }
 
-void read_edge_share(const std::vector<EdgeFile>& files, int64_t first, int64_t last,
-                     DatasetShard& s) {
-  const bool typed = s.hetero.has_value();
-  for (auto* v : {&s.src, &s.dst}) v->reserve(static_cast<size_t>(last - first));
-  if (typed) s.edge_relation.reserve(static_cast<size_t>(last - first));
-  s.first_edge = first;
-  int64_t offset = 0;
-  for (const EdgeFile& f : files) {
-    const int64_t b = std::clamp(first - offset, int64_t{0}, f.rows);
-    const int64_t e = std::clamp(last - offset, int64_t{0}, f.rows);
-    offset += f.rows;
-    if (b >= e) continue;
-    read_edge_rows(f.file, f.form, f.rows, b, e, f.src_count, f.dst_count, f.src_offset,
-                   f.dst_offset, {&s.src, &s.dst});
-    if (typed) s.edge_relation.resize(s.src.size(), f.relation);
-  }
-}
-
 int64_t check_feature_file(const MappedNpy& f, DType dtype, int64_t rows,
                            const std::string& rows_source) {
   f.expect(dtype, 2);

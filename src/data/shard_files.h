@@ -56,20 +56,6 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
                     int64_t end, int64_t src_count, int64_t dst_count, int64_t src_offset,
                     int64_t dst_offset, EdgeTarget out);
 
-// An edge file of a layout: `rows` pairs stored as `form`, ids in [0, src_count) and
-// [0, dst_count) offset by src_offset and dst_offset (typed: its relation's types').
-struct EdgeFile {
-  MappedNpy file;
-  EdgeForm form;
-  int64_t rows;
-  int32_t relation;
-  int64_t src_count, dst_count, src_offset, dst_offset;
-};
-// Rows [first, last) of `files` end to end into s.src/dst (typed, s.hetero set: and their
-// relations into s.edge_relation), reserved once; sets s.first_edge.
-void read_edge_share(const std::vector<EdgeFile>& files, int64_t first, int64_t last,
-                     DatasetShard& s);
-
 // One row source of a feature reader: a [rows, dim] C-order file holding rows starting at
 // `first_row` of the whole matrix.
 struct FeaturePiece {

@@ -39,11 +39,12 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
   s.edge_split = read_numpy_edge_split(dir, n, rank, ranks);
   s.input_edges_total = layout.num_edges;
   const auto [b, e] = node_block(layout.num_edges, rank, ranks);
-  std::vector<EdgeFile> edges;
-  edges.push_back({MappedNpy::open(files.edges),
-                   layout.columns ? EdgeForm::kColumns : EdgeForm::kRows, layout.num_edges, 0, n, n,
-                   0, 0});
-  read_edge_share(edges, b, e, s);
+  s.src.reserve(static_cast<size_t>(e - b));
+  s.dst.reserve(static_cast<size_t>(e - b));
+  read_edge_rows(MappedNpy::open(files.edges),
+                 layout.columns ? EdgeForm::kColumns : EdgeForm::kRows, layout.num_edges, b, e, n,
+                 n, 0, 0, {&s.src, &s.dst});
+  s.first_edge = b;
   for (const ArrayFile& f : layout.edge_arrays) s.edge_arrays.push_back(read_array_rows(f, b, e));
   for (const ArrayFile& f : layout.node_arrays)
     s.node_arrays.push_back(read_array_rows(f, s.node_begin, s.node_end));
@@ -73,20 +74,30 @@ DatasetShard read_numpy_hetero_shard(const std::string& dir, int rank, int ranks
   for (int i = 0; i < 3; ++i) *splits[i] = ids_in_block(files.splits[i], s.node_begin, s.node_end);
 
   // Edges: the relations' files one after another; this rank reads its rows of the whole.
-  std::vector<EdgeFile> edges;
-  for (int r = 0; r < schema.num_relations(); ++r) {
-    MappedNpy f = MappedNpy::open(files.edges[r]);
-    const EdgeForm form = f.header().fortran_order ? EdgeForm::kColumns : EdgeForm::kRows;
-    const int64_t rows = f.dim(0);
-    const NodeType& st = schema.node_types[schema.relations[r].src_type];
-    const NodeType& dt = schema.node_types[schema.relations[r].dst_type];
-    edges.push_back({std::move(f), form, rows, r, st.count, dt.count, st.offset, dt.offset});
-    s.input_edges_total += rows;
+  std::vector<MappedNpy> edges;
+  for (const std::string& path : files.edges) {
+    edges.push_back(MappedNpy::open(path));
+    s.input_edges_total += edges.back().dim(0);
   }
   const auto [first, last] = node_block(s.input_edges_total, rank, ranks);
-  read_edge_share(edges, first, last, s);
+  for (auto* v : {&s.src, &s.dst}) v->reserve(static_cast<size_t>(last - first));
+  s.edge_relation.reserve(static_cast<size_t>(last - first));
+  int64_t offset = 0;
+  for (int r = 0; r < schema.num_relations(); ++r) {
+    const MappedNpy& f = edges[r];
+    const int64_t b = std::clamp(first - offset, int64_t{0}, f.dim(0));
+    const int64_t e = std::clamp(last - offset, int64_t{0}, f.dim(0));
+    offset += f.dim(0);
+    if (b >= e) continue;
+    const NodeType& st = schema.node_types[schema.relations[r].src_type];
+    const NodeType& dt = schema.node_types[schema.relations[r].dst_type];
+    read_edge_rows(f, f.header().fortran_order ? EdgeForm::kColumns : EdgeForm::kRows, f.dim(0), b,
+                   e, st.count, dt.count, st.offset, dt.offset, {&s.src, &s.dst});
+    s.edge_relation.resize(s.src.size(), r);
+  }
   // Edge arrays: the same rows of the relations' files laid end to end; node arrays: the
   // block's rows of the types' files (homogenised ids are the types' ids end to end).
+  s.first_edge = first;
   for (const std::vector<ArrayFile>& per_relation : files.edge_arrays)
     s.edge_arrays.push_back(read_joined_rows(per_relation, first, last));
   for (const std::vector<ArrayFile>& per_type : files.node_arrays)
