@@ -227,6 +227,7 @@ Level contract(const Level& l, int ncon, const std::vector<int32_t>& cluster, in
 
 // Part of each coarse vertex: METIS on rank 0 of the gathered coarse graph. `mine`: this
 // rank's coarse vertices as (vw [count * ncon], xadj [count + 1], adj [global coarse ids], ew).
+// `stats`: the gathered graph's figures and the levels (this rank's given), maxima over ranks.
 std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t>& vw,
                                         const std::vector<int64_t>& xadj,
                                         const std::vector<int64_t>& adj,
@@ -310,10 +311,11 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
                 "internal: {} coarse parts for {} coarse vertices", got.size(), count);
   std::vector<int32_t> part(got.begin(), got.end());
   if (stats) {
-    int64_t figures[2] = {stats->coarse_vertices, stats->coarse_edges};
-    comm.allreduce_max(figures, 2);
-    stats->coarse_vertices = figures[0];
-    stats->coarse_edges = figures[1];
+    int64_t figures[3] = {stats->levels, stats->coarse_vertices, stats->coarse_edges};
+    comm.allreduce_max(figures, 3);
+    stats->levels = static_cast<int>(figures[0]);
+    stats->coarse_vertices = figures[1];
+    stats->coarse_edges = figures[2];
   }
   return part;
 }
@@ -504,11 +506,7 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
       ew.resize(out);
     }
   }
-  if (stats) {
-    int64_t l = levels;
-    comm.allreduce_max(&l, 1);
-    stats->levels = static_cast<int>(l);
-  }
+  if (stats) stats->levels = levels;  // the max over ranks once the coarse graph is partitioned
   const std::vector<int32_t> coarse_part = partition_gathered(
       count, vw, xadj, adj, ew, ncon, num_parts, options.seed, offset, comm, stats);
   std::vector<int64_t>().swap(adj);

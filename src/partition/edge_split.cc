@@ -93,16 +93,6 @@ std::vector<uint8_t> unit_entries(const ShardGraph& g, DistComm& comm) {
   return unit;
 }
 
-// A random split draws over node pairs (edge_split.h): with edge_time a pair repeated at
-// different times is several stored entries, adjacent in their row (rows are sorted by
-// source). Keeps the unit mark on the first of each run only, so a pair is one unit however
-// many copies it has, and all of them leave the graph with it (remove_held_out).
-void first_copies_only(const graph::Csr& c, std::vector<uint8_t>* unit) {
-  for (int64_t i = 0; i < c.num_rows(); ++i)
-    for (int64_t k = c.indptr[i] + 1; k < c.indptr[i + 1]; ++k)
-      if (c.indices[k] == c.indices[k - 1]) (*unit)[k] = 0;
-}
-
 // The stored entries' edge_time column, or null.
 const Column* time_column(const ShardGraph& g) {
   for (const Column& c : g.edge_columns)
@@ -172,9 +162,16 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
   const Column* times = o.by == SplitBy::kTime ? time_column(g) : nullptr;
   PARTITA_CHECK(o.by != SplitBy::kTime || times != nullptr, Error,
                 "internal: a split by time without edge times");
-  // By time every copy of a pair is a unit (its own time); at random the pair is.
+  // By time every copy of a pair is a unit (its own time). A random split draws over node
+  // pairs (edge_split.h): with edge_time a pair repeated at different times is several
+  // stored entries, adjacent in their row (rows are sorted by source); only the first of
+  // each run keeps the unit mark, so a pair is one unit however many copies it has, and all
+  // of them leave the graph with it (remove_held_out).
   std::vector<uint8_t> unit = unit_entries(g, comm);
-  if (times == nullptr) first_copies_only(g.in_edges, &unit);
+  const graph::Csr& c = g.in_edges;
+  for (int64_t i = 0; i < c.num_rows() && times == nullptr; ++i)
+    for (int64_t k = c.indptr[i] + 1; k < c.indptr[i + 1]; ++k)
+      if (c.indices[k] == c.indices[k - 1]) unit[k] = 0;
   const RankOffsets count =
       offsets_over_ranks({static_cast<int64_t>(std::count(unit.begin(), unit.end(), 1))}, comm);
   const int64_t offset = count.first[0], units = count.total[0];

@@ -62,19 +62,6 @@ std::vector<std::vector<uint8_t>> pack_edges(data::DatasetShard& shard, bool rev
   return send;
 }
 
-// The typed rows' keys (relation << 47 | source) split into g.in_edges' sources and
-// g.edge_relation.
-void unpack_keys(ShardGraph& g, int threads) {
-  std::vector<int64_t>& keys = g.in_edges.indices;
-  g.edge_relation.resize(keys.size());
-  parallel_chunks(0, static_cast<int64_t>(keys.size()), kChunk, threads, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      g.edge_relation[i] = static_cast<int32_t>(static_cast<uint64_t>(keys[i]) >> kRelationShift);
-      keys[i] &= static_cast<int64_t>(kSourceMask);
-    }
-  });
-}
-
 }  // namespace
 
 graph::Csr rows_of_entries(std::vector<std::vector<uint8_t>> recv, int64_t node_begin, int64_t rows,
@@ -162,7 +149,18 @@ ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool re
                                  g.node_begin, g.node_end - g.node_begin, comm.rank(), threads);
   else
     build_keyed_rows(shard, reverse, comm, threads, g);
-  if (typed) unpack_keys(g, threads);
+  if (typed) {  // the keys (relation << 47 | source) split into sources and g.edge_relation
+    std::vector<int64_t>& keys = g.in_edges.indices;
+    g.edge_relation.resize(keys.size());
+    parallel_chunks(0, static_cast<int64_t>(keys.size()), kChunk, threads,
+                    [&](int64_t b, int64_t e) {
+                      for (int64_t i = b; i < e; ++i) {
+                        g.edge_relation[i] =
+                            static_cast<int32_t>(static_cast<uint64_t>(keys[i]) >> kRelationShift);
+                        keys[i] &= static_cast<int64_t>(kSourceMask);
+                      }
+                    });
+  }
   g.num_edges_total = g.in_edges.num_entries();
   comm.allreduce_sum(&g.num_edges_total, 1);
   if (typed && reverse) {  // the relations as stored (data/hetero.h's convention)

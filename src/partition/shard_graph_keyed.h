@@ -1,6 +1,7 @@
 #pragma once
 // Private to partition/: stage 1 on several ranks when the edges carry arrays (shard_graph.cc
-// for the plain case), and the plain case's row builder, which assign.cc shares.
+// for the plain case), the entries of a listed edge both cases pack, and the plain case's row
+// builder, which assign.cc shares.
 #include "layout.h"
 #include "partita/partition/pipeline.h"
 
