@@ -81,10 +81,8 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
   const int ranks = comm.size();
   const int64_t rows = graph.node_end - graph.node_begin;
   DistAdjacency adj;
-  adj.vtxdist.resize(static_cast<size_t>(ranks) + 1);
-  for (int r = 0; r < ranks; ++r)
-    adj.vtxdist[r] = data::node_block(graph.num_nodes, r, ranks).first;
-  adj.vtxdist[ranks] = graph.num_nodes;
+  for (int r = 0; r <= ranks; ++r)  // the last: num_nodes
+    adj.vtxdist.push_back(data::node_block(graph.num_nodes, r, ranks).first);
   graph::Csr out;
   if (!graph.symmetric) out = out_neighbours(graph, comm, threads);
   const graph::Csr& in = graph.in_edges;

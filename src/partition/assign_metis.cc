@@ -18,16 +18,10 @@ static_assert(std::is_same_v<idx_t, int32_t>,
               "this build expects METIS with 32-bit idx_t (Debian's libmetis-dev)");
 
 const char* metis_status_name(int status) {
-  switch (status) {
-    case METIS_ERROR_INPUT:
-      return "METIS_ERROR_INPUT (invalid input)";
-    case METIS_ERROR_MEMORY:
-      return "METIS_ERROR_MEMORY (out of memory)";
-    case METIS_ERROR:
-      return "METIS_ERROR (internal error)";
-    default:
-      return "unknown METIS status";
-  }
+  return status == METIS_ERROR_INPUT    ? "METIS_ERROR_INPUT (invalid input)"
+         : status == METIS_ERROR_MEMORY ? "METIS_ERROR_MEMORY (out of memory)"
+         : status == METIS_ERROR        ? "METIS_ERROR (internal error)"
+                                        : "unknown METIS status";
 }
 
 }  // namespace
@@ -67,10 +61,7 @@ std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
   options_arr[METIS_OPTION_NUMBERING] = 0;
   options_arr[METIS_OPTION_SEED] = static_cast<idx_t>(options.seed & 0x7fffffffULL);
 
-  idx_t nvtxs = static_cast<idx_t>(n);
-  idx_t ncon_arg = ncon;
-  idx_t nparts = options.num_parts;
-  idx_t objval = 0;
+  idx_t nvtxs = static_cast<idx_t>(n), ncon_arg = ncon, nparts = options.num_parts, objval = 0;
   log_info("partition: METIS k-way, {} nodes, {} adjacency entries, {} parts, {} constraint(s)", n,
            adj.num_entries(), options.num_parts, ncon);
   Stopwatch watch;

@@ -4,7 +4,6 @@
 #include <metis.h>
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include "collective.h"
@@ -67,41 +66,35 @@ LocalGraph localize(const DistAdjacency& g, DistComm& comm) {
                                                                        lg.ghost_global.end(), u) -
                                                       lg.ghost_global.begin()));
   }
-  std::vector<std::vector<uint8_t>> ask(static_cast<size_t>(ranks));
+  std::vector<std::vector<int64_t>> ask(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r)
-    ask[r] = to_bytes(lg.ghost_global.data() + lg.ghost_begin[r],
-                      static_cast<size_t>(lg.ghost_begin[r + 1] - lg.ghost_begin[r]));
-  const std::vector<std::vector<uint8_t>> asked = comm.alltoall(std::move(ask));
+    ask[r].assign(lg.ghost_global.begin() + lg.ghost_begin[r],
+                  lg.ghost_global.begin() + lg.ghost_begin[r + 1]);
   lg.send_list.resize(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    lg.send_list[r].reserve(asked[r].size() / sizeof(int64_t));
-    for (int64_t id : from_bytes(asked[r])) {
+  const std::vector<std::vector<int64_t>> asked = send_ints(ask, comm);
+  for (int r = 0; r < ranks; ++r)
+    for (int64_t id : asked[r]) {
       PARTITA_CHECK(id >= lg.begin && id < end, Error,
                     "internal: rank {} was asked for vertex {} outside its block", rank, id);
       lg.send_list[r].push_back(static_cast<int32_t>(id - lg.begin));
     }
-  }
   return lg;
 }
 
 // Every ghost's value of `local` (one value per local vertex), in ghost order.
 template <typename T>
 std::vector<T> ghost_values(const LocalGraph& lg, const std::vector<T>& local, DistComm& comm) {
-  const int ranks = comm.size();
-  std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    std::vector<T> values(lg.send_list[r].size());
-    for (size_t i = 0; i < values.size(); ++i) values[i] = local[lg.send_list[r][i]];
-    send[r] = to_bytes(values);
-  }
-  std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(send));
-  std::vector<T> out(lg.ghost_global.size());
-  for (int r = 0; r < ranks; ++r) {
+  std::vector<std::vector<T>> send(lg.send_list.size());
+  for (size_t r = 0; r < send.size(); ++r)
+    for (int32_t v : lg.send_list[r]) send[r].push_back(local[v]);
+  const std::vector<std::vector<T>> got = send_ints(send, comm);
+  std::vector<T> out;
+  out.reserve(lg.ghost_global.size());
+  for (size_t r = 0; r < got.size(); ++r) {
     const size_t count = static_cast<size_t>(lg.ghost_begin[r + 1] - lg.ghost_begin[r]);
-    PARTITA_CHECK(recv[r].size() == count * sizeof(T), Error,
-                  "internal: rank {} sent {} bytes of ghost values, {} expected", r, recv[r].size(),
-                  count * sizeof(T));
-    if (count) std::memcpy(out.data() + lg.ghost_begin[r], recv[r].data(), recv[r].size());
+    PARTITA_CHECK(got[r].size() == count, Error,
+                  "internal: rank {} sent {} ghost values, {} expected", r, got[r].size(), count);
+    out.insert(out.end(), got[r].begin(), got[r].end());
   }
   return out;
 }
@@ -234,6 +227,7 @@ Level contract(const Level& l, int ncon, const std::vector<int32_t>& cluster, in
 
 // Part of each coarse vertex: METIS on rank 0 of the gathered coarse graph. `mine`: this
 // rank's coarse vertices as (vw [count * ncon], xadj [count + 1], adj [global coarse ids], ew).
+// `stats`: the gathered graph's figures and the levels (this rank's given), maxima over ranks.
 std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t>& vw,
                                         const std::vector<int64_t>& xadj,
                                         const std::vector<int64_t>& adj,
@@ -241,25 +235,23 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
                                         uint64_t seed, const std::vector<int64_t>& offset,
                                         DistComm& comm, CoarseStats* stats) {
   const int ranks = comm.size();
-  std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
-  {
-    std::vector<int64_t> msg;
-    msg.reserve(2 + vw.size() + xadj.size() + 2 * adj.size());
-    msg.push_back(count);
-    msg.push_back(static_cast<int64_t>(adj.size()));
-    msg.insert(msg.end(), vw.begin(), vw.end());
-    msg.insert(msg.end(), xadj.begin() + 1, xadj.end());
-    msg.insert(msg.end(), adj.begin(), adj.end());
-    msg.insert(msg.end(), ew.begin(), ew.end());
-    send[0] = to_bytes(msg);
-  }
-  std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(send));
-  std::vector<std::vector<uint8_t>> back(static_cast<size_t>(ranks));
+  std::vector<std::vector<int64_t>> send(static_cast<size_t>(ranks));
+  std::vector<int64_t>& msg = send[0];
+  msg.reserve(2 + vw.size() + xadj.size() + 2 * adj.size());
+  msg.push_back(count);
+  msg.push_back(static_cast<int64_t>(adj.size()));
+  msg.insert(msg.end(), vw.begin(), vw.end());
+  msg.insert(msg.end(), xadj.begin() + 1, xadj.end());
+  msg.insert(msg.end(), adj.begin(), adj.end());
+  msg.insert(msg.end(), ew.begin(), ew.end());
+  std::vector<std::vector<int64_t>> recv = send_ints(send, comm);
+  std::vector<int64_t>().swap(msg);
+  std::vector<std::vector<idx_t>> back(static_cast<size_t>(ranks));
   std::string error;
   if (comm.rank() == 0) {
     const int64_t nc = offset[ranks];
     int64_t entries = 0;
-    for (int r = 0; r < ranks; ++r) entries += reinterpret_cast<const int64_t*>(recv[r].data())[1];
+    for (int r = 0; r < ranks; ++r) entries += recv[r][1];
     constexpr int64_t kIdxMax = std::numeric_limits<idx_t>::max();
     if (nc >= kIdxMax || entries >= kIdxMax) {
       error = fmt::format(
@@ -272,7 +264,7 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
       g_adj.reserve(static_cast<size_t>(entries));
       g_ew.reserve(static_cast<size_t>(entries));
       for (int r = 0; r < ranks; ++r) {
-        const int64_t* p = reinterpret_cast<const int64_t*>(recv[r].data());
+        const int64_t* p = recv[r].data();
         const int64_t c = p[0], e = p[1];
         const int64_t* w = p + 2;
         const int64_t* x = w + c * ncon;
@@ -286,7 +278,7 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
           g_adj.push_back(static_cast<idx_t>(a[i]));
           g_ew.push_back(static_cast<idx_t>(std::min(ww[i], kIdxMax / 4)));
         }
-        std::vector<uint8_t>().swap(recv[r]);
+        std::vector<int64_t>().swap(recv[r]);
       }
       std::vector<idx_t> part(static_cast<size_t>(nc), 0);
       if (nc > 0) {
@@ -310,21 +302,20 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
         stats->coarse_edges = entries;
       }
       for (int r = 0; r < ranks; ++r)
-        back[r] = to_bytes(part.data() + offset[r], static_cast<size_t>(offset[r + 1] - offset[r]));
+        back[r].assign(part.begin() + offset[r], part.begin() + offset[r + 1]);
     }
   }
   comm.agree(error);
-  std::vector<std::vector<uint8_t>> got = comm.alltoall(std::move(back));
-  std::vector<int32_t> part(static_cast<size_t>(count));
-  PARTITA_CHECK(got[0].size() == part.size() * 4, Error,
-                "internal: {} bytes of coarse parts for {} coarse vertices", got[0].size(),
-                part.size());
-  if (count) std::memcpy(part.data(), got[0].data(), got[0].size());
+  const std::vector<idx_t> got = send_ints(back, comm)[0];
+  PARTITA_CHECK(static_cast<int64_t>(got.size()) == count, Error,
+                "internal: {} coarse parts for {} coarse vertices", got.size(), count);
+  std::vector<int32_t> part(got.begin(), got.end());
   if (stats) {
-    int64_t figures[2] = {stats->coarse_vertices, stats->coarse_edges};
-    comm.allreduce_max(figures, 2);
-    stats->coarse_vertices = figures[0];
-    stats->coarse_edges = figures[1];
+    int64_t figures[3] = {stats->levels, stats->coarse_vertices, stats->coarse_edges};
+    comm.allreduce_max(figures, 3);
+    stats->levels = static_cast<int>(figures[0]);
+    stats->coarse_vertices = figures[1];
+    stats->coarse_edges = figures[2];
   }
   return part;
 }
@@ -515,11 +506,7 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
       ew.resize(out);
     }
   }
-  if (stats) {
-    int64_t l = levels;
-    comm.allreduce_max(&l, 1);
-    stats->levels = static_cast<int>(l);
-  }
+  if (stats) stats->levels = levels;  // the max over ranks once the coarse graph is partitioned
   const std::vector<int32_t> coarse_part = partition_gathered(
       count, vw, xadj, adj, ew, ncon, num_parts, options.seed, offset, comm, stats);
   std::vector<int64_t>().swap(adj);

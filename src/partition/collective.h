@@ -66,40 +66,38 @@ class ByteReader {
 };
 
 template <class T>
-std::vector<uint8_t> to_bytes(const T* values, size_t count) {
-  std::vector<uint8_t> out(count * sizeof(T));
-  if (count > 0) std::memcpy(out.data(), values, out.size());
+std::vector<uint8_t> to_bytes(const std::vector<T>& v) {
+  std::vector<uint8_t> out(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
   return out;
 }
-template <class T>
-std::vector<uint8_t> to_bytes(const std::vector<T>& v) {
-  return to_bytes(v.data(), v.size());
-}
 
-inline std::vector<int64_t> from_bytes(const std::vector<uint8_t>& b) {
-  PARTITA_CHECK(b.size() % sizeof(int64_t) == 0, Error, "internal: {} bytes are not int64s",
-                b.size());
-  std::vector<int64_t> out(b.size() / sizeof(int64_t));
+template <class T = int64_t>
+std::vector<T> from_bytes(const std::vector<uint8_t>& b) {
+  PARTITA_CHECK(b.size() % sizeof(T) == 0, Error, "internal: {} bytes are not {}-byte integers",
+                b.size(), sizeof(T));
+  std::vector<T> out(b.size() / sizeof(T));
   if (!out.empty()) std::memcpy(out.data(), b.data(), b.size());
   return out;
 }
 
-// Int64 messages: send[r] to rank r; returns what each rank sent here.
-inline std::vector<std::vector<int64_t>> send_ints(const std::vector<std::vector<int64_t>>& send,
-                                                   DistComm& comm) {
+// Integer messages (int64, or int32 and the like): send[r] to rank r; returns what each rank
+// sent here.
+template <class T>
+std::vector<std::vector<T>> send_ints(const std::vector<std::vector<T>>& send, DistComm& comm) {
   std::vector<std::vector<uint8_t>> bytes(send.size());
   for (size_t r = 0; r < send.size(); ++r) bytes[r] = to_bytes(send[r]);
   std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(bytes));
-  std::vector<std::vector<int64_t>> out(recv.size());
-  for (size_t r = 0; r < recv.size(); ++r) out[r] = from_bytes(recv[r]);
+  std::vector<std::vector<T>> out(recv.size());
+  for (size_t r = 0; r < recv.size(); ++r) out[r] = from_bytes<T>(recv[r]);
   return out;
 }
 
-// Every rank's `mine`, in rank order.
-inline std::vector<std::vector<int64_t>> gather_ints(const std::vector<int64_t>& mine,
-                                                     DistComm& comm) {
-  std::vector<std::vector<int64_t>> out;
-  for (const auto& b : comm.allgather(to_bytes(mine))) out.push_back(from_bytes(b));
+// Every rank's `mine` (integers, or plain structs of them), in rank order.
+template <class T = int64_t>
+std::vector<std::vector<T>> gather_ints(const std::vector<T>& mine, DistComm& comm) {
+  std::vector<std::vector<T>> out;
+  for (const auto& b : comm.allgather(to_bytes(mine))) out.push_back(from_bytes<T>(b));
   return out;
 }
 

@@ -48,9 +48,9 @@ bool row_has(const ShardGraph& g, int64_t v, int64_t u) {
   return std::binary_search(first, last, u);
 }
 
-// The rank holding the unordered pair {lo, hi} (lo <= hi) in sets shared by hash.
-int pair_owner(int64_t lo, int64_t hi, int ranks) {
-  return static_cast<int>(pair_hash(lo, hi) % static_cast<uint64_t>(ranks));
+// The rank holding the unordered pair {a, b} in sets shared by hash.
+int pair_owner(int64_t a, int64_t b, int ranks) {
+  return static_cast<int>(pair_hash(std::min(a, b), std::max(a, b)) % static_cast<uint64_t>(ranks));
 }
 
 // Calls f(k, s, d) for every stored entry k, s -> d, of this rank's rows, in order.
@@ -91,16 +91,6 @@ std::vector<uint8_t> unit_entries(const ShardGraph& g, DistComm& comm) {
   for (int r = 0; r < R; ++r)
     for (size_t j = 0; j < where[r].size(); ++j) unit[where[r][j]] = answers[r][j] ? 0 : 1;
   return unit;
-}
-
-// A random split draws over node pairs (edge_split.h): with edge_time a pair repeated at
-// different times is several stored entries, adjacent in their row (rows are sorted by
-// source). Keeps the unit mark on the first of each run only, so a pair is one unit however
-// many copies it has, and all of them leave the graph with it (remove_held_out).
-void first_copies_only(const graph::Csr& c, std::vector<uint8_t>* unit) {
-  for (int64_t i = 0; i < c.num_rows(); ++i)
-    for (int64_t k = c.indptr[i] + 1; k < c.indptr[i + 1]; ++k)
-      if (c.indices[k] == c.indices[k - 1]) (*unit)[k] = 0;
 }
 
 // The stored entries' edge_time column, or null.
@@ -144,13 +134,9 @@ TimePicks latest_units(const ShardGraph& g, const std::vector<uint8_t>& unit, co
     std::nth_element(mine.begin(), mine.begin() + held, mine.end(), later);
     mine.resize(static_cast<size_t>(held));
   }
-  std::vector<int64_t> flat;
-  flat.reserve(4 * mine.size());
-  for (const Unit& u : mine) flat.insert(flat.end(), {u.time, u.index, u.lo, u.hi});
   std::vector<Unit> all;
-  for (const std::vector<int64_t>& theirs : gather_ints(flat, comm))
-    for (size_t i = 0; i + 3 < theirs.size(); i += 4)
-      all.push_back({theirs[i], theirs[i + 1], theirs[i + 2], theirs[i + 3]});
+  for (const std::vector<Unit>& theirs : gather_ints(mine, comm))
+    all.insert(all.end(), theirs.begin(), theirs.end());
   std::sort(all.begin(), all.end(), later);
   all.resize(static_cast<size_t>(held));
   std::reverse(all.begin(), all.end());  // ascending by (time, index): validation first
@@ -176,9 +162,16 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
   const Column* times = o.by == SplitBy::kTime ? time_column(g) : nullptr;
   PARTITA_CHECK(o.by != SplitBy::kTime || times != nullptr, Error,
                 "internal: a split by time without edge times");
-  // By time every copy of a pair is a unit (its own time); at random the pair is.
+  // By time every copy of a pair is a unit (its own time). A random split draws over node
+  // pairs (edge_split.h): with edge_time a pair repeated at different times is several
+  // stored entries, adjacent in their row (rows are sorted by source); only the first of
+  // each run keeps the unit mark, so a pair is one unit however many copies it has, and all
+  // of them leave the graph with it (remove_held_out).
   std::vector<uint8_t> unit = unit_entries(g, comm);
-  if (times == nullptr) first_copies_only(g.in_edges, &unit);
+  const graph::Csr& c = g.in_edges;
+  for (int64_t i = 0; i < c.num_rows() && times == nullptr; ++i)
+    for (int64_t k = c.indptr[i] + 1; k < c.indptr[i + 1]; ++k)
+      if (c.indices[k] == c.indices[k - 1]) unit[k] = 0;
   const RankOffsets count =
       offsets_over_ranks({static_cast<int64_t>(std::count(unit.begin(), unit.end(), 1))}, comm);
   const int64_t offset = count.first[0], units = count.total[0];
@@ -296,9 +289,6 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
   const std::vector<int64_t> first_row = offsets_over_ranks(mine, comm).first;
 
   const BlockOwner owner(g.num_nodes, R);
-  auto hash_owner = [&](int64_t a, int64_t b) {
-    return pair_owner(std::min(a, b), std::max(a, b), R);
-  };
   // Messages of (kind, row, a, b).
   std::vector<std::vector<int64_t>> to_rows(static_cast<size_t>(R)),
       to_hash(static_cast<size_t>(R));
@@ -307,7 +297,7 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
     for (size_t i = 0; i < v.size(); i += 2) {
       const int64_t row = first_row[kind] + static_cast<int64_t>(i / 2), a = v[i], b = v[i + 1];
       const auto send = [&](std::vector<int64_t>& to) { to.insert(to.end(), {kind, row, a, b}); };
-      send(to_hash[hash_owner(a, b)]);
+      send(to_hash[pair_owner(a, b, R)]);
       if (kind < 3) continue;
       send(to_rows[owner(b)]);
       if (owner(a) != owner(b)) send(to_rows[owner(a)]);

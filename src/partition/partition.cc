@@ -109,13 +109,7 @@ PartitionSummary run_stages(PartitionInput& in, const PartitionOptions& o, DistC
 }  // namespace
 
 const char* method_name(Method method) {
-  switch (method) {
-    case Method::kMetis:
-      return "metis";
-    case Method::kRandom:
-      return "random";
-  }
-  return "unknown";
+  return method == Method::kMetis ? "metis" : method == Method::kRandom ? "random" : "unknown";
 }
 
 PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadOptions& load,

@@ -43,11 +43,9 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
     stats.imbalance.assign(static_cast<size_t>(ncon), 1.0);
     bool balanced = true;
     for (int c = 0; c < ncon; ++c) {
-      int64_t total = 0, largest = 0;
-      for (size_t p = 0; p < P; ++p) {
-        total += load[c * P + p];
-        largest = std::max(largest, load[c * P + p]);
-      }
+      const auto first = load.begin() + c * P, last = first + P;
+      const int64_t total = std::accumulate(first, last, int64_t{0});
+      const int64_t largest = *std::max_element(first, last);
       cap[c] = static_cast<int64_t>(std::floor(aim * static_cast<double>(total) / num_parts));
       const double mean = static_cast<double>(total) / num_parts;
       if (total > 0 && static_cast<double>(largest) > limit * mean) balanced = false;
@@ -157,8 +155,7 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
         if (done) break;
       }
     }
-    int64_t total_moved = moved;
-    comm.allreduce_sum(&total_moved, 1);
+    const int64_t total_moved = sum_over_ranks({moved}, comm)[0];
     stats.moved += total_moved;
     stuck = total_moved == 0;
   }

@@ -9,9 +9,7 @@
 // are sorted and deduplicated, so the result is the same for every rank count, thread
 // count and arrival order.
 #include <algorithm>
-#include <cstring>
 
-#include "layout.h"
 #include "partita/core/error.h"
 #include "partita/core/parallel.h"
 #include "partita/partition/pipeline.h"
@@ -20,35 +18,25 @@
 namespace partita::partition {
 namespace {
 
-constexpr int kRelationShift = 47;
 constexpr uint64_t kSourceMask = (uint64_t{1} << kRelationShift) - 1;
 constexpr int64_t kChunk = int64_t{1} << 16;
 
 // Packs this rank's edges (consuming shard.src/dst/edge_relation) into one buffer per
 // destination rank: entries (key, dst) for the edge's destination owner, and the reverse
 // (key', src) for the source's owner when `reverse` is set. Self loops are skipped.
-std::vector<std::vector<uint8_t>> pack_edges(data::DatasetShard& shard, bool typed, bool reverse,
-                                             int input_relations, int ranks, int threads) {
+std::vector<std::vector<uint8_t>> pack_edges(data::DatasetShard& shard, bool reverse, int ranks,
+                                             int threads) {
   const int64_t m = static_cast<int64_t>(shard.src.size());
   const BlockOwner owner(shard.num_nodes, ranks);
   // Pass 1: entries per (chunk, rank), so each chunk writes its own slice of each buffer.
   const int64_t chunks = (m + kChunk - 1) / kChunk;
   std::vector<int64_t> count(static_cast<size_t>(chunks * ranks + ranks), 0);
   auto for_each_entry = [&](int64_t b, int64_t e, auto&& emit) {
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t s = shard.src[i], d = shard.dst[i];
-      if (s == d) continue;
-      const uint64_t rel = typed ? static_cast<uint64_t>(shard.edge_relation[i]) : 0;
-      emit(owner(d), (rel << kRelationShift) | static_cast<uint64_t>(s), d);
-      if (reverse) {
-        const uint64_t rev = typed ? rel + static_cast<uint64_t>(input_relations) : 0;
-        emit(owner(s), (rev << kRelationShift) | static_cast<uint64_t>(d), s);
-      }
-    }
+    for (int64_t i = b; i < e; ++i) edge_entries(shard, i, reverse, owner, emit);
   };
   parallel_chunks(0, m, kChunk, threads, [&](int64_t b, int64_t e) {
     int64_t* c = count.data() + (b / kChunk) * ranks;
-    for_each_entry(b, e, [&](int r, uint64_t, int64_t) { ++c[r]; });
+    for_each_entry(b, e, [&](int r, uint64_t, int64_t, bool) { ++c[r]; });
   });
   // Exclusive offsets per rank buffer, chunk by chunk.
   std::vector<int64_t> total(static_cast<size_t>(ranks), 0);
@@ -62,7 +50,7 @@ std::vector<std::vector<uint8_t>> pack_edges(data::DatasetShard& shard, bool typ
   for (int r = 0; r < ranks; ++r) send[r].resize(static_cast<size_t>(total[r]) * 16);
   parallel_chunks(0, m, kChunk, threads, [&](int64_t b, int64_t e) {
     int64_t* cursor = count.data() + (b / kChunk) * ranks;
-    for_each_entry(b, e, [&](int r, uint64_t key, int64_t d) {
+    for_each_entry(b, e, [&](int r, uint64_t key, int64_t d, bool) {
       uint64_t* out = reinterpret_cast<uint64_t*>(send[r].data()) + 2 * cursor[r]++;
       out[0] = key;
       out[1] = static_cast<uint64_t>(d);
@@ -72,19 +60,6 @@ std::vector<std::vector<uint8_t>> pack_edges(data::DatasetShard& shard, bool typ
   std::vector<int64_t>().swap(shard.dst);
   std::vector<int32_t>().swap(shard.edge_relation);
   return send;
-}
-
-// The typed rows' keys (relation << 47 | source) split into g.in_edges' sources and
-// g.edge_relation.
-void unpack_keys(ShardGraph& g, int threads) {
-  std::vector<int64_t>& keys = g.in_edges.indices;
-  g.edge_relation.resize(keys.size());
-  parallel_chunks(0, static_cast<int64_t>(keys.size()), kChunk, threads, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      g.edge_relation[i] = static_cast<int32_t>(static_cast<uint64_t>(keys[i]) >> kRelationShift);
-      keys[i] &= static_cast<int64_t>(kSourceMask);
-    }
-  });
 }
 
 }  // namespace
@@ -108,18 +83,11 @@ graph::Csr rows_of_entries(std::vector<std::vector<uint8_t>> recv, int64_t node_
       }
     }
   };
+  int64_t received = 0;
   for (const auto& buffer : recv) {
     PARTITA_CHECK(buffer.size() % 16 == 0, Error, "internal: edge message of {} bytes",
                   buffer.size());
-    const uint64_t* p = reinterpret_cast<const uint64_t*>(buffer.data());
-    const int64_t n = static_cast<int64_t>(buffer.size() / 16);
-    int64_t outside = 0;
-    for (int64_t i = 0; i < n; ++i)
-      outside += static_cast<uint64_t>(static_cast<int64_t>(p[2 * i + 1]) - node_begin) >=
-                 static_cast<uint64_t>(rows);
-    PARTITA_CHECK(outside == 0, Error,
-                  "internal: rank {} received {} edges outside its block [{}, {})", rank, outside,
-                  node_begin, node_begin + rows);
+    received += static_cast<int64_t>(buffer.size() / 16);
   }
   parallel_chunks(0, stripes, 1, stripes, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t)
@@ -127,8 +95,11 @@ graph::Csr rows_of_entries(std::vector<std::vector<uint8_t>> recv, int64_t node_
                         [&](int64_t row, uint64_t) { ++csc.indptr[row + 1]; });
   });
   for (int64_t v = 0; v < rows; ++v) csc.indptr[v + 1] += csc.indptr[v];
-  const int64_t entries = csc.indptr[rows];
-  csc.indices.resize(static_cast<size_t>(entries));
+  // The stripes count the entries of the block's rows only.
+  PARTITA_CHECK(csc.indptr[rows] == received, Error,
+                "internal: rank {} received {} edges outside its block [{}, {})", rank,
+                received - csc.indptr[rows], node_begin, node_begin + rows);
+  csc.indices.resize(static_cast<size_t>(csc.indptr[rows]));
   {
     std::vector<int64_t> cursor(csc.indptr.begin(), csc.indptr.end() - 1);
     uint64_t* keys = reinterpret_cast<uint64_t*>(csc.indices.data());
@@ -141,26 +112,7 @@ graph::Csr rows_of_entries(std::vector<std::vector<uint8_t>> recv, int64_t node_
   std::vector<std::vector<uint8_t>>().swap(recv);
 
   // Sort and deduplicate each row where it lies, then compact.
-  std::vector<int64_t> kept(static_cast<size_t>(rows), 0);
-  uint64_t* keys = reinterpret_cast<uint64_t*>(csc.indices.data());
-  parallel_chunks(0, rows, 1 << 12, threads, [&](int64_t b, int64_t e) {
-    for (int64_t v = b; v < e; ++v) {
-      uint64_t* first = keys + csc.indptr[v];
-      uint64_t* last = keys + csc.indptr[v + 1];
-      std::sort(first, last);
-      kept[v] = std::unique(first, last) - first;
-    }
-  });
-  int64_t out = 0;
-  for (int64_t v = 0; v < rows; ++v) {
-    const int64_t begin = csc.indptr[v];
-    if (out != begin)
-      std::memmove(keys + out, keys + begin, static_cast<size_t>(kept[v]) * sizeof(uint64_t));
-    csc.indptr[v] = out;
-    out += kept[v];
-  }
-  csc.indptr[rows] = out;
-  csc.indices.resize(static_cast<size_t>(out));
+  graph::sort_and_dedup_rows(csc, threads);
   csc.indices.shrink_to_fit();
   return csc;
 }
@@ -193,12 +145,22 @@ ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool re
   g.symmetric = reverse;
 
   if (shard.edge_arrays.empty())
-    g.in_edges = rows_of_entries(
-        comm.alltoall(pack_edges(shard, typed, reverse, input_relations, ranks, threads)),
-        g.node_begin, g.node_end - g.node_begin, comm.rank(), threads);
+    g.in_edges = rows_of_entries(comm.alltoall(pack_edges(shard, reverse, ranks, threads)),
+                                 g.node_begin, g.node_end - g.node_begin, comm.rank(), threads);
   else
-    build_keyed_rows(shard, typed, reverse, input_relations, comm, threads, g);
-  if (typed) unpack_keys(g, threads);
+    build_keyed_rows(shard, reverse, comm, threads, g);
+  if (typed) {  // the keys (relation << 47 | source) split into sources and g.edge_relation
+    std::vector<int64_t>& keys = g.in_edges.indices;
+    g.edge_relation.resize(keys.size());
+    parallel_chunks(0, static_cast<int64_t>(keys.size()), kChunk, threads,
+                    [&](int64_t b, int64_t e) {
+                      for (int64_t i = b; i < e; ++i) {
+                        g.edge_relation[i] =
+                            static_cast<int32_t>(static_cast<uint64_t>(keys[i]) >> kRelationShift);
+                        keys[i] &= static_cast<int64_t>(kSourceMask);
+                      }
+                    });
+  }
   g.num_edges_total = g.in_edges.num_entries();
   comm.allreduce_sum(&g.num_edges_total, 1);
   if (typed && reverse) {  // the relations as stored (data/hetero.h's convention)

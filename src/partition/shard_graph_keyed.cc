@@ -10,14 +10,12 @@
 
 #include <cstring>
 
-#include "layout.h"
 #include "partita/core/error.h"
 #include "partita/data/order_rows.h"
 
 namespace partita::partition {
 namespace {
 
-constexpr int kRelationShift = 47;
 constexpr size_t kHead = 32;
 
 struct Entry {
@@ -27,8 +25,8 @@ struct Entry {
 
 }  // namespace
 
-void build_keyed_rows(data::DatasetShard& shard, bool typed, bool reverse, int input_relations,
-                      DistComm& comm, int threads, ShardGraph& g) {
+void build_keyed_rows(data::DatasetShard& shard, bool reverse, DistComm& comm, int threads,
+                      ShardGraph& g) {
   const int ranks = comm.size();
   const int64_t m = static_cast<int64_t>(shard.src.size());
   const std::vector<data::ExtraArray>& arrays = shard.edge_arrays;
@@ -44,29 +42,20 @@ void build_keyed_rows(data::DatasetShard& shard, bool typed, bool reverse, int i
   const BlockOwner owner(shard.num_nodes, ranks);
 
   std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
-  auto emit = [&](int r, uint64_t key, int64_t d, int64_t when, int64_t position, int64_t i) {
-    std::vector<uint8_t>& out = send[r];
-    const size_t at = out.size();
-    out.resize(at + record);
-    const int64_t head[4] = {static_cast<int64_t>(key), d, when, position};
-    std::memcpy(out.data() + at, head, kHead);
-    size_t off = at + kHead;
-    for (const data::ExtraArray& a : arrays) {
-      std::memcpy(out.data() + off, a.values.data() + i * a.row_bytes(), a.row_bytes());
-      off += a.row_bytes();
-    }
-  };
-  for (int64_t i = 0; i < m; ++i) {
-    const int64_t s = shard.src[i], d = shard.dst[i];
-    if (s == d) continue;
-    const int64_t position = 2 * (shard.first_edge + i), when = t ? t[i] : 0;
-    const uint64_t rel = typed ? static_cast<uint64_t>(shard.edge_relation[i]) : 0;
-    emit(owner(d), (rel << kRelationShift) | static_cast<uint64_t>(s), d, when, position, i);
-    if (reverse) {
-      const uint64_t rev = typed ? rel + static_cast<uint64_t>(input_relations) : 0;
-      emit(owner(s), (rev << kRelationShift) | static_cast<uint64_t>(d), s, when, position + 1, i);
-    }
-  }
+  for (int64_t i = 0; i < m; ++i)
+    edge_entries(shard, i, reverse, owner, [&](int r, uint64_t key, int64_t row, bool reversed) {
+      std::vector<uint8_t>& out = send[r];
+      const size_t at = out.size();
+      out.resize(at + record);
+      const int64_t head[4] = {static_cast<int64_t>(key), row, t ? t[i] : 0,
+                               2 * (shard.first_edge + i) + reversed};
+      std::memcpy(out.data() + at, head, kHead);
+      size_t off = at + kHead;
+      for (const data::ExtraArray& a : arrays) {
+        std::memcpy(out.data() + off, a.values.data() + i * a.row_bytes(), a.row_bytes());
+        off += a.row_bytes();
+      }
+    });
   // The arrays' values are sent: only their names, dtypes and dims stay.
   for (data::ExtraArray& a : shard.edge_arrays) std::vector<uint8_t>().swap(a.values);
   std::vector<int64_t>().swap(shard.src);

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "collective.h"       // src/partition: offsets_over_ranks
+#include "collective.h"       // src/partition: offsets_over_ranks, send_ints, gather_ints
 #include "edge_split_draw.h"  // src/partition: which negative draw a graph takes
 #include "helpers/inproc_dist_comm.h"
 #include "helpers/on_threads.h"
@@ -373,6 +373,38 @@ TEST(EdgeSplitCollectives, OffsetsOverRanksSumTheRanksBelowAndAll) {
       EXPECT_EQ(got[r].total,
                 (std::vector<int64_t>{ranks * (ranks + 1) / 2, 10 * ranks * (ranks - 1) / 2, 0}))
           << ranks << " ranks";
+    }
+  }
+}
+
+// send_ints and gather_ints move elements of any integer width, and plain structs of
+// integers, whole: what rank r sent to rank q arrives at q as it left, element by element.
+TEST(EdgeSplitCollectives, SendAndGatherKeepTheirElementType) {
+  struct Pair {
+    int64_t a, b;
+  };
+  for (int ranks : {1, 2, 3}) {
+    testing::InProcessDistComms comms(ranks);
+    std::vector<std::vector<std::vector<int32_t>>> sent(static_cast<size_t>(ranks));
+    std::vector<std::vector<std::vector<Pair>>> gathered(static_cast<size_t>(ranks));
+    const auto failures = testing::on_threads(ranks, [&](int r) {
+      std::vector<std::vector<int32_t>> send(static_cast<size_t>(ranks));
+      for (int q = 0; q < ranks; ++q) send[q].assign(static_cast<size_t>(q + 1), -(10 * r + q));
+      sent[r] = send_ints(send, comms.member(r));
+      gathered[r] =
+          gather_ints(std::vector<Pair>(static_cast<size_t>(r), {r, -r}), comms.member(r));
+    });
+    for (int q = 0; q < ranks; ++q) {
+      EXPECT_EQ(failures[q], "") << "rank " << q;
+      ASSERT_EQ(sent[q].size(), static_cast<size_t>(ranks));
+      ASSERT_EQ(gathered[q].size(), static_cast<size_t>(ranks));
+      for (int r = 0; r < ranks; ++r) {
+        EXPECT_EQ(sent[q][r], std::vector<int32_t>(static_cast<size_t>(q + 1), -(10 * r + q)))
+            << ranks << " ranks, from rank " << r << " to " << q;
+        ASSERT_EQ(gathered[q][r].size(), static_cast<size_t>(r)) << ranks << " ranks";
+        for (const Pair& p : gathered[q][r])
+          EXPECT_TRUE(p.a == r && p.b == -r) << ranks << " ranks";
+      }
     }
   }
 }
