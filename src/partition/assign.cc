@@ -266,23 +266,20 @@ int64_t distributed_edge_cut(const ShardGraph& graph, const std::vector<int32_t>
   const int ranks = comm.size();
   const BlockOwner owner(graph.num_nodes, ranks);
   const graph::Csr& in = graph.in_edges;
-  std::vector<std::vector<uint8_t>> ask(static_cast<size_t>(ranks));
+  std::vector<std::vector<int64_t>> ask(static_cast<size_t>(ranks));
   std::vector<int64_t> count(static_cast<size_t>(ranks), 0);
   for (int64_t u : in.indices) ++count[owner(u)];
-  for (int r = 0; r < ranks; ++r) ask[r].reserve(static_cast<size_t>(count[r]) * 8);
-  for (int64_t u : in.indices) BytePacker(&ask[owner(u)]).put(u);
-  std::vector<std::vector<uint8_t>> answer = comm.alltoall(std::move(ask));
-  for (std::vector<uint8_t>& asked : answer) {  // each id replaced by its part, in place
-    int64_t* ids = reinterpret_cast<int64_t*>(asked.data());
-    for (size_t i = 0; i < asked.size() / 8; ++i) ids[i] = part[ids[i] - graph.node_begin];
-  }
-  const std::vector<std::vector<uint8_t>> parts = comm.alltoall(std::move(answer));
+  for (int r = 0; r < ranks; ++r) ask[r].reserve(static_cast<size_t>(count[r]));
+  for (int64_t u : in.indices) ask[owner(u)].push_back(u);
+  const std::vector<std::vector<int64_t>> parts =
+      ask_ranks(std::move(ask), 1, comm,
+                [&](const int64_t* u) -> int64_t { return part[*u - graph.node_begin]; });
   std::fill(count.begin(), count.end(), 0);
   int64_t cut = 0;
   for (int64_t v = 0; v < in.num_rows(); ++v)
     for (int64_t k = in.indptr[v]; k < in.indptr[v + 1]; ++k) {
       const int r = owner(in.indices[k]);
-      cut += reinterpret_cast<const int64_t*>(parts[r].data())[count[r]++] != part[v];
+      cut += parts[r][count[r]++] != part[v];
     }
   comm.allreduce_sum(&cut, 1);
   return cut;

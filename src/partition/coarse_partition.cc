@@ -71,7 +71,7 @@ LocalGraph localize(const DistAdjacency& g, DistComm& comm) {
     ask[r].assign(lg.ghost_global.begin() + lg.ghost_begin[r],
                   lg.ghost_global.begin() + lg.ghost_begin[r + 1]);
   lg.send_list.resize(static_cast<size_t>(ranks));
-  const std::vector<std::vector<int64_t>> asked = send_ints(ask, comm);
+  const std::vector<std::vector<int64_t>> asked = send_ints(std::move(ask), comm);
   for (int r = 0; r < ranks; ++r)
     for (int64_t id : asked[r]) {
       PARTITA_CHECK(id >= lg.begin && id < end, Error,
@@ -87,7 +87,7 @@ std::vector<T> ghost_values(const LocalGraph& lg, const std::vector<T>& local, D
   std::vector<std::vector<T>> send(lg.send_list.size());
   for (size_t r = 0; r < send.size(); ++r)
     for (int32_t v : lg.send_list[r]) send[r].push_back(local[v]);
-  const std::vector<std::vector<T>> got = send_ints(send, comm);
+  const std::vector<std::vector<T>> got = send_ints(std::move(send), comm);
   std::vector<T> out;
   out.reserve(lg.ghost_global.size());
   for (size_t r = 0; r < got.size(); ++r) {
@@ -244,8 +244,7 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
   msg.insert(msg.end(), xadj.begin() + 1, xadj.end());
   msg.insert(msg.end(), adj.begin(), adj.end());
   msg.insert(msg.end(), ew.begin(), ew.end());
-  std::vector<std::vector<int64_t>> recv = send_ints(send, comm);
-  std::vector<int64_t>().swap(msg);
+  std::vector<std::vector<int64_t>> recv = send_ints(std::move(send), comm);  // frees msg
   std::vector<std::vector<idx_t>> back(static_cast<size_t>(ranks));
   std::string error;
   if (comm.rank() == 0) {
@@ -306,7 +305,7 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
     }
   }
   comm.agree(error);
-  const std::vector<idx_t> got = send_ints(back, comm)[0];
+  const std::vector<idx_t> got = send_ints(std::move(back), comm)[0];
   PARTITA_CHECK(static_cast<int64_t>(got.size()) == count, Error,
                 "internal: {} coarse parts for {} coarse vertices", got.size(), count);
   std::vector<int32_t> part(got.begin(), got.end());

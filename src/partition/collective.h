@@ -14,6 +14,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "partita/core/error.h"
@@ -82,15 +83,37 @@ std::vector<T> from_bytes(const std::vector<uint8_t>& b) {
 }
 
 // Integer messages (int64, or int32 and the like): send[r] to rank r; returns what each rank
-// sent here.
+// sent here. Each message is freed once copied (move `send` in to hold one copy, not two).
 template <class T>
-std::vector<std::vector<T>> send_ints(const std::vector<std::vector<T>>& send, DistComm& comm) {
+std::vector<std::vector<T>> send_ints(std::vector<std::vector<T>> send, DistComm& comm) {
   std::vector<std::vector<uint8_t>> bytes(send.size());
-  for (size_t r = 0; r < send.size(); ++r) bytes[r] = to_bytes(send[r]);
+  for (size_t r = 0; r < send.size(); ++r) bytes[r] = to_bytes(std::exchange(send[r], {}));
   std::vector<std::vector<uint8_t>> recv = comm.alltoall(std::move(bytes));
   std::vector<std::vector<T>> out(recv.size());
-  for (size_t r = 0; r < recv.size(); ++r) out[r] = from_bytes<T>(recv[r]);
+  for (size_t r = 0; r < recv.size(); ++r) out[r] = from_bytes<T>(std::exchange(recv[r], {}));
   return out;
+}
+
+// One round of questions: ask[r] holds questions for rank r, `width` integers each, and the
+// asked rank answers each with answer(pointer to its integers), one integer. Returns per rank
+// the answers to ask[r], in its order. Questions are answered in place, without copies.
+template <class Answer>
+std::vector<std::vector<int64_t>> ask_ranks(std::vector<std::vector<int64_t>> ask, size_t width,
+                                            DistComm& comm, Answer&& answer) {
+  std::vector<size_t> asked(ask.size());
+  for (size_t r = 0; r < ask.size(); ++r) asked[r] = ask[r].size() / width;
+  std::vector<std::vector<int64_t>> questions = send_ints(std::move(ask), comm);
+  for (std::vector<int64_t>& q : questions) {  // answer j over question j's first integer
+    const size_t n = q.size() / width;
+    for (size_t j = 0; j < n; ++j) q[j] = answer(q.data() + j * width);
+    q.resize(n);
+  }
+  std::vector<std::vector<int64_t>> answers = send_ints(std::move(questions), comm);
+  for (size_t r = 0; r < answers.size(); ++r)
+    PARTITA_CHECK(answers[r].size() == asked[r], Error,
+                  "internal: {} answers to {} questions asked of rank {}", answers[r].size(),
+                  asked[r], r);
+  return answers;
 }
 
 // Every rank's `mine` (integers, or plain structs of them), in rank order.

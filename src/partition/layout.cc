@@ -97,28 +97,21 @@ std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLa
   for (size_t j = 0; j < keyed.size(); ++j)
     if (j == 0 || keyed[j].first != keyed[j - 1].first)
       asked[layout.block_owner()(keyed[j].first)].push_back(keyed[j].first);
-  std::vector<std::vector<int64_t>> questions = send_ints(asked, comm);
   std::string internal;
-  for (auto& q : questions)
-    for (int64_t& v : q) {
-      const int64_t i = v - node_begin;
-      // Asked of the block owner, so always inside: a violation is a bug of the asker.
-      const bool inside = i >= 0 && i < static_cast<int64_t>(new_id.size());
-      if (!inside)
+  const std::vector<std::vector<int64_t>> replies =
+      ask_ranks(std::move(asked), 1, comm, [&](const int64_t* v) -> int64_t {
+        const int64_t i = *v - node_begin;
+        // Asked of the block owner, so always inside: a violation is a bug of the asker.
+        if (i >= 0 && i < static_cast<int64_t>(new_id.size())) return new_id[i];
         internal =
-            fmt::format("internal: asked for the new id of {}, outside this rank's block", v);
-      v = inside ? new_id[i] : -1;
-    }
-  const std::vector<std::vector<int64_t>> replies = send_ints(questions, comm);
+            fmt::format("internal: asked for the new id of {}, outside this rank's block", *v);
+        return -1;
+      });
   PARTITA_CHECK(internal.empty(), Error, "{}", internal);
   PARTITA_CHECK(bad.load() < 0, Error, "source id {} is outside [0, {})", bad.load(), num_nodes);
   std::vector<int64_t> answers;  // owners in order: the distinct sources' new ids, ascending
-  for (int r = 0; r < R; ++r) {
-    PARTITA_CHECK(replies[r].size() == asked[r].size(), Error,
-                  "internal: {} new ids for {} asked of rank {}", replies[r].size(),
-                  asked[r].size(), r);
-    answers.insert(answers.end(), replies[r].begin(), replies[r].end());
-  }
+  for (const std::vector<int64_t>& reply : replies)
+    answers.insert(answers.end(), reply.begin(), reply.end());
   for (size_t j = 0, slot = 0; j < keyed.size(); ++j) {
     if (j > 0 && keyed[j].first != keyed[j - 1].first) ++slot;
     mapped[keyed[j].second] = answers[slot];
