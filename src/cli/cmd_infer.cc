@@ -15,6 +15,7 @@
 #include "device_flag.h"
 #include "flags.h"
 #include "host_local_flag.h"
+#include "partita/core/directory.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
@@ -64,9 +65,7 @@ void check_out_dir(runtime::Session& session, const Flags& flags) {
 }
 
 void write_outputs(const std::string& dir, const train::InferenceOutput& out) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", dir, ec.message());
+  create_directory(dir);
   write_npy<float>((fs::path(dir) / "embeddings.npy").string(),
                    ArrayView<const float>(out.embeddings), {out.num_nodes, out.embedding_dim});
   if (!out.predictions.empty())

@@ -15,6 +15,7 @@
 #include "alias_table.h"
 #include "dcsbm.h"
 #include "generate_util.h"
+#include "partita/core/directory.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
@@ -319,10 +320,7 @@ GenerateStats generate_synthetic(const GenerateOptions& options) {
   const GenerateOptions& o = options;
   Stopwatch watch;
   const int threads = resolve_threads(o.threads);
-  std::error_code ec;
-  fs::create_directories(o.out_dir, ec);
-  PARTITA_CHECK(!ec && fs::is_directory(o.out_dir), IoError, "{}: cannot create directory: {}",
-                o.out_dir, ec ? ec.message() : "not a directory");
+  create_directory(o.out_dir);
   const std::string dir = o.out_dir + "/";
   const int64_t num_edges =
       static_cast<int64_t>(std::llround(static_cast<double>(o.nodes) * o.avg_degree));

@@ -11,6 +11,7 @@
 
 #include "dcsbm.h"
 #include "generate_util.h"
+#include "partita/core/directory.h"
 #include "partita/core/error.h"
 #include "partita/core/half.h"
 #include "partita/core/log.h"
@@ -178,12 +179,7 @@ GenerateStats generate_chunked_share(const GenerateOptions& options,
   Stopwatch watch;
   const int threads = resolve_threads(o.threads);
   const std::string dir = o.out_dir + "/";
-  for (const char* sub : {"", "edges", "nodes"}) {
-    std::error_code ec;
-    fs::create_directories(dir + sub, ec);
-    PARTITA_CHECK(!ec && fs::is_directory(dir + sub), IoError, "{}{}: cannot create directory: {}",
-                  dir, sub, ec ? ec.message() : "not a directory");
-  }
+  for (const char* sub : {"", "edges", "nodes"}) create_directory(dir + sub);
   // A manifest left by an earlier run would describe chunks being replaced: drop it, so the
   // directory is no dataset until this run's manifest is written.
   if (rank == 0) {

@@ -18,6 +18,7 @@
 
 #include "alias_table.h"
 #include "generate_util.h"
+#include "partita/core/directory.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/npy.h"
@@ -191,9 +192,7 @@ int64_t write_typed_arrays(const HeteroGenerateOptions& o, const std::string& di
                            const std::vector<int64_t>& edges, const int64_t* counts, int threads) {
   int64_t bytes = 0;
   auto folder = [&](const char* name) {
-    std::error_code ec;
-    fs::create_directories(dir + name, ec);
-    PARTITA_CHECK(!ec, IoError, "{}{}: cannot create directory: {}", dir, name, ec.message());
+    create_directory(dir + name);
     return dir + name + "/";
   };
   auto time = [](Rng& rng) { return static_cast<int64_t>(rng.below(kGeneratedTimes)); };
@@ -254,11 +253,7 @@ HeteroGenerateStats generate_hetero(const HeteroGenerateOptions& options) {
 
   Stopwatch watch;
   const int threads = resolve_threads(o.threads);
-  std::error_code ec;
-  for (const char* sub : {"", "/edges", "/feat"}) fs::create_directories(o.out_dir + sub, ec);
-  PARTITA_CHECK(!ec && fs::is_directory(o.out_dir + "/feat"), IoError,
-                "{}: cannot create directory: {}", o.out_dir,
-                ec ? ec.message() : "not a directory");
+  for (const char* sub : {"", "/edges", "/feat"}) create_directory(o.out_dir + sub);
   const std::string dir = o.out_dir + "/";
   HeteroGenerateStats stats;
   for (int t = 0; t < kNumTypes; ++t) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "gz_reader.h"
+#include "partita/core/directory.h"
 #include "partita/core/error.h"
 #include "partita/core/half.h"
 #include "partita/core/log.h"
@@ -138,11 +139,7 @@ GenerateStats convert_ogb_to_chunked(const std::string& ogb_dir, const std::stri
   PARTITA_CHECK(n > 0, FormatError, "{}: the dataset has no nodes", node_count_path);
   const int64_t claimed_edges = read_count(raw + "num-edge-list.csv.gz");
   const std::string dir = out_dir + "/";
-  for (const char* sub : {"", "edges", "nodes"}) {
-    fs::create_directories(dir + sub, ec);
-    PARTITA_CHECK(!ec && fs::is_directory(dir + sub), IoError, "{}{}: cannot create directory: {}",
-                  dir, sub, ec ? ec.message() : "not a directory");
-  }
+  for (const char* sub : {"", "edges", "nodes"}) create_directory(dir + sub);
   ChunkedManifest m;
   m.num_nodes = n;
   GenerateStats stats;

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <system_error>
 #include <tuple>
@@ -15,6 +14,7 @@
 #include "edge_split_draw.h"
 #include "edge_split_steps.h"
 #include "npy_file_at.h"
+#include "partita/core/directory.h"
 #include "partita/core/error.h"
 #include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
@@ -82,12 +82,8 @@ std::vector<uint8_t> unit_entries(const ShardGraph& g, DistComm& comm) {
     ask[r].insert(ask[r].end(), {s, d});
     where[r].push_back(k);
   });
-  std::vector<std::vector<int64_t>> questions = send_ints(ask, comm);
-  for (auto& q : questions) {  // answered in place: answer j from question j at 2j, 2j + 1
-    for (size_t j = 0; j < q.size() / 2; ++j) q[j] = row_has(g, q[2 * j], q[2 * j + 1]);
-    q.resize(q.size() / 2);
-  }
-  const std::vector<std::vector<int64_t>> answers = send_ints(questions, comm);
+  const std::vector<std::vector<int64_t>> answers = ask_ranks(
+      std::move(ask), 2, comm, [&](const int64_t* q) -> int64_t { return row_has(g, q[0], q[1]); });
   for (int r = 0; r < R; ++r)
     for (size_t j = 0; j < where[r].size(); ++j) unit[where[r][j]] = answers[r][j] ? 0 : 1;
   return unit;
@@ -303,8 +299,8 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
       if (owner(a) != owner(b)) send(to_rows[owner(a)]);
     }
   }
-  const std::vector<std::vector<int64_t>> at_rows = send_ints(to_rows, comm);
-  const std::vector<std::vector<int64_t>> at_hash = send_ints(to_hash, comm);
+  const std::vector<std::vector<int64_t>> at_rows = send_ints(std::move(to_rows), comm);
+  const std::vector<std::vector<int64_t>> at_hash = send_ints(std::move(to_hash), comm);
   agreed(comm, [&] {
     // m: a message (kind, row, a, b) breaking a rule.
     auto fail = [&](const int64_t* m, const char* what) {
@@ -374,7 +370,7 @@ PartPairs to_part_writers(const std::vector<int64_t>& pairs, const std::vector<i
   using Keyed = std::pair<Pair, int64_t>;  // (sort pair, time: 0 without times)
   std::map<int, std::vector<Keyed>> keyed;
   for (int p = comm.rank(); p < P; p += R) keyed[p];
-  for (const std::vector<int64_t>& m : send_ints(send, comm))
+  for (const std::vector<int64_t>& m : send_ints(std::move(send), comm))
     for (size_t i = 0; i < m.size(); i += width)
       keyed[static_cast<int>(m[i])].push_back({{m[i + 1], m[i + 2]}, width == 4 ? m[i + 3] : 0});
   PartPairs out;
@@ -470,7 +466,7 @@ void remove_held_out(ShardGraph& g, const HeldOutEdges& held, DistComm& comm) {
       send[owner(u)].insert(send[owner(u)].end(), {u, w});
     }
   std::vector<Pair> drop;
-  for (const std::vector<int64_t>& m : send_ints(send, comm))
+  for (const std::vector<int64_t>& m : send_ints(std::move(send), comm))
     for (size_t i = 0; i < m.size(); i += 2) drop.emplace_back(m[i], m[i + 1]);
   std::sort(drop.begin(), drop.end());
   graph::Csr& c = g.in_edges;
@@ -502,11 +498,7 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
                                 int64_t node_begin, const std::string& out_dir, DistComm& comm,
                                 int threads, std::vector<FileEntry>* files) {
   const int P = layout.num_parts();
-  agreed(comm, [&] {
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir + "/edges", ec);
-    PARTITA_CHECK(!ec, IoError, "{}/edges: cannot create directory: {}", out_dir, ec.message());
-  });
+  agreed(comm, [&] { create_directory(out_dir + "/edges"); });
   EdgeSplitStats stats;
   stats.source = held.source;
   stats.valid_fraction = held.fractions.valid_fraction;

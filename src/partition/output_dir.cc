@@ -5,6 +5,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "partita/core/directory.h"
 #include "partita/core/error.h"
 #include "partita/core/parameter_error.h"
 #include "partita/partition/format.h"
@@ -102,8 +103,7 @@ OutputDir::OutputDir(const std::string& out, OutputDirState state) : out_(out) {
     }
   }
   created_ = !fs::exists(out, ec);
-  fs::create_directories(out, ec);
-  PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", out, ec.message());
+  create_directory(out);
   if (!created_) before_ = names_in(out);
 }
 

@@ -24,6 +24,7 @@
 #include "edge_split_steps.h"
 #include "layout.h"
 #include "npy_file_at.h"
+#include "partita/core/directory.h"
 #include "partita/core/error.h"
 #include "partita/core/half.h"
 #include "partita/core/log.h"
@@ -251,10 +252,7 @@ void Writer::open_files() {
     if (comm_.rank() == 0)
       node_map_.emplace(NpyFileAt::create(out(kNodeMapFile), DType::kInt64, {shard_.num_nodes}));
     for (int p = comm_.rank(); p < o_.num_parts; p += comm_.size()) {
-      std::error_code ec;
-      const std::string dir = fmt::format("{}/part{}", o_.out_dir, p);
-      std::filesystem::create_directories(dir, ec);
-      PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", dir, ec.message());
+      create_directory(fmt::format("{}/part{}", o_.out_dir, p));
       PartOut& po = parts_[p];
       const int64_t n = L.part_nodes(p), e = L.part_edges(p);
       auto add = [&](const std::string& name, DType dtype, std::vector<int64_t> shape) {
@@ -590,9 +588,8 @@ PartitionSummary Writer::run() {
   // the new partita.json lands it must not look like a partition (the old one is removed).
   agreed(comm_, [&] {
     if (comm_.rank() != 0) return;
+    create_directory(o_.out_dir);
     std::error_code ec;
-    std::filesystem::create_directories(o_.out_dir, ec);
-    PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", o_.out_dir, ec.message());
     std::filesystem::remove(o_.out_dir + "/" + kMetaFileName, ec);
     PARTITA_CHECK(!ec, IoError, "{}/{}: cannot remove the old metadata: {}", o_.out_dir,
                   kMetaFileName, ec.message());

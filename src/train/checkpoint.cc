@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "partita/comm/collectives.h"
+#include "partita/core/directory.h"
 #include "partita/core/error.h"
 #include "partita/core/log.h"
 
@@ -280,9 +281,7 @@ void load_checkpoint(const std::string& bytes, const std::string& source, torch:
 void write_file_atomic(const std::string& path, const std::string& bytes) {
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  PARTITA_CHECK(!ec, IoError, "{}: cannot create directory: {}", dir.string(), ec.message());
+  create_directory(dir.string());
   const std::string tmp = (dir / ("." + target.filename().string() + ".tmp")).string();
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -292,6 +291,7 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
     PARTITA_CHECK(out.good(), IoError, "{}: write failed (disk full?)", tmp);
   }
   fsync_path(tmp, O_RDONLY);
+  std::error_code ec;
   fs::rename(tmp, target, ec);
   PARTITA_CHECK(!ec, IoError, "{}: cannot rename into place: {}", path, ec.message());
   fsync_path(dir.string(), O_RDONLY | O_DIRECTORY);
