@@ -1,7 +1,8 @@
-// HeteroSchema's look-ups.
+// HeteroSchema's look-ups, and its reverse relations.
 #include "partita/data/hetero.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace partita::data {
 
@@ -28,6 +29,17 @@ int HeteroSchema::find_relation(const std::string& name) const {
     if (relations[r].name == name) return r;
   }
   return -1;
+}
+
+void HeteroSchema::add_reverse_relations() {
+  const int inputs = num_relations();
+  for (int r = 0; r < inputs; ++r) {
+    Relation rev = relations[r];
+    rev.name = "rev_" + rev.name;
+    std::swap(rev.src_type, rev.dst_type);
+    rev.reverse = true;
+    relations.push_back(rev);
+  }
 }
 
 }  // namespace partita::data

@@ -282,15 +282,7 @@ void build_hetero_graph(Dataset& ds, const std::vector<RelationEdges>& edges,
   PARTITA_CHECK(ds.input_edges > ds.self_loops_dropped, FormatError,
                 "{}: no relation has an edge (a graph needs edges)",
                 inputs > 0 ? edges[0].source : ds.path);
-  if (reverse) {
-    for (int r = 0; r < inputs; ++r) {
-      Relation rev = schema.relations[r];
-      rev.name = "rev_" + rev.name;
-      std::swap(rev.src_type, rev.dst_type);
-      rev.reverse = true;
-      schema.relations.push_back(rev);
-    }
-  }
+  if (reverse) schema.add_reverse_relations();
   const double check_s = watch.seconds();
 
   watch.restart();

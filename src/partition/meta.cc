@@ -470,4 +470,8 @@ std::vector<FileEntry> files_from_json(const std::string& text, const std::strin
   return files;
 }
 
+std::string part_file(int part, const std::string& name) {
+  return fmt::format("part{}/{}.npy", part, name);
+}
+
 }  // namespace partita::partition

@@ -132,7 +132,6 @@ ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool re
   PARTITA_CHECK(!typed || static_cast<uint64_t>(shard.num_nodes) <= kSourceMask, Error,
                 "internal: typed graph of {} nodes exceeds the 2^47 ids of the packed keys",
                 shard.num_nodes);
-  const int input_relations = typed ? shard.hetero->num_relations() : 0;
   const bool reverse = typed ? reverse_relations : undirected;
 
   ShardGraph g;
@@ -163,16 +162,8 @@ ShardGraph build_shard_graph(data::DatasetShard& shard, bool undirected, bool re
   }
   g.num_edges_total = g.in_edges.num_entries();
   comm.allreduce_sum(&g.num_edges_total, 1);
-  if (typed && reverse) {  // the relations as stored (data/hetero.h's convention)
-    std::vector<data::Relation>& relations = shard.hetero->relations;
-    for (int r = 0; r < input_relations; ++r) {
-      data::Relation rev = relations[r];
-      rev.name = "rev_" + rev.name;
-      std::swap(rev.src_type, rev.dst_type);
-      rev.reverse = true;
-      relations.push_back(rev);
-    }
-  }
+  // The relations as stored (data/hetero.h's convention).
+  if (typed && reverse) shard.hetero->add_reverse_relations();
   return g;
 }
 

@@ -1,4 +1,7 @@
-// A partition run's summary in human-readable form, and figures derived from it.
+// A partition run's summary in human-readable form, figures derived from it, and the
+// warnings it may deserve.
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <numeric>
 
@@ -88,6 +91,34 @@ std::string format_summary(const PartitionSummary& s) {
   }
   out += "\n";
   return out;
+}
+
+// A part (owning nodes) without training nodes trains on no seeds: legal (its rank still
+// samples and serves), but usually not what the user wants. One warning naming the parts.
+void warn_about_parts(const PartitionSummary& summary, const PartitionOptions& o) {
+  const int64_t empty = summary.empty_parts();
+  if (empty > 0)
+    log_warning(
+        "partition: {} of {} parts own no node; the partition is valid but those ranks "
+        "will hold no data",
+        empty, o.num_parts);
+  std::vector<int> parts;
+  int64_t train = 0;
+  for (size_t p = 0; p < summary.parts.size(); ++p) {
+    train += summary.parts[p].train_nodes;
+    if (summary.parts[p].nodes > 0 && summary.parts[p].train_nodes == 0)
+      parts.push_back(static_cast<int>(p));
+  }
+  if (parts.empty() || train == 0) return;
+  const bool one = parts.size() == 1;
+  log_warning(
+      "partition: {} {} own{} no training node: {} train{} on no seeds (still sampling "
+      "and serving){}",
+      one ? "part" : "parts", fmt::join(parts, ", "), one ? "s" : "",
+      one ? "its rank" : "their ranks", one ? "s" : "",
+      o.method == Method::kMetis && !o.balance_train
+          ? "; `balance_train` spreads the training nodes over the parts"
+          : "");
 }
 
 }  // namespace partita::partition

@@ -54,6 +54,9 @@ struct HeteroSchema {
   // The index of the node type / relation named `name`, or -1.
   int find_type(const std::string& name) const;
   int find_relation(const std::string& name) const;
+  // Appends the reverse ("rev_<name>", dst -> src, `reverse` set) of every relation held now,
+  // in their order.
+  void add_reverse_relations();
 };
 
 }  // namespace partita::data
