@@ -19,6 +19,24 @@ std::vector<float> all_features(const FeatureMatrix& f) {
   return {f.data(), f.data() + f.rows() * f.cols()};
 }
 
+// Each relation held gets its reverse appended, in order: the name prefixed with rev_,
+// the types swapped, marked reverse; the relations held before are left as they were.
+TEST(HeteroSchema, AddReverseRelationsMirrorsEachRelationInOrder) {
+  HeteroSchema h;
+  h.relations = {{"writes", 1, 0, 4, false}, {"cites", 0, 0, 3, false}};
+  h.add_reverse_relations();
+  ASSERT_EQ(h.num_relations(), 4);
+  const std::vector<std::tuple<std::string, int, int, bool>> expected = {{"writes", 1, 0, false},
+                                                                         {"cites", 0, 0, false},
+                                                                         {"rev_writes", 0, 1, true},
+                                                                         {"rev_cites", 0, 0, true}};
+  for (int r = 0; r < 4; ++r) {
+    const Relation& rel = h.relations[r];
+    EXPECT_EQ(std::tie(rel.name, rel.src_type, rel.dst_type, rel.reverse), expected[r]) << r;
+    EXPECT_EQ(rel.num_edges, r % 2 == 0 ? 4 : 3) << r;
+  }
+}
+
 void expect_tiny(const Dataset& ds) {
   ASSERT_TRUE(ds.hetero.has_value());
   const HeteroSchema& h = *ds.hetero;

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "collective.h"       // src/partition: offsets_over_ranks, send_ints, gather_ints
+#include "collective.h"  // src/partition: offsets_over_ranks, send_ints, gather_ints, ask_ranks
 #include "edge_split_draw.h"  // src/partition: which negative draw a graph takes
 #include "helpers/inproc_dist_comm.h"
 #include "helpers/on_threads.h"
@@ -404,6 +404,32 @@ TEST(EdgeSplitCollectives, SendAndGatherKeepTheirElementType) {
         ASSERT_EQ(gathered[q][r].size(), static_cast<size_t>(r)) << ranks << " ranks";
         for (const Pair& p : gathered[q][r])
           EXPECT_TRUE(p.a == r && p.b == -r) << ranks << " ranks";
+      }
+    }
+  }
+}
+
+// ask_ranks: every question reaches the rank it was asked of, is answered there, and its
+// answer comes back to the asker in the order asked. Rank r asks rank q the pairs (r, i)
+// for i <= q + r; q answers 1000 q + 10 r + i.
+TEST(EdgeSplitCollectives, AskRanksAnswersWhereAskedInTheOrderAsked) {
+  for (int ranks : {1, 2, 3}) {
+    testing::InProcessDistComms comms(ranks);
+    std::vector<std::vector<std::vector<int64_t>>> got(static_cast<size_t>(ranks));
+    const auto failures = testing::on_threads(ranks, [&](int r) {
+      std::vector<std::vector<int64_t>> ask(static_cast<size_t>(ranks));
+      for (int q = 0; q < ranks; ++q)
+        for (int64_t i = 0; i <= q + r; ++i) ask[q].insert(ask[q].end(), {r, i});
+      got[r] = ask_ranks(std::move(ask), 2, comms.member(r),
+                         [&](const int64_t* x) { return 1000 * r + 10 * x[0] + x[1]; });
+    });
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_EQ(failures[r], "") << "rank " << r;
+      ASSERT_EQ(got[r].size(), static_cast<size_t>(ranks));
+      for (int q = 0; q < ranks; ++q) {
+        std::vector<int64_t> expected;
+        for (int64_t i = 0; i <= q + r; ++i) expected.push_back(1000 * q + 10 * r + i);
+        EXPECT_EQ(got[r][q], expected) << ranks << " ranks, rank " << r << " asking " << q;
       }
     }
   }
