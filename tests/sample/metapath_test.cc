@@ -554,7 +554,7 @@ class LeakRecorder final : public NeighborSampler {
     if (!timed_) untimed.times = {};  // the teeth: the same walks without times
     inner_.sample_hop(untimed, out);
     int32_t relation = -1;
-    for (size_t r = 0; r < request.relation_fanouts.size(); ++r)
+    for (int64_t r = 0; r < request.relation_fanouts.size(); ++r)
       if (request.relation_fanouts[r] != 0) relation = static_cast<int32_t>(r);
     std::lock_guard<std::mutex> lock(mu_);
     if (request.times.size() != request.frontier.size()) {

@@ -389,6 +389,14 @@ struct ChiSquareCase {
   std::vector<float> expected;
 };
 
+// A case without times, judged against its own weights.
+ChiSquareCase untimed_case(std::vector<float> weights, int64_t k) {
+  ChiSquareCase c;
+  c.weights = std::move(weights);
+  c.k = k;
+  return c;
+}
+
 // 10^5 draws (2000 rows, each its own stream, times 50 batch keys) of k of a row's entries:
 // each position's count against successive sampling's exact inclusion probability
 // (tests/sample's helper) of the expected weights, Pearson's statistic (returned; the
@@ -459,11 +467,11 @@ TEST(DeviceSamplerWeighted, PicksFollowSuccessiveSamplingsInclusionProbabilities
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // Six positive entries (df 5: 15.09) among a zero, a negative and a NaN weight.
   const std::vector<float> mild{1, 8, 0, 4, 0.5f, -2, 6, nan, 5};
-  EXPECT_LT(device_weighted_chi_square({mild, 2}), 15.09);
-  EXPECT_LT(device_weighted_chi_square({mild, 3}), 15.09);
+  EXPECT_LT(device_weighted_chi_square(untimed_case(mild, 2)), 15.09);
+  EXPECT_LT(device_weighted_chi_square(untimed_case(mild, 3)), 15.09);
   // A skewed row (one heavy entry; the host takes Efraimidis-Spirakis too), df 11: 24.72.
   const std::vector<float> skewed{8, 0.1f, 0.2f, 1, 0.5f, 3, 0.7f, 0.9f, 0.3f, 2, 1.5f, 0.6f};
-  EXPECT_LT(device_weighted_chi_square({skewed, 3}), 24.72);
+  EXPECT_LT(device_weighted_chi_square(untimed_case(skewed, 3)), 24.72);
 }
 
 // Temporal and weighted (the host's temporal weighted distribution): the weights of the
@@ -476,7 +484,7 @@ TEST(DeviceSamplerWeighted, TemporalPicksFollowTheAllowedEntriesWeights) {
   const std::vector<float> w{1, 8, 3, 4, 0.5f, 2, 6, 1.5f, 5, 0};
   const std::vector<int64_t> times{3, 9, 0, 5, 7, 5, 2, 12, 4, 1};
   for (const bool strict : {false, true}) {
-    ChiSquareCase c{w, 3, times, /*seed_time=*/5, strict};
+    ChiSquareCase c{w, 3, times, /*seed_time=*/5, strict, /*expected=*/{}};
     EXPECT_LT(device_weighted_chi_square(c), strict ? 11.34 : 15.09);
     for (float& x : c.weights) x = x > 0 ? 1.0f : 0.0f;
     c.expected = w;
