@@ -79,7 +79,7 @@ double imbalance(const std::vector<PartStats>& parts, int64_t PartStats::*count)
     total += p.*count;
     max = std::max(max, p.*count);
   }
-  if (total == 0 || parts.empty()) return 1.0;
+  if (total == 0) return 1.0;  // no parts, or nothing counted
   return static_cast<double>(max) * static_cast<double>(parts.size()) / static_cast<double>(total);
 }
 
