@@ -3,7 +3,6 @@
 // chunk file against it, then reads its share of the edge chunks, the labels of its node
 // block and the split ids in it; features stay mapped, read row ranges on demand.
 #include <algorithm>
-#include <memory>
 
 #include "numpy_files.h"
 #include "partita/core/error.h"
@@ -24,23 +23,15 @@ MappedNpy open_edge_chunk(const std::string& dir, const ChunkFile& c) {
   return f;
 }
 
-// Feature pieces of `features` (all checked against the manifest), and their reader.
-ShardFeatures open_features(const std::string& dir, const ChunkedFeatures& features, int64_t rows) {
-  std::vector<FeaturePiece> pieces;
-  int64_t first = 0;
+// The features of `features` (every chunk checked against the manifest).
+ShardFeatures chunked_features(const std::string& dir, const ChunkedFeatures& features) {
+  std::vector<std::string> paths;
+  std::vector<int64_t> rows;
   for (const ChunkFile& c : features.chunks) {
-    auto f = std::make_shared<MappedNpy>(MappedNpy::open(dir + "/" + c.file));
-    const int64_t dim = check_feature_file(*f, features.dtype, c.rows, "the manifest");
-    PARTITA_CHECK(dim == features.dim, FormatError,
-                  "{}: {} feature columns, but the manifest says {}", f->path(), dim, features.dim);
-    pieces.push_back({std::move(f), first});
-    first += c.rows;
+    paths.push_back(dir + "/" + c.file);
+    rows.push_back(c.rows);
   }
-  ShardFeatures out;
-  out.dim = features.dim;
-  out.dtype = features.dtype;
-  out.read = make_feature_reader(std::move(pieces), rows, features.dim, features.dtype);
-  return out;
+  return open_features(paths, rows, features.dtype, features.dim, "the manifest");
 }
 
 // Labels of rows [begin, end) of the label chunks (every chunk's header checked), each in
@@ -127,8 +118,7 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
     for (const ChunkedNodeType& t : m.node_types) {
       schema.node_types.push_back({t.name, t.count, offset, {}});
       offset += t.count;
-      s.type_features.push_back(t.features ? open_features(dir, *t.features, t.count)
-                                           : ShardFeatures{});
+      s.type_features.push_back(t.features ? chunked_features(dir, *t.features) : ShardFeatures{});
       add_array_chunks(dir, t.node_arrays, node_files);
     }
     for (size_t r = 0; r < m.relations.size(); ++r) {
@@ -146,7 +136,7 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
     label_count = schema.node_types[schema.target_type].count;
     label_offset = schema.node_types[schema.target_type].offset;
   } else {
-    s.features = open_features(dir, *m.features, m.num_nodes);
+    s.features = chunked_features(dir, *m.features);
     for (const ChunkFile& c : m.edges)
       chunks.push_back({open_edge_chunk(dir, c), 0, m.num_nodes, m.num_nodes, 0, 0});
     add_array_chunks(dir, m.edge_arrays, edge_files);
@@ -180,13 +170,11 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
 
   // This rank's edge chunks.
   std::vector<int64_t> rows;
-  for (const EdgeChunk& c : chunks) rows.push_back(c.file.dim(0));
-  for (int64_t r : rows) s.input_edges_total += r;
+  for (const EdgeChunk& c : chunks) s.input_edges_total += rows.emplace_back(c.file.dim(0));
   const auto [first, last] = chunk_share(rows, rank, ranks);
   int64_t share_rows = 0;
   for (size_t i = first; i < last; ++i) share_rows += rows[i];
-  s.src.reserve(static_cast<size_t>(share_rows));
-  s.dst.reserve(static_cast<size_t>(share_rows));
+  for (auto* v : {&s.src, &s.dst}) v->reserve(static_cast<size_t>(share_rows));
   if (m.typed()) s.edge_relation.reserve(static_cast<size_t>(share_rows));
   for (size_t i = first; i < last; ++i) {
     const EdgeChunk& c = chunks[i];

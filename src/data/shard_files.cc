@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "partita/core/error.h"
 #include "partita/core/half.h"
@@ -13,6 +14,13 @@ namespace {
 
 constexpr int64_t kEdgeBatch = int64_t{1} << 20;  // pairs converted per step
 constexpr int64_t kValueBatch = 4096;             // feature values checked per step
+
+// One row source of a feature reader: a [rows, dim] C-order file holding rows starting at
+// `first_row` of the whole matrix.
+struct FeaturePiece {
+  std::shared_ptr<const MappedNpy> file;
+  int64_t first_row = 0;
+};
 
 }  // namespace
 
@@ -87,23 +95,31 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
   }
 }
 
-int64_t check_feature_file(const MappedNpy& f, DType dtype, int64_t rows,
-                           const std::string& rows_source) {
-  f.expect(dtype, 2);
-  PARTITA_CHECK(!f.header().fortran_order, FormatError,
-                "{}: Fortran order is not read in shares; save the features in C order "
-                "(np.ascontiguousarray)",
-                f.path());
-  PARTITA_CHECK(f.dim(0) == rows, FormatError, "{}: {} rows, but {} has {}", f.path(), f.dim(0),
-                rows_source, rows);
-  PARTITA_CHECK(f.dim(1) > 0, FormatError, "{}: shape {} has no feature columns", f.path(),
-                f.shape());
-  return f.dim(1);
-}
-
-FeatureRowReader make_feature_reader(std::vector<FeaturePiece> pieces, int64_t rows, int64_t dim,
-                                     DType dtype) {
-  return [pieces = std::move(pieces), rows, dim, dtype](int64_t begin, int64_t end, void* out) {
+ShardFeatures open_features(const std::vector<std::string>& paths, const std::vector<int64_t>& rows,
+                            DType dtype, int64_t dim, const std::string& source) {
+  std::vector<FeaturePiece> pieces;
+  int64_t total = 0;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    auto f = std::make_shared<MappedNpy>(MappedNpy::open(paths[i]));
+    f->expect(dtype, 2);
+    PARTITA_CHECK(!f->header().fortran_order, FormatError,
+                  "{}: Fortran order is not read in shares; save the features in C order "
+                  "(np.ascontiguousarray)",
+                  f->path());
+    PARTITA_CHECK(f->dim(0) == rows[i], FormatError, "{}: {} rows, but {} has {}", f->path(),
+                  f->dim(0), source, rows[i]);
+    PARTITA_CHECK(f->dim(1) > 0, FormatError, "{}: shape {} has no feature columns", f->path(),
+                  f->shape());
+    if (dim == 0) dim = f->dim(1);
+    PARTITA_CHECK(f->dim(1) == dim, FormatError, "{}: {} feature columns, but {} says {}",
+                  f->path(), f->dim(1), source, dim);
+    pieces.push_back({std::move(f), total});
+    total += rows[i];
+  }
+  // The reader: rows are copied in the stored dtype, then checked.
+  ShardFeatures features{dim, dtype, {}};
+  features.read = [pieces = std::move(pieces), rows = total, dim, dtype](int64_t begin, int64_t end,
+                                                                         void* out) {
     PARTITA_CHECK(begin >= 0 && begin <= end && end <= rows, Error,
                   "internal: feature rows [{}, {}) asked of a matrix of {} rows", begin, end, rows);
     const size_t row_bytes = static_cast<size_t>(dim) * dtype_size(dtype);
@@ -136,6 +152,7 @@ FeatureRowReader make_feature_reader(std::vector<FeaturePiece> pieces, int64_t r
       row += n;
     }
   };
+  return features;
 }
 
 }  // namespace partita::data

@@ -5,7 +5,6 @@
 // readers of each layout have in common (shard_reader.cc, shard_chunked.cc). Private to
 // data/.
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,24 +55,14 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
                     int64_t end, int64_t src_count, int64_t dst_count, int64_t src_offset,
                     int64_t dst_offset, EdgeTarget out);
 
-// One row source of a feature reader: a [rows, dim] C-order file holding rows starting at
-// `first_row` of the whole matrix.
-struct FeaturePiece {
-  std::shared_ptr<const MappedNpy> file;
-  int64_t first_row = 0;
-};
-
-// A FeatureRowReader over consecutive pieces (all of `dtype` and `dim`, together `rows`
-// rows): copies rows in the stored dtype, checks every value is finite (FormatError
-// "<file>: row r column c: value is not finite"), drops the pages read. Thread-safe. Asking
-// for rows outside [0, rows) throws Error.
-FeatureRowReader make_feature_reader(std::vector<FeaturePiece> pieces, int64_t rows, int64_t dim,
-                                     DType dtype);
-
-// Checks that `f` holds features of `dtype` with `rows` rows, in C order; returns the column
-// count (>= 1).
-int64_t check_feature_file(const MappedNpy& f, DType dtype, int64_t rows,
-                           const std::string& rows_source);
+// Features stored in the files `paths` end to end, file i holding `rows[i]` rows of `dtype` in
+// C order, `dim` columns wide (0: as wide as the first file); `source` names what gives those
+// counts. A file that differs throws FormatError naming it. The reader copies rows in the
+// stored dtype, checks every value is finite (FormatError "<file>: row r column c: value is
+// not finite"), drops the pages read. Thread-safe. Asking for rows outside the whole throws
+// Error.
+ShardFeatures open_features(const std::vector<std::string>& paths, const std::vector<int64_t>& rows,
+                            DType dtype, int64_t dim, const std::string& source);
 
 // Sets rank, ranks, num_nodes and the node block of `s`.
 void set_block(DatasetShard& s, int64_t num_nodes, int rank, int ranks);

@@ -2,7 +2,6 @@
 // typed, and the layout detection. The chunked layout: shard_chunked.cc.
 #include <algorithm>
 #include <filesystem>
-#include <memory>
 
 #include "numpy_files.h"
 #include "partita/core/error.h"
@@ -22,11 +21,7 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
   const int64_t n = layout.num_nodes;
   DatasetShard s;
   set_block(s, n, rank, ranks);
-  auto feat = std::make_shared<MappedNpy>(MappedNpy::open(files.feat));
-  const DType f32 = DType::kFloat32;
-  s.features.dim = check_feature_file(*feat, f32, n, files.feat);
-  s.features.dtype = f32;
-  s.features.read = make_feature_reader({{feat, 0}}, n, s.features.dim, f32);
+  s.features = open_features({files.feat}, {n}, DType::kFloat32, 0, files.feat);
   s.num_classes =
       scan_labels(files.label, s.node_begin, s.node_end, Unlabelled::kAllowed, s.labels);
   std::vector<int64_t>* splits[] = {&s.train_idx, &s.valid_idx, &s.test_idx};
@@ -39,8 +34,7 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
   s.edge_split = read_numpy_edge_split(dir, n, rank, ranks);
   s.input_edges_total = layout.num_edges;
   const auto [b, e] = node_block(layout.num_edges, rank, ranks);
-  s.src.reserve(static_cast<size_t>(e - b));
-  s.dst.reserve(static_cast<size_t>(e - b));
+  for (auto* v : {&s.src, &s.dst}) v->reserve(static_cast<size_t>(e - b));
   read_edge_rows(MappedNpy::open(files.edges),
                  layout.columns ? EdgeForm::kColumns : EdgeForm::kRows, layout.num_edges, b, e, n,
                  n, 0, 0, {&s.src, &s.dst});
@@ -103,16 +97,12 @@ DatasetShard read_numpy_hetero_shard(const std::string& dir, int rank, int ranks
   for (const std::vector<ArrayFile>& per_type : files.node_arrays)
     s.node_arrays.push_back(read_joined_rows(per_type, s.node_begin, s.node_end));
 
-  const DType f32 = DType::kFloat32;
   for (int t = 0; t < schema.num_types(); ++t) {
-    ShardFeatures features;
-    if (!files.features[t].empty()) {
-      const NodeType& type = schema.node_types[t];
-      auto f = std::make_shared<MappedNpy>(MappedNpy::open(files.features[t]));
-      features.dim = check_feature_file(*f, f32, type.count, "hetero.json's '" + type.name + "'");
-      features.read = make_feature_reader({{f, 0}}, type.count, features.dim, f32);
-    }
-    s.type_features.push_back(std::move(features));
+    const NodeType& type = schema.node_types[t];
+    const std::string& path = files.features[t];  // empty: a featureless type
+    s.type_features.push_back(path.empty() ? ShardFeatures{}
+                                           : open_features({path}, {type.count}, DType::kFloat32, 0,
+                                                           "hetero.json's '" + type.name + "'"));
   }
   return s;
 }

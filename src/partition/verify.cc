@@ -266,34 +266,6 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
   if (tm) check_edge_values(f, threads);
 }
 
-// The stored message-passing graph of every part, for edge look-ups in new ids.
-class StoredGraph {
- public:
-  StoredGraph(const std::string& dir, const PartitionMeta& m, ArrayView<const int64_t> node_map)
-      : m_(m), node_map_(node_map) {
-    for (int p = 0; p < m.num_parts; ++p) parts_.push_back(open_part(dir, m, p));
-  }
-  // Whether u -> v is stored (row v lists its sources ascending in original ids).
-  bool has_edge(int64_t u, int64_t v) const {
-    const int p = m_.owner(v);
-    auto indptr = parts_[p].indptr.view<int64_t>();
-    auto indices = parts_[p].indices.view<int64_t>();
-    const int64_t row = v - m_.ranges[p];
-    const int64_t* first = indices.data() + indptr[row];
-    const int64_t* last = indices.data() + indptr[row + 1];
-    const int64_t key = node_map_[u];
-    const int64_t* it =
-        std::lower_bound(first, last, key, [&](int64_t s, int64_t k) { return node_map_[s] < k; });
-    return it != last && *it == u;
-  }
-  bool connected(int64_t a, int64_t b) const { return has_edge(a, b) || has_edge(b, a); }
-
- private:
-  const PartitionMeta& m_;
-  ArrayView<const int64_t> node_map_;
-  std::vector<PartFiles> parts_;
-};
-
 using NodePair = std::pair<int64_t, int64_t>;
 NodePair unordered(int64_t a, int64_t b) { return {std::min(a, b), std::max(a, b)}; }
 
@@ -312,7 +284,19 @@ std::string pair_problem(int64_t i, int64_t a, int64_t b, int64_t n) {
 void check_edge_split(const std::string& dir, const PartitionMeta& m, int threads,
                       ArrayView<const int64_t> node_map) {
   const EdgeSplitStats& e = *m.summary.edge_split;
-  const StoredGraph graph(dir, m, node_map);
+  std::vector<PartFiles> parts;  // the stored message-passing graph, in new ids
+  for (int p = 0; p < m.num_parts; ++p) parts.push_back(open_part(dir, m, p));
+  // Whether u -> v is stored (row v lists its sources ascending in original ids).
+  auto has_edge = [&](int64_t u, int64_t v) {
+    const int p = m.owner(v);
+    const int64_t* indices = parts[p].indices.view<int64_t>().data();
+    auto indptr = parts[p].indptr.view<int64_t>();
+    const int64_t *first = indices + indptr[v - m.ranges[p]],
+                  *last = indices + indptr[v - m.ranges[p] + 1];
+    const int64_t* it = std::lower_bound(first, last, node_map[u],
+                                         [&](int64_t s, int64_t k) { return node_map[s] < k; });
+    return it != last && *it == u;
+  };
   const int64_t n = m.num_nodes;
   std::set<NodePair> positives, negatives;
   for (size_t f = 0; f < 4; ++f) {
@@ -323,7 +307,7 @@ void check_edge_split(const std::string& dir, const PartitionMeta& m, int thread
       const int64_t s = v[2 * i], d = v[2 * i + 1];
       const std::string problem = pair_problem(i, s, d, n);
       PARTITA_CHECK(problem.empty(), FormatError, "{}: {}", a.path(), problem);
-      PARTITA_CHECK(!graph.connected(s, d), FormatError,
+      PARTITA_CHECK(!has_edge(s, d) && !has_edge(d, s), FormatError,
                     "{}: row {}: ({}, {}) is an edge of the stored graph{}", a.path(), i, s, d,
                     negative ? "; a negative must not be" : "; held-out edges must be removed");
       if (!negative) {
@@ -341,17 +325,15 @@ void check_edge_split(const std::string& dir, const PartitionMeta& m, int thread
   int64_t earliest_held = std::numeric_limits<int64_t>::max();
   if (e.by_time) {
     const NpyArray valid = NpyArray::open(dir + "/" + kEdgeSplitTimeFiles[0]);
-    int64_t latest_valid = std::numeric_limits<int64_t>::min(), earliest_test = earliest_held;
-    for (int64_t t : valid.view<int64_t>()) {
-      earliest_held = std::min(earliest_held, t);
-      latest_valid = std::max(latest_valid, t);
-    }
     const NpyArray test = NpyArray::open(dir + "/" + kEdgeSplitTimeFiles[2]);
-    for (int64_t t : test.view<int64_t>()) earliest_test = std::min(earliest_test, t);
-    PARTITA_CHECK(valid.num_elements() == 0 || latest_valid <= earliest_test, FormatError,
+    auto v = valid.view<int64_t>(), t = test.view<int64_t>();
+    const auto [first_valid, last_valid] = std::minmax_element(v.begin(), v.end());
+    const int64_t* first_test = std::min_element(t.begin(), t.end());
+    PARTITA_CHECK(v.size() == 0 || t.size() == 0 || *last_valid <= *first_test, FormatError,
                   "{}/{}: a validation edge at time {} is later than a test edge at time {}", dir,
-                  kEdgeSplitTimeFiles[0], latest_valid, earliest_test);
-    earliest_held = std::min(earliest_held, earliest_test);
+                  kEdgeSplitTimeFiles[0], *last_valid, *first_test);
+    if (v.size() > 0) earliest_held = *first_valid;
+    if (t.size() > 0) earliest_held = std::min(earliest_held, *first_test);
   }
   for (int p = 0; p < m.num_parts; ++p) {
     const NpyArray a = NpyArray::open(dir + "/" + part_file(p, kTrainEdgesName));
@@ -360,6 +342,7 @@ void check_edge_split(const std::string& dir, const PartitionMeta& m, int thread
     if (e.by_time) time_file = NpyArray::open(dir + "/" + part_file(p, kTrainEdgeTimeName));
     const ArrayView<const int64_t> times =
         time_file ? time_file->view<int64_t>() : ArrayView<const int64_t>{};
+    auto time_of = [&](int64_t i) { return time_file ? times[i] : 0; };  // 0: no times
     scan(a.path(), v.size() / 2, threads, [&](int64_t b, int64_t end) -> std::string {
       for (int64_t i = b; i < end; ++i) {
         const int64_t s = v[2 * i], d = v[2 * i + 1];
@@ -367,19 +350,16 @@ void check_edge_split(const std::string& dir, const PartitionMeta& m, int thread
         if (!problem.empty()) return problem;
         if (d < m.ranges[p] || d >= m.ranges[p + 1])
           return fmt::format("row {}: destination {} is not owned by part {}", i, d, p);
-        if (times.size() > 0) {
-          if (i > 0 &&
-              std::tuple(v[2 * i - 1], v[2 * i - 2], times[i - 1]) >= std::tuple(d, s, times[i]))
-            return fmt::format("row {}: not strictly ascending by (dst, src, time)", i);
-          if (times[i] > earliest_held)
-            return fmt::format("row {}: time {} is later than a held-out edge's ({})", i, times[i],
-                               earliest_held);
-        } else if (i > 0 && NodePair{v[2 * i - 1], v[2 * i - 2]} >= NodePair{d, s}) {
-          return fmt::format("row {}: not strictly ascending by (dst, src)", i);
-        }
+        if (i > 0 &&
+            std::tuple(v[2 * i - 1], v[2 * i - 2], time_of(i - 1)) >= std::tuple(d, s, time_of(i)))
+          return fmt::format("row {}: not strictly ascending by (dst, src{})", i,
+                             e.by_time ? ", time" : "");
+        if (time_of(i) > earliest_held)  // never without times: earliest_held is then the maximum
+          return fmt::format("row {}: time {} is later than a held-out edge's ({})", i, time_of(i),
+                             earliest_held);
         if (positives.count(unordered(s, d)))
           return fmt::format("row {}: ({}, {}) is a held-out edge", i, s, d);
-        if (sampled && !graph.has_edge(s, d))
+        if (sampled && !has_edge(s, d))
           return fmt::format("row {}: ({}, {}) is not an edge of the stored graph", i, s, d);
       }
       return "";
