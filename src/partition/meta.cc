@@ -143,8 +143,7 @@ bool is_record(const Json& v) {
            (x.is_array() &&
             std::none_of(x.begin(), x.end(), [](const Json& y) { return y.is_structured(); }));
   };
-  if (v.is_object()) return std::all_of(v.begin(), v.end(), [&](const Json& x) { return flat(x); });
-  return flat(v);
+  return v.is_object() ? std::all_of(v.begin(), v.end(), flat) : flat(v);
 }
 
 // Records on one line, other containers one element per line, indented by `depth`.
@@ -398,13 +397,12 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   for (size_t p = 0; p < parts.size(); ++p) {
     const std::string where = fmt::format("summary.parts[{}].", p);
     if (!parts[p].is_object()) rd.fail(fmt::format("summary.parts[{}] must be an object", p));
-    PartStats ps;
+    PartStats& ps = s.parts.emplace_back();
     for (const auto& [key, field] : kPartCounts) ps.*field = rd.integer(parts[p], key, where);
     if (m.typed) {
       ps.type_nodes = integer_array(rd, parts[p], "types", where);
       ps.relation_edges = integer_array(rd, parts[p], "relations", where);
     }
-    s.parts.push_back(ps);
   }
   const Json& imbalance = rd.typed(sum, "imbalance", /*array=*/false, "summary.");
   s.node_imbalance = rd.number(imbalance, "nodes", "summary.imbalance.");

@@ -92,28 +92,26 @@ TypedMeta parse_typed_meta(const Reader& rd, const Json& hetero) {
     const std::string where = fmt::format("hetero.relations[{}].", r);
     if (!relations[r].is_object())
       rd.fail(fmt::format("hetero.relations[{}] must be an object", r));
-    TypedRelation rel;
+    TypedRelation& rel = m.relations.emplace_back();
     rel.name = rd.string(relations[r], "name", where);
     if (rel.name.empty()) rd.fail(fmt::format("key '{}name' is empty", where));
     rel.src_type = type_named(relations[r], "src", where);
     rel.dst_type = type_named(relations[r], "dst", where);
     rel.num_edges = rd.integer(relations[r], "num_edges", where);
     rel.reverse = rd.boolean(relations[r], "reverse", where);
-    m.relations.push_back(std::move(rel));
   }
   m.target_type = type_named(hetero, "target_type", "hetero.");
   m.reverse_relations = rd.boolean(hetero, "reverse_relations", "hetero.");
   const Json& starts = rd.typed(hetero, "type_starts", /*array=*/true, "hetero.");
   for (size_t p = 0; p < starts.size(); ++p) {
     if (!starts[p].is_array()) rd.fail(fmt::format("hetero.type_starts[{}] must be an array", p));
-    std::vector<int64_t> row;
+    std::vector<int64_t>& row = m.type_starts.emplace_back();
     for (size_t t = 0; t < starts[p].size(); ++t) {
       const Json& v = starts[p][t];
       if (!v.is_number_integer() || v.get<int64_t>() < 0)
         rd.fail(fmt::format("hetero.type_starts[{}][{}] must be a non-negative integer", p, t));
       row.push_back(v.get<int64_t>());
     }
-    m.type_starts.push_back(std::move(row));
   }
   return m;
 }

@@ -340,9 +340,8 @@ void check_edge_split(const std::string& dir, const PartitionMeta& m, int thread
     auto v = a.view<int64_t>();
     std::optional<NpyArray> time_file;
     if (e.by_time) time_file = NpyArray::open(dir + "/" + part_file(p, kTrainEdgeTimeName));
-    const ArrayView<const int64_t> times =
-        time_file ? time_file->view<int64_t>() : ArrayView<const int64_t>{};
-    auto time_of = [&](int64_t i) { return time_file ? times[i] : 0; };  // 0: no times
+    const int64_t* times = time_file ? time_file->view<int64_t>().data() : nullptr;
+    auto time_of = [&](int64_t i) { return times ? times[i] : 0; };  // 0: no times
     scan(a.path(), v.size() / 2, threads, [&](int64_t b, int64_t end) -> std::string {
       for (int64_t i = b; i < end; ++i) {
         const int64_t s = v[2 * i], d = v[2 * i + 1];
