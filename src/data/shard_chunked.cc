@@ -25,20 +25,15 @@ MappedNpy open_edge_chunk(const std::string& dir, const ChunkFile& c) {
 
 // The features of `features` (every chunk checked against the manifest).
 ShardFeatures chunked_features(const std::string& dir, const ChunkedFeatures& features) {
-  std::vector<std::string> paths;
-  std::vector<int64_t> rows;
-  for (const ChunkFile& c : features.chunks) {
-    paths.push_back(dir + "/" + c.file);
-    rows.push_back(c.rows);
-  }
-  return open_features(paths, rows, features.dtype, features.dim, "the manifest");
+  std::vector<ChunkFile> files;  // paths from here
+  for (const ChunkFile& c : features.chunks) files.push_back({dir + "/" + c.file, c.rows});
+  return open_features(files, features.dtype, features.dim, "the manifest");
 }
 
 // Labels of rows [begin, end) of the label chunks (every chunk's header checked), each in
-// [-1, num_classes).
-std::vector<int64_t> read_label_rows(const std::string& dir, const ChunkedManifest& m,
-                                     int64_t begin, int64_t end, int64_t id_offset) {
-  std::vector<int64_t> out;
+// [-1, num_classes), into out[0, end - begin).
+void read_label_rows(const std::string& dir, const ChunkedManifest& m, int64_t begin, int64_t end,
+                     int64_t id_offset, int64_t* out) {
   int64_t first = 0;
   for (const ChunkFile& c : m.labels) {
     const MappedNpy f = MappedNpy::open(dir + "/" + c.file);
@@ -46,21 +41,14 @@ std::vector<int64_t> read_label_rows(const std::string& dir, const ChunkedManife
     PARTITA_CHECK(f.dim(0) == c.rows, FormatError, "{}: {} labels, but the manifest says {}",
                   f.path(), f.dim(0), c.rows);
     const int64_t lo = std::max(begin, first), hi = std::min(end, first + c.rows);
-    if (lo < hi) {
-      const size_t at = out.size();
-      out.resize(at + static_cast<size_t>(hi - lo));
-      f.copy_elements(lo - first, hi - first, out.data() + at);
-      for (int64_t i = lo; i < hi; ++i) {
-        const int64_t v = out[at + static_cast<size_t>(i - lo)];
-        PARTITA_CHECK(v >= -1 && v < m.num_classes, FormatError,
-                      "{}: row {} (node {}): label {} is outside [-1, {}) (num_classes in the "
-                      "manifest)",
-                      f.path(), i - first, i + id_offset, v, m.num_classes);
-      }
-    }
+    if (lo < hi) f.copy_elements(lo - first, hi - first, out + (lo - begin));
+    for (int64_t i = lo; i < hi; ++i)
+      PARTITA_CHECK(out[i - begin] >= -1 && out[i - begin] < m.num_classes, FormatError,
+                    "{}: row {} (node {}): label {} is outside [-1, {}) (num_classes in the "
+                    "manifest)",
+                    f.path(), i - first, i + id_offset, out[i - begin], m.num_classes);
     first += c.rows;
   }
-  return out;
 }
 
 // A split file: int64 [n], strictly ascending, in [0, count); returned + id_offset.
@@ -146,9 +134,9 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
   // Labels of the block (typed: its target-type part; -1 elsewhere).
   const int64_t lo = std::clamp(s.node_begin - label_offset, int64_t{0}, label_count);
   const int64_t hi = std::clamp(s.node_end - label_offset, int64_t{0}, label_count);
-  const std::vector<int64_t> labels = read_label_rows(dir, m, lo, hi, label_offset);
   s.labels.assign(static_cast<size_t>(s.node_end - s.node_begin), -1);
-  std::copy(labels.begin(), labels.end(), s.labels.begin() + (lo + label_offset - s.node_begin));
+  read_label_rows(dir, m, lo, hi, label_offset,
+                  s.labels.data() + (lo + label_offset - s.node_begin));
   // The label chunk holding node v's label.
   const auto label_file = [&](int64_t v) {
     int64_t first = label_offset;

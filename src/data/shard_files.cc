@@ -95,26 +95,26 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
   }
 }
 
-ShardFeatures open_features(const std::vector<std::string>& paths, const std::vector<int64_t>& rows,
-                            DType dtype, int64_t dim, const std::string& source) {
+ShardFeatures open_features(const std::vector<ChunkFile>& files, DType dtype, int64_t dim,
+                            const std::string& source) {
   std::vector<FeaturePiece> pieces;
   int64_t total = 0;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    auto f = std::make_shared<MappedNpy>(MappedNpy::open(paths[i]));
+  for (const ChunkFile& c : files) {
+    auto f = std::make_shared<MappedNpy>(MappedNpy::open(c.file));
     f->expect(dtype, 2);
     PARTITA_CHECK(!f->header().fortran_order, FormatError,
                   "{}: Fortran order is not read in shares; save the features in C order "
                   "(np.ascontiguousarray)",
                   f->path());
-    PARTITA_CHECK(f->dim(0) == rows[i], FormatError, "{}: {} rows, but {} has {}", f->path(),
-                  f->dim(0), source, rows[i]);
+    PARTITA_CHECK(f->dim(0) == c.rows, FormatError, "{}: {} rows, but {} has {}", f->path(),
+                  f->dim(0), source, c.rows);
     PARTITA_CHECK(f->dim(1) > 0, FormatError, "{}: shape {} has no feature columns", f->path(),
                   f->shape());
     if (dim == 0) dim = f->dim(1);
     PARTITA_CHECK(f->dim(1) == dim, FormatError, "{}: {} feature columns, but {} says {}",
                   f->path(), f->dim(1), source, dim);
     pieces.push_back({std::move(f), total});
-    total += rows[i];
+    total += c.rows;
   }
   // The reader: rows are copied in the stored dtype, then checked.
   ShardFeatures features{dim, dtype, {}};

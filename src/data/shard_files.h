@@ -10,6 +10,7 @@
 
 #include "partita/core/mapped_file.h"
 #include "partita/core/npy.h"
+#include "partita/data/chunked_layout.h"
 #include "partita/data/shard.h"
 
 namespace partita::data {
@@ -55,14 +56,14 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
                     int64_t end, int64_t src_count, int64_t dst_count, int64_t src_offset,
                     int64_t dst_offset, EdgeTarget out);
 
-// Features stored in the files `paths` end to end, file i holding `rows[i]` rows of `dtype` in
-// C order, `dim` columns wide (0: as wide as the first file); `source` names what gives those
+// Features stored in `files` end to end (each a path and its row count), of `dtype` in C
+// order, `dim` columns wide (0: as wide as the first file); `source` names what gives the row
 // counts. A file that differs throws FormatError naming it. The reader copies rows in the
 // stored dtype, checks every value is finite (FormatError "<file>: row r column c: value is
 // not finite"), drops the pages read. Thread-safe. Asking for rows outside the whole throws
 // Error.
-ShardFeatures open_features(const std::vector<std::string>& paths, const std::vector<int64_t>& rows,
-                            DType dtype, int64_t dim, const std::string& source);
+ShardFeatures open_features(const std::vector<ChunkFile>& files, DType dtype, int64_t dim,
+                            const std::string& source);
 
 // Sets rank, ranks, num_nodes and the node block of `s`.
 void set_block(DatasetShard& s, int64_t num_nodes, int rank, int ranks);

@@ -21,7 +21,7 @@ DatasetShard read_numpy_shard(const std::string& dir, int rank, int ranks) {
   const int64_t n = layout.num_nodes;
   DatasetShard s;
   set_block(s, n, rank, ranks);
-  s.features = open_features({files.feat}, {n}, DType::kFloat32, 0, files.feat);
+  s.features = open_features({{files.feat, n}}, DType::kFloat32, 0, files.feat);
   s.num_classes =
       scan_labels(files.label, s.node_begin, s.node_end, Unlabelled::kAllowed, s.labels);
   std::vector<int64_t>* splits[] = {&s.train_idx, &s.valid_idx, &s.test_idx};
@@ -69,10 +69,8 @@ DatasetShard read_numpy_hetero_shard(const std::string& dir, int rank, int ranks
 
   // Edges: the relations' files one after another; this rank reads its rows of the whole.
   std::vector<MappedNpy> edges;
-  for (const std::string& path : files.edges) {
-    edges.push_back(MappedNpy::open(path));
-    s.input_edges_total += edges.back().dim(0);
-  }
+  for (const std::string& path : files.edges)
+    s.input_edges_total += edges.emplace_back(MappedNpy::open(path)).dim(0);
   const auto [first, last] = node_block(s.input_edges_total, rank, ranks);
   for (auto* v : {&s.src, &s.dst}) v->reserve(static_cast<size_t>(last - first));
   s.edge_relation.reserve(static_cast<size_t>(last - first));
@@ -101,7 +99,7 @@ DatasetShard read_numpy_hetero_shard(const std::string& dir, int rank, int ranks
     const NodeType& type = schema.node_types[t];
     const std::string& path = files.features[t];  // empty: a featureless type
     s.type_features.push_back(path.empty() ? ShardFeatures{}
-                                           : open_features({path}, {type.count}, DType::kFloat32, 0,
+                                           : open_features({{path, type.count}}, DType::kFloat32, 0,
                                                            "hetero.json's '" + type.name + "'"));
   }
   return s;
@@ -127,31 +125,24 @@ DatasetShard read_dataset_shard(const std::string& dir, int rank, int ranks) {
                 rank, ranks);
   std::error_code ec;
   PARTITA_CHECK(fs::is_directory(dir, ec), IoError, "{}: not a directory", dir);
-  DatasetShard s;
-  if (looks_like_chunked_layout(dir)) {
-    s = read_chunked_shard(dir, rank, ranks);
-    s.layout = "chunked";
-  } else if (fs::exists(dir + "/raw", ec)) {
-    throw FormatError(fmt::format(
-        "{}: OGB's csv.gz layout cannot be read in shares (a gzip stream has no random "
-        "access, so every rank would decompress all of it); convert it once, streaming, with "
-        "`partita generate --from-ogb {} --out DIR` (the chunked layout), or partition it in "
-        "one process (partita partition without mpirun)",
-        dir, dir));
-  } else if (fs::exists(dir + "/hetero.json", ec)) {
-    s = read_numpy_hetero_shard(dir, rank, ranks);
-    s.layout = "numpy";
-  } else if (looks_like_numpy_layout(dir)) {
-    s = read_numpy_shard(dir, rank, ranks);
-    s.layout = "numpy";
-  } else {
-    throw FormatError(fmt::format(
-        "{}: not a dataset directory read in shares: expected manifest.json (chunked layout), "
-        "edges.npy, feat.npy, ... (Partita numpy layout) or hetero.json (its typed form); "
-        "docs/dataset-format.md",
-        dir));
-  }
+  const bool chunked = looks_like_chunked_layout(dir);
+  PARTITA_CHECK(chunked || !fs::exists(dir + "/raw", ec), FormatError,
+                "{}: OGB's csv.gz layout cannot be read in shares (a gzip stream has no random "
+                "access, so every rank would decompress all of it); convert it once, streaming, "
+                "with `partita generate --from-ogb {} --out DIR` (the chunked layout), or "
+                "partition it in one process (partita partition without mpirun)",
+                dir, dir);
+  const bool typed = !chunked && fs::exists(dir + "/hetero.json", ec);
+  PARTITA_CHECK(chunked || typed || looks_like_numpy_layout(dir), FormatError,
+                "{}: not a dataset directory read in shares: expected manifest.json (chunked "
+                "layout), edges.npy, feat.npy, ... (Partita numpy layout) or hetero.json (its "
+                "typed form); docs/dataset-format.md",
+                dir);
+  DatasetShard s = chunked ? read_chunked_shard(dir, rank, ranks)
+                   : typed ? read_numpy_hetero_shard(dir, rank, ranks)
+                           : read_numpy_shard(dir, rank, ranks);
   s.path = dir;
+  s.layout = chunked ? "chunked" : "numpy";
   return s;
 }
 

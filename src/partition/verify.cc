@@ -219,8 +219,7 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
   auto indices = f.indices.view<int64_t>();
   // With edge_time a source repeats (at later or equal times); without, rows are strict.
   const bool timed = m.has_array("edge_time");
-  ArrayView<const int64_t> time;
-  if (timed) time = f.edge_time.view<int64_t>();
+  const auto time = timed ? f.edge_time.view<int64_t>() : ArrayView<const int64_t>{};
   scan(f.indices.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
     for (int64_t i = b; i < e; ++i) {
       for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {

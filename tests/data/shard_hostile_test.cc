@@ -205,7 +205,7 @@ TEST(ShardHostile, NonFiniteHalfFeaturesOnRead) {
       NpyWriter out(path, dtype, {10, 4});
       out.write(values.data(), values.size() * sizeof(uint16_t));
       out.finish();
-      const FeatureRowReader read = open_features({path}, {10}, dtype, 4, "the test").read;
+      const FeatureRowReader read = open_features({{path, 10}}, dtype, 4, "the test").read;
       std::vector<uint16_t> rows(values.size());
       read(0, 6, rows.data());
       expect_error<FormatError>([&] { read(4, 10, rows.data()); }, path,

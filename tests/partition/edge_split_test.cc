@@ -439,6 +439,23 @@ TEST(EdgeSplit, VerifyCatchesANegativeThatIsAnEdge) {
       << what;
 }
 
+// info --verify refuses a part's training pairs out of (dst, src) order: a repeated pair.
+TEST(EdgeSplit, VerifyCatchesTrainingPairsOutOfOrder) {
+  TempDir dir;
+  data::Dataset ds = testing::planted_dataset({});
+  partition_dataset(ds, split_options(dir.path(), 2, 0.05, 0.1));
+  const std::string rel = part_file(1, kTrainEdgesName);
+  std::vector<int64_t> train = flat(dir / rel);
+  ASSERT_GE(train.size(), 4u);
+  std::copy(train.begin(), train.begin() + 2, train.begin() + 2);
+  PartitionMeta m = read_meta(dir.path());
+  replace_array(dir.path(), m, rel, train, {static_cast<int64_t>(train.size() / 2), 2});
+  write_meta(dir.path(), m);
+  const std::string what = verify_error(dir.path());
+  EXPECT_NE(what.find(rel + ": row 1: not strictly ascending by (dst, src)"), std::string::npos)
+      << what;
+}
+
 TEST(EdgeSplit, MetaWithoutTheSplitFilesIsRefused) {
   TempDir dir;
   data::Dataset ds = testing::planted_dataset({});
@@ -651,6 +668,27 @@ TEST(EdgeSplitByTime, VerifyCatchesATrainingTimeAfterTheHeldOut) {
   testing::rewrite_part_array<int64_t>(o.out_dir, part_file(0, kTrainEdgeTimeName),
                                        [](std::vector<int64_t>& t) { t.back() = 1'000'000; });
   testing::expect_verify_refuses(o.out_dir, "is later than a held-out edge's");
+}
+
+// info --verify refuses training pairs out of (dst, src, time) order: a pair repeated at the
+// same time.
+TEST(EdgeSplitByTime, VerifyCatchesTrainingPairsOutOfOrder) {
+  TempDir tmp;
+  data::Dataset ds = timed_dataset(tmp / "d", false);
+  PartitionOptions o = split_options(tmp / "p", 1, 0.1, 0.1);
+  o.edge_split.by = SplitBy::kTime;
+  partition_dataset(ds, o);
+  const std::string rel = part_file(0, kTrainEdgesName);
+  std::vector<int64_t> train = flat(o.out_dir + "/" + rel);
+  ASSERT_GE(train.size(), 4u);
+  std::copy(train.begin(), train.begin() + 2, train.begin() + 2);
+  PartitionMeta m = read_meta(o.out_dir);
+  replace_array(o.out_dir, m, rel, train, {static_cast<int64_t>(train.size() / 2), 2});
+  write_meta(o.out_dir, m);
+  testing::rewrite_part_array<int64_t>(o.out_dir, part_file(0, kTrainEdgeTimeName),
+                                       [](std::vector<int64_t>& t) { t[1] = t[0]; });
+  testing::expect_verify_refuses(o.out_dir,
+                                 rel + ": row 1: not strictly ascending by (dst, src, time)");
 }
 
 // info --verify catches a validation pair later than a test pair.
