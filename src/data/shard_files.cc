@@ -51,8 +51,8 @@ void MappedNpy::copy_elements(int64_t begin, int64_t end, void* out) const {
 void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_t begin,
                     int64_t end, int64_t src_count, int64_t dst_count, int64_t src_offset,
                     int64_t dst_offset, EdgeTarget out) {
-  const bool wide = f.dtype() == DType::kInt64;
-  std::vector<int64_t> a, b;  // one batch of sources / destinations
+  const bool wide = f.dtype() == DType::kInt64, rows = form == EdgeForm::kRows;
+  std::vector<int64_t> a, b;  // one batch: rows, the pairs in a; columns, sources in a, dsts in b
   std::vector<int32_t> narrow;
   const auto load = [&](int64_t first, int64_t count, std::vector<int64_t>& to) {
     to.resize(static_cast<size_t>(count));
@@ -64,33 +64,25 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
       std::copy(narrow.begin(), narrow.end(), to.begin());
     }
   };
+  const int64_t step = rows ? 2 : 1;  // between one edge's source (or destination) and the next
   for (int64_t row = begin; row < end; row += kEdgeBatch) {
     const int64_t n = std::min(kEdgeBatch, end - row);
-    if (form == EdgeForm::kColumns) {
-      load(row, n, a);
-      load(num_edges + row, n, b);
-    } else {
-      std::vector<int64_t> pairs;
-      load(2 * row, 2 * n, pairs);
-      a.resize(static_cast<size_t>(n));
-      b.resize(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) {
-        a[i] = pairs[2 * i];
-        b[i] = pairs[2 * i + 1];
-      }
-    }
+    load(step * row, step * n, a);
+    if (!rows) load(num_edges + row, n, b);
+    const int64_t* dsts = rows ? a.data() + 1 : b.data();
     for (int64_t i = 0; i < n; ++i) {
-      if (a[i] < 0 || a[i] >= src_count || b[i] < 0 || b[i] >= dst_count) {
+      const int64_t s = a[step * i], d = dsts[step * i];
+      if (s < 0 || s >= src_count || d < 0 || d >= dst_count) {
         throw FormatError(
             src_count == dst_count
                 ? fmt::format("{}: edge {} ({}, {}) has a node id outside [0, {})", f.path(),
-                              row + i, a[i], b[i], src_count)
+                              row + i, s, d, src_count)
                 : fmt::format("{}: edge {} ({}, {}) has a node id outside its type's range "
                               "(sources [0, {}), destinations [0, {}))",
-                              f.path(), row + i, a[i], b[i], src_count, dst_count));
+                              f.path(), row + i, s, d, src_count, dst_count));
       }
-      out.src->push_back(a[i] + src_offset);
-      out.dst->push_back(b[i] + dst_offset);
+      out.src->push_back(s + src_offset);
+      out.dst->push_back(d + dst_offset);
     }
   }
 }
