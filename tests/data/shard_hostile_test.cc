@@ -228,6 +228,24 @@ TEST(ShardHostile, NonFiniteFeaturesOnRead) {
                             {"row 7 column 2", "not finite"});
 }
 
+// A block's labels span two label chunks: each lands at its node's row, and a label outside
+// [-1, num_classes) is refused naming its chunk, row and node.
+TEST(ShardHostile, ChunkedLabelsAcrossChunks) {
+  TempDir tmp;
+  const std::string d = make_chunked(tmp);  // label chunks of 120 and 80 rows
+  const std::string second_path = d + "/nodes/label-00001.npy";
+  std::vector<int64_t> all = read_npy_vector<int64_t>(d + "/nodes/label-00000.npy");
+  std::vector<int64_t> second = read_npy_vector<int64_t>(second_path);
+  all.insert(all.end(), second.begin(), second.end());
+  const DatasetShard s = read_dataset_shard(d, 1, 2);
+  ASSERT_LT(s.node_begin, 120);
+  EXPECT_EQ(s.labels, std::vector<int64_t>(all.begin() + s.node_begin, all.begin() + s.node_end));
+  second[5] = 4;
+  write_npy<int64_t>(second_path, second);
+  expect_error<FormatError>([&] { read_dataset_shard(d, 1, 2); }, second_path,
+                            {"row 5 (node 125): label 4 is outside [-1, 4)"});
+}
+
 TEST(ShardHostile, NumpyLayoutValues) {
   TempDir tmp;
   testing::NumpyArrays a;
