@@ -51,20 +51,18 @@ LocalGraph localize(const DistAdjacency& g, DistComm& comm) {
   std::vector<uint64_t>().swap(seen);
   PARTITA_CHECK(lg.rows + static_cast<int64_t>(lg.ghost_global.size()) < (int64_t{1} << 31), Error,
                 "coarse partitioner: too many ghost vertices on rank {}", rank);
-  lg.ghost_begin.resize(static_cast<size_t>(ranks) + 1);
-  for (int r = 0; r <= ranks; ++r)
-    lg.ghost_begin[r] =
-        std::lower_bound(lg.ghost_global.begin(), lg.ghost_global.end(), g.vtxdist[r]) -
-        lg.ghost_global.begin();
+  // The ghosts below global id u.
+  auto ghosts_below = [&](int64_t u) {
+    return std::lower_bound(lg.ghost_global.begin(), lg.ghost_global.end(), u) -
+           lg.ghost_global.begin();
+  };
+  for (int r = 0; r <= ranks; ++r) lg.ghost_begin.push_back(ghosts_below(g.vtxdist[r]));
   lg.xadj = g.xadj;
   lg.adj.resize(g.adjncy.size());
   for (size_t k = 0; k < g.adjncy.size(); ++k) {
     const int64_t u = g.adjncy[k];
-    lg.adj[k] = (u >= lg.begin && u < end)
-                    ? static_cast<int32_t>(u - lg.begin)
-                    : static_cast<int32_t>(lg.rows + (std::lower_bound(lg.ghost_global.begin(),
-                                                                       lg.ghost_global.end(), u) -
-                                                      lg.ghost_global.begin()));
+    lg.adj[k] =
+        static_cast<int32_t>((u >= lg.begin && u < end) ? u - lg.begin : lg.rows + ghosts_below(u));
   }
   std::vector<std::vector<int64_t>> ask(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r)
@@ -160,13 +158,12 @@ std::vector<int32_t> cluster_level(const Level& l, int ncon, const std::vector<i
   std::vector<int32_t> id(static_cast<size_t>(n), -1);
   std::vector<int32_t> members(static_cast<size_t>(n), 0);
   for (int64_t v = 0; v < n; ++v) ++members[cluster[v]];
-  auto small = [&](int32_t c) { return members[c] == 1; };
   std::vector<int64_t> group(static_cast<size_t>(ncon), 0);
   int32_t next = 0, group_id = -1;
   for (int64_t v = 0; v < n; ++v) {
     const int32_t c = cluster[v];
     if (id[c] < 0) {
-      if (small(c)) {
+      if (members[c] == 1) {
         bool fits = group_id >= 0;
         for (int k = 0; k < ncon && fits; ++k) fits = group[k] + cw[c * ncon + k] <= cap[k];
         if (!fits) {

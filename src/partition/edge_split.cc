@@ -61,10 +61,6 @@ void for_each_entry(const ShardGraph& g, F&& f) {
     for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) f(k, c.indices[k], g.node_begin + i);
 }
 
-int64_t held_count(double fraction, int64_t units) {
-  return std::max<int64_t>(1, std::llround(fraction * static_cast<double>(units)));
-}
-
 // For each stored entry s -> d of this rank's rows, whether it names a unit: s < d, or no
 // d -> s (asked of the rank holding row s).
 std::vector<uint8_t> unit_entries(const ShardGraph& g, DistComm& comm) {
@@ -172,8 +168,10 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
       offsets_over_ranks({static_cast<int64_t>(std::count(unit.begin(), unit.end(), 1))}, comm);
   const int64_t offset = count.first[0], units = count.total[0];
   // The single-process checks, on global figures: every rank throws alike.
-  const int64_t valid = held_count(o.valid_fraction, units);
-  const int64_t test = held_count(o.test_fraction, units);
+  auto held_count = [&](double fraction) {
+    return std::max<int64_t>(1, std::llround(fraction * static_cast<double>(units)));
+  };
+  const int64_t valid = held_count(o.valid_fraction), test = held_count(o.test_fraction);
   PARTITA_CHECK_PARAM(valid + test < units, "edge_split",
                       "holding out {} + {} of the graph's {} edges (pairs) leaves none to train on",
                       valid, test, units);
