@@ -166,13 +166,12 @@ std::vector<int32_t> partition_across_ranks(const AssignInput& in, AssignStrateg
 Assignment metis_whole_graph(const AssignInput& in) {
   const ShardGraph& g = in.graph;
   const int threads = resolve_threads(in.options.threads);
-  const bool typed = !g.edge_relation.empty();
   PARTITA_CHECK(in.comm.size() == 1, Error, "internal: whole-graph METIS on {} ranks",
                 in.comm.size());
   Assignment out;
   Stopwatch watch;
   MetisGraph metis = metis_graph(g.in_edges, threads);
-  ShardGraph* reclaimed = metis.equals_input && !typed ? in.reclaimable : nullptr;
+  ShardGraph* reclaimed = metis.equals_input && g.edge_relation.empty() ? in.reclaimable : nullptr;
   if (reclaimed != nullptr) std::vector<int64_t>().swap(reclaimed->in_edges.indices);
   out.phases.emplace_back("symmetrize", watch.seconds());
   const PartitionOptions& o = in.options;

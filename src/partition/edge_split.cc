@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <system_error>
 #include <tuple>
 #include <utility>
 
