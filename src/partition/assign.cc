@@ -136,10 +136,8 @@ std::vector<int32_t> partition_across_ranks(const AssignInput& in, AssignStrateg
   // weight: the node count) it reaches balance_train / balance_edges; after the coarse
   // partitioner it is a safety net (only constraints above the limit move).
   if (strategy == AssignStrategy::kCoarse || weight.size() > 1) {
-    RebalanceOptions ro;
-    ro.num_parts = o.num_parts;
-    ro.limit = kRebalanceLimit;
-    const RebalanceStats stats = rebalance_parts(weight, part, ro, comm);
+    const RebalanceStats stats =
+        rebalance_parts(weight, part, {o.num_parts, kRebalanceLimit}, comm);
     std::string figures;
     for (double x : stats.imbalance) figures += fmt::format(" {:.3f}", x);
     if (comm.rank() == 0)

@@ -323,9 +323,6 @@ void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weigh
             std::vector<int32_t>& part, DistComm& comm, CoarseStats* stats) {
   const int ncon = static_cast<int>(weight.size());
   const int ranks = comm.size();
-  std::vector<int64_t> cap(static_cast<size_t>(ncon));
-  for (int c = 0; c < ncon; ++c)
-    cap[c] = static_cast<int64_t>(limit * static_cast<double>(total[c]) / num_parts);
   std::vector<int64_t> conn(static_cast<size_t>(num_parts), 0);
   std::vector<int32_t> touched;
   std::vector<int64_t> quota(static_cast<size_t>(ncon * num_parts)), added(quota.size());
@@ -333,9 +330,11 @@ void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weigh
   for (int round = 0; round < kRefineRounds && quiet < 2; ++round) {
     const std::vector<int32_t> ghost = ghost_values(lg, part, comm);
     const std::vector<int64_t> load = sum_over_ranks(local_loads(weight, part, num_parts), comm);
-    for (int c = 0; c < ncon; ++c)
+    for (int c = 0; c < ncon; ++c) {  // a part's room below the cap, per rank
+      const int64_t cap = static_cast<int64_t>(limit * static_cast<double>(total[c]) / num_parts);
       for (int p = 0; p < num_parts; ++p)
-        quota[c * num_parts + p] = std::max<int64_t>(0, cap[c] - load[c * num_parts + p]) / ranks;
+        quota[c * num_parts + p] = std::max<int64_t>(0, cap - load[c * num_parts + p]) / ranks;
+    }
     std::fill(added.begin(), added.end(), 0);
     const bool upward = round % 2 == 0;
     int64_t moves = 0;
