@@ -457,10 +457,9 @@ std::vector<FileEntry> Writer::finish_files() {
       }
       for (int kind = 0; kind < 3; ++kind) {
         const std::string rel = part_file(p, kSplitNames[kind]);
-        files.push_back({rel,
-                         DType::kInt64,
-                         {static_cast<int64_t>(po.split[kind].size())},
-                         write_npy<int64_t>(out(rel), po.split[kind])});
+        const std::vector<int64_t>& ids = po.split[kind];
+        const int64_t count = static_cast<int64_t>(ids.size());
+        files.push_back({rel, DType::kInt64, {count}, write_npy<int64_t>(out(rel), ids)});
       }
     }
   });
