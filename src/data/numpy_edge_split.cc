@@ -12,9 +12,6 @@
 namespace partita::data {
 namespace {
 
-constexpr const char* kEdgeSplitFiles[] = {"train_edges.npy", "valid_edges.npy", "test_edges.npy",
-                                           "valid_neg.npy", "test_neg.npy"};
-
 // Rows [b, e) of an int64 [k, 2] array of (src, dst) pairs (C or Fortran order), each id in
 // [0, num_nodes), no self loop; appended interleaved to `out`.
 void read_pairs(const MappedNpy& f, int64_t b, int64_t e, int64_t num_nodes,
@@ -47,10 +44,10 @@ std::optional<EdgeSplitArrays> read_numpy_edge_split(const std::string& dir, int
                                                      int rank, int ranks) {
   std::error_code ec;
   int present = 0;
-  for (const char* name : kEdgeSplitFiles)
+  for (const char* name : kEdgeSplitArrayFiles)
     present += std::filesystem::exists(dir + "/" + name, ec) ? 1 : 0;
   if (present == 0) return std::nullopt;
-  for (const char* name : kEdgeSplitFiles)
+  for (const char* name : kEdgeSplitArrayFiles)
     PARTITA_CHECK(std::filesystem::exists(dir + "/" + name, ec), FormatError,
                   "{}/{}: missing (an edge split needs train_edges.npy, valid_edges.npy, "
                   "test_edges.npy, valid_neg.npy and test_neg.npy)",
@@ -59,7 +56,7 @@ std::optional<EdgeSplitArrays> read_numpy_edge_split(const std::string& dir, int
   std::vector<int64_t>* targets[] = {&split.train, &split.valid, &split.test, &split.valid_neg,
                                      &split.test_neg};
   for (size_t i = 0; i < 5; ++i) {
-    const MappedNpy f = MappedNpy::open(dir + "/" + kEdgeSplitFiles[i]);
+    const MappedNpy f = MappedNpy::open(dir + "/" + kEdgeSplitArrayFiles[i]);
     f.expect(DType::kInt64, 2);
     PARTITA_CHECK(f.dim(1) == 2, FormatError, "{}: expected shape (k, 2), found {}", f.path(),
                   f.shape());

@@ -42,38 +42,6 @@ std::vector<int32_t> shuffled(std::vector<int32_t> part, Rng rng) {
   return part;
 }
 
-// Several ranks: labels v mod P of the block's nodes, shuffled in the block.
-std::vector<int32_t> assign_random_block(const ShardGraph& graph, int num_parts, uint64_t seed,
-                                         int rank, int ranks) {
-  std::vector<int32_t> part(static_cast<size_t>(graph.node_end - graph.node_begin));
-  for (size_t i = 0; i < part.size(); ++i)
-    part[i] = static_cast<int32_t>((graph.node_begin + static_cast<int64_t>(i)) % num_parts);
-  return shuffled(std::move(part),
-                  Rng(stream_key(seed, kRandomAssignTag + 1, static_cast<uint64_t>(rank),
-                                 static_cast<uint64_t>(ranks))));
-}
-
-// Sends every in-edge (u -> v) to u's owner as the entry (v, u), so each rank learns the
-// out-neighbours of its own nodes. Returns them as a CSR over the block (rows_of_entries).
-graph::Csr out_neighbours(const ShardGraph& graph, DistComm& comm, int threads) {
-  const int ranks = comm.size();
-  const BlockOwner owner(graph.num_nodes, ranks);
-  const graph::Csr& in = graph.in_edges;
-  const int64_t rows = graph.node_end - graph.node_begin;
-  std::vector<int64_t> count(static_cast<size_t>(ranks), 0);
-  for (int64_t u : in.indices) ++count[owner(u)];
-  std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) send[r].reserve(static_cast<size_t>(count[r]) * 16);
-  for (int64_t v = 0; v < rows; ++v)
-    for (int64_t k = in.indptr[v]; k < in.indptr[v + 1]; ++k) {
-      BytePacker out(&send[owner(in.indices[k])]);
-      out.put(graph.node_begin + v);
-      out.put(in.indices[k]);
-    }
-  return rows_of_entries(comm.alltoall(std::move(send)), graph.node_begin, rows, comm.rank(),
-                         threads);
-}
-
 }  // namespace
 
 DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int threads) {
@@ -83,64 +51,55 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
   DistAdjacency adj;
   for (int r = 0; r <= ranks; ++r)  // the last: num_nodes
     adj.vtxdist.push_back(data::node_block(graph.num_nodes, r, ranks).first);
-  graph::Csr out;
-  if (!graph.symmetric) out = out_neighbours(graph, comm, threads);
   const graph::Csr& in = graph.in_edges;
+  graph::Csr out;
+  if (!graph.symmetric) {
+    // Every in-edge (u -> v) goes to u's owner as the entry (v, u): each rank learns the
+    // out-neighbours of its own nodes, as a CSR over the block (rows_of_entries).
+    const BlockOwner owner(graph.num_nodes, ranks);
+    std::vector<int64_t> count(static_cast<size_t>(ranks), 0);
+    for (int64_t u : in.indices) ++count[owner(u)];
+    std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) send[r].reserve(static_cast<size_t>(count[r]) * 16);
+    for (int64_t v = 0; v < rows; ++v)
+      for (int64_t k = in.indptr[v]; k < in.indptr[v + 1]; ++k) {
+        BytePacker entry(&send[owner(in.indices[k])]);
+        entry.put(graph.node_begin + v);
+        entry.put(in.indices[k]);
+      }
+    out = rows_of_entries(comm.alltoall(std::move(send)), graph.node_begin, rows, comm.rank(),
+                          threads);
+  }
 
   // Row v: sort(in(v) ∪ out(v)) without repeats (typed rows repeat a source across
-  // relations) and without v. Pass 1 sizes the rows, pass 2 fills them.
+  // relations) and without v. Pass 0 sizes the rows, pass 1 fills them.
   adj.xadj.assign(static_cast<size_t>(rows) + 1, 0);
-  constexpr int64_t kRows = 1 << 12;
-  auto merged_row = [&](int64_t v, std::vector<int64_t>& row) {
-    row.assign(in.indices.begin() + in.indptr[v], in.indices.begin() + in.indptr[v + 1]);
-    if (!graph.symmetric)
-      row.insert(row.end(), out.indices.begin() + out.indptr[v],
-                 out.indices.begin() + out.indptr[v + 1]);
-    std::sort(row.begin(), row.end());
-    row.erase(std::unique(row.begin(), row.end()), row.end());
-    const int64_t self = graph.node_begin + v;
-    row.erase(std::remove(row.begin(), row.end(), self), row.end());
-  };
-  parallel_chunks(0, rows, kRows, threads, [&](int64_t b, int64_t e) {
-    std::vector<int64_t> row;
-    for (int64_t v = b; v < e; ++v) {
-      merged_row(v, row);
-      adj.xadj[v + 1] = static_cast<int64_t>(row.size());
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1) {
+      for (int64_t v = 0; v < rows; ++v) adj.xadj[v + 1] += adj.xadj[v];
+      adj.adjncy.resize(static_cast<size_t>(adj.xadj[rows]));
     }
-  });
-  for (int64_t v = 0; v < rows; ++v) adj.xadj[v + 1] += adj.xadj[v];
-  adj.adjncy.resize(static_cast<size_t>(adj.xadj[rows]));
-  parallel_chunks(0, rows, kRows, threads, [&](int64_t b, int64_t e) {
-    std::vector<int64_t> row;
-    for (int64_t v = b; v < e; ++v) {
-      merged_row(v, row);
-      std::copy(row.begin(), row.end(), adj.adjncy.begin() + adj.xadj[v]);
-    }
-  });
+    parallel_chunks(0, rows, int64_t{1} << 12, threads, [&](int64_t b, int64_t e) {
+      std::vector<int64_t> row;
+      for (int64_t v = b; v < e; ++v) {
+        row.assign(in.indices.begin() + in.indptr[v], in.indices.begin() + in.indptr[v + 1]);
+        if (!graph.symmetric)
+          row.insert(row.end(), out.indices.begin() + out.indptr[v],
+                     out.indices.begin() + out.indptr[v + 1]);
+        std::sort(row.begin(), row.end());
+        row.erase(std::unique(row.begin(), row.end()), row.end());
+        row.erase(std::remove(row.begin(), row.end(), graph.node_begin + v), row.end());
+        if (pass == 0)
+          adj.xadj[v + 1] = static_cast<int64_t>(row.size());
+        else
+          std::copy(row.begin(), row.end(), adj.adjncy.begin() + adj.xadj[v]);
+      }
+    });
+  }
   return adj;
 }
 
 namespace {
-
-// Every constraint to max/mean <= kRebalanceLimit by rebalance_parts (rebalance.h). After
-// PT-Scotch (one vertex weight: the node count) it reaches balance_train / balance_edges;
-// after the coarse partitioner it is a safety net (only constraints above the limit move).
-void rebalance_constraints(const std::vector<std::vector<int64_t>>& weight, int num_parts,
-                           std::vector<int32_t>& part, DistComm& comm) {
-  RebalanceOptions ro;
-  ro.num_parts = num_parts;
-  ro.limit = kRebalanceLimit;
-  const RebalanceStats stats = rebalance_parts(weight, part, ro, comm);
-  if (comm.rank() != 0) return;
-  std::string figures;
-  for (double x : stats.imbalance) figures += fmt::format(" {:.3f}", x);
-  log_info("partition: rebalanced {} constraints in {} rounds, {} nodes moved; max/mean:{}",
-           weight.size(), stats.rounds, stats.moved, figures);
-  for (double x : stats.imbalance)
-    if (x > kRebalanceLimit)
-      log_warning("partition: a constraint stays above {} (max/mean:{}) after rebalancing",
-                  kRebalanceLimit, figures);
-}
 
 // The coarse partitioner or PT-Scotch on the distributed adjacency, then rebalancing and
 // empty parts filled.
@@ -173,8 +132,22 @@ std::vector<int32_t> partition_across_ranks(const AssignInput& in, AssignStrateg
   for (int32_t p : part)
     PARTITA_CHECK(p >= 0 && p < o.num_parts, Error,
                   "the partitioner returned part {} outside [0, {})", p, o.num_parts);
-  if (strategy == AssignStrategy::kCoarse || weight.size() > 1)
-    rebalance_constraints(weight, o.num_parts, part, comm);
+  // Every constraint to max/mean <= kRebalanceLimit (rebalance.h). After PT-Scotch (one vertex
+  // weight: the node count) it reaches balance_train / balance_edges; after the coarse
+  // partitioner it is a safety net (only constraints above the limit move).
+  if (strategy == AssignStrategy::kCoarse || weight.size() > 1) {
+    const RebalanceStats stats =
+        rebalance_parts(weight, part, {o.num_parts, kRebalanceLimit}, comm);
+    std::string figures;
+    for (double x : stats.imbalance) figures += fmt::format(" {:.3f}", x);
+    if (comm.rank() == 0)
+      log_info("partition: rebalanced {} constraints in {} rounds, {} nodes moved; max/mean:{}",
+               weight.size(), stats.rounds, stats.moved, figures);
+    for (double x : stats.imbalance)
+      if (x > kRebalanceLimit && comm.rank() == 0)
+        log_warning("partition: a constraint stays above {} (max/mean:{}) after rebalancing",
+                    kRebalanceLimit, figures);
+  }
   const int filled = fill_empty_parts(in.graph.node_begin, part, o.num_parts, comm);
   if (filled > 0 && comm.rank() == 0)
     log_warning(
@@ -191,13 +164,12 @@ std::vector<int32_t> partition_across_ranks(const AssignInput& in, AssignStrateg
 Assignment metis_whole_graph(const AssignInput& in) {
   const ShardGraph& g = in.graph;
   const int threads = resolve_threads(in.options.threads);
-  const bool typed = !g.edge_relation.empty();
   PARTITA_CHECK(in.comm.size() == 1, Error, "internal: whole-graph METIS on {} ranks",
                 in.comm.size());
   Assignment out;
   Stopwatch watch;
   MetisGraph metis = metis_graph(g.in_edges, threads);
-  ShardGraph* reclaimed = metis.equals_input && !typed ? in.reclaimable : nullptr;
+  ShardGraph* reclaimed = metis.equals_input && g.edge_relation.empty() ? in.reclaimable : nullptr;
   if (reclaimed != nullptr) std::vector<int64_t>().swap(reclaimed->in_edges.indices);
   out.phases.emplace_back("symmetrize", watch.seconds());
   const PartitionOptions& o = in.options;
@@ -248,9 +220,17 @@ Assignment assign_parts(const AssignInput& in) {
   if (strategy == AssignStrategy::kRandom) {
     if ((o.balance_train || o.balance_edges) && in.comm.rank() == 0)
       log_warning("`balance_train`/`balance_edges` apply to METIS only; ignored by random");
-    out.part = in.comm.size() == 1
-                   ? assign_random(rows, o.num_parts, o.seed)
-                   : assign_random_block(g, o.num_parts, o.seed, in.comm.rank(), in.comm.size());
+    if (in.comm.size() == 1) {
+      out.part = assign_random(rows, o.num_parts, o.seed);
+    } else {  // labels v mod P of the block's nodes, shuffled in the block
+      out.part.resize(static_cast<size_t>(rows));
+      for (int64_t i = 0; i < rows; ++i)
+        out.part[i] = static_cast<int32_t>((g.node_begin + i) % o.num_parts);
+      out.part = shuffled(
+          std::move(out.part),
+          Rng(stream_key(o.seed, kRandomAssignTag + 1, static_cast<uint64_t>(in.comm.rank()),
+                         static_cast<uint64_t>(in.comm.size()))));
+    }
   } else if (o.num_parts == 1) {
     out.part.assign(static_cast<size_t>(rows), 0);
   } else {

@@ -51,20 +51,18 @@ LocalGraph localize(const DistAdjacency& g, DistComm& comm) {
   std::vector<uint64_t>().swap(seen);
   PARTITA_CHECK(lg.rows + static_cast<int64_t>(lg.ghost_global.size()) < (int64_t{1} << 31), Error,
                 "coarse partitioner: too many ghost vertices on rank {}", rank);
-  lg.ghost_begin.resize(static_cast<size_t>(ranks) + 1);
-  for (int r = 0; r <= ranks; ++r)
-    lg.ghost_begin[r] =
-        std::lower_bound(lg.ghost_global.begin(), lg.ghost_global.end(), g.vtxdist[r]) -
-        lg.ghost_global.begin();
+  // The ghosts below global id u.
+  auto ghosts_below = [&](int64_t u) {
+    return std::lower_bound(lg.ghost_global.begin(), lg.ghost_global.end(), u) -
+           lg.ghost_global.begin();
+  };
+  for (int r = 0; r <= ranks; ++r) lg.ghost_begin.push_back(ghosts_below(g.vtxdist[r]));
   lg.xadj = g.xadj;
   lg.adj.resize(g.adjncy.size());
   for (size_t k = 0; k < g.adjncy.size(); ++k) {
     const int64_t u = g.adjncy[k];
-    lg.adj[k] = (u >= lg.begin && u < end)
-                    ? static_cast<int32_t>(u - lg.begin)
-                    : static_cast<int32_t>(lg.rows + (std::lower_bound(lg.ghost_global.begin(),
-                                                                       lg.ghost_global.end(), u) -
-                                                      lg.ghost_global.begin()));
+    lg.adj[k] =
+        static_cast<int32_t>((u >= lg.begin && u < end) ? u - lg.begin : lg.rows + ghosts_below(u));
   }
   std::vector<std::vector<int64_t>> ask(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r)
@@ -160,13 +158,12 @@ std::vector<int32_t> cluster_level(const Level& l, int ncon, const std::vector<i
   std::vector<int32_t> id(static_cast<size_t>(n), -1);
   std::vector<int32_t> members(static_cast<size_t>(n), 0);
   for (int64_t v = 0; v < n; ++v) ++members[cluster[v]];
-  auto small = [&](int32_t c) { return members[c] == 1; };
   std::vector<int64_t> group(static_cast<size_t>(ncon), 0);
   int32_t next = 0, group_id = -1;
   for (int64_t v = 0; v < n; ++v) {
     const int32_t c = cluster[v];
     if (id[c] < 0) {
-      if (small(c)) {
+      if (members[c] == 1) {
         bool fits = group_id >= 0;
         for (int k = 0; k < ncon && fits; ++k) fits = group[k] + cw[c * ncon + k] <= cap[k];
         if (!fits) {
@@ -185,22 +182,29 @@ std::vector<int32_t> cluster_level(const Level& l, int ncon, const std::vector<i
   return cluster;
 }
 
+// The vertices of each of the `count` clusters in id order: cluster c's are at
+// [start[c], start[c + 1]).
+std::vector<int32_t> cluster_members(const std::vector<int32_t>& cluster, int64_t count,
+                                     std::vector<int64_t>* start) {
+  start->assign(static_cast<size_t>(count) + 1, 0);
+  for (int32_t c : cluster) ++(*start)[c + 1];
+  for (int64_t c = 0; c < count; ++c) (*start)[c + 1] += (*start)[c];
+  std::vector<int32_t> members(cluster.size());
+  std::vector<int64_t> cursor(start->begin(), start->end() - 1);
+  for (size_t v = 0; v < cluster.size(); ++v)
+    members[cursor[cluster[v]]++] = static_cast<int32_t>(v);
+  return members;
+}
+
 // The level above `l` for the clustering `cluster` (count clusters).
 Level contract(const Level& l, int ncon, const std::vector<int32_t>& cluster, int64_t count) {
   Level up;
   up.n = count;
   up.vw.assign(static_cast<size_t>(count * ncon), 0);
-  std::vector<int64_t> start(static_cast<size_t>(count) + 1, 0);
-  for (int64_t v = 0; v < l.n; ++v) {
-    ++start[cluster[v] + 1];
+  for (int64_t v = 0; v < l.n; ++v)
     for (int k = 0; k < ncon; ++k) up.vw[cluster[v] * ncon + k] += l.vw[v * ncon + k];
-  }
-  for (int64_t c = 0; c < count; ++c) start[c + 1] += start[c];
-  std::vector<int32_t> members(static_cast<size_t>(l.n));
-  {
-    std::vector<int64_t> cursor(start.begin(), start.end() - 1);
-    for (int64_t v = 0; v < l.n; ++v) members[cursor[cluster[v]]++] = static_cast<int32_t>(v);
-  }
+  std::vector<int64_t> start;
+  const std::vector<int32_t> members = cluster_members(cluster, count, &start);
   std::vector<int64_t> conn(static_cast<size_t>(count), 0);
   std::vector<int32_t> touched;
   up.xadj.assign(static_cast<size_t>(count) + 1, 0);
@@ -225,8 +229,8 @@ Level contract(const Level& l, int ncon, const std::vector<int32_t>& cluster, in
   return up;
 }
 
-// Part of each coarse vertex: METIS on rank 0 of the gathered coarse graph. `mine`: this
-// rank's coarse vertices as (vw [count * ncon], xadj [count + 1], adj [global coarse ids], ew).
+// Part of each coarse vertex: METIS on rank 0 of the gathered coarse graph. This rank's
+// coarse vertices: vw [count * ncon], xadj [count + 1], adj [global coarse ids], ew.
 // `stats`: the gathered graph's figures and the levels (this rank's given), maxima over ranks.
 std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t>& vw,
                                         const std::vector<int64_t>& xadj,
@@ -235,22 +239,20 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
                                         uint64_t seed, const std::vector<int64_t>& offset,
                                         DistComm& comm, CoarseStats* stats) {
   const int ranks = comm.size();
-  std::vector<std::vector<int64_t>> send(static_cast<size_t>(ranks));
-  std::vector<int64_t>& msg = send[0];
-  msg.reserve(2 + vw.size() + xadj.size() + 2 * adj.size());
-  msg.push_back(count);
-  msg.push_back(static_cast<int64_t>(adj.size()));
-  msg.insert(msg.end(), vw.begin(), vw.end());
-  msg.insert(msg.end(), xadj.begin() + 1, xadj.end());
-  msg.insert(msg.end(), adj.begin(), adj.end());
-  msg.insert(msg.end(), ew.begin(), ew.end());
-  std::vector<std::vector<int64_t>> recv = send_ints(std::move(send), comm);  // frees msg
+  // Every rank's `mine` on rank 0 (nothing elsewhere).
+  auto to_lead = [&](const std::vector<int64_t>& mine) {
+    std::vector<std::vector<int64_t>> send(static_cast<size_t>(ranks));
+    send[0] = mine;
+    return send_ints(std::move(send), comm);
+  };
+  std::vector<std::vector<int64_t>> all_vw = to_lead(vw), all_xadj = to_lead(xadj),
+                                    all_adj = to_lead(adj), all_ew = to_lead(ew);
   std::vector<std::vector<idx_t>> back(static_cast<size_t>(ranks));
   std::string error;
   if (comm.rank() == 0) {
     const int64_t nc = offset[ranks];
     int64_t entries = 0;
-    for (int r = 0; r < ranks; ++r) entries += recv[r][1];
+    for (const std::vector<int64_t>& theirs : all_adj) entries += theirs.size();
     constexpr int64_t kIdxMax = std::numeric_limits<idx_t>::max();
     if (nc >= kIdxMax || entries >= kIdxMax) {
       error = fmt::format(
@@ -258,26 +260,21 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
           "exceeds METIS's 32-bit ids",
           nc, entries);
     } else {
-      std::vector<idx_t> g_xadj(static_cast<size_t>(nc) + 1, 0), g_adj, g_ew,
-          g_vw(static_cast<size_t>(nc * ncon));
+      std::vector<idx_t> g_xadj{0}, g_adj, g_ew, g_vw;
+      g_xadj.reserve(static_cast<size_t>(nc) + 1);
+      g_vw.reserve(static_cast<size_t>(nc * ncon));
       g_adj.reserve(static_cast<size_t>(entries));
       g_ew.reserve(static_cast<size_t>(entries));
+      auto weight = [](int64_t w) { return static_cast<idx_t>(std::min(w, kIdxMax / 4)); };
       for (int r = 0; r < ranks; ++r) {
-        const int64_t* p = recv[r].data();
-        const int64_t c = p[0], e = p[1];
-        const int64_t* w = p + 2;
-        const int64_t* x = w + c * ncon;
-        const int64_t* a = x + c;
-        const int64_t* ww = a + e;
-        for (int64_t i = 0; i < c * ncon; ++i)
-          g_vw[offset[r] * ncon + i] = static_cast<idx_t>(std::min(w[i], kIdxMax / 4));
+        for (int64_t w : all_vw[r]) g_vw.push_back(weight(w));
         const idx_t base = static_cast<idx_t>(g_adj.size());
-        for (int64_t i = 0; i < c; ++i) g_xadj[offset[r] + i + 1] = base + static_cast<idx_t>(x[i]);
-        for (int64_t i = 0; i < e; ++i) {
-          g_adj.push_back(static_cast<idx_t>(a[i]));
-          g_ew.push_back(static_cast<idx_t>(std::min(ww[i], kIdxMax / 4)));
-        }
-        std::vector<int64_t>().swap(recv[r]);
+        for (size_t i = 1; i < all_xadj[r].size(); ++i)
+          g_xadj.push_back(base + static_cast<idx_t>(all_xadj[r][i]));
+        for (int64_t u : all_adj[r]) g_adj.push_back(static_cast<idx_t>(u));
+        for (int64_t w : all_ew[r]) g_ew.push_back(weight(w));
+        for (auto* arrays : {&all_vw, &all_xadj, &all_adj, &all_ew})
+          std::vector<int64_t>().swap((*arrays)[r]);
       }
       std::vector<idx_t> part(static_cast<size_t>(nc), 0);
       if (nc > 0) {
@@ -326,9 +323,6 @@ void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weigh
             std::vector<int32_t>& part, DistComm& comm, CoarseStats* stats) {
   const int ncon = static_cast<int>(weight.size());
   const int ranks = comm.size();
-  std::vector<int64_t> cap(static_cast<size_t>(ncon));
-  for (int c = 0; c < ncon; ++c)
-    cap[c] = static_cast<int64_t>(limit * static_cast<double>(total[c]) / num_parts);
   std::vector<int64_t> conn(static_cast<size_t>(num_parts), 0);
   std::vector<int32_t> touched;
   std::vector<int64_t> quota(static_cast<size_t>(ncon * num_parts)), added(quota.size());
@@ -336,9 +330,11 @@ void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weigh
   for (int round = 0; round < kRefineRounds && quiet < 2; ++round) {
     const std::vector<int32_t> ghost = ghost_values(lg, part, comm);
     const std::vector<int64_t> load = sum_over_ranks(local_loads(weight, part, num_parts), comm);
-    for (int c = 0; c < ncon; ++c)
+    for (int c = 0; c < ncon; ++c) {  // a part's room below the cap, per rank
+      const int64_t cap = static_cast<int64_t>(limit * static_cast<double>(total[c]) / num_parts);
       for (int p = 0; p < num_parts; ++p)
-        quota[c * num_parts + p] = std::max<int64_t>(0, cap[c] - load[c * num_parts + p]) / ranks;
+        quota[c * num_parts + p] = std::max<int64_t>(0, cap - load[c * num_parts + p]) / ranks;
+    }
     std::fill(added.begin(), added.end(), 0);
     const bool upward = round % 2 == 0;
     int64_t moves = 0;
@@ -442,13 +438,8 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
   const std::vector<int64_t> ghost_coarse = ghost_values(lg, coarse_id, comm);
   std::vector<int64_t> xadj(static_cast<size_t>(count) + 1, 0), adj, ew;
   {
-    std::vector<int64_t> start(static_cast<size_t>(count) + 1, 0);
-    for (int32_t c : fine_to_coarse) ++start[c + 1];
-    for (int64_t c = 0; c < count; ++c) start[c + 1] += start[c];
-    std::vector<int32_t> members(static_cast<size_t>(lg.rows));
-    std::vector<int64_t> cursor(start.begin(), start.end() - 1);
-    for (int64_t v = 0; v < lg.rows; ++v)
-      members[cursor[fine_to_coarse[v]]++] = static_cast<int32_t>(v);
+    std::vector<int64_t> start;
+    const std::vector<int32_t> members = cluster_members(fine_to_coarse, count, &start);
     std::vector<int64_t> ids;
     for (int64_t c = 0; c < count; ++c) {
       ids.clear();

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <system_error>
 #include <tuple>
 #include <utility>
 
@@ -59,10 +58,6 @@ void for_each_entry(const ShardGraph& g, F&& f) {
   const graph::Csr& c = g.in_edges;
   for (int64_t i = 0; i < c.num_rows(); ++i)
     for (int64_t k = c.indptr[i]; k < c.indptr[i + 1]; ++k) f(k, c.indices[k], g.node_begin + i);
-}
-
-int64_t held_count(double fraction, int64_t units) {
-  return std::max<int64_t>(1, std::llround(fraction * static_cast<double>(units)));
 }
 
 // For each stored entry s -> d of this rank's rows, whether it names a unit: s < d, or no
@@ -172,8 +167,10 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
       offsets_over_ranks({static_cast<int64_t>(std::count(unit.begin(), unit.end(), 1))}, comm);
   const int64_t offset = count.first[0], units = count.total[0];
   // The single-process checks, on global figures: every rank throws alike.
-  const int64_t valid = held_count(o.valid_fraction, units);
-  const int64_t test = held_count(o.test_fraction, units);
+  auto held_count = [&](double fraction) {
+    return std::max<int64_t>(1, std::llround(fraction * static_cast<double>(units)));
+  };
+  const int64_t valid = held_count(o.valid_fraction), test = held_count(o.test_fraction);
   PARTITA_CHECK_PARAM(valid + test < units, "edge_split",
                       "holding out {} + {} of the graph's {} edges (pairs) leaves none to train on",
                       valid, test, units);
@@ -270,18 +267,16 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
   const data::EdgeSplitArrays& split = *shard.edge_split;
   HeldOutEdges out;
   out.source = "dataset";
-  out.train = split.train;
-  out.valid = split.valid;
-  out.test = split.test;
-  out.valid_neg = split.valid_neg;
-  out.test_neg = split.test_neg;
   // kind: 0 train, 1 valid, 2 test, 3 valid_neg, 4 test_neg; global rows from the shares.
-  const std::vector<int64_t>* sets[5] = {&out.train, &out.valid, &out.test, &out.valid_neg,
-                                         &out.test_neg};
-  static constexpr const char* kNames[5] = {"train_edges.npy", "valid_edges.npy", "test_edges.npy",
-                                            "valid_neg.npy", "test_neg.npy"};
+  const std::vector<int64_t>* sets[5] = {&split.train, &split.valid, &split.test, &split.valid_neg,
+                                         &split.test_neg};
+  std::vector<int64_t>* copies[5] = {&out.train, &out.valid, &out.test, &out.valid_neg,
+                                     &out.test_neg};
   std::vector<int64_t> mine(5);
-  for (int kind = 0; kind < 5; ++kind) mine[kind] = static_cast<int64_t>(sets[kind]->size() / 2);
+  for (int kind = 0; kind < 5; ++kind) {
+    *copies[kind] = *sets[kind];
+    mine[kind] = static_cast<int64_t>(sets[kind]->size() / 2);
+  }
   const std::vector<int64_t> first_row = offsets_over_ranks(mine, comm).first;
 
   const BlockOwner owner(g.num_nodes, R);
@@ -304,8 +299,8 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
   agreed(comm, [&] {
     // m: a message (kind, row, a, b) breaking a rule.
     auto fail = [&](const int64_t* m, const char* what) {
-      throw FormatError(fmt::format("{}/{}: row {}: ({}, {}) {}", shard.path, kNames[m[0]], m[1],
-                                    m[2], m[3], what));
+      throw FormatError(fmt::format("{}/{}: row {}: ({}, {}) {}", shard.path,
+                                    data::kEdgeSplitArrayFiles[m[0]], m[1], m[2], m[3], what));
     };
     for (const std::vector<int64_t>& m : at_rows)
       for (size_t i = 0; i < m.size(); i += 4) {
@@ -509,27 +504,23 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
   stats.by_time = held.fractions.by == SplitBy::kTime;
   int64_t* rows_of[] = {&stats.valid, &stats.valid_neg, &stats.test, &stats.test_neg};
   for (size_t s = 0; s < 4; ++s) {
-    const std::vector<int64_t> pairs = map_pairs(*sets[s], layout, node_begin, comm, threads);
-    PartPairs mine;
+    std::vector<int64_t> pairs = map_pairs(*sets[s], layout, node_begin, comm, threads);
+    // The file in pieces of one rank each: sampled, part by part, sorted by (src, dst) (then
+    // time; parts own contiguous new ids); the dataset's in its order, rank by rank.
+    const bool sampled = held.source == "sampled";
+    const PartPairs mine = sampled
+                               ? to_part_writers(pairs, stats.by_time ? time_sets[s] : nullptr,
+                                                 layout, /*by_src=*/true, /*unique=*/false, comm)
+                               : PartPairs{{{comm.rank(), std::move(pairs)}}, {}};
+    std::vector<int64_t> piece_rows(static_cast<size_t>(sampled ? P : comm.size()), 0);
+    for (const auto& [k, v] : mine.pairs) piece_rows[k] = static_cast<int64_t>(v.size() / 2);
+    piece_rows = sum_over_ranks(std::move(piece_rows), comm);
     std::vector<std::pair<int64_t, const std::vector<int64_t>*>> pieces, time_pieces;
     int64_t& rows = *rows_of[s];
-    if (held.source == "sampled") {
-      // Sorted by (src, dst) (then time): parts own contiguous new ids, so part by part.
-      mine = to_part_writers(pairs, stats.by_time ? time_sets[s] : nullptr, layout,
-                             /*by_src=*/true, /*unique=*/false, comm);
-      std::vector<int64_t> part_rows(static_cast<size_t>(P), 0);
-      for (const auto& [p, v] : mine.pairs) part_rows[p] = static_cast<int64_t>(v.size() / 2);
-      comm.allreduce_sum(part_rows.data(), part_rows.size());
-      for (int p = 0; p < P; ++p) {
-        if (mine.pairs.count(p)) pieces.emplace_back(rows, &mine.pairs.at(p));
-        if (mine.times.count(p)) time_pieces.emplace_back(rows, &mine.times.at(p));
-        rows += part_rows[p];
-      }
-    } else {
-      // The dataset's order: rank by rank.
-      const RankOffsets at = offsets_over_ranks({static_cast<int64_t>(pairs.size() / 2)}, comm);
-      pieces.emplace_back(at.first[0], &pairs);
-      rows = at.total[0];
+    for (size_t k = 0; k < piece_rows.size(); ++k) {
+      if (mine.pairs.count(k)) pieces.emplace_back(rows, &mine.pairs.at(k));
+      if (mine.times.count(k)) time_pieces.emplace_back(rows, &mine.times.at(k));
+      rows += piece_rows[k];
     }
     write_shared_rows(out_dir, kEdgeSplitFiles[s], {rows, 2}, pieces, comm, files);
     if (stats.by_time)

@@ -111,8 +111,7 @@ std::vector<int64_t> draw_negatives_by_enumeration(
     std::swap(free[i], free[j]);
     int64_t a = free[i].first, b = free[i].second;
     if (rng.below(2) == 1) std::swap(a, b);
-    out.push_back(a);
-    out.push_back(b);
+    out.insert(out.end(), {a, b});
   }
   return out;
 }

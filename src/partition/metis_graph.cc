@@ -1,10 +1,8 @@
 // METIS's input graph: symmetric adjacency in 32-bit indices.
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <limits>
 
-#include "partita/core/error.h"
 #include "partita/core/log.h"
 #include "partita/core/parallel.h"
 #include "partita/core/random.h"

@@ -72,7 +72,7 @@ PartitionInput read_shares(const std::string& dir, const data::LoadOptions& load
 
 // Stages 2 and 3, with the split before them. `given`: the assignment of every node (one
 // rank) instead of assign_parts's.
-PartitionSummary run_stages(PartitionInput& in, const PartitionOptions& o, DistComm& comm,
+PartitionSummary run_stages(PartitionInput in, const PartitionOptions& o, DistComm& comm,
                             Phases phases, const std::vector<int32_t>* given = nullptr) {
   check_input(in, o, comm);
   const bool lead = comm.rank() == 0;
@@ -121,7 +121,7 @@ PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadO
   PartitionInput in =
       comm.size() == 1 ? load_whole(dataset_dir, load, phases)
                        : read_shares(dataset_dir, load, resolve_threads(o.threads), comm, phases);
-  return run_stages(in, o, comm, std::move(phases));
+  return run_stages(std::move(in), o, comm, std::move(phases));
 }
 
 PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadOptions& load,
@@ -132,16 +132,14 @@ PartitionSummary run_partition(const std::string& dataset_dir, const data::LoadO
 
 PartitionSummary partition_dataset(const data::Dataset& dataset, const PartitionOptions& options) {
   OneRankComm alone;
-  PartitionInput in = dataset_input(dataset);
-  return run_stages(in, options, alone, {});
+  return run_stages(dataset_input(dataset), options, alone, {});
 }
 
 PartitionSummary partition_dataset_assigned(const data::Dataset& dataset,
                                             const PartitionOptions& options,
                                             const std::vector<int32_t>& part) {
   OneRankComm alone;
-  PartitionInput in = dataset_input(dataset);
-  return run_stages(in, options, alone, {}, &part);
+  return run_stages(dataset_input(dataset), options, alone, {}, &part);
 }
 
 }  // namespace partita::partition

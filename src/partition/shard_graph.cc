@@ -73,15 +73,17 @@ graph::Csr rows_of_entries(std::vector<std::vector<uint8_t>> recv, int64_t node_
   const int stripes = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, rows)));
   std::vector<int64_t> bound(static_cast<size_t>(stripes) + 1);
   for (int t = 0; t <= stripes; ++t) bound[t] = rows * t / stripes;
-  auto for_each_received = [&](int64_t lo, int64_t hi, auto&& fn) {
-    for (const auto& buffer : recv) {
-      const uint64_t* p = reinterpret_cast<const uint64_t*>(buffer.data());
-      const size_t n = buffer.size() / 16;
-      for (size_t i = 0; i < n; ++i) {
-        const int64_t row = static_cast<int64_t>(p[2 * i + 1]) - node_begin;
-        if (row >= lo && row < hi) fn(row, p[2 * i]);
+  auto for_each_received = [&](auto&& fn) {
+    parallel_chunks(0, stripes, 1, stripes, [&](int64_t b, int64_t e) {
+      for (const auto& buffer : recv) {
+        const uint64_t* p = reinterpret_cast<const uint64_t*>(buffer.data());
+        const size_t n = buffer.size() / 16;
+        for (size_t i = 0; i < n; ++i) {
+          const int64_t row = static_cast<int64_t>(p[2 * i + 1]) - node_begin;
+          if (row >= bound[b] && row < bound[e]) fn(row, p[2 * i]);
+        }
       }
-    }
+    });
   };
   int64_t received = 0;
   for (const auto& buffer : recv) {
@@ -89,11 +91,7 @@ graph::Csr rows_of_entries(std::vector<std::vector<uint8_t>> recv, int64_t node_
                   buffer.size());
     received += static_cast<int64_t>(buffer.size() / 16);
   }
-  parallel_chunks(0, stripes, 1, stripes, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t)
-      for_each_received(bound[t], bound[t + 1],
-                        [&](int64_t row, uint64_t) { ++csc.indptr[row + 1]; });
-  });
+  for_each_received([&](int64_t row, uint64_t) { ++csc.indptr[row + 1]; });
   for (int64_t v = 0; v < rows; ++v) csc.indptr[v + 1] += csc.indptr[v];
   // The stripes count the entries of the block's rows only.
   PARTITA_CHECK(csc.indptr[rows] == received, Error,
@@ -103,11 +101,7 @@ graph::Csr rows_of_entries(std::vector<std::vector<uint8_t>> recv, int64_t node_
   {
     std::vector<int64_t> cursor(csc.indptr.begin(), csc.indptr.end() - 1);
     uint64_t* keys = reinterpret_cast<uint64_t*>(csc.indices.data());
-    parallel_chunks(0, stripes, 1, stripes, [&](int64_t b, int64_t e) {
-      for (int64_t t = b; t < e; ++t)
-        for_each_received(bound[t], bound[t + 1],
-                          [&](int64_t row, uint64_t key) { keys[cursor[row]++] = key; });
-    });
+    for_each_received([&](int64_t row, uint64_t key) { keys[cursor[row]++] = key; });
   }
   std::vector<std::vector<uint8_t>>().swap(recv);
 

@@ -150,7 +150,6 @@ class Writer {
   PartitionSummary run();
 
  private:
-  void check_inputs();
   void open_files();
   void move_structure();
   void move_features();
@@ -216,35 +215,6 @@ class Writer {
   std::vector<int64_t> relation_edges_;  // [P * relations], this rank's entries
   std::vector<int64_t> split_counts_;    // [P * 3], this rank's split ids
 };
-
-void Writer::check_inputs() {
-  agreed(comm_, [&] {
-    PARTITA_CHECK_PARAM((!o_.edge_split.enabled() && !shard_.edge_split) || ctx_.edge_split,
-                        "edge_split",
-                        "the link-prediction split of {} is made before assignment: partition "
-                        "it with run_partition",
-                        shard_.path);
-    PARTITA_CHECK(graph_.num_nodes == shard_.num_nodes && graph_.node_begin == shard_.node_begin &&
-                      graph_.node_end == shard_.node_end &&
-                      graph_.in_edges.num_rows() == shard_.node_end - shard_.node_begin,
-                  Error, "internal: the shard graph's block [{}, {}) of {} is not the shard's",
-                  graph_.node_begin, graph_.node_end, graph_.num_nodes);
-    const int64_t rows = shard_.node_end - shard_.node_begin;
-    PARTITA_CHECK_PARAM(static_cast<int64_t>(part_.size()) == rows, "part",
-                        "{} entries for {} nodes", part_.size(), rows);
-    for (size_t i = 0; i < part_.size(); ++i)
-      PARTITA_CHECK_PARAM(part_[i] >= 0 && part_[i] < o_.num_parts, "part",
-                          "node {} is assigned to part {}, outside [0, {})",
-                          shard_.node_begin + static_cast<int64_t>(i), part_[i], o_.num_parts);
-    for (const auto& [cols, count] :
-         {std::pair{&in_.node_columns, rows},
-          std::pair{&graph_.edge_columns, graph_.in_edges.num_entries()}})
-      for (const Column& c : *cols)
-        PARTITA_CHECK(c.values.size() == static_cast<size_t>(count) * c.width(), Error,
-                      "internal: column {} holds {} bytes for {} values", c.name, c.values.size(),
-                      count);
-  });
-}
 
 void Writer::open_files() {
   const PartLayout& L = *layout_;
@@ -487,10 +457,9 @@ std::vector<FileEntry> Writer::finish_files() {
       }
       for (int kind = 0; kind < 3; ++kind) {
         const std::string rel = part_file(p, kSplitNames[kind]);
-        files.push_back({rel,
-                         DType::kInt64,
-                         {static_cast<int64_t>(po.split[kind].size())},
-                         write_npy<int64_t>(out(rel), po.split[kind])});
+        const std::vector<int64_t>& ids = po.split[kind];
+        const int64_t count = static_cast<int64_t>(ids.size());
+        files.push_back({rel, DType::kInt64, {count}, write_npy<int64_t>(out(rel), ids)});
       }
     }
   });
@@ -554,12 +523,12 @@ PartitionMeta Writer::describe(std::vector<FileEntry> mine, Phases phases,
       int64_t edges = 0;
       for (const PartStats& ps : s.parts) edges += ps.relation_edges[r];
       m.relations.push_back({rel.name, rel.src_type, rel.dst_type, edges, rel.reverse});
+      s.relation_names.push_back(m.triplet(r));
     }
     m.target_type = schema_->target_type;
     m.reverse_relations = std::any_of(schema_->relations.begin(), schema_->relations.end(),
                                       [](const data::Relation& r) { return r.reverse; });
     m.type_starts = L.type_starts();
-    for (int r = 0; r < rels; ++r) s.relation_names.push_back(m.triplet(r));
   }
   meta.num_edges = s.num_edges;
   s.edge_cut_fraction = s.num_edges > 0 ? static_cast<double>(s.edge_cut) / s.num_edges : 0.0;
@@ -583,7 +552,32 @@ PartitionMeta Writer::describe(std::vector<FileEntry> mine, Phases phases,
 PartitionSummary Writer::run() {
   Stopwatch watch;
   Phases phases = std::move(ctx_.phases);
-  check_inputs();
+  agreed(comm_, [&] {
+    PARTITA_CHECK_PARAM((!o_.edge_split.enabled() && !shard_.edge_split) || ctx_.edge_split,
+                        "edge_split",
+                        "the link-prediction split of {} is made before assignment: partition "
+                        "it with run_partition",
+                        shard_.path);
+    PARTITA_CHECK(graph_.num_nodes == shard_.num_nodes && graph_.node_begin == shard_.node_begin &&
+                      graph_.node_end == shard_.node_end &&
+                      graph_.in_edges.num_rows() == shard_.node_end - shard_.node_begin,
+                  Error, "internal: the shard graph's block [{}, {}) of {} is not the shard's",
+                  graph_.node_begin, graph_.node_end, graph_.num_nodes);
+    const int64_t rows = shard_.node_end - shard_.node_begin;
+    PARTITA_CHECK_PARAM(static_cast<int64_t>(part_.size()) == rows, "part",
+                        "{} entries for {} nodes", part_.size(), rows);
+    for (size_t i = 0; i < part_.size(); ++i)
+      PARTITA_CHECK_PARAM(part_[i] >= 0 && part_[i] < o_.num_parts, "part",
+                          "node {} is assigned to part {}, outside [0, {})",
+                          shard_.node_begin + static_cast<int64_t>(i), part_[i], o_.num_parts);
+    for (const auto& [cols, count] :
+         {std::pair{&in_.node_columns, rows},
+          std::pair{&graph_.edge_columns, graph_.in_edges.num_entries()}})
+      for (const Column& c : *cols)
+        PARTITA_CHECK(c.values.size() == static_cast<size_t>(count) * c.width(), Error,
+                      "internal: column {} holds {} bytes for {} values", c.name, c.values.size(),
+                      count);
+  });
   // The output directory, made ready on rank 0 before anything is written: created, and until
   // the new partita.json lands it must not look like a partition (the old one is removed).
   agreed(comm_, [&] {

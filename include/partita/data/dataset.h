@@ -24,6 +24,9 @@ struct EdgeSplitArrays {
   std::vector<int64_t> train, valid, test;   // positive edges
   std::vector<int64_t> valid_neg, test_neg;  // non-edges scored against valid / test
 };
+// The numpy layout's files of those arrays, in their order.
+inline constexpr const char* kEdgeSplitArrayFiles[5] = {
+    "train_edges.npy", "valid_edges.npy", "test_edges.npy", "valid_neg.npy", "test_neg.npy"};
 
 struct Dataset {
   std::string path;    // directory it was read from
