@@ -7,7 +7,7 @@
 // Rows are filled by stripes of destinations, each thread scanning the edges in input order,
 // so the result is the same for every thread count. With edge arrays the entries are
 // data::EdgeOrderKeys instead (the packed key as the source, then time and listing position),
-// ordered by data::order_rows as partition/shard_graph_keyed.cc orders them on ranks.
+// ordered by data::order_rows as partition/shard_graph.cc orders them on ranks.
 #include <algorithm>
 #include <exception>
 

@@ -25,7 +25,7 @@
 #include "partita/core/timer.h"
 #include "partita/partition/pipeline.h"
 #include "rebalance.h"
-#include "shard_graph_keyed.h"
+#include "shard_graph.h"
 
 namespace partita::partition {
 namespace {

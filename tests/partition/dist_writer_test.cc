@@ -507,7 +507,7 @@ TEST_F(DistPipelineTest, NumpyEqualsSingleProcess) {
   check_pipeline(path("numpy"), load, 2, 3);
 }
 
-// Edge and node arrays travel with their edges across ranks (shard_graph_keyed.h): the same
+// Edge and node arrays travel with their edges across ranks (shard_graph.cc): the same
 // bytes as one process for 2 and 3 ranks, directed and undirected, with and without
 // edge_time (repeats kept, or dropped keeping the first).
 TEST_F(DistPipelineTest, EdgeArraysEqualSingleProcess) {

@@ -1,6 +1,6 @@
 #pragma once
 // Orders every row of a CSC whose entries are being built (the one-process builder in
-// data/edge_arrays.cc and the ranks' builder in partition/shard_graph_keyed.cc): each row
+// data/edge_arrays.cc and the ranks' builder in partition/shard_graph.cc): each row
 // by data::order_row, then the kept entries packed to the front.
 #include <cstdint>
 #include <vector>
