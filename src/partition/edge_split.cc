@@ -503,8 +503,18 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
                                              &held.test_time, &held.test_neg_time};
   stats.by_time = held.fractions.by == SplitBy::kTime;
   int64_t* rows_of[] = {&stats.valid, &stats.valid_neg, &stats.test, &stats.test_neg};
+  // Interleaved pairs in new ids; map_sources throws after its exchanges, so agreeing keeps
+  // the ranks in step.
+  const auto map_pairs = [&](const std::vector<int64_t>& pairs) {
+    std::vector<int64_t> out;
+    agreed(comm, [&] {
+      out = map_sources(pairs.data(), static_cast<int64_t>(pairs.size()), layout, node_begin, comm,
+                        threads);
+    });
+    return out;
+  };
   for (size_t s = 0; s < 4; ++s) {
-    std::vector<int64_t> pairs = map_pairs(*sets[s], layout, node_begin, comm, threads);
+    std::vector<int64_t> pairs = map_pairs(*sets[s]);
     // The file in pieces of one rank each: sampled, part by part, sorted by (src, dst) (then
     // time; parts own contiguous new ids); the dataset's in its order, rank by rank.
     const bool sampled = held.source == "sampled";
@@ -528,9 +538,9 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
   }
   // Training pairs: each part's, by (dst, src) (then time), repeats dropped (a dataset's file
   // may repeat; by time, a pair repeats once per time).
-  const std::vector<int64_t> train = map_pairs(held.train, layout, node_begin, comm, threads);
-  const PartPairs mine = to_part_writers(train, stats.by_time ? &held.train_time : nullptr, layout,
-                                         /*by_src=*/false, /*unique=*/true, comm);
+  const PartPairs mine =
+      to_part_writers(map_pairs(held.train), stats.by_time ? &held.train_time : nullptr, layout,
+                      /*by_src=*/false, /*unique=*/true, comm);
   stats.train_per_part.assign(static_cast<size_t>(P), 0);
   agreed(comm, [&] {
     const auto write = [&](int p, const char* name, const std::vector<int64_t>& values,

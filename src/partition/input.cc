@@ -22,20 +22,6 @@ std::string dataset_name(const std::string& path) {
   return path.empty() ? std::string("dataset") : path;
 }
 
-// Streams rows of a float32 matrix as a shard's feature reader does, releasing the pages
-// read (mapped features are read once, in order).
-data::ShardFeatures matrix_reader(std::shared_ptr<const data::FeatureMatrix> f) {
-  data::ShardFeatures out;
-  out.dim = f->cols();
-  out.dtype = DType::kFloat32;
-  out.read = [f](int64_t begin, int64_t end, void* dst) {
-    if (end <= begin || f->cols() == 0) return;
-    std::memcpy(dst, f->row(begin), static_cast<size_t>((end - begin) * f->cols()) * sizeof(float));
-    f->release_rows(begin, end);
-  };
-  return out;
-}
-
 // `owned` is the same object as `ds` when the input may take its arrays, else nullptr.
 PartitionInput make_input(const data::Dataset& ds, data::Dataset* owned) {
   const int64_t n = ds.num_nodes;
@@ -44,17 +30,25 @@ PartitionInput make_input(const data::Dataset& ds, data::Dataset* owned) {
                 name, ds.in_edges.num_rows(), n);
   PARTITA_CHECK(static_cast<int64_t>(ds.labels.size()) == n, Error, "{}: {} labels, expected {}",
                 name, ds.labels.size(), n);
-  // The features: taken along when the dataset is, else read where they are.
-  auto features = [&](const data::FeatureMatrix& f) {
-    if (owned == nullptr)
-      return matrix_reader(std::shared_ptr<const data::FeatureMatrix>(&f, [](auto*) {}));
-    return matrix_reader(std::make_shared<const data::FeatureMatrix>(
-        std::move(const_cast<data::FeatureMatrix&>(f))));
-  };
   // `owned` is `ds` itself, so its fields are not const: moving from them is sound.
   auto take = [&](const auto& field) {
     using T = std::decay_t<decltype(field)>;
     return owned != nullptr ? T(std::move(const_cast<T&>(field))) : T(field);
+  };
+  // A float32 matrix as a shard's feature reader, taken along when the dataset is, else read
+  // where it is; the pages read are released (mapped features are read once, in order).
+  auto features = [&](const data::FeatureMatrix& matrix) {
+    const std::shared_ptr<const data::FeatureMatrix> f =
+        owned != nullptr ? std::make_shared<const data::FeatureMatrix>(
+                               std::move(const_cast<data::FeatureMatrix&>(matrix)))
+                         : std::shared_ptr<const data::FeatureMatrix>(&matrix, [](auto*) {});
+    return data::ShardFeatures{
+        f->cols(), DType::kFloat32, [f](int64_t begin, int64_t end, void* dst) {
+          if (end <= begin || f->cols() == 0) return;
+          std::memcpy(dst, f->row(begin),
+                      static_cast<size_t>((end - begin) * f->cols()) * sizeof(float));
+          f->release_rows(begin, end);
+        }};
   };
   PartitionInput in;
   data::DatasetShard& s = in.shard;

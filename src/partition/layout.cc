@@ -45,15 +45,13 @@ PartLayout::PartLayout(int64_t num_nodes, int64_t node_begin, const std::vector<
   }
   const RankOffsets all = offsets_over_ranks(mine, comm);
 
-  ranges_.assign(static_cast<size_t>(P) + 1, 0);
-  part_edges_.assign(static_cast<size_t>(P), 0);
-  edge_offset_.assign(static_cast<size_t>(P), 0);
-  std::vector<int64_t> cursor(static_cast<size_t>(P));  // this rank's next new id per part
+  ranges_.assign(1, 0);
+  std::vector<int64_t> cursor;  // this rank's next new id per part
   for (int p = 0; p < P; ++p) {
-    ranges_[p + 1] = ranges_[p] + all.total[p * stride];
-    part_edges_[p] = all.total[p * stride + 1];
-    edge_offset_[p] = all.first[p * stride + 1];
-    cursor[p] = ranges_[p] + all.first[p * stride];
+    ranges_.push_back(ranges_[p] + all.total[p * stride]);
+    part_edges_.push_back(all.total[p * stride + 1]);
+    edge_offset_.push_back(all.first[p * stride + 1]);
+    cursor.push_back(ranges_[p] + all.first[p * stride]);
     if (T == 0) continue;
     std::vector<int64_t>& starts = type_starts_.emplace_back(1, ranges_[p]);
     for (int t = 0; t < T; ++t) starts.push_back(starts.back() + all.total[p * stride + 2 + t]);
@@ -117,17 +115,6 @@ std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLa
     mapped[keyed[j].second] = answers[slot];
   }
   return mapped;
-}
-
-std::vector<int64_t> map_pairs(const std::vector<int64_t>& pairs, const PartLayout& layout,
-                               int64_t node_begin, DistComm& comm, int threads) {
-  std::vector<int64_t> out;
-  // map_sources throws after its exchanges: agreeing here keeps the ranks in step.
-  agreed(comm, [&] {
-    out = map_sources(pairs.data(), static_cast<int64_t>(pairs.size()), layout, node_begin, comm,
-                      threads);
-  });
-  return out;
 }
 
 }  // namespace partita::partition

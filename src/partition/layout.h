@@ -71,9 +71,4 @@ class PartLayout {
 std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLayout& layout,
                                  int64_t node_begin, DistComm& comm, int threads);
 
-// Collective: interleaved pairs of original ids mapped to new ids (map_sources on them),
-// the failure of any rank agreed.
-std::vector<int64_t> map_pairs(const std::vector<int64_t>& pairs, const PartLayout& layout,
-                               int64_t node_begin, DistComm& comm, int threads);
-
 }  // namespace partita::partition

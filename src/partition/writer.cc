@@ -174,8 +174,8 @@ class Writer {
       }
     });
   }
-  // Runs round(k, a, b) for as many rounds as the busiest rank has; [a, b) are this rank's
-  // rows of round k (empty once it has none left).
+  // Runs round(a, b) once per round, for as many rounds as the busiest rank has; [a, b) are
+  // this rank's rows of the round (empty once it has none left).
   template <class Round>
   void in_rounds(const std::vector<int64_t>& bounds, Round&& round) {
     const int64_t local = static_cast<int64_t>(bounds.size()) - 1;
@@ -434,9 +434,8 @@ void Writer::move_splits() {
     const int p = static_cast<int>(rd.get());
     std::vector<int64_t>& ids = parts_.at(p).split[rd.get()];
     const int64_t n = rd.get();
-    const size_t at = ids.size();
-    ids.resize(at + static_cast<size_t>(n));
-    if (n > 0) std::memcpy(ids.data() + at, rd.take(n * 8), static_cast<size_t>(n) * 8);
+    const auto* got = reinterpret_cast<const int64_t*>(rd.take(n * sizeof(int64_t)));
+    ids.insert(ids.end(), got, got + n);
   });
 }
 
@@ -539,12 +538,10 @@ PartitionMeta Writer::describe(std::vector<FileEntry> mine, Phases phases,
   for (auto& phase : phases) phase.second = std::round(phase.second * 1e6) / 1e6;
   s.phase_seconds = std::move(phases);
   s.edge_split = std::move(split);
-  s.peak_rss_bytes = peak_rss_bytes();
-  if (comm_.size() > 1) {  // peaks last: every rank's, after all its work
-    for (const std::vector<int64_t>& peak : gather_ints({peak_rss_bytes()}, comm_))
-      s.rank_peak_rss_bytes.push_back(peak[0]);
-    s.peak_rss_bytes =
-        *std::max_element(s.rank_peak_rss_bytes.begin(), s.rank_peak_rss_bytes.end());
+  // Peaks last: every rank's, after all its work (listed per rank on several ranks).
+  for (const std::vector<int64_t>& peak : gather_ints({peak_rss_bytes()}, comm_)) {
+    s.peak_rss_bytes = std::max(s.peak_rss_bytes, peak[0]);
+    if (comm_.size() > 1) s.rank_peak_rss_bytes.push_back(peak[0]);
   }
   return meta;
 }
