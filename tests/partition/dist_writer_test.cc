@@ -556,6 +556,30 @@ TEST_F(DistPipelineTest, TypedEdgeArraysEqualSingleProcess) {
   check_pipeline(path("typed_arrays"), load, 2, 3);
 }
 
+// Stage 1 packs and places edges with arrays on the pipeline's threads (shard_graph.cc): the
+// same directory on 1 and 4 threads per rank, homogeneous with reverse edges and typed.
+TEST_F(DistPipelineTest, EdgeArraysDoNotDependOnTheThreadCount) {
+  data::LoadOptions undirected;
+  undirected.undirected = true;
+  for (const auto& [name, load] :
+       {std::pair{"arrays", undirected}, std::pair{"typed_arrays", data::LoadOptions{}}}) {
+    SCOPED_TRACE(name);
+    TempDir tmp;
+    testing::InProcessDistComms comms(3);
+    for (int threads : {1, 4}) {
+      PartitionOptions o;
+      o.num_parts = 2;
+      o.threads = threads;
+      o.dist_partitioner = DistPartitioner::kPtScotch;  // the stand-in part_graph: known blocks
+      o.out_dir = tmp / std::to_string(threads);
+      const std::vector<std::string> failures = testing::on_threads(
+          3, [&](int r) { run_partition(path(name), load, o, comms.member(r)); });
+      for (int r = 0; r < 3; ++r) ASSERT_EQ(failures[r], "") << "rank " << r;
+    }
+    expect_same_directory(tmp / "1", tmp / "4");
+  }
+}
+
 TEST_F(DistPipelineTest, RandomIsDeterministicForARankCount) {
   data::LoadOptions load;
   check_pipeline(path("numpy"), load, 3, 2, Method::kRandom);
