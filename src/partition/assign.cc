@@ -62,11 +62,8 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
     std::vector<std::vector<uint8_t>> send(static_cast<size_t>(ranks));
     for (int r = 0; r < ranks; ++r) send[r].reserve(static_cast<size_t>(count[r]) * 16);
     for (int64_t v = 0; v < rows; ++v)
-      for (int64_t k = in.indptr[v]; k < in.indptr[v + 1]; ++k) {
-        BytePacker entry(&send[owner(in.indices[k])]);
-        entry.put(graph.node_begin + v);
-        entry.put(in.indices[k]);
-      }
+      for (int64_t k = in.indptr[v]; k < in.indptr[v + 1]; ++k)
+        BytePacker(&send[owner(in.indices[k])]).put({graph.node_begin + v, in.indices[k]});
     out = rows_of_entries(comm.alltoall(std::move(send)), graph.node_begin, rows, comm.rank(),
                           threads);
   }

@@ -25,15 +25,16 @@ namespace partita::partition {
 class BytePacker {
  public:
   explicit BytePacker(std::vector<uint8_t>* out) : out_(out) {}
-  void put(int64_t value) { put_bytes(&value, sizeof value); }
+  // Appends `count` int64 values, or a list of them.
+  void put(const int64_t* values, size_t count) {
+    if (count > 0) std::memcpy(reserve(count * sizeof(int64_t)), values, count * sizeof(int64_t));
+  }
+  void put(std::initializer_list<int64_t> values) { put(values.begin(), values.size()); }
   // Room for `bytes` bytes (padded) at the end; returns where to write them.
   uint8_t* reserve(size_t bytes) {
     const size_t at = out_->size();
     out_->resize(at + padded(bytes), 0);
     return out_->data() + at;
-  }
-  void put_bytes(const void* data, size_t bytes) {
-    if (bytes > 0) std::memcpy(reserve(bytes), data, bytes);
   }
   static size_t padded(size_t bytes) { return (bytes + 7) / 8 * 8; }
 

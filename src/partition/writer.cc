@@ -289,8 +289,7 @@ void Writer::move_structure() {
         int64_t m = 0;
         for (int64_t z = 0; z < n; ++z) m += g.degree(rows[z]);
         BytePacker pack(&send[L.writer(p)]);
-        for (int64_t x : {int64_t{p}, new_id[rows[0]] - L.ranges()[p], edge_cursor[p], n, m})
-          pack.put(x);
+        pack.put({p, new_id[rows[0]] - L.ranges()[p], edge_cursor[p], n, m});
         // Each reserve() may move the buffer: fill one array before reserving the next.
         auto* indptr = reinterpret_cast<int64_t*>(pack.reserve(n * sizeof(int64_t)));
         for (int64_t z = 0, acc = edge_cursor[p]; z < n; ++z) indptr[z] = acc += g.degree(rows[z]);
@@ -372,9 +371,7 @@ void Writer::move_features() {
           f.read(first_row, first_row + (e - s), stored.data());
           for_each_part_run(part_, s, e, [&](int p, const int64_t* rows, int64_t n) {
             BytePacker pack(&send[L.writer(p)]);
-            for (int64_t x :
-                 {int64_t{p}, static_cast<int64_t>(t), new_id[rows[0]] - table_first(t, p), n})
-              pack.put(x);
+            pack.put({p, static_cast<int64_t>(t), new_id[rows[0]] - table_first(t, p), n});
             uint8_t* dst = pack.reserve(static_cast<size_t>(n) * out_row);
             parallel_chunks(0, n, kRowChunk, threads_, [&](int64_t lo, int64_t hi) {
               std::vector<float> wide(static_cast<size_t>(f.dim));
@@ -424,8 +421,8 @@ void Writer::move_splits() {
       }
       for (const auto& [p, ids] : by_part) {
         BytePacker pack(&send[L.writer(p)]);
-        for (int64_t x : {int64_t{p}, int64_t{kind}, static_cast<int64_t>(ids.size())}) pack.put(x);
-        pack.put_bytes(ids.data(), ids.size() * sizeof(int64_t));
+        pack.put({p, kind, static_cast<int64_t>(ids.size())});
+        pack.put(ids.data(), ids.size());
         split_counts_[static_cast<size_t>(p) * 3 + kind] += static_cast<int64_t>(ids.size());
       }
     }
