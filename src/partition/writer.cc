@@ -358,38 +358,36 @@ void Writer::move_features() {
   std::vector<uint8_t> stored;
   in_rounds(bounds, [&](int64_t a, int64_t b) {
     const auto pack = [&](std::vector<std::vector<uint8_t>>& send) {
-      for (int64_t s = a; s < b;) {  // one segment per table in [a, b)
+      for (int64_t s = a, e = a; s < b; s = e) {  // one segment [s, e) per table in [a, b)
         const size_t t = table_of(s);
         const Table& table = tables_[t];
         const data::ShardFeatures& f = *table.features;
-        const int64_t e = std::min(b, table.offset + table.count - shard_.node_begin);
+        e = std::min(b, table.offset + table.count - shard_.node_begin);
+        if (f.dim == 0) continue;
         const size_t in_row = static_cast<size_t>(f.dim) * dtype_size(f.dtype);
         const size_t out_row = static_cast<size_t>(f.dim) * out_size;
-        if (f.dim > 0) {
-          stored.resize(static_cast<size_t>(e - s) * in_row);
-          const int64_t first_row = shard_.node_begin + s - table.offset;
-          f.read(first_row, first_row + (e - s), stored.data());
-          for_each_part_run(part_, s, e, [&](int p, const int64_t* rows, int64_t n) {
-            BytePacker pack(&send[L.writer(p)]);
-            pack.put({p, static_cast<int64_t>(t), new_id[rows[0]] - table_first(t, p), n});
-            uint8_t* dst = pack.reserve(static_cast<size_t>(n) * out_row);
-            parallel_chunks(0, n, kRowChunk, threads_, [&](int64_t lo, int64_t hi) {
-              std::vector<float> wide(static_cast<size_t>(f.dim));
-              for (int64_t z = lo; z < hi; ++z) {
-                const uint8_t* src = stored.data() + static_cast<size_t>(rows[z] - s) * in_row;
-                const float* row = reinterpret_cast<const float*>(src);
-                // float32 rows are read in place where aligned, else copied (widening copies).
-                if (f.dtype != DType::kFloat32 ||
-                    reinterpret_cast<uintptr_t>(src) % alignof(float) != 0) {
-                  widen_to_floats(src, f.dim, f.dtype, wide.data());
-                  row = wide.data();
-                }
-                narrow_floats(row, f.dim, o_.feature_dtype, dst + z * out_row);
+        stored.resize(static_cast<size_t>(e - s) * in_row);
+        const int64_t first_row = shard_.node_begin + s - table.offset;
+        f.read(first_row, first_row + (e - s), stored.data());
+        for_each_part_run(part_, s, e, [&](int p, const int64_t* rows, int64_t n) {
+          BytePacker pack(&send[L.writer(p)]);
+          pack.put({p, static_cast<int64_t>(t), new_id[rows[0]] - table_first(t, p), n});
+          uint8_t* dst = pack.reserve(static_cast<size_t>(n) * out_row);
+          parallel_chunks(0, n, kRowChunk, threads_, [&](int64_t lo, int64_t hi) {
+            std::vector<float> wide(static_cast<size_t>(f.dim));
+            for (int64_t z = lo; z < hi; ++z) {
+              const uint8_t* src = stored.data() + static_cast<size_t>(rows[z] - s) * in_row;
+              const float* row = reinterpret_cast<const float*>(src);
+              // float32 rows are read in place where aligned, else copied (widening copies).
+              if (f.dtype != DType::kFloat32 ||
+                  reinterpret_cast<uintptr_t>(src) % alignof(float) != 0) {
+                widen_to_floats(src, f.dim, f.dtype, wide.data());
+                row = wide.data();
               }
-            });
+              narrow_floats(row, f.dim, o_.feature_dtype, dst + z * out_row);
+            }
           });
-        }
-        s = e;
+        });
       }
     };
     exchange(pack, [&](ByteReader& rd) {
