@@ -27,10 +27,10 @@ int BlockOwner::operator()(int64_t v) const {
   return r;
 }
 
-PartLayout::PartLayout(int64_t num_nodes, int64_t node_begin, const std::vector<int32_t>& part,
+PartLayout::PartLayout(int64_t node_begin, const std::vector<int32_t>& part,
                        const graph::Csr& in_edges, int num_parts, const data::HeteroSchema* schema,
                        DistComm& comm)
-    : ranks_(comm.size()), num_parts_(num_parts), block_owner_(num_nodes, comm.size()) {
+    : ranks_(comm.size()), num_parts_(num_parts) {
   const int P = num_parts;
   const int T = schema != nullptr ? schema->num_types() : 0;
   // This rank's counts: nodes per part, edges per part, nodes per (part, type).
@@ -91,10 +91,11 @@ std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLa
   for (int64_t k = 0; k < count; ++k)
     if (mapped[k] == -1) keyed.emplace_back(ids[k], k);
   std::sort(keyed.begin(), keyed.end());
+  const BlockOwner owner(num_nodes, R);
   std::vector<std::vector<int64_t>> asked(static_cast<size_t>(R));
   for (size_t j = 0; j < keyed.size(); ++j)
     if (j == 0 || keyed[j].first != keyed[j - 1].first)
-      asked[layout.block_owner()(keyed[j].first)].push_back(keyed[j].first);
+      asked[owner(keyed[j].first)].push_back(keyed[j].first);
   std::string internal;
   const std::vector<std::vector<int64_t>> replies =
       ask_ranks(std::move(asked), 1, comm, [&](const int64_t* v) -> int64_t {

@@ -36,9 +36,8 @@ class PartLayout {
  public:
   // Collective: every rank passes its block's parts and in-edge degrees. `schema` (typed
   // graphs, else nullptr) gives each node's type for the type starts.
-  PartLayout(int64_t num_nodes, int64_t node_begin, const std::vector<int32_t>& part,
-             const graph::Csr& in_edges, int num_parts, const data::HeteroSchema* schema,
-             DistComm& comm);
+  PartLayout(int64_t node_begin, const std::vector<int32_t>& part, const graph::Csr& in_edges,
+             int num_parts, const data::HeteroSchema* schema, DistComm& comm);
 
   int num_parts() const { return num_parts_; }
   int writer(int p) const { return p % ranks_; }  // the rank writing part p
@@ -53,11 +52,9 @@ class PartLayout {
   int owner_part(int64_t gid) const;
   // New id of block node i (original id node_begin + i).
   const std::vector<int64_t>& block_new_id() const { return block_new_id_; }
-  const BlockOwner& block_owner() const { return block_owner_; }
 
  private:
   int ranks_ = 1, num_parts_ = 1;
-  BlockOwner block_owner_;
   std::vector<int64_t> ranges_, part_edges_, edge_offset_;  // edge_offset_: this rank's
   std::vector<std::vector<int64_t>> type_starts_;
   std::vector<int64_t> block_new_id_;

@@ -580,8 +580,7 @@ PartitionSummary Writer::run() {
     PARTITA_CHECK(!ec, IoError, "{}/{}: cannot remove the old metadata: {}", o_.out_dir,
                   kMetaFileName, ec.message());
   });
-  layout_.emplace(shard_.num_nodes, shard_.node_begin, part_, graph_.in_edges, o_.num_parts,
-                  schema_, comm_);
+  layout_.emplace(shard_.node_begin, part_, graph_.in_edges, o_.num_parts, schema_, comm_);
   phases.emplace_back("renumber", watch.seconds());
   if (comm_.rank() == 0)
     log_info("partition: writing {} parts to {}{}", o_.num_parts, o_.out_dir,
