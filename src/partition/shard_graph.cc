@@ -42,15 +42,14 @@ std::vector<std::vector<uint8_t>> pack_records(data::DatasetShard& shard, bool r
   const int64_t m = static_cast<int64_t>(shard.src.size());
   const BlockOwner owner(shard.num_nodes, ranks);
   const uint64_t relations = shard.hetero ? shard.hetero->relations.size() : 0;
+  auto key = [](uint64_t rel, uint64_t source) { return (rel << kRelationShift) | source; };
   auto for_each_entry = [&](int64_t b, int64_t e, auto&& emit) {
     for (int64_t i = b; i < e; ++i) {
       const int64_t s = shard.src[i], d = shard.dst[i];
       if (s == d) continue;
       const uint64_t rel = shard.hetero ? static_cast<uint64_t>(shard.edge_relation[i]) : 0;
-      emit(owner(d), i, (rel << kRelationShift) | static_cast<uint64_t>(s), d, false);
-      if (reverse)
-        emit(owner(s), i, ((rel + relations) << kRelationShift) | static_cast<uint64_t>(d), s,
-             true);
+      emit(owner(d), i, key(rel, s), d, false);
+      if (reverse) emit(owner(s), i, key(rel + relations, d), s, true);
     }
   };
   // Entries per (chunk, rank), then turned into each chunk's first record in each buffer.
