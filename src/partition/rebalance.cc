@@ -23,7 +23,6 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
                                std::vector<int32_t>& part, const RebalanceOptions& options,
                                DistComm& comm) {
   const int num_parts = options.num_parts, max_rounds = options.max_rounds;
-  const double limit = options.limit;
   const int ncon = static_cast<int>(weight.size());
   const size_t n = part.size();
   const size_t P = static_cast<size_t>(num_parts);
@@ -32,8 +31,8 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
                   n);
   RebalanceStats stats;
   // A margin below the limit, so that rounding and the next constraint's moves keep it.
-  const double aim = 1.0 + (limit - 1.0) * 0.8;
-  const double shed_aim = 1.0 + (limit - 1.0) * 0.4;
+  const double aim = 1.0 + (options.limit - 1.0) * 0.8;
+  const double shed_aim = 1.0 + (options.limit - 1.0) * 0.4;
   bool stuck = false;  // a round moved nothing: nothing fits anywhere
   for (int round = 0;; ++round) {
     // Loads: this rank's [c][p], then the global ones; the imbalance they make.
@@ -48,7 +47,7 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
       const int64_t largest = *std::max_element(first, last);
       cap[c] = static_cast<int64_t>(std::floor(aim * static_cast<double>(total) / num_parts));
       const double mean = static_cast<double>(total) / num_parts;
-      if (total > 0 && static_cast<double>(largest) > limit * mean) balanced = false;
+      if (total > 0 && static_cast<double>(largest) > options.limit * mean) balanced = false;
       if (total > 0)
         stats.imbalance[c] = static_cast<double>(largest) * num_parts / static_cast<double>(total);
     }
