@@ -191,7 +191,7 @@ void check_input(const PartitionInput& input, const PartitionOptions& o, DistCom
     }
     const std::pair<const char*, const std::vector<int64_t>*> splits[] = {
         {"train", &s.train_idx}, {"valid", &s.valid_idx}, {"test", &s.test_idx}};
-    for (const auto& [split, ids] : splits) {
+    for (const auto& [split, ids] : splits)
       for (size_t i = 0; i < ids->size(); ++i) {
         const int64_t id = (*ids)[i];
         PARTITA_CHECK(id >= s.node_begin && id < s.node_end && (i == 0 || (*ids)[i - 1] < id),
@@ -204,7 +204,6 @@ void check_input(const PartitionInput& input, const PartitionOptions& o, DistCom
                       "{}: node {} is in the {} split but has label {} (unlabelled)", name, id,
                       split, s.labels[id - s.node_begin]);
       }
-    }
   });
 }
 

@@ -39,7 +39,7 @@ bool is_symmetric(const graph::Csr& in, int threads) {
   std::atomic<bool> self_loop{false};
   parallel_chunks(0, n, kRowChunk, threads, [&](int64_t b, int64_t e) {
     std::array<uint64_t, 4>& s = sums[b / kRowChunk];
-    for (int64_t d = b; d < e; ++d) {
+    for (int64_t d = b; d < e; ++d)
       for (int64_t k = in.indptr[d]; k < in.indptr[d + 1]; ++k) {
         const int64_t src = in.indices[k];
         if (src == d) self_loop.store(true, std::memory_order_relaxed);
@@ -48,7 +48,6 @@ bool is_symmetric(const graph::Csr& in, int threads) {
         s[2] += hash(kSeedB, src, d);
         s[3] += hash(kSeedB, d, src);
       }
-    }
   });
   std::array<uint64_t, 4> total{0, 0, 0, 0};
   for (const auto& s : sums)
