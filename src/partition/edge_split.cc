@@ -503,14 +503,12 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
                                              &held.test_time, &held.test_neg_time};
   stats.by_time = held.fractions.by == SplitBy::kTime;
   int64_t* rows_of[] = {&stats.valid, &stats.valid_neg, &stats.test, &stats.test_neg};
-  // Interleaved pairs in new ids; map_sources throws after its exchanges, so agreeing keeps
-  // the ranks in step.
+  // Interleaved pairs in new ids, a failure agreed.
   const auto map_pairs = [&](const std::vector<int64_t>& pairs) {
-    std::vector<int64_t> out;
-    agreed(comm, [&] {
-      out = map_sources(pairs.data(), static_cast<int64_t>(pairs.size()), layout, node_begin, comm,
-                        threads);
-    });
+    RankFailure failure(comm);
+    std::vector<int64_t> out = map_sources(pairs.data(), static_cast<int64_t>(pairs.size()), layout,
+                                           node_begin, comm, threads, failure);
+    failure.agree();
     return out;
   };
   for (size_t s = 0; s < 4; ++s) {

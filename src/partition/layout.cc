@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 
-#include "collective.h"
 #include "partita/core/error.h"
 #include "partita/core/parallel.h"
 #include "partita/data/shard.h"
@@ -66,7 +65,8 @@ int PartLayout::owner_part(int64_t gid) const {
 }
 
 std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLayout& layout,
-                                 int64_t node_begin, DistComm& comm, int threads) {
+                                 int64_t node_begin, DistComm& comm, int threads,
+                                 RankFailure& failure) {
   const int R = comm.size();
   const int64_t num_nodes = layout.ranges().back();
   const std::vector<int64_t>& new_id = layout.block_new_id();
@@ -106,8 +106,10 @@ std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLa
             fmt::format("internal: asked for the new id of {}, outside this rank's block", *v);
         return -1;
       });
-  PARTITA_CHECK(internal.empty(), Error, "{}", internal);
-  PARTITA_CHECK(bad.load() < 0, Error, "source id {} is outside [0, {})", bad.load(), num_nodes);
+  failure.run([&] {
+    PARTITA_CHECK(internal.empty(), Error, "{}", internal);
+    PARTITA_CHECK(bad.load() < 0, Error, "source id {} is outside [0, {})", bad.load(), num_nodes);
+  });
   std::vector<int64_t> answers;  // owners in order: the distinct sources' new ids, ascending
   for (const std::vector<int64_t>& reply : replies)
     answers.insert(answers.end(), reply.begin(), reply.end());

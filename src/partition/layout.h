@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "collective.h"
 #include "partita/data/hetero.h"
 #include "partita/graph/csr.h"
 #include "partita/partition/dist_comm.h"
@@ -62,10 +63,11 @@ class PartLayout {
 
 // Collective: the `count` original ids at `ids` (sources of in-edges, say) mapped to new ids:
 // those of this rank's block looked up here, the others asked of the rank whose block holds
-// them. Every rank calls it once per round, with count 0 when it has nothing left. Throws
-// Error for an id outside [0, num_nodes) (after the exchange, so peers are not left waiting).
-// Uses up to `threads` threads.
+// them. Every rank calls it once per round, with count 0 when it has nothing left. An id
+// outside [0, num_nodes) fails `failure` with an Error after the exchange, so peers are not
+// left waiting (the values returned then do not matter). Uses up to `threads` threads.
 std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLayout& layout,
-                                 int64_t node_begin, DistComm& comm, int threads);
+                                 int64_t node_begin, DistComm& comm, int threads,
+                                 RankFailure& failure);
 
 }  // namespace partita::partition

@@ -275,16 +275,10 @@ void Writer::move_structure() {
       round_bounds(static_cast<int64_t>(part_.size()), ctx_.round_entries,
                    [&](int64_t i) { return g.indptr[i + 1] - g.indptr[i]; });
   in_rounds(bounds, [&](int64_t a, int64_t b) {
-    std::vector<int64_t> mapped;
-    std::string map_error;
-    try {
-      mapped = map_sources(g.indices.data() + g.indptr[a], g.indptr[b] - g.indptr[a], L,
-                           shard_.node_begin, comm_, threads_);
-    } catch (const std::exception& e) {
-      map_error = e.what();
-    }
+    const std::vector<int64_t> mapped =
+        map_sources(g.indices.data() + g.indptr[a], g.indptr[b] - g.indptr[a], L, shard_.node_begin,
+                    comm_, threads_, failure_);
     const auto pack = [&](std::vector<std::vector<uint8_t>>& send) {
-      PARTITA_CHECK(map_error.empty(), Error, "{}", map_error);
       for_each_part_run(part_, a, b, [&](int p, const int64_t* rows, int64_t n) {
         int64_t m = 0;
         for (int64_t z = 0; z < n; ++z) m += g.degree(rows[z]);
