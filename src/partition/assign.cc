@@ -112,7 +112,7 @@ std::vector<int32_t> partition_across_ranks(const AssignInput& in, AssignStrateg
     if (strategy == AssignStrategy::kCoarse) {
       CoarseStats stats;
       part = coarse_partition(std::move(adj), weight, {o.num_parts, kRefineLimit, o.seed}, comm,
-                              &stats);
+                              stats);
       if (comm.rank() == 0)
         log_info(
             "partition: coarse partitioner: {} levels, coarse graph {} vertices / {} entries, "

@@ -237,7 +237,7 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
                                         const std::vector<int64_t>& adj,
                                         const std::vector<int64_t>& ew, int ncon, int num_parts,
                                         uint64_t seed, const std::vector<int64_t>& offset,
-                                        DistComm& comm, CoarseStats* stats) {
+                                        DistComm& comm, CoarseStats& stats) {
   const int ranks = comm.size();
   // Every rank's `mine` on rank 0 (nothing elsewhere).
   auto to_lead = [&](const std::vector<int64_t>& mine) {
@@ -293,10 +293,8 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
               "graph ({} vertices, {} entries)",
               status, nc, entries);
       }
-      if (stats) {
-        stats->coarse_vertices = nc;
-        stats->coarse_edges = entries;
-      }
+      stats.coarse_vertices = nc;
+      stats.coarse_edges = entries;
       for (int r = 0; r < ranks; ++r)
         back[r].assign(part.begin() + offset[r], part.begin() + offset[r + 1]);
     }
@@ -306,13 +304,11 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
   PARTITA_CHECK(static_cast<int64_t>(got.size()) == count, Error,
                 "internal: {} coarse parts for {} coarse vertices", got.size(), count);
   std::vector<int32_t> part(got.begin(), got.end());
-  if (stats) {
-    int64_t figures[3] = {stats->levels, stats->coarse_vertices, stats->coarse_edges};
-    comm.allreduce_max(figures, 3);
-    stats->levels = static_cast<int>(figures[0]);
-    stats->coarse_vertices = figures[1];
-    stats->coarse_edges = figures[2];
-  }
+  int64_t figures[3] = {stats.levels, stats.coarse_vertices, stats.coarse_edges};
+  comm.allreduce_max(figures, 3);
+  stats.levels = static_cast<int>(figures[0]);
+  stats.coarse_vertices = figures[1];
+  stats.coarse_edges = figures[2];
   return part;
 }
 
@@ -320,7 +316,7 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
 // `total`: every constraint's total weight over all ranks.
 void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weight,
             const std::vector<int64_t>& total, int num_parts, double limit,
-            std::vector<int32_t>& part, DistComm& comm, CoarseStats* stats) {
+            std::vector<int32_t>& part, DistComm& comm, CoarseStats& stats) {
   const int ncon = static_cast<int>(weight.size());
   const int ranks = comm.size();
   std::vector<int64_t> conn(static_cast<size_t>(num_parts), 0);
@@ -369,10 +365,8 @@ void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weigh
       ++moves;
     }
     comm.allreduce_sum(&moves, 1);
-    if (stats) {
-      stats->refine_moves += moves;
-      ++stats->refine_rounds;
-    }
+    stats.refine_moves += moves;
+    ++stats.refine_rounds;
     quiet = moves == 0 ? quiet + 1 : 0;
   }
 }
@@ -382,7 +376,7 @@ void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weigh
 std::vector<int32_t> coarse_partition(DistAdjacency graph,
                                       const std::vector<std::vector<int64_t>>& weight,
                                       const CoarseOptions& options, DistComm& comm,
-                                      CoarseStats* stats) {
+                                      CoarseStats& stats) {
   const int num_parts = options.num_parts;
   const int ranks = comm.size(), rank = comm.rank();
   const int ncon = static_cast<int>(weight.size());
@@ -496,7 +490,7 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
       ew.resize(out);
     }
   }
-  if (stats) stats->levels = levels;  // the max over ranks once the coarse graph is partitioned
+  stats.levels = levels;  // the max over ranks once the coarse graph is partitioned
   const std::vector<int32_t> coarse_part = partition_gathered(
       count, vw, xadj, adj, ew, ncon, num_parts, options.seed, offset, comm, stats);
   std::vector<int64_t>().swap(adj);

@@ -41,11 +41,11 @@ struct CoarseOptions {
 
 // graph: the undirected adjacency (DistAdjacency; vwgt ignored; freed once copied). weight[c][v]:
 // weight of local vertex v in constraint c (weight[0] usually all ones), every constraint's total >
-// 0. Returns the part of each local vertex. Error when the coarse graph cannot be gathered (over
-// 2^31 - 1 vertices or entries: METIS's 32-bit idx_t).
+// 0. Returns the part of each local vertex and fills `stats` (the same on every rank). Error when
+// the coarse graph cannot be gathered (over 2^31 - 1 vertices or entries: METIS's 32-bit idx_t).
 std::vector<int32_t> coarse_partition(DistAdjacency graph,
                                       const std::vector<std::vector<int64_t>>& weight,
                                       const CoarseOptions& options, DistComm& comm,
-                                      CoarseStats* stats = nullptr);
+                                      CoarseStats& stats);
 
 }  // namespace partita::partition

@@ -167,7 +167,7 @@ TEST_F(CoarsePartition, StatsAreTheSameOnEveryRank) {
       const std::vector<std::vector<int64_t>> weight{
           std::vector<int64_t>(static_cast<size_t>(g.node_end - g.node_begin), 1)};
       partition::coarse_partition(partition::distributed_adjacency(g, comms.member(r), 1), weight,
-                                  {2, 1.04, 7}, comms.member(r), &stats[r]);
+                                  {2, 1.04, 7}, comms.member(r), stats[r]);
     });
     for (int r = 0; r < ranks; ++r) {
       SCOPED_TRACE(::testing::Message() << "rank " << r << " of " << ranks);
