@@ -13,8 +13,7 @@ namespace partita::partition {
 
 BlockOwner::BlockOwner(int64_t num_nodes, int ranks)
     : begin_(static_cast<size_t>(ranks) + 1), num_nodes_(num_nodes), ranks_(ranks) {
-  for (int r = 0; r < ranks; ++r) begin_[r] = data::node_block(num_nodes, r, ranks).first;
-  begin_[ranks] = num_nodes;
+  for (int r = 0; r <= ranks; ++r) begin_[r] = data::node_block(num_nodes, r, ranks).first;
 }
 
 int BlockOwner::operator()(int64_t v) const {
