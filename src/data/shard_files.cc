@@ -116,13 +116,11 @@ ShardFeatures open_features(const std::vector<ChunkFile>& files, DType dtype, in
                   "internal: feature rows [{}, {}) asked of a matrix of {} rows", begin, end, rows);
     const size_t row_bytes = static_cast<size_t>(dim) * dtype_size(dtype);
     auto* dst = static_cast<unsigned char*>(out);
-    // The last piece starting at or before `begin`.
-    size_t p = static_cast<size_t>(std::upper_bound(pieces.begin(), pieces.end(), begin,
-                                                    [](int64_t row, const FeaturePiece& piece) {
-                                                      return row < piece.first_row;
-                                                    }) -
-                                   pieces.begin());
-    p = p == 0 ? 0 : p - 1;
+    // From the last piece starting at or before `begin` (the first starts at row 0).
+    auto after =
+        std::upper_bound(pieces.begin(), pieces.end(), begin,
+                         [](int64_t row, const FeaturePiece& f) { return row < f.first_row; });
+    size_t p = static_cast<size_t>(after - pieces.begin()) - 1;
     for (int64_t row = begin; row < end; ++p) {
       const FeaturePiece& piece = pieces[p];
       const int64_t piece_end = piece.first_row + piece.file->dim(0);

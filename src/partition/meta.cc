@@ -36,16 +36,6 @@ constexpr std::pair<const char*, int64_t EdgeSplitStats::*> kEdgeSplitCounts[] =
     {"test", &EdgeSplitStats::test},
     {"test_neg", &EdgeSplitStats::test_neg}};
 
-Json part_stats_json(const PartStats& s, bool typed) {
-  Json j = Json::object();
-  for (const auto& [key, field] : kPartCounts) j[key] = s.*field;
-  if (typed) {
-    j["types"] = s.type_nodes;
-    j["relations"] = s.relation_edges;
-  }
-  return j;
-}
-
 std::vector<int64_t> integer_array(const Reader& rd, const Json& obj, const std::string& key,
                                    const std::string& where) {
   const Json& a = rd.typed(obj, key, /*array=*/true, where);
@@ -58,6 +48,19 @@ std::vector<int64_t> integer_array(const Reader& rd, const Json& obj, const std:
   return out;
 }
 
+// `text` parsed: a JSON object, else FormatError naming the reader's file.
+Json parse_object(const Reader& rd, const std::string& text) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
+    rd.fail(fmt::format("invalid JSON: {}", e.what()));
+  }
+  if (!j.is_object())
+    rd.fail(fmt::format("invalid JSON: expected an object, found {}", j.type_name()));
+  return j;
+}
+
 // The entry of `path`, or null.
 const FileEntry* find_file(const std::vector<FileEntry>& files, const std::string& path) {
   for (const FileEntry& f : files)
@@ -65,12 +68,9 @@ const FileEntry* find_file(const std::vector<FileEntry>& files, const std::strin
   return nullptr;
 }
 
-// A relative path of printable characters, with no empty, "." or ".." component (a NUL
-// would silently cut the name the OS sees).
+// A relative path with no empty, "." or ".." component.
 bool safe_relative_path(const std::string& p) {
   if (p.empty() || p[0] == '/') return false;
-  for (unsigned char c : p)
-    if (c < 0x20 || c == 0x7f) return false;
   std::stringstream parts(p);
   std::string part;
   while (std::getline(parts, part, '/'))
@@ -81,12 +81,13 @@ bool safe_relative_path(const std::string& p) {
 FileEntry parse_file_entry(const Reader& rd, const std::string& rel, const Json& v) {
   const std::string where = "files." + rel + ".";
   if (!v.is_object()) rd.fail(fmt::format("key 'files.{}' must be an object", rel));
-  if (!safe_relative_path(rel)) {
-    std::string shown = rel;  // control characters would garble the error line
-    for (char& c : shown)
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  // Printable characters only: a control character would garble the error line, a NUL
+  // silently cut the name the OS sees.
+  std::string shown = rel;
+  std::replace_if(
+      shown.begin(), shown.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, '?');
+  if (shown != rel || !safe_relative_path(rel))
     rd.fail(fmt::format("files: '{}' is not a relative path inside the directory", shown));
-  }
   FileEntry f;
   f.path = rel;
   const Json& dtype = rd.get(v, "dtype", where);
@@ -104,16 +105,6 @@ Json files_json(const std::vector<FileEntry>& files) {
   for (const FileEntry& f : files)
     out[f.path] = Json{{"dtype", dtype_name(f.dtype)}, {"shape", f.shape}, {"crc32", f.crc32}};
   return out;
-}
-
-Json edge_split_json(const EdgeSplitStats& e) {
-  Json j{{"source", e.source},
-         {"valid_fraction", e.valid_fraction},
-         {"test_fraction", e.test_fraction}};
-  for (const auto& [key, field] : kEdgeSplitCounts) j[key] = e.*field;
-  j["train"] = e.train_per_part;
-  if (e.by_time) j["by"] = "time";  // absent: random (the bytes of a random split's meta)
-  return j;
 }
 
 EdgeSplitStats parse_edge_split_stats(const Reader& rd, const Json& j) {
@@ -268,7 +259,14 @@ bool PartitionMeta::has_file(const std::string& path) const {
 std::string meta_to_json(const PartitionMeta& m) {
   const PartitionSummary& s = m.summary;
   Json parts = Json::array();
-  for (const PartStats& p : s.parts) parts.push_back(part_stats_json(p, m.typed.has_value()));
+  for (const PartStats& p : s.parts) {
+    Json& j = parts.emplace_back(Json::object());
+    for (const auto& [key, field] : kPartCounts) j[key] = p.*field;
+    if (m.typed) {
+      j["types"] = p.type_nodes;
+      j["relations"] = p.relation_edges;
+    }
+  }
   Json phases = Json::object();
   for (const auto& [name, seconds] : s.phase_seconds) phases[name] = seconds;
   Json summary{
@@ -280,6 +278,15 @@ std::string meta_to_json(const PartitionMeta& m) {
       {"phase_seconds", phases},
       {"peak_rss_bytes", s.peak_rss_bytes}};
   if (!s.rank_peak_rss_bytes.empty()) summary["rank_peak_rss_bytes"] = s.rank_peak_rss_bytes;
+  Json split;  // null: no edge split
+  if (const auto& e = s.edge_split) {
+    split = {{"source", e->source},
+             {"valid_fraction", e->valid_fraction},
+             {"test_fraction", e->test_fraction}};
+    for (const auto& [key, field] : kEdgeSplitCounts) split[key] = *e.*field;
+    split["train"] = e->train_per_part;
+    if (e->by_time) split["by"] = "time";  // absent: random (the bytes of a random split's meta)
+  }
   Json top{
       {"format", kFormatName},
       {"version", m.typed ? kFormatVersion : kHomogeneousFormatVersion},
@@ -297,7 +304,7 @@ std::string meta_to_json(const PartitionMeta& m) {
       {"undirected", m.undirected},
       {"dataset", m.dataset},
       {"hetero", m.typed ? typed_meta_json(*m.typed) : Json()},
-      {"edge_split", s.edge_split ? edge_split_json(*s.edge_split) : Json()},
+      {"edge_split", split},
       {"summary", summary},
       {"files", files_json(m.files)},
   };
@@ -332,14 +339,7 @@ void write_meta(const std::string& dir, const PartitionMeta& meta) {
 
 PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   Reader rd(path);
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
-    rd.fail(fmt::format("invalid JSON: {}", e.what()));
-  }
-  if (!j.is_object())
-    rd.fail(fmt::format("invalid JSON: expected an object, found {}", j.type_name()));
+  const Json j = parse_object(rd, text);
   // Identity and version first: a newer version may have changed anything else.
   const std::string format = rd.string(j, "format");
   if (format != kFormatName)
@@ -381,11 +381,10 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   m.undirected = rd.boolean(j, "undirected");
   m.dataset = rd.string(j, "dataset");
   // Version 2 introduced typed partitions: its directories have "hetero", version 1's never.
-  if (version >= 2) {
+  if (version >= 2)
     m.typed = parse_typed_meta(rd, rd.typed(j, "hetero", /*array=*/false));
-  } else if (j.contains("hetero")) {
+  else if (j.contains("hetero"))
     rd.fail("key 'hetero' (a typed partition) needs format version 2, found version 1");
-  }
 
   PartitionSummary& s = m.summary;
   s.num_nodes = m.num_nodes;
@@ -461,7 +460,7 @@ std::string files_to_json(const std::vector<FileEntry>& files) { return files_js
 
 std::vector<FileEntry> files_from_json(const std::string& text, const std::string& source) {
   const Reader rd(source);
-  const Json j = Json::parse(text);
+  const Json j = parse_object(rd, text);
   std::vector<FileEntry> files;
   for (auto it = j.begin(); it != j.end(); ++it)
     files.push_back(parse_file_entry(rd, it.key(), it.value()));

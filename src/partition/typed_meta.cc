@@ -9,11 +9,10 @@ namespace partita::partition {
 std::string type_feature_name(const std::string& type_name) { return "feat_" + type_name; }
 
 bool valid_type_name(const std::string& name) {
-  if (name.empty() || name.size() > 128) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-';
-  });
+  constexpr const char* kAllowed =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
+  return !name.empty() && name.size() <= 128 &&
+         name.find_first_not_of(kAllowed) == std::string::npos;
 }
 
 int TypedMeta::type_of(int part, int64_t gid) const {
@@ -139,6 +138,7 @@ void check_typed_meta(const Reader& rd, const PartitionMeta& meta) {
     rd.fail(fmt::format("hetero.type_starts has {} rows, expected num_parts = {}",
                         m.type_starts.size(), meta.num_parts));
   std::vector<int64_t> type_total(static_cast<size_t>(types), 0);
+  std::vector<int64_t> relation_total(static_cast<size_t>(m.num_relations()), 0);
   for (int p = 0; p < meta.num_parts; ++p) {
     const std::vector<int64_t>& s = m.type_starts[p];
     if (static_cast<int>(s.size()) != types + 1)
@@ -162,6 +162,7 @@ void check_typed_meta(const Reader& rd, const PartitionMeta& meta) {
     if (static_cast<int>(ps.relation_edges.size()) != m.num_relations())
       rd.fail(fmt::format("summary.parts[{}].relations has {} entries, expected {} relations", p,
                           ps.relation_edges.size(), m.num_relations()));
+    for (int r = 0; r < m.num_relations(); ++r) relation_total[r] += ps.relation_edges[r];
     const int64_t part_edges =
         std::accumulate(ps.relation_edges.begin(), ps.relation_edges.end(), int64_t{0});
     if (part_edges != ps.edges)
@@ -174,15 +175,12 @@ void check_typed_meta(const Reader& rd, const PartitionMeta& meta) {
           fmt::format("hetero.type_starts: type '{}' has {} nodes over the parts, expected "
                       "its count {}",
                       m.node_types[t].name, type_total[t], m.node_types[t].count));
-  for (int r = 0; r < m.num_relations(); ++r) {
-    int64_t total = 0;
-    for (const PartStats& ps : meta.summary.parts) total += ps.relation_edges[r];
-    if (total != m.relations[r].num_edges)
+  for (int r = 0; r < m.num_relations(); ++r)
+    if (relation_total[r] != m.relations[r].num_edges)
       rd.fail(
           fmt::format("summary.parts: relation {} ('{}') has {} edges over the parts, "
                       "expected its num_edges {}",
-                      r, m.relations[r].name, total, m.relations[r].num_edges));
-  }
+                      r, m.relations[r].name, relation_total[r], m.relations[r].num_edges));
 }
 
 }  // namespace partita::partition

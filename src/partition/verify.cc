@@ -5,7 +5,6 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
-#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -38,11 +37,10 @@ uint32_t file_crc32(const MappedFile& file, int threads) {
       file.release(static_cast<size_t>(off), len);
     }
   });
-  uLong crc = chunks > 0 ? crcs[0] : 0;
-  for (int64_t c = 1; c < chunks; ++c) {
-    const int64_t len = std::min(kCrcChunkBytes, size - c * kCrcChunkBytes);
-    crc = ::crc32_combine(crc, crcs[c], static_cast<z_off_t>(len));
-  }
+  uLong crc = 0;  // the CRC of no bytes: combined with a chunk's, that chunk's
+  for (int64_t c = 0; c < chunks; ++c)
+    crc = ::crc32_combine(
+        crc, crcs[c], static_cast<z_off_t>(std::min(kCrcChunkBytes, size - c * kCrcChunkBytes)));
   return static_cast<uint32_t>(crc);
 }
 
@@ -337,9 +335,9 @@ void check_edge_split(const std::string& dir, const PartitionMeta& m, int thread
   for (int p = 0; p < m.num_parts; ++p) {
     const NpyArray a = NpyArray::open(dir + "/" + part_file(p, kTrainEdgesName));
     auto v = a.view<int64_t>();
-    std::optional<NpyArray> time_file;
-    if (e.by_time) time_file = NpyArray::open(dir + "/" + part_file(p, kTrainEdgeTimeName));
-    const int64_t* times = time_file ? time_file->view<int64_t>().data() : nullptr;
+    const NpyArray time_file =
+        e.by_time ? NpyArray::open(dir + "/" + part_file(p, kTrainEdgeTimeName)) : NpyArray();
+    const int64_t* times = e.by_time ? time_file.view<int64_t>().data() : nullptr;
     auto time_of = [&](int64_t i) { return times ? times[i] : 0; };  // 0: no times
     scan(a.path(), v.size() / 2, threads, [&](int64_t b, int64_t end) -> std::string {
       for (int64_t i = b; i < end; ++i) {
