@@ -41,8 +41,8 @@ std::vector<int64_t> integer_array(const Reader& rd, const Json& obj, const std:
   const Json& a = rd.typed(obj, key, /*array=*/true, where);
   std::vector<int64_t> out;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].is_number_integer() || a[i].get<int64_t>() < 0)
-      rd.fail(fmt::format("key '{}{}' must hold non-negative integers", where, key));
+    rd.fail_if(!a[i].is_number_integer() || a[i].get<int64_t>() < 0,
+               "key '{}{}' must hold non-negative integers", where, key);
     out.push_back(a[i].get<int64_t>());
   }
   return out;
@@ -56,8 +56,7 @@ Json parse_object(const Reader& rd, const std::string& text) {
   } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     rd.fail(fmt::format("invalid JSON: {}", e.what()));
   }
-  if (!j.is_object())
-    rd.fail(fmt::format("invalid JSON: expected an object, found {}", j.type_name()));
+  rd.fail_if(!j.is_object(), "invalid JSON: expected an object, found {}", j.type_name());
   return j;
 }
 
@@ -80,22 +79,22 @@ bool safe_relative_path(const std::string& p) {
 
 FileEntry parse_file_entry(const Reader& rd, const std::string& rel, const Json& v) {
   const std::string where = "files." + rel + ".";
-  if (!v.is_object()) rd.fail(fmt::format("key 'files.{}' must be an object", rel));
+  rd.fail_if(!v.is_object(), "key 'files.{}' must be an object", rel);
   // Printable characters only: a control character would garble the error line, a NUL
   // silently cut the name the OS sees.
   std::string shown = rel;
   std::replace_if(
       shown.begin(), shown.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, '?');
-  if (shown != rel || !safe_relative_path(rel))
-    rd.fail(fmt::format("files: '{}' is not a relative path inside the directory", shown));
+  rd.fail_if(shown != rel || !safe_relative_path(rel),
+             "files: '{}' is not a relative path inside the directory", shown);
   FileEntry f;
   f.path = rel;
   const Json& dtype = rd.get(v, "dtype", where);
-  if (!dtype.is_string()) rd.fail(fmt::format("key '{}dtype' must be a string", where));
+  rd.fail_if(!dtype.is_string(), "key '{}dtype' must be a string", where);
   f.dtype = dtype_from_name(dtype.get<std::string>(), rd.key_name(where + "dtype"));
   f.shape = integer_array(rd, v, "shape", where);
   const uint64_t crc = rd.unsigned_integer(v, "crc32", where);
-  if (crc > 0xffffffffULL) rd.fail(fmt::format("key '{}crc32' = {} exceeds 32 bits", where, crc));
+  rd.fail_if(crc > 0xffffffffULL, "key '{}crc32' = {} exceeds 32 bits", where, crc);
   f.crc32 = static_cast<uint32_t>(crc);
   return f;
 }
@@ -111,17 +110,16 @@ EdgeSplitStats parse_edge_split_stats(const Reader& rd, const Json& j) {
   const std::string where = "edge_split.";
   EdgeSplitStats e;
   e.source = rd.string(j, "source", where);
-  if (e.source != "sampled" && e.source != "dataset")
-    rd.fail(
-        fmt::format("key 'edge_split.source' is '{}', expected 'sampled' or 'dataset'", e.source));
+  rd.fail_if(e.source != "sampled" && e.source != "dataset",
+             "key 'edge_split.source' is '{}', expected 'sampled' or 'dataset'", e.source);
   e.valid_fraction = rd.number(j, "valid_fraction", where);
   e.test_fraction = rd.number(j, "test_fraction", where);
   for (const auto& [key, field] : kEdgeSplitCounts) e.*field = rd.integer(j, key, where);
   e.train_per_part = integer_array(rd, j, "train", where);
   if (j.contains("by")) {
     const std::string by = rd.string(j, "by", where);
-    if (by != "time" && by != "random")
-      rd.fail(fmt::format("key 'edge_split.by' is '{}', expected 'time' or 'random'", by));
+    rd.fail_if(by != "time" && by != "random",
+               "key 'edge_split.by' is '{}', expected 'time' or 'random'", by);
     e.by_time = by == "time";
   }
   return e;
@@ -159,43 +157,38 @@ void dump_value(const Json& v, int depth, std::string& out) {
 // Everything read_meta checks beyond types: ranges, expected files, per-part figures.
 void check_consistency(const Reader& rd, const PartitionMeta& m) {
   const int64_t parts = m.num_parts;
-  if (static_cast<int64_t>(m.ranges.size()) != parts + 1)
-    rd.fail(fmt::format("ranges has {} entries, expected num_parts + 1 = {}", m.ranges.size(),
-                        parts + 1));
-  if (m.ranges[0] != 0) rd.fail(fmt::format("ranges must start at 0, found {}", m.ranges[0]));
+  rd.fail_if(static_cast<int64_t>(m.ranges.size()) != parts + 1,
+             "ranges has {} entries, expected num_parts + 1 = {}", m.ranges.size(), parts + 1);
+  rd.fail_if(m.ranges[0] != 0, "ranges must start at 0, found {}", m.ranges[0]);
   for (int64_t p = 0; p < parts; ++p)
-    if (m.ranges[p + 1] < m.ranges[p])
-      rd.fail(fmt::format("ranges decrease: ranges[{}] = {} < ranges[{}] = {}", p + 1,
-                          m.ranges[p + 1], p, m.ranges[p]));
-  if (m.ranges[parts] != m.num_nodes)
-    rd.fail(fmt::format("ranges end at {}, expected num_nodes = {}", m.ranges[parts], m.num_nodes));
+    rd.fail_if(m.ranges[p + 1] < m.ranges[p], "ranges decrease: ranges[{}] = {} < ranges[{}] = {}",
+               p + 1, m.ranges[p + 1], p, m.ranges[p]);
+  rd.fail_if(m.ranges[parts] != m.num_nodes, "ranges end at {}, expected num_nodes = {}",
+             m.ranges[parts], m.num_nodes);
 
   const PartitionSummary& s = m.summary;
-  if (static_cast<int64_t>(s.parts.size()) != parts)
-    rd.fail(fmt::format("summary.parts has {} entries, expected num_parts = {}", s.parts.size(),
-                        parts));
+  rd.fail_if(static_cast<int64_t>(s.parts.size()) != parts,
+             "summary.parts has {} entries, expected num_parts = {}", s.parts.size(), parts);
   int64_t edges = 0;
   for (int p = 0; p < m.num_parts; ++p) {
-    if (s.parts[p].nodes != m.part_nodes(p))
-      rd.fail(fmt::format("summary.parts[{}].nodes = {} disagrees with ranges ({} nodes)", p,
-                          s.parts[p].nodes, m.part_nodes(p)));
-    if (__builtin_add_overflow(edges, s.parts[p].edges, &edges))
-      rd.fail(fmt::format("summary.parts edges sum to more than {}, expected num_edges = {}",
-                          std::numeric_limits<int64_t>::max(), m.num_edges));
+    rd.fail_if(s.parts[p].nodes != m.part_nodes(p),
+               "summary.parts[{}].nodes = {} disagrees with ranges ({} nodes)", p, s.parts[p].nodes,
+               m.part_nodes(p));
+    rd.fail_if(__builtin_add_overflow(edges, s.parts[p].edges, &edges),
+               "summary.parts edges sum to more than {}, expected num_edges = {}",
+               std::numeric_limits<int64_t>::max(), m.num_edges);
   }
-  if (edges != m.num_edges)
-    rd.fail(
-        fmt::format("summary.parts edges sum to {}, expected num_edges = {}", edges, m.num_edges));
-  if (s.edge_cut > m.num_edges)
-    rd.fail(fmt::format("summary.edge_cut = {} exceeds num_edges = {}", s.edge_cut, m.num_edges));
+  rd.fail_if(edges != m.num_edges, "summary.parts edges sum to {}, expected num_edges = {}", edges,
+             m.num_edges);
+  rd.fail_if(s.edge_cut > m.num_edges, "summary.edge_cut = {} exceeds num_edges = {}", s.edge_cut,
+             m.num_edges);
 
   auto expect_file = [&](const std::string& rel, DType dtype, std::vector<int64_t> shape) {
     const FileEntry* it = find_file(m.files, rel);
-    if (it == nullptr) rd.fail(fmt::format("files: '{}' is not listed", rel));
-    if (it->dtype != dtype)
-      rd.fail(fmt::format("files: '{}' has dtype {}, expected {}", rel, dtype_name(it->dtype),
-                          dtype_name(dtype)));
-    if (it->shape != shape)
+    rd.fail_if(it == nullptr, "files: '{}' is not listed", rel);
+    rd.fail_if(it->dtype != dtype, "files: '{}' has dtype {}, expected {}", rel,
+               dtype_name(it->dtype), dtype_name(dtype));
+    if (it->shape != shape)  // the shape strings made only for the message
       rd.fail(fmt::format("files: '{}' has shape {}, expected {} from the counts", rel,
                           NpyHeader{it->dtype, it->shape}.shape_string(),
                           NpyHeader{dtype, shape}.shape_string()));
@@ -206,9 +199,8 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
   // parts (part 0's, checked before part_arrays holds the parts to it).
   if (m.has_array("edge_feat")) {
     const FileEntry& first = m.file(part_file(0, "edge_feat"));
-    if (first.shape.size() != 2 || first.shape[1] < 1 || !is_feature_dtype(first.dtype))
-      rd.fail(fmt::format("files: '{}' must be float32, float16 or bfloat16 [edges, d > 0]",
-                          first.path));
+    rd.fail_if(first.shape.size() != 2 || first.shape[1] < 1 || !is_feature_dtype(first.dtype),
+               "files: '{}' must be float32, float16 or bfloat16 [edges, d > 0]", first.path);
   }
   for (int p = 0; p < m.num_parts; ++p)
     for (const PartArray& a : part_arrays(m, p))
@@ -217,14 +209,13 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
   arrays.insert(arrays.end(), std::begin(kNodeArrayNames), std::end(kNodeArrayNames));
   for (const std::string& name : arrays)
     for (int p = 1; p < m.num_parts && !m.has_array(name); ++p)
-      if (m.has_file(part_file(p, name)))
-        rd.fail(fmt::format("files: '{}' is listed but not '{}'", part_file(p, name),
-                            part_file(0, name)));
+      rd.fail_if(m.has_file(part_file(p, name)), "files: '{}' is listed but not '{}'",
+                 part_file(p, name), part_file(0, name));
   if (const auto& e = s.edge_split) {
     if (m.typed) rd.fail("key 'edge_split' is only valid for a homogeneous partition");
-    if (static_cast<int64_t>(e->train_per_part.size()) != parts)
-      rd.fail(fmt::format("edge_split.train has {} entries, expected num_parts = {}",
-                          e->train_per_part.size(), parts));
+    rd.fail_if(static_cast<int64_t>(e->train_per_part.size()) != parts,
+               "edge_split.train has {} entries, expected num_parts = {}", e->train_per_part.size(),
+               parts);
     const int64_t rows[] = {e->valid, e->valid_neg, e->test, e->test_neg};
     for (size_t i = 0; i < 4; ++i) expect_file(kEdgeSplitFiles[i], DType::kInt64, {rows[i], 2});
     for (int p = 0; p < m.num_parts; ++p)
@@ -342,18 +333,16 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   const Json j = parse_object(rd, text);
   // Identity and version first: a newer version may have changed anything else.
   const std::string format = rd.string(j, "format");
-  if (format != kFormatName)
-    rd.fail(fmt::format("key 'format' is '{}', expected '{}'", format, kFormatName));
+  rd.fail_if(format != kFormatName, "key 'format' is '{}', expected '{}'", format, kFormatName);
   const int64_t version = rd.integer(j, "version", "", 1);
-  if (version > kFormatVersion)
-    rd.fail(fmt::format("format version {} is newer than this build supports ({})", version,
-                        kFormatVersion));
+  rd.fail_if(version > kFormatVersion, "format version {} is newer than this build supports ({})",
+             version, kFormatVersion);
 
   PartitionMeta m;
   m.version = static_cast<int>(version);
   const int64_t num_parts = rd.integer(j, "num_parts", "", 1);
-  if (num_parts > std::numeric_limits<int>::max())
-    rd.fail(fmt::format("key 'num_parts' = {} is too large", num_parts));
+  rd.fail_if(num_parts > std::numeric_limits<int>::max(), "key 'num_parts' = {} is too large",
+             num_parts);
   m.num_parts = static_cast<int>(num_parts);
   m.num_nodes = rd.integer(j, "num_nodes");
   if (m.num_nodes == std::numeric_limits<int64_t>::max())  // a part's indptr holds n + 1
@@ -362,15 +351,15 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   m.feat_dim = rd.integer(j, "feat_dim");
   if (j.contains("feature_dtype")) {  // written since format version 1's compact features
     m.feature_dtype = dtype_from_name(rd.string(j, "feature_dtype"), rd.key_name("feature_dtype"));
-    if (!is_feature_dtype(m.feature_dtype))
-      rd.fail(fmt::format("key 'feature_dtype' = {} is not float32, float16 or bfloat16",
-                          dtype_name(m.feature_dtype)));
+    rd.fail_if(!is_feature_dtype(m.feature_dtype),
+               "key 'feature_dtype' = {} is not float32, float16 or bfloat16",
+               dtype_name(m.feature_dtype));
   }
   m.num_classes = rd.integer(j, "num_classes");
   const Json& ranges = rd.typed(j, "ranges", /*array=*/true);
   for (size_t i = 0; i < ranges.size(); ++i) {
-    if (!ranges[i].is_number_integer())
-      rd.fail(fmt::format("ranges[{}] must be an integer, found {}", i, ranges[i].type_name()));
+    rd.fail_if(!ranges[i].is_number_integer(), "ranges[{}] must be an integer, found {}", i,
+               ranges[i].type_name());
     m.ranges.push_back(ranges[i].get<int64_t>());
   }
   m.method = rd.string(j, "method");
@@ -395,7 +384,7 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   const Json& parts = rd.typed(sum, "parts", /*array=*/true, "summary.");
   for (size_t p = 0; p < parts.size(); ++p) {
     const std::string where = fmt::format("summary.parts[{}].", p);
-    if (!parts[p].is_object()) rd.fail(fmt::format("summary.parts[{}] must be an object", p));
+    rd.fail_if(!parts[p].is_object(), "summary.parts[{}] must be an object", p);
     PartStats& ps = s.parts.emplace_back();
     for (const auto& [key, field] : kPartCounts) ps.*field = rd.integer(parts[p], key, where);
     if (m.typed) {
