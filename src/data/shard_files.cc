@@ -72,7 +72,7 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
     const int64_t* dsts = rows ? a.data() + 1 : b.data();
     for (int64_t i = 0; i < n; ++i) {
       const int64_t s = a[step * i], d = dsts[step * i];
-      if (s < 0 || s >= src_count || d < 0 || d >= dst_count) {
+      if (s < 0 || s >= src_count || d < 0 || d >= dst_count)
         throw FormatError(
             src_count == dst_count
                 ? fmt::format("{}: edge {} ({}, {}) has a node id outside [0, {})", f.path(),
@@ -80,7 +80,6 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
                 : fmt::format("{}: edge {} ({}, {}) has a node id outside its type's range "
                               "(sources [0, {}), destinations [0, {}))",
                               f.path(), row + i, s, d, src_count, dst_count));
-      }
       out.src->push_back(s + src_offset);
       out.dst->push_back(d + dst_offset);
     }
