@@ -143,13 +143,12 @@ void dump_value(const Json& v, int depth, std::string& out) {
   }
   const std::string indent(static_cast<size_t>(2 * (depth + 1)), ' ');
   out += v.is_array() ? "[\n" : "{\n";
-  size_t i = 0;
-  for (auto it = v.begin(); it != v.end(); ++it, ++i) {
+  for (auto it = v.begin(); it != v.end(); ++it) {
     out += indent;
     if (v.is_object())
       out += Json(it.key()).dump(-1, ' ', false, Json::error_handler_t::replace) + ": ";
     dump_value(*it, depth + 1, out);
-    out += i + 1 < v.size() ? ",\n" : "\n";
+    out += std::next(it) != v.end() ? ",\n" : "\n";
   }
   out += std::string(static_cast<size_t>(2 * depth), ' ') + (v.is_array() ? "]" : "}");
 }
