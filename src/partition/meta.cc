@@ -106,38 +106,15 @@ Json files_json(const std::vector<FileEntry>& files) {
   return out;
 }
 
-EdgeSplitStats parse_edge_split_stats(const Reader& rd, const Json& j) {
-  const std::string where = "edge_split.";
-  EdgeSplitStats e;
-  e.source = rd.string(j, "source", where);
-  rd.fail_if(e.source != "sampled" && e.source != "dataset",
-             "key 'edge_split.source' is '{}', expected 'sampled' or 'dataset'", e.source);
-  e.valid_fraction = rd.number(j, "valid_fraction", where);
-  e.test_fraction = rd.number(j, "test_fraction", where);
-  for (const auto& [key, field] : kEdgeSplitCounts) e.*field = rd.integer(j, key, where);
-  e.train_per_part = integer_array(rd, j, "train", where);
-  if (j.contains("by")) {
-    const std::string by = rd.string(j, "by", where);
-    rd.fail_if(by != "time" && by != "random",
-               "key 'edge_split.by' is '{}', expected 'time' or 'random'", by);
-    e.by_time = by == "time";
-  }
-  return e;
-}
-
-// A "record": a scalar, an array of scalars, or an object of scalars and scalar arrays.
-bool is_record(const Json& v) {
+// Records on one line (a scalar, an array of scalars, or an object of scalars and scalar
+// arrays), other containers one element per line, indented by `depth`.
+void dump_value(const Json& v, int depth, std::string& out) {
   auto flat = [](const Json& x) {
     return !x.is_structured() ||
            (x.is_array() &&
             std::none_of(x.begin(), x.end(), [](const Json& y) { return y.is_structured(); }));
   };
-  return v.is_object() ? std::all_of(v.begin(), v.end(), flat) : flat(v);
-}
-
-// Records on one line, other containers one element per line, indented by `depth`.
-void dump_value(const Json& v, int depth, std::string& out) {
-  if (is_record(v) || v.empty()) {
+  if ((v.is_object() ? std::all_of(v.begin(), v.end(), flat) : flat(v)) || v.empty()) {
     out += v.dump(-1, ' ', false, Json::error_handler_t::replace);
     return;
   }
@@ -401,8 +378,24 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   s.peak_rss_bytes = rd.integer(sum, "peak_rss_bytes", "summary.");
   if (sum.contains("rank_peak_rss_bytes"))  // distributed runs only
     s.rank_peak_rss_bytes = integer_array(rd, sum, "rank_peak_rss_bytes", "summary.");
-  if (j.contains("edge_split"))
-    s.edge_split = parse_edge_split_stats(rd, rd.typed(j, "edge_split", /*array=*/false));
+  if (j.contains("edge_split")) {
+    const Json& split = rd.typed(j, "edge_split", /*array=*/false);
+    const std::string where = "edge_split.";
+    EdgeSplitStats& e = s.edge_split.emplace();
+    e.source = rd.string(split, "source", where);
+    rd.fail_if(e.source != "sampled" && e.source != "dataset",
+               "key 'edge_split.source' is '{}', expected 'sampled' or 'dataset'", e.source);
+    e.valid_fraction = rd.number(split, "valid_fraction", where);
+    e.test_fraction = rd.number(split, "test_fraction", where);
+    for (const auto& [key, field] : kEdgeSplitCounts) e.*field = rd.integer(split, key, where);
+    e.train_per_part = integer_array(rd, split, "train", where);
+    if (split.contains("by")) {
+      const std::string by = rd.string(split, "by", where);
+      rd.fail_if(by != "time" && by != "random",
+                 "key 'edge_split.by' is '{}', expected 'time' or 'random'", by);
+      e.by_time = by == "time";
+    }
+  }
 
   const Json& files = rd.typed(j, "files", /*array=*/false);
   for (auto it = files.begin(); it != files.end(); ++it)

@@ -69,25 +69,6 @@ void check_permutation(const NpyArray& a, int64_t n) {
   a.release_elements(0, v.size());
 }
 
-// Split ids lie in [lo, hi), ascending, and have labels (not -1); `part_lo` is the part's
-// first id, row 0 of its label file.
-void check_splits(const PartFiles& f, int p, int64_t part_lo, int64_t lo, int64_t hi) {
-  auto label = f.label.view<int64_t>();
-  for (const NpyArray* split : {&f.train_idx, &f.valid_idx, &f.test_idx}) {
-    auto ids = split->view<int64_t>();
-    for (int64_t i = 0; i < ids.size(); ++i) {
-      PARTITA_CHECK(ids[i] >= lo && ids[i] < hi, FormatError,
-                    "{}: id {} at position {} is not owned by part {} (range [{}, {}))",
-                    split->path(), ids[i], i, p, lo, hi);
-      PARTITA_CHECK(label[ids[i] - part_lo] >= 0, FormatError,
-                    "{}: node {} at position {} has label {} (unlabelled) in {}", split->path(),
-                    ids[i], i, label[ids[i] - part_lo], f.label.path());
-      PARTITA_CHECK(i == 0 || ids[i] > ids[i - 1], FormatError,
-                    "{}: not strictly ascending at position {}", split->path(), i);
-    }
-  }
-}
-
 // The values of a part's optional arrays: weights finite and > 0, edge features finite (the
 // dtypes and shapes were checked against partita.json, the bytes by their checksums).
 void check_edge_values(const PartFiles& f, int threads) {
@@ -259,7 +240,20 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
     }
     return "";
   });
-  check_splits(f, p, lo, target.first, target.second);
+  // Split ids lie in the target range, ascending, and have labels (not -1).
+  for (const NpyArray* split : {&f.train_idx, &f.valid_idx, &f.test_idx}) {
+    auto ids = split->view<int64_t>();
+    for (int64_t i = 0; i < ids.size(); ++i) {
+      PARTITA_CHECK(ids[i] >= target.first && ids[i] < target.second, FormatError,
+                    "{}: id {} at position {} is not owned by part {} (range [{}, {}))",
+                    split->path(), ids[i], i, p, target.first, target.second);
+      PARTITA_CHECK(label[ids[i] - lo] >= 0, FormatError,
+                    "{}: node {} at position {} has label {} (unlabelled) in {}", split->path(),
+                    ids[i], i, label[ids[i] - lo], f.label.path());
+      PARTITA_CHECK(i == 0 || ids[i] > ids[i - 1], FormatError,
+                    "{}: not strictly ascending at position {}", split->path(), i);
+    }
+  }
   if (tm) check_edge_values(f, threads);
 }
 
