@@ -88,8 +88,7 @@ std::string format_summary(const PartitionSummary& s) {
 // A part (owning nodes) without training nodes trains on no seeds: legal (its rank still
 // samples and serves), but usually not what the user wants. One warning naming the parts.
 void warn_about_parts(const PartitionSummary& summary, const PartitionOptions& o) {
-  const int64_t empty = summary.empty_parts();
-  if (empty > 0)
+  if (const int64_t empty = summary.empty_parts(); empty > 0)
     log_warning(
         "partition: {} of {} parts own no node; the partition is valid but those ranks "
         "will hold no data",
