@@ -72,7 +72,7 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
     const int64_t* dsts = rows ? a.data() + 1 : b.data();
     for (int64_t i = 0; i < n; ++i) {
       const int64_t s = a[step * i], d = dsts[step * i];
-      if (s < 0 || s >= src_count || d < 0 || d >= dst_count) {
+      if (s < 0 || s >= src_count || d < 0 || d >= dst_count)
         throw FormatError(
             src_count == dst_count
                 ? fmt::format("{}: edge {} ({}, {}) has a node id outside [0, {})", f.path(),
@@ -80,7 +80,6 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
                 : fmt::format("{}: edge {} ({}, {}) has a node id outside its type's range "
                               "(sources [0, {}), destinations [0, {}))",
                               f.path(), row + i, s, d, src_count, dst_count));
-      }
       out.src->push_back(s + src_offset);
       out.dst->push_back(d + dst_offset);
     }
@@ -116,13 +115,11 @@ ShardFeatures open_features(const std::vector<ChunkFile>& files, DType dtype, in
                   "internal: feature rows [{}, {}) asked of a matrix of {} rows", begin, end, rows);
     const size_t row_bytes = static_cast<size_t>(dim) * dtype_size(dtype);
     auto* dst = static_cast<unsigned char*>(out);
-    // The last piece starting at or before `begin`.
-    size_t p = static_cast<size_t>(std::upper_bound(pieces.begin(), pieces.end(), begin,
-                                                    [](int64_t row, const FeaturePiece& piece) {
-                                                      return row < piece.first_row;
-                                                    }) -
-                                   pieces.begin());
-    p = p == 0 ? 0 : p - 1;
+    // From the last piece starting at or before `begin` (the first starts at row 0).
+    auto after =
+        std::upper_bound(pieces.begin(), pieces.end(), begin,
+                         [](int64_t row, const FeaturePiece& f) { return row < f.first_row; });
+    size_t p = static_cast<size_t>(after - pieces.begin()) - 1;
     for (int64_t row = begin; row < end; ++p) {
       const FeaturePiece& piece = pieces[p];
       const int64_t piece_end = piece.first_row + piece.file->dim(0);

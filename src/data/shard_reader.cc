@@ -5,8 +5,6 @@
 
 #include "numpy_files.h"
 #include "partita/core/error.h"
-#include "partita/data/chunked_layout.h"
-#include "partita/data/shard.h"
 #include "readers.h"
 #include "shard_files.h"
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "partita/core/error.h"
 #include "partita/partition/format.h"
@@ -25,6 +26,12 @@ class Reader {
   [[noreturn]] void fail(const std::string& what) const {
     throw FormatError(fmt::format("{}: {}", path_, what));
   }
+  // fail(fmt::format(format, args...)) when `failed`. The arguments are evaluated either
+  // way: only cheap ones, valid whether or not it failed.
+  template <class... Args>
+  void fail_if(bool failed, fmt::format_string<Args...> format, Args&&... args) const {
+    if (failed) fail(fmt::format(format, std::forward<Args>(args)...));
+  }
   const Json& get(const Json& obj, const std::string& key, const std::string& where) const {
     auto it = obj.find(key);
     if (it == obj.end()) fail(fmt::format("missing key '{}{}'", where, key));
@@ -34,8 +41,7 @@ class Reader {
   const Json& get(const Json& obj, const std::string& key, const std::string& where,
                   bool (Json::*is)() const noexcept, const char* what) const {
     const Json& v = get(obj, key, where);
-    if (!(v.*is)())
-      fail(fmt::format("key '{}{}' must be {}, found {}", where, key, what, v.type_name()));
+    fail_if(!(v.*is)(), "key '{}{}' must be {}, found {}", where, key, what, v.type_name());
     return v;
   }
   int64_t integer(const Json& obj, const std::string& key, const std::string& where = "",

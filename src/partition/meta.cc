@@ -36,26 +36,28 @@ constexpr std::pair<const char*, int64_t EdgeSplitStats::*> kEdgeSplitCounts[] =
     {"test", &EdgeSplitStats::test},
     {"test_neg", &EdgeSplitStats::test_neg}};
 
-Json part_stats_json(const PartStats& s, bool typed) {
-  Json j = Json::object();
-  for (const auto& [key, field] : kPartCounts) j[key] = s.*field;
-  if (typed) {
-    j["types"] = s.type_nodes;
-    j["relations"] = s.relation_edges;
-  }
-  return j;
-}
-
 std::vector<int64_t> integer_array(const Reader& rd, const Json& obj, const std::string& key,
                                    const std::string& where) {
   const Json& a = rd.typed(obj, key, /*array=*/true, where);
   std::vector<int64_t> out;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].is_number_integer() || a[i].get<int64_t>() < 0)
-      rd.fail(fmt::format("key '{}{}' must hold non-negative integers", where, key));
+    rd.fail_if(!a[i].is_number_integer() || a[i].get<int64_t>() < 0,
+               "key '{}{}' must hold non-negative integers", where, key);
     out.push_back(a[i].get<int64_t>());
   }
   return out;
+}
+
+// `text` parsed: a JSON object, else FormatError naming the reader's file.
+Json parse_object(const Reader& rd, const std::string& text) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
+    rd.fail(fmt::format("invalid JSON: {}", e.what()));
+  }
+  rd.fail_if(!j.is_object(), "invalid JSON: expected an object, found {}", j.type_name());
+  return j;
 }
 
 // The entry of `path`, or null.
@@ -65,12 +67,9 @@ const FileEntry* find_file(const std::vector<FileEntry>& files, const std::strin
   return nullptr;
 }
 
-// A relative path of printable characters, with no empty, "." or ".." component (a NUL
-// would silently cut the name the OS sees).
+// A relative path with no empty, "." or ".." component.
 bool safe_relative_path(const std::string& p) {
   if (p.empty() || p[0] == '/') return false;
-  for (unsigned char c : p)
-    if (c < 0x20 || c == 0x7f) return false;
   std::stringstream parts(p);
   std::string part;
   while (std::getline(parts, part, '/'))
@@ -80,21 +79,22 @@ bool safe_relative_path(const std::string& p) {
 
 FileEntry parse_file_entry(const Reader& rd, const std::string& rel, const Json& v) {
   const std::string where = "files." + rel + ".";
-  if (!v.is_object()) rd.fail(fmt::format("key 'files.{}' must be an object", rel));
-  if (!safe_relative_path(rel)) {
-    std::string shown = rel;  // control characters would garble the error line
-    for (char& c : shown)
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-    rd.fail(fmt::format("files: '{}' is not a relative path inside the directory", shown));
-  }
+  rd.fail_if(!v.is_object(), "key 'files.{}' must be an object", rel);
+  // Printable characters only: a control character would garble the error line, a NUL
+  // silently cut the name the OS sees.
+  std::string shown = rel;
+  std::replace_if(
+      shown.begin(), shown.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, '?');
+  rd.fail_if(shown != rel || !safe_relative_path(rel),
+             "files: '{}' is not a relative path inside the directory", shown);
   FileEntry f;
   f.path = rel;
   const Json& dtype = rd.get(v, "dtype", where);
-  if (!dtype.is_string()) rd.fail(fmt::format("key '{}dtype' must be a string", where));
+  rd.fail_if(!dtype.is_string(), "key '{}dtype' must be a string", where);
   f.dtype = dtype_from_name(dtype.get<std::string>(), rd.key_name(where + "dtype"));
   f.shape = integer_array(rd, v, "shape", where);
   const uint64_t crc = rd.unsigned_integer(v, "crc32", where);
-  if (crc > 0xffffffffULL) rd.fail(fmt::format("key '{}crc32' = {} exceeds 32 bits", where, crc));
+  rd.fail_if(crc > 0xffffffffULL, "key '{}crc32' = {} exceeds 32 bits", where, crc);
   f.crc32 = static_cast<uint32_t>(crc);
   return f;
 }
@@ -106,61 +106,26 @@ Json files_json(const std::vector<FileEntry>& files) {
   return out;
 }
 
-Json edge_split_json(const EdgeSplitStats& e) {
-  Json j{{"source", e.source},
-         {"valid_fraction", e.valid_fraction},
-         {"test_fraction", e.test_fraction}};
-  for (const auto& [key, field] : kEdgeSplitCounts) j[key] = e.*field;
-  j["train"] = e.train_per_part;
-  if (e.by_time) j["by"] = "time";  // absent: random (the bytes of a random split's meta)
-  return j;
-}
-
-EdgeSplitStats parse_edge_split_stats(const Reader& rd, const Json& j) {
-  const std::string where = "edge_split.";
-  EdgeSplitStats e;
-  e.source = rd.string(j, "source", where);
-  if (e.source != "sampled" && e.source != "dataset")
-    rd.fail(
-        fmt::format("key 'edge_split.source' is '{}', expected 'sampled' or 'dataset'", e.source));
-  e.valid_fraction = rd.number(j, "valid_fraction", where);
-  e.test_fraction = rd.number(j, "test_fraction", where);
-  for (const auto& [key, field] : kEdgeSplitCounts) e.*field = rd.integer(j, key, where);
-  e.train_per_part = integer_array(rd, j, "train", where);
-  if (j.contains("by")) {
-    const std::string by = rd.string(j, "by", where);
-    if (by != "time" && by != "random")
-      rd.fail(fmt::format("key 'edge_split.by' is '{}', expected 'time' or 'random'", by));
-    e.by_time = by == "time";
-  }
-  return e;
-}
-
-// A "record": a scalar, an array of scalars, or an object of scalars and scalar arrays.
-bool is_record(const Json& v) {
+// Records on one line (a scalar, an array of scalars, or an object of scalars and scalar
+// arrays), other containers one element per line, indented by `depth`.
+void dump_value(const Json& v, int depth, std::string& out) {
   auto flat = [](const Json& x) {
     return !x.is_structured() ||
            (x.is_array() &&
             std::none_of(x.begin(), x.end(), [](const Json& y) { return y.is_structured(); }));
   };
-  return v.is_object() ? std::all_of(v.begin(), v.end(), flat) : flat(v);
-}
-
-// Records on one line, other containers one element per line, indented by `depth`.
-void dump_value(const Json& v, int depth, std::string& out) {
-  if (is_record(v) || v.empty()) {
+  if ((v.is_object() ? std::all_of(v.begin(), v.end(), flat) : flat(v)) || v.empty()) {
     out += v.dump(-1, ' ', false, Json::error_handler_t::replace);
     return;
   }
   const std::string indent(static_cast<size_t>(2 * (depth + 1)), ' ');
   out += v.is_array() ? "[\n" : "{\n";
-  size_t i = 0;
-  for (auto it = v.begin(); it != v.end(); ++it, ++i) {
+  for (auto it = v.begin(); it != v.end(); ++it) {
     out += indent;
     if (v.is_object())
       out += Json(it.key()).dump(-1, ' ', false, Json::error_handler_t::replace) + ": ";
     dump_value(*it, depth + 1, out);
-    out += i + 1 < v.size() ? ",\n" : "\n";
+    out += std::next(it) != v.end() ? ",\n" : "\n";
   }
   out += std::string(static_cast<size_t>(2 * depth), ' ') + (v.is_array() ? "]" : "}");
 }
@@ -168,43 +133,38 @@ void dump_value(const Json& v, int depth, std::string& out) {
 // Everything read_meta checks beyond types: ranges, expected files, per-part figures.
 void check_consistency(const Reader& rd, const PartitionMeta& m) {
   const int64_t parts = m.num_parts;
-  if (static_cast<int64_t>(m.ranges.size()) != parts + 1)
-    rd.fail(fmt::format("ranges has {} entries, expected num_parts + 1 = {}", m.ranges.size(),
-                        parts + 1));
-  if (m.ranges[0] != 0) rd.fail(fmt::format("ranges must start at 0, found {}", m.ranges[0]));
+  rd.fail_if(static_cast<int64_t>(m.ranges.size()) != parts + 1,
+             "ranges has {} entries, expected num_parts + 1 = {}", m.ranges.size(), parts + 1);
+  rd.fail_if(m.ranges[0] != 0, "ranges must start at 0, found {}", m.ranges[0]);
   for (int64_t p = 0; p < parts; ++p)
-    if (m.ranges[p + 1] < m.ranges[p])
-      rd.fail(fmt::format("ranges decrease: ranges[{}] = {} < ranges[{}] = {}", p + 1,
-                          m.ranges[p + 1], p, m.ranges[p]));
-  if (m.ranges[parts] != m.num_nodes)
-    rd.fail(fmt::format("ranges end at {}, expected num_nodes = {}", m.ranges[parts], m.num_nodes));
+    rd.fail_if(m.ranges[p + 1] < m.ranges[p], "ranges decrease: ranges[{}] = {} < ranges[{}] = {}",
+               p + 1, m.ranges[p + 1], p, m.ranges[p]);
+  rd.fail_if(m.ranges[parts] != m.num_nodes, "ranges end at {}, expected num_nodes = {}",
+             m.ranges[parts], m.num_nodes);
 
   const PartitionSummary& s = m.summary;
-  if (static_cast<int64_t>(s.parts.size()) != parts)
-    rd.fail(fmt::format("summary.parts has {} entries, expected num_parts = {}", s.parts.size(),
-                        parts));
+  rd.fail_if(static_cast<int64_t>(s.parts.size()) != parts,
+             "summary.parts has {} entries, expected num_parts = {}", s.parts.size(), parts);
   int64_t edges = 0;
   for (int p = 0; p < m.num_parts; ++p) {
-    if (s.parts[p].nodes != m.part_nodes(p))
-      rd.fail(fmt::format("summary.parts[{}].nodes = {} disagrees with ranges ({} nodes)", p,
-                          s.parts[p].nodes, m.part_nodes(p)));
-    if (__builtin_add_overflow(edges, s.parts[p].edges, &edges))
-      rd.fail(fmt::format("summary.parts edges sum to more than {}, expected num_edges = {}",
-                          std::numeric_limits<int64_t>::max(), m.num_edges));
+    rd.fail_if(s.parts[p].nodes != m.part_nodes(p),
+               "summary.parts[{}].nodes = {} disagrees with ranges ({} nodes)", p, s.parts[p].nodes,
+               m.part_nodes(p));
+    rd.fail_if(__builtin_add_overflow(edges, s.parts[p].edges, &edges),
+               "summary.parts edges sum to more than {}, expected num_edges = {}",
+               std::numeric_limits<int64_t>::max(), m.num_edges);
   }
-  if (edges != m.num_edges)
-    rd.fail(
-        fmt::format("summary.parts edges sum to {}, expected num_edges = {}", edges, m.num_edges));
-  if (s.edge_cut > m.num_edges)
-    rd.fail(fmt::format("summary.edge_cut = {} exceeds num_edges = {}", s.edge_cut, m.num_edges));
+  rd.fail_if(edges != m.num_edges, "summary.parts edges sum to {}, expected num_edges = {}", edges,
+             m.num_edges);
+  rd.fail_if(s.edge_cut > m.num_edges, "summary.edge_cut = {} exceeds num_edges = {}", s.edge_cut,
+             m.num_edges);
 
   auto expect_file = [&](const std::string& rel, DType dtype, std::vector<int64_t> shape) {
     const FileEntry* it = find_file(m.files, rel);
-    if (it == nullptr) rd.fail(fmt::format("files: '{}' is not listed", rel));
-    if (it->dtype != dtype)
-      rd.fail(fmt::format("files: '{}' has dtype {}, expected {}", rel, dtype_name(it->dtype),
-                          dtype_name(dtype)));
-    if (it->shape != shape)
+    rd.fail_if(it == nullptr, "files: '{}' is not listed", rel);
+    rd.fail_if(it->dtype != dtype, "files: '{}' has dtype {}, expected {}", rel,
+               dtype_name(it->dtype), dtype_name(dtype));
+    if (it->shape != shape)  // the shape strings made only for the message
       rd.fail(fmt::format("files: '{}' has shape {}, expected {} from the counts", rel,
                           NpyHeader{it->dtype, it->shape}.shape_string(),
                           NpyHeader{dtype, shape}.shape_string()));
@@ -215,9 +175,8 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
   // parts (part 0's, checked before part_arrays holds the parts to it).
   if (m.has_array("edge_feat")) {
     const FileEntry& first = m.file(part_file(0, "edge_feat"));
-    if (first.shape.size() != 2 || first.shape[1] < 1 || !is_feature_dtype(first.dtype))
-      rd.fail(fmt::format("files: '{}' must be float32, float16 or bfloat16 [edges, d > 0]",
-                          first.path));
+    rd.fail_if(first.shape.size() != 2 || first.shape[1] < 1 || !is_feature_dtype(first.dtype),
+               "files: '{}' must be float32, float16 or bfloat16 [edges, d > 0]", first.path);
   }
   for (int p = 0; p < m.num_parts; ++p)
     for (const PartArray& a : part_arrays(m, p))
@@ -226,14 +185,13 @@ void check_consistency(const Reader& rd, const PartitionMeta& m) {
   arrays.insert(arrays.end(), std::begin(kNodeArrayNames), std::end(kNodeArrayNames));
   for (const std::string& name : arrays)
     for (int p = 1; p < m.num_parts && !m.has_array(name); ++p)
-      if (m.has_file(part_file(p, name)))
-        rd.fail(fmt::format("files: '{}' is listed but not '{}'", part_file(p, name),
-                            part_file(0, name)));
+      rd.fail_if(m.has_file(part_file(p, name)), "files: '{}' is listed but not '{}'",
+                 part_file(p, name), part_file(0, name));
   if (const auto& e = s.edge_split) {
     if (m.typed) rd.fail("key 'edge_split' is only valid for a homogeneous partition");
-    if (static_cast<int64_t>(e->train_per_part.size()) != parts)
-      rd.fail(fmt::format("edge_split.train has {} entries, expected num_parts = {}",
-                          e->train_per_part.size(), parts));
+    rd.fail_if(static_cast<int64_t>(e->train_per_part.size()) != parts,
+               "edge_split.train has {} entries, expected num_parts = {}", e->train_per_part.size(),
+               parts);
     const int64_t rows[] = {e->valid, e->valid_neg, e->test, e->test_neg};
     for (size_t i = 0; i < 4; ++i) expect_file(kEdgeSplitFiles[i], DType::kInt64, {rows[i], 2});
     for (int p = 0; p < m.num_parts; ++p)
@@ -268,7 +226,14 @@ bool PartitionMeta::has_file(const std::string& path) const {
 std::string meta_to_json(const PartitionMeta& m) {
   const PartitionSummary& s = m.summary;
   Json parts = Json::array();
-  for (const PartStats& p : s.parts) parts.push_back(part_stats_json(p, m.typed.has_value()));
+  for (const PartStats& p : s.parts) {
+    Json& j = parts.emplace_back(Json::object());
+    for (const auto& [key, field] : kPartCounts) j[key] = p.*field;
+    if (m.typed) {
+      j["types"] = p.type_nodes;
+      j["relations"] = p.relation_edges;
+    }
+  }
   Json phases = Json::object();
   for (const auto& [name, seconds] : s.phase_seconds) phases[name] = seconds;
   Json summary{
@@ -280,6 +245,15 @@ std::string meta_to_json(const PartitionMeta& m) {
       {"phase_seconds", phases},
       {"peak_rss_bytes", s.peak_rss_bytes}};
   if (!s.rank_peak_rss_bytes.empty()) summary["rank_peak_rss_bytes"] = s.rank_peak_rss_bytes;
+  Json split;  // null: no edge split
+  if (const auto& e = s.edge_split) {
+    split = {{"source", e->source},
+             {"valid_fraction", e->valid_fraction},
+             {"test_fraction", e->test_fraction}};
+    for (const auto& [key, field] : kEdgeSplitCounts) split[key] = *e.*field;
+    split["train"] = e->train_per_part;
+    if (e->by_time) split["by"] = "time";  // absent: random (the bytes of a random split's meta)
+  }
   Json top{
       {"format", kFormatName},
       {"version", m.typed ? kFormatVersion : kHomogeneousFormatVersion},
@@ -297,7 +271,7 @@ std::string meta_to_json(const PartitionMeta& m) {
       {"undirected", m.undirected},
       {"dataset", m.dataset},
       {"hetero", m.typed ? typed_meta_json(*m.typed) : Json()},
-      {"edge_split", s.edge_split ? edge_split_json(*s.edge_split) : Json()},
+      {"edge_split", split},
       {"summary", summary},
       {"files", files_json(m.files)},
   };
@@ -332,28 +306,19 @@ void write_meta(const std::string& dir, const PartitionMeta& meta) {
 
 PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   Reader rd(path);
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
-    rd.fail(fmt::format("invalid JSON: {}", e.what()));
-  }
-  if (!j.is_object())
-    rd.fail(fmt::format("invalid JSON: expected an object, found {}", j.type_name()));
+  const Json j = parse_object(rd, text);
   // Identity and version first: a newer version may have changed anything else.
   const std::string format = rd.string(j, "format");
-  if (format != kFormatName)
-    rd.fail(fmt::format("key 'format' is '{}', expected '{}'", format, kFormatName));
+  rd.fail_if(format != kFormatName, "key 'format' is '{}', expected '{}'", format, kFormatName);
   const int64_t version = rd.integer(j, "version", "", 1);
-  if (version > kFormatVersion)
-    rd.fail(fmt::format("format version {} is newer than this build supports ({})", version,
-                        kFormatVersion));
+  rd.fail_if(version > kFormatVersion, "format version {} is newer than this build supports ({})",
+             version, kFormatVersion);
 
   PartitionMeta m;
   m.version = static_cast<int>(version);
   const int64_t num_parts = rd.integer(j, "num_parts", "", 1);
-  if (num_parts > std::numeric_limits<int>::max())
-    rd.fail(fmt::format("key 'num_parts' = {} is too large", num_parts));
+  rd.fail_if(num_parts > std::numeric_limits<int>::max(), "key 'num_parts' = {} is too large",
+             num_parts);
   m.num_parts = static_cast<int>(num_parts);
   m.num_nodes = rd.integer(j, "num_nodes");
   if (m.num_nodes == std::numeric_limits<int64_t>::max())  // a part's indptr holds n + 1
@@ -362,15 +327,15 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   m.feat_dim = rd.integer(j, "feat_dim");
   if (j.contains("feature_dtype")) {  // written since format version 1's compact features
     m.feature_dtype = dtype_from_name(rd.string(j, "feature_dtype"), rd.key_name("feature_dtype"));
-    if (!is_feature_dtype(m.feature_dtype))
-      rd.fail(fmt::format("key 'feature_dtype' = {} is not float32, float16 or bfloat16",
-                          dtype_name(m.feature_dtype)));
+    rd.fail_if(!is_feature_dtype(m.feature_dtype),
+               "key 'feature_dtype' = {} is not float32, float16 or bfloat16",
+               dtype_name(m.feature_dtype));
   }
   m.num_classes = rd.integer(j, "num_classes");
   const Json& ranges = rd.typed(j, "ranges", /*array=*/true);
   for (size_t i = 0; i < ranges.size(); ++i) {
-    if (!ranges[i].is_number_integer())
-      rd.fail(fmt::format("ranges[{}] must be an integer, found {}", i, ranges[i].type_name()));
+    rd.fail_if(!ranges[i].is_number_integer(), "ranges[{}] must be an integer, found {}", i,
+               ranges[i].type_name());
     m.ranges.push_back(ranges[i].get<int64_t>());
   }
   m.method = rd.string(j, "method");
@@ -381,11 +346,10 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   m.undirected = rd.boolean(j, "undirected");
   m.dataset = rd.string(j, "dataset");
   // Version 2 introduced typed partitions: its directories have "hetero", version 1's never.
-  if (version >= 2) {
+  if (version >= 2)
     m.typed = parse_typed_meta(rd, rd.typed(j, "hetero", /*array=*/false));
-  } else if (j.contains("hetero")) {
+  else if (j.contains("hetero"))
     rd.fail("key 'hetero' (a typed partition) needs format version 2, found version 1");
-  }
 
   PartitionSummary& s = m.summary;
   s.num_nodes = m.num_nodes;
@@ -396,7 +360,7 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   const Json& parts = rd.typed(sum, "parts", /*array=*/true, "summary.");
   for (size_t p = 0; p < parts.size(); ++p) {
     const std::string where = fmt::format("summary.parts[{}].", p);
-    if (!parts[p].is_object()) rd.fail(fmt::format("summary.parts[{}] must be an object", p));
+    rd.fail_if(!parts[p].is_object(), "summary.parts[{}] must be an object", p);
     PartStats& ps = s.parts.emplace_back();
     for (const auto& [key, field] : kPartCounts) ps.*field = rd.integer(parts[p], key, where);
     if (m.typed) {
@@ -414,8 +378,24 @@ PartitionMeta parse_meta(const std::string& text, const std::string& path) {
   s.peak_rss_bytes = rd.integer(sum, "peak_rss_bytes", "summary.");
   if (sum.contains("rank_peak_rss_bytes"))  // distributed runs only
     s.rank_peak_rss_bytes = integer_array(rd, sum, "rank_peak_rss_bytes", "summary.");
-  if (j.contains("edge_split"))
-    s.edge_split = parse_edge_split_stats(rd, rd.typed(j, "edge_split", /*array=*/false));
+  if (j.contains("edge_split")) {
+    const Json& split = rd.typed(j, "edge_split", /*array=*/false);
+    const std::string where = "edge_split.";
+    EdgeSplitStats& e = s.edge_split.emplace();
+    e.source = rd.string(split, "source", where);
+    rd.fail_if(e.source != "sampled" && e.source != "dataset",
+               "key 'edge_split.source' is '{}', expected 'sampled' or 'dataset'", e.source);
+    e.valid_fraction = rd.number(split, "valid_fraction", where);
+    e.test_fraction = rd.number(split, "test_fraction", where);
+    for (const auto& [key, field] : kEdgeSplitCounts) e.*field = rd.integer(split, key, where);
+    e.train_per_part = integer_array(rd, split, "train", where);
+    if (split.contains("by")) {
+      const std::string by = rd.string(split, "by", where);
+      rd.fail_if(by != "time" && by != "random",
+                 "key 'edge_split.by' is '{}', expected 'time' or 'random'", by);
+      e.by_time = by == "time";
+    }
+  }
 
   const Json& files = rd.typed(j, "files", /*array=*/false);
   for (auto it = files.begin(); it != files.end(); ++it)
@@ -461,7 +441,7 @@ std::string files_to_json(const std::vector<FileEntry>& files) { return files_js
 
 std::vector<FileEntry> files_from_json(const std::string& text, const std::string& source) {
   const Reader rd(source);
-  const Json j = Json::parse(text);
+  const Json j = parse_object(rd, text);
   std::vector<FileEntry> files;
   for (auto it = j.begin(); it != j.end(); ++it)
     files.push_back(parse_file_entry(rd, it.key(), it.value()));

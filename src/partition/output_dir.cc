@@ -2,7 +2,6 @@
 #include "partita/partition/output_dir.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 
 #include "partita/core/directory.h"
@@ -37,9 +36,8 @@ bool starts_with(const std::vector<std::string>& names, const std::vector<std::s
 // The entries a partition writes at its top level (docs/partition-format.md).
 bool is_partition_entry(const std::string& name) {
   if (name == kMetaFileName || name == kNodeMapFile || name == "edges") return true;
-  if (name.size() <= 4 || name.compare(0, 4, "part") != 0) return false;
-  return std::all_of(name.begin() + 4, name.end(),
-                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+  return name.size() > 4 && name.compare(0, 4, "part") == 0 &&
+         name.find_first_not_of("0123456789", 4) == std::string::npos;
 }
 
 std::vector<std::string> names_in(const std::string& dir) {

@@ -9,32 +9,6 @@
 #include "partition_meta.h"
 
 namespace partita::partition {
-namespace {
-
-// Typed partitions: nodes per type and edges per relation, one column per part.
-std::string format_typed_tables(const PartitionSummary& s) {
-  size_t width = 8;
-  for (const std::string& name : s.type_names) width = std::max(width, name.size());
-  for (const std::string& name : s.relation_names) width = std::max(width, name.size());
-  auto table = [&](const char* title, const std::vector<std::string>& names, auto get) {
-    std::string out = fmt::format("{:<{}}", title, width);
-    for (size_t p = 0; p < s.parts.size(); ++p)
-      out += fmt::format(" {:>12}", "part " + std::to_string(p));
-    out += '\n';
-    for (size_t i = 0; i < names.size(); ++i) {
-      out += fmt::format("{:<{}}", names[i], width);
-      for (const PartStats& ps : s.parts) out += fmt::format(" {:>12}", get(ps, i));
-      out += '\n';
-    }
-    return out;
-  };
-  return table("type", s.type_names,
-               [](const PartStats& ps, size_t i) { return ps.type_nodes.at(i); }) +
-         table("relation", s.relation_names,
-               [](const PartStats& ps, size_t i) { return ps.relation_edges.at(i); });
-}
-
-}  // namespace
 
 int64_t EdgeSplitStats::train() const {
   return std::accumulate(train_per_part.begin(), train_per_part.end(), int64_t{0});
@@ -63,7 +37,25 @@ std::string format_summary(const PartitionSummary& s) {
                        ps.train_nodes, ps.valid_nodes, ps.test_nodes,
                        ps.nodes == 0 ? "  (empty)" : "");
   }
-  if (!s.type_names.empty()) out += format_typed_tables(s);
+  if (!s.type_names.empty()) {  // typed: nodes per type and edges per relation by part
+    size_t width = 8;
+    for (const std::string& name : s.type_names) width = std::max(width, name.size());
+    for (const std::string& name : s.relation_names) width = std::max(width, name.size());
+    auto table = [&](const char* title, const std::vector<std::string>& names,
+                     std::vector<int64_t> PartStats::*figures) {
+      out += fmt::format("{:<{}}", title, width);
+      for (size_t p = 0; p < s.parts.size(); ++p)
+        out += fmt::format(" {:>12}", "part " + std::to_string(p));
+      out += '\n';
+      for (size_t i = 0; i < names.size(); ++i) {
+        out += fmt::format("{:<{}}", names[i], width);
+        for (const PartStats& ps : s.parts) out += fmt::format(" {:>12}", (ps.*figures).at(i));
+        out += '\n';
+      }
+    };
+    table("type", s.type_names, &PartStats::type_nodes);
+    table("relation", s.relation_names, &PartStats::relation_edges);
+  }
   if (const auto& e = s.edge_split) {
     out += fmt::format("edge split ({}", e->source);
     if (e->source == "sampled")
@@ -96,8 +88,7 @@ std::string format_summary(const PartitionSummary& s) {
 // A part (owning nodes) without training nodes trains on no seeds: legal (its rank still
 // samples and serves), but usually not what the user wants. One warning naming the parts.
 void warn_about_parts(const PartitionSummary& summary, const PartitionOptions& o) {
-  const int64_t empty = summary.empty_parts();
-  if (empty > 0)
+  if (const int64_t empty = summary.empty_parts(); empty > 0)
     log_warning(
         "partition: {} of {} parts own no node; the partition is valid but those ranks "
         "will hold no data",

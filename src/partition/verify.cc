@@ -5,7 +5,6 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
-#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -38,11 +37,10 @@ uint32_t file_crc32(const MappedFile& file, int threads) {
       file.release(static_cast<size_t>(off), len);
     }
   });
-  uLong crc = chunks > 0 ? crcs[0] : 0;
-  for (int64_t c = 1; c < chunks; ++c) {
-    const int64_t len = std::min(kCrcChunkBytes, size - c * kCrcChunkBytes);
-    crc = ::crc32_combine(crc, crcs[c], static_cast<z_off_t>(len));
-  }
+  uLong crc = 0;  // the CRC of no bytes: combined with a chunk's, that chunk's
+  for (int64_t c = 0; c < chunks; ++c)
+    crc = ::crc32_combine(
+        crc, crcs[c], static_cast<z_off_t>(std::min(kCrcChunkBytes, size - c * kCrcChunkBytes)));
   return static_cast<uint32_t>(crc);
 }
 
@@ -69,25 +67,6 @@ void check_permutation(const NpyArray& a, int64_t n) {
     seen[v[i]] = 1;
   }
   a.release_elements(0, v.size());
-}
-
-// Split ids lie in [lo, hi), ascending, and have labels (not -1); `part_lo` is the part's
-// first id, row 0 of its label file.
-void check_splits(const PartFiles& f, int p, int64_t part_lo, int64_t lo, int64_t hi) {
-  auto label = f.label.view<int64_t>();
-  for (const NpyArray* split : {&f.train_idx, &f.valid_idx, &f.test_idx}) {
-    auto ids = split->view<int64_t>();
-    for (int64_t i = 0; i < ids.size(); ++i) {
-      PARTITA_CHECK(ids[i] >= lo && ids[i] < hi, FormatError,
-                    "{}: id {} at position {} is not owned by part {} (range [{}, {}))",
-                    split->path(), ids[i], i, p, lo, hi);
-      PARTITA_CHECK(label[ids[i] - part_lo] >= 0, FormatError,
-                    "{}: node {} at position {} has label {} (unlabelled) in {}", split->path(),
-                    ids[i], i, label[ids[i] - part_lo], f.label.path());
-      PARTITA_CHECK(i == 0 || ids[i] > ids[i - 1], FormatError,
-                    "{}: not strictly ascending at position {}", split->path(), i);
-    }
-  }
 }
 
 // The values of a part's optional arrays: weights finite and > 0, edge features finite (the
@@ -261,7 +240,20 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
     }
     return "";
   });
-  check_splits(f, p, lo, target.first, target.second);
+  // Split ids lie in the target range, ascending, and have labels (not -1).
+  for (const NpyArray* split : {&f.train_idx, &f.valid_idx, &f.test_idx}) {
+    auto ids = split->view<int64_t>();
+    for (int64_t i = 0; i < ids.size(); ++i) {
+      PARTITA_CHECK(ids[i] >= target.first && ids[i] < target.second, FormatError,
+                    "{}: id {} at position {} is not owned by part {} (range [{}, {}))",
+                    split->path(), ids[i], i, p, target.first, target.second);
+      PARTITA_CHECK(label[ids[i] - lo] >= 0, FormatError,
+                    "{}: node {} at position {} has label {} (unlabelled) in {}", split->path(),
+                    ids[i], i, label[ids[i] - lo], f.label.path());
+      PARTITA_CHECK(i == 0 || ids[i] > ids[i - 1], FormatError,
+                    "{}: not strictly ascending at position {}", split->path(), i);
+    }
+  }
   if (tm) check_edge_values(f, threads);
 }
 
@@ -337,9 +329,9 @@ void check_edge_split(const std::string& dir, const PartitionMeta& m, int thread
   for (int p = 0; p < m.num_parts; ++p) {
     const NpyArray a = NpyArray::open(dir + "/" + part_file(p, kTrainEdgesName));
     auto v = a.view<int64_t>();
-    std::optional<NpyArray> time_file;
-    if (e.by_time) time_file = NpyArray::open(dir + "/" + part_file(p, kTrainEdgeTimeName));
-    const int64_t* times = time_file ? time_file->view<int64_t>().data() : nullptr;
+    const NpyArray time_file =
+        e.by_time ? NpyArray::open(dir + "/" + part_file(p, kTrainEdgeTimeName)) : NpyArray();
+    const int64_t* times = e.by_time ? time_file.view<int64_t>().data() : nullptr;
     auto time_of = [&](int64_t i) { return times ? times[i] : 0; };  // 0: no times
     scan(a.path(), v.size() / 2, threads, [&](int64_t b, int64_t end) -> std::string {
       for (int64_t i = b; i < end; ++i) {

@@ -23,6 +23,7 @@
 #include "partita/partition/partition_assigned.h"
 #include "partita/partition/pipeline.h"
 #include "partition_dirs.h"
+#include "partition_meta.h"  // src/partition: how ranks send rank 0 their files
 #include "test_datasets.h"
 #include "writer.h"  // src/partition: the round bounds
 
@@ -583,6 +584,31 @@ TEST_F(DistPipelineTest, EdgeArraysDoNotDependOnTheThreadCount) {
 TEST_F(DistPipelineTest, RandomIsDeterministicForARankCount) {
   data::LoadOptions load;
   check_pipeline(path("numpy"), load, 3, 2, Method::kRandom);
+}
+
+// The "files" object a rank sends rank 0: round trip, and text that is not such an object
+// (invalid JSON, a number too large, an array) is a FormatError naming the source.
+TEST(FilesJson, RoundTripsAndRejectsWhatIsNotAnObject) {
+  const std::vector<FileEntry> files = {{"part0/label.npy", DType::kInt64, {5}, 7},
+                                        {"part0/feat.npy", DType::kFloat32, {5, 2}, 0xffffffffu}};
+  const std::vector<FileEntry> back = files_from_json(files_to_json(files), "rank 1");
+  ASSERT_EQ(back.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back[i].path, files[i].path);
+    EXPECT_EQ(back[i].dtype, files[i].dtype);
+    EXPECT_EQ(back[i].shape, files[i].shape);
+    EXPECT_EQ(back[i].crc32, files[i].crc32);
+  }
+  for (const char* text : {"{\"part0/label.npy\": ", "{\"a\": 1e400}", "[1, 2]", "3"}) {
+    try {
+      files_from_json(text, "rank 1");
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const FormatError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("rank 1: invalid JSON", 0), 0u) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << text << ": not a FormatError: " << e.what();
+    }
+  }
 }
 
 }  // namespace
