@@ -18,6 +18,7 @@
 #include "partita/core/parameter_error.h"
 #include "partita/core/random.h"
 #include "partita/data/edge_arrays.h"
+#include "partition_meta.h"
 
 namespace partita::partition {
 namespace {
@@ -98,18 +99,18 @@ int64_t entry_time(const Column& times, int64_t k) {
 }
 
 // A split by time (edge_split.h): the latest `held` units by (time, global unit index), known
-// to every rank. picks as draw_held_units gives them (ascending unit indices; role = the
-// position in time order, so role < valid is a validation unit); times[j] the time of the
-// j-th in time order; pairs the held-out unordered pairs, sorted. Each rank offers its own
-// latest `held` (32 bytes each) and every rank merges them.
+// to every rank: a unit at (time, index) >= first is held out, for test when >= first_test (the
+// `valid` earliest are for validation). times[j] the time of the j-th in time order; pairs the
+// held-out unordered pairs, sorted. Each rank offers its own latest `held` (32 bytes each) and
+// every rank merges them.
 struct TimePicks {
-  HeldPicks held;
+  Pair first, first_test;
   std::vector<int64_t> times;
   std::vector<Pair> pairs;
 };
 
 TimePicks latest_units(const ShardGraph& g, const std::vector<uint8_t>& unit, const Column& times,
-                       int64_t offset, int64_t held, DistComm& comm) {
+                       int64_t offset, int64_t valid, int64_t held, DistComm& comm) {
   struct Unit {
     int64_t time, index, lo, hi;
   };
@@ -132,16 +133,11 @@ TimePicks latest_units(const ShardGraph& g, const std::vector<uint8_t>& unit, co
   all.resize(static_cast<size_t>(held));
   std::reverse(all.begin(), all.end());  // ascending by (time, index): validation first
   TimePicks out;
-  std::vector<std::pair<int64_t, int64_t>> by_index;  // (unit index, position in time order)
-  for (size_t j = 0; j < all.size(); ++j) {
-    out.times.push_back(all[j].time);
-    out.pairs.emplace_back(all[j].lo, all[j].hi);
-    by_index.emplace_back(all[j].index, static_cast<int64_t>(j));
-  }
-  std::sort(by_index.begin(), by_index.end());
-  for (const auto& [index_of, role] : by_index) {
-    out.held.picks.push_back(index_of);
-    out.held.role.push_back(role);
+  out.first = {all[0].time, all[0].index};
+  out.first_test = {all[valid].time, all[valid].index};
+  for (const Unit& u : all) {
+    out.times.push_back(u.time);
+    out.pairs.emplace_back(u.lo, u.hi);
   }
   std::sort(out.pairs.begin(), out.pairs.end());
   return out;
@@ -185,37 +181,38 @@ HeldOutEdges sampled_split(const ShardGraph& g, const EdgeSplitOptions& o, uint6
   HeldOutEdges out;
   out.source = "sampled";
   out.fractions = o;
-  TimePicks timed;  // split by time only
+  const TimePicks timed =  // split by time only
+      times != nullptr ? latest_units(g, unit, *times, offset, valid, valid + test, comm)
+                       : TimePicks{};
   {
-    if (times != nullptr) timed = latest_units(g, unit, *times, offset, valid + test, comm);
     const HeldPicks picks =
-        times != nullptr ? std::move(timed.held) : draw_held_units(units, valid, test, rng);
+        times != nullptr ? HeldPicks{} : draw_held_units(units, valid, test, rng);
     size_t next = static_cast<size_t>(
         std::lower_bound(picks.picks.begin(), picks.picks.end(), offset) - picks.picks.begin());
     int64_t index = offset;
-    std::vector<int64_t>* pairs_of[] = {&out.train, &out.valid, &out.test};
-    std::vector<int64_t>* times_of[] = {&out.train_time, &out.valid_time, &out.test_time};
     for_each_entry(g, [&](int64_t k, int64_t s, int64_t d) {
       if (!unit[k]) return;
-      int kind = 0;  // train, valid, test
-      if (next < picks.picks.size() && picks.picks[next] == index)
-        kind = picks.role[next++] < valid ? 1 : 2;
+      int kind = kTrainSet;  // by time: one more for each threshold it reaches
+      if (times != nullptr) {
+        const Pair at(entry_time(*times, k), index);
+        kind = (at >= timed.first ? 1 : 0) + (at >= timed.first_test ? 1 : 0);
+      } else if (next < picks.picks.size() && picks.picks[next] == index) {
+        kind = picks.role[next++] < valid ? kValidSet : kTestSet;
+      }
       ++index;
       // An earlier copy of a held-out pair leaves the graph with it: not a training pair.
-      if (times != nullptr && kind == 0 &&
+      if (times != nullptr && kind == kTrainSet &&
           std::binary_search(timed.pairs.begin(), timed.pairs.end(), Pair(std::minmax(s, d))))
         return;
-      pairs_of[kind]->insert(pairs_of[kind]->end(), {s, d});
-      if (times != nullptr) times_of[kind]->push_back(entry_time(*times, k));
+      out.pairs[kind].insert(out.pairs[kind].end(), {s, d});
+      if (times != nullptr) out.times[kind].push_back(entry_time(*times, k));
     });
   }
   // Negative k's time (split by time): the k-th held-out unit's in time order.
   const auto keep_negative = [&](int64_t k, int64_t a, int64_t b) {
-    const bool is_valid = k < valid;
-    std::vector<int64_t>& target = is_valid ? out.valid_neg : out.test_neg;
-    target.insert(target.end(), {a, b});
-    if (times != nullptr)
-      (is_valid ? out.valid_neg_time : out.test_neg_time).push_back(timed.times[k]);
+    const int set = k < valid ? kValidNegSet : kTestNegSet;
+    out.pairs[set].insert(out.pairs[set].end(), {a, b});
+    if (times != nullptr) out.times[set].push_back(timed.times[k]);
   };
 
   const int64_t held = valid + test;
@@ -267,14 +264,12 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
   const data::EdgeSplitArrays& split = *shard.edge_split;
   HeldOutEdges out;
   out.source = "dataset";
-  // kind: 0 train, 1 valid, 2 test, 3 valid_neg, 4 test_neg; global rows from the shares.
-  const std::vector<int64_t>* sets[5] = {&split.train, &split.valid, &split.test, &split.valid_neg,
-                                         &split.test_neg};
-  std::vector<int64_t>* copies[5] = {&out.train, &out.valid, &out.test, &out.valid_neg,
-                                     &out.test_neg};
-  std::vector<int64_t> mine(5);
-  for (int kind = 0; kind < 5; ++kind) {
-    *copies[kind] = *sets[kind];
+  // kind: a HeldSet (0 train ... 4 test_neg); global rows from the shares.
+  const std::vector<int64_t>* sets[kHeldSets] = {&split.train, &split.valid, &split.test,
+                                                 &split.valid_neg, &split.test_neg};
+  std::vector<int64_t> mine(kHeldSets);
+  for (int kind = 0; kind < kHeldSets; ++kind) {
+    out.pairs[kind] = *sets[kind];
     mine[kind] = static_cast<int64_t>(sets[kind]->size() / 2);
   }
   const std::vector<int64_t> first_row = offsets_over_ranks(mine, comm).first;
@@ -283,13 +278,13 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
   // Messages of (kind, row, a, b).
   std::vector<std::vector<int64_t>> to_rows(static_cast<size_t>(R)),
       to_hash(static_cast<size_t>(R));
-  for (int kind = 0; kind < 5; ++kind) {
+  for (int kind = 0; kind < kHeldSets; ++kind) {
     const std::vector<int64_t>& v = *sets[kind];
     for (size_t i = 0; i < v.size(); i += 2) {
       const int64_t row = first_row[kind] + static_cast<int64_t>(i / 2), a = v[i], b = v[i + 1];
       const auto send = [&](std::vector<int64_t>& to) { to.insert(to.end(), {kind, row, a, b}); };
       send(to_hash[pair_owner(a, b, R)]);
-      if (kind < 3) continue;
+      if (kind < kValidNegSet) continue;
       send(to_rows[owner(b)]);
       if (owner(a) != owner(b)) send(to_rows[owner(a)]);
     }
@@ -326,8 +321,8 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
       bool positive = false, negative = false;
       for (; j < all.size() && all[j].key == all[i].key; ++j) {
         const int64_t kind = all[j].m[0];
-        if (kind == 1 || kind == 2) positive = true;
-        if (kind < 3) continue;
+        if (kind == kValidSet || kind == kTestSet) positive = true;
+        if (kind < kValidNegSet) continue;
         if (positive) fail(all[j].m, "is an edge, not a negative");
         if (negative) fail(all[j].m, "repeats an earlier negative pair");
         negative = true;
@@ -384,11 +379,12 @@ PartPairs to_part_writers(const std::vector<int64_t>& pairs, const std::vector<i
 }
 
 // One int64 file of `shape` ([rows, 2] pairs, or [rows] times) that several ranks fill. Rank
-// 0 creates and finishes it, each rank writes its pieces (first row, values).
+// 0 creates and finishes it, each rank writes its pieces (piece k from row first[k]).
 void write_shared_rows(const std::string& out_dir, const std::string& rel,
                        const std::vector<int64_t>& shape,
-                       const std::vector<std::pair<int64_t, const std::vector<int64_t>*>>& pieces,
-                       DistComm& comm, std::vector<FileEntry>* files) {
+                       const std::map<int, std::vector<int64_t>>& pieces,
+                       const std::vector<int64_t>& first, DistComm& comm,
+                       std::vector<FileEntry>* files) {
   const std::string path = out_dir + "/" + rel;
   const bool lead = comm.rank() == 0;
   const int64_t width = shape.size() > 1 ? shape[1] : 1;
@@ -398,10 +394,10 @@ void write_shared_rows(const std::string& out_dir, const std::string& rel,
   });
   agreed(comm, [&] {
     const bool any = std::any_of(pieces.begin(), pieces.end(),
-                                 [](const auto& piece) { return !piece.second->empty(); });
+                                 [](const auto& piece) { return !piece.second.empty(); });
     if (!lead && any) file.emplace(NpyFileAt::attach(path, DType::kInt64, shape));
-    for (const auto& [first, v] : pieces)
-      if (!v->empty()) file->write_at(width * first * 8, v->data(), v->size() * 8);
+    for (const auto& [k, v] : pieces)
+      if (!v.empty()) file->write_at(width * first[k] * 8, v.data(), v.size() * 8);
     if (!lead && file) file->close();
   });
   agreed(comm, [&] {
@@ -454,7 +450,7 @@ void remove_held_out(ShardGraph& g, const HeldOutEdges& held, DistComm& comm) {
   const BlockOwner owner(g.num_nodes, R);
   // (row, source) to drop, both directions of every held-out pair, sent to the row's owner.
   std::vector<std::vector<int64_t>> send(static_cast<size_t>(R));
-  for (const std::vector<int64_t>* v : {&held.valid, &held.test})
+  for (const std::vector<int64_t>* v : {&held.pairs[kValidSet], &held.pairs[kTestSet]})
     for (size_t i = 0; i < v->size(); i += 2) {
       const int64_t u = (*v)[i], w = (*v)[i + 1];
       send[owner(w)].insert(send[owner(w)].end(), {w, u});
@@ -498,11 +494,8 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
   stats.source = held.source;
   stats.valid_fraction = held.fractions.valid_fraction;
   stats.test_fraction = held.fractions.test_fraction;
-  const std::vector<int64_t>* sets[] = {&held.valid, &held.valid_neg, &held.test, &held.test_neg};
-  const std::vector<int64_t>* time_sets[] = {&held.valid_time, &held.valid_neg_time,
-                                             &held.test_time, &held.test_neg_time};
+  const HeldSet set_of[] = {kValidSet, kValidNegSet, kTestSet, kTestNegSet};  // file order
   stats.by_time = held.fractions.by == SplitBy::kTime;
-  int64_t* rows_of[] = {&stats.valid, &stats.valid_neg, &stats.test, &stats.test_neg};
   // Interleaved pairs in new ids, a failure agreed.
   const auto map_pairs = [&](const std::vector<int64_t>& pairs) {
     RankFailure failure(comm);
@@ -512,33 +505,29 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
     return out;
   };
   for (size_t s = 0; s < 4; ++s) {
-    std::vector<int64_t> pairs = map_pairs(*sets[s]);
+    std::vector<int64_t> pairs = map_pairs(held.pairs[set_of[s]]);
     // The file in pieces of one rank each: sampled, part by part, sorted by (src, dst) (then
     // time; parts own contiguous new ids); the dataset's in its order, rank by rank.
     const bool sampled = held.source == "sampled";
-    const PartPairs mine = sampled
-                               ? to_part_writers(pairs, stats.by_time ? time_sets[s] : nullptr,
-                                                 layout, /*by_src=*/true, /*unique=*/false, comm)
-                               : PartPairs{{{comm.rank(), std::move(pairs)}}, {}};
+    const PartPairs mine =
+        sampled ? to_part_writers(pairs, stats.by_time ? &held.times[set_of[s]] : nullptr, layout,
+                                  /*by_src=*/true, /*unique=*/false, comm)
+                : PartPairs{{{comm.rank(), std::move(pairs)}}, {}};
     std::vector<int64_t> piece_rows(static_cast<size_t>(sampled ? P : comm.size()), 0);
     for (const auto& [k, v] : mine.pairs) piece_rows[k] = static_cast<int64_t>(v.size() / 2);
     piece_rows = sum_over_ranks(std::move(piece_rows), comm);
-    std::vector<std::pair<int64_t, const std::vector<int64_t>*>> pieces, time_pieces;
-    int64_t& rows = *rows_of[s];
-    for (size_t k = 0; k < piece_rows.size(); ++k) {
-      if (mine.pairs.count(k)) pieces.emplace_back(rows, &mine.pairs.at(k));
-      if (mine.times.count(k)) time_pieces.emplace_back(rows, &mine.times.at(k));
-      rows += piece_rows[k];
-    }
-    write_shared_rows(out_dir, kEdgeSplitFiles[s], {rows, 2}, pieces, comm, files);
+    int64_t& rows = stats.*kEdgeSplitCounts[s].second;
+    for (int64_t& n : piece_rows) rows += std::exchange(n, rows);  // n: the piece's first row
+    write_shared_rows(out_dir, kEdgeSplitFiles[s], {rows, 2}, mine.pairs, piece_rows, comm, files);
     if (stats.by_time)
-      write_shared_rows(out_dir, kEdgeSplitTimeFiles[s], {rows}, time_pieces, comm, files);
+      write_shared_rows(out_dir, kEdgeSplitTimeFiles[s], {rows}, mine.times, piece_rows, comm,
+                        files);
   }
   // Training pairs: each part's, by (dst, src) (then time), repeats dropped (a dataset's file
   // may repeat; by time, a pair repeats once per time).
-  const PartPairs mine =
-      to_part_writers(map_pairs(held.train), stats.by_time ? &held.train_time : nullptr, layout,
-                      /*by_src=*/false, /*unique=*/true, comm);
+  const PartPairs mine = to_part_writers(map_pairs(held.pairs[kTrainSet]),
+                                         stats.by_time ? &held.times[kTrainSet] : nullptr, layout,
+                                         /*by_src=*/false, /*unique=*/true, comm);
   stats.train_per_part.assign(static_cast<size_t>(P), 0);
   agreed(comm, [&] {
     const auto write = [&](int p, const char* name, const std::vector<int64_t>& values,

@@ -47,19 +47,18 @@ class Reader {
   int64_t integer(const Json& obj, const std::string& key, const std::string& where = "",
                   int64_t min = 0) const {
     const Json& v = get(obj, key, where, &Json::is_number_integer, "an integer");
-    if (v.is_number_unsigned() &&
-        v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      fail(fmt::format("key '{}{}' = {} is too large", where, key, v.dump()));
+    fail_if(v.is_number_unsigned() &&
+                v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+            "key '{}{}' = {} is too large", where, key, v.dump());
     const int64_t x = v.get<int64_t>();
-    if (x < min) fail(fmt::format("key '{}{}' = {} must be >= {}", where, key, x, min));
+    fail_if(x < min, "key '{}{}' = {} must be >= {}", where, key, x, min);
     return x;
   }
   uint64_t unsigned_integer(const Json& obj, const std::string& key,
                             const std::string& where = "") const {
     const Json& v = get(obj, key, where);
-    if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))
-      fail(
-          fmt::format("key '{}{}' must be a non-negative integer, found {}", where, key, v.dump()));
+    fail_if(!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0),
+            "key '{}{}' must be a non-negative integer, found {}", where, key, v.dump());
     return v.get<uint64_t>();
   }
   double number(const Json& obj, const std::string& key, const std::string& where = "") const {

@@ -22,20 +22,6 @@
 namespace partita::partition {
 namespace {
 
-// summary.parts[p]'s counts and edge_split's row counts, in partita.json's order (written and
-// read from these tables).
-constexpr std::pair<const char*, int64_t PartStats::*> kPartCounts[] = {
-    {"nodes", &PartStats::nodes},
-    {"edges", &PartStats::edges},
-    {"train", &PartStats::train_nodes},
-    {"valid", &PartStats::valid_nodes},
-    {"test", &PartStats::test_nodes}};
-constexpr std::pair<const char*, int64_t EdgeSplitStats::*> kEdgeSplitCounts[] = {
-    {"valid", &EdgeSplitStats::valid},
-    {"valid_neg", &EdgeSplitStats::valid_neg},
-    {"test", &EdgeSplitStats::test},
-    {"test_neg", &EdgeSplitStats::test_neg}};
-
 std::vector<int64_t> integer_array(const Reader& rd, const Json& obj, const std::string& key,
                                    const std::string& where) {
   const Json& a = rd.typed(obj, key, /*array=*/true, where);

@@ -1,14 +1,30 @@
 #pragma once
-// Private to partition/: what the writer (writer.cc) and partita.json's reader (meta.cc)
-// share about a partition's content.
+// Private to partition/: what the writers (writer.cc, edge_split.cc) and partita.json's
+// reader (meta.cc) share about a partition's content.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "partita/partition/format.h"
 #include "partita/partition/pipeline.h"
 
 namespace partita::partition {
+
+// summary.parts[p]'s counts and edge_split's row counts, in partita.json's order (written and
+// read from these tables): the split counts train, valid, test from index 2, the edge split's
+// rows in kEdgeSplitFiles' order.
+constexpr std::pair<const char*, int64_t PartStats::*> kPartCounts[] = {
+    {"nodes", &PartStats::nodes},
+    {"edges", &PartStats::edges},
+    {"train", &PartStats::train_nodes},
+    {"valid", &PartStats::valid_nodes},
+    {"test", &PartStats::test_nodes}};
+constexpr std::pair<const char*, int64_t EdgeSplitStats::*> kEdgeSplitCounts[] = {
+    {"valid", &EdgeSplitStats::valid},
+    {"valid_neg", &EdgeSplitStats::valid_neg},
+    {"test", &EdgeSplitStats::test},
+    {"test_neg", &EdgeSplitStats::test_neg}};
 
 // partita.json's "files" object as text, and back (how ranks tell rank 0 what they wrote).
 // FormatError naming `source` for text that is not such an object.

@@ -489,9 +489,7 @@ PartitionMeta Writer::describe(std::vector<FileEntry> mine, Phases phases,
     PartStats& ps = s.parts.emplace_back();
     ps.nodes = L.part_nodes(p);
     ps.edges = L.part_edges(p);
-    ps.train_nodes = split_counts[p * 3];
-    ps.valid_nodes = split_counts[p * 3 + 1];
-    ps.test_nodes = split_counts[p * 3 + 2];
+    for (int k = 0; k < 3; ++k) ps.*kPartCounts[2 + k].second = split_counts[p * 3 + k];
     ps.relation_edges.assign(relations, relations + rels);
     for (int t = 0; schema_ && t < schema_->num_types(); ++t)
       ps.type_nodes.push_back(L.type_starts()[p][t + 1] - L.type_starts()[p][t]);

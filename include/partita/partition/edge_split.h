@@ -58,12 +58,14 @@ EdgeSplitOptions parse_edge_split(const std::string& text);
 // test; in unit order) and the negatives whose draw index k satisfies k mod ranks == rank.
 // Dataset: the rank's rows of each file, in file order (ranks in rank order make up each
 // file). Made by the pipeline (src/partition/edge_split_steps.h).
+// The sets, indexed as data::kEdgeSplitArrayFiles lists them.
+enum HeldSet { kTrainSet, kValidSet, kTestSet, kValidNegSet, kTestNegSet, kHeldSets };
 struct HeldOutEdges {
   std::string source;          // "sampled" (`edge_split`) or "dataset" (the dataset's own files)
   EdgeSplitOptions fractions;  // sampled only
-  std::vector<int64_t> train, valid, test, valid_neg, test_neg;
-  // Split by time only (else empty): one time per pair of the set of the same name.
-  std::vector<int64_t> train_time, valid_time, test_time, valid_neg_time, test_neg_time;
+  std::vector<int64_t> pairs[kHeldSets];
+  // Split by time only (else empty): one time per pair of the set of the same index.
+  std::vector<int64_t> times[kHeldSets];
 };
 
 }  // namespace partita::partition
