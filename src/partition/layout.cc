@@ -26,33 +26,34 @@ int BlockOwner::operator()(int64_t v) const {
 }
 
 PartLayout::PartLayout(int64_t node_begin, const std::vector<int32_t>& part,
-                       const graph::Csr& in_edges, int num_parts, const data::HeteroSchema* schema,
-                       DistComm& comm)
+                       const graph::Csr& in_edges, const std::vector<int64_t>* const (&splits)[3],
+                       int num_parts, const data::HeteroSchema* schema, DistComm& comm)
     : ranks_(comm.size()), num_parts_(num_parts) {
   const int P = num_parts;
   const int T = schema != nullptr ? schema->num_types() : 0;
-  // This rank's counts: nodes per part, edges per part, nodes per (part, type).
-  const size_t stride = 2 + static_cast<size_t>(T);
-  std::vector<int64_t> mine(static_cast<size_t>(P) * stride, 0);
+  // This rank's counts per part: nodes, edges, split ids, nodes per type.
+  stride_ = 5 + static_cast<size_t>(T);
+  std::vector<int64_t> mine(static_cast<size_t>(P) * stride_, 0);
   const int64_t n = static_cast<int64_t>(part.size());
   for (int64_t i = 0; i < n; ++i) {
     const size_t p = static_cast<size_t>(part[i]);
-    ++mine[p * stride];
-    mine[p * stride + 1] += in_edges.indptr[i + 1] - in_edges.indptr[i];
-    if (T > 0) ++mine[p * stride + 2 + schema->type_of(node_begin + i)];
+    ++mine[p * stride_];
+    mine[p * stride_ + 1] += in_edges.indptr[i + 1] - in_edges.indptr[i];
+    if (T > 0) ++mine[p * stride_ + 5 + schema->type_of(node_begin + i)];
   }
-  const RankOffsets all = offsets_over_ranks(mine, comm);
+  for (size_t k = 0; k < 3; ++k)
+    for (int64_t id : *splits[k]) ++mine[part[id - node_begin] * stride_ + 2 + k];
+  counts_ = offsets_over_ranks(mine, comm);
 
   ranges_.assign(1, 0);
   std::vector<int64_t> cursor;  // this rank's next new id per part
   for (int p = 0; p < P; ++p) {
-    ranges_.push_back(ranges_[p] + all.total[p * stride]);
-    part_edges_.push_back(all.total[p * stride + 1]);
-    edge_offset_.push_back(all.first[p * stride + 1]);
-    cursor.push_back(ranges_[p] + all.first[p * stride]);
+    ranges_.push_back(ranges_[p] + counts_.total[p * stride_]);
+    cursor.push_back(ranges_[p] + counts_.first[p * stride_]);
     if (T == 0) continue;
     std::vector<int64_t>& starts = type_starts_.emplace_back(1, ranges_[p]);
-    for (int t = 0; t < T; ++t) starts.push_back(starts.back() + all.total[p * stride + 2 + t]);
+    for (int t = 0; t < T; ++t)
+      starts.push_back(starts.back() + counts_.total[p * stride_ + 5 + t]);
   }
   block_new_id_.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) block_new_id_[i] = cursor[part[i]]++;

@@ -35,18 +35,23 @@ class BlockOwner {
 
 class PartLayout {
  public:
-  // Collective: every rank passes its block's parts and in-edge degrees. `schema` (typed
-  // graphs, else nullptr) gives each node's type for the type starts.
+  // Collective: every rank passes its block's parts, in-edge degrees and split ids (train,
+  // valid, test: original ids of the block). `schema` (typed graphs, else nullptr) gives each
+  // node's type for the type starts.
   PartLayout(int64_t node_begin, const std::vector<int32_t>& part, const graph::Csr& in_edges,
-             int num_parts, const data::HeteroSchema* schema, DistComm& comm);
+             const std::vector<int64_t>* const (&splits)[3], int num_parts,
+             const data::HeteroSchema* schema, DistComm& comm);
 
   int num_parts() const { return num_parts_; }
   int writer(int p) const { return p % ranks_; }  // the rank writing part p
   const std::vector<int64_t>& ranges() const { return ranges_; }
   int64_t part_nodes(int p) const { return ranges_[p + 1] - ranges_[p]; }
-  int64_t part_edges(int p) const { return part_edges_[p]; }
+  int64_t part_edges(int p) const { return counts_.total[p * stride_ + 1]; }
   // Where this rank's in-edges start in part p's indices.
-  int64_t edge_offset(int p) const { return edge_offset_[p]; }
+  int64_t edge_offset(int p) const { return counts_.first[p * stride_ + 1]; }
+  // Split k's (train, valid, test) ids in part p, and where this rank's start among them.
+  int64_t part_split(int p, int k) const { return counts_.total[p * stride_ + 2 + k]; }
+  int64_t split_offset(int p, int k) const { return counts_.first[p * stride_ + 2 + k]; }
   // Typed: new ids of type t in part p are [type_starts[p][t], type_starts[p][t+1]).
   const std::vector<std::vector<int64_t>>& type_starts() const { return type_starts_; }
   // The part owning new id `gid`.
@@ -56,7 +61,9 @@ class PartLayout {
 
  private:
   int ranks_ = 1, num_parts_ = 1;
-  std::vector<int64_t> ranges_, part_edges_, edge_offset_;  // edge_offset_: this rank's
+  std::vector<int64_t> ranges_;
+  size_t stride_ = 5;   // per part: nodes, edges, the three splits, each type's nodes
+  RankOffsets counts_;  // over ranks: those counts' sums, and this rank's offsets
   std::vector<std::vector<int64_t>> type_starts_;
   std::vector<int64_t> block_new_id_;
 };

@@ -51,7 +51,6 @@ struct PartOut {
   std::vector<OutFile> files;
   size_t edge_cols = 2, node_cols = 0;  // where the columns start in `files`
   std::vector<int> table_file;          // per table: its file, or -1
-  std::vector<int64_t> split[3];        // train, valid, test new ids
 };
 
 // A column as the writer reads it: `width` bytes per node or entry from `data`.
@@ -200,6 +199,8 @@ class Writer {
   const data::DatasetShard& shard_;
   const ShardGraph& graph_;
   const data::HeteroSchema* schema_;  // typed: with the relations as stored
+  const std::vector<int64_t>* const splits_[3] = {&shard_.train_idx, &shard_.valid_idx,
+                                                  &shard_.test_idx};
   const std::vector<int32_t>& part_;
   const PartitionOptions& o_;
   DistComm& comm_;
@@ -213,7 +214,6 @@ class Writer {
   std::optional<NpyFileAt> node_map_;
   int64_t edge_cut_ = 0;
   std::vector<int64_t> relation_edges_;  // [P * relations], this rank's entries
-  std::vector<int64_t> split_counts_;    // [P * 3], this rank's split ids
 };
 
 void Writer::open_files() {
@@ -248,6 +248,7 @@ void Writer::open_files() {
       }
       po.node_cols = po.files.size();
       for (const ColumnIn& c : node_cols_) add(c.name, c.dtype, shape(c, n));
+      for (int k = 0; k < 3; ++k) add(kSplitNames[k], DType::kInt64, {L.part_split(p, k)});
     }
   });  // node_map.npy.tmp exists from here on
   comm_.reached("write");
@@ -401,30 +402,25 @@ void Writer::move_features() {
 // [part, split, ids k] [k new ids]
 void Writer::move_splits() {
   const PartLayout& L = *layout_;
-  split_counts_.assign(static_cast<size_t>(o_.num_parts) * 3, 0);
   const auto pack = [&](std::vector<std::vector<uint8_t>>& send) {
-    const std::vector<int64_t>* splits[3] = {&shard_.train_idx, &shard_.valid_idx,
-                                             &shard_.test_idx};
     for (int kind = 0; kind < 3; ++kind) {
       std::map<int, std::vector<int64_t>> by_part;
-      for (int64_t id : *splits[kind]) {
+      for (int64_t id : *splits_[kind]) {
         const int64_t i = id - shard_.node_begin;
         by_part[part_[i]].push_back(L.block_new_id()[i]);
       }
       for (const auto& [p, ids] : by_part) {
         BytePacker pack(&send[L.writer(p)]);
-        pack.put({p, kind, static_cast<int64_t>(ids.size())});
+        pack.put({p, kind, L.split_offset(p, kind), static_cast<int64_t>(ids.size())});
         pack.put(ids.data(), ids.size());
-        split_counts_[static_cast<size_t>(p) * 3 + kind] += static_cast<int64_t>(ids.size());
       }
     }
   };
   exchange(pack, [&](ByteReader& rd) {
-    const int p = static_cast<int>(rd.get());
-    std::vector<int64_t>& ids = parts_.at(p).split[rd.get()];
-    const int64_t n = rd.get();
-    const auto* got = reinterpret_cast<const int64_t*>(rd.take(n * sizeof(int64_t)));
-    ids.insert(ids.end(), got, got + n);
+    std::vector<OutFile>& files = parts_.at(static_cast<int>(rd.get())).files;
+    NpyFileAt& file = files[files.size() - 3 + rd.get()].file;  // the split files come last
+    const int64_t first = rd.get(), n = rd.get();
+    file.write_at(first * 8, rd.take(n * 8), n * 8);
   });
 }
 
@@ -438,18 +434,11 @@ std::vector<FileEntry> Writer::finish_files() {
   agreed(comm_, [&] {
     if (comm_.rank() == 0)
       files.push_back({kNodeMapFile, DType::kInt64, {shard_.num_nodes}, node_map_->finish()});
-    for (auto& [p, po] : parts_) {
-      for (OutFile& f : po.files) {
+    for (auto& part : parts_)
+      for (OutFile& f : part.second.files) {
         f.entry.crc32 = f.file.finish();
         files.push_back(f.entry);
       }
-      for (int kind = 0; kind < 3; ++kind) {
-        const std::string rel = part_file(p, kSplitNames[kind]);
-        const std::vector<int64_t>& ids = po.split[kind];
-        const int64_t count = static_cast<int64_t>(ids.size());
-        files.push_back({rel, DType::kInt64, {count}, write_npy<int64_t>(out(rel), ids)});
-      }
-    }
   });
   return files;
 }
@@ -482,14 +471,13 @@ PartitionMeta Writer::describe(std::vector<FileEntry> mine, Phases phases,
   PartitionSummary& s = meta.summary;
   s.edge_cut = sum_over_ranks({edge_cut_}, comm_)[0];
   const std::vector<int64_t> relation_edges = sum_over_ranks(relation_edges_, comm_);
-  const std::vector<int64_t> split_counts = sum_over_ranks(split_counts_, comm_);
   const int rels = schema_ ? schema_->num_relations() : 0;
   for (int p = 0; p < o_.num_parts; ++p) {
     const auto relations = relation_edges.begin() + static_cast<ptrdiff_t>(p) * rels;
     PartStats& ps = s.parts.emplace_back();
     ps.nodes = L.part_nodes(p);
     ps.edges = L.part_edges(p);
-    for (int k = 0; k < 3; ++k) ps.*kPartCounts[2 + k].second = split_counts[p * 3 + k];
+    for (int k = 0; k < 3; ++k) ps.*kPartCounts[2 + k].second = L.part_split(p, k);
     ps.relation_edges.assign(relations, relations + rels);
     for (int t = 0; schema_ && t < schema_->num_types(); ++t)
       ps.type_nodes.push_back(L.type_starts()[p][t + 1] - L.type_starts()[p][t]);
@@ -572,7 +560,7 @@ PartitionSummary Writer::run() {
     PARTITA_CHECK(!ec, IoError, "{}/{}: cannot remove the old metadata: {}", o_.out_dir,
                   kMetaFileName, ec.message());
   });
-  layout_.emplace(shard_.node_begin, part_, graph_.in_edges, o_.num_parts, schema_, comm_);
+  layout_.emplace(shard_.node_begin, part_, graph_.in_edges, splits_, o_.num_parts, schema_, comm_);
   phases.emplace_back("renumber", watch.seconds());
   if (comm_.rank() == 0)
     log_info("partition: writing {} parts to {}{}", o_.num_parts, o_.out_dir,
