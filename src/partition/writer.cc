@@ -152,7 +152,6 @@ class Writer {
   void open_files();
   void move_structure();
   void move_features();
-  void move_splits();
   std::vector<FileEntry> finish_files();
   PartitionMeta describe(std::vector<FileEntry> mine, Phases phases,
                          std::optional<EdgeSplitStats> split);
@@ -263,6 +262,8 @@ void Writer::open_files() {
 //   [part, first position, first entry, nodes n, entries m]
 //   [indptr after each node: n] [original id: n] [sources: m]
 //   [each node column: n values] [each edge column: m values]
+//   per split (train, valid, test): [its first place, ids k] [k new ids]
+// A part's split ids land in its split files after those of the ranks below, in order.
 void Writer::move_structure() {
   const PartLayout& L = *layout_;
   const graph::Csr& g = graph_.in_edges;
@@ -271,6 +272,9 @@ void Writer::move_structure() {
   relation_edges_.assign(static_cast<size_t>(P) * relations, 0);
   std::vector<int64_t> edge_cursor(static_cast<size_t>(P));
   for (int p = 0; p < P; ++p) edge_cursor[p] = L.edge_offset(p);
+  std::vector<int64_t> split_cursor;  // per (part, split): this rank's next place
+  for (int p = 0; p < P; ++p)
+    for (int k = 0; k < 3; ++k) split_cursor.push_back(L.split_offset(p, k));
   const std::vector<int64_t>& new_id = L.block_new_id();
   const std::vector<int64_t> bounds =
       round_bounds(static_cast<int64_t>(part_.size()), ctx_.round_entries,
@@ -311,6 +315,17 @@ void Writer::move_structure() {
             to += count * c.width;
           }
         }
+        for (int k = 0; k < 3; ++k) {
+          const std::vector<int64_t>& ids = *splits_[k];  // ascending original ids
+          std::vector<int64_t> in_split;
+          for (int64_t z = 0; z < n; ++z)
+            if (std::binary_search(ids.begin(), ids.end(), shard_.node_begin + rows[z]))
+              in_split.push_back(new_id[rows[z]]);
+          int64_t& at = split_cursor[static_cast<size_t>(p) * 3 + k];
+          pack.put({at, static_cast<int64_t>(in_split.size())});
+          pack.put(in_split.data(), in_split.size());
+          at += static_cast<int64_t>(in_split.size());
+        }
         edge_cursor[p] += m;
       });
     };
@@ -329,6 +344,10 @@ void Writer::move_structure() {
         put(po.files[po.node_cols + c].file, pos, n, node_cols_[c].width);
       for (size_t c = 0; c < edge_cols_.size(); ++c)
         put(po.files[po.edge_cols + c].file, first, m, edge_cols_[c].width);
+      for (size_t k = 0; k < 3; ++k) {  // the split files come last
+        const int64_t at = rd.get(), count = rd.get();
+        put(po.files[po.files.size() - 3 + k].file, at, count, 8);
+      }
     });
   });
 }
@@ -394,33 +413,6 @@ void Writer::move_features() {
       po.files[po.table_file[t]].file.write_at(first * static_cast<int64_t>(row_bytes),
                                                rd.take(n * row_bytes), n * row_bytes);
     });
-  });
-}
-
-// Split ids (ascending original ids of the block) mapped to new ids and sent to the writer
-// of their part; a writer appends what it receives in rank order, which keeps them sorted.
-// [part, split, ids k] [k new ids]
-void Writer::move_splits() {
-  const PartLayout& L = *layout_;
-  const auto pack = [&](std::vector<std::vector<uint8_t>>& send) {
-    for (int kind = 0; kind < 3; ++kind) {
-      std::map<int, std::vector<int64_t>> by_part;
-      for (int64_t id : *splits_[kind]) {
-        const int64_t i = id - shard_.node_begin;
-        by_part[part_[i]].push_back(L.block_new_id()[i]);
-      }
-      for (const auto& [p, ids] : by_part) {
-        BytePacker pack(&send[L.writer(p)]);
-        pack.put({p, kind, L.split_offset(p, kind), static_cast<int64_t>(ids.size())});
-        pack.put(ids.data(), ids.size());
-      }
-    }
-  };
-  exchange(pack, [&](ByteReader& rd) {
-    std::vector<OutFile>& files = parts_.at(static_cast<int>(rd.get())).files;
-    NpyFileAt& file = files[files.size() - 3 + rd.get()].file;  // the split files come last
-    const int64_t first = rd.get(), n = rd.get();
-    file.write_at(first * 8, rd.take(n * 8), n * 8);
   });
 }
 
@@ -576,8 +568,6 @@ PartitionSummary Writer::run() {
   failure_.agree();
   phases.emplace_back("write_features", watch.seconds());
   watch.restart();
-  move_splits();
-  failure_.agree();
   std::vector<FileEntry> mine = finish_files();
   phases.emplace_back("write_splits", watch.seconds());
   std::optional<EdgeSplitStats> split;
