@@ -304,32 +304,28 @@ HeldOutEdges dataset_split(const data::DatasetShard& shard, const ShardGraph& g,
       }
     // (unordered pair, message), sorted by the pair, kind and row: in each group of equal
     // pairs the training rows first, the positives, then the negatives in file order.
-    struct Listed {
-      Pair key;
-      const int64_t* m;
-      bool operator<(const Listed& o) const {
-        return std::tie(key, m[0], m[1]) < std::tie(o.key, o.m[0], o.m[1]);
-      }
-    };
-    std::vector<Listed> all;
+    std::vector<std::pair<Pair, const int64_t*>> all;
     for (const std::vector<int64_t>& m : at_hash)
       for (size_t i = 0; i < m.size(); i += 4)
-        all.push_back({std::minmax(m[i + 2], m[i + 3]), &m[i]});
-    std::sort(all.begin(), all.end());
+        all.emplace_back(std::minmax(m[i + 2], m[i + 3]), &m[i]);
+    std::sort(all.begin(), all.end(), [](const auto& x, const auto& y) {
+      return std::tie(x.first, x.second[0], x.second[1]) <
+             std::tie(y.first, y.second[0], y.second[1]);
+    });
     for (size_t i = 0; i < all.size();) {
       size_t j = i;
       bool positive = false, negative = false;
-      for (; j < all.size() && all[j].key == all[i].key; ++j) {
-        const int64_t kind = all[j].m[0];
+      for (; j < all.size() && all[j].first == all[i].first; ++j) {
+        const int64_t kind = all[j].second[0];
         if (kind == kValidSet || kind == kTestSet) positive = true;
         if (kind < kValidNegSet) continue;
-        if (positive) fail(all[j].m, "is an edge, not a negative");
-        if (negative) fail(all[j].m, "repeats an earlier negative pair");
+        if (positive) fail(all[j].second, "is an edge, not a negative");
+        if (negative) fail(all[j].second, "repeats an earlier negative pair");
         negative = true;
       }
       if (positive)
-        for (size_t k = i; k < j && all[k].m[0] == 0; ++k)
-          fail(all[k].m, "is also a valid or test edge");
+        for (size_t k = i; k < j && all[k].second[0] == kTrainSet; ++k)
+          fail(all[k].second, "is also a valid or test edge");
       i = j;
     }
   });
