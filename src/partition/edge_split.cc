@@ -482,8 +482,8 @@ void remove_held_out(ShardGraph& g, const HeldOutEdges& held, DistComm& comm) {
 }
 
 EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layout,
-                                int64_t node_begin, const std::string& out_dir, DistComm& comm,
-                                int threads, std::vector<FileEntry>* files) {
+                                const std::string& out_dir, DistComm& comm, int threads,
+                                std::vector<FileEntry>* files) {
   const int P = layout.num_parts();
   agreed(comm, [&] { create_directory(out_dir + "/edges"); });
   EdgeSplitStats stats;
@@ -496,7 +496,7 @@ EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layo
   const auto map_pairs = [&](const std::vector<int64_t>& pairs) {
     RankFailure failure(comm);
     std::vector<int64_t> out = map_sources(pairs.data(), static_cast<int64_t>(pairs.size()), layout,
-                                           node_begin, comm, threads, failure);
+                                           comm, threads, failure);
     failure.agree();
     return out;
   };

@@ -47,7 +47,7 @@ void remove_held_out(ShardGraph& graph, const HeldOutEdges& held, DistComm& comm
 // dropped. Appends the files this rank finished to `files`; returns the figures (the same on
 // every rank). Throws (agreed) IoError.
 EdgeSplitStats write_edge_split(const HeldOutEdges& held, const PartLayout& layout,
-                                int64_t node_begin, const std::string& out_dir, DistComm& comm,
-                                int threads, std::vector<FileEntry>* files);
+                                const std::string& out_dir, DistComm& comm, int threads,
+                                std::vector<FileEntry>* files);
 
 }  // namespace partita::partition

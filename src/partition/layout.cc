@@ -28,7 +28,7 @@ int BlockOwner::operator()(int64_t v) const {
 PartLayout::PartLayout(int64_t node_begin, const std::vector<int32_t>& part,
                        const graph::Csr& in_edges, const std::vector<int64_t>* const (&splits)[3],
                        int num_parts, const data::HeteroSchema* schema, DistComm& comm)
-    : ranks_(comm.size()), num_parts_(num_parts) {
+    : ranks_(comm.size()), num_parts_(num_parts), node_begin_(node_begin) {
   const int P = num_parts;
   const int T = schema != nullptr ? schema->num_types() : 0;
   // This rank's counts per part: nodes, edges, split ids, nodes per type.
@@ -65,9 +65,9 @@ int PartLayout::owner_part(int64_t gid) const {
 }
 
 std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLayout& layout,
-                                 int64_t node_begin, DistComm& comm, int threads,
-                                 RankFailure& failure) {
+                                 DistComm& comm, int threads, RankFailure& failure) {
   const int R = comm.size();
+  const int64_t node_begin = layout.node_begin();
   const int64_t num_nodes = layout.ranges().back();
   const std::vector<int64_t>& new_id = layout.block_new_id();
   const int64_t block_end = node_begin + static_cast<int64_t>(new_id.size());

@@ -43,7 +43,8 @@ class PartLayout {
              const data::HeteroSchema* schema, DistComm& comm);
 
   int num_parts() const { return num_parts_; }
-  int writer(int p) const { return p % ranks_; }  // the rank writing part p
+  int64_t node_begin() const { return node_begin_; }  // this rank's first original id
+  int writer(int p) const { return p % ranks_; }      // the rank writing part p
   const std::vector<int64_t>& ranges() const { return ranges_; }
   int64_t part_nodes(int p) const { return ranges_[p + 1] - ranges_[p]; }
   int64_t part_edges(int p) const { return counts_.total[p * stride_ + 1]; }
@@ -61,6 +62,7 @@ class PartLayout {
 
  private:
   int ranks_ = 1, num_parts_ = 1;
+  int64_t node_begin_ = 0;
   std::vector<int64_t> ranges_;
   size_t stride_ = 5;   // per part: nodes, edges, the three splits, each type's nodes
   RankOffsets counts_;  // over ranks: those counts' sums, and this rank's offsets
@@ -74,7 +76,6 @@ class PartLayout {
 // outside [0, num_nodes) fails `failure` with an Error after the exchange, so peers are not
 // left waiting (the values returned then do not matter). Uses up to `threads` threads.
 std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLayout& layout,
-                                 int64_t node_begin, DistComm& comm, int threads,
-                                 RankFailure& failure);
+                                 DistComm& comm, int threads, RankFailure& failure);
 
 }  // namespace partita::partition

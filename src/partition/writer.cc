@@ -280,9 +280,8 @@ void Writer::move_structure() {
       round_bounds(static_cast<int64_t>(part_.size()), ctx_.round_entries,
                    [&](int64_t i) { return g.indptr[i + 1] - g.indptr[i]; });
   in_rounds(bounds, [&](int64_t a, int64_t b) {
-    const std::vector<int64_t> mapped =
-        map_sources(g.indices.data() + g.indptr[a], g.indptr[b] - g.indptr[a], L, shard_.node_begin,
-                    comm_, threads_, failure_);
+    const std::vector<int64_t> mapped = map_sources(
+        g.indices.data() + g.indptr[a], g.indptr[b] - g.indptr[a], L, comm_, threads_, failure_);
     const auto pack = [&](std::vector<std::vector<uint8_t>>& send) {
       for_each_part_run(part_, a, b, [&](int p, const int64_t* rows, int64_t n) {
         int64_t m = 0;
@@ -573,8 +572,7 @@ PartitionSummary Writer::run() {
   std::optional<EdgeSplitStats> split;
   if (ctx_.edge_split) {
     watch.restart();
-    split = write_edge_split(*ctx_.edge_split, *layout_, shard_.node_begin, o_.out_dir, comm_,
-                             threads_, &mine);
+    split = write_edge_split(*ctx_.edge_split, *layout_, o_.out_dir, comm_, threads_, &mine);
     phases.emplace_back("write_edge_split", watch.seconds());
   }
   PartitionMeta meta = describe(std::move(mine), std::move(phases), std::move(split));
