@@ -162,19 +162,16 @@ std::vector<int32_t> cluster_level(const Level& l, int ncon, const std::vector<i
   int32_t next = 0, group_id = -1;
   for (int64_t v = 0; v < n; ++v) {
     const int32_t c = cluster[v];
-    if (id[c] < 0) {
-      if (members[c] == 1) {
-        bool fits = group_id >= 0;
-        for (int k = 0; k < ncon && fits; ++k) fits = group[k] + cw[c * ncon + k] <= cap[k];
-        if (!fits) {
-          group_id = next++;
-          std::fill(group.begin(), group.end(), 0);
-        }
-        for (int k = 0; k < ncon; ++k) group[k] += cw[c * ncon + k];
-        id[c] = group_id;
-      } else {
-        id[c] = next++;
+    if (id[c] < 0 && members[c] > 1) id[c] = next++;
+    if (id[c] < 0) {  // alone: joins the open group, or opens one when it does not fit
+      bool fits = group_id >= 0;
+      for (int k = 0; k < ncon && fits; ++k) fits = group[k] + cw[c * ncon + k] <= cap[k];
+      if (!fits) {
+        group_id = next++;
+        std::fill(group.begin(), group.end(), 0);
       }
+      for (int k = 0; k < ncon; ++k) group[k] += cw[c * ncon + k];
+      id[c] = group_id;
     }
     cluster[v] = id[c];
   }
@@ -300,10 +297,9 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
     }
   }
   comm.agree(error);
-  const std::vector<idx_t> got = send_ints(std::move(back), comm)[0];
-  PARTITA_CHECK(static_cast<int64_t>(got.size()) == count, Error,
-                "internal: {} coarse parts for {} coarse vertices", got.size(), count);
-  std::vector<int32_t> part(got.begin(), got.end());
+  std::vector<int32_t> part = send_ints(std::move(back), comm)[0];  // idx_t is int32_t
+  PARTITA_CHECK(static_cast<int64_t>(part.size()) == count, Error,
+                "internal: {} coarse parts for {} coarse vertices", part.size(), count);
   int64_t figures[3] = {stats.levels, stats.coarse_vertices, stats.coarse_edges};
   comm.allreduce_max(figures, 3);
   stats.levels = static_cast<int>(figures[0]);
