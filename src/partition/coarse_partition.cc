@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "collective.h"
 #include "partita/core/error.h"
@@ -108,8 +109,8 @@ struct Level {
 
 // Size-constrained label propagation; returns cluster ids renumbered 0.. by first
 // appearance in vertex order, and their count.
-std::vector<int32_t> cluster_level(const Level& l, int ncon, const std::vector<int64_t>& cap,
-                                   int64_t* count) {
+std::pair<std::vector<int32_t>, int64_t> cluster_level(const Level& l, int ncon,
+                                                       const std::vector<int64_t>& cap) {
   const int64_t n = l.n;
   std::vector<int32_t> cluster(static_cast<size_t>(n));
   for (int64_t v = 0; v < n; ++v) cluster[v] = static_cast<int32_t>(v);
@@ -175,22 +176,21 @@ std::vector<int32_t> cluster_level(const Level& l, int ncon, const std::vector<i
     }
     cluster[v] = id[c];
   }
-  *count = next;
-  return cluster;
+  return {std::move(cluster), next};
 }
 
-// The vertices of each of the `count` clusters in id order: cluster c's are at
-// [start[c], start[c + 1]).
-std::vector<int32_t> cluster_members(const std::vector<int32_t>& cluster, int64_t count,
-                                     std::vector<int64_t>* start) {
-  start->assign(static_cast<size_t>(count) + 1, 0);
-  for (int32_t c : cluster) ++(*start)[c + 1];
-  for (int64_t c = 0; c < count; ++c) (*start)[c + 1] += (*start)[c];
+// The vertices of each of the `count` clusters in id order, and where each starts: cluster
+// c's are at [start[c], start[c + 1]).
+std::pair<std::vector<int32_t>, std::vector<int64_t>> cluster_members(
+    const std::vector<int32_t>& cluster, int64_t count) {
+  std::vector<int64_t> start(static_cast<size_t>(count) + 1, 0);
+  for (int32_t c : cluster) ++start[c + 1];
+  for (int64_t c = 0; c < count; ++c) start[c + 1] += start[c];
   std::vector<int32_t> members(cluster.size());
-  std::vector<int64_t> cursor(start->begin(), start->end() - 1);
+  std::vector<int64_t> cursor(start.begin(), start.end() - 1);
   for (size_t v = 0; v < cluster.size(); ++v)
     members[cursor[cluster[v]]++] = static_cast<int32_t>(v);
-  return members;
+  return {std::move(members), std::move(start)};
 }
 
 // The level above `l` for the clustering `cluster` (count clusters).
@@ -200,8 +200,7 @@ Level contract(const Level& l, int ncon, const std::vector<int32_t>& cluster, in
   up.vw.assign(static_cast<size_t>(count * ncon), 0);
   for (int64_t v = 0; v < l.n; ++v)
     for (int k = 0; k < ncon; ++k) up.vw[cluster[v] * ncon + k] += l.vw[v * ncon + k];
-  std::vector<int64_t> start;
-  const std::vector<int32_t> members = cluster_members(cluster, count, &start);
+  const auto [members, start] = cluster_members(cluster, count);
   std::vector<int64_t> conn(static_cast<size_t>(count), 0);
   std::vector<int32_t> touched;
   up.xadj.assign(static_cast<size_t>(count) + 1, 0);
@@ -267,8 +266,7 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
   for (int64_t v = 0; v < lg.rows; ++v) fine_to_coarse[v] = static_cast<int32_t>(v);
   int levels = 0;
   while (level.n > local_target && levels < kMaxLevels) {
-    int64_t count = 0;
-    const std::vector<int32_t> cluster = cluster_level(level, ncon, cap, &count);
+    const auto [cluster, count] = cluster_level(level, ncon, cap);
     if (count > kStallRatio * static_cast<double>(level.n)) break;
     for (int32_t& c : fine_to_coarse) c = cluster[c];
     level = contract(level, ncon, cluster, count);
@@ -287,8 +285,7 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
   const std::vector<int64_t> ghost_coarse = ghost_values(lg, coarse_id, comm);
   std::vector<int64_t> xadj(static_cast<size_t>(count) + 1, 0), adj, ew;
   {
-    std::vector<int64_t> start;
-    const std::vector<int32_t> members = cluster_members(fine_to_coarse, count, &start);
+    const auto [members, start] = cluster_members(fine_to_coarse, count);
     std::vector<int64_t> ids;
     for (int64_t c = 0; c < count; ++c) {
       ids.clear();

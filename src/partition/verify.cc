@@ -210,9 +210,8 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
                     "{}: {} entries of relation {} ('{}'), partita.json says {}", f.etype.path(),
                     total, r, tm->triplet(r), m.summary.parts[p].relation_edges[r]);
     }
-  } else {
-    check_edge_values(f, threads);
   }
+  if (!tm) check_edge_values(f, threads);
 
   // The target type's range (typed), else the part's: where labels and split ids lie.
   const std::pair<int64_t, int64_t> target =
