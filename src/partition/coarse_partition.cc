@@ -312,35 +312,33 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
   // Sparsify: keep the edges of weight >= t, the smallest t (1..64) leaving at most
   // kCoarseDegree entries per coarse vertex over all ranks. Weights are symmetric, so the
   // kept graph is too; dropped (light) edges still count in the refinement.
-  {
-    constexpr int kBuckets = 64;
-    std::vector<int64_t> hist(kBuckets + 1, 0);
-    for (int64_t w : ew) ++hist[std::min<int64_t>(w, kBuckets)];
-    comm.allreduce_sum(hist.data(), hist.size());
-    const int64_t budget = kCoarseDegree * offset[ranks];
-    int64_t kept = 0;
-    int threshold = kBuckets + 1;
-    for (int t = kBuckets; t >= 1; --t) {
-      if (kept + hist[t] > budget) break;
-      kept += hist[t];
-      threshold = t;
+  constexpr int kBuckets = 64;
+  std::vector<int64_t> hist(kBuckets + 1, 0);
+  for (int64_t w : ew) ++hist[std::min<int64_t>(w, kBuckets)];
+  comm.allreduce_sum(hist.data(), hist.size());
+  const int64_t budget = kCoarseDegree * offset[ranks];
+  int64_t kept = 0;
+  int threshold = kBuckets + 1;
+  for (int t = kBuckets; t >= 1; --t) {
+    if (kept + hist[t] > budget) break;
+    kept += hist[t];
+    threshold = t;
+  }
+  if (threshold > 1) {
+    size_t out = 0;
+    int64_t b = 0;  // the row's original begin (xadj[c] is already rewritten)
+    for (int64_t c = 0; c < count; ++c) {
+      const int64_t e = xadj[c + 1];
+      for (int64_t k = b; k < e; ++k)
+        if (ew[k] >= threshold) {
+          adj[out] = adj[k];
+          ew[out++] = ew[k];
+        }
+      xadj[c + 1] = static_cast<int64_t>(out);
+      b = e;
     }
-    if (threshold > 1) {
-      size_t out = 0;
-      int64_t b = 0;  // the row's original begin (xadj[c] is already rewritten)
-      for (int64_t c = 0; c < count; ++c) {
-        const int64_t e = xadj[c + 1];
-        for (int64_t k = b; k < e; ++k)
-          if (ew[k] >= threshold) {
-            adj[out] = adj[k];
-            ew[out++] = ew[k];
-          }
-        xadj[c + 1] = static_cast<int64_t>(out);
-        b = e;
-      }
-      adj.resize(out);
-      ew.resize(out);
-    }
+    adj.resize(out);
+    ew.resize(out);
   }
   // Rank 0 runs METIS on every rank's coarse vertices (vw, xadj, adj in global ids, ew), the
   // gathered graph's figures going to `stats`. to_lead: every rank's `mine` on rank 0.
