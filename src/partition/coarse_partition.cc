@@ -225,6 +225,147 @@ Level contract(const Level& l, int ncon, const std::vector<int32_t>& cluster, in
   return up;
 }
 
+// Part of each coarse vertex: METIS on rank 0 of the gathered coarse graph. This rank's
+// coarse vertices: vw [count * ncon], xadj [count + 1], adj [global coarse ids], ew.
+// `stats`: the gathered graph's figures and the levels (this rank's given), maxima over ranks.
+std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t>& vw,
+                                        const std::vector<int64_t>& xadj,
+                                        const std::vector<int64_t>& adj,
+                                        const std::vector<int64_t>& ew, int ncon, int num_parts,
+                                        uint64_t seed, const std::vector<int64_t>& offset,
+                                        DistComm& comm, CoarseStats& stats) {
+  const int ranks = comm.size();
+  // Every rank's `mine` on rank 0 (nothing elsewhere).
+  auto to_lead = [&](const std::vector<int64_t>& mine) {
+    std::vector<std::vector<int64_t>> send(static_cast<size_t>(ranks));
+    send[0] = mine;
+    return send_ints(std::move(send), comm);
+  };
+  std::vector<std::vector<int64_t>> all_vw = to_lead(vw), all_xadj = to_lead(xadj),
+                                    all_adj = to_lead(adj), all_ew = to_lead(ew);
+  std::vector<std::vector<idx_t>> back(static_cast<size_t>(ranks));
+  std::string error;
+  if (comm.rank() == 0) {
+    const int64_t nc = offset[ranks];
+    int64_t entries = 0;
+    for (const std::vector<int64_t>& theirs : all_adj) entries += theirs.size();
+    constexpr int64_t kIdxMax = std::numeric_limits<idx_t>::max();
+    if (nc >= kIdxMax || entries >= kIdxMax) {
+      error = fmt::format(
+          "coarse partitioner: the coarse graph ({} vertices, {} entries) "
+          "exceeds METIS's 32-bit ids",
+          nc, entries);
+    } else {
+      std::vector<idx_t> g_xadj{0}, g_adj, g_ew, g_vw;
+      g_xadj.reserve(static_cast<size_t>(nc) + 1);
+      g_vw.reserve(static_cast<size_t>(nc * ncon));
+      g_adj.reserve(static_cast<size_t>(entries));
+      g_ew.reserve(static_cast<size_t>(entries));
+      auto weight = [](int64_t w) { return static_cast<idx_t>(std::min(w, kIdxMax / 4)); };
+      for (int r = 0; r < ranks; ++r) {
+        for (int64_t w : all_vw[r]) g_vw.push_back(weight(w));
+        const idx_t base = static_cast<idx_t>(g_adj.size());
+        for (size_t i = 1; i < all_xadj[r].size(); ++i)
+          g_xadj.push_back(base + static_cast<idx_t>(all_xadj[r][i]));
+        for (int64_t u : all_adj[r]) g_adj.push_back(static_cast<idx_t>(u));
+        for (int64_t w : all_ew[r]) g_ew.push_back(weight(w));
+        for (auto* arrays : {&all_vw, &all_xadj, &all_adj, &all_ew})
+          std::vector<int64_t>().swap((*arrays)[r]);
+      }
+      std::vector<idx_t> part(static_cast<size_t>(nc), 0);
+      if (nc > 0) {
+        idx_t options[METIS_NOPTIONS];
+        METIS_SetDefaultOptions(options);
+        options[METIS_OPTION_NUMBERING] = 0;
+        options[METIS_OPTION_SEED] = static_cast<idx_t>(seed & 0x7fffffffULL);
+        idx_t nvtxs = static_cast<idx_t>(nc), ncon_arg = ncon, nparts = num_parts, objval = 0;
+        std::vector<real_t> ubvec(static_cast<size_t>(ncon), static_cast<real_t>(kMetisImbalance));
+        const int status = METIS_PartGraphKway(&nvtxs, &ncon_arg, g_xadj.data(), g_adj.data(),
+                                               g_vw.data(), nullptr, g_ew.data(), &nparts, nullptr,
+                                               ubvec.data(), options, &objval, part.data());
+        if (status != METIS_OK)
+          error = fmt::format(
+              "coarse partitioner: METIS_PartGraphKway failed ({}) on the coarse "
+              "graph ({} vertices, {} entries)",
+              status, nc, entries);
+      }
+      stats.coarse_vertices = nc;
+      stats.coarse_edges = entries;
+      for (int r = 0; r < ranks; ++r)
+        back[r].assign(part.begin() + offset[r], part.begin() + offset[r + 1]);
+    }
+  }
+  comm.agree(error);
+  std::vector<int32_t> part = send_ints(std::move(back), comm)[0];  // idx_t is int32_t
+  PARTITA_CHECK(static_cast<int64_t>(part.size()) == count, Error,
+                "internal: {} coarse parts for {} coarse vertices", part.size(), count);
+  int64_t figures[3] = {stats.levels, stats.coarse_vertices, stats.coarse_edges};
+  comm.allreduce_max(figures, 3);
+  stats.levels = static_cast<int>(figures[0]);
+  stats.coarse_vertices = figures[1];
+  stats.coarse_edges = figures[2];
+  return part;
+}
+
+// Boundary label propagation (coarse_partition.h, step 3).
+// `total`: every constraint's total weight over all ranks.
+void refine(const LocalGraph& lg, const std::vector<std::vector<int64_t>>& weight,
+            const std::vector<int64_t>& total, int num_parts, double limit,
+            std::vector<int32_t>& part, DistComm& comm, CoarseStats& stats) {
+  const int ncon = static_cast<int>(weight.size());
+  const int ranks = comm.size();
+  std::vector<int64_t> conn(static_cast<size_t>(num_parts), 0);
+  std::vector<int32_t> touched;
+  std::vector<int64_t> quota(static_cast<size_t>(ncon * num_parts)), added(quota.size());
+  int quiet = 0;
+  for (int round = 0; round < kRefineRounds && quiet < 2; ++round) {
+    const std::vector<int32_t> ghost = ghost_values(lg, part, comm);
+    const std::vector<int64_t> load = sum_over_ranks(local_loads(weight, part, num_parts), comm);
+    for (int c = 0; c < ncon; ++c) {  // a part's room below the cap, per rank
+      const int64_t cap = static_cast<int64_t>(limit * static_cast<double>(total[c]) / num_parts);
+      for (int p = 0; p < num_parts; ++p)
+        quota[c * num_parts + p] = std::max<int64_t>(0, cap - load[c * num_parts + p]) / ranks;
+    }
+    std::fill(added.begin(), added.end(), 0);
+    const bool upward = round % 2 == 0;
+    int64_t moves = 0;
+    for (int64_t v = 0; v < lg.rows; ++v) {
+      const int32_t own = part[v];
+      touched.clear();
+      for (int64_t e = lg.xadj[v]; e < lg.xadj[v + 1]; ++e) {
+        const int32_t u = lg.adj[e];
+        const int32_t p = u < lg.rows ? part[u] : ghost[u - lg.rows];
+        if (conn[p] == 0) touched.push_back(p);
+        ++conn[p];
+      }
+      int32_t best = -1;
+      int64_t best_w = conn[own];
+      for (int32_t p : touched) {
+        if (p == own || (upward ? p < own : p > own)) continue;
+        // A move needs more neighbours in p than in the own part; ties go to the lowest p.
+        const bool better =
+            best < 0 ? conn[p] > best_w : (conn[p] > best_w || (conn[p] == best_w && p < best));
+        if (!better) continue;
+        bool fits = true;
+        for (int c = 0; c < ncon && fits; ++c)
+          fits = added[c * num_parts + p] + weight[c][v] <= quota[c * num_parts + p];
+        if (!fits) continue;
+        best = p;
+        best_w = conn[p];
+      }
+      for (int32_t p : touched) conn[p] = 0;
+      if (best < 0) continue;
+      for (int c = 0; c < ncon; ++c) added[c * num_parts + best] += weight[c][v];
+      part[v] = best;
+      ++moves;
+    }
+    comm.allreduce_sum(&moves, 1);
+    stats.refine_moves += moves;
+    ++stats.refine_rounds;
+    quiet = moves == 0 ? quiet + 1 : 0;
+  }
+}
+
 }  // namespace
 
 std::vector<int32_t> coarse_partition(DistAdjacency graph,
@@ -340,134 +481,16 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
     adj.resize(out);
     ew.resize(out);
   }
-  // Rank 0 runs METIS on every rank's coarse vertices (vw, xadj, adj in global ids, ew), the
-  // gathered graph's figures going to `stats`. to_lead: every rank's `mine` on rank 0.
-  auto to_lead = [&](const std::vector<int64_t>& mine) {
-    std::vector<std::vector<int64_t>> send(static_cast<size_t>(ranks));
-    send[0] = mine;
-    return send_ints(std::move(send), comm);
-  };
-  std::vector<std::vector<int64_t>> all_vw = to_lead(vw), all_xadj = to_lead(xadj),
-                                    all_adj = to_lead(adj), all_ew = to_lead(ew);
-  std::vector<std::vector<idx_t>> back(static_cast<size_t>(ranks));
-  std::string error;
-  if (comm.rank() == 0) {
-    const int64_t nc = offset[ranks];
-    int64_t entries = 0;
-    for (const std::vector<int64_t>& theirs : all_adj) entries += theirs.size();
-    constexpr int64_t kIdxMax = std::numeric_limits<idx_t>::max();
-    if (nc >= kIdxMax || entries >= kIdxMax) {
-      error = fmt::format(
-          "coarse partitioner: the coarse graph ({} vertices, {} entries) "
-          "exceeds METIS's 32-bit ids",
-          nc, entries);
-    } else {
-      std::vector<idx_t> g_xadj{0}, g_adj, g_ew, g_vw;
-      g_xadj.reserve(static_cast<size_t>(nc) + 1);
-      g_vw.reserve(static_cast<size_t>(nc * ncon));
-      g_adj.reserve(static_cast<size_t>(entries));
-      g_ew.reserve(static_cast<size_t>(entries));
-      auto capped = [](int64_t w) { return static_cast<idx_t>(std::min(w, kIdxMax / 4)); };
-      for (int r = 0; r < ranks; ++r) {
-        for (int64_t w : all_vw[r]) g_vw.push_back(capped(w));
-        const idx_t base = static_cast<idx_t>(g_adj.size());
-        for (size_t i = 1; i < all_xadj[r].size(); ++i)
-          g_xadj.push_back(base + static_cast<idx_t>(all_xadj[r][i]));
-        for (int64_t u : all_adj[r]) g_adj.push_back(static_cast<idx_t>(u));
-        for (int64_t w : all_ew[r]) g_ew.push_back(capped(w));
-        for (auto* arrays : {&all_vw, &all_xadj, &all_adj, &all_ew})
-          std::vector<int64_t>().swap((*arrays)[r]);
-      }
-      std::vector<idx_t> part(static_cast<size_t>(nc), 0);
-      if (nc > 0) {
-        idx_t metis_options[METIS_NOPTIONS];
-        METIS_SetDefaultOptions(metis_options);
-        metis_options[METIS_OPTION_NUMBERING] = 0;
-        metis_options[METIS_OPTION_SEED] = static_cast<idx_t>(options.seed & 0x7fffffffULL);
-        idx_t nvtxs = static_cast<idx_t>(nc), ncon_arg = ncon, nparts = num_parts, objval = 0;
-        std::vector<real_t> ubvec(static_cast<size_t>(ncon), static_cast<real_t>(kMetisImbalance));
-        const int status = METIS_PartGraphKway(&nvtxs, &ncon_arg, g_xadj.data(), g_adj.data(),
-                                               g_vw.data(), nullptr, g_ew.data(), &nparts, nullptr,
-                                               ubvec.data(), metis_options, &objval, part.data());
-        if (status != METIS_OK)
-          error = fmt::format(
-              "coarse partitioner: METIS_PartGraphKway failed ({}) on the coarse "
-              "graph ({} vertices, {} entries)",
-              status, nc, entries);
-      }
-      stats.coarse_vertices = nc;
-      stats.coarse_edges = entries;
-      for (int r = 0; r < ranks; ++r)
-        back[r].assign(part.begin() + offset[r], part.begin() + offset[r + 1]);
-    }
-  }
-  comm.agree(error);
-  const std::vector<int32_t> coarse_part = send_ints(std::move(back), comm)[0];  // idx_t: int32_t
-  PARTITA_CHECK(static_cast<int64_t>(coarse_part.size()) == count, Error,
-                "internal: {} coarse parts for {} coarse vertices", coarse_part.size(), count);
-  int64_t figures[3] = {levels, stats.coarse_vertices, stats.coarse_edges};  // max over ranks
-  comm.allreduce_max(figures, 3);
-  stats.levels = static_cast<int>(figures[0]);
-  stats.coarse_vertices = figures[1];
-  stats.coarse_edges = figures[2];
+  stats.levels = levels;  // the max over ranks once the coarse graph is partitioned
+  const std::vector<int32_t> coarse_part = partition_gathered(
+      count, vw, xadj, adj, ew, ncon, num_parts, options.seed, offset, comm, stats);
   std::vector<int64_t>().swap(adj);
   std::vector<int64_t>().swap(ew);
 
   // 3. Project and refine.
   std::vector<int32_t> part(static_cast<size_t>(lg.rows));
   for (int64_t v = 0; v < lg.rows; ++v) part[v] = coarse_part[fine_to_coarse[v]];
-  // Boundary label propagation (coarse_partition.h, step 3).
-  std::vector<int64_t> conn(static_cast<size_t>(num_parts), 0);
-  std::vector<int32_t> touched;
-  std::vector<int64_t> quota(static_cast<size_t>(ncon * num_parts)), added(quota.size());
-  int quiet = 0;
-  for (int round = 0; round < kRefineRounds && quiet < 2; ++round) {
-    const std::vector<int32_t> ghost = ghost_values(lg, part, comm);
-    const std::vector<int64_t> load = sum_over_ranks(local_loads(weight, part, num_parts), comm);
-    for (int c = 0; c < ncon; ++c) {  // a part's room below the cap, per rank
-      const int64_t part_cap =
-          static_cast<int64_t>(options.limit * static_cast<double>(total[c]) / num_parts);
-      for (int p = 0; p < num_parts; ++p)
-        quota[c * num_parts + p] = std::max<int64_t>(0, part_cap - load[c * num_parts + p]) / ranks;
-    }
-    std::fill(added.begin(), added.end(), 0);
-    const bool upward = round % 2 == 0;
-    int64_t moves = 0;
-    for (int64_t v = 0; v < lg.rows; ++v) {
-      const int32_t own = part[v];
-      touched.clear();
-      for (int64_t e = lg.xadj[v]; e < lg.xadj[v + 1]; ++e) {
-        const int32_t u = lg.adj[e];
-        const int32_t p = u < lg.rows ? part[u] : ghost[u - lg.rows];
-        if (conn[p] == 0) touched.push_back(p);
-        ++conn[p];
-      }
-      int32_t best = -1;
-      int64_t best_w = conn[own];
-      for (int32_t p : touched) {
-        if (p == own || (upward ? p < own : p > own)) continue;
-        // A move needs more neighbours in p than in the own part; ties go to the lowest p.
-        const bool better =
-            best < 0 ? conn[p] > best_w : (conn[p] > best_w || (conn[p] == best_w && p < best));
-        if (!better) continue;
-        bool fits = true;
-        for (int c = 0; c < ncon && fits; ++c)
-          fits = added[c * num_parts + p] + weight[c][v] <= quota[c * num_parts + p];
-        if (!fits) continue;
-        best = p;
-        best_w = conn[p];
-      }
-      for (int32_t p : touched) conn[p] = 0;
-      if (best < 0) continue;
-      for (int c = 0; c < ncon; ++c) added[c * num_parts + best] += weight[c][v];
-      part[v] = best;
-      ++moves;
-    }
-    comm.allreduce_sum(&moves, 1);
-    stats.refine_moves += moves;
-    ++stats.refine_rounds;
-    quiet = moves == 0 ? quiet + 1 : 0;
-  }
+  refine(lg, weight, total, num_parts, options.limit, part, comm, stats);
   return part;
 }
 
