@@ -98,9 +98,75 @@ void check_edge_values(const PartFiles& f, int threads) {
   }
 }
 
+// A typed part's relations (check_part checked the sources): relation ids in range, rows
+// sorted by (relation, original source) and unique within a relation (with edge_time
+// `time`: ascending by (relation, original source, time)), endpoint types matching the
+// relation, per-relation counts.
+void check_relations(const PartitionMeta& m, int p, const PartFiles& f, int threads,
+                     ArrayView<const int64_t> node_map, ArrayView<const int64_t> time) {
+  const TypedMeta& tm = *m.typed;
+  const int64_t lo = m.ranges[p], rows = m.part_nodes(p);
+  const bool timed = m.has_array("edge_time");
+  auto indptr = f.indptr.view<int64_t>();
+  auto indices = f.indices.view<int64_t>();
+  auto etype = f.etype.view<int32_t>();
+  const int relations = tm.num_relations();
+  // The type of a source, from its original id (every original id lies in one type's range).
+  auto original_type = [&](int64_t gid) { return tm.type_of_original(node_map[gid]); };
+  std::vector<std::vector<int64_t>> counts(
+      static_cast<size_t>((rows + kScanChunk - 1) / kScanChunk));
+  scan(f.etype.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
+    std::vector<int64_t>& c = counts[b / kScanChunk];
+    c.assign(static_cast<size_t>(relations), 0);
+    for (int64_t i = b; i < e; ++i) {
+      const int dst_type = original_type(lo + i);
+      for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
+        const int32_t r = etype[k];
+        if (r < 0 || r >= relations)
+          return fmt::format("entry {} (row {}) = {} is not a relation id in [0, {})", k, i, r,
+                             relations);
+        ++c[r];
+        const TypedRelation& rel = tm.relations[r];
+        if (k > indptr[i]) {
+          const int32_t pr = etype[k - 1];
+          const int64_t os = node_map[indices[k]], ps = node_map[indices[k - 1]];
+          if (!timed && (r < pr || (r == pr && os <= ps)))
+            return fmt::format(
+                "row {} is not sorted by (relation, original source) and unique within a "
+                "relation at entry {} (relation {} after {})",
+                i, k, r, pr);
+          if (timed && std::tuple{r, os, time[k]} < std::tuple{pr, ps, time[k - 1]})
+            return fmt::format(
+                "row {} is not ascending by (relation, original source, edge_time) at entry {} "
+                "(relation {} after {}, time {} after {})",
+                i, k, r, pr, time[k], time[k - 1]);
+        }
+        const int src_type = original_type(indices[k]);
+        if (src_type != rel.src_type || dst_type != rel.dst_type)
+          return fmt::format(
+              "entry {} (row {}): relation {} ('{}') joins types '{}' -> '{}', but the edge "
+              "joins '{}' -> '{}'",
+              k, i, r, tm.triplet(r), tm.node_types[rel.src_type].name,
+              tm.node_types[rel.dst_type].name, tm.node_types[src_type].name,
+              tm.node_types[dst_type].name);
+      }
+    }
+    f.indices.release_elements(indptr[b], indptr[e]);
+    f.etype.release_elements(indptr[b], indptr[e]);
+    return "";
+  });
+  for (int r = 0; r < relations; ++r) {
+    int64_t total = 0;
+    for (const std::vector<int64_t>& c : counts) total += c[r];
+    PARTITA_CHECK(total == m.summary.parts[p].relation_edges[r], FormatError,
+                  "{}: {} entries of relation {} ('{}'), partita.json says {}", f.etype.path(),
+                  total, r, tm.triplet(r), m.summary.parts[p].relation_edges[r]);
+  }
+}
+
 // `node_map` is the checked permutation: rows must be strictly ascending in ORIGINAL ids (with
 // edge_time, ascending by (original id, time), repeats allowed); a typed part's rows by
-// relation first (the relations scan), its node_map's original ids in their type's range, its
+// relation first (check_relations), its node_map's original ids in their type's range, its
 // labels -1 exactly outside the target type and its splits of the target type.
 void check_part(const std::string& dir, const PartitionMeta& m, int p, int threads,
                 ArrayView<const int64_t> node_map) {
@@ -152,65 +218,7 @@ void check_part(const std::string& dir, const PartitionMeta& m, int p, int threa
     if (!tm) f.indices.release_elements(indptr[b], indptr[e]);
     return "";
   });
-  if (tm) {
-    // The relations (the scan above checked the sources): relation ids in range, rows sorted
-    // by (relation, original source) and unique within a relation (with edge_time: ascending by
-    // (relation, original source, time)), endpoint types matching the relation, per-relation
-    // counts.
-    auto etype = f.etype.view<int32_t>();
-    const int relations = tm->num_relations();
-    // The type of a source, from its original id (every original id lies in one type's range).
-    auto original_type = [&](int64_t gid) { return tm->type_of_original(node_map[gid]); };
-    std::vector<std::vector<int64_t>> counts(
-        static_cast<size_t>((rows + kScanChunk - 1) / kScanChunk));
-    scan(f.etype.path(), rows, threads, [&](int64_t b, int64_t e) -> std::string {
-      std::vector<int64_t>& c = counts[b / kScanChunk];
-      c.assign(static_cast<size_t>(relations), 0);
-      for (int64_t i = b; i < e; ++i) {
-        const int dst_type = original_type(lo + i);
-        for (int64_t k = indptr[i]; k < indptr[i + 1]; ++k) {
-          const int32_t r = etype[k];
-          if (r < 0 || r >= relations)
-            return fmt::format("entry {} (row {}) = {} is not a relation id in [0, {})", k, i, r,
-                               relations);
-          ++c[r];
-          const TypedRelation& rel = tm->relations[r];
-          if (k > indptr[i]) {
-            const int32_t pr = etype[k - 1];
-            const int64_t os = node_map[indices[k]], ps = node_map[indices[k - 1]];
-            if (!timed && (r < pr || (r == pr && os <= ps)))
-              return fmt::format(
-                  "row {} is not sorted by (relation, original source) and unique within a "
-                  "relation at entry {} (relation {} after {})",
-                  i, k, r, pr);
-            if (timed && std::tuple{r, os, time[k]} < std::tuple{pr, ps, time[k - 1]})
-              return fmt::format(
-                  "row {} is not ascending by (relation, original source, edge_time) at entry {} "
-                  "(relation {} after {}, time {} after {})",
-                  i, k, r, pr, time[k], time[k - 1]);
-          }
-          const int src_type = original_type(indices[k]);
-          if (src_type != rel.src_type || dst_type != rel.dst_type)
-            return fmt::format(
-                "entry {} (row {}): relation {} ('{}') joins types '{}' -> '{}', but the edge "
-                "joins '{}' -> '{}'",
-                k, i, r, tm->triplet(r), tm->node_types[rel.src_type].name,
-                tm->node_types[rel.dst_type].name, tm->node_types[src_type].name,
-                tm->node_types[dst_type].name);
-        }
-      }
-      f.indices.release_elements(indptr[b], indptr[e]);
-      f.etype.release_elements(indptr[b], indptr[e]);
-      return "";
-    });
-    for (int r = 0; r < relations; ++r) {
-      int64_t total = 0;
-      for (const std::vector<int64_t>& c : counts) total += c[r];
-      PARTITA_CHECK(total == m.summary.parts[p].relation_edges[r], FormatError,
-                    "{}: {} entries of relation {} ('{}'), partita.json says {}", f.etype.path(),
-                    total, r, tm->triplet(r), m.summary.parts[p].relation_edges[r]);
-    }
-  }
+  if (tm) check_relations(m, p, f, threads, node_map, time);
   if (!tm) check_edge_values(f, threads);
 
   // The target type's range (typed), else the part's: where labels and split ids lie.
