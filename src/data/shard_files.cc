@@ -56,13 +56,9 @@ void read_edge_rows(const MappedNpy& f, EdgeForm form, int64_t num_edges, int64_
   std::vector<int32_t> narrow;
   const auto load = [&](int64_t first, int64_t count, std::vector<int64_t>& to) {
     to.resize(static_cast<size_t>(count));
-    if (wide) {
-      f.copy_elements(first, first + count, to.data());
-    } else {
-      narrow.resize(static_cast<size_t>(count));
-      f.copy_elements(first, first + count, narrow.data());
-      std::copy(narrow.begin(), narrow.end(), to.begin());
-    }
+    narrow.resize(wide ? 0 : static_cast<size_t>(count));  // int32 ids, widened after the copy
+    f.copy_elements(first, first + count, wide ? static_cast<void*>(to.data()) : narrow.data());
+    std::copy(narrow.begin(), narrow.end(), to.begin());
   };
   const int64_t step = rows ? 2 : 1;  // between one edge's source (or destination) and the next
   for (int64_t row = begin; row < end; row += kEdgeBatch) {

@@ -1,8 +1,6 @@
 // METIS k-way assignment on the symmetrized graph.
 #include <metis.h>
 
-#include <algorithm>
-#include <string>
 #include <type_traits>
 
 #include "partita/core/error.h"

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "collective.h"
 #include "partita/core/error.h"
@@ -108,8 +109,8 @@ struct Level {
 
 // Size-constrained label propagation; returns cluster ids renumbered 0.. by first
 // appearance in vertex order, and their count.
-std::vector<int32_t> cluster_level(const Level& l, int ncon, const std::vector<int64_t>& cap,
-                                   int64_t* count) {
+std::pair<std::vector<int32_t>, int64_t> cluster_level(const Level& l, int ncon,
+                                                       const std::vector<int64_t>& cap) {
   const int64_t n = l.n;
   std::vector<int32_t> cluster(static_cast<size_t>(n));
   for (int64_t v = 0; v < n; ++v) cluster[v] = static_cast<int32_t>(v);
@@ -162,38 +163,34 @@ std::vector<int32_t> cluster_level(const Level& l, int ncon, const std::vector<i
   int32_t next = 0, group_id = -1;
   for (int64_t v = 0; v < n; ++v) {
     const int32_t c = cluster[v];
-    if (id[c] < 0) {
-      if (members[c] == 1) {
-        bool fits = group_id >= 0;
-        for (int k = 0; k < ncon && fits; ++k) fits = group[k] + cw[c * ncon + k] <= cap[k];
-        if (!fits) {
-          group_id = next++;
-          std::fill(group.begin(), group.end(), 0);
-        }
-        for (int k = 0; k < ncon; ++k) group[k] += cw[c * ncon + k];
-        id[c] = group_id;
-      } else {
-        id[c] = next++;
+    if (id[c] < 0 && members[c] > 1) id[c] = next++;
+    if (id[c] < 0) {  // alone: joins the open group, or opens one when it does not fit
+      bool fits = group_id >= 0;
+      for (int k = 0; k < ncon && fits; ++k) fits = group[k] + cw[c * ncon + k] <= cap[k];
+      if (!fits) {
+        group_id = next++;
+        std::fill(group.begin(), group.end(), 0);
       }
+      for (int k = 0; k < ncon; ++k) group[k] += cw[c * ncon + k];
+      id[c] = group_id;
     }
     cluster[v] = id[c];
   }
-  *count = next;
-  return cluster;
+  return {std::move(cluster), next};
 }
 
-// The vertices of each of the `count` clusters in id order: cluster c's are at
-// [start[c], start[c + 1]).
-std::vector<int32_t> cluster_members(const std::vector<int32_t>& cluster, int64_t count,
-                                     std::vector<int64_t>* start) {
-  start->assign(static_cast<size_t>(count) + 1, 0);
-  for (int32_t c : cluster) ++(*start)[c + 1];
-  for (int64_t c = 0; c < count; ++c) (*start)[c + 1] += (*start)[c];
+// The vertices of each of the `count` clusters in id order, and where each starts: cluster
+// c's are at [start[c], start[c + 1]).
+std::pair<std::vector<int32_t>, std::vector<int64_t>> cluster_members(
+    const std::vector<int32_t>& cluster, int64_t count) {
+  std::vector<int64_t> start(static_cast<size_t>(count) + 1, 0);
+  for (int32_t c : cluster) ++start[c + 1];
+  for (int64_t c = 0; c < count; ++c) start[c + 1] += start[c];
   std::vector<int32_t> members(cluster.size());
-  std::vector<int64_t> cursor(start->begin(), start->end() - 1);
+  std::vector<int64_t> cursor(start.begin(), start.end() - 1);
   for (size_t v = 0; v < cluster.size(); ++v)
     members[cursor[cluster[v]]++] = static_cast<int32_t>(v);
-  return members;
+  return {std::move(members), std::move(start)};
 }
 
 // The level above `l` for the clustering `cluster` (count clusters).
@@ -203,8 +200,7 @@ Level contract(const Level& l, int ncon, const std::vector<int32_t>& cluster, in
   up.vw.assign(static_cast<size_t>(count * ncon), 0);
   for (int64_t v = 0; v < l.n; ++v)
     for (int k = 0; k < ncon; ++k) up.vw[cluster[v] * ncon + k] += l.vw[v * ncon + k];
-  std::vector<int64_t> start;
-  const std::vector<int32_t> members = cluster_members(cluster, count, &start);
+  const auto [members, start] = cluster_members(cluster, count);
   std::vector<int64_t> conn(static_cast<size_t>(count), 0);
   std::vector<int32_t> touched;
   up.xadj.assign(static_cast<size_t>(count) + 1, 0);
@@ -300,10 +296,9 @@ std::vector<int32_t> partition_gathered(int64_t count, const std::vector<int64_t
     }
   }
   comm.agree(error);
-  const std::vector<idx_t> got = send_ints(std::move(back), comm)[0];
-  PARTITA_CHECK(static_cast<int64_t>(got.size()) == count, Error,
-                "internal: {} coarse parts for {} coarse vertices", got.size(), count);
-  std::vector<int32_t> part(got.begin(), got.end());
+  std::vector<int32_t> part = send_ints(std::move(back), comm)[0];  // idx_t is int32_t
+  PARTITA_CHECK(static_cast<int64_t>(part.size()) == count, Error,
+                "internal: {} coarse parts for {} coarse vertices", part.size(), count);
   int64_t figures[3] = {stats.levels, stats.coarse_vertices, stats.coarse_edges};
   comm.allreduce_max(figures, 3);
   stats.levels = static_cast<int>(figures[0]);
@@ -412,8 +407,7 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
   for (int64_t v = 0; v < lg.rows; ++v) fine_to_coarse[v] = static_cast<int32_t>(v);
   int levels = 0;
   while (level.n > local_target && levels < kMaxLevels) {
-    int64_t count = 0;
-    const std::vector<int32_t> cluster = cluster_level(level, ncon, cap, &count);
+    const auto [cluster, count] = cluster_level(level, ncon, cap);
     if (count > kStallRatio * static_cast<double>(level.n)) break;
     for (int32_t& c : fine_to_coarse) c = cluster[c];
     level = contract(level, ncon, cluster, count);
@@ -432,8 +426,7 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
   const std::vector<int64_t> ghost_coarse = ghost_values(lg, coarse_id, comm);
   std::vector<int64_t> xadj(static_cast<size_t>(count) + 1, 0), adj, ew;
   {
-    std::vector<int64_t> start;
-    const std::vector<int32_t> members = cluster_members(fine_to_coarse, count, &start);
+    const auto [members, start] = cluster_members(fine_to_coarse, count);
     std::vector<int64_t> ids;
     for (int64_t c = 0; c < count; ++c) {
       ids.clear();
@@ -460,35 +453,33 @@ std::vector<int32_t> coarse_partition(DistAdjacency graph,
   // Sparsify: keep the edges of weight >= t, the smallest t (1..64) leaving at most
   // kCoarseDegree entries per coarse vertex over all ranks. Weights are symmetric, so the
   // kept graph is too; dropped (light) edges still count in the refinement.
-  {
-    constexpr int kBuckets = 64;
-    std::vector<int64_t> hist(kBuckets + 1, 0);
-    for (int64_t w : ew) ++hist[std::min<int64_t>(w, kBuckets)];
-    comm.allreduce_sum(hist.data(), hist.size());
-    const int64_t budget = kCoarseDegree * offset[ranks];
-    int64_t kept = 0;
-    int threshold = kBuckets + 1;
-    for (int t = kBuckets; t >= 1; --t) {
-      if (kept + hist[t] > budget) break;
-      kept += hist[t];
-      threshold = t;
+  constexpr int kBuckets = 64;
+  std::vector<int64_t> hist(kBuckets + 1, 0);
+  for (int64_t w : ew) ++hist[std::min<int64_t>(w, kBuckets)];
+  comm.allreduce_sum(hist.data(), hist.size());
+  const int64_t budget = kCoarseDegree * offset[ranks];
+  int64_t kept = 0;
+  int threshold = kBuckets + 1;
+  for (int t = kBuckets; t >= 1; --t) {
+    if (kept + hist[t] > budget) break;
+    kept += hist[t];
+    threshold = t;
+  }
+  if (threshold > 1) {
+    size_t out = 0;
+    int64_t b = 0;  // the row's original begin (xadj[c] is already rewritten)
+    for (int64_t c = 0; c < count; ++c) {
+      const int64_t e = xadj[c + 1];
+      for (int64_t k = b; k < e; ++k)
+        if (ew[k] >= threshold) {
+          adj[out] = adj[k];
+          ew[out++] = ew[k];
+        }
+      xadj[c + 1] = static_cast<int64_t>(out);
+      b = e;
     }
-    if (threshold > 1) {
-      size_t out = 0;
-      int64_t b = 0;  // the row's original begin (xadj[c] is already rewritten)
-      for (int64_t c = 0; c < count; ++c) {
-        const int64_t e = xadj[c + 1];
-        for (int64_t k = b; k < e; ++k)
-          if (ew[k] >= threshold) {
-            adj[out] = adj[k];
-            ew[out++] = ew[k];
-          }
-        xadj[c + 1] = static_cast<int64_t>(out);
-        b = e;
-      }
-      adj.resize(out);
-      ew.resize(out);
-    }
+    adj.resize(out);
+    ew.resize(out);
   }
   stats.levels = levels;  // the max over ranks once the coarse graph is partitioned
   const std::vector<int32_t> coarse_part = partition_gathered(

@@ -9,9 +9,8 @@
 #include "partita/partition/assign.h"
 
 namespace partita::partition {
-namespace {
+
 constexpr int64_t kRowChunk = 1 << 14;
-}  // namespace
 
 // A CSC (rows sorted and unique, as graph::Csr promises) is symmetric iff its edge set equals
 // its reversed edge set. Both are summed under two independent 64-bit hashes of the ordered

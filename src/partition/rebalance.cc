@@ -46,10 +46,10 @@ RebalanceStats rebalance_parts(const std::vector<std::vector<int64_t>>& weight,
       const int64_t total = std::accumulate(first, last, int64_t{0});
       const int64_t largest = *std::max_element(first, last);
       cap[c] = static_cast<int64_t>(std::floor(aim * static_cast<double>(total) / num_parts));
+      if (total == 0) continue;  // nothing to balance
       const double mean = static_cast<double>(total) / num_parts;
-      if (total > 0 && static_cast<double>(largest) > options.limit * mean) balanced = false;
-      if (total > 0)
-        stats.imbalance[c] = static_cast<double>(largest) * num_parts / static_cast<double>(total);
+      if (static_cast<double>(largest) > options.limit * mean) balanced = false;
+      stats.imbalance[c] = static_cast<double>(largest) * num_parts / static_cast<double>(total);
     }
     if (balanced || stuck || round >= max_rounds) break;
     ++stats.rounds;
