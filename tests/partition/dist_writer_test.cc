@@ -288,22 +288,24 @@ TEST_F(DistWriterTest, RefusalsAreAgreedByEveryRank) {
   EXPECT_EQ(f[2], "rank 1: " + f[1]);
   EXPECT_FALSE(fs::exists(tmp / "x/partita.json"));
 
-  // A source id out of range on one rank: found while mapping, agreed after the exchange.
-  {
+  // A source id out of range on one rank (above, or negative): found while mapping, agreed
+  // after the exchange.
+  for (const auto& [bad_id, message] : {std::pair<int64_t, std::string>{605, "source id 605"},
+                                        std::pair<int64_t, std::string>{-3, "source id -3"}}) {
     PartitionOptions bad = o;
     bad.out_dir = tmp / "y";
     testing::InProcessDistComms comms(3);
     const std::vector<int32_t> part = blocks(ds.num_nodes, 3);
     const std::vector<std::string> g = testing::on_threads(3, [&](int r) {
       PartitionInput in = rank_input(ds, r, 3);
-      if (r == 2) in.graph.in_edges.indices.back() = ds.num_nodes + 5;
+      if (r == 2) in.graph.in_edges.indices.back() = bad_id;
       std::vector<int32_t> mine(part.begin() + in.shard.node_begin,
                                 part.begin() + in.shard.node_end);
       WriteContext context;
       context.round_entries = 50;  // several rounds: the others go on after rank 2 fails
       write_partition(in, mine, bad, comms.member(r), std::move(context));
     });
-    EXPECT_NE(g[2].find("source id 605 is outside [0, 600)"), std::string::npos) << g[2];
+    EXPECT_NE(g[2].find(message + " is outside [0, 600)"), std::string::npos) << g[2];
     EXPECT_EQ(g[0], "rank 2: " + g[2]);
     EXPECT_EQ(g[1], "rank 2: " + g[2]);
     EXPECT_FALSE(fs::exists(tmp / "y/partita.json"));
