@@ -6,16 +6,6 @@
 #include <utility>
 
 namespace partita::partition {
-namespace {
-
-using Pair = std::pair<int64_t, int64_t>;
-
-// Candidate j of `pairs` as an unordered pair (lo, hi).
-Pair unordered(const std::vector<int64_t>& pairs, size_t j) {
-  return std::minmax(pairs[2 * j], pairs[2 * j + 1]);
-}
-
-}  // namespace
 
 HeldPicks draw_held_units(int64_t units, int64_t valid, int64_t test, Rng& rng) {
   const int64_t held = valid + test;
@@ -50,7 +40,7 @@ void AcceptedPairs::flag_repeats(const std::vector<int64_t>& pairs,
                                  std::vector<uint8_t>* rejected) const {
   std::unordered_set<Pair, Hash> batch;
   for (size_t j = 0; j < pairs.size() / 2; ++j) {
-    const Pair key = unordered(pairs, j);
+    const Pair key = std::minmax(pairs[2 * j], pairs[2 * j + 1]);  // (lo, hi)
     if (owns_(key.first, key.second) && (pairs_.count(key) || !batch.insert(key).second))
       (*rejected)[j] = 1;
   }
@@ -58,7 +48,7 @@ void AcceptedPairs::flag_repeats(const std::vector<int64_t>& pairs,
 
 void AcceptedPairs::add(const std::vector<int64_t>& pairs, int64_t count) {
   for (size_t j = 0; j < static_cast<size_t>(count); ++j) {
-    const Pair key = unordered(pairs, j);
+    const Pair key = std::minmax(pairs[2 * j], pairs[2 * j + 1]);  // (lo, hi)
     if (owns_(key.first, key.second)) pairs_.insert(key);
   }
 }
@@ -100,7 +90,7 @@ void draw_negatives_by_rejection(int64_t n, int64_t count, Rng& rng, const Negat
 
 std::vector<int64_t> draw_negatives_by_enumeration(
     int64_t n, int64_t count, Rng& rng, const std::function<bool(int64_t, int64_t)>& connected) {
-  std::vector<Pair> free;
+  std::vector<std::pair<int64_t, int64_t>> free;
   for (int64_t a = 0; a < n; ++a)
     for (int64_t b = a + 1; b < n; ++b)
       if (!connected(a, b)) free.emplace_back(a, b);
