@@ -3,7 +3,6 @@
 #include "layout.h"
 
 #include <algorithm>
-#include <atomic>
 
 #include "partita/core/error.h"
 #include "partita/core/parallel.h"
@@ -74,15 +73,9 @@ std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLa
   // Sources of this rank's block are looked up here; -1 marks the others (and -2 an id out
   // of range, which fails after the exchange).
   std::vector<int64_t> mapped(static_cast<size_t>(count));
-  std::atomic<bool> out_of_range{false};
-  std::atomic<int64_t> bad{0};  // an id out of range, once out_of_range is set
   parallel_chunks(0, count, int64_t{1} << 16, threads, [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < e; ++k) {
       const int64_t v = ids[k];
-      if (v < 0 || v >= num_nodes) {
-        bad.store(v, std::memory_order_relaxed);
-        out_of_range.store(true);
-      }
       mapped[k] = v < 0 || v >= num_nodes            ? -2
                   : v >= node_begin && v < block_end ? new_id[v - node_begin]
                                                      : -1;
@@ -112,8 +105,9 @@ std::vector<int64_t> map_sources(const int64_t* ids, int64_t count, const PartLa
       });
   failure.run([&] {
     PARTITA_CHECK(internal.empty(), Error, "{}", internal);
-    PARTITA_CHECK(!out_of_range.load(), Error, "source id {} is outside [0, {})", bad.load(),
-                  num_nodes);
+    const auto bad = std::find(mapped.begin(), mapped.end(), -2);  // the first out of range
+    PARTITA_CHECK(bad == mapped.end(), Error, "source id {} is outside [0, {})",
+                  ids[bad - mapped.begin()], num_nodes);
   });
   std::vector<int64_t> answers;  // owners in order: the distinct sources' new ids, ascending
   for (const std::vector<int64_t>& reply : replies)
