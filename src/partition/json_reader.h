@@ -32,17 +32,15 @@ class Reader {
   void fail_if(bool failed, fmt::format_string<Args...> format, Args&&... args) const {
     if (failed) fail(fmt::format(format, std::forward<Args>(args)...));
   }
-  const Json& get(const Json& obj, const std::string& key, const std::string& where) const {
+  // The value at `key`; with `is`, only if (v.*is)(), else "key '<where><key>' must be
+  // <what>, found <type>".
+  const Json& get(const Json& obj, const std::string& key, const std::string& where,
+                  bool (Json::*is)() const noexcept = nullptr, const char* what = "") const {
     auto it = obj.find(key);
     if (it == obj.end()) fail(fmt::format("missing key '{}{}'", where, key));
+    fail_if(is != nullptr && !((*it).*is)(), "key '{}{}' must be {}, found {}", where, key, what,
+            it->type_name());
     return *it;
-  }
-  // The value at `key` if (v.*is)(), else "key '<where><key>' must be <what>, found <type>".
-  const Json& get(const Json& obj, const std::string& key, const std::string& where,
-                  bool (Json::*is)() const noexcept, const char* what) const {
-    const Json& v = get(obj, key, where);
-    fail_if(!(v.*is)(), "key '{}{}' must be {}, found {}", where, key, what, v.type_name());
-    return v;
   }
   int64_t integer(const Json& obj, const std::string& key, const std::string& where = "",
                   int64_t min = 0) const {
