@@ -17,12 +17,10 @@ std::vector<PartArray> part_arrays(const PartitionMeta& m, int p) {
     out.push_back({"etype", DType::kInt32, {ps.edges}, &PartFiles::etype});
     for (int t = 0; t < m.typed->num_types(); ++t) {
       const TypedNodeType& type = m.typed->node_types[t];
+      const int64_t rows = m.typed->part_type_nodes(p, t);
       if (type.feat_dim > 0)
-        out.push_back({type_feature_name(type.name),
-                       m.feature_dtype,
-                       {m.typed->part_type_nodes(p, t), type.feat_dim},
-                       nullptr,
-                       t});
+        out.push_back(
+            {type_feature_name(type.name), m.feature_dtype, {rows, type.feat_dim}, nullptr, t});
     }
   } else {
     out.push_back({"feat", m.feature_dtype, {n, m.feat_dim}, &PartFiles::feat});
