@@ -184,13 +184,9 @@ class Writer {
       round(mine ? bounds[k] : 0, mine ? bounds[k + 1] : 0);
     }
   }
-  // The first new id, and the rows, of table t's rows in part p.
+  // The first new id of table t's rows in part p.
   int64_t table_first(size_t t, int p) const {
     return tables_[t].type < 0 ? layout_->ranges()[p] : layout_->type_starts()[p][tables_[t].type];
-  }
-  int64_t table_rows(size_t t, int p) const {
-    return tables_[t].type < 0 ? layout_->part_nodes(p)
-                               : layout_->type_starts()[p][tables_[t].type + 1] - table_first(t, p);
   }
   std::string out(const std::string& rel) const { return o_.out_dir + "/" + rel; }
 
@@ -239,11 +235,11 @@ void Writer::open_files() {
       };
       for (const ColumnIn& c : edge_cols_) add(c.name, c.dtype, shape(c, e));
       for (size_t t = 0; t < tables_.size(); ++t) {  // a type without features has no file
-        const int64_t dim = tables_[t].features->dim;
+        const int type = tables_[t].type;
+        const int64_t dim = tables_[t].features->dim, first = table_first(t, p);
+        const int64_t rows = type < 0 ? n : L.type_starts()[p][type + 1] - first;
         po.table_file.push_back(
-            dim > 0 || tables_[t].type < 0
-                ? add(tables_[t].name, o_.feature_dtype, {table_rows(t, p), dim})
-                : -1);
+            type < 0 || dim > 0 ? add(tables_[t].name, o_.feature_dtype, {rows, dim}) : -1);
       }
       po.node_cols = po.files.size();
       for (const ColumnIn& c : node_cols_) add(c.name, c.dtype, shape(c, n));
