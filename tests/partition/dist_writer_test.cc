@@ -263,6 +263,30 @@ TEST_F(DistWriterTest, ColumnsFollowTheirNodesAndEntries) {
   }
 }
 
+// Several sources out of range in one round of one rank: the error names the first in
+// entry order, whatever the threads did.
+TEST_F(DistWriterTest, TheFirstSourceOutOfRangeIsNamed) {
+  const data::Dataset ds = testing::planted_dataset({});
+  TempDir tmp;
+  PartitionOptions o;
+  o.num_parts = 3;
+  o.out_dir = tmp / "x";
+  testing::InProcessDistComms comms(3);
+  const std::vector<int32_t> part = blocks(ds.num_nodes, 3);
+  const std::vector<std::string> f = testing::on_threads(3, [&](int r) {
+    PartitionInput in = rank_input(ds, r, 3);
+    std::vector<int64_t>& sources = in.graph.in_edges.indices;
+    if (r == 2) {
+      sources.front() = 605;
+      sources.back() = -3;
+    }
+    std::vector<int32_t> mine(part.begin() + in.shard.node_begin, part.begin() + in.shard.node_end);
+    write_partition(in, mine, o, comms.member(r));  // one round: both mapped together
+  });
+  EXPECT_NE(f[2].find("source id 605 is outside [0, 600)"), std::string::npos) << f[2];
+  EXPECT_EQ(f[0], "rank 2: " + f[2]);
+}
+
 // One rank's bad input fails every rank with the same error (lowest failing rank's text),
 // and nothing waits forever.
 TEST_F(DistWriterTest, RefusalsAreAgreedByEveryRank) {
