@@ -82,8 +82,7 @@ std::vector<int32_t> assign_metis(const graph::CsrOf<int32_t>& adj,
   st.filled_empty_parts = fill_empty_parts(/*node_begin=*/0, part, options.num_parts, alone);
   if (st.filled_empty_parts > 0)
     log_warning(
-        "partition: METIS left {} of {} parts empty; each got one node from the largest "
-        "part",
+        "partition: METIS left {} of {} parts empty; each got one node from the largest part",
         st.filled_empty_parts, options.num_parts);
   // METIS counts each undirected edge between parts once; the summary's "edge cut" counts
   // stored in-edges (both directions, and only those of the graph as loaded).

@@ -71,13 +71,12 @@ std::string format_summary(const PartitionSummary& s) {
     out += fmt::format("warning: {} empty part(s)\n", empty);
   out += fmt::format("peak memory: {}", format_bytes(static_cast<double>(s.peak_rss_bytes)));
   if (!s.rank_peak_rss_bytes.empty()) {
-    int64_t total = 0;
     std::string ranks;
-    for (size_t r = 0; r < s.rank_peak_rss_bytes.size(); ++r) {
-      total += s.rank_peak_rss_bytes[r];
+    for (size_t r = 0; r < s.rank_peak_rss_bytes.size(); ++r)
       ranks += fmt::format("{}rank {} {}", r == 0 ? "" : ", ", r,
                            format_bytes(static_cast<double>(s.rank_peak_rss_bytes[r])));
-    }
+    const int64_t total =
+        std::accumulate(s.rank_peak_rss_bytes.begin(), s.rank_peak_rss_bytes.end(), int64_t{0});
     out += fmt::format(" (max over ranks; {}; total {})", ranks,
                        format_bytes(static_cast<double>(total)));
   }

@@ -127,8 +127,7 @@ void check_typed_meta(const Reader& rd, const PartitionMeta& meta) {
              "hetero.relations: num_edges sum to {}, expected num_edges = {}", edges,
              meta.num_edges);
   rd.fail_if(meta.feat_dim != 0,
-             "key 'feat_dim' = {} must be 0 in a typed partition (features are per "
-             "type)",
+             "key 'feat_dim' = {} must be 0 in a typed partition (features are per type)",
              meta.feat_dim);
   rd.fail_if(static_cast<int64_t>(m.type_starts.size()) != meta.num_parts,
              "hetero.type_starts has {} rows, expected num_parts = {}", m.type_starts.size(),
@@ -141,9 +140,8 @@ void check_typed_meta(const Reader& rd, const PartitionMeta& meta) {
                "hetero.type_starts[{}] has {} entries, expected {} (types + 1)", p, s.size(),
                types + 1);
     rd.fail_if(s.front() != meta.ranges[p] || s.back() != meta.ranges[p + 1],
-               "hetero.type_starts[{}] runs from {} to {}, expected the part's range "
-               "[{}, {})",
-               p, s.front(), s.back(), meta.ranges[p], meta.ranges[p + 1]);
+               "hetero.type_starts[{}] runs from {} to {}, expected the part's range [{}, {})", p,
+               s.front(), s.back(), meta.ranges[p], meta.ranges[p + 1]);
     std::vector<int64_t> starts_nodes;
     for (int t = 0; t < types; ++t) {
       rd.fail_if(s[t + 1] < s[t], "hetero.type_starts[{}] decreases at type {}", p, t);
@@ -165,8 +163,7 @@ void check_typed_meta(const Reader& rd, const PartitionMeta& meta) {
   }
   for (int t = 0; t < types; ++t)
     rd.fail_if(type_total[t] != m.node_types[t].count,
-               "hetero.type_starts: type '{}' has {} nodes over the parts, expected "
-               "its count {}",
+               "hetero.type_starts: type '{}' has {} nodes over the parts, expected its count {}",
                m.node_types[t].name, type_total[t], m.node_types[t].count);
   for (int r = 0; r < m.num_relations(); ++r)
     rd.fail_if(relation_total[r] != m.relations[r].num_edges,
