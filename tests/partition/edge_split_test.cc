@@ -583,6 +583,16 @@ data::Dataset timed_dataset(const std::string& dir, bool undirected, int64_t nod
   return data::load_dataset(dir, load);
 }
 
+// A directed timed dataset in tmp/d, split by time (0.1, 0.1) into one part in tmp/p; the
+// options that made it.
+PartitionOptions partition_by_time(const TempDir& tmp) {
+  data::Dataset ds = timed_dataset(tmp / "d", false);
+  PartitionOptions o = split_options(tmp / "p", 1, 0.1, 0.1);
+  o.edge_split.by = SplitBy::kTime;
+  partition_dataset(ds, o);
+  return o;
+}
+
 // Stored entries that repeat the previous entry's pair (a pair repeated at different times).
 int64_t repeated_entries(const graph::Csr& g) {
   int64_t n = 0;
@@ -661,10 +671,7 @@ TEST(EdgeSplitByTime, DatasetWithoutEdgeTimeIsAUsageError) {
 // info --verify catches a training pair later than a held-out one.
 TEST(EdgeSplitByTime, VerifyCatchesATrainingTimeAfterTheHeldOut) {
   TempDir tmp;
-  data::Dataset ds = timed_dataset(tmp / "d", false);
-  PartitionOptions o = split_options(tmp / "p", 1, 0.1, 0.1);
-  o.edge_split.by = SplitBy::kTime;
-  partition_dataset(ds, o);
+  const PartitionOptions o = partition_by_time(tmp);
   testing::rewrite_part_array<int64_t>(o.out_dir, part_file(0, kTrainEdgeTimeName),
                                        [](std::vector<int64_t>& t) { t.back() = 1'000'000; });
   testing::expect_verify_refuses(o.out_dir, "is later than a held-out edge's");
@@ -674,10 +681,7 @@ TEST(EdgeSplitByTime, VerifyCatchesATrainingTimeAfterTheHeldOut) {
 // same time.
 TEST(EdgeSplitByTime, VerifyCatchesTrainingPairsOutOfOrder) {
   TempDir tmp;
-  data::Dataset ds = timed_dataset(tmp / "d", false);
-  PartitionOptions o = split_options(tmp / "p", 1, 0.1, 0.1);
-  o.edge_split.by = SplitBy::kTime;
-  partition_dataset(ds, o);
+  const PartitionOptions o = partition_by_time(tmp);
   const std::string rel = part_file(0, kTrainEdgesName);
   std::vector<int64_t> train = flat(o.out_dir + "/" + rel);
   ASSERT_GE(train.size(), 4u);
@@ -694,10 +698,7 @@ TEST(EdgeSplitByTime, VerifyCatchesTrainingPairsOutOfOrder) {
 // info --verify catches a validation pair later than a test pair.
 TEST(EdgeSplitByTime, VerifyCatchesAValidationTimeAfterATestTime) {
   TempDir tmp;
-  data::Dataset ds = timed_dataset(tmp / "d", false);
-  PartitionOptions o = split_options(tmp / "p", 1, 0.1, 0.1);
-  o.edge_split.by = SplitBy::kTime;
-  partition_dataset(ds, o);
+  const PartitionOptions o = partition_by_time(tmp);
   testing::rewrite_part_array<int64_t>(o.out_dir, kEdgeSplitTimeFiles[0],
                                        [](std::vector<int64_t>& t) { t.front() = 1'000'000; });
   testing::expect_verify_refuses(
