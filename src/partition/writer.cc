@@ -271,6 +271,12 @@ void Writer::move_structure() {
   std::vector<int64_t> split_cursor;  // per (part, split): this rank's next place
   for (int p = 0; p < P; ++p)
     for (int k = 0; k < 3; ++k) split_cursor.push_back(L.split_offset(p, k));
+  // Per block row, bit k set when the node is in split k (train, valid, test).
+  std::vector<uint8_t> split_bits(part_.size(), 0);
+  for (int k = 0; k < 3; ++k)
+    for (int64_t id : *splits_[k])
+      split_bits[id - shard_.node_begin] |= static_cast<uint8_t>(1u << k);
+  std::vector<int64_t> in_split;  // one run's new ids of one split
   const std::vector<int64_t>& new_id = L.block_new_id();
   const std::vector<int64_t> bounds =
       round_bounds(static_cast<int64_t>(part_.size()), ctx_.round_entries,
@@ -311,11 +317,9 @@ void Writer::move_structure() {
           }
         }
         for (int k = 0; k < 3; ++k) {
-          const std::vector<int64_t>& ids = *splits_[k];  // ascending original ids
-          std::vector<int64_t> in_split;
+          in_split.clear();
           for (int64_t z = 0; z < n; ++z)
-            if (std::binary_search(ids.begin(), ids.end(), shard_.node_begin + rows[z]))
-              in_split.push_back(new_id[rows[z]]);
+            if ((split_bits[rows[z]] >> k) & 1) in_split.push_back(new_id[rows[z]]);
           int64_t& at = split_cursor[static_cast<size_t>(p) * 3 + k];
           pack.put({at, static_cast<int64_t>(in_split.size())});
           pack.put(in_split.data(), in_split.size());
