@@ -29,6 +29,47 @@ ShardFeatures chunked_features(const std::string& dir, const ChunkedFeatures& fe
   return open_features(files, features.dtype, features.dim, "the manifest");
 }
 
+// Labels of rows [begin, end) of the label chunks (every chunk's header checked), each in
+// [-1, num_classes), written to out[0, end - begin); node ids in messages are rows +
+// id_offset.
+void read_label_rows(const std::string& dir, const ChunkedManifest& m, int64_t begin, int64_t end,
+                     int64_t id_offset, int64_t* out) {
+  int64_t first = 0;
+  for (const ChunkFile& c : m.labels) {
+    const MappedNpy f = MappedNpy::open(dir + "/" + c.file);
+    f.expect(DType::kInt64, 1);
+    PARTITA_CHECK(f.dim(0) == c.rows, FormatError, "{}: {} labels, but the manifest says {}",
+                  f.path(), f.dim(0), c.rows);
+    const int64_t lo = std::max(begin, first), hi = std::min(end, first + c.rows);
+    if (lo < hi) f.copy_elements(lo - first, hi - first, out + (lo - begin));
+    for (int64_t i = lo; i < hi; ++i)
+      PARTITA_CHECK(out[i - begin] >= -1 && out[i - begin] < m.num_classes, FormatError,
+                    "{}: row {} (node {}): label {} is outside [-1, {}) (num_classes in the "
+                    "manifest)",
+                    f.path(), i - first, i + id_offset, out[i - begin], m.num_classes);
+    first += c.rows;
+  }
+}
+
+// A split file: int64 [n], strictly ascending, in [0, count); returned + id_offset.
+std::vector<int64_t> read_sorted_split(const std::string& path, int64_t count, int64_t id_offset) {
+  const MappedNpy f = MappedNpy::open(path);
+  f.expect(DType::kInt64, 1);
+  std::vector<int64_t> ids(static_cast<size_t>(f.dim(0)));
+  f.copy_elements(0, f.dim(0), ids.data());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    PARTITA_CHECK(ids[i] >= 0 && ids[i] < count, FormatError,
+                  "{}: entry {}: node id {} is outside [0, {})", path, i, ids[i], count);
+    PARTITA_CHECK(i == 0 || ids[i] > ids[i - 1], FormatError,
+                  "{}: entry {}: node id {} follows {}; split ids must be strictly ascending in "
+                  "the chunked layout",
+                  path, i, ids[i], ids[i - 1]);
+  }
+  // After the checks: offsetting in the loop compared an id with its offset predecessor.
+  for (int64_t& v : ids) v += id_offset;
+  return ids;
+}
+
 // One edge chunk with the relation it belongs to (typed) and its id ranges.
 struct EdgeChunk {
   MappedNpy file;
@@ -90,27 +131,12 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
     add_array_chunks(dir, m.node_arrays, node_files);
   }
 
-  // Labels of the block (typed: its target-type part; -1 elsewhere): rows [lo, hi) of the
-  // label chunks (every chunk's header checked), each in [-1, num_classes).
+  // Labels of the block (typed: its target-type part; -1 elsewhere).
   const int64_t lo = std::clamp(s.node_begin - label_offset, int64_t{0}, label_count);
   const int64_t hi = std::clamp(s.node_end - label_offset, int64_t{0}, label_count);
   s.labels.assign(static_cast<size_t>(s.node_end - s.node_begin), -1);
-  int64_t* out = s.labels.data() + (lo + label_offset - s.node_begin);  // label row lo's
-  int64_t chunk_first = 0;
-  for (const ChunkFile& c : m.labels) {
-    const MappedNpy f = MappedNpy::open(dir + "/" + c.file);
-    f.expect(DType::kInt64, 1);
-    PARTITA_CHECK(f.dim(0) == c.rows, FormatError, "{}: {} labels, but the manifest says {}",
-                  f.path(), f.dim(0), c.rows);
-    const int64_t b = std::max(lo, chunk_first), e = std::min(hi, chunk_first + c.rows);
-    if (b < e) f.copy_elements(b - chunk_first, e - chunk_first, out + (b - lo));
-    for (int64_t i = b; i < e; ++i)
-      PARTITA_CHECK(out[i - lo] >= -1 && out[i - lo] < m.num_classes, FormatError,
-                    "{}: row {} (node {}): label {} is outside [-1, {}) (num_classes in the "
-                    "manifest)",
-                    f.path(), i - chunk_first, i + label_offset, out[i - lo], m.num_classes);
-    chunk_first += c.rows;
-  }
+  read_label_rows(dir, m, lo, hi, label_offset,
+                  s.labels.data() + (lo + label_offset - s.node_begin));
   // The label chunk holding node v's label.
   const auto label_file = [&](int64_t v) {
     int64_t first = label_offset;
@@ -123,22 +149,10 @@ DatasetShard read_chunked_shard(const std::string& dir, int rank, int ranks) {
   const std::string* split_files[] = {&m.train_idx, &m.valid_idx, &m.test_idx};
   std::vector<int64_t>* splits[] = {&s.train_idx, &s.valid_idx, &s.test_idx};
   const char* names[] = {"train", "valid", "test"};
-  for (int i = 0; i < 3; ++i) {  // int64 [n], strictly ascending, in [0, label_count)
+  for (int i = 0; i < 3; ++i) {
     const std::string path = dir + "/" + *split_files[i];
-    const MappedNpy f = MappedNpy::open(path);
-    f.expect(DType::kInt64, 1);
-    std::vector<int64_t> ids(static_cast<size_t>(f.dim(0)));
-    f.copy_elements(0, f.dim(0), ids.data());
-    for (size_t k = 0; k < ids.size(); ++k) {
-      PARTITA_CHECK(ids[k] >= 0 && ids[k] < label_count, FormatError,
-                    "{}: entry {}: node id {} is outside [0, {})", path, k, ids[k], label_count);
-      PARTITA_CHECK(k == 0 || ids[k] > ids[k - 1], FormatError,
-                    "{}: entry {}: node id {} follows {}; split ids must be strictly ascending in "
-                    "the chunked layout",
-                    path, k, ids[k], ids[k - 1]);
-    }
-    for (int64_t& v : ids) v += label_offset;  // after the checks, which compare stored ids
-    *splits[i] = ids_in_block(ids, s.node_begin, s.node_end);
+    *splits[i] =
+        ids_in_block(read_sorted_split(path, label_count, label_offset), s.node_begin, s.node_end);
     check_split_labeled(s.labels, s.node_begin, *splits[i], label_file, names[i], path);
   }
 
