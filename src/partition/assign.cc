@@ -69,30 +69,34 @@ DistAdjacency distributed_adjacency(const ShardGraph& graph, DistComm& comm, int
   }
 
   // Row v: sort(in(v) ∪ out(v)) without repeats (typed rows repeat a source across
-  // relations) and without v. Pass 0 sizes the rows, pass 1 fills them.
+  // relations) and without v. Pass 1 sizes the rows, pass 2 fills them.
   adj.xadj.assign(static_cast<size_t>(rows) + 1, 0);
-  for (int pass = 0; pass < 2; ++pass) {
-    if (pass == 1) {
-      for (int64_t v = 0; v < rows; ++v) adj.xadj[v + 1] += adj.xadj[v];
-      adj.adjncy.resize(static_cast<size_t>(adj.xadj[rows]));
+  constexpr int64_t kRows = 1 << 12;
+  auto merged_row = [&](int64_t v, std::vector<int64_t>& row) {
+    row.assign(in.indices.begin() + in.indptr[v], in.indices.begin() + in.indptr[v + 1]);
+    if (!graph.symmetric)
+      row.insert(row.end(), out.indices.begin() + out.indptr[v],
+                 out.indices.begin() + out.indptr[v + 1]);
+    std::sort(row.begin(), row.end());
+    row.erase(std::unique(row.begin(), row.end()), row.end());
+    row.erase(std::remove(row.begin(), row.end(), graph.node_begin + v), row.end());
+  };
+  parallel_chunks(0, rows, kRows, threads, [&](int64_t b, int64_t e) {
+    std::vector<int64_t> row;
+    for (int64_t v = b; v < e; ++v) {
+      merged_row(v, row);
+      adj.xadj[v + 1] = static_cast<int64_t>(row.size());
     }
-    parallel_chunks(0, rows, int64_t{1} << 12, threads, [&](int64_t b, int64_t e) {
-      std::vector<int64_t> row;
-      for (int64_t v = b; v < e; ++v) {
-        row.assign(in.indices.begin() + in.indptr[v], in.indices.begin() + in.indptr[v + 1]);
-        if (!graph.symmetric)
-          row.insert(row.end(), out.indices.begin() + out.indptr[v],
-                     out.indices.begin() + out.indptr[v + 1]);
-        std::sort(row.begin(), row.end());
-        row.erase(std::unique(row.begin(), row.end()), row.end());
-        row.erase(std::remove(row.begin(), row.end(), graph.node_begin + v), row.end());
-        if (pass == 0)
-          adj.xadj[v + 1] = static_cast<int64_t>(row.size());
-        else
-          std::copy(row.begin(), row.end(), adj.adjncy.begin() + adj.xadj[v]);
-      }
-    });
-  }
+  });
+  for (int64_t v = 0; v < rows; ++v) adj.xadj[v + 1] += adj.xadj[v];
+  adj.adjncy.resize(static_cast<size_t>(adj.xadj[rows]));
+  parallel_chunks(0, rows, kRows, threads, [&](int64_t b, int64_t e) {
+    std::vector<int64_t> row;
+    for (int64_t v = b; v < e; ++v) {
+      merged_row(v, row);
+      std::copy(row.begin(), row.end(), adj.adjncy.begin() + adj.xadj[v]);
+    }
+  });
   return adj;
 }
 
